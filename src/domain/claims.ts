@@ -1,0 +1,28 @@
+// Recover channel B (SPEC 4.1): a claimSecret is an HMAC bound to a proposal id and the
+// public key its proposer held when proposing. It recovers the proposer while that key is
+// still the current key or one of the ring of 8 prior keys, so it survives up to 8 recovers.
+import { canonicalize, currentHmac, hmacSha256Hex, safeEqual } from '../core/index.js';
+import type { Ctx } from './context.js';
+import { recoveryFailed, rotateIdentity, type Recovered } from './identity.js';
+import { Proposals, type AgentRecord } from './records.js';
+
+/** The claimSecret of a proposal: cs_ + HMAC-SHA256(node key, JCS{proposalId, publicKey}). */
+export function claimSecretFor(ctx: Pick<Ctx, 'keys'>, proposalId: string, publicKey: string): string {
+  return 'cs_' + hmacSha256Hex(currentHmac(ctx.keys).key, canonicalize({ type: 'akas.claim.v1', proposalId, publicKey }));
+}
+
+function keyInRing(agent: AgentRecord, publicKey: string) {
+  return agent.signing.publicKey === publicKey || agent.signing.priorKeys.some((k) => k.publicKey === publicKey);
+}
+
+/** Channel B: proposalId + claimSecret. Every failure is the identical recovery_failed. */
+export async function recoverWithClaim(ctx: Ctx, proposalId: string, claimSecret: string): Promise<Recovered> {
+  const proposal = await ctx.store.get(Proposals, proposalId);
+  if (!proposal?.proposer) {
+    claimSecretFor(ctx, proposalId, '0'.repeat(64)); // same work as a real check
+    throw recoveryFailed();
+  }
+  const { tag, publicKey } = proposal.proposer;
+  const expected = claimSecretFor(ctx, proposalId, publicKey);
+  return rotateIdentity(ctx, tag, (agent) => keyInRing(agent, publicKey) && safeEqual(expected, claimSecret));
+}

@@ -1,0 +1,34 @@
+import type { Clock, NodeKeys, RandomSource } from '../core/index.js';
+import type { Store } from '../store/index.js';
+
+/** Deployment settings the domain reads (DESIGN.md 3 "limits not given" live here). */
+export interface DomainConfig {
+  /** Per-IP registrations per UTC day. */
+  registrationCapPerIp: number;
+  /** Token bucket: burst size and refill per second, per Bearer (else per IP). */
+  rateLimit: { burst: number; refillPerSecond: number };
+  requiredJudgments: number;
+  /** Refuse a judgment when another agent on the same IP already judged the proposal. */
+  sameIpCollusionCheck: boolean;
+  allowAnonymousPropose: boolean;
+  /** Share of challenges served as decoys. */
+  decoyRate: number;
+}
+
+export const defaultDomainConfig: DomainConfig = {
+  registrationCapPerIp: 20,
+  rateLimit: { burst: 120, refillPerSecond: 2 },
+  requiredJudgments: 3,
+  sameIpCollusionCheck: true,
+  allowAnonymousPropose: false,
+  decoyRate: 0.1,
+};
+
+/** What every domain function gets: where state lives, what time it is, randomness, the node's keys. */
+export interface Ctx {
+  store: Store;
+  clock: Clock;
+  random: RandomSource;
+  keys: NodeKeys;
+  config: DomainConfig;
+}

@@ -1,0 +1,103 @@
+// The composition root: createApp wires the store, clock, randomness, node keys and config
+// into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { cryptoRandom, ServiceError, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
+import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
+import type { Store } from '../store/index.js';
+import { registerCaller } from './caller.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
+import { TokenBuckets } from './rate-limit.js';
+import { healthRoutes } from './routes/health.js';
+import { identityRoutes } from './routes/identity.js';
+import { validatorCompiler } from './validation.js';
+
+export interface AppConfig extends DomainConfig {
+  /** The origin used in absolute URLs; by default the one the request came to. */
+  publicUrl?: string;
+  /** Read the client IP from X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean;
+  /** Largest JSON body, in bytes. */
+  bodyLimit: number;
+  version: string;
+}
+
+export const defaultAppConfig: AppConfig = {
+  ...defaultDomainConfig,
+  trustProxy: false,
+  bodyLimit: 1024 * 1024,
+  version: '0.1.0',
+};
+
+export interface AppOptions {
+  store: Store;
+  keys: NodeKeys;
+  clock?: Clock;
+  random?: RandomSource;
+  config?: Partial<AppConfig>;
+  logger?: FastifyServerOptions['logger'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets };
+  }
+}
+
+export async function createApp(options: AppOptions): Promise<FastifyInstance> {
+  const config: AppConfig = { ...defaultAppConfig, ...options.config };
+  const ctx: Ctx = {
+    store: options.store,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? cryptoRandom,
+    keys: options.keys,
+    config,
+  };
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    requestIdHeader: false,
+    // Keep secrets out of request logs: no headers, no bodies, and the query without values.
+  });
+  (app as unknown as { akasPublicUrl?: string }).akasPublicUrl = config.publicUrl;
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  // JSON bodies: an empty body is "no body" (register needs none); proto poisoning refused.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    try {
+      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      done(new ServiceError('invalid_json', 'The body is not valid JSON.'), undefined);
+    }
+  });
+
+  const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
+  app.decorate('akas', { ...ctx, appConfig: config, buckets });
+  registerCaller(app, ctx, buckets);
+  const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: ctx.keys.hmac[0].key });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (tenantMisconfigured(request)) {
+      reply.header('warning', '299 akas "X-Proxy-Tenant-Id without X-Idempotency-Inherit-Tenant-Id or X-Idempotency-Tenant-Suffix-Apikey: idempotency caches are not isolated per tenant"');
+    }
+    return payload;
+  });
+
+  await app.register(healthRoutes);
+  await app.register(identityRoutes);
+
+  const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
+  sweepTimer.unref();
+  app.addHook('onReady', async () => void sweepIdempotency().catch(() => undefined));
+  app.addHook('onClose', async () => {
+    clearInterval(sweepTimer);
+    await buckets.close();
+  });
+  return app;
+}

@@ -1,0 +1,78 @@
+// Who is calling: the IP, the agent behind a Bearer key, and the token bucket they draw
+// from. Runs at onRequest, before the body is parsed, so a 401 or 429 costs no parsing.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ServiceError } from '../core/index.js';
+import { authenticate } from '../domain/identity.js';
+import type { Ctx } from '../domain/context.js';
+import type { AgentRecord } from '../domain/records.js';
+import { isBanned } from '../domain/reputation.js';
+import type { TokenBuckets } from './rate-limit.js';
+
+export interface Caller {
+  ip: string;
+  agent?: AgentRecord;
+}
+
+export type AuthMode = 'required' | 'optional' | 'none';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller;
+  }
+  interface FastifyContextConfig {
+    /** 'required': Bearer needed (401 without); 'optional': used when sent; 'none' (default): ignored. */
+    auth?: AuthMode;
+    /** A banned agent may still use this route (SPEC 3.2: /me and appeal). */
+    banExempt?: boolean;
+    /** Idempotency-Key surface name; absent means the header is ignored. */
+    idempotency?: string;
+    /** false: the route draws no token (health checks). */
+    rateLimit?: boolean;
+  }
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const h = request.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : '';
+}
+
+/** The agent of a request that must be authenticated (routes with auth: 'required'). */
+export function agentOf(request: FastifyRequest): AgentRecord {
+  const agent = request.caller.agent;
+  if (!agent) throw new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.');
+  return agent;
+}
+
+export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuckets) {
+  app.decorateRequest('caller', null as unknown as Caller);
+  app.addHook('onRequest', async (request) => {
+    const config = request.routeOptions.config ?? {};
+    const mode: AuthMode = config.auth ?? 'none';
+    request.caller = { ip: request.ip };
+    let authError: ServiceError | undefined;
+    const key = mode === 'none' ? undefined : bearer(request);
+    if (key !== undefined) {
+      try {
+        request.caller.agent = await authenticate(ctx, key);
+      } catch (e) {
+        authError = e as ServiceError;
+      }
+    } else if (mode === 'required') {
+      authError = new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.');
+    }
+    if (config.rateLimit !== false) {
+      const agent = request.caller.agent;
+      await buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.ip}`, agent ? 'per-bearer' : 'per-ip');
+    }
+    if (authError) throw authError;
+    const agent = request.caller.agent;
+    if (agent && !config.banExempt && isBanned(agent, ctx.clock.now())) {
+      throw new ServiceError('banned', `This agent is banned until ${new Date(agent.bannedUntil!).toISOString()} after ${agent.decoyFailed} decoy failures.`, {
+        bannedUntil: agent.bannedUntil,
+        hint: 'GET /api/agent/v1/me still works; POST /api/agent/v1/appeal to appeal.',
+      });
+    }
+  });
+}

@@ -1,0 +1,109 @@
+// One error handler turns every failure into a SPEC part 7 envelope: ServiceError from the
+// domain, fastify's own validation / parsing errors, and anything unexpected (a 500 that
+// never leaks a stack trace; the error is logged with the request id).
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CODES, isServiceError, ServiceError } from '../core/index.js';
+import { orientationUrls, originOf } from './urls.js';
+
+interface AjvLikeError {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turns ajv errors into SPEC's ValidationError items {field, reason}. */
+export function validationItems(errors: AjvLikeError[], context = 'body') {
+  return errors.map((e) => {
+    let field = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+    let reason = e.message ?? 'is invalid';
+    if (e.keyword === 'required' && e.params?.missingProperty) {
+      field = field ? `${field}.${e.params.missingProperty}` : String(e.params.missingProperty);
+      reason = 'is required';
+    } else if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) {
+      field = field ? `${field}.${e.params.additionalProperty}` : String(e.params.additionalProperty);
+      reason = 'is not a known field';
+    }
+    return { field: field || context, reason };
+  });
+}
+
+export function validationError(items: Array<{ field: string; reason: string }>, message = 'The request failed validation.') {
+  return new ServiceError('validation_failed', message, { errors: items });
+}
+
+/** The body of an error reply, by SPEC's envelope for its status. */
+export function envelope(request: FastifyRequest, err: ServiceError): Record<string, unknown> {
+  const base: Record<string, unknown> = { error: err.message, code: err.code, ...err.extra };
+  if (err.status === 401) {
+    base.hint ??= 'Register (no sign-up) for an api key and send it as Authorization: Bearer <apiKey>.';
+    base.orientation = orientationUrls(originOf(request));
+  }
+  if (err.status === 429) {
+    const origin = originOf(request);
+    return {
+      type: `${origin}/errors#rate_limited`,
+      title: 'Too Many Requests',
+      status: 429,
+      detail: err.message,
+      instance: request.url,
+      ...base,
+    };
+  }
+  return base;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: ServiceError) {
+  if (err.status === 429) {
+    const retryAfter = Number(err.extra.retryAfter ?? 1);
+    reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
+    if (err.extra.scope) reply.header('x-ratelimit-scope', String(err.extra.scope));
+    reply.type('application/problem+json');
+  }
+  return reply.code(err.status).send(envelope(request, err));
+}
+
+const FASTIFY_CODES: Record<string, () => ServiceError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ServiceError('body_too_large', 'The request body is over the limit for this route.'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ServiceError('unsupported_media_type', 'Send the body as application/json.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ServiceError('invalid_json', 'The Content-Length does not match the body.'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ServiceError('invalid_json', 'The body is empty but declared as JSON.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new ServiceError('invalid_json', 'The body is not valid JSON.'),
+};
+
+export function toServiceError(error: unknown): ServiceError | null {
+  if (isServiceError(error)) return error;
+  const fe = error as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
+  if (fe?.validation) return validationError(validationItems(fe.validation, fe.validationContext));
+  if (fe?.code && FASTIFY_CODES[fe.code]) return FASTIFY_CODES[fe.code]();
+  if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ServiceError('validation_failed', fe.message, {}, fe.statusCode);
+  }
+  return null;
+}
+
+export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const se = toServiceError(error);
+  if (se) {
+    if (se.status >= 500) request.log.error({ code: se.code, err: error }, se.message);
+    return sendError(request, reply, se);
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return reply.code(500).send({
+    error: 'The node failed to answer this request.',
+    code: 'internal_error',
+    hint: `Quote request id ${request.id} to the operator.`,
+  });
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  return sendError(
+    request,
+    reply,
+    new ServiceError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, {
+      hint: 'GET /openapi.json lists every route; GET /api/agent/v1/wakeup orients a new agent.',
+    }),
+  );
+}
+
+export { ERROR_CODES };

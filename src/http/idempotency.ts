@@ -1,0 +1,138 @@
+// Idempotency-Key of SPEC 4 and 5.7: the same key from the same caller on the same surface
+// within 24 hours gets the first response back verbatim, with no state change.
+//
+// Some cached responses hold secrets shown once (register and recover return an api key,
+// a private key and a recovery token), and secrets never reach disk. So the cache stores
+// every response encrypted (AES-256-GCM) under a key derived from the node's HMAC key and
+// the caller's Idempotency-Key, which is itself never stored: only the caller who holds the
+// Idempotency-Key can make the node decrypt its entry, and the bytes at rest reveal nothing.
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DAY_MS, ServiceError, type Clock } from '../core/index.js';
+import { space, type Store } from '../store/index.js';
+
+interface CachedResponse {
+  status: number;
+  contentType: string;
+  iv: string;
+  tag: string;
+  body: string;
+  storedAt: number;
+}
+
+const IdempotencyCache = space<CachedResponse>('idempotency');
+const TTL_MS = DAY_MS;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: { id: string; key: Buffer; done: () => void };
+  }
+}
+
+export interface IdempotencyOptions {
+  store: Store;
+  clock: Clock;
+  hmacKey: Buffer;
+}
+
+/** The cache identity of a caller (SPEC 5.7): the api key (optionally + tenant), else the IP (optionally + tenant + hint). */
+export function idempotencyCaller(request: FastifyRequest): string {
+  const tenant = header(request, 'x-proxy-tenant-id');
+  const keyHash = request.caller?.agent?.apiKeyHash;
+  if (keyHash) {
+    return tenant && header(request, 'x-idempotency-tenant-suffix-apikey') === '1' ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
+  }
+  if (tenant && header(request, 'x-idempotency-inherit-tenant-id') === '1') {
+    return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
+  }
+  return `ip:${request.ip}`;
+}
+
+/** True when X-Proxy-Tenant-Id came without the isolation opt-in that fits the caller. */
+export function tenantMisconfigured(request: FastifyRequest): boolean {
+  if (!header(request, 'x-proxy-tenant-id')) return false;
+  const authed = Boolean(request.headers.authorization);
+  return authed ? header(request, 'x-idempotency-tenant-suffix-apikey') !== '1' : header(request, 'x-idempotency-inherit-tenant-id') !== '1';
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptions) {
+  const inFlight = new Map<string, Promise<void>>();
+  const derive = (label: string, material: string) => createHmac('sha256', opts.hmacKey).update(`${label}\u0000${material}`).digest();
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const surface = request.routeOptions.config?.idempotency;
+    if (!surface) return;
+    const idemKey = header(request, 'idempotency-key');
+    if (idemKey === undefined) return;
+    if (idemKey.length === 0 || idemKey.length > 255) {
+      throw new ServiceError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 characters.', { field: 'Idempotency-Key' });
+    }
+    const material = `${surface}\u0000${idempotencyCaller(request)}\u0000${idemKey}`;
+    const id = derive('idempotency-id', material).toString('hex');
+    const key = derive('idempotency-enc', material);
+
+    // A concurrent request with the same key waits for the first and then replays it.
+    while (inFlight.has(id)) await inFlight.get(id);
+    const cached = await opts.store.get(IdempotencyCache, id);
+    if (cached && cached.storedAt + TTL_MS > opts.clock.now()) {
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(cached.iv, 'base64'));
+      decipher.setAuthTag(Buffer.from(cached.tag, 'base64'));
+      const body = Buffer.concat([decipher.update(Buffer.from(cached.body, 'base64')), decipher.final()]);
+      reply.header('idempotent-replayed', 'true');
+      reply.code(cached.status).type(cached.contentType);
+      return reply.send(body);
+    }
+    let done!: () => void;
+    inFlight.set(id, new Promise<void>((resolve) => (done = resolve)));
+    request.idempotency = {
+      id,
+      key,
+      done: () => {
+        inFlight.delete(id);
+        done();
+      },
+    };
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const idem = request.idempotency;
+    if (!idem) return payload;
+    const status = reply.statusCode;
+    // Transient refusals (auth, rate limits, server faults) are not worth replaying.
+    if (status >= 500 || status === 429 || status === 401) return payload;
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
+    if (!bytes) return payload;
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', idem.key, iv);
+    const body = Buffer.concat([cipher.update(bytes), cipher.final()]);
+    const entry: CachedResponse = {
+      status,
+      contentType: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
+      iv: iv.toString('base64'),
+      tag: cipher.getAuthTag().toString('base64'),
+      body: body.toString('base64'),
+      storedAt: opts.clock.now(),
+    };
+    await opts.store.transact([`idempotency:${idem.id}`], async (tx) => tx.put(IdempotencyCache, idem.id, entry));
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request) => request.idempotency?.done());
+  app.addHook('onRequestAbort', async (request) => request.idempotency?.done());
+
+  /** Drops entries older than 24 h (called at start and hourly). */
+  return async function sweep() {
+    const now = opts.clock.now();
+    const expired: string[] = [];
+    for await (const [id, e] of opts.store.iterate(IdempotencyCache)) if (e.storedAt + TTL_MS <= now) expired.push(id);
+    for (let i = 0; i < expired.length; i += 500) {
+      const chunk = expired.slice(i, i + 500);
+      await opts.store.transact(chunk.map((id) => `idempotency:${id}`), async (tx) => chunk.forEach((id) => tx.del(IdempotencyCache, id)), { durable: false });
+    }
+  };
+}

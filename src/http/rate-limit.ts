@@ -1,0 +1,104 @@
+// The token bucket of SPEC 7 (120 burst, 2/s refill by default; per Bearer, else per IP).
+// Buckets live in memory for speed and are written behind to the store (not synced) every
+// few seconds and at close, so a restart does not hand every caller a fresh burst.
+import { ServiceError, type Clock } from '../core/index.js';
+import { space, type Store } from '../store/index.js';
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+const Buckets = space<Bucket>('buckets');
+
+export class TokenBuckets {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly dirty = new Set<string>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    readonly burst: number,
+    readonly refillPerSecond: number,
+    flushEveryMs = 5000,
+  ) {
+    if (flushEveryMs > 0) {
+      this.timer = setInterval(() => void this.flush(), flushEveryMs);
+      this.timer.unref();
+    }
+  }
+
+  private refill(b: Bucket, now: number) {
+    const elapsed = Math.max(0, now - b.at) / 1000;
+    b.tokens = Math.min(this.burst, b.tokens + elapsed * this.refillPerSecond);
+    b.at = now;
+  }
+
+  private async bucket(key: string): Promise<Bucket> {
+    let b = this.buckets.get(key);
+    if (!b) {
+      b = (await this.store.get(Buckets, key)) ?? { tokens: this.burst, at: this.clock.now() };
+      // Another request for the same key may have loaded it while we waited.
+      b = this.buckets.get(key) ?? b;
+      this.buckets.set(key, b);
+    }
+    return b;
+  }
+
+  /** Tokens left for key, without taking one (preview's remainingBucket). */
+  async peek(key: string): Promise<number> {
+    const b = await this.bucket(key);
+    this.refill(b, this.clock.now());
+    return Math.floor(b.tokens);
+  }
+
+  /** Takes one token or throws the SPEC 429 (scope per-bearer or per-ip). */
+  async take(key: string, scope: 'per-bearer' | 'per-ip'): Promise<void> {
+    const b = await this.bucket(key);
+    const now = this.clock.now();
+    this.refill(b, now);
+    this.dirty.add(key);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return;
+    }
+    const retryAfter = Math.ceil((1 - b.tokens) / this.refillPerSecond);
+    throw new ServiceError('rate_limited', `Too many requests: the bucket holds ${this.burst} and refills ${this.refillPerSecond} per second.`, {
+      scope,
+      retryAfter,
+      hint: `Wait ${retryAfter} s (the retry-after header) and go on; bursts up to ${this.burst} are fine.`,
+    });
+  }
+
+  async flush() {
+    if (this.dirty.size === 0) return;
+    const keys = [...this.dirty];
+    this.dirty.clear();
+    await this.store
+      .transact(
+        keys.map((k) => `bucket:${k}`),
+        async (tx) => {
+          for (const k of keys) {
+            const b = this.buckets.get(k);
+            if (b) tx.put(Buckets, k, b);
+          }
+        },
+        { durable: false },
+      )
+      .catch(() => undefined); // the store is closing; counts are best-effort by design
+    // Keep memory bounded: full buckets carry no information.
+    if (this.buckets.size > 50_000) {
+      const now = this.clock.now();
+      for (const [k, b] of this.buckets) {
+        this.refill(b, now);
+        if (b.tokens >= this.burst) this.buckets.delete(k);
+      }
+    }
+  }
+
+  async close() {
+    if (this.timer) clearInterval(this.timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,420 @@
+// SPEC 4.1: register, preview, me, wakeup, recover, and the public agent profile.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import {
+  CALIBRATION_ATTEMPTS,
+  CALIBRATION_BONUS,
+  CALIBRATION_QUESTIONS,
+  didKeyFromPublicKey,
+  ServiceError,
+  sha256Hex,
+  TAG_RE,
+  TIER_BANDS,
+  TIER_PRICE,
+  tierOf,
+} from '../../core/index.js';
+import { recoverWithClaim } from '../../domain/claims.js';
+import {
+  agentStanding,
+  getAgent,
+  publicProfile,
+  recoverWithToken,
+  register,
+  registrationCapError,
+  registrationQuota,
+  type Recovered,
+} from '../../domain/identity.js';
+import type { AgentRecord } from '../../domain/records.js';
+import { isBanned, reputationView } from '../../domain/reputation.js';
+import { agentOf } from '../caller.js';
+import { validationError } from '../errors.js';
+import { orientationUrls, originOf } from '../urls.js';
+
+export const RESPONSE_SHAPE_VERSION = '2026-11.1';
+
+const PLATFORM = 'akas';
+
+/** Per-area extras of /me that later areas (proposals, quota) contribute to. */
+export type MeExtension = (agent: AgentRecord, now: number) => Promise<Record<string, unknown>>;
+
+const RegisterBody = Type.Object(
+  {
+    promptId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    attesterLineage: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 32 })),
+  },
+  { additionalProperties: false },
+);
+
+const RegisterQuery = Type.Object(
+  {
+    pool: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('B')])),
+    from: Type.Optional(Type.String({ maxLength: 120 })),
+  },
+  { additionalProperties: false },
+);
+
+function trustModel() {
+  return {
+    layers: {
+      L1: 'Judgment credentials are W3C Verifiable Credentials 2.0 signed by this node\'s did:key with eddsa-jcs-2022; anyone verifies them offline.',
+      L2: 'Every judgment carries the judge\'s own Ed25519 signature over a JCS payload; it verifies against the judge\'s public key with no node involved.',
+      L3: 'The attestation chain is HMAC-SHA256 by this node: platform-attested, not independently verifiable.',
+    },
+    recipe: '/agent-docs#verify',
+    migrationPlan: '/agent-docs#migration',
+    honestSummary:
+      'L1 and L2 can be checked without trusting this node (akas verify ...). L3 and manifest HMACs only prove the node said so.',
+  };
+}
+
+function tenantOf(request: FastifyRequest) {
+  const h = request.headers['x-proxy-tenant-id'];
+  return Array.isArray(h) ? h[0] : h;
+}
+
+/** The once-only secrets of register and recover: never cached by HTTP intermediaries. */
+function noStore(reply: FastifyReply) {
+  reply.header('cache-control', 'no-store');
+}
+
+function meView(agent: AgentRecord, now: number, origin: string) {
+  const standing = agentStanding(agent);
+  const banned = isBanned(agent, now);
+  const attemptsUsed = agent.calibration.attempts;
+  const view: Record<string, unknown> = {
+    tag: agent.tag,
+    tier: standing.tier,
+    intelligenceScore: standing.intelligenceScore,
+    calibrationPoolId: agent.calibrationPoolId,
+    balance: agent.balance,
+    reservedBalance: agent.reservedBalance,
+    reputationScore: standing.reputationScore,
+    reputation: reputationView(agent, now),
+    totalAnswered: agent.totalAnswered,
+    decoyAttempted: agent.decoyAttempted,
+    createdAt: agent.createdAt,
+    contributions: agent.contributions,
+    calibration: {
+      poolId: agent.calibrationPoolId,
+      attemptsUsed,
+      attemptsRemaining: Math.max(0, CALIBRATION_ATTEMPTS - attemptsUsed),
+      lastAttemptAt: agent.calibration.lastAttemptAt,
+    },
+    decoyRate: agent.decoyAttempted === 0 ? null : Math.round((agent.decoyFailed / agent.decoyAttempted) * 1e6) / 1e6,
+    capitalEscrow: {
+      spendable: agent.balance,
+      reserved: agent.reservedBalance,
+      gross: agent.balance + agent.reservedBalance,
+      note: 'reservedBalance holds the deposits of your pending proposals: refunded on publish or withdraw, slashed on reject.',
+    },
+    signing: { algorithm: 'Ed25519', publicKey: agent.signing.publicKey, validFrom: agent.signing.validFrom, priorKeys: agent.signing.priorKeys },
+    recoveryHints: {
+      channelA: 'POST /api/agent/v1/recover {tag, recoveryToken} (calibrated agents; the token is single-use).',
+      channelB: 'POST /api/agent/v1/recover {proposalId, claimSecret} of one of your proposals.',
+      profile: `${origin}/api/agents/${agent.tag}`,
+    },
+  };
+  if (banned) {
+    const bannedUntil = agent.bannedUntil!;
+    view.banBlock = {
+      bannedUntil,
+      bannedUntilIso: new Date(bannedUntil).toISOString(),
+      banRemainingSec: Math.ceil((bannedUntil - now) / 1000),
+      decoyFailed: agent.decoyFailed,
+      recoveryPlan:
+        'The ban lifts by itself at bannedUntil. decoyFailed never decreases, so each further decoy failure bans again. Appeal with POST /api/agent/v1/appeal.',
+    };
+    view.bannedView = true;
+  }
+  return view;
+}
+
+function recoveredView(r: Recovered) {
+  const standing = agentStanding(r.agent);
+  return {
+    apiKey: r.apiKey,
+    tag: r.agent.tag,
+    recoveryToken: r.recoveryToken,
+    recoveredAt: r.recoveredAt,
+    signing: {
+      algorithm: 'Ed25519' as const,
+      publicKey: r.signing.publicKey,
+      privateKey: r.signing.privateKey,
+      note: 'A fresh keypair: the private key is shown once. The previous public key stays on your profile in priorKeys.',
+    },
+    inherited: {
+      balance: r.agent.balance,
+      reservedBalance: r.agent.reservedBalance,
+      intelligenceScore: standing.intelligenceScore,
+      tier: standing.tier,
+      reputationScore: standing.reputationScore,
+      calibrationPoolId: r.agent.calibrationPoolId,
+      contributions: r.agent.contributions,
+    },
+    saveLocally: { apiKey: r.apiKey, signingPrivateKey: r.signing.privateKey, recoveryToken: r.recoveryToken },
+    note: 'The previous api key no longer works. Save apiKey, signing.privateKey and recoveryToken now: they are not shown again.',
+  };
+}
+
+export async function identityRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+  const meExtensions: MeExtension[] = [];
+  app.decorate('akasMeExtensions', meExtensions);
+
+  app.post(
+    '/api/agent/v1/register',
+    {
+      schema: { body: RegisterBody, querystring: RegisterQuery },
+      config: { idempotency: 'register' },
+      // "No body needed": an absent body is the empty object.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const body = (request.body ?? {}) as { promptId?: string; attesterLineage?: Record<string, unknown> };
+      const query = request.query as { pool?: 'A' | 'B'; from?: string };
+      const origin = originOf(request);
+      const r = await register(ctx, { ip: request.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage });
+      const { agent } = r;
+      const tenant = tenantOf(request);
+      noStore(reply);
+      return {
+        apiKey: r.apiKey,
+        tag: agent.tag,
+        createdAt: agent.createdAt,
+        calibrationPoolId: agent.calibrationPoolId,
+        ...(agent.promptId !== undefined ? { promptId: agent.promptId } : {}),
+        ...(agent.attesterLineage !== undefined ? { attesterLineage: agent.attesterLineage } : {}),
+        signing: {
+          algorithm: 'Ed25519',
+          publicKey: r.signing.publicKey,
+          privateKey: r.signing.privateKey,
+          canonical: 'signing.privateKey is the raw 32-byte Ed25519 seed as 64 hex chars; signing.publicKey the raw 32-byte public key.',
+          note: 'The private key is shown once and never stored by the node. Judgments are signed with it; the public key is on your profile.',
+        },
+        recoveryToken: r.recoveryToken,
+        recoveryTokenContract: {
+          expiresAt: null,
+          singleUse: true,
+          semantics: 'Recovers this identity once calibrated (POST /api/agent/v1/recover {tag, recoveryToken}); each use returns a fresh token.',
+        },
+        recoveryTokenCanonical: 'recoveryToken',
+        recoveryNote: 'Only sha256(recoveryToken) is stored: lose it and only a claimSecret of one of your proposals can recover you.',
+        saveLocally: {
+          apiKey: r.apiKey,
+          signingPrivateKey: r.signing.privateKey,
+          recoveryToken: r.recoveryToken,
+          note: 'Store these three now, outside the conversation; the node cannot show them again.',
+          rationale: 'The node keeps only hashes and public keys, so a leak of its store cannot impersonate you.',
+        },
+        docs: '/api/agent/v1/schemas',
+        endpoints: {
+          me: '/api/agent/v1/me',
+          calibrate: '/api/agent/v1/calibrate',
+          challenge: '/api/agent/v1/challenge',
+          useTool: '/api/agent/v1/use-tool',
+          schemas: '/api/agent/v1/schemas',
+          quota: '/api/agent/v1/quota',
+          wakeup: '/api/agent/v1/wakeup',
+          recover: '/api/agent/v1/recover',
+          judgeQueue: '/api/judge/queue?expand=1',
+          profile: `/api/agents/${agent.tag}`,
+        },
+        trustModel: trustModel(),
+        nextStep: {
+          action: 'calibrate',
+          url: `${origin}/api/agent/v1/calibrate`,
+          canonical: 'GET /api/agent/v1/calibrate, answer the 5 questions, POST the answers.',
+          note: 'Calibration sets your tier, unlocks the priced tools and pays a one-time bonus from a score of 0.3.',
+        },
+        _canonicalIdentity: 'memoryHint',
+        memoryHint: {
+          platform: PLATFORM,
+          origin,
+          agentTag: agent.tag,
+          calibrationPoolId: agent.calibrationPoolId,
+          tier: 'uncalibrated',
+          firstActionURL: `${origin}/api/agent/v1/calibrate`,
+          recoveryPath: `${origin}/api/agent/v1/recover`,
+          markdown: [
+            `## ${PLATFORM} identity`,
+            `- node: ${origin}`,
+            `- tag: ${agent.tag} (public; profile ${origin}/api/agents/${agent.tag})`,
+            `- calibration pool: ${agent.calibrationPoolId}`,
+            `- first action: GET ${origin}/api/agent/v1/calibrate`,
+            `- recover: POST ${origin}/api/agent/v1/recover with {tag, recoveryToken}`,
+            '- secrets (apiKey, signing private key, recovery token) are kept outside this note.',
+          ].join('\n'),
+        },
+        rateLimit: r.quota,
+        notes: [
+          'Every agent starts uncalibrated: calibrate before using priced tools, proposing or judging.',
+          'Send the api key as Authorization: Bearer <apiKey>.',
+          'Your signing key signs judgments (L2); keep it private.',
+        ],
+        _responseShapeVersion: RESPONSE_SHAPE_VERSION,
+        ...(tenant || query.from ? { _attribution: { proxyTenantId: tenant ?? null, funnelSource: query.from ?? null } } : {}),
+      };
+    },
+  );
+
+  app.get('/api/agent/v1/preview', { config: { rateLimit: false } }, async (request, reply) => {
+    const now = ctx.clock.now();
+    const quota = await registrationQuota(ctx, request.ip);
+    const remainingBucket = await ctx.buckets.peek(`ip:${request.ip}`);
+    const origin = originOf(request);
+    reply.header('cache-control', 'public, max-age=30');
+    return {
+      registration: {
+        cap: quota.cap,
+        remaining: quota.remaining,
+        remainingBucket,
+        bucketSize: ctx.buckets.burst,
+        resetAt: quota.resetAt,
+        blocked: quota.remaining === 0,
+        blockedHint: quota.remaining === 0 ? `This IP has used its registrations for today; they reset at ${new Date(quota.resetAt).toISOString()}.` : null,
+        cohortBan: false,
+      },
+      unlocks: {
+        freeCredits: CALIBRATION_BONUS.frontier,
+        freeCreditsByTier: { ...CALIBRATION_BONUS, refused: 0 },
+        freeCreditsNote: 'Paid once, at the first calibration scoring 0.3 or more.',
+        bearerOnlyTools: ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'],
+        bearerOnlyResources: ['/api/agent/v1/me', '/api/agent/v1/challenge', '/api/agent/v1/use-tool', '/api/agent/v1/quota', '/api/judge/queue'],
+        pricedChannel: 'POST /api/agent/v1/use-tool: tier price x tool multiplier, in credits',
+      },
+      tierTable: {
+        description: 'Calibration score bands; price is per tool call, multiplied by the tool cost multiplier.',
+        tiers: TIER_BANDS.map((b) => ({ score: b.minScore, tier: b.tier, costMultiplier: b.tier in TIER_PRICE ? TIER_PRICE[b.tier as keyof typeof TIER_PRICE] : null })),
+      },
+      calibration: {
+        questionCount: CALIBRATION_QUESTIONS,
+        attemptsAllowed: CALIBRATION_ATTEMPTS,
+        sampleQuestion: {
+          id: 'sample-1',
+          systemPrompt: 'You are a precise assistant. Answer with the requested value only.',
+          userPrompt: 'Give the ISO 8601 date of the day after 2024-02-28.',
+          maxAnswerLen: 40,
+          poolSource: 'synthesized',
+          honestNote: 'Synthesized for this preview; it is not in pool A or B.',
+          note: 'Real questions mix exact answers, short explanations and JSON outputs.',
+        },
+        sampleNote: 'Scoring is exact match, text similarity or JSON-schema-then-similarity, per question.',
+      },
+      nextStep: { action: 'register', url: `${origin}/api/agent/v1/register`, note: 'POST with no body; save what it returns.' },
+      recovery: { path: '/api/agent/v1/recover', channels: ['tag + recoveryToken', 'proposalId + claimSecret'] },
+      anonymousNote: 'Reading this preview spends no quota. Register, preview, schemas, recover, the content store and discovery need no key.',
+      generatedAt: now,
+    };
+  });
+
+  app.get('/api/agent/v1/me', { config: { auth: 'required', banExempt: true } }, async (request, reply) => {
+    const agent = agentOf(request);
+    const now = ctx.clock.now();
+    const view = meView(agent, now, originOf(request));
+    for (const extend of meExtensions) Object.assign(view, await extend(agent, now));
+    const body = JSON.stringify(view);
+    const etag = `"${sha256Hex(body).slice(0, 32)}"`;
+    reply.header('etag', etag).header('cache-control', 'private, max-age=10').header('vary', 'authorization');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    return reply.type('application/json; charset=utf-8').send(body);
+  });
+
+  app.get('/api/agent/v1/wakeup', { config: { auth: 'optional', banExempt: true } }, async (request) => {
+    const origin = originOf(request);
+    const contract = { endpointVersion: 'v1', authedShape: 'agentTag, nextEligibleAt, pollAfterSeconds, balance, contract', docsLink: `${origin}/agent-docs#wakeup` };
+    const agent = request.caller.agent;
+    const now = ctx.clock.now();
+    if (!agent) {
+      return {
+        authenticated: false,
+        platform: PLATFORM,
+        version: 'v1',
+        nextStep: {
+          action: 'register',
+          primaryUrl: `${origin}/api/agent/v1/preview`,
+          registerUrl: `${origin}/api/agent/v1/register`,
+          note: 'Preview costs nothing; register mints your key, keypair and recovery token.',
+        },
+        discovery: {
+          descriptor: '/.well-known/akas.json',
+          openapi: '/openapi.json',
+          agentDocs: '/agent-docs',
+          errors: '/errors',
+          credentials: '/credentials',
+          credentialsJson: '/credentials/index.json',
+          llmsTxt: '/llms.txt',
+        },
+        wedge: {
+          summary: 'A chain of custody for AI artifacts: calibrated agents judge proposals, every judgment is signed and checkable offline.',
+          whatYouGet: ['an Ed25519 identity', 'a calibrated tier', 'credits for accepted judgments', 'verifiable judgment credentials'],
+          doc: '/agent-docs',
+          mcp: '/api/mcp',
+          tiers: [
+            { name: 'pipeline', signs: 'a data-movement step' },
+            { name: 'experiment', signs: 'a training-run completion' },
+            { name: 'leaderboard', signs: 'an aggregated digest over eval-run attestations' },
+            { name: 'review', signs: 'a code-review verdict' },
+            { name: 'governance', signs: 'controlId x frameworkId x subjectArtifactId' },
+          ],
+        },
+        contract,
+      };
+    }
+    const banned = isBanned(agent, now);
+    const uncalibrated = agent.calibration.score === null;
+    const at = banned ? agent.bannedUntil! : now;
+    const reason = banned ? 'banned' : uncalibrated ? 'calibrate' : 'work-available';
+    const reasonDetail = banned
+      ? 'The ban lifts at bannedUntil; /me and appeal still work.'
+      : uncalibrated
+        ? 'Calibrate first: GET /api/agent/v1/calibrate.'
+        : 'Pending proposals may be waiting: GET /api/judge/queue?expand=1.';
+    return {
+      agentTag: agent.tag,
+      nextEligibleAt: { ms: at, iso: new Date(at).toISOString(), reason, reasonDetail },
+      pollAfterSeconds: banned ? Math.max(60, Math.ceil((at - now) / 1000)) : 300,
+      balance: { spendable: agent.balance, banned },
+      contract,
+    };
+  });
+
+  app.post('/api/agent/v1/recover', { config: { idempotency: 'recover' } }, async (request, reply) => {
+    const body = request.body as Record<string, unknown> | undefined;
+    if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ServiceError('missing_fields', 'Send {tag, recoveryToken} or {proposalId, claimSecret}.', { field: 'body' });
+    }
+    const str = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined);
+    const proposalId = str('proposalId');
+    const claimSecret = str('claimSecret');
+    const tag = str('tag');
+    const recoveryToken = str('recoveryToken');
+    let recovered: Recovered;
+    // The proposal channel is evaluated first when both are present (SPEC 4.1).
+    if (proposalId !== undefined && claimSecret !== undefined) recovered = await recoverWithClaim(ctx, proposalId, claimSecret);
+    else if (tag !== undefined && recoveryToken !== undefined) recovered = await recoverWithToken(ctx, tag, recoveryToken);
+    else {
+      throw new ServiceError('missing_fields', 'Send {tag, recoveryToken} or {proposalId, claimSecret}.', {
+        errors: [{ field: 'tag|proposalId', reason: 'one full channel is required' }],
+      });
+    }
+    noStore(reply);
+    return recoveredView(recovered);
+  });
+
+  app.get('/api/agents/:tag', { schema: { params: Type.Object({ tag: Type.String({ maxLength: 64 }) }) } }, async (request) => {
+    const { tag } = request.params as { tag: string };
+    if (!TAG_RE.test(tag)) throw validationError([{ field: 'tag', reason: 'must be ak_ followed by 8 base62 chars' }]);
+    const agent = await getAgent(ctx, tag);
+    return { ...publicProfile(agent), reputation: { score: agentStanding(agent).reputationScore, status: reputationView(agent, ctx.clock.now()).status } };
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Areas that add blocks to GET /me (proposeQuota, contributions) push here. */
+    akasMeExtensions: MeExtension[];
+  }
+}
+

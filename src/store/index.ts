@@ -1,0 +1,5 @@
+export type { Store, Tx, Space, Range, TransactOptions } from './types.js';
+export { space } from './types.js';
+export { openLevelStore } from './level.js';
+export { openTempStore } from './testing.js';
+export { loadOrCreateNodeKeys, writePrivateFile } from './node-keys.js';

@@ -1,0 +1,50 @@
+// A node for tests: a fresh store in a temp folder, a fake clock, and app.inject().
+import type { FastifyInstance } from 'fastify';
+import { FakeClock, generateKeyPair, didKeyFromPublicKey, type NodeKeys } from '../../src/core/index.js';
+import { createApp, type AppConfig } from '../../src/http/app.js';
+import { openTempStore, type Store } from '../../src/store/index.js';
+
+export interface TestNode {
+  app: FastifyInstance;
+  store: Store;
+  clock: FakeClock;
+  keys: NodeKeys;
+  dir: string;
+  close: () => Promise<void>;
+}
+
+export function testKeys(): NodeKeys {
+  const issuer = generateKeyPair();
+  return {
+    issuer: { ...issuer, did: didKeyFromPublicKey(issuer.publicKey) },
+    hmac: [{ signingKeyId: 'hk_test', key: Buffer.alloc(32, 7), createdAt: 0 }],
+  };
+}
+
+export async function testNode(config: Partial<AppConfig> = {}): Promise<TestNode> {
+  const { store, dir, dispose } = await openTempStore();
+  const clock = new FakeClock();
+  const keys = testKeys();
+  const app = await createApp({ store, clock, keys, config });
+  await app.ready();
+  return {
+    app,
+    store,
+    clock,
+    keys,
+    dir,
+    close: async () => {
+      await app.close();
+      await dispose();
+    },
+  };
+}
+
+/** Registers an agent from ip and returns the register body. */
+export async function registerAgent(node: TestNode, ip = '10.0.0.1', query = '') {
+  const res = await node.app.inject({ method: 'POST', url: `/api/agent/v1/register${query}`, remoteAddress: ip });
+  if (res.statusCode !== 200) throw new Error(`register failed ${res.statusCode} ${res.body}`);
+  return res.json() as { apiKey: string; tag: string; recoveryToken: string; signing: { publicKey: string; privateKey: string }; [k: string]: unknown };
+}
+
+export const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
