@@ -1,0 +1,67 @@
+// Tiny benchmark helpers. Every benchmark prints ratios against a baseline measured in the
+// same run on the same machine, so results compare across machines; absolute numbers are
+// printed alongside for context only.
+
+export interface Rate {
+  name: string;
+  opsPerSec: number;
+  ops: number;
+  ms: number;
+}
+
+/** Runs fn repeatedly for about `seconds` (after a short warm-up) and answers ops per second. */
+export async function rate(name: string, fn: () => unknown | Promise<unknown>, seconds = 1.5): Promise<Rate> {
+  const warmUntil = performance.now() + Math.min(300, seconds * 200);
+  while (performance.now() < warmUntil) await fn();
+  let ops = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  while (performance.now() < end) {
+    await fn();
+    ops++;
+  }
+  const ms = performance.now() - start;
+  return { name, opsPerSec: (ops / ms) * 1000, ops, ms };
+}
+
+/** Like rate(), but keeps `concurrency` calls in flight (HTTP throughput). */
+export async function concurrentRate(name: string, fn: () => Promise<unknown>, concurrency = 16, seconds = 2): Promise<Rate> {
+  const warmEnd = performance.now() + 400;
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (performance.now() < warmEnd) await fn(); }));
+  let ops = 0;
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await fn();
+        ops++;
+      }
+    }),
+  );
+  const ms = performance.now() - start;
+  return { name, opsPerSec: (ops / ms) * 1000, ops, ms };
+}
+
+/** The median of n runs of an async measurement (ops/s). */
+export async function median(n: number, measure: () => Promise<Rate>): Promise<Rate> {
+  const runs: Rate[] = [];
+  for (let i = 0; i < n; i++) runs.push(await measure());
+  runs.sort((a, b) => a.opsPerSec - b.opsPerSec);
+  return runs[Math.floor(runs.length / 2)];
+}
+
+const fmt = (x: number) => (x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2));
+
+/** One result line: `name  value  (ratio to baseline, target)`. */
+export function line(label: string, value: string, ratio?: number, target?: string, ok?: boolean) {
+  const r = ratio === undefined ? '' : `  ratio ${ratio.toFixed(2)}`;
+  const t = target ? `  target ${target}${ok === undefined ? '' : ok ? '  ✓' : '  ✗'}` : '';
+  console.log(`  ${label.padEnd(52)} ${value.padStart(14)}${r}${t}`);
+}
+
+export const perSec = (r: Rate) => `${fmt(r.opsPerSec)}/s`;
+
+export function header(title: string) {
+  console.log(`\n${title}`);
+}

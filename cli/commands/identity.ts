@@ -1,0 +1,172 @@
+// register, me, preview, wakeup, recover, profile: the agent identity from the shell.
+import type { Command } from 'commander';
+import { action, type Cli } from '../program.js';
+import { table } from '../output.js';
+import { saveIdentity, type SavedIdentity } from '../profile.js';
+import { usageError } from '../errors.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function redact(id: SavedIdentity, show: boolean) {
+  if (show) return id;
+  return { ...id, apiKey: '(saved)', recoveryToken: '(saved)', signing: { publicKey: id.signing.publicKey, privateKey: '(saved)' } };
+}
+
+export function identityCommands(program: Command, cli: Cli) {
+  program
+    .command('register')
+    .description('register a new agent on the node and save its identity to the profile')
+    .option('--pool <A|B>', 'calibration pool')
+    .option('--prompt-id <id>', 'promptId to echo back')
+    .option('--from <source>', 'attribution (?from=)')
+    .option('--force', 'replace an identity already saved for this profile and node')
+    .action(
+      action(cli, async (opts: { pool?: string; promptId?: string; from?: string; force?: boolean }) => {
+        const g = cli.globals();
+        if (opts.pool && !['A', 'B'].includes(opts.pool)) throw usageError('--pool is A or B');
+        const existing = cli.identity();
+        if (existing && !opts.force) {
+          throw usageError(`Profile "${g.profile}" already holds ${existing.tag} for ${g.baseUrl}; use --profile NAME or --force.`);
+        }
+        const q = new URLSearchParams();
+        if (opts.pool) q.set('pool', opts.pool);
+        if (opts.from) q.set('from', opts.from);
+        const body = await cli.client().post<Json>(`/api/agent/v1/register${q.size ? `?${q}` : ''}`, opts.promptId ? { promptId: opts.promptId } : undefined);
+        const saved: SavedIdentity = {
+          baseUrl: g.baseUrl.replace(/\/$/, ''),
+          tag: body.tag,
+          apiKey: body.apiKey,
+          recoveryToken: body.recoveryToken,
+          signing: { publicKey: body.signing.publicKey, privateKey: body.signing.privateKey },
+          calibrationPoolId: body.calibrationPoolId,
+          createdAt: body.createdAt,
+        };
+        const path = saveIdentity(g.profile, saved);
+        const out = cli.output();
+        out.result(g.showSecrets ? { ...body, savedTo: path } : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep }, () =>
+          [
+            `registered ${body.tag} (pool ${body.calibrationPoolId}, uncalibrated)`,
+            `identity saved to ${path} (mode 0600; the node cannot show the secrets again)`,
+            `next: akas calibrate`,
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('me')
+    .description('your agent state: tier, balance, reputation')
+    .action(
+      action(cli, async () => {
+        const me = await cli.client().get<Json>('/api/agent/v1/me', true);
+        cli.output().result(me, () =>
+          table([
+            ['tag', me.tag],
+            ['tier', me.tier],
+            ['intelligenceScore', me.intelligenceScore],
+            ['balance', me.balance],
+            ['reservedBalance', me.reservedBalance],
+            ['reputation', `${me.reputation.score} (${me.reputation.status})`],
+            ['decoyFailed', me.reputation.decoyFailed],
+            ['answered', me.totalAnswered],
+            ...(me.banBlock ? ([['banned until', me.banBlock.bannedUntilIso]] as Array<[string, unknown]>) : []),
+          ]),
+        );
+      }),
+    );
+
+  program
+    .command('preview')
+    .description('what registering here gives, and how much registration quota is left (no quota used)')
+    .action(
+      action(cli, async () => {
+        const p = await cli.client().get<Json>('/api/agent/v1/preview');
+        cli.output().result(p, () =>
+          [
+            table([
+              ['registrations left', `${p.registration.remaining} of ${p.registration.cap} today`],
+              ['calibration', `${p.calibration.questionCount} questions, ${p.calibration.attemptsAllowed} attempts`],
+              ['free credits', p.unlocks.freeCreditsNote],
+            ]),
+            '',
+            'tiers:',
+            ...p.tierTable.tiers.map((t: Json) => `  ${t.tier.padEnd(9)} score >= ${t.score}  price ${t.costMultiplier ?? 'refused'}`),
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('wakeup')
+    .description('when to act next (authenticated when an identity is saved)')
+    .action(
+      action(cli, async () => {
+        const client = cli.client();
+        const w = await client.get<Json>('/api/agent/v1/wakeup', Boolean(client.apiKey));
+        cli.output().result(w, () =>
+          w.authenticated === false
+            ? `not registered here: ${w.nextStep.note}\n  register: ${w.nextStep.registerUrl}`
+            : table([
+                ['agent', w.agentTag],
+                ['next', `${w.nextEligibleAt.reason} at ${w.nextEligibleAt.iso}`],
+                ['detail', w.nextEligibleAt.reasonDetail],
+                ['poll after', `${w.pollAfterSeconds} s`],
+                ['balance', w.balance.spendable],
+              ]),
+        );
+      }),
+    );
+
+  program
+    .command('recover')
+    .description('rotate onto a fresh api key and keypair (channel A: tag + recovery token; B: --proposal + --claim-secret)')
+    .option('--tag <tag>', 'agent tag (default: the saved one)')
+    .option('--token <recoveryToken>', 'recovery token (default: the saved one)')
+    .option('--proposal <id>', 'channel B: one of your proposal ids')
+    .option('--claim-secret <cs>', 'channel B: that proposal\'s claimSecret (default: the saved one)')
+    .action(
+      action(cli, async (opts: { tag?: string; token?: string; proposal?: string; claimSecret?: string }) => {
+        const g = cli.globals();
+        const saved = cli.identity();
+        let body: Json;
+        if (opts.proposal) {
+          const claimSecret = opts.claimSecret ?? saved?.claimSecrets?.[opts.proposal];
+          if (!claimSecret) throw usageError('--claim-secret is needed (none saved for that proposal)');
+          body = { proposalId: opts.proposal, claimSecret };
+        } else {
+          const tag = opts.tag ?? saved?.tag;
+          const recoveryToken = opts.token ?? saved?.recoveryToken;
+          if (!tag || !recoveryToken) throw usageError('give --tag and --token, or run it with a saved identity');
+          body = { tag, recoveryToken };
+        }
+        const r = await cli.client().post<Json>('/api/agent/v1/recover', body);
+        const next: SavedIdentity = {
+          ...(saved ?? { createdAt: r.recoveredAt, calibrationPoolId: r.inherited.calibrationPoolId }),
+          baseUrl: g.baseUrl.replace(/\/$/, ''),
+          tag: r.tag,
+          apiKey: r.apiKey,
+          recoveryToken: r.recoveryToken,
+          signing: { publicKey: r.signing.publicKey, privateKey: r.signing.privateKey },
+        };
+        const path = saveIdentity(g.profile, next);
+        cli.output().result(g.showSecrets ? { ...r, savedTo: path } : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path }, () =>
+          [
+            `recovered ${r.tag}: new api key, new signing key (${r.signing.publicKey.slice(0, 16)}...), new recovery token`,
+            `balance ${r.inherited.balance}, tier ${r.inherited.tier}; the old key is refused from now on`,
+            `identity saved to ${path}`,
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('profile')
+    .description('show the identity saved for this profile and node')
+    .action(
+      action(cli, async () => {
+        const id = cli.requireIdentity();
+        const shown = redact(id, cli.globals().showSecrets);
+        cli.output().result(shown, () => table(Object.entries(shown).map(([k, v]) => [k, v])));
+      }),
+    );
+}

@@ -1,0 +1,61 @@
+// `akas serve`: the whole node on an embedded LevelDB store in a data folder.
+import type { Command } from 'commander';
+import { action, type Cli } from '../program.js';
+import { usageError } from '../errors.js';
+
+interface ServeOptions {
+  port?: string;
+  host?: string;
+  data?: string;
+  publicUrl?: string;
+  trustProxy?: boolean;
+  allowSameIp?: boolean;
+  allowAnonymousPropose?: boolean;
+  registrationCap?: string;
+  logLevel?: string;
+}
+
+export function serveCommands(program: Command, cli: Cli) {
+  program
+    .command('serve')
+    .description('run a node: HTTP API on an embedded store in a data folder')
+    .option('--port <n>', 'port to listen on (env AKAS_PORT; 0 picks a free one)')
+    .option('--host <addr>', 'address to bind (env AKAS_HOST)')
+    .option('--data <dir>', 'data folder (env AKAS_DATA; default ./.akas)')
+    .option('--public-url <url>', 'origin used in absolute URLs (default: the Host the request came to)')
+    .option('--trust-proxy', 'read the client IP from X-Forwarded-For (behind a reverse proxy)')
+    .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
+    .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
+    .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
+    .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
+    .action(
+      action(cli, async (opts: ServeOptions) => {
+        const env = process.env;
+        const port = Number(opts.port ?? env.AKAS_PORT ?? 7373);
+        const host = opts.host ?? env.AKAS_HOST ?? '127.0.0.1';
+        const dataDir = opts.data ?? env.AKAS_DATA ?? './.akas';
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port must be 0..65535, got ${opts.port}`);
+        const cap = opts.registrationCap !== undefined ? Number(opts.registrationCap) : undefined;
+        if (cap !== undefined && (!Number.isInteger(cap) || cap < 0)) throw usageError('--registration-cap must be a whole number');
+        const { startNode } = await import('../../src/http/server.js');
+        const node = await startNode({
+          dataDir,
+          host,
+          port,
+          logLevel: opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info',
+          config: {
+            publicUrl: opts.publicUrl,
+            trustProxy: Boolean(opts.trustProxy),
+            sameIpCollusionCheck: !opts.allowSameIp,
+            allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
+            ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
+          },
+        });
+        const out = cli.output();
+        out.result({ listening: node.url, dataDir: node.dataDir, issuer: node.issuerDid, signingKeyId: node.signingKeyId }, () =>
+          [`akas node listening on ${node.url}`, `  data folder  ${node.dataDir}`, `  issuer       ${node.issuerDid}`, '  stop with Ctrl-C'].join('\n'),
+        );
+        await node.closed;
+      }),
+    );
+}

@@ -1,0 +1,17 @@
+/** Exit codes of DESIGN.md 2: 0 ok, 1 refused by the node or a check failed, 2 could not run. */
+export const EXIT = { ok: 0, refused: 1, broken: 2 } as const;
+
+/** A failure the CLI reports and exits with; `body` is what --json prints. */
+export class CliError extends Error {
+  constructor(
+    readonly exitCode: 1 | 2,
+    message: string,
+    readonly body: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** Bad flags or arguments (exit 2). */
+export const usageError = (message: string) => new CliError(2, message, { error: message, code: 'usage' });

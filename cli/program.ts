@@ -1,0 +1,95 @@
+// The commander program. Command groups live in cli/commands/, one file each; heavy
+// modules (fastify, ink, the VC stack, undici) are imported inside the actions that need
+// them so `akas --help` and `akas me` start fast.
+import { Command, CommanderError } from 'commander';
+import { AkasClient } from './client.js';
+import { CliError, EXIT } from './errors.js';
+import { Output, type Io } from './output.js';
+import { loadIdentity, type SavedIdentity } from './profile.js';
+
+export interface GlobalOptions {
+  baseUrl: string;
+  profile: string;
+  json: boolean;
+  showSecrets: boolean;
+}
+
+/** What every command action gets: parsed global options, output, a client, the saved identity. */
+export interface Cli {
+  io: Io;
+  globals(): GlobalOptions;
+  output(): Output;
+  identity(): SavedIdentity | undefined;
+  /** The saved identity, or exit 2 telling how to get one. */
+  requireIdentity(): SavedIdentity;
+  client(): AkasClient;
+}
+
+export type CommandGroup = (program: Command, cli: Cli) => void;
+
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:7373';
+
+export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.ProcessEnv = process.env): { program: Command; cli: Cli } {
+  const program = new Command('akas');
+  program
+    .description('Agent Knowledge and Attestation Service: run a node, act as an agent of any node, verify offline.')
+    .version('0.1.0')
+    .option('--base-url <url>', 'node to talk to (env AKAS_BASE_URL)', env.AKAS_BASE_URL ?? DEFAULT_BASE_URL)
+    .option('--profile <name>', 'saved identity to use (env AKAS_PROFILE)', env.AKAS_PROFILE ?? 'default')
+    .option('--json', 'print exactly the response or result as JSON', false)
+    .option('--show-secrets', 'print saved secrets (api key, private key, recovery token)', false)
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    });
+
+  const cli: Cli = {
+    io,
+    globals: () => program.opts<GlobalOptions>(),
+    output: () => new Output(program.opts<GlobalOptions>().json, io),
+    identity: () => {
+      const g = program.opts<GlobalOptions>();
+      return loadIdentity(g.profile, g.baseUrl.replace(/\/$/, ''));
+    },
+    requireIdentity: () => {
+      const id = cli.identity();
+      if (!id) {
+        const g = program.opts<GlobalOptions>();
+        throw new CliError(2, `No saved identity for profile "${g.profile}" at ${g.baseUrl}. Run \`akas register\` first.`, { code: 'no_identity' });
+      }
+      return id;
+    },
+    client: () => new AkasClient({ baseUrl: program.opts<GlobalOptions>().baseUrl, apiKey: cli.identity()?.apiKey }),
+  };
+  for (const group of groups) group(program, cli);
+  return { program, cli };
+}
+
+/** Wraps an action: CliErrors become output + exit code, anything else is a crash (exit 2). */
+export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promise<number | void>) {
+  return async (...args: A) => {
+    try {
+      const code = await fn(...args);
+      process.exitCode = code ?? EXIT.ok;
+    } catch (e) {
+      const err = e instanceof CliError ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
+      cli.output().failure(err);
+      process.exitCode = err.exitCode;
+    }
+  };
+}
+
+/** Runs the program on argv (without node and script) and answers the exit code. */
+export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: NodeJS.ProcessEnv): Promise<number> {
+  const { program } = buildProgram(io, groups, env);
+  process.exitCode = 0;
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : EXIT.broken;
+    throw e;
+  }
+  return Number(process.exitCode ?? 0);
+}

@@ -1,0 +1,41 @@
+// The running node: opens the store in the data folder, loads (or creates) the node keys,
+// builds the app and listens. Closes cleanly on SIGINT/SIGTERM.
+import { resolve } from 'node:path';
+import { cryptoRandom, systemClock } from '../core/index.js';
+import { loadOrCreateNodeKeys, openLevelStore } from '../store/index.js';
+import { createApp, type AppConfig } from './app.js';
+
+export interface StartOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  logLevel: string;
+  config: Partial<AppConfig>;
+}
+
+export async function startNode(opts: StartOptions) {
+  const dataDir = resolve(opts.dataDir);
+  const store = await openLevelStore(dataDir);
+  const keys = loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
+  const app = await createApp({
+    store,
+    keys,
+    config: opts.config,
+    // Logs go to stderr; stdout carries the command's own output.
+    logger: opts.logLevel === 'silent' ? false : { level: opts.logLevel, stream: process.stderr },
+  });
+  const address = await app.listen({ host: opts.host, port: opts.port });
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  let closing = false;
+  const close = async () => {
+    if (closing) return;
+    closing = true;
+    await app.close();
+    await store.close();
+    resolveClosed();
+  };
+  process.once('SIGINT', close);
+  process.once('SIGTERM', close);
+  return { url: address, dataDir, issuerDid: keys.issuer.did, signingKeyId: keys.hmac[0].signingKeyId, app, close, closed };
+}
