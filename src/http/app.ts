@@ -69,7 +69,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler(notFoundHandler);
 
   // JSON bodies: an empty body is "no body" (register needs none); proto poisoning refused.
-  app.removeContentTypeParser('application/json');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     try {

@@ -1,0 +1,399 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DAY_MS, publicKeyFromPrivate, sign, verify } from '../../src/core/index.js';
+import { createApp } from '../../src/http/app.js';
+import { openTempStore } from '../../src/store/index.js';
+import { markCalibrated } from '../helpers/agents.js';
+import { bearer, registerAgent, testKeys, testNode, type TestNode } from '../helpers/app.js';
+import { FakeClock } from '../../src/core/index.js';
+
+let node: TestNode;
+beforeEach(async () => {
+  node = await testNode();
+});
+afterEach(async () => {
+  await node.close();
+});
+
+const me = (apiKey: string) => node.app.inject({ url: '/api/agent/v1/me', headers: bearer(apiKey) });
+
+describe('POST /api/agent/v1/register', () => {
+  it('answers every field of SPEC 2.1', async () => {
+    const r = await registerAgent(node);
+    for (const field of [
+      'apiKey', 'tag', 'createdAt', 'calibrationPoolId', 'signing', 'recoveryToken', 'recoveryTokenContract', 'recoveryTokenCanonical',
+      'recoveryNote', 'saveLocally', 'docs', 'endpoints', 'trustModel', 'nextStep', '_canonicalIdentity', 'memoryHint', 'rateLimit',
+      'notes', '_responseShapeVersion',
+    ]) expect(r, field).toHaveProperty(field);
+    expect(r.apiKey).toMatch(/^ak_[0-9A-Za-z]{40}$/);
+    expect(r.tag).toBe(r.apiKey.slice(0, 11));
+    expect(r.recoveryToken).toMatch(/^rec_[A-Za-z0-9_-]{43}$/);
+    expect(r).not.toHaveProperty('_attribution');
+    expect(r).not.toHaveProperty('promptId');
+    const signing = r.signing as Record<string, string>;
+    expect(signing.algorithm).toBe('Ed25519');
+    expect(publicKeyFromPrivate(signing.privateKey)).toBe(signing.publicKey);
+    expect(verify(signing.publicKey, 'hello', sign(signing.privateKey, 'hello'))).toBe(true);
+    expect(r.saveLocally).toMatchObject({ apiKey: r.apiKey, signingPrivateKey: signing.privateKey, recoveryToken: r.recoveryToken });
+    expect(r.recoveryTokenContract).toEqual({ expiresAt: null, singleUse: true, semantics: expect.any(String) });
+    expect(r.memoryHint).toMatchObject({ agentTag: r.tag, tier: 'uncalibrated', calibrationPoolId: r.calibrationPoolId });
+    expect(r.trustModel).toMatchObject({ layers: { L1: expect.any(String), L2: expect.any(String), L3: expect.any(String) } });
+    expect(r.rateLimit).toMatchObject({ cap: 20, remaining: 19, scope: 'per-IP-per-day' });
+    expect(r._canonicalIdentity).toBe('memoryHint');
+  });
+
+  it('echoes promptId and attesterLineage, honours ?pool= and records attribution', async () => {
+    const res = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/register?pool=B&from=newsletter',
+      payload: { promptId: 'p-42', attesterLineage: { org: 'acme', model: 'x' } },
+      headers: { 'x-proxy-tenant-id': 't1', 'x-idempotency-inherit-tenant-id': '1' },
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.calibrationPoolId).toBe('B');
+    expect(body.promptId).toBe('p-42');
+    expect(body.attesterLineage).toEqual({ org: 'acme', model: 'x' });
+    expect(body._attribution).toEqual({ proxyTenantId: 't1', funnelSource: 'newsletter' });
+    const state = await me(body.apiKey);
+    expect(state.json().calibrationPoolId).toBe('B');
+  });
+
+  it('balances pools when none is asked for', async () => {
+    const pools = [];
+    for (let i = 0; i < 6; i++) pools.push((await registerAgent(node, `10.1.0.${i}`)).calibrationPoolId);
+    expect(pools.filter((p) => p === 'A')).toHaveLength(3);
+  });
+
+  it('refuses a bad pool, unknown fields and wrong types with a ValidationError', async () => {
+    for (const [url, payload, field] of [
+      ['/api/agent/v1/register?pool=C', undefined, 'pool'],
+      ['/api/agent/v1/register', { foo: 1 }, 'foo'],
+      ['/api/agent/v1/register', { promptId: 5 }, 'promptId'],
+    ] as const) {
+      const res = await node.app.inject({ method: 'POST', url, payload });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('validation_failed');
+      expect(res.json().errors[0].field).toBe(field);
+    }
+  });
+
+  it('caps registrations per IP per day and resets at the next UTC day', async () => {
+    for (let i = 0; i < 20; i++) await registerAgent(node, '10.2.0.1');
+    const res = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.2.0.1' });
+    expect(res.statusCode).toBe(429);
+    expect(res.headers['content-type']).toContain('application/problem+json');
+    expect(res.headers['x-ratelimit-scope']).toBe('per-ip-per-day');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.json()).toMatchObject({ status: 429, code: 'rate_limited', scope: 'per-ip-per-day', cap: 20 });
+    // Another IP is unaffected; the same IP works again tomorrow.
+    await registerAgent(node, '10.2.0.2');
+    const preview = await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: '10.2.0.1' });
+    expect(preview.json().registration).toMatchObject({ remaining: 0, blocked: true });
+    node.clock.advance(DAY_MS);
+    await registerAgent(node, '10.2.0.1');
+  });
+});
+
+describe('the token bucket', () => {
+  it('answers SPEC\'s 429 problem body with retry-after, then refills', async () => {
+    await node.close();
+    node = await testNode({ rateLimit: { burst: 5, refillPerSecond: 1 } });
+    const r = await registerAgent(node);
+    // The Bearer's bucket is its own (register drew from the IP's).
+    for (let i = 0; i < 5; i++) expect((await me(r.apiKey)).statusCode).toBe(200);
+    const limited = await me(r.apiKey);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['retry-after']).toBe('1');
+    const body = limited.json();
+    expect(body).toMatchObject({ status: 429, code: 'rate_limited', title: expect.any(String), type: expect.any(String), retryAfter: 1 });
+    expect(body.instance).toBe('/api/agent/v1/me');
+    node.clock.advance(1000);
+    expect((await me(r.apiKey)).statusCode).toBe(200);
+  });
+
+  it('keeps counts across a restart of the app on the same store', async () => {
+    const { store, dispose } = await openTempStore();
+    const clock = new FakeClock();
+    const keys = testKeys();
+    const config = { rateLimit: { burst: 3, refillPerSecond: 0.001 } };
+    let app = await createApp({ store, clock, keys, config });
+    for (let i = 0; i < 3; i++) await app.inject({ url: '/api/agent/v1/wakeup' });
+    await app.close();
+    app = await createApp({ store, clock, keys, config });
+    expect((await app.inject({ url: '/api/agent/v1/wakeup' })).statusCode).toBe(429);
+    await app.close();
+    await dispose();
+  });
+});
+
+describe('GET /api/agent/v1/me', () => {
+  it('starts uncalibrated with the full reputation object', async () => {
+    const r = await registerAgent(node);
+    const res = await me(r.apiKey);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ tag: r.tag, tier: 'uncalibrated', intelligenceScore: null, balance: 0, reservedBalance: 0, totalAnswered: 0, decoyAttempted: 0 });
+    expect(body.reputation).toMatchObject({
+      score: 1,
+      status: 'healthy',
+      thresholds: { throttle: 0.5, ban: 0.2 },
+      bannedUntil: null,
+      decoyFailed: 0,
+      banTrigger: { decoyFailedAtLeast: 3, scoreBelow: 0.2, decoyFailedRemaining: 3, nextFailureBans: false },
+      headroom: { toThrottle: 0.5, toBan: 0.8 },
+      formula: { expression: '1 - decoyFailed / max(totalAnswered + decoyAttempted, 10)', inputs: { denominator: 10 }, passesToHealthy: 0 },
+      recovery: { throttleScoreRecoverable: true, banScoreRecoverable: false, decoyFailedSticky: true },
+    });
+    expect(body.reputation.recovery).not.toHaveProperty('appeal');
+    expect(body).not.toHaveProperty('banBlock');
+  });
+
+  it('is privately cacheable for 10 s with an ETag and answers 304', async () => {
+    const r = await registerAgent(node);
+    const first = await me(r.apiKey);
+    expect(first.headers['cache-control']).toBe('private, max-age=10');
+    const etag = first.headers.etag as string;
+    expect(etag).toBeTruthy();
+    const again = await node.app.inject({ url: '/api/agent/v1/me', headers: { ...bearer(r.apiKey), 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+  });
+
+  it('answers the orientation envelope on a missing, garbage or unknown Bearer', async () => {
+    for (const headers of [{}, { authorization: 'Bearer' }, { authorization: 'Basic abc' }, bearer('garbage'), bearer('ak_' + 'x'.repeat(40))]) {
+      const res = await node.app.inject({ url: '/api/agent/v1/me', headers });
+      expect(res.statusCode).toBe(401);
+      const body = res.json();
+      expect(body.error).toEqual(expect.any(String));
+      expect(Object.keys(body.orientation).sort()).toEqual(
+        ['calibrate_url', 'descriptor_url', 'docs_url', 'example_curl', 'llms_txt_url', 'me_url', 'openapi_url', 'register_url', 'schemas_url'].sort(),
+      );
+    }
+  });
+});
+
+describe('GET /api/agent/v1/preview', () => {
+  it('answers every block and spends no quota', async () => {
+    const a = await node.app.inject({ url: '/api/agent/v1/preview' });
+    await node.app.inject({ url: '/api/agent/v1/preview' });
+    const body = a.json();
+    for (const k of ['registration', 'unlocks', 'tierTable', 'calibration', 'nextStep', 'recovery', 'anonymousNote']) expect(body).toHaveProperty(k);
+    expect(body.registration).toMatchObject({ cap: 20, remaining: 20, bucketSize: 120, blocked: false, cohortBan: false });
+    expect(body.calibration).toMatchObject({ questionCount: 5, attemptsAllowed: 3 });
+    expect(body.calibration.sampleQuestion).toMatchObject({ id: expect.any(String), systemPrompt: expect.any(String), maxAnswerLen: expect.any(Number) });
+    expect(a.headers['cache-control']).toContain('public');
+    expect((await registerAgent(node, '127.0.0.1')).rateLimit).toMatchObject({ remaining: 19 });
+  });
+});
+
+describe('GET /api/agent/v1/wakeup', () => {
+  it('orients an anonymous caller', async () => {
+    const body = (await node.app.inject({ url: '/api/agent/v1/wakeup' })).json();
+    expect(body).toMatchObject({ authenticated: false, version: 'v1', contract: { endpointVersion: 'v1' } });
+    expect(Object.keys(body.discovery)).toEqual(['descriptor', 'openapi', 'agentDocs', 'errors', 'credentials', 'credentialsJson', 'llmsTxt']);
+    expect(body.wedge.tiers.map((t: { name: string }) => t.name)).toEqual(['pipeline', 'experiment', 'leaderboard', 'review', 'governance']);
+  });
+
+  it('schedules an authenticated agent', async () => {
+    const r = await registerAgent(node);
+    const body = (await node.app.inject({ url: '/api/agent/v1/wakeup', headers: bearer(r.apiKey) })).json();
+    expect(body).toMatchObject({ agentTag: r.tag, nextEligibleAt: { reason: 'calibrate' }, balance: { spendable: 0, banned: false } });
+    expect(body.pollAfterSeconds).toBeGreaterThan(0);
+  });
+});
+
+describe('POST /api/agent/v1/recover', () => {
+  const recover = (payload: unknown, headers = {}) => node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: payload as object, headers });
+
+  it('refuses an uncalibrated agent with the same 401 as every other failure', async () => {
+    const r = await registerAgent(node);
+    const uncalibrated = await recover({ tag: r.tag, recoveryToken: r.recoveryToken });
+    const wrongToken = await recover({ tag: r.tag, recoveryToken: 'rec_' + 'A'.repeat(43) });
+    const unknownTag = await recover({ tag: 'ak_00000000', recoveryToken: r.recoveryToken });
+    const unknownProposal = await recover({ proposalId: 'prop_0123456789abcdef', claimSecret: 'cs_' + '0'.repeat(64) });
+    for (const res of [uncalibrated, wrongToken, unknownTag, unknownProposal]) {
+      expect(res.statusCode).toBe(401);
+      expect(res.body).toBe(uncalibrated.body);
+    }
+    expect(uncalibrated.json().code).toBe('recovery_failed');
+  });
+
+  it('answers 400 on an unparseable body or a body without a full channel', async () => {
+    const bad = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', headers: { 'content-type': 'application/json' }, payload: '{"tag":' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe('invalid_json');
+    for (const payload of [{}, { tag: 'ak_00000000' }, { proposalId: 'prop_0123456789abcdef' }, { tag: 5, recoveryToken: 5 }]) {
+      const res = await recover(payload);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe('missing_fields');
+    }
+  });
+
+  it('rotates key, keypair and token, and keeps balance, calibration and the old public key', async () => {
+    const r = await registerAgent(node);
+    await markCalibrated(node.store, r.tag, 0.8, 17);
+    node.clock.advance(5000);
+    const res = await recover({ tag: r.tag, recoveryToken: r.recoveryToken });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ tag: r.tag, recoveredAt: node.clock.now(), inherited: { balance: 17, intelligenceScore: 0.8, tier: 'strong', calibrationPoolId: r.calibrationPoolId } });
+    expect(body.apiKey.slice(0, 11)).toBe(r.tag);
+    expect(body.apiKey).not.toBe(r.apiKey);
+    expect(body.recoveryToken).not.toBe(r.recoveryToken);
+    expect(body.signing.publicKey).not.toBe(r.signing.publicKey);
+    expect(publicKeyFromPrivate(body.signing.privateKey)).toBe(body.signing.publicKey);
+
+    const old = await me(r.apiKey);
+    expect(old.statusCode).toBe(401);
+    expect(old.json().code).toBe('key_rotated');
+    expect(old.json().hint).toMatch(/recover/);
+    expect((await me(body.apiKey)).json()).toMatchObject({ balance: 17, intelligenceScore: 0.8, tier: 'strong' });
+
+    const profile = (await node.app.inject({ url: `/api/agents/${r.tag}` })).json();
+    expect(profile.signing.publicKey).toBe(body.signing.publicKey);
+    expect(profile.signing.priorKeys).toEqual([{ publicKey: r.signing.publicKey, validFrom: r.createdAt, validUntil: node.clock.now() }]);
+
+    // The token is single-use: the old one now fails like everything else.
+    const reuse = await recover({ tag: r.tag, recoveryToken: r.recoveryToken });
+    expect(reuse.statusCode).toBe(401);
+    expect(reuse.json().code).toBe('recovery_failed');
+    expect((await recover({ tag: r.tag, recoveryToken: body.recoveryToken })).statusCode).toBe(200);
+  });
+
+  it('keeps at most 8 prior keys', async () => {
+    const r = await registerAgent(node);
+    await markCalibrated(node.store, r.tag, 0.6);
+    let token = r.recoveryToken;
+    for (let i = 0; i < 10; i++) {
+      node.clock.advance(1000);
+      token = (await recover({ tag: r.tag, recoveryToken: token })).json().recoveryToken;
+    }
+    const profile = (await node.app.inject({ url: `/api/agents/${r.tag}` })).json();
+    expect(profile.signing.priorKeys).toHaveLength(8);
+  });
+});
+
+describe('GET /api/agents/{tag}', () => {
+  it('answers the public profile without secrets, 404 for unknown and 400 for malformed tags', async () => {
+    const r = await registerAgent(node);
+    const res = await node.app.inject({ url: `/api/agents/${r.tag}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain(r.apiKey);
+    expect(res.body).not.toContain(r.signing.privateKey);
+    expect(res.json().signing).toMatchObject({ algorithm: 'Ed25519', publicKey: r.signing.publicKey, priorKeys: [] });
+    expect((await node.app.inject({ url: '/api/agents/ak_00000000' })).statusCode).toBe(404);
+    expect((await node.app.inject({ url: '/api/agents/nope' })).json().code).toBe('validation_failed');
+  });
+});
+
+describe('Idempotency-Key', () => {
+  const register = (key: string, ip = '10.3.0.1', headers: Record<string, string> = {}) =>
+    node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: ip, headers: { 'idempotency-key': key, ...headers } });
+
+  it('replays the first response verbatim to the same caller for 24 hours, with no state change', async () => {
+    const first = await register('k1');
+    const again = await register('k1');
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toBe(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect((await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: '10.3.0.1' })).json().registration.remaining).toBe(19);
+    // Another caller with the same key is a different request.
+    expect((await register('k1', '10.3.0.2')).body).not.toBe(first.body);
+    node.clock.advance(DAY_MS + 1);
+    expect((await register('k1')).body).not.toBe(first.body);
+  });
+
+  it('is scoped per surface', async () => {
+    const r = await registerAgent(node, '10.3.0.5');
+    await markCalibrated(node.store, r.tag, 0.9);
+    const reg = await register('same', '10.3.0.5');
+    const rec = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/recover',
+      remoteAddress: '10.3.0.5',
+      headers: { 'idempotency-key': 'same' },
+      payload: { tag: r.tag, recoveryToken: r.recoveryToken },
+    });
+    expect(rec.statusCode).toBe(200);
+    expect(rec.json().tag).toBe(r.tag);
+    expect(reg.json().tag).not.toBe(r.tag);
+  });
+
+  it('isolates tenants only with the opt-in, and warns with 299 without it', async () => {
+    const t1 = await register('tk', '10.4.0.1', { 'x-proxy-tenant-id': 'a', 'x-idempotency-inherit-tenant-id': '1', 'x-idempotency-caller-hint': 'u1' });
+    const t2 = await register('tk', '10.4.0.1', { 'x-proxy-tenant-id': 'b', 'x-idempotency-inherit-tenant-id': '1', 'x-idempotency-caller-hint': 'u2' });
+    expect(t1.body).not.toBe(t2.body);
+    expect(t1.headers.warning).toBeUndefined();
+    const noOptIn = await register('tk2', '10.4.0.1', { 'x-proxy-tenant-id': 'a' });
+    expect(noOptIn.headers.warning).toMatch(/^299 /);
+  });
+
+  it('refuses a key over 255 characters', async () => {
+    const res = await register('x'.repeat(256));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).toBe('invalid_idempotency_key');
+  });
+});
+
+describe('bad input', () => {
+  it('never answers 500 to malformed, oversized or mistyped bodies', async () => {
+    const cases = [
+      { payload: '{', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
+      { payload: '[1,2', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
+      { payload: '{"__proto__":{"x":1}}', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
+      { payload: JSON.stringify({ promptId: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' }, code: 'body_too_large', status: 413 },
+      { payload: 'hello', headers: { 'content-type': 'text/plain' }, code: 'unsupported_media_type', status: 415 },
+      { payload: '"just a string"', headers: { 'content-type': 'application/json' }, code: 'validation_failed', status: 400 },
+    ];
+    for (const c of cases) {
+      const res = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', payload: c.payload, headers: c.headers });
+      expect(res.statusCode, c.payload.slice(0, 20)).toBe(c.status);
+      expect(res.json().code).toBe(c.code);
+    }
+  });
+
+  it('answers unknown routes with a 404 envelope', async () => {
+    const res = await node.app.inject({ url: '/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().code).toBe('not_found');
+  });
+});
+
+describe('secrets at rest', () => {
+  function filesUnder(dir: string): string[] {
+    return readdirSync(dir).flatMap((name) => {
+      const p = join(dir, name);
+      return statSync(p).isDirectory() ? filesUnder(p) : [p];
+    });
+  }
+
+  it('keeps no api key, private key or recovery token in the data folder or the log', async () => {
+    await node.close();
+    const lines: string[] = [];
+    const { store, dir, dispose } = await openTempStore();
+    const clock = new FakeClock();
+    const log = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
+    const app = await createApp({ store, clock, keys: testKeys(), logger: { level: 'trace', stream: log } });
+    const reg = (await app.inject({ method: 'POST', url: '/api/agent/v1/register', headers: { 'idempotency-key': 'secret-scan' } })).json();
+    await markCalibrated(store, reg.tag, 0.7);
+    const rec = (
+      await app.inject({ method: 'POST', url: '/api/agent/v1/recover', headers: { 'idempotency-key': 'secret-scan' }, payload: { tag: reg.tag, recoveryToken: reg.recoveryToken } })
+    ).json();
+    await app.inject({ url: '/api/agent/v1/me', headers: bearer(rec.apiKey) });
+    await app.close();
+    await store.close();
+
+    const secrets = [reg.apiKey, reg.signing.privateKey, reg.recoveryToken, rec.apiKey, rec.signing.privateKey, rec.recoveryToken];
+    const needles = secrets.flatMap((s: string) => [Buffer.from(s), ...(/^[0-9a-f]{64}$/.test(s) ? [Buffer.from(s, 'hex')] : [])]);
+    const files = filesUnder(dir);
+    const haystacks = [...files.map((f) => readFileSync(f)), Buffer.from(lines.join(''))];
+    // The scan can see what is stored: the public key and the tag are there in clear.
+    expect(haystacks.some((h) => h.includes(Buffer.from(rec.signing.publicKey)))).toBe(true);
+    expect(lines.join('')).toContain(reg.tag);
+    for (const needle of needles) for (const h of haystacks) expect(h.includes(needle)).toBe(false);
+    await dispose();
+    node = await testNode();
+  });
+});
