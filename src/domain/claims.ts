@@ -3,7 +3,7 @@
 // still the current key or one of the ring of 8 prior keys, so it survives up to 8 recovers.
 import { canonicalize, currentHmac, hmacSha256Hex, safeEqual } from '../core/index.js';
 import type { Ctx } from './context.js';
-import { recoveryFailed, rotateIdentity, type Recovered } from './identity.js';
+import { PRIOR_KEYS_RING, recoveryFailed, rotateIdentity, type Recovered } from './identity.js';
 import { Proposals, type AgentRecord } from './records.js';
 
 /** The claimSecret of a proposal: cs_ + HMAC-SHA256(node key, JCS{proposalId, publicKey}). */
@@ -11,8 +11,13 @@ export function claimSecretFor(ctx: Pick<Ctx, 'keys'>, proposalId: string, publi
   return 'cs_' + hmacSha256Hex(currentHmac(ctx.keys).key, canonicalize({ type: 'akas.claim.v1', proposalId, publicKey }));
 }
 
+// The claim's key must still be in the ring after the rotation this recover makes: the
+// current key, or a prior key that is not the oldest of a full ring. So one claimSecret
+// recovers at most PRIOR_KEYS_RING times (SPEC 4.1: "up to 8 times").
 function keyInRing(agent: AgentRecord, publicKey: string) {
-  return agent.signing.publicKey === publicKey || agent.signing.priorKeys.some((k) => k.publicKey === publicKey);
+  if (agent.signing.publicKey === publicKey) return true;
+  const at = agent.signing.priorKeys.findIndex((k) => k.publicKey === publicKey);
+  return at >= 0 && at < PRIOR_KEYS_RING - 1;
 }
 
 /** Channel B: proposalId + claimSecret. Every failure is the identical recovery_failed. */

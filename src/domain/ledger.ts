@@ -6,6 +6,10 @@ import type { Store, Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
 import { Agents, Ledger, type AgentRecord, type LedgerEntry, type LedgerType } from './records.js';
 
+// Entries of one agent are written under its lock, so a process-wide sequence taken at write
+// time orders them causally even when the clock does not move (fake clocks, same millisecond).
+let sequence = 0;
+
 /**
  * Moves credits for one agent inside a transaction that holds the agent's lock, and writes
  * the agent record back. Throws 402 insufficient_balance rather than go below zero.
@@ -45,7 +49,7 @@ export function moveCredits(
   }
   const at = ctx.clock.now();
   const entry: LedgerEntry = { id: newLedgerId(ctx.random), at, agent: agent.tag, type, amount, reason, ...(ref ? { ref } : {}) };
-  tx.put(Ledger, `${String(at).padStart(15, '0')}:${entry.id}`, entry);
+  tx.put(Ledger, `${String(at).padStart(15, '0')}:${String(sequence++).padStart(12, '0')}:${entry.id}`, entry);
   tx.put(Agents, agent.tag, agent);
   return entry;
 }

@@ -1,5 +1,6 @@
 // Stored record shapes and the keyspaces that hold them. Lock-key helpers sit beside the
 // spaces they guard so every writer of a record takes the same lock.
+import type { ProposalKind } from '../core/index.js';
 import { space } from '../store/index.js';
 
 export interface PriorKey {
@@ -65,13 +66,79 @@ export const agentLock = (tag: string) => `agent:${tag}`;
 export interface Proposer {
   tag: string;
   publicKey: string;
-  ip: string;
 }
 
-/** A proposal of any kind (the proposals module owns the full shape). */
-export interface ProposalCore {
+export type ProposalStatus = 'pending' | 'published' | 'rejected' | 'withdrawn';
+
+export interface Scores {
+  accuracy: number;
+  clarity: number;
+  compression: number;
+  sources: number;
+}
+
+/** The exact object a judge signs (DESIGN.md 3), as JCS bytes. */
+export interface JudgmentSigningPayload {
+  type: 'akas.judgment.v1';
+  kind: ProposalKind;
   proposalId: string;
-  proposer: Proposer | null;
+  judge: string;
+  scores: Scores;
+  rationale: string;
 }
 
-export const Proposals = space<ProposalCore & Record<string, unknown>>('proposals');
+export interface JudgmentRecord {
+  judgmentId: string;
+  agentTag: string;
+  scores: Scores;
+  composite: number;
+  rationale: string;
+  receivedAt: number;
+  /** The judge's smoothed alignment when it judged. */
+  alignment: number;
+  weight: number;
+  tier: string;
+  intelligenceScore: number;
+  ip: string;
+  /** L2: the judge's own Ed25519 signature over the JCS payload, and the key it verified against. */
+  signature: { algorithm: 'Ed25519'; publicKey: string; signature: string; payload: JudgmentSigningPayload };
+  /** The judge's signature paired with the node's HMAC over the same payload (SPEC 1: "the service also signs"). */
+  attestation: {
+    type: 'akas.judgment.attestation.v1';
+    payloadSha256: string;
+    judgeSignature: { algorithm: 'Ed25519'; publicKey: string; signature: string };
+    nodeMac: { algorithm: 'HMAC-SHA256'; signingKeyId: string; mac: string };
+    attestedAt: number;
+  };
+}
+
+export interface ProposalRecord {
+  proposalId: string;
+  kind: ProposalKind;
+  status: ProposalStatus;
+  submittedAt: number;
+  decidedAt: number | null;
+  /** null on the anonymous path. */
+  proposer: Proposer | null;
+  proposerIp: string;
+  path: string | null;
+  title: string;
+  payload: Record<string, unknown>;
+  requiredJudgments: number;
+  judgments: JudgmentRecord[];
+  deposit: number;
+  billable: boolean;
+  tier: string;
+  conflictKeys: string[];
+  outcome: { weightedComposite: number; decision: 'published' | 'rejected'; depositSettlement: 'refunded' | 'slashed' | 'none' } | null;
+}
+
+export const Proposals = space<ProposalRecord>('proposals');
+/** Conflict key (path, brief id, content hash) -> the pending proposal holding it. */
+export const PendingKeys = space<{ proposalId: string }>('pending-keys');
+/** `${submittedAt}:${proposalId}` of every pending proposal, oldest first: the judge queue. */
+export const PendingQueue = space<{ kind: ProposalKind; proposer: string | null }>('pending-queue');
+/** judgmentId -> where it lives (credential URLs name it). */
+export const JudgmentIndex = space<{ proposalId: string; kind: ProposalKind }>('judgment-index');
+
+export const proposalLock = (id: string) => `proposal:${id}`;

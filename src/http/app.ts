@@ -10,7 +10,9 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
 import { healthRoutes } from './routes/health.js';
-import { identityRoutes } from './routes/identity.js';
+import { identityRoutes, type MeExtension } from './routes/identity.js';
+import { proposalRoutes } from './routes/proposals.js';
+import { quotaRoutes } from './routes/quota.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppConfig extends DomainConfig {
@@ -81,6 +83,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   app.decorate('akas', { ...ctx, appConfig: config, buckets });
+  app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
   const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: ctx.keys.hmac[0].key });
 
@@ -108,6 +111,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes);
   await app.register(identityRoutes);
+  await app.register(proposalRoutes);
+  await app.register(quotaRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();

@@ -1,14 +1,18 @@
 // Shortcuts tests use to put an agent into a state through the domain layer.
+import { moveCredits } from '../../src/domain/ledger.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
-import type { Store } from '../../src/store/index.js';
+import type { TestNode } from './app.js';
 
-/** Marks an agent calibrated with a score (and optional balance) without the calibrate route. */
-export async function markCalibrated(store: Store, tag: string, score: number, balance?: number) {
-  await store.transact([agentLock(tag)], async (tx) => {
+/**
+ * Marks an agent calibrated with a score without the calibrate route, and mints `balance`
+ * credits through the ledger (so the conservation invariant still holds).
+ */
+export async function markCalibrated(node: TestNode, tag: string, score: number, balance = 0) {
+  await node.store.transact([agentLock(tag)], async (tx) => {
     const agent = await tx.get(Agents, tag);
     if (!agent) throw new Error(`no agent ${tag}`);
     agent.calibration = { attempts: 1, score, bonusPaid: false, lastAttemptAt: 0 };
-    if (balance !== undefined) agent.balance = balance;
-    tx.put(Agents, tag, agent);
+    if (balance > 0) moveCredits(tx, node.app.akas, agent, 'mint', balance, 'test funding');
+    else tx.put(Agents, tag, agent);
   });
 }

@@ -233,7 +233,7 @@ describe('POST /api/agent/v1/recover', () => {
 
   it('rotates key, keypair and token, and keeps balance, calibration and the old public key', async () => {
     const r = await registerAgent(node);
-    await markCalibrated(node.store, r.tag, 0.8, 17);
+    await markCalibrated(node, r.tag, 0.8, 17);
     node.clock.advance(5000);
     const res = await recover({ tag: r.tag, recoveryToken: r.recoveryToken });
     expect(res.statusCode).toBe(200);
@@ -264,7 +264,7 @@ describe('POST /api/agent/v1/recover', () => {
 
   it('keeps at most 8 prior keys', async () => {
     const r = await registerAgent(node);
-    await markCalibrated(node.store, r.tag, 0.6);
+    await markCalibrated(node, r.tag, 0.6);
     let token = r.recoveryToken;
     for (let i = 0; i < 10; i++) {
       node.clock.advance(1000);
@@ -307,7 +307,7 @@ describe('Idempotency-Key', () => {
 
   it('is scoped per surface', async () => {
     const r = await registerAgent(node, '10.3.0.5');
-    await markCalibrated(node.store, r.tag, 0.9);
+    await markCalibrated(node, r.tag, 0.9);
     const reg = await register('same', '10.3.0.5');
     const rec = await node.app.inject({
       method: 'POST',
@@ -377,7 +377,7 @@ describe('secrets at rest', () => {
     const log = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
     const app = await createApp({ store, clock, keys: testKeys(), logger: { level: 'trace', stream: log } });
     const reg = (await app.inject({ method: 'POST', url: '/api/agent/v1/register', headers: { 'idempotency-key': 'secret-scan' } })).json();
-    await markCalibrated(store, reg.tag, 0.7);
+    await markCalibrated({ store, app } as never, reg.tag, 0.7);
     const rec = (
       await app.inject({ method: 'POST', url: '/api/agent/v1/recover', headers: { 'idempotency-key': 'secret-scan' }, payload: { tag: reg.tag, recoveryToken: reg.recoveryToken } })
     ).json();

@@ -158,8 +158,7 @@ function recoveredView(r: Recovered) {
 
 export async function identityRoutes(app: FastifyInstance) {
   const ctx = app.akas;
-  const meExtensions: MeExtension[] = [];
-  app.decorate('akasMeExtensions', meExtensions);
+  const meExtensions = app.akasMeExtensions;
 
   app.post(
     '/api/agent/v1/register',

@@ -1,0 +1,261 @@
+// Judging (SPEC 2.4, 3.1, 4.5; DESIGN.md 3): the floor, the refusals, per-judge Ed25519
+// signatures (L2) paired with the node's HMAC, weights, the decision at requiredJudgments
+// and the settlement of the deposit, all in one atomic transaction per judgment.
+import {
+  canonicalize,
+  currentHmac,
+  hmacSha256Hex,
+  kindOfProposalId,
+  newJudgmentId,
+  ServiceError,
+  sha256Hex,
+  tierOf,
+  verify,
+  type ProposalKind,
+} from '../core/index.js';
+import type { Tx } from '../store/index.js';
+import type { Ctx } from './context.js';
+import { moveCredits } from './ledger.js';
+import { PublishedNodes, releasePending } from './proposals.js';
+import {
+  Agents,
+  JudgmentIndex,
+  Proposals,
+  agentLock,
+  proposalLock,
+  type AgentRecord,
+  type JudgmentRecord,
+  type JudgmentSigningPayload,
+  type ProposalRecord,
+  type Scores,
+} from './records.js';
+
+/** The judge floor: calibrated with a score of at least 0.5 (mid). */
+export const JUDGE_FLOOR = 0.5;
+/** A weighted mean composite at or above this publishes; below rejects. */
+export const PUBLISH_THRESHOLD = 0.6;
+export const CREDITS_PER_JUDGMENT = 1;
+
+export interface JudgeInput {
+  /** The kind the route serves; null on the unified path, where the id prefix decides. */
+  routeKind: ProposalKind | null;
+  proposalId: string;
+  judge: AgentRecord;
+  ip: string;
+  scores: Scores;
+  rationale: string;
+  signature?: string;
+  dryRun: boolean;
+}
+
+export const composite = (s: Scores) => (s.accuracy + s.clarity + s.compression + s.sources) / 4;
+export const smoothedAlignment = (a: AgentRecord) => (a.alignment.aligned + 1) / (a.alignment.decided + 1);
+export const judgeWeight = (a: AgentRecord) => (1 + 2 * (a.calibration.score ?? 0)) * smoothedAlignment(a);
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** The exact object a judge signs; its JCS string is what goes into Ed25519. */
+export function signingPayload(kind: ProposalKind, proposalId: string, judge: string, scores: Scores, rationale: string): JudgmentSigningPayload {
+  return {
+    type: 'akas.judgment.v1',
+    kind,
+    proposalId,
+    judge,
+    scores: { accuracy: scores.accuracy, clarity: scores.clarity, compression: scores.compression, sources: scores.sources },
+    rationale,
+  };
+}
+
+export type JudgeResult =
+  | {
+      dryRun: true;
+      kind: ProposalKind;
+      proposalId: string;
+      composite: number;
+      weight: number;
+      creditsAwarded: number;
+      tier: string;
+      signingPayload: string;
+    }
+  | {
+      dryRun: false;
+      kind: ProposalKind;
+      proposalId: string;
+      judgment: JudgmentRecord;
+      statusChanged: boolean;
+      newStatus: ProposalRecord['status'];
+      weight: number;
+      balance: number;
+      depositSettlement?: 'refunded' | 'slashed' | 'none';
+    };
+
+function notFound(id: string) {
+  return new ServiceError('not_found', `No proposal ${id} of this kind.`);
+}
+
+/** Judges a proposal. Every refusal of SPEC 4.5 is a ServiceError; a dry run changes nothing. */
+export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
+  const { judge: judgeAgent, proposalId } = input;
+  const score = judgeAgent.calibration.score;
+  if (score === null) throw new ServiceError('calibration_required', 'Calibrate before judging: GET /api/agent/v1/calibrate.');
+  if (score < JUDGE_FLOOR) {
+    throw new ServiceError('tier_too_low', `Judging needs a calibration score of at least ${JUDGE_FLOOR} (mid); yours is ${score}.`, {
+      tier: tierOf(score),
+      floor: JUDGE_FLOOR,
+    });
+  }
+  const kind = kindOfProposalId(proposalId);
+  if (!kind || (input.routeKind && input.routeKind !== kind)) throw notFound(proposalId);
+
+  // Lock the proposal, the judge, the proposer and every judge already recorded (their
+  // alignment changes at the decision). Judgments only join under the proposal lock, so if
+  // the set grew between the unlocked read and taking the locks, take the larger set.
+  for (let attempt = 0; ; attempt++) {
+    const seen = await ctx.store.get(Proposals, proposalId);
+    if (!seen || seen.kind !== kind) throw notFound(proposalId);
+    const lockedTags = new Set([judgeAgent.tag, ...(seen.proposer ? [seen.proposer.tag] : []), ...seen.judgments.map((j) => j.agentTag)]);
+    const locks = [proposalLock(proposalId), ...[...lockedTags].map(agentLock), ...seen.conflictKeys.map((k) => `pending-key:${k}`)];
+    const result = await ctx.store.transact(locks, async (tx) => {
+      const proposal = (await tx.get(Proposals, proposalId))!;
+      if (proposal.judgments.some((j) => !lockedTags.has(j.agentTag))) return null; // retry with more locks
+      if (proposal.status !== 'pending') {
+        throw new ServiceError('already_decided', `The proposal is already ${proposal.status}.`, { status: proposal.status });
+      }
+      if (proposal.proposer?.tag === judgeAgent.tag) throw new ServiceError('self_judge', 'You cannot judge your own proposal.');
+      if (proposal.judgments.some((j) => j.agentTag === judgeAgent.tag)) {
+        throw new ServiceError('already_judged', 'You have already judged this proposal.');
+      }
+      if (ctx.config.sameIpCollusionCheck) {
+        const sameIp = proposal.judgments.find((j) => j.ip === input.ip) ?? (proposal.proposerIp === input.ip ? proposal.proposer : null);
+        if (sameIp) {
+          throw new ServiceError('same_ip_collusion', 'Another agent on your IP already proposed or judged this proposal.', {
+            hint: 'A single-operator node can run `akas serve --allow-same-ip`.',
+          });
+        }
+      }
+      const me = (await tx.get(Agents, judgeAgent.tag))!;
+      const payload = signingPayload(kind, proposalId, me.tag, input.scores, input.rationale);
+      const signed = canonicalize(payload);
+      const c = composite(input.scores);
+      const weight = judgeWeight(me);
+      if (input.dryRun) {
+        return {
+          dryRun: true as const,
+          kind,
+          proposalId,
+          composite: round6(c),
+          weight: round6(weight),
+          creditsAwarded: CREDITS_PER_JUDGMENT,
+          tier: tierOf(me.calibration.score),
+          signingPayload: signed,
+        };
+      }
+      if (!input.signature) {
+        throw new ServiceError('signature_required', 'Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and send the hex signature as `signature`.', {
+          field: 'signature',
+          signingPayload: signed,
+          publicKey: me.signing.publicKey,
+        });
+      }
+      if (!verify(me.signing.publicKey, signed, input.signature)) {
+        throw new ServiceError('invalid_signature', 'The signature does not verify against your current public key over signingPayload.', {
+          field: 'signature',
+          signingPayload: signed,
+          publicKey: me.signing.publicKey,
+        });
+      }
+
+      const now = ctx.clock.now();
+      const hmac = currentHmac(ctx.keys);
+      const judgment: JudgmentRecord = {
+        judgmentId: newJudgmentId(ctx.random),
+        agentTag: me.tag,
+        scores: payload.scores,
+        composite: round6(c),
+        rationale: input.rationale,
+        receivedAt: now,
+        alignment: round6(smoothedAlignment(me)),
+        weight: round6(weight),
+        tier: tierOf(me.calibration.score),
+        intelligenceScore: me.calibration.score!,
+        ip: input.ip,
+        signature: { algorithm: 'Ed25519', publicKey: me.signing.publicKey, signature: input.signature, payload },
+        attestation: {
+          type: 'akas.judgment.attestation.v1',
+          payloadSha256: sha256Hex(signed),
+          judgeSignature: { algorithm: 'Ed25519', publicKey: me.signing.publicKey, signature: input.signature },
+          nodeMac: { algorithm: 'HMAC-SHA256', signingKeyId: hmac.signingKeyId, mac: hmacSha256Hex(hmac.key, signed) },
+          attestedAt: now,
+        },
+      };
+      proposal.judgments.push(judgment);
+      me.contributions.judgments += 1;
+      moveCredits(tx, ctx, me, 'mint', CREDITS_PER_JUDGMENT, `judgment ${judgment.judgmentId}`, proposalId);
+      tx.put(JudgmentIndex, judgment.judgmentId, { proposalId, kind });
+
+      let settlement: 'refunded' | 'slashed' | 'none' | undefined;
+      if (proposal.judgments.length >= proposal.requiredJudgments) {
+        const agents = new Map<string, AgentRecord>([[me.tag, me]]);
+        const load = async (tag: string) => {
+          let a = agents.get(tag);
+          if (!a) {
+            a = (await tx.get(Agents, tag))!;
+            agents.set(tag, a);
+          }
+          return a;
+        };
+        settlement = await decide(ctx, tx, proposal, load, now);
+        for (const a of agents.values()) tx.put(Agents, a.tag, a);
+      }
+      tx.put(Proposals, proposalId, proposal);
+      return {
+        dryRun: false as const,
+        kind,
+        proposalId,
+        judgment,
+        statusChanged: settlement !== undefined,
+        newStatus: proposal.status,
+        weight: judgment.weight,
+        balance: me.balance,
+        ...(settlement ? { depositSettlement: settlement } : {}),
+      };
+    });
+    if (result) return result;
+    if (attempt > 10) throw new Error('judging could not settle its lock set');
+  }
+}
+
+// The decision rule of DESIGN.md 3: the weighted mean composite of the judgments decides;
+// each judge's alignment learns whether it agreed; the deposit is refunded or slashed.
+async function decide(
+  ctx: Ctx,
+  tx: Tx,
+  proposal: ProposalRecord,
+  load: (tag: string) => Promise<AgentRecord>,
+  now: number,
+): Promise<'refunded' | 'slashed' | 'none'> {
+  const totalWeight = proposal.judgments.reduce((s, j) => s + j.weight, 0);
+  const weighted = totalWeight > 0 ? proposal.judgments.reduce((s, j) => s + j.weight * j.composite, 0) / totalWeight : 0;
+  const published = weighted >= PUBLISH_THRESHOLD;
+  proposal.status = published ? 'published' : 'rejected';
+  proposal.decidedAt = now;
+  for (const j of proposal.judgments) {
+    const a = await load(j.agentTag);
+    a.alignment.decided += 1;
+    if (j.composite >= PUBLISH_THRESHOLD === published) a.alignment.aligned += 1;
+  }
+  let settlement: 'refunded' | 'slashed' | 'none' = 'none';
+  if (proposal.proposer) {
+    const proposer = await load(proposal.proposer.tag);
+    if (published) proposer.contributions.published += 1;
+    if (proposal.billable && proposal.deposit > 0) {
+      settlement = published ? 'refunded' : 'slashed';
+      moveCredits(tx, ctx, proposer, published ? 'refund' : 'slash', proposal.deposit, `${proposal.status} ${proposal.proposalId}`, proposal.proposalId);
+    }
+  }
+  proposal.outcome = { weightedComposite: round6(weighted), decision: proposal.status as 'published' | 'rejected', depositSettlement: settlement };
+  releasePending(tx, proposal);
+  if (published && proposal.path && proposal.kind !== 'tree-expansion' && proposal.kind !== 'spec-sharpening') {
+    tx.put(PublishedNodes, proposal.path, { proposalId: proposal.proposalId, kind: proposal.kind });
+  }
+  return settlement;
+}

@@ -1,0 +1,281 @@
+// Proposals of all seven kinds: propose (deposit escrow, per-day caps, id_conflict),
+// withdraw, reads, the judge queue and the propose-quota counters.
+import {
+  newProposalId,
+  nextUtcMidnight,
+  PROPOSAL_KINDS,
+  PROPOSE_CAP,
+  ServiceError,
+  TIER_PRICE,
+  tierOf,
+  utcDay,
+  type PaidTier,
+  type ProposalKind,
+} from '../core/index.js';
+import type { Tx } from '../store/index.js';
+import { claimSecretFor } from './claims.js';
+import type { Ctx } from './context.js';
+import { moveCredits } from './ledger.js';
+import { conflictKeys, detailUrl, judgeUrl, semanticErrors, targetPath, titleOf, type AnyPayload } from './proposal-kinds.js';
+import {
+  Agents,
+  Counters,
+  PendingKeys,
+  PendingQueue,
+  Proposals,
+  agentLock,
+  proposalLock,
+  type AgentRecord,
+  type ProposalRecord,
+} from './records.js';
+import { space } from '../store/index.js';
+
+/** Published node paths -> the proposal that wrote them (the knowledge tree builds on this). */
+export const PublishedNodes = space<{ proposalId: string; kind: ProposalKind }>('published-nodes');
+
+/** Anonymous proposals per IP per kind per day (DESIGN.md 3, `serve --allow-anonymous-propose`). */
+export const ANONYMOUS_CAP = 5;
+
+const queueKey = (p: Pick<ProposalRecord, 'submittedAt' | 'proposalId'>) => `${String(p.submittedAt).padStart(15, '0')}:${p.proposalId}`;
+const ipCounter = (ip: string, kind: ProposalKind, day: number) => `propose:ip:${ip}:${kind}:${day}`;
+const keyCounter = (tag: string, kind: ProposalKind, day: number) => `propose:key:${tag}:${kind}:${day}`;
+
+export interface ProposeInput {
+  kind: ProposalKind;
+  payload: AnyPayload;
+  /** The authenticated proposer, or null on the anonymous path. */
+  agent: AgentRecord | null;
+  ip: string;
+}
+
+export interface ProposeQuota {
+  capPerKind: number;
+  used: number;
+  remaining: number;
+  resetAt: number | null;
+}
+
+export interface Proposed {
+  proposal: ProposalRecord;
+  balanceRemaining: number;
+  perIpProposeQuota: ProposeQuota;
+  claimSecret: string | null;
+}
+
+/** The tier a proposer needs: calibrated (402) and not refused (403). */
+export function requireProposerTier(agent: AgentRecord): PaidTier {
+  const tier = tierOf(agent.calibration.score);
+  if (tier === 'uncalibrated') {
+    throw new ServiceError('calibration_required', 'Calibrate before proposing: GET /api/agent/v1/calibrate.', { hint: 'Proposals need a calibrated tier.' });
+  }
+  if (tier === 'refused') {
+    throw new ServiceError('tier_too_low', `A calibration score below 0.3 is refused on priced and propose surfaces.`, { tier, floor: 0.3 });
+  }
+  return tier as PaidTier;
+}
+
+function capError(scope: 'per-ip-per-day' | 'per-apikey-per-day', cap: number, tier: string, now: number) {
+  const resetAt = nextUtcMidnight(now);
+  return new ServiceError('rate_limited', `The daily propose cap of ${cap} for this kind is used (${scope}).`, {
+    scope,
+    cap,
+    tier,
+    nextEligibleAt: resetAt,
+    resetIn: resetAt - now,
+    retryAfter: Math.ceil((resetAt - now) / 1000),
+    hint: {
+      next: [
+        'Judge pending proposals meanwhile: GET /api/judge/queue?expand=1.',
+        scope === 'per-ip-per-day' ? 'The per-IP cap is shared by every agent on this egress IP.' : 'A higher tier has a higher cap: calibrate again if you have attempts left.',
+      ],
+    },
+  });
+}
+
+async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: string; field: string }>) {
+  for (const { key, field } of keys) {
+    const held = await tx.get(PendingKeys, key);
+    if (!held) continue;
+    const existing = await tx.get(Proposals, held.proposalId);
+    if (!existing || existing.status !== 'pending') continue;
+    throw new ServiceError('id_conflict', `A pending proposal (${existing.proposalId}) already holds this ${field}.`, {
+      errors: [{ field, reason: `held by pending proposal ${existing.proposalId}` }],
+      existingProposalId: existing.proposalId,
+      judgeUrl: judgeUrl(existing.kind, existing.proposalId),
+      detailUrl: detailUrl(existing.kind, existing.proposalId),
+      hint: 'Judge or wait for the existing proposal; it frees the slot once published, rejected or withdrawn.',
+    });
+  }
+}
+
+// An eval result references an artifact: one that is published, or still pending.
+async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
+  const published = await tx.get(PublishedNodes, artifactPath);
+  if (published?.kind === 'artifact') return;
+  const pending = await tx.get(PendingKeys, `node:${artifactPath}`);
+  const p = pending && (await ctx.store.get(Proposals, pending.proposalId));
+  if (p && p.kind === 'artifact' && p.status === 'pending') return;
+  throw new ServiceError('validation_failed', 'The request failed validation.', {
+    errors: [{ field: 'artifactPath', reason: 'no published or pending artifact at this path' }],
+  });
+}
+
+/** Stores a new pending proposal; the deposit moves to reservedBalance in the same batch. */
+export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> {
+  const { kind, payload, ip } = input;
+  const problems = semanticErrors(kind, payload);
+  if (problems.length) throw new ServiceError('validation_failed', 'The request failed validation.', { errors: problems });
+  if (!input.agent && !ctx.config.allowAnonymousPropose) {
+    throw new ServiceError('unauthorized', 'Proposing needs Authorization: Bearer <apiKey> (this node has no anonymous path).');
+  }
+  const tier = input.agent ? requireProposerTier(input.agent) : null;
+  const cap = tier ? PROPOSE_CAP[tier] : ANONYMOUS_CAP;
+  const deposit = tier ? TIER_PRICE[tier] : 0;
+  const keys = conflictKeys(kind, payload);
+  const locks = [`propose-ip:${ip}`, ...keys.map((k) => `pending-key:${k.key}`), ...(input.agent ? [agentLock(input.agent.tag)] : [])];
+
+  return ctx.store.transact(locks, async (tx) => {
+    const now = ctx.clock.now();
+    const day = utcDay(now);
+    await assertNoConflict(tx, kind, keys);
+    if (kind === 'eval-result') await assertArtifactExists(ctx, tx, (payload as { artifactPath: string }).artifactPath);
+
+    const agent = input.agent ? await tx.get(Agents, input.agent.tag) : undefined;
+    const ipUsed = (await tx.get(Counters, ipCounter(ip, kind, day)))?.count ?? 0;
+    if (agent) {
+      const keyUsed = (await tx.get(Counters, keyCounter(agent.tag, kind, day)))?.count ?? 0;
+      if (keyUsed >= cap) throw capError('per-apikey-per-day', cap, tier!, now);
+      tx.put(Counters, keyCounter(agent.tag, kind, day), { count: keyUsed + 1, resetAt: nextUtcMidnight(now) });
+    }
+    if (ipUsed >= cap) throw capError('per-ip-per-day', cap, tier ?? 'anonymous', now);
+    tx.put(Counters, ipCounter(ip, kind, day), { count: ipUsed + 1, resetAt: nextUtcMidnight(now) });
+
+    let proposalId = newProposalId(ctx.random, kind);
+    while (await tx.get(Proposals, proposalId)) proposalId = newProposalId(ctx.random, kind);
+    const proposal: ProposalRecord = {
+      proposalId,
+      kind,
+      status: 'pending',
+      submittedAt: now,
+      decidedAt: null,
+      proposer: agent ? { tag: agent.tag, publicKey: agent.signing.publicKey } : null,
+      proposerIp: ip,
+      path: targetPath(kind, payload),
+      title: titleOf(kind, payload),
+      payload: payload as Record<string, unknown>,
+      requiredJudgments: ctx.config.requiredJudgments,
+      judgments: [],
+      deposit,
+      billable: Boolean(agent),
+      tier: tier ?? 'anonymous',
+      conflictKeys: keys.map((k) => k.key),
+      outcome: null,
+    };
+    if (agent) {
+      agent.contributions.proposals += 1;
+      if (deposit > 0) moveCredits(tx, ctx, agent, 'reserve', deposit, `deposit for ${proposalId}`, proposalId);
+      else tx.put(Agents, agent.tag, agent);
+    }
+    tx.put(Proposals, proposalId, proposal);
+    for (const { key } of keys) tx.put(PendingKeys, key, { proposalId });
+    tx.put(PendingQueue, queueKey(proposal), { kind, proposer: proposal.proposer?.tag ?? null });
+    return {
+      proposal,
+      balanceRemaining: agent?.balance ?? 0,
+      perIpProposeQuota: { capPerKind: cap, used: ipUsed + 1, remaining: cap - ipUsed - 1, resetAt: nextUtcMidnight(now) },
+      claimSecret: agent ? claimSecretFor(ctx, proposalId, agent.signing.publicKey) : null,
+    };
+  });
+}
+
+/** Removes a decided or withdrawn proposal from the pending indexes. */
+export function releasePending(tx: Tx, proposal: ProposalRecord) {
+  for (const key of proposal.conflictKeys) tx.del(PendingKeys, key);
+  tx.del(PendingQueue, queueKey(proposal));
+}
+
+/** Withdraw (DESIGN.md 3): the proposer, while pending with no judgment; the deposit is refunded. */
+export async function withdraw(ctx: Ctx, proposalId: string, agent: AgentRecord): Promise<{ proposal: ProposalRecord; refunded: number; balance: number }> {
+  return ctx.store.transact([proposalLock(proposalId), agentLock(agent.tag), ...(await pendingKeyLocks(ctx, proposalId))], async (tx) => {
+    const proposal = await tx.get(Proposals, proposalId);
+    if (!proposal) throw new ServiceError('not_found', `No proposal ${proposalId}.`);
+    if (proposal.proposer?.tag !== agent.tag) throw new ServiceError('not_proposer', 'Only the proposer may withdraw a proposal.');
+    if (proposal.status !== 'pending') throw new ServiceError('already_decided', `The proposal is already ${proposal.status}.`, { status: proposal.status });
+    if (proposal.judgments.length > 0) {
+      throw new ServiceError('not_withdrawable', 'A proposal that has judgments cannot be withdrawn.', { judgmentCount: proposal.judgments.length });
+    }
+    const me = (await tx.get(Agents, agent.tag))!;
+    if (proposal.billable && proposal.deposit > 0) moveCredits(tx, ctx, me, 'refund', proposal.deposit, `withdrawn ${proposalId}`, proposalId);
+    proposal.status = 'withdrawn';
+    proposal.decidedAt = ctx.clock.now();
+    proposal.outcome = null;
+    releasePending(tx, proposal);
+    tx.put(Proposals, proposalId, proposal);
+    return { proposal, refunded: proposal.billable ? proposal.deposit : 0, balance: me.balance };
+  });
+}
+
+// Withdraw and decisions delete the pending keys: they hold those keys' locks too, so a
+// concurrent propose of the same path sees either the old holder or none.
+async function pendingKeyLocks(ctx: Ctx, proposalId: string): Promise<string[]> {
+  const p = await ctx.store.get(Proposals, proposalId);
+  return (p?.conflictKeys ?? []).map((k) => `pending-key:${k}`);
+}
+export { pendingKeyLocks };
+
+export async function getProposal(ctx: Pick<Ctx, 'store'>, proposalId: string): Promise<ProposalRecord> {
+  const p = await ctx.store.get(Proposals, proposalId);
+  if (!p) throw new ServiceError('not_found', `No proposal ${proposalId}.`);
+  return p;
+}
+
+export interface QueuePage {
+  items: ProposalRecord[];
+  nextCursor: string | null;
+}
+
+/**
+ * Pending proposals the agent may judge, oldest first: not its own, not already judged by
+ * it, and (when the same-IP check is on) not judged by another agent from its IP.
+ */
+export async function judgeQueue(
+  ctx: Ctx,
+  agent: AgentRecord,
+  ip: string,
+  opts: { limit: number; cursor?: string; kind?: ProposalKind },
+): Promise<QueuePage> {
+  const items: ProposalRecord[] = [];
+  let last: string | undefined;
+  let after = opts.cursor;
+  // Scan in chunks so a long tail of ineligible proposals does not load everything at once.
+  for (;;) {
+    const chunk = await ctx.store.list(PendingQueue, { ...(after ? { gt: after } : {}), limit: 200 });
+    if (chunk.length === 0) return { items, nextCursor: null };
+    for (const [key, entry] of chunk) {
+      after = key;
+      if (entry.proposer === agent.tag || (opts.kind && entry.kind !== opts.kind)) continue;
+      const p = await ctx.store.get(Proposals, key.slice(key.indexOf(':') + 1));
+      if (!p || p.status !== 'pending') continue;
+      if (p.judgments.some((j) => j.agentTag === agent.tag)) continue;
+      if (ctx.config.sameIpCollusionCheck && (p.judgments.some((j) => j.ip === ip) || p.proposerIp === ip)) continue;
+      items.push(p);
+      last = key;
+      if (items.length === opts.limit) return { items, nextCursor: last };
+    }
+  }
+}
+
+/** Today's propose counters of an agent and its IP, per kind (SPEC 4.6 quota). */
+export async function proposeQuota(ctx: Ctx, agent: AgentRecord, ip: string) {
+  const now = ctx.clock.now();
+  const day = utcDay(now);
+  const tier = tierOf(agent.calibration.score);
+  const cap = tier in PROPOSE_CAP ? PROPOSE_CAP[tier as PaidTier] : 0;
+  const byKind: Record<string, { cap: number; usedByKey: number; usedByIp: number; remaining: number }> = {};
+  for (const kind of PROPOSAL_KINDS) {
+    const usedByKey = (await ctx.store.get(Counters, keyCounter(agent.tag, kind, day)))?.count ?? 0;
+    const usedByIp = (await ctx.store.get(Counters, ipCounter(ip, kind, day)))?.count ?? 0;
+    byKind[kind] = { cap, usedByKey, usedByIp, remaining: Math.max(0, cap - Math.max(usedByKey, usedByIp)) };
+  }
+  return { tier, capPerKind: cap, resetAt: nextUtcMidnight(now), byKind, tierCapTable: { ...PROPOSE_CAP, refused: 0, uncalibrated: 0 } };
+}

@@ -1,0 +1,257 @@
+// SPEC 2.4, 2.5, 4.5, 4.6: the seven propose and judge paths, proposal reads, withdraw and
+// the judge queue.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { canonicalize, currentHmac, hmacSha256Hex, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
+import { judge, type JudgeResult } from '../../domain/judging.js';
+import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload } from '../../domain/proposal-kinds.js';
+import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
+import type { JudgmentRecord, ProposalRecord } from '../../domain/records.js';
+import { agentOf } from '../caller.js';
+import { validationError } from '../errors.js';
+
+const Score = Type.Number({ minimum: 0, maximum: 1 });
+export const JudgeBody = Type.Object(
+  {
+    scores: Type.Object({ accuracy: Score, clarity: Score, compression: Score, sources: Score }, { additionalProperties: false }),
+    rationale: Type.String({ minLength: 1, maxLength: 400 }),
+    dryRun: Type.Optional(Type.Boolean()),
+    signature: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
+const JudgeQuery = Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])) });
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export const credentialUrl = (kind: ProposalKind, proposalId: string, judgmentId: string) =>
+  `/api/credentials/judgment/${kind}/${proposalId}/${judgmentId}`;
+
+function checkId(id: string) {
+  if (!PROPOSAL_ID_RE.test(id)) throw validationError([{ field: 'id', reason: 'a proposal id is a kind prefix (prop_, cprop_, gprop_, ...) and 16 lowercase hex' }]);
+}
+
+export function judgmentView(kind: ProposalKind, proposalId: string, j: JudgmentRecord) {
+  return {
+    judgmentId: j.judgmentId,
+    agentTag: j.agentTag,
+    scores: j.scores,
+    composite: j.composite,
+    rationale: j.rationale,
+    receivedAt: j.receivedAt,
+    alignment: j.alignment,
+    weight: j.weight,
+    tier: j.tier,
+    signature: {
+      algorithm: j.signature.algorithm,
+      publicKey: j.signature.publicKey,
+      signature: j.signature.signature,
+      signingPayload: canonicalize(j.signature.payload),
+    },
+    attestation: j.attestation,
+    credentialUrl: credentialUrl(kind, proposalId, j.judgmentId),
+  };
+}
+
+/** The detail view of a proposal: DgProposal for decision graphs, the common shape otherwise. */
+export function proposalView(p: ProposalRecord) {
+  const judgments = p.judgments.length ? { judgments: p.judgments.map((j) => judgmentView(p.kind, p.proposalId, j)) } : {};
+  const common = {
+    status: p.status,
+    submittedAt: p.submittedAt,
+    decidedAt: p.decidedAt,
+    judgmentCount: p.judgments.length,
+    requiredJudgments: p.requiredJudgments,
+  };
+  if (p.kind === 'graph') {
+    const g = p.payload as { path: string; title: string; spec: string; payload: unknown; replaceExisting?: boolean };
+    return {
+      proposalId: p.proposalId,
+      path: g.path,
+      title: g.title,
+      spec: g.spec,
+      payload: g.payload,
+      ...common,
+      replaceExisting: g.replaceExisting ?? false,
+      proposer: p.proposer?.tag ?? null,
+      outcome: p.outcome,
+      ...judgments,
+    };
+  }
+  return {
+    proposalId: p.proposalId,
+    kind: p.kind,
+    path: p.path,
+    title: p.title,
+    ...common,
+    proposer: p.proposer?.tag ?? null,
+    payload: p.payload,
+    deposit: p.deposit,
+    outcome: p.outcome,
+    judgeUrl: judgeUrl(p.kind, p.proposalId),
+    ...judgments,
+  };
+}
+
+function judgedView(r: JudgeResult) {
+  if (r.dryRun) {
+    return {
+      ok: true,
+      dryRun: true,
+      would: { proposalId: r.proposalId, kind: r.kind, composite: r.composite, weight: r.weight, creditsAwarded: r.creditsAwarded, tier: r.tier },
+      signingPayload: r.signingPayload,
+      note: 'Nothing was recorded. To judge for real, sign signingPayload with your Ed25519 key and send it as `signature` without dryRun.',
+    };
+  }
+  const j = r.judgment;
+  return {
+    kind: r.kind,
+    proposalId: r.proposalId,
+    judgmentRecorded: true,
+    judgmentId: j.judgmentId,
+    credentialUrl: credentialUrl(r.kind, r.proposalId, j.judgmentId),
+    statusChanged: r.statusChanged,
+    newStatus: r.newStatus,
+    economy: {
+      tier: j.tier,
+      intelligenceScore: j.intelligenceScore,
+      weight: r.weight,
+      creditsAwarded: 1,
+      balance: r.balance,
+      ...(r.depositSettlement ? { depositSettlement: r.depositSettlement } : {}),
+    },
+  };
+}
+
+export async function proposalRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+  const proposeAuth = ctx.config.allowAnonymousPropose ? 'optional' : 'required';
+
+  for (const kind of PROPOSAL_KINDS) {
+    app.post(
+      KIND_ROUTES[kind].propose,
+      { schema: { body: PAYLOAD_SCHEMAS[kind] }, config: { auth: proposeAuth, idempotency: 'propose' } },
+      async (request) => {
+        const agent = request.caller.agent ?? null;
+        const r = await propose(ctx, { kind, payload: request.body as AnyPayload, agent, ip: request.ip });
+        const p = r.proposal;
+        return {
+          proposalId: p.proposalId,
+          kind: p.kind,
+          status: p.status,
+          submittedAt: p.submittedAt,
+          requiredJudgments: p.requiredJudgments,
+          judgmentCount: 0,
+          economy: {
+            tier: p.tier,
+            deposit: p.deposit,
+            balanceRemaining: r.balanceRemaining,
+            billable: p.billable,
+            note: p.billable
+              ? `The deposit of ${p.deposit} is held in reservedBalance: refunded on publish or withdraw, slashed on reject.`
+              : 'Anonymous proposals carry no deposit and earn no refund.',
+            expectedRefundOnPublish: p.billable ? p.deposit : null,
+            perIpProposeQuota: r.perIpProposeQuota,
+          },
+          instructions: {
+            check: detailUrl(kind, p.proposalId),
+            judgeAsUnified: `/api/knowledge/judge/${p.proposalId}`,
+            judgeAs: judgeUrl(kind, p.proposalId),
+          },
+          ...(r.claimSecret ? { claimSecret: r.claimSecret } : {}),
+        };
+      },
+    );
+  }
+
+  // The brief judge path is also the unified one: the id prefix selects the kind.
+  const judgePaths: Array<[string, ProposalKind | null]> = PROPOSAL_KINDS.map((k) => [KIND_ROUTES[k].judge, k === 'brief' ? null : k]);
+  for (const [path, routeKind] of judgePaths) {
+    app.post(
+      `${path}/:id`,
+      { schema: { body: JudgeBody, params: IdParams, querystring: JudgeQuery }, config: { auth: 'required', idempotency: 'judge' } },
+      async (request: FastifyRequest) => {
+        const { id } = request.params as { id: string };
+        checkId(id);
+        const body = request.body as { scores: JudgmentRecord['scores']; rationale: string; dryRun?: boolean; signature?: string };
+        const q = request.query as { dryRun?: string };
+        const dryRun = body.dryRun === true || q.dryRun === '1' || q.dryRun === 'true';
+        const result = await judge(ctx, {
+          routeKind,
+          proposalId: id,
+          judge: agentOf(request),
+          ip: request.ip,
+          scores: body.scores,
+          rationale: body.rationale,
+          signature: body.signature?.toLowerCase(),
+          dryRun,
+        });
+        return judgedView(result);
+      },
+    );
+  }
+
+  app.get('/api/knowledge/proposals/:id', { schema: { params: IdParams } }, async (request) => {
+    const { id } = request.params as { id: string };
+    checkId(id);
+    return proposalView(await getProposal(ctx, id));
+  });
+
+  app.get('/api/knowledge/eval/proposals/:id', { schema: { params: IdParams } }, async (request) => {
+    const { id } = request.params as { id: string };
+    checkId(id);
+    const p = await getProposal(ctx, id);
+    if (p.kind !== 'eval-result') throw new ServiceError('not_found', `No eval proposal ${id}.`);
+    const hmac = currentHmac(ctx.keys);
+    const fields = { proposalId: p.proposalId, ...(p.payload as Record<string, unknown>), proposer: p.proposer?.tag ?? null, submittedAt: p.submittedAt };
+    return {
+      ...proposalView(p),
+      manifest: { ...fields, signature: hmacSha256Hex(hmac.key, canonicalize(fields)), signingKeyId: hmac.signingKeyId },
+    };
+  });
+
+  app.post('/api/knowledge/proposals/:id/withdraw', { schema: { params: IdParams }, config: { auth: 'required' } }, async (request) => {
+    const { id } = request.params as { id: string };
+    checkId(id);
+    const r = await withdraw(ctx, id, agentOf(request));
+    return { proposalId: id, status: r.proposal.status, withdrawnAt: r.proposal.decidedAt, depositRefunded: r.refunded, balance: r.balance };
+  });
+
+  app.get(
+    '/api/judge/queue',
+    {
+      schema: {
+        querystring: Type.Object(
+          {
+            expand: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+            cursor: Type.Optional(Type.String({ maxLength: 100 })),
+            kind: Type.Optional(Type.Union(PROPOSAL_KINDS.map((k) => Type.Literal(k)))),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      config: { auth: 'required' },
+    },
+    async (request) => {
+      const q = request.query as { expand?: string; limit?: number; cursor?: string; kind?: ProposalKind };
+      const expand = q.expand === '1' || q.expand === 'true';
+      const page = await judgeQueue(ctx, agentOf(request), request.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind: q.kind });
+      return {
+        items: page.items.map((p) => ({
+          proposalId: p.proposalId,
+          kind: p.kind,
+          title: p.title,
+          path: p.path,
+          submittedAt: p.submittedAt,
+          judgmentCount: p.judgments.length,
+          requiredJudgments: p.requiredJudgments,
+          judgeUrl: judgeUrl(p.kind, p.proposalId),
+          detailUrl: detailUrl(p.kind, p.proposalId),
+          ...(expand ? { proposal: proposalView(p) } : {}),
+        })),
+        nextCursor: page.nextCursor,
+        note: 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP. Each accepted judgment earns 1 credit.',
+      };
+    },
+  );
+}

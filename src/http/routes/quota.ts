@@ -1,0 +1,30 @@
+// GET /api/agent/v1/quota: the caller's token bucket and today's propose counters per kind.
+import type { FastifyInstance } from 'fastify';
+import { proposeQuota } from '../../domain/proposals.js';
+import { agentOf } from '../caller.js';
+
+export async function quotaRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+  app.get('/api/agent/v1/quota', { config: { auth: 'required', banExempt: true } }, async (request) => {
+    const agent = agentOf(request);
+    const q = await proposeQuota(ctx, agent, request.ip);
+    return {
+      tag: agent.tag,
+      tier: q.tier,
+      rateLimit: {
+        scope: 'per-bearer',
+        bucketSize: ctx.buckets.burst,
+        refillPerSecond: ctx.buckets.refillPerSecond,
+        remaining: await ctx.buckets.peek(`agent:${agent.tag}`),
+      },
+      proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind, scopes: ['per-apikey-per-day', 'per-ip-per-day'] },
+      tierCapTable: q.tierCapTable,
+      note: 'Each kind has its own daily cap, counted both for your api key and for your egress IP (shared by every agent on it).',
+    };
+  });
+  // /me carries the same counters (SPEC 2.3 names propose-quota usage among its extra fields).
+  app.akasMeExtensions.push(async (agent) => {
+    const q = await proposeQuota(ctx, agent, agent.registeredIp);
+    return { proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind } };
+  });
+}
