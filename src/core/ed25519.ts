@@ -37,6 +37,7 @@ const privateKeys = new Lru<KeyObject>(256);
 const b64u = (hex: string) => Buffer.from(hex, 'hex').toString('base64url');
 
 function publicKeyObject(publicKeyHex: string): KeyObject | null {
+  if (typeof publicKeyHex !== 'string') return null; // keys from untrusted JSON may be anything
   const key = publicKeyHex.toLowerCase();
   let obj = publicKeys.get(key);
   if (!obj) {

@@ -1,0 +1,213 @@
+// The one-way rooms of DESIGN.md 1, kept true by reading the source: every import, re-export
+// and dynamic import() in src/, cli/ and verifier/ is parsed (TypeScript's own parser, so
+// comments and strings never count), relative paths are resolved to the room they land in,
+// and a forbidden arrow fails with the file and line that draws it.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+const ROOMS = ['src/core', 'src/store', 'src/domain', 'src/http', 'cli', 'verifier', 'data'] as const;
+type Room = (typeof ROOMS)[number] | 'elsewhere';
+
+interface Import {
+  specifier: string;
+  line: number;
+}
+
+/** Every module a source text imports: import/export ... from, import 'x', import('x'), require('x'), import('x').T. */
+function importsOf(fileName: string, text: string): Import[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const found: Import[] = [];
+  const add = (node: ts.Node | undefined) => {
+    if (node && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node))) {
+      found.push({ specifier: node.text, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1 });
+    }
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node.moduleSpecifier);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node.moduleReference.expression);
+    else if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require')) add(node.arguments[0]);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The room a path (relative to the repo root, '/'-separated) lies in. */
+function roomOf(path: string): Room {
+  return ROOMS.find((room) => path === room || path.startsWith(room + '/')) ?? 'elsewhere';
+}
+
+/** The npm package a bare specifier names ('@scope/name' or 'name'), or null for node: builtins. */
+function packageOf(specifier: string): string | null {
+  if (specifier.startsWith('node:')) return null;
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+interface Rule {
+  /** Rooms the rule applies to. */
+  from: Room[];
+  /** Rooms a relative import may land in (undefined: any but forbidRooms). */
+  allowRooms?: Room[];
+  forbidRooms?: Room[];
+  /** Package names; 'scope/*' matches a whole scope. */
+  forbidPackages?: string[];
+  why: string;
+}
+
+const LEVEL = ['level', 'classic-level', 'abstract-level'];
+const RULES: Rule[] = [
+  {
+    from: ['verifier'],
+    allowRooms: ['verifier', 'src/core', 'data'],
+    forbidPackages: [...LEVEL, 'fastify', '@fastify/*', 'undici'],
+    why: 'verifier/ imports src/core and data/ only, and works offline with no node (never src/store, src/domain, src/http)',
+  },
+  {
+    from: ['src/core'],
+    allowRooms: ['src/core', 'data'],
+    forbidPackages: [...LEVEL, 'fastify', '@fastify/*', 'undici', 'ink', '@inkjs/*', 'react', 'commander'],
+    why: 'src/core is pure: no fastify, LevelDB, HTTP client or terminal UI, and no other room',
+  },
+  {
+    from: ['src/store'],
+    allowRooms: ['src/store', 'src/core'],
+    forbidPackages: ['fastify', '@fastify/*'],
+    why: 'src/store sits on src/core only (never src/domain, src/http, cli)',
+  },
+  {
+    from: ['src/domain'],
+    forbidRooms: ['src/http', 'cli', 'verifier'],
+    forbidPackages: ['fastify', '@fastify/*'],
+    why: 'src/domain has no HTTP: it never imports src/http, cli or fastify',
+  },
+  {
+    from: ['src/http'],
+    forbidRooms: ['cli'],
+    why: 'src/http never imports cli (cli -> src/http, not back)',
+  },
+  {
+    from: ['src/domain', 'src/http', 'cli', 'verifier', 'src/core', 'elsewhere'],
+    forbidPackages: LEVEL,
+    why: 'only src/store knows LevelDB',
+  },
+];
+
+const matchesPackage = (pkg: string, pattern: string) => (pattern.endsWith('/*') ? pkg.startsWith(pattern.slice(0, -1)) : pkg === pattern);
+
+/** The broken arrows of one file (path relative to the repo root), as "file:line ..." lines. */
+function violations(file: string, imports: Import[]): string[] {
+  const from = roomOf(file);
+  const out: string[] = [];
+  for (const { specifier, line } of imports) {
+    const relativeImport = specifier.startsWith('.') || specifier.startsWith('/');
+    const target = relativeImport ? relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/') : null;
+    const to = target === null ? null : roomOf(target);
+    const pkg = target === null ? packageOf(specifier) : null;
+    for (const rule of RULES) {
+      if (!rule.from.includes(from)) continue;
+      const bad =
+        (to !== null && ((rule.allowRooms && !rule.allowRooms.includes(to)) || rule.forbidRooms?.includes(to))) ||
+        (pkg !== null && rule.forbidPackages?.some((p) => matchesPackage(pkg, p)));
+      if (bad) out.push(`${file}:${line} imports '${specifier}'${to ? ` (${to})` : ''}: ${rule.why}`);
+    }
+  }
+  return out;
+}
+
+/** Every .ts/.tsx file under dir, relative to the repo root. */
+function sourceFiles(dir: string): string[] {
+  const abs = join(ROOT, dir);
+  if (!existsSync(abs)) return [];
+  return readdirSync(abs).flatMap((name) => {
+    const rel = `${dir}/${name}`;
+    if (statSync(join(ROOT, rel)).isDirectory()) return sourceFiles(rel);
+    return /\.(ts|tsx|mts|cts)$/.test(name) && !name.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+describe('rooms (DESIGN.md 1)', () => {
+  describe('the import reader', () => {
+    const text = [
+      "import { a } from 'fastify';", // 1
+      "import type { B } from '../store/index.js';", // 2
+      "export * from '../domain/x.js';", // 3
+      'export { c } from "undici";', // 4
+      "const m = await import('../http/app.js');", // 5
+      'import {', // 6
+      '  d,', // 7
+      "} from 'level';", // 8
+      "type T = import('../store/types.js').Store;", // 9
+      "import 'react';", // 10
+      "// import('commented-out'); import x from 'commented';", // 11
+      "const s = \"import('in-a-string')\";", // 12
+      "import e = require('commander');", // 13
+      "import { f } from './jcs.js';", // 14
+      "import { g } from 'node:crypto';", // 15
+    ].join('\n');
+
+    it('finds static, type-only, re-exported, dynamic, multi-line and require imports, with their lines', () => {
+      expect(importsOf('src/core/fake.ts', text)).toEqual([
+        { specifier: 'fastify', line: 1 },
+        { specifier: '../store/index.js', line: 2 },
+        { specifier: '../domain/x.js', line: 3 },
+        { specifier: 'undici', line: 4 },
+        { specifier: '../http/app.js', line: 5 },
+        { specifier: 'level', line: 8 },
+        { specifier: '../store/types.js', line: 9 },
+        { specifier: 'react', line: 10 },
+        { specifier: 'commander', line: 13 },
+        { specifier: './jcs.js', line: 14 },
+        { specifier: 'node:crypto', line: 15 },
+      ]);
+    });
+
+    it('reports each forbidden one with file and line, and lets the allowed ones pass', () => {
+      const found = violations('src/core/fake.ts', importsOf('src/core/fake.ts', text));
+      const lines = [...new Set(found.map((v) => v.split(' ')[0]))];
+      expect(lines).toEqual(['src/core/fake.ts:1', 'src/core/fake.ts:2', 'src/core/fake.ts:3', 'src/core/fake.ts:4', 'src/core/fake.ts:5', 'src/core/fake.ts:8', 'src/core/fake.ts:9', 'src/core/fake.ts:10', 'src/core/fake.ts:13']);
+    });
+
+    it('resolves relative paths rather than matching strings', () => {
+      expect(violations('verifier/credential.ts', [{ specifier: '../src/core/index.js', line: 1 }])).toEqual([]);
+      // '../core/x.js' from verifier/ lands in core/ at the repo root, which is not src/core.
+      expect(violations('verifier/credential.ts', [{ specifier: '../core/x.js', line: 1 }])).toHaveLength(1);
+      expect(violations('verifier/credential.ts', [{ specifier: '../src/store/index.js', line: 7 }])).toEqual([
+        "verifier/credential.ts:7 imports '../src/store/index.js' (src/store): " + RULES[0].why,
+      ]);
+      expect(violations('verifier/sub/x.ts', [{ specifier: '../../src/domain/a.js', line: 2 }])).toHaveLength(1);
+      expect(violations('src/domain/a.ts', [{ specifier: './store-helpers.js', line: 1 }])).toEqual([]);
+      expect(violations('src/domain/a.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/http/routes/a.ts', [{ specifier: '../../../cli/client.js', line: 1 }])).toHaveLength(1);
+      expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/http/app.js', line: 1 }])).toEqual([]);
+    });
+
+    it('lets only src/store import LevelDB', () => {
+      expect(violations('src/store/level.ts', [{ specifier: 'level', line: 1 }, { specifier: 'abstract-level', line: 2 }])).toEqual([]);
+      expect(violations('src/domain/x.ts', [{ specifier: 'classic-level', line: 1 }])).toHaveLength(1);
+      expect(violations('cli/x.ts', [{ specifier: 'level/whatever', line: 1 }])).toHaveLength(1);
+    });
+  });
+
+  describe('the source tree', () => {
+    const files = ['src', 'cli', 'verifier'].flatMap((d) => sourceFiles(d));
+
+    it('has files in the rooms it checks (the scan is not empty)', () => {
+      expect(files.filter((f) => roomOf(f) === 'src/core').length).toBeGreaterThan(3);
+      expect(files.filter((f) => roomOf(f) === 'src/store').length).toBeGreaterThan(1);
+    });
+
+    it('has no import that breaks a one-way door', () => {
+      const broken = files.flatMap((file) => violations(file, importsOf(file, readFileSync(join(ROOT, file), 'utf8'))));
+      expect(broken).toEqual([]);
+    });
+  });
+});
