@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   invalid_answer: { status: 400, doc: 'The answer does not fit the challenge schema.' },
   invalid_tool_input: { status: 400, doc: 'toolInput does not fit the chosen tool.' },
   invalid_pattern: { status: 400, doc: 'regex-test: the pattern or flags are not a valid ECMAScript regular expression.' },
+  regex_timeout: { status: 400, doc: 'regex-test: the pattern ran past the 50 ms evaluation limit (e.g. catastrophic backtracking); nothing was charged.' },
   challenge_expired: { status: 400, doc: 'The challengeId is unknown to this agent, already answered, or expired.' },
   signature_required: { status: 400, doc: 'A judgment must carry the judge\'s Ed25519 signature over signingPayload.' },
   invalid_signature: { status: 400, doc: 'The judgment signature does not verify against the judge\'s current public key.' },
@@ -40,6 +41,8 @@ export const ERROR_CODES = {
   internal_error: { status: 500, doc: 'An unexpected failure; the request id is in the log.' },
   integrity_violation: { status: 500, doc: 'Stored bytes fail their hash check.' },
   no_work: { status: 503, doc: 'No work available for the challenge route.' },
+  tool_busy: { status: 503, doc: 'The tool evaluator is saturated; retry shortly. Nothing was charged.' },
+  tool_unavailable: { status: 503, doc: 'The tool evaluator is not running (the node is shutting down). Nothing was charged.' },
 } as const satisfies Record<string, { status: number; doc: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -9,10 +9,12 @@ import { registerCaller } from './caller.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
+import { calibrationRoutes } from './routes/calibration.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes, type MeExtension } from './routes/identity.js';
 import { proposalRoutes } from './routes/proposals.js';
 import { quotaRoutes } from './routes/quota.js';
+import { toolRoutes } from './routes/tools.js';
 import { validatorCompiler } from './validation.js';
 
 export interface AppConfig extends DomainConfig {
@@ -111,8 +113,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes);
   await app.register(identityRoutes);
+  await app.register(calibrationRoutes);
   await app.register(proposalRoutes);
   await app.register(quotaRoutes);
+  await app.register(toolRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();

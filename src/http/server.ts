@@ -33,6 +33,9 @@ export async function startNode(opts: StartOptions) {
     closing = true;
     await app.close();
     await store.close();
+    // The regex evaluator is one worker per process (unref'd); stop it with the node.
+    const { closeRegexWorker } = await import('../domain/tools/index.js');
+    await closeRegexWorker();
     resolveClosed();
   };
   process.once('SIGINT', close);

@@ -1,0 +1,151 @@
+// Challenges with decoys and the priced tools (SPEC 2.11, 2.12, 3.2, 4.2): an agent draws a
+// challenge, answers it while calling a tool, and pays tier price x tool multiplier. About
+// 10 percent of challenges are honeypot decoys; a wrong answer to one counts toward a ban.
+import { newChallengeId, ServiceError, TIER_PRICE, tierOf, type PaidTier } from '../core/index.js';
+import { space } from '../store/index.js';
+import { isDecoyAnswerCorrect, loadChallengeBank, validateAnswer, wireChallenge, type ChallengeEntry, type WireChallenge } from './challenge-bank.js';
+import type { Ctx } from './context.js';
+import { moveCredits } from './ledger.js';
+import { Agents, agentLock, type AgentRecord } from './records.js';
+import { BAN_MS, failureBans, reputationScore } from './reputation.js';
+import { TOOLS, type ToolName } from './tools/index.js';
+
+/** How long an issued challenge may be answered. */
+export const CHALLENGE_TTL_MS = 10 * 60 * 1000;
+
+interface IssuedChallenge {
+  challengeId: string;
+  agent: string;
+  bankId: string;
+  decoy: boolean;
+  issuedAt: number;
+  expiresAt: number;
+  answeredAt: number | null;
+}
+
+const Challenges = space<IssuedChallenge>('challenges');
+/** `${tag}:${bankId}`: the bank entries an agent has been served (each at most once). */
+const Served = space<{ at: number }>('served-challenges');
+export const Appeals = space<{ appealId: string; agent: string; message: string; contact?: string; receivedAt: number; bannedUntil: number | null }>('appeals');
+
+const challengeLock = (id: string) => `challenge:${id}`;
+
+export interface Challenge {
+  challengeId: string;
+  expiresIn: number;
+  challenge: WireChallenge;
+}
+
+/** Draws an unserved bank entry for the agent (a decoy about decoyRate of the time); 503 no_work when none is left. */
+export async function issueChallenge(ctx: Ctx, agent: AgentRecord): Promise<Challenge> {
+  const bank = loadChallengeBank();
+  return ctx.store.transact([`served:${agent.tag}`], async (tx) => {
+    const served = new Set((await tx.list(Served, { gte: `${agent.tag}:`, lt: `${agent.tag};` })).map(([k]) => k.slice(agent.tag.length + 1)));
+    const fresh = (list: readonly ChallengeEntry[]) => list.filter((e) => !served.has(e.id));
+    const wantDecoy = ctx.random(2).readUInt16BE(0) / 65536 < ctx.config.decoyRate;
+    const first = fresh(wantDecoy ? bank.decoys : bank.normal);
+    const pool = first.length ? first : fresh(wantDecoy ? bank.normal : bank.decoys);
+    if (pool.length === 0) {
+      throw new ServiceError('no_work', 'No challenge left for this agent: every one in the bank has been served to you.', {
+        hint: 'Judge pending proposals instead (GET /api/judge/queue?expand=1).',
+      });
+    }
+    const entry = pool[ctx.random(4).readUInt32BE(0) % pool.length];
+    const now = ctx.clock.now();
+    const challengeId = newChallengeId(ctx.random);
+    tx.put(Served, `${agent.tag}:${entry.id}`, { at: now });
+    tx.put(Challenges, challengeId, {
+      challengeId,
+      agent: agent.tag,
+      bankId: entry.id,
+      decoy: Boolean(entry.decoy),
+      issuedAt: now,
+      expiresAt: now + CHALLENGE_TTL_MS,
+      answeredAt: null,
+    });
+    return { challengeId, expiresIn: Math.round(CHALLENGE_TTL_MS / 1000), challenge: wireChallenge(entry) };
+  });
+}
+
+export interface UseToolInput {
+  challengeId: string;
+  answer: unknown;
+  tool: ToolName;
+  toolInput: unknown;
+}
+
+export interface UseToolResult {
+  tool: ToolName;
+  result: unknown;
+  cost: number;
+  balance: number;
+  agent: AgentRecord;
+}
+
+function challengeGone() {
+  return new ServiceError('challenge_expired', 'This challengeId is unknown to you, already answered, or expired.', {
+    field: 'challengeId',
+    hint: 'GET /api/agent/v1/challenge for a fresh one.',
+  });
+}
+
+/**
+ * Answers a challenge and runs a tool. Every check that can refuse the call runs before any
+ * credit moves; the charge, the answered mark and the reputation counters are one batch, and
+ * a balance that cannot pay is refused under the agent's lock (so racing calls never go negative).
+ */
+export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput): Promise<UseToolResult> {
+  const tier = tierOf(agent.calibration.score);
+  if (tier === 'uncalibrated') throw new ServiceError('calibration_required', 'Calibrate before using priced tools: GET /api/agent/v1/calibrate.');
+  if (tier === 'refused') throw new ServiceError('tier_too_low', 'A calibration score below 0.3 is refused on priced surfaces.', { tier, floor: 0.3 });
+  const tool = TOOLS[input.tool];
+  const cost = TIER_PRICE[tier as PaidTier] * tool.costMultiplier;
+
+  const issued = await ctx.store.get(Challenges, input.challengeId);
+  const now = ctx.clock.now();
+  if (!issued || issued.agent !== agent.tag || issued.answeredAt !== null || issued.expiresAt <= now) throw challengeGone();
+  const entry = loadChallengeBank().all.find((e) => e.id === issued.bankId)!;
+  const valid = validateAnswer(entry.schemaName, input.answer);
+  if (!valid.ok) throw new ServiceError('invalid_answer', `The answer does not fit the ${entry.schemaName} schema.`, { errors: valid.errors });
+  if (agent.balance < cost) {
+    throw new ServiceError('insufficient_balance', `This call costs ${cost} credits; the balance is ${agent.balance}.`, { required: cost, balance: agent.balance });
+  }
+
+  // The tool validates its own input (400 invalid_tool_input) and may refuse (regex timeout).
+  const result = await tool.run(input.toolInput as never);
+
+  return ctx.store.transact([agentLock(agent.tag), challengeLock(input.challengeId)], async (tx) => {
+    const ch = await tx.get(Challenges, input.challengeId);
+    if (!ch || ch.answeredAt !== null || ch.expiresAt <= ctx.clock.now()) throw challengeGone();
+    const me = (await tx.get(Agents, agent.tag))!;
+    ch.answeredAt = ctx.clock.now();
+    tx.put(Challenges, ch.challengeId, ch);
+    if (ch.decoy) {
+      me.decoyAttempted += 1;
+      if (!isDecoyAnswerCorrect(entry, input.answer)) {
+        me.decoyFailed += 1;
+        if (failureBans(me)) me.bannedUntil = ctx.clock.now() + BAN_MS;
+      }
+    } else {
+      me.totalAnswered += 1;
+    }
+    moveCredits(tx, ctx, me, 'spend', cost, `tool ${input.tool}`, ch.challengeId);
+    return { tool: input.tool, result, cost, balance: me.balance, agent: me };
+  });
+}
+
+/** The score GET /challenge reports alongside the challenge. */
+export const challengeReputation = (a: AgentRecord) => Math.round(reputationScore(a) * 1e6) / 1e6;
+
+/** Records a ban appeal (ban-exempt; SPEC 3.2: answered within 72 hours). */
+export async function appeal(ctx: Ctx, agent: AgentRecord, message: string, contact?: string) {
+  const appealId = 'apl_' + ctx.random(8).toString('hex');
+  const record = { appealId, agent: agent.tag, message, ...(contact ? { contact } : {}), receivedAt: ctx.clock.now(), bannedUntil: agent.bannedUntil };
+  await ctx.store.transact([agentLock(agent.tag)], async (tx) => {
+    const me = (await tx.get(Agents, agent.tag))!;
+    me.appeals += 1;
+    tx.put(Agents, me.tag, me);
+    tx.put(Appeals, appealId, record);
+  });
+  return record;
+}

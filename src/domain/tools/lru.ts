@@ -1,0 +1,37 @@
+// A small least-recently-used map on top of Map's insertion order: a hit moves the key to the
+// end, and an insert past the capacity drops the first (oldest) key.
+
+/** A bounded map that forgets the least recently used entry first. */
+export class Lru<K, V> {
+  private readonly map = new Map<K, V>();
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('Lru capacity must be a positive integer');
+  }
+
+  /** The value for key (and marks it most recently used), or undefined. */
+  get(key: K): V | undefined {
+    if (!this.map.has(key)) return undefined;
+    const v = this.map.get(key) as V;
+    this.map.delete(key);
+    this.map.set(key, v);
+    return v;
+  }
+
+  /** Stores key -> value as the most recently used entry. */
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+  }
+
+  /** How many entries are held. */
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Forgets every entry. */
+  clear(): void {
+    this.map.clear();
+  }
+}

@@ -1,0 +1,72 @@
+// One strict ajv 8 instance for the domain's own JSON Schemas (tool inputs, challenge answers,
+// calibration answer schemas), with errors turned into SPEC part 7 items {field, reason}.
+// src/domain may not import src/http, so this does not share fastify's instance.
+import AjvModule from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+
+const Ajv = AjvModule as unknown as typeof AjvModule.default;
+
+/** A plain JSON Schema object (draft-07 style, as ajv 8 takes it). */
+export type JSONSchema = Record<string, unknown>;
+
+/** One field-level problem, as in SPEC part 7's ValidationError. */
+export interface FieldError {
+  field: string;
+  reason: string;
+}
+
+/** The result of a validation: ok, or the list of field problems. */
+export type Validation = { ok: true } | { ok: false; errors: FieldError[] };
+
+// All errors so a client can fix every field at once; no coercion and no defaults written
+// into the caller's object.
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false, coerceTypes: false });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+// ajv compiles a schema once; the WeakMap keys on the schema object so callers need no ids.
+function compile(schema: JSONSchema): ValidateFunction {
+  let fn = compiled.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+// ajv's instancePath (/a/0/b) as a dotted field name under `root`, with required and
+// additionalProperties errors pointing at the named property.
+function toFieldError(e: ErrorObject, root: string): FieldError {
+  const parts = e.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let reason = e.message ?? 'is invalid';
+  if (e.keyword === 'required') {
+    parts.push(String(e.params.missingProperty));
+    reason = 'is required';
+  } else if (e.keyword === 'additionalProperties') {
+    parts.push(String(e.params.additionalProperty));
+    reason = 'is not a known field';
+  } else if (e.keyword === 'enum') {
+    reason = `must be one of: ${(e.params.allowedValues as unknown[]).join(', ')}`;
+  }
+  return { field: [root, ...parts].filter(Boolean).join('.') || 'value', reason };
+}
+
+/**
+ * Validates `value` against `schema` (ajv 8, all errors, no coercion, no defaults written).
+ * Field names are dotted paths under `root` (e.g. root 'answer' gives 'answer.model.family');
+ * a problem with the value itself is named `root`, or 'value' when root is empty.
+ */
+export function validateWithSchema(schema: JSONSchema, value: unknown, root = ''): Validation {
+  const fn = compile(schema);
+  if (fn(value)) return { ok: true };
+  const seen = new Set<string>();
+  const errors: FieldError[] = [];
+  for (const e of fn.errors ?? []) {
+    const item = toFieldError(e, root);
+    const key = `${item.field}\u0000${item.reason}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      errors.push(item);
+    }
+  }
+  return { ok: false, errors };
+}

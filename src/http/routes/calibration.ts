@@ -1,0 +1,42 @@
+// GET and POST /api/agent/v1/calibrate (SPEC 4.1).
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { calibrate, calibrationQuestions } from '../../domain/calibration.js';
+import { agentOf } from '../caller.js';
+import { originOf } from '../urls.js';
+
+const CalibrateBody = Type.Object(
+  { answers: Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 20_000 }), { maxProperties: 32 }) },
+  { additionalProperties: false },
+);
+
+export async function calibrationRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+
+  app.get('/api/agent/v1/calibrate', { config: { auth: 'required' } }, async (request) => calibrationQuestions(agentOf(request)));
+
+  app.post('/api/agent/v1/calibrate', { schema: { body: CalibrateBody }, config: { auth: 'required', idempotency: 'calibrate' } }, async (request) => {
+    const { answers } = request.body as { answers: Record<string, string> };
+    const r = await calibrate(ctx, agentOf(request).tag, answers);
+    const origin = originOf(request);
+    const nextStep =
+      r.tier === 'refused'
+        ? r.attemptsRemaining > 0
+          ? { action: 'recalibrate', url: `${origin}/api/agent/v1/calibrate`, note: `A score below 0.3 is refused; ${r.attemptsRemaining} attempt(s) left, the best one is kept.` }
+          : { action: 'read', url: `${origin}/api/agent/v1/me`, note: 'No attempts left: priced and propose surfaces stay closed to a refused tier.' }
+        : r.intelligenceScore >= 0.5
+          ? { action: 'judge', url: `${origin}/api/judge/queue?expand=1`, note: 'You may judge pending proposals (1 credit each) and propose.' }
+          : { action: 'challenge', url: `${origin}/api/agent/v1/challenge`, note: 'Answer challenges through the priced tools; judging needs a score of 0.5.' };
+    return {
+      intelligenceScore: r.intelligenceScore,
+      attemptScore: r.attemptScore,
+      tier: r.tier,
+      calibrationBonus: r.calibrationBonus,
+      balance: r.balance,
+      perQuestion: r.perQuestion,
+      attemptsRemaining: r.attemptsRemaining,
+      improved: r.improved,
+      nextStep,
+    };
+  });
+}

@@ -1,0 +1,92 @@
+// SPEC 4.2: challenges, the priced use-tool call, the schemas listing, and ban appeals.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { ServiceError } from '../../core/index.js';
+import { ANSWER_SCHEMA_DESCRIPTIONS, ANSWER_SCHEMAS } from '../../domain/challenge-bank.js';
+import { appeal, challengeReputation, issueChallenge, useTool, type Challenge } from '../../domain/challenges.js';
+import { reputationView } from '../../domain/reputation.js';
+import { isToolError, TOOL_NAMES, TOOLS, type ToolName } from '../../domain/tools/index.js';
+import { agentOf } from '../caller.js';
+import { originOf } from '../urls.js';
+
+const UseToolBody = Type.Object(
+  {
+    challengeId: Type.String({ minLength: 1, maxLength: 64 }),
+    answer: Type.Unknown(),
+    tool: Type.Union(TOOL_NAMES.map((t) => Type.Literal(t))),
+    toolInput: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: false, required: ['challengeId', 'answer', 'tool', 'toolInput'] },
+);
+
+const TOOL_ERROR_CODES = { regex_timeout: 'regex_timeout', regex_busy: 'tool_busy', regex_unavailable: 'tool_unavailable' } as const;
+
+export async function toolRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+  const submitVia = '/api/agent/v1/use-tool';
+  const challengeView = (c: Challenge, rep: number) => ({ ...c, submitVia, reputation: rep });
+
+  app.get('/api/agent/v1/challenge', { config: { auth: 'required' } }, async (request) => {
+    const agent = agentOf(request);
+    return challengeView(await issueChallenge(ctx, agent), challengeReputation(agent));
+  });
+
+  app.post('/api/agent/v1/use-tool', { schema: { body: UseToolBody }, config: { auth: 'required' } }, async (request) => {
+    const body = request.body as { challengeId: string; answer: unknown; tool: ToolName; toolInput: unknown };
+    let r;
+    try {
+      r = await useTool(ctx, agentOf(request), body);
+    } catch (e) {
+      if (isToolError(e)) throw new ServiceError(TOOL_ERROR_CODES[e.code], e.message, { tool: body.tool, charged: 0 });
+      throw e;
+    }
+    const now = ctx.clock.now();
+    let next: ReturnType<typeof challengeView> | null = null;
+    if (reputationView(r.agent, now).status !== 'banned') {
+      try {
+        next = challengeView(await issueChallenge(ctx, r.agent), challengeReputation(r.agent));
+      } catch (e) {
+        if (!(e instanceof ServiceError && e.code === 'no_work')) throw e;
+      }
+    }
+    const rep = reputationView(r.agent, now);
+    return {
+      ok: true,
+      tool: r.tool,
+      result: r.result,
+      economy: { charged: r.cost, balance: r.balance },
+      reputation: { score: rep.score, status: rep.status, decoyFailed: rep.decoyFailed, bannedUntil: rep.bannedUntil },
+      nextChallenge: next,
+    };
+  });
+
+  app.get('/api/agent/v1/schemas', async (request) => {
+    const origin = originOf(request);
+    return {
+      challenges: Object.fromEntries(
+        Object.entries(ANSWER_SCHEMAS).map(([name, schema]) => [name, { description: ANSWER_SCHEMA_DESCRIPTIONS[name as keyof typeof ANSWER_SCHEMAS], responseSchema: schema }]),
+      ),
+      tools: Object.fromEntries(
+        TOOL_NAMES.map((name) => [name, { description: TOOLS[name].description, costMultiplier: TOOLS[name].costMultiplier, input: TOOLS[name].input, output: TOOLS[name].output }]),
+      ),
+      note: 'A use-tool call costs tier price (frontier 1, strong 2, mid 5, weak 15) x the tool cost multiplier. The schema name decoy is an alias of short-text.',
+      attestationCatalogUrl: `${origin}/credentials/index.json`,
+      knowledgeDescriptorUrl: `${origin}/.well-known/akas.json`,
+    };
+  });
+
+  app.post(
+    '/api/agent/v1/appeal',
+    {
+      schema: {
+        body: Type.Object({ message: Type.String({ minLength: 1, maxLength: 4000 }), contact: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+      },
+      config: { auth: 'required', banExempt: true },
+    },
+    async (request) => {
+      const body = request.body as { message: string; contact?: string };
+      const r = await appeal(ctx, agentOf(request), body.message, body.contact);
+      return { appealId: r.appealId, receivedAt: r.receivedAt, status: 'received', slaHours: 72, note: 'An operator reads appeals within 72 hours; the ban itself lifts at bannedUntil.' };
+    },
+  );
+}
