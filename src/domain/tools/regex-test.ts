@@ -26,8 +26,12 @@ import type { ToolSpec } from './types.js';
 
 /** SPEC 8: the pattern evaluation time limit. */
 export const REGEX_TIME_LIMIT_MS = 50;
-/** A call the worker has not answered this long after it was sent is failed and the worker replaced. */
-export const REGEX_BACKSTOP_MS = 250;
+/**
+ * A call the worker has not answered this long after it was sent is failed and the worker
+ * replaced. The 50 ms vm timeout is the real limit; this only catches a worker that stopped
+ * answering, so it is generous: at 250 ms a CPU-starved machine failed harmless patterns.
+ */
+export const REGEX_BACKSTOP_MS = 1000;
 /** SPEC 8: regex-test text max. */
 export const REGEX_TEXT_MAX = 5000;
 /** At most this many matches are returned; `truncated: true` says more existed. */
