@@ -19,7 +19,6 @@ import { moveCredits } from './ledger.js';
 import { conflictKeys, detailUrl, judgeUrl, semanticErrors, targetPath, titleOf, type AnyPayload } from './proposal-kinds.js';
 import {
   Agents,
-  Counters,
   PendingKeys,
   PendingQueue,
   Proposals,
@@ -37,8 +36,10 @@ export const PublishedNodes = space<{ proposalId: string; kind: ProposalKind }>(
 export const ANONYMOUS_CAP = 5;
 
 const queueKey = (p: Pick<ProposalRecord, 'submittedAt' | 'proposalId'>) => `${String(p.submittedAt).padStart(15, '0')}:${p.proposalId}`;
-const ipCounter = (ip: string, kind: ProposalKind, day: number) => `propose:ip:${ip}:${kind}:${day}`;
-const keyCounter = (tag: string, kind: ProposalKind, day: number) => `propose:key:${tag}:${kind}:${day}`;
+/** Today's proposals by kind of one api key or one IP: one record each, so reading all kinds is one get. */
+const ProposeCounts = space<{ byKind: Partial<Record<ProposalKind, number>>; resetAt: number }>('propose-counts');
+const ipCounter = (ip: string, day: number) => `ip:${ip}:${day}`;
+const keyCounter = (tag: string, day: number) => `key:${tag}:${day}`;
 
 export interface ProposeInput {
   kind: ProposalKind;
@@ -141,14 +142,19 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
     if (kind === 'eval-result') await assertArtifactExists(ctx, tx, (payload as { artifactPath: string }).artifactPath);
 
     const agent = input.agent ? await tx.get(Agents, input.agent.tag) : undefined;
-    const ipUsed = (await tx.get(Counters, ipCounter(ip, kind, day)))?.count ?? 0;
+    const resetAt = nextUtcMidnight(now);
+    const ipCounts = (await tx.get(ProposeCounts, ipCounter(ip, day))) ?? { byKind: {}, resetAt };
+    const ipUsed = ipCounts.byKind[kind] ?? 0;
     if (agent) {
-      const keyUsed = (await tx.get(Counters, keyCounter(agent.tag, kind, day)))?.count ?? 0;
+      const keyCounts = (await tx.get(ProposeCounts, keyCounter(agent.tag, day))) ?? { byKind: {}, resetAt };
+      const keyUsed = keyCounts.byKind[kind] ?? 0;
       if (keyUsed >= cap) throw capError('per-apikey-per-day', cap, tier!, now);
-      tx.put(Counters, keyCounter(agent.tag, kind, day), { count: keyUsed + 1, resetAt: nextUtcMidnight(now) });
+      keyCounts.byKind[kind] = keyUsed + 1;
+      tx.put(ProposeCounts, keyCounter(agent.tag, day), keyCounts);
     }
     if (ipUsed >= cap) throw capError('per-ip-per-day', cap, tier ?? 'anonymous', now);
-    tx.put(Counters, ipCounter(ip, kind, day), { count: ipUsed + 1, resetAt: nextUtcMidnight(now) });
+    ipCounts.byKind[kind] = ipUsed + 1;
+    tx.put(ProposeCounts, ipCounter(ip, day), ipCounts);
 
     let proposalId = newProposalId(ctx.random, kind);
     while (await tx.get(Proposals, proposalId)) proposalId = newProposalId(ctx.random, kind);
@@ -272,9 +278,11 @@ export async function proposeQuota(ctx: Ctx, agent: AgentRecord, ip: string) {
   const tier = tierOf(agent.calibration.score);
   const cap = tier in PROPOSE_CAP ? PROPOSE_CAP[tier as PaidTier] : 0;
   const byKind: Record<string, { cap: number; usedByKey: number; usedByIp: number; remaining: number }> = {};
+  const keyCounts = (await ctx.store.get(ProposeCounts, keyCounter(agent.tag, day)))?.byKind ?? {};
+  const ipCounts = (await ctx.store.get(ProposeCounts, ipCounter(ip, day)))?.byKind ?? {};
   for (const kind of PROPOSAL_KINDS) {
-    const usedByKey = (await ctx.store.get(Counters, keyCounter(agent.tag, kind, day)))?.count ?? 0;
-    const usedByIp = (await ctx.store.get(Counters, ipCounter(ip, kind, day)))?.count ?? 0;
+    const usedByKey = keyCounts[kind] ?? 0;
+    const usedByIp = ipCounts[kind] ?? 0;
     byKind[kind] = { cap, usedByKey, usedByIp, remaining: Math.max(0, cap - Math.max(usedByKey, usedByIp)) };
   }
   return { tier, capPerKind: cap, resetAt: nextUtcMidnight(now), byKind, tierCapTable: { ...PROPOSE_CAP, refused: 0, uncalibrated: 0 } };

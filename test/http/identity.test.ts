@@ -361,6 +361,27 @@ describe('bad input', () => {
   });
 });
 
+describe('observability', () => {
+  it('answers /healthz and logs one structured line per request', async () => {
+    await node.close();
+    const lines: string[] = [];
+    const { store, dispose } = await openTempStore();
+    const log = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
+    const app = await createApp({ store, clock: new FakeClock(), keys: testKeys(), logger: { level: 'info', stream: log } });
+    const health = await app.inject({ url: '/healthz' });
+    expect(health.statusCode).toBe(200);
+    expect(health.json()).toMatchObject({ ok: true, version: expect.any(String) });
+    await app.inject({ url: '/api/agent/v1/preview?x=secret-looking' });
+    const requests = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    expect(requests).toHaveLength(2);
+    expect(requests[1]).toMatchObject({ method: 'GET', path: '/api/agent/v1/preview', status: 200, ms: expect.any(Number), reqId: expect.any(String) });
+    expect(lines.join('')).not.toContain('secret-looking');
+    await app.close();
+    await dispose();
+    node = await testNode();
+  });
+});
+
 describe('secrets at rest', () => {
   function filesUnder(dir: string): string[] {
     return readdirSync(dir).flatMap((name) => {
