@@ -15,6 +15,8 @@ export interface SavedIdentity {
   createdAt: number;
   /** claimSecrets of this identity's proposals, for recover channel B. */
   claimSecrets?: Record<string, string>;
+  /** The challenge `akas tool` answers next (from `akas challenge` or the last tool call). */
+  challenge?: { challengeId: string; expiresAt: number; challenge: Record<string, unknown> };
 }
 
 /** $XDG_CONFIG_HOME/akas on Linux (env-paths), or AKAS_CONFIG_DIR. */

@@ -1,6 +1,7 @@
 import type { CommandGroup } from '../program.js';
+import { calibrationCommands } from './calibration.js';
 import { identityCommands } from './identity.js';
+import { proposalCommands } from './proposals.js';
 import { serveCommands } from './serve.js';
 
 /** Every command group, in the order `akas --help` lists them. */
-export const commandGroups: CommandGroup[] = [serveCommands, identityCommands];

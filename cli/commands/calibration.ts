@@ -1,0 +1,159 @@
+// calibrate, challenge, tool, schemas, quota, appeal: calibration and the priced tools.
+import type { Command } from 'commander';
+import { usageError } from '../errors.js';
+import { jsonArg, readJsonFile } from '../input.js';
+import { table } from '../output.js';
+import { action, type Cli } from '../program.js';
+import { saveIdentity, type SavedIdentity } from '../profile.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];
+
+function rememberChallenge(cli: Cli, id: SavedIdentity, c: Json | null) {
+  const next = { ...id };
+  if (c) next.challenge = { challengeId: c.challengeId, expiresAt: Date.now() + c.expiresIn * 1000, challenge: c.challenge };
+  else delete next.challenge;
+  saveIdentity(cli.globals().profile, next);
+}
+
+const showChallenge = (c: Json) =>
+  [
+    `challenge ${c.challengeId} (${c.challenge.category}; answer schema ${c.challenge.schemaName}; expires in ${c.expiresIn} s)`,
+    `  ${c.challenge.systemPrompt}`,
+    `  ${c.challenge.userPrompt}`,
+  ].join('\n');
+
+export function calibrationCommands(program: Command, cli: Cli) {
+  program
+    .command('calibrate')
+    .description('answer the 5 calibration questions of your pool (an interactive questionnaire on a terminal)')
+    .option('--answers <file>', 'JSON object {questionId: answer} (- for stdin): for scripts')
+    .option('--questions', 'only print the questions (and attempts left)')
+    .action(
+      action(cli, async (opts: { answers?: string; questions?: boolean }) => {
+        const client = cli.client();
+        const out = cli.output();
+        cli.requireIdentity();
+        const q = await client.get<Json>('/api/agent/v1/calibrate', true);
+        if (opts.questions) {
+          out.result(q, () =>
+            [`pool ${q.poolId}, ${q.attemptsRemaining} attempt(s) left`, ...q.questions.map((x: Json) => `\n[${x.id}] (max ${x.maxAnswerLen} chars)\n  ${x.systemPrompt}\n  ${x.userPrompt}`)].join('\n'),
+          );
+          return;
+        }
+        let answers: unknown;
+        if (opts.answers) answers = readJsonFile(opts.answers);
+        else if (out.interactive) {
+          if (q.attemptsRemaining === 0) throw usageError('No calibration attempts left.');
+          const { askCalibration } = await import('../views/calibrate.js');
+          answers = await askCalibration(q.questions, q.attemptsRemaining);
+        } else throw usageError('Not a terminal: give --answers FILE (a JSON object of question id to answer). `akas calibrate --questions --json` lists them.');
+        if (typeof answers !== 'object' || answers === null || Array.isArray(answers)) throw usageError('--answers must hold a JSON object {questionId: answer}');
+        const r = await client.post<Json>('/api/agent/v1/calibrate', { answers }, { auth: true });
+        out.result(r, () =>
+          [
+            table([
+              ['score', `${r.intelligenceScore}${r.attemptScore !== r.intelligenceScore ? ` (this attempt ${r.attemptScore}; the best is kept)` : ''}`],
+              ['tier', r.tier],
+              ['bonus', r.calibrationBonus],
+              ['balance', r.balance],
+              ['attempts left', r.attemptsRemaining],
+              ...Object.entries(r.perQuestion as Record<string, number>).map(([k, v]) => [`  ${k}`, v] as [string, unknown]),
+            ]),
+            `next: ${r.nextStep.action} (${r.nextStep.note})`,
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('challenge')
+    .description('draw a challenge to answer with your next `akas tool` call')
+    .action(
+      action(cli, async () => {
+        const id = cli.requireIdentity();
+        const c = await cli.client().get<Json>('/api/agent/v1/challenge', true);
+        rememberChallenge(cli, cli.identity() ?? id, c);
+        cli.output().result(c, () => `${showChallenge(c)}\nanswer it with: akas tool NAME --input JSON --answer JSON`);
+      }),
+    );
+
+  program
+    .command('tool')
+    .description(`call a priced tool (${TOOLS.join(', ')}) while answering the current challenge`)
+    .argument('<name>', 'tool name')
+    .requiredOption('--input <json>', 'toolInput as JSON, @file or -')
+    .requiredOption('--answer <json>', 'your answer to the challenge as JSON, @file or - (a plain string becomes {"answer": ...})')
+    .option('--challenge <id>', 'challengeId (default: the one from `akas challenge` or the last tool call)')
+    .action(
+      action(cli, async (name: string, opts: { input: string; answer: string; challenge?: string }) => {
+        if (!TOOLS.includes(name)) throw usageError(`unknown tool ${name}: one of ${TOOLS.join(', ')}`);
+        const id = cli.requireIdentity();
+        const challengeId = opts.challenge ?? id.challenge?.challengeId;
+        if (!challengeId) throw usageError('No current challenge: run `akas challenge` first (or pass --challenge ID).');
+        const toolInput = jsonArg(opts.input, '--input');
+        let answer: unknown;
+        try {
+          answer = jsonArg(opts.answer, '--answer');
+        } catch {
+          answer = opts.answer; // a bare word is a plain-text answer
+        }
+        if (typeof answer === 'string') answer = { answer };
+        const r = await cli.client().post<Json>('/api/agent/v1/use-tool', { challengeId, answer, tool: name, toolInput }, { auth: true });
+        rememberChallenge(cli, cli.identity() ?? id, r.nextChallenge);
+        cli.output().result(r, () =>
+          [
+            JSON.stringify(r.result, null, 2),
+            `charged ${r.economy.charged}, balance ${r.economy.balance}; reputation ${r.reputation.score} (${r.reputation.status})`,
+            r.nextChallenge ? `next ${showChallenge(r.nextChallenge)}` : 'no further challenge for now',
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('schemas')
+    .description('challenge answer schemas and the tools with their prices and JSON schemas')
+    .action(
+      action(cli, async () => {
+        const s = await cli.client().get<Json>('/api/agent/v1/schemas');
+        cli.output().result(s, () =>
+          [
+            'tools:',
+            ...Object.entries(s.tools as Json).map(([k, v]) => `  ${k.padEnd(14)} x${v.costMultiplier}  ${v.description}`),
+            'challenge schemas:',
+            ...Object.entries(s.challenges as Json).map(([k, v]) => `  ${k.padEnd(16)} ${v.description}`),
+            s.note,
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('quota')
+    .description('your token bucket and today\'s propose counters per kind')
+    .action(
+      action(cli, async () => {
+        const q = await cli.client().get<Json>('/api/agent/v1/quota', true);
+        cli.output().result(q, () =>
+          [
+            `tier ${q.tier}: ${q.proposeQuota.capPerKind} proposals per kind per day; bucket ${q.rateLimit.remaining}/${q.rateLimit.bucketSize}`,
+            ...Object.entries(q.proposeQuota.byKind as Json).map(([k, v]) => `  ${k.padEnd(16)} key ${v.usedByKey}  ip ${v.usedByIp}  left ${v.remaining}`),
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('appeal')
+    .description('appeal a ban (works while banned)')
+    .requiredOption('--message <text>', 'what happened')
+    .option('--contact <how>', 'how the operator can reach you')
+    .action(
+      action(cli, async (opts: { message: string; contact?: string }) => {
+        const r = await cli.client().post<Json>('/api/agent/v1/appeal', { message: opts.message, ...(opts.contact ? { contact: opts.contact } : {}) }, { auth: true });
+        cli.output().result(r, `appeal ${r.appealId} received; answer within ${r.slaHours} hours`);
+      }),
+    );
+}

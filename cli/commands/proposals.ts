@@ -1,0 +1,275 @@
+// propose, proposal, judge, withdraw, queue: proposals and judging from the shell (SPEC 2.4,
+// 2.5, 4.5). `akas judge` signs locally with the profile's private key (cli/judge-signing.ts);
+// `akas propose` keeps the claimSecret the node returns in the profile, for `akas recover
+// --proposal`. The queue's ink view is imported only on a terminal without --json.
+import type { Command } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { CliError, usageError } from '../errors.js';
+import { table, type Io } from '../output.js';
+import { action, type Cli } from '../program.js';
+import { loadIdentity, saveIdentity } from '../profile.js';
+import {
+  KIND_NAMES,
+  kindOfId,
+  parseKind,
+  parseScore,
+  PROPOSAL_ROUTES,
+  rationaleProblem,
+  RATIONALE_MAX,
+  SCORE_NAMES,
+  sendJudgment,
+  type Scores,
+} from '../judge-signing.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Io may carry a stdin (tests pass one); otherwise the process's. */
+type IoWithStdin = Io & { stdin?: NodeJS.ReadableStream };
+
+const iso = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
+
+function kindArg(name: string) {
+  const kind = parseKind(name);
+  if (!kind) throw usageError(`unknown kind "${name}"; one of: ${KIND_NAMES.join(', ')}`);
+  return kind;
+}
+
+function proposalIdArg(id: string) {
+  const kind = kindOfId(id);
+  if (!kind) throw usageError(`not a proposal id: ${id} (a kind prefix such as prop_, cprop_, gprop_ and 16 lowercase hex)`);
+  return kind;
+}
+
+async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+// The payload file (or stdin for "-"), parsed: anything unreadable or not JSON is exit 2,
+// since the node never saw it; whether the JSON is a valid payload is the node's to say (1).
+async function readPayload(cli: Cli, file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = file === '-' ? await readStream((cli.io as IoWithStdin).stdin ?? process.stdin) : await readFile(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new CliError(2, `Cannot read ${file === '-' ? 'stdin' : file}: ${code}`, { code: 'unreadable', path: file });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new CliError(2, `${file === '-' ? 'stdin' : file} is not JSON: ${(e as Error).message}`, { code: 'invalid_json', path: file });
+  }
+}
+
+// Keeps a proposal's claimSecret in the profile (recover channel B). Re-reads the file just
+// before writing so a key rotated by another command meanwhile is not overwritten.
+function keepClaimSecret(cli: Cli, proposalId: string, claimSecret: string): string | undefined {
+  const g = cli.globals();
+  const current = loadIdentity(g.profile, g.baseUrl.replace(/\/$/, ''));
+  if (!current) return undefined;
+  return saveIdentity(g.profile, { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } });
+}
+
+interface JudgeOptions {
+  accuracy?: string;
+  clarity?: string;
+  compression?: string;
+  sources?: string;
+  rationale?: string;
+  dryRun?: boolean;
+}
+
+function scoresFrom(opts: JudgeOptions): Scores {
+  const scores = {} as Scores;
+  for (const name of SCORE_NAMES) {
+    const text = opts[name];
+    if (text === undefined) throw usageError(`--${name} is required (a number from 0 to 1)`);
+    const n = parseScore(text);
+    if (n === null) throw usageError(`--${name} must be a number from 0 to 1, got "${text}"`);
+    scores[name] = n;
+  }
+  return scores;
+}
+
+function judgmentsTable(judgments: Json[]): string {
+  return judgments
+    .map((j) => {
+      const s = j.scores ?? {};
+      const dims = SCORE_NAMES.map((n) => s[n]).join('/');
+      return `  ${String(j.agentTag).padEnd(12)} composite ${Number(j.composite).toFixed(2)}  (${dims})  ${j.rationale}`;
+    })
+    .join('\n');
+}
+
+function queueTable(items: Json[]): string {
+  const rows = items.map((i) => [i.proposalId, i.kind, `${i.judgmentCount}/${i.requiredJudgments}`, i.title] as string[]);
+  const head = ['PROPOSAL', 'KIND', 'JUDGED', 'TITLE'];
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => String(r[c]).length)));
+  const line = (r: string[]) => r.map((v, c) => (c === r.length - 1 ? v : String(v).padEnd(widths[c]))).join('  ');
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+export function proposalCommands(program: Command, cli: Cli) {
+  program
+    .command('propose')
+    .description('propose knowledge: brief, capability, graph (decision-graph, dg), artifact, eval-result, tree-expansion, spec-sharpening')
+    .argument('<kind>', `what to propose: ${KIND_NAMES.join(', ')}`)
+    .option('-f, --file <payload.json>', 'the payload as JSON (- reads stdin); required')
+    .action(
+      action(cli, async (kindName: string, opts: { file?: string }) => {
+        const kind = kindArg(kindName);
+        if (!opts.file) throw usageError('--file PAYLOAD.json is required (- reads stdin)');
+        const payload = await readPayload(cli, opts.file);
+        const client = cli.client();
+        // Without a saved identity the request goes out anonymously: a node started with
+        // --allow-anonymous-propose takes it, any other answers 401 (exit 1).
+        const r = await client.post<Json>(PROPOSAL_ROUTES[kind].propose, payload, { auth: Boolean(client.apiKey) });
+        const savedTo = r.claimSecret ? keepClaimSecret(cli, r.proposalId, r.claimSecret) : undefined;
+        const out = cli.output();
+        // The claimSecret recovers the identity (like the recovery token): kept in the profile,
+        // printed only with --show-secrets.
+        const shown = r.claimSecret && savedTo && !cli.globals().showSecrets ? { ...r, claimSecret: '(saved)' } : r;
+        out.result(shown, () => {
+          const e = r.economy ?? {};
+          return [
+            `proposed ${r.proposalId} (${kind}): ${r.status}, ${r.judgmentCount} of ${r.requiredJudgments} judgments`,
+            e.billable ? `deposit ${e.deposit} reserved (refunded on publish or withdraw, slashed on reject); balance ${e.balanceRemaining}` : `anonymous: no deposit`,
+            ...(savedTo ? [`claim secret saved to ${savedTo} (akas recover --proposal ${r.proposalId})`] : []),
+            ...(r.claimSecret && !savedTo ? [`claim secret: ${r.claimSecret} (no saved identity to keep it in: note it down)`] : []),
+            `check: akas proposal ${r.proposalId}`,
+          ].join('\n');
+        });
+      }),
+    );
+
+  program
+    .command('proposal')
+    .description('show a proposal: status, payload, judgments (no identity needed)')
+    .argument('<id>', 'proposal id (prop_, cprop_, gprop_, aprop_, eprop_, sprop_, tprop_ + 16 hex)')
+    .action(
+      action(cli, async (id: string) => {
+        const kind = proposalIdArg(id);
+        const p = await cli.client().get<Json>(`/api/knowledge/proposals/${id}`);
+        cli.output().result(p, () => {
+          const payload = p.payload ?? {};
+          const rows: Array<[string, unknown]> = [
+            ['proposal', p.proposalId],
+            ['kind', p.kind ?? kind],
+            ['status', p.status],
+            ['title', p.title],
+            ['path', p.path],
+            ['proposer', p.proposer],
+            ['judgments', `${p.judgmentCount} of ${p.requiredJudgments}`],
+            ['submitted', iso(p.submittedAt)],
+            ['decided', iso(p.decidedAt)],
+          ];
+          if (p.deposit !== undefined) rows.push(['deposit', p.deposit]);
+          if (p.outcome) rows.push(['outcome', p.outcome]);
+          const spec = p.spec ?? payload.spec;
+          if (typeof spec === 'string') rows.push(['spec', spec]);
+          const lines = [table(rows)];
+          if (p.judgments?.length) lines.push('', 'judgments:', judgmentsTable(p.judgments));
+          if (p.status === 'pending') lines.push('', `judge: akas judge ${p.proposalId} --accuracy N --clarity N --compression N --sources N --rationale TEXT`);
+          return lines.join('\n');
+        });
+      }),
+    );
+
+  program
+    .command('judge')
+    .description('judge a proposal: four scores in [0,1] and a rationale, signed locally with your saved key')
+    .argument('<id>', 'proposal id (its prefix tells the kind)')
+    .option('--accuracy <n>', 'is it correct? 0 to 1 (required)')
+    .option('--clarity <n>', 'is it clear? 0 to 1 (required)')
+    .option('--compression <n>', 'is it dense, no filler? 0 to 1 (required)')
+    .option('--sources <n>', 'is it sourced? 0 to 1 (required)')
+    .option('--rationale <text>', `why, at most ${RATIONALE_MAX} characters (required)`)
+    .option('--dry-run', 'ask the node what the judgment would do; nothing is signed or recorded')
+    .action(
+      action(cli, async (id: string, opts: JudgeOptions) => {
+        proposalIdArg(id);
+        const scores = scoresFrom(opts);
+        if (opts.rationale === undefined) throw usageError(`--rationale is required (at most ${RATIONALE_MAX} characters)`);
+        const problem = rationaleProblem(opts.rationale);
+        if (problem) throw usageError(`--rationale: ${problem}`);
+        // A dry run needs only the Bearer key; a real judgment needs the private key too.
+        const identity = opts.dryRun ? cli.identity() : cli.requireIdentity();
+        const r = await sendJudgment(cli.client(), identity, { proposalId: id, scores, rationale: opts.rationale, dryRun: opts.dryRun });
+        cli.output().result(r, () => {
+          if (r.dryRun) {
+            const w = r.would ?? {};
+            return [
+              `dry run, nothing recorded: judging ${w.proposalId} (${w.kind}) as ${w.tier}`,
+              table([
+                ['composite', w.composite],
+                ['weight', w.weight],
+                ['credits', w.creditsAwarded],
+              ]),
+            ].join('\n');
+          }
+          const e = r.economy ?? {};
+          return [
+            `judgment ${r.judgmentId} recorded on ${r.proposalId}: now ${r.newStatus}${r.statusChanged ? ' (decided by this judgment)' : ''}`,
+            table([
+              ['weight', e.weight],
+              ['credits', `+${e.creditsAwarded}, balance ${e.balance}`],
+              ...(e.depositSettlement ? ([['deposit', e.depositSettlement]] as Array<[string, unknown]>) : []),
+              ['credential', r.credentialUrl],
+            ]),
+          ].join('\n');
+        });
+      }),
+    );
+
+  program
+    .command('withdraw')
+    .description('withdraw your pending proposal before any judgment; the deposit is refunded')
+    .argument('<id>', 'proposal id')
+    .action(
+      action(cli, async (id: string) => {
+        proposalIdArg(id);
+        const r = await cli.client().post<Json>(`/api/knowledge/proposals/${id}/withdraw`, undefined, { auth: true });
+        cli.output().result(r, `withdrew ${r.proposalId}: deposit ${r.depositRefunded} refunded, balance ${r.balance}`);
+      }),
+    );
+
+  program
+    .command('queue')
+    .description('pending proposals you may judge (on a terminal: a list, arrow keys and enter to judge)')
+    .option('--kind <kind>', `only this kind: ${KIND_NAMES.join(', ')}`)
+    .option('--limit <n>', 'how many (1 to 100)', '20')
+    .option('--cursor <cursor>', 'the next page (nextCursor of the previous one)')
+    .action(
+      action(cli, async (opts: { kind?: string; limit: string; cursor?: string }) => {
+        const q = new URLSearchParams({ expand: '1' });
+        if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 100) throw usageError('--limit is a whole number from 1 to 100');
+        q.set('limit', opts.limit);
+        if (opts.kind) q.set('kind', kindArg(opts.kind));
+        if (opts.cursor) q.set('cursor', opts.cursor);
+        const out = cli.output();
+        const client = cli.client();
+        const page = await client.get<Json>(`/api/judge/queue?${q}`, true);
+        const items = (page.items ?? []) as Json[];
+        // The list reads keys: it needs a terminal on stdin too (`echo | akas queue` gets the table).
+        const stdin = ((cli.io as IoWithStdin).stdin ?? process.stdin) as NodeJS.ReadStream;
+        if (out.interactive && stdin.isTTY && items.length > 0) {
+          const identity = cli.requireIdentity();
+          const { runQueueView } = await import('../views/queue.js');
+          const judged = await runQueueView({
+            stdout: out.io.stdout as NodeJS.WriteStream,
+            stdin,
+            items: items as Parameters<typeof runQueueView>[0]['items'],
+            nextCursor: page.nextCursor,
+            agentTag: identity.tag,
+            judge: (input) => sendJudgment(client, identity, input),
+          });
+          out.result({ judged }, judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing');
+          return;
+        }
+        out.result(page, () => (items.length ? queueTable(items) : 'nothing to judge right now'));
+        if (page.nextCursor) out.note(`more: akas queue --cursor ${page.nextCursor}`);
+      }),
+    );
+}

@@ -1,0 +1,33 @@
+// Reading JSON arguments: inline JSON, @file, or - for stdin. Unreadable or malformed input
+// is a usage problem (exit 2), never a request to the node.
+import { readFileSync } from 'node:fs';
+import { CliError } from './errors.js';
+
+/** Reads a whole file, or stdin for '-'. */
+export function readSource(path: string): string {
+  try {
+    return readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (e) {
+    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path });
+  }
+}
+
+/** Parses JSON from a file (or stdin). */
+export function readJsonFile(path: string): unknown {
+  const text = readSource(path);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new CliError(2, `${path === '-' ? 'stdin' : path} is not valid JSON`, { code: 'invalid_json', path });
+  }
+}
+
+/** `{"a":1}` inline, or `@file.json`, or `-` (stdin). */
+export function jsonArg(value: string, flag: string): unknown {
+  if (value === '-' || value.startsWith('@')) return readJsonFile(value === '-' ? '-' : value.slice(1));
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new CliError(2, `${flag} is not valid JSON (use @FILE to read a file)`, { code: 'invalid_json', flag });
+  }
+}

@@ -1,0 +1,240 @@
+// The judge queue on a terminal (ink): pending proposals in a list, arrow keys to move,
+// enter to judge one. Judging asks for the four scores and a rationale, shows the composite,
+// and on confirmation signs locally and sends (through the `judge` callback the command
+// passes in, which uses cli/judge-signing.ts, so the bytes signed are those of `akas judge`).
+// Loaded with a dynamic import, and only when stdout is a terminal and --json is off.
+import { ConfirmInput, Spinner, StatusMessage, TextInput } from '@inkjs/ui';
+import { Box, render, Text, useApp, useInput, useStdout } from 'ink';
+import { useState } from 'react';
+import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type JudgmentInput, type Scores } from '../judge-signing.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** One item of GET /api/judge/queue?expand=1. */
+export interface QueueItem {
+  proposalId: string;
+  kind: string;
+  title: string;
+  path: string | null;
+  submittedAt: number;
+  judgmentCount: number;
+  requiredJudgments: number;
+  proposal?: Json;
+}
+
+export interface JudgedEntry {
+  proposalId: string;
+  judgmentId: string | null;
+  newStatus: string;
+}
+
+export interface QueueViewOptions {
+  stdout: NodeJS.WriteStream;
+  stdin?: NodeJS.ReadStream;
+  items: QueueItem[];
+  nextCursor?: string | null;
+  agentTag: string;
+  /** Signs and sends one judgment; rejects with an Error whose message is shown. */
+  judge: (input: JudgmentInput) => Promise<Json>;
+}
+
+/** How many list rows are drawn at once; the window follows the selection. */
+const WINDOW = 10;
+/** Lines the judge screen needs besides the payload (details, six inputs, hints). */
+const FORM_LINES = 16;
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+type Screen =
+  | { name: 'list' }
+  | { name: 'judge'; item: QueueItem }
+  | { name: 'sending'; item: QueueItem }
+  | { name: 'result'; item: QueueItem; ok: boolean; text: string };
+
+function List({ items, selected, nextCursor, agentTag }: { items: QueueItem[]; selected: number; nextCursor?: string | null; agentTag: string }) {
+  if (items.length === 0) {
+    return (
+      <Box flexDirection="column">
+        <Text>Nothing left for {agentTag} to judge on this page.</Text>
+        <Text dimColor>q to quit</Text>
+      </Box>
+    );
+  }
+  const start = Math.max(0, Math.min(selected - Math.floor(WINDOW / 2), items.length - WINDOW));
+  const shown = items.slice(start, start + WINDOW);
+  const current = items[selected];
+  return (
+    <Box flexDirection="column">
+      <Text bold>
+        {items.length} proposal{items.length === 1 ? '' : 's'} waiting for {agentTag}
+      </Text>
+      <Text dimColor>↑/↓ move · enter judge · q quit</Text>
+      <Box flexDirection="column" marginTop={1}>
+        {shown.map((item, i) => {
+          const here = start + i === selected;
+          return (
+            <Text key={item.proposalId} color={here ? 'cyan' : undefined}>
+              {here ? '❯ ' : '  '}
+              {item.kind.padEnd(15)} {`${item.judgmentCount}/${item.requiredJudgments}`.padEnd(5)} {clip(item.title, 60)}
+            </Text>
+          );
+        })}
+      </Box>
+      {current && (
+        <Box marginTop={1} flexDirection="column">
+          <Text dimColor>
+            {current.proposalId}
+            {current.path ? `  ${current.path}` : ''}
+            {`  submitted ${new Date(current.submittedAt).toISOString()}`}
+          </Text>
+        </Box>
+      )}
+      {nextCursor && <Text dimColor>more after these: akas queue --cursor {nextCursor}</Text>}
+    </Box>
+  );
+}
+
+function Details({ item }: { item: QueueItem }) {
+  // A frame taller than the terminal makes ink clear the screen on every key: the payload
+  // gets what the form leaves of the terminal's height.
+  const { stdout } = useStdout();
+  const PAYLOAD_LINES = Math.max(3, (stdout.rows || 40) - FORM_LINES);
+  const p = item.proposal ?? {};
+  const spec: unknown = p.spec ?? p.payload?.spec;
+  const lines = JSON.stringify(p.payload ?? {}, null, 2).split('\n');
+  return (
+    <Box flexDirection="column" marginBottom={1}>
+      <Text bold>{item.title}</Text>
+      <Text dimColor>
+        {item.proposalId} · {item.kind}
+        {item.path ? ` · ${item.path}` : ''} · {item.judgmentCount}/{item.requiredJudgments} judgments
+      </Text>
+      {typeof spec === 'string' && <Text>{spec}</Text>}
+      <Text dimColor>{lines.slice(0, PAYLOAD_LINES).join('\n') + (lines.length > PAYLOAD_LINES ? `\n… (${lines.length - PAYLOAD_LINES} more lines: akas proposal ${item.proposalId})` : '')}</Text>
+    </Box>
+  );
+}
+
+const STEPS = [...SCORE_NAMES, 'rationale', 'confirm'] as const;
+
+function JudgeForm({ item, onSubmit, onCancel }: { item: QueueItem; onSubmit: (scores: Scores, rationale: string) => void; onCancel: () => void }) {
+  const [step, setStep] = useState(0);
+  const [scores, setScores] = useState<Partial<Scores>>({});
+  const [rationale, setRationale] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  useInput((_input, key) => {
+    if (key.escape) onCancel();
+  });
+  const name = STEPS[step];
+  const composite = step >= SCORE_NAMES.length ? SCORE_NAMES.reduce((s, n) => s + (scores[n] ?? 0), 0) / SCORE_NAMES.length : null;
+
+  const submitScore = (value: string) => {
+    const n = parseScore(value);
+    if (n === null) return setProblem(`${name} is a number from 0 to 1 (e.g. 0.8)`);
+    setProblem(null);
+    setScores((s) => ({ ...s, [name]: n }));
+    setStep(step + 1);
+  };
+  const submitRationale = (value: string) => {
+    const why = rationaleProblem(value);
+    if (why) return setProblem(why);
+    setProblem(null);
+    setRationale(value);
+    setStep(step + 1);
+  };
+
+  return (
+    <Box flexDirection="column">
+      <Details item={item} />
+      {SCORE_NAMES.slice(0, step).map((n) => (
+        <Text key={n}>
+          {n.padEnd(12)}
+          {scores[n]}
+        </Text>
+      ))}
+      {step > SCORE_NAMES.length && <Text>{'rationale'.padEnd(12)}{rationale}</Text>}
+      {composite !== null && <Text dimColor>{'composite'.padEnd(12)}{composite.toFixed(3)} (published at ≥ 0.6 weighted over the judges)</Text>}
+      {name === 'confirm' ? (
+        <Box gap={1}>
+          <Text>Sign with your key and send?</Text>
+          <ConfirmInput onConfirm={() => onSubmit(scores as Scores, rationale)} onCancel={onCancel} />
+        </Box>
+      ) : (
+        <Box gap={1}>
+          <Text color="cyan">{name.padEnd(12)}</Text>
+          {name === 'rationale' ? (
+            <TextInput key={`${item.proposalId}-${name}`} placeholder={`why (at most ${RATIONALE_MAX} characters)`} onSubmit={submitRationale} />
+          ) : (
+            <TextInput key={`${item.proposalId}-${name}`} placeholder="0 to 1" onSubmit={submitScore} />
+          )}
+        </Box>
+      )}
+      {problem && <Text color="red">{problem}</Text>}
+      <Text dimColor>esc back to the list</Text>
+    </Box>
+  );
+}
+
+function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
+  const { exit } = useApp();
+  const [items, setItems] = useState(opts.items);
+  const [selected, setSelected] = useState(0);
+  const [screen, setScreen] = useState<Screen>({ name: 'list' });
+
+  useInput(
+    (input, key) => {
+      if (screen.name === 'list') {
+        if (input === 'q' || key.escape) return exit();
+        if (items.length === 0) return;
+        if (key.upArrow || input === 'k') setSelected((s) => (s - 1 + items.length) % items.length);
+        else if (key.downArrow || input === 'j') setSelected((s) => (s + 1) % items.length);
+        else if (key.return) setScreen({ name: 'judge', item: items[selected] });
+      } else if (screen.name === 'result') {
+        if (screen.ok) {
+          const left = items.filter((i) => i.proposalId !== screen.item.proposalId);
+          setItems(left);
+          setSelected((s) => Math.min(s, Math.max(0, left.length - 1)));
+        }
+        setScreen({ name: 'list' });
+      }
+    },
+    { isActive: screen.name === 'list' || screen.name === 'result' },
+  );
+
+  const send = (item: QueueItem, scores: Scores, rationale: string) => {
+    setScreen({ name: 'sending', item });
+    opts.judge({ proposalId: item.proposalId, scores, rationale }).then(
+      (r) => {
+        opts.judged.push({ proposalId: item.proposalId, judgmentId: r.judgmentId ?? null, newStatus: r.newStatus });
+        const settled = r.economy?.depositSettlement ? `, deposit ${r.economy.depositSettlement}` : '';
+        const text = `judgment ${r.judgmentId} recorded: ${item.proposalId} is ${r.newStatus}${r.statusChanged ? ' (decided by this judgment' + settled + ')' : ''}; +${r.economy?.creditsAwarded ?? 1} credit, balance ${r.economy?.balance}`;
+        setScreen({ name: 'result', item, ok: true, text });
+      },
+      (e: Error) => setScreen({ name: 'result', item, ok: false, text: e.message }),
+    );
+  };
+
+  switch (screen.name) {
+    case 'list':
+      return <List items={items} selected={selected} nextCursor={opts.nextCursor} agentTag={opts.agentTag} />;
+    case 'judge':
+      return <JudgeForm item={screen.item} onSubmit={(s, r) => send(screen.item, s, r)} onCancel={() => setScreen({ name: 'list' })} />;
+    case 'sending':
+      return <Spinner label={`signing and sending your judgment of ${screen.item.proposalId}`} />;
+    case 'result':
+      return (
+        <Box flexDirection="column">
+          <StatusMessage variant={screen.ok ? 'success' : 'error'}>{screen.text}</StatusMessage>
+          <Text dimColor>any key: back to the list</Text>
+        </Box>
+      );
+  }
+}
+
+/** Draws the queue until the user quits; answers the judgments recorded meanwhile. */
+export async function runQueueView(opts: QueueViewOptions): Promise<JudgedEntry[]> {
+  const judged: JudgedEntry[] = [];
+  const app = render(<Queue {...opts} judged={judged} />, { stdout: opts.stdout, stdin: opts.stdin ?? process.stdin, patchConsole: false, exitOnCtrlC: true });
+  await app.waitUntilExit();
+  return judged;
+}

@@ -1,0 +1,450 @@
+// akas propose | proposal | judge | withdraw | queue, in-process against a node listening on
+// 127.0.0.1 (port 0), with identities saved under a temp AKAS_CONFIG_DIR.
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { commandGroups } from '../../cli/commands/index.js';
+import { buildJudgeRequest, judgmentSigningPayload, parseKind, parseScore, PROPOSAL_ROUTES, rationaleProblem } from '../../cli/judge-signing.js';
+import { loadIdentity, saveIdentity } from '../../cli/profile.js';
+import { run } from '../../cli/program.js';
+import { canonicalize, generateKeyPair, PROPOSAL_KINDS, verify } from '../../src/core/index.js';
+import { checkLedger } from '../../src/domain/ledger.js';
+import { KIND_ROUTES } from '../../src/domain/proposal-kinds.js';
+import { markCalibrated } from '../helpers/agents.js';
+import { testNode, type TestNode } from '../helpers/app.js';
+import { samplePayload } from '../fixtures/payloads.js';
+
+// ink draws only its last frame when it thinks it runs in CI; the queue test reads frames.
+// is-in-ci reads the environment when ink is first imported (lazily, by `akas queue`).
+const savedCi = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
+process.env.CI = '0';
+process.env.CONTINUOUS_INTEGRATION = '0';
+
+class Capture extends Writable {
+  text = '';
+  isTTY?: boolean;
+  columns = 120;
+  rows = 40;
+  constructor(tty = false) {
+    super();
+    if (tty) this.isTTY = true;
+  }
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, done: () => void) {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/** A stand-in for a terminal's stdin as ink reads it: raw mode, 'readable' events, read(). */
+class FakeTtyStdin extends EventEmitter {
+  isTTY = true;
+  private queue: string[] = [];
+  setRawMode() {}
+  setEncoding() {}
+  ref() {}
+  unref() {}
+  resume() {}
+  pause() {}
+  read(): string | null {
+    return this.queue.shift() ?? null;
+  }
+  press(keys: string) {
+    this.queue.push(keys);
+    this.emit('readable');
+  }
+}
+
+let node: TestNode;
+let baseUrl: string;
+let configDir: string;
+let work: string;
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+async function akas(args: string[], opts: { profile?: string; stdin?: NodeJS.ReadableStream; stdout?: Capture } = {}): Promise<Ran> {
+  const stdout = opts.stdout ?? new Capture();
+  const stderr = new Capture();
+  const io = { stdout, stderr, ...(opts.stdin ? { stdin: opts.stdin } : {}) };
+  const code = await run([...(opts.profile ? ['--profile', opts.profile] : []), ...args], io, commandGroups, { AKAS_BASE_URL: baseUrl });
+  return { code, stdout: stdout.text, stderr: stderr.text, json: () => JSON.parse(stdout.text) };
+}
+
+let profiles = 0;
+/** Registers a fresh profile through the CLI and calibrates it through the domain. */
+async function agent(score = 0.8, balance = 20): Promise<{ profile: string; tag: string }> {
+  const profile = `p${++profiles}`;
+  const r = await akas(['--json', 'register'], { profile });
+  expect(r.code, r.stderr + r.stdout).toBe(0);
+  const { tag } = r.json();
+  await markCalibrated(node, tag, score, balance);
+  return { profile, tag };
+}
+
+function payloadFile(kind: Parameters<typeof samplePayload>[0], n: number): string {
+  const file = join(work, `${kind}-${n}.json`);
+  writeFileSync(file, JSON.stringify(samplePayload(kind, n)));
+  return file;
+}
+
+async function propose(who: { profile: string }, kind: Parameters<typeof samplePayload>[0], n: number): Promise<string> {
+  const r = await akas(['--json', 'propose', kind, '--file', payloadFile(kind, n)], { profile: who.profile });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  return r.json().proposalId;
+}
+
+const HIGH = ['--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8'];
+const judgeArgs = (id: string, extra: string[] = []) => ['--json', 'judge', id, ...HIGH, '--rationale', 'Accurate and well sourced.', ...extra];
+
+async function detail(id: string) {
+  return (await node.app.inject({ url: `/api/knowledge/proposals/${id}` })).json();
+}
+
+beforeAll(() => {
+  configDir = mkdtempSync(join(tmpdir(), 'akas-cli-proposals-'));
+  process.env.AKAS_CONFIG_DIR = configDir;
+});
+afterAll(() => {
+  rmSync(configDir, { recursive: true, force: true });
+  delete process.env.AKAS_CONFIG_DIR;
+  for (const [k, v] of Object.entries(savedCi)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+beforeEach(async () => {
+  // Every CLI run comes from 127.0.0.1: a single-operator node.
+  node = await testNode({ sameIpCollusionCheck: false });
+  await node.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = node.app.server.address() as { port: number };
+  baseUrl = `http://127.0.0.1:${address.port}`;
+  work = mkdtempSync(join(tmpdir(), 'akas-cli-payloads-'));
+});
+afterEach(async () => {
+  expect((await checkLedger(node.store)).problems).toEqual([]);
+  await node.close();
+  rmSync(work, { recursive: true, force: true });
+  process.exitCode = 0;
+});
+
+describe('judge-signing', () => {
+  it('knows the same propose and judge paths as the node', () => {
+    expect(PROPOSAL_ROUTES).toEqual(KIND_ROUTES);
+  });
+
+  it('reads kinds with their aliases, and scores only as plain decimals in [0, 1]', () => {
+    expect(PROPOSAL_KINDS.map(parseKind)).toEqual(PROPOSAL_KINDS);
+    expect([parseKind('dg'), parseKind('decision-graph'), parseKind('Capability'), parseKind('nope')]).toEqual(['graph', 'graph', 'capability', null]);
+    expect(['0', '1', '0.75', '.5', '1.0', ' 0.2 '].map(parseScore)).toEqual([0, 1, 0.75, 0.5, 1, 0.2]);
+    expect(['', 'abc', '1.5', '-0.1', '0x1', '1e0', 'NaN', '2'].map(parseScore)).toEqual(Array(8).fill(null));
+    expect(rationaleProblem('')).not.toBeNull();
+    expect(rationaleProblem('é'.repeat(400))).toBeNull();
+    expect(rationaleProblem('x'.repeat(401))).not.toBeNull();
+  });
+
+  it('signs the JCS payload the node expects, and signs nothing for a dry run', () => {
+    const keys = generateKeyPair();
+    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
+    const id = 'cprop_0123456789abcdef';
+    const req = buildJudgeRequest({ tag: 'ak_abcdefgh', signing: keys }, { proposalId: id, scores, rationale: 'ok' });
+    const expected = canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: 'ak_abcdefgh', scores, rationale: 'ok' });
+    expect(req).toMatchObject({ kind: 'capability', path: `/api/knowledge/cap/judge-proposal/${id}`, signingPayload: expected });
+    expect(judgmentSigningPayload({ kind: 'capability', proposalId: id, judge: 'ak_abcdefgh', scores, rationale: 'ok' })).toBe(expected);
+    expect(verify(keys.publicKey, expected, req.body.signature!)).toBe(true);
+    const dry = buildJudgeRequest(undefined, { proposalId: id, scores, rationale: 'ok', dryRun: true });
+    expect(dry.body).toEqual({ scores, rationale: 'ok', dryRun: true });
+    expect(dry).not.toHaveProperty('signingPayload');
+  });
+});
+
+describe('akas propose', () => {
+  it('proposes from a file, keeps the claimSecret in the profile and prints it only with --show-secrets', async () => {
+    const a = await agent();
+    const r = await akas(['--json', 'propose', 'capability', '--file', payloadFile('capability', 1)], { profile: a.profile });
+    expect(r.code).toBe(0);
+    const body = r.json();
+    expect(body).toMatchObject({ proposalId: expect.stringMatching(/^cprop_/), status: 'pending', requiredJudgments: 3, claimSecret: '(saved)' });
+    const saved = loadIdentity(a.profile, baseUrl)!;
+    expect(saved.claimSecrets?.[body.proposalId]).toMatch(/^cs_[0-9a-f]{64}$/);
+
+    const shown = await akas(['--json', '--show-secrets', 'propose', 'brief', '--file', payloadFile('brief', 2)], { profile: a.profile });
+    expect(shown.code).toBe(0);
+    expect(shown.json().claimSecret).toBe(loadIdentity(a.profile, baseUrl)!.claimSecrets![shown.json().proposalId]);
+    // Both secrets are kept.
+    expect(Object.keys(loadIdentity(a.profile, baseUrl)!.claimSecrets!)).toHaveLength(2);
+  });
+
+  it('reads the payload from stdin with --file -, and takes dg as a decision graph', async () => {
+    const a = await agent();
+    const stdin = new PassThrough();
+    stdin.end(JSON.stringify(samplePayload('graph', 3)));
+    const r = await akas(['--json', 'propose', 'dg', '--file', '-'], { profile: a.profile, stdin });
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.json().proposalId).toMatch(/^gprop_[0-9a-f]{16}$/);
+    const human = await akas(['propose', 'decision-graph', '--file', payloadFile('graph', 4)], { profile: a.profile });
+    expect(human.code).toBe(0);
+  });
+
+  it('exits 2 for a bad kind, a missing --file, an unreadable or non-JSON file; 1 when the node refuses the payload', async () => {
+    const a = await agent();
+    const notJson = join(work, 'not.json');
+    writeFileSync(notJson, '{ nope');
+    expect((await akas(['--json', 'propose', 'poem', '--file', payloadFile('brief', 5)], { profile: a.profile })).code).toBe(2);
+    expect((await akas(['--json', 'propose', 'brief'], { profile: a.profile })).code).toBe(2);
+    const missing = await akas(['--json', 'propose', 'brief', '--file', join(work, 'missing.json')], { profile: a.profile });
+    expect([missing.code, missing.json().code]).toEqual([2, 'unreadable']);
+    const bad = await akas(['--json', 'propose', 'brief', '--file', notJson], { profile: a.profile });
+    expect([bad.code, bad.json().code]).toEqual([2, 'invalid_json']);
+    const refused = await akas(['--json', 'propose', 'capability', '--file', payloadFile('brief', 6)], { profile: a.profile });
+    expect([refused.code, refused.json().code]).toEqual([1, 'validation_failed']);
+    // Nothing was reserved by any of them.
+    const me = await akas(['--json', 'me'], { profile: a.profile });
+    expect(me.json()).toMatchObject({ balance: 20, reservedBalance: 0 });
+  });
+
+  it('goes out anonymously without a saved identity, which a closed node refuses (exit 1)', async () => {
+    const r = await akas(['--json', 'propose', 'brief', '--file', payloadFile('brief', 7)], { profile: 'nobody' });
+    expect([r.code, r.json().status]).toEqual([1, 401]);
+  });
+
+  it('exits 2 when the node cannot be reached', async () => {
+    const a = await agent();
+    await node.app.close();
+    const r = await akas(['--json', 'propose', 'brief', '--file', payloadFile('brief', 8)], { profile: a.profile });
+    expect([r.code, r.json().code]).toEqual([2, 'unreachable']);
+  });
+});
+
+describe('akas judge and akas proposal', () => {
+  it('publishes with three signed judgments that verify against the judges\' keys', async () => {
+    const proposer = await agent();
+    const judges = [await agent(0.9, 0), await agent(0.7, 0), await agent(0.6, 0)];
+    const id = await propose(proposer, 'capability', 10);
+    for (const [i, j] of judges.entries()) {
+      const r = await akas(judgeArgs(id), { profile: j.profile });
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.json()).toMatchObject({ kind: 'capability', proposalId: id, judgmentRecorded: true, statusChanged: i === 2, newStatus: i === 2 ? 'published' : 'pending' });
+    }
+    const shown = await akas(['--json', 'proposal', id]);
+    expect(shown.code).toBe(0);
+    const p = shown.json();
+    expect(p).toMatchObject({ proposalId: id, status: 'published', judgmentCount: 3 });
+    expect(p.judgments.map((j: { agentTag: string }) => j.agentTag)).toEqual(judges.map((j) => j.tag));
+    for (const j of p.judgments) {
+      const judge = judges.find((x) => x.tag === j.agentTag)!;
+      expect(j.signature.publicKey).toBe(loadIdentity(judge.profile, baseUrl)!.signing.publicKey);
+      expect(verify(j.signature.publicKey, j.signature.signingPayload, j.signature.signature)).toBe(true);
+    }
+    expect((await akas(['proposal', id])).code).toBe(0);
+    const me = await akas(['--json', 'me'], { profile: proposer.profile });
+    expect(me.json()).toMatchObject({ balance: 20, reservedBalance: 0 });
+  });
+
+  it('judges every kind through the path its id prefix names', async () => {
+    const proposer = await agent(0.8, 200);
+    const judge = await agent(0.8, 0);
+    for (const kind of PROPOSAL_KINDS) {
+      const n = kind === 'eval-result' ? 21 : 20;
+      if (kind === 'eval-result') await propose(proposer, 'artifact', n); // an eval result needs its artifact
+      const id = await propose(proposer, kind, n);
+      const r = await akas(judgeArgs(id), { profile: judge.profile });
+      expect([kind, r.code, r.json().kind]).toEqual([kind, 0, kind]);
+    }
+  });
+
+  it('dry-runs without signing or changing anything', async () => {
+    const proposer = await agent();
+    const judge = await agent(0.7, 0);
+    const id = await propose(proposer, 'graph', 11);
+    const r = await akas(judgeArgs(id, ['--dry-run']), { profile: judge.profile });
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ ok: true, dryRun: true, would: { proposalId: id, kind: 'graph', composite: 0.8, creditsAwarded: 1, tier: 'strong' } });
+    expect((await detail(id)).judgmentCount).toBe(0);
+    expect((await akas(['--json', 'me'], { profile: judge.profile })).json().balance).toBe(0);
+    expect((await akas(['judge', id, ...HIGH, '--rationale', 'fine', '--dry-run'], { profile: judge.profile })).code).toBe(0);
+  });
+
+  it('exits 2 for scores outside [0, 1], missing flags, a long rationale or a bad id, sending nothing', async () => {
+    const proposer = await agent();
+    const judge = await agent(0.8, 0);
+    const id = await propose(proposer, 'brief', 12);
+    const cases = [
+      ['--json', 'judge', id, '--accuracy', '1.5', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'x'],
+      ['--json', 'judge', id, '--accuracy', 'high', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'x'],
+      ['--json', 'judge', id, '--accuracy', '-0.1', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'x'],
+      ['--json', 'judge', id, '--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.7', '--rationale', 'x'],
+      ['--json', 'judge', id, ...HIGH],
+      ['--json', 'judge', id, ...HIGH, '--rationale', 'x'.repeat(401)],
+      ['--json', 'judge', id, ...HIGH, '--rationale', ''],
+      ['--json', 'judge', 'cprop_nothex', ...HIGH, '--rationale', 'x'],
+    ];
+    for (const args of cases) {
+      const r = await akas(args, { profile: judge.profile });
+      expect([args.join(' '), r.code, r.json().code]).toEqual([args.join(' '), 2, 'usage']);
+    }
+    expect((await detail(id)).judgmentCount).toBe(0);
+  });
+
+  it('exits 2 without a saved identity to sign with', async () => {
+    const proposer = await agent();
+    const id = await propose(proposer, 'brief', 13);
+    const r = await akas(judgeArgs(id), { profile: 'nobody' });
+    expect([r.code, r.json().code]).toEqual([2, 'no_identity']);
+  });
+
+  it('exits 1 with the node\'s code when it refuses: own proposal, a signature by the wrong key, judged twice', async () => {
+    const proposer = await agent();
+    const judge = await agent(0.8, 0);
+    const id = await propose(proposer, 'brief', 14);
+    const self = await akas(judgeArgs(id), { profile: proposer.profile });
+    expect([self.code, self.json().code]).toEqual([1, 'self_judge']);
+
+    // A profile whose private key is not the one the node knows signs invalidly.
+    const saved = loadIdentity(judge.profile, baseUrl)!;
+    saveIdentity(judge.profile, { ...saved, signing: { ...saved.signing, privateKey: generateKeyPair().privateKey } });
+    const forged = await akas(judgeArgs(id), { profile: judge.profile });
+    expect([forged.code, forged.json().code]).toEqual([1, 'invalid_signature']);
+    saveIdentity(judge.profile, saved);
+
+    expect((await akas(judgeArgs(id), { profile: judge.profile })).code).toBe(0);
+    const twice = await akas(judgeArgs(id), { profile: judge.profile });
+    expect([twice.code, twice.json().code]).toEqual([1, 'already_judged']);
+    const missing = await akas(judgeArgs('prop_0000000000000000'), { profile: judge.profile });
+    expect([missing.code, missing.json().code]).toEqual([1, 'not_found']);
+    expect((await akas(['--json', 'proposal', 'prop_0000000000000000'])).code).toBe(1);
+    expect((await akas(['--json', 'proposal', 'nope'])).code).toBe(2);
+  });
+});
+
+describe('akas withdraw', () => {
+  it('refunds the deposit of a pending proposal, once, and only for its proposer', async () => {
+    const a = await agent();
+    const other = await agent();
+    const id = await propose(a, 'artifact', 30);
+    expect((await akas(['--json', 'me'], { profile: a.profile })).json()).toMatchObject({ balance: 18, reservedBalance: 2 });
+    const notMine = await akas(['--json', 'withdraw', id], { profile: other.profile });
+    expect([notMine.code, notMine.json().code]).toEqual([1, 'not_proposer']);
+    const ok = await akas(['--json', 'withdraw', id], { profile: a.profile });
+    expect(ok.code).toBe(0);
+    expect(ok.json()).toMatchObject({ proposalId: id, status: 'withdrawn', depositRefunded: 2, balance: 20 });
+    const twice = await akas(['withdraw', id], { profile: a.profile });
+    expect(twice.code).toBe(1);
+    expect((await akas(['--json', 'withdraw', 'x'], { profile: a.profile })).code).toBe(2);
+  });
+});
+
+describe('akas recover --proposal', () => {
+  it('recovers with the claimSecret akas propose saved; the new key works', async () => {
+    const a = await agent();
+    const id = await propose(a, 'spec-sharpening', 40);
+    const oldKey = loadIdentity(a.profile, baseUrl)!.apiKey;
+    const r = await akas(['--json', 'recover', '--proposal', id], { profile: a.profile });
+    expect(r.code, r.stdout).toBe(0);
+    const now = loadIdentity(a.profile, baseUrl)!;
+    expect(now.apiKey).not.toBe(oldKey);
+    expect(now.claimSecrets?.[id]).toMatch(/^cs_/);
+    const me = await akas(['--json', 'me'], { profile: a.profile });
+    expect([me.code, me.json().tag]).toEqual([0, a.tag]);
+  });
+});
+
+describe('akas queue', () => {
+  it('prints the pending work as a table, or the node\'s page with --json', async () => {
+    const proposer = await agent(0.8, 100);
+    const judge = await agent(0.8, 0);
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      node.clock.advance(1);
+      ids.push(await propose(proposer, 'tree-expansion', 50 + i));
+    }
+    const table = await akas(['queue'], { profile: judge.profile });
+    expect(table.code).toBe(0);
+    for (const id of ids) expect(table.stdout).toContain(id);
+
+    const page = await akas(['--json', 'queue', '--limit', '2', '--kind', 'tree-expansion'], { profile: judge.profile });
+    expect(page.code).toBe(0);
+    expect(page.json().items.map((i: { proposalId: string }) => i.proposalId)).toEqual(ids.slice(0, 2));
+    expect(page.json().items[0].proposal).toMatchObject({ proposalId: ids[0] });
+    const next = await akas(['--json', 'queue', '--cursor', page.json().nextCursor], { profile: judge.profile });
+    expect(next.json().items.map((i: { proposalId: string }) => i.proposalId)).toEqual([ids[2]]);
+
+    expect((await akas(['--json', 'queue', '--kind', 'capability'], { profile: judge.profile })).json().items).toEqual([]);
+    expect((await akas(['--json', 'queue'], { profile: proposer.profile })).json().items).toEqual([]);
+    expect((await akas(['--json', 'queue', '--limit', '0'], { profile: judge.profile })).code).toBe(2);
+    expect((await akas(['--json', 'queue', '--kind', 'poem'], { profile: judge.profile })).code).toBe(2);
+    expect((await akas(['--json', 'queue'], { profile: 'nobody' })).code).toBe(2);
+  });
+
+  it('on a terminal, lets you pick with the arrow keys and judge with enter, signing locally', async () => {
+    const proposer = await agent(0.8, 100);
+    const judge = await agent(0.8, 0);
+    const ids = [];
+    for (let i = 0; i < 2; i++) {
+      node.clock.advance(1);
+      ids.push(await propose(proposer, 'capability', 60 + i));
+    }
+    const stdout = new Capture(true);
+    const stdin = new FakeTtyStdin();
+    const running = akas(['queue'], { profile: judge.profile, stdout, stdin: stdin as unknown as NodeJS.ReadableStream });
+
+    // Each step waits for the frame it expects before pressing the next key, then lets the
+    // frame's effects run: ink attaches a newly drawn input's key handler after the paint.
+    let seen = 0;
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const waitFor = async (text: string) => {
+      for (let i = 0; i < 500; i++) {
+        const at = stdout.text.indexOf(text, seen);
+        if (at >= 0) {
+          seen = at;
+          await pause(30);
+          return;
+        }
+        await pause(10);
+      }
+      throw new Error(`never drew "${text}"; drew:\n${stdout.text.slice(seen)}`);
+    };
+    await waitFor('2 proposals waiting');
+    stdin.press('\u001b[B'); // arrow down: the second proposal
+    await waitFor(ids[1]);
+    stdin.press('\r');
+    await waitFor('accuracy');
+    stdin.press('1.5'); // refused locally: stays on accuracy
+    await waitFor('1.5');
+    stdin.press('\r');
+    await waitFor('number from 0 to 1');
+    for (let i = 0; i < 3; i++) stdin.press('\u007f');
+    await waitFor('0 to 1');
+    for (const [value, next] of [['0.9', 'clarity'], ['0.8', 'compression'], ['0.7', 'sources'], ['0.8', 'rationale']]) {
+      stdin.press(value);
+      await waitFor(value);
+      stdin.press('\r');
+      await waitFor(next);
+    }
+    stdin.press('Clear and correct.');
+    await waitFor('Clear and correct.');
+    stdin.press('\r');
+    await waitFor('Sign with your key');
+    stdin.press('y');
+    await waitFor('recorded');
+    stdin.press(' ');
+    await waitFor('1 proposal waiting');
+    stdin.press('q');
+    const r = await running;
+    expect(r.code, r.stdout).toBe(0);
+
+    const judged = await detail(ids[1]);
+    expect(judged.judgmentCount).toBe(1);
+    expect(judged.judgments[0]).toMatchObject({ agentTag: judge.tag, scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 }, rationale: 'Clear and correct.' });
+    expect(verify(judged.judgments[0].signature.publicKey, judged.judgments[0].signature.signingPayload, judged.judgments[0].signature.signature)).toBe(true);
+    expect((await detail(ids[0])).judgmentCount).toBe(0);
+  });
+});
+

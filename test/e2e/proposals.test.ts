@@ -1,0 +1,137 @@
+// The built binary against a real `akas serve --allow-same-ip` (run `npm run build` first):
+// four agents calibrated with the pools' expected answers, then propose, judge, read,
+// withdraw, queue and recover, all through `akas`.
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProposalKind } from '../../src/core/index.js';
+import { samplePayload } from '../fixtures/payloads.js';
+import { defaultConfigDir, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+
+const POOLS = fileURLToPath(new URL('../../data/calibration/', import.meta.url));
+
+let node: RunningNode;
+let work: string;
+
+const akas = (profile: string, args: string[], input?: string) =>
+  runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work, input });
+
+/** The identity `akas register` saved for a profile (one node per test file, so one file). */
+function saved(profile: string): { tag: string; apiKey: string; calibrationPoolId: string } {
+  const dir = join(defaultConfigDir(), 'profiles', profile);
+  return JSON.parse(readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.json'))!), 'utf8'));
+}
+
+function payloadFile(kind: ProposalKind, n: number): string {
+  const file = join(work, `${kind}-${n}.json`);
+  writeFileSync(file, JSON.stringify(samplePayload(kind, n)));
+  return file;
+}
+
+async function propose(profile: string, kind: ProposalKind, n: number) {
+  const r = await akas(profile, ['--json', 'propose', kind, '--file', payloadFile(kind, n)]);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as { proposalId: string; economy: { deposit: number; balanceRemaining: number } };
+}
+
+const me = async (profile: string) => JSON.parse((await akas(profile, ['--json', 'me'])).stdout) as { balance: number; reservedBalance: number; tag: string };
+
+const judgeArgs = (id: string, ...extra: string[]) =>
+  ['--json', 'judge', id, '--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'Correct, clear and sourced.', ...extra];
+
+beforeAll(async () => {
+  node = await startServe(['--allow-same-ip']);
+  work = tempDir('akas-e2e-proposals-');
+  for (const profile of ['p1', 'p2', 'p3', 'p4']) {
+    const reg = await akas(profile, ['--json', 'register']);
+    expect(reg.code, reg.stderr).toBe(0);
+    // The right answers of the agent's pool: a top score, so every profile may judge.
+    const pool = JSON.parse(readFileSync(join(POOLS, `pool-${saved(profile).calibrationPoolId}.json`), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const answers = join(work, `answers-${profile}.json`);
+    writeFileSync(answers, JSON.stringify(Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]))));
+    const cal = await akas(profile, ['--json', 'calibrate', '--answers', answers]);
+    expect(cal.code, cal.stdout + cal.stderr).toBe(0);
+    expect(JSON.parse(cal.stdout).intelligenceScore).toBeGreaterThanOrEqual(0.5);
+  }
+}, 60_000);
+afterAll(async () => {
+  await node?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('proposals and judging (e2e)', () => {
+  it('publishes a capability judged by three other agents, and shows their three judgments', async () => {
+    const before = await me('p1');
+    const { proposalId, economy } = await propose('p1', 'capability', 1);
+    expect(proposalId).toMatch(/^cprop_[0-9a-f]{16}$/);
+    expect((await me('p1')).reservedBalance).toBe(before.reservedBalance + economy.deposit);
+
+    const statuses = [];
+    for (const judge of ['p2', 'p3', 'p4']) {
+      const r = await akas(judge, judgeArgs(proposalId));
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      statuses.push(JSON.parse(r.stdout).newStatus);
+    }
+    expect(statuses).toEqual(['pending', 'pending', 'published']);
+
+    const shown = await akas('p2', ['--json', 'proposal', proposalId]);
+    expect(shown.code).toBe(0);
+    const p = JSON.parse(shown.stdout);
+    expect(p).toMatchObject({ proposalId, status: 'published', judgmentCount: 3 });
+    expect(p.judgments.map((j: { agentTag: string }) => j.agentTag)).toEqual(['p2', 'p3', 'p4'].map((x) => saved(x).tag));
+    expect(await me('p1')).toMatchObject({ balance: before.balance, reservedBalance: before.reservedBalance });
+    expect((await akas('p2', ['proposal', proposalId])).code).toBe(0);
+  }, 60_000);
+
+  it('proposes from stdin with --file -', async () => {
+    const r = await akas('p1', ['--json', 'propose', 'dg', '--file', '-'], JSON.stringify(samplePayload('graph', 2)));
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).proposalId).toMatch(/^gprop_/);
+  }, 30_000);
+
+  it('withdraws a fresh proposal and refunds its deposit', async () => {
+    const before = await me('p1');
+    const { proposalId, economy } = await propose('p1', 'artifact', 3);
+    const r = await akas('p1', ['--json', 'withdraw', proposalId]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ proposalId, status: 'withdrawn', depositRefunded: economy.deposit, balance: before.balance });
+    expect(await me('p1')).toMatchObject({ balance: before.balance, reservedBalance: before.reservedBalance });
+  }, 30_000);
+
+  it('dry-runs a judgment without changing anything, and refuses a bad score with exit 2', async () => {
+    const { proposalId } = await propose('p1', 'spec-sharpening', 4);
+    const before = await me('p2');
+    const dry = await akas('p2', judgeArgs(proposalId, '--dry-run'));
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, dryRun: true, would: { proposalId, kind: 'spec-sharpening' } });
+    expect(JSON.parse((await akas('p2', ['--json', 'proposal', proposalId])).stdout).judgmentCount).toBe(0);
+    expect((await me('p2')).balance).toBe(before.balance);
+
+    const bad = await akas('p2', ['--json', 'judge', proposalId, '--accuracy', '1.2', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'x']);
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout).code).toBe('usage');
+  }, 30_000);
+
+  it('lists pending work as a plain table when stdout is not a terminal', async () => {
+    const { proposalId } = await propose('p1', 'tree-expansion', 5);
+    const r = await akas('p3', ['queue']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(proposalId);
+    expect(r.stdout).not.toContain('\u001b['); // no cursor codes in a pipe
+    const page = JSON.parse((await akas('p3', ['--json', 'queue', '--kind', 'tree-expansion'])).stdout);
+    expect(page.items.map((i: { proposalId: string }) => i.proposalId)).toContain(proposalId);
+  }, 30_000);
+
+  it('recovers through the claimSecret akas propose saved; the old key is refused', async () => {
+    const { proposalId } = await propose('p1', 'brief', 6);
+    const oldKey = saved('p1').apiKey;
+    const r = await akas('p1', ['--json', 'recover', '--proposal', proposalId]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const after = await akas('p1', ['--json', 'me']);
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.stdout).tag).toBe(saved('p1').tag);
+    const old = await fetch(`${node.url}/api/agent/v1/me`, { headers: { authorization: `Bearer ${oldKey}` } });
+    expect(old.status).toBe(401);
+  }, 30_000);
+});

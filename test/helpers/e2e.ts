@@ -1,0 +1,144 @@
+// End-to-end helpers: the built binary (dist/cli/main.js, so run `npm run build` first)
+// as a real `akas serve` on a temp data folder and port 0, and as a client run in a child
+// process with its own config folder (AKAS_CONFIG_DIR), so tests never touch the user's.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI entry point. */
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+function requireBuild() {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before the e2e tests`);
+}
+
+/** A fresh temp folder (removed by the caller, or left in the OS temp dir). */
+export function tempDir(prefix = 'akas-e2e-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** The parent's environment without AKAS_* settings, so a developer's own setup cannot leak in. */
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AKAS_')) env[k] = v;
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+export interface RunningNode {
+  /** e.g. http://127.0.0.1:40123 */
+  url: string;
+  dataDir: string;
+  process: ChildProcess;
+  /** Everything the node wrote to stderr so far (its log). */
+  stderr(): string;
+  /** Stops the node (SIGTERM, then SIGKILL) and removes its data folder unless keepData. */
+  stop(opts?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface ServeOptions {
+  /** Use this data folder instead of a fresh temp one. */
+  dataDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** How long to wait for the "listening on" line (ms). */
+  timeoutMs?: number;
+}
+
+/** Starts `akas serve --data DIR --port 0` and waits for the "listening on http://..." line it prints. */
+export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): Promise<RunningNode> {
+  requireBuild();
+  const dataDir = opts.dataDir ?? tempDir('akas-e2e-data-');
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'warn', ...extraArgs], {
+    env: cleanEnv(opts.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+
+  const stop = async ({ keepData = false } = {}) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+    if (!keepData && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`akas serve did not print its address within ${opts.timeoutMs ?? 15000} ms\nstdout: ${out}\nstderr: ${err}`));
+    }, opts.timeoutMs ?? 15000);
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (https?:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], dataDir, process: child, stderr: () => err, stop });
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`akas serve exited (${code ?? signal}) before listening\nstdout: ${out}\nstderr: ${err}`));
+    });
+  });
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout as bytes (for commands that write binary output). */
+  stdoutBytes: Buffer;
+}
+
+export interface RunOptions {
+  /** Extra environment (wins over the defaults, e.g. AKAS_BASE_URL). */
+  env?: NodeJS.ProcessEnv;
+  /** Bytes or text fed to stdin (stdin is closed either way). */
+  input?: string | Buffer;
+  /** AKAS_CONFIG_DIR for this run; by default one temp folder shared by every run of this test file. */
+  configDir?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+let sharedConfigDir: string | undefined;
+
+/** The config folder runCli uses when none is given (one per test file). */
+export function defaultConfigDir(): string {
+  sharedConfigDir ??= tempDir('akas-e2e-config-');
+  return sharedConfigDir;
+}
+
+/** Runs the built `akas` with args in a child process and collects its exit code and output. */
+export function runCli(args: string[], opts: RunOptions = {}): Promise<CliRun> {
+  requireBuild();
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: cleanEnv({ AKAS_CONFIG_DIR: opts.configDir ?? defaultConfigDir(), ...opts.env }),
+    cwd: opts.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on('data', (c: Buffer) => out.push(c));
+  child.stderr.on('data', (c: Buffer) => err.push(c));
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(opts.input ?? '');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`akas ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30000} ms`));
+    }, opts.timeoutMs ?? 30000);
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code: code ?? (signal ? 128 : -1), stdout: stdoutBytes.toString(), stderr: Buffer.concat(err).toString(), stdoutBytes });
+    });
+  });
+}
