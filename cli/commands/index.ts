@@ -5,3 +5,4 @@ import { proposalCommands } from './proposals.js';
 import { serveCommands } from './serve.js';
 
 /** Every command group, in the order `akas --help` lists them. */
+export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands];
