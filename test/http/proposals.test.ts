@@ -343,6 +343,44 @@ describe('proposing', () => {
   });
 });
 
+describe('the anonymous path (serve --allow-anonymous-propose)', () => {
+  it('takes no deposit, returns no claimSecret, and caps at 5 per IP per kind per day', async () => {
+    await node.close();
+    node = await testNode({ allowAnonymousPropose: true });
+    const post = (n: number) => node.app.inject({ method: 'POST', url: KIND_ROUTES['tree-expansion'].propose, payload: samplePayload('tree-expansion', 300 + n), remoteAddress: '10.99.0.1' });
+    const first = await post(0);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toMatchObject({ economy: { tier: 'anonymous', deposit: 0, billable: false, expectedRefundOnPublish: null, perIpProposeQuota: { capPerKind: 5, used: 1, remaining: 4 } } });
+    expect(first.json()).not.toHaveProperty('claimSecret');
+    for (let i = 1; i < 5; i++) expect((await post(i)).statusCode).toBe(200);
+    const capped = await post(5);
+    expect(capped.json()).toMatchObject({ status: 429, scope: 'per-ip-per-day', cap: 5 });
+    // Judging still needs a Bearer, and a published anonymous proposal settles nothing.
+    const judges = [await fundedAgent(0.8, 0), await fundedAgent(0.8, 0), await fundedAgent(0.8, 0)];
+    const id = first.json().proposalId;
+    let last;
+    for (const j of judges) last = (await judgeAs(j, 'tree-expansion', id, signedBody(j, 'tree-expansion', id))).json();
+    expect(last).toMatchObject({ newStatus: 'published', economy: { depositSettlement: 'none' } });
+  });
+});
+
+describe('GET /api/knowledge/eval/proposals/{id}', () => {
+  it('answers the eval proposal with its HMAC-signed manifest, and 404 for other kinds', async () => {
+    const a = await fundedAgent(0.8, 40);
+    const art = (await proposeAs(a, 'artifact', samplePayload('artifact', 80))).json();
+    const ev = (await proposeAs(a, 'eval-result', samplePayload('eval-result', 80))).json();
+    const res = await node.app.inject({ url: `/api/knowledge/eval/proposals/${ev.proposalId}` });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ proposalId: ev.proposalId, kind: 'eval-result', status: 'pending', manifest: { proposalId: ev.proposalId, metric: 'accuracy', signingKeyId: 'hk_test', signature: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    const { signature, signingKeyId, ...fields } = body.manifest;
+    expect(signingKeyId).toBe('hk_test');
+    const { createHmac } = await import('node:crypto');
+    expect(createHmac('sha256', node.keys.hmac[0].key).update(canonicalize(fields)).digest('hex')).toBe(signature);
+    expect((await node.app.inject({ url: `/api/knowledge/eval/proposals/${art.proposalId}` })).statusCode).toBe(404);
+  });
+});
+
 describe('withdraw', () => {
   it('refunds the proposer while pending with no judgment, and refuses everyone else', async () => {
     const a = await fundedAgent(0.8, 20);
