@@ -263,7 +263,8 @@ export async function identityRoutes(app: FastifyInstance) {
     const quota = await registrationQuota(ctx, request.ip);
     const remainingBucket = await ctx.buckets.peek(`ip:${request.ip}`);
     const origin = originOf(request);
-    reply.header('cache-control', 'public, max-age=30');
+    // Cacheable, but per caller: the registration block counts this IP's quota.
+    reply.header('cache-control', 'private, max-age=30').header('vary', 'x-forwarded-for');
     return {
       registration: {
         cap: quota.cap,
