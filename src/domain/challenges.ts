@@ -2,12 +2,12 @@
 // challenge, answers it while calling a tool, and pays tier price x tool multiplier. About
 // 10 percent of challenges are honeypot decoys; a wrong answer to one counts toward a ban.
 import { newChallengeId, ServiceError, TIER_PRICE, tierOf, type PaidTier } from '../core/index.js';
-import { space } from '../store/index.js';
+import { space, type Tx } from '../store/index.js';
 import { isDecoyAnswerCorrect, loadChallengeBank, validateAnswer, wireChallenge, type ChallengeEntry, type WireChallenge } from './challenge-bank.js';
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
 import { Agents, agentLock, type AgentRecord } from './records.js';
-import { BAN_MS, failureBans, reputationScore } from './reputation.js';
+import { BAN_MS, failureBans, isBanned, reputationScore } from './reputation.js';
 import { TOOLS, type ToolName } from './tools/index.js';
 
 /** How long an issued challenge may be answered. */
@@ -38,33 +38,31 @@ export interface Challenge {
 
 /** Draws an unserved bank entry for the agent (a decoy about decoyRate of the time); 503 no_work when none is left. */
 export async function issueChallenge(ctx: Ctx, agent: AgentRecord): Promise<Challenge> {
+  return ctx.store.transact([servedLock(agent.tag)], (tx) => drawChallenge(ctx, tx, agent.tag));
+}
+
+const servedLock = (tag: string) => `served:${tag}`;
+
+// The draw itself, inside a transaction holding servedLock(tag): use-tool draws the next
+// challenge in the same batch as its charge, so a call costs one durable write, not two.
+async function drawChallenge(ctx: Ctx, tx: Tx, tag: string): Promise<Challenge> {
   const bank = loadChallengeBank();
-  return ctx.store.transact([`served:${agent.tag}`], async (tx) => {
-    const served = new Set((await tx.list(Served, { gte: `${agent.tag}:`, lt: `${agent.tag};` })).map(([k]) => k.slice(agent.tag.length + 1)));
-    const fresh = (list: readonly ChallengeEntry[]) => list.filter((e) => !served.has(e.id));
-    const wantDecoy = ctx.random(2).readUInt16BE(0) / 65536 < ctx.config.decoyRate;
-    const first = fresh(wantDecoy ? bank.decoys : bank.normal);
-    const pool = first.length ? first : fresh(wantDecoy ? bank.normal : bank.decoys);
-    if (pool.length === 0) {
-      throw new ServiceError('no_work', 'No challenge left for this agent: every one in the bank has been served to you.', {
-        hint: 'Judge pending proposals instead (GET /api/judge/queue?expand=1).',
-      });
-    }
-    const entry = pool[ctx.random(4).readUInt32BE(0) % pool.length];
-    const now = ctx.clock.now();
-    const challengeId = newChallengeId(ctx.random);
-    tx.put(Served, `${agent.tag}:${entry.id}`, { at: now });
-    tx.put(Challenges, challengeId, {
-      challengeId,
-      agent: agent.tag,
-      bankId: entry.id,
-      decoy: Boolean(entry.decoy),
-      issuedAt: now,
-      expiresAt: now + CHALLENGE_TTL_MS,
-      answeredAt: null,
+  const served = new Set((await tx.list(Served, { gte: `${tag}:`, lt: `${tag};` })).map(([k]) => k.slice(tag.length + 1)));
+  const fresh = (list: readonly ChallengeEntry[]) => list.filter((e) => !served.has(e.id));
+  const wantDecoy = ctx.random(2).readUInt16BE(0) / 65536 < ctx.config.decoyRate;
+  const first = fresh(wantDecoy ? bank.decoys : bank.normal);
+  const pool = first.length ? first : fresh(wantDecoy ? bank.normal : bank.decoys);
+  if (pool.length === 0) {
+    throw new ServiceError('no_work', 'No challenge left for this agent: every one in the bank has been served to you.', {
+      hint: 'Judge pending proposals instead (GET /api/judge/queue?expand=1).',
     });
-    return { challengeId, expiresIn: Math.round(CHALLENGE_TTL_MS / 1000), challenge: wireChallenge(entry) };
-  });
+  }
+  const entry = pool[ctx.random(4).readUInt32BE(0) % pool.length];
+  const now = ctx.clock.now();
+  const challengeId = newChallengeId(ctx.random);
+  tx.put(Served, `${tag}:${entry.id}`, { at: now });
+  tx.put(Challenges, challengeId, { challengeId, agent: tag, bankId: entry.id, decoy: Boolean(entry.decoy), issuedAt: now, expiresAt: now + CHALLENGE_TTL_MS, answeredAt: null });
+  return { challengeId, expiresIn: Math.round(CHALLENGE_TTL_MS / 1000), challenge: wireChallenge(entry) };
 }
 
 export interface UseToolInput {
@@ -80,6 +78,8 @@ export interface UseToolResult {
   cost: number;
   balance: number;
   agent: AgentRecord;
+  /** The next challenge, drawn in the same batch; null when banned or the bank is used up. */
+  next: Challenge | null;
 }
 
 function challengeGone() {
@@ -114,7 +114,7 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
   // The tool validates its own input (400 invalid_tool_input) and may refuse (regex timeout).
   const result = await tool.run(input.toolInput as never);
 
-  return ctx.store.transact([agentLock(agent.tag), challengeLock(input.challengeId)], async (tx) => {
+  return ctx.store.transact([agentLock(agent.tag), challengeLock(input.challengeId), servedLock(agent.tag)], async (tx) => {
     const ch = await tx.get(Challenges, input.challengeId);
     if (!ch || ch.answeredAt !== null || ch.expiresAt <= ctx.clock.now()) throw challengeGone();
     const me = (await tx.get(Agents, agent.tag))!;
@@ -130,7 +130,15 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
       me.totalAnswered += 1;
     }
     moveCredits(tx, ctx, me, 'spend', cost, `tool ${input.tool}`, ch.challengeId);
-    return { tool: input.tool, result, cost, balance: me.balance, agent: me };
+    let next: Challenge | null = null;
+    if (!isBanned(me, ctx.clock.now())) {
+      try {
+        next = await drawChallenge(ctx, tx, me.tag);
+      } catch (e) {
+        if (!(e instanceof ServiceError && e.code === 'no_work')) throw e;
+      }
+    }
+    return { tool: input.tool, result, cost, balance: me.balance, agent: me, next };
   });
 }
 

@@ -40,23 +40,14 @@ export async function toolRoutes(app: FastifyInstance) {
       if (isToolError(e)) throw new ServiceError(TOOL_ERROR_CODES[e.code], e.message, { tool: body.tool, charged: 0 });
       throw e;
     }
-    const now = ctx.clock.now();
-    let next: ReturnType<typeof challengeView> | null = null;
-    if (reputationView(r.agent, now).status !== 'banned') {
-      try {
-        next = challengeView(await issueChallenge(ctx, r.agent), challengeReputation(r.agent));
-      } catch (e) {
-        if (!(e instanceof ServiceError && e.code === 'no_work')) throw e;
-      }
-    }
-    const rep = reputationView(r.agent, now);
+    const rep = reputationView(r.agent, ctx.clock.now());
     return {
       ok: true,
       tool: r.tool,
       result: r.result,
       economy: { charged: r.cost, balance: r.balance },
       reputation: { score: rep.score, status: rep.status, decoyFailed: rep.decoyFailed, bannedUntil: rep.bannedUntil },
-      nextChallenge: next,
+      nextChallenge: r.next ? challengeView(r.next, challengeReputation(r.agent)) : null,
     };
   });
 
