@@ -1,8 +1,10 @@
 import type { CommandGroup } from '../program.js';
+import { casCommands } from './cas.js';
 import { calibrationCommands } from './calibration.js';
 import { identityCommands } from './identity.js';
 import { proposalCommands } from './proposals.js';
 import { serveCommands } from './serve.js';
+import { verifyCommands } from './verify.js';
 
 /** Every command group, in the order `akas --help` lists them. */
-export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands];
+export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, verifyCommands];

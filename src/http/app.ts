@@ -10,6 +10,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
+import { casRoutes } from './routes/cas.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes, type MeExtension } from './routes/identity.js';
 import { proposalRoutes } from './routes/proposals.js';
@@ -112,6 +113,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   await app.register(healthRoutes);
+  await app.register(casRoutes);
   await app.register(identityRoutes);
   await app.register(calibrationRoutes);
   await app.register(proposalRoutes);

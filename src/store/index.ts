@@ -3,3 +3,4 @@ export { space } from './types.js';
 export { openLevelStore } from './level.js';
 export { openTempStore } from './testing.js';
 export { loadOrCreateNodeKeys, writePrivateFile } from './node-keys.js';
+export { BlobStore, BlobUpload, StoredBlob, blobsOf } from './blobs.js';

@@ -1,0 +1,74 @@
+// akas verify ...: offline checks, no node and no network (verifier/, loaded lazily inside
+// each action). Exit codes: 0 the check holds, 1 it does not, 2 it could not be run
+// (unreadable file, bad arguments).
+import type { Command } from 'commander';
+import { CliError, usageError } from '../errors.js';
+import { action, type Cli } from '../program.js';
+
+/**
+ * The `verify` command that every offline check hangs under. Other command groups add
+ * their own subcommands to it (verify credential, verify bundle, ...) through this.
+ */
+export function verifyGroup(program: Command): Command {
+  return (
+    program.commands.find((c) => c.name() === 'verify') ??
+    program.command('verify').description('check credentials, judgment signatures, CAS hashes and bundles offline (no node, no network)')
+  );
+}
+
+interface CasOptions {
+  sha256?: string;
+  manifest?: string;
+}
+
+export function verifyCommands(program: Command, cli: Cli) {
+  verifyGroup(program)
+    .command('cas')
+    .description('check that a file hashes to its recorded sha256, or every {path, sha256} of a manifest (exit 0 match, 1 mismatch, 2 unreadable)')
+    .argument('[file]', 'the file to check (with --sha256)')
+    .option('--sha256 <hex>', 'the sha256 FILE should hash to')
+    .option('--manifest <file>', 'a JSON list of {path, sha256} (paths relative to the manifest)')
+    .action(
+      action(cli, async (file: string | undefined, opts: CasOptions) => {
+        const { normalizeSha256, readCasManifest, verifyCasFile, verifyCasManifest } = await import('../../verifier/index.js');
+        const out = cli.output();
+
+        if (opts.manifest !== undefined) {
+          if (file !== undefined || opts.sha256 !== undefined) throw usageError('give either FILE --sha256 HEX or --manifest FILE, not both');
+          let entries;
+          try {
+            entries = await readCasManifest(opts.manifest);
+          } catch (e) {
+            const err = e as NodeJS.ErrnoException;
+            throw new CliError(2, err.code ? `Cannot read ${opts.manifest}: ${err.code}` : err.message, { code: 'unreadable', path: opts.manifest });
+          }
+          const r = await verifyCasManifest(entries);
+          out.result(r, () =>
+            [
+              ...r.results.map((c) =>
+                c.status === 'match'
+                  ? `ok          ${c.path}`
+                  : c.status === 'mismatch'
+                    ? `MISMATCH    ${c.path}\n  expected ${c.expected}\n  actual   ${c.actual}`
+                    : `UNREADABLE  ${c.path} (${c.reason})`,
+              ),
+              `${r.matched}/${r.checked} match${r.mismatched ? `, ${r.mismatched} mismatch` : ''}${r.unreadable ? `, ${r.unreadable} unreadable` : ''}`,
+            ].join('\n'),
+          );
+          // A mismatch is a definite "no" (1); otherwise a file that could not be read leaves the check undone (2).
+          return r.mismatched > 0 ? 1 : r.unreadable > 0 ? 2 : 0;
+        }
+
+        if (file === undefined || opts.sha256 === undefined) throw usageError('usage: akas verify cas FILE --sha256 HEX, or akas verify cas --manifest FILE');
+        const expected = normalizeSha256(opts.sha256);
+        if (!expected) throw usageError(`--sha256 must be 64 hex characters, got ${opts.sha256}`);
+        const c = await verifyCasFile(file, expected);
+        if (c.status === 'unreadable') throw new CliError(2, `Cannot read ${file}: ${c.reason}`, { code: 'unreadable', ...c });
+        const ok = c.status === 'match';
+        out.result({ ok, ...c }, () =>
+          ok ? `ok  ${file}  sha256 ${c.actual} (${c.bytes} bytes)` : `MISMATCH  ${file}\n  expected ${c.expected}\n  actual   ${c.actual}`,
+        );
+        return ok ? 0 : 1;
+      }),
+    );
+}

@@ -1,0 +1,169 @@
+// SPEC 2.9 and 4.3: the rules of the content-addressable store. A blob is named by the
+// sha256 of its bytes, holds 1 byte to 10 MiB, and is immutable. Identical bytes are stored
+// once. Stored bytes are hashed again on every read and never served when they no longer
+// match their name; a later upload of the right bytes repairs such a blob.
+import type { Readable } from 'node:stream';
+import { ServiceError, sha256Hex } from '../core/index.js';
+import { blobsOf, type BlobStore } from '../store/index.js';
+import type { Ctx } from './context.js';
+
+/** SPEC 8: content-store blobs are at most 10 MiB. */
+export const CAS_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Blobs up to this size are read into memory once, checked, and served from that very
+ * buffer; larger ones are checked by a streamed pass over the open file and then streamed,
+ * so a burst of large downloads does not hold whole blobs in memory.
+ */
+const READ_IN_ONE = 1024 * 1024;
+
+const SHA256_ANY_CASE = /^[0-9a-fA-F]{64}$/;
+
+/** The hash from a fetch path: 64 hex chars (either case), answered in lowercase. */
+export function parseSha256(hex: unknown): string {
+  if (typeof hex !== 'string' || !SHA256_ANY_CASE.test(hex)) {
+    throw new ServiceError('invalid_sha256', 'A blob is named by the sha256 of its bytes: 64 hex characters.', {
+      field: 'hex',
+      hint: 'POST the bytes to /api/cas; its answer carries sha256 and fetchUrl.',
+    });
+  }
+  return hex.toLowerCase();
+}
+
+/** Opens the blob store of this node at start, which also clears what a crash left in its temp folder. */
+export async function openCas(ctx: Pick<Ctx, 'store'>): Promise<void> {
+  await blobsOf(ctx.store);
+}
+
+export const tooLarge = (max = CAS_MAX_BYTES) =>
+  new ServiceError('blob_too_large', `A content-store blob holds at most ${max} bytes (10 MiB).`, {
+    limit: max,
+    hint: 'Split the content, or store it elsewhere and propose it as an artifact with its sha256.',
+  });
+
+const integrityViolation = (sha256: string) =>
+  new ServiceError('integrity_violation', 'The stored bytes of this blob no longer match its sha256; they are not served.', {
+    sha256,
+    hint: 'POST the original bytes to /api/cas again: the node replaces the damaged copy.',
+  });
+
+export interface PutResult {
+  sha256: string;
+  bytes: number;
+  /** The same bytes were already stored; nothing was written. */
+  deduplicated: boolean;
+  /** A stored copy that failed its hash check was replaced by these bytes. */
+  repaired: boolean;
+}
+
+export interface PutOptions {
+  /** The Content-Length the client announced: refused before reading when over the limit. */
+  declaredBytes?: number;
+  maxBytes?: number;
+}
+
+type Health = 'ok' | 'missing' | 'corrupt';
+
+/** Whether a stored blob exists and still hashes to its name. */
+async function health(blobs: BlobStore, sha256: string): Promise<Health> {
+  const blob = await blobs.open(sha256);
+  if (!blob) return 'missing';
+  try {
+    return (await blob.sha256()) === sha256 ? 'ok' : 'corrupt';
+  } finally {
+    await blob.close();
+  }
+}
+
+/**
+ * Stores the bytes of source, hashing them as they arrive. Refuses (413) as soon as the
+ * running count crosses the limit, before the chunk that crosses it is kept, so an oversized
+ * upload never stores anything. Memory stays bounded: the store spills to a temp file.
+ */
+export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<PutResult> {
+  const max = opts.maxBytes ?? CAS_MAX_BYTES;
+  if (opts.declaredBytes !== undefined && opts.declaredBytes > max) throw tooLarge(max);
+  const blobs = await blobsOf(ctx.store);
+  const upload = blobs.begin();
+  try {
+    for await (const chunk of source) {
+      if (upload.bytes + chunk.length > max) throw tooLarge(max);
+      await upload.write(chunk);
+    }
+    if (upload.bytes === 0) {
+      throw new ServiceError('empty_body', 'The content store keeps 1 byte to 10 MiB; the body was empty.', {
+        hint: 'Send the raw bytes as the request body (any content type).',
+      });
+    }
+    const sha256 = upload.sha256();
+    const bytes = upload.bytes;
+    if (upload.inMemory) {
+      // Small uploads are still only in memory: when the blob is already stored and sound,
+      // nothing at all is written.
+      const state = await health(blobs, sha256);
+      if (state === 'ok') return { sha256, bytes, deduplicated: true, repaired: false };
+      if (state === 'corrupt') {
+        await upload.place(true);
+        return { sha256, bytes, deduplicated: false, repaired: true };
+      }
+    }
+    if (await upload.place(false)) return { sha256, bytes, deduplicated: false, repaired: false };
+    // Stored before (or by a concurrent upload of the same bytes): keep that copy if sound.
+    const state = await health(blobs, sha256);
+    if (state === 'ok') return { sha256, bytes, deduplicated: true, repaired: false };
+    await upload.place(true);
+    return { sha256, bytes, deduplicated: false, repaired: state === 'corrupt' };
+  } finally {
+    await upload.discard();
+  }
+}
+
+/** Whether a blob is stored, and its size; the bytes are not checked (head=1). */
+export async function blobInfo(ctx: Pick<Ctx, 'store'>, sha256: string): Promise<{ exists: boolean; bytes: number }> {
+  const size = await (await blobsOf(ctx.store)).size(sha256);
+  return size === undefined ? { exists: false, bytes: 0 } : { exists: true, bytes: size };
+}
+
+/** A blob whose bytes were just checked against its name, ready to be served. */
+export interface VerifiedBlob {
+  sha256: string;
+  bytes: number;
+  /** Bytes start..end (inclusive) of the checked content; call once. */
+  body(start?: number, end?: number): Buffer | Readable;
+  /** Releases the blob when body() is not going to be called. */
+  close(): Promise<void>;
+}
+
+/** Opens a blob for reading after checking its bytes: 404 not_found, 500 integrity_violation. */
+export async function openVerifiedBlob(ctx: Pick<Ctx, 'store'>, sha256: string): Promise<VerifiedBlob> {
+  const blobs = await blobsOf(ctx.store);
+  const blob = await blobs.open(sha256);
+  if (!blob) {
+    throw new ServiceError('not_found', `No blob ${sha256} in this content store.`, {
+      hint: 'GET /api/cas/{sha256}?head=1 tells whether a blob exists; POST /api/cas stores one.',
+    });
+  }
+  try {
+    if (blob.size <= READ_IN_ONE) {
+      const buf = await blob.readAll();
+      await blob.close();
+      if (sha256Hex(buf) !== sha256) throw integrityViolation(sha256);
+      return {
+        sha256,
+        bytes: buf.length,
+        body: (start = 0, end = buf.length - 1) => buf.subarray(start, end + 1),
+        close: async () => undefined,
+      };
+    }
+    if ((await blob.sha256()) !== sha256) throw integrityViolation(sha256);
+    return {
+      sha256,
+      bytes: blob.size,
+      body: (start = 0, end = blob.size - 1) => blob.stream(start, end),
+      close: () => blob.close(),
+    };
+  } catch (e) {
+    await blob.close();
+    throw e;
+  }
+}

@@ -1,0 +1,173 @@
+// SPEC 4.3: the content-addressable store. POST /api/cas takes raw bytes (streamed: hashed
+// while they arrive, never parsed, never held whole in memory); GET /api/cas/{hex} serves
+// them back, checked against their hash on every read, with immutable caching, ETag and
+// Range support; ?head=1 answers whether a blob exists without touching its bytes.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { ServiceError } from '../../core/index.js';
+import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob } from '../../domain/cas.js';
+import { originOf } from '../urls.js';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * After an upload is refused, the rest of its body is read and dropped (never buffered) so
+ * the client gets the answer and the connection stays usable; a client that keeps sending
+ * past this much more is cut off.
+ */
+const DISCARD_LIMIT = 16 * 1024 * 1024;
+
+const Params = Type.Object({ hex: Type.String() });
+const Query = Type.Object({ head: Type.Optional(Type.String()) });
+
+const fetchUrlOf = (request: FastifyRequest, sha256: string) => `${originOf(request)}/api/cas/${sha256}`;
+
+function declaredLength(request: FastifyRequest): number | undefined {
+  const h = request.headers['content-length'];
+  if (h === undefined || !/^\d+$/.test(h)) return undefined;
+  return Number(h);
+}
+
+/** Reads and drops what is left of a refused upload, up to DISCARD_LIMIT. */
+function discardRest(payload: Readable) {
+  if (payload.readableEnded || payload.destroyed) return;
+  let dropped = 0;
+  payload.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARD_LIMIT) payload.destroy();
+  });
+  payload.on('error', () => undefined);
+  payload.resume();
+}
+
+/** True when If-None-Match names this blob's ETag (or is *). */
+function matchesEtag(header: string | undefined, sha256: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase();
+    return tag === '*' || tag === sha256;
+  });
+}
+
+type RangeAnswer = { start: number; end: number } | 'unsatisfiable' | undefined;
+
+/**
+ * One byte range of RFC 9110 (bytes=a-b, bytes=a-, bytes=-n). Anything else (several ranges,
+ * other units, bad syntax) is ignored and the whole blob is served, as the RFC allows.
+ */
+function parseRange(header: string | undefined, size: number): RangeAnswer {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size) return 'unsatisfiable';
+  if (end < start) return undefined;
+  return { start, end };
+}
+
+function blobHeaders(reply: FastifyReply, sha256: string) {
+  reply.header('etag', `"${sha256}"`);
+  reply.header('x-cas-sha256', sha256);
+  reply.header('cache-control', IMMUTABLE);
+  reply.header('accept-ranges', 'bytes');
+}
+
+export async function casRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+  // At start, not at the first upload: temp files a crash left behind are removed now.
+  await openCas(ctx);
+
+  // In this plugin's scope only (fastify encapsulation), every body is handed through as
+  // the raw byte stream, whatever its content type: the bytes are hashed, never parsed.
+  // fastify's bodyLimit does not apply to a stream handed through; the domain counts bytes.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+
+  app.post(
+    '/api/cas',
+    {
+      bodyLimit: CAS_MAX_BYTES + 1,
+      // A malformed Content-Type would be refused (415) before any parser runs; since the
+      // type is never used, every upload is treated as application/octet-stream.
+      onRequest: async (request) => {
+        request.raw.headers['content-type'] = 'application/octet-stream';
+      },
+    },
+    async (request, reply) => {
+      const payload = request.body as Readable | undefined;
+      const source: AsyncIterable<Uint8Array> = payload
+        ? payload.iterator({ destroyOnReturn: false }) // a refusal must still be able to answer on this connection
+        : (async function* () {})();
+      let result;
+      try {
+        result = await putBlob(ctx, source, { declaredBytes: declaredLength(request) });
+      } catch (e) {
+        if (request.raw.destroyed && !request.raw.complete) {
+          // The client hung up mid-upload (its temp file is already gone): nobody to answer,
+          // and nothing went wrong on this side, so no error is logged.
+          request.log.info({ path: '/api/cas' }, 'upload abandoned by the client');
+          reply.hijack();
+          return;
+        }
+        if (payload) discardRest(payload);
+        throw e;
+      }
+      const { sha256, bytes, deduplicated, repaired } = result;
+      const note = deduplicated
+        ? 'These bytes were already stored; nothing was written. The blob is immutable: GET fetchUrl serves it, re-checked against sha256 on every read.'
+        : repaired
+          ? 'The stored copy of these bytes had failed its hash check; it was replaced by this upload. GET fetchUrl serves it, re-checked against sha256 on every read.'
+          : 'Stored. The blob is immutable: GET fetchUrl serves it with immutable caching, re-checked against sha256 on every read.';
+      return { sha256, bytes, deduplicated, fetchUrl: fetchUrlOf(request, sha256), note };
+    },
+  );
+
+  app.get('/api/cas/:hex', { schema: { params: Params, querystring: Query } }, async (request, reply) => {
+    const { hex } = request.params as { hex: string };
+    const { head } = request.query as { head?: string };
+    const sha256 = parseSha256(hex);
+
+    if (head === '1' || head === 'true') {
+      // Existence can change (a first upload), so this answer is not cached.
+      const info = await blobInfo(ctx, sha256);
+      reply.header('cache-control', 'no-cache');
+      return { exists: info.exists, bytes: info.bytes, fetchUrl: fetchUrlOf(request, sha256) };
+    }
+
+    // The ETag is the content's own hash: a cached copy under it is right forever.
+    if (matchesEtag(request.headers['if-none-match'], sha256) && (await blobInfo(ctx, sha256)).exists) {
+      blobHeaders(reply, sha256);
+      return reply.code(304).send();
+    }
+
+    const blob = await openVerifiedBlob(ctx, sha256);
+    const ifRange = request.headers['if-range'];
+    const range = ifRange === undefined || matchesEtag(String(ifRange), sha256) ? parseRange(request.headers.range, blob.bytes) : undefined;
+    if (range === 'unsatisfiable') {
+      await blob.close();
+      reply.header('content-range', `bytes */${blob.bytes}`);
+      throw new ServiceError('range_not_satisfiable', `The blob has ${blob.bytes} bytes; the requested range lies outside it.`, {
+        hint: 'Ask for bytes=START-END with START below the blob size (GET ?head=1 tells the size).',
+      });
+    }
+    blobHeaders(reply, sha256);
+    reply.type('application/octet-stream');
+    // Never rendered by a browser as anything but bytes.
+    reply.header('x-content-type-options', 'nosniff');
+    if (range) {
+      reply.code(206);
+      reply.header('content-range', `bytes ${range.start}-${range.end}/${blob.bytes}`);
+      reply.header('content-length', String(range.end - range.start + 1));
+      return reply.send(blob.body(range.start, range.end));
+    }
+    reply.header('content-length', String(blob.bytes));
+    return reply.send(blob.body());
+  });
+}

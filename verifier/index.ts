@@ -1,0 +1,3 @@
+// The offline verifier: checks that need no node and no network (DESIGN.md 1). Imports
+// src/core and data/ only.
+export * from './cas.js';
