@@ -3,7 +3,7 @@
 // bytes of {type, kind, proposalId, judge, scores, rationale}, made with the private key
 // saved in the profile. Shared by `akas judge` and the `akas queue` view so both sign the
 // same bytes. The private key never leaves this process; a dry run signs nothing.
-import { canonicalize, kindOfProposalId, PROPOSAL_KINDS, sign, type ProposalKind } from '../src/core/index.js';
+import { judgmentSigningString, KIND_ROUTES, kindOfProposalId, PROPOSAL_KINDS, sign, type ProposalKind } from '../src/core/index.js';
 import type { AkasClient } from './client.js';
 import type { SavedIdentity } from './profile.js';
 
@@ -15,21 +15,6 @@ export type Scores = Record<ScoreName, number>;
 
 /** SPEC 2.4: the rationale is at most 400 characters (JSON Schema counts code points). */
 export const RATIONALE_MAX = 400;
-
-/**
- * The propose and judge paths per kind (DESIGN.md 3, SPEC 4.5). They mirror src/domain's
- * KIND_ROUTES, which the CLI does not import (it would pull typebox and json-logic into every
- * start); test/cli/proposals.test.ts keeps the two equal.
- */
-export const PROPOSAL_ROUTES: Record<ProposalKind, { propose: string; judge: string }> = {
-  brief: { propose: '/api/knowledge/propose', judge: '/api/knowledge/judge' },
-  capability: { propose: '/api/knowledge/cap/propose', judge: '/api/knowledge/cap/judge-proposal' },
-  graph: { propose: '/api/knowledge/dg/propose', judge: '/api/knowledge/dg/judge-proposal' },
-  artifact: { propose: '/api/knowledge/artifact/propose', judge: '/api/knowledge/artifact/judge-proposal' },
-  'tree-expansion': { propose: '/api/knowledge/tree/propose', judge: '/api/knowledge/tree/judge' },
-  'spec-sharpening': { propose: '/api/knowledge/specs/propose', judge: '/api/knowledge/specs/judge' },
-  'eval-result': { propose: '/api/knowledge/eval/propose', judge: '/api/knowledge/eval/judge-proposal' },
-};
 
 /** Names the CLI accepts for a kind besides the kind itself (SPEC calls graphs decision-graph). */
 const KIND_ALIASES: Record<string, ProposalKind> = { 'decision-graph': 'graph', dg: 'graph' };
@@ -74,12 +59,6 @@ export interface JudgmentInput {
   dryRun?: boolean;
 }
 
-/** The exact string a judge signs (DESIGN.md 3 "judge signature"): JCS, never JSON.stringify. */
-export function judgmentSigningPayload(f: { kind: ProposalKind; proposalId: string; judge: string; scores: Scores; rationale: string }): string {
-  const scores = { accuracy: f.scores.accuracy, clarity: f.scores.clarity, compression: f.scores.compression, sources: f.scores.sources };
-  return canonicalize({ type: 'akas.judgment.v1', kind: f.kind, proposalId: f.proposalId, judge: f.judge, scores, rationale: f.rationale });
-}
-
 export interface JudgeRequest {
   kind: ProposalKind;
   path: string;
@@ -96,11 +75,11 @@ export interface JudgeRequest {
 export function buildJudgeRequest(identity: Pick<SavedIdentity, 'tag' | 'signing'> | undefined, input: JudgmentInput): JudgeRequest {
   const kind = kindOfId(input.proposalId);
   if (!kind) throw new Error(`not a proposal id: ${input.proposalId}`);
-  const path = `${PROPOSAL_ROUTES[kind].judge}/${input.proposalId}`;
+  const path = `${KIND_ROUTES[kind].judge}/${input.proposalId}`;
   const scores = { ...input.scores };
   if (input.dryRun) return { kind, path, body: { scores, rationale: input.rationale, dryRun: true } };
   if (!identity) throw new Error('signing a judgment needs a saved identity');
-  const signingPayload = judgmentSigningPayload({ kind, proposalId: input.proposalId, judge: identity.tag, scores, rationale: input.rationale });
+  const signingPayload = judgmentSigningString({ kind, proposalId: input.proposalId, judge: identity.tag, scores, rationale: input.rationale });
   return { kind, path, signingPayload, body: { scores, rationale: input.rationale, signature: sign(identity.signing.privateKey, signingPayload) } };
 }
 

@@ -8,12 +8,12 @@ import { CliError, usageError } from '../errors.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
 import { loadIdentity, saveIdentity } from '../profile.js';
+import { KIND_ROUTES } from '../../src/core/index.js';
 import {
   KIND_NAMES,
   kindOfId,
   parseKind,
   parseScore,
-  PROPOSAL_ROUTES,
   rationaleProblem,
   RATIONALE_MAX,
   SCORE_NAMES,
@@ -125,7 +125,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         const client = cli.client();
         // Without a saved identity the request goes out anonymously: a node started with
         // --allow-anonymous-propose takes it, any other answers 401 (exit 1).
-        const r = await client.post<Json>(PROPOSAL_ROUTES[kind].propose, payload, { auth: Boolean(client.apiKey) });
+        const r = await client.post<Json>(KIND_ROUTES[kind].propose, payload, { auth: Boolean(client.apiKey) });
         const savedTo = r.claimSecret ? keepClaimSecret(cli, r.proposalId, r.claimSecret) : undefined;
         const out = cli.output();
         // The claimSecret recovers the identity (like the recovery token): kept in the profile,

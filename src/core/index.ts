@@ -8,3 +8,4 @@ export * from './clock.js';
 export * from './tiers.js';
 export * from './paths.js';
 export * from './keys.js';
+export * from './judgment.js';

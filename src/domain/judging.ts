@@ -5,6 +5,7 @@ import {
   canonicalize,
   currentHmac,
   hmacSha256Hex,
+  judgmentSigningPayload,
   kindOfProposalId,
   newJudgmentId,
   ServiceError,
@@ -54,16 +55,8 @@ export const judgeWeight = (a: AgentRecord) => (1 + 2 * (a.calibration.score ?? 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** The exact object a judge signs; its JCS string is what goes into Ed25519. */
-export function signingPayload(kind: ProposalKind, proposalId: string, judge: string, scores: Scores, rationale: string): JudgmentSigningPayload {
-  return {
-    type: 'akas.judgment.v1',
-    kind,
-    proposalId,
-    judge,
-    scores: { accuracy: scores.accuracy, clarity: scores.clarity, compression: scores.compression, sources: scores.sources },
-    rationale,
-  };
-}
+export const signingPayload = (kind: ProposalKind, proposalId: string, judge: string, scores: Scores, rationale: string): JudgmentSigningPayload =>
+  judgmentSigningPayload({ kind, proposalId, judge, scores, rationale });
 
 export type JudgeResult =
   | {

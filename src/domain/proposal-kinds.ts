@@ -161,20 +161,7 @@ export const PAYLOAD_SCHEMAS = {
 export type PayloadOf<K extends ProposalKind> = Static<(typeof PAYLOAD_SCHEMAS)[K]>;
 export type AnyPayload = { [K in ProposalKind]: PayloadOf<K> }[ProposalKind];
 
-/** Paths of SPEC 4.5 (judge) and DESIGN.md 3 (propose), per kind. */
-export const KIND_ROUTES: Record<ProposalKind, { propose: string; judge: string }> = {
-  brief: { propose: '/api/knowledge/propose', judge: '/api/knowledge/judge' },
-  capability: { propose: '/api/knowledge/cap/propose', judge: '/api/knowledge/cap/judge-proposal' },
-  graph: { propose: '/api/knowledge/dg/propose', judge: '/api/knowledge/dg/judge-proposal' },
-  artifact: { propose: '/api/knowledge/artifact/propose', judge: '/api/knowledge/artifact/judge-proposal' },
-  'tree-expansion': { propose: '/api/knowledge/tree/propose', judge: '/api/knowledge/tree/judge' },
-  'spec-sharpening': { propose: '/api/knowledge/specs/propose', judge: '/api/knowledge/specs/judge' },
-  'eval-result': { propose: '/api/knowledge/eval/propose', judge: '/api/knowledge/eval/judge-proposal' },
-};
-
-export const judgeUrl = (kind: ProposalKind, id: string) => `${KIND_ROUTES[kind].judge}/${id}`;
-export const detailUrl = (kind: ProposalKind, id: string) =>
-  kind === 'eval-result' ? `/api/knowledge/eval/proposals/${id}` : `/api/knowledge/proposals/${id}`;
+export { KIND_ROUTES, judgeUrl, detailUrl } from '../core/index.js';
 
 const slug = (s: string) =>
   s

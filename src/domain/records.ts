@@ -70,22 +70,8 @@ export interface Proposer {
 
 export type ProposalStatus = 'pending' | 'published' | 'rejected' | 'withdrawn';
 
-export interface Scores {
-  accuracy: number;
-  clarity: number;
-  compression: number;
-  sources: number;
-}
-
-/** The exact object a judge signs (DESIGN.md 3), as JCS bytes. */
-export interface JudgmentSigningPayload {
-  type: 'akas.judgment.v1';
-  kind: ProposalKind;
-  proposalId: string;
-  judge: string;
-  scores: Scores;
-  rationale: string;
-}
+export type { ScoreDimensions as Scores, JudgmentSigningPayload } from '../core/index.js';
+import type { ScoreDimensions as Scores, JudgmentSigningPayload } from '../core/index.js';
 
 export interface JudgmentRecord {
   judgmentId: string;

@@ -2,7 +2,7 @@
 // the judge queue.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { canonicalize, currentHmac, hmacSha256Hex, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
+import { canonicalize, credentialUrl, currentHmac, hmacSha256Hex, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
 import { judge, type JudgeResult } from '../../domain/judging.js';
 import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload } from '../../domain/proposal-kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
@@ -23,8 +23,6 @@ export const JudgeBody = Type.Object(
 const JudgeQuery = Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])) });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-export const credentialUrl = (kind: ProposalKind, proposalId: string, judgmentId: string) =>
-  `/api/credentials/judgment/${kind}/${proposalId}/${judgmentId}`;
 
 function checkId(id: string) {
   if (!PROPOSAL_ID_RE.test(id)) throw validationError([{ field: 'id', reason: 'a proposal id is a kind prefix (prop_, cprop_, gprop_, ...) and 16 lowercase hex' }]);
