@@ -1,43 +1,65 @@
 // The LevelDB (classic-level) implementation of Store: one sublevel per Space, per-key locks,
 // and group commit: batches of transactions that finish while a sync write is in flight are
 // merged into the next single sync write, so concurrent durable commits share one fsync.
+//
+// Values are JSON text, serialized once when a transaction writes them (that text is both
+// the private copy the transaction keeps and what goes to disk). This process is the only
+// writer of its folder (LevelDB locks it), so a read cache of that text, updated in the same
+// step that commits a batch, never serves a stale value to a reader holding the key's lock.
+import type { AbstractSublevel } from 'abstract-level';
 import { Level } from 'level';
 import { mkdirSync } from 'node:fs';
 import { KeyLocks } from './locks.js';
 import type { Range, Space, Store, TransactOptions, Tx } from './types.js';
 
-import type { AbstractSublevel } from 'abstract-level';
-
-type Sub = AbstractSublevel<Level<string, unknown>, string | Buffer | Uint8Array, string, unknown>;
-type Op = { type: 'put'; sublevel: Sub; key: string; value: unknown } | { type: 'del'; sublevel: Sub; key: string };
+type Sub = AbstractSublevel<Level<string, string>, string | Buffer | Uint8Array, string, string>;
+type Op = { type: 'put'; sublevel: Sub; key: string; value: string } | { type: 'del'; sublevel: Sub; key: string };
 
 interface Pending {
   ops: Op[];
+  /** Cache entries to set once the batch is on disk (null: deleted). */
+  cached: Array<[string, string | null]>;
   durable: boolean;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
 
-const DELETED = Symbol('deleted');
+const cacheId = (space: Space<unknown>, key: string) => `${space.name}\u0000${key}`;
+
+/** A bounded LRU of committed JSON text by space and key; null remembers a missing key. */
+class ReadCache {
+  private readonly map = new Map<string, string | null>();
+  constructor(private readonly max: number) {}
+  get(id: string): string | null | undefined {
+    const v = this.map.get(id);
+    if (v !== undefined) {
+      this.map.delete(id);
+      this.map.set(id, v);
+    }
+    return v;
+  }
+  set(id: string, v: string | null) {
+    this.map.delete(id);
+    this.map.set(id, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  }
+}
 
 class LevelTx implements Tx {
-  readonly writes = new Map<string, { space: Space<unknown>; key: string; value: unknown }>();
+  readonly writes = new Map<string, { space: Space<unknown>; key: string; json: string | null }>();
   constructor(private readonly store: LevelStore) {}
 
-  private id(space: Space<unknown>, key: string) {
-    return `${space.name}\u0000${key}`;
-  }
   async get<T>(space: Space<T>, key: string): Promise<T | undefined> {
-    const own = this.writes.get(this.id(space, key));
-    if (own) return own.value === DELETED ? undefined : structuredClone(own.value as T);
+    const own = this.writes.get(cacheId(space, key));
+    if (own) return own.json === null ? undefined : (JSON.parse(own.json) as T);
     return this.store.get(space, key);
   }
   put<T>(space: Space<T>, key: string, value: T): void {
     if (value === undefined) throw new TypeError('cannot store undefined');
-    this.writes.set(this.id(space, key), { space, key, value: structuredClone(value) });
+    this.writes.set(cacheId(space, key), { space, key, json: JSON.stringify(value) });
   }
   del<T>(space: Space<T>, key: string): void {
-    this.writes.set(this.id(space, key), { space, key, value: DELETED });
+    this.writes.set(cacheId(space, key), { space, key, json: null });
   }
   list<T>(space: Space<T>, range?: Range) {
     return this.store.list(space, range);
@@ -45,16 +67,23 @@ class LevelTx implements Tx {
 }
 
 export class LevelStore implements Store {
-  private readonly db: Level<string, unknown>;
+  private readonly db: Level<string, string>;
   private readonly subs = new Map<string, Sub>();
   private readonly locks = new KeyLocks();
+  private readonly cache: ReadCache;
   private queue: Pending[] = [];
   private flushing = false;
   private closed = false;
+  /** Batches written so far (see get). */
+  private commits = 0;
 
-  constructor(readonly location: string) {
+  constructor(
+    readonly location: string,
+    cacheEntries = 20_000,
+  ) {
     mkdirSync(location, { recursive: true, mode: 0o700 });
-    this.db = new Level<string, unknown>(`${location}/level`, { valueEncoding: 'json' });
+    this.db = new Level<string, string>(`${location}/level`, { valueEncoding: 'utf8' });
+    this.cache = new ReadCache(cacheEntries);
   }
 
   async open() {
@@ -65,22 +94,32 @@ export class LevelStore implements Store {
   private sub(space: Space<unknown>): Sub {
     let s = this.subs.get(space.name);
     if (!s) {
-      s = this.db.sublevel<string, unknown>(space.name, { valueEncoding: 'json' }) as Sub;
+      s = this.db.sublevel<string, string>(space.name, { valueEncoding: 'utf8' }) as Sub;
       this.subs.set(space.name, s);
     }
     return s;
   }
 
   async get<T>(space: Space<T>, key: string): Promise<T | undefined> {
-    return (await this.sub(space).get(key)) as T | undefined;
+    const id = cacheId(space, key);
+    let json = this.cache.get(id);
+    if (json === undefined) {
+      const before = this.commits;
+      json = (await this.sub(space).get(key)) ?? null;
+      // Fill the cache only if no batch landed while we read: such a batch may have written
+      // this key (and set, or since evicted, its newer text), and ours could be older.
+      if (this.commits === before) this.cache.set(id, json);
+    }
+    return json === null ? undefined : (JSON.parse(json) as T);
   }
 
   async list<T>(space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
-    return (await this.sub(space).iterator({ ...range, limit: range.limit ?? -1 }).all()) as Array<[string, T]>;
+    const entries = await this.sub(space).iterator({ ...range, limit: range.limit ?? -1 }).all();
+    return entries.map(([k, v]) => [k, JSON.parse(v) as T]);
   }
 
   async *iterate<T>(space: Space<T>, range: Range = {}): AsyncIterable<[string, T]> {
-    for await (const entry of this.sub(space).iterator({ ...range, limit: range.limit ?? -1 })) yield entry as [string, T];
+    for await (const [k, v] of this.sub(space).iterator({ ...range, limit: range.limit ?? -1 })) yield [k, JSON.parse(v) as T];
   }
 
   async transact<R>(lockKeys: string[], fn: (tx: Tx) => Promise<R>, options: TransactOptions = {}): Promise<R> {
@@ -91,11 +130,13 @@ export class LevelStore implements Store {
       const result = await fn(tx);
       if (tx.writes.size > 0) {
         const ops: Op[] = [];
-        for (const w of tx.writes.values()) {
+        const cached: Array<[string, string | null]> = [];
+        for (const [id, w] of tx.writes) {
           const sublevel = this.sub(w.space);
-          ops.push(w.value === DELETED ? { type: 'del', sublevel, key: w.key } : { type: 'put', sublevel, key: w.key, value: w.value });
+          ops.push(w.json === null ? { type: 'del', sublevel, key: w.key } : { type: 'put', sublevel, key: w.key, value: w.json });
+          cached.push([id, w.json]);
         }
-        await this.commit(ops, options.durable ?? true);
+        await this.commit(ops, cached, options.durable ?? true);
       }
       return result;
     } finally {
@@ -103,9 +144,9 @@ export class LevelStore implements Store {
     }
   }
 
-  private commit(ops: Op[], durable: boolean): Promise<void> {
+  private commit(ops: Op[], cached: Array<[string, string | null]>, durable: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ ops, durable, resolve, reject });
+      this.queue.push({ ops, cached, durable, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -120,6 +161,8 @@ export class LevelStore implements Store {
       const sync = group.some((p) => p.durable);
       try {
         await this.db.batch(ops as never, { sync });
+        this.commits++;
+        for (const p of group) for (const [id, json] of p.cached) this.cache.set(id, json);
         for (const p of group) p.resolve();
       } catch (e) {
         for (const p of group) p.reject(e);
