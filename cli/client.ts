@@ -1,31 +1,66 @@
-// The HTTP client of a node. JSON calls use Node's built-in fetch (undici, bundled with
-// Node) so `akas me` starts fast; streaming transfers (the content store) load the undici
-// package lazily for backpressure and progress. Non-2xx answers become a CliError carrying
-// the node's body, so `--json` prints the node's own envelope and the exit code is 1.
+// The HTTP client of a node. JSON calls go through node:http(s): Node's global fetch loads
+// and compiles its bundled undici (WASM parser included) on first use, and the process then
+// waits ~150 ms for V8 to finish optimising it before it can exit, which alone would make
+// `akas me` 2.6 times slower than `node -e 0`. Streaming transfers (the content store) load
+// the undici package lazily for backpressure and progress. Non-2xx answers become a CliError
+// carrying the node's body, so `--json` prints the node's own envelope and the exit code is 1.
+import type { IncomingHttpHeaders } from 'node:http';
 import { CliError } from './errors.js';
+
+/** The minimal transport the client needs; tests may pass their own. */
+export type Transport = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+) => Promise<{ status: number; headers: { get(name: string): string | null }; text(): Promise<string> }>;
 
 export interface ClientOptions {
   baseUrl: string;
   apiKey?: string;
-  /** Overrides fetch (tests). */
-  fetch?: typeof fetch;
+  /** Overrides the transport (tests). */
+  fetch?: Transport;
 }
 
 export interface NodeResponse<T> {
   status: number;
-  headers: Headers;
+  headers: { get(name: string): string | null };
   body: T;
 }
+
+const headerGetter = (h: IncomingHttpHeaders) => ({
+  get: (name: string) => {
+    const v = h[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+  },
+});
+
+/** One request with node:http or node:https, loaded on the first call (not for `--help`). */
+const nodeTransport: Transport = async (url, init) => {
+  const u = new URL(url);
+  const { request } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(u, { method: init.method, headers: init.body ? { ...init.headers, 'content-length': Buffer.byteLength(init.body) } : init.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: headerGetter(res.headers), text: async () => text });
+      });
+    });
+    req.on('error', (e) => reject(Object.assign(new Error(e.message), { cause: e })));
+    req.end(init.body);
+  });
+};
 
 export class AkasClient {
   readonly baseUrl: string;
   apiKey?: string;
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: Transport;
 
   constructor(opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/$/, '');
     this.apiKey = opts.apiKey;
-    this.fetchImpl = opts.fetch ?? fetch;
+    this.fetchImpl = opts.fetch ?? nodeTransport;
   }
 
   url(path: string) {
@@ -48,7 +83,7 @@ export class AkasClient {
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(opts.body);
     }
-    let res: Response;
+    let res: Awaited<ReturnType<Transport>>;
     try {
       res = await this.fetchImpl(this.url(path), { method, headers, body: payload });
     } catch (e) {

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-import { run } from './program.js';
-import { commandGroups } from './commands/index.js';
+// `akas --version` answers before anything else loads; everything else builds the program.
+import { VERSION } from '../src/core/version.js';
 
-const code = await run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }, commandGroups);
-process.exitCode = code;
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  process.stdout.write(`${VERSION}\n`);
+} else {
+  const [{ run }, { commandGroups }] = await Promise.all([import('./program.js'), import('./commands/index.js')]);
+  process.exitCode = await run(argv, { stdout: process.stdout, stderr: process.stderr }, commandGroups);
+}

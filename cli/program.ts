@@ -2,6 +2,7 @@
 // modules (fastify, ink, the VC stack, undici) are imported inside the actions that need
 // them so `akas --help` and `akas me` start fast.
 import { Command, CommanderError } from 'commander';
+import { VERSION } from '../src/core/version.js';
 import { AkasClient } from './client.js';
 import { CliError, EXIT } from './errors.js';
 import { Output, type Io } from './output.js';
@@ -33,7 +34,7 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
   const program = new Command('akas');
   program
     .description('Agent Knowledge and Attestation Service: run a node, act as an agent of any node, verify offline.')
-    .version('0.1.0')
+    .version(VERSION)
     .option('--base-url <url>', 'node to talk to (env AKAS_BASE_URL)', env.AKAS_BASE_URL ?? DEFAULT_BASE_URL)
     .option('--profile <name>', 'saved identity to use (env AKAS_PROFILE)', env.AKAS_PROFILE ?? 'default')
     .option('--json', 'print exactly the response or result as JSON', false)

@@ -3,12 +3,10 @@
 // `akas propose` keeps the claimSecret the node returns in the profile, for `akas recover
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import type { Command } from 'commander';
-import { readFile } from 'node:fs/promises';
 import { CliError, usageError } from '../errors.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
 import { loadIdentity, saveIdentity } from '../profile.js';
-import { KIND_ROUTES } from '../../src/core/index.js';
 import {
   KIND_NAMES,
   kindOfId,
@@ -17,9 +15,8 @@ import {
   rationaleProblem,
   RATIONALE_MAX,
   SCORE_NAMES,
-  sendJudgment,
   type Scores,
-} from '../judge-signing.js';
+} from '../judge-input.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -51,7 +48,7 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
 async function readPayload(cli: Cli, file: string): Promise<unknown> {
   let text: string;
   try {
-    text = file === '-' ? await readStream((cli.io as IoWithStdin).stdin ?? process.stdin) : await readFile(file, 'utf8');
+    text = file === '-' ? await readStream((cli.io as IoWithStdin).stdin ?? process.stdin) : await (await import('node:fs/promises')).readFile(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     throw new CliError(2, `Cannot read ${file === '-' ? 'stdin' : file}: ${code}`, { code: 'unreadable', path: file });
@@ -125,6 +122,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         const client = cli.client();
         // Without a saved identity the request goes out anonymously: a node started with
         // --allow-anonymous-propose takes it, any other answers 401 (exit 1).
+        const { KIND_ROUTES } = await import('../../src/core/judgment.js');
         const r = await client.post<Json>(KIND_ROUTES[kind].propose, payload, { auth: Boolean(client.apiKey) });
         const savedTo = r.claimSecret ? keepClaimSecret(cli, r.proposalId, r.claimSecret) : undefined;
         const out = cli.output();
@@ -196,7 +194,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         if (problem) throw usageError(`--rationale: ${problem}`);
         // A dry run needs only the Bearer key; a real judgment needs the private key too.
         const identity = opts.dryRun ? cli.identity() : cli.requireIdentity();
-        const r = await sendJudgment(cli.client(), identity, { proposalId: id, scores, rationale: opts.rationale, dryRun: opts.dryRun });
+        const r = await (await import('../judge-signing.js')).sendJudgment(cli.client(), identity, { proposalId: id, scores, rationale: opts.rationale, dryRun: opts.dryRun });
         cli.output().result(r, () => {
           if (r.dryRun) {
             const w = r.would ?? {};
@@ -263,7 +261,7 @@ export function proposalCommands(program: Command, cli: Cli) {
             items: items as Parameters<typeof runQueueView>[0]['items'],
             nextCursor: page.nextCursor,
             agentTag: identity.tag,
-            judge: (input) => sendJudgment(client, identity, input),
+            judge: async (input) => (await import('../judge-signing.js')).sendJudgment(client, identity, input),
           });
           out.result({ judged }, judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing');
           return;

@@ -33,28 +33,10 @@ export const rotatedApiKey = (random: RandomSource, tag: string) => tag + base62
 export const tagOf = (apiKey: string) => apiKey.slice(0, 11);
 export const newRecoveryToken = (random: RandomSource) => 'rec_' + random(32).toString('base64url');
 
-export const PROPOSAL_PREFIX = {
-  brief: 'prop_',
-  capability: 'cprop_',
-  graph: 'gprop_',
-  artifact: 'aprop_',
-  'eval-result': 'eprop_',
-  'spec-sharpening': 'sprop_',
-  'tree-expansion': 'tprop_',
-} as const;
-export type ProposalKind = keyof typeof PROPOSAL_PREFIX;
-export const PROPOSAL_KINDS = Object.keys(PROPOSAL_PREFIX) as ProposalKind[];
+export { PROPOSAL_PREFIX, PROPOSAL_KINDS, PROPOSAL_ID_RE, kindOfProposalId, type ProposalKind } from './kinds.js';
+import { PROPOSAL_PREFIX, type ProposalKind } from './kinds.js';
 
 export const newProposalId = (random: RandomSource, kind: ProposalKind) => PROPOSAL_PREFIX[kind] + hex(random, 8);
-export const PROPOSAL_ID_RE = /^(prop|cprop|gprop|aprop|eprop|sprop|tprop)_[0-9a-f]{16}$/;
-
-/** The kind a proposal id belongs to, from its prefix; null if it is not a proposal id. */
-export function kindOfProposalId(id: string): ProposalKind | null {
-  if (!PROPOSAL_ID_RE.test(id)) return null;
-  const prefix = id.slice(0, id.indexOf('_') + 1);
-  for (const kind of PROPOSAL_KINDS) if (PROPOSAL_PREFIX[kind] === prefix) return kind;
-  return null;
-}
 
 export const newJudgmentId = (random: RandomSource) => 'jdg_' + hex(random, 8);
 export const newChallengeId = (random: RandomSource) => 'ch_' + hex(random, 8);

@@ -9,3 +9,4 @@ export * from './tiers.js';
 export * from './paths.js';
 export * from './keys.js';
 export * from './judgment.js';
+export * from './version.js';

@@ -1,6 +1,6 @@
 // The judge signature of DESIGN.md 3 (L2), in one place: the node verifies, the CLI signs and
 // the offline verifier checks the very same JCS bytes.
-import type { ProposalKind } from './ids.js';
+import type { ProposalKind } from './kinds.js';
 import { canonicalize } from './jcs.js';
 
 export interface ScoreDimensions {

@@ -2,7 +2,7 @@
 // into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { cryptoRandom, ServiceError, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
+import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import type { Store } from '../store/index.js';
 import { registerCaller } from './caller.js';
@@ -32,7 +32,7 @@ export const defaultAppConfig: AppConfig = {
   ...defaultDomainConfig,
   trustProxy: false,
   bodyLimit: 1024 * 1024,
-  version: '0.1.0',
+  version: VERSION,
 };
 
 export interface AppOptions {
