@@ -1,7 +1,13 @@
 // `npm run bench`: every benchmark, or those named on the command line
 // (e.g. `npm run bench -- crypto cas`).
 const benches: Record<string, () => Promise<unknown>> = {
+  tools: () => import('./tools.js').then((m) => m.run()),
   crypto: () => import('./crypto.js').then((m) => m.run()),
+  cas: () => import('./cas.js').then((m) => m.run()),
+  http: () => import('./http.js').then((m) => m.run()),
+  coldstart: () => import('./coldstart.js').then((m) => m.run()),
+  judging: () => import('./judging.js').then((m) => m.run()),
+  usetool: () => import('./usetool.js').then((m) => m.run()),
 };
 
 const wanted = process.argv.slice(2);

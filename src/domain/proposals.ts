@@ -287,3 +287,17 @@ export async function proposeQuota(ctx: Ctx, agent: AgentRecord, ip: string) {
   }
   return { tier, capPerKind: cap, resetAt: nextUtcMidnight(now), byKind, tierCapTable: { ...PROPOSE_CAP, refused: 0, uncalibrated: 0 } };
 }
+
+/** Today's propose counters of one api key (one read): /me's proposeQuota block. */
+export async function proposeQuotaOfKey(ctx: Ctx, agent: AgentRecord) {
+  const now = ctx.clock.now();
+  const tier = tierOf(agent.calibration.score);
+  const cap = tier in PROPOSE_CAP ? PROPOSE_CAP[tier as PaidTier] : 0;
+  const used = (await ctx.store.get(ProposeCounts, keyCounter(agent.tag, utcDay(now))))?.byKind ?? {};
+  return {
+    capPerKind: cap,
+    resetAt: nextUtcMidnight(now),
+    usedByKind: Object.fromEntries(PROPOSAL_KINDS.map((k) => [k, used[k] ?? 0])),
+    scope: 'per-apikey-per-day',
+  };
+}

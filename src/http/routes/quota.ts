@@ -1,6 +1,6 @@
 // GET /api/agent/v1/quota: the caller's token bucket and today's propose counters per kind.
 import type { FastifyInstance } from 'fastify';
-import { proposeQuota } from '../../domain/proposals.js';
+import { proposeQuota, proposeQuotaOfKey } from '../../domain/proposals.js';
 import { agentOf } from '../caller.js';
 
 export async function quotaRoutes(app: FastifyInstance) {
@@ -22,9 +22,7 @@ export async function quotaRoutes(app: FastifyInstance) {
       note: 'Each kind has its own daily cap, counted both for your api key and for your egress IP (shared by every agent on it).',
     };
   });
-  // /me carries the same counters (SPEC 2.3 names propose-quota usage among its extra fields).
-  app.akasMeExtensions.push(async (agent) => {
-    const q = await proposeQuota(ctx, agent, agent.registeredIp);
-    return { proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind } };
-  });
+  // /me carries the api key's own counters (SPEC 2.3 names propose-quota usage among its
+  // extra fields); the per-IP side depends on where the caller is and lives in /quota.
+  app.akasMeExtensions.push(async (agent) => ({ proposeQuota: await proposeQuotaOfKey(ctx, agent) }));
 }

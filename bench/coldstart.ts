@@ -1,0 +1,126 @@
+// Cold start of the CLI: `akas --help`, `akas --version` and `akas me --json` (against a
+// running node, with an identity saved in a temp config folder) as ratios to `node -e 0`,
+// the floor any Node CLI pays, measured in the same run. Wall time of spawnSync, median of
+// RUNS, the commands interleaved so that drift hits them all. Target (issue): <= 1.5.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { header, line } from './lib.js';
+
+const TARGET = 1.5;
+const RUNS = 15;
+const WARMUP = 2;
+const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+
+interface Cmd {
+  name: string;
+  args: string[];
+  /** Counted against the target (the baseline is not). */
+  target: boolean;
+}
+
+function timeOnce(args: string[], env: NodeJS.ProcessEnv): number {
+  const start = performance.now();
+  const r = spawnSync(process.execPath, args, { env, encoding: 'utf8', timeout: 20_000 });
+  const ms = performance.now() - start;
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr || r.stdout}`);
+  return ms;
+}
+
+const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Starts `akas serve` on a free port and answers its URL once it listens. */
+function startServe(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'silent'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`akas serve did not listen within 15 s: ${out} ${err}`));
+    }, 15_000);
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`akas serve exited ${code}: ${out} ${err}`));
+    });
+  });
+}
+
+function stopServe(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const hard = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(hard);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export async function run() {
+  header(`coldstart: the CLI against \`node -e 0\` (spawnSync wall time, median of ${RUNS}, interleaved)`);
+  const dataDir = mkdtempSync(join(tmpdir(), 'akas-bench-data-'));
+  const configDir = mkdtempSync(join(tmpdir(), 'akas-bench-config-'));
+  // A clean environment for the CLI: no real config touched, no inherited NODE_OPTIONS.
+  const env: NodeJS.ProcessEnv = { ...process.env, AKAS_CONFIG_DIR: configDir, XDG_CONFIG_HOME: configDir };
+  delete env.NODE_OPTIONS;
+  delete env.AKAS_BASE_URL;
+  delete env.AKAS_PROFILE;
+
+  const { child, url } = await startServe(dataDir, env);
+  try {
+    timeOnce([CLI, '--base-url', url, 'register'], env);
+    const cmds: Cmd[] = [
+      { name: 'node -e 0', args: ['-e', '0'], target: false },
+      { name: 'akas --help', args: [CLI, '--help'], target: true },
+      { name: 'akas --version', args: [CLI, '--version'], target: true },
+      { name: 'akas me --json (running node, saved identity)', args: [CLI, '--base-url', url, 'me', '--json'], target: true },
+      // Diagnostics: what one HTTP GET costs a fresh process, with fetch() (undici inside Node,
+      // its llhttp WASM compiled at first use) and with node:http (llhttp built in).
+      { name: 'diagnostic: node + one fetch() GET', args: ['--input-type=module', '-e', `await (await fetch(${JSON.stringify(`${url}/healthz`)})).text()`], target: false },
+      {
+        name: 'diagnostic: node + one node:http GET',
+        args: [
+          '--input-type=module',
+          '-e',
+          `import http from 'node:http'; await new Promise((ok, ko) => http.get(${JSON.stringify(`${url}/healthz`)}, (r) => { r.resume(); r.on('end', ok); }).on('error', ko));`,
+        ],
+        target: false,
+      },
+    ];
+    const times = new Map<string, number[]>(cmds.map((c) => [c.name, []]));
+    for (let i = 0; i < WARMUP + RUNS; i++) {
+      for (const c of cmds) {
+        const ms = timeOnce(c.args, env);
+        if (i >= WARMUP) times.get(c.name)!.push(ms);
+      }
+    }
+    const base = med(times.get('node -e 0')!);
+    console.log(`  (ratio = median ms divided by \`node -e 0\` = ${base.toFixed(1)} ms; lower is better)`);
+    for (const c of cmds) {
+      const ms = med(times.get(c.name)!);
+      const ratio = ms / base;
+      if (c.target) line(c.name, `${ms.toFixed(1)} ms`, ratio, `<= ${TARGET}`, ratio <= TARGET);
+      else line(c.name, `${ms.toFixed(1)} ms`, ratio);
+    }
+  } finally {
+    await stopServe(child);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}

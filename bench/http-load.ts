@@ -1,0 +1,75 @@
+// The load generator of bench/http.ts, run as a child process so that the client does not
+// share the servers' event loop (it still shares the machine's cores).
+//
+// It loads several targets in turn, in short slices (all `connections` requests in flight on
+// one target for `sliceMs`, drained, then the next target), for `cycles` rounds. Slicing
+// finely means every target sees the same conditions on a shared machine, so the ratios
+// between targets hold steady even when absolute rates swing.
+//
+// Usage: node http-load.js '{"targets":[{"url":"http://127.0.0.1:PORT/x","headers":{}}],"connections":32,"sliceMs":500,"cycles":8,"warmupMs":500}'
+// Prints one JSON line: {"targets":[{"ok","bad","ms","statuses","perCycle":[req/s,...]}]}.
+import { Pool } from 'undici';
+
+interface Target {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+interface LoadOptions {
+  targets: Target[];
+  connections?: number;
+  sliceMs?: number;
+  cycles?: number;
+  warmupMs?: number;
+}
+
+const opts = JSON.parse(process.argv[2] ?? '{}') as LoadOptions;
+const connections = opts.connections ?? 32;
+const sliceMs = opts.sliceMs ?? 500;
+
+const targets = opts.targets.map((t) => {
+  const u = new URL(t.url);
+  return {
+    pool: new Pool(u.origin, { connections, pipelining: 1 }),
+    path: u.pathname + u.search,
+    headers: t.headers ?? {},
+    ok: 0,
+    bad: 0,
+    ms: 0,
+    statuses: {} as Record<string, number>,
+    perCycle: [] as number[],
+  };
+});
+
+/** One slice on one target: `connections` loops until `ms` have passed, then drained. */
+async function slice(t: (typeof targets)[number], ms: number, count: boolean) {
+  const start = performance.now();
+  const end = start + ms;
+  let ok = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const res = await t.pool.request({ method: 'GET', path: t.path, headers: t.headers });
+        await res.body.dump();
+        if (!count) continue;
+        t.statuses[res.statusCode] = (t.statuses[res.statusCode] ?? 0) + 1;
+        if (res.statusCode === 200) ok++;
+        else t.bad++;
+      }
+    }),
+  );
+  const took = performance.now() - start;
+  if (count) {
+    t.ok += ok;
+    t.ms += took;
+    t.perCycle.push((ok / took) * 1000);
+  }
+}
+
+for (const t of targets) await slice(t, opts.warmupMs ?? 500, false);
+for (let c = 0; c < (opts.cycles ?? 8); c++) {
+  // Rotate which target goes first, so none always follows the same one.
+  for (let i = 0; i < targets.length; i++) await slice(targets[(i + c) % targets.length], sliceMs, true);
+}
+await Promise.all(targets.map((t) => t.pool.close()));
+process.stdout.write(JSON.stringify({ targets: targets.map(({ ok, bad, ms, statuses, perCycle }) => ({ ok, bad, ms, statuses, perCycle })) }) + '\n');
