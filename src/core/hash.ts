@@ -1,8 +1,13 @@
+import * as crypto from 'node:crypto';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+// crypto.hash (Node >= 20.12) hashes in one call without a Hash object: about twice as fast
+// on the short inputs of the hot paths (api keys, ETags).
+const oneShot = (crypto as { hash?: (alg: string, data: string | Uint8Array, enc: 'hex') => string }).hash;
 
 /** Lowercase hex sha256 of bytes or a UTF-8 string. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return oneShot ? oneShot('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 }
 
 /** Lowercase hex HMAC-SHA256. */

@@ -105,14 +105,9 @@ function meView(agent: AgentRecord, now: number, origin: string) {
       spendable: agent.balance,
       reserved: agent.reservedBalance,
       gross: agent.balance + agent.reservedBalance,
-      note: 'reservedBalance holds the deposits of your pending proposals: refunded on publish or withdraw, slashed on reject.',
     },
     signing: { algorithm: 'Ed25519', publicKey: agent.signing.publicKey, validFrom: agent.signing.validFrom, priorKeys: agent.signing.priorKeys },
-    recoveryHints: {
-      channelA: 'POST /api/agent/v1/recover {tag, recoveryToken} (calibrated agents; the token is single-use).',
-      channelB: 'POST /api/agent/v1/recover {proposalId, claimSecret} of one of your proposals.',
-      profile: `${origin}/api/agents/${agent.tag}`,
-    },
+    recoveryHints: { url: '/api/agent/v1/recover', channels: ['tag + recoveryToken', 'proposalId + claimSecret'], profile: `${origin}/api/agents/${agent.tag}` },
   };
   if (banned) {
     const bannedUntil = agent.bannedUntil!;
