@@ -12,7 +12,7 @@ import { header, line } from './lib.js';
 const TARGET = 1.5;
 const RUNS = 15;
 const WARMUP = 2;
-const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../bin/main.js', import.meta.url));
 
 interface Cmd {
   name: string;
