@@ -6,7 +6,7 @@
 // every response encrypted (AES-256-GCM) under a key derived from the node's HMAC key and
 // the caller's Idempotency-Key, which is itself never stored: only the caller who holds the
 // Idempotency-Key can make the node decrypt its entry, and the bytes at rest reveal nothing.
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DAY_MS, ServiceError, type Clock } from '../core/index.js';
 import { space, type Store } from '../store/index.js';
@@ -14,6 +14,10 @@ import { space, type Store } from '../store/index.js';
 interface CachedResponse {
   status: number;
   contentType: string;
+  /** Replayed too: register and recover answers say no-store. */
+  cacheControl?: string;
+  /** sha256 of method, URL and body: the same key on a different request is a 409, not a replay. */
+  fingerprint: string;
   iv: string;
   tag: string;
   body: string;
@@ -25,7 +29,7 @@ const TTL_MS = DAY_MS;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency?: { id: string; key: Buffer; done: () => void };
+    idempotency?: { id: string; key: Buffer; fingerprint: string; replay: boolean; done: () => void };
   }
 }
 
@@ -38,20 +42,19 @@ export interface IdempotencyOptions {
 /** The cache identity of a caller (SPEC 5.7): the api key (optionally + tenant), else the IP (optionally + tenant + hint). */
 export function idempotencyCaller(request: FastifyRequest): string {
   const tenant = header(request, 'x-proxy-tenant-id');
+  // Either opt-in isolates the tenant: a proxy that set up its authenticated tenants must
+  // not see them share a cache on the anonymous routes (register, recover) behind one IP.
+  const isolate = tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
   const keyHash = request.caller?.agent?.apiKeyHash;
-  if (keyHash) {
-    return tenant && header(request, 'x-idempotency-tenant-suffix-apikey') === '1' ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
-  }
-  if (tenant && header(request, 'x-idempotency-inherit-tenant-id') === '1') {
-    return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
-  }
+  if (keyHash) return isolate ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
+  if (isolate) return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
   return `ip:${request.ip}`;
 }
 
 /** True when X-Proxy-Tenant-Id came without the isolation opt-in that fits the caller. */
 export function tenantMisconfigured(request: FastifyRequest): boolean {
   if (!header(request, 'x-proxy-tenant-id')) return false;
-  const authed = Boolean(request.headers.authorization);
+  const authed = Boolean(request.caller?.agent);
   return authed ? header(request, 'x-idempotency-tenant-suffix-apikey') !== '1' : header(request, 'x-idempotency-inherit-tenant-id') !== '1';
 }
 
@@ -76,35 +79,53 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     const id = derive('idempotency-id', material).toString('hex');
     const key = derive('idempotency-enc', material);
 
-    // A concurrent request with the same key waits for the first and then replays it.
+    const fingerprint = createHash('sha256')
+      .update(`${request.method} ${request.url}\u0000`)
+      .update(request.body === undefined ? '' : JSON.stringify(request.body))
+      .digest('hex');
+
+    // A concurrent request with the same key waits for the first and then replays it. The
+    // slot is claimed with no await between the check and the claim.
     while (inFlight.has(id)) await inFlight.get(id);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    inFlight.set(id, mine);
+    request.idempotency = {
+      id,
+      key,
+      fingerprint,
+      replay: false,
+      done: () => {
+        if (inFlight.get(id) === mine) inFlight.delete(id);
+        done();
+      },
+    };
     const cached = await opts.store.get(IdempotencyCache, id);
     if (cached && cached.storedAt + TTL_MS > opts.clock.now()) {
+      request.idempotency.replay = true;
+      if (cached.fingerprint !== fingerprint) {
+        throw new ServiceError('idempotency_conflict', 'This Idempotency-Key was already used, within 24 hours, for a different request.', {
+          field: 'Idempotency-Key',
+          hint: 'Use a fresh key for a new request; resend the same request to get the first answer back.',
+        });
+      }
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(cached.iv, 'base64'));
       decipher.setAuthTag(Buffer.from(cached.tag, 'base64'));
       const body = Buffer.concat([decipher.update(Buffer.from(cached.body, 'base64')), decipher.final()]);
       reply.header('idempotent-replayed', 'true');
+      if (cached.cacheControl) reply.header('cache-control', cached.cacheControl);
       reply.code(cached.status).type(cached.contentType);
       return reply.send(body);
     }
-    let done!: () => void;
-    inFlight.set(id, new Promise<void>((resolve) => (done = resolve)));
-    request.idempotency = {
-      id,
-      key,
-      done: () => {
-        inFlight.delete(id);
-        done();
-      },
-    };
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
     const idem = request.idempotency;
-    if (!idem) return payload;
+    if (!idem || idem.replay) return payload;
     const status = reply.statusCode;
-    // Transient refusals (auth, rate limits, server faults) are not worth replaying.
-    if (status >= 500 || status === 429 || status === 401) return payload;
+    // Only answers that did something are replayed; a refusal changed nothing, so the same
+    // request is simply evaluated again (after a top-up, a calibration, a fixed signature).
+    if (status < 200 || status >= 300) return payload;
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
     if (!bytes) return payload;
     const iv = randomBytes(12);
@@ -113,6 +134,8 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     const entry: CachedResponse = {
       status,
       contentType: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
+      ...(reply.getHeader('cache-control') ? { cacheControl: String(reply.getHeader('cache-control')) } : {}),
+      fingerprint: idem.fingerprint,
       iv: iv.toString('base64'),
       tag: cipher.getAuthTag().toString('base64'),
       body: body.toString('base64'),
@@ -132,7 +155,17 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     for await (const [id, e] of opts.store.iterate(IdempotencyCache)) if (e.storedAt + TTL_MS <= now) expired.push(id);
     for (let i = 0; i < expired.length; i += 500) {
       const chunk = expired.slice(i, i + 500);
-      await opts.store.transact(chunk.map((id) => `idempotency:${id}`), async (tx) => chunk.forEach((id) => tx.del(IdempotencyCache, id)), { durable: false });
+      await opts.store.transact(
+        chunk.map((id) => `idempotency:${id}`),
+        async (tx) => {
+          // Re-read under the lock: an entry rewritten since the scan stays.
+          for (const id of chunk) {
+            const e = await tx.get(IdempotencyCache, id);
+            if (e && e.storedAt + TTL_MS <= opts.clock.now()) tx.del(IdempotencyCache, id);
+          }
+        },
+        { durable: false },
+      );
     }
   };
 }

@@ -9,7 +9,8 @@ const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 function make(coerce: boolean) {
-  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false });
+  // strictNumbers: JSON.parse reads 1e400 as Infinity, which JSON (and so JCS) cannot hold.
+  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false, strictNumbers: true });
   addFormats(ajv);
   return ajv;
 }

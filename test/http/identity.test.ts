@@ -330,6 +330,28 @@ describe('Idempotency-Key', () => {
     expect(noOptIn.headers.warning).toMatch(/^299 /);
   });
 
+  it('runs concurrent requests with one key once, and replays no-store', async () => {
+    const answers = await Promise.all([1, 2, 3].map(() => register('race', '10.5.0.1')));
+    expect(new Set(answers.map((a) => a.json().tag)).size).toBe(1);
+    expect((await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: '10.5.0.1' })).json().registration.remaining).toBe(19);
+    for (const a of answers) expect(a.headers['cache-control']).toBe('no-store');
+  });
+
+  it('answers 409 when a key comes back with a different request', async () => {
+    const first = await register('reuse', '10.5.0.2');
+    expect(first.statusCode).toBe(200);
+    const other = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.5.0.2', headers: { 'idempotency-key': 'reuse' }, payload: { promptId: 'different' } });
+    expect([other.statusCode, other.json().code]).toEqual([409, 'idempotency_conflict']);
+  });
+
+  it('does not replay refusals: the same request is evaluated again', async () => {
+    for (let i = 0; i < 20; i++) await registerAgent(node, '10.5.0.3');
+    const capped = await register('after-cap', '10.5.0.3');
+    expect(capped.statusCode).toBe(429);
+    node.clock.advance(DAY_MS);
+    expect((await register('after-cap', '10.5.0.3')).statusCode).toBe(200);
+  });
+
   it('refuses a key over 255 characters', async () => {
     const res = await register('x'.repeat(256));
     expect(res.statusCode).toBe(400);

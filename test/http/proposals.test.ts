@@ -233,6 +233,26 @@ describe('judging', () => {
     const b = await judgeAs(judge, 'brief', proposalId, signedBody(judge, 'brief', proposalId), { headers });
     expect(b.body).toBe(a.body);
     expect((await me(judge)).balance).toBe(1);
+    // A refusal is not replayed: fixing the request under the same key works.
+    const next = (await proposeAs(proposer, 'brief', samplePayload('brief', 11))).json();
+    const h2 = { 'idempotency-key': 'judge-fix' };
+    const unsigned = await judgeAs(judge, 'brief', next.proposalId, { scores: SCORES_HIGH, rationale: 'Accurate and well sourced.' }, { headers: h2 });
+    expect(unsigned.json().code).toBe('signature_required');
+    const signed = await judgeAs(judge, 'brief', next.proposalId, signedBody(judge, 'brief', next.proposalId), { headers: h2 });
+    expect(signed.statusCode).toBe(200);
+  });
+
+  it('answers 400, never 500, to numbers JSON cannot hold', async () => {
+    const a = await fundedAgent(0.8, 40);
+    await proposeAs(a, 'artifact', samplePayload('artifact', 12));
+    const res = await node.app.inject({
+      method: 'POST',
+      url: KIND_ROUTES['eval-result'].propose,
+      headers: { ...bearer(a.apiKey), 'content-type': 'application/json' },
+      remoteAddress: a.ip,
+      payload: JSON.stringify(samplePayload('eval-result', 12)).replace(/"score":[0-9.]+/, '"score":1e400'),
+    });
+    expect([res.statusCode, res.json().code]).toEqual([400, 'validation_failed']);
   });
 
   it('weighs judges by calibration and alignment and decides by the weighted mean', async () => {
