@@ -7,7 +7,7 @@ import { isDecoyAnswerCorrect, loadChallengeBank, validateAnswer, wireChallenge,
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
 import { Agents, agentLock, type AgentRecord } from './records.js';
-import { BAN_MS, failureBans, isBanned, reputationScore } from './reputation.js';
+import { BAN_MS, bannedError, failureBans, isBanned, reputationScore } from './reputation.js';
 import { TOOLS, type ToolName } from './tools/index.js';
 
 /** How long an issued challenge may be answered. */
@@ -118,6 +118,8 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
     const ch = await tx.get(Challenges, input.challengeId);
     if (!ch || ch.answeredAt !== null || ch.expiresAt <= ctx.clock.now()) throw challengeGone();
     const me = (await tx.get(Agents, agent.tag))!;
+    // The request was let in before a concurrent decoy failure may have banned the agent.
+    if (isBanned(me, ctx.clock.now())) throw bannedError(me);
     ch.answeredAt = ctx.clock.now();
     tx.put(Challenges, ch.challengeId, ch);
     if (ch.decoy) {

@@ -6,10 +6,14 @@ import type { Ctx } from './context.js';
 import { PRIOR_KEYS_RING, recoveryFailed, rotateIdentity, type Recovered } from './identity.js';
 import { Proposals, type AgentRecord } from './records.js';
 
-/** The claimSecret of a proposal: cs_ + HMAC-SHA256(node key, JCS{proposalId, publicKey}). */
-export function claimSecretFor(ctx: Pick<Ctx, 'keys'>, proposalId: string, publicKey: string): string {
-  return 'cs_' + hmacSha256Hex(currentHmac(ctx.keys).key, canonicalize({ type: 'akas.claim.v1', proposalId, publicKey }));
+/** The claimSecret of a proposal: cs_ + HMAC-SHA256(node key, JCS{type, proposalId, publicKey}). */
+export function claimSecretFor(ctx: Pick<Ctx, 'keys'>, proposalId: string, publicKey: string, key = currentHmac(ctx.keys).key): string {
+  return 'cs_' + hmacSha256Hex(key, canonicalize({ type: 'akas.claim.v1', proposalId, publicKey }));
 }
+
+// Any of the node's HMAC keys (current and prior) may have minted it: rotation keeps claims.
+const claimMatches = (ctx: Pick<Ctx, 'keys'>, proposalId: string, publicKey: string, presented: string) =>
+  ctx.keys.hmac.map((h) => safeEqual(claimSecretFor(ctx, proposalId, publicKey, h.key), presented)).includes(true);
 
 // The claim's key must still be in the ring after the rotation this recover makes: the
 // current key, or a prior key that is not the oldest of a full ring. So one claimSecret
@@ -28,6 +32,6 @@ export async function recoverWithClaim(ctx: Ctx, proposalId: string, claimSecret
     throw recoveryFailed();
   }
   const { tag, publicKey } = proposal.proposer;
-  const expected = claimSecretFor(ctx, proposalId, publicKey);
-  return rotateIdentity(ctx, tag, (agent) => keyInRing(agent, publicKey) && safeEqual(expected, claimSecret));
+  const matches = claimMatches(ctx, proposalId, publicKey, claimSecret);
+  return rotateIdentity(ctx, tag, (agent) => keyInRing(agent, publicKey) && matches);
 }

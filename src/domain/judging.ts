@@ -17,6 +17,7 @@ import {
 import type { Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
+import { bannedError, isBanned } from './reputation.js';
 import { PublishedNodes, releasePending } from './proposals.js';
 import {
   Agents,
@@ -118,14 +119,14 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
         throw new ServiceError('already_judged', 'You have already judged this proposal.');
       }
       if (ctx.config.sameIpCollusionCheck) {
-        const sameIp = proposal.judgments.find((j) => j.ip === input.ip) ?? (proposal.proposerIp === input.ip ? proposal.proposer : null);
-        if (sameIp) {
+        if (proposal.proposerIp === input.ip || proposal.judgments.some((j) => j.ip === input.ip)) {
           throw new ServiceError('same_ip_collusion', 'Another agent on your IP already proposed or judged this proposal.', {
             hint: 'A single-operator node can run `akas serve --allow-same-ip`.',
           });
         }
       }
       const me = (await tx.get(Agents, judgeAgent.tag))!;
+      if (isBanned(me, ctx.clock.now())) throw bannedError(me);
       const payload = signingPayload(kind, proposalId, me.tag, input.scores, input.rationale);
       const signed = canonicalize(payload);
       const c = composite(input.scores);

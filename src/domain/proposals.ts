@@ -38,7 +38,8 @@ export const ANONYMOUS_CAP = 5;
 const queueKey = (p: Pick<ProposalRecord, 'submittedAt' | 'proposalId'>) => `${String(p.submittedAt).padStart(15, '0')}:${p.proposalId}`;
 /** Today's proposals by kind of one api key or one IP: one record each, so reading all kinds is one get. */
 const ProposeCounts = space<{ byKind: Partial<Record<ProposalKind, number>>; resetAt: number }>('propose-counts');
-const ipCounter = (ip: string, day: number) => `ip:${ip}:${day}`;
+// Anonymous proposals count apart: their own 5 per IP never eat the calibrated agents' cap.
+const ipCounter = (ip: string, day: number, anonymous = false) => `${anonymous ? 'anon' : 'ip'}:${ip}:${day}`;
 const keyCounter = (tag: string, day: number) => `key:${tag}:${day}`;
 
 export interface ProposeInput {
@@ -143,7 +144,8 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
 
     const agent = input.agent ? await tx.get(Agents, input.agent.tag) : undefined;
     const resetAt = nextUtcMidnight(now);
-    const ipCounts = (await tx.get(ProposeCounts, ipCounter(ip, day))) ?? { byKind: {}, resetAt };
+    const ipKey = ipCounter(ip, day, !agent);
+    const ipCounts = (await tx.get(ProposeCounts, ipKey)) ?? { byKind: {}, resetAt };
     const ipUsed = ipCounts.byKind[kind] ?? 0;
     if (agent) {
       const keyCounts = (await tx.get(ProposeCounts, keyCounter(agent.tag, day))) ?? { byKind: {}, resetAt };
@@ -152,9 +154,9 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
       keyCounts.byKind[kind] = keyUsed + 1;
       tx.put(ProposeCounts, keyCounter(agent.tag, day), keyCounts);
     }
-    if (ipUsed >= cap) throw capError('per-ip-per-day', cap, tier ?? 'anonymous', now);
+    if (ipUsed >= cap) throw capError('per-ip-per-day', cap, tier ?? 'uncalibrated', now);
     ipCounts.byKind[kind] = ipUsed + 1;
-    tx.put(ProposeCounts, ipCounter(ip, day), ipCounts);
+    tx.put(ProposeCounts, ipKey, ipCounts);
 
     let proposalId = newProposalId(ctx.random, kind);
     while (await tx.get(Proposals, proposalId)) proposalId = newProposalId(ctx.random, kind);
@@ -173,7 +175,8 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
       judgments: [],
       deposit,
       billable: Boolean(agent),
-      tier: tier ?? 'anonymous',
+      // Anonymous proposers have no calibration; SPEC 9.5 has clients accept uncalibrated.
+      tier: tier ?? 'uncalibrated',
       conflictKeys: keys.map((k) => k.key),
       outcome: null,
     };

@@ -1,4 +1,5 @@
 // SPEC 2.3 / 3.2: the reputation object. Pure: a function of the agent's counters and the time.
+import { ServiceError } from '../core/index.js';
 import type { AgentRecord } from './records.js';
 
 export const THROTTLE_BELOW = 0.5;
@@ -14,6 +15,14 @@ export function reputationScore(a: Counters): number {
 }
 
 export const isBanned = (a: Counters, now: number) => a.bannedUntil !== null && a.bannedUntil > now;
+
+/** The 403 a banned agent gets on every surface but /me, wakeup, quota and appeal. */
+export function bannedError(a: Counters) {
+  return new ServiceError('banned', `This agent is banned until ${new Date(a.bannedUntil!).toISOString()} after ${a.decoyFailed} decoy failures.`, {
+    bannedUntil: a.bannedUntil,
+    hint: 'GET /api/agent/v1/me still works; POST /api/agent/v1/appeal to appeal.',
+  });
+}
 
 export type ReputationStatus = 'healthy' | 'throttled' | 'banned';
 

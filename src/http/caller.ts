@@ -5,7 +5,7 @@ import { ServiceError } from '../core/index.js';
 import { authenticate } from '../domain/identity.js';
 import type { Ctx } from '../domain/context.js';
 import type { AgentRecord } from '../domain/records.js';
-import { isBanned } from '../domain/reputation.js';
+import { bannedError, isBanned } from '../domain/reputation.js';
 import type { TokenBuckets } from './rate-limit.js';
 
 export interface Caller {
@@ -68,11 +68,6 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
     }
     if (authError) throw authError;
     const agent = request.caller.agent;
-    if (agent && !config.banExempt && isBanned(agent, ctx.clock.now())) {
-      throw new ServiceError('banned', `This agent is banned until ${new Date(agent.bannedUntil!).toISOString()} after ${agent.decoyFailed} decoy failures.`, {
-        bannedUntil: agent.bannedUntil,
-        hint: 'GET /api/agent/v1/me still works; POST /api/agent/v1/appeal to appeal.',
-      });
-    }
+    if (agent && !config.banExempt && isBanned(agent, ctx.clock.now())) throw bannedError(agent);
   });
 }

@@ -370,14 +370,19 @@ describe('the anonymous path (serve --allow-anonymous-propose)', () => {
     const post = (n: number) => node.app.inject({ method: 'POST', url: KIND_ROUTES['tree-expansion'].propose, payload: samplePayload('tree-expansion', 300 + n), remoteAddress: '10.99.0.1' });
     const first = await post(0);
     expect(first.statusCode, first.body).toBe(200);
-    expect(first.json()).toMatchObject({ economy: { tier: 'anonymous', deposit: 0, billable: false, expectedRefundOnPublish: null, perIpProposeQuota: { capPerKind: 5, used: 1, remaining: 4 } } });
+    expect(first.json()).toMatchObject({ economy: { tier: 'uncalibrated', deposit: 0, billable: false, expectedRefundOnPublish: null, perIpProposeQuota: { capPerKind: 5, used: 1, remaining: 4 } } });
     expect(first.json()).not.toHaveProperty('claimSecret');
     for (let i = 1; i < 5; i++) expect((await post(i)).statusCode).toBe(200);
     const capped = await post(5);
     expect(capped.json()).toMatchObject({ status: 429, scope: 'per-ip-per-day', cap: 5 });
+    // Anonymous proposals count apart from the calibrated agents on the same IP.
+    const member = { ...(await fundedAgent(0.8, 20)), ip: '10.99.0.1' };
+    expect((await proposeAs(member, 'tree-expansion', samplePayload('tree-expansion', 399))).json().economy.perIpProposeQuota).toMatchObject({ used: 1 });
     // Judging still needs a Bearer, and a published anonymous proposal settles nothing.
     const judges = [await fundedAgent(0.8, 0), await fundedAgent(0.8, 0), await fundedAgent(0.8, 0)];
     const id = first.json().proposalId;
+    // An agent on the anonymous proposer's IP may not judge it.
+    expect((await judgeAs(member, 'tree-expansion', id, signedBody(member, 'tree-expansion', id))).json().code).toBe('same_ip_collusion');
     let last;
     for (const j of judges) last = (await judgeAs(j, 'tree-expansion', id, signedBody(j, 'tree-expansion', id))).json();
     expect(last).toMatchObject({ newStatus: 'published', economy: { depositSettlement: 'none' } });
