@@ -12,6 +12,8 @@ import { TOOLS, type ToolName } from './tools/index.js';
 
 /** How long an issued challenge may be answered. */
 export const CHALLENGE_TTL_MS = 10 * 60 * 1000;
+/** A bank entry is served to an agent again this long after it last was. */
+export const CHALLENGE_REUSE_MS = 24 * 60 * 60 * 1000;
 
 interface IssuedChallenge {
   challengeId: string;
@@ -47,18 +49,22 @@ const servedLock = (tag: string) => `served:${tag}`;
 // challenge in the same batch as its charge, so a call costs one durable write, not two.
 async function drawChallenge(ctx: Ctx, tx: Tx, tag: string): Promise<Challenge> {
   const bank = loadChallengeBank();
-  const served = new Set((await tx.list(Served, { gte: `${tag}:`, lt: `${tag};` })).map(([k]) => k.slice(tag.length + 1)));
-  const fresh = (list: readonly ChallengeEntry[]) => list.filter((e) => !served.has(e.id));
+  const now = ctx.clock.now();
+  const recent = new Set(
+    (await tx.list(Served, { gte: `${tag}:`, lt: `${tag};` })).filter(([, v]) => v.at + CHALLENGE_REUSE_MS > now).map(([k]) => k.slice(tag.length + 1)),
+  );
+  const fresh = (list: readonly ChallengeEntry[]) => list.filter((e) => !recent.has(e.id));
+  // A decoy about decoyRate of the time. When the ordinary entries are used up the answer is
+  // no_work, never a stream of the decoys that are left (that would give them away).
   const wantDecoy = ctx.random(2).readUInt16BE(0) / 65536 < ctx.config.decoyRate;
-  const first = fresh(wantDecoy ? bank.decoys : bank.normal);
-  const pool = first.length ? first : fresh(wantDecoy ? bank.normal : bank.decoys);
+  const decoys = wantDecoy ? fresh(bank.decoys) : [];
+  const pool = decoys.length ? decoys : fresh(bank.normal);
   if (pool.length === 0) {
-    throw new ServiceError('no_work', 'No challenge left for this agent: every one in the bank has been served to you.', {
-      hint: 'Judge pending proposals instead (GET /api/judge/queue?expand=1).',
+    throw new ServiceError('no_work', 'No challenge left for this agent today: every one in the bank was served to you in the last 24 hours.', {
+      hint: 'Judge pending proposals instead (GET /api/judge/queue?expand=1); challenges come back 24 hours after they were served.',
     });
   }
   const entry = pool[ctx.random(4).readUInt32BE(0) % pool.length];
-  const now = ctx.clock.now();
   const challengeId = newChallengeId(ctx.random);
   tx.put(Served, `${tag}:${entry.id}`, { at: now });
   tx.put(Challenges, challengeId, { challengeId, agent: tag, bankId: entry.id, decoy: Boolean(entry.decoy), issuedAt: now, expiresAt: now + CHALLENGE_TTL_MS, answeredAt: null });

@@ -48,20 +48,29 @@ async function challengeFor(apiKey: string) {
 }
 
 describe('GET /api/agent/v1/challenge', () => {
-  it('serves a challenge without revealing decoys, each at most once, then 503 no_work', async () => {
+  it('serves a challenge without revealing decoys, each at most once a day, then 503 no_work', async () => {
     const a = await agent(0.8, 10);
     const first = await challengeFor(a.apiKey);
     expect(first).toMatchObject({ challengeId: expect.stringMatching(/^ch_[0-9a-f]{16}$/), expiresIn: expect.any(Number), submitVia: '/api/agent/v1/use-tool', reputation: 1 });
     expect(Object.keys(first.challenge).sort()).toEqual(['category', 'schemaName', 'systemPrompt', 'userPrompt']);
     const seen = new Set([first.challenge.userPrompt]);
-    const total = loadChallengeBank().all.length;
-    for (let i = 1; i < total; i++) {
-      const c = await challengeFor(a.apiKey);
-      expect(seen.has(c.challenge.userPrompt)).toBe(false);
-      seen.add(c.challenge.userPrompt);
+    const bank = loadChallengeBank();
+    for (;;) {
+      const res = await getChallenge(a.apiKey);
+      if (res.statusCode === 503) {
+        expect(res.json().code).toBe('no_work');
+        break;
+      }
+      const prompt = res.json().challenge.userPrompt;
+      expect(seen.has(prompt)).toBe(false);
+      seen.add(prompt);
+      expect(seen.size).toBeLessThanOrEqual(bank.all.length);
     }
-    const done = await getChallenge(a.apiKey);
-    expect([done.statusCode, done.json().code]).toEqual([503, 'no_work']);
+    // Every ordinary entry was served before the bank ran dry; decoys never outnumber them.
+    for (const e of bank.normal) expect(seen.has(e.userPrompt)).toBe(true);
+    // A day later the bank is open again.
+    node.clock.advance(DAY_MS);
+    expect((await getChallenge(a.apiKey)).statusCode).toBe(200);
   });
 
   it('needs a Bearer', async () => {
