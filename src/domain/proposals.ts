@@ -110,6 +110,27 @@ async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: s
   }
 }
 
+/**
+ * A published node holds its path: another kind may not take it, and a decision graph
+ * replaces one only with replaceExisting true (SPEC 2.5). Briefs, capabilities and artifacts
+ * of the same kind refresh the node they replace.
+ */
+async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
+  if (!['brief', 'capability', 'graph', 'artifact'].includes(kind)) return;
+  const path = targetPath(kind, payload)!;
+  const published = await tx.get(PublishedNodes, path);
+  if (!published) return;
+  const replacing = published.kind === kind && (kind !== 'graph' || (payload as { replaceExisting?: boolean }).replaceExisting === true);
+  if (replacing) return;
+  throw new ServiceError('id_conflict', `A published ${published.kind} (${published.proposalId}) holds ${path}.`, {
+    errors: [{ field: 'path', reason: published.kind === kind ? 'published already: set replaceExisting to refresh it' : `held by a published ${published.kind}` }],
+    existingProposalId: published.proposalId,
+    judgeUrl: judgeUrl(published.kind, published.proposalId),
+    detailUrl: detailUrl(published.kind, published.proposalId),
+    hint: published.kind === kind ? 'Send replaceExisting: true to propose a refresh of the published node.' : 'Choose another path.',
+  });
+}
+
 // An eval result references an artifact: one that is published, or still pending.
 async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
   const published = await tx.get(PublishedNodes, artifactPath);
@@ -140,6 +161,7 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
     const now = ctx.clock.now();
     const day = utcDay(now);
     await assertNoConflict(tx, kind, keys);
+    await assertPathFree(tx, kind, payload);
     if (kind === 'eval-result') await assertArtifactExists(ctx, tx, (payload as { artifactPath: string }).artifactPath);
 
     const agent = input.agent ? await tx.get(Agents, input.agent.tag) : undefined;

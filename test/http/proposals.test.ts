@@ -363,6 +363,23 @@ describe('proposing', () => {
   });
 });
 
+describe('published paths', () => {
+  it('keep their node: another kind gets id_conflict, a graph needs replaceExisting to refresh', async () => {
+    const a = await fundedAgent(0.8, 60);
+    const judges = [await fundedAgent(0.8, 0), await fundedAgent(0.8, 0), await fundedAgent(0.8, 0)];
+    const graph = samplePayload('graph', 90) as { path: string };
+    const { proposalId } = (await proposeAs(a, 'graph', graph)).json();
+    for (const j of judges) await judgeAs(j, 'graph', proposalId, signedBody(j, 'graph', proposalId));
+    const cap = await proposeAs(a, 'capability', { ...(samplePayload('capability', 90) as object), path: graph.path });
+    expect(cap.json()).toMatchObject({ code: 'id_conflict', existingProposalId: proposalId, errors: [{ field: 'path' }] });
+    const again = await proposeAs(a, 'graph', { ...graph, title: 'A sharper graph' });
+    expect(again.json()).toMatchObject({ code: 'id_conflict', existingProposalId: proposalId });
+    const refresh = await proposeAs(a, 'graph', { ...graph, title: 'A sharper graph', replaceExisting: true });
+    expect(refresh.statusCode).toBe(200);
+    expect((await node.app.inject({ url: `/api/knowledge/proposals/${refresh.json().proposalId}` })).json().replaceExisting).toBe(true);
+  });
+});
+
 describe('the anonymous path (serve --allow-anonymous-propose)', () => {
   it('takes no deposit, returns no claimSecret, and caps at 5 per IP per kind per day', async () => {
     await node.close();
