@@ -97,6 +97,18 @@ describe('POST /api/agent/v1/register', () => {
   });
 });
 
+describe('--trust-proxy', () => {
+  it('counts registrations by X-Forwarded-For only when trusted', async () => {
+    const reg = (xff: string) => node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.8.0.1', headers: { 'x-forwarded-for': xff } });
+    expect((await reg('203.0.113.7')).json().rateLimit.remaining).toBe(19);
+    expect((await reg('203.0.113.8')).json().rateLimit.remaining).toBe(18); // untrusted: the proxy's address counts
+    await node.close();
+    node = await testNode({ trustProxy: true });
+    expect((await reg('203.0.113.7')).json().rateLimit.remaining).toBe(19);
+    expect((await reg('203.0.113.8')).json().rateLimit.remaining).toBe(19);
+  });
+});
+
 describe('the token bucket', () => {
   it('answers SPEC\'s 429 problem body with retry-after, then refills', async () => {
     await node.close();
