@@ -67,7 +67,7 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
   const inFlight = new Map<string, Promise<void>>();
   const derive = (label: string, material: string) => createHmac('sha256', opts.hmacKey).update(`${label}\u0000${material}`).digest();
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const surface = request.routeOptions.config?.idempotency;
     if (!surface) return;
     const idemKey = header(request, 'idempotency-key');
@@ -117,9 +117,9 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
       reply.code(cached.status).type(cached.contentType);
       return reply.send(body);
     }
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const idem = request.idempotency;
     if (!idem || idem.replay) return payload;
     const status = reply.statusCode;
@@ -143,10 +143,19 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     };
     await opts.store.transact([`idempotency:${idem.id}`], async (tx) => tx.put(IdempotencyCache, idem.id, entry));
     return payload;
-  });
+  };
 
-  app.addHook('onResponse', async (request) => request.idempotency?.done());
-  app.addHook('onRequestAbort', async (request) => request.idempotency?.done());
+  const release = async (request: FastifyRequest) => request.idempotency?.done();
+
+  // Only the write surfaces that take the header pay for these hooks (not GET /me).
+  const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotency) return;
+    route.preHandler = [...list(route.preHandler), preHandler] as typeof route.preHandler;
+    route.onSend = [...list(route.onSend), onSend] as typeof route.onSend;
+    route.onResponse = [...list(route.onResponse), release] as typeof route.onResponse;
+    route.onRequestAbort = [...list(route.onRequestAbort), release] as typeof route.onRequestAbort;
+  });
 
   /** Drops entries older than 24 h (called at start and hourly). */
   return async function sweep() {
