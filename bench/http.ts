@@ -5,10 +5,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { didKeyFromPublicKey, generateKeyPair, type NodeKeys } from '../src/core/index.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
-import { header, line, perSec, type Rate } from './lib.js';
+import { benchKeys, header, line, perSec, type Rate } from './lib.js';
 
 const TARGET = 0.6;
 const CONNECTIONS = 32;
@@ -30,13 +29,6 @@ interface TargetResult {
   perCycle: number[];
 }
 
-function benchKeys(): NodeKeys {
-  const issuer = generateKeyPair();
-  return {
-    issuer: { ...issuer, did: didKeyFromPublicKey(issuer.publicKey) },
-    hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }],
-  };
-}
 
 /** Runs the load generator (a child process) over the targets in alternating slices. */
 function load(targets: Target[]): Promise<TargetResult[]> {

@@ -7,22 +7,18 @@ import {
   canonicalize,
   cryptoRandom,
   FakeClock,
-  generateKeyPair,
-  didKeyFromPublicKey,
   hmacSha256Hex,
   sha256Hex,
   sign,
   verify,
-  type NodeKeys,
 } from '../src/core/index.js';
 import { defaultDomainConfig, type Ctx } from '../src/domain/context.js';
 import { register } from '../src/domain/identity.js';
 import { judge, signingPayload } from '../src/domain/judging.js';
-import { moveCredits } from '../src/domain/ledger.js';
 import { propose } from '../src/domain/proposals.js';
-import { Agents, Proposals, agentLock, type AgentRecord, type ProposalRecord, type Scores } from '../src/domain/records.js';
+import { Agents, Proposals, type AgentRecord, type ProposalRecord, type Scores } from '../src/domain/records.js';
 import { openTempStore, space } from '../src/store/index.js';
-import { header, line, perSec, rate, type Rate } from './lib.js';
+import { benchKeys, calibrateForBench, header, line, perSec, rate, type Rate } from './lib.js';
 
 const JUDGING_TARGET = 0.25;
 const FLAT_WITHIN = 0.2;
@@ -55,13 +51,6 @@ interface Task {
   signature: string;
 }
 
-function benchKeys(): NodeKeys {
-  const issuer = generateKeyPair();
-  return {
-    issuer: { ...issuer, did: didKeyFromPublicKey(issuer.publicKey) },
-    hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }],
-  };
-}
 
 let briefSeq = 0;
 function briefPayload() {
@@ -93,13 +82,7 @@ async function makeAgents(ctx: Ctx, n: number, score: number, credits: number, n
   for (let i = 0; i < n; i++) {
     const ip = `10.${net}.${i >> 8}.${i & 255}`;
     const r = await register(ctx, { ip });
-    const record = await ctx.store.transact([agentLock(r.agent.tag)], async (tx) => {
-      const agent = (await tx.get(Agents, r.agent.tag))!;
-      agent.calibration = { attempts: 1, score, bonusPaid: false, lastAttemptAt: 0 };
-      if (credits > 0) moveCredits(tx, ctx, agent, 'mint', credits, 'bench funding');
-      else tx.put(Agents, agent.tag, agent);
-      return agent;
-    });
+    const record = await calibrateForBench(ctx, r.agent.tag, score, credits);
     agents.push({ record, privateKey: r.signing.privateKey, ip });
   }
   return agents;

@@ -1,3 +1,8 @@
+import { didKeyFromPublicKey, generateKeyPair, type NodeKeys } from '../src/core/index.js';
+import type { Ctx } from '../src/domain/context.js';
+import { moveCredits } from '../src/domain/ledger.js';
+import { Agents, agentLock, type AgentRecord } from '../src/domain/records.js';
+
 // Tiny benchmark helpers. Every benchmark prints ratios against a baseline measured in the
 // same run on the same machine, so results compare across machines; absolute numbers are
 // printed alongside for context only.
@@ -64,4 +69,24 @@ export const perSec = (r: Rate) => `${fmt(r.opsPerSec)}/s`;
 
 export function header(title: string) {
   console.log(`\n${title}`);
+}
+
+/** Node keys for a benchmark node (a fresh issuer key, a fixed HMAC key). */
+export function benchKeys(): NodeKeys {
+  const issuer = generateKeyPair();
+  return {
+    issuer: { ...issuer, did: didKeyFromPublicKey(issuer.publicKey) },
+    hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }],
+  };
+}
+
+/** Marks an agent calibrated at score and mints credits through the ledger (the books still balance). */
+export function calibrateForBench(ctx: Pick<Ctx, 'store' | 'clock' | 'random'>, tag: string, score: number, credits: number): Promise<AgentRecord> {
+  return ctx.store.transact([agentLock(tag)], async (tx) => {
+    const agent = (await tx.get(Agents, tag))!;
+    agent.calibration = { attempts: 1, score, bonusPaid: false, lastAttemptAt: 0 };
+    if (credits > 0) moveCredits(tx, ctx, agent, 'mint', credits, 'bench funding');
+    else tx.put(Agents, agent.tag, agent);
+    return agent;
+  });
 }

@@ -11,14 +11,11 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { didKeyFromPublicKey, generateKeyPair, type NodeKeys } from '../src/core/index.js';
 import { loadChallengeBank } from '../src/domain/challenge-bank.js';
-import { moveCredits } from '../src/domain/ledger.js';
-import { Agents, agentLock } from '../src/domain/records.js';
 import { closeRegexWorker } from '../src/domain/tools/index.js';
 import { createApp } from '../src/http/app.js';
-import { openTempStore, type Store } from '../src/store/index.js';
-import { header, line, perSec, type Rate } from './lib.js';
+import { openTempStore } from '../src/store/index.js';
+import { benchKeys, calibrateForBench, header, line, perSec, type Rate } from './lib.js';
 
 const CONNECTIONS = 16;
 const SECONDS = 1.5;
@@ -54,34 +51,19 @@ interface Measured extends Rate {
   timeouts: number;
 }
 
-function benchKeys(): NodeKeys {
-  const issuer = generateKeyPair();
-  return {
-    issuer: { ...issuer, did: didKeyFromPublicKey(issuer.publicKey) },
-    hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }],
-  };
-}
 
 /** Registered agents, calibrated frontier (price 1) and funded, with their open challenge if any. */
 class AgentPool {
   private free: BenchAgent[] = [];
   registered = 0;
 
-  constructor(
-    private app: FastifyInstance,
-    private store: Store,
-  ) {}
+  constructor(private app: FastifyInstance) {}
 
   private async register(): Promise<BenchAgent> {
     const res = await this.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.9.0.1' });
     if (res.statusCode !== 200) throw new Error(`register answered ${res.statusCode}: ${res.body}`);
     const { apiKey, tag } = res.json() as { apiKey: string; tag: string };
-    // As test/helpers/agents.ts markCalibrated: through the ledger, so the books still balance.
-    await this.store.transact([agentLock(tag)], async (tx) => {
-      const agent = (await tx.get(Agents, tag))!;
-      agent.calibration = { attempts: 1, score: 0.95, bonusPaid: false, lastAttemptAt: 0 };
-      moveCredits(tx, this.app.akas, agent, 'mint', 10_000_000, 'bench');
-    });
+    await calibrateForBench(this.app.akas, tag, 0.95, 10_000_000);
     this.registered++;
     return { apiKey, challenge: null };
   }
@@ -113,7 +95,7 @@ export async function run() {
     logger: false,
   });
   const origin = await node.listen({ host: '127.0.0.1', port: 0 });
-  const agents = new AgentPool(node, store);
+  const agents = new AgentPool(node);
   // Bank entries are still served as decoys once an agent's normal ones run out: answer those
   // right (matched by prompt), or three failures would ban the agent mid-run.
   const decoyAnswers = Object.fromEntries(loadChallengeBank().decoys.map((e) => [e.userPrompt, e.decoy!.accept[0]]));

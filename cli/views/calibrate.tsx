@@ -1,7 +1,7 @@
 // The calibration questionnaire: one question at a time, Enter submits the answer.
 import { TextInput } from '@inkjs/ui';
 import { Box, render, Text, useApp } from 'ink';
-import React, { useState } from 'react';
+import { useState } from 'react';
 
 interface Question {
   id: string;

@@ -5,13 +5,11 @@ import {
   CALIBRATION_ATTEMPTS,
   CALIBRATION_BONUS,
   CALIBRATION_QUESTIONS,
-  didKeyFromPublicKey,
   ServiceError,
   sha256Hex,
   TAG_RE,
   TIER_BANDS,
   TIER_PRICE,
-  tierOf,
 } from '../../core/index.js';
 import { recoverWithClaim } from '../../domain/claims.js';
 import {
@@ -20,7 +18,6 @@ import {
   publicProfile,
   recoverWithToken,
   register,
-  registrationCapError,
   registrationQuota,
   type Recovered,
 } from '../../domain/identity.js';
@@ -28,7 +25,7 @@ import type { AgentRecord } from '../../domain/records.js';
 import { isBanned, reputationView } from '../../domain/reputation.js';
 import { agentOf } from '../caller.js';
 import { validationError } from '../errors.js';
-import { orientationUrls, originOf } from '../urls.js';
+import { originOf } from '../urls.js';
 
 export const RESPONSE_SHAPE_VERSION = '2026-11.1';
 
