@@ -3,7 +3,7 @@
 // 10 percent of challenges are honeypot decoys; a wrong answer to one counts toward a ban.
 import { newChallengeId, ServiceError, TIER_PRICE, tierOf, type PaidTier } from '../core/index.js';
 import { space, type Tx } from '../store/index.js';
-import { isDecoyAnswerCorrect, loadChallengeBank, validateAnswer, wireChallenge, type ChallengeEntry, type WireChallenge } from './challenge-bank.js';
+import { challengeEntry, isDecoyAnswerCorrect, loadChallengeBank, validateAnswer, wireChallenge, type ChallengeEntry, type WireChallenge } from './challenge-bank.js';
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
 import { Agents, agentLock, type AgentRecord } from './records.js';
@@ -110,7 +110,7 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
   const issued = await ctx.store.get(Challenges, input.challengeId);
   const now = ctx.clock.now();
   if (!issued || issued.agent !== agent.tag || issued.answeredAt !== null || issued.expiresAt <= now) throw challengeGone();
-  const entry = loadChallengeBank().all.find((e) => e.id === issued.bankId)!;
+  const entry = challengeEntry(issued.bankId)!;
   const valid = validateAnswer(entry.schemaName, input.answer);
   if (!valid.ok) throw new ServiceError('invalid_answer', `The answer does not fit the ${entry.schemaName} schema.`, { errors: valid.errors });
   if (agent.balance < cost) {
