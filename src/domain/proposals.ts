@@ -37,10 +37,12 @@ export const ANONYMOUS_CAP = 5;
 
 const queueKey = (p: Pick<ProposalRecord, 'submittedAt' | 'proposalId'>) => `${String(p.submittedAt).padStart(15, '0')}:${p.proposalId}`;
 /** Today's proposals by kind of one api key or one IP: one record each, so reading all kinds is one get. */
-const ProposeCounts = space<{ byKind: Partial<Record<ProposalKind, number>>; resetAt: number }>('propose-counts');
+export const ProposeCounts = space<{ byKind: Partial<Record<ProposalKind, number>>; resetAt: number }>('propose-counts');
 // Anonymous proposals count apart: their own 5 per IP never eat the calibrated agents' cap.
 const ipCounter = (ip: string, day: number, anonymous = false) => `${anonymous ? 'anon' : 'ip'}:${ip}:${day}`;
 const keyCounter = (tag: string, day: number) => `key:${tag}:${day}`;
+/** The agent a propose-counter key belongs to (null for per-IP counters). */
+export const tagOfProposeCount = (key: string) => (key.startsWith('key:') ? key.split(':')[1] : null);
 
 export interface ProposeInput {
   kind: ProposalKind;

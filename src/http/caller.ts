@@ -1,10 +1,10 @@
 // Who is calling: the IP, the agent behind a Bearer key, and the token bucket they draw
 // from. Runs at onRequest, before the body is parsed, so a 401 or 429 costs no parsing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ServiceError } from '../core/index.js';
+import { API_KEY_RE, ServiceError, sha256Hex } from '../core/index.js';
 import { authenticate } from '../domain/identity.js';
 import type { Ctx } from '../domain/context.js';
-import type { AgentRecord } from '../domain/records.js';
+import { Agents, ApiKeys, type AgentRecord } from '../domain/records.js';
 import { bannedError, isBanned } from '../domain/reputation.js';
 import type { TokenBuckets } from './rate-limit.js';
 
@@ -45,8 +45,51 @@ export function agentOf(request: FastifyRequest): AgentRecord {
   return agent;
 }
 
+// Read-only snapshots of authenticated agents by api-key hash, dropped as soon as a write to
+// the agent or its key lands (so a rotated key is refused at once). Frozen: request handlers
+// read them; every change goes through a transaction that reads its own copy.
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+function agentCache(ctx: Ctx) {
+  const byKeyHash = new Map<string, AgentRecord>();
+  const keyHashOfTag = new Map<string, string>();
+  // Bumped by every write to an agent or key: a snapshot read while one landed is not kept.
+  let writes = 0;
+  const drop = (keyHash: string | undefined) => {
+    writes++;
+    if (!keyHash) return;
+    const agent = byKeyHash.get(keyHash);
+    byKeyHash.delete(keyHash);
+    if (agent) keyHashOfTag.delete(agent.tag);
+  };
+  const unwatch = [ctx.store.watch(Agents, (tag) => drop(keyHashOfTag.get(tag))), ctx.store.watch(ApiKeys, (keyHash) => drop(keyHash))];
+  return {
+    async authenticate(apiKey: string): Promise<AgentRecord> {
+      const keyHash = API_KEY_RE.test(apiKey) ? sha256Hex(apiKey) : undefined;
+      const hit = keyHash && byKeyHash.get(keyHash);
+      if (hit) return hit;
+      const before = writes;
+      const agent = deepFreeze(await authenticate(ctx, apiKey));
+      if (writes !== before) return agent;
+      if (byKeyHash.size >= 10_000) (byKeyHash.clear(), keyHashOfTag.clear());
+      byKeyHash.set(agent.apiKeyHash, agent);
+      keyHashOfTag.set(agent.tag, agent.apiKeyHash);
+      return agent;
+    },
+    close: () => unwatch.forEach((stop) => stop()),
+  };
+}
+
 export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuckets) {
   app.decorateRequest('caller', null as unknown as Caller);
+  const agents = agentCache(ctx);
+  app.addHook('onClose', async () => agents.close());
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config ?? {};
     const mode: AuthMode = config.auth ?? 'none';
@@ -55,7 +98,7 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
     const key = mode === 'none' ? undefined : bearer(request);
     if (key !== undefined) {
       try {
-        request.caller.agent = await authenticate(ctx, key);
+        request.caller.agent = await agents.authenticate(key);
       } catch (e) {
         authError = e as ServiceError;
       }

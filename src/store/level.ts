@@ -76,6 +76,7 @@ export class LevelStore implements Store {
   private closed = false;
   /** Batches written so far (see get). */
   private commits = 0;
+  private readonly watchers = new Map<string, Set<(key: string) => void>>();
 
   constructor(
     readonly location: string,
@@ -163,12 +164,38 @@ export class LevelStore implements Store {
         await this.db.batch(ops as never, { sync });
         this.commits++;
         for (const p of group) for (const [id, json] of p.cached) this.cache.set(id, json);
+        if (this.watchers.size) this.notify(group);
         for (const p of group) p.resolve();
       } catch (e) {
         for (const p of group) p.reject(e);
       }
     }
     this.flushing = false;
+  }
+
+  watch(space: Space<unknown>, listener: (key: string) => void): () => void {
+    let set = this.watchers.get(space.name);
+    if (!set) this.watchers.set(space.name, (set = new Set()));
+    set.add(listener);
+    return () => void set.delete(listener);
+  }
+
+  // A listener that throws must not fail the writers whose batch already landed.
+  private notify(group: Pending[]) {
+    for (const p of group) {
+      for (const [id] of p.cached) {
+        const at = id.indexOf('\u0000');
+        const set = this.watchers.get(id.slice(0, at));
+        if (!set) continue;
+        for (const listener of set) {
+          try {
+            listener(id.slice(at + 1));
+          } catch {
+            // ignored on purpose
+          }
+        }
+      }
+    }
   }
 
   async close() {

@@ -56,6 +56,12 @@ export interface Store {
   list<T>(space: Space<T>, range?: Range): Promise<Array<[string, T]>>;
   /** Streams committed entries in key order without holding them all in memory. */
   iterate<T>(space: Space<T>, range?: Range): AsyncIterable<[string, T]>;
+  /**
+   * Calls listener with each key of `space` that a committed batch wrote or deleted, once
+   * the batch is durable (read caches above the store use it to drop stale entries).
+   * Answers a function that stops the calls.
+   */
+  watch(space: Space<unknown>, listener: (key: string) => void): () => void;
   /** The folder the store lives in (blobs and node secrets sit beside it). */
   readonly location: string;
   close(): Promise<void>;

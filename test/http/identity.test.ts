@@ -163,6 +163,23 @@ describe('GET /api/agent/v1/me', () => {
     expect(body).not.toHaveProperty('banBlock');
   });
 
+  it('never serves a stale body after a write, and refreshes its countdowns', async () => {
+    const r = await registerAgent(node);
+    const before = (await me(r.apiKey)).json();
+    expect(before.balance).toBe(0);
+    await markCalibrated(node, r.tag, 0.7, 5); // a write through the store, not through /me
+    expect((await me(r.apiKey)).json()).toMatchObject({ balance: 5, tier: 'strong' });
+    const { Agents, agentLock } = await import('../../src/domain/records.js');
+    await node.store.transact([agentLock(r.tag)], async (tx) => {
+      const a = (await tx.get(Agents, r.tag))!;
+      a.bannedUntil = node.clock.now() + 10_000;
+      tx.put(Agents, r.tag, a);
+    });
+    expect((await me(r.apiKey)).json().banBlock.banRemainingSec).toBe(10);
+    node.clock.advance(3000);
+    expect((await me(r.apiKey)).json().banBlock.banRemainingSec).toBe(7);
+  });
+
   it('is privately cacheable for 10 s with an ETag and answers 304', async () => {
     const r = await registerAgent(node);
     const first = await me(r.apiKey);

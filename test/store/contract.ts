@@ -181,6 +181,28 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       });
     });
 
+    describe('watch', () => {
+      it('tells a watcher each key a committed batch wrote or deleted, and nothing of a failed one', async () => {
+        const seen: string[] = [];
+        const stop = store.watch(A, (key) => seen.push(key));
+        await store.transact(['w'], async (tx) => {
+          tx.put(A, 'w1', { n: 1 });
+          tx.put(B, 'other-space', { n: 1 });
+        });
+        await store.transact(['w'], async (tx) => tx.del(A, 'w1'));
+        await store
+          .transact(['w'], async (tx) => {
+            tx.put(A, 'never', { n: 1 });
+            throw new Error('abort');
+          })
+          .catch(() => undefined);
+        expect(seen).toEqual(['w1', 'w1']);
+        stop();
+        await store.transact(['w'], async (tx) => tx.put(A, 'w2', { n: 2 }));
+        expect(seen).toEqual(['w1', 'w1']);
+      });
+    });
+
     describe('atomicity', () => {
       it('commits a multi-key batch across spaces all together', async () => {
         await store.transact(['batch'], async (tx) => {

@@ -5,6 +5,7 @@ import {
   CALIBRATION_ATTEMPTS,
   CALIBRATION_BONUS,
   CALIBRATION_QUESTIONS,
+  nextUtcMidnight,
   ServiceError,
   sha256Hex,
   TAG_RE,
@@ -21,7 +22,8 @@ import {
   registrationQuota,
   type Recovered,
 } from '../../domain/identity.js';
-import type { AgentRecord } from '../../domain/records.js';
+import { Agents, type AgentRecord } from '../../domain/records.js';
+import type { Space } from '../../store/index.js';
 import { isBanned, reputationView } from '../../domain/reputation.js';
 import { agentOf } from '../caller.js';
 import { validationError } from '../errors.js';
@@ -31,8 +33,17 @@ export const RESPONSE_SHAPE_VERSION = '2026-11.1';
 
 const PLATFORM = 'akas';
 
-/** Per-area extras of /me that later areas (proposals, quota) contribute to. */
-export type MeExtension = (agent: AgentRecord, now: number) => Promise<Record<string, unknown>>;
+/**
+ * A block another area adds to GET /me, with the keyspaces it reads: a write to one of them
+ * drops the agent's cached /me body (tagOf maps a written key to the agent it concerns).
+ */
+export interface MeExtension {
+  block: (agent: AgentRecord, now: number) => Promise<Record<string, unknown>>;
+  reads: Array<{ space: Space<unknown>; tagOf: (key: string) => string | null }>;
+}
+
+/** How long a served /me body may be reused when nothing it reads was written meanwhile. */
+const ME_CACHE_MS = 1000;
 
 const RegisterBody = Type.Object(
   {
@@ -301,16 +312,46 @@ export async function identityRoutes(app: FastifyInstance) {
     };
   });
 
+  // /me is what agents poll. Its serialized body is kept per agent (and origin) until a write
+  // to anything it reads lands, or for at most ME_CACHE_MS (its only time-dependent fields,
+  // the ban countdown and the quota reset, move by the second and the day).
+  const meCache = new Map<string, Map<string, { body: string; etag: string; until: number }>>();
+  let writes = 0; // a body built while a write landed is served but not kept
+  const forget = (tag: string | null) => {
+    writes++;
+    if (tag) meCache.delete(tag);
+  };
+  let unwatch: Array<() => void> = [];
+  // Extensions register after this plugin; watch what they read once every plugin is in.
+  app.addHook('onReady', async () => {
+    unwatch = [ctx.store.watch(Agents, forget), ...meExtensions.flatMap((e) => e.reads.map((r) => ctx.store.watch(r.space, (k) => forget(r.tagOf(k)))))];
+  });
+  app.addHook('onClose', async () => unwatch.forEach((stop) => stop()));
+
   app.get('/api/agent/v1/me', { config: { auth: 'required', banExempt: true } }, async (request, reply) => {
     const agent = agentOf(request);
     const now = ctx.clock.now();
-    const view = meView(agent, now, originOf(request));
-    for (const extend of meExtensions) Object.assign(view, await extend(agent, now));
-    const body = JSON.stringify(view);
-    const etag = `"${sha256Hex(body).slice(0, 32)}"`;
-    reply.header('etag', etag).header('cache-control', 'private, max-age=10').header('vary', 'authorization');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-    return reply.type('application/json; charset=utf-8').send(body);
+    const origin = originOf(request);
+    let cached = meCache.get(agent.tag)?.get(origin);
+    if (!cached || cached.until <= now) {
+      // Built from a fresh read, not the request's auth snapshot, which may predate a write
+      // that landed since; and kept only if no write landed while it was built.
+      const before = writes;
+      const fresh = (await ctx.store.get(Agents, agent.tag)) ?? agent;
+      const view = meView(fresh, now, origin);
+      for (const extension of meExtensions) Object.assign(view, await extension.block(fresh, now));
+      const body = JSON.stringify(view);
+      cached = { body, etag: `"${sha256Hex(body).slice(0, 32)}"`, until: Math.min(now + ME_CACHE_MS, nextUtcMidnight(now)) };
+      if (writes === before) {
+        if (meCache.size > 10_000) meCache.clear(); // bounded; a miss only costs a rebuild
+        let byOrigin = meCache.get(agent.tag);
+        if (!byOrigin) meCache.set(agent.tag, (byOrigin = new Map()));
+        byOrigin.set(origin, cached);
+      }
+    }
+    reply.header('etag', cached.etag).header('cache-control', 'private, max-age=10').header('vary', 'authorization');
+    if (request.headers['if-none-match'] === cached.etag) return reply.code(304).send();
+    return reply.type('application/json; charset=utf-8').send(cached.body);
   });
 
   app.get('/api/agent/v1/wakeup', { config: { auth: 'optional', banExempt: true } }, async (request) => {

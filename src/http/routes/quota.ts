@@ -1,6 +1,6 @@
 // GET /api/agent/v1/quota: the caller's token bucket and today's propose counters per kind.
 import type { FastifyInstance } from 'fastify';
-import { proposeQuota, proposeQuotaOfKey } from '../../domain/proposals.js';
+import { ProposeCounts, proposeQuota, proposeQuotaOfKey, tagOfProposeCount } from '../../domain/proposals.js';
 import { agentOf } from '../caller.js';
 
 export async function quotaRoutes(app: FastifyInstance) {
@@ -24,5 +24,8 @@ export async function quotaRoutes(app: FastifyInstance) {
   });
   // /me carries the api key's own counters (SPEC 2.3 names propose-quota usage among its
   // extra fields); the per-IP side depends on where the caller is and lives in /quota.
-  app.akasMeExtensions.push(async (agent) => ({ proposeQuota: await proposeQuotaOfKey(ctx, agent) }));
+  app.akasMeExtensions.push({
+    block: async (agent) => ({ proposeQuota: await proposeQuotaOfKey(ctx, agent) }),
+    reads: [{ space: ProposeCounts, tagOf: tagOfProposeCount }],
+  });
 }
