@@ -254,7 +254,6 @@ async function pendingKeyLocks(ctx: Ctx, proposalId: string): Promise<string[]> 
   const p = await ctx.store.get(Proposals, proposalId);
   return (p?.conflictKeys ?? []).map((k) => `pending-key:${k}`);
 }
-export { pendingKeyLocks };
 
 export async function getProposal(ctx: Pick<Ctx, 'store'>, proposalId: string): Promise<ProposalRecord> {
   const p = await ctx.store.get(Proposals, proposalId);

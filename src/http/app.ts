@@ -68,7 +68,6 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // which carries no headers, no bodies and no query values: secrets never reach the log.
     logController: new LogController({ disableRequestLogging: true }),
   });
-  (app as unknown as { akasPublicUrl?: string }).akasPublicUrl = config.publicUrl;
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

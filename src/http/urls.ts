@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 
 /** The public origin of this node as the caller sees it (config.publicUrl wins when set). */
 export function originOf(request: FastifyRequest): string {
-  const configured = (request.server as { akasPublicUrl?: string }).akasPublicUrl;
+  const configured = request.server.akas?.appConfig.publicUrl;
   if (configured) return configured.replace(/\/$/, '');
   return `${request.protocol}://${request.host}`;
 }

@@ -20,6 +20,3 @@ const coercing = make(true);
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? strict : coercing).compile(schema as object);
-
-/** A strict ajv for domain payloads validated outside fastify's route schemas. */
-export const payloadAjv = make(false);

@@ -97,6 +97,16 @@ describe('POST /api/agent/v1/register', () => {
   });
 });
 
+describe('--public-url', () => {
+  it('is the origin of every absolute URL the node hands out', async () => {
+    await node.close();
+    node = await testNode({ publicUrl: 'https://akas.example/' });
+    const r = await registerAgent(node);
+    expect((r.memoryHint as { origin: string }).origin).toBe('https://akas.example');
+    expect((await node.app.inject({ url: '/api/agent/v1/me' })).json().orientation.me_url).toBe('https://akas.example/api/agent/v1/me');
+  });
+});
+
 describe('--trust-proxy', () => {
   it('counts registrations by X-Forwarded-For only when trusted', async () => {
     const reg = (xff: string) => node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.8.0.1', headers: { 'x-forwarded-for': xff } });
