@@ -84,7 +84,7 @@ export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uin
   const max = opts.maxBytes ?? CAS_MAX_BYTES;
   if (opts.declaredBytes !== undefined && opts.declaredBytes > max) throw tooLarge(max);
   const blobs = await blobsOf(ctx.store);
-  const upload = blobs.begin();
+  const upload = blobs.begin(undefined, opts.declaredBytes);
   try {
     for await (const chunk of source) {
       if (upload.bytes + chunk.length > max) throw tooLarge(max);

@@ -56,6 +56,24 @@ describe('BlobStore', () => {
     expect(await blobs.size(small.sha256())).toBeUndefined();
   });
 
+  it('writes an upload announced as larger than spillBytes to disk from its first byte, and cleans up a refused one', async () => {
+    const bytes = randomBytes(3000);
+    const up = blobs.begin(1000, bytes.length);
+    expect(up.inMemory).toBe(false);
+    await up.write(bytes.subarray(0, 10));
+    expect(temps()).toHaveLength(1);
+    await up.write(bytes.subarray(10));
+    expect(await up.place()).toBe(true);
+    await up.discard();
+    expect(readFileSync(blobs.pathOf(sha256(bytes))).equals(bytes)).toBe(true);
+    expect(temps()).toEqual([]);
+
+    // Refused before a single byte arrived: the temp file opened up front is removed.
+    const refused = blobs.begin(1000, 5000);
+    await refused.discard();
+    expect(temps()).toEqual([]);
+  });
+
   it('does not overwrite an existing blob unless asked (place answers false)', async () => {
     const bytes = randomBytes(3000);
     await store(bytes);
