@@ -1,7 +1,9 @@
 // Identities saved per profile and per node (base URL) under $XDG_CONFIG_HOME/akas/, in
 // files of mode 0600 written atomically. Secrets are never printed again unless
-// --show-secrets is given.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// --show-secrets is given. Every change is a read-modify-write under a lock file, so two
+// akas processes of one profile (two `akas propose` in parallel) never lose each other's
+// additions.
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -44,13 +46,70 @@ export function loadIdentity(profile: string, baseUrl: string): SavedIdentity | 
   return JSON.parse(readFileSync(path, 'utf8')) as SavedIdentity;
 }
 
-export function saveIdentity(profile: string, identity: SavedIdentity): string {
-  const path = identityPath(profile, identity.baseUrl);
-  const dir = join(path, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+/** A lock file this old was left by a process that died while holding it. */
+const STALE_LOCK_MS = 30_000;
+/** How long a change waits for another process's lock before giving up. */
+const LOCK_WAIT_MS = 10_000;
+
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** Runs fn while holding <path>.lock (created exclusively; removed afterwards). */
+function withFileLock<T>(path: string, fn: () => T): T {
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600));
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) {
+        rmSync(lock, { force: true });
+        continue;
+      }
+    } catch {
+      continue; // released between the two calls
+    }
+    if (Date.now() > deadline) throw new Error(`the profile file is locked by another akas process (${lock}); remove the lock file if none is running`);
+    sleepSync(10 + Math.random() * 20);
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function writeIdentity(path: string, identity: SavedIdentity) {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(identity, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, path);
   chmodSync(path, 0o600);
-  return path;
+}
+
+/**
+ * Changes the saved identity of this profile and node: change() gets what is saved right now
+ * (read under the lock) and answers what to save, or undefined to leave it as it is. Answers
+ * the file's path when something was saved.
+ */
+export function updateIdentity(
+  profile: string,
+  baseUrl: string,
+  change: (current: SavedIdentity | undefined) => SavedIdentity | undefined,
+): string | undefined {
+  const path = identityPath(profile, baseUrl);
+  mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+  return withFileLock(path, () => {
+    const next = change(loadIdentity(profile, baseUrl));
+    if (!next) return undefined;
+    writeIdentity(path, next);
+    return path;
+  });
+}
+
+/** Saves a whole identity (register), replacing what was saved for its node. */
+export function saveIdentity(profile: string, identity: SavedIdentity): string {
+  return updateIdentity(profile, identity.baseUrl, () => identity)!;
 }

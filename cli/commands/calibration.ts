@@ -4,17 +4,20 @@ import { usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { table } from '../output.js';
 import { action, type Cli } from '../program.js';
-import { saveIdentity, type SavedIdentity } from '../profile.js';
+import { updateIdentity, type SavedIdentity } from '../profile.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];
 
 function rememberChallenge(cli: Cli, id: SavedIdentity, c: Json | null) {
-  const next = { ...id };
-  if (c) next.challenge = { challengeId: c.challengeId, expiresAt: Date.now() + c.expiresIn * 1000, challenge: c.challenge };
-  else delete next.challenge;
-  saveIdentity(cli.globals().profile, next);
+  updateIdentity(cli.globals().profile, id.baseUrl, (current) => {
+    if (!current) return undefined;
+    const next = { ...current };
+    if (c) next.challenge = { challengeId: c.challengeId, expiresAt: Date.now() + c.expiresIn * 1000, challenge: c.challenge };
+    else delete next.challenge;
+    return next;
+  });
 }
 
 const showChallenge = (c: Json) =>

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { table } from '../output.js';
-import { saveIdentity, type SavedIdentity } from '../profile.js';
+import { saveIdentity, updateIdentity, type SavedIdentity } from '../profile.js';
 import { usageError } from '../errors.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -140,15 +140,17 @@ export function identityCommands(program: Command, cli: Cli) {
           body = { tag, recoveryToken };
         }
         const r = await cli.client().post<Json>('/api/agent/v1/recover', body);
-        const next: SavedIdentity = {
-          ...(saved ?? { createdAt: r.recoveredAt, calibrationPoolId: r.inherited.calibrationPoolId }),
-          baseUrl: g.baseUrl.replace(/\/$/, ''),
+        const baseUrl = g.baseUrl.replace(/\/$/, '');
+        // Merged into what is saved now for this tag (claimSecrets kept meanwhile by other
+        // processes stay); an identity of another tag saved here is replaced whole.
+        const path = updateIdentity(g.profile, baseUrl, (current) => ({
+          ...(current?.tag === r.tag ? current : { createdAt: r.recoveredAt, calibrationPoolId: r.inherited.calibrationPoolId }),
+          baseUrl,
           tag: r.tag,
           apiKey: r.apiKey,
           recoveryToken: r.recoveryToken,
           signing: { publicKey: r.signing.publicKey, privateKey: r.signing.privateKey },
-        };
-        const path = saveIdentity(g.profile, next);
+        }))!;
         cli.output().result(g.showSecrets ? { ...r, savedTo: path } : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path }, () =>
           [
             `recovered ${r.tag}: new api key, new signing key (${r.signing.publicKey.slice(0, 16)}...), new recovery token`,

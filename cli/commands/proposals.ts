@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
-import { loadIdentity, saveIdentity } from '../profile.js';
+import { updateIdentity } from '../profile.js';
 import {
   KIND_NAMES,
   kindOfId,
@@ -60,13 +60,13 @@ async function readPayload(cli: Cli, file: string): Promise<unknown> {
   }
 }
 
-// Keeps a proposal's claimSecret in the profile (recover channel B). Re-reads the file just
-// before writing so a key rotated by another command meanwhile is not overwritten.
+// Keeps a proposal's claimSecret in the profile (recover channel B), added to what is saved
+// at that moment, so a key rotated or a secret kept by another process is not overwritten.
 function keepClaimSecret(cli: Cli, proposalId: string, claimSecret: string): string | undefined {
   const g = cli.globals();
-  const current = loadIdentity(g.profile, g.baseUrl.replace(/\/$/, ''));
-  if (!current) return undefined;
-  return saveIdentity(g.profile, { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } });
+  return updateIdentity(g.profile, g.baseUrl.replace(/\/$/, ''), (current) =>
+    current ? { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } } : undefined,
+  );
 }
 
 interface JudgeOptions {

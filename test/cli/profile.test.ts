@@ -1,0 +1,67 @@
+// The saved identity is changed under a lock file: concurrent akas processes of one profile
+// (two `akas propose` at once) never lose each other's additions.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { identityPath, loadIdentity, saveIdentity, updateIdentity, type SavedIdentity } from '../../cli/profile.js';
+import { tempDir } from '../helpers/e2e.js';
+
+const run = promisify(execFile);
+// The built module (npm test builds first): each child is a separate akas-like process.
+const builtProfile = fileURLToPath(new URL('../../dist/cli/profile.js', import.meta.url));
+const BASE = 'http://127.0.0.1:1';
+
+const identity = (): SavedIdentity => ({
+  baseUrl: BASE,
+  tag: 'agent-1',
+  apiKey: 'k',
+  recoveryToken: 't',
+  signing: { publicKey: 'p', privateKey: 's' },
+  createdAt: 1,
+});
+
+let dir: string;
+const saved = { AKAS_CONFIG_DIR: process.env.AKAS_CONFIG_DIR };
+beforeEach(() => {
+  dir = tempDir('akas-profile-');
+  process.env.AKAS_CONFIG_DIR = dir;
+});
+afterEach(() => {
+  process.env.AKAS_CONFIG_DIR = saved.AKAS_CONFIG_DIR;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('saved identities', () => {
+  it('keeps every claimSecret when several processes add theirs at once', async () => {
+    saveIdentity('default', identity());
+    const child = (n: number) => `
+      import { updateIdentity } from ${JSON.stringify(builtProfile)};
+      for (let i = 0; i < 15; i++) {
+        updateIdentity('default', ${JSON.stringify(BASE)}, (c) => ({ ...c, claimSecrets: { ...c.claimSecrets, ['p-${n}-' + i]: 'cs' } }));
+      }`;
+    await Promise.all(
+      Array.from({ length: 6 }, (_, n) => run(process.execPath, ['--input-type=module', '-e', child(n)], { env: { ...process.env, AKAS_CONFIG_DIR: dir } })),
+    );
+    const secrets = loadIdentity('default', BASE)!.claimSecrets!;
+    expect(Object.keys(secrets)).toHaveLength(6 * 15);
+    const path = identityPath('default', BASE);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(path, '..')).filter((f) => f.endsWith('.lock') || f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('leaves the file as it is when the change answers undefined, and takes over a stale lock', () => {
+    expect(updateIdentity('default', BASE, () => undefined)).toBeUndefined();
+    expect(existsSync(identityPath('default', BASE))).toBe(false);
+
+    // A lock left by a process that died mid-change is taken over once it is old.
+    const lock = `${identityPath('default', BASE)}.lock`;
+    writeFileSync(lock, '');
+    const old = (Date.now() - 60_000) / 1000;
+    utimesSync(lock, old, old);
+    expect(saveIdentity('default', identity())).toBe(identityPath('default', BASE));
+    expect(existsSync(lock)).toBe(false);
+  });
+});
