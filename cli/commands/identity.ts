@@ -144,7 +144,7 @@ export function identityCommands(program: Command, cli: Cli) {
         // Merged into what is saved now for this tag (claimSecrets kept meanwhile by other
         // processes stay); an identity of another tag saved here is replaced whole.
         const path = updateIdentity(g.profile, baseUrl, (current) => ({
-          ...(current?.tag === r.tag ? current : { createdAt: r.recoveredAt, calibrationPoolId: r.inherited.calibrationPoolId }),
+          ...(current && current.tag === r.tag ? current : { createdAt: r.recoveredAt, calibrationPoolId: r.inherited.calibrationPoolId }),
           baseUrl,
           tag: r.tag,
           apiKey: r.apiKey,
