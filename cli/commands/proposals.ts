@@ -262,6 +262,11 @@ export function proposalCommands(program: Command, cli: Cli) {
             nextCursor: page.nextCursor,
             agentTag: identity.tag,
             judge: async (input) => (await import('../judge-signing.js')).sendJudgment(client, identity, input),
+            loadMore: async (cursor) => {
+              q.set('cursor', cursor);
+              const next = await client.get<Json>(`/api/judge/queue?${q}`, true);
+              return { items: next.items ?? [], nextCursor: next.nextCursor };
+            },
           });
           out.result({ judged }, judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing');
           return;

@@ -36,6 +36,8 @@ export interface QueueViewOptions {
   agentTag: string;
   /** Signs and sends one judgment; rejects with an Error whose message is shown. */
   judge: (input: JudgmentInput) => Promise<Json>;
+  /** Fetches the page after nextCursor (arrow down past the last item loads it). */
+  loadMore?: (cursor: string) => Promise<{ items: QueueItem[]; nextCursor?: string | null }>;
 }
 
 /** How many list rows are drawn at once; the window follows the selection. */
@@ -51,7 +53,16 @@ type Screen =
   | { name: 'sending'; item: QueueItem }
   | { name: 'result'; item: QueueItem; ok: boolean; text: string };
 
-function List({ items, selected, nextCursor, agentTag }: { items: QueueItem[]; selected: number; nextCursor?: string | null; agentTag: string }) {
+interface ListProps {
+  items: QueueItem[];
+  selected: number;
+  nextCursor?: string | null;
+  agentTag: string;
+  loading: boolean;
+  problem: string | null;
+}
+
+function List({ items, selected, nextCursor, agentTag, loading, problem }: ListProps) {
   if (items.length === 0) {
     return (
       <Box flexDirection="column">
@@ -89,7 +100,12 @@ function List({ items, selected, nextCursor, agentTag }: { items: QueueItem[]; s
           </Text>
         </Box>
       )}
-      {nextCursor && <Text dimColor>more after these: akas queue --cursor {nextCursor}</Text>}
+      {loading ? (
+        <Spinner label="loading the next page" />
+      ) : (
+        nextCursor && <Text dimColor>more on the node: ↓ past the last one loads them</Text>
+      )}
+      {problem && <Text color="red">{problem}</Text>}
     </Box>
   );
 }
@@ -180,6 +196,33 @@ function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
   const [items, setItems] = useState(opts.items);
   const [selected, setSelected] = useState(0);
   const [screen, setScreen] = useState<Screen>({ name: 'list' });
+  const [cursor, setCursor] = useState(opts.nextCursor ?? null);
+  const [loading, setLoading] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+
+  // The next page is appended (minus what is already listed) and the selection moves onto it.
+  const loadMore = () => {
+    if (!cursor || !opts.loadMore || loading) return false;
+    setLoading(true);
+    setProblem(null);
+    opts.loadMore(cursor).then(
+      (page) => {
+        setItems((have) => {
+          const known = new Set(have.map((i) => i.proposalId));
+          const added = page.items.filter((i) => !known.has(i.proposalId));
+          if (added.length > 0) setSelected(have.length);
+          return [...have, ...added];
+        });
+        setCursor(page.nextCursor ?? null);
+        setLoading(false);
+      },
+      (e: Error) => {
+        setProblem(`could not load the next page: ${e.message}`);
+        setLoading(false);
+      },
+    );
+    return true;
+  };
 
   useInput(
     (input, key) => {
@@ -187,13 +230,18 @@ function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
         if (input === 'q' || key.escape) return exit();
         if (items.length === 0) return;
         if (key.upArrow || input === 'k') setSelected((s) => (s - 1 + items.length) % items.length);
-        else if (key.downArrow || input === 'j') setSelected((s) => (s + 1) % items.length);
+        else if (key.downArrow || input === 'j') {
+          if (selected === items.length - 1 && loadMore()) return;
+          setSelected((s) => (s + 1) % items.length);
+        }
         else if (key.return) setScreen({ name: 'judge', item: items[selected] });
       } else if (screen.name === 'result') {
         if (screen.ok) {
           const left = items.filter((i) => i.proposalId !== screen.item.proposalId);
           setItems(left);
           setSelected((s) => Math.min(s, Math.max(0, left.length - 1)));
+          // The last one of the page judged: the next page, if any, comes in by itself.
+          if (left.length === 0) loadMore();
         }
         setScreen({ name: 'list' });
       }
@@ -216,7 +264,7 @@ function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
 
   switch (screen.name) {
     case 'list':
-      return <List items={items} selected={selected} nextCursor={opts.nextCursor} agentTag={opts.agentTag} />;
+      return <List items={items} selected={selected} nextCursor={cursor} agentTag={opts.agentTag} loading={loading} problem={problem} />;
     case 'judge':
       return <JudgeForm item={screen.item} onSubmit={(s, r) => send(screen.item, s, r)} onCancel={() => setScreen({ name: 'list' })} />;
     case 'sending':

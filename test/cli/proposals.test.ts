@@ -57,6 +57,27 @@ class FakeTtyStdin extends EventEmitter {
   }
 }
 
+/**
+ * Waits for a frame to draw text (after what the previous wait found), then lets the frame's
+ * effects run: ink attaches a newly drawn input's key handler after the paint.
+ */
+function frameWaiter(stdout: Capture) {
+  let seen = 0;
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  return async (text: string) => {
+    for (let i = 0; i < 500; i++) {
+      const at = stdout.text.indexOf(text, seen);
+      if (at >= 0) {
+        seen = at;
+        await pause(30);
+        return;
+      }
+      await pause(10);
+    }
+    throw new Error(`never drew "${text}"; drew:\n${stdout.text.slice(seen)}`);
+  };
+}
+
 let node: TestNode;
 let baseUrl: string;
 let configDir: string;
@@ -391,22 +412,7 @@ describe('akas queue', () => {
     const stdin = new FakeTtyStdin();
     const running = akas(['queue'], { profile: judge.profile, stdout, stdin: stdin as unknown as NodeJS.ReadableStream });
 
-    // Each step waits for the frame it expects before pressing the next key, then lets the
-    // frame's effects run: ink attaches a newly drawn input's key handler after the paint.
-    let seen = 0;
-    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    const waitFor = async (text: string) => {
-      for (let i = 0; i < 500; i++) {
-        const at = stdout.text.indexOf(text, seen);
-        if (at >= 0) {
-          seen = at;
-          await pause(30);
-          return;
-        }
-        await pause(10);
-      }
-      throw new Error(`never drew "${text}"; drew:\n${stdout.text.slice(seen)}`);
-    };
+    const waitFor = frameWaiter(stdout);
     await waitFor('2 proposals waiting');
     stdin.press('\u001b[B'); // arrow down: the second proposal
     await waitFor(ids[1]);
@@ -441,6 +447,33 @@ describe('akas queue', () => {
     expect(judged.judgments[0]).toMatchObject({ agentTag: judge.tag, scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 }, rationale: 'Clear and correct.' });
     expect(verify(judged.judgments[0].signature.publicKey, judged.judgments[0].signature.signingPayload, judged.judgments[0].signature.signature)).toBe(true);
     expect((await detail(ids[0])).judgmentCount).toBe(0);
+  });
+
+  it('on a terminal, loads the next page when the arrow goes past the last item', async () => {
+    const proposer = await agent(0.8, 100);
+    const judge = await agent(0.8, 0);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      node.clock.advance(1);
+      ids.push(await propose(proposer, 'capability', 70 + i));
+    }
+    const stdout = new Capture(true);
+    const stdin = new FakeTtyStdin();
+    const running = akas(['queue', '--limit', '2'], { profile: judge.profile, stdout, stdin: stdin as unknown as NodeJS.ReadableStream });
+    const waitFor = frameWaiter(stdout);
+    await waitFor('2 proposals waiting');
+    await waitFor('↓ past the last one loads them');
+    stdin.press('\u001b[B');
+    await waitFor('❯');
+    stdin.press('\u001b[B'); // past the last one: the next page
+    await waitFor('3 proposals waiting');
+    stdin.press('q');
+    const r = await running;
+    expect(r.code, r.stdout).toBe(0);
+    const last = r.stdout.slice(r.stdout.lastIndexOf('3 proposals waiting'));
+    // Each was selected once (the details line names it): the first two, then the loaded one.
+    for (const id of ids) expect(r.stdout).toContain(id);
+    expect(last).not.toContain('loads them');
   });
 });
 
