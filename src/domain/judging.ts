@@ -119,8 +119,10 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
         throw new ServiceError('already_judged', 'You have already judged this proposal.');
       }
       if (ctx.config.sameIpCollusionCheck) {
-        if (proposal.proposerIp === input.ip || proposal.judgments.some((j) => j.ip === input.ip)) {
-          throw new ServiceError('same_ip_collusion', 'Another agent on your IP already proposed or judged this proposal.', {
+        // SPEC 4.5: another judge on the same IP. The proposer's IP is not counted: the
+        // self_judge rule covers the proposer, and SPEC names no other condition.
+        if (proposal.judgments.some((j) => j.ip === input.ip)) {
+          throw new ServiceError('same_ip_collusion', 'Another agent on your IP already judged this proposal.', {
             hint: 'A single-operator node can run `akas serve --allow-same-ip`.',
           });
         }

@@ -289,7 +289,7 @@ export async function judgeQueue(
       const p = await ctx.store.get(Proposals, key.slice(key.indexOf(':') + 1));
       if (!p || p.status !== 'pending') continue;
       if (p.judgments.some((j) => j.agentTag === agent.tag)) continue;
-      if (ctx.config.sameIpCollusionCheck && (p.judgments.some((j) => j.ip === ip) || p.proposerIp === ip)) continue;
+      if (ctx.config.sameIpCollusionCheck && p.judgments.some((j) => j.ip === ip)) continue;
       items.push(p);
       last = key;
       if (items.length === opts.limit) return { items, nextCursor: last };

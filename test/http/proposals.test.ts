@@ -165,8 +165,9 @@ describe('judging', () => {
     expect([missing.statusCode, missing.json().code]).toEqual([404, 'not_found']);
     const wrongPath = await judgeAs(judge, 'capability', proposalId, body(judge));
     expect(wrongPath.statusCode).toBe(404);
+    // An id that cannot name a proposal is an unknown proposalId too.
     const malformed = await judgeAs(judge, 'brief', 'nope', body(judge));
-    expect(malformed.json().code).toBe('validation_failed');
+    expect([malformed.statusCode, malformed.json().code]).toEqual([404, 'not_found']);
 
     const unsigned = await judgeAs(judge, 'brief', proposalId, { scores: SCORES_HIGH, rationale: 'ok' });
     expect([unsigned.statusCode, unsigned.json().code]).toEqual([400, 'signature_required']);
@@ -185,14 +186,15 @@ describe('judging', () => {
     const again = await judgeAs(judge, 'brief', proposalId, body(judge));
     expect([again.statusCode, again.json().code]).toEqual([409, 'already_judged']);
 
-    // Another agent on the judge's IP, or on the proposer's IP.
+    // Another agent on the judge's IP is refused; one on the proposer's IP is not (SPEC 4.5
+    // counts judges only).
     const sibling = { ...(await fundedAgent(0.8, 0)), ip: judge.ip };
     const collusion = await judgeAs(sibling, 'brief', proposalId, body(sibling));
     expect([collusion.statusCode, collusion.json().code]).toEqual([403, 'same_ip_collusion']);
     const proposerSibling = { ...(await fundedAgent(0.8, 0)), ip: proposer.ip };
-    expect((await judgeAs(proposerSibling, 'brief', proposalId, body(proposerSibling))).json().code).toBe('same_ip_collusion');
+    expect((await judgeAs(proposerSibling, 'brief', proposalId, body(proposerSibling))).statusCode).toBe(200);
 
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < 1; i++) {
       const j = await fundedAgent(0.8, 0);
       expect((await judgeAs(j, 'brief', proposalId, body(j))).statusCode).toBe(200);
     }
@@ -398,8 +400,6 @@ describe('the anonymous path (serve --allow-anonymous-propose)', () => {
     // Judging still needs a Bearer, and a published anonymous proposal settles nothing.
     const judges = [await fundedAgent(0.8, 0), await fundedAgent(0.8, 0), await fundedAgent(0.8, 0)];
     const id = first.json().proposalId;
-    // An agent on the anonymous proposer's IP may not judge it.
-    expect((await judgeAs(member, 'tree-expansion', id, signedBody(member, 'tree-expansion', id))).json().code).toBe('same_ip_collusion');
     let last;
     for (const j of judges) last = (await judgeAs(j, 'tree-expansion', id, signedBody(j, 'tree-expansion', id))).json();
     expect(last).toMatchObject({ newStatus: 'published', economy: { depositSettlement: 'none' } });

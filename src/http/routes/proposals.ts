@@ -8,7 +8,6 @@ import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload } fr
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
 import type { JudgmentRecord, ProposalRecord } from '../../domain/records.js';
 import { agentOf } from '../caller.js';
-import { validationError } from '../errors.js';
 
 const Score = Type.Number({ minimum: 0, maximum: 1 });
 export const JudgeBody = Type.Object(
@@ -23,9 +22,13 @@ export const JudgeBody = Type.Object(
 const JudgeQuery = Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])) });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-
+/** An id that cannot name a proposal is an unknown proposalId (SPEC 7: 404 not_found). */
 function checkId(id: string) {
-  if (!PROPOSAL_ID_RE.test(id)) throw validationError([{ field: 'id', reason: 'a proposal id is a kind prefix (prop_, cprop_, gprop_, ...) and 16 lowercase hex' }]);
+  if (!PROPOSAL_ID_RE.test(id)) {
+    throw new ServiceError('not_found', `No proposal ${id}.`, {
+      hint: 'A proposal id is a kind prefix (prop_, cprop_, gprop_, ...) and 16 lowercase hex; GET /api/judge/queue lists pending ones.',
+    });
+  }
 }
 
 export function judgmentView(kind: ProposalKind, proposalId: string, j: JudgmentRecord) {
