@@ -32,7 +32,7 @@ export const ERROR_CODES = {
   already_judged: { status: 409, doc: 'This agent already judged this proposal.' },
   already_decided: { status: 409, doc: 'The proposal is no longer pending.' },
   id_conflict: { status: 409, doc: 'A pending proposal already exists for this id, path or content key.' },
-  idempotency_conflict: { status: 409, doc: 'A request with this Idempotency-Key is still being processed.' },
+  idempotency_conflict: { status: 409, doc: 'This caller already used the Idempotency-Key for a different request (method, path, query or body).' },
   not_withdrawable: { status: 409, doc: 'Only a pending proposal with no judgment can be withdrawn.' },
   blob_too_large: { status: 413, doc: 'Content-store upload over 10 MiB, or a JSON body over the route limit.' },
   body_too_large: { status: 413, doc: 'The request body is over the limit for this route.' },

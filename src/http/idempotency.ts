@@ -42,20 +42,24 @@ export interface IdempotencyOptions {
 /** The cache identity of a caller (SPEC 5.7): the api key (optionally + tenant), else the IP (optionally + tenant + hint). */
 export function idempotencyCaller(request: FastifyRequest): string {
   const tenant = header(request, 'x-proxy-tenant-id');
-  // Either opt-in isolates the tenant: a proxy that set up its authenticated tenants must
-  // not see them share a cache on the anonymous routes (register, recover) behind one IP.
-  const isolate = tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
   const keyHash = request.caller?.agent?.apiKeyHash;
-  if (keyHash) return isolate ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
-  if (isolate) return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
+  if (keyHash) return tenant !== undefined && tenantOptIn(request) ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
+  if (tenant !== undefined && tenantOptIn(request)) return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
   return `ip:${request.ip}`;
+}
+
+/**
+ * The isolation opt-in that fits the caller (SPEC 5.7): X-Idempotency-Tenant-Suffix-Apikey
+ * for a Bearer caller, X-Idempotency-Inherit-Tenant-Id for an anonymous one. The other
+ * header does not isolate, and the answer says so with its Warning 299.
+ */
+function tenantOptIn(request: FastifyRequest): boolean {
+  return request.caller?.agent ? header(request, 'x-idempotency-tenant-suffix-apikey') === '1' : header(request, 'x-idempotency-inherit-tenant-id') === '1';
 }
 
 /** True when X-Proxy-Tenant-Id came without the isolation opt-in that fits the caller. */
 export function tenantMisconfigured(request: FastifyRequest): boolean {
-  if (!header(request, 'x-proxy-tenant-id')) return false;
-  const authed = Boolean(request.caller?.agent);
-  return authed ? header(request, 'x-idempotency-tenant-suffix-apikey') !== '1' : header(request, 'x-idempotency-inherit-tenant-id') !== '1';
+  return header(request, 'x-proxy-tenant-id') !== undefined && !tenantOptIn(request);
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
