@@ -72,16 +72,21 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
-  // JSON bodies: an empty body is "no body" (register needs none); proto poisoning refused.
+  // Bodies are JSON: an empty body is "no body" (register needs none); proto poisoning is
+  // refused. Whatever the declared type: `curl -X POST -d ''` labels an empty body as a form,
+  // and agents often send JSON as text/plain; anything that is not JSON is 400 invalid_json.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+  const parseJsonBody = (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch {
-      done(new ServiceError('invalid_json', 'The body is not valid JSON.'), undefined);
+      done(new ServiceError('invalid_json', 'The body is not valid JSON.', { hint: 'Send a JSON body (Content-Type: application/json), or no body at all.' }), undefined);
     }
-  });
+  };
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
+  app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   app.decorate('akas', { ...ctx, appConfig: config, buckets });

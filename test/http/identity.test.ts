@@ -428,7 +428,8 @@ describe('bad input', () => {
       { payload: '[1,2', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
       { payload: '{"__proto__":{"x":1}}', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
       { payload: JSON.stringify({ promptId: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' }, code: 'body_too_large', status: 413 },
-      { payload: 'hello', headers: { 'content-type': 'text/plain' }, code: 'unsupported_media_type', status: 415 },
+      { payload: 'hello', headers: { 'content-type': 'text/plain' }, code: 'invalid_json', status: 400 },
+      { payload: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' }, code: 'invalid_json', status: 400 },
       { payload: '"just a string"', headers: { 'content-type': 'application/json' }, code: 'validation_failed', status: 400 },
     ];
     for (const c of cases) {
@@ -436,6 +437,16 @@ describe('bad input', () => {
       expect(res.statusCode, c.payload.slice(0, 20)).toBe(c.status);
       expect(res.json().code).toBe(c.code);
     }
+  });
+
+  it('reads any declared type as JSON: an empty form body is no body, JSON sent as text/plain is JSON', async () => {
+    // What `curl -X POST -d '' URL` sends.
+    const empty = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', payload: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(empty.statusCode, empty.body).toBe(200);
+    const recover = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{"tag":"ak_x"}', headers: { 'content-type': 'text/plain' } });
+    expect([recover.statusCode, recover.json().code]).toEqual([400, 'missing_fields']);
+    const untyped = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{"tag":"ak_x"}' });
+    expect(untyped.json().code).toBe('missing_fields');
   });
 
   it('answers unknown routes with a 404 envelope', async () => {
