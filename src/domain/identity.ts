@@ -61,6 +61,8 @@ export function registrationCapError(q: RegistrationQuota, now: number) {
   return new ServiceError('rate_limited', `This IP has used its ${q.cap} registrations for today.`, {
     scope: 'per-ip-per-day',
     cap: q.cap,
+    // The per-day cap body always names a tier; a caller that is not registered has none.
+    tier: null,
     remaining: 0,
     resetAt: q.resetAt,
     nextEligibleAt: q.resetAt,

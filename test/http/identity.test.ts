@@ -87,7 +87,7 @@ describe('POST /api/agent/v1/register', () => {
     expect(res.headers['content-type']).toContain('application/problem+json');
     expect(res.headers['x-ratelimit-scope']).toBe('per-ip-per-day');
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-    expect(res.json()).toMatchObject({ status: 429, code: 'rate_limited', scope: 'per-ip-per-day', cap: 20 });
+    expect(res.json()).toMatchObject({ status: 429, code: 'rate_limited', scope: 'per-ip-per-day', cap: 20, tier: null });
     // Another IP is unaffected; the same IP works again tomorrow.
     await registerAgent(node, '10.2.0.2');
     const preview = await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: '10.2.0.1' });
