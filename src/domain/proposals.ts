@@ -297,33 +297,43 @@ export async function judgeQueue(
   }
 }
 
+/** The daily propose cap of every tier (SPEC 8), refused and uncalibrated included. */
+const TIER_CAP_TABLE: Record<string, number> = { ...PROPOSE_CAP, refused: 0, uncalibrated: 0 };
+
+type KindCounts = Partial<Record<string, number>>;
+
+/** The propose cap per kind, what the key (and, given, the IP) used of it today, and what is left. */
+function quotaByKind(cap: number, byKey: KindCounts, byIp?: KindCounts) {
+  return Object.fromEntries(
+    PROPOSAL_KINDS.map((kind) => {
+      const usedByKey = byKey[kind] ?? 0;
+      if (!byIp) return [kind, { cap, usedByKey, remaining: Math.max(0, cap - usedByKey) }];
+      const usedByIp = byIp[kind] ?? 0;
+      return [kind, { cap, usedByKey, usedByIp, remaining: Math.max(0, cap - Math.max(usedByKey, usedByIp)) }];
+    }),
+  );
+}
+
+const capOfTier = (tier: string) => (tier in PROPOSE_CAP ? PROPOSE_CAP[tier as PaidTier] : 0);
+
 /** Today's propose counters of an agent and its IP, per kind (SPEC 4.6 quota). */
 export async function proposeQuota(ctx: Ctx, agent: AgentRecord, ip: string) {
   const now = ctx.clock.now();
   const day = utcDay(now);
   const tier = tierOf(agent.calibration.score);
-  const cap = tier in PROPOSE_CAP ? PROPOSE_CAP[tier as PaidTier] : 0;
-  const byKind: Record<string, { cap: number; usedByKey: number; usedByIp: number; remaining: number }> = {};
-  const keyCounts = (await ctx.store.get(ProposeCounts, keyCounter(agent.tag, day)))?.byKind ?? {};
-  const ipCounts = (await ctx.store.get(ProposeCounts, ipCounter(ip, day)))?.byKind ?? {};
-  for (const kind of PROPOSAL_KINDS) {
-    const usedByKey = keyCounts[kind] ?? 0;
-    const usedByIp = ipCounts[kind] ?? 0;
-    byKind[kind] = { cap, usedByKey, usedByIp, remaining: Math.max(0, cap - Math.max(usedByKey, usedByIp)) };
-  }
-  return { tier, capPerKind: cap, resetAt: nextUtcMidnight(now), byKind, tierCapTable: { ...PROPOSE_CAP, refused: 0, uncalibrated: 0 } };
+  const cap = capOfTier(tier);
+  const byKey = (await ctx.store.get(ProposeCounts, keyCounter(agent.tag, day)))?.byKind ?? {};
+  const byIp = (await ctx.store.get(ProposeCounts, ipCounter(ip, day)))?.byKind ?? {};
+  return { tier, capPerKind: cap, resetAt: nextUtcMidnight(now), byKind: quotaByKind(cap, byKey, byIp), tierCapTable: TIER_CAP_TABLE };
 }
 
-/** Today's propose counters of one api key (one read): /me's proposeQuota block. */
+/**
+ * Today's propose counters of one api key (one read): /me's proposeQuota block, with the
+ * same byKind and tierCapTable as /quota (which adds the caller's IP side).
+ */
 export async function proposeQuotaOfKey(ctx: Ctx, agent: AgentRecord) {
   const now = ctx.clock.now();
-  const tier = tierOf(agent.calibration.score);
-  const cap = tier in PROPOSE_CAP ? PROPOSE_CAP[tier as PaidTier] : 0;
-  const used = (await ctx.store.get(ProposeCounts, keyCounter(agent.tag, utcDay(now))))?.byKind ?? {};
-  return {
-    capPerKind: cap,
-    resetAt: nextUtcMidnight(now),
-    usedByKind: Object.fromEntries(PROPOSAL_KINDS.map((k) => [k, used[k] ?? 0])),
-    scope: 'per-apikey-per-day',
-  };
+  const cap = capOfTier(tierOf(agent.calibration.score));
+  const byKey = (await ctx.store.get(ProposeCounts, keyCounter(agent.tag, utcDay(now))))?.byKind ?? {};
+  return { capPerKind: cap, resetAt: nextUtcMidnight(now), byKind: quotaByKind(cap, byKey), tierCapTable: TIER_CAP_TABLE, scope: 'per-apikey-per-day' };
 }

@@ -77,7 +77,7 @@ describe.each(PROPOSAL_KINDS)('a %s proposal', (kind) => {
       instructions: { judgeAs: `${KIND_ROUTES[kind].judge}/${accepted.proposalId}` },
     });
     expect(accepted.claimSecret).toMatch(/^cs_[0-9a-f]{64}$/);
-    expect(await me(proposer)).toMatchObject({ balance: 18, reservedBalance: 2, proposeQuota: { capPerKind: 80, usedByKind: { [kind]: 1 } } });
+    expect(await me(proposer)).toMatchObject({ balance: 18, reservedBalance: 2, proposeQuota: { capPerKind: 80, byKind: { [kind]: { cap: 80, usedByKey: 1, remaining: 79 } }, tierCapTable: { strong: 80, uncalibrated: 0 } } });
 
     for (let i = 0; i < 3; i++) {
       const r = await judgeAs(judges[i], kind, accepted.proposalId, signedBody(judges[i], kind, accepted.proposalId));

@@ -17,7 +17,7 @@ export async function quotaRoutes(app: FastifyInstance) {
         refillPerSecond: ctx.buckets.refillPerSecond,
         remaining: await ctx.buckets.peek(`agent:${agent.tag}`),
       },
-      proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind, scopes: ['per-apikey-per-day', 'per-ip-per-day'] },
+      proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind, tierCapTable: q.tierCapTable, scopes: ['per-apikey-per-day', 'per-ip-per-day'] },
       tierCapTable: q.tierCapTable,
       note: 'Each kind has its own daily cap, counted both for your api key and for your egress IP (shared by every agent on it).',
     };
