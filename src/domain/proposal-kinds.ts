@@ -288,5 +288,23 @@ export function semanticErrors(kind: ProposalKind, payload: AnyPayload): Array<{
     const slugs = (payload as PayloadOf<'tree-expansion'>).children.map((c) => c.slug);
     if (new Set(slugs).size !== slugs.length) errors.push({ field: 'children', reason: 'child slugs are unique' });
   }
+  if (kind === 'artifact') {
+    const p = (payload as PayloadOf<'artifact'>).payload;
+    const named = casHashOfUri(p.uri);
+    if (named !== undefined && named !== p.sha256.toLowerCase()) {
+      errors.push({ field: 'payload.uri', reason: `names content-store blob ${named}, but payload.sha256 is ${p.sha256}` });
+    }
+  }
   return errors;
+}
+
+const CAS_PATH = /^\/api\/cas\/([0-9a-fA-F]{64})$/;
+
+/**
+ * The blob an artifact uri names when it is a path under this node's content store
+ * (/api/cas/<sha256>, SPEC 2.8: platform-verified), in lowercase; undefined for any other uri
+ * (recorded as self-reported; its bytes are not checked).
+ */
+export function casHashOfUri(uri: string): string | undefined {
+  return CAS_PATH.exec(uri)?.[1]?.toLowerCase();
 }

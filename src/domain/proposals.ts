@@ -16,7 +16,8 @@ import type { Tx } from '../store/index.js';
 import { claimSecretFor } from './claims.js';
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
-import { conflictKeys, detailUrl, judgeUrl, semanticErrors, targetPath, titleOf, type AnyPayload } from './proposal-kinds.js';
+import { blobInfo } from './cas.js';
+import { casHashOfUri, conflictKeys, detailUrl, judgeUrl, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './proposal-kinds.js';
 import {
   Agents,
   PendingKeys,
@@ -145,11 +146,33 @@ async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
   });
 }
 
+/**
+ * An artifact whose uri is a content-store path must name a blob stored here, of the size it
+ * declares: the node vouches for those bytes (platform-verified), so they must exist. Blobs
+ * are immutable and never removed, so the check holds once made, outside the transaction.
+ */
+async function assertCasArtifactStored(ctx: Ctx, payload: PayloadOf<'artifact'>) {
+  const sha256 = casHashOfUri(payload.payload.uri);
+  if (sha256 === undefined) return;
+  const blob = await blobInfo(ctx, sha256);
+  const reason = !blob.exists
+    ? `no blob ${sha256} in this content store: POST the bytes to /api/cas first`
+    : blob.bytes !== payload.payload.bytes
+      ? `the stored blob has ${blob.bytes} bytes; payload.bytes says ${payload.payload.bytes}`
+      : undefined;
+  if (reason) {
+    throw new ServiceError('validation_failed', 'The request failed validation.', {
+      errors: [{ field: blob.exists ? 'payload.bytes' : 'payload.uri', reason }],
+    });
+  }
+}
+
 /** Stores a new pending proposal; the deposit moves to reservedBalance in the same batch. */
 export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> {
   const { kind, payload, ip } = input;
   const problems = semanticErrors(kind, payload);
   if (problems.length) throw new ServiceError('validation_failed', 'The request failed validation.', { errors: problems });
+  if (kind === 'artifact') await assertCasArtifactStored(ctx, payload as PayloadOf<'artifact'>);
   if (!input.agent && !ctx.config.allowAnonymousPropose) {
     throw new ServiceError('unauthorized', 'Proposing needs Authorization: Bearer <apiKey> (this node has no anonymous path).');
   }

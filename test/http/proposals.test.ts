@@ -293,6 +293,30 @@ describe('proposing', () => {
     expect(anon.statusCode).toBe(401);
   });
 
+  it('takes an artifact under /api/cas/<sha256> only when that blob is stored here, with its size', async () => {
+    const a = await fundedAgent(0.8, 100);
+    const bytes = Buffer.from('the bytes of a tiny model');
+    const stored = (await node.app.inject({ method: 'POST', url: '/api/cas', payload: bytes, headers: { 'content-type': 'application/octet-stream' } })).json();
+    const artifact = (n: number, payload: Record<string, unknown>) => {
+      const base = samplePayload('artifact', n) as { payload: Record<string, unknown> };
+      return { ...base, payload: { ...base.payload, ...payload } };
+    };
+    const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ uri: `/api/cas/${stored.sha256}`, sha256: 'a'.repeat(64), bytes: bytes.length }, 'payload.uri'],
+      [{ uri: `/api/cas/${'e'.repeat(64)}`, sha256: 'e'.repeat(64), bytes: 10 }, 'payload.uri'],
+      [{ uri: `/api/cas/${stored.sha256}`, sha256: stored.sha256, bytes: bytes.length + 1 }, 'payload.bytes'],
+    ];
+    for (const [i, [payload, field]] of refusals.entries()) {
+      const r = await proposeAs(a, 'artifact', artifact(90 + i, payload));
+      expect([r.statusCode, r.json().errors?.[0]?.field], r.body).toEqual([400, field]);
+    }
+    expect(await me(a)).toMatchObject({ balance: 100, reservedBalance: 0 });
+    const ok = await proposeAs(a, 'artifact', artifact(95, { uri: `/api/cas/${stored.sha256.toUpperCase()}`, sha256: stored.sha256, bytes: bytes.length }));
+    expect(ok.statusCode, ok.body).toBe(200);
+    // Any other uri is recorded as the proposer gives it (self-reported).
+    expect((await proposeAs(a, 'artifact', artifact(96, {}))).statusCode).toBe(200);
+  });
+
   it('validates every payload: brief limits, graph ids and JSON Logic, artifact hashes, eval references', async () => {
     const a = await fundedAgent(0.8, 100);
     const brief = samplePayload('brief', 30) as { brief: Record<string, unknown> & { levels: Record<string, unknown> } };
