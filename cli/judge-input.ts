@@ -38,6 +38,7 @@ export function parseScore(text: string): number | null {
 
 /** Why a rationale would be refused, or null when it is fine. */
 export function rationaleProblem(text: string): string | null {
+  // The node takes an empty rationale (SPEC sets only a maximum); the CLI asks for a reason.
   if (text.length === 0) return 'the rationale may not be empty';
   const length = [...text].length;
   if (length > RATIONALE_MAX) return `the rationale is ${length} characters; at most ${RATIONALE_MAX}`;

@@ -1,6 +1,8 @@
-// fastify validates with two ajv instances: bodies strictly (no type coercion, unknown
-// fields refused where a schema says additionalProperties: false), and query strings,
-// params and headers with coercion, since those arrive as strings.
+// fastify validates with two ajv instances: bodies strictly (no type coercion), and query
+// strings, params and headers with coercion, since those arrive as strings. Unknown body
+// fields are dropped, not refused: SPEC has inputs reject extra properties only for tool
+// inputs (2.12), which the domain validates itself (src/domain/tools/validate.ts), and
+// DESIGN 4 closes schemas only there. Dropping them also keeps them out of stored records.
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
@@ -10,7 +12,9 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 
 function make(coerce: boolean) {
   // strictNumbers: JSON.parse reads 1e400 as Infinity, which JSON (and so JCS) cannot hold.
-  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false, strictNumbers: true });
+  // removeAdditional: true removes what a schema with additionalProperties: false does not
+  // name (our unions are of literals or open objects, where ajv's removal is exact).
+  const ajv = new Ajv({ allErrors: false, removeAdditional: true, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false, strictNumbers: true });
   addFormats(ajv);
   return ajv;
 }

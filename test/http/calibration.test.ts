@@ -75,7 +75,7 @@ describe('POST /api/agent/v1/calibrate', () => {
     const foreign = await post(a.apiKey, { answers: { B1: 'x' } });
     expect([foreign.statusCode, foreign.json().code]).toEqual([400, 'validation_failed']);
     expect(foreign.json().errors[0].field).toBe('answers.B1');
-    for (const bad of [{}, { answers: 'x' }, { answers: { A1: 5 } }, { answers: {}, extra: 1 }]) {
+    for (const bad of [{}, { answers: 'x' }, { answers: { A1: 5 } }]) {
       const r = await post(a.apiKey, bad);
       expect([r.statusCode, r.json().code]).toEqual([400, 'validation_failed']);
     }

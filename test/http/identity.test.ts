@@ -67,10 +67,9 @@ describe('POST /api/agent/v1/register', () => {
     expect(pools.filter((p) => p === 'A')).toHaveLength(3);
   });
 
-  it('refuses a bad pool, unknown fields and wrong types with a ValidationError', async () => {
+  it('refuses a bad pool and wrong types with a ValidationError, and ignores unknown fields', async () => {
     for (const [url, payload, field] of [
       ['/api/agent/v1/register?pool=C', undefined, 'pool'],
-      ['/api/agent/v1/register', { foo: 1 }, 'foo'],
       ['/api/agent/v1/register', { promptId: 5 }, 'promptId'],
     ] as const) {
       const res = await node.app.inject({ method: 'POST', url, payload });
@@ -78,6 +77,11 @@ describe('POST /api/agent/v1/register', () => {
       expect(res.json().code).toBe('validation_failed');
       expect(res.json().errors[0].field).toBe(field);
     }
+    // SPEC closes only tool inputs to extra properties; elsewhere they are dropped unread.
+    const extra = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', payload: { foo: 1, promptId: 'p1' } });
+    expect(extra.statusCode).toBe(200);
+    expect(extra.json().promptId).toBe('p1');
+    expect(extra.body).not.toContain('"foo"');
   });
 
   it('caps registrations per IP per day and resets at the next UTC day', async () => {

@@ -110,6 +110,15 @@ describe.each(PROPOSAL_KINDS)('a %s proposal', (kind) => {
 });
 
 describe('judging', () => {
+  it('takes an empty rationale, signed like any other (SPEC 2.4 sets only a maximum of 400)', async () => {
+    const proposer = await fundedAgent(0.8, 20);
+    const judge = await fundedAgent(0.8, 0);
+    const { proposalId } = (await proposeAs(proposer, 'brief', samplePayload('brief', 4))).json();
+    const r = await judgeAs(judge, 'brief', proposalId, signedBody(judge, 'brief', proposalId, SCORES_HIGH, ''));
+    expect(r.statusCode, r.body).toBe(200);
+    expect((await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json().judgments[0].rationale).toBe('');
+  });
+
   it('records exactly requiredJudgments of 50 concurrent judges and settles once', async () => {
     const proposer = await fundedAgent(0.8, 20);
     const judges: Agent[] = [];
@@ -177,12 +186,13 @@ describe('judging', () => {
     const byOther = await judgeAs(judge, 'brief', proposalId, { ...body(judge), signature: sign(proposer.signing.privateKey, 'x') });
     expect(byOther.json().code).toBe('invalid_signature');
 
-    for (const bad of [{ scores: { ...SCORES_HIGH, accuracy: 2 }, rationale: 'x' }, { scores: { accuracy: 1 }, rationale: 'x' }, { scores: SCORES_HIGH, rationale: 'x'.repeat(401) }, { scores: SCORES_HIGH }, { ...body(judge), extra: 1 }]) {
+    for (const bad of [{ scores: { ...SCORES_HIGH, accuracy: 2 }, rationale: 'x' }, { scores: { accuracy: 1 }, rationale: 'x' }, { scores: SCORES_HIGH, rationale: 'x'.repeat(401) }, { scores: SCORES_HIGH }]) {
       const r = await judgeAs(judge, 'brief', proposalId, bad);
       expect([r.statusCode, r.json().code]).toEqual([400, 'validation_failed']);
     }
 
-    expect((await judgeAs(judge, 'brief', proposalId, body(judge))).statusCode).toBe(200);
+    // A field SPEC does not name is dropped, not refused.
+    expect((await judgeAs(judge, 'brief', proposalId, { ...body(judge), kind: 'brief' })).statusCode).toBe(200);
     const again = await judgeAs(judge, 'brief', proposalId, body(judge));
     expect([again.statusCode, again.json().code]).toEqual([409, 'already_judged']);
 

@@ -13,7 +13,7 @@ const Score = Type.Number({ minimum: 0, maximum: 1 });
 export const JudgeBody = Type.Object(
   {
     scores: Type.Object({ accuracy: Score, clarity: Score, compression: Score, sources: Score }, { additionalProperties: false }),
-    rationale: Type.String({ minLength: 1, maxLength: 400 }),
+    rationale: Type.String({ maxLength: 400 }), // SPEC 2.4: at most 400 characters, may be empty
     dryRun: Type.Optional(Type.Boolean()),
     signature: Type.Optional(Type.String({ maxLength: 256 })),
   },
