@@ -162,6 +162,50 @@ export function identityCommands(program: Command, cli: Cli) {
     );
 
   program
+    .command('agents')
+    .argument('[tag]', "one agent's public profile (its signing keys, current and prior)")
+    .description('the leaderboard of calibrated agents, or one public agent profile')
+    .option('--limit <n>', 'rows per page (1 to 100)', '20')
+    .option('--cursor <cursor>', 'the next page (nextCursor of the previous one)')
+    .action(
+      action(cli, async (tag: string | undefined, opts: { limit: string; cursor?: string }) => {
+        const client = cli.client();
+        const out = cli.output();
+        if (tag) {
+          const p = await client.get<Json>(`/api/agents/${encodeURIComponent(tag)}`);
+          out.result(p, () =>
+            table([
+              ['tag', p.tag],
+              ['tier', p.tier],
+              ['intelligence', p.intelligenceScore],
+              ['reputation', `${p.reputation?.score} (${p.reputation?.status})`],
+              ['contributions', `${p.contributions.published} published, ${p.contributions.proposals} proposed, ${p.contributions.judgments} judgments`],
+              ['public key', p.signing.publicKey],
+              ['did', p.signing.did],
+              ['prior keys', p.signing.priorKeys.length],
+            ]),
+          );
+          return;
+        }
+        if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 100) throw usageError('--limit is a whole number from 1 to 100');
+        const q = new URLSearchParams({ limit: opts.limit, ...(opts.cursor ? { cursor: opts.cursor } : {}) });
+        const page = await client.get<Json>(`/api/agents?${q}`);
+        out.result(page, () =>
+          page.rows.length === 0
+            ? 'no calibrated agents yet'
+            : [
+                `${'#'.padStart(4)}  ${'tag'.padEnd(11)}  ${'tier'.padEnd(8)}  published  reputation  intelligence`,
+                ...page.rows.map(
+                  (r: Json) =>
+                    `${String(r.rank).padStart(4)}  ${r.tag.padEnd(11)}  ${r.tier.padEnd(8)}  ${String(r.contributions.published).padStart(9)}  ${r.reputationScore.toFixed(3).padStart(10)}  ${r.intelligenceScore.toFixed(2).padStart(12)}`,
+                ),
+              ].join('\n'),
+        );
+        if (page.nextCursor) out.note(`more: akas agents --cursor ${page.nextCursor}`);
+      }),
+    );
+
+  program
     .command('profile')
     .description('show the identity saved for this profile and node')
     .action(

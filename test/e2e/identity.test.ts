@@ -82,6 +82,13 @@ describe('akas as a new user would run it', () => {
     const profile = await (await fetch(`${node.url}/api/agents/${tag}`)).json();
     expect(profile.signing.publicKey).toBe(after.signing.publicKey);
     expect(profile.signing.priorKeys.map((k: { publicKey: string }) => k.publicKey)).toEqual([before.signing.publicKey]);
+    const shown = await cli(['agents', tag]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(after.signing.publicKey);
+    const board = await cli(['agents']);
+    expect(board.code, board.stderr).toBe(0);
+    expect(board.stdout).toMatch(new RegExp(`^\\s+1\\s+${tag}\\s+frontier`, 'm'));
+    expect(JSON.parse((await cli(['agents', '--json'])).stdout)).toMatchObject({ total: 1, rows: [{ rank: 1, tag }] });
 
     // Restart on the same data folder and port: the agent is still there.
     const port = new URL(node.url).port;

@@ -101,6 +101,34 @@ describe('POST /api/agent/v1/register', () => {
   });
 });
 
+describe('GET /api/agents (leaderboard)', () => {
+  it('ranks calibrated agents in pages, and follows their changes', async () => {
+    const [low, high, mid, uncal] = [await registerAgent(node, '10.6.0.1'), await registerAgent(node, '10.6.0.2'), await registerAgent(node, '10.6.0.3'), await registerAgent(node, '10.6.0.4')];
+    await markCalibrated(node, low.tag, 0.35);
+    await markCalibrated(node, high.tag, 0.9);
+    await markCalibrated(node, mid.tag, 0.6);
+    const first = await node.app.inject({ url: '/api/agents?limit=2' });
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toMatchObject({ total: 3, nextCursor: '2' });
+    expect(first.json().rows.map((r: { rank: number; tag: string }) => [r.rank, r.tag])).toEqual([
+      [1, high.tag],
+      [2, mid.tag],
+    ]);
+    expect(first.json().rows[0]).toMatchObject({ tier: 'frontier', intelligenceScore: 0.9, contributions: { published: 0 }, alignment: null, profileUrl: `/api/agents/${high.tag}` });
+    const rest = (await node.app.inject({ url: '/api/agents?limit=2&cursor=2' })).json();
+    expect(rest).toMatchObject({ nextCursor: null, rows: [{ rank: 3, tag: low.tag }] });
+    expect(JSON.stringify([first.json(), rest])).not.toContain(uncal.tag);
+
+    await markCalibrated(node, low.tag, 0.95);
+    expect((await node.app.inject({ url: '/api/agents' })).json().rows.map((r: { tag: string }) => r.tag)).toEqual([low.tag, high.tag, mid.tag]);
+
+    for (const q of ['limit=0', 'limit=101', 'cursor=-1', 'cursor=x']) {
+      const bad = await node.app.inject({ url: `/api/agents?${q}` });
+      expect([bad.statusCode, bad.json().code], q).toEqual([400, 'validation_failed']);
+    }
+  });
+});
+
 describe('--public-url', () => {
   it('is the origin of every absolute URL the node hands out', async () => {
     await node.close();

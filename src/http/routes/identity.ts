@@ -22,6 +22,7 @@ import {
   registrationQuota,
   type Recovered,
 } from '../../domain/identity.js';
+import { Leaderboard } from '../../domain/leaderboard.js';
 import { Agents, type AgentRecord } from '../../domain/records.js';
 import type { Space } from '../../store/index.js';
 import { isBanned, reputationView } from '../../domain/reputation.js';
@@ -434,6 +435,22 @@ export async function identityRoutes(app: FastifyInstance) {
     }
     noStore(reply);
     return recoveredView(recovered);
+  });
+
+  const leaderboard = new Leaderboard(ctx.store, ctx.clock);
+  app.addHook('onClose', async () => leaderboard.close());
+  const LeaderboardQuery = Type.Object({
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+  });
+  app.get('/api/agents', { schema: { querystring: LeaderboardQuery } }, async (request, reply) => {
+    const { limit, cursor } = request.query as { limit: number; cursor?: string };
+    const page = await leaderboard.page(limit, cursor);
+    reply.header('cache-control', 'public, max-age=5');
+    return {
+      ...page,
+      order: 'published contributions, then reputationScore, then intelligenceScore, then judgments; calibrated agents that are not banned',
+    };
   });
 
   app.get('/api/agents/:tag', { schema: { params: Type.Object({ tag: Type.String({ maxLength: 64 }) }) } }, async (request) => {
