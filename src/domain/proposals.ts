@@ -128,7 +128,7 @@ async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
   throw new ServiceError('id_conflict', `A published ${published.kind} (${published.proposalId}) holds ${path}.`, {
     errors: [{ field: 'path', reason: published.kind === kind ? 'published already: set replaceExisting to refresh it' : `held by a published ${published.kind}` }],
     existingProposalId: published.proposalId,
-    // No judgeUrl: the holder is decided, there is nothing left to judge.
+    judgeUrl: judgeUrl(published.kind, published.proposalId),
     detailUrl: detailUrl(published.kind, published.proposalId),
     hint: published.kind === kind ? 'Send replaceExisting: true to propose a refresh of the published node.' : 'Choose another path.',
   });
