@@ -226,7 +226,7 @@ export async function proposalRoutes(app: FastifyInstance) {
             expand: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
             limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
             cursor: Type.Optional(Type.String({ maxLength: 100 })),
-            kind: Type.Optional(Type.Union(PROPOSAL_KINDS.map((k) => Type.Literal(k)))),
+            kind: Type.Optional(Type.String({ maxLength: 40 })), // checked below: SPEC 7's invalid_kind
           },
           { additionalProperties: false },
         ),
@@ -235,6 +235,9 @@ export async function proposalRoutes(app: FastifyInstance) {
     },
     async (request) => {
       const q = request.query as { expand?: string; limit?: number; cursor?: string; kind?: ProposalKind };
+      if (q.kind !== undefined && !(PROPOSAL_KINDS as readonly string[]).includes(q.kind)) {
+        throw new ServiceError('invalid_kind', `No proposal kind ${q.kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
+      }
       const expand = q.expand === '1' || q.expand === 'true';
       const page = await judgeQueue(ctx, agentOf(request), request.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind: q.kind });
       return {
