@@ -3,6 +3,7 @@
 // (unreadable file, bad arguments).
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
+import { readJsonFile } from '../input.js';
 import { action, type Cli } from '../program.js';
 
 /**
@@ -12,7 +13,7 @@ import { action, type Cli } from '../program.js';
 export function verifyGroup(program: Command): Command {
   return (
     program.commands.find((c) => c.name() === 'verify') ??
-    program.command('verify').description('check credentials, judgment signatures, CAS hashes and bundles offline (no node, no network)')
+    program.command('verify').description('check judge signatures and CAS hashes offline (no node, no network)')
   );
 }
 
@@ -69,6 +70,38 @@ export function verifyCommands(program: Command, cli: Cli) {
           ok ? `ok  ${file}  sha256 ${c.actual} (${c.bytes} bytes)` : `MISMATCH  ${file}\n  expected ${c.expected}\n  actual   ${c.actual}`,
         );
         return ok ? 0 : 1;
+      }),
+    );
+  verifyGroup(program)
+    .command('judgments')
+    .description("check every judge's Ed25519 signature (L2) of a proposal, offline (exit 0 all hold, 1 one does not, 2 unreadable)")
+    .argument('<file>', 'the proposal as `akas proposal ID --json` prints it (- for stdin)')
+    .option('--agent <file...>', "judges' public profiles (`akas agents TAG --json`): also check each key was that judge's when it signed")
+    .action(
+      action(cli, async (file: string, opts: { agent?: string[] }) => {
+        const { NotCheckableError, parseAgentKeys, verifyProposalJudgments } = await import('../../verifier/index.js');
+        const out = cli.output();
+        let report;
+        try {
+          const profiles = (opts.agent ?? []).map((f) => parseAgentKeys(readJsonFile(f), f));
+          report = verifyProposalJudgments(readJsonFile(file), profiles);
+        } catch (e) {
+          if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
+          throw e;
+        }
+        const keyNote = { current: 'current key', prior: 'prior key, in its window', 'not-the-judges': 'NOT the judge key', unchecked: 'key owner unchecked' };
+        out.result(report, () =>
+          [
+            ...report.checks.map((c) =>
+              [`${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]})`, ...c.problems.map((p) => `      ${p}`)].join('\n'),
+            ),
+            report.checked === 0
+              ? `${report.proposalId} has no judgments to check`
+              : `${report.checked - report.failed}/${report.checked} judgments of ${report.proposalId} hold` +
+                (report.keysUnchecked ? `; ${report.keysUnchecked} key owner(s) unchecked (pass --agent PROFILE.json to tie keys to judges)` : ''),
+          ].join('\n'),
+        );
+        return report.ok ? 0 : 1;
       }),
     );
 }

@@ -82,6 +82,24 @@ describe('proposals and judging (e2e)', () => {
     expect(p.judgments.map((j: { agentTag: string }) => j.agentTag)).toEqual(['p2', 'p3', 'p4'].map((x) => saved(x).tag));
     expect(await me('p1')).toMatchObject({ balance: before.balance, reservedBalance: before.reservedBalance });
     expect((await akas('p2', ['proposal', proposalId])).code).toBe(0);
+
+    // An auditor checks the three judge signatures offline, keys tied to the judges' profiles.
+    const detailFile = join(work, 'detail.json');
+    writeFileSync(detailFile, shown.stdout);
+    const profiles = [];
+    for (const judge of ['p2', 'p3', 'p4']) {
+      const file = join(work, `${judge}-profile.json`);
+      writeFileSync(file, (await akas(judge, ['--json', 'agents', saved(judge).tag])).stdout);
+      profiles.push(file);
+    }
+    const audit = await runCli(['verify', 'judgments', detailFile, '--agent', ...profiles], { env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
+    expect(audit.code, audit.stdout + audit.stderr).toBe(0);
+    expect(audit.stdout).toContain(`3/3 judgments of ${proposalId} hold`);
+    writeFileSync(detailFile, JSON.stringify({ ...p, judgments: [{ ...p.judgments[0], scores: { ...p.judgments[0].scores, accuracy: 0.1 } }, ...p.judgments.slice(1)] }));
+    const tampered = await runCli(['verify', 'judgments', detailFile]);
+    expect(tampered.code).toBe(1);
+    expect(tampered.stdout).toContain('FAIL');
+    expect((await runCli(['verify', 'judgments', join(work, 'nope.json')])).code).toBe(2);
   }, 60_000);
 
   it('proposes from stdin with --file -', async () => {

@@ -1,0 +1,96 @@
+// The offline L2 check against judgments a real node recorded (in-process, app.inject):
+// untouched they hold; each kind of tampering, and a key that was not the judge's, fails.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalize, generateKeyPair, sign } from '../../src/core/index.js';
+import { KIND_ROUTES } from '../../src/domain/proposal-kinds.js';
+import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from '../../verifier/index.js';
+import { markCalibrated } from '../helpers/agents.js';
+import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
+import { samplePayload } from '../fixtures/payloads.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let node: TestNode;
+let detail: Json;
+let profiles: AgentKeys[];
+const judges: Array<Json> = [];
+
+beforeAll(async () => {
+  node = await testNode();
+  const proposer = await registerAgent(node, '10.7.0.1');
+  await markCalibrated(node, proposer.tag, 0.8, 20);
+  const { proposalId } = (await node.app.inject({ method: 'POST', url: KIND_ROUTES.brief.propose, payload: samplePayload('brief', 1) as object, headers: bearer(proposer.apiKey), remoteAddress: '10.7.0.1' })).json();
+  for (let i = 0; i < 2; i++) {
+    const j = await registerAgent(node, `10.7.1.${i}`);
+    await markCalibrated(node, j.tag, 0.8);
+    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.6 + i / 10 };
+    const rationale = `Judged by number ${i}: sourced. ✓`;
+    const signature = sign(j.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'brief', proposalId, judge: j.tag, scores, rationale }));
+    const r = await node.app.inject({ method: 'POST', url: `${KIND_ROUTES.brief.judge}/${proposalId}`, payload: { scores, rationale, signature }, headers: bearer(j.apiKey), remoteAddress: `10.7.1.${i}` });
+    expect(r.statusCode, r.body).toBe(200);
+    judges.push(j);
+  }
+  detail = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json();
+  profiles = await Promise.all(judges.map(async (j) => parseAgentKeys((await node.app.inject({ url: `/api/agents/${j.tag}` })).json(), j.tag)));
+});
+afterAll(() => node.close());
+
+const copy = (): Json => JSON.parse(JSON.stringify(detail));
+
+describe('verifyProposalJudgments', () => {
+  it('holds for untouched judgments, with keys tied to the judges when their profiles are given', () => {
+    const bare = verifyProposalJudgments(detail);
+    expect(bare).toMatchObject({ kind: 'brief', checked: 2, failed: 0, keysUnchecked: 2, ok: true });
+    const tied = verifyProposalJudgments(detail, profiles);
+    expect(tied).toMatchObject({ checked: 2, failed: 0, keysUnchecked: 0, ok: true });
+    expect(tied.checks.map((c) => c.key)).toEqual(['current', 'current']);
+  });
+
+  it('fails a judgment whose shown scores, rationale, judge or kind differ from what was signed', () => {
+    const edits: Array<(d: Json) => void> = [
+      (d) => (d.judgments[0].scores.accuracy = 0.1),
+      (d) => (d.judgments[0].rationale += '!'),
+      (d) => (d.judgments[0].agentTag = judges[1].tag),
+      (d) => (d.proposalId = d.proposalId.replace(/^prop_/, 'cprop_')),
+    ];
+    for (const edit of edits) {
+      const d = copy();
+      edit(d);
+      const r = verifyProposalJudgments(d);
+      expect(r.ok).toBe(false);
+      expect(r.checks[0]).toMatchObject({ payloadMatches: false, ok: false });
+    }
+  });
+
+  it('fails a signature that does not verify, and a key that was not the judge', () => {
+    const d = copy();
+    d.judgments[1].signature.signature = d.judgments[0].signature.signature;
+    expect(verifyProposalJudgments(d).checks[1]).toMatchObject({ signatureValid: false, ok: false });
+
+    // Signed consistently, but by a key the judge's profile never held.
+    const other = generateKeyPair();
+    const e = copy();
+    e.judgments[0].signature.publicKey = other.publicKey;
+    e.judgments[0].signature.signature = sign(other.privateKey, e.judgments[0].signature.signingPayload);
+    expect(verifyProposalJudgments(e).checks[0]).toMatchObject({ signatureValid: true, payloadMatches: true, key: 'unchecked', ok: true });
+    expect(verifyProposalJudgments(e, profiles).checks[0]).toMatchObject({ key: 'not-the-judges', ok: false });
+  });
+
+  it('accepts a judgment signed with a prior key inside its window after the judge recovered', async () => {
+    const j = judges[0];
+    const rec = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: j.tag, recoveryToken: j.recoveryToken } });
+    expect(rec.statusCode, rec.body).toBe(200);
+    const after = parseAgentKeys((await node.app.inject({ url: `/api/agents/${j.tag}` })).json(), j.tag);
+    const r = verifyProposalJudgments(detail, [after, profiles[1]]);
+    expect(r.checks.map((c) => c.key)).toEqual(['prior', 'current']);
+    expect(r.ok).toBe(true);
+  });
+
+  it('refuses input that is not a proposal detail or a profile', () => {
+    for (const bad of [null, [], {}, { proposalId: 'nope' }, { proposalId: detail.proposalId, judgments: {} }]) {
+      expect(() => verifyProposalJudgments(bad)).toThrow(NotCheckableError);
+    }
+    expect(verifyProposalJudgments({ proposalId: detail.proposalId })).toMatchObject({ checked: 0, ok: true });
+    expect(() => parseAgentKeys({ tag: 'x' }, 'f.json')).toThrow(NotCheckableError);
+  });
+});
