@@ -42,24 +42,24 @@ export interface IdempotencyOptions {
 /** The cache identity of a caller (SPEC 5.7): the api key (optionally + tenant), else the IP (optionally + tenant + hint). */
 export function idempotencyCaller(request: FastifyRequest): string {
   const tenant = header(request, 'x-proxy-tenant-id');
+  // Either opt-in isolates the tenant (failing safe: tenants behind one proxy IP must never
+  // replay each other's register or recover answers, which hold secrets). Only the opt-in
+  // that fits the caller silences the Warning 299 (tenantMisconfigured), as SPEC 5.7 says.
+  const isolate = tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
   const keyHash = request.caller?.agent?.apiKeyHash;
-  if (keyHash) return tenant !== undefined && tenantOptIn(request) ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
-  if (tenant !== undefined && tenantOptIn(request)) return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
+  if (keyHash) return isolate ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
+  if (isolate) return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
   return `ip:${request.ip}`;
 }
 
 /**
- * The isolation opt-in that fits the caller (SPEC 5.7): X-Idempotency-Tenant-Suffix-Apikey
- * for a Bearer caller, X-Idempotency-Inherit-Tenant-Id for an anonymous one. The other
- * header does not isolate, and the answer says so with its Warning 299.
+ * True when X-Proxy-Tenant-Id came without the opt-in that fits the caller (SPEC 5.7):
+ * X-Idempotency-Tenant-Suffix-Apikey for a Bearer caller, X-Idempotency-Inherit-Tenant-Id
+ * for an anonymous one. The answer then carries the Warning 299 configuration alarm.
  */
-function tenantOptIn(request: FastifyRequest): boolean {
-  return request.caller?.agent ? header(request, 'x-idempotency-tenant-suffix-apikey') === '1' : header(request, 'x-idempotency-inherit-tenant-id') === '1';
-}
-
-/** True when X-Proxy-Tenant-Id came without the isolation opt-in that fits the caller. */
 export function tenantMisconfigured(request: FastifyRequest): boolean {
-  return header(request, 'x-proxy-tenant-id') !== undefined && !tenantOptIn(request);
+  if (header(request, 'x-proxy-tenant-id') === undefined) return false;
+  return request.caller?.agent ? header(request, 'x-idempotency-tenant-suffix-apikey') !== '1' : header(request, 'x-idempotency-inherit-tenant-id') !== '1';
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

@@ -399,13 +399,13 @@ describe('Idempotency-Key', () => {
     expect(t1.headers.warning).toBeUndefined();
     const noOptIn = await register('tk2', '10.4.0.1', { 'x-proxy-tenant-id': 'a' });
     expect(noOptIn.headers.warning).toMatch(/^299 /);
-    // The opt-in of the other kind of caller does not isolate, and says so.
+    // The opt-in of the other kind of caller still isolates (fail safe), but draws the 299.
     const wrongOptIn = await register('tk3', '10.4.0.1', { 'x-proxy-tenant-id': 'a', 'x-idempotency-tenant-suffix-apikey': '1' });
     expect(wrongOptIn.headers.warning).toMatch(/^299 /);
-    expect((await register('tk3', '10.4.0.1', { 'x-proxy-tenant-id': 'b', 'x-idempotency-tenant-suffix-apikey': '1' })).body).toBe(wrongOptIn.body);
+    expect((await register('tk3', '10.4.0.1', { 'x-proxy-tenant-id': 'b', 'x-idempotency-tenant-suffix-apikey': '1' })).body).not.toBe(wrongOptIn.body);
   });
 
-  it('isolates the tenants of one api key only with X-Idempotency-Tenant-Suffix-Apikey', async () => {
+  it('isolates the tenants of one api key with an opt-in, and warns unless it is X-Idempotency-Tenant-Suffix-Apikey', async () => {
     const a = await registerAgent(node, '10.4.0.2');
     const calibrate = (key: string, headers: Record<string, string>) =>
       node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: { ...bearer(a.apiKey), 'idempotency-key': key, ...headers }, payload: { answers: {} } });
@@ -415,13 +415,17 @@ describe('Idempotency-Key', () => {
     expect([t1.statusCode, t2.statusCode]).toEqual([200, 200]);
     expect([t1.json().attemptsRemaining, t2.json().attemptsRemaining]).toEqual([2, 1]);
     expect(t1.headers.warning).toBeUndefined();
-    // The anonymous callers' opt-in shares one cache across the key's tenants, with a 299.
-    const inherit = { 'x-idempotency-inherit-tenant-id': '1' };
-    const t3 = await calibrate('ck2', { 'x-proxy-tenant-id': 'c', ...inherit });
-    const t4 = await calibrate('ck2', { 'x-proxy-tenant-id': 'd', ...inherit });
+    // Without any opt-in the key's tenants share one cache: a replay, with the 299.
+    const t3 = await calibrate('ck2', { 'x-proxy-tenant-id': 'e' });
+    const t4 = await calibrate('ck2', { 'x-proxy-tenant-id': 'f' });
+    expect([t3.statusCode, t3.json().attemptsRemaining]).toEqual([200, 0]);
     expect(t3.headers.warning).toMatch(/^299 /);
     expect(t4.body).toBe(t3.body);
-    expect(t3.json().attemptsRemaining).toBe(0);
+    // The anonymous callers' opt-in isolates too (it runs again: a 4th attempt is refused),
+    // but a Bearer caller sending it gets the 299.
+    const t5 = await calibrate('ck2', { 'x-proxy-tenant-id': 'g', 'x-idempotency-inherit-tenant-id': '1' });
+    expect([t5.statusCode, t5.json().code]).toEqual([400, 'calibration_exhausted']);
+    expect(t5.headers.warning).toMatch(/^299 /);
   });
 
   it('runs concurrent requests with one key once, and replays no-store', async () => {
