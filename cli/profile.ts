@@ -46,10 +46,12 @@ export function loadIdentity(profile: string, baseUrl: string): SavedIdentity | 
   return JSON.parse(readFileSync(path, 'utf8')) as SavedIdentity;
 }
 
-/** A lock file this old was left by a process that died while holding it. */
+/** A lock file this old was left by a process that died while holding it (a change takes milliseconds). */
 const STALE_LOCK_MS = 30_000;
-/** How long a change waits for another process's lock before giving up. */
-const LOCK_WAIT_MS = 10_000;
+/** How long a change waits for another process's lock: past the stale age, so a dead holder's lock is taken over, not waited out. */
+const LOCK_WAIT_MS = STALE_LOCK_MS + 15_000;
+/** Open errors that mean "someone else holds it" (EPERM, EACCES: Windows, while a lock file is being deleted). */
+const BUSY = new Set(['EEXIST', 'EPERM', 'EACCES']);
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
@@ -62,15 +64,19 @@ function withFileLock<T>(path: string, fn: () => T): T {
       closeSync(openSync(lock, 'wx', 0o600));
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if (!BUSY.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
     }
     try {
       if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) {
-        rmSync(lock, { force: true });
+        // Taken over by renaming it away: of several waiters, one rename wins and the
+        // others find no file (ENOENT) and simply try again.
+        const away = `${lock}.${process.pid}.${Math.random().toString(36).slice(2)}.stale`;
+        renameSync(lock, away);
+        rmSync(away, { force: true });
         continue;
       }
     } catch {
-      continue; // released between the two calls
+      continue; // released or taken over between the calls
     }
     if (Date.now() > deadline) throw new Error(`the profile file is locked by another akas process (${lock}); remove the lock file if none is running`);
     sleepSync(10 + Math.random() * 20);
@@ -112,4 +118,17 @@ export function updateIdentity(
 /** Saves a whole identity (register), replacing what was saved for its node. */
 export function saveIdentity(profile: string, identity: SavedIdentity): string {
   return updateIdentity(profile, identity.baseUrl, () => identity)!;
+}
+
+/**
+ * Runs a save whose failure must not lose what the node showed once (new keys, a
+ * claimSecret): answers where it was saved, or why it could not be, for the caller to print
+ * the secrets instead.
+ */
+export function trySave(save: () => string | undefined): { path?: string; error?: string } {
+  try {
+    return { path: save() };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
 }

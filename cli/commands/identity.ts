@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { table } from '../output.js';
-import { saveIdentity, updateIdentity, type SavedIdentity } from '../profile.js';
+import { saveIdentity, trySave, updateIdentity, type SavedIdentity } from '../profile.js';
 import { usageError } from '../errors.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -10,6 +10,25 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 function redact(id: SavedIdentity, show: boolean) {
   if (show) return id;
   return { ...id, apiKey: '(saved)', recoveryToken: '(saved)', signing: { publicKey: id.signing.publicKey, privateKey: '(saved)' } };
+}
+
+/**
+ * The node answered with secrets it shows once, but the profile could not be written: they
+ * are printed (whatever --show-secrets says) so they are not lost, and the exit code is 2.
+ */
+function unsavedSecrets(cli: Cli, result: Json, done: string, error: string | undefined): number {
+  cli.output().result(result, () =>
+    [
+      `${done}, but the identity could NOT be saved: ${error}`,
+      'The node shows these secrets only once; keep them now:',
+      `  tag            ${result.tag}`,
+      `  apiKey         ${result.apiKey}`,
+      `  recoveryToken  ${result.recoveryToken}`,
+      `  privateKey     ${result.signing?.privateKey}`,
+      `  publicKey      ${result.signing?.publicKey}`,
+    ].join('\n'),
+  );
+  return 2;
 }
 
 export function identityCommands(program: Command, cli: Cli) {
@@ -41,8 +60,9 @@ export function identityCommands(program: Command, cli: Cli) {
           calibrationPoolId: body.calibrationPoolId,
           createdAt: body.createdAt,
         };
-        const path = saveIdentity(g.profile, saved);
+        const { path, error } = trySave(() => saveIdentity(g.profile, saved));
         const out = cli.output();
+        if (!path) return unsavedSecrets(cli, { ...body, savedTo: null, saveError: error }, `registered ${body.tag}`, error);
         out.result(g.showSecrets ? { ...body, savedTo: path } : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep }, () =>
           [
             `registered ${body.tag} (pool ${body.calibrationPoolId}, uncalibrated)`,
@@ -143,14 +163,18 @@ export function identityCommands(program: Command, cli: Cli) {
         const baseUrl = g.baseUrl.replace(/\/$/, '');
         // Merged into what is saved now for this tag (claimSecrets kept meanwhile by other
         // processes stay); an identity of another tag saved here is replaced whole.
-        const path = updateIdentity(g.profile, baseUrl, (current) => ({
-          ...(current && current.tag === r.tag ? current : { createdAt: r.recoveredAt, calibrationPoolId: r.inherited.calibrationPoolId }),
-          baseUrl,
-          tag: r.tag,
-          apiKey: r.apiKey,
-          recoveryToken: r.recoveryToken,
-          signing: { publicKey: r.signing.publicKey, privateKey: r.signing.privateKey },
-        }))!;
+        const { path, error } = trySave(() =>
+          updateIdentity(g.profile, baseUrl, (current) => ({
+            ...(current && current.tag === r.tag ? current : { createdAt: r.recoveredAt, calibrationPoolId: r.inherited.calibrationPoolId }),
+            baseUrl,
+            tag: r.tag,
+            apiKey: r.apiKey,
+            recoveryToken: r.recoveryToken,
+            signing: { publicKey: r.signing.publicKey, privateKey: r.signing.privateKey },
+          })),
+        );
+        // The node has rotated everything already: the old token is spent, so these must not be lost.
+        if (!path) return unsavedSecrets(cli, { ...r, savedTo: null, saveError: error }, `recovered ${r.tag}`, error);
         cli.output().result(g.showSecrets ? { ...r, savedTo: path } : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path }, () =>
           [
             `recovered ${r.tag}: new api key, new signing key (${r.signing.publicKey.slice(0, 16)}...), new recovery token`,

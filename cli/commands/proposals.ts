@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
-import { updateIdentity } from '../profile.js';
+import { trySave, updateIdentity } from '../profile.js';
 import {
   KIND_NAMES,
   kindOfId,
@@ -62,10 +62,12 @@ async function readPayload(cli: Cli, file: string): Promise<unknown> {
 
 // Keeps a proposal's claimSecret in the profile (recover channel B), added to what is saved
 // at that moment, so a key rotated or a secret kept by another process is not overwritten.
-function keepClaimSecret(cli: Cli, proposalId: string, claimSecret: string): string | undefined {
+function keepClaimSecret(cli: Cli, proposalId: string, claimSecret: string): { path?: string; error?: string } {
   const g = cli.globals();
-  return updateIdentity(g.profile, g.baseUrl.replace(/\/$/, ''), (current) =>
-    current ? { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } } : undefined,
+  return trySave(() =>
+    updateIdentity(g.profile, g.baseUrl.replace(/\/$/, ''), (current) =>
+      current ? { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } } : undefined,
+    ),
   );
 }
 
@@ -124,7 +126,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         // --allow-anonymous-propose takes it, any other answers 401 (exit 1).
         const { KIND_ROUTES } = await import('../../src/core/judgment.js');
         const r = await client.post<Json>(KIND_ROUTES[kind].propose, payload, { auth: Boolean(client.apiKey) });
-        const savedTo = r.claimSecret ? keepClaimSecret(cli, r.proposalId, r.claimSecret) : undefined;
+        const { path: savedTo, error: saveError } = r.claimSecret ? keepClaimSecret(cli, r.proposalId, r.claimSecret) : {};
         const out = cli.output();
         // The claimSecret recovers the identity (like the recovery token): kept in the profile,
         // printed only with --show-secrets.
@@ -135,7 +137,7 @@ export function proposalCommands(program: Command, cli: Cli) {
             `proposed ${r.proposalId} (${kind}): ${r.status}, ${r.judgmentCount} of ${r.requiredJudgments} judgments`,
             e.billable ? `deposit ${e.deposit} reserved (refunded on publish or withdraw, slashed on reject); balance ${e.balanceRemaining}` : `anonymous: no deposit`,
             ...(savedTo ? [`claim secret saved to ${savedTo} (akas recover --proposal ${r.proposalId})`] : []),
-            ...(r.claimSecret && !savedTo ? [`claim secret: ${r.claimSecret} (no saved identity to keep it in: note it down)`] : []),
+            ...(r.claimSecret && !savedTo ? [`claim secret: ${r.claimSecret} (${saveError ? `could not save it: ${saveError}` : 'no saved identity to keep it in'}: note it down)`] : []),
             `check: akas proposal ${r.proposalId}`,
           ].join('\n');
         });

@@ -1,14 +1,14 @@
 // akas propose | proposal | judge | withdraw | queue, in-process against a node listening on
 // 127.0.0.1 (port 0), with identities saved under a temp AKAS_CONFIG_DIR.
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { commandGroups } from '../../cli/commands/index.js';
 import { buildJudgeRequest, parseKind, parseScore, rationaleProblem } from '../../cli/judge-signing.js';
-import { loadIdentity, saveIdentity } from '../../cli/profile.js';
+import { identityPath, loadIdentity, saveIdentity } from '../../cli/profile.js';
 import { run } from '../../cli/program.js';
 import { canonicalize, generateKeyPair, judgmentSigningString, PROPOSAL_KINDS, verify } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
@@ -370,6 +370,30 @@ describe('akas recover --proposal', () => {
     expect(now.claimSecrets?.[id]).toMatch(/^cs_/);
     const me = await akas(['--json', 'me'], { profile: a.profile });
     expect([me.code, me.json().tag]).toEqual([0, a.tag]);
+  });
+
+  it('prints what the node showed once when the profile cannot be written, and exits 2', async () => {
+    const a = await agent();
+    // The profile's temp file cannot be created (a folder sits at its name): every save fails.
+    const blocker = `${identityPath(a.profile, baseUrl)}.${process.pid}.tmp`;
+    mkdirSync(blocker);
+    try {
+      const proposed = await akas(['propose', 'spec-sharpening', '--file', payloadFile('spec-sharpening', 41)], { profile: a.profile });
+      expect(proposed.code, proposed.stderr).toBe(0);
+      expect(proposed.stdout).toMatch(/claim secret: cs_[0-9a-f]{64} \(could not save it: /);
+
+      const r = await akas(['--json', 'recover'], { profile: a.profile });
+      expect(r.code).toBe(2);
+      const shown = r.json();
+      expect(shown).toMatchObject({ tag: a.tag, savedTo: null, saveError: expect.any(String) });
+      expect(shown.apiKey).toMatch(/^ak_/);
+      expect(shown.signing.privateKey).toMatch(/^[0-9a-f]{64}$/);
+      // The secrets shown are the live ones.
+      const me = await node.app.inject({ url: '/api/agent/v1/me', headers: { authorization: `Bearer ${shown.apiKey}` } });
+      expect(me.statusCode).toBe(200);
+    } finally {
+      rmSync(blocker, { recursive: true, force: true });
+    }
   });
 });
 
