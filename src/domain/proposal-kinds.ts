@@ -288,23 +288,26 @@ export function semanticErrors(kind: ProposalKind, payload: AnyPayload): Array<{
     const slugs = (payload as PayloadOf<'tree-expansion'>).children.map((c) => c.slug);
     if (new Set(slugs).size !== slugs.length) errors.push({ field: 'children', reason: 'child slugs are unique' });
   }
-  if (kind === 'artifact') {
-    const p = (payload as PayloadOf<'artifact'>).payload;
-    const named = casHashOfUri(p.uri);
-    if (named !== undefined && named !== p.sha256.toLowerCase()) {
-      errors.push({ field: 'payload.uri', reason: `names content-store blob ${named}, but payload.sha256 is ${p.sha256}` });
-    }
-  }
   return errors;
 }
 
 const CAS_PATH = /^\/api\/cas\/([0-9a-fA-F]{64})$/;
 
 /**
- * The blob an artifact uri names when it is a path under this node's content store
- * (/api/cas/<sha256>, SPEC 2.8: platform-verified), in lowercase; undefined for any other uri
- * (recorded as self-reported; its bytes are not checked).
+ * The blob an artifact uri names when it points into this node's content store (SPEC 2.8:
+ * "a path under /api/cas/<sha256>"): the path itself, or the absolute fetchUrl this node
+ * hands out (same origin). Lowercase; undefined for any other uri, whose bytes the node
+ * does not check.
  */
-export function casHashOfUri(uri: string): string | undefined {
-  return CAS_PATH.exec(uri)?.[1]?.toLowerCase();
+export function casHashOfUri(uri: string, origin?: string): string | undefined {
+  if (uri.startsWith('/')) return CAS_PATH.exec(uri)?.[1]?.toLowerCase();
+  if (!origin) return undefined;
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  if (url.origin !== new URL(origin).origin || url.search || url.hash) return undefined;
+  return CAS_PATH.exec(url.pathname)?.[1]?.toLowerCase();
 }

@@ -51,6 +51,8 @@ export interface ProposeInput {
   /** The authenticated proposer, or null on the anonymous path. */
   agent: AgentRecord | null;
   ip: string;
+  /** This node's origin as the caller reaches it (an artifact's absolute /api/cas/ uri is recognised by it). */
+  origin?: string;
 }
 
 export interface ProposeQuota {
@@ -151,20 +153,17 @@ async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
  * declares: the node vouches for those bytes (platform-verified), so they must exist. Blobs
  * are immutable and never removed, so the check holds once made, outside the transaction.
  */
-async function assertCasArtifactStored(ctx: Ctx, payload: PayloadOf<'artifact'>) {
-  const sha256 = casHashOfUri(payload.payload.uri);
-  if (sha256 === undefined) return;
-  const blob = await blobInfo(ctx, sha256);
-  const reason = !blob.exists
-    ? `no blob ${sha256} in this content store: POST the bytes to /api/cas first`
-    : blob.bytes !== payload.payload.bytes
-      ? `the stored blob has ${blob.bytes} bytes; payload.bytes says ${payload.payload.bytes}`
-      : undefined;
-  if (reason) {
-    throw new ServiceError('validation_failed', 'The request failed validation.', {
-      errors: [{ field: blob.exists ? 'payload.bytes' : 'payload.uri', reason }],
-    });
-  }
+async function assertCasArtifactStored(ctx: Ctx, payload: PayloadOf<'artifact'>, origin: string | undefined) {
+  const { uri, sha256, bytes } = payload.payload;
+  const named = casHashOfUri(uri, origin);
+  if (named === undefined) return;
+  const refuse = (field: string, reason: string) => {
+    throw new ServiceError('validation_failed', 'The request failed validation.', { errors: [{ field, reason }] });
+  };
+  if (named !== sha256.toLowerCase()) refuse('payload.uri', `names content-store blob ${named}, but payload.sha256 is ${sha256}`);
+  const blob = await blobInfo(ctx, named);
+  if (!blob.exists) refuse('payload.uri', `no blob ${named} in this content store: POST the bytes to /api/cas first`);
+  if (blob.bytes !== bytes) refuse('payload.bytes', `the stored blob has ${blob.bytes} bytes; payload.bytes says ${bytes}`);
 }
 
 /** Stores a new pending proposal; the deposit moves to reservedBalance in the same batch. */
@@ -172,7 +171,7 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
   const { kind, payload, ip } = input;
   const problems = semanticErrors(kind, payload);
   if (problems.length) throw new ServiceError('validation_failed', 'The request failed validation.', { errors: problems });
-  if (kind === 'artifact') await assertCasArtifactStored(ctx, payload as PayloadOf<'artifact'>);
+  if (kind === 'artifact') await assertCasArtifactStored(ctx, payload as PayloadOf<'artifact'>, input.origin);
   if (!input.agent && !ctx.config.allowAnonymousPropose) {
     throw new ServiceError('unauthorized', 'Proposing needs Authorization: Bearer <apiKey> (this node has no anonymous path).');
   }

@@ -323,8 +323,14 @@ describe('proposing', () => {
     expect(await me(a)).toMatchObject({ balance: 100, reservedBalance: 0 });
     const ok = await proposeAs(a, 'artifact', artifact(95, { uri: `/api/cas/${stored.sha256.toUpperCase()}`, sha256: stored.sha256, bytes: bytes.length }));
     expect(ok.statusCode, ok.body).toBe(200);
-    // Any other uri is recorded as the proposer gives it (self-reported).
+    // The absolute fetchUrl this node answered is the same store, checked the same way.
+    expect(stored.fetchUrl).toMatch(/^http:\/\/.+\/api\/cas\//);
+    const absolute = await proposeAs(a, 'artifact', artifact(97, { uri: stored.fetchUrl, sha256: 'a'.repeat(64), bytes: bytes.length }));
+    expect([absolute.statusCode, absolute.json().errors?.[0]?.field]).toEqual([400, 'payload.uri']);
+    expect((await proposeAs(a, 'artifact', artifact(98, { uri: stored.fetchUrl, sha256: stored.sha256, bytes: bytes.length }))).statusCode).toBe(200);
+    // Any other uri, another node's store included, is recorded as the proposer gives it.
     expect((await proposeAs(a, 'artifact', artifact(96, {}))).statusCode).toBe(200);
+    expect((await proposeAs(a, 'artifact', artifact(99, { uri: `https://other.example/api/cas/${'e'.repeat(64)}` }))).statusCode).toBe(200);
   });
 
   it('validates every payload: brief limits, graph ids and JSON Logic, artifact hashes, eval references', async () => {

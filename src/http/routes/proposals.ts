@@ -7,6 +7,7 @@ import { judge, type JudgeResult } from '../../domain/judging.js';
 import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload } from '../../domain/proposal-kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
 import type { JudgmentRecord, ProposalRecord } from '../../domain/records.js';
+import { originOf } from '../urls.js';
 import { agentOf } from '../caller.js';
 
 const Score = Type.Number({ minimum: 0, maximum: 1 });
@@ -133,7 +134,7 @@ export async function proposalRoutes(app: FastifyInstance) {
       { schema: { body: PAYLOAD_SCHEMAS[kind] }, config: { auth: proposeAuth, idempotency: 'propose' } },
       async (request) => {
         const agent = request.caller.agent ?? null;
-        const r = await propose(ctx, { kind, payload: request.body as AnyPayload, agent, ip: request.ip });
+        const r = await propose(ctx, { kind, payload: request.body as AnyPayload, agent, ip: request.ip, origin: originOf(request) });
         const p = r.proposal;
         return {
           proposalId: p.proposalId,
