@@ -37,7 +37,6 @@ export const ERROR_CODES = {
   blob_too_large: { status: 413, doc: 'Content-store upload over 10 MiB, or a JSON body over the route limit.' },
   body_too_large: { status: 413, doc: 'The request body is over the limit for this route.' },
   range_not_satisfiable: { status: 416, doc: 'A Range request outside the blob; Content-Range tells its size.' },
-  unsupported_media_type: { status: 415, doc: 'The route takes application/json.' },
   rate_limited: { status: 429, doc: 'Token bucket per Bearer or IP, a per-day propose cap, or the per-IP registration cap.' },
   internal_error: { status: 500, doc: 'An unexpected failure; the request id is in the log.' },
   integrity_violation: { status: 500, doc: 'Stored bytes fail their hash check.' },

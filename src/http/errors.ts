@@ -65,7 +65,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Ser
 
 const FASTIFY_CODES: Record<string, () => ServiceError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new ServiceError('body_too_large', 'The request body is over the limit for this route.'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ServiceError('unsupported_media_type', 'Send the body as application/json.'),
+  // Only a Content-Type header that is not a media type at all gets here (every type is read
+  // as JSON): SPEC 7 has no 415, so it is the body's 400.
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new ServiceError('invalid_json', 'The Content-Type header is malformed.', { hint: 'Send Content-Type: application/json with a JSON body, or no body at all.' }),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ServiceError('invalid_json', 'The Content-Length does not match the body.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new ServiceError('invalid_json', 'The body is empty but declared as JSON.'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => new ServiceError('invalid_json', 'The body is not valid JSON.'),

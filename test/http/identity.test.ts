@@ -466,6 +466,7 @@ describe('bad input', () => {
       { payload: JSON.stringify({ promptId: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' }, code: 'body_too_large', status: 413 },
       { payload: 'hello', headers: { 'content-type': 'text/plain' }, code: 'invalid_json', status: 400 },
       { payload: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' }, code: 'invalid_json', status: 400 },
+      { payload: '{}', headers: { 'content-type': ';;;' }, code: 'invalid_json', status: 400 },
       { payload: '"just a string"', headers: { 'content-type': 'application/json' }, code: 'validation_failed', status: 400 },
     ];
     for (const c of cases) {
