@@ -5,7 +5,7 @@
 // Loaded with a dynamic import, and only when stdout is a terminal and --json is off.
 import { ConfirmInput, Spinner, StatusMessage, TextInput } from '@inkjs/ui';
 import { Box, render, Text, useApp, useInput, useStdout } from 'ink';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type JudgmentInput, type Scores } from '../judge-signing.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -62,12 +62,23 @@ interface ListProps {
   problem: string | null;
 }
 
+/** The next-page line under the list: loading, or how to load more, and what went wrong. */
+function MoreLine({ nextCursor, loading, problem }: Pick<ListProps, 'nextCursor' | 'loading' | 'problem'>) {
+  return (
+    <>
+      {loading ? <Spinner label="loading the next page" /> : nextCursor && <Text dimColor>more on the node: ↓ past the last one loads them</Text>}
+      {problem && <Text color="red">{problem}</Text>}
+    </>
+  );
+}
+
 function List({ items, selected, nextCursor, agentTag, loading, problem }: ListProps) {
   if (items.length === 0) {
     return (
       <Box flexDirection="column">
         <Text>Nothing left for {agentTag} to judge on this page.</Text>
-        <Text dimColor>q to quit</Text>
+        <Text dimColor>{nextCursor ? '↓ next page · q quit' : 'q to quit'}</Text>
+        <MoreLine nextCursor={nextCursor} loading={loading} problem={problem} />
       </Box>
     );
   }
@@ -100,12 +111,7 @@ function List({ items, selected, nextCursor, agentTag, loading, problem }: ListP
           </Text>
         </Box>
       )}
-      {loading ? (
-        <Spinner label="loading the next page" />
-      ) : (
-        nextCursor && <Text dimColor>more on the node: ↓ past the last one loads them</Text>
-      )}
-      {problem && <Text color="red">{problem}</Text>}
+      <MoreLine nextCursor={nextCursor} loading={loading} problem={problem} />
     </Box>
   );
 }
@@ -199,41 +205,48 @@ function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
   const [cursor, setCursor] = useState(opts.nextCursor ?? null);
   const [loading, setLoading] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
+  // Refs, not state, for what the page load reads when it starts and when it lands: two keys
+  // in one burst must not start two loads, and the list may change while a page is on its way.
+  const loadingRef = useRef(false);
+  const itemsRef = useRef(items);
+  itemsRef.current = items;
 
   // The next page is appended (minus what is already listed) and the selection moves onto it.
   const loadMore = () => {
-    if (!cursor || !opts.loadMore || loading) return false;
+    if (!cursor || !opts.loadMore || loadingRef.current) return;
+    loadingRef.current = true;
     setLoading(true);
     setProblem(null);
     opts.loadMore(cursor).then(
       (page) => {
-        setItems((have) => {
-          const known = new Set(have.map((i) => i.proposalId));
-          const added = page.items.filter((i) => !known.has(i.proposalId));
-          if (added.length > 0) setSelected(have.length);
-          return [...have, ...added];
-        });
+        const have = itemsRef.current;
+        const known = new Set(have.map((i) => i.proposalId));
+        const added = page.items.filter((i) => !known.has(i.proposalId));
+        setItems([...have, ...added]);
+        if (added.length > 0) setSelected(have.length);
         setCursor(page.nextCursor ?? null);
+        loadingRef.current = false;
         setLoading(false);
       },
       (e: Error) => {
-        setProblem(`could not load the next page: ${e.message}`);
+        setProblem(`could not load the next page: ${e.message} (↓ to try again)`);
+        loadingRef.current = false;
         setLoading(false);
       },
     );
-    return true;
   };
 
   useInput(
     (input, key) => {
       if (screen.name === 'list') {
         if (input === 'q' || key.escape) return exit();
+        if (loadingRef.current) return; // the list is about to grow: keys wait for it
+        const down = key.downArrow || input === 'j';
+        // Past the last item (or on an empty page) the next page, when the node has one.
+        if (down && cursor && selected >= items.length - 1) return loadMore();
         if (items.length === 0) return;
         if (key.upArrow || input === 'k') setSelected((s) => (s - 1 + items.length) % items.length);
-        else if (key.downArrow || input === 'j') {
-          if (selected === items.length - 1 && loadMore()) return;
-          setSelected((s) => (s + 1) % items.length);
-        }
+        else if (down) setSelected((s) => (s + 1) % items.length);
         else if (key.return) setScreen({ name: 'judge', item: items[selected] });
       } else if (screen.name === 'result') {
         if (screen.ok) {
