@@ -3,7 +3,7 @@
 // reputation, then calibration score, then judgments given; ties by tag, so pages are stable.
 //
 // The ranking is kept in memory and rebuilt from one scan of the agents when a request finds
-// that an agent record changed since the last scan. Requests arriving during a scan share it,
+// that an agent record changed since the last scan, or that a ban it left out has ended. Requests arriving during a scan share it,
 // so however busy the node, at most one scan runs at a time.
 import { tierOf, type Clock } from '../core/index.js';
 import type { Store } from '../store/index.js';
@@ -46,6 +46,8 @@ export class Leaderboard {
   private ranking?: Promise<{ rows: Ranked[]; at: number }>;
   private building = false;
   private dirty = true;
+  /** The earliest end of a ban seen by the last scan: the ranking changes then without any write. */
+  private nextBanEnd = Infinity;
   private readonly unwatch: () => void;
 
   constructor(
@@ -58,8 +60,13 @@ export class Leaderboard {
   private async build(): Promise<{ rows: Ranked[]; at: number }> {
     const now = this.clock.now();
     const rows: Ranked[] = [];
+    let nextBanEnd = Infinity;
     for await (const [, agent] of this.store.iterate(Agents)) {
-      if (agent.calibration.score === null || isBanned(agent, now)) continue;
+      if (agent.calibration.score === null) continue;
+      if (isBanned(agent, now)) {
+        nextBanEnd = Math.min(nextBanEnd, agent.bannedUntil ?? Infinity);
+        continue;
+      }
       const standing = agentStanding(agent);
       rows.push({
         tag: agent.tag,
@@ -72,10 +79,12 @@ export class Leaderboard {
       });
     }
     rows.sort(compare);
+    this.nextBanEnd = nextBanEnd;
     return { rows, at: now };
   }
 
   private current(): Promise<{ rows: Ranked[]; at: number }> {
+    if (!this.building && this.clock.now() >= this.nextBanEnd) this.dirty = true;
     if (this.ranking && (this.building || !this.dirty)) return this.ranking;
     // Cleared before the scan: a write landing during it marks the next one.
     this.dirty = false;

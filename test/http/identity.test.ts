@@ -6,6 +6,7 @@ import { DAY_MS, publicKeyFromPrivate, sign, verify } from '../../src/core/index
 import { createApp } from '../../src/http/app.js';
 import { openTempStore } from '../../src/store/index.js';
 import { markCalibrated } from '../helpers/agents.js';
+import { Agents, agentLock } from '../../src/domain/records.js';
 import { bearer, registerAgent, testKeys, testNode, type TestNode } from '../helpers/app.js';
 import { FakeClock } from '../../src/core/index.js';
 
@@ -120,7 +121,17 @@ describe('GET /api/agents (leaderboard)', () => {
     expect(JSON.stringify([first.json(), rest])).not.toContain(uncal.tag);
 
     await markCalibrated(node, low.tag, 0.95);
-    expect((await node.app.inject({ url: '/api/agents' })).json().rows.map((r: { tag: string }) => r.tag)).toEqual([low.tag, high.tag, mid.tag]);
+    const tags = async () => (await node.app.inject({ url: '/api/agents' })).json().rows.map((r: { tag: string }) => r.tag);
+    expect(await tags()).toEqual([low.tag, high.tag, mid.tag]);
+
+    // A banned agent is left out, and comes back when the ban ends, with no write in between.
+    await node.store.transact([agentLock(high.tag)], async (tx) => {
+      const agent = (await tx.get(Agents, high.tag))!;
+      tx.put(Agents, high.tag, { ...agent, bannedUntil: node.clock.now() + 60_000 });
+    });
+    expect(await tags()).toEqual([low.tag, mid.tag]);
+    node.clock.advance(60_001);
+    expect(await tags()).toEqual([low.tag, high.tag, mid.tag]);
 
     for (const q of ['limit=0', 'limit=101', 'cursor=-1', 'cursor=x']) {
       const bad = await node.app.inject({ url: `/api/agents?${q}` });
