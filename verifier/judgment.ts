@@ -49,7 +49,16 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /** Reads a public agent profile, or throws NotCheckableError naming what is missing. */
 export function parseAgentKeys(value: unknown, source: string): AgentKeys {
   const signing = isObject(value) ? value.signing : undefined;
-  if (!isObject(value) || typeof value.tag !== 'string' || !isObject(signing) || typeof signing.publicKey !== 'string' || !Array.isArray(signing.priorKeys)) {
+  const window = (k: unknown) => isObject(k) && typeof k.publicKey === 'string' && typeof k.validFrom === 'number' && typeof k.validUntil === 'number';
+  if (
+    !isObject(value) ||
+    typeof value.tag !== 'string' ||
+    !isObject(signing) ||
+    typeof signing.publicKey !== 'string' ||
+    typeof signing.validFrom !== 'number' ||
+    !Array.isArray(signing.priorKeys) ||
+    !signing.priorKeys.every(window)
+  ) {
     throw new NotCheckableError(`${source} is not a public agent profile ({tag, signing: {publicKey, validFrom, priorKeys}}): fetch one with akas agents TAG --json`);
   }
   return value as unknown as AgentKeys;
@@ -105,6 +114,13 @@ export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] =
   const byTag = new Map(profiles.map((p) => [p.tag, p]));
   const judgments = (detail.judgments ?? []) as unknown[];
   const checks = judgments.map((j) => checkOne(kind, proposalId, isObject(j) ? j : {}, byTag));
+  // The kind signed is the one the id names; a detail that shows another kind misstates it.
+  if (detail.kind !== undefined && detail.kind !== kind) {
+    for (const c of checks) {
+      c.problems.push(`the detail shows kind ${String(detail.kind)}, but ${proposalId} is a ${kind} proposal (the kind signed)`);
+      c.ok = false;
+    }
+  }
   const failed = checks.filter((c) => !c.ok).length;
   return {
     proposalId,

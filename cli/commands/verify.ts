@@ -81,14 +81,17 @@ export function verifyCommands(program: Command, cli: Cli) {
       action(cli, async (file: string, opts: { agent?: string[] }) => {
         const { NotCheckableError, parseAgentKeys, verifyProposalJudgments } = await import('../../verifier/index.js');
         const out = cli.output();
-        let report;
-        try {
-          const profiles = (opts.agent ?? []).map((f) => parseAgentKeys(readJsonFile(f), f));
-          report = verifyProposalJudgments(readJsonFile(file), profiles);
-        } catch (e) {
-          if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
-          throw e;
-        }
+        // Each input is read and recognised on its own, so a bad one is named in the error.
+        const checkable = <T,>(path: string, read: () => T): T => {
+          try {
+            return read();
+          } catch (e) {
+            if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path });
+            throw e;
+          }
+        };
+        const profiles = (opts.agent ?? []).map((f) => checkable(f, () => parseAgentKeys(readJsonFile(f), f)));
+        const report = checkable(file, () => verifyProposalJudgments(readJsonFile(file), profiles));
         const keyNote = { current: 'current key', prior: 'prior key, in its window', 'not-the-judges': 'NOT the judge key', unchecked: 'key owner unchecked' };
         out.result(report, () =>
           [

@@ -202,7 +202,7 @@ export class BlobUpload {
     return temp;
   }
 
-  /** True while the whole upload is still in memory (nothing written anywhere yet). */
+  /** True while the upload lives in memory only: no temp file was started (announced large, or spilled). */
   get inMemory() {
     return this.opening === undefined;
   }

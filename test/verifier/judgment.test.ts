@@ -52,13 +52,15 @@ describe('verifyProposalJudgments', () => {
       (d) => (d.judgments[0].rationale += '!'),
       (d) => (d.judgments[0].agentTag = judges[1].tag),
       (d) => (d.proposalId = d.proposalId.replace(/^prop_/, 'cprop_')),
+      (d) => (d.kind = 'capability'),
     ];
     for (const edit of edits) {
       const d = copy();
       edit(d);
       const r = verifyProposalJudgments(d);
       expect(r.ok).toBe(false);
-      expect(r.checks[0]).toMatchObject({ payloadMatches: false, ok: false });
+      expect(r.checks[0].ok).toBe(false);
+      expect(r.checks[0].problems.join(' ')).toMatch(/not what was signed|the kind signed/);
     }
   });
 
@@ -92,5 +94,7 @@ describe('verifyProposalJudgments', () => {
     }
     expect(verifyProposalJudgments({ proposalId: detail.proposalId })).toMatchObject({ checked: 0, ok: true });
     expect(() => parseAgentKeys({ tag: 'x' }, 'f.json')).toThrow(NotCheckableError);
+    const noWindow = { ...profiles[0], signing: { ...profiles[0].signing, priorKeys: [{ publicKey: 'ab' }] } };
+    expect(() => parseAgentKeys(noWindow, 'f.json')).toThrow(NotCheckableError);
   });
 });
