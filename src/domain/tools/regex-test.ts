@@ -6,7 +6,7 @@
 // running regular expression, so the limit holds inside the backtracking loop), inside ONE
 // long-lived worker_threads worker, so the main thread keeps serving requests while a bad
 // pattern burns its 50 ms. Calls queue on the main side and go to the worker one at a time;
-// a call the worker has not answered ~250 ms after it was sent (a worker stuck where the vm
+// a call the worker has not answered REGEX_BACKSTOP_MS (1 s) after it was sent (a worker stuck where the vm
 // timeout cannot reach) is failed, and the worker is terminate()d and respawned. The worker
 // code is a plain JS string run with `eval: true`, so the same code works from the
 // TypeScript sources under vitest and from dist/ without locating a file.
