@@ -320,7 +320,7 @@ export async function judgeQueue(
 }
 
 /** The daily propose cap of every tier (SPEC 8), refused and uncalibrated included. */
-const TIER_CAP_TABLE: Record<string, number> = { ...PROPOSE_CAP, refused: 0, uncalibrated: 0 };
+const TIER_CAP_TABLE: Readonly<Record<string, number>> = Object.freeze({ ...PROPOSE_CAP, refused: 0, uncalibrated: 0 });
 
 type KindCounts = Partial<Record<string, number>>;
 
