@@ -2,7 +2,7 @@
 // sha256 of its bytes, holds 1 byte to 10 MiB, and is immutable. Identical bytes are stored
 // once. Stored bytes are hashed again on every read and never served when they no longer
 // match their name; a later upload of the right bytes repairs such a blob.
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { ServiceError, sha256Hex } from '../core/index.js';
 import { blobsOf, type BlobStore } from '../store/index.js';
 import type { Ctx } from './context.js';
@@ -80,16 +80,18 @@ async function health(blobs: BlobStore, sha256: string): Promise<Health> {
  * running count crosses the limit, before the chunk that crosses it is kept, so an oversized
  * upload never stores anything. Memory stays bounded: the store spills to a temp file.
  */
-export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uint8Array>, opts: PutOptions = {}): Promise<PutResult> {
+export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uint8Array> | Readable, opts: PutOptions = {}): Promise<PutResult> {
   const max = opts.maxBytes ?? CAS_MAX_BYTES;
   if (opts.declaredBytes !== undefined && opts.declaredBytes > max) throw tooLarge(max);
   const blobs = await blobsOf(ctx.store);
   const upload = blobs.begin(undefined, opts.declaredBytes);
   try {
-    for await (const chunk of source) {
+    const take = (chunk: Uint8Array) => {
       if (upload.bytes + chunk.length > max) throw tooLarge(max);
-      await upload.write(chunk);
-    }
+      return upload.write(chunk);
+    };
+    if (isReadable(source)) await consume(source, take);
+    else for await (const chunk of source) await take(chunk);
     if (upload.bytes === 0) {
       throw new ServiceError('empty_body', 'The content store keeps 1 byte to 10 MiB; the body was empty.', {
         hint: 'Send the raw bytes as the request body (any content type).',
@@ -116,6 +118,57 @@ export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uin
   } finally {
     await upload.discard();
   }
+}
+
+const isReadable = (s: AsyncIterable<Uint8Array> | Readable): s is Readable => typeof (s as Readable).pause === 'function' && typeof (s as Readable).on === 'function';
+
+/**
+ * Feeds every chunk of a stream to take(), pausing the stream only while a promise take()
+ * answered is pending (the disk is behind). 'data' events rather than an async iterator: no
+ * promise per chunk, which measured about 15% of a 10 MiB upload (bench/cas.ts). Settles
+ * once the stream ended and the last chunk was taken; rejects on the first error of take()
+ * or of the stream (a client that hangs up), leaving the stream paused and unlistened for
+ * the caller to drain or drop.
+ */
+function consume(source: Readable, take: (chunk: Uint8Array) => Promise<void> | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let pending: Promise<void> | undefined;
+    let done = false;
+    const finish = (error?: unknown) => {
+      if (done) return;
+      done = true;
+      source.off('data', onData);
+      stop();
+      if (error) {
+        source.pause();
+        reject(error);
+      } else resolve();
+    };
+    const onData = (chunk: Uint8Array) => {
+      let wait;
+      try {
+        wait = take(chunk);
+      } catch (e) {
+        return finish(e);
+      }
+      if (!wait) return;
+      source.pause();
+      pending = wait.then(
+        () => {
+          pending = undefined;
+          if (!done) source.resume();
+        },
+        (e) => finish(e),
+      );
+    };
+    const stop = finished(source, { writable: false }, (error) => {
+      if (error) return finish(error);
+      // Ended: the last chunk may still be waiting for the disk.
+      if (pending) pending.then(() => finish(), finish);
+      else finish();
+    });
+    source.on('data', onData);
+  });
 }
 
 /** Whether a blob is stored, and its size; the bytes are not checked (head=1). */

@@ -92,13 +92,19 @@ class TempFile {
     return new TempFile(path, await open(path, 'wx', 0o444));
   }
 
-  async write(buf: Buffer) {
+  /**
+   * Queues buf. Answers a promise only when the caller has to wait (a full high-water mark
+   * queued): a stream consumer keeps reading otherwise, with no promise per chunk.
+   */
+  write(buf: Buffer): Promise<void> | undefined {
     if (this.error) throw this.error;
     this.queue.push(buf);
     this.queued += buf.length;
     this.inflight ??= this.pump();
-    if (this.queued >= WRITE_HIGH_WATER) await new Promise<void>((r) => this.waiting.push(r));
-    if (this.error) throw this.error;
+    if (this.queued < WRITE_HIGH_WATER) return undefined;
+    return new Promise<void>((r) => this.waiting.push(r)).then(() => {
+      if (this.error) throw this.error;
+    });
   }
 
   private wake() {
@@ -207,15 +213,20 @@ export class BlobUpload {
     return this.opening === undefined;
   }
 
-  async write(chunk: Uint8Array) {
+  /**
+   * Hashes and keeps one chunk. Answers a promise only when the caller must wait for it
+   * (the disk is behind, or the temp file is being created); undefined means go on.
+   */
+  write(chunk: Uint8Array): Promise<void> | undefined {
     if (this.digest) throw new Error('upload already finished');
-    if (chunk.length === 0) return;
+    if (chunk.length === 0) return undefined;
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     this.hash.update(buf);
     this.bytes += buf.length;
     if (this.temp) return this.temp.write(buf);
     this.chunks.push(buf);
-    if (this.bytes > this.spillBytes || this.opening) await this.spill();
+    if (this.bytes > this.spillBytes || this.opening) return this.spill().then(() => undefined);
+    return undefined;
   }
 
   /** The lowercase hex sha256 of everything written (ends the upload). */

@@ -102,9 +102,9 @@ export async function casRoutes(app: FastifyInstance) {
     },
     async (request, reply) => {
       const payload = request.body as Readable | undefined;
-      const source: AsyncIterable<Uint8Array> = payload
-        ? payload.iterator({ destroyOnReturn: false }) // a refusal must still be able to answer on this connection
-        : (async function* () {})();
+      // Read by 'data' events (putBlob); a refusal leaves it undestroyed, so the answer can
+      // still go out on this connection.
+      const source: Readable | AsyncIterable<Uint8Array> = payload ?? (async function* () {})();
       let result;
       try {
         result = await putBlob(ctx, source, { declaredBytes: declaredLength(request) });
