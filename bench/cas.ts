@@ -145,7 +145,7 @@ async function hashMBps(size: number): Promise<number> {
  * What this machine's disk allows, with no hashing and no HTTP: 10 MiB written to a new file
  * in 1 MiB writes and fsynced, over and over for as long as an upload run lasts (the files
  * are kept until the end, as blobs are). An upload is durable before it is answered, so it
- * can go no faster than this. On the 2-core Firecracker VM of the owner's CI this is the
+ * can go no faster than this. On the 2-core Firecracker VM it was measured on, this is the
  * block device's sustained bandwidth (~430 MB/s; short bursts run twice as fast), and it
  * sits close to the 0.3 target by itself.
  */
