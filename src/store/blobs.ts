@@ -149,11 +149,17 @@ class TempFile {
     while (this.inflight || this.syncing) await (this.inflight ?? this.syncing);
   }
 
-  /** All bytes on disk (fsync), file closed. */
+  /**
+   * All bytes on disk (fsync), file closed. The fsync starts as soon as the last write is
+   * done, alongside a background sync still running rather than after it: it covers every
+   * byte written before it, and its own flush overlaps the one in flight.
+   */
   async finish() {
+    while (this.inflight) await this.inflight;
+    if (this.error) throw this.error;
+    await Promise.all([this.fh.sync(), this.syncing]);
     await this.settle();
     if (this.error) throw this.error;
-    await this.fh.sync();
     await this.fh.close();
   }
 
