@@ -1,19 +1,12 @@
 import AjvModule from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setRegexLimitsForTests } from '../../../src/domain/tools/regex-test.js';
-import { closeRegexWorker, isToolName, runTool, TOOL_NAMES, TOOLS, validateToolInput } from '../../../src/domain/tools/index.js';
+import { describe, expect, it } from 'vitest';
+import { isToolName, runTool, TOOL_NAMES, TOOLS, validateToolInput } from '../../../src/domain/tools/index.js';
+import { generousRegexBackstop } from '../../helpers/regex.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 
 // A generous backstop so a CPU-starved test machine cannot fail the one regex call here.
-let saved: ReturnType<typeof setRegexLimitsForTests>;
-beforeAll(() => {
-  saved = setRegexLimitsForTests({ backstopMs: 5000 });
-});
-afterAll(async () => {
-  setRegexLimitsForTests(saved);
-  await closeRegexWorker();
-});
+generousRegexBackstop();
 
 describe('tool registry', () => {
   it('lists the five tools of SPEC 2.12 with their cost multipliers', () => {

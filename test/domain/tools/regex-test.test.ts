@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src/core/index.js';
 import { ToolError } from '../../../src/domain/tools/errors.js';
+import { generousRegexBackstop } from '../../helpers/regex.js';
 import { closeRegexWorker, REGEX_MAX_MATCHES, regexTest, regexTestTool, setRegexLimitsForTests, warmRegexWorker } from '../../../src/domain/tools/regex-test.js';
 import { validateWithSchema } from '../../../src/domain/tools/validate.js';
 
-// The backstop (250 ms) guards against a worker the vm timeout cannot stop; on a test machine
-// starved of CPU it could also fail a trivial call, so these tests give it room. The 50 ms
-// vm limit stays as in production, and one test below sets a short backstop on purpose.
-let saved: ReturnType<typeof setRegexLimitsForTests>;
-beforeAll(() => {
-  saved = setRegexLimitsForTests({ backstopMs: 5000 });
-});
-afterAll(async () => {
-  setRegexLimitsForTests(saved);
-  await closeRegexWorker();
-});
+// Room for a CPU-starved test machine (test/helpers/regex.ts); one test below sets a short
+// backstop on purpose.
+generousRegexBackstop();
 
 // The code a rejected promise carries, or 'resolved'.
 async function codeOf(p: Promise<unknown>): Promise<string> {
