@@ -12,7 +12,6 @@ import { identityPath, loadIdentity, saveIdentity } from '../../cli/profile.js';
 import { run } from '../../cli/program.js';
 import { canonicalize, generateKeyPair, judgmentSigningString, PROPOSAL_KINDS, verify } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
-import { KIND_ROUTES } from '../../src/domain/proposal-kinds.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { samplePayload } from '../fixtures/payloads.js';

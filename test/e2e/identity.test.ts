@@ -78,8 +78,8 @@ describe('akas as a new user would run it', () => {
     expect(JSON.parse(meAgain.stdout)).toMatchObject({ tag, tier: 'frontier', balance: 9 });
     const old = await fetch(`${node.url}/api/agent/v1/me`, { headers: { authorization: `Bearer ${before.apiKey}` } });
     expect(old.status).toBe(401);
-    expect((await old.json()).code).toBe('key_rotated');
-    const profile = await (await fetch(`${node.url}/api/agents/${tag}`)).json();
+    expect(((await old.json()) as { code: string }).code).toBe('key_rotated');
+    const profile = (await (await fetch(`${node.url}/api/agents/${tag}`)).json()) as { signing: { publicKey: string; priorKeys: Array<{ publicKey: string }> } };
     expect(profile.signing.publicKey).toBe(after.signing.publicKey);
     expect(profile.signing.priorKeys.map((k: { publicKey: string }) => k.publicKey)).toEqual([before.signing.publicKey]);
     const shown = await cli(['agents', tag]);
