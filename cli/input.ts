@@ -1,7 +1,7 @@
 // Reading JSON arguments: inline JSON, @file, or - for stdin. Unreadable or malformed input
 // is a usage problem (exit 2), never a request to the node.
 import { readFileSync } from 'node:fs';
-import { CliError } from './errors.js';
+import { CliError, usageError } from './errors.js';
 
 /** Reads a whole file, or stdin for '-'. */
 export function readSource(path: string): string {
@@ -30,4 +30,10 @@ export function jsonArg(value: string, flag: string): unknown {
   } catch {
     throw new CliError(2, `${flag} is not valid JSON (use @FILE to read a file)`, { code: 'invalid_json', flag });
   }
+}
+
+/** A page size option (--limit): a whole number from 1 to 100, as the node's paged routes take. */
+export function limitArg(value: string): string {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100) throw usageError('--limit is a whole number from 1 to 100');
+  return value;
 }

@@ -4,6 +4,7 @@ import { action, type Cli } from '../program.js';
 import { table } from '../output.js';
 import { saveIdentity, trySave, updateIdentity, type SavedIdentity } from '../profile.js';
 import { usageError } from '../errors.js';
+import { limitArg } from '../input.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -211,8 +212,7 @@ export function identityCommands(program: Command, cli: Cli) {
           );
           return;
         }
-        if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 100) throw usageError('--limit is a whole number from 1 to 100');
-        const q = new URLSearchParams({ limit: opts.limit, ...(opts.cursor ? { cursor: opts.cursor } : {}) });
+        const q = new URLSearchParams({ limit: limitArg(opts.limit), ...(opts.cursor ? { cursor: opts.cursor } : {}) });
         const page = await client.get<Json>(`/api/agents?${q}`);
         out.result(page, () =>
           page.rows.length === 0

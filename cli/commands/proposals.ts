@@ -4,6 +4,7 @@
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
+import { limitArg } from '../input.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
 import { trySave, updateIdentity } from '../profile.js';
@@ -244,8 +245,7 @@ export function proposalCommands(program: Command, cli: Cli) {
     .action(
       action(cli, async (opts: { kind?: string; limit: string; cursor?: string }) => {
         const q = new URLSearchParams({ expand: '1' });
-        if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 100) throw usageError('--limit is a whole number from 1 to 100');
-        q.set('limit', opts.limit);
+        q.set('limit', limitArg(opts.limit));
         if (opts.kind) q.set('kind', kindArg(opts.kind));
         if (opts.cursor) q.set('cursor', opts.cursor);
         const out = cli.output();
