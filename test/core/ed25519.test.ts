@@ -1,14 +1,10 @@
 // Ed25519 conformance of src/core/ed25519.ts: RFC 8032 section 7.1 and Project Wycheproof
-// (shared/vectors/rfc8032 and shared/vectors/wycheproof, see their README).
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// (test/vectors/rfc8032 and test/vectors/wycheproof, see their README).
 import { describe, expect, it } from 'vitest';
+import { vectorJson } from '../helpers/vectors.js';
 import { generateKeyPair, publicKeyFromPrivate, sign, verify, verifyBytes } from '../../src/core/ed25519.js';
 
-const VECTORS = fileURLToPath(new URL('../../../shared/vectors/', import.meta.url));
-// Missing vectors must fail the run, never skip it: CI keeps shared/ beside the repo.
-if (!existsSync(VECTORS)) throw new Error(`conformance vectors not found at ${VECTORS} (shared/ must sit beside the repo)`);
-const readJson = (rel: string) => JSON.parse(readFileSync(VECTORS + rel, 'utf8'));
+const readJson = (rel: string) => vectorJson(rel);
 
 interface RfcVector {
   test: string;

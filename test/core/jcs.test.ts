@@ -1,13 +1,11 @@
 // RFC 8785 (JCS) conformance of src/core/jcs.ts against the cyberphone reference test data
-// (shared/vectors/cyberphone-json-canonicalization, see its README).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// (test/vectors/cyberphone-json-canonicalization, see its README).
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, canonicalize } from '../../src/core/jcs.js';
+import { vectorPath } from '../helpers/vectors.js';
 
-const VECTORS = fileURLToPath(new URL('../../../shared/vectors/cyberphone-json-canonicalization/', import.meta.url));
-// Missing vectors must fail the run, never skip it: CI keeps shared/ beside the repo.
-if (!existsSync(VECTORS)) throw new Error(`conformance vectors not found at ${VECTORS} (shared/ must sit beside the repo)`);
+const VECTORS = vectorPath('cyberphone-json-canonicalization') + '/';
 
 const read = (rel: string) => readFileSync(VECTORS + rel);
 const names = readdirSync(VECTORS + 'input')
