@@ -1,5 +1,5 @@
 // Priced tools: what the regex-test time limit costs per call (node:vm timeout inside one
-// worker_threads worker, DESIGN.md 2b) against a direct RegExp loop on the same small input,
+// worker_threads worker, ARCHITECTURE 6) against a direct RegExp loop on the same small input,
 // plus the per-call time of the text tools at their size limits.
 import { extract, clearExtractCache } from '../src/domain/tools/extract.js';
 import { jsonValidate } from '../src/domain/tools/json-validate.js';

@@ -18,7 +18,7 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 /** Files from this size up get a progress bar on a terminal. */
 const PROGRESS_FROM = 1024 * 1024;
-/** A node never serves more than 10 MiB (SPEC 8); a body that keeps going is not a blob. */
+/** A node never serves more than 10 MiB (PROTOCOL 14); a body that keeps going is not a blob. */
 const MAX_DOWNLOAD = 10 * 1024 * 1024;
 
 const SHA256 = /^[0-9a-fA-F]{64}$/;

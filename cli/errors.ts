@@ -1,4 +1,4 @@
-/** Exit codes of DESIGN.md 2: 0 ok, 1 refused by the node or a check failed, 2 could not run. */
+/** Exit codes (README, ARCHITECTURE 5): 0 ok, 1 refused by the node or a check failed, 2 could not run. */
 export const EXIT = { ok: 0, refused: 1, broken: 2 } as const;
 
 /** A failure the CLI reports and exits with; `body` is what --json prints. */

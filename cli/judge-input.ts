@@ -6,10 +6,10 @@ export const SCORE_NAMES = ['accuracy', 'clarity', 'compression', 'sources'] as 
 export type ScoreName = (typeof SCORE_NAMES)[number];
 export type Scores = Record<ScoreName, number>;
 
-/** SPEC 2.4: the rationale is at most 400 characters (JSON Schema counts code points). */
+/** PROTOCOL 7.1: the rationale is at most 400 characters (JSON Schema counts code points). */
 export const RATIONALE_MAX = 400;
 
-/** Names the CLI accepts for a kind besides the kind itself (SPEC calls graphs decision-graph). */
+/** Names the CLI accepts for a kind besides the kind itself (graphs are also called decision graphs). */
 const KIND_ALIASES: Record<string, ProposalKind> = { 'decision-graph': 'graph', dg: 'graph' };
 
 /** Every name `--kind` / `akas propose KIND` accepts, for help texts. */
@@ -38,7 +38,7 @@ export function parseScore(text: string): number | null {
 
 /** Why a rationale would be refused, or null when it is fine. */
 export function rationaleProblem(text: string): string | null {
-  // The node takes an empty rationale (SPEC sets only a maximum); the CLI asks for a reason.
+  // The node takes an empty rationale (PROTOCOL 7.1 sets only a maximum); the CLI asks for a reason.
   if (text.length === 0) return 'the rationale may not be empty';
   const length = [...text].length;
   if (length > RATIONALE_MAX) return `the rationale is ${length} characters; at most ${RATIONALE_MAX}`;

@@ -1,4 +1,4 @@
-// Judging from the client side (SPEC 2.4, 4.5; DESIGN.md 3 "judge signature"): the local
+// Judging from the client side (PROTOCOL 7.1, 7.2): the local
 // checks of scores and rationale, the per-kind paths, and the L2 signature over the JCS
 // bytes of {type, kind, proposalId, judge, scores, rationale}, made with the private key
 // saved in the profile. Shared by `akas judge` and the `akas queue` view so both sign the

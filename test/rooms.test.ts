@@ -1,4 +1,4 @@
-// The one-way rooms of DESIGN.md 1, kept true by reading the source: every import, re-export
+// The one-way rooms of ARCHITECTURE 1, kept true by reading the source: every import, re-export
 // and dynamic import() in src/, cli/ and verifier/ is parsed (TypeScript's own parser, so
 // comments and strings never count), relative paths are resolved to the room they land in,
 // and a forbidden arrow fails with the file and line that draws it.
@@ -134,7 +134,7 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-describe('rooms (DESIGN.md 1)', () => {
+describe('rooms (ARCHITECTURE 1)', () => {
   describe('the import reader', () => {
     const text = [
       "import { a } from 'fastify';", // 1

@@ -1,4 +1,4 @@
-// The offline verifier: checks that need no node and no network (DESIGN.md 1). Imports
+// The offline verifier: checks that need no node and no network (ARCHITECTURE 1). Imports
 // src/core and data/ only.
 export * from './cas.js';
 export * from './judgment.js';

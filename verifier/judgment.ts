@@ -1,4 +1,4 @@
-// Offline check of the per-judge signatures (L2, DESIGN.md 3) of a proposal: the JSON of
+// Offline check of the per-judge signatures (L2, PROTOCOL 7.2) of a proposal: the JSON of
 // GET /api/knowledge/proposals/{id} (`akas proposal ID --json`), checked with no node and
 // no network. For each judgment:
 //  - payload: the fields shown (kind, proposalId, judge tag, the four scores, rationale)

@@ -1,5 +1,5 @@
-// propose, proposal, judge, withdraw, queue: proposals and judging from the shell (SPEC 2.4,
-// 2.5, 4.5). `akas judge` signs locally with the profile's private key (cli/judge-signing.ts);
+// propose, proposal, judge, withdraw, queue: proposals and judging from the shell (PROTOCOL 6,
+// 7). `akas judge` signs locally with the profile's private key (cli/judge-signing.ts);
 // `akas propose` keeps the claimSecret the node returns in the profile, for `akas recover
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import type { Command } from 'commander';

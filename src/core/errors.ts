@@ -1,5 +1,5 @@
-// The one registry of error codes (SPEC part 7 plus the codes DESIGN.md adds). Domain code
-// throws ServiceError with one of these codes; the HTTP error handler turns it into the SPEC
+// The one registry of error codes (PROTOCOL 13). Domain code
+// throws ServiceError with one of these codes; the HTTP error handler turns it into the PROTOCOL 1.3
 // envelope, and /errors will be generated from this table.
 
 export const ERROR_CODES = {
@@ -47,7 +47,7 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** A refusal the service answers with a SPEC part 7 envelope. `extra` is merged into the body. */
+/** A refusal the service answers with a PROTOCOL 1.3 envelope. `extra` is merged into the body. */
 export class ServiceError extends Error {
   readonly status: number;
   constructor(

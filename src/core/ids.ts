@@ -1,4 +1,4 @@
-// Id formats of DESIGN.md 3. Randomness comes from an injected source so tests can fix it.
+// Id formats of PROTOCOL 1.8. Randomness comes from an injected source so tests can fix it.
 import { randomBytes } from 'node:crypto';
 
 /** A source of random bytes; node:crypto's in production, a seeded one in tests. */

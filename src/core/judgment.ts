@@ -1,4 +1,4 @@
-// The judge signature of DESIGN.md 3 (L2), in one place: the node verifies, the CLI signs and
+// The judge signature of PROTOCOL 7.2 (L2), in one place: the node verifies, the CLI signs and
 // the offline verifier checks the very same JCS bytes.
 import type { ProposalKind } from './kinds.js';
 import { canonicalize } from './jcs.js';
@@ -35,7 +35,7 @@ export function judgmentSigningPayload(f: { kind: ProposalKind; proposalId: stri
 /** The exact string that is signed: the JCS form of judgmentSigningPayload, as UTF-8. */
 export const judgmentSigningString = (f: Parameters<typeof judgmentSigningPayload>[0]) => canonicalize(judgmentSigningPayload(f));
 
-/** Propose (DESIGN.md 3) and judge (SPEC 4.5) paths per kind. */
+/** Propose and judge paths per kind (PROTOCOL 6.1). */
 export const KIND_ROUTES: Record<ProposalKind, { propose: string; judge: string }> = {
   brief: { propose: '/api/knowledge/propose', judge: '/api/knowledge/judge' },
   capability: { propose: '/api/knowledge/cap/propose', judge: '/api/knowledge/cap/judge-proposal' },

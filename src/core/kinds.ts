@@ -1,4 +1,4 @@
-// The seven proposal kinds and their id prefixes (SPEC 2.5). No imports: the CLI reads
+// The seven proposal kinds and their id prefixes (PROTOCOL 6.1). No imports: the CLI reads
 // these at start-up.
 
 export const PROPOSAL_PREFIX = {

@@ -1,4 +1,4 @@
-// SPEC 2.2 and 8: the tier bands, prices, daily propose caps and calibration bonus.
+// PROTOCOL 3.3 and 14: the tier bands, prices, daily propose caps and calibration bonus.
 
 export const TIERS = ['uncalibrated', 'frontier', 'strong', 'mid', 'weak', 'refused'] as const;
 export type Tier = (typeof TIERS)[number];

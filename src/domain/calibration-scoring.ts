@@ -1,7 +1,7 @@
-// SPEC 3.3 / 4.1: the calibration pools and the scoring of one answer. Pure apart from
+// PROTOCOL 3.1 / 3.2: the calibration pools and the scoring of one answer. Pure apart from
 // loadPools(), which reads data/calibration/pool-A.json and pool-B.json once.
 //
-// Rules (DESIGN decisions where SPEC is silent):
+// Rules (akas's own decisions; PROTOCOL 3.2 states them):
 // - An answer longer than maxAnswerLen is cut to its first maxAnswerLen characters (Unicode
 //   code points) and the cut text is scored: a model that rambles past the limit loses only
 //   what did not fit (an exact answer or a JSON answer that no longer parses then scores 0),
@@ -37,7 +37,7 @@ export interface Question {
   schema?: JSONSchema;
 }
 
-/** The question as GET /calibrate shows it (SPEC 4.1). */
+/** The question as GET /calibrate shows it (PROTOCOL 3.1). */
 export interface PublicQuestion {
   id: string;
   systemPrompt: string;
@@ -45,7 +45,7 @@ export interface PublicQuestion {
   maxAnswerLen: number;
 }
 
-/** Calibration pool ids (SPEC 4.1 register ?pool=A or B). */
+/** Calibration pool ids (PROTOCOL 2.1 register ?pool=A or B). */
 export type PoolId = 'A' | 'B';
 
 /** The questions a client sees: no expected answer, no schema, no scoring rule. */
@@ -137,7 +137,7 @@ const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
 /**
  * Scores a whole attempt: every question of the pool, a missing or non-string answer scoring
- * 0. intelligenceScore is the mean of the per-question scores (SPEC 3.3); all rounded to 4
+ * 0. intelligenceScore is the mean of the per-question scores (PROTOCOL 3.2); all rounded to 4
  * decimals, the mean taken of the unrounded scores.
  */
 export function scoreAnswers(
@@ -181,7 +181,7 @@ function checkPool(id: PoolId, raw: unknown): Question[] {
 
 let pools: Record<PoolId, Question[]> | undefined;
 
-/** The two calibration pools (SPEC 8: 5 questions each), read and checked once. */
+/** The two calibration pools (PROTOCOL 14: 5 questions each), read and checked once. */
 export function loadPools(): Record<PoolId, Question[]> {
   if (pools) return pools;
   const read = (id: PoolId) => checkPool(id, JSON.parse(readFileSync(dataPath('calibration', `pool-${id}.json`), 'utf8')));

@@ -1,4 +1,4 @@
-// Calibration (SPEC 2.2, 3.3, 8): 5 questions from the agent's sticky pool, 3 lifetime
+// Calibration (PROTOCOL 3.2, 3.3): 5 questions from the agent's sticky pool, 3 lifetime
 // attempts, the kept score is the best, and a one-time bonus at the first attempt scoring
 // at least 0.3 (10 credits for frontier, strong, mid; 15 for weak).
 import { CALIBRATION_ATTEMPTS, CALIBRATION_BONUS, MIN_SERVICE_SCORE, ServiceError, tierOf, type PaidTier, type Tier } from '../core/index.js';

@@ -1,4 +1,4 @@
-// SPEC 2.9 and 4.3: the rules of the content-addressable store. A blob is named by the
+// PROTOCOL 5: the rules of the content-addressable store. A blob is named by the
 // sha256 of its bytes, holds 1 byte to 10 MiB, and is immutable. Identical bytes are stored
 // once. Stored bytes are hashed again on every read and never served when they no longer
 // match their name; a later upload of the right bytes repairs such a blob.
@@ -7,7 +7,7 @@ import { ServiceError, sha256Hex } from '../core/index.js';
 import { blobsOf, type BlobStore } from '../store/index.js';
 import type { Ctx } from './context.js';
 
-/** SPEC 8: content-store blobs are at most 10 MiB. */
+/** PROTOCOL 14: content-store blobs are at most 10 MiB. */
 export const CAS_MAX_BYTES = 10 * 1024 * 1024;
 
 /**

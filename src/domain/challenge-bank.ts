@@ -1,8 +1,8 @@
-// SPEC 2.11 / 4.2: the challenge bank (data/challenges/bank.json), the answer schemas of the
+// PROTOCOL 4.2: the challenge bank (data/challenges/bank.json), the answer schemas of the
 // challenge schema names, answer validation, and the server-side judging of decoys.
 //
 // Decisions:
-// - Answers are closed objects (additionalProperties false), like tool inputs: SPEC 2.11 lists
+// - Answers are closed objects (additionalProperties false), like tool inputs: PROTOCOL 4.2 lists
 //   every required and optional field, and a misspelt optional field ("reasonning") should be
 //   refused rather than dropped. short-text answer is capped at 4000 characters.
 // - A decoy is judged by normalised whole-word containment: the answer (NFKC, lowercase,
@@ -10,20 +10,20 @@
 //   contains one accepted phrase as a run of whole words and none of the entry's `reject`
 //   phrases ("weather" passes "Weather." and "The category is weather", but "sports, politics,
 //   technology, weather" fails because the other options are rejects). Lenient on wording on
-//   purpose: three decoy failures ban an agent (SPEC 3.2), so an honest answer in a sentence
+//   purpose: three decoy failures ban an agent (PROTOCOL 3.4), so an honest answer in a sentence
 //   must not count as a failure.
 import { readFileSync } from 'node:fs';
 import { dataPath } from '../core/index.js';
 import { normalizeText } from './similarity.js';
 import { validateWithSchema, type JSONSchema, type Validation } from './tools/validate.js';
 
-/** Challenge categories (SPEC 2.11; decoys use one of the first three). */
+/** Challenge categories (PROTOCOL 4.2; decoys use one of the first three). */
 export const CHALLENGE_CATEGORIES = ['categorize', 'synonyms', 'extract', 'tool-description'] as const;
 export type ChallengeCategory = (typeof CHALLENGE_CATEGORIES)[number];
 
 /** The schema names a challenge carries on the wire. */
 export type SchemaName = 'short-text' | 'tool-description';
-/** Every accepted schema name: the two of SPEC 2.11 and the old alias 'decoy' (= short-text, SPEC 9.6). */
+/** Every accepted schema name: the two of PROTOCOL 4.2 and the old alias 'decoy' (= short-text). */
 export type AnswerSchemaName = SchemaName | 'decoy';
 
 /** One bank entry. `decoy` is server-side only: never put it (or `id`) on the wire. */
@@ -36,7 +36,7 @@ export interface ChallengeEntry {
   decoy?: { accept: string[]; reject?: string[] };
 }
 
-/** The challenge object of GET /challenge (SPEC 4.2). */
+/** The challenge object of GET /challenge (PROTOCOL 4.2). */
 export interface WireChallenge {
   category: ChallengeCategory;
   systemPrompt: string;
@@ -47,7 +47,7 @@ export interface WireChallenge {
 export const TOOL_DESCRIPTION_CONFIDENCE = ['low', 'medium', 'high'] as const;
 export const MODEL_FAMILIES = ['claude', 'gpt', 'gemini', 'llama', 'qwen', 'mistral', 'other'] as const;
 export const VIA_CHANNELS = ['anthropic-api', 'openai-api', 'google-api', 'local', 'browser', 'other'] as const;
-/** Upper bound of a short-text answer (SPEC gives none; a bound keeps stored answers small). */
+/** Upper bound of a short-text answer (the protocol gives none; a bound keeps stored answers small). */
 export const SHORT_TEXT_MAX = 4000;
 
 const shortText: JSONSchema = {
@@ -81,7 +81,7 @@ const toolDescription: JSONSchema = {
   },
 };
 
-/** JSON Schemas of the answer for each schema name (SPEC 2.11); 'decoy' is the same object as 'short-text'. */
+/** JSON Schemas of the answer for each schema name (PROTOCOL 4.2); 'decoy' is the same object as 'short-text'. */
 export const ANSWER_SCHEMAS: Readonly<Record<AnswerSchemaName, JSONSchema>> = {
   'short-text': shortText,
   'tool-description': toolDescription,
@@ -108,7 +108,7 @@ export function validateAnswer(schemaName: AnswerSchemaName, answer: unknown): V
   return validateWithSchema(ANSWER_SCHEMAS[schemaName], answer, 'answer');
 }
 
-/** The wire form of an entry (SPEC 4.2 challenge object): no id, no decoy marker. */
+/** The wire form of an entry (PROTOCOL 4.2 challenge object): no id, no decoy marker. */
 export const wireChallenge = (e: ChallengeEntry): WireChallenge => ({
   category: e.category,
   systemPrompt: e.systemPrompt,
@@ -177,7 +177,7 @@ let bank: { all: readonly ChallengeEntry[]; normal: readonly ChallengeEntry[]; d
 
 /**
  * The challenge bank, read and checked once: `all` entries, the `normal` ones and the
- * `decoys` (so a caller can draw a decoy about 10 percent of the time, SPEC 8).
+ * `decoys` (so a caller can draw a decoy about 10 percent of the time, PROTOCOL 14).
  */
 export function loadChallengeBank(): { all: readonly ChallengeEntry[]; normal: readonly ChallengeEntry[]; decoys: readonly ChallengeEntry[] } {
   if (bank) return bank;

@@ -1,4 +1,4 @@
-// Challenges with decoys and the priced tools (SPEC 2.11, 2.12, 3.2, 4.2): an agent draws a
+// Challenges with decoys and the priced tools (PROTOCOL 4.2 to 4.4, 3.4): an agent draws a
 // challenge, answers it while calling a tool, and pays tier price x tool multiplier. About
 // 10 percent of challenges are honeypot decoys; a wrong answer to one counts toward a ban.
 import { newChallengeId, ServiceError, TIER_PRICE, tierOf, type PaidTier } from '../core/index.js';
@@ -153,7 +153,7 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
 /** The score GET /challenge reports alongside the challenge. */
 export const challengeReputation = (a: AgentRecord) => Math.round(reputationScore(a) * 1e6) / 1e6;
 
-/** Records a ban appeal (ban-exempt; SPEC 3.2: answered within 72 hours). */
+/** Records a ban appeal (ban-exempt; PROTOCOL 2.9: answered within 72 hours). */
 export async function appeal(ctx: Ctx, agent: AgentRecord, message: string, contact?: string) {
   const appealId = 'apl_' + ctx.random(8).toString('hex');
   const record = { appealId, agent: agent.tag, message, ...(contact ? { contact } : {}), receivedAt: ctx.clock.now(), bannedUntil: agent.bannedUntil };

@@ -1,4 +1,4 @@
-// Recover channel B (SPEC 4.1): a claimSecret is an HMAC bound to a proposal id and the
+// Recover channel B (PROTOCOL 2.5): a claimSecret is an HMAC bound to a proposal id and the
 // public key its proposer held when proposing. It recovers the proposer while that key is
 // still the current key or one of the ring of 8 prior keys, so it survives up to 8 recovers.
 import { canonicalize, currentHmac, hmacSha256Hex, safeEqual } from '../core/index.js';
@@ -17,7 +17,7 @@ const claimMatches = (ctx: Pick<Ctx, 'keys'>, proposalId: string, publicKey: str
 
 // The claim's key must still be in the ring after the rotation this recover makes: the
 // current key, or a prior key that is not the oldest of a full ring. So one claimSecret
-// recovers at most PRIOR_KEYS_RING times (SPEC 4.1: "up to 8 times").
+// recovers at most PRIOR_KEYS_RING times (PROTOCOL 2.5: at most 8 times).
 function keyInRing(agent: AgentRecord, publicKey: string) {
   if (agent.signing.publicKey === publicKey) return true;
   const at = agent.signing.priorKeys.findIndex((k) => k.publicKey === publicKey);

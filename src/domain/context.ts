@@ -1,7 +1,7 @@
 import type { Clock, NodeKeys, RandomSource } from '../core/index.js';
 import type { Store } from '../store/index.js';
 
-/** Deployment settings the domain reads (DESIGN.md 3 "limits not given" live here). */
+/** Deployment settings the domain reads (ARCHITECTURE 4 "limits not given" live here). */
 export interface DomainConfig {
   /** Per-IP registrations per UTC day. */
   registrationCapPerIp: number;

@@ -56,7 +56,7 @@ export async function registrationQuota(ctx: Ctx, ip: string): Promise<Registrat
   return { cap, remaining: Math.max(0, cap - used), resetAt: nextUtcMidnight(now), scope: 'per-IP-per-day' };
 }
 
-/** Thrown when an IP has used its registrations for the day (SPEC 7's 429, scope per-ip-per-day). */
+/** Thrown when an IP has used its registrations for the day (PROTOCOL 1.4's 429, scope per-ip-per-day). */
 export function registrationCapError(q: RegistrationQuota, now: number) {
   return new ServiceError('rate_limited', `This IP has used its ${q.cap} registrations for today.`, {
     scope: 'per-ip-per-day',
@@ -165,7 +165,7 @@ export interface Recovered {
 export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: AgentRecord) => boolean): Promise<Recovered> {
   return ctx.store.transact([agentLock(tag)], async (tx) => {
     const agent = await tx.get(Agents, tag);
-    // Uncalibrated agents cannot recover (SPEC 4.1): they have nothing worth keeping yet.
+    // Uncalibrated agents cannot recover (PROTOCOL 2.5): they have nothing worth keeping yet.
     if (!agent || agent.calibration.score === null || !check(agent)) throw recoveryFailed();
     const now = ctx.clock.now();
     const apiKey = rotatedApiKey(ctx.random, tag);

@@ -1,4 +1,4 @@
-// Judging (SPEC 2.4, 3.1, 4.5; DESIGN.md 3): the floor, the refusals, per-judge Ed25519
+// Judging (PROTOCOL 7; ARCHITECTURE 4): the floor, the refusals, per-judge Ed25519
 // signatures (L2) paired with the node's HMAC, weights, the decision at requiredJudgments
 // and the settlement of the deposit, all in one atomic transaction per judgment.
 import {
@@ -86,7 +86,7 @@ function notFound(id: string) {
   return new ServiceError('not_found', `No proposal ${id} of this kind.`);
 }
 
-/** Judges a proposal. Every refusal of SPEC 4.5 is a ServiceError; a dry run changes nothing. */
+/** Judges a proposal. Every refusal of PROTOCOL 7.5 is a ServiceError; a dry run changes nothing. */
 export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
   const { judge: judgeAgent, proposalId } = input;
   const score = judgeAgent.calibration.score;
@@ -119,8 +119,8 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
         throw new ServiceError('already_judged', 'You have already judged this proposal.');
       }
       if (ctx.config.sameIpCollusionCheck) {
-        // SPEC 4.5: another judge on the same IP. The proposer's IP is not counted: the
-        // self_judge rule covers the proposer, and SPEC names no other condition.
+        // PROTOCOL 7.5: another judge on the same IP. The proposer's IP is not counted: the
+        // self_judge rule covers the proposer.
         if (proposal.judgments.some((j) => j.ip === input.ip)) {
           throw new ServiceError('same_ip_collusion', 'Another agent on your IP already judged this proposal.', {
             hint: 'A single-operator node can run `akas serve --allow-same-ip`.',
@@ -220,7 +220,7 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
   }
 }
 
-// The decision rule of DESIGN.md 3: the weighted mean composite of the judgments decides;
+// The decision rule of PROTOCOL 7.4: the weighted mean composite of the judgments decides;
 // each judge's alignment learns whether it agreed; the deposit is refunded or slashed.
 async function decide(
   ctx: Ctx,

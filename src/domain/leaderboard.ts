@@ -1,6 +1,6 @@
-// GET /api/agents (SPEC 4.6: "leaderboard rows carrying tags"). SPEC shows no order, so the
-// ranking is ours: calibrated agents that are not banned, by published contributions, then
-// reputation, then calibration score, then judgments given; ties by tag, so pages are stable.
+// GET /api/agents (PROTOCOL 2.7): the leaderboard. The ranking is ours: calibrated agents
+// that are not banned, by published contributions, then reputation, then calibration
+// score, then judgments given; ties by tag, so pages are stable.
 //
 // The ranking is kept in memory and rebuilt from one scan of the agents when a request finds
 // that an agent record changed since the last scan, or that a ban it left out has ended. Requests arriving during a scan share it,

@@ -1,4 +1,4 @@
-// The credit ledger of DESIGN.md 3. Every mint and spend is an append-only entry written in
+// The credit ledger of PROTOCOL 3.3. Every mint and spend is an append-only entry written in
 // the same atomic batch as the agent's new balance, so the two can never disagree after a
 // crash. checkLedger proves the conservation invariant from the entries alone.
 import { newLedgerId, ServiceError } from '../core/index.js';

@@ -1,5 +1,4 @@
-// The seven proposal kinds: their payload schemas (SPEC 2.5, 2.6, 2.8 and DESIGN.md 3
-// "payloads"), the node path each one targets, and the keys two pending proposals may not
+// The seven proposal kinds: their payload schemas (PROTOCOL 6.2), the node path each one targets, and the keys two pending proposals may not
 // share (id_conflict). One JSON Schema per kind feeds fastify's validation and, later,
 // OpenAPI and the MCP tool schemas.
 import jsonLogic from 'json-logic-js';
@@ -294,8 +293,8 @@ export function semanticErrors(kind: ProposalKind, payload: AnyPayload): Array<{
 const CAS_PATH = /^\/api\/cas\/([0-9a-fA-F]{64})$/;
 
 /**
- * The blob an artifact uri names when it points into this node's content store (SPEC 2.8:
- * "a path under /api/cas/<sha256>"): the path itself, or the absolute fetchUrl this node
+ * The blob an artifact uri names when it points into this node's content store (PROTOCOL 6.2:
+ * a path under /api/cas/<sha256>): the path itself, or the absolute fetchUrl this node
  * hands out (same origin). Lowercase; undefined for any other uri, whose bytes the node
  * does not check.
  */

@@ -33,7 +33,7 @@ import { space } from '../store/index.js';
 /** Published node paths -> the proposal that wrote them (the knowledge tree builds on this). */
 export const PublishedNodes = space<{ proposalId: string; kind: ProposalKind }>('published-nodes');
 
-/** Anonymous proposals per IP per kind per day (DESIGN.md 3, `serve --allow-anonymous-propose`). */
+/** Anonymous proposals per IP per kind per day (PROTOCOL 6.3, `serve --allow-anonymous-propose`). */
 export const ANONYMOUS_CAP = 5;
 
 const queueKey = (p: Pick<ProposalRecord, 'submittedAt' | 'proposalId'>) => `${String(p.submittedAt).padStart(15, '0')}:${p.proposalId}`;
@@ -117,7 +117,7 @@ async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: s
 
 /**
  * A published node holds its path: another kind may not take it, and a decision graph
- * replaces one only with replaceExisting true (SPEC 2.5). Briefs, capabilities and artifacts
+ * replaces one only with replaceExisting true (PROTOCOL 6.5). Briefs, capabilities and artifacts
  * of the same kind refresh the node they replace.
  */
 async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
@@ -221,7 +221,7 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
       judgments: [],
       deposit,
       billable: Boolean(agent),
-      // Anonymous proposers have no calibration; SPEC 9.5 has clients accept uncalibrated.
+      // Anonymous proposers have no calibration; clients accept the uncalibrated tier (PROTOCOL 3.3).
       tier: tier ?? 'uncalibrated',
       conflictKeys: keys.map((k) => k.key),
       outcome: null,
@@ -249,7 +249,7 @@ export function releasePending(tx: Tx, proposal: ProposalRecord) {
   tx.del(PendingQueue, queueKey(proposal));
 }
 
-/** Withdraw (DESIGN.md 3): the proposer, while pending with no judgment; the deposit is refunded. */
+/** Withdraw (PROTOCOL 6.7): the proposer, while pending with no judgment; the deposit is refunded. */
 export async function withdraw(ctx: Ctx, proposalId: string, agent: AgentRecord): Promise<{ proposal: ProposalRecord; refunded: number; balance: number }> {
   return ctx.store.transact([proposalLock(proposalId), agentLock(agent.tag), ...(await pendingKeyLocks(ctx, proposalId))], async (tx) => {
     const proposal = await tx.get(Proposals, proposalId);
@@ -319,7 +319,7 @@ export async function judgeQueue(
   }
 }
 
-/** The daily propose cap of every tier (SPEC 8), refused and uncalibrated included. */
+/** The daily propose cap of every tier (PROTOCOL 3.3), refused and uncalibrated included. */
 const TIER_CAP_TABLE: Readonly<Record<string, number>> = Object.freeze({ ...PROPOSE_CAP, refused: 0, uncalibrated: 0 });
 
 type KindCounts = Partial<Record<string, number>>;
@@ -338,7 +338,7 @@ function quotaByKind(cap: number, byKey: KindCounts, byIp?: KindCounts) {
 
 const capOfTier = (tier: string) => (tier in PROPOSE_CAP ? PROPOSE_CAP[tier as PaidTier] : 0);
 
-/** Today's propose counters of an agent and its IP, per kind (SPEC 4.6 quota). */
+/** Today's propose counters of an agent and its IP, per kind (PROTOCOL 2.8). */
 export async function proposeQuota(ctx: Ctx, agent: AgentRecord, ip: string) {
   const now = ctx.clock.now();
   const day = utcDay(now);

@@ -88,7 +88,7 @@ export interface JudgmentRecord {
   ip: string;
   /** L2: the judge's own Ed25519 signature over the JCS payload, and the key it verified against. */
   signature: { algorithm: 'Ed25519'; publicKey: string; signature: string; payload: JudgmentSigningPayload };
-  /** The judge's signature paired with the node's HMAC over the same payload (SPEC 1: "the service also signs"). */
+  /** The judge's signature paired with the node's HMAC over the same payload (PROTOCOL 7.2: the node also signs). */
   attestation: {
     type: 'akas.judgment.attestation.v1';
     payloadSha256: string;

@@ -1,4 +1,4 @@
-// SPEC 2.3 / 3.2: the reputation object. Pure: a function of the agent's counters and the time.
+// PROTOCOL 3.4: the reputation object. Pure: a function of the agent's counters and the time.
 import { ServiceError } from '../core/index.js';
 import type { AgentRecord } from './records.js';
 
@@ -44,7 +44,7 @@ function passesToHealthy(a: Counters): number {
   return Math.max(0, 2 * a.decoyFailed - (a.totalAnswered + a.decoyAttempted));
 }
 
-/** The full reputation object of SPEC 2.3. */
+/** The full reputation object of PROTOCOL 3.4. */
 export function reputationView(a: Counters, now: number, appealUrl = '/api/agent/v1/appeal') {
   const score = round(reputationScore(a));
   const status = reputationStatus(a, now);

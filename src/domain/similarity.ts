@@ -1,4 +1,4 @@
-// Lexical text similarity for calibration scoring (DESIGN.md 2b: our own, no model). Both
+// Lexical text similarity for calibration scoring (ARCHITECTURE 6: our own, no model). Both
 // texts are normalised, then compared twice: by character trigrams (robust to inflection and
 // small spelling differences: "sleeps" / "sleeping" share most trigrams) and by content
 // words (robust to reordering and padding: "F = ma, force equals mass times acceleration"

@@ -22,7 +22,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** 'required': Bearer needed (401 without); 'optional': used when sent; 'none' (default): ignored. */
     auth?: AuthMode;
-    /** A banned agent may still use this route (SPEC 3.2: /me and appeal). */
+    /** A banned agent may still use this route (PROTOCOL 1.2: /me, wakeup, quota and appeal). */
     banExempt?: boolean;
     /** Idempotency-Key surface name; absent means the header is ignored. */
     idempotency?: string;

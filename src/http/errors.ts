@@ -1,4 +1,4 @@
-// One error handler turns every failure into a SPEC part 7 envelope: ServiceError from the
+// One error handler turns every failure into a PROTOCOL 1.3 envelope: ServiceError from the
 // domain, fastify's own validation / parsing errors, and anything unexpected (a 500 that
 // never leaks a stack trace; the error is logged with the request id).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -12,7 +12,7 @@ interface AjvLikeError {
   params?: Record<string, unknown>;
 }
 
-/** Turns ajv errors into SPEC's ValidationError items {field, reason}. */
+/** Turns ajv errors into PROTOCOL 1.3's ValidationError items {field, reason}. */
 export function validationItems(errors: AjvLikeError[], context = 'body') {
   return errors.map((e) => {
     let field = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
@@ -32,7 +32,7 @@ export function validationError(items: Array<{ field: string; reason: string }>,
   return new ServiceError('validation_failed', message, { errors: items });
 }
 
-/** The body of an error reply, by SPEC's envelope for its status. */
+/** The body of an error reply, by the envelope of PROTOCOL 1.3 for its status. */
 export function envelope(request: FastifyRequest, err: ServiceError): Record<string, unknown> {
   const base: Record<string, unknown> = { error: err.message, code: err.code, ...err.extra };
   if (err.status === 401) {
@@ -66,7 +66,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Ser
 const FASTIFY_CODES: Record<string, () => ServiceError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new ServiceError('body_too_large', 'The request body is over the limit for this route.'),
   // Only a Content-Type header that is not a media type at all gets here (every type is read
-  // as JSON): SPEC 7 has no 415, so it is the body's 400.
+  // as JSON): the protocol has no 415 (PROTOCOL 1.1), so it is the body's 400.
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new ServiceError('invalid_json', 'The Content-Type header is malformed.', { hint: 'Send Content-Type: application/json with a JSON body, or no body at all.' }),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ServiceError('invalid_json', 'The Content-Length does not match the body.'),

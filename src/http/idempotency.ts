@@ -1,4 +1,4 @@
-// Idempotency-Key of SPEC 4 and 5.7: the same key from the same caller on the same surface
+// Idempotency-Key of PROTOCOL 1.5 and 1.6: the same key from the same caller on the same surface
 // within 24 hours gets the first response back verbatim, with no state change.
 //
 // Some cached responses hold secrets shown once (register and recover return an api key,
@@ -39,12 +39,12 @@ export interface IdempotencyOptions {
   hmacKey: Buffer;
 }
 
-/** The cache identity of a caller (SPEC 5.7): the api key (optionally + tenant), else the IP (optionally + tenant + hint). */
+/** The cache identity of a caller (PROTOCOL 1.6): the api key (optionally + tenant), else the IP (optionally + tenant + hint). */
 export function idempotencyCaller(request: FastifyRequest): string {
   const tenant = header(request, 'x-proxy-tenant-id');
   // Either opt-in isolates the tenant (failing safe: tenants behind one proxy IP must never
   // replay each other's register or recover answers, which hold secrets). Only the opt-in
-  // that fits the caller silences the Warning 299 (tenantMisconfigured), as SPEC 5.7 says.
+  // that fits the caller silences the Warning 299 (tenantMisconfigured), as PROTOCOL 1.6 says.
   const isolate = tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
   const keyHash = request.caller?.agent?.apiKeyHash;
   if (keyHash) return isolate ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
@@ -53,7 +53,7 @@ export function idempotencyCaller(request: FastifyRequest): string {
 }
 
 /**
- * True when X-Proxy-Tenant-Id came without the opt-in that fits the caller (SPEC 5.7):
+ * True when X-Proxy-Tenant-Id came without the opt-in that fits the caller (PROTOCOL 1.6):
  * X-Idempotency-Tenant-Suffix-Apikey for a Bearer caller, X-Idempotency-Inherit-Tenant-Id
  * for an anonymous one. The answer then carries the Warning 299 configuration alarm.
  */

@@ -1,4 +1,4 @@
-// The token bucket of SPEC 7 (120 burst, 2/s refill by default; per Bearer, else per IP).
+// The token bucket of PROTOCOL 1.4 (120 burst, 2/s refill by default; per Bearer, else per IP).
 // Buckets live in memory for speed and are written behind to the store (not synced) every
 // few seconds and at close, so a restart does not hand every caller a fresh burst.
 import { ServiceError, type Clock } from '../core/index.js';
@@ -53,7 +53,7 @@ export class TokenBuckets {
     return Math.floor(b.tokens);
   }
 
-  /** Takes one token or throws the SPEC 429 (scope per-bearer or per-ip). */
+  /** Takes one token or throws the 429 of PROTOCOL 1.4 (scope per-bearer or per-ip). */
   async take(key: string, scope: 'per-bearer' | 'per-ip'): Promise<void> {
     const b = await this.bucket(key);
     const now = this.clock.now();

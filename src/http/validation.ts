@@ -1,8 +1,12 @@
 // fastify validates with two ajv instances: bodies strictly (no type coercion), and query
 // strings, params and headers with coercion, since those arrive as strings. Unknown body
-// fields are dropped, not refused: SPEC has inputs reject extra properties only for tool
-// inputs (2.12), which the domain validates itself (src/domain/tools/validate.ts), and
-// DESIGN 4 closes schemas only there. Dropping them also keeps them out of stored records.
+// fields are dropped, not refused: the protocol closes only tool inputs (PROTOCOL 1.1, 4.4),
+// which the domain validates itself (src/domain/tools/validate.ts). Dropping them also keeps
+// them out of stored records.
+//
+// allErrors: a refusal names every failing field, not only the first (PROTOCOL 1.3). That
+// is safe because every string and array of every route schema has a maximum and every
+// body a size limit, so reporting all errors of a hostile body stays cheap.
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
@@ -14,7 +18,7 @@ function make(coerce: boolean) {
   // strictNumbers: JSON.parse reads 1e400 as Infinity, which JSON (and so JCS) cannot hold.
   // removeAdditional: true removes what a schema with additionalProperties: false does not
   // name (our unions are of literals or open objects, where ajv's removal is exact).
-  const ajv = new Ajv({ allErrors: false, removeAdditional: true, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false, strictNumbers: true });
+  const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false, strictNumbers: true });
   addFormats(ajv);
   return ajv;
 }

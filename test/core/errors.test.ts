@@ -75,3 +75,21 @@ describe('codes thrown in the source', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('docs/PROTOCOL.md section 13', () => {
+  const text = readFileSync(resolve(ROOT, 'docs/PROTOCOL.md'), 'utf8');
+  const section = text.slice(text.indexOf('## 13. Error codes'), text.indexOf('\n## 14.'));
+  const rows = new Map([...section.matchAll(/^\| ([a-z][a-z0-9_]*) \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]));
+
+  it('lists every code of the registry with its status', () => {
+    expect(rows.size).toBeGreaterThan(10);
+    const wrong = Object.entries(ERROR_CODES)
+      .filter(([code, { status }]) => rows.get(code) !== status)
+      .map(([code, { status }]) => `${code} ${status} (PROTOCOL says ${rows.get(code) ?? 'nothing'})`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('lists no code the registry lacks', () => {
+    expect([...rows.keys()].filter((code) => !Object.hasOwn(ERROR_CODES, code))).toEqual([]);
+  });
+});

@@ -1,4 +1,4 @@
-// Id formats of DESIGN.md 3 (src/core/ids.ts).
+// Id formats of PROTOCOL 1.8 (src/core/ids.ts).
 import { describe, expect, it } from 'vitest';
 import {
   base62,
@@ -23,8 +23,8 @@ const fixed = (bytes: number[]): RandomSource => {
   return (n) => Buffer.from(Array.from({ length: n }, () => bytes[i++ % bytes.length]));
 };
 
-// SPEC 2.5 prefixes by kind (written out here, not read from the code under test).
-const SPEC_PREFIXES: Record<ProposalKind, string> = {
+// PROTOCOL 6.1 prefixes by kind (written out here, not read from the code under test).
+const PROTOCOL_PREFIXES: Record<ProposalKind, string> = {
   brief: 'prop_',
   capability: 'cprop_',
   graph: 'gprop_',
@@ -81,12 +81,12 @@ describe('recoveryToken', () => {
 });
 
 describe('proposal ids', () => {
-  it('cover the seven kinds of SPEC 2.5', () => {
-    expect([...PROPOSAL_KINDS].sort()).toEqual(Object.keys(SPEC_PREFIXES).sort());
+  it('cover the seven kinds of PROTOCOL 6.1', () => {
+    expect([...PROPOSAL_KINDS].sort()).toEqual(Object.keys(PROTOCOL_PREFIXES).sort());
   });
 
-  it.each(Object.entries(SPEC_PREFIXES) as Array<[ProposalKind, string]>)(
-    'are %s: the SPEC prefix + 16 lowercase hex, and name their kind back',
+  it.each(Object.entries(PROTOCOL_PREFIXES) as Array<[ProposalKind, string]>)(
+    'are %s: the protocol's prefix + 16 lowercase hex, and name their kind back',
     (kind, prefix) => {
       const id = newProposalId(cryptoRandom, kind);
       expect(id).toMatch(new RegExp(`^${prefix}[0-9a-f]{16}$`));

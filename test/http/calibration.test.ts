@@ -21,7 +21,7 @@ function answers(pool: 'A' | 'B', right: number): Record<string, string> {
 const post = (apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
   node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: { ...bearer(apiKey), ...headers }, payload: body as object });
 
-describe('tier bands (SPEC 2.2)', () => {
+describe('tier bands (PROTOCOL 3.3)', () => {
   it('puts each edge in the higher band', () => {
     expect([tierOf(null), tierOf(0), tierOf(0.2999), tierOf(0.3), tierOf(0.4999), tierOf(0.5), tierOf(0.6999), tierOf(0.7), tierOf(0.8999), tierOf(0.9), tierOf(1)]).toEqual([
       'uncalibrated', 'refused', 'refused', 'weak', 'weak', 'mid', 'mid', 'strong', 'strong', 'frontier', 'frontier',

@@ -21,7 +21,7 @@ afterEach(async () => {
 const me = (apiKey: string) => node.app.inject({ url: '/api/agent/v1/me', headers: bearer(apiKey) });
 
 describe('POST /api/agent/v1/register', () => {
-  it('answers every field of SPEC 2.1', async () => {
+  it('answers every field of PROTOCOL 2.1', async () => {
     const r = await registerAgent(node);
     for (const field of [
       'apiKey', 'tag', 'createdAt', 'calibrationPoolId', 'signing', 'recoveryToken', 'recoveryTokenContract', 'recoveryTokenCanonical',
@@ -78,7 +78,7 @@ describe('POST /api/agent/v1/register', () => {
       expect(res.json().code).toBe('validation_failed');
       expect(res.json().errors[0].field).toBe(field);
     }
-    // SPEC closes only tool inputs to extra properties; elsewhere they are dropped unread.
+    // The protocol closes only tool inputs to extra properties; elsewhere they are dropped unread.
     const extra = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', payload: { foo: 1, promptId: 'p1' } });
     expect(extra.statusCode).toBe(200);
     expect(extra.json().promptId).toBe('p1');
@@ -163,7 +163,7 @@ describe('--trust-proxy', () => {
 });
 
 describe('the token bucket', () => {
-  it('answers SPEC\'s 429 problem body with retry-after, then refills', async () => {
+  it('answers the 429 problem body of PROTOCOL 1.4 with retry-after, then refills', async () => {
     await node.close();
     node = await testNode({ rateLimit: { burst: 5, refillPerSecond: 1 } });
     const r = await registerAgent(node);

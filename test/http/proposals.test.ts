@@ -110,7 +110,7 @@ describe.each(PROPOSAL_KINDS)('a %s proposal', (kind) => {
 });
 
 describe('judging', () => {
-  it('takes an empty rationale, signed like any other (SPEC 2.4 sets only a maximum of 400)', async () => {
+  it('takes an empty rationale, signed like any other (PROTOCOL 7.1 sets only a maximum of 400)', async () => {
     const proposer = await fundedAgent(0.8, 20);
     const judge = await fundedAgent(0.8, 0);
     const { proposalId } = (await proposeAs(proposer, 'brief', samplePayload('brief', 4))).json();
@@ -155,7 +155,7 @@ describe('judging', () => {
     expect(j.attestation).toMatchObject({ judgeSignature: { signature: j.signature.signature }, nodeMac: { algorithm: 'HMAC-SHA256', signingKeyId: 'hk_test', mac: expect.stringMatching(/^[0-9a-f]{64}$/) } });
   });
 
-  it('answers every refusal of SPEC 4.5 and 7', async () => {
+  it('answers every refusal of PROTOCOL 7.5', async () => {
     const proposer = await fundedAgent(0.8);
     const { proposalId } = (await proposeAs(proposer, 'brief', samplePayload('brief', 5))).json();
     const body = (a: Agent) => signedBody(a, 'brief', proposalId);
@@ -191,12 +191,12 @@ describe('judging', () => {
       expect([r.statusCode, r.json().code]).toEqual([400, 'validation_failed']);
     }
 
-    // A field SPEC does not name is dropped, not refused.
+    // A field the protocol does not name is dropped, not refused.
     expect((await judgeAs(judge, 'brief', proposalId, { ...body(judge), kind: 'brief' })).statusCode).toBe(200);
     const again = await judgeAs(judge, 'brief', proposalId, body(judge));
     expect([again.statusCode, again.json().code]).toEqual([409, 'already_judged']);
 
-    // Another agent on the judge's IP is refused; one on the proposer's IP is not (SPEC 4.5
+    // Another agent on the judge's IP is refused; one on the proposer's IP is not (PROTOCOL 7.5
     // counts judges only).
     const sibling = { ...(await fundedAgent(0.8, 0)), ip: judge.ip };
     const collusion = await judgeAs(sibling, 'brief', proposalId, body(sibling));
@@ -384,7 +384,7 @@ describe('proposing', () => {
     expect((await proposeAs(b, 'capability', samplePayload('capability', 40))).statusCode).toBe(200);
   });
 
-  it('caps proposals per kind per day per api key and per IP, with SPEC\'s problem+json 429', async () => {
+  it('caps proposals per kind per day per api key and per IP, with the problem+json 429 of PROTOCOL 1.4', async () => {
     const a = await fundedAgent(0.35, 1000); // weak: cap 20, deposit 15
     for (let i = 0; i < 20; i++) expect((await proposeAs(a, 'tree-expansion', samplePayload('tree-expansion', 100 + i))).statusCode).toBe(200);
     const capped = await proposeAs(a, 'tree-expansion', samplePayload('tree-expansion', 200));

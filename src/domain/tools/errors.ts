@@ -4,7 +4,7 @@
 
 /**
  * Codes of ToolError:
- * - regex_timeout: the pattern ran past the 50 ms evaluation limit (SPEC 8), e.g. catastrophic
+ * - regex_timeout: the pattern ran past the 50 ms evaluation limit (PROTOCOL 14), e.g. catastrophic
  *   backtracking; nothing was matched. Suggested mapping: 400 (a property of the input).
  * - regex_busy: too many regex-test calls are queued for the evaluator; retry shortly.
  *   Suggested mapping: 503 (or 429 with retry-after).

@@ -1,4 +1,4 @@
-// extract (SPEC 2.12): the keywords of a short phrase. The query is text, never a regex.
+// extract (PROTOCOL 4.4): the keywords of a short phrase. The query is text, never a regex.
 //
 // Rules: the query is normalised (NFKC, lowercase, curly apostrophes straightened, white
 // space collapsed); words are runs of letters and digits, joined by an inner apostrophe or
@@ -14,7 +14,7 @@ import { Lru } from './lru.js';
 import { stopWords } from './stopwords.js';
 import type { ToolSpec } from './types.js';
 
-/** SPEC 8: extract query length. */
+/** PROTOCOL 14: extract query length. */
 export const EXTRACT_QUERY_MAX = 500;
 /** At most this many keywords are returned. */
 export const EXTRACT_MAX_KEYWORDS = 100;
@@ -32,7 +32,7 @@ export interface ExtractOutput {
   cached: boolean;
 }
 
-/** JSON Schema of extract toolInput (SPEC 2.12). */
+/** JSON Schema of extract toolInput (PROTOCOL 4.4). */
 export const extractInputSchema = {
   type: 'object',
   additionalProperties: false,
@@ -113,7 +113,7 @@ export async function extract(input: ExtractInput): Promise<ExtractOutput> {
 /** Empties the extract cache (tests). */
 export const clearExtractCache = (): void => cache.clear();
 
-/** extract as a registry entry (SPEC 2.12, cost multiplier 2). */
+/** extract as a registry entry (PROTOCOL 4.4, cost multiplier 2). */
 export const extractTool: ToolSpec<ExtractInput, ExtractOutput> = {
   name: 'extract',
   description:

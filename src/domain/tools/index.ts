@@ -1,4 +1,4 @@
-// The registry of the five priced tools (SPEC 2.12): published descriptions, cost
+// The registry of the five priced tools (PROTOCOL 4.4): published descriptions, cost
 // multipliers, input and output JSON Schemas, and the implementations.
 import { extractTool, type ExtractInput, type ExtractOutput } from './extract.js';
 import { jsonValidateTool, type JsonValidateInput, type JsonValidateOutput } from './json-validate.js';
@@ -35,7 +35,7 @@ export const TOOLS: { readonly [K in ToolName]: ToolSpec<ToolIO[K][0], ToolIO[K]
   'url-info': urlInfoTool,
 };
 
-/** The tool names in SPEC order. */
+/** The tool names in the protocol's order. */
 export const TOOL_NAMES = Object.keys(TOOLS) as ToolName[];
 
 /** Whether a string names a tool. */

@@ -1,9 +1,9 @@
-// json-validate (SPEC 2.12): whether a text is JSON, and a summary of its shape. Not a schema
+// json-validate (PROTOCOL 4.4): whether a text is JSON, and a summary of its shape. Not a schema
 // validator. bytes is the UTF-8 length of the text as given (surrounding white space included).
 import { checkToolInput } from './check-input.js';
 import type { ToolSpec } from './types.js';
 
-/** SPEC 8: json-validate text max. */
+/** PROTOCOL 14: json-validate text max. */
 export const JSON_VALIDATE_TEXT_MAX = 100_000;
 
 /** The JSON type of the top-level value, or 'invalid'. */
@@ -21,7 +21,7 @@ export interface JsonValidateOutput {
   bytes: number;
 }
 
-/** JSON Schema of json-validate toolInput (SPEC 2.12). */
+/** JSON Schema of json-validate toolInput (PROTOCOL 4.4). */
 export const jsonValidateInputSchema = {
   type: 'object',
   additionalProperties: false,
@@ -61,7 +61,7 @@ export async function jsonValidate(input: JsonValidateInput): Promise<JsonValida
   }
 }
 
-/** json-validate as a registry entry (SPEC 2.12, cost multiplier 1). */
+/** json-validate as a registry entry (PROTOCOL 4.4, cost multiplier 1). */
 export const jsonValidateTool: ToolSpec<JsonValidateInput, JsonValidateOutput> = {
   name: 'json-validate',
   description:

@@ -1,8 +1,8 @@
-// regex-test (SPEC 2.12, 8): an ECMAScript pattern from an untrusted caller, run against a
+// regex-test (PROTOCOL 4.4, 14): an ECMAScript pattern from an untrusted caller, run against a
 // text of at most 5000 characters under a hard 50 ms limit that also stops catastrophic
 // backtracking such as (a+)+$ on "aaaa…!".
 //
-// Design (DESIGN.md 2b): the pattern runs in node:vm with `timeout: 50` (V8 interrupts a
+// Design (ARCHITECTURE 6): the pattern runs in node:vm with `timeout: 50` (V8 interrupts a
 // running regular expression, so the limit holds inside the backtracking loop), inside ONE
 // long-lived worker_threads worker, so the main thread keeps serving requests while a bad
 // pattern burns its 50 ms. Calls queue on the main side and go to the worker one at a time;
@@ -24,7 +24,7 @@ import { checkToolInput } from './check-input.js';
 import { ToolError } from './errors.js';
 import type { ToolSpec } from './types.js';
 
-/** SPEC 8: the pattern evaluation time limit. */
+/** PROTOCOL 14: the pattern evaluation time limit. */
 export const REGEX_TIME_LIMIT_MS = 50;
 /**
  * A call the worker has not answered this long after it was sent is failed and the worker
@@ -32,7 +32,7 @@ export const REGEX_TIME_LIMIT_MS = 50;
  * answering, so it is generous: at 250 ms a CPU-starved machine failed harmless patterns.
  */
 export const REGEX_BACKSTOP_MS = 1000;
-/** SPEC 8: regex-test text max. */
+/** PROTOCOL 14: regex-test text max. */
 export const REGEX_TEXT_MAX = 5000;
 /** At most this many matches are returned; `truncated: true` says more existed. */
 export const REGEX_MAX_MATCHES = 1000;
@@ -73,7 +73,7 @@ export interface RegexTestOutput {
   truncated?: boolean;
 }
 
-/** JSON Schema of regex-test toolInput (SPEC 2.12). */
+/** JSON Schema of regex-test toolInput (PROTOCOL 4.4). */
 export const regexTestInputSchema = {
   type: 'object',
   additionalProperties: false,
@@ -360,7 +360,7 @@ export async function closeRegexWorker(): Promise<void> {
   if (e) await e.close();
 }
 
-/** regex-test as a registry entry (SPEC 2.12, cost multiplier 1). */
+/** regex-test as a registry entry (PROTOCOL 4.4, cost multiplier 1). */
 export const regexTestTool: ToolSpec<RegexTestInput, RegexTestOutput> = {
   name: 'regex-test',
   description:

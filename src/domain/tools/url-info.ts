@@ -1,4 +1,4 @@
-// url-info (SPEC 2.12): the parts of a URL by the WHATWG URL parser (node's URL), with no
+// url-info (PROTOCOL 4.4): the parts of a URL by the WHATWG URL parser (node's URL), with no
 // network access. An unparseable URL is a result {valid: false, all parts ''}, not an error.
 // - protocol: the scheme without its ':' ("https").
 // - host: the host name without port (IPv6 in brackets, "[::1]"; IDN in punycode).
@@ -23,7 +23,7 @@ export interface UrlInfoOutput {
   path: string;
 }
 
-/** JSON Schema of url-info toolInput (SPEC 2.12). */
+/** JSON Schema of url-info toolInput (PROTOCOL 4.4). */
 export const urlInfoInputSchema = {
   type: 'object',
   additionalProperties: false,
@@ -50,7 +50,7 @@ export const urlInfoOutputSchema = {
 /** Default ports of the special schemes that have one. */
 export const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443', ws: '80', wss: '443', ftp: '21' };
 
-// SPEC 2.12: an invalid URL is a result with every part empty, not an error.
+// PROTOCOL 4.4: an invalid URL is a result with every part empty, not an error.
 const INVALID: UrlInfoOutput = { valid: false, protocol: '', host: '', port: '', path: '' };
 
 /** url-info: the parts of a URL, or valid false. */
@@ -66,7 +66,7 @@ export async function urlInfo(input: UrlInfoInput): Promise<UrlInfoOutput> {
   return { valid: true, protocol, host: u.hostname, port: u.port || (DEFAULT_PORTS[protocol] ?? ''), path: u.pathname };
 }
 
-/** url-info as a registry entry (SPEC 2.12, cost multiplier 1). */
+/** url-info as a registry entry (PROTOCOL 4.4, cost multiplier 1). */
 export const urlInfoTool: ToolSpec<UrlInfoInput, UrlInfoOutput> = {
   name: 'url-info',
   description:

@@ -1,5 +1,5 @@
 // One strict ajv 8 instance for the domain's own JSON Schemas (tool inputs, challenge answers,
-// calibration answer schemas), with errors turned into SPEC part 7 items {field, reason}.
+// calibration answer schemas), with errors turned into PROTOCOL 1.3 items {field, reason}.
 // src/domain may not import src/http, so this does not share fastify's instance.
 import AjvModule from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
@@ -9,7 +9,7 @@ const Ajv = AjvModule as unknown as typeof AjvModule.default;
 /** A plain JSON Schema object (draft-07 style, as ajv 8 takes it). */
 export type JSONSchema = Record<string, unknown>;
 
-/** One field-level problem, as in SPEC part 7's ValidationError. */
+/** One field-level problem, as in PROTOCOL 1.3's ValidationError. */
 export interface FieldError {
   field: string;
   reason: string;

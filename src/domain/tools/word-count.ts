@@ -1,4 +1,4 @@
-// word-count (SPEC 2.12). Rules, chosen to be linear-time and the same on every Node version
+// word-count (PROTOCOL 4.4). Rules, chosen to be linear-time and the same on every Node version
 // (Intl.Segmenter was measured at seconds on 100000 characters on Node 20, and its ICU data
 // changes between releases):
 // - characters: Unicode code points (an emoji is 1, "é" written as e + accent is 2).
@@ -15,7 +15,7 @@
 import { checkToolInput } from './check-input.js';
 import type { ToolSpec } from './types.js';
 
-/** SPEC 8: word-count text max. */
+/** PROTOCOL 14: word-count text max. */
 export const WORD_COUNT_TEXT_MAX = 100_000;
 /** Reading speed of readingTimeSeconds. */
 export const WORDS_PER_MINUTE = 200;
@@ -33,7 +33,7 @@ export interface WordCountOutput {
   readingTimeSeconds: number;
 }
 
-/** JSON Schema of word-count toolInput (SPEC 2.12). */
+/** JSON Schema of word-count toolInput (PROTOCOL 4.4). */
 export const wordCountInputSchema = {
   type: 'object',
   additionalProperties: false,
@@ -88,7 +88,7 @@ export async function wordCount(input: WordCountInput): Promise<WordCountOutput>
   return { characters, words, sentences, readingTimeSeconds: Math.ceil((words * 60) / WORDS_PER_MINUTE) };
 }
 
-/** word-count as a registry entry (SPEC 2.12, cost multiplier 1). */
+/** word-count as a registry entry (PROTOCOL 4.4, cost multiplier 1). */
 export const wordCountTool: ToolSpec<WordCountInput, WordCountOutput> = {
   name: 'word-count',
   description:

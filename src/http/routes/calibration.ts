@@ -1,4 +1,4 @@
-// GET and POST /api/agent/v1/calibrate (SPEC 4.1).
+// GET and POST /api/agent/v1/calibrate (PROTOCOL 3.1, 3.2).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { calibrate, calibrationQuestions } from '../../domain/calibration.js';

@@ -1,4 +1,4 @@
-// SPEC 4.3: the content-addressable store. POST /api/cas takes raw bytes (streamed: hashed
+// PROTOCOL 5: the content-addressable store. POST /api/cas takes raw bytes (streamed: hashed
 // while they arrive, never parsed, never held whole in memory); GET /api/cas/{hex} serves
 // them back, checked against their hash on every read, with immutable caching, ETag and
 // Range support; ?head=1 answers whether a blob exists without touching its bytes.

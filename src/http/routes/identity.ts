@@ -1,4 +1,4 @@
-// SPEC 4.1: register, preview, me, wakeup, recover, and the public agent profile.
+// PROTOCOL 2.1 to 2.7: register, preview, me, wakeup, recover, the public agent profile and the leaderboard.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import {
@@ -425,7 +425,7 @@ export async function identityRoutes(app: FastifyInstance) {
     const tag = str('tag');
     const recoveryToken = str('recoveryToken');
     let recovered: Recovered;
-    // The proposal channel is evaluated first when both are present (SPEC 4.1).
+    // The proposal channel is evaluated first when both are present (PROTOCOL 2.5).
     if (proposalId !== undefined && claimSecret !== undefined) recovered = await recoverWithClaim(ctx, proposalId, claimSecret);
     else if (tag !== undefined && recoveryToken !== undefined) recovered = await recoverWithToken(ctx, tag, recoveryToken);
     else {

@@ -1,4 +1,4 @@
-// SPEC 2.4, 2.5, 4.5, 4.6: the seven propose and judge paths, proposal reads, withdraw and
+// PROTOCOL 6 and 7: the seven propose and judge paths, proposal reads, withdraw and
 // the judge queue.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -14,7 +14,7 @@ const Score = Type.Number({ minimum: 0, maximum: 1 });
 export const JudgeBody = Type.Object(
   {
     scores: Type.Object({ accuracy: Score, clarity: Score, compression: Score, sources: Score }, { additionalProperties: false }),
-    rationale: Type.String({ maxLength: 400 }), // SPEC 2.4: at most 400 characters, may be empty
+    rationale: Type.String({ maxLength: 400 }), // PROTOCOL 7.1: at most 400 characters, may be empty
     dryRun: Type.Optional(Type.Boolean()),
     signature: Type.Optional(Type.String({ maxLength: 256 })),
   },
@@ -23,7 +23,7 @@ export const JudgeBody = Type.Object(
 const JudgeQuery = Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])) });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-/** An id that cannot name a proposal is an unknown proposalId (SPEC 7: 404 not_found). */
+/** An id that cannot name a proposal is an unknown proposalId (PROTOCOL 7.5: 404 not_found). */
 function checkId(id: string) {
   if (!PROPOSAL_ID_RE.test(id)) {
     throw new ServiceError('not_found', `No proposal ${id}.`, {
@@ -227,7 +227,7 @@ export async function proposalRoutes(app: FastifyInstance) {
             expand: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
             limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
             cursor: Type.Optional(Type.String({ maxLength: 100 })),
-            kind: Type.Optional(Type.String({ maxLength: 40 })), // checked below: SPEC 7's invalid_kind
+            kind: Type.Optional(Type.String({ maxLength: 40 })), // checked below: PROTOCOL 6.8's invalid_kind
           },
           { additionalProperties: false },
         ),

@@ -22,8 +22,8 @@ export async function quotaRoutes(app: FastifyInstance) {
       note: 'Each kind has its own daily cap, counted both for your api key and for your egress IP (shared by every agent on it).',
     };
   });
-  // /me carries the api key's own counters (SPEC 2.3 names propose-quota usage among its
-  // extra fields); the per-IP side depends on where the caller is and lives in /quota.
+  // /me carries the api key's own counters (PROTOCOL 2.3 lists proposeQuota among its
+  // fields); the per-IP side depends on where the caller is and lives in /quota.
   app.akasMeExtensions.push({
     block: async (agent) => ({ proposeQuota: await proposeQuotaOfKey(ctx, agent) }),
     reads: [{ space: ProposeCounts, tagOf: tagOfProposeCount }],

@@ -1,4 +1,4 @@
-// SPEC 4.2: challenges, the priced use-tool call, the schemas listing, and ban appeals.
+// PROTOCOL 4 and 2.9: challenges, the priced use-tool call, the schemas listing, and ban appeals.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';

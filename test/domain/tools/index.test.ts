@@ -9,7 +9,7 @@ const Ajv = AjvModule as unknown as typeof AjvModule.default;
 generousRegexBackstop();
 
 describe('tool registry', () => {
-  it('lists the five tools of SPEC 2.12 with their cost multipliers', () => {
+  it('lists the five tools of PROTOCOL 4.4 with their cost multipliers', () => {
     expect(TOOL_NAMES).toEqual(['extract', 'regex-test', 'json-validate', 'word-count', 'url-info']);
     expect(Object.fromEntries(TOOL_NAMES.map((n) => [n, TOOLS[n].costMultiplier]))).toEqual({
       extract: 2,
