@@ -86,7 +86,7 @@ describe('proposal ids', () => {
   });
 
   it.each(Object.entries(PROTOCOL_PREFIXES) as Array<[ProposalKind, string]>)(
-    'are %s: the protocol's prefix + 16 lowercase hex, and name their kind back',
+    'are %s: the kind prefix + 16 lowercase hex, and name their kind back',
     (kind, prefix) => {
       const id = newProposalId(cryptoRandom, kind);
       expect(id).toMatch(new RegExp(`^${prefix}[0-9a-f]{16}$`));
