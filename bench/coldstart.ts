@@ -12,7 +12,7 @@ import { header, line } from './lib.js';
 const TARGET = 1.5;
 const RUNS = 15;
 const WARMUP = 2;
-const CLI = fileURLToPath(new URL('../bin/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 
 interface Cmd {
   name: string;
@@ -91,14 +91,21 @@ export async function run() {
       { name: 'akas --version', args: [CLI, '--version'], target: true },
       { name: 'akas me --json (running node, saved identity)', args: [CLI, '--base-url', url, 'me', '--json'], target: true },
       // Diagnostics: what one HTTP GET costs a fresh process, with fetch() (undici inside Node,
-      // its llhttp WASM compiled at first use) and with node:http (llhttp built in).
+      // its llhttp WASM compiled at first use), with node:http (llhttp built in), and with a
+      // bare node:net socket, which is what the CLI's http:// client (cli/http1.ts) adds to
+      // the cost of its own code. The gap between `akas --help` and `akas me` is that client,
+      // the profile read and the node's answer.
       { name: 'diagnostic: node + one fetch() GET', args: ['--input-type=module', '-e', `await (await fetch(${JSON.stringify(`${url}/healthz`)})).text()`], target: false },
       {
         name: 'diagnostic: node + one node:http GET',
+        args: ['-e', `require('node:http').get(${JSON.stringify(`${url}/healthz`)}, (r) => r.resume())`],
+        target: false,
+      },
+      {
+        name: 'diagnostic: node + one node:net GET',
         args: [
-          '--input-type=module',
           '-e',
-          `import http from 'node:http'; await new Promise((ok, ko) => http.get(${JSON.stringify(`${url}/healthz`)}, (r) => { r.resume(); r.on('end', ok); }).on('error', ko));`,
+          `const u = new URL(${JSON.stringify(`${url}/healthz`)}); const s = require('node:net').connect(Number(u.port), u.hostname, () => s.end('GET /healthz HTTP/1.1\\r\\nHost: ' + u.host + '\\r\\nConnection: close\\r\\n\\r\\n')); s.resume();`,
         ],
         target: false,
       },

@@ -176,7 +176,7 @@ export async function getBlob(cli: Cli, out: Output, sha256: string, output: str
         progress,
       );
     } catch (e) {
-      if (e instanceof CliError) throw e;
+      if (CliError.is(e)) throw e;
       throw new CliError(2, `The transfer broke off: ${(e as Error).message}`, { code: 'transfer_failed' });
     } finally {
       progress?.finish();

@@ -1,11 +1,14 @@
-// The HTTP client of a node. JSON calls go through node:http(s): Node's global fetch loads
-// and compiles its bundled undici (WASM parser included) on first use, and the process then
-// waits ~150 ms for V8 to finish optimising it before it can exit, which alone would make
-// `akas me` 2.6 times slower than `node -e 0`. Streaming transfers (the content store) load
+// The HTTP client of a node. JSON calls to an http:// node go through cli/http1.ts (one
+// HTTP/1.1 exchange on a TCP socket), to an https:// node through node:https. Node's global
+// fetch loads and compiles its bundled undici (WASM parser included) on first use, and the
+// process then waits ~150 ms for V8 to finish optimising it before it can exit, which alone
+// would make `akas me` 2.6 times slower than `node -e 0`; node:http costs ~6 ms more than
+// cli/http1.ts cold (bench/coldstart.ts). Streaming transfers (the content store) load
 // the undici package lazily for backpressure and progress. Non-2xx answers become a CliError
 // carrying the node's body, so `--json` prints the node's own envelope and the exit code is 1.
 import type { IncomingHttpHeaders } from 'node:http';
 import { CliError } from './errors.js';
+import { http1Request } from './http1.js';
 
 /** The minimal transport the client needs; tests may pass their own. */
 export type Transport = (
@@ -33,10 +36,20 @@ const headerGetter = (h: IncomingHttpHeaders) => ({
   },
 });
 
-/** One request with node:http or node:https, loaded on the first call (not for `--help`). */
+/** One request: cli/http1.ts for http://, node:https for https:// (loaded on the first call, not for `--help`). */
 const nodeTransport: Transport = async (url, init) => {
   const u = new URL(url);
-  const { request } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  if (u.protocol === 'http:') {
+    let res;
+    try {
+      res = await http1Request(u, init.method, init.headers, init.body);
+    } catch (e) {
+      throw Object.assign(new Error((e as Error).message), { cause: e });
+    }
+    const text = res.body.toString('utf8');
+    return { status: res.status, headers: { get: (name: string) => res.headers.get(name.toLowerCase()) ?? null }, text: async () => text };
+  }
+  const { request } = await import('node:https');
   return new Promise((resolve, reject) => {
     const req = request(u, { method: init.method, headers: init.body ? { ...init.headers, 'content-length': Buffer.byteLength(init.body) } : init.headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -105,7 +118,8 @@ export class AkasClient {
     if (res.status >= 400 && !(opts.okStatuses ?? []).includes(res.status)) {
       const b = (typeof body === 'object' && body !== null ? body : { error: String(body) }) as Record<string, unknown>;
       const message = String(b.error ?? b.detail ?? `HTTP ${res.status}`);
-      throw new CliError(res.status >= 500 ? 2 : 1, `${message}${b.code ? ` (${b.code})` : ''}`, { status: res.status, ...b });
+      const label = b.code ? `${b.code}, HTTP ${res.status}` : `HTTP ${res.status}`;
+      throw new CliError(res.status >= 500 ? 2 : 1, `${message} (${label})`, { status: res.status, ...b });
     }
     return { status: res.status, headers: res.headers, body: body as T };
   }

@@ -1,8 +1,20 @@
 /** Exit codes (README, ARCHITECTURE 5): 0 ok, 1 refused by the node or a check failed, 2 could not run. */
 export const EXIT = { ok: 0, refused: 1, broken: 2 } as const;
 
-/** A failure the CLI reports and exits with; `body` is what --json prints. */
+const BRAND = Symbol.for('akas.CliError');
+
+/**
+ * A failure the CLI reports and exits with; `body` is what --json prints. Recognised by a
+ * brand rather than instanceof: the bundle duplicates this class into lazily loaded modules
+ * (scripts/bundle.mjs), and an error from one copy must still be a CliError to the other.
+ */
 export class CliError extends Error {
+  readonly [BRAND] = true;
+
+  static is(e: unknown): e is CliError {
+    return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
+  }
+
   constructor(
     readonly exitCode: 1 | 2,
     message: string,

@@ -1,11 +1,9 @@
 #!/usr/bin/env node
-// `akas --version` answers before anything else loads; everything else builds the program.
-import { VERSION } from '../src/core/version.js';
+// The `akas` entry. The program and its command table are static imports, so the bundle
+// (scripts/bundle.mjs) puts them in this one file: a short command (`akas me`) loads one
+// module, not a dozen chunks. Heavy modules (fastify, ink, undici, the VC stack) stay
+// behind dynamic imports inside the actions that need them.
+import { commandGroups } from './commands/index.js';
+import { run } from './program.js';
 
-const argv = process.argv.slice(2);
-if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-  process.stdout.write(`${VERSION}\n`);
-} else {
-  const [{ run }, { commandGroups }] = await Promise.all([import('./program.js'), import('./commands/index.js')]);
-  process.exitCode = await run(argv, { stdout: process.stdout, stderr: process.stderr }, commandGroups);
-}
+void run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }, commandGroups).then((c) => (process.exitCode = c));

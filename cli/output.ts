@@ -32,8 +32,39 @@ export class Output {
 
   failure(err: CliError) {
     if (this.json) this.io.stdout.write(JSON.stringify({ ok: false, ...err.body, error: err.body.error ?? err.message }, null, 2) + '\n');
-    else this.io.stderr.write(`akas: ${err.message}\n`);
+    else this.io.stderr.write(describeFailure(err));
   }
+}
+
+/**
+ * A refusal as a person reads it: the message and the node's code, then every failing
+ * field with its reason (PROTOCOL 1.3's errors[]), the field the node named, and what the
+ * node said to do next (hint, hint.next[], recovery). Nothing the node sent is dropped
+ * silently: a refusal explains itself.
+ */
+export function describeFailure(err: CliError): string {
+  const b = err.body;
+  const lines = [`akas: ${err.message}`];
+  const items = Array.isArray(b.errors) ? (b.errors as unknown[]) : [];
+  for (const item of items) {
+    if (item && typeof item === 'object') {
+      const e = item as { field?: unknown; reason?: unknown; message?: unknown; instancePath?: unknown };
+      const field = e.field ?? e.instancePath ?? '';
+      lines.push(`  ${String(field) || '(body)'}: ${String(e.reason ?? e.message ?? 'is invalid')}`);
+    } else lines.push(`  ${String(item)}`);
+  }
+  if (typeof b.field === 'string' && !items.length) lines.push(`  field: ${b.field}`);
+  const hint = b.hint;
+  if (typeof hint === 'string') lines.push(`  hint: ${hint}`);
+  else if (hint && typeof hint === 'object') {
+    const next = (hint as { next?: unknown }).next;
+    if (Array.isArray(next)) for (const n of next) lines.push(`  next: ${String(n)}`);
+    else lines.push(`  hint: ${JSON.stringify(hint)}`);
+  }
+  if (b.recovery && typeof b.recovery === 'object') lines.push(`  recovery: ${JSON.stringify(b.recovery)}`);
+  if (typeof b.retryAfter === 'number') lines.push(`  retry after: ${b.retryAfter} s`);
+  if (typeof b.detailUrl === 'string') lines.push(`  existing: ${b.detailUrl}${typeof b.judgeUrl === 'string' ? ` (judge it: ${b.judgeUrl})` : ''}`);
+  return lines.join('\n') + '\n';
 }
 
 /** Two-column key: value lines for human output. */

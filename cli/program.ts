@@ -75,7 +75,7 @@ export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promis
       const code = await fn(...args);
       process.exitCode = code ?? EXIT.ok;
     } catch (e) {
-      const err = e instanceof CliError ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
+      const err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
       cli.output().failure(err);
       process.exitCode = err.exitCode;
     }

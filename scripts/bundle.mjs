@@ -1,18 +1,61 @@
-// Bundles the CLI (after tsc) into dist/bin: the entry and commander in one file, every
-// command's heavy work (fastify, ink, undici, ...) in chunks loaded on use. Resolving and
-// linking ~25 small ES modules and commander's CommonJS cost a third of `akas --help`'s
-// start-up; one file brings it near the `node -e 0` floor. Runtime packages stay external
-// and load from node_modules.
+// Bundles the CLI (after tsc) into dist/bin, in two parts (bench/coldstart.ts measures why):
+//
+// 1. dist/bin/main.cjs: the front of the CLI (commander, the command table, the client,
+//    profiles, output) as ONE CommonJS file. A short command such as `akas me` loads this
+//    file and node builtins only: no ES module loader starts (about 5 ms of a cold start
+//    here), and no chain of small chunks is resolved one by one.
+// 2. dist/bin/lazy/**: every module the front imports with a dynamic import() (the node's
+//    server, ink views, undici transfers, the verifier, judge signing), built as ES modules
+//    with shared chunks, and loaded only by the commands that need them. They stay ES
+//    modules because some of what they import (ink, the VC stack) ships as ESM only.
+//
+// Runtime packages stay external and load from node_modules. Code shared by both parts is
+// duplicated, so nothing may rely on class identity across the two (CliError is recognised
+// by a brand, not instanceof: cli/errors.ts).
 import { build } from 'esbuild';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = resolve(root, 'dist');
+const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
 const external = Object.keys(pkg.dependencies).filter((name) => name !== 'commander');
 
-rmSync(new URL('../dist/bin/', import.meta.url), { recursive: true, force: true });
+rmSync(resolve(dist, 'bin'), { recursive: true, force: true });
+
+/** Absolute paths of the modules the front loads lazily. */
+const lazy = new Set();
+const lazyPath = (abs) => relative(dist, abs).split('\\').join('/');
+
 await build({
-  entryPoints: ['dist/cli/main.js'],
-  outdir: 'dist/bin',
+  entryPoints: [resolve(dist, 'cli/main.js')],
+  outfile: resolve(dist, 'bin/main.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external,
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'lazy-modules',
+      setup(b) {
+        b.onResolve({ filter: /^\./ }, (args) => {
+          if (args.kind !== 'dynamic-import') return undefined;
+          const abs = resolve(args.resolveDir, args.path);
+          lazy.add(abs);
+          return { path: `./lazy/${lazyPath(abs)}`, external: true };
+        });
+      },
+    },
+  ],
+});
+
+await build({
+  entryPoints: [...lazy],
+  outdir: resolve(dist, 'bin/lazy'),
+  outbase: dist,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -20,7 +63,7 @@ await build({
   target: 'node20',
   external,
   logLevel: 'warning',
-  // commander is CommonJS and requires node builtins; give the ESM chunks a real require.
+  // Bundled CommonJS code (if any) requires node builtins; give the ESM chunks a real require.
   banner: { js: "import { createRequire as __akasCreateRequire } from 'node:module'; const require = __akasCreateRequire(import.meta.url);" },
 });
-chmodSync(new URL('../dist/bin/main.js', import.meta.url), 0o755);
+chmodSync(resolve(dist, 'bin/main.cjs'), 0o755);

@@ -1,6 +1,7 @@
 // calibrate, challenge, tool, schemas, quota, appeal: calibration and the priced tools.
 import type { Command } from 'commander';
-import { usageError } from '../errors.js';
+import { answerProblems, describeProblem } from '../calibrate-answers.js';
+import { CliError, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { table } from '../output.js';
 import { action, type Cli } from '../program.js';
@@ -33,8 +34,9 @@ export function calibrationCommands(program: Command, cli: Cli) {
     .description('answer the 5 calibration questions of your pool (an interactive questionnaire on a terminal)')
     .option('--answers <file>', 'JSON object {questionId: answer} (- for stdin): for scripts')
     .option('--questions', 'only print the questions (and attempts left)')
+    .option('--allow-missing', 'submit even when a question has no answer or an answer is over its maxAnswerLen')
     .action(
-      action(cli, async (opts: { answers?: string; questions?: boolean }) => {
+      action(cli, async (opts: { answers?: string; questions?: boolean; allowMissing?: boolean }) => {
         const client = cli.client();
         const out = cli.output();
         cli.requireIdentity();
@@ -46,13 +48,29 @@ export function calibrationCommands(program: Command, cli: Cli) {
           return;
         }
         let answers: unknown;
-        if (opts.answers) answers = readJsonFile(opts.answers);
-        else if (out.interactive) {
+        if (opts.answers) {
+          answers = readJsonFile(opts.answers);
+          if (typeof answers !== 'object' || answers === null || Array.isArray(answers)) throw usageError('--answers must hold a JSON object {questionId: answer}');
+          // An attempt is one of three for life: refuse to spend it on an incomplete sheet.
+          const problems = answerProblems(q.questions, answers as Record<string, unknown>);
+          if (problems.length > 0 && !opts.allowMissing) {
+            throw new CliError(
+              2,
+              [
+                `not submitted (no attempt used): ${problems.length} of the ${q.questions.length} questions of pool ${q.poolId} need attention`,
+                ...problems.map((p) => `  ${describeProblem(p)}`),
+                `Fix ${opts.answers}, or pass --allow-missing to submit it anyway (${q.attemptsRemaining} attempt(s) left, the best is kept).`,
+              ].join('\n'),
+              { code: 'incomplete_answers', problems, attemptsRemaining: q.attemptsRemaining },
+            );
+          }
+        } else if (out.interactive && ((cli.io as { stdin?: NodeJS.ReadStream }).stdin ?? process.stdin).isTTY) {
           if (q.attemptsRemaining === 0) throw usageError('No calibration attempts left.');
+          const stdin = (cli.io as { stdin?: NodeJS.ReadStream }).stdin;
           const { askCalibration } = await import('../views/calibrate.js');
-          answers = await askCalibration(q.questions, q.attemptsRemaining);
+          answers = await askCalibration(q.questions, q.attemptsRemaining, { stdout: out.io.stdout as NodeJS.WriteStream, stdin });
+          if (answers === null) throw new CliError(2, 'not submitted: cancelled before submitting (no attempt used)', { code: 'cancelled' });
         } else throw usageError('Not a terminal: give --answers FILE (a JSON object of question id to answer). `akas calibrate --questions --json` lists them.');
-        if (typeof answers !== 'object' || answers === null || Array.isArray(answers)) throw usageError('--answers must hold a JSON object {questionId: answer}');
         const r = await client.post<Json>('/api/agent/v1/calibrate', { answers }, { auth: true });
         out.result(r, () =>
           [

@@ -28,7 +28,7 @@ export function casCommands(program: Command, cli: Cli) {
             answer = await (await transfer()).putFile(cli, out, file);
           } catch (e) {
             // Scripts still learn what was stored before the failure.
-            if (e instanceof CliError && done.length > 0) Object.assign(e.body, { completed: listed() });
+            if (CliError.is(e) && done.length > 0) Object.assign(e.body, { completed: listed() });
             throw e;
           }
           done.push({ file, answer });

@@ -2,6 +2,7 @@
 // 7). `akas judge` signs locally with the profile's private key (cli/judge-signing.ts);
 // `akas propose` keeps the claimSecret the node returns in the profile, for `akas recover
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { limitArg } from '../input.js';
@@ -49,7 +50,7 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
 async function readPayload(cli: Cli, file: string): Promise<unknown> {
   let text: string;
   try {
-    text = file === '-' ? await readStream((cli.io as IoWithStdin).stdin ?? process.stdin) : await (await import('node:fs/promises')).readFile(file, 'utf8');
+    text = file === '-' ? await readStream((cli.io as IoWithStdin).stdin ?? process.stdin) : readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     throw new CliError(2, `Cannot read ${file === '-' ? 'stdin' : file}: ${code}`, { code: 'unreadable', path: file });

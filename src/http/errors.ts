@@ -12,6 +12,16 @@ interface AjvLikeError {
   params?: Record<string, unknown>;
 }
 
+// With allErrors, a union reports each branch's failure and then its own; one line per
+// distinct (field, reason) is enough for a caller.
+function dedupe(items: Array<{ field: string; reason: string }>) {
+  const seen = new Set<string>();
+  return items.filter((i) => {
+    const k = `${i.field}\u0000${i.reason}`;
+    return seen.has(k) ? false : (seen.add(k), true);
+  });
+}
+
 /** Turns ajv errors into PROTOCOL 1.3's ValidationError items {field, reason}. */
 export function validationItems(errors: AjvLikeError[], context = 'body') {
   return errors.map((e) => {
@@ -29,7 +39,7 @@ export function validationItems(errors: AjvLikeError[], context = 'body') {
 }
 
 export function validationError(items: Array<{ field: string; reason: string }>, message = 'The request failed validation.') {
-  return new ServiceError('validation_failed', message, { errors: items });
+  return new ServiceError('validation_failed', message, { errors: dedupe(items), hint: 'Fix each field listed in errors[] and send the request again.' });
 }
 
 /** The body of an error reply, by the envelope of PROTOCOL 1.3 for its status. */

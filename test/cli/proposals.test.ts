@@ -1,10 +1,9 @@
 // akas propose | proposal | judge | withdraw | queue, in-process against a node listening on
 // 127.0.0.1 (port 0), with identities saved under a temp AKAS_CONFIG_DIR.
-import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { commandGroups } from '../../cli/commands/index.js';
 import { buildJudgeRequest, parseKind, parseScore, rationaleProblem } from '../../cli/judge-signing.js';
@@ -13,69 +12,11 @@ import { run } from '../../cli/program.js';
 import { canonicalize, generateKeyPair, judgmentSigningString, PROPOSAL_KINDS, verify } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
 import { markCalibrated } from '../helpers/agents.js';
+import { Capture, FakeTtyStdin, frameWaiter, inkFramesEverywhere } from '../helpers/cli.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { samplePayload } from '../fixtures/payloads.js';
 
-// ink draws only its last frame when it thinks it runs in CI; the queue test reads frames.
-// is-in-ci reads the environment when ink is first imported (lazily, by `akas queue`).
-const savedCi = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
-process.env.CI = '0';
-process.env.CONTINUOUS_INTEGRATION = '0';
-
-class Capture extends Writable {
-  text = '';
-  isTTY?: boolean;
-  columns = 120;
-  rows = 40;
-  constructor(tty = false) {
-    super();
-    if (tty) this.isTTY = true;
-  }
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, done: () => void) {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-/** A stand-in for a terminal's stdin as ink reads it: raw mode, 'readable' events, read(). */
-class FakeTtyStdin extends EventEmitter {
-  isTTY = true;
-  private queue: string[] = [];
-  setRawMode() {}
-  setEncoding() {}
-  ref() {}
-  unref() {}
-  resume() {}
-  pause() {}
-  read(): string | null {
-    return this.queue.shift() ?? null;
-  }
-  press(keys: string) {
-    this.queue.push(keys);
-    this.emit('readable');
-  }
-}
-
-/**
- * Waits for a frame to draw text (after what the previous wait found), then lets the frame's
- * effects run: ink attaches a newly drawn input's key handler after the paint.
- */
-function frameWaiter(stdout: Capture) {
-  let seen = 0;
-  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  return async (text: string) => {
-    for (let i = 0; i < 500; i++) {
-      const at = stdout.text.indexOf(text, seen);
-      if (at >= 0) {
-        seen = at;
-        await pause(30);
-        return;
-      }
-      await pause(10);
-    }
-    throw new Error(`never drew "${text}"; drew:\n${stdout.text.slice(seen)}`);
-  };
-}
+const restoreCi = inkFramesEverywhere();
 
 let node: TestNode;
 let baseUrl: string;
@@ -134,10 +75,7 @@ beforeAll(() => {
 afterAll(() => {
   rmSync(configDir, { recursive: true, force: true });
   delete process.env.AKAS_CONFIG_DIR;
-  for (const [k, v] of Object.entries(savedCi)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreCi();
 });
 
 beforeEach(async () => {

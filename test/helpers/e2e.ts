@@ -1,4 +1,4 @@
-// End-to-end helpers: the built binary (dist/bin/main.js, the bundled binary; so run `npm run build` first)
+// End-to-end helpers: the built binary (dist/bin/main.cjs, the bundled binary; so run `npm run build` first)
 // as a real `akas serve` on a temp data folder and port 0, and as a client run in a child
 // process with its own config folder (AKAS_CONFIG_DIR), so tests never touch the user's.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI entry point. */
-export const CLI = fileURLToPath(new URL('../../dist/bin/main.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../dist/bin/main.cjs', import.meta.url));
 
 function requireBuild() {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before the e2e tests`);
