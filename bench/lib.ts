@@ -1,4 +1,4 @@
-import { didKeyFromPublicKey, generateKeyPair, type NodeKeys } from '../src/core/index.js';
+import { cryptoRandom, freshNodeKeys, type NodeKeys } from '../src/core/index.js';
 import type { Ctx } from '../src/domain/context.js';
 import { moveCredits } from '../src/domain/ledger.js';
 import { Agents, agentLock, type AgentRecord } from '../src/domain/records.js';
@@ -73,11 +73,7 @@ export function header(title: string) {
 
 /** Node keys for a benchmark node (a fresh issuer key, a fixed HMAC key). */
 export function benchKeys(): NodeKeys {
-  const issuer = generateKeyPair();
-  return {
-    issuer: { ...issuer, did: didKeyFromPublicKey(issuer.publicKey) },
-    hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }],
-  };
+  return { ...freshNodeKeys(cryptoRandom), hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }] };
 }
 
 /** Marks an agent calibrated at score and mints credits through the ledger (the books still balance). */

@@ -2,3 +2,7 @@
 // src/core and data/ only.
 export * from './cas.js';
 export * from './judgment.js';
+export * from './report.js';
+export * from './credential.js';
+export * from './issuer-keys.js';
+export * from './bundle.js';

@@ -13,6 +13,8 @@ interface ServeOptions {
   allowAnonymousPropose?: boolean;
   registrationCap?: string;
   logLevel?: string;
+  rotateIssuerKey?: boolean;
+  rotateHmacKey?: boolean;
 }
 
 export function serveCommands(program: Command, cli: Cli) {
@@ -28,6 +30,8 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
+    .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
+    .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
     .action(
       action(cli, async (opts: ServeOptions) => {
         const env = process.env;
@@ -43,6 +47,7 @@ export function serveCommands(program: Command, cli: Cli) {
           host,
           port,
           logLevel: opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info',
+          rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
           config: {
             publicUrl: opts.publicUrl,
             trustProxy: Boolean(opts.trustProxy),

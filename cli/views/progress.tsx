@@ -1,5 +1,6 @@
-// A transfer progress bar (ink). Loaded with a dynamic import, and only when stdout is a
-// terminal and --json is off: ink and react cost ~500 ms to load and write cursor codes.
+// A progress bar (ink) for transfers and long offline checks. Loaded with a dynamic import,
+// and only when stdout is a terminal and --json is off: ink and react cost ~500 ms to load
+// and write cursor codes.
 import { ProgressBar } from '@inkjs/ui';
 import { Box, render, Text } from 'ink';
 
@@ -9,7 +10,11 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-function Progress({ label, done, total }: { label: string; done: number; total: number }) {
+/** How a count is shown: bytes by default, or plain items. */
+export type Unit = (n: number) => string;
+export const items: Unit = (n) => String(n);
+
+function Progress({ label, done, total, unit }: { label: string; done: number; total: number; unit: Unit }) {
   const percent = total > 0 ? Math.min(100, Math.floor((done * 100) / total)) : 100;
   return (
     <Box gap={1}>
@@ -18,7 +23,7 @@ function Progress({ label, done, total }: { label: string; done: number; total: 
         <ProgressBar value={percent} />
       </Box>
       <Text>
-        {String(percent).padStart(3)}% {formatBytes(done)} / {formatBytes(total)}
+        {String(percent).padStart(3)}% {unit(done)} / {unit(total)}
       </Text>
     </Box>
   );
@@ -30,9 +35,9 @@ export interface ProgressHandle {
   finish(): void;
 }
 
-/** Draws a bar for a transfer of total bytes; update() is cheap to call per chunk. */
-export function startProgress(stdout: NodeJS.WriteStream, label: string, total: number): ProgressHandle {
-  const app = render(<Progress label={label} done={0} total={total} />, { stdout, patchConsole: false, exitOnCtrlC: false });
+/** Draws a bar for total bytes (or items, with unit); update() is cheap to call per chunk. */
+export function startProgress(stdout: NodeJS.WriteStream, label: string, total: number, unit: Unit = formatBytes): ProgressHandle {
+  const app = render(<Progress label={label} done={0} total={total} unit={unit} />, { stdout, patchConsole: false, exitOnCtrlC: false });
   let shown = 0;
   let finished = false;
   return {
@@ -40,7 +45,7 @@ export function startProgress(stdout: NodeJS.WriteStream, label: string, total: 
       // Redraw on each whole percent at most: ink re-renders the tree on every call.
       if (finished || Math.floor((done * 100) / Math.max(1, total)) === Math.floor((shown * 100) / Math.max(1, total))) return;
       shown = done;
-      app.rerender(<Progress label={label} done={done} total={total} />);
+      app.rerender(<Progress label={label} done={done} total={total} unit={unit} />);
     },
     finish() {
       if (finished) return;

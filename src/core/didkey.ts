@@ -73,3 +73,36 @@ export function publicKeyFromMultibase(value: string): string | null {
   if (!bytes || bytes.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01) return null;
   return Buffer.from(bytes.subarray(2)).toString('hex');
 }
+
+/**
+ * The Ed25519 key of a did:key verification method URL (`did:key:<mb>#<mb>`, the fragment
+ * repeating the method-specific id, as the did:key method defines), with the DID it belongs
+ * to; null for anything else (another fragment, another key type, a malformed multibase).
+ */
+export function parseDidKeyUrl(url: unknown): { did: string; publicKey: string; multibase: string } | null {
+  if (typeof url !== 'string' || !url.startsWith('did:key:')) return null;
+  const hash = url.indexOf('#');
+  if (hash < 0) return null;
+  const did = url.slice(0, hash);
+  const multibase = did.slice('did:key:'.length);
+  if (url.slice(hash + 1) !== multibase) return null;
+  const publicKey = publicKeyFromMultibase(multibase);
+  return publicKey ? { did, publicKey, multibase } : null;
+}
+
+/** The DID document of an Ed25519 did:key: one Multikey verification method, usable for every relationship. */
+export function didKeyDocument(did: string): Record<string, unknown> | null {
+  const publicKey = publicKeyFromMultibase(did);
+  if (!publicKey || did.includes('#')) return null;
+  const multibase = did.slice('did:key:'.length);
+  const vm = `${did}#${multibase}`;
+  return {
+    '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/multikey/v1'],
+    id: did,
+    verificationMethod: [{ id: vm, type: 'Multikey', controller: did, publicKeyMultibase: multibase }],
+    authentication: [vm],
+    assertionMethod: [vm],
+    capabilityDelegation: [vm],
+    capabilityInvocation: [vm],
+  };
+}

@@ -52,7 +52,8 @@ function publicKeyObject(publicKeyHex: string): KeyObject | null {
   return obj;
 }
 
-function privateKeyObject(privateKeyHex: string): KeyObject {
+/** The node:crypto KeyObject of a raw hex seed, built once and cached (signers that sign many times hold it). */
+export function privateKeyObject(privateKeyHex: string): KeyObject {
   const key = privateKeyHex.toLowerCase();
   let obj = privateKeys.get(key);
   if (!obj) {

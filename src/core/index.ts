@@ -10,3 +10,5 @@ export * from './paths.js';
 export * from './keys.js';
 export * from './judgment.js';
 export * from './version.js';
+export * from './credential.js';
+export * from './strict-json.js';

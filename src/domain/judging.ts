@@ -1,6 +1,7 @@
 // Judging (PROTOCOL 7; ARCHITECTURE 4): the floor, the refusals, per-judge Ed25519
-// signatures (L2) paired with the node's HMAC, weights, the decision at requiredJudgments
-// and the settlement of the deposit, all in one atomic transaction per judgment.
+// signatures (L2) paired with the node's HMAC, the judgment credential (L1), weights, the
+// decision at requiredJudgments and the settlement of the deposit, all in one atomic
+// transaction per judgment.
 import {
   canonicalize,
   currentHmac,
@@ -16,6 +17,7 @@ import {
 } from '../core/index.js';
 import type { Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
+import { Credentials, issueJudgmentCredential } from './credentials.js';
 import { moveCredits } from './ledger.js';
 import { bannedError, isBanned } from './reputation.js';
 import { PublishedNodes, releasePending } from './proposals.js';
@@ -183,6 +185,8 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
           attestedAt: now,
         },
       };
+      // L1: the credential is issued and stored in the same batch as the judgment it attests.
+      tx.put(Credentials, judgment.judgmentId, await issueJudgmentCredential(ctx.keys, kind, proposalId, judgment));
       proposal.judgments.push(judgment);
       me.contributions.judgments += 1;
       moveCredits(tx, ctx, me, 'mint', CREDITS_PER_JUDGMENT, `judgment ${judgment.judgmentId}`, proposalId);

@@ -11,6 +11,7 @@ import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
 import { casRoutes } from './routes/cas.js';
+import { credentialRoutes } from './routes/credentials.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes, type MeExtension } from './routes/identity.js';
 import { proposalRoutes } from './routes/proposals.js';
@@ -125,6 +126,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(proposalRoutes);
   await app.register(quotaRoutes);
   await app.register(toolRoutes);
+  await app.register(credentialRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();

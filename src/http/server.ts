@@ -2,7 +2,7 @@
 // builds the app and listens. Closes cleanly on SIGINT/SIGTERM.
 import { resolve } from 'node:path';
 import { cryptoRandom, systemClock } from '../core/index.js';
-import { loadOrCreateNodeKeys, openLevelStore } from '../store/index.js';
+import { loadOrCreateNodeKeys, openLevelStore, rotateNodeKeys } from '../store/index.js';
 import { createApp, type AppConfig } from './app.js';
 
 export interface StartOptions {
@@ -11,12 +11,17 @@ export interface StartOptions {
   port: number;
   logLevel: string;
   config: Partial<AppConfig>;
+  /** Rotate these node keys before starting (the prior keys stay, so old signatures verify). */
+  rotate?: { issuer?: boolean; hmac?: boolean };
 }
 
 export async function startNode(opts: StartOptions) {
   const dataDir = resolve(opts.dataDir);
   const store = await openLevelStore(dataDir);
-  const keys = loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
+  const keys =
+    opts.rotate?.issuer || opts.rotate?.hmac
+      ? rotateNodeKeys(dataDir, opts.rotate, cryptoRandom, systemClock.now())
+      : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
   const app = await createApp({
     store,
     keys,

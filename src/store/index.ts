@@ -2,5 +2,5 @@ export type { Store, Tx, Space, Range, TransactOptions } from './types.js';
 export { space } from './types.js';
 export { openLevelStore } from './level.js';
 export { openTempStore } from './testing.js';
-export { loadOrCreateNodeKeys, writePrivateFile } from './node-keys.js';
+export { loadOrCreateNodeKeys, writePrivateFile, rotateNodeKeys, readNodeKeyMaterial, assertPrivateMode, NodeKeysError, NODE_KEYS_FILE } from './node-keys.js';
 export { BlobStore, BlobUpload, StoredBlob, blobsOf } from './blobs.js';

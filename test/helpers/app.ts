@@ -1,6 +1,6 @@
 // A node for tests: a fresh store in a temp folder, a fake clock, and app.inject().
 import type { FastifyInstance } from 'fastify';
-import { FakeClock, generateKeyPair, didKeyFromPublicKey, type NodeKeys } from '../../src/core/index.js';
+import { cryptoRandom, FakeClock, freshNodeKeys, type NodeKeys } from '../../src/core/index.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
 import { openTempStore, type Store } from '../../src/store/index.js';
 
@@ -13,18 +13,16 @@ export interface TestNode {
   close: () => Promise<void>;
 }
 
-export function testKeys(): NodeKeys {
-  const issuer = generateKeyPair();
-  return {
-    issuer: { ...issuer, did: didKeyFromPublicKey(issuer.publicKey) },
-    hmac: [{ signingKeyId: 'hk_test', key: Buffer.alloc(32, 7), createdAt: 0 }],
-  };
+/** Fresh node keys with a fixed HMAC key named hk_test (tests read that id back). */
+export function testKeys(now = 0): NodeKeys {
+  const keys = freshNodeKeys(cryptoRandom, now);
+  return { ...keys, hmac: [{ signingKeyId: 'hk_test', key: Buffer.alloc(32, 7), createdAt: now }] };
 }
 
 export async function testNode(config: Partial<AppConfig> = {}): Promise<TestNode> {
   const { store, dir, dispose } = await openTempStore();
   const clock = new FakeClock();
-  const keys = testKeys();
+  const keys = testKeys(clock.now());
   const app = await createApp({ store, clock, keys, config });
   await app.ready();
   return {

@@ -6,9 +6,11 @@ import { canonicalize, credentialUrl, currentHmac, hmacSha256Hex, PROPOSAL_ID_RE
 import { judge, type JudgeResult } from '../../domain/judging.js';
 import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload } from '../../domain/proposal-kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
-import type { JudgmentRecord, ProposalRecord } from '../../domain/records.js';
+import type { JudgmentRecord } from '../../domain/records.js';
 import { originOf } from '../urls.js';
 import { agentOf } from '../caller.js';
+import { proposalView } from '../views.js';
+import { proposalBundle } from '../bundle.js';
 
 const Score = Type.Number({ minimum: 0, maximum: 1 });
 export const JudgeBody = Type.Object(
@@ -30,68 +32,6 @@ function checkId(id: string) {
       hint: 'A proposal id is a kind prefix (prop_, cprop_, gprop_, ...) and 16 lowercase hex; GET /api/judge/queue lists pending ones.',
     });
   }
-}
-
-export function judgmentView(kind: ProposalKind, proposalId: string, j: JudgmentRecord) {
-  return {
-    judgmentId: j.judgmentId,
-    agentTag: j.agentTag,
-    scores: j.scores,
-    composite: j.composite,
-    rationale: j.rationale,
-    receivedAt: j.receivedAt,
-    alignment: j.alignment,
-    weight: j.weight,
-    tier: j.tier,
-    signature: {
-      algorithm: j.signature.algorithm,
-      publicKey: j.signature.publicKey,
-      signature: j.signature.signature,
-      signingPayload: canonicalize(j.signature.payload),
-    },
-    attestation: j.attestation,
-    credentialUrl: credentialUrl(kind, proposalId, j.judgmentId),
-  };
-}
-
-/** The detail view of a proposal: DgProposal for decision graphs, the common shape otherwise. */
-export function proposalView(p: ProposalRecord) {
-  const judgments = p.judgments.length ? { judgments: p.judgments.map((j) => judgmentView(p.kind, p.proposalId, j)) } : {};
-  const common = {
-    status: p.status,
-    submittedAt: p.submittedAt,
-    decidedAt: p.decidedAt,
-    judgmentCount: p.judgments.length,
-    requiredJudgments: p.requiredJudgments,
-  };
-  if (p.kind === 'graph') {
-    const g = p.payload as { path: string; title: string; spec: string; payload: unknown; replaceExisting?: boolean };
-    return {
-      proposalId: p.proposalId,
-      path: g.path,
-      title: g.title,
-      spec: g.spec,
-      payload: g.payload,
-      ...common,
-      replaceExisting: g.replaceExisting ?? false,
-      proposer: p.proposer?.tag ?? null,
-      outcome: p.outcome,
-      ...judgments,
-    };
-  }
-  return {
-    proposalId: p.proposalId,
-    kind: p.kind,
-    path: p.path,
-    title: p.title,
-    ...common,
-    proposer: p.proposer?.tag ?? null,
-    payload: p.payload,
-    deposit: p.deposit,
-    outcome: p.outcome,
-    judgeUrl: judgeUrl(p.kind, p.proposalId),
-    ...judgments,
-  };
 }
 
 function judgedView(r: JudgeResult) {
@@ -196,6 +136,15 @@ export async function proposalRoutes(app: FastifyInstance) {
     const { id } = request.params as { id: string };
     checkId(id);
     return proposalView(await getProposal(ctx, id));
+  });
+
+  // PROTOCOL 8.4: the offline bundle of a proposal.
+  app.get('/api/knowledge/proposals/:id/bundle', { schema: { params: IdParams } }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    checkId(id);
+    const bundle = await proposalBundle(ctx, id, originOf(request));
+    reply.header('content-disposition', `attachment; filename="${id}.bundle.json"`).header('cache-control', 'no-cache');
+    return bundle;
   });
 
   app.get('/api/knowledge/eval/proposals/:id', { schema: { params: IdParams } }, async (request) => {

@@ -1,0 +1,182 @@
+// akas verify credential | verify bundle, and akas export: the auditor's L1 toolkit
+// (PROTOCOL 8). The verifications run offline (verifier/, loaded inside the actions); export
+// is the one call to a node. Exit codes: 0 every check that ran holds, 1 one does not, 2 the
+// check could not run (unreadable input, not JSON, bad arguments).
+import type { Command } from 'commander';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CliError, usageError } from '../errors.js';
+import { readJsonFile } from '../input.js';
+import type { Output } from '../output.js';
+import { action, type Cli } from '../program.js';
+import { verifyGroup } from './verify.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+interface CheckLike {
+  id: string;
+  layer: string;
+  what: string;
+  valid: boolean | null;
+  why?: string;
+  subject?: string;
+}
+
+/** `--at`: an ISO 8601 time or epoch milliseconds. */
+export function timeArg(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const t = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(t)) throw usageError(`--at must be an ISO 8601 time or epoch milliseconds, got ${value}`);
+  return t;
+}
+
+function issuerArg(value: string | undefined) {
+  if (value !== undefined && !/^did:key:z[1-9A-HJ-NP-Za-km-z]+$/.test(value)) throw usageError(`--issuer must be a did:key (did:key:z6Mk...), got ${value}`);
+  return value;
+}
+
+const mark = (v: boolean | null) => (v === true ? 'ok  ' : v === false ? 'FAIL' : '--  ');
+const failing = (checks: CheckLike[]) => checks.filter((c) => c.valid === false);
+
+/** Reads the process's stdin whole (for `-`). */
+const readStdin = () => readFileSync(0);
+
+async function progressBar(out: Output, total: number) {
+  if (!out.interactive || total < 50) return undefined;
+  const { startProgress, items } = await import('../views/progress.js');
+  return startProgress(out.io.stdout as NodeJS.WriteStream, 'verifying', total, items);
+}
+
+export function credentialCommands(program: Command, cli: Cli) {
+  verifyGroup(program)
+    .command('credential')
+    .description('check W3C VC 2.0 credentials (eddsa-jcs-2022) offline, strictly: files, folders, - for stdin, or JSON lines')
+    .argument('<inputs...>', 'credential files, folders of .json/.jsonl files, or - (stdin)')
+    .option('--at <time>', 'check the validity window at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
+    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys): accept the issuer's prior keys, each in its window")
+    .option('--judge-signature', "also check the judge's own signature (L2) a judgment credential carries")
+    .action(
+      action(cli, async (paths: string[], opts: { at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
+        const at = timeArg(opts.at);
+        const issuer = issuerArg(opts.issuer);
+        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+        const { verifyCredential, trustIssuerKeys } = await import('../../verifier/index.js');
+        const { readCredentialInputs } = await import('../credential-inputs.js');
+        const out = cli.output();
+        // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
+        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const trust = list ? trustIssuerKeys(issuer!, list.issuer ?? list) : undefined;
+        const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
+        const bar = await progressBar(out, inputs.length);
+        const results = inputs.map((input, i) => {
+          const r = verifyCredential(input.bytes, { at, issuer, trust, checkJudgeSignature: opts.judgeSignature });
+          bar?.update(i + 1);
+          return { source: input.source, ...r };
+        });
+        bar?.finish();
+        const failed = results.filter((r) => !r.verified).length;
+        const unpinned = !issuer;
+        const summary = {
+          verified: failed === 0 && unreadable.length === 0,
+          total: results.length,
+          held: results.length - failed,
+          failed,
+          unreadable,
+          issuerPinned: !unpinned,
+          results,
+        };
+        out.result(summary, () => {
+          const many = results.length > 20;
+          const lines = results
+            .filter((r) => !many || !r.verified)
+            .flatMap((r) => [
+              `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
+              ...failing(r.checks).map((c) => `      ${c.layer} ${c.id}: ${c.why ?? c.what}`),
+            ]);
+          for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
+          lines.push(
+            `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
+              (unpinned ? '; issuer not pinned (--issuer DID ties the credentials to a node)' : ''),
+          );
+          return lines.join('\n');
+        });
+        return failed > 0 ? 1 : unreadable.length > 0 || results.length === 0 ? 2 : 0;
+      }),
+    );
+
+  verifyGroup(program)
+    .command('bundle')
+    .description('check an exported bundle offline: judge signatures (L2), credentials (L1), content hashes; says what it could not check')
+    .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
+    .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
+    .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
+    .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
+    .action(
+      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string }) => {
+        const at = timeArg(opts.at);
+        const issuer = issuerArg(opts.issuer);
+        const { verifyBundle, NotCheckableError, tally } = await import('../../verifier/index.js');
+        let bytes: Buffer;
+        try {
+          bytes = file === '-' ? readStdin() : readFileSync(file);
+        } catch (e) {
+          throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
+        }
+        let report;
+        try {
+          report = await verifyBundle(bytes, { blobsDir: opts.blobs, issuer, at });
+        } catch (e) {
+          if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
+          const err = e as NodeJS.ErrnoException;
+          if (err.code) throw new CliError(2, `Cannot read ${opts.blobs}: ${err.code}`, { code: 'unreadable', path: opts.blobs });
+          throw e;
+        }
+        const t = tally(report.checks);
+        cli.output().result({ ...report, ...t }, () => {
+          const order = ['input', 'L2', 'L1', 'CAS', 'L3'];
+          const titles: Record<string, string> = { input: 'input', L1: 'L1  credentials', L2: 'L2  judge signatures', L3: 'L3  the node\'s own attestations', CAS: 'CAS content hashes' };
+          const lines = [`bundle of ${report.proposalId} (${report.kind})`];
+          for (const layer of order) {
+            const checks = report.checks.filter((c) => c.layer === layer);
+            if (!checks.length) continue;
+            lines.push(titles[layer]);
+            for (const c of checks) lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.subject ?? ''}  ${c.valid === true ? c.what : (c.why ?? c.what)}`);
+          }
+          lines.push(`held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)`);
+          return lines.join('\n');
+        });
+        return report.verified ? 0 : 1;
+      }),
+    );
+
+  program
+    .command('export')
+    .description('download the offline bundle of a proposal (its judgments, signatures, credentials, keys, content hashes)')
+    .argument('<id>', 'proposal id')
+    .option('-o, --output <file>', 'write the bundle here instead of stdout')
+    .option('--blobs <dir>', "also fetch the blobs it references that this node stores, into DIR/<sha256> (each hash checked)")
+    .action(
+      action(cli, async (id: string, opts: { output?: string; blobs?: string }) => {
+        const bundle = await cli.client().get<Json>(`/api/knowledge/proposals/${encodeURIComponent(id)}/bundle`);
+        const text = JSON.stringify(bundle, null, 2) + '\n';
+        const out = cli.output();
+        if (opts.blobs) {
+          mkdirSync(opts.blobs, { recursive: true });
+          const { getBlob } = await import('../cas-transfer.js');
+          for (const ref of bundle.cas ?? []) {
+            if (!ref.platformVerified) continue;
+            await getBlob(cli, out, ref.sha256, join(opts.blobs, ref.sha256));
+          }
+        }
+        if (opts.output) {
+          try {
+            writeFileSync(opts.output, text);
+          } catch (e) {
+            throw new CliError(2, `Cannot write ${opts.output}: ${(e as NodeJS.ErrnoException).code}`, { code: 'unwritable', path: opts.output });
+          }
+          out.note(`bundle of ${id} written to ${opts.output}`);
+        } else cli.io.stdout.write(text);
+      }),
+    );
+}

@@ -1,0 +1,84 @@
+// The credentials `akas verify credential` reads: files, folders (every .json and .jsonl
+// file inside, recursively, in name order), `-` for stdin; a file holds one JSON document or
+// JSON lines (one credential per line). Each input keeps its raw text, so the verifier can
+// refuse what plain JSON.parse would let through (duplicate keys, lone surrogates).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface CredentialInput {
+  /** file, file:line, or stdin. */
+  source: string;
+  /** The raw bytes (the verifier checks they are UTF-8 and strict JSON). */
+  bytes: Buffer;
+}
+
+export interface Unreadable {
+  source: string;
+  reason: string;
+}
+
+function filesOf(path: string): string[] {
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path)
+    .sort()
+    .flatMap((name) => {
+      const full = join(path, name);
+      if (statSync(full).isDirectory()) return filesOf(full);
+      return /\.(json|jsonl|ndjson)$/.test(name) ? [full] : [];
+    });
+}
+
+/** Splits a file's bytes into credentials: one JSON document, or JSON lines. */
+export function splitDocuments(source: string, bytes: Buffer): CredentialInput[] | Unreadable {
+  try {
+    JSON.parse(bytes.toString('utf8'));
+    return [{ source, bytes }];
+  } catch {
+    // Not one document: JSON lines, if every non-empty line is one.
+  }
+  const out: CredentialInput[] = [];
+  let start = 0;
+  for (let n = 1; start < bytes.length; n++) {
+    let end = bytes.indexOf(10, start);
+    if (end < 0) end = bytes.length;
+    const line = bytes.subarray(start, end);
+    start = end + 1;
+    const text = line.toString('utf8').trim();
+    if (!text) continue;
+    try {
+      JSON.parse(text);
+    } catch {
+      return { source: out.length ? `${source}:${n}` : source, reason: 'not JSON (neither one document nor JSON lines)' };
+    }
+    out.push({ source: `${source}:${n}`, bytes: line });
+  }
+  return out.length ? out : { source, reason: 'empty' };
+}
+
+/** Reads every input path (stdin for '-'); unreadable ones are listed, not thrown. */
+export function readCredentialInputs(paths: string[], stdin: () => Buffer): { inputs: CredentialInput[]; unreadable: Unreadable[] } {
+  const inputs: CredentialInput[] = [];
+  const unreadable: Unreadable[] = [];
+  for (const path of paths) {
+    let files: string[];
+    try {
+      files = path === '-' ? ['-'] : filesOf(path);
+    } catch (e) {
+      unreadable.push({ source: path, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+      continue;
+    }
+    for (const file of files) {
+      let bytes: Buffer;
+      try {
+        bytes = file === '-' ? stdin() : readFileSync(file);
+      } catch (e) {
+        unreadable.push({ source: file, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+        continue;
+      }
+      const docs = splitDocuments(file === '-' ? 'stdin' : file, bytes);
+      if (Array.isArray(docs)) inputs.push(...docs);
+      else unreadable.push(docs);
+    }
+  }
+  return { inputs, unreadable };
+}

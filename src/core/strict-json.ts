@@ -1,0 +1,85 @@
+// Strict JSON for things that are signed: RFC 8259 text that JSON.parse reads, plus two rules
+// JSON.parse does not keep. A duplicate key in one object is refused (JSON.parse keeps the
+// last one silently, so two readers could see two documents in one file; RFC 8785 and the
+// I-JSON profile, RFC 7493, forbid it), and so is a lone surrogate, raw or escaped (it has no
+// UTF-8 form, so no two canonicalizers agree on it). Bytes that are not UTF-8 are refused.
+
+export type StrictJson = { ok: true; value: unknown } | { ok: false; reason: string };
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Parses bytes or text as strict JSON; answers the value, or why it is not strict JSON. */
+export function parseStrictJson(input: string | Uint8Array): StrictJson {
+  let text: string;
+  if (typeof input === 'string') text = input;
+  else {
+    try {
+      text = decoder.decode(input);
+    } catch {
+      return { ok: false, reason: 'not UTF-8' };
+    }
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a BOM is not part of the JSON text
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, reason: `not JSON: ${(e as Error).message}` };
+  }
+  const problem = scan(text);
+  return problem ? { ok: false, reason: problem } : { ok: true, value };
+}
+
+// One pass over text JSON.parse already accepted: tracks the keys of each open object and
+// checks every string for lone surrogates (raw, or as \u escapes).
+function scan(text: string): string | null {
+  const keys: Array<Set<string> | null> = []; // one entry per open container; null for arrays
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{') {
+      keys.push(new Set());
+      expectKey = true;
+    } else if (c === '[') {
+      keys.push(null);
+      expectKey = false;
+    } else if (c === '}' || c === ']') {
+      keys.pop();
+      expectKey = false;
+    } else if (c === ',') {
+      expectKey = keys[keys.length - 1] !== null && keys.length > 0;
+    } else if (c === '"') {
+      let j = i + 1;
+      let raw = '';
+      while (text[j] !== '"') {
+        if (text[j] === '\\') {
+          raw += text.slice(j, j + (text[j + 1] === 'u' ? 6 : 2));
+          j += text[j + 1] === 'u' ? 6 : 2;
+        } else raw += text[j++];
+      }
+      const value = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+      if (hasLoneSurrogate(value)) return `a string holds a lone surrogate (${JSON.stringify(raw.slice(0, 40))})`;
+      if (expectKey) {
+        const set = keys[keys.length - 1]!;
+        if (set.has(value)) return `duplicate key ${JSON.stringify(value)}`;
+        set.add(value);
+        expectKey = false;
+      }
+      i = j;
+    }
+  }
+  return null;
+}
+
+/** Whether a JS string holds a surrogate code unit that is not half of a pair. */
+export function hasLoneSurrogate(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u >= 0xd800 && u <= 0xdbff) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+      else return true;
+    } else if (u >= 0xdc00 && u <= 0xdfff) return true;
+  }
+  return false;
+}

@@ -1,0 +1,56 @@
+// PROTOCOL 8: judgment credentials (L1) as issued and stored at judgment time, and the
+// node's public keys (issuer keys with their windows and signed rotations, HMAC key ids,
+// the log key).
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { canonicalize, ed25519Multibase, isoTime, PROPOSAL_KINDS, ServiceError, sha256Hex, type NodeKeys } from '../../core/index.js';
+import { Credentials } from '../../domain/credentials.js';
+import { JudgmentIndex } from '../../domain/records.js';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** The public half of the node's keys (GET /api/node/keys). */
+export function nodeKeysView(keys: NodeKeys) {
+  return {
+    issuer: {
+      current: keys.issuer.did,
+      keys: keys.issuers.map((k) => ({ ...k, validFromIso: isoTime(k.validFrom), validUntilIso: k.validUntil === null ? null : isoTime(k.validUntil) })),
+      rotations: keys.rotations,
+      note: 'Each rotation is signed by the old and the new key over the JCS of {type, from, to, at}: from any issuer DID you trust, the chain reaches the others, and each key was the issuer\'s from the rotation into it until the rotation out of it.',
+    },
+    hmac: keys.hmac.map((h, i) => ({ signingKeyId: h.signingKeyId, createdAt: h.createdAt, current: i === 0 })),
+    log: { publicKey: keys.log.publicKey, publicKeyMultibase: ed25519Multibase(keys.log.publicKey) },
+  };
+}
+
+export async function credentialRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+
+  app.get(
+    '/api/credentials/judgment/:kind/:proposalId/:judgmentId',
+    { schema: { params: Type.Object({ kind: Type.String({ maxLength: 40 }), proposalId: Type.String({ maxLength: 64 }), judgmentId: Type.String({ maxLength: 64 }) }) } },
+    async (request, reply) => {
+      const { kind, proposalId, judgmentId } = request.params as { kind: string; proposalId: string; judgmentId: string };
+      if (!(PROPOSAL_KINDS as readonly string[]).includes(kind)) {
+        throw new ServiceError('invalid_kind', `No proposal kind ${kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
+      }
+      const where = /^jdg_[0-9a-f]{16}$/.test(judgmentId) ? await ctx.store.get(JudgmentIndex, judgmentId) : undefined;
+      const credential = where && where.proposalId === proposalId && where.kind === kind ? await ctx.store.get(Credentials, judgmentId) : undefined;
+      if (!credential) {
+        throw new ServiceError('not_found', `No judgment credential ${kind}/${proposalId}/${judgmentId}.`, {
+          hint: 'The credentialUrl of a judgment is in the judge answer and in GET /api/knowledge/proposals/{id}.',
+        });
+      }
+      // Issued once and never changed: the ETag is its content's hash.
+      const etag = `"${sha256Hex(canonicalize(credential)).slice(0, 32)}"`;
+      reply.header('etag', etag).header('cache-control', IMMUTABLE);
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return credential;
+    },
+  );
+
+  app.get('/api/node/keys', async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=60');
+    return nodeKeysView(ctx.keys);
+  });
+}

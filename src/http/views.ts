@@ -1,0 +1,68 @@
+// How proposals and their judgments are shown (PROTOCOL 6.6): the detail route, the judge
+// queue's expanded items and the offline bundle all answer these same views.
+import { canonicalize, credentialUrl, type ProposalKind } from '../core/index.js';
+import { judgeUrl } from '../domain/proposal-kinds.js';
+import type { JudgmentRecord, ProposalRecord } from '../domain/records.js';
+
+export function judgmentView(kind: ProposalKind, proposalId: string, j: JudgmentRecord) {
+  return {
+    judgmentId: j.judgmentId,
+    agentTag: j.agentTag,
+    scores: j.scores,
+    composite: j.composite,
+    rationale: j.rationale,
+    receivedAt: j.receivedAt,
+    alignment: j.alignment,
+    weight: j.weight,
+    tier: j.tier,
+    signature: {
+      algorithm: j.signature.algorithm,
+      publicKey: j.signature.publicKey,
+      signature: j.signature.signature,
+      signingPayload: canonicalize(j.signature.payload),
+    },
+    attestation: j.attestation,
+    credentialUrl: credentialUrl(kind, proposalId, j.judgmentId),
+  };
+}
+
+/** The detail view of a proposal: DgProposal for decision graphs, the common shape otherwise. */
+export function proposalView(p: ProposalRecord) {
+  const judgments = p.judgments.length ? { judgments: p.judgments.map((j) => judgmentView(p.kind, p.proposalId, j)) } : {};
+  const common = {
+    status: p.status,
+    submittedAt: p.submittedAt,
+    decidedAt: p.decidedAt,
+    judgmentCount: p.judgments.length,
+    requiredJudgments: p.requiredJudgments,
+  };
+  if (p.kind === 'graph') {
+    const g = p.payload as { path: string; title: string; spec: string; payload: unknown; replaceExisting?: boolean };
+    return {
+      proposalId: p.proposalId,
+      path: g.path,
+      title: g.title,
+      spec: g.spec,
+      payload: g.payload,
+      ...common,
+      replaceExisting: g.replaceExisting ?? false,
+      proposer: p.proposer?.tag ?? null,
+      outcome: p.outcome,
+      ...judgments,
+    };
+  }
+  return {
+    proposalId: p.proposalId,
+    kind: p.kind,
+    path: p.path,
+    title: p.title,
+    ...common,
+    proposer: p.proposer?.tag ?? null,
+    payload: p.payload,
+    deposit: p.deposit,
+    outcome: p.outcome,
+    judgeUrl: judgeUrl(p.kind, p.proposalId),
+    ...judgments,
+  };
+}
+

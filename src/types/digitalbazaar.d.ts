@@ -1,0 +1,29 @@
+// The Digital Bazaar VC packages are ES modules without type declarations; these are the
+// parts akas calls (issuing in src/domain/credentials.ts, interop checks in tests).
+declare module '@digitalbazaar/vc' {
+  export function issue(options: { credential: object; suite: unknown; documentLoader: (url: string) => Promise<unknown>; now?: string | Date }): Promise<Record<string, unknown>>;
+  export function verifyCredential(options: {
+    credential: object;
+    suite: unknown;
+    documentLoader: (url: string) => Promise<unknown>;
+    now?: string | Date;
+  }): Promise<{ verified: boolean; error?: unknown; results?: unknown[] }>;
+}
+declare module '@digitalbazaar/data-integrity' {
+  export class DataIntegrityProof {
+    constructor(options: { signer?: unknown; cryptosuite: unknown; date?: string | Date | number | null });
+  }
+}
+declare module '@digitalbazaar/eddsa-jcs-2022-cryptosuite' {
+  export function createSignCryptosuite(): unknown;
+  export function createVerifyCryptosuite(): unknown;
+}
+declare module '@digitalbazaar/ed25519-multikey' {
+  export function generate(options?: { id?: string; controller?: string; seed?: Uint8Array }): Promise<{
+    id: string;
+    controller: string;
+    publicKeyMultibase: string;
+    signer(): { id: string; algorithm: string; sign(o: { data: Uint8Array }): Promise<Uint8Array> };
+  }>;
+  export function from(key: object): Promise<unknown>;
+}

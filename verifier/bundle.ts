@@ -1,0 +1,142 @@
+// Offline check of a proposal bundle (`akas export`, GET /api/knowledge/proposals/{id}/bundle;
+// PROTOCOL 8.4). Every check is reported under its layer:
+// - L2: each judgment's fields rebuild what its judge signed, the judge's Ed25519 signature
+//   holds, and the key was the judge's when the judgment arrived (per the judges' windows);
+// - L1: each judgment's credential verifies (strict eddsa-jcs-2022), says what the judgment
+//   says, and (with a pinned issuer) was signed by a key that was the issuer's then;
+// - CAS: each content hash the proposal names matches the bytes given with --blobs;
+// - L3: the node's HMACs need the node's key: reported as unchecked, never as verified.
+// What could not be checked (no pinned issuer, a blob not given) is said, not counted.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { judgmentUrn, parseStrictJson } from '../src/core/index.js';
+import { hashFile, normalizeSha256 } from './cas.js';
+import { verifyCredential } from './credential.js';
+import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
+import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from './judgment.js';
+import { Checks, type Report } from './report.js';
+
+export const BUNDLE_FORMAT = 'akas.bundle.v1';
+
+export interface BundleOptions {
+  /** A folder holding blobs named by their sha256 (as `akas export --blobs` writes them). */
+  blobsDir?: string;
+  /** The issuer DID to pin (the node's current issuer, e.g. from GET /healthz). */
+  issuer?: string;
+  /** The instant credentials' validity is checked at (ms); now by default. */
+  at?: number;
+}
+
+export interface BundleReport extends Report {
+  proposalId: string;
+  kind: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Reads a bundle (text, bytes or parsed); throws NotCheckableError when it is not one. */
+export function parseBundle(input: string | Uint8Array | unknown): Json {
+  let doc = input;
+  if (typeof input === 'string' || input instanceof Uint8Array) {
+    const parsed = parseStrictJson(input);
+    if (!parsed.ok) throw new NotCheckableError(`not a bundle: ${parsed.reason}`);
+    doc = parsed.value;
+  }
+  if (!isObject(doc) || doc.format !== BUNDLE_FORMAT || !isObject(doc.proposal)) {
+    throw new NotCheckableError(`not an akas bundle (format ${BUNDLE_FORMAT} with a proposal): export one with akas export PROPOSAL_ID`);
+  }
+  return doc;
+}
+
+/** The blob files of a folder by sha256 (files named by their hash; an extension is allowed). */
+function blobFiles(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const name of readdirSync(dir)) {
+    const sha = normalizeSha256(name.split('.')[0]);
+    if (sha && statSync(join(dir, name)).isFile()) files.set(sha, join(dir, name));
+  }
+  return files;
+}
+
+/** Checks a bundle offline. Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
+export async function verifyBundle(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
+  const bundle = parseBundle(input);
+  const c = new Checks();
+  const proposal = bundle.proposal as Json;
+  const judges: AgentKeys[] = (Array.isArray(bundle.judges) ? bundle.judges : []).map((j, i) => parseAgentKeys(j, `judges[${i}]`));
+
+  // The issuer: pinned, then followed along its signed rotations.
+  let trust: IssuerTrust | undefined;
+  if (options.issuer) {
+    trust = trustIssuerKeys(options.issuer, bundle.issuerKeys as IssuerKeyList);
+    c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
+  } else c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer, e.g. from its /healthz) to pin it');
+
+  // L2: every judge signature, and each key's owner at the time.
+  const l2 = verifyProposalJudgments(proposal, judges);
+  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
+  for (const j of l2.checks) {
+    c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : 'kind, proposalId, judge, scores or rationale were changed', j.judgmentId);
+    c.add('judgment.signature', 'L2', `${j.agentTag}'s Ed25519 signature`, j.signatureValid, j.signatureValid ? undefined : 'does not verify under the public key shown', j.judgmentId);
+    c.add(
+      'judgment.key',
+      'L2',
+      `the key was ${j.agentTag}'s when the judgment arrived`,
+      j.key === 'current' || j.key === 'prior' ? true : j.key === 'unchecked' ? null : false,
+      j.key === 'unchecked' ? "not checked: the bundle has no public profile of this judge" : j.key === 'not-the-judges' ? "not one of the judge's keys in that window" : j.key,
+      j.judgmentId,
+    );
+  }
+
+  // L1: one credential per judgment, saying what the judgment says.
+  const credentials = (Array.isArray(bundle.credentials) ? bundle.credentials : []) as Json[];
+  const bySubject = new Map(credentials.map((cr) => [isObject(cr.credentialSubject) ? cr.credentialSubject.id : undefined, cr]));
+  for (const j of judgments) {
+    const id = String(j.judgmentId);
+    const cred = bySubject.get(judgmentUrn(id));
+    if (!cred) {
+      c.add('credential.present', 'L1', 'the judgment has its credential', false, 'no credential in the bundle names this judgment', id);
+      continue;
+    }
+    const r = verifyCredential(cred, { trust, at: options.at });
+    for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, id);
+    const s = cred.credentialSubject as Json;
+    const judge = isObject(s.judge) ? s.judge : {};
+    const sig = isObject(j.signature) ? j.signature : {};
+    const same =
+      s.proposalId === proposal.proposalId &&
+      s.kind === (proposal.kind ?? l2.kind) &&
+      judge.tag === j.agentTag &&
+      judge.publicKey === sig.publicKey &&
+      s.judgeSignature === sig.signature &&
+      s.rationale === j.rationale &&
+      s.composite === j.composite &&
+      JSON.stringify(s.scores) === JSON.stringify(j.scores);
+    c.add('credential.matches', 'L1', 'the credential says what the judgment says', same, same ? undefined : 'its subject differs from the judgment in the bundle', id);
+    // The node's HMAC over the judgment: only the node holds the key.
+    c.add('judgment.nodeMac', 'L3', "the node's HMAC over the judgment", null, 'needs the node (HMAC-SHA256 under its key): not checkable offline', id);
+  }
+
+  // CAS: the hashes the proposal names, against the bytes given.
+  const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];
+  const files = options.blobsDir ? blobFiles(options.blobsDir) : new Map<string, string>();
+  for (const ref of refs) {
+    const sha = normalizeSha256(ref.sha256);
+    const what = `the ${String(ref.role)} bytes hash to ${String(ref.sha256)}`;
+    if (!sha) {
+      c.add('cas.hash', 'CAS', what, false, 'not a sha256', String(ref.sha256));
+      continue;
+    }
+    const file = files.get(sha);
+    if (!file) {
+      c.add('cas.hash', 'CAS', what, null, options.blobsDir ? `not checked: no file named ${sha} in ${options.blobsDir}` : 'not checked: pass --blobs DIR with the bytes', sha);
+      continue;
+    }
+    const { sha256, bytes } = await hashFile(file);
+    const sizeOk = typeof ref.bytes !== 'number' || ref.bytes === bytes;
+    c.add('cas.hash', 'CAS', what, sha256 === sha && sizeOk, sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`, sha);
+  }
+
+  return { ...c.report(), proposalId: String(proposal.proposalId), kind: l2.kind };
+}

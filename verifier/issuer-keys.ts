@@ -1,0 +1,90 @@
+// Which issuer keys an auditor may trust, and when (PROTOCOL 8.3). A node publishes every
+// issuer key it has had, and a statement for each rotation signed by both the old and the new
+// key. Starting from one pinned DID, the chain of rotations whose two signatures verify
+// reaches the other keys, in both directions; each reached key was the issuer's from the
+// rotation into it until the rotation out of it. The windows come from those signed
+// statements only: the validFrom/validUntil of the published list are not signed, so they
+// are checked against the statements, never trusted on their own.
+import { canonicalize, didKeyFromPublicKey, issuerRotation, publicKeyFromMultibase, verify, type PublishedIssuerKey, type SignedIssuerRotation } from '../src/core/index.js';
+
+export interface TrustedKey {
+  did: string;
+  publicKey: string;
+  /** When this key became the issuer's (-Infinity when the chain does not say). */
+  from: number;
+  /** When it stopped being the issuer's (Infinity while current). */
+  until: number;
+}
+
+export interface IssuerTrust {
+  pinned: string;
+  /** The keys reached from the pin, by DID. */
+  keys: Map<string, TrustedKey>;
+  problems: string[];
+}
+
+/** The node's published key list (GET /api/node/keys, or the issuerKeys of a bundle). */
+export interface IssuerKeyList {
+  keys?: PublishedIssuerKey[];
+  rotations?: SignedIssuerRotation[];
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether a rotation statement carries two valid signatures, by its `from` and its `to` key. */
+export function rotationHolds(r: unknown): r is SignedIssuerRotation {
+  if (!isObject(r) || r.type !== 'akas.issuer-rotation.v1' || typeof r.from !== 'string' || typeof r.to !== 'string' || typeof r.at !== 'number' || !isObject(r.signatures)) return false;
+  const fromKey = publicKeyFromMultibase(r.from);
+  const toKey = publicKeyFromMultibase(r.to);
+  if (!fromKey || !toKey || r.from !== didKeyFromPublicKey(fromKey) || r.to !== didKeyFromPublicKey(toKey)) return false;
+  const statement = canonicalize(issuerRotation(r.from, r.to, r.at));
+  return verify(fromKey, statement, r.signatures.from as string) && verify(toKey, statement, r.signatures.to as string);
+}
+
+/**
+ * The issuer keys reachable from `pinned` through rotations signed by both their keys. A
+ * fork (two rotations out of, or into, one key) is a problem: such a chain is not trusted
+ * past the fork.
+ */
+export function trustIssuerKeys(pinned: string, list: IssuerKeyList | undefined): IssuerTrust {
+  const problems: string[] = [];
+  const pinKey = publicKeyFromMultibase(pinned);
+  const keys = new Map<string, TrustedKey>();
+  if (!pinKey || pinned.includes('#')) return { pinned, keys, problems: [`${pinned} is not an Ed25519 did:key`] };
+  const rotations = (list?.rotations ?? []).filter((r, i) => {
+    if (rotationHolds(r)) return true;
+    problems.push(`rotation ${i} is not signed by both of its keys`);
+    return false;
+  });
+  const out = new Map<string, SignedIssuerRotation[]>();
+  const into = new Map<string, SignedIssuerRotation[]>();
+  for (const r of rotations) {
+    out.set(r.from, [...(out.get(r.from) ?? []), r]);
+    into.set(r.to, [...(into.get(r.to) ?? []), r]);
+  }
+  const one = (m: Map<string, SignedIssuerRotation[]>, did: string, way: string) => {
+    const rs = m.get(did) ?? [];
+    if (rs.length > 1) problems.push(`${did} has ${rs.length} rotations ${way} it: a forked chain is not followed`);
+    return rs.length === 1 ? rs[0] : undefined;
+  };
+  const queue = [pinned];
+  while (queue.length) {
+    const did = queue.shift()!;
+    if (keys.has(did)) continue;
+    const inRot = one(into, did, 'into');
+    const outRot = one(out, did, 'out of');
+    keys.set(did, { did, publicKey: publicKeyFromMultibase(did)!, from: inRot?.at ?? -Infinity, until: outRot?.at ?? Infinity });
+    if (inRot) queue.push(inRot.from);
+    if (outRot) queue.push(outRot.to);
+  }
+  // The published (unsigned) windows must agree with what the signed chain says.
+  for (const k of list?.keys ?? []) {
+    const t = keys.get(k.did);
+    if (!t) continue;
+    if (Number.isFinite(t.from) && k.validFrom !== t.from) problems.push(`${k.did}: validFrom ${k.validFrom} disagrees with its signed rotation (${t.from})`);
+    const until = k.validUntil ?? Infinity;
+    if (until !== t.until && !(k.validUntil === null && t.until === Infinity)) problems.push(`${k.did}: validUntil ${k.validUntil} disagrees with its signed rotation (${t.until})`);
+  }
+  return { pinned, keys, problems };
+}
