@@ -10,3 +10,4 @@ export * from './paths.js';
 export * from './keys.js';
 export * from './judgment.js';
 export * from './version.js';
+export * from './merkle.js';
