@@ -11,3 +11,4 @@ export * from './keys.js';
 export * from './judgment.js';
 export * from './version.js';
 export * from './merkle.js';
+export * from './note.js';
