@@ -12,3 +12,5 @@ export * from './judgment.js';
 export * from './version.js';
 export * from './credential.js';
 export * from './strict-json.js';
+export * from './merkle.js';
+export * from './note.js';
