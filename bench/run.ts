@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   http: () => import('./http.js').then((m) => m.run()),
   coldstart: () => import('./coldstart.js').then((m) => m.run()),
   judging: () => import('./judging.js').then((m) => m.run()),
+  credentials: () => import('./credentials.js').then((m) => m.run()),
   usetool: () => import('./usetool.js').then((m) => m.run()),
 };
 

@@ -24,7 +24,7 @@ import {
   PROPOSAL_KINDS,
   timeOf,
   VC_V2_CONTEXT,
-  verifyBytes,
+  verifyRaw,
   verify,
   type ProposalKind,
 } from '../src/core/index.js';
@@ -109,14 +109,17 @@ export function verifyCredential(input: string | Uint8Array | unknown, options: 
   c.add('proof.context', 'L1', "the proof's @context is a prefix of the document's", contextPrefix, contextPrefix ? undefined : 'proof.@context does not start the document @context');
 
   const vm = parseDidKeyUrl(p.verificationMethod);
-  const controllerOk = vm !== null && vm.did === issuer;
   c.add(
     'proof.verificationMethod',
     'L1',
-    'the verification method is an Ed25519 did:key whose controller is the issuer',
-    controllerOk,
-    vm === null ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL (did:key:z..#z..)` : controllerOk ? undefined : `its controller ${vm.did} is not the issuer ${issuer}`,
+    'the verification method is an Ed25519 did:key URL (did:key:z..#z..)',
+    vm !== null,
+    vm === null ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL` : undefined,
   );
+  if (vm) {
+    const controllerOk = vm.did === issuer;
+    c.add('issuer.controller', 'L1', "the verification method's controller is the issuer", controllerOk, controllerOk ? undefined : `its controller ${vm.did} is not the issuer ${issuer}`);
+  }
 
   const raw = typeof p.proofValue === 'string' && p.proofValue.startsWith('z') ? base58btcDecode(p.proofValue.slice(1)) : null;
   const proofValueOk = raw !== null && raw.length === 64;
@@ -139,7 +142,7 @@ export function verifyCredential(input: string | Uint8Array | unknown, options: 
     let why: string | undefined;
     try {
       const data = Buffer.concat([sha256(canonicalize(options)), sha256(canonicalize(unsecured))]);
-      holds = verifyBytes(Buffer.from(vm.publicKey, 'hex'), data, raw);
+      holds = verifyRaw(vm.publicKey, data, raw);
       if (!holds) why = 'the Ed25519 signature does not verify: the credential or its proof was changed, or signed by another key';
     } catch (e) {
       why = `cannot be canonicalized: ${(e as Error).message}`;

@@ -9,6 +9,7 @@ import { CliError, usageError } from '../errors.js';
 import { readJsonFile } from '../input.js';
 import type { Output } from '../output.js';
 import { action, type Cli } from '../program.js';
+import type { CredentialReport } from '../../verifier/index.js';
 import { verifyGroup } from './verify.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -69,11 +70,15 @@ export function credentialCommands(program: Command, cli: Cli) {
         const trust = list ? trustIssuerKeys(issuer!, list.issuer ?? list) : undefined;
         const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
         const bar = await progressBar(out, inputs.length);
-        const results = inputs.map((input, i) => {
+        const results: Array<CredentialReport & { source: string }> = [];
+        for (const [i, input] of inputs.entries()) {
           const r = verifyCredential(input.bytes, { at, issuer, trust, checkJudgeSignature: opts.judgeSignature });
           bar?.update(i + 1);
-          return { source: input.source, ...r };
-        });
+          // Text that is not JSON at all is not a credential that failed: the check could not run on it.
+          const first = r.checks[0];
+          if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
+          else results.push({ source: input.source, ...r });
+        }
         bar?.finish();
         const failed = results.filter((r) => !r.verified).length;
         const unpinned = !issuer;
@@ -112,8 +117,9 @@ export function credentialCommands(program: Command, cli: Cli) {
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string }) => {
+      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string; verbose?: boolean }) => {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         const { verifyBundle, NotCheckableError, tally } = await import('../../verifier/index.js');
@@ -135,15 +141,26 @@ export function credentialCommands(program: Command, cli: Cli) {
         const t = tally(report.checks);
         cli.output().result({ ...report, ...t }, () => {
           const order = ['input', 'L2', 'L1', 'CAS', 'L3'];
-          const titles: Record<string, string> = { input: 'input', L1: 'L1  credentials', L2: 'L2  judge signatures', L3: 'L3  the node\'s own attestations', CAS: 'CAS content hashes' };
+          const titles: Record<string, string> = { input: 'input', L1: 'L1  credentials', L2: 'L2  judge signatures', L3: "L3  the node's own attestations", CAS: 'CAS content hashes' };
           const lines = [`bundle of ${report.proposalId} (${report.kind})`];
           for (const layer of order) {
             const checks = report.checks.filter((c) => c.layer === layer);
             if (!checks.length) continue;
-            lines.push(titles[layer]);
-            for (const c of checks) lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.subject ?? ''}  ${c.valid === true ? c.what : (c.why ?? c.what)}`);
+            const lt = tally(checks);
+            lines.push(`${titles[layer].padEnd(34)} ${lt.held} held${lt.failed ? `, ${lt.failed} FAILED` : ''}${lt.unchecked ? `, ${lt.unchecked} not checked` : ''}`);
+            // Every check with --verbose; otherwise what failed, and each distinct reason a check could not run.
+            const shown = opts.verbose ? checks : checks.filter((c) => c.valid !== true);
+            const seen = new Set<string>();
+            for (const c of shown) {
+              const text = c.valid === true ? c.what : (c.why ?? c.what);
+              if (c.valid === null && !opts.verbose) {
+                if (seen.has(c.id + text)) continue;
+                seen.add(c.id + text);
+              }
+              lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.valid === null && !opts.verbose ? '' : `${c.subject ?? ''}  `}${text}`);
+            }
           }
-          lines.push(`held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)`);
+          lines.push(`held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`);
           return lines.join('\n');
         });
         return report.verified ? 0 : 1;

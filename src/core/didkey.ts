@@ -25,26 +25,49 @@ export function base58btcEncode(bytes: Uint8Array): string {
   return out;
 }
 
-/** base58btc decoding; null on a character outside the alphabet. */
+const DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
+
+/**
+ * base58btc decoding; null on a character outside the alphabet. Two digits at a time
+ * (58^2 = 3364) are folded into 16-bit little-endian limbs, so every step stays within
+ * 32-bit integer arithmetic: the offline verifier decodes a proofValue per credential.
+ */
 export function base58btcDecode(text: string): Uint8Array | null {
   let zeros = 0;
-  while (zeros < text.length && text[zeros] === '1') zeros++;
-  const bytes: number[] = [];
-  for (let i = zeros; i < text.length; i++) {
-    let carry = ALPHABET.indexOf(text[i]);
-    if (carry < 0) return null;
-    for (let j = 0; j < bytes.length; j++) {
-      carry += bytes[j] * 58;
-      bytes[j] = carry & 0xff;
-      carry >>= 8;
+  while (zeros < text.length && text.charCodeAt(zeros) === 0x31 /* '1' */) zeros++;
+  const limbs: number[] = [];
+  for (let i = zeros; i < text.length; ) {
+    const a = text.charCodeAt(i++);
+    const da = a < 128 ? DIGIT[a] : -1;
+    if (da < 0) return null;
+    let chunk = da;
+    let mul = 58;
+    if (i < text.length) {
+      const b = text.charCodeAt(i++);
+      const db = b < 128 ? DIGIT[b] : -1;
+      if (db < 0) return null;
+      chunk = chunk * 58 + db;
+      mul = 3364;
+    }
+    let carry = chunk;
+    for (let j = 0; j < limbs.length; j++) {
+      carry += limbs[j] * mul;
+      limbs[j] = carry & 0xffff;
+      carry >>>= 16;
     }
     while (carry > 0) {
-      bytes.push(carry & 0xff);
-      carry >>= 8;
+      limbs.push(carry & 0xffff);
+      carry >>>= 16;
     }
   }
-  const out = new Uint8Array(zeros + bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[zeros + i] = bytes[bytes.length - 1 - i];
+  // Limbs to big-endian bytes, without the leading zero byte a last half-filled limb leaves.
+  const bytes: number[] = [];
+  for (let i = limbs.length - 1; i >= 0; i--) bytes.push(limbs[i] >>> 8, limbs[i] & 0xff);
+  let lead = 0;
+  while (lead < bytes.length && bytes[lead] === 0) lead++;
+  const out = new Uint8Array(zeros + bytes.length - lead);
+  out.set(bytes.slice(lead), zeros);
   return out;
 }
 
@@ -65,8 +88,20 @@ export function didKeyVerificationMethod(publicKeyHex: string): string {
   return `did:key:${mb}#${mb}`;
 }
 
+const decoded = new Map<string, string | null>();
+
 /** The raw hex public key inside an Ed25519 publicKeyMultibase or did:key; null if it is not one. */
 export function publicKeyFromMultibase(value: string): string | null {
+  // Keys repeat (one issuer signs thousands of credentials): remember the last few hundred.
+  const hit = decoded.get(value);
+  if (hit !== undefined) return hit;
+  const key = decodeMultibaseKey(value);
+  if (decoded.size >= 512) decoded.clear();
+  decoded.set(value, key);
+  return key;
+}
+
+function decodeMultibaseKey(value: string): string | null {
   const mb = value.startsWith('did:key:') ? value.slice('did:key:'.length).split('#')[0] : value;
   if (!mb.startsWith('z')) return null;
   const bytes = base58btcDecode(mb.slice(1));

@@ -105,6 +105,18 @@ export function verify(publicKeyHex: string, message: string | Uint8Array, signa
   }
 }
 
+/** Verifies signature bytes against a hex public key without hex round trips (the offline verifier's hot path). */
+export function verifyRaw(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
+  if (signature.length !== 64) return false;
+  const key = publicKeyObject(publicKeyHex);
+  if (!key) return false;
+  try {
+    return nodeVerify(null, message, key, signature);
+  } catch {
+    return false;
+  }
+}
+
 /** Verifies raw signature bytes (any length; wrong lengths are simply invalid). */
 export function verifyBytes(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;

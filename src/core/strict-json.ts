@@ -31,41 +31,48 @@ export function parseStrictJson(input: string | Uint8Array): StrictJson {
 }
 
 // One pass over text JSON.parse already accepted: tracks the keys of each open object and
-// checks every string for lone surrogates (raw, or as \u escapes).
+// checks every string for lone surrogates (raw, or as \u escapes). Strings are skipped with
+// indexOf, and decoded only when they hold an escape: most of a signed document is plain text.
+const SURROGATE = /[\ud800-\udfff]/;
+
 function scan(text: string): string | null {
   const keys: Array<Set<string> | null> = []; // one entry per open container; null for arrays
   let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '{') {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */) {
       keys.push(new Set());
       expectKey = true;
-    } else if (c === '[') {
+    } else if (c === 0x5b /* [ */) {
       keys.push(null);
       expectKey = false;
-    } else if (c === '}' || c === ']') {
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       keys.pop();
       expectKey = false;
-    } else if (c === ',') {
-      expectKey = keys[keys.length - 1] !== null && keys.length > 0;
-    } else if (c === '"') {
-      let j = i + 1;
-      let raw = '';
-      while (text[j] !== '"') {
-        if (text[j] === '\\') {
-          raw += text.slice(j, j + (text[j + 1] === 'u' ? 6 : 2));
-          j += text[j + 1] === 'u' ? 6 : 2;
-        } else raw += text[j++];
+    } else if (c === 0x2c /* , */) {
+      expectKey = keys.length > 0 && keys[keys.length - 1] !== null;
+    } else if (c === 0x22 /* " */) {
+      let end = text.indexOf('"', i + 1);
+      const escape = text.indexOf('\\', i + 1);
+      let value: string;
+      if (escape < 0 || escape > end) {
+        value = text.slice(i + 1, end);
+      } else {
+        // An escape inside: find the real closing quote, then let JSON decode the string.
+        let j = i + 1;
+        while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c ? (text.charCodeAt(j + 1) === 0x75 ? 6 : 2) : 1;
+        end = j;
+        value = JSON.parse(text.slice(i, end + 1)) as string;
       }
-      const value = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-      if (hasLoneSurrogate(value)) return `a string holds a lone surrogate (${JSON.stringify(raw.slice(0, 40))})`;
+      if (SURROGATE.test(value) && hasLoneSurrogate(value)) return `a string holds a lone surrogate (${JSON.stringify(value.slice(0, 40))})`;
       if (expectKey) {
         const set = keys[keys.length - 1]!;
         if (set.has(value)) return `duplicate key ${JSON.stringify(value)}`;
         set.add(value);
         expectKey = false;
       }
-      i = j;
+      i = end;
     }
   }
   return null;

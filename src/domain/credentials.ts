@@ -58,15 +58,23 @@ export async function documentLoader(url: string): Promise<{ contextUrl: null; d
   throw new Error(`the offline document loader has no document for ${url}`);
 }
 
-/** An eddsa-jcs-2022 signer of the node's current issuer key (the KeyObject is built once and cached). */
-function issuerSigner(keys: NodeKeys) {
-  const multibase = ed25519Multibase(keys.issuer.publicKey);
-  const key = privateKeyObject(keys.issuer.privateKey);
-  return {
-    id: `did:key:${multibase}#${multibase}`,
-    algorithm: 'Ed25519',
-    sign: async ({ data }: { data: Uint8Array }) => new Uint8Array(nodeSign(null, data, key)),
-  };
+type Signer = { id: string; algorithm: string; sign(o: { data: Uint8Array }): Promise<Uint8Array> };
+const signers = new WeakMap<NodeKeys['issuer'], Signer>();
+
+/** The eddsa-jcs-2022 signer of the node's current issuer key, made once per key (it holds the KeyObject). */
+function issuerSigner(keys: NodeKeys): Signer {
+  let signer = signers.get(keys.issuer);
+  if (!signer) {
+    const multibase = ed25519Multibase(keys.issuer.publicKey);
+    const key = privateKeyObject(keys.issuer.privateKey);
+    signer = {
+      id: `did:key:${multibase}#${multibase}`,
+      algorithm: 'Ed25519',
+      sign: async ({ data }) => new Uint8Array(nodeSign(null, data, key)),
+    };
+    signers.set(keys.issuer, signer);
+  }
+  return signer;
 }
 
 const cryptosuite = createSignCryptosuite();
@@ -86,6 +94,6 @@ export async function issueJudgmentCredential(keys: NodeKeys, kind: ProposalKind
     judgeSignature: j.signature.signature,
   });
   const suite = new DataIntegrityProof({ signer: issuerSigner(keys), cryptosuite, date: j.receivedAt });
-  // vc.issue adds the proof to the object it is given: hand it its own copy.
-  return vc.issue({ credential: structuredClone(credential), suite, documentLoader });
+  // vc.issue adds the proof to the object it is given: that is the fresh object built above.
+  return vc.issue({ credential, suite, documentLoader });
 }

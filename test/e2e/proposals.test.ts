@@ -1,15 +1,12 @@
 // The built binary against a real `akas serve --allow-same-ip` (run `npm run build` first):
 // four agents calibrated with the pools' expected answers, then propose, judge, read,
 // withdraw, queue and recover, all through `akas`.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalKind } from '../../src/core/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
-import { defaultConfigDir, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
-
-const POOLS = fileURLToPath(new URL('../../data/calibration/', import.meta.url));
+import { calibratedProfiles, runCli, savedIdentity, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 
 let node: RunningNode;
 let work: string;
@@ -17,11 +14,7 @@ let work: string;
 const akas = (profile: string, args: string[], input?: string) =>
   runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work, input });
 
-/** The identity `akas register` saved for a profile (one node per test file, so one file). */
-function saved(profile: string): { tag: string; apiKey: string; calibrationPoolId: string } {
-  const dir = join(defaultConfigDir(), 'profiles', profile);
-  return JSON.parse(readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.json'))!), 'utf8'));
-}
+const saved = (profile: string) => savedIdentity(profile);
 
 function payloadFile(kind: ProposalKind, n: number): string {
   const file = join(work, `${kind}-${n}.json`);
@@ -43,17 +36,7 @@ const judgeArgs = (id: string, ...extra: string[]) =>
 beforeAll(async () => {
   node = await startServe(['--allow-same-ip']);
   work = tempDir('akas-e2e-proposals-');
-  for (const profile of ['p1', 'p2', 'p3', 'p4']) {
-    const reg = await akas(profile, ['--json', 'register']);
-    expect(reg.code, reg.stderr).toBe(0);
-    // The right answers of the agent's pool: a top score, so every profile may judge.
-    const pool = JSON.parse(readFileSync(join(POOLS, `pool-${saved(profile).calibrationPoolId}.json`), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
-    const answers = join(work, `answers-${profile}.json`);
-    writeFileSync(answers, JSON.stringify(Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]))));
-    const cal = await akas(profile, ['--json', 'calibrate', '--answers', answers]);
-    expect(cal.code, cal.stdout + cal.stderr).toBe(0);
-    expect(JSON.parse(cal.stdout).intelligenceScore).toBeGreaterThanOrEqual(0.5);
-  }
+  await calibratedProfiles(node.url, work, ['p1', 'p2', 'p3', 'p4']);
 }, 60_000);
 afterAll(async () => {
   await node?.stop();

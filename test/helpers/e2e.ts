@@ -2,7 +2,7 @@
 // as a real `akas serve` on a temp data folder and port 0, and as a client run in a child
 // process with its own config folder (AKAS_CONFIG_DIR), so tests never touch the user's.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,4 +141,27 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliRun> {
       resolve({ code: code ?? (signal ? 128 : -1), stdout: stdoutBytes.toString(), stderr: Buffer.concat(err).toString(), stdoutBytes });
     });
   });
+}
+
+/** The identity `akas register` saved for a profile under a config folder (one node per folder). */
+export function savedIdentity(profile: string, configDir = defaultConfigDir()): { tag: string; apiKey: string; calibrationPoolId: string } {
+  const dir = join(configDir, 'profiles', profile);
+  return JSON.parse(readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.json'))!), 'utf8'));
+}
+
+/**
+ * Registers each profile on the node and calibrates it with its pool's expected answers (a
+ * top score: every profile may judge), all through the built binary. `work` holds the answer files.
+ */
+export async function calibratedProfiles(url: string, work: string, profiles: string[], configDir = defaultConfigDir()): Promise<void> {
+  for (const profile of profiles) {
+    const reg = await runCli(['--base-url', url, '--profile', profile, '--json', 'register'], { configDir });
+    if (reg.code !== 0) throw new Error(`register ${profile}: ${reg.stdout}${reg.stderr}`);
+    const poolId = savedIdentity(profile, configDir).calibrationPoolId;
+    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const answers = join(work, `answers-${profile}.json`);
+    writeFileSync(answers, JSON.stringify(Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]))));
+    const cal = await runCli(['--base-url', url, '--profile', profile, '--json', 'calibrate', '--answers', answers], { configDir });
+    if (cal.code !== 0) throw new Error(`calibrate ${profile}: ${cal.stdout}${cal.stderr}`);
+  }
 }

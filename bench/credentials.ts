@@ -1,0 +1,80 @@
+// Offline credential checking: `akas verify credential` over 10,000 judgment credentials (one
+// JSON lines file), as credentials per second against raw Ed25519 verify per second measured
+// in the same run (src/core, cached KeyObject). Each credential costs one Ed25519 verify plus
+// strict JSON, two JCS passes and two SHA-256: the ratio says how much of the floor the rest
+// takes. Target: >= 0.6. Also the verifier alone in-process (no start-up, no file reading),
+// and issuing (@digitalbazaar/vc with a held KeyObject) for context.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign, verify } from '../src/core/index.js';
+import { issueJudgmentCredential } from '../src/domain/credentials.js';
+import type { JudgmentRecord } from '../src/domain/records.js';
+import { verifyCredential } from '../verifier/index.js';
+import { header, line, perSec, rate, type Rate } from './lib.js';
+
+const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
+const COUNT = 10_000;
+const ROUNDS = 3;
+const TARGET = 0.6;
+
+const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function run() {
+  header(`credentials: akas verify credential over ${COUNT.toLocaleString('en-US')} credentials vs raw Ed25519 verify/s (same run)`);
+  const dir = mkdtempSync(join(tmpdir(), 'akas-bench-credentials-'));
+  try {
+    const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
+    const judge = generateKeyPair();
+    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
+    const texts: string[] = [];
+    const issueStart = performance.now();
+    for (let i = 0; i < COUNT; i++) {
+      const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
+      const rationale = `Checked item ${i}: accurate, clear and sourced.`;
+      const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_benchjdg', scores, rationale };
+      const j = {
+        judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
+        agentTag: 'ak_benchjdg',
+        scores,
+        composite: 0.8,
+        rationale,
+        receivedAt: Date.UTC(2026, 0, 1) + i,
+        signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
+      } as unknown as JudgmentRecord;
+      texts.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j)));
+    }
+    const issueMs = performance.now() - issueStart;
+    const file = join(dir, 'credentials.jsonl');
+    writeFileSync(file, texts.join('\n') + '\n');
+
+    const message = Buffer.alloc(64, 7);
+    const sig = sign(keys.issuer.privateKey, message);
+    const buffers = texts.map((t) => Buffer.from(t));
+    const raw: number[] = [];
+    const inProcess: number[] = [];
+    const cli: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      raw.push((await rate('raw verify', () => verify(keys.issuer.publicKey, message, sig), 1)).opsPerSec);
+      const t0 = performance.now();
+      for (const b of buffers) if (!verifyCredential(b, { issuer: keys.issuer.did }).verified) throw new Error('a bench credential did not verify');
+      inProcess.push((COUNT / (performance.now() - t0)) * 1000);
+      const t1 = performance.now();
+      const out = spawnSync(process.execPath, [CLI, 'verify', 'credential', file, '--issuer', keys.issuer.did], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      const ms = performance.now() - t1;
+      if (out.status !== 0) throw new Error(`akas verify credential exited ${out.status}: ${out.stdout.slice(-500)}${out.stderr}`);
+      cli.push((COUNT / ms) * 1000);
+    }
+    const base = med(raw);
+    const show = (name: string, v: number, target?: boolean) => line(name, perSec({ opsPerSec: v } as Rate), v / base, target ? `>= ${TARGET}` : undefined, target ? v / base >= TARGET : undefined);
+    console.log(`  (${ROUNDS} interleaved rounds, medians; per-round CLI rates: ${cli.map((x) => Math.round(x).toLocaleString('en-US')).join(', ')}/s)`);
+    show('raw Ed25519 verify (src/core, cached KeyObject)', base);
+    show(`akas verify credential FILE.jsonl (process start included)`, med(cli), true);
+    show('verifyCredential in-process (no start-up, no file I/O)', med(inProcess));
+    line('issuing, for context (@digitalbazaar/vc, held KeyObject)', `${Math.round((COUNT / issueMs) * 1000).toLocaleString('en-US')}/s`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
