@@ -5,7 +5,9 @@
 // - L1: each judgment's credential verifies (strict eddsa-jcs-2022), says what the judgment
 //   says, and (with a pinned issuer) was signed by a key that was the issuer's then;
 // - CAS: each content hash the proposal names matches the bytes given with --blobs;
-// - L3: the node's HMACs need the node's key: reported as unchecked, never as verified.
+// - L3: each judgment's entry in the node's transparency log, with its inclusion proof
+//   against a checkpoint signed by a pinned (or issuer-endorsed) log key; the node's HMACs
+//   need the node's key: reported as unchecked, never as verified.
 // What could not be checked (no pinned issuer, a blob not given) is said, not counted.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import { judgmentUrn, parseStrictJson } from '../src/core/index.js';
 import { hashFile, normalizeSha256 } from './cas.js';
 import { verifyCredential } from './credential.js';
 import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
+import { checkLogInclusion, endorsedLogKey } from './log.js';
 import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
@@ -25,6 +28,8 @@ export interface BundleOptions {
   issuer?: string;
   /** The instant credentials' validity is checked at (ms); now by default. */
   at?: number;
+  /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses, if any). */
+  logKey?: string;
 }
 
 export interface BundleReport extends Report {
@@ -116,6 +121,30 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     c.add('credential.matches', 'L1', 'the credential says what the judgment says', same, same ? undefined : 'its subject differs from the judgment in the bundle', id);
     // The node's HMAC over the judgment: only the node holds the key.
     c.add('judgment.nodeMac', 'L3', "the node's HMAC over the judgment", null, 'needs the node (HMAC-SHA256 under its key): not checkable offline', id);
+  }
+
+  // L3 made verifiable: each judgment's entry in the node's log, proven against a checkpoint
+  // signed by a log key that is pinned, or endorsed by the pinned issuer.
+  const logPart = isObject(bundle.log) ? bundle.log : undefined;
+  let logKey = options.logKey;
+  if (!logKey && trust && logPart) logKey = endorsedLogKey(logPart.endorsement, trust) ?? undefined;
+  if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart?.verifierKey === options.logKey, logPart?.verifierKey === options.logKey ? undefined : `the bundle names ${String(logPart?.verifierKey)}`);
+  else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin");
+  else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)');
+  const entries = (Array.isArray(logPart?.entries) ? logPart!.entries : []) as Json[];
+  for (const j of judgments) {
+    const id = String(j.judgmentId);
+    const item = entries.find((e) => e.judgmentId === id);
+    if (!item) {
+      c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
+      continue;
+    }
+    const entry = isObject(item.entry) ? item.entry : {};
+    const body = isObject(entry.body) ? entry.body : {};
+    const about = entry.kind === 'attestation.event.v1' && body.event === 'judgment.recorded' && body.judgmentId === id && body.proposalId === proposal.proposalId;
+    c.add('log.entry.about', 'L3', 'the log entry records this judgment', about, about ? undefined : 'the entry is about something else', id);
+    if (logKey) checkLogInclusion(c, { entry: item.entry, inclusion: item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], id);
+    else c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: no trusted log key', id);
   }
 
   // CAS: the hashes the proposal names, against the bytes given.

@@ -6,3 +6,4 @@ export * from './report.js';
 export * from './credential.js';
 export * from './issuer-keys.js';
 export * from './bundle.js';
+export * from './log.js';

@@ -112,14 +112,15 @@ export function credentialCommands(program: Command, cli: Cli) {
 
   verifyGroup(program)
     .command('bundle')
-    .description('check an exported bundle offline: judge signatures (L2), credentials (L1), content hashes; says what it could not check')
+    .description('check an exported bundle offline: judge signatures (L2), credentials (L1), log inclusion (L3), content hashes; says what it could not check')
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--log-key <key>', "the node's log key to pin (C2SP verifier key, from GET /api/node/keys); else the one the pinned --issuer endorses")
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string; verbose?: boolean }) => {
+      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string; logKey?: string; verbose?: boolean }) => {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         const { verifyBundle, NotCheckableError, tally } = await import('../../verifier/index.js');
@@ -131,7 +132,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         }
         let report;
         try {
-          report = await verifyBundle(bytes, { blobsDir: opts.blobs, issuer, at });
+          report = await verifyBundle(bytes, { blobsDir: opts.blobs, issuer, at, logKey: opts.logKey });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           const err = e as NodeJS.ErrnoException;
@@ -141,7 +142,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         const t = tally(report.checks);
         cli.output().result({ ...report, ...t }, () => {
           const order = ['input', 'L2', 'L1', 'CAS', 'L3'];
-          const titles: Record<string, string> = { input: 'input', L1: 'L1  credentials', L2: 'L2  judge signatures', L3: "L3  the node's own attestations", CAS: 'CAS content hashes' };
+          const titles: Record<string, string> = { input: 'input', L1: 'L1  credentials', L2: 'L2  judge signatures', L3: "L3  the node's log and MACs", CAS: 'CAS content hashes' };
           const lines = [`bundle of ${report.proposalId} (${report.kind})`];
           for (const layer of order) {
             const checks = report.checks.filter((c) => c.layer === layer);

@@ -1,7 +1,7 @@
 // `akas serve`: the whole node on an embedded LevelDB store in a data folder.
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
-import { usageError } from '../errors.js';
+import { CliError, usageError } from '../errors.js';
 
 interface ServeOptions {
   port?: string;
@@ -15,6 +15,7 @@ interface ServeOptions {
   logLevel?: string;
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
+  check?: boolean;
 }
 
 export function serveCommands(program: Command, cli: Cli) {
@@ -31,6 +32,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
+    .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
     .action(
       action(cli, async (opts: ServeOptions) => {
@@ -41,7 +43,13 @@ export function serveCommands(program: Command, cli: Cli) {
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port must be 0..65535, got ${opts.port}`);
         const cap = opts.registrationCap !== undefined ? Number(opts.registrationCap) : undefined;
         if (cap !== undefined && (!Number.isInteger(cap) || cap < 0)) throw usageError('--registration-cap must be a whole number');
-        const { startNode } = await import('../../src/http/server.js');
+        const { startNode, checkNode } = await import('../../src/http/server.js');
+        if (opts.check) {
+          const r = await checkNode(dataDir);
+          const problems = [...r.log.problems, ...r.ledger.problems];
+          cli.output().note(`check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}${problems.length ? ':' : ': ok'}`);
+          if (!r.ok) throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), { code: 'check_failed', problems });
+        }
         const node = await startNode({
           dataDir,
           host,

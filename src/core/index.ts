@@ -14,3 +14,4 @@ export * from './credential.js';
 export * from './strict-json.js';
 export * from './merkle.js';
 export * from './note.js';
+export * from './log-entry.js';

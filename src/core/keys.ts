@@ -9,6 +9,8 @@ import { generateKeyPair, publicKeyFromPrivate, sign } from './ed25519.js';
 import { sha256Hex } from './hash.js';
 import type { RandomSource } from './ids.js';
 import { issuerRotation, type PublishedIssuerKey, type SignedIssuerRotation } from './credential.js';
+import type { LogKeyEndorsement } from './log-entry.js';
+import { verifierKeyString } from './note.js';
 
 /** The node key file's content (secrets: mode 0600, never logged). */
 export interface NodeKeyMaterial {
@@ -28,8 +30,17 @@ export interface NodeKeys {
   issuers: PublishedIssuerKey[];
   rotations: SignedIssuerRotation[];
   hmac: Array<{ signingKeyId: string; key: Buffer; createdAt: number }>;
-  /** The Ed25519 key that signs the transparency log's checkpoints. */
-  log: { publicKey: string; privateKey: string };
+  /** The Ed25519 key that signs the transparency log's checkpoints (C2SP signed notes). */
+  log: {
+    publicKey: string;
+    privateKey: string;
+    /** The log's origin line: akas/ + the fingerprint of the node's first issuer key (stable across issuer rotations). */
+    origin: string;
+    /** The C2SP note verifier key string (`origin+hash+base64`). */
+    verifierKey: string;
+    /** The current issuer key vouching for the log key (Ed25519, 128 hex, over the JCS of the statement). */
+    endorsement: LogKeyEndorsement & { signature: string };
+  };
 }
 
 /** The key new HMACs are made with. */
@@ -80,12 +91,22 @@ export function nodeKeysFrom(m: NodeKeyMaterial): NodeKeys {
     return { publicKey, privateKey: k.privateKey, validFrom: k.validFrom, validUntil: k.validUntil };
   });
   const current = issuers[issuers.length - 1];
+  const logPublic = publicKeyFromPrivate(m.log.privateKey);
+  const origin = `akas/${ed25519Multibase(issuers[0].publicKey)}`;
+  const verifierKey = verifierKeyString(origin, logPublic);
+  const statement: LogKeyEndorsement = { type: 'akas.log-key.v1', origin, verifierKey, issuer: didKeyFromPublicKey(current.publicKey) };
   return {
     issuer: { publicKey: current.publicKey, privateKey: current.privateKey, did: didKeyFromPublicKey(current.publicKey), validFrom: current.validFrom },
     issuers: issuers.map((k) => ({ did: didKeyFromPublicKey(k.publicKey), publicKeyMultibase: ed25519Multibase(k.publicKey), validFrom: k.validFrom, validUntil: k.validUntil })),
     rotations: m.rotations,
     hmac: m.hmac.map((h) => ({ signingKeyId: h.signingKeyId, key: Buffer.from(h.key, 'hex'), createdAt: h.createdAt })),
-    log: { publicKey: publicKeyFromPrivate(m.log.privateKey), privateKey: m.log.privateKey },
+    log: {
+      publicKey: logPublic,
+      privateKey: m.log.privateKey,
+      origin,
+      verifierKey,
+      endorsement: { ...statement, signature: sign(current.privateKey, canonicalize(statement)) },
+    },
   };
 }
 

@@ -19,6 +19,8 @@ import type { Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
 import { Credentials, issueJudgmentCredential } from './credentials.js';
 import { moveCredits } from './ledger.js';
+import { auditEvent, EVENT_KIND } from './audit.js';
+import { enqueueLogEntry } from './log.js';
 import { bannedError, isBanned } from './reputation.js';
 import { PublishedNodes, releasePending } from './proposals.js';
 import {
@@ -191,6 +193,8 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
       me.contributions.judgments += 1;
       moveCredits(tx, ctx, me, 'mint', CREDITS_PER_JUDGMENT, `judgment ${judgment.judgmentId}`, proposalId);
       tx.put(JudgmentIndex, judgment.judgmentId, { proposalId, kind });
+      // The log (L3) records the judgment in the same commit (PROTOCOL 9.3).
+      enqueueLogEntry(tx, ctx, { kind: EVENT_KIND, tier: 'event', agent: me.tag, body: auditEvent('judgment.recorded', proposal, now, { judgmentId: judgment.judgmentId }) });
 
       let settlement: 'refunded' | 'slashed' | 'none' | undefined;
       if (proposal.judgments.length >= proposal.requiredJudgments) {
@@ -253,6 +257,12 @@ async function decide(
     }
   }
   proposal.outcome = { weightedComposite: round6(weighted), decision: proposal.status as 'published' | 'rejected', depositSettlement: settlement };
+  enqueueLogEntry(tx, ctx, {
+    kind: EVENT_KIND,
+    tier: 'event',
+    agent: proposal.proposer?.tag ?? null,
+    body: auditEvent(published ? 'proposal.published' : 'proposal.rejected', proposal, now, { status: proposal.status }),
+  });
   releasePending(tx, proposal);
   if (published && proposal.path && proposal.kind !== 'tree-expansion' && proposal.kind !== 'spec-sharpening') {
     tx.put(PublishedNodes, proposal.path, { proposalId: proposal.proposalId, kind: proposal.kind });

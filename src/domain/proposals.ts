@@ -16,6 +16,8 @@ import type { Tx } from '../store/index.js';
 import { claimSecretFor } from './claims.js';
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
+import { auditEvent, EVENT_KIND } from './audit.js';
+import { enqueueLogEntry } from './log.js';
 import { blobInfo } from './cas.js';
 import { casHashOfUri, conflictKeys, detailUrl, judgeUrl, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './proposal-kinds.js';
 import {
@@ -264,6 +266,7 @@ export async function withdraw(ctx: Ctx, proposalId: string, agent: AgentRecord)
     proposal.status = 'withdrawn';
     proposal.decidedAt = ctx.clock.now();
     proposal.outcome = null;
+    enqueueLogEntry(tx, ctx, { kind: EVENT_KIND, tier: 'event', agent: me.tag, body: auditEvent('proposal.withdrawn', proposal, proposal.decidedAt, { status: 'withdrawn' }) });
     releasePending(tx, proposal);
     tx.put(Proposals, proposalId, proposal);
     return { proposal, refunded: proposal.billable ? proposal.deposit : 0, balance: me.balance };

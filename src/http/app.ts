@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import secureJson from 'secure-json-parse';
 import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
+import { TransparencyLog } from '../domain/log.js';
 import type { Store } from '../store/index.js';
 import { registerCaller } from './caller.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -12,6 +13,8 @@ import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
 import { casRoutes } from './routes/cas.js';
 import { credentialRoutes } from './routes/credentials.js';
+import { logRoutes } from './routes/log.js';
+import { attestationRoutes } from './routes/attestations.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes, type MeExtension } from './routes/identity.js';
 import { proposalRoutes } from './routes/proposals.js';
@@ -47,7 +50,7 @@ export interface AppOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets };
+    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog };
   }
 }
 
@@ -90,7 +93,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
-  app.decorate('akas', { ...ctx, appConfig: config, buckets });
+  const log = new TransparencyLog(ctx, { onError: (e) => app.log.error({ err: e }, 'transparency log: append or checkpoint failed') });
+  app.decorate('akas', { ...ctx, appConfig: config, buckets, log });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
   const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: ctx.keys.hmac[0].key });
@@ -127,12 +131,19 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(quotaRoutes);
   await app.register(toolRoutes);
   await app.register(credentialRoutes);
+  await app.register(logRoutes);
+  await app.register(attestationRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();
-  app.addHook('onReady', async () => void sweepIdempotency().catch(() => undefined));
+  app.addHook('onReady', async () => {
+    void sweepIdempotency().catch(() => undefined);
+    // What a crash left in the log's outbox is appended now.
+    void log.drain().catch((e) => app.log.error({ err: e }, 'log append failed'));
+  });
   app.addHook('onClose', async () => {
     clearInterval(sweepTimer);
+    await log.close();
     await buckets.close();
   });
   return app;

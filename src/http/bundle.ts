@@ -9,6 +9,8 @@ import { getProposal } from '../domain/proposals.js';
 import { casHashOfUri } from '../domain/proposal-kinds.js';
 import { Agents, type ProposalRecord } from '../domain/records.js';
 import { nodeKeysView } from './routes/credentials.js';
+import { entryView } from './routes/log.js';
+import type { TransparencyLog } from '../domain/log.js';
 import { proposalView } from './views.js';
 
 export const BUNDLE_FORMAT = 'akas.bundle.v1';
@@ -40,7 +42,24 @@ export function casRefs(p: ProposalRecord, origin?: string): BundleCasRef[] {
   return [];
 }
 
-export async function proposalBundle(ctx: Ctx, proposalId: string, origin: string) {
+/**
+ * Each judgment's log entry with its inclusion proof against one checkpoint (made now, so it
+ * covers every entry already appended), and the log's key with the issuer's endorsement of it.
+ */
+async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord) {
+  await log.drain(); // judgments recorded a moment ago are appended first
+  const cp = await log.checkpoint();
+  const entries = [];
+  for (const j of p.judgments) {
+    const entry = await log.judgmentEntry(j.judgmentId);
+    if (!entry || entry.seq >= cp.size) continue; // not yet appended: the verifier says so
+    const proof = await log.inclusion(entry.seq, cp.size);
+    entries.push({ judgmentId: j.judgmentId, entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) } });
+  }
+  return { origin: ctx.keys.log.origin, verifierKey: ctx.keys.log.verifierKey, endorsement: ctx.keys.log.endorsement, checkpoint: cp.note, entries };
+}
+
+export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId: string, origin: string) {
   const p = await getProposal(ctx, proposalId);
   const judges = [];
   for (const tag of [...new Set(p.judgments.map((j) => j.agentTag))]) {
@@ -62,5 +81,6 @@ export async function proposalBundle(ctx: Ctx, proposalId: string, origin: strin
     credentials,
     issuerKeys: nodeKeysView(ctx.keys).issuer,
     cas: casRefs(p, origin),
+    log: await logPart(ctx, log, p),
   };
 }

@@ -15,6 +15,26 @@ export interface StartOptions {
   rotate?: { issuer?: boolean; hmac?: boolean };
 }
 
+/**
+ * The node's own audit of its data folder (`akas log check`, `akas serve --check`): the log's
+ * chain, MACs, tree and checkpoints, and the credit ledger. The node must not be running on
+ * the folder (LevelDB takes it for one process).
+ */
+export async function checkNode(dataDirIn: string, onProgress?: (entries: number) => void) {
+  const dataDir = resolve(dataDirIn);
+  const store = await openLevelStore(dataDir);
+  try {
+    const keys = loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
+    const { checkLog } = await import('../domain/log.js');
+    const { checkLedger } = await import('../domain/ledger.js');
+    const log = await checkLog(store, keys, onProgress);
+    const ledger = await checkLedger(store);
+    return { ok: log.ok && ledger.ok, log, ledger: { ok: ledger.ok, problems: ledger.problems, totals: ledger.totals } };
+  } finally {
+    await store.close();
+  }
+}
+
 export async function startNode(opts: StartOptions) {
   const dataDir = resolve(opts.dataDir);
   const store = await openLevelStore(dataDir);

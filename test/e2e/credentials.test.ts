@@ -62,7 +62,7 @@ describe('akas export and akas verify bundle (e2e)', () => {
     expect(readdirSync(blobs())).toHaveLength(1);
     const r = await offline(['verify', 'bundle', bundleFile, '--blobs', blobs(), '--issuer', issuer]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    for (const title of ['L2  judge signatures', 'L1  credentials', 'CAS content hashes', "L3  the node's own attestations"]) expect(r.stdout).toContain(title);
+    for (const title of ['L2  judge signatures', 'L1  credentials', 'CAS content hashes', "L3  the node's log and MACs"]) expect(r.stdout).toContain(title);
     const report = JSON.parse((await offline(['--json', 'verify', 'bundle', bundleFile, '--blobs', blobs(), '--issuer', issuer])).stdout);
     expect(report).toMatchObject({ verified: true, proposalId, failed: 0 });
     // Only the node's HMACs stay unchecked; the blob was given, so CAS is checked.

@@ -142,7 +142,7 @@ export async function proposalRoutes(app: FastifyInstance) {
   app.get('/api/knowledge/proposals/:id/bundle', { schema: { params: IdParams } }, async (request, reply) => {
     const { id } = request.params as { id: string };
     checkId(id);
-    const bundle = await proposalBundle(ctx, id, originOf(request));
+    const bundle = await proposalBundle(ctx, ctx.log, id, originOf(request));
     reply.header('content-disposition', `attachment; filename="${id}.bundle.json"`).header('cache-control', 'no-cache');
     return bundle;
   });

@@ -1,0 +1,205 @@
+// Attestations and the transparency log from the shell (PROTOCOL 9): attest and dry-run,
+// read an attestation with its proof, check one offline, follow the event stream, monitor
+// the log for forks and rewrites, audit a data folder, and gate a merge on reviews.
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { CliError, usageError } from '../errors.js';
+import { jsonArg, readJsonFile } from '../input.js';
+import { table } from '../output.js';
+import { configDir } from '../profile.js';
+import { action, type Cli } from '../program.js';
+import { verifyGroup } from './verify.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const SHA256 = /^[0-9a-f]{64}$/;
+const slug = (baseUrl: string) => baseUrl.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_');
+/** Where `akas log watch` keeps the last checkpoint it verified for a node. */
+export const watchStatePath = (baseUrl: string) => join(configDir(), 'log-watch', `${slug(baseUrl.replace(/\/$/, ''))}.json`);
+
+function bodyOf(opts: { file?: string; body?: string }) {
+  if (opts.file && opts.body) throw usageError('give --file or --body, not both');
+  if (opts.file) return readJsonFile(opts.file);
+  if (opts.body) return jsonArg(opts.body, '--body');
+  throw usageError('the attestation body is needed: --file BODY.json (- for stdin) or --body JSON');
+}
+
+export function logCommands(program: Command, cli: Cli) {
+  program
+    .command('attest')
+    .description('record an attestation in the node\'s log (Bearer, calibrated); --dry-run only checks it against its schema')
+    .argument('<kind>', 'one of the 22 kinds (GET /credentials/index.json), e.g. review.attestation.v1')
+    .option('-f, --file <body.json>', 'the attestation body (- reads stdin)')
+    .option('--body <json>', 'the body inline')
+    .option('--dry-run', 'check the body against the kind\'s schema; nothing is recorded (no key needed)')
+    .action(
+      action(cli, async (kind: string, opts: { file?: string; body?: string; dryRun?: boolean }) => {
+        const body = bodyOf(opts);
+        const client = cli.client();
+        const out = cli.output();
+        if (opts.dryRun) {
+          const r = await client.post<Json>('/api/credentials/dry-run', { kind, body });
+          out.result(r, () =>
+            r.valid
+              ? `valid ${r.kind} (schemaVersion ${r.schemaVersion}); record it with: akas attest ${kind} ...`
+              : [`NOT valid for ${r.kind}:`, ...r.errors.map((e: Json) => `  ${e.instancePath || '(body)'} ${e.message}${e.fieldDescription ? ` — ${e.fieldDescription}` : ''}`), r.hint].join('\n'),
+          );
+          return r.valid ? 0 : 1;
+        }
+        const r = await client.post<Json>('/api/attestations', { kind, body }, { auth: true });
+        out.result(r, () => table([['attestation', r.id], ['kind', `${r.kind} (${r.tier})`], ['log index', r.seq], ['hash', r.hash], ['proof', `akas attestation ${r.id}`]]));
+      }),
+    );
+
+  program
+    .command('attestation')
+    .description('one attestation from the log, with its inclusion proof and the signed checkpoint (save with --json for akas verify log-proof)')
+    .argument('<id>', 'att_ + 16 hex')
+    .action(
+      action(cli, async (id: string) => {
+        if (!/^att_[0-9a-f]{16}$/.test(id)) throw usageError(`not an attestation id: ${id}`);
+        const r = await cli.client().get<Json>(`/api/attestations/${id}`);
+        cli.output().result(r, () =>
+          [
+            table([['attestation', r.entry.id], ['kind', `${r.entry.kind} (${r.entry.tier})`], ['by', r.entry.agent ?? '(the node)'], ['log index', `${r.entry.seq} of ${r.inclusion.size}`], ['attested', new Date(r.entry.attestedAt).toISOString()]]),
+            JSON.stringify(r.entry.body, null, 2),
+          ].join('\n'),
+        );
+      }),
+    );
+
+  verifyGroup(program)
+    .command('log-proof')
+    .description('check an attestation\'s inclusion proof and checkpoint offline (the JSON of `akas attestation ID --json`)')
+    .argument('<file>', 'the saved answer (- for stdin)')
+    .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string, from GET /api/node/keys or /api/attestations/head)")
+    .action(
+      action(cli, async (file: string, opts: { logKey: string }) => {
+        const { verifyLogProof } = await import('../../verifier/index.js');
+        const r = verifyLogProof(readJsonFile(file), opts.logKey);
+        cli.output().result(r, () => r.checks.map((c) => `${c.valid === true ? 'ok  ' : c.valid === false ? 'FAIL' : '--  '}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`).join('\n'));
+        return r.verified ? 0 : 1;
+      }),
+    );
+
+  program
+    .command('events')
+    .description('the node\'s log entries as they are appended (Server-Sent Events); without --follow, those so far')
+    .option('--follow', 'keep streaming new entries (Ctrl-C stops)')
+    .option('--kind <kind>', 'only this attestation kind')
+    .option('--proposal <id>', 'only entries about this proposal')
+    .option('--agent <tag>', 'only entries from or about this agent')
+    .option('--from <index>', 'start at this log index (default 0)')
+    .action(
+      action(cli, async (opts: { follow?: boolean; kind?: string; proposal?: string; agent?: string; from?: string }) => {
+        if (opts.from !== undefined && !/^\d+$/.test(opts.from)) throw usageError('--from is a log index');
+        const q = new URLSearchParams({ follow: opts.follow ? '1' : '0' });
+        if (opts.kind) q.set('kind', opts.kind);
+        if (opts.proposal) q.set('proposalId', opts.proposal);
+        if (opts.agent) q.set('agent', opts.agent);
+        if (opts.from) q.set('from', opts.from);
+        const out = cli.output();
+        const client = cli.client();
+        const { readEvents } = await import('../sse.js');
+        let last: string | undefined;
+        const onEvent = (e: { id?: string; data: string }) => {
+          last = e.id ?? last;
+          const entry = JSON.parse(e.data) as Json;
+          if (out.json) out.io.stdout.write(JSON.stringify(entry) + '\n');
+          else out.io.stdout.write(`${String(entry.seq).padStart(6)}  ${new Date(entry.attestedAt).toISOString()}  ${entry.kind.padEnd(32)} ${entry.agent ?? '-'}  ${entry.body.event ?? entry.body.subjectSha256 ?? ''} ${entry.body.proposalId ?? ''}\n`);
+        };
+        // A dropped stream (a slow reader, a restart) is resumed where it stopped.
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await readEvents(client.url(`/api/events?${q}`), last ? { 'last-event-id': last } : {}, onEvent);
+            if (!opts.follow) return;
+          } catch (e) {
+            const status = (e as { status?: number }).status;
+            if (status && status < 500) throw new CliError(1, (e as Error).message, { code: 'refused', status });
+            if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: ${(e as Error).message}`, { code: 'unreachable' });
+          }
+          await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 4))));
+        }
+      }),
+    );
+
+  const log = program.command('log').description('the node\'s transparency log: monitor it, or audit a data folder');
+
+  log
+    .command('check')
+    .description('audit a data folder offline (stop the node first): the log\'s chain, MACs, tree and checkpoints, and the credit ledger')
+    .option('--data <dir>', 'data folder (env AKAS_DATA; default ./.akas)')
+    .action(
+      action(cli, async (opts: { data?: string }) => {
+        const dataDir = opts.data ?? process.env.AKAS_DATA ?? './.akas';
+        const { checkNode } = await import('../../src/http/server.js');
+        let r;
+        try {
+          r = await checkNode(dataDir);
+        } catch (e) {
+          throw new CliError(2, `Cannot open ${dataDir}: ${(e as Error).message} (is a node running on it?)`, { code: 'unreadable', path: dataDir });
+        }
+        cli.output().result(r, () =>
+          [
+            `log: ${r.log.entries} entries, ${r.log.checkpoints} checkpoints: ${r.log.ok ? 'ok' : 'PROBLEMS'}`,
+            ...r.log.problems.map((p) => `  ${p}`),
+            `ledger: ${r.ledger.ok ? 'ok' : 'PROBLEMS'}`,
+            ...r.ledger.problems.map((p) => `  ${p}`),
+          ].join('\n'),
+        );
+        return r.ok ? 0 : 1;
+      }),
+    );
+
+  log
+    .command('watch')
+    .description('monitor the node\'s log: each new checkpoint must extend the last one seen (consistency proof) and the entries must rebuild its root; exit 1 on a fork or a rewrite')
+    .option('--interval <seconds>', 'seconds between polls', '30')
+    .option('--once', 'check once and exit (for cron)')
+    .option('--full', 'audit every entry from the start again, not only the new ones')
+    .option('--log-key <key>', 'pin this log key (default: the one the node published at the first run, kept with the state)')
+    .action(
+      action(cli, async (opts: { interval: string; once?: boolean; full?: boolean; logKey?: string }) => {
+        const seconds = Number(opts.interval);
+        if (!Number.isFinite(seconds) || seconds < 0.1) throw usageError('--interval is a number of seconds (at least 0.1)');
+        const { watchOnce } = await import('../log-watch.js');
+        const out = cli.output();
+        for (;;) {
+          const r = await watchOnce(cli.client(), watchStatePath(cli.globals().baseUrl), { full: Boolean(opts.full), logKey: opts.logKey });
+          opts.full = false;
+          if (out.json) out.io.stdout.write(JSON.stringify(r) + '\n');
+          else out.io.stdout.write(`${new Date().toISOString()}  ${r.ok ? 'ok  ' : 'FAIL'}  ${r.message}\n`);
+          if (!r.ok) return 1;
+          if (opts.once) return 0;
+          await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+        }
+      }),
+    );
+
+  program
+    .command('gate')
+    .description('merge gates on the node\'s log')
+    .command('review')
+    .description('exit 0 only when enough calibrated agents attested an approving review of SUBJECT, each proven in the log')
+    .requiredOption('--subject <sha256>', 'the reviewed artifact\'s sha256 (e.g. of the release tarball)')
+    .option('--require <verdict>', 'the verdict that counts', 'approve')
+    .option('--min <n>', 'how many distinct reviewers', '1')
+    .option('--log-key <key>', 'pin the log key (default: the one `akas log watch` keeps for this node, else the node\'s)')
+    .action(
+      action(cli, async (opts: { subject: string; require: string; min: string; logKey?: string }) => {
+        const subject = opts.subject.toLowerCase();
+        if (!SHA256.test(subject)) throw usageError('--subject is a sha256 (64 hex)');
+        const min = Number(opts.min);
+        if (!Number.isInteger(min) || min < 1) throw usageError('--min is a whole number from 1');
+        const { reviewGate } = await import('../log-watch.js');
+        const r = await reviewGate(cli.client(), { subject, verdict: opts.require, min, logKey: opts.logKey, statePath: watchStatePath(cli.globals().baseUrl) });
+        cli.output().result(r, () =>
+          [
+            ...r.reviews.map((x) => `${x.counted ? 'ok  ' : '--  '}  ${x.id}  ${x.reviewer}  ${x.verdict}${x.counted ? '' : `  (${x.why})`}`),
+            `${r.approvals} of ${min} required ${opts.require} review(s) from distinct calibrated agents, each proven in the log: ${r.passed ? 'PASS' : 'FAIL'}`,
+          ].join('\n'),
+        );
+        return r.passed ? 0 : 1;
+      }),
+    );
+}

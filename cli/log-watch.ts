@@ -1,0 +1,144 @@
+// The monitor of a node's transparency log (`akas log watch`) and the review gate
+// (`akas gate review`). The monitor keeps, per node, the last checkpoint it verified and the
+// right edge of the tree its entries build (O(log n) hashes) in the config folder; each run
+// checks the new checkpoint's signature, proves it extends the last one (a fork or a rollback
+// fails), re-hashes and re-chains every new entry, and requires the root they build to be
+// the one signed (an edited, removed or reordered entry fails).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { checkLogInclusion, Checks, consistent, LogAuditor, openCheckpoint, type AuditState } from '../verifier/index.js';
+import type { AkasClient } from './client.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+interface WatchState extends AuditState {
+  checkpoint: string;
+}
+
+export function readWatchState(path: string): WatchState | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as WatchState;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeWatchState(path: string, state: WatchState) {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+}
+
+export interface WatchResult {
+  ok: boolean;
+  message: string;
+  size?: number;
+  previousSize?: number;
+  audited?: number;
+  logKey?: string;
+}
+
+/** The log key to trust: pinned, else kept from the first run, else the one the node publishes now. */
+async function logKeyFor(client: AkasClient, pinned: string | undefined, state: WatchState | undefined) {
+  if (pinned) return { key: pinned, source: 'pinned' };
+  if (state?.logKey) return { key: state.logKey, source: 'kept' };
+  const keys = await client.get<Json>('/api/node/keys');
+  return { key: String(keys.log?.verifierKey ?? ''), source: 'published' };
+}
+
+/** One round of monitoring. */
+export async function watchOnce(client: AkasClient, statePath: string, opts: { full?: boolean; logKey?: string } = {}): Promise<WatchResult> {
+  const state = readWatchState(statePath);
+  const { key, source } = await logKeyFor(client, opts.logKey, state);
+  if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
+  const published = await client.get<Json>('/api/node/keys');
+  if (published.log?.verifierKey !== key) return { ok: false, message: `the node now publishes another log key (${published.log?.verifierKey}) than the trusted one (${key})`, logKey: key };
+
+  const note = (await client.call<string>('GET', '/api/log/checkpoint')).body;
+  const opened = openCheckpoint(note, [key]);
+  if (!opened.ok) return { ok: false, message: `the checkpoint is refused: ${opened.reason}` };
+  const cp = opened.checkpoint;
+  const root = Buffer.from(cp.rootHash);
+
+  if (state) {
+    const oldRoot = Buffer.from(state.root, 'hex');
+    if (cp.size < state.size) return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size === state.size && !root.equals(oldRoot)) return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size > state.size && state.size > 0) {
+      const proof = (await client.get<Json>(`/api/log/proof/consistency?old=${state.size}&new=${cp.size}`)).proof;
+      if (!consistent(state.size, oldRoot, cp.size, root, proof)) {
+        return { ok: false, message: `FORK: the checkpoint of ${cp.size} entries does not extend the one of ${state.size} seen before (consistency proof fails)`, size: cp.size, previousSize: state.size };
+      }
+    }
+  }
+
+  // The entries themselves must build the signed root.
+  const auditor = new LogAuditor(opts.full ? undefined : state);
+  const from = auditor.size;
+  while (auditor.size < cp.size) {
+    const page = await client.get<Json>(`/api/log/entries?start=${auditor.size}&end=${Math.min(cp.size, auditor.size + 1000)}`);
+    if (!Array.isArray(page.entries) || page.entries.length === 0) return { ok: false, message: `the node serves no entry ${auditor.size} of the ${cp.size} its checkpoint signs` };
+    for (const e of page.entries) {
+      const problem = auditor.append(e);
+      if (problem) return { ok: false, message: `REWRITE: ${problem}`, size: cp.size };
+    }
+  }
+  if (!auditor.root().equals(root)) return { ok: false, message: `REWRITE: the ${cp.size} entries served build another root than the signed checkpoint`, size: cp.size };
+
+  writeWatchState(statePath, { ...auditor.state(cp.origin, key, Date.now()), checkpoint: note });
+  const grew = state ? cp.size - state.size : cp.size;
+  return {
+    ok: true,
+    message: `${cp.origin} at ${cp.size} entries (root ${root.toString('hex').slice(0, 16)}…): ${state ? `+${grew} since the last check, consistent` : `first check (log key ${source})`}; ${cp.size - from} entries audited`,
+    size: cp.size,
+    previousSize: state?.size,
+    audited: cp.size - from,
+    logKey: key,
+  };
+}
+
+export interface GateReview {
+  id: string;
+  reviewer: string;
+  verdict: string;
+  counted: boolean;
+  why?: string;
+}
+
+/** The review gate: approving reviews of a subject from distinct calibrated agents, each proven in the log. */
+export async function reviewGate(client: AkasClient, opts: { subject: string; verdict: string; min: number; logKey?: string; statePath: string }) {
+  const { key } = await logKeyFor(client, opts.logKey, readWatchState(opts.statePath));
+  const reviews: GateReview[] = [];
+  const counted = new Set<string>();
+  const calibrated = new Map<string, boolean>();
+  let cursor: string | null = null;
+  do {
+    const page: Json = await client.get<Json>(`/api/attestations?kind=review.attestation.v1&subject=${opts.subject}&limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    for (const item of page.items as Json[]) {
+      const reviewer = String(item.agent);
+      const review: GateReview = { id: item.id, reviewer, verdict: String(item.body.verdict), counted: false };
+      reviews.push(review);
+      if (item.body.verdict !== opts.verdict) review.why = `verdict ${item.body.verdict}`;
+      else if (item.body.subjectSha256 !== opts.subject) review.why = 'another subject';
+      else if (counted.has(reviewer)) review.why = 'this reviewer is already counted';
+      else {
+        if (!calibrated.has(reviewer)) {
+          const profile = await client.get<Json>(`/api/agents/${reviewer}`).catch(() => undefined);
+          calibrated.set(reviewer, typeof profile?.intelligenceScore === 'number' && profile.tier !== 'refused');
+        }
+        if (!calibrated.get(reviewer)) review.why = 'the reviewer is not a calibrated agent';
+        else {
+          const proof = await client.get<Json>(`/api/attestations/${item.id}`);
+          const c = new Checks();
+          if (proof.entry?.hash !== item.hash) review.why = 'the proven entry is not the one listed';
+          else if (!checkLogInclusion(c, proof, [key], item.id)) review.why = `not proven in the log: ${c.failed.map((f) => f.why).join('; ')}`;
+          else {
+            review.counted = true;
+            counted.add(reviewer);
+          }
+        }
+      }
+    }
+    cursor = page.nextCursor;
+  } while (cursor);
+  return { subject: opts.subject, verdict: opts.verdict, required: opts.min, approvals: counted.size, passed: counted.size >= opts.min, logKey: key, reviews };
+}

@@ -1,0 +1,402 @@
+// The attestation chain and its transparency log (PROTOCOL 9): every attestation, and the
+// node's own audit events (judgments recorded, proposals decided), appended to one HMAC
+// chain whose entries are the leaves of an RFC 9162 Merkle tree with signed checkpoints.
+//
+// Writers never touch the log directly: they put an item in the outbox inside their own
+// transaction (a judgment and its log event commit together or not at all), and one
+// appender drains the outbox in batches under the `log` lock: many entries per durable
+// write, each append O(log n), the tree's complete subtrees stored so nothing is ever
+// recomputed from the leaves. The `log` lock is the only thing that orders the log; on a
+// shared database it orders the appenders of every process.
+import {
+  consistencyProof,
+  currentHmac,
+  entryHash,
+  entryLeaf,
+  formatCheckpoint,
+  GENESIS_PREV_HASH,
+  hmacSha256Hex,
+  inclusionProof,
+  leafHash,
+  newAttestationId,
+  nodesToStoreOnAppend,
+  openNote,
+  rootAt,
+  safeEqual,
+  ServiceError,
+  signNote,
+  type AttestationTier,
+  type GetNode,
+  type LogEntry,
+  type NodeKeys,
+} from '../core/index.js';
+import { space, type Store, type Tx } from '../store/index.js';
+import type { Ctx } from './context.js';
+
+/** An item waiting to be appended. */
+export interface OutboxItem {
+  id: string;
+  kind: string;
+  tier: AttestationTier;
+  body: Record<string, unknown>;
+  agent: string | null;
+  at: number;
+}
+
+export interface StoredCheckpoint {
+  size: number;
+  /** Root hash, hex. */
+  root: string;
+  /** The signed note (C2SP tlog-checkpoint). */
+  note: string;
+  at: number;
+}
+
+const pad = (n: number, width = 16) => String(n).padStart(width, '0');
+
+/** seq -> entry. */
+export const LogEntries = space<LogEntry>('log-entries');
+/** attestation id -> seq. */
+export const LogIds = space<{ seq: number }>('log-ids');
+/** `${level}:${index}` -> hex hash of that complete subtree. */
+export const LogNodes = space<string>('log-nodes');
+export const LogHead = space<{ size: number; lastHash: string }>('log-head');
+/** size -> checkpoint. */
+export const LogCheckpoints = space<StoredCheckpoint>('log-checkpoints');
+export const LogOutbox = space<OutboxItem>('log-outbox');
+/** Secondary keys -> seq: `kind:K:seq`, `subject:SHA:seq`, `agent:TAG:seq`, `proposal:ID:seq`, `judgment:ID`. */
+export const LogIndex = space<{ seq: number }>('log-index');
+
+export const LOG_LOCK = 'log';
+const nodeKey = (level: number, index: number) => `${pad(level, 2)}:${pad(index)}`;
+export const seqKey = (seq: number) => pad(seq);
+
+// Outbox keys sort by enqueue time, then by a process-wide counter (same millisecond).
+let counter = 0;
+
+/**
+ * Puts an item for the log in the outbox, inside the caller's transaction: it is appended
+ * if and only if that transaction commits. Answers the attestation id it will have.
+ */
+export function enqueueLogEntry(tx: Tx, ctx: Pick<Ctx, 'clock' | 'random'>, item: Omit<OutboxItem, 'id' | 'at'>): string {
+  const id = newAttestationId(ctx.random);
+  const at = ctx.clock.now();
+  tx.put(LogOutbox, `${pad(at, 15)}:${pad(counter++ % 1e9, 9)}:${id}`, { id, at, ...item });
+  return id;
+}
+
+/** The secondary index keys of an entry. */
+function indexKeys(e: LogEntry): string[] {
+  const keys = [`kind:${e.kind}:${pad(e.seq)}`];
+  if (e.agent) keys.push(`agent:${e.agent}:${pad(e.seq)}`);
+  const subject = e.body.subjectSha256;
+  if (typeof subject === 'string') keys.push(`subject:${subject}:${pad(e.seq)}`);
+  const proposalId = e.body.proposalId;
+  if (typeof proposalId === 'string') keys.push(`proposal:${proposalId}:${pad(e.seq)}`);
+  if (e.kind === 'attestation.event.v1' && typeof e.body.judgmentId === 'string' && e.body.event === 'judgment.recorded') keys.push(`judgment:${e.body.judgmentId}`);
+  return keys;
+}
+
+/** A node accessor over committed data (proofs and roots of sizes already appended). */
+export function storeNodes(store: Store): GetNode {
+  return async (level, index) => {
+    const hex = await store.get(LogNodes, nodeKey(level, index));
+    if (hex === undefined) throw new Error(`log node ${level}:${index} is missing`);
+    return Buffer.from(hex, 'hex');
+  };
+}
+
+export interface LogOptions {
+  /** Largest number of items one append transaction takes. */
+  batch?: number;
+  /** How often a new checkpoint is made when the log grew (ms); 0 turns the timer off. */
+  checkpointEveryMs?: number;
+  /** Told of a failed append or checkpoint (the outbox keeps the items: the next write retries). */
+  onError?: (e: unknown) => void;
+}
+
+/**
+ * The appender and the reader of one node's log. One instance per running node (and per
+ * store): it drains the outbox whenever a write lands there, and makes a checkpoint at
+ * most every second while the log grows.
+ */
+export class TransparencyLog {
+  private draining: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+  private readonly waiters = new Map<string, Array<(e: LogEntry) => void>>();
+  private readonly unwatch: () => void;
+  private readonly timer?: NodeJS.Timeout;
+  private readonly batch: number;
+  private checkpointing: Promise<StoredCheckpoint> | null = null;
+
+  constructor(
+    private readonly ctx: Pick<Ctx, 'store' | 'clock' | 'keys'>,
+    options: LogOptions = {},
+  ) {
+    this.batch = options.batch ?? 500;
+    const onError = options.onError ?? (() => undefined);
+    this.unwatch = ctx.store.watch(LogOutbox, () => void this.drain().catch(onError));
+    const every = options.checkpointEveryMs ?? 1000;
+    if (every > 0) {
+      this.timer = setInterval(() => void this.checkpoint().catch(onError), every);
+      this.timer.unref();
+    }
+  }
+
+  get store() {
+    return this.ctx.store;
+  }
+
+  /** Appends everything in the outbox (coalesces concurrent calls; answers when the outbox was empty once). */
+  drain(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.draining) {
+      this.again = true;
+      return this.draining;
+    }
+    this.draining = (async () => {
+      try {
+        do {
+          this.again = false;
+          for (;;) {
+            const items = await this.ctx.store.list(LogOutbox, { limit: this.batch });
+            if (items.length === 0) break;
+            const appended = await this.appendBatch(items);
+            for (const e of appended) this.settle(e);
+          }
+        } while (this.again && !this.closed);
+      } finally {
+        this.draining = null;
+      }
+    })();
+    return this.draining;
+  }
+
+  private async appendBatch(items: Array<[string, OutboxItem]>): Promise<LogEntry[]> {
+    const { store, keys } = this.ctx;
+    return store.transact([LOG_LOCK], async (tx) => {
+      const head = (await tx.get(LogHead, 'head')) ?? { size: 0, lastHash: GENESIS_PREV_HASH };
+      const hmac = currentHmac(keys);
+      const getNode: GetNode = async (level, index) => {
+        const hex = await tx.get(LogNodes, nodeKey(level, index));
+        if (hex === undefined) throw new Error(`log node ${level}:${index} is missing`);
+        return Buffer.from(hex, 'hex');
+      };
+      const appended: LogEntry[] = [];
+      for (const [key, item] of items) {
+        // Another appender (another process on a shared store) may have taken it meanwhile.
+        if (!(await tx.get(LogOutbox, key))) continue;
+        tx.del(LogOutbox, key);
+        if (await tx.get(LogIds, item.id)) continue;
+        const fields = { seq: head.size, prevHash: head.lastHash, kind: item.kind, tier: item.tier, body: item.body, agent: item.agent, attestedAt: item.at };
+        const hash = entryHash(fields);
+        const entry: LogEntry = { id: item.id, ...fields, hash, mac: hmacSha256Hex(hmac.key, hash), signingKeyId: hmac.signingKeyId };
+        for (const n of await nodesToStoreOnAppend(head.size, leafHash(entryLeaf(fields)), getNode)) tx.put(LogNodes, nodeKey(n.level, n.index), n.hash.toString('hex'));
+        tx.put(LogEntries, seqKey(entry.seq), entry);
+        tx.put(LogIds, entry.id, { seq: entry.seq });
+        for (const k of indexKeys(entry)) tx.put(LogIndex, k, { seq: entry.seq });
+        head.size += 1;
+        head.lastHash = hash;
+        appended.push(entry);
+      }
+      tx.put(LogHead, 'head', head);
+      return appended;
+    });
+  }
+
+  private settle(e: LogEntry) {
+    const waiting = this.waiters.get(e.id);
+    if (!waiting) return;
+    this.waiters.delete(e.id);
+    for (const w of waiting) w(e);
+  }
+
+  /** Resolves with the entry once the item with this id is in the log. */
+  async appended(id: string): Promise<LogEntry> {
+    const done = new Promise<LogEntry>((resolve) => this.waiters.set(id, [...(this.waiters.get(id) ?? []), resolve]));
+    const already = await this.entryById(id);
+    if (already) {
+      this.settle(already);
+      return already;
+    }
+    void this.drain().catch(() => undefined); // the next write retries; the caller waits for it
+    return done;
+  }
+
+  async head(): Promise<{ size: number; lastHash: string }> {
+    return (await this.ctx.store.get(LogHead, 'head')) ?? { size: 0, lastHash: GENESIS_PREV_HASH };
+  }
+
+  async entry(seq: number): Promise<LogEntry | undefined> {
+    return this.ctx.store.get(LogEntries, seqKey(seq));
+  }
+
+  async entryById(id: string): Promise<LogEntry | undefined> {
+    const ref = await this.ctx.store.get(LogIds, id);
+    return ref ? this.entry(ref.seq) : undefined;
+  }
+
+  /** Entries start (inclusive) to end (exclusive), in order. */
+  async entries(start: number, end: number): Promise<LogEntry[]> {
+    if (end <= start) return [];
+    return (await this.ctx.store.list(LogEntries, { gte: seqKey(start), lt: seqKey(end) })).map(([, e]) => e);
+  }
+
+  /** The newest checkpoint stored, if any. */
+  async latestCheckpoint(): Promise<StoredCheckpoint | undefined> {
+    const [last] = await this.ctx.store.list(LogCheckpoints, { reverse: true, limit: 1 });
+    return last?.[1];
+  }
+
+  /**
+   * The newest checkpoint, first making one when the log grew past the last: every
+   * checkpoint handed out commits to everything appended before the request.
+   */
+  async checkpoint(): Promise<StoredCheckpoint> {
+    if (this.checkpointing) return this.checkpointing;
+    this.checkpointing = (async () => {
+      try {
+        const [head, last] = await Promise.all([this.head(), this.latestCheckpoint()]);
+        // An empty log has a checkpoint too (size 0, the empty root): a monitor starts there.
+        if (last && last.size >= head.size) return last;
+        return await this.makeCheckpoint(head.size);
+      } finally {
+        this.checkpointing = null;
+      }
+    })();
+    return this.checkpointing;
+  }
+
+  private async makeCheckpoint(size: number): Promise<StoredCheckpoint> {
+    const { store, keys, clock } = this.ctx;
+    const root = await rootAt(size, storeNodes(store));
+    const note = signNote(formatCheckpoint({ origin: keys.log.origin, size, rootHash: root }), keys.log.origin, keys.log.privateKey);
+    const cp: StoredCheckpoint = { size, root: root.toString('hex'), note, at: clock.now() };
+    await store.transact([`log-checkpoint:${size}`], async (tx) => {
+      if (!(await tx.get(LogCheckpoints, seqKey(size)))) tx.put(LogCheckpoints, seqKey(size), cp);
+    });
+    return cp;
+  }
+
+  /** A stored checkpoint of exactly this size. */
+  checkpointAt(size: number): Promise<StoredCheckpoint | undefined> {
+    return this.ctx.store.get(LogCheckpoints, seqKey(size));
+  }
+
+  /** The inclusion proof of entry `index` in the tree of `size` entries (size defaults to the latest checkpoint). */
+  async inclusion(index: number, size: number): Promise<Buffer[]> {
+    const head = await this.head();
+    if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size || size > head.size) {
+      throw new ServiceError('validation_failed', `No inclusion proof of entry ${index} in a tree of ${size} (the log holds ${head.size}).`, {
+        errors: [{ field: 'index', reason: `must be below size, and size at most ${head.size}` }],
+      });
+    }
+    return inclusionProof(index, size, storeNodes(this.ctx.store));
+  }
+
+  /** The consistency proof between two sizes (0 < old <= new <= the log's size). */
+  async consistency(oldSize: number, newSize: number): Promise<Buffer[]> {
+    const head = await this.head();
+    if (!Number.isSafeInteger(oldSize) || !Number.isSafeInteger(newSize) || oldSize < 1 || oldSize > newSize || newSize > head.size) {
+      throw new ServiceError('validation_failed', `No consistency proof from ${oldSize} to ${newSize} (the log holds ${head.size}).`, {
+        errors: [{ field: 'old', reason: `1 <= old <= new <= ${head.size}` }],
+      });
+    }
+    return consistencyProof(oldSize, newSize, storeNodes(this.ctx.store));
+  }
+
+  /** Entries whose secondary index starts with prefix (kind:K:, agent:T:, subject:S:, proposal:P:), after the cursor seq. */
+  async byIndex(prefix: string, limit: number, after?: number): Promise<LogEntry[]> {
+    const refs = await this.ctx.store.list(LogIndex, { gt: after === undefined ? prefix : `${prefix}${pad(after)}`, lt: `${prefix}\uffff`, limit });
+    const out: LogEntry[] = [];
+    for (const [, ref] of refs) {
+      const e = await this.entry(ref.seq);
+      if (e) out.push(e);
+    }
+    return out;
+  }
+
+  /** The judgment.recorded event of a judgment, once appended. */
+  async judgmentEntry(judgmentId: string): Promise<LogEntry | undefined> {
+    const ref = await this.ctx.store.get(LogIndex, `judgment:${judgmentId}`);
+    return ref ? this.entry(ref.seq) : undefined;
+  }
+
+  async close() {
+    this.closed = true;
+    this.unwatch();
+    if (this.timer) clearInterval(this.timer);
+    await this.draining?.catch(() => undefined);
+    await this.checkpointing?.catch(() => undefined);
+  }
+}
+
+export interface LogCheck {
+  ok: boolean;
+  entries: number;
+  checkpoints: number;
+  problems: string[];
+}
+
+/**
+ * The node's own audit of its log (`akas log check`): every entry in sequence, its hash and
+ * chain link, its MAC under the node key named, its leaf against the stored tree, and every
+ * stored checkpoint's signature and root against the tree rebuilt from the entries. A removed,
+ * reordered or edited entry, or a rewritten tree, is a problem.
+ */
+export async function checkLog(store: Store, keys: NodeKeys, onProgress?: (n: number) => void): Promise<LogCheck> {
+  const problems: string[] = [];
+  const hmacs = new Map(keys.hmac.map((h) => [h.signingKeyId, h.key]));
+  const checkpoints = (await store.list(LogCheckpoints)).map(([, c]) => c);
+  let nextCheckpoint = 0;
+  // The complete subtrees on the right edge of the tree so far: all an append needs.
+  const frontier = new Map<number, { index: number; hash: Buffer }>();
+  const fromFrontier = (level: number, index: number) => {
+    const f = frontier.get(level);
+    if (!f || f.index !== index) throw new Error(`no node ${level}:${index} on the frontier`);
+    return f.hash;
+  };
+  let prev = GENESIS_PREV_HASH;
+  let seq = 0;
+  // A badly damaged log would list a problem per entry: the first fifty say enough.
+  const enough = () => problems.length >= 50;
+  for await (const [key, e] of store.iterate(LogEntries)) {
+    if (key !== seqKey(seq) || e.seq !== seq) {
+      problems.push(`entry at ${key} carries seq ${e.seq}, expected ${seq}: an entry was removed or moved`);
+    }
+    if (e.prevHash !== prev) problems.push(`entry ${seq} does not link to the previous entry's hash`);
+    const hash = entryHash(e);
+    if (hash !== e.hash) problems.push(`entry ${seq} (${e.id}) was edited: its fields hash to ${hash.slice(0, 16)}..., not ${e.hash.slice(0, 16)}...`);
+    const key2 = hmacs.get(e.signingKeyId);
+    if (!key2) problems.push(`entry ${seq}: MAC key ${e.signingKeyId} is not one of this node's`);
+    else if (!safeEqual(hmacSha256Hex(key2, e.hash), e.mac)) problems.push(`entry ${seq}: its MAC does not verify`);
+    for (const n of nodesToStoreOnAppend(seq, leafHash(entryLeaf(e)), fromFrontier)) {
+      frontier.set(n.level, { index: n.index, hash: n.hash });
+      const stored = await store.get(LogNodes, nodeKey(n.level, n.index));
+      if (stored !== n.hash.toString('hex')) problems.push(`tree node ${n.level}:${n.index} differs from the entries (entry ${seq})`);
+    }
+    prev = e.hash;
+    seq += 1;
+    while (nextCheckpoint < checkpoints.length && checkpoints[nextCheckpoint].size === seq) {
+      checkCheckpoint(checkpoints[nextCheckpoint++], rootAt(seq, fromFrontier), keys, problems);
+    }
+    if (enough()) {
+      problems.push(`stopped after ${seq} entries`);
+      return { ok: false, entries: seq, checkpoints: checkpoints.length, problems };
+    }
+    if (onProgress && seq % 10_000 === 0) onProgress(seq);
+  }
+  for (const c of checkpoints.slice(nextCheckpoint)) problems.push(`checkpoint of size ${c.size} is beyond the ${seq} entries stored: entries were removed`);
+  const head = await store.get(LogHead, 'head');
+  if ((head?.size ?? 0) !== seq) problems.push(`the head says ${head?.size ?? 0} entries; ${seq} are stored`);
+  if (seq > 0 && head && head.lastHash !== prev) problems.push('the head does not name the last entry');
+  return { ok: problems.length === 0, entries: seq, checkpoints: checkpoints.length, problems };
+}
+
+function checkCheckpoint(c: StoredCheckpoint, root: Buffer, keys: NodeKeys, problems: string[]) {
+  const opened = openNote(c.note, [keys.log.verifierKey]);
+  if (!opened.ok) problems.push(`checkpoint of size ${c.size}: its signature does not verify (${opened.errors.join('; ')})`);
+  const expected = formatCheckpoint({ origin: keys.log.origin, size: c.size, rootHash: root });
+  if (opened.text !== expected || c.root !== root.toString('hex')) problems.push(`checkpoint of size ${c.size} signs a root the entries do not give: the log was rewritten`);
+}

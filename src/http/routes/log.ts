@@ -1,0 +1,142 @@
+// PROTOCOL 9.5: the transparency log's checkpoints, proofs and entries, and the event stream
+// of appended entries (9.7).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { leafHash, entryLeaf, type LogEntry } from '../../core/index.js';
+import { LogEntries, seqKey } from '../../domain/log.js';
+
+const b64 = (b: Buffer) => b.toString('base64');
+const Int = (o: object = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...o });
+
+/** An entry as served: the stored entry and its leaf hash (base64), which proofs start from. */
+export const entryView = (e: LogEntry) => ({ ...e, leafHash: b64(leafHash(entryLeaf(e))) });
+
+export const MAX_ENTRIES = 1000;
+
+export async function logRoutes(app: FastifyInstance) {
+  const log = app.akas.log;
+
+  app.get('/api/log/checkpoint', async (_request, reply) => {
+    const cp = await log.checkpoint();
+    reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
+    return cp.note;
+  });
+
+  app.get(
+    '/api/log/proof/inclusion',
+    { schema: { querystring: Type.Object({ index: Int(), size: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }) } },
+    async (request) => {
+      const q = request.query as { index: number; size?: number };
+      const cp = q.size === undefined ? await log.checkpoint() : undefined;
+      const size = q.size ?? cp?.size ?? 0;
+      const proof = await log.inclusion(q.index, size);
+      const e = await log.entry(q.index);
+      return { index: q.index, size, leafHash: b64(leafHash(entryLeaf(e!))), proof: proof.map(b64), ...(cp ? { checkpoint: cp.note } : {}) };
+    },
+  );
+
+  app.get(
+    '/api/log/proof/consistency',
+    { schema: { querystring: Type.Object({ old: Int({ minimum: 1 }), new: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }) } },
+    async (request) => {
+      const q = request.query as { old: number; new?: number };
+      const cp = q.new === undefined ? await log.checkpoint() : undefined;
+      const to = q.new ?? cp?.size ?? 0;
+      return { old: q.old, new: to, proof: (await log.consistency(q.old, to)).map(b64), ...(cp ? { checkpoint: cp.note } : {}) };
+    },
+  );
+
+  app.get(
+    '/api/log/entries',
+    { schema: { querystring: Type.Object({ start: Int(), end: Type.Optional(Int()) }, { additionalProperties: false }) } },
+    async (request) => {
+      const q = request.query as { start: number; end?: number };
+      const head = await log.head();
+      const end = Math.min(q.end ?? q.start + 100, q.start + MAX_ENTRIES, head.size);
+      const entries = await log.entries(q.start, end);
+      return { start: q.start, end: Math.max(q.start, end), size: head.size, entries: entries.map(entryView) };
+    },
+  );
+
+  // 9.7: Server-Sent Events of log entries as they are appended.
+  app.get(
+    '/api/events',
+    {
+      schema: {
+        querystring: Type.Object(
+          {
+            kind: Type.Optional(Type.String({ maxLength: 80 })),
+            proposalId: Type.Optional(Type.String({ maxLength: 64 })),
+            agent: Type.Optional(Type.String({ maxLength: 64 })),
+            from: Type.Optional(Int()),
+            follow: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false')])),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    (request, reply) => streamEvents(app, request, reply),
+  );
+}
+
+/** Bytes an SSE client may fall behind by before it is dropped (it resumes with Last-Event-ID). */
+export const SLOW_CONSUMER_BYTES = 1024 * 1024;
+
+function streamEvents(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const { store } = app.akas;
+  const q = request.query as { kind?: string; proposalId?: string; agent?: string; from?: number; follow?: string };
+  const lastId = request.headers['last-event-id'];
+  const resumeAfter = typeof lastId === 'string' && /^\d+$/.test(lastId) ? Number(lastId) + 1 : undefined;
+  let next = resumeAfter ?? q.from ?? 0;
+  const follow = q.follow !== '0' && q.follow !== 'false';
+  const matches = (e: LogEntry) =>
+    (!q.kind || e.kind === q.kind) && (!q.proposalId || e.body.proposalId === q.proposalId) && (!q.agent || e.agent === q.agent);
+
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.write(': akas log events; resume with Last-Event-ID\n\n');
+
+  let closed = false;
+  let pumping: Promise<void> | null = null;
+  let more = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    unwatch();
+    clearInterval(heartbeat);
+    res.end();
+  };
+  // Sends every entry from `next` on, in order, exactly once; a watcher wake-up only says
+  // "there may be more", so gaps and out-of-order notifications cannot skip or repeat one.
+  const pump = async () => {
+    if (pumping) return void (more = true);
+    pumping = (async () => {
+      do {
+        more = false;
+        for (;;) {
+          const batch = (await store.list(LogEntries, { gte: seqKey(next), limit: 200 })).map(([, e]) => e);
+          if (batch.length === 0 || closed) break;
+          for (const e of batch) {
+            if (e.seq !== next) break; // not yet contiguous (another appender's batch still landing)
+            next += 1;
+            if (matches(e)) res.write(`id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(e)}\n\n`);
+          }
+          // A consumer that does not read keeps the node's memory: it is dropped instead.
+          if (res.writableLength > SLOW_CONSUMER_BYTES) return close();
+          if (batch[batch.length - 1].seq !== next - 1) break;
+        }
+      } while (more && !closed);
+    })().finally(() => (pumping = null));
+    await pumping;
+  };
+  const unwatch = store.watch(LogEntries, () => void pump().catch(close));
+  const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  heartbeat.unref();
+  request.raw.on('close', close);
+  void pump()
+    .then(() => {
+      if (!follow) close();
+    })
+    .catch(close);
+}

@@ -1,0 +1,192 @@
+// Offline checks of the node's transparency log (L3 made verifiable, PROTOCOL 9.5): a
+// checkpoint is a C2SP signed note under the log's Ed25519 key; an entry is in the log when
+// its leaf (the JCS of its hashed fields) and an RFC 9162 inclusion proof give the root the
+// checkpoint signs; a log was never rewritten when a consistency proof links an older
+// checkpoint to a newer one. And the monitor's audit: the entries themselves, re-hashed and
+// re-chained, must rebuild exactly the signed roots.
+import {
+  canonicalize,
+  entryHash,
+  entryLeaf,
+  GENESIS_PREV_HASH,
+  leafHash,
+  nodesToStoreOnAppend,
+  openNote,
+  parseCheckpoint,
+  parseVerifierKey,
+  rootAt,
+  verify,
+  verifyConsistency,
+  verifyInclusion,
+  type Checkpoint,
+  type LogEntry,
+  type LogKeyEndorsement,
+} from '../src/core/index.js';
+import type { IssuerTrust } from './issuer-keys.js';
+import { Checks, type Report } from './report.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const b64 = (s: unknown): Buffer | null => {
+  if (typeof s !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(s)) return null;
+  const b = Buffer.from(s, 'base64');
+  return b.length === 32 ? b : null;
+};
+
+export type OpenedCheckpoint = { ok: true; checkpoint: Checkpoint } | { ok: false; reason: string };
+
+/** A checkpoint note signed by one of the given log keys (C2SP verifier key strings). */
+export function openCheckpoint(note: unknown, logKeys: string[]): OpenedCheckpoint {
+  if (typeof note !== 'string') return { ok: false, reason: 'no checkpoint' };
+  const keys = logKeys.filter((k) => parseVerifierKey(k));
+  if (!keys.length) return { ok: false, reason: 'no valid log key to check it with' };
+  const opened = openNote(note, keys);
+  if (!opened.ok || opened.text === null) return { ok: false, reason: `its signature does not verify under the log key (${opened.errors.join('; ')})` };
+  const cp = parseCheckpoint(opened.text);
+  if (!cp) return { ok: false, reason: 'the signed text is not a tlog checkpoint' };
+  const origin = parseVerifierKey(keys.find((k) => opened.verifiedBy.includes(parseVerifierKey(k)!.name))!)!.name;
+  if (cp.origin !== origin) return { ok: false, reason: `the checkpoint's origin ${cp.origin} is not the log key's ${origin}` };
+  return { ok: true, checkpoint: cp };
+}
+
+/**
+ * The log key an issuer vouches for: its endorsement (the JCS of {type, origin, verifierKey,
+ * issuer}) signed by an issuer key the pinned chain reaches. Null when none does.
+ */
+export function endorsedLogKey(endorsement: unknown, trust: IssuerTrust): string | null {
+  if (!isObject(endorsement) || endorsement.type !== 'akas.log-key.v1' || typeof endorsement.issuer !== 'string' || typeof endorsement.verifierKey !== 'string') return null;
+  const key = trust.keys.get(endorsement.issuer);
+  if (!key) return null;
+  const statement: LogKeyEndorsement = { type: 'akas.log-key.v1', origin: String(endorsement.origin), verifierKey: endorsement.verifierKey, issuer: endorsement.issuer };
+  const parsed = parseVerifierKey(statement.verifierKey);
+  if (!parsed || parsed.name !== statement.origin) return null;
+  return verify(key.publicKey, canonicalize(statement), endorsement.signature as string) ? statement.verifierKey : null;
+}
+
+/**
+ * Checks one entry with its inclusion proof and checkpoint (GET /api/attestations/{id}):
+ * the entry's fields hash to its hash, the checkpoint is signed by the log key, and the
+ * entry's leaf is at its index in the tree the checkpoint signs.
+ */
+export function checkLogInclusion(c: Checks, doc: { entry?: unknown; inclusion?: unknown; checkpoint?: unknown }, logKeys: string[], subject?: string): boolean {
+  const entry = doc.entry as LogEntry;
+  const inc = isObject(doc.inclusion) ? doc.inclusion : {};
+  let fieldsOk = false;
+  try {
+    fieldsOk = isObject(entry) && entryHash(entry) === entry.hash;
+  } catch {
+    fieldsOk = false;
+  }
+  c.add('log.entry', 'L3', "the entry's fields hash to its hash", fieldsOk, fieldsOk ? undefined : 'the entry was changed after it was hashed', subject);
+  const opened = openCheckpoint(doc.checkpoint, logKeys);
+  c.add('log.checkpoint', 'L3', 'the checkpoint is signed by the log key', opened.ok, opened.ok ? `size ${opened.checkpoint.size}` : opened.reason, subject);
+  if (!opened.ok || !fieldsOk) {
+    c.add('log.inclusion', 'L3', 'the entry is in the signed tree', null, 'not checked: the entry or the checkpoint above does not hold', subject);
+    return false;
+  }
+  const cp = opened.checkpoint;
+  const proof = Array.isArray(inc.proof) ? inc.proof.map(b64) : [];
+  const index = inc.index;
+  const size = inc.size;
+  const shapeOk = typeof index === 'number' && index === entry.seq && size === cp.size && proof.every((p): p is Buffer => p !== null);
+  const included = shapeOk && verifyInclusion(index as number, size as number, leafHash(entryLeaf(entry)), proof as Buffer[], cp.rootHash);
+  c.add(
+    'log.inclusion',
+    'L3',
+    `entry ${entry.seq} is in the tree of ${cp.size} entries the checkpoint signs`,
+    included,
+    included ? undefined : !shapeOk ? 'the proof is for another index or size, or holds a hash that is not 32 bytes' : 'the inclusion proof does not lead to the signed root',
+    subject,
+  );
+  return included;
+}
+
+/** Checks a saved GET /api/attestations/{id} answer offline (`akas verify log-proof`). */
+export function verifyLogProof(doc: unknown, logKey: string): Report {
+  const c = new Checks();
+  if (!isObject(doc)) {
+    c.add('shape', 'input', 'an attestation with its proof ({entry, inclusion, checkpoint})', false, 'not a JSON object');
+    return c.report();
+  }
+  const key = parseVerifierKey(logKey);
+  c.add('log.key', 'L3', 'the pinned log key is a C2SP Ed25519 verifier key', key !== null, key ? key.name : `not a verifier key: ${logKey}`);
+  if (key) checkLogInclusion(c, doc, [logKey], isObject(doc.entry) ? String(doc.entry.id) : undefined);
+  return c.report();
+}
+
+/** What the monitor keeps between runs: the last verified checkpoint and the tree's right edge. */
+export interface AuditState {
+  origin: string;
+  logKey: string;
+  size: number;
+  /** hex */
+  root: string;
+  lastHash: string;
+  /** The complete subtrees on the right edge: level -> [index, hex hash]. */
+  frontier: Record<string, [number, string]>;
+  checkedAt: number;
+}
+
+/**
+ * Extends a verified log state entry by entry: each must carry the next seq, link to the
+ * previous hash and hash to its own; the tree is extended with its leaf. `root()` then gives
+ * the root the entries build, to compare with a signed checkpoint.
+ */
+export class LogAuditor {
+  size: number;
+  lastHash: string;
+  private readonly frontier: Map<number, { index: number; hash: Buffer }>;
+
+  constructor(state?: Pick<AuditState, 'size' | 'lastHash' | 'frontier'>) {
+    this.size = state?.size ?? 0;
+    this.lastHash = state?.lastHash ?? GENESIS_PREV_HASH;
+    this.frontier = new Map(Object.entries(state?.frontier ?? {}).map(([level, [index, hash]]) => [Number(level), { index, hash: Buffer.from(hash, 'hex') }]));
+  }
+
+  private readonly get = (level: number, index: number) => {
+    const f = this.frontier.get(level);
+    if (!f || f.index !== index) throw new Error(`the audit state lacks node ${level}:${index}`);
+    return f.hash;
+  };
+
+  /** Adds the next entry; answers why it does not fit, or null. */
+  append(e: LogEntry): string | null {
+    if (e.seq !== this.size) return `entry ${e.seq} came where entry ${this.size} was due: entries were removed or reordered`;
+    if (e.prevHash !== this.lastHash) return `entry ${e.seq} does not link to the previous entry: the chain was rewritten`;
+    let hash: string;
+    try {
+      hash = entryHash(e);
+    } catch {
+      return `entry ${e.seq} cannot be canonicalized`;
+    }
+    if (hash !== e.hash) return `entry ${e.seq} (${e.id}) does not hash to its hash: it was edited`;
+    for (const n of nodesToStoreOnAppend(this.size, leafHash(entryLeaf(e)), this.get)) this.frontier.set(n.level, { index: n.index, hash: n.hash });
+    this.size += 1;
+    this.lastHash = e.hash;
+    return null;
+  }
+
+  root(): Buffer {
+    return rootAt(this.size, this.get);
+  }
+
+  state(origin: string, logKey: string, now: number): AuditState {
+    return {
+      origin,
+      logKey,
+      size: this.size,
+      root: this.root().toString('hex'),
+      lastHash: this.lastHash,
+      frontier: Object.fromEntries([...this.frontier].map(([level, f]) => [String(level), [f.index, f.hash.toString('hex')] as [number, string]])),
+      checkedAt: now,
+    };
+  }
+}
+
+/** Whether a consistency proof links the old signed root to the new one (0 -> anything holds). */
+export function consistent(oldSize: number, oldRoot: Buffer, newSize: number, newRoot: Buffer, proof: unknown): boolean {
+  if (oldSize === 0) return true;
+  const hashes = Array.isArray(proof) ? proof.map(b64) : [];
+  if (hashes.some((h) => h === null)) return false;
+  return verifyConsistency(oldSize, newSize, hashes as Buffer[], oldRoot, newRoot);
+}
