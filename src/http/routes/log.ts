@@ -100,12 +100,14 @@ function streamEvents(app: FastifyInstance, request: FastifyRequest, reply: Fast
   let closed = false;
   let pumping: Promise<void> | null = null;
   let more = false;
-  const close = () => {
+  const close = (drop = false) => {
     if (closed) return;
     closed = true;
     unwatch();
     clearInterval(heartbeat);
-    res.end();
+    // A dropped consumer's backlog is discarded with its socket; a finished stream is flushed.
+    if (drop) res.destroy();
+    else res.end();
   };
   // Sends every entry from `next` on, in order, exactly once; a watcher wake-up only says
   // "there may be more", so gaps and out-of-order notifications cannot skip or repeat one.
@@ -123,20 +125,20 @@ function streamEvents(app: FastifyInstance, request: FastifyRequest, reply: Fast
             if (matches(e)) res.write(`id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(e)}\n\n`);
           }
           // A consumer that does not read keeps the node's memory: it is dropped instead.
-          if (res.writableLength > SLOW_CONSUMER_BYTES) return close();
+          if (res.writableLength > SLOW_CONSUMER_BYTES) return close(true);
           if (batch[batch.length - 1].seq !== next - 1) break;
         }
       } while (more && !closed);
     })().finally(() => (pumping = null));
     await pumping;
   };
-  const unwatch = store.watch(LogEntries, () => void pump().catch(close));
+  const unwatch = store.watch(LogEntries, () => void pump().catch(() => close(true)));
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   heartbeat.unref();
-  request.raw.on('close', close);
+  request.raw.on('close', () => close(true));
   void pump()
     .then(() => {
       if (!follow) close();
     })
-    .catch(close);
+    .catch(() => close(true));
 }

@@ -1,0 +1,112 @@
+// akas log watch (the monitor), akas log check (the node's own audit) and akas events, in-process
+// against a node on 127.0.0.1: every way of rewriting the log is caught.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { entryHash, hmacSha256Hex } from '../../src/core/index.js';
+import { enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, LogIds, LogIndex, LogNodes, seqKey } from '../../src/domain/log.js';
+import type { Space } from '../../src/store/index.js';
+import { cliHarness, type CliHarness } from '../helpers/cli.js';
+
+let h: CliHarness;
+beforeEach(async () => {
+  h = await cliHarness({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } });
+});
+afterEach(async () => h.close());
+
+async function append(n: number, tag = 'a') {
+  const ids = [];
+  for (let i = 0; i < n; i++) ids.push(await h.node.store.transact([`t:${tag}${i}`], async (tx) => enqueueLogEntry(tx, h.node.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { step: `${tag}${i}` } })));
+  for (const id of ids) await h.node.app.akas.log.appended(id);
+}
+
+const watch = (...extra: string[]) => h.akas(['--json', 'log', 'watch', '--once', ...extra]);
+const result = (r: { stdout: string }) => JSON.parse(r.stdout.trim().split('\n').pop()!);
+
+async function editEntry(seq: number, consistentHash = false) {
+  await h.node.store.transact(['x'], async (tx) => {
+    const e = (await tx.get(LogEntries, seqKey(seq)))!;
+    e.body = { ...e.body, step: 'forged' };
+    if (consistentHash) {
+      e.hash = entryHash(e);
+      e.mac = hmacSha256Hex(h.node.keys.hmac[0].key, e.hash);
+    }
+    tx.put(LogEntries, seqKey(seq), e);
+  });
+}
+
+describe('akas log watch', () => {
+  it('trusts the node\'s log key at the first run, then checks each new checkpoint extends the last', async () => {
+    await append(10);
+    const first = await watch();
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(result(first)).toMatchObject({ ok: true, size: 10, audited: 10, logKey: h.node.keys.log.verifierKey });
+    await append(7, 'b');
+    const second = await watch();
+    expect(second.code).toBe(0);
+    expect(result(second)).toMatchObject({ ok: true, size: 17, previousSize: 10, audited: 7 });
+    expect(result(second).message).toContain('+7 since the last check, consistent');
+  });
+
+  it('exits 1 on an edited entry it had not seen, and with --full on one it had', async () => {
+    await append(10);
+    expect((await watch()).code).toBe(0);
+    await append(5, 'b');
+    await editEntry(12);
+    const r = await watch();
+    expect(r.code).toBe(1);
+    expect(result(r).message).toMatch(/REWRITE: entry 12 .* was edited/);
+
+    await editEntry(12, true); // the new entry's own hash fixed: the chain and the root still give it away
+    expect(result(await watch()).message).toMatch(/REWRITE/);
+    await editEntry(3); // already seen: only a full audit reads it again
+    expect(result(await watch('--full')).message).toMatch(/REWRITE/);
+  });
+
+  it('exits 1 on a checkpoint signed over a forked tree', async () => {
+    await append(8);
+    expect((await watch()).code).toBe(0);
+    // The node rewrites its history: another log of more entries, signed with the same key.
+    await h.node.store.transact(['x'], async (tx) => {
+      for (const sp of [LogEntries, LogNodes, LogHead, LogCheckpoints, LogIds, LogIndex] as Array<Space<unknown>>) {
+        for (const [k] of await tx.list(sp)) tx.del(sp, k);
+      }
+    });
+    await append(12, 'forked');
+    const r = await watch();
+    expect(r.code).toBe(1);
+    expect(result(r).message).toMatch(/FORK: the checkpoint of 12 entries does not extend the one of 8/);
+  });
+
+  it('exits 1 when the log shrinks, or the key it trusted changes', async () => {
+    await append(6);
+    expect((await watch()).code).toBe(0);
+    await h.node.store.transact(['x'], async (tx) => {
+      for (const k of [seqKey(5)]) tx.del(LogEntries, k);
+      tx.put(LogHead, 'head', { size: 5, lastHash: (await tx.get(LogEntries, seqKey(4)))!.hash });
+      for (const [k, cp] of await tx.list(LogCheckpoints)) if (cp.size > 5) tx.del(LogCheckpoints, k);
+    });
+    expect(result(await watch()).message).toMatch(/ROLLBACK: the log shrank from 6 to 5/);
+    expect(result(await watch('--log-key', 'other+00000000+AbCd')).message).toMatch(/differs/);
+  });
+});
+
+describe('akas log check', () => {
+  it('is the same audit the node runs (here through the in-process node\'s store)', async () => {
+    const { checkLog } = await import('../../src/domain/log.js');
+    await append(20);
+    await h.node.app.akas.log.checkpoint();
+    expect((await checkLog(h.node.store, h.node.keys)).ok).toBe(true);
+    await editEntry(4);
+    expect((await checkLog(h.node.store, h.node.keys)).ok).toBe(false);
+  });
+});
+
+describe('akas events', () => {
+  it('prints the entries so far, and as JSON lines with --json', async () => {
+    await append(4);
+    const r = await h.akas(['events']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toHaveLength(4);
+    const j = await h.akas(['--json', 'events', '--kind', 'pipeline.facet.v1', '--from', '2']);
+    expect(j.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual([2, 3]);
+  });
+});
