@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   coldstart: () => import('./coldstart.js').then((m) => m.run()),
   judging: () => import('./judging.js').then((m) => m.run()),
   credentials: () => import('./credentials.js').then((m) => m.run()),
+  log: () => import('./log.js').then((m) => m.run()),
   usetool: () => import('./usetool.js').then((m) => m.run()),
 };
 

@@ -27,6 +27,8 @@ export interface LogEntry {
   /** HMAC-SHA256 hex of `hash` under the node key `signingKeyId` (L3: only the node can check it). */
   mac: string;
   signingKeyId: string;
+  /** Node-internal: the outbox ticket it was appended from (not hashed, not served). */
+  ticket?: string;
 }
 
 export const GENESIS_PREV_HASH = '0'.repeat(64);

@@ -12,13 +12,13 @@ import {
   consistencyProof,
   currentHmac,
   entryHash,
+  sha256Hex,
   entryLeaf,
   formatCheckpoint,
   GENESIS_PREV_HASH,
   hmacSha256Hex,
   inclusionProof,
   leafHash,
-  newAttestationId,
   nodesToStoreOnAppend,
   openNote,
   rootAt,
@@ -33,9 +33,8 @@ import {
 import { space, type Store, type Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
 
-/** An item waiting to be appended. */
+/** An item waiting to be appended (keyed in the outbox by its ticket). */
 export interface OutboxItem {
-  id: string;
   kind: string;
   tier: AttestationTier;
   body: Record<string, unknown>;
@@ -56,33 +55,43 @@ const pad = (n: number, width = 16) => String(n).padStart(width, '0');
 
 /** seq -> entry. */
 export const LogEntries = space<LogEntry>('log-entries');
-/** attestation id -> seq. */
-export const LogIds = space<{ seq: number }>('log-ids');
-/** `${level}:${index}` -> hex hash of that complete subtree. */
+/** `${level}:${index}` -> hex hash of that complete subtree of two leaves or more (leaves are hashed from their entries). */
 export const LogNodes = space<string>('log-nodes');
 export const LogHead = space<{ size: number; lastHash: string }>('log-head');
 /** size -> checkpoint. */
 export const LogCheckpoints = space<StoredCheckpoint>('log-checkpoints');
 export const LogOutbox = space<OutboxItem>('log-outbox');
-/** Secondary keys -> seq: `kind:K:seq`, `subject:SHA:seq`, `agent:TAG:seq`, `proposal:ID:seq`, `judgment:ID`. */
+/** Secondary keys -> seq: `kind:K:seq`, `subject:SHA:seq`, `agent:TAG:seq`, `proposal:ID:seq`. */
 export const LogIndex = space<{ seq: number }>('log-index');
 
 export const LOG_LOCK = 'log';
+/** How often the whole outbox is scanned for items no notification announced (crash leftovers). */
+const SWEEP_EVERY_MS = 30_000;
 const nodeKey = (level: number, index: number) => `${pad(level, 2)}:${pad(index)}`;
 export const seqKey = (seq: number) => pad(seq);
 
-// Outbox keys sort by enqueue time, then by a process-wide counter (same millisecond).
+/**
+ * An attestation's id: att_ + its log index as 16 hex digits. Ids are given at append time,
+ * in log order; the log is public, so an id that tells the order gives nothing away, and it
+ * saves an id index on every append.
+ */
+export const attestationId = (seq: number) => `att_${seq.toString(16).padStart(16, '0')}`;
+/** The log index an attestation id names, or undefined. */
+export const seqOfId = (id: string) => (/^att_[0-9a-f]{16}$/.test(id) ? Number.parseInt(id.slice(4), 16) : undefined);
+
+// Outbox keys (tickets) sort by enqueue time, then a process-wide counter, then randomness
+// (several processes may enqueue in the same millisecond).
 let counter = 0;
 
 /**
  * Puts an item for the log in the outbox, inside the caller's transaction: it is appended
- * if and only if that transaction commits. Answers the attestation id it will have.
+ * if and only if that transaction commits. Answers its ticket, to wait for it with appended().
  */
-export function enqueueLogEntry(tx: Tx, ctx: Pick<Ctx, 'clock' | 'random'>, item: Omit<OutboxItem, 'id' | 'at'>): string {
-  const id = newAttestationId(ctx.random);
+export function enqueueLogEntry(tx: Tx, ctx: Pick<Ctx, 'clock' | 'random'>, item: Omit<OutboxItem, 'at'>): string {
   const at = ctx.clock.now();
-  tx.put(LogOutbox, `${pad(at, 15)}:${pad(counter++ % 1e9, 9)}:${id}`, { id, at, ...item });
-  return id;
+  const ticket = `${pad(at, 15)}:${pad(counter++ % 1e9, 9)}:${ctx.random(4).toString('hex')}`;
+  tx.put(LogOutbox, ticket, { at, ...item });
+  return ticket;
 }
 
 /** The secondary index keys of an entry. */
@@ -93,14 +102,24 @@ function indexKeys(e: LogEntry): string[] {
   if (typeof subject === 'string') keys.push(`subject:${subject}:${pad(e.seq)}`);
   const proposalId = e.body.proposalId;
   if (typeof proposalId === 'string') keys.push(`proposal:${proposalId}:${pad(e.seq)}`);
-  if (e.kind === 'attestation.event.v1' && typeof e.body.judgmentId === 'string' && e.body.event === 'judgment.recorded') keys.push(`judgment:${e.body.judgmentId}`);
   return keys;
 }
 
-/** A node accessor over committed data (proofs and roots of sizes already appended). */
-export function storeNodes(store: Store): GetNode {
+/** The leaf hash of an entry (RFC 9162: SHA-256 of 0x00 and the leaf bytes). */
+export const entryLeafHash = (e: LogEntry) => leafHash(entryLeaf(e));
+
+/**
+ * A node accessor over a store or a transaction: subtrees of two leaves or more are stored;
+ * a leaf's hash is computed from its entry (one write less per append).
+ */
+export function storeNodes(reader: Pick<Tx, 'get'>): GetNode {
   return async (level, index) => {
-    const hex = await store.get(LogNodes, nodeKey(level, index));
+    if (level === 0) {
+      const e = await reader.get(LogEntries, seqKey(index));
+      if (!e) throw new Error(`log entry ${index} is missing`);
+      return entryLeafHash(e);
+    }
+    const hex = await reader.get(LogNodes, nodeKey(level, index));
     if (hex === undefined) throw new Error(`log node ${level}:${index} is missing`);
     return Buffer.from(hex, 'hex');
   };
@@ -126,9 +145,14 @@ export class TransparencyLog {
   private closed = false;
   private readonly waiters = new Map<string, Array<(e: LogEntry) => void>>();
   private readonly unwatch: () => void;
+  private readonly unwatchEntries: () => void;
   private readonly timer?: NodeJS.Timeout;
   private readonly batch: number;
   private checkpointing: Promise<StoredCheckpoint> | null = null;
+  /** Tickets of committed outbox items, in the order their commits were announced. */
+  private readonly pending = new Set<string>();
+  private sweepDue = true;
+  private readonly sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly ctx: Pick<Ctx, 'store' | 'clock' | 'keys'>,
@@ -136,11 +160,26 @@ export class TransparencyLog {
   ) {
     this.batch = options.batch ?? 500;
     const onError = options.onError ?? (() => undefined);
-    this.unwatch = ctx.store.watch(LogOutbox, () => void this.drain().catch(onError));
+    // The store announces each committed outbox key: the appender takes them in that order
+    // with point reads, never scanning the outbox, whose front fills with tombstones of
+    // drained items that LevelDB must step over until it compacts them.
+    this.unwatch = ctx.store.watch(LogOutbox, (ticket) => {
+      this.pending.add(ticket);
+      void this.drain().catch(onError);
+    });
+    // Entries appended by another process (a shared store) settle this process's waiters too.
+    this.unwatchEntries = ctx.store.watch(LogEntries, (key) => {
+      if (this.waiters.size) void this.ctx.store.get(LogEntries, key).then((e) => e && this.settle(e));
+    });
     const every = options.checkpointEveryMs ?? 1000;
     if (every > 0) {
       this.timer = setInterval(() => void this.checkpoint().catch(onError), every);
       this.timer.unref();
+      this.sweeper = setInterval(() => {
+        this.sweepDue = true;
+        void this.drain().catch(onError);
+      }, SWEEP_EVERY_MS);
+      this.sweeper.unref();
     }
   }
 
@@ -155,46 +194,72 @@ export class TransparencyLog {
       this.again = true;
       return this.draining;
     }
-    this.draining = (async () => {
+    // Started in a later microtask: a body that finishes without awaiting would otherwise
+    // clear `draining` before it is even assigned, and every later drain() would wait on it.
+    this.draining = Promise.resolve().then(async () => {
       try {
         do {
           this.again = false;
-          for (;;) {
-            const items = await this.ctx.store.list(LogOutbox, { limit: this.batch });
-            if (items.length === 0) break;
-            const appended = await this.appendBatch(items);
+          while (this.pending.size > 0 || this.sweepDue) {
+            const appended = await this.appendBatch();
             for (const e of appended) this.settle(e);
           }
         } while (this.again && !this.closed);
       } finally {
         this.draining = null;
       }
-    })();
+    });
     return this.draining;
   }
 
-  private async appendBatch(items: Array<[string, OutboxItem]>): Promise<LogEntry[]> {
+  private async appendBatch(): Promise<LogEntry[]> {
+    const { store } = this.ctx;
+    // The tickets announced, or (at start, and now and then) whatever the outbox holds.
+    let tickets = [...this.pending].slice(0, this.batch);
+    if (tickets.length === 0 && this.sweepDue) {
+      this.sweepDue = false;
+      tickets = (await store.list(LogOutbox, { limit: this.batch })).map(([t]) => t);
+      if (tickets.length === this.batch) this.sweepDue = true;
+    }
+    if (tickets.length === 0) return [];
+    for (const t of tickets) this.pending.delete(t);
+    let result: LogEntry[];
+    try {
+      result = await this.appendTickets(tickets);
+    } catch (e) {
+      for (const t of tickets) this.pending.add(t); // they are still in the outbox: next time
+      throw e;
+    }
+    // Our own deletions of these items were announced like puts: nothing to take there.
+    for (const t of tickets) this.pending.delete(t);
+    return result;
+  }
+
+  private appendTickets(tickets: string[]): Promise<LogEntry[]> {
     const { store, keys } = this.ctx;
     return store.transact([LOG_LOCK], async (tx) => {
+      // Read under the lock: another appender (another process on a shared store) may have
+      // taken some of them meanwhile, and a deletion is announced like a put.
+      const items: Array<[string, OutboxItem]> = [];
+      for (const t of tickets) {
+        const item = await tx.get(LogOutbox, t);
+        if (item) items.push([t, item]);
+      }
+      if (items.length === 0) return [];
       const head = (await tx.get(LogHead, 'head')) ?? { size: 0, lastHash: GENESIS_PREV_HASH };
       const hmac = currentHmac(keys);
-      const getNode: GetNode = async (level, index) => {
-        const hex = await tx.get(LogNodes, nodeKey(level, index));
-        if (hex === undefined) throw new Error(`log node ${level}:${index} is missing`);
-        return Buffer.from(hex, 'hex');
-      };
+      const getNode = storeNodes(tx);
       const appended: LogEntry[] = [];
-      for (const [key, item] of items) {
-        // Another appender (another process on a shared store) may have taken it meanwhile.
-        if (!(await tx.get(LogOutbox, key))) continue;
-        tx.del(LogOutbox, key);
-        if (await tx.get(LogIds, item.id)) continue;
+      for (const [ticket, item] of items) {
+        tx.del(LogOutbox, ticket);
         const fields = { seq: head.size, prevHash: head.lastHash, kind: item.kind, tier: item.tier, body: item.body, agent: item.agent, attestedAt: item.at };
-        const hash = entryHash(fields);
-        const entry: LogEntry = { id: item.id, ...fields, hash, mac: hmacSha256Hex(hmac.key, hash), signingKeyId: hmac.signingKeyId };
-        for (const n of await nodesToStoreOnAppend(head.size, leafHash(entryLeaf(fields)), getNode)) tx.put(LogNodes, nodeKey(n.level, n.index), n.hash.toString('hex'));
+        const leaf = entryLeaf(fields);
+        const hash = sha256Hex(leaf);
+        const entry: LogEntry = { id: attestationId(head.size), ...fields, hash, mac: hmacSha256Hex(hmac.key, hash), signingKeyId: hmac.signingKeyId, ticket };
         tx.put(LogEntries, seqKey(entry.seq), entry);
-        tx.put(LogIds, entry.id, { seq: entry.seq });
+        for (const n of await nodesToStoreOnAppend(head.size, leafHash(leaf), getNode)) {
+          if (n.level > 0) tx.put(LogNodes, nodeKey(n.level, n.index), n.hash.toString('hex'));
+        }
         for (const k of indexKeys(entry)) tx.put(LogIndex, k, { seq: entry.seq });
         head.size += 1;
         head.lastHash = hash;
@@ -206,20 +271,27 @@ export class TransparencyLog {
   }
 
   private settle(e: LogEntry) {
-    const waiting = this.waiters.get(e.id);
+    const waiting = e.ticket ? this.waiters.get(e.ticket) : undefined;
     if (!waiting) return;
-    this.waiters.delete(e.id);
+    this.waiters.delete(e.ticket!);
     for (const w of waiting) w(e);
   }
 
-  /** Resolves with the entry once the item with this id is in the log. */
-  async appended(id: string): Promise<LogEntry> {
-    const done = new Promise<LogEntry>((resolve) => this.waiters.set(id, [...(this.waiters.get(id) ?? []), resolve]));
-    const already = await this.entryById(id);
-    if (already) {
-      this.settle(already);
-      return already;
+  /** Resolves with the entry once the item enqueued under this ticket is in the log. */
+  async appended(ticket: string): Promise<LogEntry> {
+    const done = new Promise<LogEntry>((resolve) => this.waiters.set(ticket, [...(this.waiters.get(ticket) ?? []), resolve]));
+    if (!(await this.ctx.store.get(LogOutbox, ticket))) {
+      // Already appended (or never enqueued): look for it among the newest entries.
+      const head = await this.head();
+      const recent = await this.ctx.store.list(LogEntries, { lt: seqKey(head.size), gte: seqKey(Math.max(0, head.size - 10_000)), reverse: true });
+      const found = recent.find(([, e]) => e.ticket === ticket);
+      if (found) this.settle(found[1]);
+      else if (this.waiters.has(ticket)) {
+        this.waiters.delete(ticket);
+        throw new Error(`no log item ${ticket} in the outbox or among the newest entries`);
+      }
     }
+    else this.pending.add(ticket); // announced or not, it is in the outbox: take it
     void this.drain().catch(() => undefined); // the next write retries; the caller waits for it
     return done;
   }
@@ -233,8 +305,8 @@ export class TransparencyLog {
   }
 
   async entryById(id: string): Promise<LogEntry | undefined> {
-    const ref = await this.ctx.store.get(LogIds, id);
-    return ref ? this.entry(ref.seq) : undefined;
+    const seq = seqOfId(id);
+    return seq === undefined ? undefined : this.entry(seq);
   }
 
   /** Entries start (inclusive) to end (exclusive), in order. */
@@ -254,8 +326,16 @@ export class TransparencyLog {
    * checkpoint handed out commits to everything appended before the request.
    */
   async checkpoint(): Promise<StoredCheckpoint> {
+    // A checkpoint already being made may predate entries appended before this call.
+    const want = (await this.head()).size;
+    let cp = await this.checkpointOnce();
+    while (cp.size < want) cp = await this.checkpointOnce();
+    return cp;
+  }
+
+  private checkpointOnce(): Promise<StoredCheckpoint> {
     if (this.checkpointing) return this.checkpointing;
-    this.checkpointing = (async () => {
+    this.checkpointing = Promise.resolve().then(async () => {
       try {
         const [head, last] = await Promise.all([this.head(), this.latestCheckpoint()]);
         // An empty log has a checkpoint too (size 0, the empty root): a monitor starts there.
@@ -264,7 +344,7 @@ export class TransparencyLog {
       } finally {
         this.checkpointing = null;
       }
-    })();
+    });
     return this.checkpointing;
   }
 
@@ -317,16 +397,18 @@ export class TransparencyLog {
     return out;
   }
 
-  /** The judgment.recorded event of a judgment, once appended. */
-  async judgmentEntry(judgmentId: string): Promise<LogEntry | undefined> {
-    const ref = await this.ctx.store.get(LogIndex, `judgment:${judgmentId}`);
-    return ref ? this.entry(ref.seq) : undefined;
+  /** The judgment.recorded event of a judgment of a proposal, once appended. */
+  async judgmentEntry(proposalId: string, judgmentId: string): Promise<LogEntry | undefined> {
+    const entries = await this.byIndex(`proposal:${proposalId}:`, 1000);
+    return entries.find((e) => e.body.event === 'judgment.recorded' && e.body.judgmentId === judgmentId);
   }
 
   async close() {
     this.closed = true;
     this.unwatch();
+    this.unwatchEntries();
     if (this.timer) clearInterval(this.timer);
+    if (this.sweeper) clearInterval(this.sweeper);
     await this.draining?.catch(() => undefined);
     await this.checkpointing?.catch(() => undefined);
   }
@@ -366,6 +448,7 @@ export async function checkLog(store: Store, keys: NodeKeys, onProgress?: (n: nu
       problems.push(`entry at ${key} carries seq ${e.seq}, expected ${seq}: an entry was removed or moved`);
     }
     if (e.prevHash !== prev) problems.push(`entry ${seq} does not link to the previous entry's hash`);
+    if (e.id !== attestationId(e.seq)) problems.push(`entry ${seq} carries the id ${e.id}`);
     const hash = entryHash(e);
     if (hash !== e.hash) problems.push(`entry ${seq} (${e.id}) was edited: its fields hash to ${hash.slice(0, 16)}..., not ${e.hash.slice(0, 16)}...`);
     const key2 = hmacs.get(e.signingKeyId);
@@ -373,6 +456,7 @@ export async function checkLog(store: Store, keys: NodeKeys, onProgress?: (n: nu
     else if (!safeEqual(hmacSha256Hex(key2, e.hash), e.mac)) problems.push(`entry ${seq}: its MAC does not verify`);
     for (const n of nodesToStoreOnAppend(seq, leafHash(entryLeaf(e)), fromFrontier)) {
       frontier.set(n.level, { index: n.index, hash: n.hash });
+      if (n.level === 0) continue; // leaves are not stored: they are the entries
       const stored = await store.get(LogNodes, nodeKey(n.level, n.index));
       if (stored !== n.hash.toString('hex')) problems.push(`tree node ${n.level}:${n.index} differs from the entries (entry ${seq})`);
     }

@@ -51,7 +51,7 @@ async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord) {
   const cp = await log.checkpoint();
   const entries = [];
   for (const j of p.judgments) {
-    const entry = await log.judgmentEntry(j.judgmentId);
+    const entry = await log.judgmentEntry(p.proposalId, j.judgmentId);
     if (!entry || entry.seq >= cp.size) continue; // not yet appended: the verifier says so
     const proof = await log.inclusion(entry.seq, cp.size);
     entries.push({ judgmentId: j.judgmentId, entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) } });

@@ -2,7 +2,7 @@
 // against a node on 127.0.0.1: every way of rewriting the log is caught.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryHash, hmacSha256Hex } from '../../src/core/index.js';
-import { enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, LogIds, LogIndex, LogNodes, seqKey } from '../../src/domain/log.js';
+import { enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, LogIndex, LogNodes, seqKey } from '../../src/domain/log.js';
 import type { Space } from '../../src/store/index.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 
@@ -66,7 +66,7 @@ describe('akas log watch', () => {
     expect((await watch()).code).toBe(0);
     // The node rewrites its history: another log of more entries, signed with the same key.
     await h.node.store.transact(['x'], async (tx) => {
-      for (const sp of [LogEntries, LogNodes, LogHead, LogCheckpoints, LogIds, LogIndex] as Array<Space<unknown>>) {
+      for (const sp of [LogEntries, LogNodes, LogHead, LogCheckpoints, LogIndex] as Array<Space<unknown>>) {
         for (const [k] of await tx.list(sp)) tx.del(sp, k);
       }
     });

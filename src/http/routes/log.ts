@@ -9,7 +9,7 @@ const b64 = (b: Buffer) => b.toString('base64');
 const Int = (o: object = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...o });
 
 /** An entry as served: the stored entry and its leaf hash (base64), which proofs start from. */
-export const entryView = (e: LogEntry) => ({ ...e, leafHash: b64(leafHash(entryLeaf(e))) });
+export const entryView = ({ ticket: _ticket, ...e }: LogEntry) => ({ ...e, leafHash: b64(leafHash(entryLeaf(e))) });
 
 export const MAX_ENTRIES = 1000;
 
@@ -122,7 +122,7 @@ function streamEvents(app: FastifyInstance, request: FastifyRequest, reply: Fast
           for (const e of batch) {
             if (e.seq !== next) break; // not yet contiguous (another appender's batch still landing)
             next += 1;
-            if (matches(e)) res.write(`id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(e)}\n\n`);
+            if (matches(e)) res.write(`id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(entryView(e))}\n\n`);
           }
           // A consumer that does not read keeps the node's memory: it is dropped instead.
           if (res.writableLength > SLOW_CONSUMER_BYTES) return close(true);
