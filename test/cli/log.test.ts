@@ -110,3 +110,55 @@ describe('akas events', () => {
     expect(j.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual([2, 3]);
   });
 });
+
+describe('akas gate review', () => {
+  const review = (subject: string, verdict: string, i: number) => ({
+    schemaVersion: '1.0.0',
+    reviewId: `rev-${i}`,
+    reviewerId: `reviewer-${i}`,
+    reviewerDid: 'did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2',
+    subjectId: 'release v2',
+    subjectSha256: subject,
+    verdict,
+    reviewedAt: 1767268800000,
+  });
+
+  it('passes only with enough approving reviews from distinct calibrated agents, each proven in the log', async () => {
+    const subject = 'c'.repeat(64);
+    const [a, b, c] = [await h.agent(), await h.agent(), await h.agent()];
+    for (const [i, who, verdict] of [[1, a, 'approve'], [2, a, 'approve'], [3, b, 'approve'], [4, c, 'request-changes']] as const) {
+      const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review(subject, verdict, i))], { profile: who.profile });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    }
+    const two = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--min', '2']);
+    expect(two.code, two.stdout).toBe(0);
+    expect(JSON.parse(two.stdout)).toMatchObject({ approvals: 2, passed: true });
+    expect(JSON.parse(two.stdout).reviews.filter((r: { counted: boolean }) => !r.counted).map((r: { why: string }) => r.why)).toEqual(['this reviewer is already counted', 'verdict request-changes']);
+    const three = await h.akas(['gate', 'review', '--subject', subject, '--min', '3']);
+    expect(three.code).toBe(1);
+    expect(three.stdout).toContain('2 of 3 required approve review(s)');
+    expect((await h.akas(['gate', 'review', '--subject', subject, '--require', 'request-changes'])).code).toBe(0);
+    // Under a log key that is not the node's, nothing is proven.
+    const otherKey = 'akas/other+1a2b3c4d+AWZAmVKRQ1NBkJLkkjZwPzr2tKNfI9ttbJOZe3jN86wu';
+    const forged = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--log-key', otherKey]);
+    expect(forged.code).toBe(1);
+    expect(JSON.parse(forged.stdout).approvals).toBe(0);
+  });
+
+  it('checks a saved attestation with its proof offline (akas verify log-proof)', async () => {
+    const a = await h.agent();
+    const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review('d'.repeat(64), 'approve', 9))], { profile: a.profile });
+    const id = JSON.parse(r.stdout).id;
+    const saved = await h.akas(['--json', 'attestation', id]);
+    const { writeFileSync } = await import('node:fs');
+    const file = `${h.configDir}/proof.json`;
+    writeFileSync(file, saved.stdout);
+    expect((await h.akas(['verify', 'log-proof', file, '--log-key', h.node.keys.log.verifierKey])).code).toBe(0);
+    const doc = JSON.parse(saved.stdout);
+    doc.entry.body.verdict = 'reject';
+    writeFileSync(file, JSON.stringify(doc));
+    const tampered = await h.akas(['verify', 'log-proof', file, '--log-key', h.node.keys.log.verifierKey]);
+    expect(tampered.code).toBe(1);
+    expect(tampered.stdout).toMatch(/FAIL {2}log.entry/);
+  });
+});
