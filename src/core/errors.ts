@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   signature_required: { status: 400, doc: 'A judgment must carry the judge\'s Ed25519 signature over signingPayload.' },
   invalid_signature: { status: 400, doc: 'The judgment signature does not verify against the judge\'s current public key.' },
   calibration_exhausted: { status: 400, doc: 'All 3 lifetime calibration attempts are used.' },
+  graph_cycle: { status: 400, doc: 'A decision-graph traversal would loop: a branch leads back to a node on its own path.' },
   unauthorized: { status: 401, doc: 'Missing or invalid Bearer credential.' },
   key_rotated: { status: 401, doc: 'This api key was rotated by a recover; use the new key or recover again.' },
   recovery_failed: { status: 401, doc: 'Any recover failure (identical on all branches).' },

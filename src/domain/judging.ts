@@ -21,6 +21,7 @@ import { Credentials, issueJudgmentCredential } from './credentials.js';
 import { moveCredits } from './ledger.js';
 import { auditEvent, EVENT_KIND } from './audit.js';
 import { enqueueLogEntry } from './log.js';
+import { publishToTree, treeLocks } from './knowledge.js';
 import { bannedError, isBanned } from './reputation.js';
 import { PublishedNodes, releasePending } from './proposals.js';
 import {
@@ -111,7 +112,7 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
     const seen = await ctx.store.get(Proposals, proposalId);
     if (!seen || seen.kind !== kind) throw notFound(proposalId);
     const lockedTags = new Set([judgeAgent.tag, ...(seen.proposer ? [seen.proposer.tag] : []), ...seen.judgments.map((j) => j.agentTag)]);
-    const locks = [proposalLock(proposalId), ...[...lockedTags].map(agentLock), ...seen.conflictKeys.map((k) => `pending-key:${k}`)];
+    const locks = [proposalLock(proposalId), ...[...lockedTags].map(agentLock), ...seen.conflictKeys.map((k) => `pending-key:${k}`), ...treeLocks(seen)];
     const result = await ctx.store.transact(locks, async (tx) => {
       const proposal = (await tx.get(Proposals, proposalId))!;
       if (proposal.judgments.some((j) => !lockedTags.has(j.agentTag))) return null; // retry with more locks
@@ -267,5 +268,7 @@ async function decide(
   if (published && proposal.path && proposal.kind !== 'tree-expansion' && proposal.kind !== 'spec-sharpening') {
     tx.put(PublishedNodes, proposal.path, { proposalId: proposal.proposalId, kind: proposal.kind });
   }
+  // The tree (PROTOCOL 10.1) changes in the same write as the status.
+  if (published) await publishToTree(tx, proposal, now);
   return settlement;
 }

@@ -15,6 +15,7 @@ import { casRoutes } from './routes/cas.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { logRoutes } from './routes/log.js';
 import { attestationRoutes } from './routes/attestations.js';
+import { knowledgeRoutes } from './routes/knowledge.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes, type MeExtension } from './routes/identity.js';
 import { proposalRoutes } from './routes/proposals.js';
@@ -133,6 +134,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(credentialRoutes);
   await app.register(logRoutes);
   await app.register(attestationRoutes);
+  await app.register(knowledgeRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();

@@ -1,0 +1,219 @@
+// PROTOCOL 10: reading the knowledge tree (the unified node response, briefs with signed
+// manifests, artifacts with their verification status and evals), decision-graph
+// traversal, search and suggest, and the manifest checks.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
+import { blobInfo, openVerifiedBlob } from '../../domain/cas.js';
+import { briefOf, childrenOf, evalsOf, nodeAt, normalizePath, type KnowledgeNode, type NodeKind } from '../../domain/knowledge.js';
+import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, deepText, type BriefLevel } from '../../domain/manifests.js';
+import { casHashOfUri } from '../../domain/proposal-kinds.js';
+import { KnowledgeSearch } from '../../domain/search.js';
+import { getTraversal, traverse } from '../../domain/traversal.js';
+import { originOf } from '../urls.js';
+
+const Level = Type.Optional(Type.Union(BRIEF_LEVELS.map((l) => Type.Literal(l))));
+const NodeQuery = Type.Object(
+  {
+    version: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    level: Level,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+const ByPathQuery = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 200 }),
+    version: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    level: Level,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+/** How long a full re-hash of a platform-verified artifact's blob stands before the next read does it again. */
+const REHASH_MS = 60_000;
+
+export async function knowledgeRoutes(app: FastifyInstance) {
+  const ctx = app.akas;
+  const search = new KnowledgeSearch(ctx.store);
+  app.addHook('onClose', async () => search.close());
+  app.addHook('onReady', async () => search.whenReady());
+  const rehashed = new Map<string, { ok: boolean; at: number }>();
+
+  /** sha256Verification (PROTOCOL 10.4): platform-verified only while the blob is here and hashes right. */
+  async function verification(node: KnowledgeNode, origin: string) {
+    const p = node.payload as { uri: string; sha256: string; bytes: number };
+    const named = casHashOfUri(p.uri, origin);
+    const uploadHint = `POST the bytes to ${origin}/api/cas and propose the artifact with uri /api/cas/<sha256>: the node then checks them itself.`;
+    if (named !== p.sha256) {
+      return {
+        status: 'self-reported',
+        method: 'none: the bytes are outside this node\'s content store',
+        note: `The sha256 is the proposer's claim. Fetch ${p.uri} and check that sha256(bytes) equals ${p.sha256} before trusting it (akas verify cas).`,
+        casUploadHint: uploadHint,
+      };
+    }
+    const info = await blobInfo(ctx, named);
+    let ok = info.exists && info.bytes === p.bytes;
+    if (ok) {
+      const last = rehashed.get(named);
+      const now = ctx.clock.now();
+      if (!last || now - last.at > REHASH_MS) {
+        const blob = await openVerifiedBlob(ctx, named).then(
+          async (b) => (await b.close(), true),
+          () => false,
+        );
+        rehashed.set(named, { ok: blob, at: now });
+        if (rehashed.size > 10_000) rehashed.clear();
+      }
+      ok = rehashed.get(named)!.ok;
+    }
+    return ok
+      ? { status: 'platform-verified', method: 'sha256 of the blob in this node\'s content store, checked on read', note: `The node holds these bytes and they hash to ${p.sha256}.`, casUploadHint: uploadHint }
+      : { status: 'integrity-failed', method: 'sha256 of the blob in this node\'s content store', note: `The blob ${named} is missing or no longer hashes to its name: do not trust these bytes.`, casUploadHint: uploadHint };
+  }
+
+  /** The unified node response of PROTOCOL 10.2. */
+  async function nodeView(request: FastifyRequest, node: KnowledgeNode, q: { level?: BriefLevel; limit?: number; cursor?: string }) {
+    const now = ctx.clock.now();
+    const page = await childrenOf(ctx.store, node.path, q.limit ?? 100, q.cursor);
+    const view: Record<string, unknown> = {
+      path: node.path,
+      title: node.title,
+      spec: node.spec,
+      kind: node.kind,
+      ...(node.refinedAt ? { refinedAt: node.refinedAt } : {}),
+      version: node.version,
+      ...(node.proposalId ? { proposalId: node.proposalId, publishedAt: node.publishedAt } : {}),
+      ...(page.children.length || node.kind === 'branch' ? { children: page.children, childrenNextCursor: page.nextCursor } : {}),
+    };
+    if (node.kind === 'leaf-brief' && node.briefId) {
+      const b = await briefOf(ctx.store, node.briefId, node.briefVersion);
+      const level = q.level ?? 'core';
+      const { brief, manifest } = briefManifest(ctx.keys, b.brief, level, now);
+      Object.assign(view, {
+        briefId: node.briefId,
+        brief,
+        tldr: b.brief.levels.tldr,
+        core: (b.brief.levels.core ?? []).join('\n'),
+        deep: deepText(b.brief),
+        manifest,
+      });
+    }
+    if (node.kind === 'leaf-capability') view.payload = node.payload;
+    if (node.kind === 'leaf-decision') {
+      view.payload = node.payload;
+      view.branches = (node.payload?.branches as unknown[]) ?? [];
+    }
+    if (node.kind === 'leaf-artifact') {
+      const p = node.payload as { uri: string; mediaType: string; sha256: string; artifactKind: string; provenance: Record<string, unknown>; bytes: number };
+      const { evals, summary } = await evalsOf(ctx.store, node.path);
+      view.payload = { kind: 'leaf-artifact', ...p };
+      view.manifest = artifactManifest(ctx.keys, { artifactPath: node.path, uri: p.uri, mediaType: p.mediaType, sha256: p.sha256, artifactKind: p.artifactKind, provenance: p.provenance, bytes: p.bytes, fetchedAt: now });
+      view.sha256Verification = await verification(node, originOf(request));
+      view.independentEvals = evals;
+      view.evalSummary = summary;
+      view.note = 'payload.provenance.metrics are the proposer\'s own; independentEvals are published eval results by others. Check the manifest with POST /api/knowledge/artifact/verify.';
+    }
+    return view;
+  }
+
+  /** Sends a node with an ETag over what it holds (not over fetchedAt), 304 when unchanged. */
+  async function sendNode(request: FastifyRequest, reply: FastifyReply, path: string | null, q: { version?: number; level?: BriefLevel; limit?: number; cursor?: string }, want?: NodeKind) {
+    if (!path) throw new ServiceError('not_found', 'Not a tree path: / followed by lowercase slug segments.', { field: 'path' });
+    const node = await nodeAt(ctx.store, path, q.version);
+    if (want && node.kind !== want) throw new ServiceError('not_found', `${path} is a ${node.kind}, not a ${want}.`, { field: 'path' });
+    const view = await nodeView(request, node, q);
+    const { manifest, ...stable } = view as { manifest?: Record<string, unknown> };
+    const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '' } : null })).slice(0, 32)}"`;
+    reply.header('etag', etag).header('cache-control', 'no-cache');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    return view;
+  }
+
+  app.get('/api/knowledge/node', { schema: { querystring: NodeQuery } }, (request, reply) => sendNode(request, reply, '/', request.query as never));
+  app.get('/api/knowledge/node/*', { schema: { querystring: NodeQuery } }, (request, reply) =>
+    sendNode(request, reply, normalizePath(decodeURIComponent((request.params as { '*': string })['*'])), request.query as never),
+  );
+  for (const [route, kind] of [
+    ['/api/knowledge/cap/by-path', 'leaf-capability'],
+    ['/api/knowledge/dg/by-path', 'leaf-decision'],
+    ['/api/knowledge/artifact/by-path', 'leaf-artifact'],
+  ] as const) {
+    app.get(route, { schema: { querystring: ByPathQuery } }, (request, reply) => {
+      const q = request.query as { path: string };
+      return sendNode(request, reply, normalizePath(q.path), q as never, kind);
+    });
+  }
+
+  app.get(
+    '/api/knowledge/briefs/:id',
+    {
+      schema: {
+        params: Type.Object({ id: Type.String({ maxLength: 120 }) }),
+        querystring: Type.Object({ level: Level, version: Type.Optional(Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })) }, { additionalProperties: false }),
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as { level?: BriefLevel; version?: string };
+      const b = await briefOf(ctx.store, id, q.version);
+      return { ...briefManifest(ctx.keys, b.brief, q.level ?? 'core', ctx.clock.now()), path: b.path };
+    },
+  );
+
+  app.post('/api/knowledge/verify', { schema: { body: Type.Object({ manifest: Type.Object({}, { additionalProperties: true, maxProperties: 20 }) }, { additionalProperties: false }) } }, async (request) => {
+    const { manifest } = request.body as { manifest: Record<string, unknown> };
+    const brief = typeof manifest.briefId === 'string' && typeof manifest.version === 'string' ? await briefOf(ctx.store, manifest.briefId, manifest.version).catch(() => undefined) : undefined;
+    const r = checkBriefManifest(ctx.keys, manifest, brief?.brief);
+    return { ...r, briefId: manifest.briefId ?? null, signingKeyId: manifest.signingKeyId ?? null };
+  });
+
+  app.post('/api/knowledge/artifact/verify', { schema: { body: Type.Object({ manifest: Type.Object({}, { additionalProperties: true, maxProperties: 20 }) }, { additionalProperties: false }) } }, async (request) => {
+    const { manifest } = request.body as { manifest: Record<string, unknown> };
+    const r = checkArtifactManifest(ctx.keys, manifest);
+    return { ...r, artifactPath: manifest.artifactPath ?? null, signingKeyId: manifest.signingKeyId ?? null, note: 'The signature says this node served this record; whether the bytes at uri hash to sha256 is checked by fetching them (akas verify cas).' };
+  });
+
+  app.post(
+    '/api/knowledge/dg/traverse',
+    { schema: { body: Type.Object({ path: Type.String({ minLength: 1, maxLength: 200 }), inputs: Type.Object({}, { additionalProperties: true, maxProperties: 64 }) }, { additionalProperties: false }) } },
+    async (request) => {
+      const { path, inputs } = request.body as { path: string; inputs: Record<string, unknown> };
+      return traverse(ctx, path, inputs);
+    },
+  );
+  app.get('/api/knowledge/dg/traversals/:id', { schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } }, async (request) => getTraversal(ctx.store, (request.params as { id: string }).id));
+
+  app.get(
+    '/api/knowledge/search',
+    {
+      schema: {
+        querystring: Type.Object(
+          {
+            q: Type.String({ minLength: 1, maxLength: 200 }),
+            kind: Type.Optional(Type.Union(['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'].map((k) => Type.Literal(k)))),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+            cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+          },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => {
+      const q = request.query as { q: string; kind?: string; limit: number; cursor?: string };
+      return { query: q.q, ...search.search(q.q, { kind: q.kind, limit: q.limit, cursor: q.cursor }) };
+    },
+  );
+  app.get(
+    '/api/knowledge/suggest',
+    { schema: { querystring: Type.Object({ q: Type.String({ minLength: 1, maxLength: 200 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })) }, { additionalProperties: false }) } },
+    async (request) => {
+      const q = request.query as { q: string; limit: number };
+      return { query: q.q, suggestions: await search.suggest(q.q, q.limit) };
+    },
+  );
+}
