@@ -127,7 +127,7 @@ export function logCommands(program: Command, cli: Cli) {
 
   log
     .command('check')
-    .description('audit a data folder offline (stop the node first): the log\'s chain, MACs, tree and checkpoints, and the credit ledger')
+    .description('audit a data folder offline (stop the node first): the log\'s chain, MACs, tree and checkpoints, the credit ledger, and the proposals (judgments, status, escrow)')
     .option('--data <dir>', 'data folder (env AKAS_DATA; default ./.akas)')
     .action(
       action(cli, async (opts: { data?: string }) => {
@@ -145,6 +145,8 @@ export function logCommands(program: Command, cli: Cli) {
             ...r.log.problems.map((p) => `  ${p}`),
             `ledger: ${r.ledger.ok ? 'ok' : 'PROBLEMS'}`,
             ...r.ledger.problems.map((p) => `  ${p}`),
+            `proposals: ${r.proposals.proposals} checked: ${r.proposals.ok ? 'ok' : 'PROBLEMS'}`,
+            ...r.proposals.problems.map((p) => `  ${p}`),
           ].join('\n'),
         );
         return r.ok ? 0 : 1;

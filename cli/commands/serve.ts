@@ -32,7 +32,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
-    .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger); refuse to start if it fails")
+    .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
     .action(
       action(cli, async (opts: ServeOptions) => {
@@ -46,8 +46,8 @@ export function serveCommands(program: Command, cli: Cli) {
         const { startNode, checkNode } = await import('../../src/http/server.js');
         if (opts.check) {
           const r = await checkNode(dataDir);
-          const problems = [...r.log.problems, ...r.ledger.problems];
-          cli.output().note(`check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}${problems.length ? ':' : ': ok'}`);
+          const problems = [...r.log.problems, ...r.ledger.problems, ...r.proposals.problems];
+          cli.output().note(`check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ${r.proposals.proposals} proposals${problems.length ? ':' : ': ok'}`);
           if (!r.ok) throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), { code: 'check_failed', problems });
         }
         const node = await startNode({

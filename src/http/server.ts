@@ -17,7 +17,8 @@ export interface StartOptions {
 
 /**
  * The node's own audit of its data folder (`akas log check`, `akas serve --check`): the log's
- * chain, MACs, tree and checkpoints, and the credit ledger. The node must not be running on
+ * chain, MACs, tree and checkpoints, the credit ledger, and the proposals (their judgments,
+ * status, escrow and pending indexes agree). The node must not be running on
  * the folder (LevelDB takes it for one process).
  */
 export async function checkNode(dataDirIn: string, onProgress?: (entries: number) => void) {
@@ -27,9 +28,11 @@ export async function checkNode(dataDirIn: string, onProgress?: (entries: number
     const keys = loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
     const { checkLog } = await import('../domain/log.js');
     const { checkLedger } = await import('../domain/ledger.js');
+    const { checkProposals } = await import('../domain/proposal-check.js');
     const log = await checkLog(store, keys, onProgress);
     const ledger = await checkLedger(store);
-    return { ok: log.ok && ledger.ok, log, ledger: { ok: ledger.ok, problems: ledger.problems, totals: ledger.totals } };
+    const proposals = await checkProposals(store);
+    return { ok: log.ok && ledger.ok && proposals.ok, log, ledger: { ok: ledger.ok, problems: ledger.problems, totals: ledger.totals }, proposals };
   } finally {
     await store.close();
   }

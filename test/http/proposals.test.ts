@@ -2,6 +2,7 @@ import { createPublicKey, verify as nodeVerify } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalize, DAY_MS, PROPOSAL_KINDS, sign, type ProposalKind } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
+import { checkProposals } from '../../src/domain/proposal-check.js';
 import { KIND_ROUTES } from '../../src/domain/proposal-kinds.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
@@ -17,6 +18,7 @@ beforeEach(async () => {
 afterEach(async () => {
   const ledger = await checkLedger(node.store);
   expect(ledger.problems).toEqual([]);
+  expect((await checkProposals(node.store)).problems).toEqual([]);
   await node.close();
 });
 
