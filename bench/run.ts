@@ -10,10 +10,16 @@ const benches: Record<string, () => Promise<unknown>> = {
   credentials: () => import('./credentials.js').then((m) => m.run()),
   log: () => import('./log.js').then((m) => m.run()),
   usetool: () => import('./usetool.js').then((m) => m.run()),
+  load: () => import('./load.js').then((m) => m.run()),
+};
+// Run only when named: it takes minutes.
+const onDemand: Record<string, () => Promise<unknown>> = {
+  soak: () => import('./load.js').then((m) => m.soak()),
 };
 
 const wanted = process.argv.slice(2);
-for (const [name, load] of Object.entries(benches)) {
-  if (wanted.length && !wanted.includes(name)) continue;
+for (const name of wanted) if (!(name in benches) && !(name in onDemand)) throw new Error(`no benchmark ${name}: ${[...Object.keys(benches), ...Object.keys(onDemand)].join(', ')}`);
+for (const [name, load] of Object.entries({ ...benches, ...onDemand })) {
+  if (wanted.length ? !wanted.includes(name) : name in onDemand) continue;
   await load();
 }

@@ -1,0 +1,153 @@
+// `npm run bench -- load` (and `-- soak`): a real `akas serve` (the built binary, a child
+// process on a temp folder) under a mixed read/write workload of many agents over loopback
+// HTTP (bench/workload.ts): requests per second, p50/p99 latency per operation, answers by
+// status, and the node's peak RSS. The only refusals expected are the 429s of the token
+// bucket (each agent has 120 requests of burst and 2 per second); anything else is listed.
+// The baseline of the same run is GET /healthz at the same concurrency, so the mixed rate
+// reads as a share of what the node answers when it does nothing.
+//
+// `soak` runs the same load for minutes (SOAK_MINUTES, default 5, at least 3) and reports RSS drift:
+// the median RSS of the last minute against the median of the second (after warm-up).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent as Dispatcher, request } from 'undici';
+import { header, line } from './lib.js';
+import { MIXED_MIX, seeded, Workload, type Answer } from './workload.js';
+
+const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
+const CONCURRENCY = 32;
+const AGENTS = 1000;
+
+interface Served {
+  url: string;
+  child: ChildProcess;
+  dir: string;
+  stop: () => Promise<void>;
+}
+
+async function serve(): Promise<Served> {
+  const dir = mkdtempSync(join(tmpdir(), 'akas-bench-load-'));
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`akas serve exited with ${code}: ${out}`)));
+  });
+  return {
+    url,
+    child,
+    dir,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The node's resident memory now and at its peak, in MiB (Linux /proc). */
+function rssOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] : NaN;
+};
+
+async function healthzRate(url: string, seconds: number): Promise<number> {
+  const d = new Dispatcher({ connections: CONCURRENCY });
+  let n = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        const r = await request(`${url}/healthz`, { dispatcher: d });
+        await r.body.dump();
+        n++;
+      }
+    }),
+  );
+  await d.close();
+  return n / seconds;
+}
+
+function report(answers: Answer[], seconds: number, baseline: number) {
+  const total = answers.length;
+  const rps = total / seconds;
+  line('GET /healthz, same concurrency (baseline)', `${Math.round(baseline).toLocaleString('en-US')}/s`, 1);
+  line(`mixed workload, ${CONCURRENCY} in flight`, `${Math.round(rps).toLocaleString('en-US')}/s`, rps / baseline);
+  const ms = answers.map((a) => a.ms);
+  line('latency, all requests, p50 / p99', `${pct(ms, 50).toFixed(1)} / ${pct(ms, 99).toFixed(1)} ms`);
+  const byOp = new Map<string, Answer[]>();
+  for (const a of answers) {
+    const xs = byOp.get(a.op);
+    if (xs) xs.push(a);
+    else byOp.set(a.op, [a]);
+  }
+  for (const [op, xs] of [...byOp].sort()) {
+    const t = xs.map((x) => x.ms);
+    line(`  ${op} (${xs.length})`, `${pct(t, 50).toFixed(1)} / ${pct(t, 99).toFixed(1)} ms`);
+  }
+  const byStatus = new Map<number, number>();
+  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+  console.log(`  answers by status: ${[...byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s} × ${n.toLocaleString('en-US')}`).join(', ')}`);
+  const unexpected = answers.filter((a) => a.status >= 300 && a.status !== 429);
+  const byOpStatus = new Map<string, number>();
+  for (const a of unexpected) byOpStatus.set(`${a.op} ${a.status}`, (byOpStatus.get(`${a.op} ${a.status}`) ?? 0) + 1);
+  console.log(`  refusals other than 429: ${unexpected.length ? [...byOpStatus].map(([k, n]) => `${k} × ${n}`).join(', ') : 'none'}  ${unexpected.length ? '✗' : '✓'}`);
+}
+
+async function runLoad(seconds: number, soak: boolean) {
+  const node = await serve();
+  const load = new Workload(node.url, seeded(7), CONCURRENCY * 2);
+  try {
+    const setup = performance.now();
+    for (let i = 0; i < AGENTS; i += 25) await Promise.all(Array.from({ length: 25 }, () => load.seedAgent()));
+    console.log(`  (${AGENTS} calibrated agents registered in ${((performance.now() - setup) / 1000).toFixed(1)} s; each from an IP of its own)`);
+    const baseline = await healthzRate(node.url, 3);
+    load.answers.length = 0;
+    const samples: Array<{ at: number; rss: number }> = [];
+    const sampler = setInterval(() => samples.push({ at: performance.now(), rss: rssOf(node.child.pid!).rss }), 1000);
+    const start = performance.now();
+    const run = load.run(MIXED_MIX, CONCURRENCY, start + seconds * 1000);
+    const { networkErrors } = await run.done;
+    clearInterval(sampler);
+    const elapsed = (performance.now() - start) / 1000;
+    report(load.answers, elapsed, baseline);
+    console.log(`  network errors: ${networkErrors}  ${networkErrors ? '✗' : '✓'}`);
+    const mem = rssOf(node.child.pid!);
+    line('node peak RSS (VmHWM)', `${mem.peak.toFixed(0)} MiB`);
+    if (soak) {
+      const minute = (from: number, to: number) => samples.filter((s) => s.at - start >= from * 1000 && s.at - start < to * 1000).map((s) => s.rss);
+      const early = pct(minute(60, 120), 50);
+      const late = pct(minute(seconds - 60, seconds), 50);
+      line('RSS median, minute 2', `${early.toFixed(0)} MiB`);
+      line('RSS median, last minute', `${late.toFixed(0)} MiB`, late / early, 'drift <= 1.10', late / early <= 1.1);
+    }
+  } finally {
+    await load.close();
+    await node.stop();
+  }
+}
+
+export async function run() {
+  header(`load: a mixed workload of ${AGENTS} agents (register, calibrate, tools, propose, judge, attest, cas, me, node, search) against \`akas serve\`, ${CONCURRENCY} requests in flight`);
+  await runLoad(Number(process.env.LOAD_SECONDS ?? 20), false);
+}
+
+export async function soak() {
+  const minutes = Math.max(3, Number(process.env.SOAK_MINUTES ?? 5));
+  header(`soak: the load of \`-- load\` for ${minutes} minutes, RSS sampled every second`);
+  await runLoad(minutes * 60, true);
+}
