@@ -40,9 +40,18 @@ export function identityPath(profile: string, baseUrl: string): string {
   return join(configDir(), 'profiles', profile, `${slug(baseUrl)}.json`);
 }
 
+/** A profile file others can read (or write) is refused: it holds an api key and a private key. */
+export class ProfileModeError extends Error {}
+
 export function loadIdentity(profile: string, baseUrl: string): SavedIdentity | undefined {
   const path = identityPath(profile, baseUrl);
   if (!existsSync(path)) return undefined;
+  if (process.platform !== 'win32') {
+    const mode = statSync(path).mode & 0o777;
+    if (mode & 0o077) {
+      throw new ProfileModeError(`${path} has mode ${mode.toString(8).padStart(4, '0')}: it holds your api key and private key and must be readable by you only. Run: chmod 600 ${path}`);
+    }
+  }
   return JSON.parse(readFileSync(path, 'utf8')) as SavedIdentity;
 }
 

@@ -6,7 +6,7 @@ import { VERSION } from '../src/core/version.js';
 import { AkasClient } from './client.js';
 import { CliError, EXIT } from './errors.js';
 import { Output, type Io } from './output.js';
-import { loadIdentity, type SavedIdentity } from './profile.js';
+import { loadIdentity, ProfileModeError, type SavedIdentity } from './profile.js';
 
 export interface GlobalOptions {
   baseUrl: string;
@@ -52,7 +52,12 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
     output: () => new Output(program.opts<GlobalOptions>().json, io),
     identity: () => {
       const g = program.opts<GlobalOptions>();
-      return loadIdentity(g.profile, g.baseUrl.replace(/\/$/, ''));
+      try {
+        return loadIdentity(g.profile, g.baseUrl.replace(/\/$/, ''));
+      } catch (e) {
+        if (e instanceof ProfileModeError) throw new CliError(2, e.message, { code: 'profile_mode' });
+        throw e;
+      }
     },
     requireIdentity: () => {
       const id = cli.identity();

@@ -141,7 +141,7 @@ export async function authenticate(ctx: Pick<Ctx, 'store'>, apiKey: string): Pro
     });
   }
   const agent = await ctx.store.get(Agents, ref.tag);
-  if (!agent || agent.apiKeyHash !== hash) throw new ServiceError('unauthorized', 'Unknown api key.');
+  if (!agent || !safeEqual(agent.apiKeyHash, hash)) throw new ServiceError('unauthorized', 'Unknown api key.');
   return agent;
 }
 

@@ -1,6 +1,7 @@
 // The composition root: createApp wires the store, clock, randomness, node keys and config
 // into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import helmet from '@fastify/helmet';
+import Fastify, { LogController, type FastifyContextConfig, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
@@ -49,9 +50,17 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
+/** One route as declared (method, URL pattern, its config): what the discovery documents and the route-walking tests read. */
+export interface RouteSummary {
+  method: string;
+  url: string;
+  config: FastifyContextConfig;
+  hasSchema: boolean;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
-    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog };
+    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog; routes: RouteSummary[] };
   }
 }
 
@@ -95,7 +104,35 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   const log = new TransparencyLog(ctx, { onError: (e) => app.log.error({ err: e }, 'transparency log: append or checkpoint failed') });
-  app.decorate('akas', { ...ctx, appConfig: config, buckets, log });
+  // Security headers on every answer, JSON and HTML alike, errors included (registered before
+  // the caller hook, whose 401 and 429 answers carry them too). The HTML pages are
+  // self-contained: inline styles, no scripts, never framed. HSTS only when the node is
+  // published over https (a browser ignores it over http anyway, and a local node has none).
+  await app.register(helmet, {
+    global: true,
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        baseUri: ["'none'"],
+        formAction: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    hsts: config.publicUrl?.startsWith('https://') ? { maxAge: 31_536_000 } : false,
+    referrerPolicy: { policy: 'no-referrer' },
+    frameguard: { action: 'deny' },
+    // Public data read with a Bearer header, never a cookie: no ambient credential for a
+    // cross-origin read to ride on, and blobs may be embedded anywhere.
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  });
+  const routes: RouteSummary[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url, config: (r.config ?? {}) as FastifyContextConfig, hasSchema: Boolean(r.schema) });
+  });
+  app.decorate('akas', { ...ctx, appConfig: config, buckets, log, routes });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
   const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: ctx.keys.hmac[0].key });

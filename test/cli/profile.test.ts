@@ -1,12 +1,13 @@
 // The saved identity is changed under a lock file: concurrent akas processes of one profile
 // (two `akas propose` at once) never lose each other's additions.
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { identityPath, loadIdentity, saveIdentity, updateIdentity, type SavedIdentity } from '../../cli/profile.js';
+import { identityPath, loadIdentity, ProfileModeError, saveIdentity, updateIdentity, type SavedIdentity } from '../../cli/profile.js';
+import { cliHarness } from '../helpers/cli.js';
 import { tempDir } from '../helpers/e2e.js';
 
 const run = promisify(execFile);
@@ -63,5 +64,34 @@ describe('saved identities', () => {
     utimesSync(lock, old, old);
     expect(saveIdentity('default', identity())).toBe(identityPath('default', BASE));
     expect(existsSync(lock)).toBe(false);
+  });
+
+  it.skipIf(process.platform === 'win32')('refuses a profile file others can read, saying how to fix it', async () => {
+    saveIdentity('default', identity());
+    const path = identityPath('default', BASE);
+    for (const mode of [0o644, 0o640, 0o604, 0o660]) {
+      chmodSync(path, mode);
+      expect(() => loadIdentity('default', BASE)).toThrow(ProfileModeError);
+      expect(() => loadIdentity('default', BASE)).toThrow(`chmod 600 ${path}`);
+    }
+    chmodSync(path, 0o600);
+    expect(loadIdentity('default', BASE)?.tag).toBe('agent-1');
+    chmodSync(path, 0o400);
+    expect(loadIdentity('default', BASE)?.tag).toBe('agent-1');
+  });
+
+  it.skipIf(process.platform === 'win32')('makes every command that reads the profile exit 2 with the reason', async () => {
+    const h = await cliHarness();
+    try {
+      const { profile } = await h.agent();
+      const path = readdirSync(join(h.configDir, 'profiles', profile)).map((f) => join(h.configDir, 'profiles', profile, f))[0];
+      chmodSync(path, 0o644);
+      const r = await h.akas(['--json', 'me'], { profile });
+      expect(r.code).toBe(2);
+      expect(r.json()).toMatchObject({ code: 'profile_mode' });
+      expect(r.json().error ?? r.json().message).toContain('chmod 600');
+    } finally {
+      await h.close();
+    }
   });
 });
