@@ -81,6 +81,28 @@ describe('rate limits', () => {
   });
 });
 
+describe('body limits', () => {
+  beforeEach(() => open({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } }));
+
+  it('every route that takes a body refuses one over its limit with 413 in the error envelope', async () => {
+    const a = await agent(node);
+    const writes = node.app.akas.routes.filter((r) => r.method !== 'GET');
+    expect(writes.length).toBeGreaterThan(20);
+    const big = JSON.stringify({ pad: 'x'.repeat(node.app.akas.appConfig.bodyLimit) });
+    for (const r of writes) {
+      const cas = r.url === '/api/cas';
+      const res = await node.app.inject({
+        method: r.method as 'POST',
+        url: concrete(r.url),
+        headers: { ...bearer(a.apiKey), 'content-type': cas ? 'application/octet-stream' : 'application/json' },
+        remoteAddress: a.ip,
+        payload: cas ? Buffer.alloc(10 * 1024 * 1024 + 1) : big,
+      });
+      expect([res.statusCode, res.json().code], `${r.method} ${r.url}`).toEqual([413, cas ? 'blob_too_large' : 'body_too_large']);
+    }
+  });
+});
+
 describe('idempotency', () => {
   beforeEach(() => open({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } }));
 
