@@ -86,7 +86,8 @@ async function makeAgents(ctx: Ctx, n: number, score: number, credits: number, n
     const ip = `10.${net}.${i >> 8}.${i & 255}`;
     const r = await register(ctx, { ip });
     const record = await calibrateForBench(ctx, r.agent.tag, score, credits);
-    agents.push({ record, privateKey: r.signing.privateKey, ip });
+    // The node made the keypair here (no ownKey), so it handed the private key out.
+    agents.push({ record, privateKey: r.signing.privateKey!, ip });
   }
   return agents;
 }

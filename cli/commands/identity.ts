@@ -5,6 +5,21 @@ import { table } from '../output.js';
 import { saveIdentity, trySave, updateIdentity, type SavedIdentity } from '../profile.js';
 import { usageError } from '../errors.js';
 import { limitArg } from '../input.js';
+import { generateKeyPair, proveKeyPossession, type PossessionPurpose } from '../../src/core/index.js';
+
+/**
+ * A keypair made here, on the agent's machine, and the proof that we hold it (PROTOCOL
+ * 2.10): the node gets the public half only. Null with --server-keys (SPEC's behaviour:
+ * the node makes the keypair and shows the private key once). The proof is dated by the
+ * node's clock (GET /healthz), so a skewed clock here does not make it stale there.
+ */
+async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose) {
+  if (serverKeys) return null;
+  const health = await cli.client().get<Json>('/healthz').catch(() => undefined);
+  const at = Number.isSafeInteger(health?.time) ? (health!.time as number) : Date.now();
+  const pair = generateKeyPair();
+  return { pair, body: proveKeyPossession(pair, purpose, at) };
+}
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -40,8 +55,9 @@ export function identityCommands(program: Command, cli: Cli) {
     .option('--prompt-id <id>', 'promptId to echo back')
     .option('--from <source>', 'attribution (?from=)')
     .option('--force', 'replace an identity already saved for this profile and node')
+    .option('--server-keys', 'let the node make the signing keypair and send the private key (by default it is made here and never leaves this machine)')
     .action(
-      action(cli, async (opts: { pool?: string; promptId?: string; from?: string; force?: boolean }) => {
+      action(cli, async (opts: { pool?: string; promptId?: string; from?: string; force?: boolean; serverKeys?: boolean }) => {
         const g = cli.globals();
         if (opts.pool && !['A', 'B'].includes(opts.pool)) throw usageError('--pool is A or B');
         const existing = cli.identity();
@@ -51,22 +67,25 @@ export function identityCommands(program: Command, cli: Cli) {
         const q = new URLSearchParams();
         if (opts.pool) q.set('pool', opts.pool);
         if (opts.from) q.set('from', opts.from);
-        const body = await cli.client().post<Json>(`/api/agent/v1/register${q.size ? `?${q}` : ''}`, opts.promptId ? { promptId: opts.promptId } : undefined);
+        const own = await localKey(cli, opts.serverKeys, 'register');
+        const request = { ...(opts.promptId ? { promptId: opts.promptId } : {}), ...own?.body };
+        const body = await cli.client().post<Json>(`/api/agent/v1/register${q.size ? `?${q}` : ''}`, Object.keys(request).length ? request : undefined);
         const saved: SavedIdentity = {
           baseUrl: g.baseUrl.replace(/\/$/, ''),
           tag: body.tag,
           apiKey: body.apiKey,
           recoveryToken: body.recoveryToken,
-          signing: { publicKey: body.signing.publicKey, privateKey: body.signing.privateKey },
+          signing: own ? own.pair : { publicKey: body.signing.publicKey, privateKey: body.signing.privateKey },
           calibrationPoolId: body.calibrationPoolId,
           createdAt: body.createdAt,
         };
         const { path, error } = trySave(() => saveIdentity(g.profile, saved));
         const out = cli.output();
-        if (!path) return unsavedSecrets(cli, { ...body, savedTo: null, saveError: error }, `registered ${body.tag}`, error);
-        out.result(g.showSecrets ? { ...body, savedTo: path } : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep }, () =>
+        if (!path) return unsavedSecrets(cli, { ...body, signing: saved.signing, savedTo: null, saveError: error }, `registered ${body.tag}`, error);
+        out.result(g.showSecrets ? { ...body, signing: { ...body.signing, ...saved.signing }, savedTo: path } : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep }, () =>
           [
             `registered ${body.tag} (pool ${body.calibrationPoolId}, uncalibrated)`,
+            own ? 'signing key made on this machine: the node has the public half only' : 'signing key made by the node (--server-keys) and shown once',
             `identity saved to ${path} (mode 0600; the node cannot show the secrets again)`,
             `next: akas calibrate`,
           ].join('\n'),
@@ -145,8 +164,9 @@ export function identityCommands(program: Command, cli: Cli) {
     .option('--token <recoveryToken>', 'recovery token (default: the saved one)')
     .option('--proposal <id>', 'channel B: one of your proposal ids')
     .option('--claim-secret <cs>', 'channel B: that proposal\'s claimSecret (default: the saved one)')
+    .option('--server-keys', 'let the node make the new signing keypair and send the private key (by default it is made here)')
     .action(
-      action(cli, async (opts: { tag?: string; token?: string; proposal?: string; claimSecret?: string }) => {
+      action(cli, async (opts: { tag?: string; token?: string; proposal?: string; claimSecret?: string; serverKeys?: boolean }) => {
         const g = cli.globals();
         const saved = cli.identity();
         let body: Json;
@@ -160,7 +180,9 @@ export function identityCommands(program: Command, cli: Cli) {
           if (!tag || !recoveryToken) throw usageError('give --tag and --token, or run it with a saved identity');
           body = { tag, recoveryToken };
         }
-        const r = await cli.client().post<Json>('/api/agent/v1/recover', body);
+        const own = await localKey(cli, opts.serverKeys, 'recover');
+        const r = await cli.client().post<Json>('/api/agent/v1/recover', { ...body, ...own?.body });
+        const signing = own ? own.pair : { publicKey: r.signing.publicKey, privateKey: r.signing.privateKey };
         const baseUrl = g.baseUrl.replace(/\/$/, '');
         // Merged into what is saved now for this tag (claimSecrets kept meanwhile by other
         // processes stay); an identity of another tag saved here is replaced whole.
@@ -171,14 +193,14 @@ export function identityCommands(program: Command, cli: Cli) {
             tag: r.tag,
             apiKey: r.apiKey,
             recoveryToken: r.recoveryToken,
-            signing: { publicKey: r.signing.publicKey, privateKey: r.signing.privateKey },
+            signing,
           })),
         );
         // The node has rotated everything already: the old token is spent, so these must not be lost.
-        if (!path) return unsavedSecrets(cli, { ...r, savedTo: null, saveError: error }, `recovered ${r.tag}`, error);
-        cli.output().result(g.showSecrets ? { ...r, savedTo: path } : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path }, () =>
+        if (!path) return unsavedSecrets(cli, { ...r, signing, savedTo: null, saveError: error }, `recovered ${r.tag}`, error);
+        cli.output().result(g.showSecrets ? { ...r, signing: { ...r.signing, ...signing }, savedTo: path } : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path }, () =>
           [
-            `recovered ${r.tag}: new api key, new signing key (${r.signing.publicKey.slice(0, 16)}...), new recovery token`,
+            `recovered ${r.tag}: new api key, new signing key (${signing.publicKey.slice(0, 16)}..., made ${own ? 'on this machine' : 'by the node'}), new recovery token`,
             `balance ${r.inherited.balance}, tier ${r.inherited.tier}; the old key is refused from now on`,
             `identity saved to ${path}`,
           ].join('\n'),

@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   regex_timeout: { status: 400, doc: 'regex-test: the pattern ran past the 50 ms evaluation limit (e.g. catastrophic backtracking); nothing was charged.' },
   challenge_expired: { status: 400, doc: 'The challengeId is unknown to this agent, already answered, or expired.' },
   signature_required: { status: 400, doc: 'A judgment must carry the judge\'s Ed25519 signature over signingPayload.' },
-  invalid_signature: { status: 400, doc: 'The judgment signature does not verify against the judge\'s current public key.' },
+  invalid_signature: { status: 400, doc: 'A signature does not verify: a judgment\'s against the judge\'s current public key, or a proof of key possession (PROTOCOL 2.10).' },
   calibration_exhausted: { status: 400, doc: 'All 3 lifetime calibration attempts are used.' },
   graph_cycle: { status: 400, doc: 'A decision-graph traversal would loop: a branch leads back to a node on its own path.' },
   unauthorized: { status: 401, doc: 'Missing or invalid Bearer credential.' },

@@ -15,3 +15,4 @@ export * from './strict-json.js';
 export * from './merkle.js';
 export * from './note.js';
 export * from './log-entry.js';
+export * from './possession.js';

@@ -1,9 +1,9 @@
 // Recover channel B (PROTOCOL 2.5): a claimSecret is an HMAC bound to a proposal id and the
 // public key its proposer held when proposing. It recovers the proposer while that key is
 // still the current key or one of the ring of 8 prior keys, so it survives up to 8 recovers.
-import { canonicalize, currentHmac, hmacSha256Hex, safeEqual } from '../core/index.js';
+import { canonicalize, currentHmac, hmacSha256Hex, safeEqual, type KeyPossession } from '../core/index.js';
 import type { Ctx } from './context.js';
-import { PRIOR_KEYS_RING, recoveryFailed, rotateIdentity, type Recovered } from './identity.js';
+import { assertKeyPossession, PRIOR_KEYS_RING, recoveryFailed, rotateIdentity, type Recovered } from './identity.js';
 import { Proposals, type AgentRecord } from './records.js';
 
 /** The claimSecret of a proposal: cs_ + HMAC-SHA256(node key, JCS{type, proposalId, publicKey}). */
@@ -25,7 +25,8 @@ function keyInRing(agent: AgentRecord, publicKey: string) {
 }
 
 /** Channel B: proposalId + claimSecret. Every failure is the identical recovery_failed. */
-export async function recoverWithClaim(ctx: Ctx, proposalId: string, claimSecret: string): Promise<Recovered> {
+export async function recoverWithClaim(ctx: Ctx, proposalId: string, claimSecret: string, ownKey?: KeyPossession): Promise<Recovered> {
+  if (ownKey) assertKeyPossession(ctx, ownKey, 'recover');
   const proposal = await ctx.store.get(Proposals, proposalId);
   if (!proposal?.proposer) {
     claimSecretFor(ctx, proposalId, '0'.repeat(64)); // same work as a real check
@@ -33,5 +34,5 @@ export async function recoverWithClaim(ctx: Ctx, proposalId: string, claimSecret
   }
   const { tag, publicKey } = proposal.proposer;
   const matches = claimMatches(ctx, proposalId, publicKey, claimSecret);
-  return rotateIdentity(ctx, tag, (agent) => keyInRing(agent, publicKey) && matches);
+  return rotateIdentity(ctx, tag, (agent) => keyInRing(agent, publicKey) && matches, ownKey);
 }

@@ -2,6 +2,7 @@
 // claim-secret verifier of proposals), and the read models of /me and the public profile.
 import {
   API_KEY_RE,
+  checkKeyPossession,
   didKeyFromPublicKey,
   ed25519Multibase,
   generateKeyPair,
@@ -15,7 +16,8 @@ import {
   tagOf,
   tierOf,
   utcDay,
-  type Ed25519KeyPair,
+  type KeyPossession,
+  type PossessionPurpose,
 } from '../core/index.js';
 import type { Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
@@ -29,6 +31,14 @@ export interface RegisterInput {
   pool?: 'A' | 'B';
   promptId?: string;
   attesterLineage?: Record<string, unknown>;
+  /** The agent's own public key with its proof of possession: the node then makes no keypair. */
+  ownKey?: KeyPossession;
+}
+
+/** The signing keypair of a register or recover answer: privateKey is null when the agent brought its own key. */
+export interface IssuedSigningKey {
+  publicKey: string;
+  privateKey: string | null;
 }
 
 export interface RegistrationQuota {
@@ -41,9 +51,26 @@ export interface RegistrationQuota {
 export interface Registered {
   agent: AgentRecord;
   apiKey: string;
-  signing: Ed25519KeyPair;
+  signing: IssuedSigningKey;
   recoveryToken: string;
   quota: RegistrationQuota;
+}
+
+/** 400 unless the agent proved it holds the key it brings (PROTOCOL 2.10). */
+export function assertKeyPossession(ctx: Pick<Ctx, 'clock'>, own: KeyPossession, purpose: PossessionPurpose) {
+  const r = checkKeyPossession(own, purpose, ctx.clock.now());
+  if (r.ok) return;
+  throw new ServiceError(r.field === 'proof.at' ? 'validation_failed' : 'invalid_signature', `The proof of possession of publicKey ${r.field === 'proof.at' ? 'is stale' : 'does not verify'}.`, {
+    errors: [{ field: r.field, reason: r.reason }],
+    hint: 'Sign the JCS of {"at":<now, epoch ms>,"publicKey":"<hex>","purpose":"' + purpose + '","type":"akas.key-possession.v1"} with your Ed25519 private key; or send no publicKey and the node makes a keypair.',
+  });
+}
+
+/** The keypair a register or recover hands out: the agent's own (public half only), or a fresh one made here. */
+function signingKeyFor(ctx: Pick<Ctx, 'clock'>, own: KeyPossession | undefined, purpose: PossessionPurpose): IssuedSigningKey {
+  if (!own) return generateKeyPair();
+  assertKeyPossession(ctx, own, purpose);
+  return { publicKey: own.publicKey.toLowerCase(), privateKey: null };
 }
 
 const regKey = (ip: string, now: number) => `reg:${ip}:${utcDay(now)}`;
@@ -76,6 +103,8 @@ export function registrationCapError(q: RegistrationQuota, now: number) {
 export async function register(ctx: Ctx, input: RegisterInput): Promise<Registered> {
   const now = ctx.clock.now();
   const cap = ctx.config.registrationCapPerIp;
+  // Checked before the transaction: a bad proof spends no registration slot.
+  const signing = signingKeyFor(ctx, input.ownKey, 'register');
   return ctx.store.transact([`reg:${input.ip}`, 'pools'], async (tx) => {
     const counterKey = regKey(input.ip, now);
     const used = (await tx.get(Counters, counterKey))?.count ?? 0;
@@ -91,7 +120,6 @@ export async function register(ctx: Ctx, input: RegisterInput): Promise<Register
     // The tag (first 11 chars) names the identity for life: re-draw on the rare collision.
     while (await tx.get(Agents, tagOf(apiKey))) apiKey = newApiKey(ctx.random);
     const tag = tagOf(apiKey);
-    const signing = generateKeyPair();
     const recoveryToken = newRecoveryToken(ctx.random);
     const agent: AgentRecord = {
       tag,
@@ -153,23 +181,31 @@ export const recoveryFailed = () =>
 export interface Recovered {
   agent: AgentRecord;
   apiKey: string;
-  signing: Ed25519KeyPair;
+  signing: IssuedSigningKey;
   recoveryToken: string;
   recoveredAt: number;
 }
 
 /**
- * Rotates an agent onto a fresh api key, keypair and recovery token, keeping everything else.
- * `check` runs under the agent's lock and decides whether the presented secret is good.
+ * Rotates an agent onto a fresh api key, keypair (or the agent's own key) and recovery token,
+ * keeping everything else. `check` runs under the agent's lock and decides whether the
+ * presented secret is good.
  */
-export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: AgentRecord) => boolean): Promise<Recovered> {
+export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: AgentRecord) => boolean, ownKey?: KeyPossession): Promise<Recovered> {
+  // A bad proof is refused before the secret is looked at: nothing is spent.
+  const signing = signingKeyFor(ctx, ownKey, 'recover');
   return ctx.store.transact([agentLock(tag)], async (tx) => {
     const agent = await tx.get(Agents, tag);
     // Uncalibrated agents cannot recover (PROTOCOL 2.5): they have nothing worth keeping yet.
     if (!agent || agent.calibration.score === null || !check(agent)) throw recoveryFailed();
+    // A key the agent held before would keep old claim secrets alive for ever (they age out
+    // with their key), and a signature under it could no longer be placed in one window.
+    const held = [agent.signing.publicKey, ...agent.signing.priorKeys.map((k) => k.publicKey)];
+    if (held.includes(signing.publicKey)) {
+      throw new ServiceError('validation_failed', 'publicKey is a key this agent already held: recover onto a new one.', { errors: [{ field: 'publicKey', reason: 'must be a key this agent never held' }] });
+    }
     const now = ctx.clock.now();
     const apiKey = rotatedApiKey(ctx.random, tag);
-    const signing = generateKeyPair();
     const recoveryToken = newRecoveryToken(ctx.random);
     tx.put(ApiKeys, agent.apiKeyHash, { tag, state: 'rotated', at: now });
     agent.apiKeyHash = sha256Hex(apiKey);
@@ -190,9 +226,9 @@ export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: Agent
 }
 
 /** Channel A: tag + recoveryToken (single use; a fresh one comes back). */
-export async function recoverWithToken(ctx: Ctx, tag: string, recoveryToken: string): Promise<Recovered> {
+export async function recoverWithToken(ctx: Ctx, tag: string, recoveryToken: string, ownKey?: KeyPossession): Promise<Recovered> {
   const presented = sha256Hex(recoveryToken);
-  return rotateIdentity(ctx, tag, (agent) => safeEqual(agent.recoveryTokenHash, presented));
+  return rotateIdentity(ctx, tag, (agent) => safeEqual(agent.recoveryTokenHash, presented), ownKey);
 }
 
 /** The tier, score and derived fields every view of an agent shares. */

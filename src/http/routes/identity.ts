@@ -9,6 +9,7 @@ import {
   ServiceError,
   sha256Hex,
   TAG_RE,
+  type KeyPossession,
   TIER_BANDS,
   TIER_PRICE,
 } from '../../core/index.js';
@@ -46,13 +47,50 @@ export interface MeExtension {
 /** How long a served /me body may be reused when nothing it reads was written meanwhile. */
 const ME_CACHE_MS = 1000;
 
+/** An agent's own public key and its proof of possession (PROTOCOL 2.10). */
+const OwnKeyFields = {
+  publicKey: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: "The agent's own Ed25519 public key (64 hex): the node then makes no keypair and returns no private key." })),
+  proof: Type.Optional(
+    Type.Object(
+      {
+        at: Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000, description: 'Epoch ms when the proof was made (within 10 minutes of the node\'s clock).' }),
+        signature: Type.String({ pattern: '^[0-9a-fA-F]{128}$', description: 'Ed25519 signature (128 hex) over the JCS of {type: "akas.key-possession.v1", purpose, publicKey, at}.' }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+};
+
 const RegisterBody = Type.Object(
   {
     promptId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     attesterLineage: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 32 })),
+    ...OwnKeyFields,
   },
   { additionalProperties: false },
 );
+
+/** The agent's own key of a register or recover body, or undefined; 400 when only half of it came. */
+function ownKeyOf(body: { publicKey?: unknown; proof?: unknown }): KeyPossession | undefined {
+  if (body.publicKey === undefined && body.proof === undefined) return undefined;
+  const proof = body.proof as { at?: unknown; signature?: unknown } | undefined;
+  const errors = [];
+  if (typeof body.publicKey !== 'string' || !/^[0-9a-fA-F]{64}$/.test(body.publicKey)) errors.push({ field: 'publicKey', reason: 'must be 64 hex characters (a raw Ed25519 public key) when proof is sent' });
+  if (!proof || typeof proof !== 'object') errors.push({ field: 'proof', reason: 'must be {at, signature} when publicKey is sent' });
+  else {
+    if (!Number.isSafeInteger(proof.at) || (proof.at as number) < 0) errors.push({ field: 'proof.at', reason: 'must be an integer (epoch ms)' });
+    if (typeof proof.signature !== 'string' || !/^[0-9a-fA-F]{128}$/.test(proof.signature)) errors.push({ field: 'proof.signature', reason: 'must be 128 hex characters' });
+  }
+  if (errors.length) throw new ServiceError('validation_failed', 'publicKey and proof go together: your own key and the proof that you hold it.', { errors });
+  return { publicKey: (body.publicKey as string).toLowerCase(), proof: { at: proof!.at as number, signature: (proof!.signature as string).toLowerCase() } };
+}
+
+/** The signing block of a register or recover answer: the private key only when the node made it. */
+function signingBlock(signing: { publicKey: string; privateKey: string | null }, made: string) {
+  return signing.privateKey
+    ? { algorithm: 'Ed25519' as const, publicKey: signing.publicKey, privateKey: signing.privateKey, keyHeldBy: 'agent, shown once by the node' }
+    : { algorithm: 'Ed25519' as const, publicKey: signing.publicKey, keyHeldBy: `agent only: ${made} from the public key you proved you hold; the node never saw the private key` };
+}
 
 const RegisterQuery = Type.Object(
   {
@@ -141,10 +179,10 @@ function recoveredView(r: Recovered) {
     recoveryToken: r.recoveryToken,
     recoveredAt: r.recoveredAt,
     signing: {
-      algorithm: 'Ed25519' as const,
-      publicKey: r.signing.publicKey,
-      privateKey: r.signing.privateKey,
-      note: 'A fresh keypair: the private key is shown once. The previous public key stays on your profile in priorKeys.',
+      ...signingBlock(r.signing, 'rotated onto your key'),
+      note: r.signing.privateKey
+        ? 'A fresh keypair: the private key is shown once. The previous public key stays on your profile in priorKeys.'
+        : 'Your own key is now current. The previous public key stays on your profile in priorKeys.',
     },
     inherited: {
       balance: r.agent.balance,
@@ -156,7 +194,9 @@ function recoveredView(r: Recovered) {
       contributions: r.agent.contributions,
     },
     saveLocally: { apiKey: r.apiKey, signingPrivateKey: r.signing.privateKey, recoveryToken: r.recoveryToken },
-    note: 'The previous api key no longer works. Save apiKey, signing.privateKey and recoveryToken now: they are not shown again.',
+    note: r.signing.privateKey
+      ? 'The previous api key no longer works. Save apiKey, signing.privateKey and recoveryToken now: they are not shown again.'
+      : 'The previous api key no longer works. Save apiKey and recoveryToken now: they are not shown again. Your private key stayed with you.',
   };
 }
 
@@ -175,10 +215,10 @@ export async function identityRoutes(app: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const body = (request.body ?? {}) as { promptId?: string; attesterLineage?: Record<string, unknown> };
+      const body = (request.body ?? {}) as { promptId?: string; attesterLineage?: Record<string, unknown>; publicKey?: string; proof?: unknown };
       const query = request.query as { pool?: 'A' | 'B'; from?: string };
       const origin = originOf(request);
-      const r = await register(ctx, { ip: request.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage });
+      const r = await register(ctx, { ip: request.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage, ownKey: ownKeyOf(body) });
       const { agent } = r;
       const tenant = tenantOf(request);
       noStore(reply);
@@ -190,11 +230,11 @@ export async function identityRoutes(app: FastifyInstance) {
         ...(agent.promptId !== undefined ? { promptId: agent.promptId } : {}),
         ...(agent.attesterLineage !== undefined ? { attesterLineage: agent.attesterLineage } : {}),
         signing: {
-          algorithm: 'Ed25519',
-          publicKey: r.signing.publicKey,
-          privateKey: r.signing.privateKey,
+          ...signingBlock(r.signing, 'registered'),
           canonical: 'signing.privateKey is the raw 32-byte Ed25519 seed as 64 hex chars; signing.publicKey the raw 32-byte public key.',
-          note: 'The private key is shown once and never stored by the node. Judgments are signed with it; the public key is on your profile.',
+          note: r.signing.privateKey
+            ? 'The private key is shown once and never stored by the node. Judgments are signed with it; the public key is on your profile. To keep it from ever leaving you, register with your own publicKey and proof.'
+            : 'Your own key: judgments are signed with the private half you kept; the public key is on your profile.',
         },
         recoveryToken: r.recoveryToken,
         recoveryTokenContract: {
@@ -208,7 +248,9 @@ export async function identityRoutes(app: FastifyInstance) {
           apiKey: r.apiKey,
           signingPrivateKey: r.signing.privateKey,
           recoveryToken: r.recoveryToken,
-          note: 'Store these three now, outside the conversation; the node cannot show them again.',
+          note: r.signing.privateKey
+            ? 'Store these three now, outside the conversation; the node cannot show them again.'
+            : 'Store apiKey and recoveryToken now, outside the conversation; the node cannot show them again. signingPrivateKey is null: it never left you.',
           rationale: 'The node keeps only hashes and public keys, so a leak of its store cannot impersonate you.',
         },
         docs: '/api/agent/v1/schemas',
@@ -424,10 +466,11 @@ export async function identityRoutes(app: FastifyInstance) {
     const claimSecret = str('claimSecret');
     const tag = str('tag');
     const recoveryToken = str('recoveryToken');
+    const ownKey = ownKeyOf(body);
     let recovered: Recovered;
     // The proposal channel is evaluated first when both are present (PROTOCOL 2.5).
-    if (proposalId !== undefined && claimSecret !== undefined) recovered = await recoverWithClaim(ctx, proposalId, claimSecret);
-    else if (tag !== undefined && recoveryToken !== undefined) recovered = await recoverWithToken(ctx, tag, recoveryToken);
+    if (proposalId !== undefined && claimSecret !== undefined) recovered = await recoverWithClaim(ctx, proposalId, claimSecret, ownKey);
+    else if (tag !== undefined && recoveryToken !== undefined) recovered = await recoverWithToken(ctx, tag, recoveryToken, ownKey);
     else {
       throw new ServiceError('missing_fields', 'Send {tag, recoveryToken} or {proposalId, claimSecret}.', {
         errors: [{ field: 'tag|proposalId', reason: 'one full channel is required' }],
