@@ -23,6 +23,7 @@ import { quotaRoutes } from './routes/quota.js';
 import { toolRoutes } from './routes/tools.js';
 import { validatorCompiler } from './validation.js';
 import { openApiRoutes, registerOpenApi } from './openapi.js';
+import { mcpRoutes } from './mcp/route.js';
 import { registerResponseCheck } from './response-check.js';
 
 export interface AppConfig extends DomainConfig {
@@ -148,6 +149,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(attestationRoutes);
   await app.register(knowledgeRoutes);
   await app.register(openApiRoutes);
+  await app.register(mcpRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();
