@@ -62,7 +62,7 @@ beforeAll(async () => {
   base = await app.listen({ host: '127.0.0.1', port: 0 });
   node = { app, store, clock, keys, dir, close: async () => undefined };
   const reg = await fetch(`${base}/api/agent/v1/register`, { method: 'POST' });
-  me = await reg.json();
+  me = (await reg.json()) as typeof me;
   await markCalibrated(node, me.tag, 0.9, 10);
 });
 afterAll(async () => {
@@ -159,7 +159,7 @@ describe('tools', () => {
     const id = await pendingProposal(4);
     const res = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'One-shot.', privateKey: me.signing.privateKey.toUpperCase() } });
     expect(res.structuredContent).toMatchObject({ judgmentRecorded: true, proposalId: id });
-    const detail = await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json();
+    const detail = (await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { judgments: Array<{ signature: { publicKey: string } }> };
     expect(detail.judgments[0].signature.publicKey).toBe(me.signing.publicKey);
     const wrongShape = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'x', privateKey: 'not-hex' } });
     expect(wrongShape.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'privateKey' }] });
@@ -188,22 +188,22 @@ describe('the endpoint', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('mcp-session-id')).toBeNull();
-    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { query: '/', suggestions: [] } } });
+    expect((await res.json()) as object).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { query: '/', suggestions: [] } } });
   });
 
   it('refuses an unknown Bearer with the 401 orientation envelope', async () => {
     const res = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { authorization: `Bearer ak_${'x'.repeat(40)}` });
     expect(res.status).toBe(401);
-    expect(await res.json()).toMatchObject({ code: 'unauthorized', orientation: { llms_txt_url: `${base}/llms.txt` } });
+    expect((await res.json()) as object).toMatchObject({ code: 'unauthorized', orientation: { llms_txt_url: `${base}/llms.txt` } });
   });
 
   it('is POST only (405 with Allow: POST) and refuses browser pages of other origins', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await fetch(`${base}/api/mcp`, { method, headers: { accept: 'text/event-stream' } });
-      expect([res.status, res.headers.get('allow'), (await res.json()).code]).toEqual([405, 'POST', 'method_not_allowed']);
+      expect([res.status, res.headers.get('allow'), ((await res.json()) as { code: string }).code]).toEqual([405, 'POST', 'method_not_allowed']);
     }
     const foreign = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { origin: 'https://evil.example' });
-    expect([foreign.status, (await foreign.json()).code]).toEqual([403, 'origin_not_allowed']);
+    expect([foreign.status, ((await foreign.json()) as { code: string }).code]).toEqual([403, 'origin_not_allowed']);
     const same = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { origin: base });
     expect(same.status).toBe(200);
   });
@@ -214,6 +214,6 @@ describe('the endpoint', () => {
     const text = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
     expect(text.status).toBe(415);
     const garbage = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":' });
-    expect([garbage.status, (await garbage.json()).code]).toEqual([400, 'invalid_json']);
+    expect([garbage.status, ((await garbage.json()) as { code: string }).code]).toEqual([400, 'invalid_json']);
   });
 });
