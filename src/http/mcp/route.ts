@@ -11,6 +11,7 @@
 // tool table (tools.ts); a tool runs its route in-process (call.ts). fastify has parsed the body
 // already (bodyLimit, invalid JSON answered as everywhere); the SDK gets it as parsedBody.
 import { Readable } from 'node:stream';
+import { toWebRequest } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
   isJsonContentType,
@@ -97,10 +98,9 @@ export async function mcpRoutes(app: FastifyInstance) {
     }
     const caller: McpCaller = { ip: request.ip, tag: agent?.tag, headers };
     const authInfo: AuthInfo = { token: '', clientId: agent?.tag ?? 'anonymous', scopes: [], extra: { caller } };
-    const webHeaders = new Headers();
-    for (const [k, v] of Object.entries(request.headers)) if (typeof v === 'string') webHeaders.set(k, v);
-    const web = new Request(`${originOf(request)}${request.url}`, { method: 'POST', headers: webHeaders });
     const body = request.body;
+    // The SDK's own Node-to-web conversion, from the body fastify has parsed (and bounded).
+    const web = await toWebRequest(request.raw, body);
 
     reply.hijack();
     let res: Response;
@@ -112,7 +112,8 @@ export async function mcpRoutes(app: FastifyInstance) {
         const server = serverFor(caller);
         await server.connect(transport);
         res = await transport.handleRequest(web, { parsedBody: body, authInfo });
-        void server.close().catch(() => undefined);
+        // Not closed: a stateless exchange leaves nothing pending, and close() only builds the
+        // errors that would reject pending requests (half the SDK's cost per request here).
       } else {
         res = await modern.fetch(web, { parsedBody: body, authInfo });
       }
