@@ -24,6 +24,7 @@ import { toolRoutes } from './routes/tools.js';
 import { validatorCompiler } from './validation.js';
 import { openApiRoutes, registerOpenApi } from './openapi.js';
 import { mcpRoutes } from './mcp/route.js';
+import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
 
 export interface AppConfig extends DomainConfig {
@@ -150,6 +151,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(knowledgeRoutes);
   await app.register(openApiRoutes);
   await app.register(mcpRoutes);
+  await app.register(discoveryRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();

@@ -15,6 +15,7 @@ import { BundleAnswer, EvalProposalDetail, JudgeAnswer, ProposalAccepted, Propos
 
 /** The operationId of a kind's route: proposeBrief, judgeEvalResult ... */
 const camel = (kind: string) => kind.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
+const article = (kind: string) => (/^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`);
 
 const Score = Type.Number({ minimum: 0, maximum: 1 });
 export const JudgeBody = Type.Object(
@@ -89,7 +90,7 @@ export async function proposalRoutes(app: FastifyInstance) {
     app.post(
       KIND_ROUTES[kind].propose,
       {
-        schema: { operationId: `propose${camel(kind)}`, summary: `Propose a ${kind}`, tags: ['proposals'], body: PAYLOAD_SCHEMAS[kind], response: { 200: ProposalAccepted } },
+        schema: { operationId: `propose${camel(kind)}`, summary: `Propose ${article(kind)}`, tags: ['proposals'], body: PAYLOAD_SCHEMAS[kind], response: { 200: ProposalAccepted } },
         config: { auth: proposeAuth, idempotency: 'propose', errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'] },
       },
       async (request) => {
@@ -133,7 +134,7 @@ export async function proposalRoutes(app: FastifyInstance) {
       {
         schema: {
           operationId: routeKind ? `judge${camel(routeKind)}` : 'judge',
-          summary: routeKind ? `Judge a ${routeKind} proposal` : 'Judge a proposal of any kind (the id prefix names the kind)',
+          summary: routeKind ? `Judge ${article(routeKind)} proposal` : 'Judge a proposal of any kind (the id prefix names the kind)',
           tags: ['judging'],
           body: JudgeBody,
           params: IdParams,
