@@ -18,7 +18,18 @@ import { markCalibrated } from '../helpers/agents.js';
 import { testKeys, type TestNode } from '../helpers/app.js';
 import { agent, proposeAs, SCORES_HIGH } from '../helpers/flows.js';
 
-type AnyClient = { listTools(): Promise<{ tools: Array<{ name: string; inputSchema: Record<string, unknown> }> }>; callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Record<string, unknown>>; close(): Promise<void> };
+type AnyClient = {
+  listTools(): Promise<{ tools: Array<{ name: string; inputSchema: Record<string, unknown> }> }>;
+  callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Record<string, unknown>>;
+  getNegotiatedProtocolVersion?(): string | undefined;
+  close(): Promise<void>;
+};
+
+/**
+ * The clients: v2 negotiating the 2026-07-28 revision (server/discover, per-request
+ * envelopes), v2 with its default 2025 handshake, and the v1 SDK (2025 versions).
+ */
+type Generation = 'v2' | 'v2-2025' | 'v1';
 
 const READ_TOOLS = ['preview', 'schemas', 'search', 'suggest', 'node', 'brief', 'proposal', 'cas_head', 'dry_run', 'traverse', 'verify_manifest'];
 
@@ -32,12 +43,13 @@ let node: TestNode;
 let me: { apiKey: string; tag: string; signing: { privateKey: string; publicKey: string } };
 
 /** A client of either generation, with an optional Bearer key. */
-async function connect(generation: 'v1' | 'v2', apiKey?: string): Promise<AnyClient> {
+async function connect(generation: Generation, apiKey?: string): Promise<AnyClient> {
   const requestInit = apiKey ? { headers: { authorization: `Bearer ${apiKey}` } } : undefined;
   const url = new URL(`${base}/api/mcp`);
-  if (generation === 'v2') {
-    const client = new ClientV2({ name: 'akas-test', version: '1.0.0' });
+  if (generation !== 'v1') {
+    const client = new ClientV2({ name: 'akas-test', version: '1.0.0' }, generation === 'v2' ? { versionNegotiation: { mode: 'auto' } } : {});
     await client.connect(new TransportV2(url, { requestInit }));
+    expect(client.getNegotiatedProtocolVersion()).toBe(generation === 'v2' ? '2026-07-28' : '2025-11-25');
     return client as unknown as AnyClient;
   }
   const client = new ClientV1({ name: 'akas-test', version: '1.0.0' });
@@ -70,7 +82,7 @@ afterAll(async () => {
   await dispose();
 });
 
-describe.each(['v2', 'v1'] as const)('the %s MCP client', (generation) => {
+describe.each(['v2', 'v2-2025', 'v1'] as const)('the %s MCP client', (generation) => {
   it('lists the read tools anonymously and searches', async () => {
     const client = await connect(generation);
     const { tools } = await client.listTools();
@@ -91,7 +103,7 @@ describe.each(['v2', 'v1'] as const)('the %s MCP client', (generation) => {
     expect(names).toEqual(expect.arrayContaining(['me', 'calibrate', 'challenge', 'use_tool', 'propose_brief', 'propose_eval_result', 'judge', 'queue', 'withdraw']));
     const state = await client.callTool({ name: 'me', arguments: {} });
     expect(state.structuredContent).toMatchObject({ tag: me.tag, tier: 'frontier' });
-    const id = await pendingProposal(generation === 'v2' ? 1 : 2);
+    const id = await pendingProposal({ v2: 11, 'v2-2025': 12, v1: 13 }[generation]);
     const dry = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'Looks right.', dryRun: true } });
     expect(dry.isError).toBeFalsy();
     expect(dry.structuredContent).toMatchObject({ ok: true, dryRun: true, would: { proposalId: id, kind: 'capability' } });

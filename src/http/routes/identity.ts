@@ -270,13 +270,8 @@ export async function identityRoutes(app: FastifyInstance) {
     },
   );
 
-  app.get(
-    '/api/agent/v1/preview',
-    {
-      schema: { operationId: 'preview', summary: 'What registering gives, at no cost', tags: ['identity'], response: { 200: PreviewAnswer } },
-      config: { rateLimit: false },
-    },
-    async (request, reply) => {
+  const previewSchema = { operationId: 'preview', summary: 'What registering gives, at no cost', tags: ['identity'], response: { 200: PreviewAnswer } };
+  app.get('/api/agent/v1/preview', { schema: previewSchema, config: { rateLimit: false } }, async (request, reply) => {
     const now = ctx.clock.now();
     const quota = await registrationQuota(ctx, request.ip);
     const remainingBucket = await ctx.buckets.peek(`ip:${request.ip}`);
@@ -325,8 +320,7 @@ export async function identityRoutes(app: FastifyInstance) {
       anonymousNote: 'Reading this preview spends no quota. Register, preview, schemas, recover, the content store and discovery need no key.',
       generatedAt: now,
     };
-    },
-  );
+  });
 
   // /me is what agents poll. Its serialized body is kept per agent (and origin) until a write
   // to anything it reads lands, or for at most ME_CACHE_MS (its only time-dependent fields,
