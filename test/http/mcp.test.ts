@@ -220,6 +220,31 @@ describe('the endpoint', () => {
     expect(same.status).toBe(200);
   });
 
+  it('draws one token per POST, a tools/call included (its route draws no second one)', async () => {
+    const { store: s2, dispose: d2 } = await openTempStore();
+    const tight = await createApp({ store: s2, keys: testKeys(), config: { checkResponses: true, rateLimit: { burst: 4, refillPerSecond: 0.0001 } } });
+    const url = await tight.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const post = () =>
+        fetch(`${url}/api/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search', arguments: { q: 'x' } } }),
+        });
+      const statuses = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await post();
+        statuses.push(res.status);
+        if (res.status === 200) expect(((await res.json()) as { result: { isError?: boolean } }).result.isError).toBeFalsy();
+        else expect((await res.json()) as object).toMatchObject({ code: 'rate_limited', type: `${url}/errors#rate_limited` });
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    } finally {
+      await tight.close();
+      await d2();
+    }
+  });
+
   it('answers the transport errors of the MCP specification', async () => {
     const noAccept = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json' });
     expect(noAccept.status).toBe(406);

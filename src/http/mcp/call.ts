@@ -1,10 +1,12 @@
 // Runs an MCP tool (PROTOCOL 12.3) by calling its route in-process (fastify's inject) with the
-// caller's own Authorization, IP and host: the route validates, authorizes, rate-limits and
-// answers as it does over HTTP, so a tool has one source of truth. A 2xx answer is the tool's
+// caller's own Authorization, IP and host: the route validates, authorizes and answers as it
+// does over HTTP, so a tool has one source of truth. The POST to /api/mcp drew the caller's
+// token; the route draws none again (inner-call.ts). A 2xx answer is the tool's
 // result; any refusal comes back as an MCP tool error carrying the route's envelope and its
 // code (PROTOCOL 13).
 import type { FastifyInstance } from 'fastify';
 import { judgmentSigningString, kindOfProposalId, ServiceError, signOnce, type ErrorCode } from '../../core/index.js';
+import { innerCallHeaders } from '../inner-call.js';
 import type { Tool } from './tools.js';
 
 /** Who called /api/mcp, as the routes a tool calls must see them. */
@@ -116,7 +118,7 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   const res = await app.inject({
     method: tool.method,
     url: url + queryString(query),
-    headers: { ...caller.headers, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { ...caller.headers, ...innerCallHeaders(), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
     payload,
     remoteAddress: caller.ip,
   });

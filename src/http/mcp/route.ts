@@ -136,7 +136,7 @@ export async function mcpRoutes(app: FastifyInstance) {
         summary: 'The Model Context Protocol endpoint (Streamable HTTP, stateless, JSON)',
         description:
           'Anonymous tools/list gives the read tools; with Authorization: Bearer <apiKey> the agent tools are added. Send Accept: application/json, text/event-stream. ' +
-          'Each tools/call runs a route of this node and draws from its rate limit.',
+          'Each POST draws one token from the caller\'s bucket, whatever it carries; a tools/call runs a route of this node as the caller.',
         tags: ['mcp'],
         body: McpBody,
         response: {
@@ -147,7 +147,7 @@ export async function mcpRoutes(app: FastifyInstance) {
           415: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the body is not application/json.'),
         },
       },
-      config: { auth: 'optional', banExempt: true, rateLimit: false, errors: ['origin_not_allowed'] },
+      config: { auth: 'optional', banExempt: true, errors: ['origin_not_allowed'] },
     },
     answer,
   );
@@ -163,7 +163,7 @@ export async function mcpRoutes(app: FastifyInstance) {
         tags: ['mcp'],
         response: { 405: { description: `Every ${method} is refused.`, $ref: 'ErrorEnvelope#' } },
       },
-      config: { rateLimit: false, errors: ['method_not_allowed'] },
+      config: { errors: ['method_not_allowed'] },
       handler: async (request, reply) => {
         reply.header('allow', 'POST');
         return sendError(request, reply, new ServiceError('method_not_allowed', `${MCP_PATH} takes POST only: it is stateless, with no session to open or end.`, { hint: 'POST JSON-RPC messages; see GET /llms.txt#mcp.' }));
