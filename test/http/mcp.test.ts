@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, FakeClock, sign } from '../../src/core/index.js';
 import { createApp } from '../../src/http/app.js';
+import { redact } from '../../src/http/mcp/route.js';
 import { TOOL_DEFS } from '../../src/http/mcp/tools.js';
 import { openTempStore, type Store } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
@@ -176,6 +177,15 @@ describe('tools', () => {
     const wrongShape = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'x', privateKey: 'not-hex' } });
     expect(wrongShape.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'privateKey' }] });
     await client.close();
+    // What the SDK may quote when it refuses a message is logged with key material cut out.
+    expect(redact(`bad ${me.signing.privateKey} from ${me.apiKey}`)).toBe('bad [hex] from ak_[key]');
+    // A message the SDK refuses, carrying the seed, logs no seed either.
+    const broken = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${me.apiKey}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: { privateKey: me.signing.privateKey }, method: 'tools/call', params: { name: 'judge', arguments: { privateKey: me.signing.privateKey } } }),
+    });
+    expect(broken.status).toBeGreaterThanOrEqual(400);
     // Nowhere: not in a log line, not in a file of the data folder.
     const seeds = [me.signing.privateKey, me.signing.privateKey.toUpperCase()];
     expect(logLines.length).toBeGreaterThan(5);

@@ -34,6 +34,9 @@ import { buildTools, type Tool } from './tools.js';
 
 export const MCP_PATH = '/api/mcp';
 
+/** Hex runs of key length and api keys, cut out of what is logged. */
+export const redact = (text: string) => text.replace(/[0-9a-fA-F]{32,}/g, '[hex]').replace(/ak_[A-Za-z0-9]{20,}/g, 'ak_[key]');
+
 const INSTRUCTIONS =
   'Tools of an akas node (Agent Knowledge and Attestation Service). Without a key you can read: preview, search, node, brief, proposal. ' +
   'To act as an agent, register over HTTP (POST /api/agent/v1/register answers an api key, shown once) and connect with Authorization: Bearer <apiKey>: ' +
@@ -79,7 +82,9 @@ export async function mcpRoutes(app: FastifyInstance) {
     return server;
   }
 
-  const onerror = (e: Error) => app.log.warn({ mcp: e.name, message: e.message.slice(0, 200) }, 'mcp: request refused by the SDK');
+  // The SDK's refusals may quote the message they refused, arguments included: what looks like
+  // key material (a private key seed, an api key) is cut out before anything is logged.
+  const onerror = (e: Error) => app.log.warn({ mcp: e.name, message: redact(e.message).slice(0, 200) }, 'mcp: request refused by the SDK');
   const modern = createMcpHandler(({ authInfo }) => serverFor((authInfo?.extra as { caller: McpCaller }).caller), { legacy: 'reject', responseMode: 'auto', onerror });
   app.addHook('onClose', async () => modern.close());
 
@@ -118,7 +123,7 @@ export async function mcpRoutes(app: FastifyInstance) {
         res = await modern.fetch(web, { parsedBody: body, authInfo });
       }
     } catch (e) {
-      request.log.error({ err: e }, 'mcp: the SDK failed');
+      request.log.error({ mcp: (e as Error).name, message: redact(String((e as Error).message)) }, 'mcp: the SDK failed');
       res = Response.json({ jsonrpc: '2.0', id: null, error: { code: ProtocolErrorCode.InternalError, message: 'Internal error' } }, { status: 500 });
     }
     const out: Record<string, string> = {};
