@@ -110,6 +110,18 @@ export async function registerOpenApi(app: FastifyInstance) {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => documentUrl(url, documentSchema({ ...route, schema })),
+    // @fastify/swagger marks every declared body required; some routes take none as well.
+    transformObject: (documentObject) => {
+      const { openapiObject } = documentObject as { openapiObject: { paths?: Record<string, Record<string, unknown>> } };
+      const optional = new Set(routes.filter((r) => r.config?.bodyOptional).map((r) => (r.schema as { operationId?: string } | undefined)?.operationId));
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const op of Object.values(item ?? {})) {
+          const o = op as { operationId?: string; requestBody?: { required?: boolean } };
+          if (o?.requestBody && optional.has(o.operationId)) o.requestBody.required = false;
+        }
+      }
+      return openapiObject as never;
+    },
   });
 }
 

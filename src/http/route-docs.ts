@@ -17,6 +17,8 @@ declare module 'fastify' {
      * documented but not validated by fastify.
      */
     documentedBody?: unknown;
+    /** The body may be left out (register: "no body needed"); the document says so. */
+    bodyOptional?: boolean;
   }
 }
 

@@ -26,7 +26,7 @@ type Operation = {
   tags?: string[];
   security?: Array<Record<string, unknown>>;
   parameters?: Array<{ in: string; name: string; required?: boolean; schema?: object }>;
-  requestBody?: { content: Record<string, { schema: object }> };
+  requestBody?: { required?: boolean; content: Record<string, { schema: object }> };
   responses: Record<string, { description: string; content?: Record<string, { schema: object }> }>;
 };
 
@@ -105,6 +105,11 @@ describe('GET /openapi.json', () => {
     const { ['/documented']: _gone, ...paths } = built.paths;
     expect(routeProblems(app.akasRoutes, { ...built, paths })).toContain('GET /documented: missing from /openapi.json');
     await app.close();
+  });
+
+  it('says which bodies may be left out', () => {
+    expect(doc.paths['/api/agent/v1/register'].post.requestBody).toMatchObject({ required: false });
+    expect(doc.paths['/api/knowledge/cap/propose'].post.requestBody).toMatchObject({ required: true });
   });
 
   it('has unique operationIds', () => {

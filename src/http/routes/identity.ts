@@ -176,7 +176,7 @@ export async function identityRoutes(app: FastifyInstance) {
         querystring: RegisterQuery,
         response: { 200: RegisterAnswer },
       },
-      config: { idempotency: 'register' },
+      config: { idempotency: 'register', bodyOptional: true },
       // "No body needed": an absent body is the empty object.
       preValidation: async (request) => {
         request.body ??= {};
