@@ -6,13 +6,16 @@
 // finely means every target sees the same conditions on a shared machine, so the ratios
 // between targets hold steady even when absolute rates swing.
 //
-// Usage: node http-load.js '{"targets":[{"url":"http://127.0.0.1:PORT/x","headers":{}}],"connections":32,"sliceMs":500,"cycles":8,"warmupMs":500}'
+// Usage: node http-load.js '{"targets":[{"url":"http://127.0.0.1:PORT/x","headers":{},"method":"GET","body":null}],"connections":32,"sliceMs":500,"cycles":8,"warmupMs":500}'
 // Prints one JSON line: {"targets":[{"ok","bad","ms","statuses","perCycle":[req/s,...]}]}.
 import { Pool } from 'undici';
 
 interface Target {
   url: string;
   headers?: Record<string, string>;
+  /** GET by default; a POST sends `body` (bench/mcp.ts posts JSON-RPC). */
+  method?: 'GET' | 'POST';
+  body?: string;
 }
 
 interface LoadOptions {
@@ -33,6 +36,8 @@ const targets = opts.targets.map((t) => {
     pool: new Pool(u.origin, { connections, pipelining: 1 }),
     path: u.pathname + u.search,
     headers: t.headers ?? {},
+    method: t.method ?? 'GET',
+    body: t.body,
     ok: 0,
     bad: 0,
     ms: 0,
@@ -49,7 +54,7 @@ async function slice(t: (typeof targets)[number], ms: number, count: boolean) {
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (performance.now() < end) {
-        const res = await t.pool.request({ method: 'GET', path: t.path, headers: t.headers });
+        const res = await t.pool.request({ method: t.method, path: t.path, headers: t.headers, body: t.body });
         await res.body.dump();
         if (!count) continue;
         t.statuses[res.statusCode] = (t.statuses[res.statusCode] ?? 0) + 1;

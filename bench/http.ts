@@ -10,18 +10,20 @@ import { openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line, perSec, type Rate } from './lib.js';
 
 const TARGET = 0.6;
-const CONNECTIONS = 32;
-const SLICE_MS = 500;
-const CYCLES = 12;
+export const CONNECTIONS = 32;
+export const SLICE_MS = 500;
+export const CYCLES = 12;
 const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
 
-interface Target {
+export interface Target {
   name: string;
   url: string;
   headers?: Record<string, string>;
+  method?: 'GET' | 'POST';
+  body?: string;
 }
 
-interface TargetResult {
+export interface TargetResult {
   ok: number;
   bad: number;
   ms: number;
@@ -30,8 +32,8 @@ interface TargetResult {
 }
 
 
-/** Runs the load generator (a child process) over the targets in alternating slices. */
-function load(targets: Target[]): Promise<TargetResult[]> {
+/** Runs the load generator (a child process) over the targets in alternating slices (bench/mcp.ts uses it too). */
+export function load(targets: Target[]): Promise<TargetResult[]> {
   const args = JSON.stringify({ targets, connections: CONNECTIONS, sliceMs: SLICE_MS, cycles: CYCLES, warmupMs: 500 });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, args], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   credentials: () => import('./credentials.js').then((m) => m.run()),
   log: () => import('./log.js').then((m) => m.run()),
   usetool: () => import('./usetool.js').then((m) => m.run()),
+  mcp: () => import('./mcp.js').then((m) => m.run()),
   load: () => import('./load.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.

@@ -8,9 +8,10 @@
 // that none was lost (test/e2e/crash.test.ts), and every answer is counted by status and
 // timed, so a benchmark can print throughput, latency and errors (bench/load.ts).
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent as Dispatcher, request } from 'undici';
 import { canonicalize, sign } from '../src/core/index.js';
+import { dataPath } from '../src/core/paths.js';
 
 export interface WorkAgent {
   tag: string;
@@ -49,18 +50,12 @@ export interface Answer {
   ms: number;
 }
 
-// data/ sits one folder up from bench/ in the sources (tests) and two from dist/bench (the bench).
-const dataFile = (name: string) => {
-  const candidates = [new URL(`../data/${name}`, import.meta.url), new URL(`../../data/${name}`, import.meta.url)];
-  return candidates.find((u) => existsSync(u)) ?? candidates[0];
-};
-
 const poolAnswers = (() => {
   const cache = new Map<string, Record<string, string>>();
   return (pool: string) => {
     let a = cache.get(pool);
     if (!a) {
-      const data = JSON.parse(readFileSync(dataFile(`calibration/pool-${pool}.json`), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+      const data = JSON.parse(readFileSync(dataPath('calibration', `pool-${pool}.json`), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
       a = Object.fromEntries(data.questions.map((q) => [q.id, q.expected]));
       cache.set(pool, a);
     }

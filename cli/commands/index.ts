@@ -2,6 +2,7 @@ import type { CommandGroup } from '../program.js';
 import { casCommands } from './cas.js';
 import { completionCommands } from './completion.js';
 import { credentialCommands } from './credentials.js';
+import { discoveryCommands } from './discovery.js';
 import { logCommands } from './log.js';
 import { calibrationCommands } from './calibration.js';
 import { identityCommands } from './identity.js';
@@ -10,4 +11,4 @@ import { serveCommands } from './serve.js';
 import { verifyCommands } from './verify.js';
 
 /** Every command group, in the order `akas --help` lists them. */
-export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, verifyCommands, credentialCommands, logCommands, completionCommands];
+export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, verifyCommands, credentialCommands, logCommands, discoveryCommands, completionCommands];

@@ -23,6 +23,10 @@ import { proposalRoutes } from './routes/proposals.js';
 import { quotaRoutes } from './routes/quota.js';
 import { toolRoutes } from './routes/tools.js';
 import { validatorCompiler } from './validation.js';
+import { openApiRoutes, registerOpenApi } from './openapi.js';
+import { mcpRoutes } from './mcp/route.js';
+import { discoveryRoutes } from './routes/discovery.js';
+import { registerResponseCheck } from './response-check.js';
 
 export interface AppConfig extends DomainConfig {
   /** The origin used in absolute URLs; by default the one the request came to. */
@@ -32,6 +36,11 @@ export interface AppConfig extends DomainConfig {
   /** Largest JSON body, in bytes. */
   bodyLimit: number;
   version: string;
+  /**
+   * Validate every answer against the schema its route documents and answer 500 on a mismatch
+   * (response-check.ts). For tests; a running node leaves it off.
+   */
+  checkResponses: boolean;
 }
 
 export const defaultAppConfig: AppConfig = {
@@ -39,6 +48,7 @@ export const defaultAppConfig: AppConfig = {
   trustProxy: false,
   bodyLimit: 1024 * 1024,
   version: VERSION,
+  checkResponses: false,
 };
 
 export interface AppOptions {
@@ -83,6 +93,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Before any route: the document collects routes as they are registered (PROTOCOL 11.2).
+  await registerOpenApi(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
@@ -161,6 +173,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     done(null, payload);
   });
 
+  if (config.checkResponses) registerResponseCheck(app);
+
   await app.register(healthRoutes);
   await app.register(casRoutes);
   await app.register(identityRoutes);
@@ -172,6 +186,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(logRoutes);
   await app.register(attestationRoutes);
   await app.register(knowledgeRoutes);
+  await app.register(openApiRoutes);
+  await app.register(mcpRoutes);
+  await app.register(discoveryRoutes);
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();

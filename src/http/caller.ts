@@ -6,6 +6,7 @@ import { authenticate } from '../domain/identity.js';
 import type { Ctx } from '../domain/context.js';
 import { Agents, ApiKeys, type AgentRecord } from '../domain/records.js';
 import { bannedError, isBanned } from '../domain/reputation.js';
+import { isInnerCall } from './inner-call.js';
 import type { TokenBuckets } from './rate-limit.js';
 
 export interface Caller {
@@ -105,7 +106,8 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
     } else if (mode === 'required') {
       authError = new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.');
     }
-    if (config.rateLimit !== false) {
+    // An MCP tool call drew its token as the POST to /api/mcp (PROTOCOL 12.3).
+    if (config.rateLimit !== false && !isInnerCall(request)) {
       const agent = request.caller.agent;
       await buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.ip}`, agent ? 'per-bearer' : 'per-ip');
     }

@@ -26,5 +26,11 @@ function make(coerce: boolean) {
 const strict = make(false);
 const coercing = make(true);
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? strict : coercing).compile(schema as object);
+// A body declared as raw bytes (`format: binary`, the content store's upload) reaches its
+// handler as a stream: the schema documents it (PROTOCOL 11.2); the handler counts and hashes it.
+const rawBytes = () => true;
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart === 'body' && (schema as { format?: string }).format === 'binary') return rawBytes;
+  return (httpPart === 'body' ? strict : coercing).compile(schema as object);
+};

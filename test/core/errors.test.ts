@@ -30,15 +30,17 @@ function thrownCodes(text: string): Array<{ code: string; line: number }> {
 }
 
 describe('ERROR_CODES', () => {
-  const entries = Object.entries(ERROR_CODES) as Array<[ErrorCode, { status: number; doc: string }]>;
+  const entries = Object.entries(ERROR_CODES) as Array<[ErrorCode, { status: number; doc: string; action: string }]>;
 
-  it.each(entries)('%s has a 4xx/5xx status and a one-line doc', (code, { status, doc }) => {
+  it.each(entries)('%s has a 4xx/5xx status, a one-line doc and what to do', (code, { status, doc, action }) => {
     expect(code).toMatch(/^[a-z][a-z0-9_]*$/);
     expect(Number.isInteger(status)).toBe(true);
     expect(status).toBeGreaterThanOrEqual(400);
     expect(status).toBeLessThan(600);
     expect(doc.trim().length).toBeGreaterThan(10);
     expect(doc).not.toContain('\n');
+    expect(action.trim().length).toBeGreaterThan(10);
+    expect(action).not.toContain('\n');
   });
 });
 

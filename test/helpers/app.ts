@@ -23,7 +23,7 @@ export async function testNode(config: Partial<AppConfig> = {}): Promise<TestNod
   const { store, dir, dispose } = await openTempStore();
   const clock = new FakeClock();
   const keys = testKeys(clock.now());
-  const app = await createApp({ store, clock, keys, config });
+  const app = await createApp({ store, clock, keys, config: { checkResponses: true, ...config } });
   await app.ready();
   return {
     app,

@@ -32,12 +32,14 @@ describe('security headers', () => {
       await node.app.inject({ url: '/no/such/route' }), // 404
       await node.app.inject({ url: '/api/agent/v1/me' }), // 401
       await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{' }), // 400
+      // MCP answers are written by the SDK on the raw response (reply.hijack): they carry them too.
+      await node.app.inject({ method: 'POST', url: '/api/mcp', headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } }),
     ];
     let limited;
     do limited = await node.app.inject({ url: '/api/agent/v1/schemas' });
     while (limited.statusCode === 200);
     answers.push(limited); // 429
-    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 200, 404, 401, 400, 429]);
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 200, 404, 401, 400, 200, 429]);
     for (const r of answers) {
       expect(r.headers, `${r.statusCode} ${r.headers['content-type']}`).toMatchObject({
         'x-content-type-options': 'nosniff',
@@ -132,7 +134,7 @@ describe('banned and rotated keys', () => {
 
   const authed = () => node.app.akas.routes.filter((r) => r.config.auth === 'required' || r.config.auth === 'optional');
 
-  it('a banned agent reaches only the ban-exempt routes (me, wakeup, quota, appeal)', async () => {
+  it('a banned agent reaches only the ban-exempt routes (me, wakeup, quota, appeal, and MCP, whose tools refuse it)', async () => {
     const a = await agent(node);
     await node.store.transact([agentLock(a.tag)], async (tx) => {
       const rec = (await tx.get(Agents, a.tag))!;
@@ -146,8 +148,22 @@ describe('banned and rotated keys', () => {
         expect(res.json().code, `${r.method} ${r.url}`).not.toBe('banned');
       } else expect([res.statusCode, res.json().code], `${r.method} ${r.url}`).toEqual([403, 'banned']);
     }
-    expect(exempt.sort()).toEqual(['/api/agent/v1/appeal', '/api/agent/v1/me', '/api/agent/v1/quota', '/api/agent/v1/wakeup']);
+    expect(exempt.sort()).toEqual(['/api/agent/v1/appeal', '/api/agent/v1/me', '/api/agent/v1/quota', '/api/agent/v1/wakeup', '/api/mcp']);
     expect((await node.app.inject({ url: '/api/agent/v1/me', headers: bearer(a.apiKey) })).json()).toMatchObject({ bannedView: true, banBlock: expect.any(Object) });
+    // MCP is open to a banned agent only for what the routes behind its tools allow.
+    const mcp = (name: string) =>
+      node.app.inject({
+        method: 'POST',
+        url: '/api/mcp',
+        headers: { ...bearer(a.apiKey), accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' },
+        remoteAddress: a.ip,
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } },
+      });
+    const challenge = (await mcp('challenge')).json().result;
+    expect(challenge.isError).toBe(true);
+    expect(JSON.stringify(challenge.structuredContent ?? challenge.content)).toContain('banned');
+    const meTool = (await mcp('me')).json().result;
+    expect(meTool.isError ?? false).toBe(false);
   });
 
   it('a key rotated by a recover reaches no route that reads the Bearer', async () => {

@@ -7,6 +7,8 @@ import { attest, attestationKinds, dryRun, kindOf } from '../../domain/attestati
 import { agentOf } from '../caller.js';
 import { originOf } from '../urls.js';
 import { entryView } from './log.js';
+import { AttestAnswer, CatalogAnswer, DryRunAnswer, EntryList, EntryWithProof, LogHead } from './log-schemas.js';
+import { Media, Open } from '../schemas.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -65,12 +67,22 @@ export async function attestationRoutes(app: FastifyInstance) {
   const ctx = app.akas;
   const log = ctx.log;
 
-  app.get('/credentials', async (request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(catalogPage(originOf(request))));
-  app.get('/credentials/index.json', async (request, reply) => {
+  const pageSchema = { operationId: 'attestationKindsPage', summary: 'The attestation kinds, as a page', tags: ['attestations'], response: { 200: Media('text/html', { type: 'string' }, 'An HTML page listing every kind.') } };
+  app.get('/credentials', { schema: pageSchema }, async (request, reply) =>
+    reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(catalogPage(originOf(request))),
+  );
+  app.get('/credentials/index.json', { schema: { operationId: 'attestationKinds', summary: 'The attestation kinds with their schemas', tags: ['attestations'], response: { 200: CatalogAnswer } } }, async (request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     return catalog(originOf(request));
   });
-  app.get('/credentials/schemas/:file', { schema: { params: Type.Object({ file: Type.String({ maxLength: 120 }) }) } }, async (request, reply) => {
+  const schemaSchema = {
+    operationId: 'attestationSchema',
+    summary: 'The JSON Schema of one attestation kind',
+    tags: ['attestations'],
+    params: Type.Object({ file: Type.String({ maxLength: 120, description: '<kind>.json' }) }),
+    response: { 200: Media('application/schema+json', Open(), 'The JSON Schema of the kind.') },
+  };
+  app.get('/credentials/schemas/:file', { schema: schemaSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
     const { file } = request.params as { file: string };
     if (!file.endsWith('.json') || !attestationKinds().has(file.slice(0, -5))) {
       throw new ServiceError('not_found', `No schema ${file}.`, { hint: 'GET /credentials/index.json lists each kind with its schemaUrl.' });
@@ -81,7 +93,16 @@ export async function attestationRoutes(app: FastifyInstance) {
 
   app.post(
     '/api/credentials/dry-run',
-    { schema: { body: Type.Object({ kind: Type.String({ maxLength: 80 }), body: Type.Unknown() }, { additionalProperties: false }) }, config: { rateLimit: false } },
+    {
+      schema: {
+        operationId: 'dryRun',
+        summary: 'Check a candidate attestation against its kind, with no side effect',
+        tags: ['attestations'],
+        body: Type.Object({ kind: Type.String({ maxLength: 80 }), body: Type.Unknown() }, { additionalProperties: false }),
+        response: { 200: DryRunAnswer },
+      },
+      config: { rateLimit: false, errors: ['invalid_kind'] },
+    },
     async (request) => {
       const { kind, body } = request.body as { kind: string; body: unknown };
       const r = dryRun(kind, body);
@@ -89,27 +110,35 @@ export async function attestationRoutes(app: FastifyInstance) {
     },
   );
 
-  app.post('/api/attestations', { schema: { body: AttestBody }, config: { auth: 'required', idempotency: 'attest' } }, async (request) => {
+  const attestSchema = { operationId: 'attest', summary: 'Record an attestation in the transparency log', tags: ['attestations'], body: AttestBody, response: { 200: AttestAnswer } };
+  app.post('/api/attestations', { schema: attestSchema, config: { auth: 'required', idempotency: 'attest', errors: ['invalid_kind', 'calibration_required'] } }, async (request) => {
     const { kind, body } = request.body as { kind: string; body: Record<string, unknown> };
     const entry = await attest(ctx, log, agentOf(request), kind, body);
     return { ...entryView(entry), url: `/api/attestations/${entry.id}`, note: 'Appended to the log; GET url for its inclusion proof against a signed checkpoint.' };
   });
 
-  app.get('/api/attestations/head', async () => {
+  app.get('/api/attestations/head', { schema: { operationId: 'logHead', summary: 'The size and last entry of the log', tags: ['attestations'], response: { 200: LogHead } } }, async () => {
     const head = await log.head();
     const cp = await log.checkpoint();
     const last = head.size ? await log.entry(head.size - 1) : undefined;
     return { size: head.size, lastHash: head.lastHash, lastId: last?.id ?? null, checkpoint: cp.note, origin: ctx.keys.log.origin, logKey: ctx.keys.log.verifierKey };
   });
 
-  app.get('/api/attestations/:id', { schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } }, async (request) => {
+  const entrySchema = {
+    operationId: 'attestation',
+    summary: 'One log entry with its inclusion proof',
+    tags: ['attestations'],
+    params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+    response: { 200: EntryWithProof },
+  };
+  app.get('/api/attestations/:id', { schema: entrySchema, config: { errors: ['not_found'] } }, async (request) => {
     const { id } = request.params as { id: string };
     const entry = /^att_[0-9a-f]{16}$/.test(id) ? await log.entryById(id) : undefined;
     if (!entry) throw new ServiceError('not_found', `No attestation ${id} in this log.`, { hint: 'GET /api/attestations lists them.' });
     return withProof(entry);
   });
 
-  app.get('/api/attestations', { schema: { querystring: ListQuery } }, async (request) => {
+  app.get('/api/attestations', { schema: { operationId: 'attestations', summary: 'Log entries, filtered', tags: ['attestations'], querystring: ListQuery, response: { 200: EntryList } } }, async (request) => {
     const q = request.query as { kind?: string; subject?: string; agent?: string; proposalId?: string; cursor?: string; limit: number };
     const after = q.cursor === undefined ? undefined : Number(q.cursor);
     // The most selective index the query names; the other filters are applied on its rows.

@@ -7,7 +7,15 @@ import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';
 import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob } from '../../domain/cas.js';
+import { Closed, Hex64, Media } from '../schemas.js';
 import { originOf } from '../urls.js';
+
+const Stored = Closed(
+  { sha256: Hex64, bytes: Type.Integer(), deduplicated: Type.Boolean(), fetchUrl: Type.String(), note: Type.String() },
+  'Stored (or already there), durable before this answer (PROTOCOL 5.1).',
+);
+const Head = Closed({ exists: Type.Boolean(), bytes: Type.Integer(), fetchUrl: Type.String() }, 'Whether the blob is stored (?head=1; PROTOCOL 5.2).');
+const Bytes = { type: 'string', format: 'binary' };
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
@@ -18,8 +26,8 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
  */
 const DISCARD_LIMIT = 16 * 1024 * 1024;
 
-const Params = Type.Object({ hex: Type.String() });
-const Query = Type.Object({ head: Type.Optional(Type.String()) });
+const Params = Type.Object({ hex: Type.String({ maxLength: 200, description: 'The sha256 of the bytes, 64 hex characters (either case).' }) });
+const Query = Type.Object({ head: Type.Optional(Type.String({ maxLength: 10, description: '1 or true: answer {exists, bytes, fetchUrl} instead of the bytes.' })) });
 
 const fetchUrlOf = (request: FastifyRequest, sha256: string) => `${originOf(request)}/api/cas/${sha256}`;
 
@@ -93,6 +101,14 @@ export async function casRoutes(app: FastifyInstance) {
   app.post(
     '/api/cas',
     {
+      schema: {
+        operationId: 'casPut',
+        summary: 'Store bytes under their sha256',
+        tags: ['content-store'],
+        body: { content: { 'application/octet-stream': { schema: { ...Bytes, description: 'Raw bytes of any type, 1 byte to 10 MiB; hashed, never parsed.' } } } },
+        response: { 200: Stored },
+      },
+      config: { errors: ['empty_body', 'blob_too_large'] },
       bodyLimit: CAS_MAX_BYTES + 1,
       // A malformed Content-Type would be refused (415) before any parser runs; since the
       // type is never used, every upload is treated as application/octet-stream.
@@ -129,7 +145,23 @@ export async function casRoutes(app: FastifyInstance) {
     },
   );
 
-  app.get('/api/cas/:hex', { schema: { params: Params, querystring: Query } }, async (request, reply) => {
+  const getSchema = {
+    operationId: 'casGet',
+    summary: 'Fetch bytes by their sha256 (or ?head=1: whether they are stored)',
+    tags: ['content-store'],
+    params: Params,
+    querystring: Query,
+    response: {
+      200: {
+        description: 'The bytes (application/octet-stream, X-CAS-SHA256, immutable caching), or with ?head=1 the JSON of Head.',
+        content: { 'application/octet-stream': { schema: Bytes }, 'application/json': { schema: Head } },
+      },
+      206: Media('application/octet-stream', Bytes, 'One byte range of the blob (Range: bytes=a-b).'),
+      304: { description: 'Not modified (If-None-Match names this blob).', type: 'null' },
+    },
+  };
+  const getErrors = ['invalid_sha256', 'not_found', 'integrity_violation', 'range_not_satisfiable'] as const;
+  app.get('/api/cas/:hex', { schema: getSchema, config: { errors: [...getErrors] } }, async (request, reply) => {
     const { hex } = request.params as { hex: string };
     const { head } = request.query as { head?: string };
     const sha256 = parseSha256(hex);

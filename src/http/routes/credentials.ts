@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { canonicalize, ed25519Multibase, isoTime, PROPOSAL_KINDS, ServiceError, sha256Hex, type NodeKeys } from '../../core/index.js';
 import { Credentials } from '../../domain/credentials.js';
 import { JudgmentIndex } from '../../domain/records.js';
+import { Credential, NodeKeysAnswer } from './log-schemas.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
@@ -35,7 +36,16 @@ export async function credentialRoutes(app: FastifyInstance) {
 
   app.get(
     '/api/credentials/judgment/:kind/:proposalId/:judgmentId',
-    { schema: { params: Type.Object({ kind: Type.String({ maxLength: 40 }), proposalId: Type.String({ maxLength: 64 }), judgmentId: Type.String({ maxLength: 64 }) }) } },
+    {
+      schema: {
+        operationId: 'judgmentCredential',
+        summary: 'The credential of a judgment (W3C VC 2.0, eddsa-jcs-2022)',
+        tags: ['credentials'],
+        params: Type.Object({ kind: Type.String({ maxLength: 40 }), proposalId: Type.String({ maxLength: 64 }), judgmentId: Type.String({ maxLength: 64 }) }),
+        response: { 200: Credential, 304: { description: 'Not modified (If-None-Match matched the ETag).', type: 'null' } },
+      },
+      config: { errors: ['invalid_kind', 'not_found'] },
+    },
     async (request, reply) => {
       const { kind, proposalId, judgmentId } = request.params as { kind: string; proposalId: string; judgmentId: string };
       if (!(PROPOSAL_KINDS as readonly string[]).includes(kind)) {
@@ -56,7 +66,8 @@ export async function credentialRoutes(app: FastifyInstance) {
     },
   );
 
-  app.get('/api/node/keys', async (_request, reply) => {
+  const keysSchema = { operationId: 'nodeKeys', summary: 'The public node keys: issuer did:keys, HMAC key ids, the log key', tags: ['credentials'], response: { 200: NodeKeysAnswer } };
+  app.get('/api/node/keys', { schema: keysSchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=60');
     return nodeKeysView(ctx.keys);
   });

@@ -1,10 +1,24 @@
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { Closed, Ms } from '../schemas.js';
 
-/** GET /healthz: the node answers and its store reads. */
+/** GET /healthz (PROTOCOL 11.1): the node answers and its store reads. */
 export async function healthRoutes(app: FastifyInstance) {
-  app.get('/healthz', { config: { rateLimit: false } }, async () => {
-    const { store, clock, keys, appConfig } = app.akas;
-    await store.get({ name: 'agents' }, '\u0000healthz');
-    return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did };
-  });
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        operationId: 'health',
+        summary: 'The node answers and its store reads',
+        tags: ['discovery'],
+        response: { 200: Closed({ ok: Type.Literal(true), version: Type.String(), time: Ms(), issuer: Type.String({ description: 'The current issuer did:key.' }) }) },
+      },
+      config: { rateLimit: false },
+    },
+    async () => {
+      const { store, clock, keys, appConfig } = app.akas;
+      await store.get({ name: 'agents' }, '\u0000healthz');
+      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did };
+    },
+  );
 }

@@ -30,6 +30,7 @@ import { isBanned, reputationView } from '../../domain/reputation.js';
 import { agentOf } from '../caller.js';
 import { validationError } from '../errors.js';
 import { originOf } from '../urls.js';
+import { LeaderboardAnswer, MeAnswer, PreviewAnswer, ProfileAnswer, RecoverAnswer, RecoverBody, RegisterAnswer, WakeupAnswer } from './identity-schemas.js';
 
 export const RESPONSE_SHAPE_VERSION = '2026-11.1';
 
@@ -207,8 +208,15 @@ export async function identityRoutes(app: FastifyInstance) {
   app.post(
     '/api/agent/v1/register',
     {
-      schema: { body: RegisterBody, querystring: RegisterQuery },
-      config: { idempotency: 'register' },
+      schema: {
+        operationId: 'register',
+        summary: 'Register a new agent: an api key, an Ed25519 keypair (or the agent\'s own public key) and a recovery token, shown once',
+        tags: ['identity'],
+        body: RegisterBody,
+        querystring: RegisterQuery,
+        response: { 200: RegisterAnswer },
+      },
+      config: { idempotency: 'register', bodyOptional: true, errors: ['invalid_signature'] },
       // "No body needed": an absent body is the empty object.
       preValidation: async (request) => {
         request.body ??= {};
@@ -304,7 +312,8 @@ export async function identityRoutes(app: FastifyInstance) {
     },
   );
 
-  app.get('/api/agent/v1/preview', { config: { rateLimit: false } }, async (request, reply) => {
+  const previewSchema = { operationId: 'preview', summary: 'What registering gives, at no cost', tags: ['identity'], response: { 200: PreviewAnswer } };
+  app.get('/api/agent/v1/preview', { schema: previewSchema, config: { rateLimit: false } }, async (request, reply) => {
     const now = ctx.clock.now();
     const quota = await registrationQuota(ctx, request.ip);
     const remainingBucket = await ctx.buckets.peek(`ip:${request.ip}`);
@@ -371,7 +380,13 @@ export async function identityRoutes(app: FastifyInstance) {
   });
   app.addHook('onClose', async () => unwatch.forEach((stop) => stop()));
 
-  app.get('/api/agent/v1/me', { config: { auth: 'required', banExempt: true } }, async (request, reply) => {
+  const meSchema = {
+    operationId: 'me',
+    summary: 'Your agent state: tier, balance, reputation, quotas',
+    tags: ['identity'],
+    response: { 200: MeAnswer, 304: { description: 'Not modified (If-None-Match matched the ETag).', type: 'null' } },
+  };
+  app.get('/api/agent/v1/me', { schema: meSchema, config: { auth: 'required', banExempt: true } }, async (request, reply) => {
     const agent = agentOf(request);
     const now = ctx.clock.now();
     const origin = originOf(request);
@@ -397,7 +412,8 @@ export async function identityRoutes(app: FastifyInstance) {
     return reply.type('application/json; charset=utf-8').send(cached.body);
   });
 
-  app.get('/api/agent/v1/wakeup', { config: { auth: 'optional', banExempt: true } }, async (request) => {
+  const wakeupSchema = { operationId: 'wakeup', summary: 'Where to start (no key) or when to come back (with a key)', tags: ['identity'], response: { 200: WakeupAnswer } };
+  app.get('/api/agent/v1/wakeup', { schema: wakeupSchema, config: { auth: 'optional', banExempt: true } }, async (request) => {
     const origin = originOf(request);
     const contract = { endpointVersion: 'v1', authedShape: 'agentTag, nextEligibleAt, pollAfterSeconds, balance, contract', docsLink: `${origin}/agent-docs#wakeup` };
     const agent = request.caller.agent;
@@ -456,7 +472,9 @@ export async function identityRoutes(app: FastifyInstance) {
     };
   });
 
-  app.post('/api/agent/v1/recover', { config: { idempotency: 'recover' } }, async (request, reply) => {
+  const recoverSchema = { operationId: 'recover', summary: 'Rotate a lost identity onto a new api key and keypair', tags: ['identity'], response: { 200: RecoverAnswer } };
+  const recoverConfig = { idempotency: 'recover', documentedBody: RecoverBody, errors: ['missing_fields' as const, 'recovery_failed' as const, 'invalid_signature' as const, 'validation_failed' as const] };
+  app.post('/api/agent/v1/recover', { schema: recoverSchema, config: recoverConfig }, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw new ServiceError('missing_fields', 'Send {tag, recoveryToken} or {proposalId, claimSecret}.', { field: 'body' });
@@ -486,7 +504,8 @@ export async function identityRoutes(app: FastifyInstance) {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
     cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   });
-  app.get('/api/agents', { schema: { querystring: LeaderboardQuery } }, async (request, reply) => {
+  const leaderboardSchema = { operationId: 'leaderboard', summary: 'Calibrated agents, ranked', tags: ['identity'], querystring: LeaderboardQuery, response: { 200: LeaderboardAnswer } };
+  app.get('/api/agents', { schema: leaderboardSchema }, async (request, reply) => {
     const { limit, cursor } = request.query as { limit: number; cursor?: string };
     const page = await leaderboard.page(limit, cursor);
     reply.header('cache-control', 'public, max-age=5');
@@ -496,7 +515,14 @@ export async function identityRoutes(app: FastifyInstance) {
     };
   });
 
-  app.get('/api/agents/:tag', { schema: { params: Type.Object({ tag: Type.String({ maxLength: 64 }) }) } }, async (request) => {
+  const profileSchema = {
+    operationId: 'agentProfile',
+    summary: 'The public profile of an agent, with its current and prior public keys',
+    tags: ['identity'],
+    params: Type.Object({ tag: Type.String({ maxLength: 64 }) }),
+    response: { 200: ProfileAnswer },
+  };
+  app.get('/api/agents/:tag', { schema: profileSchema, config: { errors: ['not_found'] } }, async (request) => {
     const { tag } = request.params as { tag: string };
     if (!TAG_RE.test(tag)) throw validationError([{ field: 'tag', reason: 'must be ak_ followed by 8 base62 chars' }]);
     const agent = await getAgent(ctx, tag);

@@ -10,7 +10,75 @@ import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, c
 import { casHashOfUri } from '../../domain/proposal-kinds.js';
 import { KnowledgeSearch } from '../../domain/search.js';
 import { getTraversal, traverse } from '../../domain/traversal.js';
+import { Any, Closed, Hex64, Ms, Nullable, Open } from '../schemas.js';
 import { originOf } from '../urls.js';
+
+const Str = Type.String();
+const NodeKindSchema = Type.String({ enum: ['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'] });
+const BriefManifestSchema = Closed({
+  briefId: Str,
+  level: Str,
+  version: Str,
+  tokenCount: Type.Integer(),
+  fetchedAt: Ms(),
+  contentSha256: Hex64,
+  signature: Hex64,
+  signingKeyId: Str,
+});
+
+/** The unified node response (PROTOCOL 10.2). */
+const NodeAnswer = Closed(
+  {
+    path: Str,
+    title: Str,
+    spec: Str,
+    kind: NodeKindSchema,
+    refinedAt: Type.Optional(Str),
+    version: Type.Integer(),
+    proposalId: Type.Optional(Str),
+    publishedAt: Type.Optional(Nullable(Ms())),
+    children: Type.Optional(Type.Array(Str)),
+    childrenNextCursor: Type.Optional(Nullable(Str)),
+    briefId: Type.Optional(Str),
+    brief: Type.Optional(Open()),
+    tldr: Type.Optional(Str),
+    core: Type.Optional(Str),
+    deep: Type.Optional(Str),
+    manifest: Type.Optional(Open({ signature: Hex64, signingKeyId: Str }, 'A BriefManifest, or an artifact manifest (HMAC-SHA256 by the node).')),
+    payload: Type.Optional(Open()),
+    branches: Type.Optional(Type.Array(Any)),
+    sha256Verification: Type.Optional(Closed({ status: Type.String({ enum: ['self-reported', 'platform-verified', 'integrity-failed'] }), method: Str, note: Str, casUploadHint: Str })),
+    independentEvals: Type.Optional(Type.Array(Open())),
+    evalSummary: Type.Optional(Open({ count: Type.Integer(), distinctRunners: Type.Integer(), byMetric: Open() })),
+    note: Type.Optional(Str),
+  },
+  'A node of the published tree: branch, brief, capability, decision or artifact (PROTOCOL 10.2). ETag; 304 on If-None-Match.',
+);
+const NotModified = { description: 'Not modified (If-None-Match matched the ETag).', type: 'null' };
+const ManifestBody = Type.Object({ manifest: Type.Object({}, { additionalProperties: true, maxProperties: 20 }) }, { additionalProperties: false });
+const Check = { valid: Type.Boolean(), reason: Type.Optional(Str) };
+const TraversalAnswer = Closed(
+  {
+    traversalId: Str,
+    path: Str,
+    inputs: Open(),
+    complete: Type.Boolean(),
+    stopped: Type.Optional(Closed({ reason: Type.String({ enum: ['depth-limit', 'step-limit'] }), at: Str, depth: Type.Integer(), limit: Type.Integer() })),
+    steps: Type.Array(Closed({ path: Str, question: Str, depth: Type.Integer(), branches: Type.Array(Closed({ id: Str, holds: Type.Boolean(), to: Str })) })),
+    leaves: Type.Array(
+      Closed({
+        to: Str,
+        depth: Type.Integer(),
+        via: Type.Array(Closed({ path: Str, branch: Str })),
+        node: Type.Optional(Closed({ path: Str, kind: Str, title: Str })),
+      }),
+    ),
+    forks: Type.Integer(),
+    deadEnds: Type.Array(Str),
+    at: Ms(),
+  },
+  'The walk of a decision graph: every step, the leaves it reached, its forks (PROTOCOL 10.5).',
+);
 
 const Level = Type.Optional(Type.Union(BRIEF_LEVELS.map((l) => Type.Literal(l))));
 const NodeQuery = Type.Object(
@@ -134,8 +202,21 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     return view;
   }
 
-  app.get('/api/knowledge/node', { schema: { querystring: NodeQuery } }, (request, reply) => sendNode(request, reply, '/', request.query as never));
-  app.get('/api/knowledge/node/*', { schema: { querystring: NodeQuery } }, (request, reply) =>
+  const nodeResponses = { 200: NodeAnswer, 304: NotModified };
+  app.get(
+    '/api/knowledge/node',
+    { schema: { operationId: 'treeRoot', summary: 'The root of the published tree', tags: ['knowledge'], querystring: NodeQuery, response: nodeResponses }, config: { errors: ['not_found'] } },
+    (request, reply) => sendNode(request, reply, '/', request.query as never),
+  );
+  const nodeSchema = {
+    operationId: 'node',
+    summary: 'A node of the published tree by its path',
+    tags: ['knowledge'],
+    params: Type.Object({ '*': Type.String({ maxLength: 400, description: 'The node path without its leading slash, e.g. testing/flaky-tests.' }) }),
+    querystring: NodeQuery,
+    response: nodeResponses,
+  };
+  app.get('/api/knowledge/node/*', { schema: nodeSchema, config: { errors: ['not_found'] } }, (request, reply) =>
     sendNode(request, reply, normalizePath(decodeURIComponent((request.params as { '*': string })['*'])), request.query as never),
   );
   for (const [route, kind] of [
@@ -143,7 +224,9 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     ['/api/knowledge/dg/by-path', 'leaf-decision'],
     ['/api/knowledge/artifact/by-path', 'leaf-artifact'],
   ] as const) {
-    app.get(route, { schema: { querystring: ByPathQuery } }, (request, reply) => {
+    const name = route.split('/')[3];
+    const byPathSchema = { operationId: `${name === 'dg' ? 'decision' : name === 'cap' ? 'capability' : name}ByPath`, summary: `A ${kind} node by its path`, tags: ['knowledge'], querystring: ByPathQuery, response: nodeResponses };
+    app.get(route, { schema: byPathSchema, config: { errors: ['not_found'] } }, (request, reply) => {
       const q = request.query as { path: string };
       return sendNode(request, reply, normalizePath(q.path), q as never, kind);
     });
@@ -153,9 +236,14 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     '/api/knowledge/briefs/:id',
     {
       schema: {
+        operationId: 'brief',
+        summary: 'A published brief at a level, with its signed manifest',
+        tags: ['knowledge'],
         params: Type.Object({ id: Type.String({ maxLength: 120 }) }),
         querystring: Type.Object({ level: Level, version: Type.Optional(Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })) }, { additionalProperties: false }),
+        response: { 200: Closed({ brief: Open(), manifest: BriefManifestSchema, path: Str }, 'The brief cut to the level, its BriefManifest and its node path (PROTOCOL 10.3).') },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       const { id } = request.params as { id: string };
@@ -165,14 +253,28 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     },
   );
 
-  app.post('/api/knowledge/verify', { schema: { body: Type.Object({ manifest: Type.Object({}, { additionalProperties: true, maxProperties: 20 }) }, { additionalProperties: false }) } }, async (request) => {
+  const verifySchema = {
+    operationId: 'verifyBriefManifest',
+    summary: 'Check a brief manifest signature',
+    tags: ['knowledge'],
+    body: ManifestBody,
+    response: { 200: Closed({ ...Check, briefId: Any, signingKeyId: Any }, 'Whether the node signed this manifest (PROTOCOL 10.3).') },
+  };
+  app.post('/api/knowledge/verify', { schema: verifySchema }, async (request) => {
     const { manifest } = request.body as { manifest: Record<string, unknown> };
     const brief = typeof manifest.briefId === 'string' && typeof manifest.version === 'string' ? await briefOf(ctx.store, manifest.briefId, manifest.version).catch(() => undefined) : undefined;
     const r = checkBriefManifest(ctx.keys, manifest, brief?.brief);
     return { ...r, briefId: manifest.briefId ?? null, signingKeyId: manifest.signingKeyId ?? null };
   });
 
-  app.post('/api/knowledge/artifact/verify', { schema: { body: Type.Object({ manifest: Type.Object({}, { additionalProperties: true, maxProperties: 20 }) }, { additionalProperties: false }) } }, async (request) => {
+  const verifyArtifactSchema = {
+    operationId: 'verifyArtifactManifest',
+    summary: 'Check an artifact manifest signature',
+    tags: ['knowledge'],
+    body: ManifestBody,
+    response: { 200: Closed({ ...Check, artifactPath: Any, signingKeyId: Any, note: Str }, 'Whether the node signed this manifest (PROTOCOL 10.4).') },
+  };
+  app.post('/api/knowledge/artifact/verify', { schema: verifyArtifactSchema }, async (request) => {
     const { manifest } = request.body as { manifest: Record<string, unknown> };
     const r = checkArtifactManifest(ctx.keys, manifest);
     return { ...r, artifactPath: manifest.artifactPath ?? null, signingKeyId: manifest.signingKeyId ?? null, note: 'The signature says this node served this record; whether the bytes at uri hash to sha256 is checked by fetching them (akas verify cas).' };
@@ -180,18 +282,50 @@ export async function knowledgeRoutes(app: FastifyInstance) {
 
   app.post(
     '/api/knowledge/dg/traverse',
-    { schema: { body: Type.Object({ path: Type.String({ minLength: 1, maxLength: 200 }), inputs: Type.Object({}, { additionalProperties: true, maxProperties: 64 }) }, { additionalProperties: false }) } },
+    {
+      schema: {
+        operationId: 'traverse',
+        summary: 'Walk a decision graph from a node with your inputs',
+        tags: ['knowledge'],
+        body: Type.Object({ path: Type.String({ minLength: 1, maxLength: 200 }), inputs: Type.Object({}, { additionalProperties: true, maxProperties: 64 }) }, { additionalProperties: false }),
+        response: { 200: TraversalAnswer },
+      },
+      config: { errors: ['not_found', 'graph_cycle'] },
+    },
     async (request) => {
       const { path, inputs } = request.body as { path: string; inputs: Record<string, unknown> };
       return traverse(ctx, path, inputs);
     },
   );
-  app.get('/api/knowledge/dg/traversals/:id', { schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } }, async (request) => getTraversal(ctx.store, (request.params as { id: string }).id));
+  const traversalSchema = {
+    operationId: 'traversal',
+    summary: 'A traversal by its id',
+    tags: ['knowledge'],
+    params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+    response: { 200: TraversalAnswer },
+  };
+  app.get('/api/knowledge/dg/traversals/:id', { schema: traversalSchema, config: { errors: ['not_found'] } }, async (request) =>
+    getTraversal(ctx.store, (request.params as { id: string }).id),
+  );
 
   app.get(
     '/api/knowledge/search',
     {
       schema: {
+        operationId: 'search',
+        summary: 'Search the published tree and briefs',
+        tags: ['knowledge'],
+        response: {
+          200: Closed(
+            {
+              query: Str,
+              items: Type.Array(Closed({ path: Str, kind: Str, title: Str, score: Type.Number(), match: Type.Record(Str, Type.Array(Str)), briefId: Type.Optional(Str) })),
+              total: Type.Integer(),
+              nextCursor: Nullable(Str),
+            },
+            'Hits, best first (PROTOCOL 10.6).',
+          ),
+        },
         querystring: Type.Object(
           {
             q: Type.String({ minLength: 1, maxLength: 200 }),
@@ -210,7 +344,15 @@ export async function knowledgeRoutes(app: FastifyInstance) {
   );
   app.get(
     '/api/knowledge/suggest',
-    { schema: { querystring: Type.Object({ q: Type.String({ minLength: 1, maxLength: 200 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })) }, { additionalProperties: false }) } },
+    {
+      schema: {
+        operationId: 'suggest',
+        summary: 'Completions of paths and titles',
+        tags: ['knowledge'],
+        querystring: Type.Object({ q: Type.String({ minLength: 1, maxLength: 200 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })) }, { additionalProperties: false }),
+        response: { 200: Closed({ query: Str, suggestions: Type.Array(Closed({ path: Str, title: Str, kind: Str })) }, 'Paths and titles that complete q (PROTOCOL 10.6).') },
+      },
+    },
     async (request) => {
       const q = request.query as { q: string; limit: number };
       return { query: q.q, suggestions: await search.suggest(q.q, q.limit) };

@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { leafHash, entryLeaf, type LogEntry } from '../../core/index.js';
 import { LogEntries, seqKey } from '../../domain/log.js';
+import { Media } from '../schemas.js';
+import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
 
 const b64 = (b: Buffer) => b.toString('base64');
 const Int = (o: object = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...o });
@@ -16,7 +18,13 @@ export const MAX_ENTRIES = 1000;
 export async function logRoutes(app: FastifyInstance) {
   const log = app.akas.log;
 
-  app.get('/api/log/checkpoint', async (_request, reply) => {
+  const checkpointSchema = {
+    operationId: 'checkpoint',
+    summary: 'The newest signed checkpoint (C2SP tlog-checkpoint)',
+    tags: ['attestations'],
+    response: { 200: Media('text/plain', { type: 'string' }, 'A C2SP signed note: origin, size, base64 root hash, a blank line, the signature line.') },
+  };
+  app.get('/api/log/checkpoint', { schema: checkpointSchema }, async (_request, reply) => {
     const cp = await log.checkpoint();
     reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
     return cp.note;
@@ -24,7 +32,15 @@ export async function logRoutes(app: FastifyInstance) {
 
   app.get(
     '/api/log/proof/inclusion',
-    { schema: { querystring: Type.Object({ index: Int(), size: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }) } },
+    {
+      schema: {
+        operationId: 'inclusionProof',
+        summary: 'An inclusion proof of entry index in the tree of size',
+        tags: ['attestations'],
+        querystring: Type.Object({ index: Int(), size: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }),
+        response: { 200: InclusionProof },
+      },
+    },
     async (request) => {
       const q = request.query as { index: number; size?: number };
       const cp = q.size === undefined ? await log.checkpoint() : undefined;
@@ -37,7 +53,15 @@ export async function logRoutes(app: FastifyInstance) {
 
   app.get(
     '/api/log/proof/consistency',
-    { schema: { querystring: Type.Object({ old: Int({ minimum: 1 }), new: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }) } },
+    {
+      schema: {
+        operationId: 'consistencyProof',
+        summary: 'A consistency proof between two tree sizes',
+        tags: ['attestations'],
+        querystring: Type.Object({ old: Int({ minimum: 1 }), new: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }),
+        response: { 200: ConsistencyProof },
+      },
+    },
     async (request) => {
       const q = request.query as { old: number; new?: number };
       const cp = q.new === undefined ? await log.checkpoint() : undefined;
@@ -48,7 +72,15 @@ export async function logRoutes(app: FastifyInstance) {
 
   app.get(
     '/api/log/entries',
-    { schema: { querystring: Type.Object({ start: Int(), end: Type.Optional(Int()) }, { additionalProperties: false }) } },
+    {
+      schema: {
+        operationId: 'logEntries',
+        summary: 'Log entries by index',
+        tags: ['attestations'],
+        querystring: Type.Object({ start: Int(), end: Type.Optional(Int()) }, { additionalProperties: false }),
+        response: { 200: EntryRange },
+      },
+    },
     async (request) => {
       const q = request.query as { start: number; end?: number };
       const head = await log.head();
@@ -63,6 +95,10 @@ export async function logRoutes(app: FastifyInstance) {
     '/api/events',
     {
       schema: {
+        operationId: 'events',
+        summary: 'Server-Sent Events of log entries as they are appended',
+        tags: ['attestations'],
+        response: { 200: Media('text/event-stream', { type: 'string' }, 'id: <seq>, event: entry, data: <the entry as JSON>; resume with Last-Event-ID.') },
         querystring: Type.Object(
           {
             kind: Type.Optional(Type.String({ maxLength: 80 })),

@@ -11,6 +11,11 @@ import { originOf } from '../urls.js';
 import { agentOf } from '../caller.js';
 import { proposalView } from '../views.js';
 import { proposalBundle } from '../bundle.js';
+import { BundleAnswer, EvalProposalDetail, JudgeAnswer, ProposalAccepted, ProposalDetail, QueueAnswer, WithdrawAnswer } from './proposal-schemas.js';
+
+/** The operationId of a kind's route: proposeBrief, judgeEvalResult ... */
+const camel = (kind: string) => kind.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
+const article = (kind: string) => (/^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`);
 
 const Score = Type.Number({ minimum: 0, maximum: 1 });
 export const JudgeBody = Type.Object(
@@ -23,7 +28,20 @@ export const JudgeBody = Type.Object(
   { additionalProperties: false },
 );
 const JudgeQuery = Type.Object({ dryRun: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])) });
-const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'A proposal id: kind prefix + 16 hex.' }) });
+
+/** Every refusal of the judge routes (PROTOCOL 7.5). */
+export const JUDGE_ERRORS = [
+  'signature_required',
+  'invalid_signature',
+  'calibration_required',
+  'tier_too_low',
+  'self_judge',
+  'same_ip_collusion',
+  'not_found',
+  'already_judged',
+  'already_decided',
+] as const;
 
 /** An id that cannot name a proposal is an unknown proposalId (PROTOCOL 7.5: 404 not_found). */
 function checkId(id: string) {
@@ -71,7 +89,10 @@ export async function proposalRoutes(app: FastifyInstance) {
   for (const kind of PROPOSAL_KINDS) {
     app.post(
       KIND_ROUTES[kind].propose,
-      { schema: { body: PAYLOAD_SCHEMAS[kind] }, config: { auth: proposeAuth, idempotency: 'propose' } },
+      {
+        schema: { operationId: `propose${camel(kind)}`, summary: `Propose ${article(kind)}`, tags: ['proposals'], body: PAYLOAD_SCHEMAS[kind], response: { 200: ProposalAccepted } },
+        config: { auth: proposeAuth, idempotency: 'propose', errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'] },
+      },
       async (request) => {
         const agent = request.caller.agent ?? null;
         const r = await propose(ctx, { kind, payload: request.body as AnyPayload, agent, ip: request.ip, origin: originOf(request) });
@@ -110,7 +131,18 @@ export async function proposalRoutes(app: FastifyInstance) {
   for (const [path, routeKind] of judgePaths) {
     app.post(
       `${path}/:id`,
-      { schema: { body: JudgeBody, params: IdParams, querystring: JudgeQuery }, config: { auth: 'required', idempotency: 'judge' } },
+      {
+        schema: {
+          operationId: routeKind ? `judge${camel(routeKind)}` : 'judge',
+          summary: routeKind ? `Judge ${article(routeKind)} proposal` : 'Judge a proposal of any kind (the id prefix names the kind)',
+          tags: ['judging'],
+          body: JudgeBody,
+          params: IdParams,
+          querystring: JudgeQuery,
+          response: { 200: JudgeAnswer },
+        },
+        config: { auth: 'required', idempotency: 'judge', errors: [...JUDGE_ERRORS] },
+      },
       async (request: FastifyRequest) => {
         const { id } = request.params as { id: string };
         checkId(id);
@@ -132,14 +164,16 @@ export async function proposalRoutes(app: FastifyInstance) {
     );
   }
 
-  app.get('/api/knowledge/proposals/:id', { schema: { params: IdParams } }, async (request) => {
+  const detailSchema = { operationId: 'proposal', summary: 'A proposal of any kind with its judgments', tags: ['proposals'], params: IdParams, response: { 200: ProposalDetail } };
+  app.get('/api/knowledge/proposals/:id', { schema: detailSchema, config: { errors: ['not_found'] } }, async (request) => {
     const { id } = request.params as { id: string };
     checkId(id);
     return proposalView(await getProposal(ctx, id));
   });
 
   // PROTOCOL 8.4: the offline bundle of a proposal.
-  app.get('/api/knowledge/proposals/:id/bundle', { schema: { params: IdParams } }, async (request, reply) => {
+  const bundleSchema = { operationId: 'proposalBundle', summary: 'The offline bundle of a proposal', tags: ['credentials'], params: IdParams, response: { 200: BundleAnswer } };
+  app.get('/api/knowledge/proposals/:id/bundle', { schema: bundleSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
     const { id } = request.params as { id: string };
     checkId(id);
     const bundle = await proposalBundle(ctx, ctx.log, id, originOf(request));
@@ -147,7 +181,8 @@ export async function proposalRoutes(app: FastifyInstance) {
     return bundle;
   });
 
-  app.get('/api/knowledge/eval/proposals/:id', { schema: { params: IdParams } }, async (request) => {
+  const evalSchema = { operationId: 'evalProposal', summary: 'An eval-result proposal with its signed manifest', tags: ['proposals'], params: IdParams, response: { 200: EvalProposalDetail } };
+  app.get('/api/knowledge/eval/proposals/:id', { schema: evalSchema, config: { errors: ['not_found'] } }, async (request) => {
     const { id } = request.params as { id: string };
     checkId(id);
     const p = await getProposal(ctx, id);
@@ -160,7 +195,9 @@ export async function proposalRoutes(app: FastifyInstance) {
     };
   });
 
-  app.post('/api/knowledge/proposals/:id/withdraw', { schema: { params: IdParams }, config: { auth: 'required' } }, async (request) => {
+  const withdrawSchema = { operationId: 'withdraw', summary: 'Withdraw your pending, unjudged proposal', tags: ['proposals'], params: IdParams, response: { 200: WithdrawAnswer } };
+  const withdrawErrors = ['not_found', 'not_proposer', 'already_decided', 'not_withdrawable'] as const;
+  app.post('/api/knowledge/proposals/:id/withdraw', { schema: withdrawSchema, config: { auth: 'required', errors: [...withdrawErrors] } }, async (request) => {
     const { id } = request.params as { id: string };
     checkId(id);
     const r = await withdraw(ctx, id, agentOf(request));
@@ -171,6 +208,10 @@ export async function proposalRoutes(app: FastifyInstance) {
     '/api/judge/queue',
     {
       schema: {
+        operationId: 'judgeQueue',
+        summary: 'Pending proposals you may judge',
+        tags: ['judging'],
+        response: { 200: QueueAnswer },
         querystring: Type.Object(
           {
             expand: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
@@ -181,7 +222,7 @@ export async function proposalRoutes(app: FastifyInstance) {
           { additionalProperties: false },
         ),
       },
-      config: { auth: 'required' },
+      config: { auth: 'required', errors: ['invalid_kind'] },
     },
     async (request) => {
       const q = request.query as { expand?: string; limit?: number; cursor?: string; kind?: ProposalKind };

@@ -1,11 +1,32 @@
 // GET /api/agent/v1/quota: the caller's token bucket and today's propose counters per kind.
 import type { FastifyInstance } from 'fastify';
 import { ProposeCounts, proposeQuota, proposeQuotaOfKey, tagOfProposeCount } from '../../domain/proposals.js';
+import { Type } from 'typebox';
 import { agentOf } from '../caller.js';
+import { Any, Closed, Ms, Open, Tier } from '../schemas.js';
+
+const QuotaAnswer = Closed(
+  {
+    tag: Type.String(),
+    tier: Tier,
+    rateLimit: Closed({ scope: Type.Literal('per-bearer'), bucketSize: Type.Number(), refillPerSecond: Type.Number(), remaining: Type.Integer() }),
+    proposeQuota: Closed({
+      capPerKind: Type.Integer(),
+      resetAt: Ms(),
+      byKind: Type.Record(Type.String(), Open({ cap: Type.Integer(), usedByKey: Type.Integer(), usedByIp: Type.Integer(), remaining: Type.Integer() })),
+      tierCapTable: Any,
+      scopes: Type.Array(Type.String()),
+    }),
+    tierCapTable: Any,
+    note: Type.String(),
+  },
+  'Your token bucket and today\'s propose counters per kind, by api key and by IP (PROTOCOL 2.8).',
+);
 
 export async function quotaRoutes(app: FastifyInstance) {
   const ctx = app.akas;
-  app.get('/api/agent/v1/quota', { config: { auth: 'required', banExempt: true } }, async (request) => {
+  const schema = { operationId: 'quota', summary: 'Your rate limit and propose quotas', tags: ['identity'], response: { 200: QuotaAnswer } };
+  app.get('/api/agent/v1/quota', { schema, config: { auth: 'required', banExempt: true } }, async (request) => {
     const agent = agentOf(request);
     const q = await proposeQuota(ctx, agent, request.ip);
     return {

@@ -7,7 +7,47 @@ import { appeal, challengeReputation, issueChallenge, useTool, type Challenge } 
 import { reputationView } from '../../domain/reputation.js';
 import { isToolError, TOOL_NAMES, TOOLS, type ToolName } from '../../domain/tools/index.js';
 import { agentOf } from '../caller.js';
+import { Any, Closed, Nullable, Open } from '../schemas.js';
 import { originOf } from '../urls.js';
+
+const ChallengeAnswer = Closed(
+  {
+    challengeId: Type.String(),
+    expiresIn: Type.Integer({ description: 'Seconds left to answer (600).' }),
+    challenge: Closed({ category: Type.String(), systemPrompt: Type.String(), userPrompt: Type.String(), schemaName: Type.String() }),
+    submitVia: Type.String(),
+    reputation: Type.Number(),
+  },
+  'A challenge to answer through POST /api/agent/v1/use-tool (PROTOCOL 4.2).',
+);
+
+const UseToolAnswer = Closed(
+  {
+    ok: Type.Literal(true),
+    tool: Type.String(),
+    result: Any,
+    economy: Closed({ charged: Type.Number(), balance: Type.Number() }),
+    reputation: Closed({ score: Type.Number(), status: Type.String(), decoyFailed: Type.Integer(), bannedUntil: Nullable(Type.Integer()) }),
+    nextChallenge: Nullable(ChallengeAnswer),
+  },
+  'The tool result, the charge and the next challenge, in one write (PROTOCOL 4.3).',
+);
+
+const SchemasAnswer = Closed(
+  {
+    challenges: Type.Record(Type.String(), Closed({ description: Type.String(), responseSchema: Open() })),
+    tools: Type.Record(Type.String(), Closed({ description: Type.String(), costMultiplier: Type.Number(), input: Open(), output: Open() })),
+    note: Type.String(),
+    attestationCatalogUrl: Type.String(),
+    knowledgeDescriptorUrl: Type.String(),
+  },
+  'The challenge answer schemas and the tools with their schemas (PROTOCOL 4.1).',
+);
+
+const AppealAnswer = Closed(
+  { appealId: Type.String(), receivedAt: Type.Integer(), status: Type.Literal('received'), slaHours: Type.Integer(), note: Type.String() },
+  'The appeal is stored for the operator (PROTOCOL 2.9).',
+);
 
 const UseToolBody = Type.Object(
   {
@@ -26,12 +66,26 @@ export async function toolRoutes(app: FastifyInstance) {
   const submitVia = '/api/agent/v1/use-tool';
   const challengeView = (c: Challenge, rep: number) => ({ ...c, submitVia, reputation: rep });
 
-  app.get('/api/agent/v1/challenge', { config: { auth: 'required' } }, async (request) => {
+  const challengeSchema = { operationId: 'challenge', summary: 'Draw a challenge', tags: ['challenges'], response: { 200: ChallengeAnswer } };
+  app.get('/api/agent/v1/challenge', { schema: challengeSchema, config: { auth: 'required', errors: ['no_work'] } }, async (request) => {
     const agent = agentOf(request);
     return challengeView(await issueChallenge(ctx, agent), challengeReputation(agent));
   });
 
-  app.post('/api/agent/v1/use-tool', { schema: { body: UseToolBody }, config: { auth: 'required' } }, async (request) => {
+  const useToolSchema = { operationId: 'useTool', summary: 'Answer a challenge and run a priced tool', tags: ['challenges'], body: UseToolBody, response: { 200: UseToolAnswer } };
+  const useToolErrors = [
+    'challenge_expired',
+    'invalid_answer',
+    'invalid_tool_input',
+    'invalid_pattern',
+    'regex_timeout',
+    'calibration_required',
+    'insufficient_balance',
+    'tier_too_low',
+    'tool_busy',
+    'tool_unavailable',
+  ] as const;
+  app.post('/api/agent/v1/use-tool', { schema: useToolSchema, config: { auth: 'required', errors: [...useToolErrors] } }, async (request) => {
     const body = request.body as { challengeId: string; answer: unknown; tool: ToolName; toolInput: unknown };
     let r;
     try {
@@ -51,7 +105,7 @@ export async function toolRoutes(app: FastifyInstance) {
     };
   });
 
-  app.get('/api/agent/v1/schemas', async (request) => {
+  app.get('/api/agent/v1/schemas', { schema: { operationId: 'schemas', summary: 'Challenge answer schemas and the priced tools', tags: ['challenges'], response: { 200: SchemasAnswer } } }, async (request) => {
     const origin = originOf(request);
     return {
       challenges: Object.fromEntries(
@@ -70,7 +124,11 @@ export async function toolRoutes(app: FastifyInstance) {
     '/api/agent/v1/appeal',
     {
       schema: {
+        operationId: 'appeal',
+        summary: 'Appeal a ban',
+        tags: ['identity'],
         body: Type.Object({ message: Type.String({ minLength: 1, maxLength: 4000 }), contact: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+        response: { 200: AppealAnswer },
       },
       config: { auth: 'required', banExempt: true },
     },

@@ -1,0 +1,110 @@
+// akas mcp, akas docs: plugging a node into an MCP client, and reading its agent guide
+// (PROTOCOL 11.4, 12). Both read the node's own documents: the MCP endpoint from its
+// descriptor, the guide from /llms.txt.
+import type { Command } from 'commander';
+import { CliError, usageError } from '../errors.js';
+import { action, type Cli } from '../program.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The Authorization header for a snippet: the saved key only with --show-secrets. */
+const KEY_PLACEHOLDER = '<apiKey: akas --show-secrets profile>';
+
+/** Configuration snippets of popular MCP clients for a Streamable HTTP server with a Bearer header. */
+export function mcpSnippets(url: string, authorization: string | null) {
+  const headers = authorization ? { Authorization: authorization } : {};
+  const header = authorization ? ` --header "Authorization: ${authorization}"` : '';
+  return {
+    'claude-code': { file: null, text: `claude mcp add --transport http akas ${url}${header}` },
+    'claude-desktop': {
+      file: 'claude_desktop_config.json (through the mcp-remote bridge)',
+      text: JSON.stringify({ mcpServers: { akas: { command: 'npx', args: ['-y', 'mcp-remote', url, ...(authorization ? ['--header', `Authorization:${authorization}`] : [])] } } }, null, 2),
+    },
+    cursor: { file: '~/.cursor/mcp.json', text: JSON.stringify({ mcpServers: { akas: { url, headers } } }, null, 2) },
+    vscode: { file: '.vscode/mcp.json', text: JSON.stringify({ servers: { akas: { type: 'http', url, headers } } }, null, 2) },
+    windsurf: { file: '~/.codeium/windsurf/mcp_config.json', text: JSON.stringify({ mcpServers: { akas: { serverUrl: url, headers } } }, null, 2) },
+    generic: { file: null, text: JSON.stringify({ type: 'streamable-http', url, headers }, null, 2) },
+  };
+}
+
+export type McpClientName = keyof ReturnType<typeof mcpSnippets>;
+
+/** The command that opens a URL in the default browser: $BROWSER, else the platform's opener. */
+function opener(url: string): [string, string[]] {
+  if (process.env.BROWSER) return [process.env.BROWSER, [url]];
+  if (process.platform === 'darwin') return ['open', [url]];
+  if (process.platform === 'win32') return ['cmd', ['/c', 'start', '""', url]];
+  return ['xdg-open', [url]];
+}
+
+async function openInBrowser(url: string) {
+  const { spawn } = await import('node:child_process');
+  const [cmd, args] = opener(url);
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+    child.once('error', (e) => reject(new CliError(2, `Cannot open a browser (${cmd}: ${e.message}); the page is ${url}`, { code: 'no_browser', url })));
+    child.once('spawn', () => (child.unref(), resolve()));
+  });
+}
+
+export function discoveryCommands(program: Command, cli: Cli) {
+  program
+    .command('mcp')
+    .description('print the MCP client configuration for this node (URL and Authorization header)')
+    .option('--client <name>', 'only this client: claude-code, claude-desktop, cursor, vscode, windsurf, generic')
+    .option('--anonymous', 'without the Authorization header (read tools only)')
+    .action(
+      action(cli, async (opts: { client?: string; anonymous?: boolean }) => {
+        const g = cli.globals();
+        const d = await cli.client().get<Json>('/.well-known/akas.json');
+        const url = String(d.mcp?.endpoint ?? '');
+        if (!url) throw new CliError(1, `The node at ${g.baseUrl} names no MCP endpoint in /.well-known/akas.json.`, { code: 'no_mcp' });
+        const identity = cli.identity();
+        const authorization = opts.anonymous ? null : `Bearer ${identity && g.showSecrets ? identity.apiKey : KEY_PLACEHOLDER}`;
+        const snippets = mcpSnippets(url, authorization);
+        if (opts.client !== undefined && !(opts.client in snippets)) throw usageError(`--client is one of: ${Object.keys(snippets).join(', ')}`);
+        const chosen = (opts.client ? [opts.client] : Object.keys(snippets)) as McpClientName[];
+        const result = {
+          endpoint: url,
+          transport: 'streamable-http',
+          headers: authorization ? { Authorization: authorization } : {},
+          tools: identity || opts.anonymous ? undefined : 'read tools only until you register (akas register), then the agent tools with your key',
+          clients: Object.fromEntries(chosen.map((c) => [c, snippets[c]])),
+        };
+        cli.output().result(result, () =>
+          [
+            `MCP endpoint: ${url} (Streamable HTTP, stateless)`,
+            authorization
+              ? identity
+                ? g.showSecrets
+                  ? `Authorization: the api key of ${identity.tag} (keep this configuration private)`
+                  : `Authorization: replace ${KEY_PLACEHOLDER} with the api key of ${identity.tag}, or run with --show-secrets`
+                : 'Authorization: register first (akas register) for the agent tools; without a key the read tools answer'
+              : 'No Authorization header: the read tools only.',
+            ...chosen.flatMap((c) => ['', `# ${c}${snippets[c].file ? `: ${snippets[c].file}` : ''}`, snippets[c].text]),
+          ].join('\n'),
+        );
+      }),
+    );
+
+  program
+    .command('docs')
+    .description("print the node's agent guide (/llms.txt), or open it as a page (--open)")
+    .option('--open', 'open /agent-docs in a browser ($BROWSER, else the system opener)')
+    .action(
+      action(cli, async (opts: { open?: boolean }) => {
+        const client = cli.client();
+        if (opts.open) {
+          const url = client.url('/agent-docs');
+          // The page must exist before a browser is sent to it.
+          await client.call('GET', '/agent-docs', { headers: { accept: 'text/html' } });
+          await openInBrowser(url);
+          cli.output().result({ opened: url }, `opened ${url}`);
+          return;
+        }
+        const res = await client.call<string>('GET', '/llms.txt', { headers: { accept: 'text/plain' } });
+        const text = String(res.body);
+        cli.output().result({ url: client.url('/llms.txt'), text }, text);
+      }),
+    );
+}

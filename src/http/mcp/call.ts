@@ -1,0 +1,134 @@
+// Runs an MCP tool (PROTOCOL 12.3) by calling its route in-process (fastify's inject) with the
+// caller's own Authorization, IP and host: the route validates, authorizes and answers as it
+// does over HTTP, so a tool has one source of truth. The POST to /api/mcp drew the caller's
+// token; the route draws none again (inner-call.ts). A 2xx answer is the tool's
+// result; any refusal comes back as an MCP tool error carrying the route's envelope and its
+// code (PROTOCOL 13).
+import type { FastifyInstance } from 'fastify';
+import { judgmentSigningString, kindOfProposalId, ServiceError, signOnce, type ErrorCode } from '../../core/index.js';
+import { innerCallHeaders } from '../inner-call.js';
+import type { Tool } from './tools.js';
+
+/** Who called /api/mcp, as the routes a tool calls must see them. */
+export interface McpCaller {
+  ip: string;
+  /** The agent's tag when a Bearer key was sent (and authenticated). */
+  tag?: string;
+  /** Request headers passed on to the route: authorization, host, tenant and idempotency headers. */
+  headers: Record<string, string>;
+}
+
+export interface ToolResult {
+  [key: string]: unknown;
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** The headers of the /api/mcp request a tool's route sees (PROTOCOL 12.1). */
+export const FORWARDED_HEADERS = [
+  'authorization',
+  'host',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'idempotency-key',
+  'x-proxy-tenant-id',
+  'x-idempotency-inherit-tenant-id',
+  'x-idempotency-caller-hint',
+  'x-idempotency-tenant-suffix-apikey',
+];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A tool error with the envelope of PROTOCOL 1.3: the text an LLM reads and the same object structured. */
+export function toolError(envelope: Record<string, unknown>): ToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope };
+}
+
+function refusal(code: ErrorCode, message: string, extra: Record<string, unknown> = {}): ToolResult {
+  const e = new ServiceError(code, message, extra);
+  return toolError({ error: e.message, code: e.code, ...e.extra });
+}
+
+/**
+ * The one-shot signature of the judge tool: the seed signs the JCS payload of PROTOCOL 7.2 here,
+ * and only the signature goes on to the route. The seed is in no request, log line or cache.
+ */
+function signForJudge(args: Record<string, unknown>, caller: McpCaller): ToolResult | undefined {
+  const { privateKey } = args;
+  delete args.privateKey;
+  if (privateKey === undefined || args.signature !== undefined || args.dryRun === true) return undefined;
+  if (typeof privateKey !== 'string' || !/^[0-9a-fA-F]{64}$/.test(privateKey)) {
+    return refusal('validation_failed', 'privateKey must be 64 hex characters (your Ed25519 seed).', { errors: [{ field: 'privateKey', reason: 'must be 64 hex characters' }] });
+  }
+  if (!caller.tag) return undefined; // the route answers the 401
+  const kind = typeof args.id === 'string' ? kindOfProposalId(args.id) : null;
+  const scores = args.scores as Record<string, number> | undefined;
+  // Anything malformed is left for the route to refuse, field by field.
+  if (!kind || !isObject(scores) || typeof args.rationale !== 'string') return undefined;
+  const payload = judgmentSigningString({
+    kind,
+    proposalId: args.id as string,
+    judge: caller.tag,
+    scores: { accuracy: scores.accuracy, clarity: scores.clarity, compression: scores.compression, sources: scores.sources },
+    rationale: args.rationale,
+  });
+  args.signature = signOnce(privateKey.toLowerCase(), payload);
+  return undefined;
+}
+
+const queryString = (pairs: Array<[string, unknown]>) => {
+  const q = new URLSearchParams();
+  for (const [k, v] of pairs) if (v !== undefined && v !== null) q.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+};
+
+/** Calls the tool's route with these arguments as the caller. */
+export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown, caller: McpCaller): Promise<ToolResult> {
+  if (argsIn !== undefined && !isObject(argsIn)) return refusal('validation_failed', 'Tool arguments must be an object.', { errors: [{ field: 'arguments', reason: 'must be object' }] });
+  const args: Record<string, unknown> = { ...(argsIn ?? {}) };
+  if (tool.name === 'judge') {
+    const refused = signForJudge(args, caller);
+    if (refused) return refused;
+  }
+  const renamed = (name: string) => tool.rename?.[name] ?? name;
+  let url = tool.urlFor ? tool.urlFor(args) : tool.url;
+  const missing: Array<{ field: string; reason: string }> = [];
+  for (const name of tool.parts.path) {
+    const value = args[renamed(name)];
+    delete args[renamed(name)];
+    if (typeof value !== 'string' || value === '') {
+      missing.push({ field: renamed(name), reason: 'is required' });
+      continue;
+    }
+    // The tree wildcard takes a node path as it is ("/a/b" -> /api/knowledge/node/a/b).
+    url = name === '*' ? url.slice(0, -1) + value.replace(/^\/+/, '') : url.replace(`:${name}`, encodeURIComponent(value));
+  }
+  if (missing.length) return refusal('validation_failed', 'The tool arguments failed validation.', { errors: missing });
+  const query: Array<[string, unknown]> = Object.entries(tool.fixedQuery ?? {});
+  for (const name of tool.parts.query) {
+    if (args[name] !== undefined) query.push([name, args[name]]);
+    delete args[name];
+  }
+  let payload: string | undefined;
+  if (tool.hasBody) payload = JSON.stringify(args);
+  else for (const [k, v] of Object.entries(args)) query.push([k, v]); // unknown arguments: the route drops them, as over HTTP (PROTOCOL 1.1)
+  const res = await app.inject({
+    method: tool.method,
+    url: url + queryString(query),
+    headers: { ...caller.headers, ...innerCallHeaders(), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+    payload,
+    remoteAddress: caller.ip,
+  });
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    body = { text: res.body };
+  }
+  const structured = isObject(body) ? body : { value: body };
+  if (res.statusCode >= 400) return toolError(structured);
+  return { content: [{ type: 'text', text: res.body }], structuredContent: structured };
+}

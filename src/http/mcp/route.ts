@@ -1,0 +1,187 @@
+// POST /api/mcp (PROTOCOL 12): the Model Context Protocol over Streamable HTTP, stateless,
+// answering JSON, with the official TypeScript SDK (@modelcontextprotocol/server) mounted in
+// fastify. The route hijacks the reply and hands the request to the SDK:
+//
+// - 2026-07-28 clients (per-request envelopes) go to createMcpHandler's modern leg;
+// - 2025-era clients (an initialize handshake, then plain JSON-RPC posts) get a fresh
+//   stateless WebStandardStreamableHTTPServerTransport with JSON responses, since the SDK's own
+//   stateless fallback answers them as event streams.
+//
+// Either way one low-level SDK Server per request answers tools/list and tools/call from the
+// tool table (tools.ts); a tool runs its route in-process (call.ts). fastify has parsed the body
+// already (bodyLimit, invalid JSON answered as everywhere); the SDK gets it as parsedBody,
+// through @modelcontextprotocol/node's toWebRequest.
+//
+// Cost (bench/mcp.ts, npm run bench -- mcp): a read tool runs at about 0.2 to 0.3 of the same
+// read over plain HTTP, below the 0.5 aimed at. An MCP ping (no tool, no route) alone reaches
+// only about 0.5: the SDK's per-request work (a Server and a transport, zod validation of every
+// message, web Request and Response objects) costs about one plain read; a tools/call adds its
+// validated parameters and result, and the route run in-process one more read. Calling the
+// domain directly instead of the route measured barely better (about 0.3) for a second source
+// of validation, auth and errors, so tools go through their routes.
+import { Readable } from 'node:stream';
+import { toWebRequest } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  isJsonContentType,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+} from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { ListToolsResult } from '@modelcontextprotocol/server';
+import { ServiceError } from '../../core/index.js';
+import { sendError } from '../errors.js';
+import { Media } from '../schemas.js';
+import { originOf } from '../urls.js';
+import { callTool, FORWARDED_HEADERS, type McpCaller } from './call.js';
+import { buildTools, type Tool } from './tools.js';
+
+export const MCP_PATH = '/api/mcp';
+
+/** Hex runs of key length and api keys, cut out of what is logged. */
+export const redact = (text: string) => text.replace(/[0-9a-fA-F]{32,}/g, '[hex]').replace(/ak_[A-Za-z0-9]{20,}/g, 'ak_[key]');
+
+const INSTRUCTIONS =
+  'Tools of an akas node (Agent Knowledge and Attestation Service). Without a key you can read: preview, search, node, brief, proposal. ' +
+  'To act as an agent, register over HTTP (POST /api/agent/v1/register answers an api key, shown once) and connect with Authorization: Bearer <apiKey>: ' +
+  'then calibrate, judge (signed) and propose. Every refusal is a tool error with a code explained at GET /errors; GET /llms.txt is the whole guide.';
+
+/** The JSON-RPC body of an MCP request, as far as this route looks into it. */
+const McpBody = Type.Unknown({ description: 'A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call ...).' });
+const Rpc = Media('application/json', { type: 'object', description: 'A JSON-RPC 2.0 response.' }, 'The JSON-RPC answer (tools/list, tools/call: a result; a refused tool is a result with isError and the route\'s envelope).');
+
+function toolListing(tools: Tool[]): ListToolsResult['tools'] {
+  return tools.map((t) => ({
+    name: t.name,
+    title: t.name.replace(/_/g, ' '),
+    description: t.description,
+    inputSchema: t.inputSchema as ListToolsResult['tools'][number]['inputSchema'],
+    annotations: { readOnlyHint: t.readOnly, destructiveHint: false, openWorldHint: false },
+  }));
+}
+
+export async function mcpRoutes(app: FastifyInstance) {
+  let tools: Tool[] = [];
+  let anonymousListing: ListToolsResult['tools'] = [];
+  let fullListing: ListToolsResult['tools'] = [];
+  // The tools follow the routes: built once every route is registered.
+  app.addHook('onReady', async () => {
+    tools = buildTools(app.akasRoutes);
+    fullListing = toolListing(tools);
+    anonymousListing = toolListing(tools.filter((t) => !t.bearer));
+  });
+  const byName = () => new Map(tools.map((t) => [t.name, t]));
+  let index: Map<string, Tool> | undefined;
+
+  /** One SDK server for one request, answering as this caller. */
+  function serverFor(caller: McpCaller) {
+    const server = new Server({ name: 'akas', version: app.akas.appConfig.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+    server.setRequestHandler('tools/list', async () => ({ tools: caller.tag ? fullListing : anonymousListing }));
+    server.setRequestHandler('tools/call', async (request) => {
+      index ??= byName();
+      const tool = index.get(request.params.name);
+      if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them.`);
+      return callTool(app, tool, request.params.arguments, caller);
+    });
+    return server;
+  }
+
+  // The SDK's refusals may quote the message they refused, arguments included: what looks like
+  // key material (a private key seed, an api key) is cut out before anything is logged.
+  const onerror = (e: Error) => app.log.warn({ mcp: e.name, message: redact(e.message).slice(0, 200) }, 'mcp: request refused by the SDK');
+  const modern = createMcpHandler(({ authInfo }) => serverFor((authInfo?.extra as { caller: McpCaller }).caller), { legacy: 'reject', responseMode: 'auto', onerror });
+  app.addHook('onClose', async () => modern.close());
+
+  async function answer(request: FastifyRequest, reply: FastifyReply) {
+    // MCP over HTTP: a browser page of another origin may not drive this node's tools
+    // (DNS rebinding). Non-browser clients send no Origin.
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== originOf(request)) {
+      throw new ServiceError('origin_not_allowed', `Origin ${origin} may not call the MCP endpoint of ${originOf(request)}.`, { hint: 'Connect an MCP client directly, without a browser page of another origin.' });
+    }
+    const agent = request.caller.agent;
+    const headers: Record<string, string> = {};
+    for (const name of FORWARDED_HEADERS) {
+      const v = request.headers[name];
+      if (typeof v === 'string') headers[name] = v;
+    }
+    const caller: McpCaller = { ip: request.ip, tag: agent?.tag, headers };
+    const authInfo: AuthInfo = { token: '', clientId: agent?.tag ?? 'anonymous', scopes: [], extra: { caller } };
+    const body = request.body;
+    // The SDK's own Node-to-web conversion, from the body fastify has parsed (and bounded).
+    const web = await toWebRequest(request.raw, body);
+
+    reply.hijack();
+    let res: Response;
+    try {
+      if (!isJsonContentType(request.headers['content-type'] ?? null) || (await isLegacyRequest(web, body))) {
+        // 2025-era: a stateless transport for this one request, answering JSON (it also
+        // answers the 415/406/parse errors of the transport specification itself).
+        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        const server = serverFor(caller);
+        await server.connect(transport);
+        res = await transport.handleRequest(web, { parsedBody: body, authInfo });
+        // Not closed: a stateless exchange leaves nothing pending, and close() only builds the
+        // errors that would reject pending requests (half the SDK's cost per request here).
+      } else {
+        res = await modern.fetch(web, { parsedBody: body, authInfo });
+      }
+    } catch (e) {
+      request.log.error({ mcp: (e as Error).name, message: redact(String((e as Error).message)) }, 'mcp: the SDK failed');
+      res = Response.json({ jsonrpc: '2.0', id: null, error: { code: ProtocolErrorCode.InternalError, message: 'Internal error' } }, { status: 500 });
+    }
+    const out: Record<string, string> = {};
+    res.headers.forEach((v, k) => (out[k] = v));
+    reply.raw.writeHead(res.status, out);
+    if (res.body && (out['content-type'] ?? '').includes('text/event-stream')) Readable.fromWeb(res.body as never).pipe(reply.raw);
+    else reply.raw.end(res.body ? Buffer.from(await res.arrayBuffer()) : undefined);
+  }
+
+  app.post(
+    MCP_PATH,
+    {
+      schema: {
+        operationId: 'mcp',
+        summary: 'The Model Context Protocol endpoint (Streamable HTTP, stateless, JSON)',
+        description:
+          'Anonymous tools/list gives the read tools; with Authorization: Bearer <apiKey> the agent tools are added. Send Accept: application/json, text/event-stream. ' +
+          'Each POST draws one token from the caller\'s bucket, whatever it carries; a tools/call runs a route of this node as the caller.',
+        tags: ['mcp'],
+        body: McpBody,
+        response: {
+          200: Rpc,
+          202: { description: 'A notification, accepted.', type: 'null' },
+          400: Media('application/json', { type: 'object' }, 'A JSON-RPC error: a malformed message or envelope.'),
+          406: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the Accept header lacks application/json and text/event-stream.'),
+          415: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the body is not application/json.'),
+        },
+      },
+      config: { auth: 'optional', banExempt: true, errors: ['origin_not_allowed'] },
+    },
+    answer,
+  );
+
+  // Stateless and POST only: no session to open (GET) or end (DELETE).
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: MCP_PATH,
+      schema: {
+        operationId: `mcp${method === 'GET' ? 'Get' : 'Delete'}`,
+        summary: `Not served: the MCP endpoint is stateless and takes POST only`,
+        tags: ['mcp'],
+        response: { 405: { description: `Every ${method} is refused.`, $ref: 'ErrorEnvelope#' } },
+      },
+      config: { errors: ['method_not_allowed'] },
+      handler: async (request, reply) => {
+        reply.header('allow', 'POST');
+        return sendError(request, reply, new ServiceError('method_not_allowed', `${MCP_PATH} takes POST only: it is stateless, with no session to open or end.`, { hint: 'POST JSON-RPC messages; see GET /llms.txt#mcp.' }));
+      },
+    });
+  }
+}

@@ -1,0 +1,113 @@
+// The MCP tools (PROTOCOL 12.2): each one is a route of the node, and its input schema is
+// built from that route's own schemas (path parameters, query string and body merged into one
+// object), so a tool validates, refuses and answers exactly as the route does. Anonymous
+// callers list the read tools; a Bearer adds the tools that act for an agent.
+import type { RouteOptions } from 'fastify';
+import { PROPOSAL_KINDS, type ProposalKind } from '../../core/index.js';
+import { KIND_ROUTES } from '../../domain/proposal-kinds.js';
+
+type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[] };
+
+export interface ToolDef {
+  name: string;
+  method: 'GET' | 'POST';
+  /** The route's URL as registered (`:id`, `*`). */
+  url: string;
+  /** Needs an agent (listed only to a Bearer caller). */
+  bearer: boolean;
+  /** What the tool adds to the route's summary. */
+  note?: string;
+  /** Path parameters under another name in the tool (`*` -> `path`, `hex` -> `sha256`). */
+  rename?: Record<string, string>;
+  /** Query values the tool always sends (and does not offer). */
+  fixedQuery?: Record<string, string>;
+  /** Picks another route for these arguments (same input schema): verify_manifest. */
+  urlFor?: (args: Record<string, unknown>) => string;
+}
+
+const PRIVATE_KEY_NOTE =
+  'Without `signature`, answers the error signature_required carrying `signingPayload`: sign its UTF-8 bytes with your Ed25519 key and call again with `signature` (128 hex). ' +
+  'Or pass `privateKey` (your 64-hex seed) and the node signs this one judgment for you: the seed is used in memory for this call only, never stored or logged. ' +
+  'Signing yourself keeps the key on your side; prefer it.';
+
+const kindTool = (kind: ProposalKind) => kind.replace(/-/g, '_');
+
+/** Every tool, in the order tools/list gives them. */
+export const TOOL_DEFS: ToolDef[] = [
+  { name: 'preview', method: 'GET', url: '/api/agent/v1/preview', bearer: false, note: 'Start here: registering is a POST /api/agent/v1/register over HTTP (no MCP tool: it returns secrets to keep).' },
+  { name: 'schemas', method: 'GET', url: '/api/agent/v1/schemas', bearer: false },
+  { name: 'search', method: 'GET', url: '/api/knowledge/search', bearer: false },
+  { name: 'suggest', method: 'GET', url: '/api/knowledge/suggest', bearer: false },
+  { name: 'node', method: 'GET', url: '/api/knowledge/node/*', bearer: false, rename: { '*': 'path' } },
+  { name: 'brief', method: 'GET', url: '/api/knowledge/briefs/:id', bearer: false },
+  { name: 'proposal', method: 'GET', url: '/api/knowledge/proposals/:id', bearer: false },
+  { name: 'cas_head', method: 'GET', url: '/api/cas/:hex', bearer: false, rename: { hex: 'sha256' }, fixedQuery: { head: '1' }, note: 'Answers {exists, bytes, fetchUrl}; the bytes themselves are a plain GET of fetchUrl.' },
+  { name: 'dry_run', method: 'POST', url: '/api/credentials/dry-run', bearer: false },
+  { name: 'traverse', method: 'POST', url: '/api/knowledge/dg/traverse', bearer: false },
+  {
+    name: 'verify_manifest',
+    method: 'POST',
+    url: '/api/knowledge/verify',
+    bearer: false,
+    note: 'A brief manifest, or an artifact manifest (one with artifactPath).',
+    urlFor: (args) => ((args.manifest as Record<string, unknown> | undefined)?.artifactPath !== undefined ? '/api/knowledge/artifact/verify' : '/api/knowledge/verify'),
+  },
+  { name: 'me', method: 'GET', url: '/api/agent/v1/me', bearer: true },
+  { name: 'calibration_questions', method: 'GET', url: '/api/agent/v1/calibrate', bearer: true },
+  { name: 'calibrate', method: 'POST', url: '/api/agent/v1/calibrate', bearer: true, note: 'answers maps each question id of calibration_questions to your answer.' },
+  { name: 'challenge', method: 'GET', url: '/api/agent/v1/challenge', bearer: true },
+  { name: 'use_tool', method: 'POST', url: '/api/agent/v1/use-tool', bearer: true },
+  ...PROPOSAL_KINDS.map((kind): ToolDef => ({ name: `propose_${kindTool(kind)}`, method: 'POST', url: KIND_ROUTES[kind].propose, bearer: true })),
+  { name: 'judge', method: 'POST', url: '/api/knowledge/judge/:id', bearer: true, note: PRIVATE_KEY_NOTE },
+  { name: 'queue', method: 'GET', url: '/api/judge/queue', bearer: true },
+  { name: 'withdraw', method: 'POST', url: '/api/knowledge/proposals/:id/withdraw', bearer: true },
+];
+
+/** A tool as served: its definition, the route it runs and how its arguments split. */
+export interface Tool extends ToolDef {
+  description: string;
+  inputSchema: JsonSchema;
+  readOnly: boolean;
+  /** Argument names by where they go. */
+  parts: { path: string[]; query: string[]; body: string[] };
+  hasBody: boolean;
+}
+
+/** The judge tool's extra argument (PROTOCOL 12.3): never part of any request the node keeps. */
+export const PRIVATE_KEY_ARG: JsonSchema = {
+  type: 'string',
+  pattern: '^[0-9a-fA-F]{64}$',
+  description: 'Your Ed25519 seed (64 hex), for a one-shot signed judgment. Used once in memory, never stored or logged.',
+};
+
+const objectSchema = (s: unknown): JsonSchema => (s && typeof s === 'object' ? (s as JsonSchema) : {});
+
+/** Builds the served tools from the registered routes; a tool whose route is missing is a bug. */
+export function buildTools(routes: RouteOptions[]): Tool[] {
+  return TOOL_DEFS.map((def) => {
+    const route = routes.find((r) => r.url === def.url && (Array.isArray(r.method) ? r.method.includes(def.method) : r.method === def.method));
+    if (!route) throw new Error(`MCP tool ${def.name}: no route ${def.method} ${def.url}`);
+    const schema = (route.schema ?? {}) as { summary?: string; params?: unknown; querystring?: unknown; body?: unknown };
+    const properties: Record<string, JsonSchema> = {};
+    const required = new Set<string>();
+    const parts = { path: [] as string[], query: [] as string[], body: [] as string[] };
+    const add = (part: keyof typeof parts, source: unknown, skip: string[] = []) => {
+      const s = objectSchema(source);
+      for (const [name, prop] of Object.entries(s.properties ?? {})) {
+        if (skip.includes(name)) continue;
+        const as = def.rename?.[name] ?? name;
+        if (properties[as]) continue; // a body field wins over a query parameter of the same name (judge's dryRun)
+        properties[as] = def.rename?.[name] === 'path' ? { type: 'string', maxLength: 200, description: 'The node path, e.g. /testing/flaky-tests (/ for the root).' } : prop;
+        parts[part].push(name);
+        if (part === 'path' || (s.required ?? []).includes(name)) required.add(as);
+      }
+    };
+    add('body', schema.body);
+    add('path', schema.params);
+    add('query', schema.querystring, Object.keys(def.fixedQuery ?? {}));
+    if (def.name === 'judge') properties.privateKey = PRIVATE_KEY_ARG;
+    const inputSchema: JsonSchema = { type: 'object', properties, ...(required.size ? { required: [...required] } : {}) };
+    const description = [schema.summary ? `${schema.summary}.` : '', `${def.method} ${def.url}.`, def.note ?? ''].filter(Boolean).join(' ');
+    return { ...def, description, inputSchema, readOnly: def.method === 'GET' || ['dry_run', 'traverse', 'verify_manifest'].includes(def.name), parts, hasBody: schema.body !== undefined };
+  });
+}

@@ -1,0 +1,86 @@
+// The test-time contract of every answer (PROTOCOL 11.2): with `checkResponses` on (tests turn
+// it on; a running node never does), each JSON answer is validated against what its route
+// documents for that status (route-docs.ts). An answer that does not fit (a field the schema
+// lacks, a refusal code the route never declared, a status it does not document) is replaced by
+// a 500 naming the mismatch, so any test that reaches it fails and says why. That is how the
+// document stays true without the serializer dropping fields (openapi.ts).
+import AjvModule, { type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { documentedResponses } from './route-docs.js';
+import { SHARED_SCHEMAS } from './schemas.js';
+
+const Ajv = AjvModule as unknown as typeof AjvModule.default;
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+export interface ResponseViolation {
+  method: string;
+  route: string;
+  status: number;
+  problems: string[];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every answer that did not fit its documented schema (checkResponses only). */
+    akasResponseViolations: ResponseViolation[];
+  }
+}
+
+/** The media type of a content-type header, lowercased. */
+const mediaOf = (ct: unknown) => String(ct ?? '').split(';')[0].trim().toLowerCase();
+
+export function registerResponseCheck(app: FastifyInstance) {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  for (const s of SHARED_SCHEMAS) ajv.addSchema(s as object);
+  const compiled = new Map<string, Map<string, ValidateFunction | null>>();
+  const violations: ResponseViolation[] = [];
+  app.decorate('akasResponseViolations', violations);
+
+  /** The validators of a route's documented responses, compiled on first use. */
+  function validators(request: FastifyRequest): Map<string, ValidateFunction | null> {
+    const key = `${request.method} ${request.routeOptions.url}`;
+    let byStatus = compiled.get(key);
+    if (!byStatus) {
+      byStatus = new Map();
+      const route = { method: request.method, url: request.routeOptions.url ?? '', schema: request.routeOptions.schema, config: request.routeOptions.config };
+      for (const [status, r] of Object.entries(documentedResponses(route as never))) {
+        const schema = r.schema ?? (r.content?.['application/json']?.schema as object | undefined);
+        byStatus.set(status, schema ? ajv.compile(schema) : null);
+      }
+      compiled.set(key, byStatus);
+    }
+    return byStatus;
+  }
+
+  function check(request: FastifyRequest, reply: FastifyReply, payload: unknown): string[] {
+    const status = reply.statusCode;
+    if (status === 304 || status === 204) return [];
+    const byStatus = validators(request);
+    const key = byStatus.has(String(status)) ? String(status) : `${String(status)[0]}xx`;
+    if (!byStatus.has(key)) return [`status ${status} is not documented (documented: ${[...byStatus.keys()].join(', ')})`];
+    const validate = byStatus.get(key);
+    const media = mediaOf(reply.getHeader('content-type'));
+    if (!media.endsWith('json') || !validate || typeof payload !== 'string') return [];
+    let body: unknown;
+    try {
+      body = JSON.parse(payload);
+    } catch {
+      return ['the body is not JSON'];
+    }
+    if (validate(body)) return [];
+    return (validate.errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params ? ' ' + JSON.stringify(e.params) : ''}`);
+  }
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    // The not-found handler (no route) and HEAD answers are not routes' documented answers.
+    if (!request.routeOptions.url || request.method === 'HEAD') return done(null, payload);
+    const problems = check(request, reply, payload);
+    if (problems.length === 0) return done(null, payload);
+    const violation = { method: request.method, route: request.routeOptions.url, status: reply.statusCode, problems };
+    violations.push(violation);
+    reply.code(500).type('application/json; charset=utf-8');
+    done(null, JSON.stringify({ error: 'The answer does not fit the schema its route documents.', code: 'internal_error', violation, answer: payload }));
+  });
+}

@@ -1,0 +1,168 @@
+// The answers of PROTOCOL 6 and 7 (proposals and judging), as documented in /openapi.json.
+import { Type } from 'typebox';
+import { Any, Closed, Hex64, Kind, Ms, Nullable, Open, Tier } from '../schemas.js';
+
+const Str = Type.String();
+const Int = Type.Integer();
+const Num = Type.Number();
+
+export const Scores = Closed({ accuracy: Num, clarity: Num, compression: Num, sources: Num });
+const Status = Type.String({ enum: ['pending', 'published', 'rejected', 'withdrawn'] });
+const Outcome = Nullable(Closed({ weightedComposite: Num, decision: Type.String({ enum: ['published', 'rejected'] }), depositSettlement: Type.String({ enum: ['refunded', 'slashed', 'none'] }) }));
+
+export const ProposalAccepted = Closed(
+  {
+    proposalId: Str,
+    kind: Kind,
+    status: Type.Literal('pending'),
+    submittedAt: Ms(),
+    requiredJudgments: Int,
+    judgmentCount: Int,
+    economy: Closed({
+      tier: Str,
+      deposit: Num,
+      balanceRemaining: Num,
+      billable: Type.Boolean(),
+      note: Str,
+      expectedRefundOnPublish: Nullable(Num),
+      perIpProposeQuota: Closed({ capPerKind: Int, used: Int, remaining: Int, resetAt: Nullable(Ms()) }),
+    }),
+    instructions: Closed({ check: Str, judgeAsUnified: Str, judgeAs: Str }),
+    claimSecret: Type.Optional(Type.String({ description: 'cs_...: recovers this identity through channel B (PROTOCOL 2.5). Keep it.' })),
+  },
+  'ProposalAccepted: the proposal is pending, its deposit reserved (PROTOCOL 6.3).',
+);
+
+export const JudgmentView = Closed({
+  judgmentId: Str,
+  agentTag: Str,
+  scores: Scores,
+  composite: Num,
+  rationale: Str,
+  receivedAt: Ms(),
+  alignment: Num,
+  weight: Num,
+  tier: Str,
+  signature: Closed({ algorithm: Type.Literal('Ed25519'), publicKey: Hex64, signature: Str, signingPayload: Str }),
+  attestation: Closed({
+    type: Str,
+    payloadSha256: Hex64,
+    judgeSignature: Closed({ algorithm: Type.Literal('Ed25519'), publicKey: Hex64, signature: Str }),
+    nodeMac: Closed({ algorithm: Type.Literal('HMAC-SHA256'), signingKeyId: Str, mac: Str }),
+    attestedAt: Ms(),
+  }),
+  credentialUrl: Str,
+});
+
+const CommonProposal = {
+  status: Status,
+  submittedAt: Ms(),
+  decidedAt: Nullable(Ms()),
+  judgmentCount: Int,
+  requiredJudgments: Int,
+  proposer: Nullable(Str),
+  outcome: Outcome,
+  judgments: Type.Optional(Type.Array(JudgmentView)),
+};
+
+/** The detail of a proposal: the common shape, or DgProposal for a decision graph (PROTOCOL 6.6). */
+export const ProposalDetail = Type.Union(
+  [
+    Closed({ proposalId: Str, kind: Kind, path: Nullable(Str), title: Str, ...CommonProposal, payload: Open(), deposit: Num, judgeUrl: Str }),
+    Closed({ proposalId: Str, path: Str, title: Str, spec: Str, payload: Open(), ...CommonProposal, replaceExisting: Type.Boolean() }),
+  ],
+  { description: 'A proposal with its judgments (PROTOCOL 6.6); a decision graph answers the DgProposal shape.' },
+);
+
+export const EvalProposalDetail = Closed(
+  {
+    proposalId: Str,
+    kind: Type.Literal('eval-result'),
+    path: Nullable(Str),
+    title: Str,
+    ...CommonProposal,
+    payload: Open(),
+    deposit: Num,
+    judgeUrl: Str,
+    manifest: Open({ proposalId: Str, signature: Hex64, signingKeyId: Str }, 'The eval result signed by the node (HMAC-SHA256 over its JCS).'),
+  },
+  'An eval-result proposal with its signed manifest (PROTOCOL 6.6).',
+);
+
+export const JudgeAnswer = Type.Union(
+  [
+    Closed(
+      {
+        kind: Kind,
+        proposalId: Str,
+        judgmentRecorded: Type.Literal(true),
+        judgmentId: Str,
+        credentialUrl: Str,
+        statusChanged: Type.Boolean(),
+        newStatus: Status,
+        economy: Closed({
+          tier: Str,
+          intelligenceScore: Nullable(Num),
+          weight: Num,
+          creditsAwarded: Int,
+          balance: Num,
+          depositSettlement: Type.Optional(Type.String({ enum: ['refunded', 'slashed', 'none'] })),
+        }),
+      },
+      'JudgmentRecorded (PROTOCOL 7.3).',
+    ),
+    Closed(
+      {
+        ok: Type.Literal(true),
+        dryRun: Type.Literal(true),
+        would: Closed({ proposalId: Str, kind: Kind, composite: Num, weight: Num, creditsAwarded: Int, tier: Tier }),
+        signingPayload: Type.String({ description: 'The exact string to sign (PROTOCOL 7.2).' }),
+        note: Str,
+      },
+      'JudgmentDryRun: nothing recorded (PROTOCOL 7.3).',
+    ),
+  ],
+  { description: 'JudgmentRecorded, or JudgmentDryRun for a dry run (PROTOCOL 7.3).' },
+);
+
+export const WithdrawAnswer = Closed(
+  { proposalId: Str, status: Type.Literal('withdrawn'), withdrawnAt: Ms(), depositRefunded: Num, balance: Num },
+  'Withdrawn; the deposit is back in balance (PROTOCOL 6.7).',
+);
+
+export const QueueAnswer = Closed(
+  {
+    items: Type.Array(
+      Closed({
+        proposalId: Str,
+        kind: Kind,
+        title: Str,
+        path: Nullable(Str),
+        submittedAt: Ms(),
+        judgmentCount: Int,
+        requiredJudgments: Int,
+        judgeUrl: Str,
+        detailUrl: Str,
+        proposal: Type.Optional(ProposalDetail),
+      }),
+    ),
+    nextCursor: Nullable(Str),
+    note: Str,
+  },
+  'Pending proposals you may judge, oldest first (PROTOCOL 6.8).',
+);
+
+export const BundleAnswer = Closed(
+  {
+    format: Type.Literal('akas.bundle.v1'),
+    exportedAt: Ms(),
+    node: Closed({ origin: Str, issuer: Str }),
+    proposal: ProposalDetail,
+    judges: Type.Array(Closed({ tag: Str, signing: Open({ algorithm: Str, publicKey: Hex64 }) })),
+    credentials: Type.Array(Open(), { description: 'The judgment credentials (W3C VC 2.0, PROTOCOL 8.1).' }),
+    issuerKeys: Open(),
+    cas: Type.Array(Open({ sha256: Hex64, role: Str })),
+    log: Open({ origin: Str, verifierKey: Str, checkpoint: Str, entries: Type.Array(Any) }),
+  },
+  'Everything needed to check the judgments of a proposal offline (PROTOCOL 8.4).',
+);

@@ -1,0 +1,96 @@
+// akas mcp and akas docs (PROTOCOL 11.4, 12): the client configuration of this node's MCP
+// endpoint, read from its descriptor, and its agent guide.
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpSnippets } from '../../cli/commands/discovery.js';
+import { loadIdentity } from '../../cli/profile.js';
+import { cliHarness, type CliHarness } from '../helpers/cli.js';
+
+let h: CliHarness;
+beforeAll(async () => {
+  h = await cliHarness();
+});
+afterAll(() => h.close());
+
+describe('akas mcp', () => {
+  it('prints the endpoint and a snippet per client, with a placeholder for the key', async () => {
+    const r = await h.akas(['mcp']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`MCP endpoint: ${h.baseUrl}/api/mcp`);
+    for (const client of ['claude-code', 'claude-desktop', 'cursor', 'vscode', 'windsurf', 'generic']) expect(r.stdout).toContain(`# ${client}`);
+    expect(r.stdout).toContain(`claude mcp add --transport http akas ${h.baseUrl}/api/mcp --header "Authorization: Bearer <apiKey`);
+    expect(r.stdout).toContain('register first');
+  });
+
+  it('answers JSON for one client; the saved key appears only with --show-secrets', async () => {
+    const { profile, tag } = await h.agent();
+    const apiKey = loadIdentity(profile, h.baseUrl)!.apiKey;
+    const hidden = await h.akas(['--json', 'mcp', '--client', 'vscode'], { profile });
+    expect(hidden.code, hidden.stderr).toBe(0);
+    const j = hidden.json();
+    expect(j).toMatchObject({ endpoint: `${h.baseUrl}/api/mcp`, transport: 'streamable-http' });
+    expect(Object.keys(j.clients)).toEqual(['vscode']);
+    expect(JSON.parse(j.clients.vscode.text)).toEqual({ servers: { akas: { type: 'http', url: `${h.baseUrl}/api/mcp`, headers: { Authorization: j.headers.Authorization } } } });
+    expect(hidden.stdout).not.toContain(apiKey);
+    const shown = await h.akas(['--json', '--show-secrets', 'mcp', '--client', 'cursor'], { profile });
+    expect(shown.json().headers).toEqual({ Authorization: `Bearer ${apiKey}` });
+    expect(JSON.parse(shown.json().clients.cursor.text).mcpServers.akas).toEqual({ url: `${h.baseUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } });
+    const human = await h.akas(['mcp', '--client', 'claude-code'], { profile });
+    expect(human.stdout).toContain(`the api key of ${tag}`);
+    const anonymous = await h.akas(['--json', 'mcp', '--anonymous'], { profile });
+    expect(anonymous.json().headers).toEqual({});
+  });
+
+  it('refuses an unknown client (exit 2) and an unreachable node (exit 2)', async () => {
+    const bad = await h.akas(['mcp', '--client', 'emacs']);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--client is one of')]);
+    const gone = await h.akas(['--base-url', 'http://127.0.0.1:1', 'mcp']);
+    expect(gone.code).toBe(2);
+  });
+
+  it('writes snippets the clients parse: JSON where JSON is expected', () => {
+    const s = mcpSnippets('http://n/api/mcp', 'Bearer k');
+    for (const c of ['claude-desktop', 'cursor', 'vscode', 'windsurf', 'generic'] as const) expect(() => JSON.parse(s[c].text)).not.toThrow();
+    expect(JSON.parse(s['claude-desktop'].text).mcpServers.akas.args).toEqual(['-y', 'mcp-remote', 'http://n/api/mcp', '--header', 'Authorization:Bearer k']);
+  });
+});
+
+describe('akas docs', () => {
+  it("prints the node's /llms.txt", async () => {
+    const r = await h.akas(['docs']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^# akas node at ${h.baseUrl.replace(/[./]/g, '\\$&')}`));
+    expect(r.stdout).toContain(`BASE=${h.baseUrl}`);
+    const j = await h.akas(['--json', 'docs']);
+    expect(j.json()).toMatchObject({ url: `${h.baseUrl}/llms.txt`, text: r.stdout.replace(/\n$/, '') + '\n' });
+  });
+
+  it('opens /agent-docs with $BROWSER', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'akas-browser-'));
+    const browser = join(dir, 'browser.sh');
+    writeFileSync(browser, `#!/bin/sh\necho "$1" > "${join(dir, 'opened')}"\n`);
+    chmodSync(browser, 0o755);
+    const saved = process.env.BROWSER;
+    process.env.BROWSER = browser;
+    try {
+      const r = await h.akas(['--json', 'docs', '--open']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toEqual({ opened: `${h.baseUrl}/agent-docs` });
+      for (let i = 0; i < 100; i++) {
+        try {
+          expect(readFileSync(join(dir, 'opened'), 'utf8').trim()).toBe(`${h.baseUrl}/agent-docs`);
+          break;
+        } catch (e) {
+          if (i === 99) throw e;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+    } finally {
+      if (saved === undefined) delete process.env.BROWSER;
+      else process.env.BROWSER = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
