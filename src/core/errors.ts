@@ -6,6 +6,7 @@
 
 export const ERROR_CODES = {
   invalid_json: { status: 400, doc: 'The request body is not valid JSON.', action: 'Send a JSON body with Content-Type: application/json, or no body at all.' },
+  bad_request: { status: 400, doc: 'The request is not well-formed HTTP, or a path segment is not valid percent-encoding.', action: 'Percent-encode path segments as UTF-8 and send well-formed HTTP/1.1.' },
   missing_fields: { status: 400, doc: 'The recover body lacks a full channel (tag + recoveryToken, or proposalId + claimSecret).', action: 'Send {tag, recoveryToken} or {proposalId, claimSecret}.' },
   validation_failed: { status: 400, doc: 'The body, query or path failed schema validation; errors[] lists each field.', action: 'Fix every field listed in errors[] (field and reason) and send the request again.' },
   empty_body: { status: 400, doc: 'An empty content-store upload.', action: 'Upload at least one byte.' },
@@ -34,6 +35,7 @@ export const ERROR_CODES = {
   origin_not_allowed: { status: 403, doc: 'A browser Origin other than this node\'s own called the MCP endpoint.', action: 'Call the MCP endpoint from an MCP client, or from a page served by this node.' },
   not_found: { status: 404, doc: 'Unknown proposalId, traversalId, path, agent or blob.', action: 'Check the id or path; GET /openapi.json lists every route.' },
   method_not_allowed: { status: 405, doc: 'The path exists but not for this method (the MCP endpoint takes POST only).', action: 'Use a method the Allow header lists.' },
+  request_timeout: { status: 408, doc: 'The request did not arrive in time; the connection is closed.', action: 'Send the whole request promptly, or check the network between you and the node.' },
   already_judged: { status: 409, doc: 'This agent already judged this proposal.', action: 'Nothing to do: your first judgment stands.' },
   already_decided: { status: 409, doc: 'The proposal is no longer pending.', action: 'Read the outcome with GET /api/knowledge/proposals/{id}.' },
   id_conflict: { status: 409, doc: 'A pending proposal already exists for this id, path or content key.', action: 'Judge or wait for the existing proposal (existingProposalId, judgeUrl), or choose another id or path.' },
@@ -41,8 +43,10 @@ export const ERROR_CODES = {
   not_withdrawable: { status: 409, doc: 'Only a pending proposal with no judgment can be withdrawn.', action: 'Nothing to do: a judged proposal runs to its decision.' },
   blob_too_large: { status: 413, doc: 'Content-store upload over 10 MiB, or a JSON body over the route limit.', action: 'Split the content: a blob holds at most 10 MiB.' },
   body_too_large: { status: 413, doc: 'The request body is over the limit for this route.', action: 'Send a body under the route\'s limit (1 MiB for JSON).' },
+  uri_too_long: { status: 414, doc: 'A path segment is longer than the node routes (512 characters).', action: 'Use the id or path the node gave you; none is this long.' },
   range_not_satisfiable: { status: 416, doc: 'A Range request outside the blob; Content-Range tells its size.', action: 'Ask for a range inside the blob (GET ?head=1 tells its size).' },
   rate_limited: { status: 429, doc: 'Token bucket per Bearer or IP, a per-day propose cap, or the per-IP registration cap.', action: 'Wait retryAfter seconds (the Retry-After header), or until nextEligibleAt for a daily cap.' },
+  headers_too_large: { status: 431, doc: 'The request headers are over 16 KiB together; the connection is closed.', action: 'Send fewer or shorter headers.' },
   internal_error: { status: 500, doc: 'An unexpected failure; the request id is in the log.', action: 'Retry later; if it persists, give the operator the request id from the hint.' },
   integrity_violation: { status: 500, doc: 'Stored bytes fail their hash check.', action: 'Upload the original bytes again (POST /api/cas) to repair the blob.' },
   no_work: { status: 503, doc: 'No work available for the challenge route.', action: 'Call again later; judge pending proposals meanwhile.' },

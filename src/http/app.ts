@@ -8,7 +8,7 @@ import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/cont
 import { TransparencyLog } from '../domain/log.js';
 import type { Store } from '../store/index.js';
 import { registerCaller } from './caller.js';
-import { errorHandler, notFoundHandler } from './errors.js';
+import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
@@ -91,6 +91,18 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
     // which carries no headers, no bodies and no query values: secrets never reach the log.
     logController: new LogController({ disableRequestLogging: true }),
+    // Path parameters are bounded by each route's schema (a 400 with the field); the router's
+    // own limit only stops the absurd, and answers in the envelope too (frameworkErrors).
+    routerOptions: { maxParamLength: 512 },
+    frameworkErrors: (error, request, reply) =>
+      sendError(
+        request,
+        reply,
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new ServiceError('uri_too_long', 'A path segment is longer than this node routes (512 characters).')
+          : new ServiceError('bad_request', 'A path segment is not valid percent-encoding.', { hint: 'Percent-encode path segments as UTF-8.' }),
+      ),
+    clientErrorHandler: clientError,
   });
   app.setValidatorCompiler(validatorCompiler);
   // Before any route: the document collects routes as they are registered (PROTOCOL 11.2).

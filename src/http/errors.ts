@@ -119,4 +119,28 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
   );
 }
 
+/**
+ * What the HTTP parser refuses before any route runs (headers over 16 KiB, malformed HTTP, a
+ * client too slow to send its request): the PROTOCOL 1.3 envelope written on the socket,
+ * which is then closed. A reset connection gets nothing (nobody is listening).
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, error] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'The request headers are over 16 KiB together.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'The request did not arrive in time.']
+        : [400, 'bad_request', 'The request is not well-formed HTTP.'];
+  const body = JSON.stringify({ error, code, hint: ERROR_CODES[code as keyof typeof ERROR_CODES].action });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n` +
+        `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
 export { ERROR_CODES };

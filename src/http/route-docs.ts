@@ -42,7 +42,11 @@ const methodsOf = (route: DocumentedRoute) => (Array.isArray(route.method) ? rou
 export function routeErrorCodes(route: DocumentedRoute): ErrorCode[] {
   const config = (route.config ?? {}) as NonNullable<RouteOptions['config']>;
   const schema = (route.schema ?? {}) as RouteSchema;
-  const codes = new Set<ErrorCode>(['internal_error']);
+  // The HTTP layer answers these for any request, before a route runs (PROTOCOL 1.3): headers
+  // too large, a request too slow, malformed HTTP; and for a path with parameters, a segment
+  // that is not valid percent-encoding or longer than the router takes.
+  const codes = new Set<ErrorCode>(['internal_error', 'headers_too_large', 'request_timeout', 'bad_request']);
+  if (/[:*]/.test(route.url ?? '')) codes.add('uri_too_long');
   // fastify parses a DELETE's body as well, so it can be refused the same ways.
   const takesBody = methodsOf(route).some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE');
   const binaryBody = (schema.body as { content?: unknown } | undefined)?.content !== undefined;
