@@ -49,6 +49,12 @@ export class KnowledgeSearch {
   private closed = false;
   /** Paths written while a rebuild runs: re-read once it ends, so none is lost. */
   private dirty: Set<string> | null = null;
+  /**
+   * Refreshes run one after another: two writes to one path in quick succession must land in
+   * the order they were committed, and a refresh's reads must not interleave with another's
+   * discard and add.
+   */
+  private refreshing: Promise<void> = Promise.resolve();
 
   private static empty() {
     return new MiniSearch<Doc>({
@@ -63,7 +69,7 @@ export class KnowledgeSearch {
     this.unwatch = store.watch(KnowledgeNodes, (path) => {
       if (this.closed) return;
       if (this.dirty) this.dirty.add(path);
-      else void this.refresh(path).catch(() => undefined); // a store closing under us: nothing to index
+      else this.enqueue(path);
     });
     this.ready = this.rebuild();
     // Whoever awaits whenReady() sees a failure; nobody else must get an unhandled rejection.
@@ -73,6 +79,20 @@ export class KnowledgeSearch {
   /** Resolves once the index was first built. */
   whenReady() {
     return this.ready;
+  }
+
+  private enqueue(path: string) {
+    // A store closing under us leaves nothing to index: the failure is dropped.
+    this.refreshing = this.refreshing.then(() => this.refresh(path)).catch(() => undefined);
+  }
+
+  /**
+   * Resolves once every write committed so far is in the index: a search answered after a
+   * publish (in this process) finds what was published.
+   */
+  async settled(): Promise<void> {
+    await this.ready;
+    await this.refreshing;
   }
 
   private async docOf(node: KnowledgeNode): Promise<Doc> {
@@ -106,16 +126,19 @@ export class KnowledgeSearch {
     for (const [k, v] of kinds) this.kinds.set(k, v);
     const dirty = this.dirty;
     this.dirty = null;
-    for (const path of dirty) await this.refresh(path);
+    for (const path of dirty) this.enqueue(path);
+    await this.refreshing;
   }
 
-  /** Re-reads one node and puts its current version in the index. */
-  async refresh(path: string): Promise<void> {
+  /** Re-reads one node and puts its current version in the index (called through enqueue only). */
+  private async refresh(path: string): Promise<void> {
     const node = await this.store.get(KnowledgeNodes, path);
+    const doc = node ? await this.docOf(node) : undefined;
+    // From here on synchronous: the index never holds a half-replaced document.
     if (this.index.has(path)) this.index.discard(path);
     this.kinds.delete(path);
-    if (node) {
-      this.index.add(await this.docOf(node));
+    if (node && doc) {
+      this.index.add(doc);
       this.kinds.set(path, node.kind);
     }
   }

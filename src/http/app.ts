@@ -72,6 +72,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
     // which carries no headers, no bodies and no query values: secrets never reach the log.
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors fastify raises before routing (a malformed URL) get the same envelopes (PROTOCOL 1.3).
+    frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);

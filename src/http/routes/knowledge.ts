@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
 import { blobInfo, openVerifiedBlob } from '../../domain/cas.js';
 import { briefOf, childrenOf, evalsOf, nodeAt, normalizePath, type KnowledgeNode, type NodeKind } from '../../domain/knowledge.js';
-import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, deepText, type BriefLevel } from '../../domain/manifests.js';
+import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, checkEvalManifest, deepText, isEvalManifest, type BriefLevel } from '../../domain/manifests.js';
 import { casHashOfUri } from '../../domain/proposal-kinds.js';
 import { KnowledgeSearch } from '../../domain/search.js';
 import { getTraversal, traverse } from '../../domain/traversal.js';
@@ -106,15 +106,17 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     if (node.kind === 'leaf-capability') view.payload = node.payload;
     if (node.kind === 'leaf-decision') {
       view.payload = node.payload;
-      view.branches = (node.payload?.branches as unknown[]) ?? [];
+      // Every branch carries priors (PROTOCOL 10.2): null when the proposer declared none.
+      view.branches = ((node.payload?.branches as Array<Record<string, unknown>>) ?? []).map((b) => ({ id: b.id, condition: b.condition, to: b.to, priors: b.priors ?? null }));
     }
     if (node.kind === 'leaf-artifact') {
       const p = node.payload as { uri: string; mediaType: string; sha256: string; artifactKind: string; provenance: Record<string, unknown>; bytes: number };
-      const { evals, summary } = await evalsOf(ctx.store, node.path);
+      const { evals, summary } = await evalsOf(ctx.store, node.path, p.sha256);
       view.payload = { kind: 'leaf-artifact', ...p };
       view.manifest = artifactManifest(ctx.keys, { artifactPath: node.path, uri: p.uri, mediaType: p.mediaType, sha256: p.sha256, artifactKind: p.artifactKind, provenance: p.provenance, bytes: p.bytes, fetchedAt: now });
       view.sha256Verification = await verification(node, originOf(request));
-      view.independentEvals = evals;
+      // Each eval links to its own signed manifest (PROTOCOL 6.6).
+      view.independentEvals = evals.map((e) => ({ ...e, manifestUrl: `/api/knowledge/eval/proposals/${e.proposalId}` }));
       view.evalSummary = summary;
       view.note = 'payload.provenance.metrics are the proposer\'s own; independentEvals are published eval results by others. Check the manifest with POST /api/knowledge/artifact/verify.';
     }
@@ -135,8 +137,9 @@ export async function knowledgeRoutes(app: FastifyInstance) {
   }
 
   app.get('/api/knowledge/node', { schema: { querystring: NodeQuery } }, (request, reply) => sendNode(request, reply, '/', request.query as never));
+  // fastify has already percent-decoded the wildcard (a malformed escape is its 400).
   app.get('/api/knowledge/node/*', { schema: { querystring: NodeQuery } }, (request, reply) =>
-    sendNode(request, reply, normalizePath(decodeURIComponent((request.params as { '*': string })['*'])), request.query as never),
+    sendNode(request, reply, normalizePath((request.params as { '*': string })['*']), request.query as never),
   );
   for (const [route, kind] of [
     ['/api/knowledge/cap/by-path', 'leaf-capability'],
@@ -167,6 +170,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
 
   app.post('/api/knowledge/verify', { schema: { body: Type.Object({ manifest: Type.Object({}, { additionalProperties: true, maxProperties: 20 }) }, { additionalProperties: false }) } }, async (request) => {
     const { manifest } = request.body as { manifest: Record<string, unknown> };
+    // The node's other HMAC manifest, of an eval result (PROTOCOL 10.4), is checked here too.
+    if (isEvalManifest(manifest)) return { ...checkEvalManifest(ctx.keys, manifest), proposalId: manifest.proposalId, signingKeyId: manifest.signingKeyId ?? null };
     const brief = typeof manifest.briefId === 'string' && typeof manifest.version === 'string' ? await briefOf(ctx.store, manifest.briefId, manifest.version).catch(() => undefined) : undefined;
     const r = checkBriefManifest(ctx.keys, manifest, brief?.brief);
     return { ...r, briefId: manifest.briefId ?? null, signingKeyId: manifest.signingKeyId ?? null };
@@ -205,6 +210,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     },
     async (request) => {
       const q = request.query as { q: string; kind?: string; limit: number; cursor?: string };
+      await search.settled();
       return { query: q.q, ...search.search(q.q, { kind: q.kind, limit: q.limit, cursor: q.cursor }) };
     },
   );
@@ -213,6 +219,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     { schema: { querystring: Type.Object({ q: Type.String({ minLength: 1, maxLength: 200 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })) }, { additionalProperties: false }) } },
     async (request) => {
       const q = request.query as { q: string; limit: number };
+      await search.settled();
       return { query: q.q, suggestions: await search.suggest(q.q, q.limit) };
     },
   );
