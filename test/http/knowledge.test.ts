@@ -1,5 +1,8 @@
 // PROTOCOL 10: what publishing makes in the tree, node reads with every field, briefs and their
 // signed manifests, artifacts, decision-graph traversal, search and suggest.
+import { createHash } from 'node:crypto';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, nodeKeysFrom, rotateHmacKey, type NodeKeyMaterial, type ProposalKind } from '../../src/core/index.js';
 import { publishToTree } from '../../src/domain/knowledge.js';
@@ -62,6 +65,24 @@ describe('publishing builds the tree', () => {
     });
     // The wrong kind on a by-path route is not found.
     expect((await get('/api/knowledge/cap/by-path?path=/models/tiny-classifier-x1')).statusCode).toBe(404);
+  });
+
+  it('says platform-verified for an artifact whose bytes are in the content store, and integrity-failed once they rot', async () => {
+    const bytes = Buffer.from('tiny model weights');
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    expect((await node.app.inject({ method: 'POST', url: '/api/cas', payload: bytes, headers: { 'content-type': 'application/octet-stream' } })).statusCode).toBe(200);
+    const p = samplePayload('artifact', 9) as { payload: Record<string, unknown> };
+    await decide(node, 'artifact', { payload: { ...p, payload: { ...p.payload, uri: `/api/cas/${sha}`, sha256: sha, bytes: bytes.length } } });
+    const url = '/api/knowledge/node/models/tiny-classifier-x9';
+    expect((await json(url)).sha256Verification).toMatchObject({ status: 'platform-verified', method: expect.any(String), note: expect.stringContaining(sha), casUploadHint: expect.any(String) });
+    // Bit rot in the stored blob: the next full re-hash (at most a minute later) says so.
+    const file = join(node.dir, 'blobs', sha.slice(0, 2), sha.slice(2));
+    chmodSync(file, 0o644);
+    const stored = readFileSync(file);
+    stored[0] ^= 0xff;
+    writeFileSync(file, stored);
+    node.clock.advance(61_000);
+    expect((await json(url)).sha256Verification).toMatchObject({ status: 'integrity-failed', note: expect.stringContaining('do not trust') });
   });
 
   it('attaches published eval results to their artifact, with a fresh summary', async () => {
