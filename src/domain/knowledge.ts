@@ -70,6 +70,8 @@ export const Briefs = space<BriefRecord>('knowledge-briefs');
 export const Evals = space<EvalRecord>('knowledge-evals');
 
 const SEP = '\u0000';
+/** The tree path a key of NodeChildren (the parent) or of Evals (the artifact) belongs to. */
+export const pathOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
 const padVersion = (v: number) => String(v).padStart(6, '0');
 export const treeLock = (path: string) => `tree:${path}`;
 

@@ -3,12 +3,12 @@
 // per published node: its path, title and spec, and for a brief its three levels. The index
 // lives in memory, is rebuilt from the store at start, and follows every write to a node
 // through the store's watch (so on a shared store, every process's index follows).
-import MiniSearch, { type SearchResult } from 'minisearch';
+import MiniSearch, { type Options, type SearchResult } from 'minisearch';
 import type { Store } from '../store/index.js';
 import { Briefs, KnowledgeNodes, type KnowledgeNode } from './knowledge.js';
 import { deepText } from './manifests.js';
 
-interface Doc {
+export interface Doc {
   id: string;
   path: string;
   kind: string;
@@ -20,10 +20,25 @@ interface Doc {
 }
 
 /** Field boosts: a word in a title says more than one in a spec, and far more than one deep in a brief. */
-const BOOST = { title: 3, path: 2, tldr: 2, spec: 1, core: 1, deep: 0.5 };
+export const BOOST = { title: 3, path: 2, tldr: 2, spec: 1, core: 1, deep: 0.5 };
 
 /** Paths, slugs and prose all split into words: on white space, punctuation, slashes and hyphens. */
 const tokenize = (text: string) => text.split(/[\s\p{P}\p{S}]+/u).filter(Boolean);
+
+/**
+ * The index's options (bench/search.ts measures the same): typo tolerance of one edit in
+ * five letters for words of 5 letters or more, the last word of a query also as a prefix
+ * (search as you type), every word required.
+ */
+export const MINISEARCH_OPTIONS: Options<Doc> = {
+  fields: ['title', 'path', 'tldr', 'spec', 'core', 'deep'],
+  storeFields: ['path', 'kind', 'title'],
+  tokenize,
+  searchOptions: { boost: BOOST, prefix: (_term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
+};
+
+/** Documents indexed between two turns of the event loop while rebuilding (a few ms each). */
+const REBUILD_CHUNK = 200;
 
 export interface SearchHit {
   path: string;
@@ -57,12 +72,7 @@ export class KnowledgeSearch {
   private refreshing: Promise<void> = Promise.resolve();
 
   private static empty() {
-    return new MiniSearch<Doc>({
-      fields: ['title', 'path', 'tldr', 'spec', 'core', 'deep'],
-      storeFields: ['path', 'kind', 'title'],
-      tokenize,
-      searchOptions: { boost: BOOST, prefix: (term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
-    });
+    return new MiniSearch<Doc>(MINISEARCH_OPTIONS);
   }
 
   constructor(private readonly store: Store) {
@@ -103,22 +113,32 @@ export class KnowledgeSearch {
         doc.tldr = b.brief.levels.tldr;
         doc.core = [...(b.brief.levels.core ?? []), ...(b.brief.pitfalls ?? []), ...(b.brief.heuristics ?? [])].join('\n');
         doc.deep = deepText(b.brief);
+        // A brief's spec is its tldr (until a sharpening changes it): indexed once, as the tldr.
+        if (doc.spec === doc.tldr) doc.spec = '';
       }
     }
     return doc;
   }
 
-  /** Builds the index from every published node (at start). */
+  /**
+   * Builds the index from every published node (at start, in the background: the node serves
+   * other routes meanwhile, and search waits for it). Documents go in by chunks, with a turn of
+   * the event loop between two, so no request waits behind more than one chunk.
+   */
   async rebuild(): Promise<void> {
     this.dirty = new Set();
     const fresh = KnowledgeSearch.empty();
     const kinds = new Map<string, string>();
-    const batch: Doc[] = [];
+    let batch: Doc[] = [];
     for await (const [, node] of this.store.iterate(KnowledgeNodes)) {
       if (this.closed) return;
       batch.push(await this.docOf(node));
       kinds.set(node.path, node.kind);
-      if (batch.length >= 1000) fresh.addAll(batch.splice(0));
+      if (batch.length >= REBUILD_CHUNK) {
+        fresh.addAll(batch);
+        batch = [];
+        await new Promise((r) => setImmediate(r));
+      }
     }
     fresh.addAll(batch);
     this.index = fresh;

@@ -164,6 +164,26 @@ describe('publishing builds the tree', () => {
     expect(bad.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'url' }] });
   });
 
+  it('answers every read after a write with what the write changed (no stale kept answer)', async () => {
+    await decide(node, 'artifact', { n: 3 });
+    await decide(node, 'capability', { n: 3 });
+    const art = '/api/knowledge/node/models/tiny-classifier-x3';
+    const cap = '/api/knowledge/node/tools/pdf-to-text-x3';
+    expect((await json(art)).evalSummary.count).toBe(0);
+    expect((await json('/api/knowledge/node/tools')).children).toEqual(['/tools/pdf-to-text-x3']);
+    const capBefore = await json(cap);
+    const etag = (await get(cap)).headers.etag as string;
+    await decide(node, 'eval-result', { payload: samplePayload('eval-result', 3) });
+    expect((await json(art)).evalSummary.count).toBe(1);
+    await decide(node, 'capability', { n: 4 });
+    expect((await json('/api/knowledge/node/tools')).children).toEqual(['/tools/pdf-to-text-x3', '/tools/pdf-to-text-x4']);
+    await decide(node, 'spec-sharpening', { n: 3 });
+    const capAfter = await json(cap);
+    expect(capAfter).toMatchObject({ version: 2, refinedAt: expect.any(String) });
+    expect(capAfter.spec).not.toBe(capBefore.spec);
+    expect((await get(cap, { 'if-none-match': etag })).statusCode).toBe(200);
+  });
+
   it('pages the children of a branch', async () => {
     await decide(node, 'tree-expansion', { payload: { parentPath: '/many', children: Array.from({ length: 12 }, (_, i) => ({ slug: `c${String(i).padStart(2, '0')}`, title: `C${i}`, spec: 'x' })) } });
     const first = await json('/api/knowledge/node/many?limit=5');

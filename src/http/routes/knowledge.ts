@@ -10,6 +10,7 @@ import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, c
 import { casHashOfUri } from '../../domain/proposal-kinds.js';
 import { KnowledgeSearch } from '../../domain/search.js';
 import { getTraversal, traverse } from '../../domain/traversal.js';
+import { NodeViewCache } from '../node-cache.js';
 import { originOf } from '../urls.js';
 
 const Level = Type.Optional(Type.Union(BRIEF_LEVELS.map((l) => Type.Literal(l))));
@@ -39,8 +40,13 @@ const REHASH_MS = 60_000;
 export async function knowledgeRoutes(app: FastifyInstance) {
   const ctx = app.akas;
   const search = new KnowledgeSearch(ctx.store);
-  app.addHook('onClose', async () => search.close());
-  app.addHook('onReady', async () => search.whenReady());
+  const views = new NodeViewCache(ctx.store);
+  app.addHook('onClose', async () => {
+    views.close();
+    await search.close();
+  });
+  // The index rebuilds in the background (seconds at 100,000 nodes, longer than fastify lets
+  // a plugin start): the node listens at once, and search and suggest wait for it (settled()).
   const rehashed = new Map<string, { ok: boolean; at: number }>();
 
   /** sha256Verification (PROTOCOL 10.4): platform-verified only while the blob is here and hashes right. */
@@ -123,17 +129,25 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     return view;
   }
 
-  /** Sends a node with an ETag over what it holds (not over fetchedAt), 304 when unchanged. */
+  /**
+   * Sends a node with an ETag over what it holds (not over fetchedAt), 304 when unchanged.
+   * The serialized answer is kept (src/http/node-cache.ts) until a write to what it reads, a
+   * second at most.
+   */
   async function sendNode(request: FastifyRequest, reply: FastifyReply, path: string | null, q: { version?: number; level?: BriefLevel; limit?: number; cursor?: string }, want?: NodeKind) {
     if (!path) throw new ServiceError('not_found', 'Not a tree path: / followed by lowercase slug segments.', { field: 'path' });
-    const node = await nodeAt(ctx.store, path, q.version);
-    if (want && node.kind !== want) throw new ServiceError('not_found', `${path} is a ${node.kind}, not a ${want}.`, { field: 'path' });
-    const view = await nodeView(request, node, q);
-    const { manifest, ...stable } = view as { manifest?: Record<string, unknown> };
-    const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '' } : null })).slice(0, 32)}"`;
-    reply.header('etag', etag).header('cache-control', 'no-cache');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-    return view;
+    const variant = `${originOf(request)}\u0000${q.version ?? ''}\u0000${q.level ?? ''}\u0000${q.limit ?? ''}\u0000${q.cursor ?? ''}`;
+    const answer = await views.get(path, variant, ctx.clock.now(), async () => {
+      const node = await nodeAt(ctx.store, path, q.version);
+      const view = await nodeView(request, node, q);
+      const { manifest, ...stable } = view as { manifest?: Record<string, unknown> };
+      const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '' } : null })).slice(0, 32)}"`;
+      return { kind: node.kind, body: JSON.stringify(view), etag };
+    });
+    if (want && answer.kind !== want) throw new ServiceError('not_found', `${path} is a ${answer.kind}, not a ${want}.`, { field: 'path' });
+    reply.header('etag', answer.etag).header('cache-control', 'no-cache');
+    if (request.headers['if-none-match'] === answer.etag) return reply.code(304).send();
+    return reply.type('application/json; charset=utf-8').send(answer.body);
   }
 
   app.get('/api/knowledge/node', { schema: { querystring: NodeQuery } }, (request, reply) => sendNode(request, reply, '/', request.query as never));
