@@ -15,13 +15,13 @@ const SLICE_MS = 500;
 const CYCLES = 12;
 const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
 
-interface Target {
+export interface Target {
   name: string;
   url: string;
   headers?: Record<string, string>;
 }
 
-interface TargetResult {
+export interface TargetResult {
   ok: number;
   bad: number;
   ms: number;
@@ -31,7 +31,7 @@ interface TargetResult {
 
 
 /** Runs the load generator (a child process) over the targets in alternating slices. */
-function load(targets: Target[]): Promise<TargetResult[]> {
+export function load(targets: Target[]): Promise<TargetResult[]> {
   const args = JSON.stringify({ targets, connections: CONNECTIONS, sliceMs: SLICE_MS, cycles: CYCLES, warmupMs: 500 });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, args], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,13 +1,19 @@
 // Search and suggest over the published tree (PROTOCOL 10.6), with MiniSearch (chosen by a
 // measurement at 100,000 nodes against Orama and FlexSearch: bench/search.ts). One document
-// per published node: its path, title and spec, and for a brief its three levels. The index
-// lives in memory, is rebuilt from the store at start, and follows every write to a node
-// through the store's watch (so on a shared store, every process's index follows).
+// per published node: its title, path, spec, and for a brief its three levels. The index
+// lives in memory, is rebuilt from the store at start (in the background), and follows every
+// write to a node through the store's watch (so on a shared store, every process's index
+// follows).
 import MiniSearch, { type Options, type SearchResult } from 'minisearch';
 import type { Store } from '../store/index.js';
-import { Briefs, KnowledgeNodes, type KnowledgeNode } from './knowledge.js';
+import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './knowledge.js';
 import { deepText } from './manifests.js';
+import type { PayloadOf } from './proposal-kinds.js';
+import { stopWords } from './tools/stopwords.js';
 
+type Brief = PayloadOf<'brief'>['brief'];
+
+/** What is indexed of a node. `id` is its path; `path` the words of its path not in its title. */
 export interface Doc {
   id: string;
   path: string;
@@ -26,15 +32,60 @@ export const BOOST = { title: 3, path: 2, tldr: 2, spec: 1, core: 1, deep: 0.5 }
 const tokenize = (text: string) => text.split(/[\s\p{P}\p{S}]+/u).filter(Boolean);
 
 /**
+ * Index terms: lowercase, and no English function words ("the", "of", "with"...): they are
+ * half the words of any text and find nothing, and leaving them out halves the index
+ * (bench/search.ts: 4.8 million postings down to 2.2 at 100,000 nodes, the heap it holds
+ * from about 250 MiB to 150).
+ */
+function indexTerm(term: string): string | null {
+  const t = term.toLowerCase();
+  return stopWords().has(t) ? null : t;
+}
+
+/**
+ * The words of a query that can match: its function words left out, unless it has no other
+ * word (then the last one stays, as the prefix of what is being typed: "to" finds "tools").
+ */
+export function queryText(q: string): string {
+  const terms = tokenize(q).map((t) => t.toLowerCase());
+  const kept = terms.filter((t) => !stopWords().has(t));
+  return (kept.length ? kept : terms.slice(-1)).join(' ');
+}
+
+/**
+ * What is indexed of a brief's levels: its tldr; its core with pitfalls and heuristics; its
+ * deep level as text (definitions, examples, edge cases, sources; at a low boost).
+ */
+export function briefFields(b: Brief): { tldr: string; core: string; deep: string } {
+  return {
+    tldr: b.levels.tldr,
+    core: [...(b.levels.core ?? []), ...(b.pitfalls ?? []), ...(b.heuristics ?? [])].join('\n'),
+    deep: deepText(b),
+  };
+}
+
+/**
+ * The words of a path that its title does not already hold (where in the tree a node is:
+ * its ancestors' names, and what its slug adds). A word in both is indexed once, in the
+ * title, whose boost is the higher.
+ */
+export function pathWords(path: string, title: string): string {
+  const inTitle = new Set(tokenize(title).map((t) => t.toLowerCase()));
+  return [...new Set(tokenize(path).map((t) => t.toLowerCase()))].filter((t) => !inTitle.has(t)).join(' ');
+}
+
+/**
  * The index's options (bench/search.ts measures the same): typo tolerance of one edit in
  * five letters for words of 5 letters or more, the last word of a query also as a prefix
  * (search as you type), every word required.
  */
 export const MINISEARCH_OPTIONS: Options<Doc> = {
   fields: ['title', 'path', 'tldr', 'spec', 'core', 'deep'],
-  storeFields: ['path', 'kind', 'title'],
+  storeFields: ['kind', 'title'],
   tokenize,
-  searchOptions: { boost: BOOST, prefix: (_term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
+  processTerm: indexTerm,
+  // Queries come through queryText, which already left function words out.
+  searchOptions: { processTerm: (term) => term.toLowerCase(), boost: BOOST, prefix: (_term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
 };
 
 /** Documents indexed between two turns of the event loop while rebuilding (a few ms each). */
@@ -47,7 +98,6 @@ export interface SearchHit {
   score: number;
   /** The query terms each hit matched, by the field that matched them. */
   match: Record<string, string[]>;
-  briefId?: string;
 }
 
 export interface SearchPage {
@@ -58,7 +108,6 @@ export interface SearchPage {
 
 export class KnowledgeSearch {
   private index = KnowledgeSearch.empty();
-  private readonly kinds = new Map<string, string>();
   private readonly unwatch: () => void;
   private ready: Promise<void>;
   private closed = false;
@@ -105,45 +154,63 @@ export class KnowledgeSearch {
     await this.refreshing;
   }
 
-  private async docOf(node: KnowledgeNode): Promise<Doc> {
-    const doc: Doc = { id: node.path, path: node.path, kind: node.kind, title: node.title, spec: node.spec };
-    if (node.kind === 'leaf-brief' && node.briefId) {
-      const b = await this.store.get(Briefs, node.briefVersion ? `${node.briefId}@${node.briefVersion}` : node.briefId);
-      if (b) {
-        doc.tldr = b.brief.levels.tldr;
-        doc.core = [...(b.brief.levels.core ?? []), ...(b.brief.pitfalls ?? []), ...(b.brief.heuristics ?? [])].join('\n');
-        doc.deep = deepText(b.brief);
-        // A brief's spec is its tldr (until a sharpening changes it): indexed once, as the tldr.
-        if (doc.spec === doc.tldr) doc.spec = '';
-      }
-    }
+  /** What is indexed of a node, its brief's levels aside (briefLevels adds them). */
+  private static docOf(node: KnowledgeNode): Doc {
+    return { id: node.path, path: pathWords(node.path, node.title), kind: node.kind, title: node.title, spec: node.spec };
+  }
+
+  /** Adds a brief's three levels to its node's document. */
+  private static briefLevels(doc: Doc, b: BriefRecord | undefined): Doc {
+    if (!b) return doc;
+    Object.assign(doc, briefFields(b.brief));
+    // A brief's spec is its tldr (until a sharpening changes it): indexed once, as the tldr.
+    if (doc.spec === doc.tldr) doc.spec = '';
     return doc;
+  }
+
+  /** The key of the brief version a leaf-brief node shows, or null for any other node. */
+  private static briefKey(node: KnowledgeNode): string | null {
+    if (node.kind !== 'leaf-brief' || !node.briefId) return null;
+    return node.briefVersion ? `${node.briefId}@${node.briefVersion}` : node.briefId;
   }
 
   /**
    * Builds the index from every published node (at start, in the background: the node serves
-   * other routes meanwhile, and search waits for it). Documents go in by chunks, with a turn of
-   * the event loop between two, so no request waits behind more than one chunk.
+   * other routes meanwhile, and search waits for it). Two passes of one iterator each: the
+   * nodes, then the briefs the leaf-brief nodes show (not one read per brief: at 100,000
+   * nodes those reads cost seconds, and filled the store's read cache with cold records).
+   * Documents go in by chunks, with a turn of the event loop between two, so no request
+   * waits behind more than one chunk.
    */
   async rebuild(): Promise<void> {
     this.dirty = new Set();
     const fresh = KnowledgeSearch.empty();
-    const kinds = new Map<string, string>();
     let batch: Doc[] = [];
+    const add = async (doc: Doc) => {
+      batch.push(doc);
+      if (batch.length < REBUILD_CHUNK) return;
+      fresh.addAll(batch);
+      batch = [];
+      await new Promise((r) => setImmediate(r));
+    };
+    const waiting = new Map<string, Doc[]>();
     for await (const [, node] of this.store.iterate(KnowledgeNodes)) {
       if (this.closed) return;
-      batch.push(await this.docOf(node));
-      kinds.set(node.path, node.kind);
-      if (batch.length >= REBUILD_CHUNK) {
-        fresh.addAll(batch);
-        batch = [];
-        await new Promise((r) => setImmediate(r));
+      const key = KnowledgeSearch.briefKey(node);
+      if (key === null) await add(KnowledgeSearch.docOf(node));
+      else waiting.set(key, [...(waiting.get(key) ?? []), KnowledgeSearch.docOf(node)]);
+    }
+    if (waiting.size) {
+      for await (const [key, b] of this.store.iterate(Briefs)) {
+        if (this.closed) return;
+        for (const doc of waiting.get(key) ?? []) await add(KnowledgeSearch.briefLevels(doc, b));
+        waiting.delete(key);
       }
     }
+    // A brief node whose brief record is missing is still found by its title, path and spec.
+    for (const docs of waiting.values()) for (const doc of docs) await add(doc);
     fresh.addAll(batch);
     this.index = fresh;
-    this.kinds.clear();
-    for (const [k, v] of kinds) this.kinds.set(k, v);
     const dirty = this.dirty;
     this.dirty = null;
     for (const path of dirty) this.enqueue(path);
@@ -153,14 +220,11 @@ export class KnowledgeSearch {
   /** Re-reads one node and puts its current version in the index (called through enqueue only). */
   private async refresh(path: string): Promise<void> {
     const node = await this.store.get(KnowledgeNodes, path);
-    const doc = node ? await this.docOf(node) : undefined;
+    const key = node && KnowledgeSearch.briefKey(node);
+    const doc = node && KnowledgeSearch.briefLevels(KnowledgeSearch.docOf(node), key ? await this.store.get(Briefs, key) : undefined);
     // From here on synchronous: the index never holds a half-replaced document.
     if (this.index.has(path)) this.index.discard(path);
-    this.kinds.delete(path);
-    if (node && doc) {
-      this.index.add(doc);
-      this.kinds.set(path, node.kind);
-    }
+    if (doc) this.index.add(doc);
   }
 
   get size() {
@@ -170,9 +234,9 @@ export class KnowledgeSearch {
   /** Ranked hits of a query (typo tolerant, prefix on the last word), filtered by kind, paged by offset. */
   search(q: string, opts: { kind?: string; limit: number; cursor?: string }): SearchPage {
     const offset = opts.cursor ? Number(opts.cursor) : 0;
-    const all = this.index.search(q, opts.kind ? { filter: (r) => r.kind === opts.kind } : {});
+    const all = this.index.search(queryText(q), opts.kind ? { filter: (r) => r.kind === opts.kind } : {});
     const page = all.slice(offset, offset + opts.limit).map((r: SearchResult) => ({
-      path: r.path as string,
+      path: r.id as string,
       kind: r.kind as string,
       title: r.title as string,
       score: Math.round(r.score * 1000) / 1000,
@@ -197,7 +261,7 @@ export class KnowledgeSearch {
         const cut = rest.indexOf('/', rest.startsWith('/') ? 1 : 0);
         if (cut > 0) {
           const branch = n.path.slice(0, prefix.length + cut);
-          if (!out.has(branch)) out.set(branch, { path: branch, title: branch.split('/').pop()!, kind: this.kinds.get(branch) ?? 'branch' });
+          if (!out.has(branch)) out.set(branch, { path: branch, title: branch.split('/').pop()!, kind: String(this.index.getStoredFields(branch)?.kind ?? 'branch') });
         }
         if (!out.has(n.path)) out.set(n.path, { path: n.path, title: n.title, kind: n.kind });
         if (out.size >= limit) break;
@@ -206,9 +270,9 @@ export class KnowledgeSearch {
     }
     if (!prefix) return [];
     return this.index
-      .search(prefix, { fields: ['title'], prefix: true, fuzzy: false, combineWith: 'AND' })
+      .search(queryText(prefix), { fields: ['title'], prefix: true, fuzzy: false, combineWith: 'AND' })
       .slice(0, limit)
-      .map((r) => ({ path: r.path as string, title: r.title as string, kind: r.kind as string }));
+      .map((r) => ({ path: r.id as string, title: r.title as string, kind: r.kind as string }));
   }
 
   /** Stops following the store, once a rebuild in flight has ended (it reads the store). */

@@ -361,6 +361,15 @@ describe('search and suggest', () => {
     expect((await json('/api/knowledge/briefs/kb:retries-x4')).manifest.version).toBe('2026-12');
   });
 
+  it('leaves function words out of the index and of queries (a lone one is a prefix)', async () => {
+    await decide(node, 'brief', { n: 1 }); // "Retry with exponential backoff and jitter"
+    const paths = async (q: string) => (await json(`/api/knowledge/search?q=${encodeURIComponent(q)}`)).items.map((i: { path: string }) => i.path);
+    expect(await paths('retry with exponential backoff and jitter')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
+    expect(await paths('the jitter')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
+    expect(await paths('with')).toEqual([]); // no indexed word starts with "with"
+    expect(await paths('idem')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // "idempotent", as typed
+  });
+
   it('completes a path prefix and a title prefix', async () => {
     await decide(node, 'capability', { n: 1 });
     await decide(node, 'graph', { n: 1 });
