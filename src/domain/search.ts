@@ -7,7 +7,6 @@
 import MiniSearch, { type Options, type SearchResult } from 'minisearch';
 import type { Store } from '../store/index.js';
 import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './knowledge.js';
-import { deepText } from './manifests.js';
 import type { PayloadOf } from './proposal-kinds.js';
 import { stopWords } from './tools/stopwords.js';
 
@@ -53,14 +52,19 @@ export function queryText(q: string): string {
 }
 
 /**
- * What is indexed of a brief's levels: its tldr; its core with pitfalls and heuristics; its
- * deep level as text (definitions, examples, edge cases, sources; at a low boost).
+ * What is indexed of a brief's levels: its tldr; its core with pitfalls and heuristics; and of
+ * the deep level, the terms it defines and its sources (citation, author), not its prose.
+ * The deep prose (definitions' text, examples, edge cases) was a fifth of the index's
+ * postings at 100,000 nodes and some 50 MiB of the node's RSS (bench/search.ts), at the
+ * lowest boost, for words a reader mostly meets in the levels above; the node response and
+ * the brief route still serve all of it.
  */
 export function briefFields(b: Brief): { tldr: string; core: string; deep: string } {
+  const deep = b.levels.deep;
   return {
     tldr: b.levels.tldr,
     core: [...(b.levels.core ?? []), ...(b.pitfalls ?? []), ...(b.heuristics ?? [])].join('\n'),
-    deep: deepText(b),
+    deep: [...Object.keys(deep?.definitions ?? {}), ...(deep?.sources ?? []).flatMap((s) => [s.citation, s.author ?? ''])].join('\n'),
   };
 }
 

@@ -320,7 +320,7 @@ describe('search and suggest', () => {
     await decide(node, 'capability', { payload: cap(20, 'Spec only', 'Mentions the zebra crossing in its spec.') });
     await decide(node, 'capability', { payload: cap(21, 'Zebra crossing finder', 'Finds crossings.') });
     const b = samplePayload('brief', 22) as { brief: { levels: { deep: object } } };
-    await decide(node, 'brief', { payload: { brief: { ...b.brief, levels: { ...b.brief.levels, deep: { edgeCases: ['a zebra in the road'] } } } } });
+    await decide(node, 'brief', { payload: { brief: { ...b.brief, levels: { ...b.brief.levels, deep: { definitions: { zebra: 'a striped crossing' }, edgeCases: ['no zebra crossing in the road'] } } } } });
     expect((await json('/api/knowledge/search?q=zebra')).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x21', '/tools/pdf-to-text-x20', '/distributed-systems/retries-with-backoff-x22']);
 
     for (let i = 0; i < 5; i++) await decide(node, 'capability', { n: 10 + i });
@@ -368,6 +368,14 @@ describe('search and suggest', () => {
     expect(await paths('the jitter')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
     expect(await paths('with')).toEqual([]); // no indexed word starts with "with"
     expect(await paths('idem')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // "idempotent", as typed
+  });
+
+  it("indexes the terms a brief's deep level defines and its sources, not the deep prose", async () => {
+    await decide(node, 'brief', { n: 1 });
+    const paths = async (q: string) => (await json(`/api/knowledge/search?q=${encodeURIComponent(q)}`)).items.map((i: { path: string }) => i.path);
+    expect(await paths('brooker')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // a source's author
+    expect(await paths('herd')).toEqual([]); // only in an example's note
+    expect((await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x1?level=deep')).deep).toContain('thundering herd'); // still served
   });
 
   it('completes a path prefix and a title prefix', async () => {
