@@ -39,14 +39,14 @@ const REHASH_MS = 60_000;
 
 export async function knowledgeRoutes(app: FastifyInstance) {
   const ctx = app.akas;
+  // The index rebuilds in the background (seconds at 100,000 nodes, longer than fastify lets
+  // a plugin start): the node listens at once, and search and suggest wait for it (settled()).
   const search = new KnowledgeSearch(ctx.store);
   const views = new NodeViewCache(ctx.store);
   app.addHook('onClose', async () => {
     views.close();
     await search.close();
   });
-  // The index rebuilds in the background (seconds at 100,000 nodes, longer than fastify lets
-  // a plugin start): the node listens at once, and search and suggest wait for it (settled()).
   const rehashed = new Map<string, { ok: boolean; at: number }>();
 
   /** sha256Verification (PROTOCOL 10.4): platform-verified only while the blob is here and hashes right. */
