@@ -11,6 +11,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   log: () => import('./log.js').then((m) => m.run()),
   usetool: () => import('./usetool.js').then((m) => m.run()),
   mcp: () => import('./mcp.js').then((m) => m.run()),
+  search: () => import('./search.js').then((m) => m.run()),
   load: () => import('./load.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.

@@ -5,6 +5,7 @@
 // `akas completion fish | source`.
 import type { Command } from 'commander';
 import { KIND_NAMES } from '../judge-input.js';
+import { NODE_KINDS } from './knowledge.js';
 import { usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';
 
@@ -23,13 +24,20 @@ const OPTION_VALUES: Record<string, readonly string[]> = {
   '--pool': ['A', 'B'],
   '--log-level': ['trace', 'debug', 'info', 'warn', 'error', 'silent'],
 };
+/**
+ * Values of an option on one command, where they differ from OPTION_VALUES ("command path
+ * flag"). Options declared with commander's choices() need no entry: their choices are read.
+ */
+const COMMAND_OPTION_VALUES: Record<string, readonly string[]> = {
+  'search --kind': NODE_KINDS,
+};
 
 interface Node {
   /** Space-separated path of command names below the program ('' for the program itself). */
   path: string;
   subcommands: string[];
-  /** Long (or short) flags, and whether each takes a value. */
-  options: Array<{ flag: string; takesValue: boolean; description: string }>;
+  /** Long (or short) flags, whether each takes a value, and the values it takes when known. */
+  options: Array<{ flag: string; takesValue: boolean; description: string; values?: readonly string[] }>;
   /** Values the next positional argument may take. */
   argumentValues: string[];
   description: string;
@@ -48,7 +56,9 @@ export function commandTree(program: Command): Node[] {
       subcommands: visible.map((c) => c.name()),
       options: [
         ...cmd.options.flatMap((o) =>
-          [o.long, o.short].filter((f): f is string => Boolean(f)).map((flag) => ({ flag, takesValue: o.required || o.optional, description: o.description })),
+          [o.long, o.short]
+            .filter((f): f is string => Boolean(f))
+            .map((flag) => ({ flag, takesValue: o.required || o.optional, description: o.description, values: o.argChoices ?? COMMAND_OPTION_VALUES[`${path} ${flag}`] ?? OPTION_VALUES[flag] })),
         ),
         { flag: '--help', takesValue: false, description: 'display help' },
       ],
@@ -77,6 +87,10 @@ function bashScript(nodes: Node[], forZsh: boolean): string {
     ...nodes.map((n) => `_akas_opt[${key(n.path)}]=${quote(n.options.map((o) => o.flag).join(' '))}`),
     ...nodes.filter((n) => n.argumentValues.length).map((n) => `_akas_arg[${key(n.path)}]=${quote(n.argumentValues.join(' '))}`),
     ...Object.entries(OPTION_VALUES).map(([flag, values]) => `_akas_val[${quote(flag)}]=${quote(values.join(' '))}`),
+    // Values particular to one command: `_akas_val['search --kind']`.
+    ...nodes.flatMap((n) =>
+      n.options.filter((o) => o.values && o.values !== OPTION_VALUES[o.flag]).map((o) => `_akas_val[${quote(`${n.path || '_'} ${o.flag}`)}]=${quote(o.values!.join(' '))}`),
+    ),
     `_akas_valued=${quote(` ${valued.join(' ')} `)}`,
     '_akas() {',
     '  local cur prev path w i words',
@@ -92,7 +106,9 @@ function bashScript(nodes: Node[], forZsh: boolean): string {
     '    fi',
     '  done',
     '  if [[ "$_akas_valued" == *" $prev "* ]]; then',
-    '    if [[ -n "${_akas_val[$prev]}" ]]; then COMPREPLY=($(compgen -W "${_akas_val[$prev]}" -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi',
+    '    local vals="${_akas_val["$path $prev"]}"',
+    '    [[ -z "$vals" ]] && vals="${_akas_val[$prev]}"',
+    '    if [[ -n "$vals" ]]; then COMPREPLY=($(compgen -W "$vals" -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi',
     '    return 0',
     '  fi',
     '  if [[ "$cur" == -* ]]; then',
@@ -130,7 +146,7 @@ function fishScript(nodes: Node[]): string {
     for (const o of n.options) {
       if (o.flag === '--help' && n.path !== '') continue;
       const flag = o.flag.startsWith('--') ? `-l ${o.flag.slice(2)}` : `-s ${o.flag.slice(1)}`;
-      const values = OPTION_VALUES[o.flag];
+      const values = o.values;
       const arg = o.takesValue ? (values ? ` -x -a '${esc(values.join(' '))}'` : ' -r -F') : '';
       lines.push(`complete -c akas${optCond} ${flag}${arg} -d '${esc(o.description.slice(0, 80))}'`);
     }

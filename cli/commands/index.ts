@@ -6,9 +6,10 @@ import { discoveryCommands } from './discovery.js';
 import { logCommands } from './log.js';
 import { calibrationCommands } from './calibration.js';
 import { identityCommands } from './identity.js';
+import { knowledgeCommands } from './knowledge.js';
 import { proposalCommands } from './proposals.js';
 import { serveCommands } from './serve.js';
 import { verifyCommands } from './verify.js';
 
 /** Every command group, in the order `akas --help` lists them. */
-export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, verifyCommands, credentialCommands, logCommands, discoveryCommands, completionCommands];
+export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, knowledgeCommands, verifyCommands, credentialCommands, logCommands, discoveryCommands, completionCommands];

@@ -1,6 +1,8 @@
 // akas verify ...: offline checks, no node and no network (verifier/, loaded lazily inside
 // each action). Exit codes: 0 the check holds, 1 it does not, 2 it could not be run
-// (unreadable file, bad arguments).
+// (unreadable file, bad arguments). Two exceptions say so when they run: `verify manifest`
+// asks the node (an HMAC only it can check), and `verify cas --node` without a local file
+// fetches the bytes the artifact names.
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { readJsonFile } from '../input.js';
@@ -13,24 +15,30 @@ import { action, type Cli } from '../program.js';
 export function verifyGroup(program: Command): Command {
   return (
     program.commands.find((c) => c.name() === 'verify') ??
-    program.command('verify').description('check judge signatures and CAS hashes offline (no node, no network)')
+    program.command('verify').description('check credentials, judge signatures, log proofs and CAS hashes offline (no node, no network); `verify manifest` asks the node')
   );
 }
 
 interface CasOptions {
   sha256?: string;
   manifest?: string;
+  node?: string;
 }
 
 export function verifyCommands(program: Command, cli: Cli) {
   verifyGroup(program)
     .command('cas')
-    .description('check that a file hashes to its recorded sha256, or every {path, sha256} of a manifest (exit 0 match, 1 mismatch, 2 unreadable)')
-    .argument('[file]', 'the file to check (with --sha256)')
+    .description('check that a file hashes to its recorded sha256, every {path, sha256} of a manifest, or the blob an artifact node names (exit 0 match, 1 mismatch, 2 unreadable)')
+    .argument('[file]', 'the file to check (with --sha256, or --node)')
     .option('--sha256 <hex>', 'the sha256 FILE should hash to')
     .option('--manifest <file>', 'a JSON list of {path, sha256} (paths relative to the manifest)')
+    .option('--node <file>', 'an artifact node as `akas node PATH --json` prints it (- for stdin): check FILE (offline) or, without FILE, the bytes fetched from its uri against its sha256 and size')
     .action(
       action(cli, async (file: string | undefined, opts: CasOptions) => {
+        if (opts.node !== undefined) {
+          if (opts.sha256 !== undefined || opts.manifest !== undefined) throw usageError('--node takes the sha256 from the node: give no --sha256 or --manifest with it');
+          return (await import('../artifact-check.js')).verifyArtifactBlob(cli, opts.node, file);
+        }
         const { normalizeSha256, readCasManifest, verifyCasFile, verifyCasManifest } = await import('../../verifier/index.js');
         const out = cli.output();
 
@@ -60,7 +68,7 @@ export function verifyCommands(program: Command, cli: Cli) {
           return r.mismatched > 0 ? 1 : r.unreadable > 0 ? 2 : 0;
         }
 
-        if (file === undefined || opts.sha256 === undefined) throw usageError('usage: akas verify cas FILE --sha256 HEX, or akas verify cas --manifest FILE');
+        if (file === undefined || opts.sha256 === undefined) throw usageError('usage: akas verify cas FILE --sha256 HEX, akas verify cas --manifest FILE, or akas verify cas --node NODE.json [FILE]');
         const expected = normalizeSha256(opts.sha256);
         if (!expected) throw usageError(`--sha256 must be 64 hex characters, got ${opts.sha256}`);
         const c = await verifyCasFile(file, expected);

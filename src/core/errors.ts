@@ -6,7 +6,7 @@
 
 export const ERROR_CODES = {
   invalid_json: { status: 400, doc: 'The request body is not valid JSON.', action: 'Send a JSON body with Content-Type: application/json, or no body at all.' },
-  bad_request: { status: 400, doc: 'The request is not well-formed HTTP, or a path segment is not valid percent-encoding.', action: 'Percent-encode path segments as UTF-8 and send well-formed HTTP/1.1.' },
+  bad_request: { status: 400, doc: 'The request is not well-formed HTTP (answered by the HTTP layer before any route; the connection is closed).', action: 'Send well-formed HTTP/1.1.' },
   missing_fields: { status: 400, doc: 'The recover body lacks a full channel (tag + recoveryToken, or proposalId + claimSecret).', action: 'Send {tag, recoveryToken} or {proposalId, claimSecret}.' },
   validation_failed: { status: 400, doc: 'The body, query or path failed schema validation; errors[] lists each field.', action: 'Fix every field listed in errors[] (field and reason) and send the request again.' },
   empty_body: { status: 400, doc: 'An empty content-store upload.', action: 'Upload at least one byte.' },

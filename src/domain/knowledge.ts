@@ -6,7 +6,7 @@
 import { ServiceError, type ProposalKind } from '../core/index.js';
 import { space, type Store, type Tx } from '../store/index.js';
 import type { PayloadOf } from './proposal-kinds.js';
-import type { ProposalRecord } from './records.js';
+import { PendingKeys, Proposals, type ProposalRecord } from './records.js';
 
 export type NodeKind = 'branch' | 'leaf-brief' | 'leaf-capability' | 'leaf-decision' | 'leaf-artifact';
 
@@ -40,6 +40,12 @@ export interface BriefRecord {
 /** An eval result attached to an artifact (PROTOCOL 10.4 independentEvals). */
 export interface EvalRecord {
   proposalId: string;
+  /**
+   * The sha256 of the artifact bytes the eval was published against (the published artifact
+   * at its path, else the pending one it was proposed for; null when neither exists any more).
+   * An artifact node shows only the evals of its own bytes.
+   */
+  artifactSha256: string | null;
   metric: string;
   score: number;
   datasetSha256: string;
@@ -64,6 +70,8 @@ export const Briefs = space<BriefRecord>('knowledge-briefs');
 export const Evals = space<EvalRecord>('knowledge-evals');
 
 const SEP = '\u0000';
+/** The tree path a key of NodeChildren (the parent) or of Evals (the artifact) belongs to. */
+export const pathOfKey = (key: string) => key.slice(0, key.indexOf(SEP));
 const padVersion = (v: number) => String(v).padStart(6, '0');
 export const treeLock = (path: string) => `tree:${path}`;
 
@@ -161,6 +169,7 @@ export async function publishToTree(tx: Tx, p: ProposalRecord, now: number): Pro
       const e = p.payload as PayloadOf<'eval-result'>;
       tx.put(Evals, `${e.artifactPath}${SEP}${p.proposalId}`, {
         proposalId: p.proposalId,
+        artifactSha256: await artifactBytesAt(tx, e.artifactPath),
         metric: e.metric,
         score: e.score,
         datasetSha256: e.datasetSha256,
@@ -173,6 +182,21 @@ export async function publishToTree(tx: Tx, p: ProposalRecord, now: number): Pro
       return;
     }
   }
+}
+
+/**
+ * The sha256 of the artifact an eval publishing now evaluates: the published artifact at the
+ * path, else the pending artifact proposal that holds the path (an eval may be proposed and
+ * judged before its artifact is), else null. Binding evals to bytes keeps the evals of a
+ * rejected or replaced artifact off whatever is published at that path later.
+ */
+async function artifactBytesAt(tx: Tx, path: string): Promise<string | null> {
+  const node = await tx.get(KnowledgeNodes, path);
+  if (node?.kind === 'leaf-artifact') return String((node.payload as { sha256: string }).sha256);
+  const pending = await tx.get(PendingKeys, `node:${path}`);
+  const proposal = pending && (await tx.get(Proposals, pending.proposalId));
+  if (proposal?.kind === 'artifact' && proposal.status === 'pending') return String((proposal.payload as PayloadOf<'artifact'>).payload.sha256);
+  return null;
 }
 
 /** A normalized tree path from user input (leading slash, no trailing one, no empty segments); null when not a path. */
@@ -213,9 +237,12 @@ export async function nodeAt(store: Store, path: string, version?: number): Prom
   throw new ServiceError('not_found', `Nothing is published at ${path}.`, { field: 'path', hint: 'GET /api/knowledge/node/ lists the top of the tree; GET /api/knowledge/search finds nodes.' });
 }
 
-/** The eval results of an artifact path and their summary (count, distinct runners, mean/min/max by metric). */
-export async function evalsOf(store: Store, artifactPath: string) {
-  const evals = (await store.list(Evals, { gte: `${artifactPath}${SEP}`, lt: `${artifactPath}${SEP}\uffff` })).map(([, e]) => e);
+/**
+ * The eval results of the artifact bytes at a path (sha256), and their summary (count,
+ * distinct runners, mean/min/max by metric).
+ */
+export async function evalsOf(store: Store, artifactPath: string, sha256: string) {
+  const evals = (await store.list(Evals, { gte: `${artifactPath}${SEP}`, lt: `${artifactPath}${SEP}\uffff` })).map(([, e]) => e).filter((e) => e.artifactSha256 === sha256);
   const byMetric: Record<string, { count: number; mean: number; min: number; max: number }> = {};
   for (const e of evals) {
     const m = (byMetric[e.metric] ??= { count: 0, mean: 0, min: Infinity, max: -Infinity });

@@ -60,6 +60,8 @@ export interface BriefManifest {
   signingKeyId: string;
 }
 
+const BRIEF_FIELDS = ['briefId', 'level', 'version', 'tokenCount', 'fetchedAt', 'contentSha256'] as const;
+
 const briefSigned = (m: Omit<BriefManifest, 'signature' | 'signingKeyId'>) =>
   canonicalize({ type: 'akas.brief-manifest.v1', briefId: m.briefId, level: m.level, version: m.version, tokenCount: m.tokenCount, fetchedAt: m.fetchedAt, contentSha256: m.contentSha256 });
 
@@ -79,16 +81,33 @@ function keyOf(keys: NodeKeys, id: unknown) {
 }
 
 /**
+ * The first step of every manifest check: the key it names, a signature, and no field the
+ * signature does not cover (a field added to a genuine manifest is a changed manifest too).
+ */
+function precheck(keys: NodeKeys, m: Record<string, unknown>, signed: readonly string[]): { key: Buffer } | { valid: false; reason: string } {
+  const key = keyOf(keys, m.signingKeyId);
+  if (!key) return { valid: false, reason: `unknown signingKeyId ${JSON.stringify(m.signingKeyId)}: not a key of this node` };
+  if (typeof m.signature !== 'string') return { valid: false, reason: 'no signature' };
+  const extra = Object.keys(m).find((k) => k !== 'signature' && k !== 'signingKeyId' && !signed.includes(k));
+  if (extra !== undefined) return { valid: false, reason: `the field ${JSON.stringify(extra)} is not part of a signed manifest` };
+  return { key: key.key };
+}
+
+/**
  * Checks a brief manifest: its signature under the key it names (current or prior), and
  * that it describes the brief version this node serves. `brief` is that version, or
  * undefined when the node has no such brief.
  */
 export function checkBriefManifest(keys: NodeKeys, m: Record<string, unknown>, brief: Brief | undefined): ManifestCheck {
-  const key = keyOf(keys, m.signingKeyId);
-  if (!key) return { valid: false, reason: `unknown signingKeyId ${JSON.stringify(m.signingKeyId)}: not a key of this node` };
-  if (typeof m.signature !== 'string') return { valid: false, reason: 'no signature' };
-  const expected = hmacSha256Hex(key.key, briefSigned(m as unknown as BriefManifest));
-  if (!safeEqual(expected, m.signature)) return { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
+  const pre = precheck(keys, m, BRIEF_FIELDS);
+  if (!('key' in pre)) return pre;
+  let expected: string;
+  try {
+    expected = hmacSha256Hex(pre.key, briefSigned(m as unknown as BriefManifest));
+  } catch {
+    return { valid: false, reason: 'the manifest cannot be canonicalized' };
+  }
+  if (!safeEqual(expected, m.signature as string)) return { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
   if (!brief) return { valid: false, reason: `this node holds no brief ${String(m.briefId)} of version ${String(m.version)}` };
   if (sha256Hex(canonicalize(cutBrief(brief, m.level as BriefLevel))) !== m.contentSha256) return { valid: false, reason: 'the brief served at that level no longer hashes to contentSha256' };
   return { valid: true };
@@ -105,6 +124,8 @@ export type ArtifactManifestFields = {
   bytes: number;
   fetchedAt: number;
 };
+
+const ARTIFACT_FIELDS = ['artifactPath', 'uri', 'mediaType', 'sha256', 'artifactKind', 'provenance', 'bytes', 'fetchedAt'] as const;
 
 const artifactSigned = (m: ArtifactManifestFields) =>
   canonicalize({
@@ -126,14 +147,58 @@ export function artifactManifest(keys: NodeKeys, f: ArtifactManifestFields) {
 
 /** Checks an artifact manifest's signature under the key it names. */
 export function checkArtifactManifest(keys: NodeKeys, m: Record<string, unknown>): ManifestCheck {
-  const key = keyOf(keys, m.signingKeyId);
-  if (!key) return { valid: false, reason: `unknown signingKeyId ${JSON.stringify(m.signingKeyId)}: not a key of this node` };
-  if (typeof m.signature !== 'string') return { valid: false, reason: 'no signature' };
+  const pre = precheck(keys, m, ARTIFACT_FIELDS);
+  if (!('key' in pre)) return pre;
   let expected: string;
   try {
-    expected = hmacSha256Hex(key.key, artifactSigned(m as unknown as ArtifactManifestFields));
+    expected = hmacSha256Hex(pre.key, artifactSigned(m as unknown as ArtifactManifestFields));
   } catch {
     return { valid: false, reason: 'the manifest cannot be canonicalized' };
   }
-  return safeEqual(expected, m.signature) ? { valid: true } : { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
+  return safeEqual(expected, m.signature as string) ? { valid: true } : { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
+}
+
+/** The fields of an eval-result manifest (PROTOCOL 10.4): the eval as proposed, and its status when served. */
+export type EvalManifestFields = {
+  proposalId: string;
+  status: string;
+  artifactPath: string;
+  metric: string;
+  score: number;
+  datasetSha256: string;
+  harnessVersionSha: string;
+  runner: string;
+  samplesSha256: string | null;
+  proposer: string | null;
+  submittedAt: number;
+  decidedAt: number | null;
+  fetchedAt: number;
+};
+
+const EVAL_FIELDS = ['proposalId', 'status', 'artifactPath', 'metric', 'score', 'datasetSha256', 'harnessVersionSha', 'runner', 'samplesSha256', 'proposer', 'submittedAt', 'decidedAt', 'fetchedAt'] as const;
+
+// Exactly the named fields, under a type of their own, so that no other HMAC of the node
+// (brief or artifact manifests, claim secrets) can ever be passed off as an eval manifest.
+const evalSigned = (m: Record<string, unknown>) => canonicalize({ type: 'akas.eval-manifest.v1', ...Object.fromEntries(EVAL_FIELDS.map((k) => [k, m[k]])) });
+
+/** The signed manifest of an eval-result proposal, as GET /api/knowledge/eval/proposals/{id} serves it. */
+export function evalManifest(keys: NodeKeys, f: EvalManifestFields) {
+  const hmac = currentHmac(keys);
+  return { ...f, signature: hmacSha256Hex(hmac.key, evalSigned(f)), signingKeyId: hmac.signingKeyId };
+}
+
+/** Tells an eval manifest from a brief one: it names an eval-result proposal and no brief. */
+export const isEvalManifest = (m: Record<string, unknown>) => m.briefId === undefined && typeof m.proposalId === 'string' && m.proposalId.startsWith('eprop_');
+
+/** Checks an eval manifest's signature under the key it names. */
+export function checkEvalManifest(keys: NodeKeys, m: Record<string, unknown>): ManifestCheck {
+  const pre = precheck(keys, m, EVAL_FIELDS);
+  if (!('key' in pre)) return pre;
+  let expected: string;
+  try {
+    expected = hmacSha256Hex(pre.key, evalSigned(m));
+  } catch {
+    return { valid: false, reason: 'the manifest cannot be canonicalized' };
+  }
+  return safeEqual(expected, m.signature as string) ? { valid: true } : { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
 }

@@ -1,14 +1,19 @@
 // Search and suggest over the published tree (PROTOCOL 10.6), with MiniSearch (chosen by a
 // measurement at 100,000 nodes against Orama and FlexSearch: bench/search.ts). One document
-// per published node: its path, title and spec, and for a brief its three levels. The index
-// lives in memory, is rebuilt from the store at start, and follows every write to a node
-// through the store's watch (so on a shared store, every process's index follows).
-import MiniSearch, { type SearchResult } from 'minisearch';
+// per published node: its title, path, spec, and for a brief its three levels. The index
+// lives in memory, is rebuilt from the store at start (in the background), and follows every
+// write to a node through the store's watch (so on a shared store, every process's index
+// follows).
+import MiniSearch, { type Options, type SearchResult } from 'minisearch';
 import type { Store } from '../store/index.js';
-import { Briefs, KnowledgeNodes, type KnowledgeNode } from './knowledge.js';
-import { deepText } from './manifests.js';
+import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './knowledge.js';
+import type { PayloadOf } from './proposal-kinds.js';
+import { stopWords } from './tools/stopwords.js';
 
-interface Doc {
+type Brief = PayloadOf<'brief'>['brief'];
+
+/** What is indexed of a node. `id` is its path; `path` the words of its path not in its title. */
+export interface Doc {
   id: string;
   path: string;
   kind: string;
@@ -20,10 +25,75 @@ interface Doc {
 }
 
 /** Field boosts: a word in a title says more than one in a spec, and far more than one deep in a brief. */
-const BOOST = { title: 3, path: 2, tldr: 2, spec: 1, core: 1, deep: 0.5 };
+export const BOOST = { title: 3, path: 2, tldr: 2, spec: 1, core: 1, deep: 0.5 };
 
 /** Paths, slugs and prose all split into words: on white space, punctuation, slashes and hyphens. */
 const tokenize = (text: string) => text.split(/[\s\p{P}\p{S}]+/u).filter(Boolean);
+
+/**
+ * Index terms: lowercase, and no English function words ("the", "of", "with"...): they are
+ * half the words of any text and find nothing, and leaving them out halves the index
+ * (bench/search.ts: 4.8 million postings down to 2.2 at 100,000 nodes, the heap it holds
+ * from about 250 MiB to 150).
+ */
+function indexTerm(term: string): string | null {
+  const t = term.toLowerCase();
+  return stopWords().has(t) ? null : t;
+}
+
+/**
+ * The words of a query that can match: its function words left out, unless it has no other
+ * word (then the last one stays, as the prefix of what is being typed: "to" finds "tools").
+ */
+export function queryText(q: string): string {
+  const terms = tokenize(q).map((t) => t.toLowerCase());
+  const kept = terms.filter((t) => !stopWords().has(t));
+  return (kept.length ? kept : terms.slice(-1)).join(' ');
+}
+
+/**
+ * What is indexed of a brief's levels: its tldr; its core with pitfalls and heuristics; and of
+ * the deep level, the terms it defines and its sources (citation, author), not its prose.
+ * The deep prose (definitions' text, examples, edge cases) was a fifth of the index's
+ * postings at 100,000 nodes and some 50 MiB of the node's RSS (bench/search.ts), at the
+ * lowest boost, for words a reader mostly meets in the levels above; the node response and
+ * the brief route still serve all of it.
+ */
+export function briefFields(b: Brief): { tldr: string; core: string; deep: string } {
+  const deep = b.levels.deep;
+  return {
+    tldr: b.levels.tldr,
+    core: [...(b.levels.core ?? []), ...(b.pitfalls ?? []), ...(b.heuristics ?? [])].join('\n'),
+    deep: [...Object.keys(deep?.definitions ?? {}), ...(deep?.sources ?? []).flatMap((s) => [s.citation, s.author ?? ''])].join('\n'),
+  };
+}
+
+/**
+ * The words of a path that its title does not already hold (where in the tree a node is:
+ * its ancestors' names, and what its slug adds). A word in both is indexed once, in the
+ * title, whose boost is the higher.
+ */
+export function pathWords(path: string, title: string): string {
+  const inTitle = new Set(tokenize(title).map((t) => t.toLowerCase()));
+  return [...new Set(tokenize(path).map((t) => t.toLowerCase()))].filter((t) => !inTitle.has(t)).join(' ');
+}
+
+/**
+ * The index's options (bench/search.ts measures the same): typo tolerance of one edit in
+ * five letters for words of 5 letters or more, the last word of a query also as a prefix
+ * (search as you type), every word required.
+ */
+export const MINISEARCH_OPTIONS: Options<Doc> = {
+  fields: ['title', 'path', 'tldr', 'spec', 'core', 'deep'],
+  storeFields: ['kind', 'title'],
+  tokenize,
+  processTerm: indexTerm,
+  // Queries come through queryText, which already left function words out.
+  searchOptions: { processTerm: (term) => term.toLowerCase(), boost: BOOST, prefix: (_term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
+};
+
+/** Documents indexed between two turns of the event loop while rebuilding (a few ms each). */
+const REBUILD_CHUNK = 200;
 
 export interface SearchHit {
   path: string;
@@ -32,7 +102,6 @@ export interface SearchHit {
   score: number;
   /** The query terms each hit matched, by the field that matched them. */
   match: Record<string, string[]>;
-  briefId?: string;
 }
 
 export interface SearchPage {
@@ -43,27 +112,27 @@ export interface SearchPage {
 
 export class KnowledgeSearch {
   private index = KnowledgeSearch.empty();
-  private readonly kinds = new Map<string, string>();
   private readonly unwatch: () => void;
   private ready: Promise<void>;
   private closed = false;
   /** Paths written while a rebuild runs: re-read once it ends, so none is lost. */
   private dirty: Set<string> | null = null;
+  /**
+   * Refreshes run one after another: two writes to one path in quick succession must land in
+   * the order they were committed, and a refresh's reads must not interleave with another's
+   * discard and add.
+   */
+  private refreshing: Promise<void> = Promise.resolve();
 
   private static empty() {
-    return new MiniSearch<Doc>({
-      fields: ['title', 'path', 'tldr', 'spec', 'core', 'deep'],
-      storeFields: ['path', 'kind', 'title'],
-      tokenize,
-      searchOptions: { boost: BOOST, prefix: (term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
-    });
+    return new MiniSearch<Doc>(MINISEARCH_OPTIONS);
   }
 
   constructor(private readonly store: Store) {
     this.unwatch = store.watch(KnowledgeNodes, (path) => {
       if (this.closed) return;
       if (this.dirty) this.dirty.add(path);
-      else void this.refresh(path).catch(() => undefined); // a store closing under us: nothing to index
+      else this.enqueue(path);
     });
     this.ready = this.rebuild();
     // Whoever awaits whenReady() sees a failure; nobody else must get an unhandled rejection.
@@ -75,49 +144,91 @@ export class KnowledgeSearch {
     return this.ready;
   }
 
-  private async docOf(node: KnowledgeNode): Promise<Doc> {
-    const doc: Doc = { id: node.path, path: node.path, kind: node.kind, title: node.title, spec: node.spec };
-    if (node.kind === 'leaf-brief' && node.briefId) {
-      const b = await this.store.get(Briefs, node.briefVersion ? `${node.briefId}@${node.briefVersion}` : node.briefId);
-      if (b) {
-        doc.tldr = b.brief.levels.tldr;
-        doc.core = [...(b.brief.levels.core ?? []), ...(b.brief.pitfalls ?? []), ...(b.brief.heuristics ?? [])].join('\n');
-        doc.deep = deepText(b.brief);
-      }
-    }
+  private enqueue(path: string) {
+    // A store closing under us leaves nothing to index: the failure is dropped.
+    this.refreshing = this.refreshing.then(() => this.refresh(path)).catch(() => undefined);
+  }
+
+  /**
+   * Resolves once every write committed so far is in the index: a search answered after a
+   * publish (in this process) finds what was published.
+   */
+  async settled(): Promise<void> {
+    await this.ready;
+    await this.refreshing;
+  }
+
+  /** What is indexed of a node, its brief's levels aside (briefLevels adds them). */
+  private static docOf(node: KnowledgeNode): Doc {
+    return { id: node.path, path: pathWords(node.path, node.title), kind: node.kind, title: node.title, spec: node.spec };
+  }
+
+  /** Adds a brief's three levels to its node's document. */
+  private static briefLevels(doc: Doc, b: BriefRecord | undefined): Doc {
+    if (!b) return doc;
+    Object.assign(doc, briefFields(b.brief));
+    // A brief's spec is its tldr (until a sharpening changes it): indexed once, as the tldr.
+    if (doc.spec === doc.tldr) doc.spec = '';
     return doc;
   }
 
-  /** Builds the index from every published node (at start). */
+  /** The key of the brief version a leaf-brief node shows, or null for any other node. */
+  private static briefKey(node: KnowledgeNode): string | null {
+    if (node.kind !== 'leaf-brief' || !node.briefId) return null;
+    return node.briefVersion ? `${node.briefId}@${node.briefVersion}` : node.briefId;
+  }
+
+  /**
+   * Builds the index from every published node (at start, in the background: the node serves
+   * other routes meanwhile, and search waits for it). Two passes of one iterator each: the
+   * nodes, then the briefs the leaf-brief nodes show (not one read per brief: at 100,000
+   * nodes those reads cost seconds, and filled the store's read cache with cold records).
+   * Documents go in by chunks, with a turn of the event loop between two, so no request
+   * waits behind more than one chunk.
+   */
   async rebuild(): Promise<void> {
     this.dirty = new Set();
     const fresh = KnowledgeSearch.empty();
-    const kinds = new Map<string, string>();
-    const batch: Doc[] = [];
+    let batch: Doc[] = [];
+    const add = async (doc: Doc) => {
+      batch.push(doc);
+      if (batch.length < REBUILD_CHUNK) return;
+      fresh.addAll(batch);
+      batch = [];
+      await new Promise((r) => setImmediate(r));
+    };
+    const waiting = new Map<string, Doc[]>();
     for await (const [, node] of this.store.iterate(KnowledgeNodes)) {
       if (this.closed) return;
-      batch.push(await this.docOf(node));
-      kinds.set(node.path, node.kind);
-      if (batch.length >= 1000) fresh.addAll(batch.splice(0));
+      const key = KnowledgeSearch.briefKey(node);
+      if (key === null) await add(KnowledgeSearch.docOf(node));
+      else waiting.set(key, [...(waiting.get(key) ?? []), KnowledgeSearch.docOf(node)]);
     }
+    if (waiting.size) {
+      for await (const [key, b] of this.store.iterate(Briefs)) {
+        if (this.closed) return;
+        for (const doc of waiting.get(key) ?? []) await add(KnowledgeSearch.briefLevels(doc, b));
+        waiting.delete(key);
+      }
+    }
+    // A brief node whose brief record is missing is still found by its title, path and spec.
+    for (const docs of waiting.values()) for (const doc of docs) await add(doc);
     fresh.addAll(batch);
     this.index = fresh;
-    this.kinds.clear();
-    for (const [k, v] of kinds) this.kinds.set(k, v);
     const dirty = this.dirty;
     this.dirty = null;
-    for (const path of dirty) await this.refresh(path);
+    for (const path of dirty) this.enqueue(path);
+    await this.refreshing;
   }
 
-  /** Re-reads one node and puts its current version in the index. */
-  async refresh(path: string): Promise<void> {
+  /** Re-reads one node and puts its current version in the index (called through enqueue only). */
+  private async refresh(path: string): Promise<void> {
     const node = await this.store.get(KnowledgeNodes, path);
+    const key = node && KnowledgeSearch.briefKey(node);
+    const doc = node && KnowledgeSearch.briefLevels(KnowledgeSearch.docOf(node), key ? await this.store.get(Briefs, key) : undefined);
+    // From here on synchronous: the index never holds a half-replaced document.
     if (this.index.has(path)) this.index.discard(path);
-    this.kinds.delete(path);
-    if (node) {
-      this.index.add(await this.docOf(node));
-      this.kinds.set(path, node.kind);
-    }
+    if (doc) this.index.add(doc);
   }
 
   get size() {
@@ -127,9 +238,9 @@ export class KnowledgeSearch {
   /** Ranked hits of a query (typo tolerant, prefix on the last word), filtered by kind, paged by offset. */
   search(q: string, opts: { kind?: string; limit: number; cursor?: string }): SearchPage {
     const offset = opts.cursor ? Number(opts.cursor) : 0;
-    const all = this.index.search(q, opts.kind ? { filter: (r) => r.kind === opts.kind } : {});
+    const all = this.index.search(queryText(q), opts.kind ? { filter: (r) => r.kind === opts.kind } : {});
     const page = all.slice(offset, offset + opts.limit).map((r: SearchResult) => ({
-      path: r.path as string,
+      path: r.id as string,
       kind: r.kind as string,
       title: r.title as string,
       score: Math.round(r.score * 1000) / 1000,
@@ -154,7 +265,7 @@ export class KnowledgeSearch {
         const cut = rest.indexOf('/', rest.startsWith('/') ? 1 : 0);
         if (cut > 0) {
           const branch = n.path.slice(0, prefix.length + cut);
-          if (!out.has(branch)) out.set(branch, { path: branch, title: branch.split('/').pop()!, kind: this.kinds.get(branch) ?? 'branch' });
+          if (!out.has(branch)) out.set(branch, { path: branch, title: branch.split('/').pop()!, kind: String(this.index.getStoredFields(branch)?.kind ?? 'branch') });
         }
         if (!out.has(n.path)) out.set(n.path, { path: n.path, title: n.title, kind: n.kind });
         if (out.size >= limit) break;
@@ -163,9 +274,9 @@ export class KnowledgeSearch {
     }
     if (!prefix) return [];
     return this.index
-      .search(prefix, { fields: ['title'], prefix: true, fuzzy: false, combineWith: 'AND' })
+      .search(queryText(prefix), { fields: ['title'], prefix: true, fuzzy: false, combineWith: 'AND' })
       .slice(0, limit)
-      .map((r) => ({ path: r.path as string, title: r.title as string, kind: r.kind as string }));
+      .map((r) => ({ path: r.id as string, title: r.title as string, kind: r.kind as string }));
   }
 
   /** Stops following the store, once a rebuild in flight has ended (it reads the store). */

@@ -94,14 +94,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // Path parameters are bounded by each route's schema (a 400 with the field); the router's
     // own limit only stops the absurd, and answers in the envelope too (frameworkErrors).
     routerOptions: { maxParamLength: 512 },
+    // (a malformed percent-escape is the validation_failed of errors.ts).
     frameworkErrors: (error, request, reply) =>
-      sendError(
-        request,
-        reply,
-        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? new ServiceError('uri_too_long', 'A path segment is longer than this node routes (512 characters).')
-          : new ServiceError('bad_request', 'A path segment is not valid percent-encoding.', { hint: 'Percent-encode path segments as UTF-8.' }),
-      ),
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? sendError(request, reply, new ServiceError('uri_too_long', 'A path segment is longer than this node routes (512 characters).'))
+        : errorHandler(error, request, reply),
     clientErrorHandler: clientError,
   });
   app.setValidatorCompiler(validatorCompiler);

@@ -82,6 +82,9 @@ const FASTIFY_CODES: Record<string, () => ServiceError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ServiceError('invalid_json', 'The Content-Length does not match the body.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new ServiceError('invalid_json', 'The body is empty but declared as JSON.'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => new ServiceError('invalid_json', 'The body is not valid JSON.'),
+  // A path with a malformed percent-escape (e.g. a tree path `/api/knowledge/node/%E0%A4%A`).
+  FST_ERR_BAD_URL: () =>
+    validationError([{ field: 'url', reason: 'has a malformed percent-escape' }], 'The request URL is not a valid URL component.'),
 };
 
 export function toServiceError(error: unknown): ServiceError | null {

@@ -44,7 +44,7 @@ export function routeErrorCodes(route: DocumentedRoute): ErrorCode[] {
   const schema = (route.schema ?? {}) as RouteSchema;
   // The HTTP layer answers these for any request, before a route runs (PROTOCOL 1.3): headers
   // too large, a request too slow, malformed HTTP; and for a path with parameters, a segment
-  // that is not valid percent-encoding or longer than the router takes.
+  // longer than the router takes.
   const codes = new Set<ErrorCode>(['internal_error', 'headers_too_large', 'request_timeout', 'bad_request']);
   if (/[:*]/.test(route.url ?? '')) codes.add('uri_too_long');
   // fastify parses a DELETE's body as well, so it can be refused the same ways.

@@ -1,5 +1,8 @@
 // PROTOCOL 10: what publishing makes in the tree, node reads with every field, briefs and their
 // signed manifests, artifacts, decision-graph traversal, search and suggest.
+import { createHash } from 'node:crypto';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, nodeKeysFrom, rotateHmacKey, type NodeKeyMaterial, type ProposalKind } from '../../src/core/index.js';
 import { publishToTree } from '../../src/domain/knowledge.js';
@@ -7,7 +10,7 @@ import type { ProposalRecord } from '../../src/domain/records.js';
 import { createApp } from '../../src/http/app.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
-import { agent, decide, proposeAs } from '../helpers/flows.js';
+import { agent, decide, judgeAs, proposeAs, SCORES_LOW, signedBody } from '../helpers/flows.js';
 
 let node: TestNode;
 beforeEach(async () => {
@@ -47,6 +50,9 @@ describe('publishing builds the tree', () => {
     expect(cap).toMatchObject({ kind: 'leaf-capability', payload: { trigger: expect.any(String), alternative: expect.any(String), cost: expect.any(String), whenNot: expect.any(String), recipe: expect.any(Array) } });
     const dg = await json('/api/knowledge/dg/by-path?path=/decisions/pick-a-queue-x1');
     expect(dg).toMatchObject({ kind: 'leaf-decision', payload: { question: 'Which queue fits?', inputsRequired: ['throughput', 'ordered'] }, branches: [{ id: 'kafka' }, { id: 'sqs-fifo' }, { id: 'default' }] });
+    // Every branch has id, condition, to and priors (null when the proposer declared none).
+    expect(dg.branches.map((b: object) => Object.keys(b).sort())).toEqual(Array(3).fill(['condition', 'id', 'priors', 'to']));
+    expect(dg.branches.map((b: { priors: unknown }) => b.priors)).toEqual([0.4, null, null]);
     const art = await json('/api/knowledge/artifact/by-path?path=/models/tiny-classifier-x1');
     expect(art).toMatchObject({
       kind: 'leaf-artifact',
@@ -61,6 +67,24 @@ describe('publishing builds the tree', () => {
     expect((await get('/api/knowledge/cap/by-path?path=/models/tiny-classifier-x1')).statusCode).toBe(404);
   });
 
+  it('says platform-verified for an artifact whose bytes are in the content store, and integrity-failed once they rot', async () => {
+    const bytes = Buffer.from('tiny model weights');
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    expect((await node.app.inject({ method: 'POST', url: '/api/cas', payload: bytes, headers: { 'content-type': 'application/octet-stream' } })).statusCode).toBe(200);
+    const p = samplePayload('artifact', 9) as { payload: Record<string, unknown> };
+    await decide(node, 'artifact', { payload: { ...p, payload: { ...p.payload, uri: `/api/cas/${sha}`, sha256: sha, bytes: bytes.length } } });
+    const url = '/api/knowledge/node/models/tiny-classifier-x9';
+    expect((await json(url)).sha256Verification).toMatchObject({ status: 'platform-verified', method: expect.any(String), note: expect.stringContaining(sha), casUploadHint: expect.any(String) });
+    // Bit rot in the stored blob: the next full re-hash (at most a minute later) says so.
+    const file = join(node.dir, 'blobs', sha.slice(0, 2), sha.slice(2));
+    chmodSync(file, 0o644);
+    const stored = readFileSync(file);
+    stored[0] ^= 0xff;
+    writeFileSync(file, stored);
+    node.clock.advance(61_000);
+    expect((await json(url)).sha256Verification).toMatchObject({ status: 'integrity-failed', note: expect.stringContaining('do not trust') });
+  });
+
   it('attaches published eval results to their artifact, with a fresh summary', async () => {
     await decide(node, 'artifact', { n: 5 });
     for (const [score, runner] of [[0.8, 'r1'], [0.9, 'r2'], [0.7, 'r1']] as const) {
@@ -68,7 +92,30 @@ describe('publishing builds the tree', () => {
     }
     const art = await json('/api/knowledge/artifact/by-path?path=/models/tiny-classifier-x5');
     expect(art.independentEvals).toHaveLength(3);
+    expect(art.independentEvals[0]).toMatchObject({ artifactSha256: 'a'.repeat(64), metric: 'accuracy', manifestUrl: expect.stringMatching(/^\/api\/knowledge\/eval\/proposals\/eprop_/) });
     expect(art.evalSummary).toEqual({ count: 3, distinctRunners: 2, byMetric: { accuracy: { count: 3, mean: 0.8, min: 0.7, max: 0.9 } } });
+  });
+
+  it('binds evals to the artifact bytes they were published against: a refresh with new bytes starts a fresh summary', async () => {
+    await decide(node, 'artifact', { n: 6 });
+    await decide(node, 'eval-result', { payload: samplePayload('eval-result', 6) });
+    const v1 = samplePayload('artifact', 6) as { payload: Record<string, unknown> };
+    await decide(node, 'artifact', { payload: { ...v1, payload: { ...v1.payload, sha256: 'd'.repeat(64) } } });
+    const now = await json('/api/knowledge/node/models/tiny-classifier-x6');
+    expect(now).toMatchObject({ version: 2, payload: { sha256: 'd'.repeat(64) }, independentEvals: [], evalSummary: { count: 0 } });
+    expect(await json('/api/knowledge/node/models/tiny-classifier-x6?version=1')).toMatchObject({ payload: { sha256: 'a'.repeat(64) }, evalSummary: { count: 1 } });
+  });
+
+  it('keeps the evals of a rejected artifact off the artifact published later at its path', async () => {
+    // The eval is proposed and published while its artifact is still pending; the artifact is then rejected.
+    const a = await agent(node);
+    const art = (await proposeAs(node, a, 'artifact', samplePayload('artifact', 7))).json().proposalId as string;
+    await decide(node, 'eval-result', { payload: samplePayload('eval-result', 7) });
+    const judges = [await agent(node, 0.9, 0), await agent(node, 0.8, 0), await agent(node, 0.7, 0)];
+    for (const j of judges) expect((await judgeAs(node, j, 'artifact', art, signedBody(j, 'artifact', art, SCORES_LOW))).statusCode).toBe(200);
+    const other = samplePayload('artifact', 7) as { payload: Record<string, unknown> };
+    await decide(node, 'artifact', { payload: { ...other, payload: { ...other.payload, sha256: 'e'.repeat(64) } } });
+    expect(await json('/api/knowledge/node/models/tiny-classifier-x7')).toMatchObject({ payload: { sha256: 'e'.repeat(64) }, independentEvals: [], evalSummary: { count: 0, distinctRunners: 0, byMetric: {} } });
   });
 
   it('adds branch children with tree-expansion, and sharpens a spec with refinedAt', async () => {
@@ -106,7 +153,35 @@ describe('publishing builds the tree', () => {
     await decide(node, 'capability');
     const r = await get('/api/knowledge/node/tools/pdf-to-text-x1');
     expect((await get('/api/knowledge/node/tools/pdf-to-text-x1', { 'if-none-match': r.headers.etag as string })).statusCode).toBe(304);
-    for (const url of ['/api/knowledge/node/nowhere', '/api/knowledge/node/Not_A_Path', '/api/knowledge/briefs/kb:none']) expect((await get(url)).statusCode, url).toBe(404);
+    for (const url of ['/api/knowledge/node/nowhere', '/api/knowledge/node/Not_A_Path', '/api/knowledge/briefs/kb:none', '/api/knowledge/node/%25E0']) {
+      const r404 = await get(url);
+      expect(r404.statusCode, url).toBe(404);
+      expect(r404.json()).toMatchObject({ code: 'not_found', error: expect.any(String) });
+    }
+    // A malformed percent-escape is the caller's error, in the usual envelope.
+    const bad = await get('/api/knowledge/node/%E0%A4%A');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'url' }] });
+  });
+
+  it('answers every read after a write with what the write changed (no stale kept answer)', async () => {
+    await decide(node, 'artifact', { n: 3 });
+    await decide(node, 'capability', { n: 3 });
+    const art = '/api/knowledge/node/models/tiny-classifier-x3';
+    const cap = '/api/knowledge/node/tools/pdf-to-text-x3';
+    expect((await json(art)).evalSummary.count).toBe(0);
+    expect((await json('/api/knowledge/node/tools')).children).toEqual(['/tools/pdf-to-text-x3']);
+    const capBefore = await json(cap);
+    const etag = (await get(cap)).headers.etag as string;
+    await decide(node, 'eval-result', { payload: samplePayload('eval-result', 3) });
+    expect((await json(art)).evalSummary.count).toBe(1);
+    await decide(node, 'capability', { n: 4 });
+    expect((await json('/api/knowledge/node/tools')).children).toEqual(['/tools/pdf-to-text-x3', '/tools/pdf-to-text-x4']);
+    await decide(node, 'spec-sharpening', { n: 3 });
+    const capAfter = await json(cap);
+    expect(capAfter).toMatchObject({ version: 2, refinedAt: expect.any(String) });
+    expect(capAfter.spec).not.toBe(capBefore.spec);
+    expect((await get(cap, { 'if-none-match': etag })).statusCode).toBe(200);
   });
 
   it('pages the children of a branch', async () => {
@@ -140,6 +215,8 @@ describe('manifests', () => {
       expect(r.reason).toEqual(expect.any(String));
     }
     expect((await verify({ ...manifest, signingKeyId: 'hk_nope' })).reason).toMatch(/unknown signingKeyId/);
+    // A field added to a genuine manifest is a changed manifest too.
+    expect(await verify({ ...manifest, note: 'vouched for' })).toMatchObject({ valid: false, reason: expect.stringContaining('"note"') });
   }, 60_000);
 
   it('verifies an artifact manifest, and refuses a changed field', async () => {
@@ -149,6 +226,10 @@ describe('manifests', () => {
     expect(await verify(manifest)).toMatchObject({ valid: true });
     expect(await verify({ ...manifest, sha256: 'b'.repeat(64) })).toMatchObject({ valid: false });
     expect(await verify({ ...manifest, bytes: manifest.bytes + 1 })).toMatchObject({ valid: false });
+    expect(await verify({ ...manifest, extra: 1 })).toMatchObject({ valid: false });
+    const { fetchedAt, ...missing } = manifest;
+    expect(fetchedAt).toEqual(expect.any(Number));
+    expect(await verify(missing)).toMatchObject({ valid: false });
   });
 
   it('keeps a manifest valid after a restart and after an HMAC key rotation', async () => {
@@ -234,13 +315,67 @@ describe('search and suggest', () => {
     expect((await json('/api/knowledge/search?q=jitter&kind=leaf-artifact')).items).toEqual([]);
   });
 
-  it('ranks a title match above a deep one, and pages with a cursor', async () => {
+  it('ranks a title match above a spec match above a deep one, and pages with a cursor', async () => {
+    const cap = (n: number, title: string, spec: string) => ({ ...samplePayload('capability', n), title, spec });
+    await decide(node, 'capability', { payload: cap(20, 'Spec only', 'Mentions the zebra crossing in its spec.') });
+    await decide(node, 'capability', { payload: cap(21, 'Zebra crossing finder', 'Finds crossings.') });
+    const b = samplePayload('brief', 22) as { brief: { levels: { deep: object } } };
+    await decide(node, 'brief', { payload: { brief: { ...b.brief, levels: { ...b.brief.levels, deep: { definitions: { zebra: 'a striped crossing' }, edgeCases: ['no zebra crossing in the road'] } } } } });
+    expect((await json('/api/knowledge/search?q=zebra')).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x21', '/tools/pdf-to-text-x20', '/distributed-systems/retries-with-backoff-x22']);
+
     for (let i = 0; i < 5; i++) await decide(node, 'capability', { n: 10 + i });
     const first = await json('/api/knowledge/search?q=pdf&limit=2');
     expect(first.items).toHaveLength(2);
-    expect(first.total).toBe(5);
-    const second = await json(`/api/knowledge/search?q=pdf&limit=2&cursor=${first.nextCursor}`);
-    expect(second.items.map((i: { path: string }) => i.path)).not.toContain(first.items[0].path);
+    expect(first.total).toBe(7);
+    const seen = [...first.items];
+    let cursor = first.nextCursor;
+    while (cursor) {
+      const page = await json(`/api/knowledge/search?q=pdf&limit=2&cursor=${cursor}`);
+      seen.push(...page.items);
+      cursor = page.nextCursor;
+    }
+    expect(new Set(seen.map((i: { path: string }) => i.path)).size).toBe(7);
+  });
+
+  it('follows every change to a node: a refresh, a sharpened spec, a new brief version', async () => {
+    await decide(node, 'graph', { n: 3 });
+    expect((await json('/api/knowledge/search?q=message')).items.map((i: { path: string }) => i.path)).toEqual(['/decisions/pick-a-queue-x3']);
+    await decide(node, 'graph', { payload: { ...samplePayload('graph', 3), title: 'Choose a broker', replaceExisting: true } });
+    expect((await json('/api/knowledge/search?q=message')).items).toEqual([]);
+    expect((await json('/api/knowledge/search?q=broker')).items).toMatchObject([{ path: '/decisions/pick-a-queue-x3', title: 'Choose a broker' }]);
+
+    await decide(node, 'capability', { n: 1 });
+    expect((await json('/api/knowledge/search?q=refuse')).items).toEqual([]);
+    await decide(node, 'spec-sharpening', { n: 1 }); // "...; refuse scanned pages."
+    expect((await json('/api/knowledge/search?q=refuse')).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x1']);
+    expect((await json('/api/knowledge/search?q=layer')).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x1']);
+
+    await decide(node, 'brief', { n: 4 });
+    expect((await json('/api/knowledge/search?q=number')).items).toHaveLength(1);
+    const b = (samplePayload('brief', 4) as { brief: { levels: object } }).brief;
+    await decide(node, 'brief', { payload: { brief: { ...b, version: '2026-12', levels: { ...b.levels, core: ['Prefer decorrelated jitter.'] } } } });
+    expect((await json('/api/knowledge/search?q=decorrelated')).items.map((i: { path: string }) => i.path)).toEqual(['/distributed-systems/retries-with-backoff-x4']);
+    expect((await json('/api/knowledge/search?q=number')).items).toEqual([]); // only in the old core
+    expect(await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x4?version=1')).toMatchObject({ version: 1, manifest: { version: '2026-11' }, core: expect.stringContaining('Back off exponentially.') });
+    expect((await json('/api/knowledge/briefs/kb:retries-x4?version=2026-11')).manifest.version).toBe('2026-11');
+    expect((await json('/api/knowledge/briefs/kb:retries-x4')).manifest.version).toBe('2026-12');
+  });
+
+  it('leaves function words out of the index and of queries (a lone one is a prefix)', async () => {
+    await decide(node, 'brief', { n: 1 }); // "Retry with exponential backoff and jitter"
+    const paths = async (q: string) => (await json(`/api/knowledge/search?q=${encodeURIComponent(q)}`)).items.map((i: { path: string }) => i.path);
+    expect(await paths('retry with exponential backoff and jitter')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
+    expect(await paths('the jitter')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
+    expect(await paths('with')).toEqual([]); // no indexed word starts with "with"
+    expect(await paths('idem')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // "idempotent", as typed
+  });
+
+  it("indexes the terms a brief's deep level defines and its sources, not the deep prose", async () => {
+    await decide(node, 'brief', { n: 1 });
+    const paths = async (q: string) => (await json(`/api/knowledge/search?q=${encodeURIComponent(q)}`)).items.map((i: { path: string }) => i.path);
+    expect(await paths('brooker')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // a source's author
+    expect(await paths('herd')).toEqual([]); // only in an example's note
+    expect((await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x1?level=deep')).deep).toContain('thundering herd'); // still served
   });
 
   it('completes a path prefix and a title prefix', async () => {

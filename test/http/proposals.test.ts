@@ -449,18 +449,36 @@ describe('the anonymous path (serve --allow-anonymous-propose)', () => {
 });
 
 describe('GET /api/knowledge/eval/proposals/{id}', () => {
-  it('answers the eval proposal with its HMAC-signed manifest, and 404 for other kinds', async () => {
+  it('answers the eval proposal with its full signed manifest, which POST /api/knowledge/verify checks; 404 for other kinds', async () => {
     const a = await fundedAgent(0.8, 40);
     const art = (await proposeAs(a, 'artifact', samplePayload('artifact', 80))).json();
     const ev = (await proposeAs(a, 'eval-result', samplePayload('eval-result', 80))).json();
     const res = await node.app.inject({ url: `/api/knowledge/eval/proposals/${ev.proposalId}` });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ proposalId: ev.proposalId, kind: 'eval-result', status: 'pending', manifest: { proposalId: ev.proposalId, metric: 'accuracy', signingKeyId: 'hk_test', signature: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    const payload = samplePayload('eval-result', 80);
+    expect(body).toMatchObject({ proposalId: ev.proposalId, kind: 'eval-result', status: 'pending' });
+    expect(body.manifest).toEqual({
+      proposalId: ev.proposalId,
+      status: 'pending',
+      ...payload,
+      samplesSha256: null,
+      proposer: a.tag,
+      submittedAt: body.submittedAt,
+      decidedAt: null,
+      fetchedAt: expect.any(Number),
+      signature: expect.stringMatching(/^[0-9a-f]{64}$/),
+      signingKeyId: 'hk_test',
+    });
+    // The HMAC covers the JCS of the fields under the manifest's own type.
     const { signature, signingKeyId, ...fields } = body.manifest;
     expect(signingKeyId).toBe('hk_test');
     const { createHmac } = await import('node:crypto');
-    expect(createHmac('sha256', node.keys.hmac[0].key).update(canonicalize(fields)).digest('hex')).toBe(signature);
+    expect(createHmac('sha256', node.keys.hmac[0].key).update(canonicalize({ type: 'akas.eval-manifest.v1', ...fields })).digest('hex')).toBe(signature);
+    const verify = async (manifest: unknown) => (await node.app.inject({ method: 'POST', url: '/api/knowledge/verify', payload: { manifest } })).json();
+    expect(await verify(body.manifest)).toMatchObject({ valid: true, proposalId: ev.proposalId });
+    expect(await verify({ ...body.manifest, score: 0.99 })).toMatchObject({ valid: false, reason: expect.any(String) });
+    expect(await verify({ ...body.manifest, status: 'published' })).toMatchObject({ valid: false });
     expect((await node.app.inject({ url: `/api/knowledge/eval/proposals/${art.proposalId}` })).statusCode).toBe(404);
   });
 });

@@ -60,6 +60,40 @@ describe('security headers', () => {
   });
 });
 
+describe('what the HTTP layer refuses before a route runs', () => {
+  let base: URL;
+  beforeEach(async () => {
+    await open();
+    base = new URL(await node.app.listen({ host: '127.0.0.1', port: 0 }));
+  });
+
+  /** One raw exchange on a socket: what a broken client sends, and the answer's status and body. */
+  async function raw(text: string) {
+    const { connect } = await import('node:net');
+    return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+      const socket = connect(Number(base.port), base.hostname, () => socket.end(text));
+      let got = '';
+      socket.on('data', (c) => (got += c.toString()));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [head, body] = got.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), body: JSON.parse(body) });
+      });
+    });
+  }
+
+  it('answers in the envelope too: headers too large, malformed HTTP, a path segment too long', async () => {
+    const big = await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(20_000)}\r\n\r\n`);
+    expect(big).toEqual({ status: 431, body: expect.objectContaining({ code: 'headers_too_large', error: expect.any(String) }) });
+    const broken = await raw('GARBAGE\r\n\r\n');
+    expect(broken).toEqual({ status: 400, body: expect.objectContaining({ code: 'bad_request' }) });
+    const long = await node.app.inject({ url: `/api/agents/${'a'.repeat(600)}` });
+    expect([long.statusCode, long.json().code]).toEqual([414, 'uri_too_long']);
+    const escape = await node.app.inject({ url: '/api/agents/%E0%A4%A' });
+    expect([escape.statusCode, escape.json().code]).toEqual([400, 'validation_failed']);
+  });
+});
+
 describe('rate limits', () => {
   beforeEach(() => open({ rateLimit: { burst: 4, refillPerSecond: 0.001 } }));
 

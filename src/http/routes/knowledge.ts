@@ -6,11 +6,12 @@ import { Type } from 'typebox';
 import { canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
 import { blobInfo, openVerifiedBlob } from '../../domain/cas.js';
 import { briefOf, childrenOf, evalsOf, nodeAt, normalizePath, type KnowledgeNode, type NodeKind } from '../../domain/knowledge.js';
-import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, deepText, type BriefLevel } from '../../domain/manifests.js';
+import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, checkEvalManifest, deepText, isEvalManifest, type BriefLevel } from '../../domain/manifests.js';
 import { casHashOfUri } from '../../domain/proposal-kinds.js';
 import { KnowledgeSearch } from '../../domain/search.js';
 import { getTraversal, traverse } from '../../domain/traversal.js';
 import { Any, Closed, Hex64, Ms, Nullable, Open } from '../schemas.js';
+import { NodeViewCache } from '../node-cache.js';
 import { originOf } from '../urls.js';
 
 const Str = Type.String();
@@ -106,9 +107,14 @@ const REHASH_MS = 60_000;
 
 export async function knowledgeRoutes(app: FastifyInstance) {
   const ctx = app.akas;
+  // The index rebuilds in the background (seconds at 100,000 nodes, longer than fastify lets
+  // a plugin start): the node listens at once, and search and suggest wait for it (settled()).
   const search = new KnowledgeSearch(ctx.store);
-  app.addHook('onClose', async () => search.close());
-  app.addHook('onReady', async () => search.whenReady());
+  const views = new NodeViewCache(ctx.store);
+  app.addHook('onClose', async () => {
+    views.close();
+    await search.close();
+  });
   const rehashed = new Map<string, { ok: boolean; at: number }>();
 
   /** sha256Verification (PROTOCOL 10.4): platform-verified only while the blob is here and hashes right. */
@@ -174,32 +180,42 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     if (node.kind === 'leaf-capability') view.payload = node.payload;
     if (node.kind === 'leaf-decision') {
       view.payload = node.payload;
-      view.branches = (node.payload?.branches as unknown[]) ?? [];
+      // Every branch carries priors (PROTOCOL 10.2): null when the proposer declared none.
+      view.branches = ((node.payload?.branches as Array<Record<string, unknown>>) ?? []).map((b) => ({ id: b.id, condition: b.condition, to: b.to, priors: b.priors ?? null }));
     }
     if (node.kind === 'leaf-artifact') {
       const p = node.payload as { uri: string; mediaType: string; sha256: string; artifactKind: string; provenance: Record<string, unknown>; bytes: number };
-      const { evals, summary } = await evalsOf(ctx.store, node.path);
+      const { evals, summary } = await evalsOf(ctx.store, node.path, p.sha256);
       view.payload = { kind: 'leaf-artifact', ...p };
       view.manifest = artifactManifest(ctx.keys, { artifactPath: node.path, uri: p.uri, mediaType: p.mediaType, sha256: p.sha256, artifactKind: p.artifactKind, provenance: p.provenance, bytes: p.bytes, fetchedAt: now });
       view.sha256Verification = await verification(node, originOf(request));
-      view.independentEvals = evals;
+      // Each eval links to its own signed manifest (PROTOCOL 6.6).
+      view.independentEvals = evals.map((e) => ({ ...e, manifestUrl: `/api/knowledge/eval/proposals/${e.proposalId}` }));
       view.evalSummary = summary;
       view.note = 'payload.provenance.metrics are the proposer\'s own; independentEvals are published eval results by others. Check the manifest with POST /api/knowledge/artifact/verify.';
     }
     return view;
   }
 
-  /** Sends a node with an ETag over what it holds (not over fetchedAt), 304 when unchanged. */
+  /**
+   * Sends a node with an ETag over what it holds (not over fetchedAt), 304 when unchanged.
+   * The serialized answer is kept (src/http/node-cache.ts) until a write to what it reads, a
+   * second at most.
+   */
   async function sendNode(request: FastifyRequest, reply: FastifyReply, path: string | null, q: { version?: number; level?: BriefLevel; limit?: number; cursor?: string }, want?: NodeKind) {
     if (!path) throw new ServiceError('not_found', 'Not a tree path: / followed by lowercase slug segments.', { field: 'path' });
-    const node = await nodeAt(ctx.store, path, q.version);
-    if (want && node.kind !== want) throw new ServiceError('not_found', `${path} is a ${node.kind}, not a ${want}.`, { field: 'path' });
-    const view = await nodeView(request, node, q);
-    const { manifest, ...stable } = view as { manifest?: Record<string, unknown> };
-    const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '' } : null })).slice(0, 32)}"`;
-    reply.header('etag', etag).header('cache-control', 'no-cache');
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-    return view;
+    const variant = `${originOf(request)}\u0000${q.version ?? ''}\u0000${q.level ?? ''}\u0000${q.limit ?? ''}\u0000${q.cursor ?? ''}`;
+    const answer = await views.get(path, variant, ctx.clock.now(), async () => {
+      const node = await nodeAt(ctx.store, path, q.version);
+      const view = await nodeView(request, node, q);
+      const { manifest, ...stable } = view as { manifest?: Record<string, unknown> };
+      const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '' } : null })).slice(0, 32)}"`;
+      return { kind: node.kind, body: JSON.stringify(view), etag };
+    });
+    if (want && answer.kind !== want) throw new ServiceError('not_found', `${path} is a ${answer.kind}, not a ${want}.`, { field: 'path' });
+    reply.header('etag', answer.etag).header('cache-control', 'no-cache');
+    if (request.headers['if-none-match'] === answer.etag) return reply.code(304).send();
+    return reply.type('application/json; charset=utf-8').send(answer.body);
   }
 
   const nodeResponses = { 200: NodeAnswer, 304: NotModified };
@@ -216,8 +232,9 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     querystring: NodeQuery,
     response: nodeResponses,
   };
+  // fastify has already percent-decoded the wildcard (a malformed escape is its 400).
   app.get('/api/knowledge/node/*', { schema: nodeSchema, config: { errors: ['not_found'] } }, (request, reply) =>
-    sendNode(request, reply, normalizePath(decodeURIComponent((request.params as { '*': string })['*'])), request.query as never),
+    sendNode(request, reply, normalizePath((request.params as { '*': string })['*']), request.query as never),
   );
   for (const [route, kind] of [
     ['/api/knowledge/cap/by-path', 'leaf-capability'],
@@ -258,10 +275,12 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     summary: 'Check a brief manifest signature',
     tags: ['knowledge'],
     body: ManifestBody,
-    response: { 200: Closed({ ...Check, briefId: Any, signingKeyId: Any }, 'Whether the node signed this manifest (PROTOCOL 10.3).') },
+    response: { 200: Closed({ ...Check, briefId: Type.Optional(Any), proposalId: Type.Optional(Any), signingKeyId: Any }, 'Whether the node signed this manifest: a brief manifest, or an eval proposal\'s (PROTOCOL 10.3, 10.4).') },
   };
   app.post('/api/knowledge/verify', { schema: verifySchema }, async (request) => {
     const { manifest } = request.body as { manifest: Record<string, unknown> };
+    // The node's other HMAC manifest, of an eval result (PROTOCOL 10.4), is checked here too.
+    if (isEvalManifest(manifest)) return { ...checkEvalManifest(ctx.keys, manifest), proposalId: manifest.proposalId, signingKeyId: manifest.signingKeyId ?? null };
     const brief = typeof manifest.briefId === 'string' && typeof manifest.version === 'string' ? await briefOf(ctx.store, manifest.briefId, manifest.version).catch(() => undefined) : undefined;
     const r = checkBriefManifest(ctx.keys, manifest, brief?.brief);
     return { ...r, briefId: manifest.briefId ?? null, signingKeyId: manifest.signingKeyId ?? null };
@@ -339,6 +358,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     },
     async (request) => {
       const q = request.query as { q: string; kind?: string; limit: number; cursor?: string };
+      await search.settled();
       return { query: q.q, ...search.search(q.q, { kind: q.kind, limit: q.limit, cursor: q.cursor }) };
     },
   );
@@ -355,6 +375,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     },
     async (request) => {
       const q = request.query as { q: string; limit: number };
+      await search.settled();
       return { query: q.q, suggestions: await search.suggest(q.q, q.limit) };
     },
   );

@@ -2,9 +2,10 @@
 // the judge queue.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { canonicalize, credentialUrl, currentHmac, hmacSha256Hex, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
+import { credentialUrl, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
 import { judge, type JudgeResult } from '../../domain/judging.js';
-import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload } from '../../domain/proposal-kinds.js';
+import { evalManifest } from '../../domain/manifests.js';
+import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, type PayloadOf } from '../../domain/proposal-kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
 import type { JudgmentRecord } from '../../domain/records.js';
 import { originOf } from '../urls.js';
@@ -181,18 +182,30 @@ export async function proposalRoutes(app: FastifyInstance) {
     return bundle;
   });
 
+  // PROTOCOL 6.6 and 10.4: one eval proposal with its signed manifest (POST /api/knowledge/verify checks it).
   const evalSchema = { operationId: 'evalProposal', summary: 'An eval-result proposal with its signed manifest', tags: ['proposals'], params: IdParams, response: { 200: EvalProposalDetail } };
   app.get('/api/knowledge/eval/proposals/:id', { schema: evalSchema, config: { errors: ['not_found'] } }, async (request) => {
     const { id } = request.params as { id: string };
     checkId(id);
     const p = await getProposal(ctx, id);
-    if (p.kind !== 'eval-result') throw new ServiceError('not_found', `No eval proposal ${id}.`);
-    const hmac = currentHmac(ctx.keys);
-    const fields = { proposalId: p.proposalId, ...(p.payload as Record<string, unknown>), proposer: p.proposer?.tag ?? null, submittedAt: p.submittedAt };
-    return {
-      ...proposalView(p),
-      manifest: { ...fields, signature: hmacSha256Hex(hmac.key, canonicalize(fields)), signingKeyId: hmac.signingKeyId },
-    };
+    if (p.kind !== 'eval-result') throw new ServiceError('not_found', `No eval proposal ${id}.`, { hint: 'Eval proposal ids start with eprop_; GET /api/knowledge/proposals/{id} shows any kind.' });
+    const e = p.payload as PayloadOf<'eval-result'>;
+    const manifest = evalManifest(ctx.keys, {
+      proposalId: p.proposalId,
+      status: p.status,
+      artifactPath: e.artifactPath,
+      metric: e.metric,
+      score: e.score,
+      datasetSha256: e.datasetSha256,
+      harnessVersionSha: e.harnessVersionSha,
+      runner: e.runner,
+      samplesSha256: e.samplesSha256 ?? null,
+      proposer: p.proposer?.tag ?? null,
+      submittedAt: p.submittedAt,
+      decidedAt: p.decidedAt,
+      fetchedAt: ctx.clock.now(),
+    });
+    return { ...proposalView(p), manifest };
   });
 
   const withdrawSchema = { operationId: 'withdraw', summary: 'Withdraw your pending, unjudged proposal', tags: ['proposals'], params: IdParams, response: { 200: WithdrawAnswer } };
