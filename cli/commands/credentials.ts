@@ -62,18 +62,22 @@ export function credentialCommands(program: Command, cli: Cli) {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const { verifyCredential, trustIssuerKeys } = await import('../../verifier/index.js');
+        const { verifyMany } = await import('../verify-pool.js');
         const { readCredentialInputs } = await import('../credential-inputs.js');
         const out = cli.output();
         // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
         const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
-        const trust = list ? trustIssuerKeys(issuer!, list.issuer ?? list) : undefined;
         const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
         const bar = await progressBar(out, inputs.length);
         const results: Array<CredentialReport & { source: string }> = [];
+        // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
+        const reports = await verifyMany(
+          inputs.map((i) => i.bytes),
+          { at, issuer, issuerKeys: list ? (list.issuer ?? list) : undefined, checkJudgeSignature: opts.judgeSignature },
+          (done) => bar?.update(done),
+        );
         for (const [i, input] of inputs.entries()) {
-          const r = verifyCredential(input.bytes, { at, issuer, trust, checkJudgeSignature: opts.judgeSignature });
-          bar?.update(i + 1);
+          const r = reports[i];
           // Text that is not JSON at all is not a credential that failed: the check could not run on it.
           const first = r.checks[0];
           if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
