@@ -1,4 +1,4 @@
-export type { Store, Tx, Space, Range, TransactOptions } from './types.js';
+export type { Store, Tx, Space, Range, TransactOptions, SharedBuckets, Blobs, BlobReader, BlobWriter } from './types.js';
 export { space } from './types.js';
 export { openLevelStore } from './level.js';
 export { openTempStore } from './testing.js';
