@@ -19,6 +19,7 @@ import type { BlobReader, Blobs, BlobWriter } from '../types.js';
 import type { PgTarget } from './connect.js';
 
 export const CHUNK_BYTES = 1024 * 1024;
+
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 interface Chunk {
@@ -87,16 +88,14 @@ export class PgBlobs implements Blobs {
 
   /** The chunk holding byte `at` (first: true), or the one after offset `at`. */
   async chunk(upload: string, at: number, first: boolean): Promise<Chunk | undefined> {
-    // bytea as raw bytes (pg's per-query binary results), not hex text twice their size.
-    const query = {
+    // bytea arrives as hex text (pg's binary results decode every value as UTF-8 first).
+    const r = await this.readers.query<Chunk>({
       name: first ? 'akas-chunk-at' : 'akas-chunk-next',
       text: first
         ? `SELECT off::text AS off, bytes FROM ${this.s}.akas_blob_chunks WHERE upload = $1 AND off <= $2 ORDER BY off DESC LIMIT 1`
         : `SELECT off::text AS off, bytes FROM ${this.s}.akas_blob_chunks WHERE upload = $1 AND off > $2 ORDER BY off LIMIT 1`,
       values: [upload, at],
-      binary: true,
-    };
-    const r = await this.readers.query<Chunk>(query as pg.QueryConfig);
+    });
     return r.rows[0];
   }
 
@@ -264,22 +263,22 @@ class PgBlobReader implements BlobReader {
     return new Readable({
       highWaterMark: CHUNK_BYTES,
       read() {
-        chunks.next().then(
-          ({ value, done }) => {
+        chunks
+          .next()
+          .then(({ value, done }) => {
             if (done || pos > end) {
-              if (pos <= end) this.destroy(new Error('blob ended early (replaced while read)'));
-              else this.push(null);
+              if (pos <= end) throw new Error('blob ended early (replaced while read)');
+              this.push(null);
               return;
             }
             const from = pos - value.off;
             const to = Math.min(value.bytes.length, end + 1 - value.off);
-            if (from < 0 || from >= to) return this.destroy(new Error('blob chunks out of order'));
+            if (from < 0 || from >= to) throw new Error('blob chunks out of order');
             pos = value.off + to;
             this.push(value.bytes.subarray(from, to));
             if (pos > end) this.push(null);
-          },
-          (e) => this.destroy(e),
-        );
+          })
+          .catch((e: Error) => this.destroy(e));
       },
       destroy(err, cb) {
         void chunks.return(undefined).catch(() => undefined);
