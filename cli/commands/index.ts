@@ -7,7 +7,8 @@ import { calibrationCommands } from './calibration.js';
 import { identityCommands } from './identity.js';
 import { proposalCommands } from './proposals.js';
 import { serveCommands } from './serve.js';
+import { storeCommands } from './store.js';
 import { verifyCommands } from './verify.js';
 
 /** Every command group, in the order `akas --help` lists them. */
-export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, verifyCommands, credentialCommands, logCommands, completionCommands];
+export const commandGroups: CommandGroup[] = [serveCommands, storeCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, verifyCommands, credentialCommands, logCommands, completionCommands];

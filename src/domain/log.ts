@@ -163,14 +163,26 @@ export class TransparencyLog {
     // The store announces each committed outbox key: the appender takes them in that order
     // with point reads, never scanning the outbox, whose front fills with tombstones of
     // drained items that LevelDB must step over until it compacts them.
-    this.unwatch = ctx.store.watch(LogOutbox, (ticket) => {
-      this.pending.add(ticket);
-      void this.drain().catch(onError);
-    });
+    this.unwatch = ctx.store.watch(
+      LogOutbox,
+      (ticket) => {
+        this.pending.add(ticket);
+        void this.drain().catch(onError);
+      },
+      // Announcements a shared store may have missed: the outbox is scanned instead.
+      () => {
+        this.sweepDue = true;
+        void this.drain().catch(onError);
+      },
+    );
     // Entries appended by another process (a shared store) settle this process's waiters too.
-    this.unwatchEntries = ctx.store.watch(LogEntries, (key) => {
-      if (this.waiters.size) void this.ctx.store.get(LogEntries, key).then((e) => e && this.settle(e));
-    });
+    this.unwatchEntries = ctx.store.watch(
+      LogEntries,
+      (key) => {
+        if (this.waiters.size) void this.ctx.store.get(LogEntries, key).then((e) => e && this.settle(e));
+      },
+      () => void this.recheckWaiters().catch(onError),
+    );
     const every = options.checkpointEveryMs ?? 1000;
     if (every > 0) {
       this.timer = setInterval(() => void this.checkpoint().catch(onError), every);
@@ -275,6 +287,15 @@ export class TransparencyLog {
     if (!waiting) return;
     this.waiters.delete(e.ticket!);
     for (const w of waiting) w(e);
+  }
+
+  // A shared store may have missed announcing entries another process appended: the waiters
+  // whose item left the outbox look for it among the newest entries.
+  private async recheckWaiters() {
+    if (this.waiters.size === 0) return;
+    const head = await this.head();
+    const recent = await this.ctx.store.list(LogEntries, { lt: seqKey(head.size), gte: seqKey(Math.max(0, head.size - 10_000)), reverse: true });
+    for (const [, e] of recent) if (e.ticket && this.waiters.has(e.ticket)) this.settle(e);
   }
 
   /** Resolves with the entry once the item enqueued under this ticket is in the log. */

@@ -2,7 +2,8 @@
 // measurement at 100,000 nodes against Orama and FlexSearch: bench/search.ts). One document
 // per published node: its path, title and spec, and for a brief its three levels. The index
 // lives in memory, is rebuilt from the store at start, and follows every write to a node
-// through the store's watch (so on a shared store, every process's index follows).
+// through the store's watch (so on a shared store, every process's index follows, and is
+// rebuilt when the store says writes may have been missed).
 import MiniSearch, { type SearchResult } from 'minisearch';
 import type { Store } from '../store/index.js';
 import { Briefs, KnowledgeNodes, type KnowledgeNode } from './knowledge.js';
@@ -49,6 +50,8 @@ export class KnowledgeSearch {
   private closed = false;
   /** Paths written while a rebuild runs: re-read once it ends, so none is lost. */
   private dirty: Set<string> | null = null;
+  /** Writes may have been missed while a rebuild ran: build again once it ends. */
+  private rebuildAgain = false;
 
   private static empty() {
     return new MiniSearch<Doc>({
@@ -60,11 +63,21 @@ export class KnowledgeSearch {
   }
 
   constructor(private readonly store: Store) {
-    this.unwatch = store.watch(KnowledgeNodes, (path) => {
-      if (this.closed) return;
-      if (this.dirty) this.dirty.add(path);
-      else void this.refresh(path).catch(() => undefined); // a store closing under us: nothing to index
-    });
+    this.unwatch = store.watch(
+      KnowledgeNodes,
+      (path) => {
+        if (this.closed) return;
+        if (this.dirty) this.dirty.add(path);
+        else void this.refresh(path).catch(() => undefined); // a store closing under us: nothing to index
+      },
+      // A shared store may have missed writes of other processes: the index is rebuilt
+      // (once at a time; losses during a rebuild make one more).
+      () => {
+        if (this.closed) return;
+        if (this.dirty) this.rebuildAgain = true;
+        else this.ready = this.rebuild().catch(() => undefined);
+      },
+    );
     this.ready = this.rebuild();
     // Whoever awaits whenReady() sees a failure; nobody else must get an unhandled rejection.
     this.ready.catch(() => undefined);
@@ -107,6 +120,10 @@ export class KnowledgeSearch {
     const dirty = this.dirty;
     this.dirty = null;
     for (const path of dirty) await this.refresh(path);
+    if (this.rebuildAgain && !this.closed) {
+      this.rebuildAgain = false;
+      await this.rebuild();
+    }
   }
 
   /** Re-reads one node and puts its current version in the index. */

@@ -71,6 +71,11 @@ export interface Store {
    * sit beside it), or the database URL of a shared one (without its password).
    */
   readonly location: string;
+  /**
+   * True when several processes may use the store at once (PostgreSQL): what a process keeps
+   * in memory is then only a cache of the store, never the truth.
+   */
+  readonly shared?: boolean;
   /** Token buckets every process on a shared store draws from (absent: the caller keeps its own). */
   readonly buckets?: SharedBuckets;
   /** The blob store of this store (absent: files beside it, in location/blobs). */

@@ -40,6 +40,7 @@ export function pgTarget(url: string): PgTarget {
   u.searchParams.delete('pool');
   const connectionString = u.toString();
   u.password = '';
+  if (schema !== 'public') u.searchParams.set('schema', schema);
   return { connectionString, schema, qschema: `"${schema}"`, pool, display: u.toString(), channel: `akas:${schema}` };
 }
 

@@ -65,7 +65,9 @@ export const MIGRATIONS: readonly Migration[] = [
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
 
 /** Thrown when the database's schema cannot be used by this code as it is. */
-export class SchemaError extends Error {}
+export class SchemaError extends Error {
+  override readonly name = 'SchemaError';
+}
 
 export interface MigrationReport {
   /** The version found before (0: no akas tables). */

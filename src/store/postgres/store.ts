@@ -111,6 +111,7 @@ function rangeQuery(s: string, range: Range, after?: Buffer): { text: string; va
 
 export class PgStore implements Store {
   readonly location: string;
+  readonly shared = true;
   readonly schema: string;
   readonly buckets: SharedBuckets;
   /** Connections for transactions. */
