@@ -12,7 +12,7 @@ export default defineConfig({
     globalSetup: ['test/setup/postgres.ts'],
     projects: [
       { extends: true, test: { name: 'level', include: ['test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { AKAS_TEST_STORE: 'postgres' } } },
+      { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { AKAS_TEST_STORE: 'postgres' }, setupFiles: ['test/setup/store.ts'] } },
     ],
   },
 });
