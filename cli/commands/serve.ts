@@ -15,6 +15,7 @@ interface ServeOptions {
   allowSameIp?: boolean;
   allowAnonymousPropose?: boolean;
   registrationCap?: string;
+  rateLimit?: string;
   logLevel?: string;
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
@@ -35,6 +36,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
+    .option('--rate-limit <burst:perSecond>', 'token bucket per Bearer, else per IP (env AKAS_RATE_LIMIT; default 120:2)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger); refuse to start if it fails")
@@ -51,6 +53,13 @@ export function serveCommands(program: Command, cli: Cli) {
         if (storeUrl !== undefined && opts.data !== undefined) throw usageError('--data and --store exclude each other: with --store the data, blobs and node keys live in the database');
         const cap = opts.registrationCap !== undefined ? Number(opts.registrationCap) : undefined;
         if (cap !== undefined && (!Number.isInteger(cap) || cap < 0)) throw usageError('--registration-cap must be a whole number');
+        const rateLimitArg = opts.rateLimit ?? env.AKAS_RATE_LIMIT;
+        let rateLimit: { burst: number; refillPerSecond: number } | undefined;
+        if (rateLimitArg !== undefined) {
+          const m = /^(\d+):(\d+(?:\.\d+)?)$/.exec(rateLimitArg);
+          if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) throw usageError(`--rate-limit is BURST:PER_SECOND (e.g. 120:2), got ${rateLimitArg}`);
+          rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
+        }
         const { startNode, checkNode } = await import('../../src/http/server.js');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string } = { dataDir };
@@ -77,6 +86,7 @@ export function serveCommands(program: Command, cli: Cli) {
             sameIpCollusionCheck: !opts.allowSameIp,
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
+            ...(rateLimit ? { rateLimit } : {}),
           },
         }).catch(refusal);
         const out = cli.output();

@@ -464,6 +464,10 @@ export async function checkLog(store: Store, keys: NodeKeys, onProgress?: (n: nu
   let seq = 0;
   // A badly damaged log would list a problem per entry: the first fifty say enough.
   const enough = () => problems.length >= 50;
+  // The checkpoint of the empty log (a node idle for its first second signs one).
+  while (nextCheckpoint < checkpoints.length && checkpoints[nextCheckpoint].size === 0) {
+    checkCheckpoint(checkpoints[nextCheckpoint++], rootAt(0, fromFrontier), keys, problems);
+  }
   for await (const [key, e] of store.iterate(LogEntries)) {
     if (key !== seqKey(seq) || e.seq !== seq) {
       problems.push(`entry at ${key} carries seq ${e.seq}, expected ${seq}: an entry was removed or moved`);
