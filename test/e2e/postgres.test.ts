@@ -4,92 +4,17 @@
 // rotated api key is refused by every process within the documented bound; a process killed
 // with SIGKILL in the middle of a write load loses nothing it acknowledged, and rejoins.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalize, sha256Hex, sign } from '../../src/core/index.js';
+import { sha256Hex } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
 import { openPgStore, WATCH_BOUND_MS } from '../../src/store/postgres/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { runCli, startServe, type RunningNode } from '../helpers/e2e.js';
+import { call, calibrated, judgeBody, nextIp, pipelineFacet, register, untilTrue, type Agent } from '../helpers/remote.js';
 import { describePg, dropSchema, freshSchemaUrl } from '../helpers/postgres.js';
 
 const SECRET = `test-node-secret-${randomBytes(8).toString('hex')}`;
 const env = { AKAS_NODE_SECRET: SECRET };
-
-interface Answer {
-  status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  raw: Buffer;
-}
-
-/** One HTTP call to a node; a refused connection (a killed process) rejects. */
-async function call(node: RunningNode, method: string, path: string, opts: { body?: unknown; key?: string; ip?: string; raw?: Buffer } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-  if (opts.ip) headers['x-forwarded-for'] = opts.ip;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  if (opts.raw) headers['content-type'] = 'application/octet-stream';
-  const res = await fetch(node.url + path, { method, headers, body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)) });
-  const raw = Buffer.from(await res.arrayBuffer());
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, raw };
-}
-
-const pools = new Map<string, Record<string, string>>();
-/** The expected answers of a calibration pool (a top score: the agent may judge and propose). */
-function poolAnswers(poolId: string) {
-  if (!pools.has(poolId)) {
-    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
-    pools.set(poolId, Object.fromEntries(pool.questions.map((q) => [q.id, q.expected])));
-  }
-  return pools.get(poolId)!;
-}
-
-interface Agent {
-  tag: string;
-  apiKey: string;
-  recoveryToken: string;
-  signing: { privateKey: string; publicKey: string };
-}
-
-let ipCounter = 0;
-const nextIp = () => {
-  const n = ++ipCounter;
-  return `10.77.${Math.floor(n / 250) % 250}.${n % 250}`;
-};
-
-async function register(node: RunningNode, ip = nextIp()): Promise<Agent> {
-  const r = await call(node, 'POST', '/api/agent/v1/register', { ip });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body as Agent;
-}
-
-async function calibrated(node: RunningNode): Promise<Agent> {
-  const a = await register(node);
-  const poolId = (a as unknown as { calibrationPoolId: string }).calibrationPoolId;
-  const r = await call(node, 'POST', '/api/agent/v1/calibrate', { key: a.apiKey, body: { answers: poolAnswers(poolId) } });
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return a;
-}
-
-function judgeBody(a: Agent, proposalId: string) {
-  const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
-  const rationale = 'Accurate, clear and sourced.';
-  return { scores, rationale, signature: sign(a.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'brief', proposalId, judge: a.tag, scores, rationale })) };
-}
-
-async function untilTrue(check: () => Promise<boolean>, within: number, what: string) {
-  const deadline = Date.now() + within;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${within} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function ledgerOf(url: string) {
   const store = await openPgStore(url, { migrate: false });
@@ -188,6 +113,22 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
         [a, b].map((node) => untilTrue(async () => (await call(node, 'GET', '/api/agent/v1/me', { key: agent.apiKey })).status === 401, WATCH_BOUND_MS, 'the old key refused')),
       );
       for (const node of [a, b]) expect((await call(node, 'GET', '/api/agent/v1/me', { key: recovered.body.apiKey })).status).toBe(200);
+    });
+
+    it(`has every running process follow a key rotation another process made, within the bound (${WATCH_BOUND_MS} ms)`, async () => {
+      const before = (await call(a, 'GET', '/healthz')).body.issuer;
+      // The operator restarts one process with --rotate-issuer-key: the others keep running.
+      const rotating = await startServe([...serveArgs, '--rotate-issuer-key'], { store: url, env });
+      try {
+        const after = (await call(rotating, 'GET', '/healthz')).body.issuer;
+        expect(after).not.toBe(before);
+        await Promise.all([a, b].map((node) => untilTrue(async () => (await call(node, 'GET', '/healthz')).body.issuer === after, WATCH_BOUND_MS, 'the new issuer')));
+        const keys = (await call(a, 'GET', '/api/node/keys')).body;
+        expect(keys).toEqual((await call(rotating, 'GET', '/api/node/keys')).body);
+        expect(JSON.stringify(keys)).toContain(before); // the prior key stays published
+      } finally {
+        await rotating.stop();
+      }
     });
 
     it('runs a request with one Idempotency-Key once when it reaches both processes at the same time', async () => {
@@ -308,8 +249,3 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
     });
   });
 });
-
-function pipelineFacet() {
-  const schema = JSON.parse(readFileSync(new URL('../../data/attestations/pipeline.facet.v1.json', import.meta.url), 'utf8')) as { examples: Array<Record<string, unknown>> };
-  return schema.examples[0];
-}
