@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   credentials: () => import('./credentials.js').then((m) => m.run()),
   log: () => import('./log.js').then((m) => m.run()),
   usetool: () => import('./usetool.js').then((m) => m.run()),
+  postgres: () => import('./postgres.js').then((m) => m.run()),
 };
 
 const wanted = process.argv.slice(2);

@@ -131,6 +131,20 @@ describePg('PgStore', () => {
     });
   });
 
+  describe('values and keys written as SQL literals', () => {
+    it('round-trip quotes, backslashes and statement breakers exactly, and run none of them', async () => {
+      const handle = await openTestPgStore();
+      const nasty = ["'", "''", '\\', "\\'", "E'x'", '$$', "'); DROP TABLE akas_kv; --", '\\x00ff', '";\n', '\u2028\u0001', 'é€😂'];
+      const Any = space<unknown>('pg-literals');
+      await handle.store.transact(['lit'], async (tx) => nasty.forEach((v, i) => tx.put(Any, `${v}:${i}`, { v, nested: [v, { [v]: v }] })));
+      for (const [i, v] of nasty.entries()) expect(await handle.store.get(Any, `${v}:${i}`)).toEqual({ v, nested: [v, { [v]: v }] });
+      expect((await handle.store.list(Any)).map(([k]) => k).sort()).toEqual(nasty.map((v, i) => `${v}:${i}`).sort());
+      await handle.store.transact(['lit'], async (tx) => nasty.forEach((v, i) => tx.del(Any, `${v}:${i}`)));
+      expect(await handle.store.list(Any)).toEqual([]);
+      await handle.dispose();
+    });
+  });
+
   describe('migrations', () => {
     it('create the schema once, record each version, and skip what is applied', async () => {
       const url = freshSchemaUrl();

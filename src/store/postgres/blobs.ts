@@ -114,6 +114,8 @@ class PgBlobWriter implements BlobWriter {
   private spilled: boolean;
   private digest?: string;
   private placed = false;
+  /** The chunk being sent (a refused upload must not leave it landing after its discard). */
+  private sending: Promise<void> = Promise.resolve();
   bytes = 0;
 
   constructor(
@@ -139,7 +141,9 @@ class PgBlobWriter implements BlobWriter {
     if (this.bytes > this.spillBytes) this.spilled = true;
     if (!this.spilled || this.heldBytes < CHUNK_BYTES) return undefined;
     // One chunk in flight at a time: the caller waits for it before sending more.
-    return this.sendFull();
+    const sent = this.sendFull();
+    this.sending = sent.catch(() => undefined);
+    return sent;
   }
 
   private async sendFull() {
@@ -210,6 +214,7 @@ class PgBlobWriter implements BlobWriter {
   async discard() {
     this.held = [];
     this.heldBytes = 0;
+    await this.sending;
     if (this.placed || this.sent === 0) return;
     this.sent = 0;
     await this.blobs.readers.query(`DELETE FROM ${this.blobs.s}.akas_blob_chunks WHERE upload = $1`, [this.upload]).catch(() => undefined);

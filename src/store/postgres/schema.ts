@@ -41,7 +41,9 @@ export const MIGRATIONS: readonly Migration[] = [
         key text COLLATE "C" PRIMARY KEY,
         tokens double precision NOT NULL,
         at bigint NOT NULL,
-        taken boolean NOT NULL
+        -- tokens granted by the last draw, and asked for by it (buckets.ts)
+        taken integer NOT NULL,
+        asked integer NOT NULL
       );
       CREATE TABLE ${s}.akas_blobs (
         sha256 text COLLATE "C" PRIMARY KEY,

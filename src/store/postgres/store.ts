@@ -19,6 +19,7 @@ import pg from 'pg';
 import { KeyLocks } from '../locks.js';
 import type { Blobs, Range, SharedBuckets, Space, Store, TransactOptions, Tx } from '../types.js';
 import { PgBlobs } from './blobs.js';
+import { PgBuckets } from './buckets.js';
 import { pgTarget, poolConfig, sortedLockIds, type PgTarget } from './connect.js';
 import { assertCurrent, migrate, type MigrationReport } from './schema.js';
 import { notifyPayloads, WatchChannel } from './watch.js';
@@ -46,14 +47,62 @@ type Watcher = { listener: (key: string) => void; lost?: () => void };
 const writeId = (space: Space<unknown>, key: string) => `${space.name}\u0000${key}`;
 const keyBytes = (key: string) => Buffer.from(key, 'utf8');
 
+/**
+ * One transaction. Nothing is sent before fn first reads: that read goes out in one round
+ * trip with BEGIN and the advisory locks, and the batch goes out with COMMIT (with BEGIN and
+ * the locks too, when fn read nothing). The process's own locks are held for all of fn, so
+ * in the process nothing changes; in the database the locks are held from the first read,
+ * which no other process can tell from fn having started then. A transaction that neither
+ * reads nor writes sends nothing at all.
+ */
 class PgTx implements Tx {
   readonly writes = new Map<string, Write>();
   /** The connection runs one query at a time: concurrent reads of fn queue here. */
   private queue: Promise<unknown> = Promise.resolve();
+  private client: pg.PoolClient | null = null;
+  /** BEGIN (and the locks) went out. */
+  private begun = false;
+  /** Set when the connection failed: it is not given back to the pool. */
+  broken?: Error;
   constructor(
     private readonly store: PgStore,
-    private readonly client: pg.PoolClient,
+    /** BEGIN, the commit mode and the advisory locks, as one simple query. */
+    private readonly begin: string,
+    private readonly connect: () => Promise<pg.PoolClient>,
   ) {}
+
+  // A read: the first one carries BEGIN and the locks (its values inlined as literals, as a
+  // simple query with several statements takes no parameters); the others are prepared.
+  private read<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    return this.serial(async () => {
+      const client = (this.client ??= await this.connect());
+      if (this.begun) return client.query<R>(query);
+      this.begun = true;
+      const results = (await client.query(`${this.begin}; ${inline(query.text, query.values ?? [])}`)) as unknown as Array<pg.QueryResult<R>>;
+      return results[results.length - 1];
+    });
+  }
+
+  /** Commits: the batch (if any) and COMMIT in one round trip, with BEGIN and the locks if no read sent them. */
+  async commit(batch: () => string) {
+    await this.settled();
+    if (!this.begun && this.writes.size === 0) return;
+    const client = (this.client ??= await this.connect());
+    const text = `${this.begun ? '' : `${this.begin}; `}${this.writes.size ? `${batch()}; ` : ''}COMMIT`;
+    this.begun = true;
+    await client.query(text);
+  }
+
+  async rollback() {
+    await this.settled();
+    if (!this.begun || !this.client) return;
+    await this.client.query('ROLLBACK').catch((e: Error) => (this.broken = e));
+  }
+
+  release() {
+    this.client?.release(this.broken);
+    this.client = null;
+  }
 
   private serial<R>(run: () => Promise<R>): Promise<R> {
     const next = this.queue.then(run, run);
@@ -69,7 +118,8 @@ class PgTx implements Tx {
   async get<T>(space: Space<T>, key: string): Promise<T | undefined> {
     const own = this.writes.get(writeId(space, key));
     if (own) return own.json === null ? undefined : (JSON.parse(own.json) as T);
-    return this.serial(() => this.store.getOn(this.client, space, key));
+    const r = await this.read<{ value: string }>(this.store.getQuery(space, key));
+    return r.rows.length ? (JSON.parse(r.rows[0].value) as T) : undefined;
   }
   put<T>(space: Space<T>, key: string, value: T): void {
     if (value === undefined) throw new TypeError('cannot store undefined');
@@ -78,9 +128,21 @@ class PgTx implements Tx {
   del<T>(space: Space<T>, key: string): void {
     this.writes.set(writeId(space, key), { space, key, json: null });
   }
-  list<T>(space: Space<T>, range?: Range) {
-    return this.serial(() => this.store.listOn(this.client, space, range));
+  async list<T>(space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
+    const r = await this.read<{ key: Buffer; value: string }>(this.store.listQuery(space, range));
+    return r.rows.map((row) => [row.key.toString('utf8'), JSON.parse(row.value) as T]);
   }
+}
+
+/** A parameterized statement with its $n replaced by literals (strings, Buffers as bytea, integers). */
+function inline(text: string, values: unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const v = values[Number(n) - 1];
+    if (Buffer.isBuffer(v)) return `E'\\\\x${v.toString('hex')}'::bytea`;
+    if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+    if (typeof v === 'string') return literal(v);
+    throw new TypeError(`cannot inline ${typeof v}`);
+  });
 }
 
 /** The SQL of a range query over one space (parameters: $1 space, then the bounds in order). */
@@ -147,24 +209,7 @@ export class PgStore implements Store {
       },
       lost: (spaces) => this.lost(spaces),
     });
-    const bucketSql = `INSERT INTO ${this.s}.akas_buckets AS b (key, tokens, at, taken)
-        VALUES ($1, CASE WHEN $5 AND $2 >= 1 THEN $2 - 1 ELSE $2 END, $4, $5 AND $2 >= 1)
-      ON CONFLICT (key) DO UPDATE SET
-        taken = $5 AND least($2, b.tokens + greatest(0, $4 - b.at) / 1000.0 * $3) >= 1,
-        tokens = least($2, b.tokens + greatest(0, $4 - b.at) / 1000.0 * $3)
-          - CASE WHEN $5 AND least($2, b.tokens + greatest(0, $4 - b.at) / 1000.0 * $3) >= 1 THEN 1 ELSE 0 END,
-        at = greatest(b.at, $4)
-      RETURNING tokens, taken`;
-    this.buckets = {
-      draw: async (key, burst, refillPerSecond, now, take) => {
-        const r = await this.readers.query<{ tokens: number; taken: boolean }>({
-          name: 'akas-bucket',
-          text: bucketSql,
-          values: [key, burst, refillPerSecond, Math.round(now), take],
-        });
-        return { tokens: r.rows[0].tokens, taken: r.rows[0].taken };
-      },
-    };
+    this.buckets = new PgBuckets(this.readers, this.s);
   }
 
   /** Opens a store on a postgres:// URL: migrates (unless told not to), then listens. */
@@ -186,27 +231,23 @@ export class PgStore implements Store {
     return store;
   }
 
-  async getOn<T>(client: pg.ClientBase | pg.Pool, space: Space<T>, key: string): Promise<T | undefined> {
-    const r = await client.query<{ value: string }>({
-      name: 'akas-get',
-      text: `SELECT value FROM ${this.s}.akas_kv WHERE space = $1 AND key = $2`,
-      values: [space.name, keyBytes(key)],
-    });
+  getQuery(space: Space<unknown>, key: string): pg.QueryConfig {
+    return { name: 'akas-get', text: `SELECT value FROM ${this.s}.akas_kv WHERE space = $1 AND key = $2`, values: [space.name, keyBytes(key)] };
+  }
+
+  listQuery(space: Space<unknown>, range: Range): pg.QueryConfig {
+    const q = rangeQuery(this.s, range);
+    return { name: q.name, text: q.text, values: [space.name, ...q.values] };
+  }
+
+  async get<T>(space: Space<T>, key: string): Promise<T | undefined> {
+    const r = await this.readers.query<{ value: string }>(this.getQuery(space, key));
     return r.rows.length ? (JSON.parse(r.rows[0].value) as T) : undefined;
   }
 
-  async listOn<T>(client: pg.ClientBase | pg.Pool, space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
-    const q = rangeQuery(this.s, range);
-    const r = await client.query<{ key: Buffer; value: string }>({ name: q.name, text: q.text, values: [space.name, ...q.values] });
+  async list<T>(space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
+    const r = await this.readers.query<{ key: Buffer; value: string }>(this.listQuery(space, range));
     return r.rows.map((row) => [row.key.toString('utf8'), JSON.parse(row.value) as T]);
-  }
-
-  get<T>(space: Space<T>, key: string): Promise<T | undefined> {
-    return this.getOn(this.readers, space, key);
-  }
-
-  list<T>(space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
-    return this.listOn(this.readers, space, range);
   }
 
   /** Pages through the range (keyset pagination): no connection is held between pages. */
@@ -228,72 +269,55 @@ export class PgStore implements Store {
     if (this.closed) throw new Error('store is closed');
     const release = await this.locks.acquire(lockKeys);
     this.active++;
-    let client: pg.PoolClient | undefined;
-    let broken: Error | undefined;
+    // BEGIN, the commit mode, and the advisory locks in sorted order (the ids are integers we
+    // computed, safe as literals): sent with the first read, or with the commit (PgTx).
+    let begin = 'BEGIN';
+    if (options.durable === false) begin += '; SET LOCAL synchronous_commit = off';
+    for (const id of sortedLockIds(this.schema, lockKeys)) begin += `; SELECT pg_advisory_xact_lock(${id})`;
+    const tx = new PgTx(this, begin, () => this.writers.connect());
     try {
-      client = await this.writers.connect();
-      // One round trip: BEGIN, the commit mode, and the advisory locks in sorted order (the
-      // ids are integers we computed, safe as literals).
-      let begin = 'BEGIN';
-      if (options.durable === false) begin += '; SET LOCAL synchronous_commit = off';
-      for (const id of sortedLockIds(this.schema, lockKeys)) begin += `; SELECT pg_advisory_xact_lock(${id})`;
-      await client.query(begin);
-      const tx = new PgTx(this, client);
       let result: R;
       try {
         result = await fn(tx);
-        await tx.settled();
-        if (tx.writes.size > 0) await this.write(client, tx.writes);
-        await client.query('COMMIT');
+        await tx.commit(() => this.batchSql(tx.writes));
       } catch (e) {
-        await tx.settled();
-        await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+        await tx.rollback();
         throw e;
       }
       if (tx.writes.size > 0 && this.watchers.size > 0) for (const w of tx.writes.values()) this.dispatch(w.space.name, w.key);
       return result;
     } catch (e) {
       // A connection that failed mid-transaction is not given back to the pool.
-      if (!broken && isConnectionError(e)) broken = e as Error;
+      if (!tx.broken && isConnectionError(e)) tx.broken = e as Error;
       throw e;
     } finally {
-      client?.release(broken);
+      tx.release();
       release();
       if (--this.active === 0 && this.idle) this.idle();
     }
   }
 
-  // The batch in one statement: upserts, deletes, and the notifications of its keys (sent
-  // by PostgreSQL only if the transaction commits).
-  private async write(client: pg.PoolClient, writes: Map<string, Write>) {
-    const putSpaces: string[] = [];
-    const putKeys: Buffer[] = [];
-    const putValues: string[] = [];
-    const delSpaces: string[] = [];
-    const delKeys: Buffer[] = [];
+  // The batch as one statement: upserts, deletes, and the notifications of its keys (sent
+  // by PostgreSQL only if the transaction commits). Its values are inlined as literals, not
+  // bound as parameters, so that COMMIT can follow in the same simple query: keys as bytea hex,
+  // texts through `literal` (every quote and backslash doubled: nothing can end the string).
+  private batchSql(writes: Map<string, Write>): string {
+    const puts: string[] = [];
+    const dels: string[] = [];
     const announced: Array<[string, string]> = [];
     for (const w of writes.values()) {
-      if (w.json === null) {
-        delSpaces.push(w.space.name);
-        delKeys.push(keyBytes(w.key));
-      } else {
-        putSpaces.push(w.space.name);
-        putKeys.push(keyBytes(w.key));
-        putValues.push(w.json);
-      }
+      const row = `${literal(w.space.name)}, E'\\\\x${keyBytes(w.key).toString('hex')}'::bytea`;
+      if (w.json === null) dels.push(`(${row})`);
+      else puts.push(`(${row}, ${literal(w.json)})`);
       announced.push([w.space.name, w.key]);
     }
+    const parts: string[] = [];
+    if (puts.length) parts.push(`put AS (INSERT INTO ${this.s}.akas_kv (space, key, value) VALUES ${puts.join(', ')} ON CONFLICT (space, key) DO UPDATE SET value = excluded.value)`);
+    if (dels.length) parts.push(`del AS (DELETE FROM ${this.s}.akas_kv WHERE (space, key) IN (${dels.join(', ')}))`);
     const payloads = this.options.notify === false ? [] : notifyPayloads(this.origin, announced);
-    await client.query({
-      name: 'akas-write',
-      text: `WITH put AS (
-          INSERT INTO ${this.s}.akas_kv (space, key, value) SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[])
-          ON CONFLICT (space, key) DO UPDATE SET value = excluded.value),
-        del AS (
-          DELETE FROM ${this.s}.akas_kv WHERE (space, key) IN (SELECT * FROM unnest($4::text[], $5::bytea[])))
-        SELECT pg_notify($6, p) FROM unnest($7::text[]) AS p`,
-      values: [putSpaces, putKeys, putValues, delSpaces, delKeys, this.target.channel, payloads],
-    });
+    const channel = literal(this.target.channel);
+    const select = payloads.length ? payloads.map((p) => `pg_notify(${channel}, ${literal(p)})`).join(', ') : '1';
+    return `WITH ${parts.join(', ')} SELECT ${select}`;
   }
 
   watch(space: Space<unknown>, listener: (key: string) => void, lost?: () => void): () => void {
@@ -378,6 +402,15 @@ export class PgStore implements Store {
     await this.channel.close();
     await Promise.all([this.writers.end().catch(() => undefined), this.readers.end().catch(() => undefined)]);
   }
+}
+
+/**
+ * A text as an SQL string literal: E'...' with every backslash and single quote doubled, so
+ * the text can neither end the literal nor escape from it. (JSON text, space names and our
+ * payloads hold no NUL, which PostgreSQL text cannot hold at all.)
+ */
+export function literal(text: string): string {
+  return `E'${text.replace(/[\\']/g, (c) => c + c)}'`;
 }
 
 /** Errors after which a connection's state is unknown (it must not go back to the pool). */
