@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { canonicalize, sign } from '../src/core/index.js';
+import { loadPools } from '../src/domain/calibration-scoring.js';
 import { BlobStore, space } from '../src/store/index.js';
 import { startTempCluster, type TempCluster } from '../src/store/postgres/cluster.js';
 import { openPgStore, PgStore } from '../src/store/postgres/index.js';
@@ -103,15 +104,8 @@ async function post(url: string, path: string, body: unknown, key?: string, ip?:
   return json;
 }
 
-const pools = new Map<string, Record<string, string>>();
-function poolAnswers(poolId: string) {
-  if (!pools.has(poolId)) {
-    const file = fileURLToPath(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url));
-    const pool = JSON.parse(readFileSync(file, 'utf8')) as { questions: Array<{ id: string; expected: string }> };
-    pools.set(poolId, Object.fromEntries(pool.questions.map((q) => [q.id, q.expected])));
-  }
-  return pools.get(poolId)!;
-}
+/** The expected answers of a calibration pool (a top score: the agent may judge and propose). */
+const poolAnswers = (poolId: string) => Object.fromEntries(loadPools()[poolId as 'A' | 'B'].map((q) => [q.id, q.expected]));
 
 interface Agent {
   tag: string;

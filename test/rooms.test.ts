@@ -202,7 +202,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
 
     it('lets only src/store import a PostgreSQL driver', () => {
       expect(violations('src/store/postgres/store.ts', [{ specifier: 'pg', line: 1 }])).toEqual([]);
-      expect(violations('src/http/app.ts', [{ specifier: 'pg', line: 3 }])).toEqual(["src/http/app.ts:3 imports 'pg': " + RULES[4].why]);
+      expect(violations('src/http/app.ts', [{ specifier: 'pg', line: 3 }])).toEqual(["src/http/app.ts:3 imports 'pg': " + RULES[RULES.length - 1].why]);
       expect(violations('src/domain/x.ts', [{ specifier: 'postgres', line: 1 }])).toHaveLength(1);
       expect(violations('cli/commands/store.ts', [{ specifier: 'pg-pool', line: 1 }])).toHaveLength(1);
       expect(violations('src/core/x.ts', [{ specifier: '@electric-sql/pglite', line: 1 }]).length).toBeGreaterThan(0);
