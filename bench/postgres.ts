@@ -11,6 +11,8 @@
 //  4. The choices behind the store: one key-value table against a table per space (batched
 //     upserts, point reads, range scans), and content-store blobs as bytea chunks, as large
 //     objects or as files in a (shared) folder (10 MiB written durably, then read back).
+// AKAS_BENCH_PG=me,judging,watch,layout,blobs runs only those sections; AKAS_BENCH_PG_INFLIGHT
+// sets the judgments in flight (default 32).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -274,17 +276,20 @@ async function judgeRound(rig: JudgeRig, n: number): Promise<Rate> {
   const db = benchCluster ? clusterPids(benchCluster) : [];
   const cpu0 = [cpuSeconds(servers), cpuSeconds(db), process.cpuUsage()] as const;
   const start = performance.now();
-  await runPool(tasks, 32, (t, i) => post(setup.urls[i % setup.urls.length], `/api/knowledge/judge/${t.id}`, t.body, t.judge.apiKey));
+  await runPool(tasks, INFLIGHT, (t, i) => post(setup.urls[i % setup.urls.length], `/api/knowledge/judge/${t.id}`, t.body, t.judge.apiKey));
   const ms = performance.now() - start;
   const own = process.cpuUsage(cpu0[2]);
   rig.cores.push([(cpuSeconds(servers) - cpu0[0]) / (ms / 1000), setup.shared ? (cpuSeconds(db) - cpu0[1]) / (ms / 1000) : 0, (own.user + own.system) / 1000 / ms]);
   return { name: setup.name, opsPerSec: (tasks.length / ms) * 1000, ops: tasks.length, ms };
 }
 
+const INFLIGHT = Number(process.env.AKAS_BENCH_PG_INFLIGHT ?? 32);
+const wants = (section: string) => !process.env.AKAS_BENCH_PG || process.env.AKAS_BENCH_PG.split(',').includes(section);
+
 async function judgingSection(setups: Setup[]) {
   const RUNS = 5;
   const PER_RUN = 150;
-  header(`postgres: judgments recorded/s over HTTP (signed bodies, 32 in flight, ${PER_RUN} fresh proposals x 3 per run, ${RUNS} runs alternating), ratio to the LevelDB node`);
+  header(`postgres: judgments recorded/s over HTTP (signed bodies, ${INFLIGHT} in flight, ${PER_RUN} fresh proposals x 3 per run, ${RUNS} runs alternating), ratio to the LevelDB node`);
   const rigs: JudgeRig[] = [];
   for (const s of setups) rigs.push({ setup: s, proposers: await agents(s, 24), judges: await agents(s, 90), round: 0, cores: [] });
   for (const rig of rigs) await judgeRound(rig, 30); // warm-up
@@ -511,16 +516,16 @@ export async function run() {
     setups.push(await levelSetup(dir));
     setups.push(await pgSetup(`${cluster.url}?schema=bench_one`, 1));
     setups.push(await pgSetup(`${cluster.url}?schema=bench_two`, 2));
-    await meSection(setups);
-    await judgingSection(setups);
+    if (wants('me')) await meSection(setups);
+    if (wants('judging')) await judgingSection(setups);
     await Promise.all(setups.flatMap((s) => s.procs.map((p) => p.stop())));
     setups.length = 0;
 
     const store = await openPgStore(`${cluster.url}?schema=bench_choices`);
     try {
-      await watchSection(`${cluster.url}?schema=bench_choices`);
-      await layoutSection(store);
-      await blobSection(store);
+      if (wants('watch')) await watchSection(`${cluster.url}?schema=bench_choices`);
+      if (wants('layout')) await layoutSection(store);
+      if (wants('blobs')) await blobSection(store);
     } finally {
       await store.close();
     }
