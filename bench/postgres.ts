@@ -369,7 +369,8 @@ async function watchSection(url: string) {
 async function layoutSection(store: PgStore) {
   const SPACES = 20;
   const ROWS = 5000;
-  header(`postgres: one key-value table vs a table per space (${SPACES} spaces x ${ROWS} rows; upserts in batches of 100, point reads, scans of 100; 8 in flight; median of 3)`);
+  const ROUNDS = 5;
+  header(`postgres: one key-value table vs a table per space (${SPACES} spaces x ${ROWS} rows; upserts in batches of 100, point reads, scans of 100; 8 in flight; median of ${ROUNDS}, alternating which goes first)`);
   const doc = (i: number) => JSON.stringify({ tag: `ak_${i}`, balance: i * 3, calibration: { score: 0.8, attempts: 1 }, keys: ['a'.repeat(44)], createdAt: 1_700_000_000_000 + i });
   const key = (i: number) => Buffer.from(`k${String(i).padStart(7, '0')}`);
   const layouts = {
@@ -387,8 +388,9 @@ async function layoutSection(store: PgStore) {
     },
   };
   const results: Record<string, { put: number[]; get: number[]; scan: number[] }> = {};
-  for (let round = 0; round < 3; round++) {
-    for (const [name, L] of Object.entries(layouts)) {
+  for (let round = 0; round < ROUNDS; round++) {
+    const entries = Object.entries(layouts);
+    for (const [name, L] of round % 2 ? entries.reverse() : entries) {
       for (const sql of L.setup) await store.sql(sql);
       const r = (results[name] ??= { put: [], get: [], scan: [] });
       let t = performance.now();
@@ -416,7 +418,7 @@ async function layoutSection(store: PgStore) {
     }
   }
   for (const sql of ['DROP TABLE IF EXISTS $schema.bench_one', ...Array.from({ length: SPACES }, (_, s) => `DROP TABLE IF EXISTS $schema.bench_s${s}`)]) await store.sql(sql);
-  const [one, per] = Object.values(results);
+  const { 'one table (space, key)': one, 'a table per space': per } = results;
   for (const what of ['put', 'get', 'scan'] as const) {
     const label = { put: 'rows upserted', get: 'point reads', scan: 'rows scanned' }[what];
     line(`${label}: one table`, ps(mid(one[what])), 1);
