@@ -25,7 +25,7 @@ interface ServeOptions {
 export function serveCommands(program: Command, cli: Cli) {
   program
     .command('serve')
-    .description('run a node: HTTP API on an embedded store in a data folder')
+    .description('run a node: HTTP API on an embedded store in a data folder, or on a PostgreSQL database several processes share (--store)')
     .option('--port <n>', 'port to listen on (env AKAS_PORT; 0 picks a free one)')
     .option('--host <addr>', 'address to bind (env AKAS_HOST)')
     .option('--data <dir>', 'data folder of the embedded store (env AKAS_DATA; default ./.akas)')
@@ -47,7 +47,8 @@ export function serveCommands(program: Command, cli: Cli) {
         const port = Number(opts.port ?? env.AKAS_PORT ?? 7373);
         const host = opts.host ?? env.AKAS_HOST ?? '127.0.0.1';
         const dataDir = opts.data ?? env.AKAS_DATA ?? './.akas';
-        const storeUrl = opts.store ?? env.AKAS_STORE;
+        // A flag wins over the environment: --data alone ignores AKAS_STORE.
+        const storeUrl = opts.store ?? (opts.data === undefined ? env.AKAS_STORE : undefined);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port must be 0..65535, got ${opts.port}`);
         if (storeUrl !== undefined && !/^postgres(ql)?:\/\//i.test(storeUrl)) throw usageError('--store takes a postgres:// URL (the embedded store is --data DIR)');
         if (storeUrl !== undefined && opts.data !== undefined) throw usageError('--data and --store exclude each other: with --store the data, blobs and node keys live in the database');
