@@ -6,8 +6,9 @@
 //   every writer of those keys in every process and never deadlocks. Inside the process the
 //   same keys are taken first in memory (KeyLocks): a process sends at most one waiter per
 //   key to the database, and a transaction holds database locks only once it holds all of
-//   its own. Reads inside the transaction go to the database on its connection; writes are
-//   buffered and sent in one statement with the pg_notify of their keys, then COMMIT.
+//   its own. Reads inside the transaction go to the database on its connection (the first
+//   one together with BEGIN and the locks: PgTx); writes are buffered and sent as one
+//   statement with the pg_notify of their keys, in the same round trip as COMMIT.
 //   Durable transactions commit with synchronous_commit on (PostgreSQL's own group commit
 //   shares the WAL flush); non-durable ones with it off. Nothing resolves before COMMIT did.
 // - Reads outside transactions use a second pool, so a transaction waiting for a lock can
