@@ -2,7 +2,7 @@
 // openTempStore is for LevelDB. It needs the server's programs (initdb, pg_ctl): on the PATH,
 // or in Debian's /usr/lib/postgresql/<version>/bin. PostgreSQL refuses to run as root, so as
 // root they run as the `postgres` user (runuser), in a folder given to that user.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -90,6 +90,20 @@ export async function startTempCluster(options: ClusterOptions = {}): Promise<Te
     ];
     await exec(pgCtl, ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings.join(' '), 'start']);
     let stopped = false;
+    // A process that ends without stop() (an uncaught error, a closed pipe) takes its cluster along.
+    const onExit = () => {
+      if (stopped) return;
+      stopped = true;
+      try {
+        const args = ['-D', data, '-m', 'immediate', '-w', 'stop'];
+        if (runuser) execFileSync(runuser, ['-u', 'postgres', '--', pgCtl, ...args], { stdio: 'ignore' });
+        else execFileSync(pgCtl, args, { stdio: 'ignore' });
+      } catch {
+        // already gone
+      }
+      rmSync(dir, { recursive: true, force: true });
+    };
+    process.once('exit', onExit);
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       port,
@@ -97,6 +111,7 @@ export async function startTempCluster(options: ClusterOptions = {}): Promise<Te
       stop: async () => {
         if (stopped) return;
         stopped = true;
+        process.off('exit', onExit);
         await exec(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
         rmSync(dir, { recursive: true, force: true });
       },
