@@ -1,10 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
+/** The HTTP suites that run on both stores (ARCHITECTURE 7): once on LevelDB, once on PostgreSQL. */
+const BOTH_STORES = ['test/http/identity.test.ts', 'test/http/proposals.test.ts', 'test/http/cas.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // e2e tests spawn the built binary and a real node; give them room on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // One throwaway PostgreSQL cluster for the run (test/setup/postgres.ts).
+    globalSetup: ['test/setup/postgres.ts'],
+    projects: [
+      { extends: true, test: { name: 'level', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { AKAS_TEST_STORE: 'postgres' }, setupFiles: ['test/setup/store.ts'] } },
+    ],
   },
 });

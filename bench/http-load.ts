@@ -12,6 +12,8 @@ import { Pool } from 'undici';
 
 interface Target {
   url: string;
+  /** Several processes serving one node: the connections are spread over these (url is then ignored). */
+  urls?: string[];
   headers?: Record<string, string>;
   /** GET by default; a POST sends `body` (bench/mcp.ts posts JSON-RPC). */
   method?: 'GET' | 'POST';
@@ -31,10 +33,11 @@ const connections = opts.connections ?? 32;
 const sliceMs = opts.sliceMs ?? 500;
 
 const targets = opts.targets.map((t) => {
-  const u = new URL(t.url);
+  const urls = (t.urls ?? [t.url]).map((x) => new URL(x));
+  const pools = urls.map((u) => new Pool(u.origin, { connections: Math.ceil(connections / urls.length), pipelining: 1 }));
   return {
-    pool: new Pool(u.origin, { connections, pipelining: 1 }),
-    path: u.pathname + u.search,
+    pools,
+    path: urls[0].pathname + urls[0].search,
     headers: t.headers ?? {},
     method: t.method ?? 'GET',
     body: t.body,
@@ -52,9 +55,10 @@ async function slice(t: (typeof targets)[number], ms: number, count: boolean) {
   const end = start + ms;
   let ok = 0;
   await Promise.all(
-    Array.from({ length: connections }, async () => {
+    Array.from({ length: connections }, async (_, c) => {
+      const pool = t.pools[c % t.pools.length];
       while (performance.now() < end) {
-        const res = await t.pool.request({ method: t.method, path: t.path, headers: t.headers, body: t.body });
+        const res = await pool.request({ method: t.method, path: t.path, headers: t.headers, body: t.body });
         await res.body.dump();
         if (!count) continue;
         t.statuses[res.statusCode] = (t.statuses[res.statusCode] ?? 0) + 1;
@@ -76,5 +80,5 @@ for (let c = 0; c < (opts.cycles ?? 8); c++) {
   // Rotate which target goes first, so none always follows the same one.
   for (let i = 0; i < targets.length; i++) await slice(targets[(i + c) % targets.length], sliceMs, true);
 }
-await Promise.all(targets.map((t) => t.pool.close()));
+await Promise.all(targets.flatMap((t) => t.pools.map((p) => p.close())));
 process.stdout.write(JSON.stringify({ targets: targets.map(({ ok, bad, ms, statuses, perCycle }) => ({ ok, bad, ms, statuses, perCycle })) }) + '\n');

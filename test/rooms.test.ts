@@ -64,18 +64,22 @@ interface Rule {
 }
 
 const LEVEL = ['level', 'classic-level', 'abstract-level'];
+/** PostgreSQL drivers (node-postgres and its parts, postgres.js, pglite). */
+const POSTGRES = ['pg', 'pg-pool', 'pg-cursor', 'pg-protocol', 'pg-native', 'postgres', '@electric-sql/pglite'];
+/** Every database driver: only src/store may import one. */
+const DATABASE = [...LEVEL, ...POSTGRES];
 const RULES: Rule[] = [
   {
     from: ['verifier'],
     allowRooms: ['verifier', 'src/core', 'data'],
-    forbidPackages: [...LEVEL, 'fastify', '@fastify/*', 'undici'],
+    forbidPackages: [...DATABASE, 'fastify', '@fastify/*', 'undici'],
     why: 'verifier/ imports src/core and data/ only, and works offline with no node (never src/store, src/domain, src/http)',
   },
   {
     from: ['src/core'],
     allowRooms: ['src/core', 'data'],
-    forbidPackages: [...LEVEL, 'fastify', '@fastify/*', 'undici', 'ink', '@inkjs/*', 'react', 'commander'],
-    why: 'src/core is pure: no fastify, LevelDB, HTTP client or terminal UI, and no other room',
+    forbidPackages: [...DATABASE, 'fastify', '@fastify/*', 'undici', 'ink', '@inkjs/*', 'react', 'commander'],
+    why: 'src/core is pure: no fastify, database driver, HTTP client or terminal UI, and no other room',
   },
   {
     from: ['src/store'],
@@ -96,8 +100,8 @@ const RULES: Rule[] = [
   },
   {
     from: ['src/domain', 'src/http', 'cli', 'verifier', 'src/core', 'elsewhere'],
-    forbidPackages: LEVEL,
-    why: 'only src/store knows LevelDB',
+    forbidPackages: DATABASE,
+    why: 'only src/store knows a database driver (LevelDB, PostgreSQL)',
   },
 ];
 
@@ -194,6 +198,14 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/store/level.ts', [{ specifier: 'level', line: 1 }, { specifier: 'abstract-level', line: 2 }])).toEqual([]);
       expect(violations('src/domain/x.ts', [{ specifier: 'classic-level', line: 1 }])).toHaveLength(1);
       expect(violations('cli/x.ts', [{ specifier: 'level/whatever', line: 1 }])).toHaveLength(1);
+    });
+
+    it('lets only src/store import a PostgreSQL driver', () => {
+      expect(violations('src/store/postgres/store.ts', [{ specifier: 'pg', line: 1 }])).toEqual([]);
+      expect(violations('src/http/app.ts', [{ specifier: 'pg', line: 3 }])).toEqual(["src/http/app.ts:3 imports 'pg': " + RULES[RULES.length - 1].why]);
+      expect(violations('src/domain/x.ts', [{ specifier: 'postgres', line: 1 }])).toHaveLength(1);
+      expect(violations('cli/commands/store.ts', [{ specifier: 'pg-pool', line: 1 }])).toHaveLength(1);
+      expect(violations('src/core/x.ts', [{ specifier: '@electric-sql/pglite', line: 1 }]).length).toBeGreaterThan(0);
     });
   });
 

@@ -9,7 +9,8 @@ import { identityCommands } from './identity.js';
 import { knowledgeCommands } from './knowledge.js';
 import { proposalCommands } from './proposals.js';
 import { serveCommands } from './serve.js';
+import { storeCommands } from './store.js';
 import { verifyCommands } from './verify.js';
 
 /** Every command group, in the order `akas --help` lists them. */
-export const commandGroups: CommandGroup[] = [serveCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, knowledgeCommands, verifyCommands, credentialCommands, logCommands, discoveryCommands, completionCommands];
+export const commandGroups: CommandGroup[] = [serveCommands, storeCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, knowledgeCommands, verifyCommands, credentialCommands, logCommands, discoveryCommands, completionCommands];

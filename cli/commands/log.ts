@@ -127,17 +127,21 @@ export function logCommands(program: Command, cli: Cli) {
 
   log
     .command('check')
-    .description('audit a data folder offline (stop the node first): the log\'s chain, MACs, tree and checkpoints, the credit ledger, and the proposals (judgments, status, escrow)')
+    .description('audit a data folder offline (stop the node first), or a shared PostgreSQL store: the log\'s chain, MACs, tree and checkpoints, the credit ledger, and the proposals (judgments, status, escrow)')
     .option('--data <dir>', 'data folder (env AKAS_DATA; default ./.akas)')
+    .option('--store <url>', 'a postgres:// store instead (env AKAS_STORE; the node keys are opened with AKAS_NODE_SECRET or AKAS_NODE_SECRET_FILE)')
     .action(
-      action(cli, async (opts: { data?: string }) => {
+      action(cli, async (opts: { data?: string; store?: string }) => {
         const dataDir = opts.data ?? process.env.AKAS_DATA ?? './.akas';
+        const storeUrl = opts.store ?? (opts.data === undefined ? process.env.AKAS_STORE : undefined);
         const { checkNode } = await import('../../src/http/server.js');
+        const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let r;
         try {
-          r = await checkNode(dataDir);
+          r = await checkNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret: readNodeSecret(process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET) } : dataDir);
         } catch (e) {
-          throw new CliError(2, `Cannot open ${dataDir}: ${(e as Error).message} (is a node running on it?)`, { code: 'unreadable', path: dataDir });
+          const what = storeUrl ? 'the store' : dataDir;
+          throw new CliError(2, `Cannot open ${what}: ${(e as Error).message}${storeUrl ? '' : ' (is a node running on it?)'}`, { code: 'unreadable', path: storeUrl ? 'store' : dataDir });
         }
         cli.output().result(r, () =>
           [

@@ -4,7 +4,7 @@
 // match their name; a later upload of the right bytes repairs such a blob.
 import { finished, type Readable } from 'node:stream';
 import { ServiceError, sha256Hex } from '../core/index.js';
-import { blobsOf, type BlobStore } from '../store/index.js';
+import { blobsOf, type Blobs } from '../store/index.js';
 import type { Ctx } from './context.js';
 
 /** PROTOCOL 14: content-store blobs are at most 10 MiB. */
@@ -65,7 +65,7 @@ export interface PutOptions {
 type Health = 'ok' | 'missing' | 'corrupt';
 
 /** Whether a stored blob exists and still hashes to its name. */
-async function health(blobs: BlobStore, sha256: string): Promise<Health> {
+async function health(blobs: Blobs, sha256: string): Promise<Health> {
   const blob = await blobs.open(sha256);
   if (!blob) return 'missing';
   try {

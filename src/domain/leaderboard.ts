@@ -54,7 +54,8 @@ export class Leaderboard {
     private readonly store: Store,
     private readonly clock: Clock,
   ) {
-    this.unwatch = store.watch(Agents, () => (this.dirty = true));
+    const changed = () => (this.dirty = true);
+    this.unwatch = store.watch(Agents, changed, changed);
   }
 
   private async build(): Promise<{ rows: Ranked[]; at: number }> {

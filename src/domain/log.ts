@@ -30,6 +30,7 @@ import {
   type LogEntry,
   type NodeKeys,
 } from '../core/index.js';
+import { randomBytes } from 'node:crypto';
 import { space, type Store, type Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
 
@@ -79,9 +80,12 @@ export const attestationId = (seq: number) => `att_${seq.toString(16).padStart(1
 /** The log index an attestation id names, or undefined. */
 export const seqOfId = (id: string) => (/^att_[0-9a-f]{16}$/.test(id) ? Number.parseInt(id.slice(4), 16) : undefined);
 
-// Outbox keys (tickets) sort by enqueue time, then a process-wide counter, then randomness
-// (several processes may enqueue in the same millisecond).
+// Outbox keys (tickets) sort by enqueue time, then a process-wide counter, then the process
+// that enqueued and randomness (several processes may enqueue in the same millisecond).
 let counter = 0;
+const PROCESS = randomBytes(4).toString('hex');
+/** Whether this process enqueued the ticket (on a shared store, each appends its own at once). */
+const ownTicket = (ticket: string) => ticket.split(':')[2] === PROCESS;
 
 /**
  * Puts an item for the log in the outbox, inside the caller's transaction: it is appended
@@ -89,7 +93,7 @@ let counter = 0;
  */
 export function enqueueLogEntry(tx: Tx, ctx: Pick<Ctx, 'clock' | 'random'>, item: Omit<OutboxItem, 'at'>): string {
   const at = ctx.clock.now();
-  const ticket = `${pad(at, 15)}:${pad(counter++ % 1e9, 9)}:${ctx.random(4).toString('hex')}`;
+  const ticket = `${pad(at, 15)}:${pad(counter++ % 1e9, 9)}:${PROCESS}:${ctx.random(4).toString('hex')}`;
   tx.put(LogOutbox, ticket, { at, ...item });
   return ticket;
 }
@@ -162,15 +166,30 @@ export class TransparencyLog {
     const onError = options.onError ?? (() => undefined);
     // The store announces each committed outbox key: the appender takes them in that order
     // with point reads, never scanning the outbox, whose front fills with tombstones of
-    // drained items that LevelDB must step over until it compacts them.
-    this.unwatch = ctx.store.watch(LogOutbox, (ticket) => {
-      this.pending.add(ticket);
-      void this.drain().catch(onError);
-    });
+    // drained items that LevelDB must step over until it compacts them. On a shared store
+    // each process takes the items it enqueued (the others' appenders would only find them
+    // gone, under the same lock); the sweep picks up those of a process that died.
+    this.unwatch = ctx.store.watch(
+      LogOutbox,
+      (ticket) => {
+        if (ctx.store.shared && !ownTicket(ticket)) return;
+        this.pending.add(ticket);
+        void this.drain().catch(onError);
+      },
+      // Announcements a shared store may have missed: the outbox is scanned instead.
+      () => {
+        this.sweepDue = true;
+        void this.drain().catch(onError);
+      },
+    );
     // Entries appended by another process (a shared store) settle this process's waiters too.
-    this.unwatchEntries = ctx.store.watch(LogEntries, (key) => {
-      if (this.waiters.size) void this.ctx.store.get(LogEntries, key).then((e) => e && this.settle(e));
-    });
+    this.unwatchEntries = ctx.store.watch(
+      LogEntries,
+      (key) => {
+        if (this.waiters.size) void this.ctx.store.get(LogEntries, key).then((e) => e && this.settle(e));
+      },
+      () => void this.recheckWaiters().catch(onError),
+    );
     const every = options.checkpointEveryMs ?? 1000;
     if (every > 0) {
       this.timer = setInterval(() => void this.checkpoint().catch(onError), every);
@@ -275,6 +294,15 @@ export class TransparencyLog {
     if (!waiting) return;
     this.waiters.delete(e.ticket!);
     for (const w of waiting) w(e);
+  }
+
+  // A shared store may have missed announcing entries another process appended: the waiters
+  // whose item left the outbox look for it among the newest entries.
+  private async recheckWaiters() {
+    if (this.waiters.size === 0) return;
+    const head = await this.head();
+    const recent = await this.ctx.store.list(LogEntries, { lt: seqKey(head.size), gte: seqKey(Math.max(0, head.size - 10_000)), reverse: true });
+    for (const [, e] of recent) if (e.ticket && this.waiters.has(e.ticket)) this.settle(e);
   }
 
   /** Resolves with the entry once the item enqueued under this ticket is in the log. */

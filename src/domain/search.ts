@@ -3,7 +3,7 @@
 // per published node: its title, path, spec, and for a brief its three levels. The index
 // lives in memory, is rebuilt from the store at start (in the background), and follows every
 // write to a node through the store's watch (so on a shared store, every process's index
-// follows).
+// follows, and is rebuilt when the store says writes may have been missed).
 import MiniSearch, { type Options, type SearchResult } from 'minisearch';
 import type { Store } from '../store/index.js';
 import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './knowledge.js';
@@ -123,17 +123,29 @@ export class KnowledgeSearch {
    * discard and add.
    */
   private refreshing: Promise<void> = Promise.resolve();
+  /** Writes may have been missed while a rebuild ran: build again once it ends. */
+  private rebuildAgain = false;
 
   private static empty() {
     return new MiniSearch<Doc>(MINISEARCH_OPTIONS);
   }
 
   constructor(private readonly store: Store) {
-    this.unwatch = store.watch(KnowledgeNodes, (path) => {
-      if (this.closed) return;
-      if (this.dirty) this.dirty.add(path);
-      else this.enqueue(path);
-    });
+    this.unwatch = store.watch(
+      KnowledgeNodes,
+      (path) => {
+        if (this.closed) return;
+        if (this.dirty) this.dirty.add(path);
+        else this.enqueue(path);
+      },
+      // A shared store may have missed writes of other processes: the index is rebuilt
+      // (once at a time; losses during a rebuild make one more).
+      () => {
+        if (this.closed) return;
+        if (this.dirty) this.rebuildAgain = true;
+        else this.ready = this.rebuild().catch(() => undefined);
+      },
+    );
     this.ready = this.rebuild();
     // Whoever awaits whenReady() sees a failure; nobody else must get an unhandled rejection.
     this.ready.catch(() => undefined);
@@ -219,6 +231,10 @@ export class KnowledgeSearch {
     this.dirty = null;
     for (const path of dirty) this.enqueue(path);
     await this.refreshing;
+    if (this.rebuildAgain && !this.closed) {
+      this.rebuildAgain = false;
+      await this.rebuild();
+    }
   }
 
   /** Re-reads one node and puts its current version in the index (called through enqueue only). */

@@ -156,7 +156,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('akas', { ...ctx, appConfig: config, buckets, log, routes });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
-  const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: ctx.keys.hmac[0].key });
+  const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: () => ctx.keys.hmac[0].key });
 
   // Callback-style hooks: no promise per request on the hot path.
   app.addHook('onResponse', (request, reply, done) => {

@@ -47,7 +47,8 @@ export function agentOf(request: FastifyRequest): AgentRecord {
 }
 
 // Read-only snapshots of authenticated agents by api-key hash, dropped as soon as a write to
-// the agent or its key lands (so a rotated key is refused at once). Frozen: request handlers
+// the agent or its key lands (so a rotated key is refused at once; on a shared store, by every
+// process within the store's staleness bound: ARCHITECTURE 7). Frozen: request handlers
 // read them; every change goes through a transaction that reads its own copy.
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -69,7 +70,13 @@ function agentCache(ctx: Ctx) {
     byKeyHash.delete(keyHash);
     if (agent) keyHashOfTag.delete(agent.tag);
   };
-  const unwatch = [ctx.store.watch(Agents, (tag) => drop(keyHashOfTag.get(tag))), ctx.store.watch(ApiKeys, (keyHash) => drop(keyHash))];
+  // A shared store that may have missed some writes says so: everything goes.
+  const dropAll = () => {
+    writes++;
+    byKeyHash.clear();
+    keyHashOfTag.clear();
+  };
+  const unwatch = [ctx.store.watch(Agents, (tag) => drop(keyHashOfTag.get(tag)), dropAll), ctx.store.watch(ApiKeys, (keyHash) => drop(keyHash), dropAll)];
   return {
     async authenticate(apiKey: string): Promise<AgentRecord> {
       const keyHash = API_KEY_RE.test(apiKey) ? sha256Hex(apiKey) : undefined;

@@ -1,6 +1,12 @@
 // Idempotency-Key of PROTOCOL 1.5 and 1.6: the same key from the same caller on the same surface
 // within 24 hours gets the first response back verbatim, with no state change.
 //
+// Concurrent requests with one key run once: a second request waits for the first and then
+// replays its answer. Within a process an in-memory slot orders them; on a store that several
+// processes share, the first also puts a claim in the store (under the entry's lock), which the
+// others wait on until the answer replaces it, or until the claim is dropped (a refusal, an
+// aborted request) or goes stale (its process died: claims are refreshed while the request runs).
+//
 // Some cached responses hold secrets shown once (register and recover return an api key,
 // a private key and a recovery token), and secrets never reach disk. So the cache stores
 // every response encrypted (AES-256-GCM) under a key derived from the node's HMAC key and
@@ -24,19 +30,35 @@ interface CachedResponse {
   storedAt: number;
 }
 
-const IdempotencyCache = space<CachedResponse>('idempotency');
+/** A request with this key is running in some process (shared stores only). */
+interface Claim {
+  claim: string;
+  /** When the claim was made or last refreshed. */
+  storedAt: number;
+}
+
+type Entry = CachedResponse | Claim;
+const isClaim = (e: Entry): e is Claim => 'claim' in e;
+
+const IdempotencyCache = space<Entry>('idempotency');
 const TTL_MS = DAY_MS;
+/** A claim not refreshed for this long belongs to a process that died; another may take it. */
+export const CLAIM_STALE_MS = 10_000;
+const CLAIM_REFRESH_MS = 3_000;
+/** How long a request waiting on another process's claim sleeps between looks (a notification wakes it sooner). */
+const CLAIM_POLL_MS = 250;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency?: { id: string; key: Buffer; fingerprint: string; replay: boolean; done: () => void };
+    idempotency?: { id: string; key: Buffer; fingerprint: string; replay: boolean; stored?: boolean; done: () => void };
   }
 }
 
 export interface IdempotencyOptions {
   store: Store;
   clock: Clock;
-  hmacKey: Buffer;
+  /** The node's current HMAC key (read at each request: the keys may be reloaded while running). */
+  hmacKey: () => Buffer;
 }
 
 /** The cache identity of a caller (PROTOCOL 1.6): the api key (optionally + tenant), else the IP (optionally + tenant + hint). */
@@ -69,7 +91,9 @@ function header(request: FastifyRequest, name: string): string | undefined {
 
 export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptions) {
   const inFlight = new Map<string, Promise<void>>();
-  const derive = (label: string, material: string) => createHmac('sha256', opts.hmacKey).update(`${label}\u0000${material}`).digest();
+  const derive = (label: string, material: string) => createHmac('sha256', opts.hmacKey()).update(`${label}\u0000${material}`).digest();
+  const claims = opts.store.shared ? sharedClaims(opts) : undefined;
+  app.addHook('onClose', async () => claims?.close());
 
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const surface = request.routeOptions.config?.idempotency;
@@ -104,8 +128,8 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
         done();
       },
     };
-    const cached = await opts.store.get(IdempotencyCache, id);
-    if (cached && cached.storedAt + TTL_MS > opts.clock.now()) {
+    const cached = claims ? await claims.claimOrAnswer(id) : await opts.store.get(IdempotencyCache, id);
+    if (cached && !isClaim(cached) && cached.storedAt + TTL_MS > opts.clock.now()) {
       request.idempotency.replay = true;
       if (cached.fingerprint !== fingerprint) {
         throw new ServiceError('idempotency_conflict', 'This Idempotency-Key was already used, within 24 hours, for a different request.', {
@@ -146,10 +170,17 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
       storedAt: opts.clock.now(),
     };
     await opts.store.transact([`idempotency:${idem.id}`], async (tx) => tx.put(IdempotencyCache, idem.id, entry));
+    idem.stored = true;
     return payload;
   };
 
-  const release = async (request: FastifyRequest) => request.idempotency?.done();
+  const release = async (request: FastifyRequest) => {
+    const idem = request.idempotency;
+    if (!idem) return;
+    // A claim that got no answer (a refusal, an abort) is dropped: a waiter runs the request itself.
+    if (claims && !idem.replay) await claims.finish(idem.id, idem.stored === true).catch(() => undefined);
+    idem.done();
+  };
 
   // Only the write surfaces that take the header pay for these hooks (not GET /me).
   const list = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
@@ -165,7 +196,7 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
   return async function sweep() {
     const now = opts.clock.now();
     const expired: string[] = [];
-    for await (const [id, e] of opts.store.iterate(IdempotencyCache)) if (e.storedAt + TTL_MS <= now) expired.push(id);
+    for await (const [id, e] of opts.store.iterate(IdempotencyCache)) if (expiredAt(e, now)) expired.push(id);
     for (let i = 0; i < expired.length; i += 500) {
       const chunk = expired.slice(i, i + 500);
       await opts.store.transact(
@@ -174,11 +205,102 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
           // Re-read under the lock: an entry rewritten since the scan stays.
           for (const id of chunk) {
             const e = await tx.get(IdempotencyCache, id);
-            if (e && e.storedAt + TTL_MS <= opts.clock.now()) tx.del(IdempotencyCache, id);
+            if (e && expiredAt(e, opts.clock.now())) tx.del(IdempotencyCache, id);
           }
         },
         { durable: false },
       );
     }
+  };
+}
+
+const expiredAt = (e: Entry, now: number) => e.storedAt + (isClaim(e) ? CLAIM_STALE_MS : TTL_MS) <= now;
+
+/**
+ * Claims on a shared store: claimOrAnswer() answers the stored answer to replay, or claims the
+ * key for this request (answering undefined) once no live claim of another request is there.
+ */
+function sharedClaims(opts: IdempotencyOptions) {
+  const owner = randomBytes(12).toString('hex');
+  const lock = (id: string) => `idempotency:${id}`;
+  const wakers = new Map<string, Set<() => void>>();
+  const wake = (id: string) => wakers.get(id)?.forEach((w) => w());
+  const unwatch = opts.store.watch(IdempotencyCache, wake, () => wakers.forEach((set) => set.forEach((w) => w())));
+  const refreshing = new Map<string, NodeJS.Timeout>();
+
+  const sleep = (id: string) =>
+    new Promise<void>((resolve) => {
+      let set = wakers.get(id);
+      if (!set) wakers.set(id, (set = new Set()));
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        if (set.size === 0) wakers.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, CLAIM_POLL_MS);
+      set.add(done);
+    });
+
+  // Keeps a claim fresh while its request runs (until its answer replaced it).
+  const refresh = (id: string) =>
+    opts.store
+      .transact(
+        [lock(id)],
+        async (tx) => {
+          const e = await tx.get(IdempotencyCache, id);
+          if (e && isClaim(e) && e.claim === owner + id) tx.put(IdempotencyCache, id, { claim: owner + id, storedAt: opts.clock.now() });
+        },
+        { durable: false },
+      )
+      .catch(() => undefined);
+
+  return {
+    async claimOrAnswer(id: string): Promise<Entry | undefined> {
+      // The claim names this process and key: a second request with the same key in this
+      // process never gets here while the first runs (the in-memory slot holds it back).
+      const mine = owner + id;
+      for (;;) {
+        const found = await opts.store.transact(
+          [lock(id)],
+          async (tx) => {
+            const now = opts.clock.now();
+            const e = await tx.get(IdempotencyCache, id);
+            if (e && !isClaim(e) && e.storedAt + TTL_MS > now) return e;
+            if (e && isClaim(e) && e.claim !== mine && e.storedAt + CLAIM_STALE_MS > now) return e;
+            tx.put(IdempotencyCache, id, { claim: mine, storedAt: now });
+            return undefined;
+          },
+          { durable: false },
+        );
+        if (!found) {
+          const timer = setInterval(() => void refresh(id), CLAIM_REFRESH_MS);
+          timer.unref();
+          refreshing.set(id, timer);
+          return undefined;
+        }
+        if (!isClaim(found)) return found;
+        await sleep(id);
+      }
+    },
+    /** The request holding the claim ended; without an answer stored, its claim is dropped. */
+    async finish(id: string, answered: boolean) {
+      clearInterval(refreshing.get(id));
+      refreshing.delete(id);
+      if (answered) return;
+      await opts.store.transact(
+        [lock(id)],
+        async (tx) => {
+          const e = await tx.get(IdempotencyCache, id);
+          if (e && isClaim(e) && e.claim === owner + id) tx.del(IdempotencyCache, id);
+        },
+        { durable: false },
+      );
+    },
+    close() {
+      unwatch();
+      for (const t of refreshing.values()) clearInterval(t);
+      for (const set of wakers.values()) set.forEach((w) => w());
+    },
   };
 }

@@ -1,6 +1,8 @@
 // The token bucket of PROTOCOL 1.4 (120 burst, 2/s refill by default; per Bearer, else per IP).
-// Buckets live in memory for speed and are written behind to the store (not synced) every
-// few seconds and at close, so a restart does not hand every caller a fresh burst.
+// On an embedded store, buckets live in memory for speed and are written behind to the store
+// (not synced) every few seconds and at close, so a restart does not hand every caller a
+// fresh burst. On a store that several processes share (Store.buckets), every draw is one
+// atomic step in the store, so a burst split between processes is limited as one.
 import { ServiceError, type Clock } from '../core/index.js';
 import { space, type Store } from '../store/index.js';
 
@@ -23,7 +25,7 @@ export class TokenBuckets {
     readonly refillPerSecond: number,
     flushEveryMs = 5000,
   ) {
-    if (flushEveryMs > 0) {
+    if (flushEveryMs > 0 && !store.buckets) {
       this.timer = setInterval(() => void this.flush(), flushEveryMs);
       this.timer.unref();
     }
@@ -48,6 +50,7 @@ export class TokenBuckets {
 
   /** Tokens left for key, without taking one (preview's remainingBucket). */
   async peek(key: string): Promise<number> {
+    if (this.store.buckets) return Math.floor((await this.store.buckets.draw(key, this.burst, this.refillPerSecond, this.clock.now(), false)).tokens);
     const b = await this.bucket(key);
     this.refill(b, this.clock.now());
     return Math.floor(b.tokens);
@@ -55,15 +58,22 @@ export class TokenBuckets {
 
   /** Takes one token or throws the 429 of PROTOCOL 1.4 (scope per-bearer or per-ip). */
   async take(key: string, scope: 'per-bearer' | 'per-ip'): Promise<void> {
-    const b = await this.bucket(key);
-    const now = this.clock.now();
-    this.refill(b, now);
-    this.dirty.add(key);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return;
+    let tokens: number;
+    if (this.store.buckets) {
+      const drawn = await this.store.buckets.draw(key, this.burst, this.refillPerSecond, this.clock.now(), true);
+      if (drawn.taken) return;
+      tokens = drawn.tokens;
+    } else {
+      const b = await this.bucket(key);
+      this.refill(b, this.clock.now());
+      this.dirty.add(key);
+      if (b.tokens >= 1) {
+        b.tokens -= 1;
+        return;
+      }
+      tokens = b.tokens;
     }
-    const retryAfter = Math.ceil((1 - b.tokens) / this.refillPerSecond);
+    const retryAfter = Math.ceil((1 - tokens) / this.refillPerSecond);
     throw new ServiceError('rate_limited', `Too many requests: the bucket holds ${this.burst} and refills ${this.refillPerSecond} per second.`, {
       scope,
       retryAfter,

@@ -1,12 +1,29 @@
-// The running node: opens the store in the data folder, loads (or creates) the node keys,
-// builds the app and listens. Closes cleanly on SIGINT/SIGTERM.
+// The running node: opens the store (a data folder, or a postgres:// URL shared by several
+// processes), loads (or creates) the node keys, builds the app and listens. Closes cleanly on
+// SIGINT/SIGTERM.
 import { resolve } from 'node:path';
-import { cryptoRandom, systemClock } from '../core/index.js';
-import { loadOrCreateNodeKeys, openLevelStore, rotateNodeKeys } from '../store/index.js';
+import { cryptoRandom, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
+import {
+  followSealedNodeKeys,
+  loadOrCreateNodeKeys,
+  loadOrCreateSealedNodeKeys,
+  openLevelStore,
+  openStore,
+  rotateNodeKeys,
+  type Store,
+} from '../store/index.js';
 import { createApp, type AppConfig } from './app.js';
 
-export interface StartOptions {
+export interface StoreOptions {
+  /** The data folder of the embedded store (unused with `store`). */
   dataDir: string;
+  /** A postgres:// URL: the store several processes share; the node keys are sealed in it. */
+  store?: string;
+  /** The secret sealing the node keys in a shared store (AKAS_NODE_SECRET). */
+  nodeSecret?: string;
+}
+
+export interface StartOptions extends StoreOptions {
   host: string;
   port: number;
   logLevel: string;
@@ -15,17 +32,51 @@ export interface StartOptions {
   rotate?: { issuer?: boolean; hmac?: boolean };
 }
 
-/**
- * The node's own audit of its data folder (`akas log check`, `akas serve --check`): the log's
- * chain, MACs, tree and checkpoints, the credit ledger, and the proposals (their judgments,
- * status, escrow and pending indexes agree). The node must not be running on
- * the folder (LevelDB takes it for one process).
- */
-export async function checkNode(dataDirIn: string, onProgress?: (entries: number) => void) {
-  const dataDir = resolve(dataDirIn);
+interface OpenedNode {
+  store: Store;
+  keys: NodeKeys;
+  /** The data folder, or the database URL without its password. */
+  location: string;
+  /** Stops following key rotations made by other processes. */
+  unfollow: () => void;
+}
+
+/** Opens a node's store and keys: the data folder and its key file, or the shared database and the keys sealed in it. */
+export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'] = {}): Promise<OpenedNode> {
+  if (opts.store) {
+    const store = await openStore(opts.store);
+    try {
+      const material = await loadOrCreateSealedNodeKeys(store, opts.nodeSecret, cryptoRandom, systemClock.now(), { rotate });
+      const keys = nodeKeysFrom(material);
+      // Another process may rotate the keys later: this one follows (one set per deployment).
+      const unfollow = followSealedNodeKeys(store, opts.nodeSecret!, keys);
+      return { store, keys, location: store.location, unfollow };
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+  }
+  const dataDir = resolve(opts.dataDir);
   const store = await openLevelStore(dataDir);
   try {
-    const keys = loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
+    const keys =
+      rotate.issuer || rotate.hmac ? rotateNodeKeys(dataDir, rotate, cryptoRandom, systemClock.now()) : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
+    return { store, keys, location: dataDir, unfollow: () => undefined };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
+/**
+ * The node's own audit of its store (`akas log check`, `akas serve --check`): the log's
+ * chain, MACs, tree and checkpoints, the credit ledger, and the proposals (their judgments,
+ * status, escrow and pending indexes agree). A data folder must not be in use (LevelDB takes
+ * it for one process); a shared database may be.
+ */
+export async function checkNode(opts: StoreOptions | string, onProgress?: (entries: number) => void) {
+  const { store, keys, unfollow } = await openNode(typeof opts === 'string' ? { dataDir: opts } : opts);
+  try {
     const { checkLog } = await import('../domain/log.js');
     const { checkLedger } = await import('../domain/ledger.js');
     const { checkProposals } = await import('../domain/proposal-check.js');
@@ -34,24 +85,27 @@ export async function checkNode(dataDirIn: string, onProgress?: (entries: number
     const proposals = await checkProposals(store);
     return { ok: log.ok && ledger.ok && proposals.ok, log, ledger: { ok: ledger.ok, problems: ledger.problems, totals: ledger.totals }, proposals };
   } finally {
+    unfollow();
     await store.close();
   }
 }
 
 export async function startNode(opts: StartOptions) {
-  const dataDir = resolve(opts.dataDir);
-  const store = await openLevelStore(dataDir);
-  const keys =
-    opts.rotate?.issuer || opts.rotate?.hmac
-      ? rotateNodeKeys(dataDir, opts.rotate, cryptoRandom, systemClock.now())
-      : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
-  const app = await createApp({
-    store,
-    keys,
-    config: opts.config,
-    // Logs go to stderr; stdout carries the command's own output.
-    logger: opts.logLevel === 'silent' ? false : { level: opts.logLevel, stream: process.stderr },
-  });
+  const { store, keys, location, unfollow } = await openNode(opts, opts.rotate);
+  let app;
+  try {
+    app = await createApp({
+      store,
+      keys,
+      config: opts.config,
+      // Logs go to stderr; stdout carries the command's own output.
+      logger: opts.logLevel === 'silent' ? false : { level: opts.logLevel, stream: process.stderr },
+    });
+  } catch (e) {
+    unfollow();
+    await store.close();
+    throw e;
+  }
   const address = await app.listen({ host: opts.host, port: opts.port });
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
@@ -59,6 +113,7 @@ export async function startNode(opts: StartOptions) {
   const close = async () => {
     if (closing) return;
     closing = true;
+    unfollow();
     await app.close();
     await store.close();
     // The regex evaluator is one worker per process (unref'd); stop it with the node.
@@ -68,5 +123,14 @@ export async function startNode(opts: StartOptions) {
   };
   process.once('SIGINT', close);
   process.once('SIGTERM', close);
-  return { url: address, dataDir, issuerDid: keys.issuer.did, signingKeyId: keys.hmac[0].signingKeyId, app, close, closed };
+  return {
+    url: address,
+    dataDir: location,
+    shared: store.shared === true,
+    issuerDid: keys.issuer.did,
+    signingKeyId: keys.hmac[0].signingKeyId,
+    app,
+    close,
+    closed,
+  };
 }

@@ -13,7 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { link, mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Store } from './types.js';
+import type { BlobReader, Blobs, BlobWriter, Store } from './types.js';
 
 const MiB = 1024 * 1024;
 /** An upload is kept in memory up to this size before it spills to a temp file. */
@@ -176,7 +176,7 @@ class TempFile {
  * and then streamed to a temp file, so memory stays bounded whatever the blob size. Call
  * write() for each chunk, then sha256(), then place() and/or discard() (always discard()).
  */
-export class BlobUpload {
+export class BlobUpload implements BlobWriter {
   private readonly hash = createHash('sha256');
   private chunks: Buffer[] = [];
   private temp?: TempFile;
@@ -286,7 +286,7 @@ export class BlobUpload {
  * An open stored blob: the hash check and the bytes served read the same open file, so a
  * blob replaced by a concurrent repair cannot slip unverified bytes in between.
  */
-export class StoredBlob {
+export class StoredBlob implements BlobReader {
   private closed = false;
   constructor(
     private readonly fh: FileHandle,
@@ -333,7 +333,7 @@ export class StoredBlob {
 }
 
 /** The blob folder of one data folder. */
-export class BlobStore {
+export class BlobStore implements Blobs {
   readonly tmpDir: string;
 
   private constructor(readonly root: string) {
@@ -405,16 +405,17 @@ export class BlobStore {
   }
 }
 
-const opened = new WeakMap<Store, Promise<BlobStore>>();
+const opened = new WeakMap<Store, Promise<Blobs>>();
 
 /**
- * The blob store beside a Store, opened once per Store (so its temp folder is cleaned once,
+ * The blob store of a Store, opened once per Store: the store's own (a shared database
+ * keeps the bytes itself), else the folder beside it (its temp folder is then cleaned once,
  * at the first use after start, and never under a running upload).
  */
-export function blobsOf(store: Store): Promise<BlobStore> {
+export function blobsOf(store: Store): Promise<Blobs> {
   let blobs = opened.get(store);
   if (!blobs) {
-    blobs = BlobStore.open(store.location);
+    blobs = store.blobs ? store.blobs() : BlobStore.open(store.location);
     opened.set(store, blobs);
     blobs.catch(() => opened.delete(store));
   }

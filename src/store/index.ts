@@ -1,6 +1,31 @@
-export type { Store, Tx, Space, Range, TransactOptions } from './types.js';
+import { openLevelStore } from './level.js';
+import { isPostgresUrl } from './postgres/connect.js';
+import type { Store } from './types.js';
+
+export type { Store, Tx, Space, Range, TransactOptions, SharedBuckets, Blobs, BlobReader, BlobWriter } from './types.js';
 export { space } from './types.js';
-export { openLevelStore } from './level.js';
+export { openLevelStore, LevelStore } from './level.js';
 export { openTempStore } from './testing.js';
 export { loadOrCreateNodeKeys, writePrivateFile, rotateNodeKeys, readNodeKeyMaterial, assertPrivateMode, NodeKeysError, NODE_KEYS_FILE } from './node-keys.js';
+export { loadOrCreateSealedNodeKeys, followSealedNodeKeys, sealedIssuer, checkNodeSecret, MIN_SECRET_LENGTH } from './sealed-keys.js';
 export { BlobStore, BlobUpload, StoredBlob, blobsOf } from './blobs.js';
+export { isPostgresUrl, redact } from './postgres/connect.js';
+
+/**
+ * Opens the store a location names: a postgres:// URL opens the shared PostgreSQL store
+ * (migrating its schema; the driver is loaded only then), anything else is the folder of an
+ * embedded LevelDB store.
+ */
+export async function openStore(location: string, options: { migrate?: boolean; notify?: boolean } = {}): Promise<Store> {
+  if (isPostgresUrl(location)) {
+    const { openPgStore } = await import('./postgres/index.js');
+    return openPgStore(location, options);
+  }
+  return openLevelStore(location);
+}
+
+/** Runs the missing migrations of a PostgreSQL store, alone (`akas store migrate`). */
+export async function migrateStore(url: string) {
+  const { migratePg } = await import('./postgres/index.js');
+  return migratePg(url);
+}

@@ -194,6 +194,23 @@ export class LevelStore implements Store {
     this.flushing = false;
   }
 
+  /**
+   * The names of the spaces that hold at least one entry, in order (a copy to another store
+   * walks them). One seek per space: each sublevel's keys are `!name!key`, so the first key
+   * past `!name"` belongs to the next space.
+   */
+  async spaces(): Promise<string[]> {
+    const names: string[] = [];
+    let after = '!';
+    for (;;) {
+      const [key] = await this.db.keys({ gt: after, limit: 1 }).all();
+      if (key === undefined || !key.startsWith('!')) return names;
+      const name = key.slice(1, key.indexOf('!', 1));
+      names.push(name);
+      after = `!${name}"`;
+    }
+  }
+
   watch(space: Space<unknown>, listener: (key: string) => void): () => void {
     let set = this.watchers.get(space.name);
     if (!set) this.watchers.set(space.name, (set = new Set()));

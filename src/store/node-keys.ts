@@ -31,8 +31,10 @@ export function writePrivateFile(path: string, content: string) {
   chmodSync(path, 0o600);
 }
 
-/** Thrown when the key file cannot be used as it is (mode, content). */
-export class NodeKeysError extends Error {}
+/** Thrown when the node keys cannot be used as they are (mode, content, a secret that does not open them). */
+export class NodeKeysError extends Error {
+  override readonly name = 'NodeKeysError';
+}
 
 /** Refuses a secrets file that others may read (on systems with POSIX modes). */
 export function assertPrivateMode(path: string) {

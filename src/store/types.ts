@@ -1,5 +1,6 @@
-// The Store interface: what the domain sees. Nothing above src/store knows LevelDB, so a
-// PostgreSQL implementation can come later behind the same contract (test/store/contract.ts).
+// The Store interface: what the domain sees. Nothing above src/store knows LevelDB or
+// PostgreSQL: both implementations (level.ts, postgres/) pass one contract (test/store/contract.ts).
+import type { Readable } from 'node:stream';
 
 /** A named keyspace holding JSON values of one type (a typed sublevel). */
 export interface Space<T> {
@@ -58,11 +59,82 @@ export interface Store {
   iterate<T>(space: Space<T>, range?: Range): AsyncIterable<[string, T]>;
   /**
    * Calls listener with each key of `space` that a committed batch wrote or deleted, once
-   * the batch is durable (read caches above the store use it to drop stale entries).
-   * Answers a function that stops the calls.
+   * the batch is durable (read caches above the store use it to drop stale entries). On a
+   * store shared by several processes the keys other processes commit arrive too, within
+   * the store's staleness bound; when some may have been missed (a lost notification
+   * channel), `lost` is called instead and the watcher must drop everything it derived
+   * from the space. Answers a function that stops the calls.
    */
-  watch(space: Space<unknown>, listener: (key: string) => void): () => void;
-  /** The folder the store lives in (blobs and node secrets sit beside it). */
+  watch(space: Space<unknown>, listener: (key: string) => void, lost?: () => void): () => void;
+  /**
+   * Where the store lives: the data folder of an embedded store (blobs and node secrets
+   * sit beside it), or the database URL of a shared one (without its password).
+   */
   readonly location: string;
+  /**
+   * True when several processes may use the store at once (PostgreSQL): what a process keeps
+   * in memory is then only a cache of the store, never the truth.
+   */
+  readonly shared?: boolean;
+  /** Token buckets every process on a shared store draws from (absent: the caller keeps its own). */
+  readonly buckets?: SharedBuckets;
+  /** The blob store of this store (absent: files beside it, in location/blobs). */
+  blobs?(): Promise<Blobs>;
   close(): Promise<void>;
+}
+
+/** Token buckets kept by a store that several processes share (PROTOCOL 1.4 limits one caller, not one process). */
+export interface SharedBuckets {
+  /**
+   * Refills bucket `key` (capacity `burst`, `refillPerSecond`) up to `now`, then takes one
+   * token when `take` and a whole one is there, in one atomic step. Answers the tokens left
+   * and whether one was taken.
+   */
+  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean): Promise<{ tokens: number; taken: boolean }>;
+}
+
+/**
+ * One upload in progress: bytes are hashed as they arrive and kept with bounded memory.
+ * Call write() for each chunk, then sha256(), then place() and/or discard() (always discard()).
+ */
+export interface BlobWriter {
+  /** Bytes written so far. */
+  readonly bytes: number;
+  /** True while the upload is held in memory only (nothing written anywhere yet). */
+  readonly inMemory: boolean;
+  /** Hashes and keeps one chunk; answers a promise only when the caller must wait for it. */
+  write(chunk: Uint8Array): Promise<void> | undefined;
+  /** The lowercase hex sha256 of everything written (ends the upload). */
+  sha256(): string;
+  /**
+   * Makes the bytes durable under their hash. overwrite false: creates the blob unless one
+   * exists (answers false then). overwrite true: replaces whatever is there (a repair).
+   */
+  place(overwrite?: boolean): Promise<boolean>;
+  /** Drops whatever the upload still holds. Safe to call more than once. */
+  discard(): Promise<void>;
+}
+
+/** An open stored blob: its hash check and the bytes served read the same stored copy. */
+export interface BlobReader {
+  readonly size: number;
+  /** sha256 of the stored bytes, read in chunks (bounded memory). */
+  sha256(): Promise<string>;
+  /** The whole blob in one buffer (for small blobs). */
+  readAll(): Promise<Buffer>;
+  /** Streams bytes start..end (inclusive); the stream releases the blob when it ends or is destroyed. */
+  stream(start?: number, end?: number): Readable;
+  close(): Promise<void>;
+}
+
+/** Where the content store's bytes live (files beside an embedded store, or the shared database). */
+export interface Blobs {
+  /** Starts an upload; expectedBytes is the announced size, when there is one. */
+  begin(spillBytes?: number, expectedBytes?: number): BlobWriter;
+  /** Opens a stored blob, or undefined when there is none. Close it (or consume its stream). */
+  open(sha256: string): Promise<BlobReader | undefined>;
+  /** Size in bytes of a stored blob, or undefined. Does not check the bytes. */
+  size(sha256: string): Promise<number | undefined>;
+  /** Hashes of every stored blob, in no particular order. */
+  list(): AsyncIterable<string>;
 }

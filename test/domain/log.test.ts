@@ -110,6 +110,23 @@ describe('the node\'s own audit (checkLog)', () => {
     expect(await checkLog(store, keys)).toEqual({ ok: true, entries: 35, checkpoints: 2, problems: [] });
   });
 
+  it('passes a log whose first checkpoint is of the empty log, and checks that one too', async () => {
+    const empty = await openTempStore();
+    const first = new TransparencyLog({ store: empty.store, clock: new FakeClock(), keys }, { checkpointEveryMs: 0 });
+    expect((await first.checkpoint()).size).toBe(0);
+    await empty.store.transact(['x'], async (tx) => enqueueLogEntry(tx, { clock: new FakeClock(), random: cryptoRandom }, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { step: 'a' } }));
+    await first.drain();
+    await first.checkpoint();
+    expect(await checkLog(empty.store, keys)).toEqual({ ok: true, entries: 1, checkpoints: 2, problems: [] });
+    await empty.store.transact(['x'], async (tx) => {
+      const cp = (await tx.get(LogCheckpoints, seqKey(0)))!;
+      tx.put(LogCheckpoints, seqKey(0), { ...cp, note: cp.note.replace(/\n0\n/, '\n1\n') });
+    });
+    expect((await checkLog(empty.store, keys)).problems.join('\n')).toMatch(/checkpoint of size 0/);
+    await first.close();
+    await empty.dispose();
+  });
+
   const edit = (seq: number, change: (e: Record<string, any>) => void) => // eslint-disable-line @typescript-eslint/no-explicit-any
     store.transact(['x'], async (tx) => {
       const e = (await tx.get(LogEntries, seqKey(seq)))!;

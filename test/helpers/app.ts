@@ -1,14 +1,17 @@
-// A node for tests: a fresh store in a temp folder, a fake clock, and app.inject().
+// A node for tests: a fresh store (a temp folder, or a fresh PostgreSQL schema when the suite
+// runs on PostgreSQL: test/helpers/stores.ts), a fake clock, and app.inject().
 import type { FastifyInstance } from 'fastify';
 import { cryptoRandom, FakeClock, freshNodeKeys, type NodeKeys } from '../../src/core/index.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
-import { openTempStore, type Store } from '../../src/store/index.js';
+import type { Store } from '../../src/store/index.js';
+import { openTestStore } from './stores.js';
 
 export interface TestNode {
   app: FastifyInstance;
   store: Store;
   clock: FakeClock;
   keys: NodeKeys;
+  /** The data folder, or the database URL on PostgreSQL. */
   dir: string;
   close: () => Promise<void>;
 }
@@ -20,7 +23,7 @@ export function testKeys(now = 0): NodeKeys {
 }
 
 export async function testNode(config: Partial<AppConfig> = {}): Promise<TestNode> {
-  const { store, dir, dispose } = await openTempStore();
+  const { store, dir, dispose } = await openTestStore();
   const clock = new FakeClock();
   const keys = testKeys(clock.now());
   const app = await createApp({ store, clock, keys, config: { checkResponses: true, ...config } });

@@ -29,6 +29,7 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 export interface RunningNode {
   /** e.g. http://127.0.0.1:40123 */
   url: string;
+  /** The data folder (or the postgres:// store it runs on). */
   dataDir: string;
   process: ChildProcess;
   /** Everything the node wrote to stderr so far (its log). */
@@ -40,6 +41,8 @@ export interface RunningNode {
 export interface ServeOptions {
   /** Use this data folder instead of a fresh temp one. */
   dataDir?: string;
+  /** Run on this postgres:// store instead of a data folder (give AKAS_NODE_SECRET in env). */
+  store?: string;
   env?: NodeJS.ProcessEnv;
   /** How long to wait for the "listening on" line (ms). */
   timeoutMs?: number;
@@ -48,8 +51,9 @@ export interface ServeOptions {
 /** Starts `akas serve --data DIR --port 0` and waits for the "listening on http://..." line it prints. */
 export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): Promise<RunningNode> {
   requireBuild();
-  const dataDir = opts.dataDir ?? tempDir('akas-e2e-data-');
-  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'warn', ...extraArgs], {
+  const dataDir = opts.store ?? opts.dataDir ?? tempDir('akas-e2e-data-');
+  const where = opts.store ? ['--store', opts.store] : ['--data', dataDir];
+  const child = spawn(process.execPath, [CLI, 'serve', ...where, '--port', '0', '--log-level', 'warn', ...extraArgs], {
     env: cleanEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -65,7 +69,7 @@ export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): P
       await exited;
       clearTimeout(killer);
     }
-    if (!keepData && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (!keepData && !opts.dataDir && !opts.store) rmSync(dataDir, { recursive: true, force: true });
   };
 
   return new Promise((resolve, reject) => {

@@ -1,12 +1,11 @@
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/index.js';
 import { blobsOf } from '../../src/store/index.js';
 import { testNode, type TestNode } from '../helpers/app.js';
+import { blobBackdoor } from '../helpers/stores.js';
 
 const MiB = 1024 * 1024;
 const LIMIT = 10 * MiB;
@@ -19,7 +18,9 @@ afterEach(async () => {
   await node.close();
 });
 
-const blobPath = (sha: string) => join(node.dir, 'blobs', sha.slice(0, 2), sha.slice(2));
+// Beneath the API: the stored copies (files, or rows on PostgreSQL) and uploads in progress.
+const stored = () => blobBackdoor(node);
+const storedBytes = (sha: string) => stored().bytes(sha);
 
 async function storedBlobs(): Promise<string[]> {
   const out: string[] = [];
@@ -27,20 +28,15 @@ async function storedBlobs(): Promise<string[]> {
   return out.sort();
 }
 
-const tempFiles = () => readdirSync(join(node.dir, 'blobs', 'tmp'));
+/** Uploads holding bytes outside a stored blob: temp files, or chunks no blob names. */
+const pendingUploads = () => stored().pending();
 
 function put(payload: Buffer | Readable | string, headers: Record<string, string> = {}) {
   return node.app.inject({ method: 'POST', url: '/api/cas', payload, headers: { 'content-type': 'application/octet-stream', ...headers } });
 }
 
 /** Flips one byte of a stored blob in place (the test plays bit rot). */
-function corrupt(sha: string, at = 0) {
-  const path = blobPath(sha);
-  chmodSync(path, 0o644);
-  const bytes = readFileSync(path);
-  bytes[at] ^= 0xff;
-  writeFileSync(path, bytes);
-}
+const corrupt = (sha: string, at = 0) => stored().corrupt(sha, at);
 
 describe('POST /api/cas', () => {
   it('stores bytes and answers sha256, bytes, deduplicated, fetchUrl, note', async () => {
@@ -53,21 +49,19 @@ describe('POST /api/cas', () => {
     expect(body.deduplicated).toBe(false);
     expect(body.fetchUrl).toMatch(new RegExp(`^https?://[^/]+/api/cas/${body.sha256}$`));
     expect(typeof body.note).toBe('string');
-    expect(readFileSync(blobPath(body.sha256))).toEqual(bytes);
+    expect(await storedBytes(body.sha256)).toEqual(bytes);
   });
 
   it('answers deduplicated true for identical bytes and writes nothing', async () => {
     const bytes = randomBytes(3000);
     const first = (await put(bytes)).json();
-    const before = statSync(blobPath(first.sha256));
+    const before = await stored().stamp(first.sha256);
     const again = await put(bytes, { 'content-type': 'text/plain' });
     expect(again.statusCode).toBe(200);
     expect(again.json()).toMatchObject({ sha256: first.sha256, bytes: 3000, deduplicated: true });
-    const after = statSync(blobPath(first.sha256));
-    expect(after.ino).toBe(before.ino);
-    expect(after.mtimeMs).toBe(before.mtimeMs);
+    expect(await stored().stamp(first.sha256)).toBe(before);
     expect(await storedBlobs()).toEqual([first.sha256]);
-    expect(tempFiles()).toEqual([]);
+    expect(await pendingUploads()).toBe(0);
   });
 
   it('dedupes a large (spilled to a temp file) upload without a second blob or a leftover temp file', async () => {
@@ -77,7 +71,7 @@ describe('POST /api/cas', () => {
     expect(first.deduplicated).toBe(false);
     expect(again.deduplicated).toBe(true);
     expect(await storedBlobs()).toEqual([sha256Hex(bytes)]);
-    expect(tempFiles()).toEqual([]);
+    expect(await pendingUploads()).toBe(0);
   });
 
   it('hashes any content type without parsing it (invalid JSON, no type, malformed type)', async () => {
@@ -133,7 +127,7 @@ describe('POST /api/cas', () => {
     expect(res.statusCode).toBe(413);
     expect(res.json().code).toBe('blob_too_large');
     expect(await storedBlobs()).toEqual([]);
-    expect(tempFiles()).toEqual([]);
+    expect(await pendingUploads()).toBe(0);
   });
 
   it('refuses a streamed upload (no Content-Length) as soon as it crosses 10 MiB, storing nothing', async () => {
@@ -144,7 +138,7 @@ describe('POST /api/cas', () => {
     expect(res.statusCode).toBe(413);
     expect(res.json().code).toBe('blob_too_large');
     expect(await storedBlobs()).toEqual([]);
-    expect(tempFiles()).toEqual([]);
+    expect(await pendingUploads()).toBe(0);
   });
 
   it('ends concurrent uploads of the same bytes with one stored blob and correct answers', async () => {
@@ -157,10 +151,10 @@ describe('POST /api/cas', () => {
         expect(a.json()).toMatchObject({ sha256: sha, bytes: size });
       }
       expect(answers.filter((a) => a.json().deduplicated === false)).toHaveLength(1);
-      expect(readFileSync(blobPath(sha)).equals(bytes)).toBe(true);
+      expect((await storedBytes(sha))!.equals(bytes)).toBe(true);
     }
     expect(await storedBlobs()).toHaveLength(2);
-    expect(tempFiles()).toEqual([]);
+    expect(await pendingUploads()).toBe(0);
   });
 });
 
@@ -264,7 +258,7 @@ describe('GET /api/cas/{hex}', () => {
   it('never serves bytes that hash differently: 500 integrity_violation, while head=1 still answers', async () => {
     for (const size of [500, 2 * MiB]) {
       const { bytes, sha } = await stored(size);
-      corrupt(sha, size - 1);
+      await corrupt(sha, size - 1);
       const res = await node.app.inject({ method: 'GET', url: `/api/cas/${sha}` });
       expect(res.statusCode).toBe(500);
       expect(res.json().code).toBe('integrity_violation');
@@ -342,11 +336,11 @@ describe('over a real socket', () => {
     const chunk = randomBytes(MiB);
     for (let i = 0; i < 3; i++) await new Promise<void>((r) => req.write(chunk, () => r()));
     // Wait until the node has spilled the upload to a temp file, then hang up.
-    for (let i = 0; i < 200 && tempFiles().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(tempFiles()).toHaveLength(1);
+    for (let i = 0; i < 200 && (await pendingUploads()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await pendingUploads()).toBe(1);
     req.destroy();
-    for (let i = 0; i < 200 && tempFiles().length > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(tempFiles()).toEqual([]);
+    for (let i = 0; i < 200 && (await pendingUploads()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await pendingUploads()).toBe(0);
     expect(await storedBlobs()).toEqual([]);
     const after = await chunkedUpload(1, 1000);
     expect(after.status).toBe(200);

@@ -1,10 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS, publicKeyFromPrivate, sign, verify } from '../../src/core/index.js';
 import { createApp } from '../../src/http/app.js';
-import { openTempStore } from '../../src/store/index.js';
+import { bytesAtRest, openTestStore } from '../helpers/stores.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
 import { bearer, registerAgent, testKeys, testNode, type TestNode } from '../helpers/app.js';
@@ -180,7 +178,7 @@ describe('the token bucket', () => {
   });
 
   it('keeps counts across a restart of the app on the same store', async () => {
-    const { store, dispose } = await openTempStore();
+    const { store, dispose } = await openTestStore();
     const clock = new FakeClock();
     const keys = testKeys();
     const config = { rateLimit: { burst: 3, refillPerSecond: 0.001 } };
@@ -508,7 +506,7 @@ describe('observability', () => {
   it('answers /healthz and logs one structured line per request', async () => {
     await node.close();
     const lines: string[] = [];
-    const { store, dispose } = await openTempStore();
+    const { store, dispose } = await openTestStore();
     const log = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
     const app = await createApp({ store, clock: new FakeClock(), keys: testKeys(), logger: { level: 'info', stream: log } });
     const health = await app.inject({ url: '/healthz' });
@@ -526,17 +524,10 @@ describe('observability', () => {
 });
 
 describe('secrets at rest', () => {
-  function filesUnder(dir: string): string[] {
-    return readdirSync(dir).flatMap((name) => {
-      const p = join(dir, name);
-      return statSync(p).isDirectory() ? filesUnder(p) : [p];
-    });
-  }
-
   it('keeps no api key, private key or recovery token in the data folder or the log', async () => {
     await node.close();
     const lines: string[] = [];
-    const { store, dir, dispose } = await openTempStore();
+    const { store, dir, dispose } = await openTestStore();
     const clock = new FakeClock();
     const log = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
     const app = await createApp({ store, clock, keys: testKeys(), logger: { level: 'trace', stream: log } });
@@ -547,12 +538,14 @@ describe('secrets at rest', () => {
     ).json();
     await app.inject({ url: '/api/agent/v1/me', headers: bearer(rec.apiKey) });
     await app.close();
+    // A folder is read once the store closed (all flushed); a database while it is open.
+    const held = store.shared ? await bytesAtRest(store, dir) : [];
     await store.close();
+    const atRest = store.shared ? held : await bytesAtRest(store, dir);
 
     const secrets = [reg.apiKey, reg.signing.privateKey, reg.recoveryToken, rec.apiKey, rec.signing.privateKey, rec.recoveryToken];
     const needles = secrets.flatMap((s: string) => [Buffer.from(s), ...(/^[0-9a-f]{64}$/.test(s) ? [Buffer.from(s, 'hex')] : [])]);
-    const files = filesUnder(dir);
-    const haystacks = [...files.map((f) => readFileSync(f)), Buffer.from(lines.join(''))];
+    const haystacks = [...atRest, Buffer.from(lines.join(''))];
     // The scan can see what is stored: the public key and the tag are there in clear.
     expect(haystacks.some((h) => h.includes(Buffer.from(rec.signing.publicKey)))).toBe(true);
     expect(lines.join('')).toContain(reg.tag);

@@ -131,7 +131,8 @@ describe('BlobStore', () => {
     try {
       const b1 = await blobsOf(s);
       expect(b1).toBe(await blobsOf(s));
-      expect(b1.root).toBe(join(d, 'blobs'));
+      expect(b1).toBeInstanceOf(BlobStore);
+      expect((b1 as BlobStore).root).toBe(join(d, 'blobs'));
       expect(existsSync(join(d, 'blobs', 'tmp'))).toBe(true);
     } finally {
       await dispose();

@@ -373,10 +373,15 @@ export async function identityRoutes(app: FastifyInstance) {
     writes++;
     if (tag) meCache.delete(tag);
   };
+  // Writes a shared store may have missed: every body goes.
+  const forgetAll = () => {
+    writes++;
+    meCache.clear();
+  };
   let unwatch: Array<() => void> = [];
   // Extensions register after this plugin; watch what they read once every plugin is in.
   app.addHook('onReady', async () => {
-    unwatch = [ctx.store.watch(Agents, forget), ...meExtensions.flatMap((e) => e.reads.map((r) => ctx.store.watch(r.space, (k) => forget(r.tagOf(k)))))];
+    unwatch = [ctx.store.watch(Agents, forget, forgetAll), ...meExtensions.flatMap((e) => e.reads.map((r) => ctx.store.watch(r.space, (k) => forget(r.tagOf(k)), forgetAll)))];
   });
   app.addHook('onClose', async () => unwatch.forEach((stop) => stop()));
 

@@ -168,7 +168,8 @@ function streamEvents(app: FastifyInstance, request: FastifyRequest, reply: Fast
     })().finally(() => (pumping = null));
     await pumping;
   };
-  const unwatch = store.watch(LogEntries, () => void pump().catch(() => close(true)));
+  const wake = () => void pump().catch(() => close(true));
+  const unwatch = store.watch(LogEntries, wake, wake);
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   heartbeat.unref();
   request.raw.on('close', () => close(true));

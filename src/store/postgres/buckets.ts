@@ -1,0 +1,91 @@
+// Token buckets on PostgreSQL (Store.buckets): one row per bucket in an UNLOGGED table (no WAL,
+// no fsync: a crash may forget them, like LevelDB's write-behind). Each draw is atomic in the
+// database, so a burst split between processes is limited as one.
+//
+// A draw costs a round trip, and GET /me does one per request: the draws a process makes in
+// one turn of its event loop go in one statement, one row per bucket key asking for as many
+// tokens as requests came. The database grants what the refilled bucket holds, and the
+// process hands the granted tokens to the first requests in the order they asked: the same
+// answers as one draw at a time, for a fraction of the round trips.
+import type pg from 'pg';
+import type { SharedBuckets } from '../types.js';
+
+interface Draw {
+  key: string;
+  take: boolean;
+  now: number;
+  resolve: (r: { tokens: number; taken: boolean }) => void;
+  reject: (e: unknown) => void;
+}
+
+export class PgBuckets implements SharedBuckets {
+  private queues = new Map<string, Draw[]>();
+  private scheduled = false;
+  private readonly sql: string;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    schema: string,
+  ) {
+    // $1 burst, $2 refill per second, $3 now (ms), $4 keys, $5 tokens asked per key.
+    const refill = 'least($1::float8, b.tokens + greatest(0, $3::bigint - b.at) / 1000.0 * $2::float8)';
+    this.sql = `INSERT INTO ${schema}.akas_buckets AS b (key, tokens, at, taken, asked)
+        SELECT k, $1::float8 - least(n, floor($1::float8)), $3::bigint, least(n, floor($1::float8)), n
+        FROM unnest($4::text[], $5::int[]) AS t(k, n)
+      ON CONFLICT (key) DO UPDATE SET
+        taken = least(excluded.asked, floor(${refill})),
+        tokens = ${refill} - least(excluded.asked, floor(${refill})),
+        at = greatest(b.at, $3::bigint)
+      RETURNING key, tokens, taken`;
+  }
+
+  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean): Promise<{ tokens: number; taken: boolean }> {
+    return new Promise((resolve, reject) => {
+      const group = `${burst}:${refillPerSecond}`;
+      let queue = this.queues.get(group);
+      if (!queue) this.queues.set(group, (queue = []));
+      queue.push({ key, take, now: Math.round(now), resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush() {
+    this.scheduled = false;
+    const queues = this.queues;
+    this.queues = new Map();
+    for (const [group, draws] of queues) void this.send(group, draws);
+  }
+
+  private async send(group: string, draws: Draw[]) {
+    const [burst, rate] = group.split(':').map(Number);
+    const byKey = new Map<string, Draw[]>();
+    let now = 0;
+    for (const d of draws) {
+      let list = byKey.get(d.key);
+      if (!list) byKey.set(d.key, (list = []));
+      list.push(d);
+      now = Math.max(now, d.now);
+    }
+    const keys = [...byKey.keys()];
+    try {
+      const r = await this.pool.query<{ key: string; tokens: number; taken: number }>({
+        name: 'akas-buckets',
+        text: this.sql,
+        values: [burst, rate, now, keys, keys.map((k) => byKey.get(k)!.filter((d) => d.take).length)],
+      });
+      for (const row of r.rows) {
+        let granted = Number(row.taken);
+        for (const d of byKey.get(row.key)!) {
+          const taken = d.take && granted > 0;
+          if (taken) granted--;
+          d.resolve({ tokens: row.tokens, taken });
+        }
+      }
+    } catch (e) {
+      for (const d of draws) d.reject(e);
+    }
+  }
+}

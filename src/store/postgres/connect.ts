@@ -1,0 +1,69 @@
+// Where a PostgreSQL store lives: a postgres:// URL, plus two settings of ours carried in its
+// query string and removed before the driver sees it: `schema` (the PostgreSQL schema that
+// holds the tables, default public; tests give every store its own) and `pool` (connections
+// for transactions, default 10).
+import { createHash } from 'node:crypto';
+import type { PoolConfig } from 'pg';
+
+export interface PgTarget {
+  /** What the driver gets: the URL without our settings. */
+  connectionString: string;
+  /** The PostgreSQL schema holding the tables (a plain lowercase identifier). */
+  schema: string;
+  /** The schema as a quoted identifier, ready for SQL text. */
+  qschema: string;
+  /** Connections for transactions. */
+  pool: number;
+  /** The URL without its password (logs, messages, Store.location). */
+  display: string;
+  /** The LISTEN/NOTIFY channel of this store (one per schema). */
+  channel: string;
+}
+
+export const isPostgresUrl = (s: string) => /^postgres(ql)?:\/\//i.test(s);
+
+/** Parses a postgres:// URL (throws a plain Error naming what is wrong). */
+export function pgTarget(url: string): PgTarget {
+  if (!isPostgresUrl(url)) throw new Error(`not a postgres:// URL: ${redact(url)}`);
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`not a valid URL: ${redact(url)}`);
+  }
+  const schema = u.searchParams.get('schema') ?? 'public';
+  if (!/^[a-z_][a-z0-9_]{0,39}$/.test(schema)) throw new Error(`schema must be a lowercase identifier of at most 40 characters ([a-z_][a-z0-9_]*), got ${schema}`);
+  const poolParam = u.searchParams.get('pool');
+  const pool = poolParam === null ? 10 : Number(poolParam);
+  if (!Number.isInteger(pool) || pool < 2 || pool > 200) throw new Error(`pool must be a whole number from 2 to 200, got ${poolParam}`);
+  u.searchParams.delete('schema');
+  u.searchParams.delete('pool');
+  const connectionString = u.toString();
+  u.password = '';
+  if (schema !== 'public') u.searchParams.set('schema', schema);
+  return { connectionString, schema, qschema: `"${schema}"`, pool, display: u.toString(), channel: `akas:${schema}` };
+}
+
+/** A URL with its password replaced, for messages (the URL may not even parse). */
+export function redact(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, '$1:***@');
+}
+
+/** Driver settings for one pool of a target. */
+export function poolConfig(t: PgTarget, max: number, applicationName: string, extra: Partial<PoolConfig> = {}): PoolConfig {
+  return { connectionString: t.connectionString, max, application_name: applicationName, idleTimeoutMillis: 30_000, ...extra };
+}
+
+/**
+ * The advisory lock id of a lock key: 64 bits of sha256 over the schema and the key (two
+ * schemas in one database never contend). A collision only makes two keys share a lock.
+ */
+export function lockId(schema: string, key: string): bigint {
+  return createHash('sha256').update(`${schema}\u0000${key}`).digest().readBigInt64BE(0);
+}
+
+/** The lock ids of a transaction, deduplicated and sorted: every transaction takes them in one order. */
+export function sortedLockIds(schema: string, keys: string[]): bigint[] {
+  const ids = [...new Set(keys.map((k) => lockId(schema, k)))];
+  return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
