@@ -53,6 +53,33 @@ async function append(n: number, kind = 'pipeline.facet.v1') {
 }
 
 describe('the transparency log', () => {
+  it('appends submitted items and outbox items in one chain, answering each once its batch is on disk', async () => {
+    const outbox = append(5);
+    const direct = Array.from({ length: 7 }, (_, i) => log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: 'ak_direct000', body: { reviewId: `r${i}` } }));
+    const entries = [...(await outbox), ...(await Promise.all(direct))].sort((a, b) => a.seq - b.seq);
+    expect(entries.map((e) => e.seq)).toEqual([...Array(12).keys()]);
+    for (let i = 1; i < 12; i++) expect(entries[i].prevHash).toBe(entries[i - 1].hash);
+    // Each answered entry is the stored one (not an echo): the chain and the audit hold.
+    for (const e of await Promise.all(direct)) expect(await store.get(LogEntries, seqKey(e.seq))).toEqual(e);
+    expect((await Promise.all(direct)).every((e) => e.ticket === undefined)).toBe(true);
+    expect((await checkLog(store, keys)).problems).toEqual([]);
+  });
+
+  it('refuses a submission once closed, and fails the submissions of a batch that could not be written', async () => {
+    await log.close();
+    await expect(log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: null, body: {} })).rejects.toThrow(/closed/);
+    log = new TransparencyLog({ store, clock, keys }, { checkpointEveryMs: 0 });
+    const original = store.transact.bind(store);
+    store.transact = (async () => {
+      throw new Error('disk full');
+    }) as typeof store.transact;
+    await expect(log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: null, body: {} })).rejects.toThrow('disk full');
+    store.transact = original;
+    expect((await log.head()).size).toBe(0);
+    const ok = await log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: null, body: {} });
+    expect(ok.seq).toBe(0);
+  });
+
   it('chains entries by hash, in the order they were appended, each exactly once', async () => {
     const entries = await append(25);
     expect(entries.map((e) => e.seq)).toEqual([...Array(25).keys()]);
