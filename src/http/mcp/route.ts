@@ -19,8 +19,6 @@
 // validated parameters and result, and the route run in-process one more read. Calling the
 // domain directly instead of the route measured barely better (about 0.3) for a second source
 // of validation, auth and errors, so tools go through their routes.
-import { Readable } from 'node:stream';
-import { toWebRequest } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
   isJsonContentType,
@@ -40,6 +38,7 @@ import { Media } from '../schemas.js';
 import { originOf } from '../urls.js';
 import { callTool, FORWARDED_HEADERS, type McpCaller } from './call.js';
 import { buildTools, type Tool } from './tools.js';
+import { sendWebResponse, webRequestOf } from './web.js';
 
 export const MCP_PATH = '/api/mcp';
 
@@ -110,11 +109,10 @@ export async function mcpRoutes(app: FastifyInstance) {
       const v = request.headers[name];
       if (typeof v === 'string') headers[name] = v;
     }
-    const caller: McpCaller = { ip: request.ip, tag: agent?.tag, headers };
+    const caller: McpCaller = { ip: request.ip, encrypted: (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true, tag: agent?.tag, headers };
     const authInfo: AuthInfo = { token: '', clientId: agent?.tag ?? 'anonymous', scopes: [], extra: { caller } };
     const body = request.body;
-    // The SDK's own Node-to-web conversion, from the body fastify has parsed (and bounded).
-    const web = await toWebRequest(request.raw, body);
+    const web = webRequestOf(request, reply.raw);
 
     reply.hijack();
     let res: Response;
@@ -135,11 +133,13 @@ export async function mcpRoutes(app: FastifyInstance) {
       request.log.error({ mcp: (e as Error).name, message: redact(String((e as Error).message)) }, 'mcp: the SDK failed');
       res = Response.json({ jsonrpc: '2.0', id: null, error: { code: ProtocolErrorCode.InternalError, message: 'Internal error' } }, { status: 500 });
     }
-    const out: Record<string, string> = {};
-    res.headers.forEach((v, k) => (out[k] = v));
-    reply.raw.writeHead(res.status, out);
-    if (res.body && (out['content-type'] ?? '').includes('text/event-stream')) Readable.fromWeb(res.body as never).pipe(reply.raw);
-    else reply.raw.end(res.body ? Buffer.from(await res.arrayBuffer()) : undefined);
+    try {
+      await sendWebResponse(reply.raw, res);
+    } catch (e) {
+      // The answer could not be read or written (the client is gone, or a stream failed midway).
+      request.log.warn({ mcp: (e as Error).name, message: redact(String((e as Error).message)) }, 'mcp: the answer was not delivered');
+      reply.raw.destroy();
+    }
   }
 
   app.post(
