@@ -1,10 +1,13 @@
 // MCP tools/call throughput (PROTOCOL 12): a read tool (search, node) called through POST
 // /api/mcp, as a ratio to the same read over plain HTTP in the same run, both loaded by the
 // child-process load generator of bench/http.ts (undici Pool, targets alternating in short
-// slices). Both MCP eras are measured: 2025 JSON-RPC posts (the v1 SDK, and the v2 client by
-// default) and 2026-07-28 per-request envelopes (the v2 client negotiating). Target (issue 13):
-// MCP search >= 0.5 of HTTP search. A diagnostic line loads an MCP ping, which the SDK answers
-// with no tool at all: the ceiling of any tool call through the mounted SDK.
+// slices): the same 32 keep-alive connections per target, the same node, the same read (the
+// tool's route runs with the same query). Answer sizes are printed: an MCP result carries the
+// read twice (as text and as structuredContent, PROTOCOL 12.3) in a JSON-RPC envelope. Both MCP
+// eras are measured: 2025 JSON-RPC posts (the v1 SDK, and the v2 client by default) and
+// 2026-07-28 per-request envelopes (the v2 client negotiating). Target (issue 13): MCP search
+// >= 0.5 of HTTP search. A diagnostic line loads an MCP ping, which the SDK answers with no tool
+// at all: the ceiling of any tool call through the mounted SDK.
 import { canonicalize, sign } from '../src/core/index.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
@@ -85,6 +88,7 @@ export async function run() {
     for (const t of targets) {
       const res = await fetch(t.url, { method: t.method ?? 'GET', headers: t.headers, body: t.body });
       const text = await res.text();
+      t.name += ` (${Buffer.byteLength(text)} B)`;
       const ping = t.body?.includes('"ping"');
       if (res.status !== 200 || text.includes('"isError":true') || !(ping || text.includes(`${QUERY}-pattern`) || text.includes(samplePath))) throw new Error(`${t.name} answered ${res.status}: ${text.slice(0, 300)}`);
     }

@@ -1,6 +1,5 @@
 // The composition root: createApp wires the store, clock, randomness, node keys and config
 // into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
-import helmet from '@fastify/helmet';
 import Fastify, { LogController, type FastifyContextConfig, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
@@ -27,6 +26,7 @@ import { openApiRoutes, registerOpenApi } from './openapi.js';
 import { mcpRoutes } from './mcp/route.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
+import { registerSecurityHeaders } from './security-headers.js';
 
 export interface AppConfig extends DomainConfig {
   /** The origin used in absolute URLs; by default the one the request came to. */
@@ -129,8 +129,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // the caller hook, whose 401 and 429 answers carry them too). The HTML pages are
   // self-contained: inline styles, no scripts, never framed. HSTS only when the node is
   // published over https (a browser ignores it over http anyway, and a local node has none).
-  await app.register(helmet, {
-    global: true,
+  registerSecurityHeaders(app, {
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {

@@ -201,6 +201,45 @@ describe('tools', () => {
   });
 });
 
+describe('one source of truth', () => {
+  it('a tool answers what its route answers over HTTP to the same caller, refusals included', async () => {
+    const client = await connect('v1', me.apiKey);
+    const id = await pendingProposal(21);
+    const sha = 'b'.repeat(64);
+    // [tool, arguments, the same request over HTTP]
+    const cases: Array<[string, Record<string, unknown>, string, string, unknown?]> = [
+      ['preview', {}, 'GET', '/api/agent/v1/preview'],
+      ['schemas', {}, 'GET', '/api/agent/v1/schemas'],
+      ['search', { q: 'retry', limit: 5 }, 'GET', '/api/knowledge/search?q=retry&limit=5'],
+      ['search', { q: '', limit: 1000 }, 'GET', '/api/knowledge/search?q=&limit=1000'],
+      ['suggest', { q: '/' }, 'GET', '/api/knowledge/suggest?q=%2F'],
+      ['node', { path: '/' }, 'GET', '/api/knowledge/node/'],
+      ['node', { path: '/no/such/node' }, 'GET', '/api/knowledge/node/no/such/node'],
+      ['proposal', { id }, 'GET', `/api/knowledge/proposals/${id}`],
+      ['brief', { id: 'kb:nothing-here' }, 'GET', '/api/knowledge/briefs/kb%3Anothing-here'],
+      ['cas_head', { sha256: sha }, 'GET', `/api/cas/${sha}?head=1`],
+      ['dry_run', { kind: 'nope' }, 'POST', '/api/credentials/dry-run', { kind: 'nope' }],
+      ['traverse', { start: '/', depth: 1 }, 'POST', '/api/knowledge/dg/traverse', { start: '/', depth: 1 }],
+      ['verify_manifest', { manifest: {} }, 'POST', '/api/knowledge/verify', { manifest: {} }],
+      ['queue', {}, 'GET', '/api/judge/queue'],
+      ['calibration_questions', {}, 'GET', '/api/agent/v1/calibrate'],
+      ['withdraw', { id }, 'POST', `/api/knowledge/proposals/${id}/withdraw`, {}],
+    ];
+    for (const [tool, args, method, path, body] of cases) {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${me.apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+      const overHttp = await res.json();
+      const viaMcp = await client.callTool({ name: tool, arguments: args });
+      expect([tool, Boolean(viaMcp.isError)], JSON.stringify(overHttp)).toEqual([tool, res.status >= 400]);
+      expect(viaMcp.structuredContent, `${tool} ${JSON.stringify(args)}`).toEqual(overHttp);
+    }
+    await client.close();
+  });
+});
+
 describe('the endpoint', () => {
   const rpc = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });

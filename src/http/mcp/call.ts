@@ -1,17 +1,19 @@
-// Runs an MCP tool (PROTOCOL 12.3) by calling its route in-process (fastify's inject) with the
-// caller's own Authorization, IP and host: the route validates, authorizes and answers as it
-// does over HTTP, so a tool has one source of truth. The POST to /api/mcp drew the caller's
+// Runs an MCP tool (PROTOCOL 12.3) by calling its route in-process (through fastify's routing:
+// inner-call.ts) with the caller's own Authorization, IP and host: the route validates,
+// authorizes and answers as it does over HTTP, so a tool has one source of truth. The POST to /api/mcp drew the caller's
 // token; the route draws none again (inner-call.ts). A 2xx answer is the tool's
 // result; any refusal comes back as an MCP tool error carrying the route's envelope and its
 // code (PROTOCOL 13).
 import type { FastifyInstance } from 'fastify';
 import { judgmentSigningString, kindOfProposalId, ServiceError, signOnce, type ErrorCode } from '../../core/index.js';
-import { innerCallHeaders } from '../inner-call.js';
+import { innerCall } from '../inner-call.js';
 import type { Tool } from './tools.js';
 
 /** Who called /api/mcp, as the routes a tool calls must see them. */
 export interface McpCaller {
   ip: string;
+  /** The /api/mcp request came over TLS (the route's request.protocol). */
+  encrypted: boolean;
   /** The agent's tag when a Bearer key was sent (and authenticated). */
   tag?: string;
   /** Request headers passed on to the route: authorization, host, tenant and idempotency headers. */
@@ -115,13 +117,7 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   let payload: string | undefined;
   if (tool.hasBody) payload = JSON.stringify(args);
   else for (const [k, v] of Object.entries(args)) query.push([k, v]); // unknown arguments: the route drops them, as over HTTP (PROTOCOL 1.1)
-  const res = await app.inject({
-    method: tool.method,
-    url: url + queryString(query),
-    headers: { ...caller.headers, ...innerCallHeaders(), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
-    payload,
-    remoteAddress: caller.ip,
-  });
+  const res = await innerCall(app, { method: tool.method, url: url + queryString(query), headers: caller.headers, ip: caller.ip, encrypted: caller.encrypted, payload });
   let body: unknown;
   try {
     body = JSON.parse(res.body);

@@ -8,19 +8,29 @@
 //   stateless fallback answers them as event streams.
 //
 // Either way one low-level SDK Server per request answers tools/list and tools/call from the
-// tool table (tools.ts); a tool runs its route in-process (call.ts). fastify has parsed the body
-// already (bodyLimit, invalid JSON answered as everywhere); the SDK gets it as parsedBody,
-// through @modelcontextprotocol/node's toWebRequest.
+// tool table (tools.ts); a tool runs its route in-process through fastify's routing (call.ts,
+// inner-call.ts). fastify has parsed the body already (bodyLimit, invalid JSON answered as
+// everywhere); the SDK gets it as parsedBody with a lightweight body-less Request, and its
+// Response is written with its Content-Length (web.ts).
 //
-// Cost (bench/mcp.ts, npm run bench -- mcp): a read tool runs at about 0.2 to 0.3 of the same
-// read over plain HTTP, below the 0.5 aimed at. An MCP ping (no tool, no route) alone reaches
-// only about 0.5: the SDK's per-request work (a Server and a transport, zod validation of every
-// message, web Request and Response objects) costs about one plain read; a tools/call adds its
-// validated parameters and result, and the route run in-process one more read. Calling the
-// domain directly instead of the route measured barely better (about 0.3) for a second source
-// of validation, auth and errors, so tools go through their routes.
-import { Readable } from 'node:stream';
-import { toWebRequest } from '@modelcontextprotocol/node';
+// One Server per request, not one shared: a Server holds one transport at a time (connect()
+// refuses a second until close(), and close() aborts every handler in flight on it), so
+// concurrent exchanges cannot share one, and createMcpHandler refuses an instance still serving. Building one with its two handlers costs a few microseconds. The
+// 2025-era Server and transport are dropped, not closed: a stateless exchange leaves nothing
+// pending, and close() only builds the errors that would reject pending requests.
+//
+// Cost (bench/mcp.ts, npm run bench -- mcp, on 2 shared cores): a search tool runs at about 0.4
+// of the same search over plain HTTP (2025 JSON-RPC; about 0.27 on the 2026-07-28 leg), a node
+// read, which a cache makes a third of a search, at about 0.27, an MCP ping alone at about 0.6.
+// Short of the 0.5 aimed at, and not for want of trimming our side: of an MCP search's server
+// CPU (about 3 times a plain search's, ~410 against ~140 us), the SDK's own work is ~28%, about
+// as much as the whole plain search (deciding the era, zod validation of the message, of the
+// tools/call parameters twice, of the result and of the response, a Server and a transport,
+// Response.json's web body stream, ~70 KiB allocated per call), and socket and HTTP parsing
+// ~27% (the plain search's share of it, plus the POST body); fastify's pipelines, outer and the
+// route's own, ~13%, the search ~9%, garbage collection ~8%; this route, call.ts, web.ts and
+// inner-call.ts ~12%. Calling the domain directly instead of the route would save only the
+// route's pipeline (~20 us), for a second source of validation, auth and errors.
 import {
   createMcpHandler,
   isJsonContentType,
@@ -40,6 +50,7 @@ import { Media } from '../schemas.js';
 import { originOf } from '../urls.js';
 import { callTool, FORWARDED_HEADERS, type McpCaller } from './call.js';
 import { buildTools, type Tool } from './tools.js';
+import { sendWebResponse, webRequestOf } from './web.js';
 
 export const MCP_PATH = '/api/mcp';
 
@@ -78,7 +89,7 @@ export async function mcpRoutes(app: FastifyInstance) {
   const byName = () => new Map(tools.map((t) => [t.name, t]));
   let index: Map<string, Tool> | undefined;
 
-  /** One SDK server for one request, answering as this caller. */
+  /** One SDK server for one request, answering as this caller (not shared: the top of this file). */
   function serverFor(caller: McpCaller) {
     const server = new Server({ name: 'akas', version: app.akas.appConfig.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler('tools/list', async () => ({ tools: caller.tag ? fullListing : anonymousListing }));
@@ -110,11 +121,10 @@ export async function mcpRoutes(app: FastifyInstance) {
       const v = request.headers[name];
       if (typeof v === 'string') headers[name] = v;
     }
-    const caller: McpCaller = { ip: request.ip, tag: agent?.tag, headers };
+    const caller: McpCaller = { ip: request.ip, encrypted: (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true, tag: agent?.tag, headers };
     const authInfo: AuthInfo = { token: '', clientId: agent?.tag ?? 'anonymous', scopes: [], extra: { caller } };
     const body = request.body;
-    // The SDK's own Node-to-web conversion, from the body fastify has parsed (and bounded).
-    const web = await toWebRequest(request.raw, body);
+    const web = webRequestOf(request, reply.raw);
 
     reply.hijack();
     let res: Response;
@@ -126,8 +136,7 @@ export async function mcpRoutes(app: FastifyInstance) {
         const server = serverFor(caller);
         await server.connect(transport);
         res = await transport.handleRequest(web, { parsedBody: body, authInfo });
-        // Not closed: a stateless exchange leaves nothing pending, and close() only builds the
-        // errors that would reject pending requests (half the SDK's cost per request here).
+        // Not closed (the top of this file says why).
       } else {
         res = await modern.fetch(web, { parsedBody: body, authInfo });
       }
@@ -135,11 +144,13 @@ export async function mcpRoutes(app: FastifyInstance) {
       request.log.error({ mcp: (e as Error).name, message: redact(String((e as Error).message)) }, 'mcp: the SDK failed');
       res = Response.json({ jsonrpc: '2.0', id: null, error: { code: ProtocolErrorCode.InternalError, message: 'Internal error' } }, { status: 500 });
     }
-    const out: Record<string, string> = {};
-    res.headers.forEach((v, k) => (out[k] = v));
-    reply.raw.writeHead(res.status, out);
-    if (res.body && (out['content-type'] ?? '').includes('text/event-stream')) Readable.fromWeb(res.body as never).pipe(reply.raw);
-    else reply.raw.end(res.body ? Buffer.from(await res.arrayBuffer()) : undefined);
+    try {
+      await sendWebResponse(reply.raw, res);
+    } catch (e) {
+      // The answer could not be read or written (the client is gone, or a stream failed midway).
+      request.log.warn({ mcp: (e as Error).name, message: redact(String((e as Error).message)) }, 'mcp: the answer was not delivered');
+      reply.raw.destroy();
+    }
   }
 
   app.post(
