@@ -39,7 +39,16 @@ const cacheId = (space: Space<unknown>, key: string) => `${space.name}\u0000${ke
 class ReadCache {
   private young = new Map<string, string | null>();
   private old = new Map<string, string | null>();
-  constructor(private readonly max: number) {}
+  /** Characters of JSON text held by the young generation. */
+  private youngChars = 0;
+  /**
+   * Bounded by entries and by the text they hold (records vary from a few bytes to kilobytes:
+   * a count alone let 20,000 decided proposals keep over 100 MiB).
+   */
+  constructor(
+    private readonly max: number,
+    private readonly maxChars: number,
+  ) {}
   get(id: string): string | null | undefined {
     const v = this.young.get(id);
     if (v !== undefined) return v;
@@ -49,11 +58,13 @@ class ReadCache {
   }
   set(id: string, v: string | null) {
     this.young.set(id, v);
+    this.youngChars += (v?.length ?? 0) + id.length;
     // The old generation may hold an outdated copy: a read must never find it after this write.
     this.old.delete(id);
-    if (this.young.size >= this.max / 2) {
+    if (this.young.size >= this.max / 2 || this.youngChars >= this.maxChars / 2) {
       this.old = this.young;
       this.young = new Map();
+      this.youngChars = 0;
     }
   }
 }
@@ -94,10 +105,11 @@ export class LevelStore implements Store {
   constructor(
     readonly location: string,
     cacheEntries = 20_000,
+    cacheChars = 32 * 1024 * 1024,
   ) {
     mkdirSync(location, { recursive: true, mode: 0o700 });
     this.db = new Level<string, string>(`${location}/level`, { valueEncoding: 'utf8' });
-    this.cache = new ReadCache(cacheEntries);
+    this.cache = new ReadCache(cacheEntries, cacheChars);
   }
 
   async open() {
