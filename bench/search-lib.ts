@@ -1,13 +1,14 @@
 // One full-text library over the synthetic corpus, in a process of its own (bench/search.ts
 // runs one per library, with --expose-gc, so each heap and RSS is its own): build time, the
 // memory the index holds, and query latency, with the same fields, boosts, stop words and
-// typo tolerance as the node's index (src/domain/search.ts) as far as each library can
+// typo tolerance as the node's index (src/domain/search-index.ts) as far as each library can
 // express them. Every library gets the query as the node passes it on (queryText).
 //
 // Usage: node --expose-gc search-lib.js '{"lib":"minisearch","n":100000}'
 // Prints one JSON line: {lib, n, buildMs, heapMiB, rssMiB, queries[{name, q, samplesUs[], hits, found?}]}.
 import MiniSearch from 'minisearch';
-import { MINISEARCH_OPTIONS, BOOST, queryText, type Doc } from '../src/domain/search.js';
+import { kit, queryText } from '../src/domain/search.js';
+import type { Doc } from '../src/domain/search-index.js';
 import { stopWords } from '../src/domain/tools/stopwords.js';
 import { corpus, queries, type SearchDoc } from './search-corpus.js';
 
@@ -26,7 +27,7 @@ interface Engine {
 }
 
 async function minisearch(): Promise<Engine> {
-  const index = new MiniSearch<Doc>(MINISEARCH_OPTIONS);
+  const index = new MiniSearch<Doc>(kit().options);
   return {
     async build(docs) {
       index.addAll(docs as Doc[]);
@@ -50,7 +51,7 @@ async function orama(): Promise<Engine> {
     },
     async search(q) {
       // tolerance 1: one edit per word (Levenshtein), Orama's nearest to MiniSearch's 0.2 on words of 5 to 9 letters.
-      const r = await search(db, { term: queryText(q), properties: [...FIELDS], boost: BOOST, tolerance: 1, limit: LIMIT });
+      const r = await search(db, { term: queryText(q), properties: [...FIELDS], boost: kit().boost, tolerance: 1, limit: LIMIT });
       return { paths: r.hits.map((h) => String(h.id)), total: r.count };
     },
   };
@@ -68,7 +69,7 @@ async function flexsearch(): Promise<Engine> {
       for (const d of docs) index.add(d as unknown as Parameters<typeof index.add>[0]);
     },
     async search(q) {
-      const r = index.search(queryText(q), { limit: LIMIT, suggest: true, merge: true, index: FIELDS.map((field) => ({ field, boost: BOOST[field] })) } as never) as unknown as Array<{ id: string }>;
+      const r = index.search(queryText(q), { limit: LIMIT, suggest: true, merge: true, index: FIELDS.map((field) => ({ field, boost: kit().boost[field] })) } as never) as unknown as Array<{ id: string }>;
       return { paths: r.map((h) => String(h.id)), total: r.length };
     },
   };

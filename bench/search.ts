@@ -109,7 +109,15 @@ async function populate(dir: string, proposals: ProposalRecord[], from: number, 
 
 interface Memory {
   rssMiB: number;
+  /** The main thread's heap in use (after a collection), and committed. */
   heapMiB: number;
+  heapTotalMiB: number;
+  /** The worker threads' heaps (the index's, not collected first), in use and committed. */
+  workerHeapMiB: number;
+  workerHeapTotalMiB: number;
+  /** Resident anonymous memory (heaps, malloc) and file-backed (the node binary, LevelDB's mapped tables). */
+  anonMiB: number;
+  fileMiB: number;
   peakRssMiB: number;
 }
 
@@ -135,14 +143,12 @@ function startBenchNode(dir: string): Promise<RunningBenchNode> {
   });
   return new Promise((resolve, reject) => {
     c.once('exit', (code) => reject(new Error(`bench node exited ${code}`)));
-    void next('listening').then((m) =>
+    void next('listening').then(({ url, listenMs, indexedMs, ...memory }) =>
       resolve({
-        url: m.url,
-        listenMs: m.listenMs,
-        indexedMs: m.indexedMs,
-        rssMiB: m.rssMiB,
-        heapMiB: m.heapMiB,
-        peakRssMiB: m.peakRssMiB,
+        url,
+        listenMs,
+        indexedMs,
+        ...(memory as unknown as Memory),
         memory: async () => {
           c.send({ type: 'memory' });
           return next('memory') as unknown as Promise<Memory>;
@@ -253,7 +259,11 @@ export async function run() {
     line('RSS with the index built', mib(node.rssMiB), node.rssMiB / bare.rssMiB, `< ${RSS_TARGET_MIB} MiB`, node.rssMiB < RSS_TARGET_MIB);
     line('RSS after the benches above', mib(after.rssMiB), after.rssMiB / bare.rssMiB, `< ${RSS_TARGET_MIB} MiB`, after.rssMiB < RSS_TARGET_MIB);
     line('peak RSS (during the rebuild and the benches)', mib(after.peakRssMiB), after.peakRssMiB / bare.peakRssMiB);
-    console.log(`    (after a collection; ratios to an empty node's: RSS ${mib(bare.rssMiB)}, peak ${mib(bare.peakRssMiB)}; heap in use: ${mib(bare.heapMiB)} empty, ${mib(node.heapMiB)} with the index, ${mib(after.heapMiB)} after)`);
+    console.log(`    (after a collection of the main thread; ratios to an empty node's: RSS ${mib(bare.rssMiB)}, peak ${mib(bare.peakRssMiB)})`);
+    for (const [label, m] of [['empty node', bare], ['index built', node], ['after the benches', after]] as const) {
+      console.log(`    ${`${label}:`.padEnd(19)} heap in use / committed: main thread ${mib(m.heapMiB)} / ${mib(m.heapTotalMiB)}, index thread ${mib(m.workerHeapMiB)} / ${mib(m.workerHeapTotalMiB)}; resident: anonymous ${mib(m.anonMiB)}, file-backed ${mib(m.fileMiB)}`);
+    }
+    console.log('    (file-backed: the node binary, and the LevelDB tables the rebuild read, which LevelDB maps into memory)');
   } finally {
     rmSync(dir, { recursive: true, force: true });
     rmSync(empty, { recursive: true, force: true });

@@ -1,55 +1,40 @@
 // Search and suggest over the published tree (PROTOCOL 10.6), with MiniSearch (chosen by a
 // measurement at 100,000 nodes against Orama and FlexSearch: bench/search.ts). One document
 // per published node: its title, path, spec, and for a brief its three levels. The index
-// lives in memory, is rebuilt from the store at start (in the background), and follows every
+// (search-index.ts) is rebuilt from the store at start (in the background), and follows every
 // write to a node through the store's watch (so on a shared store, every process's index
 // follows, and is rebuilt when the store says writes may have been missed).
-import MiniSearch, { type Options, type SearchResult } from 'minisearch';
+//
+// The index lives in a worker thread of its own, fed by this side, which reads the store:
+// - memory: V8 grows a heap by up to 4 times what survived its last full collection when the
+//   heap may grow to gigabytes, and compacts only nearly empty pages, so the index built in
+//   the main heap, among the requests' and the store's garbage, left about 100 MiB of free
+//   heap the process kept. A worker's heap holds the index alone, grown under a smaller
+//   young generation (WORKER_YOUNG_MB); a rebuild fills a new worker and the old one is
+//   terminated, which hands its whole heap back at once instead of leaving an old index for
+//   the collector;
+// - latency: a query for a common word (about 3 ms at 100,000 nodes) no longer holds the
+//   event loop; the message round trip costs tens of microseconds.
+// Messages to the worker are handled in the order they are posted: an update posted before a
+// search is in the index that search reads.
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import type { Store } from '../store/index.js';
 import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './knowledge.js';
 import type { PayloadOf } from './proposal-kinds.js';
+import { createIndex, searchKit, serveIndex, type Doc, type IndexAnswer, type IndexMessage, type SearchKit, type SearchPage, type Suggestion } from './search-index.js';
 import { stopWords } from './tools/stopwords.js';
+
+export type { Doc, SearchHit, SearchPage } from './search-index.js';
 
 type Brief = PayloadOf<'brief'>['brief'];
 
-/** What is indexed of a node. `id` is its path; `path` the words of its path not in its title. */
-export interface Doc {
-  id: string;
-  path: string;
-  kind: string;
-  title: string;
-  spec: string;
-  tldr?: string;
-  core?: string;
-  deep?: string;
-}
+let kitOnce: SearchKit | undefined;
+/** The index's terms and options (search-index.ts), built at first use. */
+export const kit = (): SearchKit => (kitOnce ??= searchKit([...stopWords()]));
 
-/** Field boosts: a word in a title says more than one in a spec, and far more than one deep in a brief. */
-export const BOOST = { title: 3, path: 2, tldr: 2, spec: 1, core: 1, deep: 0.5 };
-
-/** Paths, slugs and prose all split into words: on white space, punctuation, slashes and hyphens. */
-const tokenize = (text: string) => text.split(/[\s\p{P}\p{S}]+/u).filter(Boolean);
-
-/**
- * Index terms: lowercase, and no English function words ("the", "of", "with"...): they are
- * half the words of any text and find nothing, and leaving them out halves the index
- * (bench/search.ts: 4.8 million postings down to 2.2 at 100,000 nodes, the heap it holds
- * from about 250 MiB to 150).
- */
-function indexTerm(term: string): string | null {
-  const t = term.toLowerCase();
-  return stopWords().has(t) ? null : t;
-}
-
-/**
- * The words of a query that can match: its function words left out, unless it has no other
- * word (then the last one stays, as the prefix of what is being typed: "to" finds "tools").
- */
-export function queryText(q: string): string {
-  const terms = tokenize(q).map((t) => t.toLowerCase());
-  const kept = terms.filter((t) => !stopWords().has(t));
-  return (kept.length ? kept : terms.slice(-1)).join(' ');
-}
+/** The words of a query that can match (search-index.ts). */
+export const queryText = (q: string): string => kit().queryText(q);
 
 /**
  * What is indexed of a brief's levels: its tldr; its core with pitfalls and heuristics; and of
@@ -74,44 +59,106 @@ export function briefFields(b: Brief): { tldr: string; core: string; deep: strin
  * title, whose boost is the higher.
  */
 export function pathWords(path: string, title: string): string {
+  const { tokenize } = kit();
   const inTitle = new Set(tokenize(title).map((t) => t.toLowerCase()));
   return [...new Set(tokenize(path).map((t) => t.toLowerCase()))].filter((t) => !inTitle.has(t)).join(' ');
 }
 
-/**
- * The index's options (bench/search.ts measures the same): typo tolerance of one edit in
- * five letters for words of 5 letters or more, the last word of a query also as a prefix
- * (search as you type), every word required.
- */
-export const MINISEARCH_OPTIONS: Options<Doc> = {
-  fields: ['title', 'path', 'tldr', 'spec', 'core', 'deep'],
-  storeFields: ['kind', 'title'],
-  tokenize,
-  processTerm: indexTerm,
-  // Queries come through queryText, which already left function words out.
-  searchOptions: { processTerm: (term) => term.toLowerCase(), boost: BOOST, prefix: (_term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
-};
-
-/** Documents indexed between two turns of the event loop while rebuilding (a few ms each). */
+/** Documents sent to the worker in one message while rebuilding. */
 const REBUILD_CHUNK = 200;
+/**
+ * Chunks on their way to the worker at most: the store is read faster than the worker
+ * indexes, and without a bound the whole tree would wait in the worker's message queue.
+ */
+const REBUILD_WINDOW = 4;
+/**
+ * The worker's young generation, in MiB (V8's default is 48 at most). Measured at 100,000
+ * nodes (bench/search.ts): below 8 the rebuild slows, above it the free heap the rebuild
+ * leaves grows.
+ */
+const WORKER_YOUNG_MB = 8;
 
-export interface SearchHit {
-  path: string;
-  kind: string;
-  title: string;
-  score: number;
-  /** The query terms each hit matched, by the field that matched them. */
-  match: Record<string, string[]>;
-}
+/** The worker's source: search-index.ts's functions, with MiniSearch and the stop words it is handed. */
+const WORKER_SOURCE = `'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const MiniSearch = require(workerData.minisearch);
+const kit = (${searchKit.toString()})(workerData.stopWords);
+(${serveIndex.toString()})(parentPort, (${createIndex.toString()})(MiniSearch.default ?? MiniSearch, kit), kit);
+`;
 
-export interface SearchPage {
-  items: SearchHit[];
-  total: number;
-  nextCursor: string | null;
+/** A call to the index, as this side asks it (search-index.ts adds nothing but an id). */
+type Ask = Extract<IndexMessage, { id: number }> extends infer M ? (M extends unknown ? Omit<M, 'id'> : never) : never;
+
+/** One index in its worker thread: calls answered in order, updates posted. */
+class IndexWorker {
+  private readonly worker: Worker;
+  private nextId = 1;
+  private readonly calls = new Map<number, { resolve: (v: never) => void; reject: (e: Error) => void }>();
+  /** Why calls fail from now on (the worker ended, or is ending). */
+  private ended: Error | null = null;
+  /** Told to end: its exit is no death. */
+  private stopping = false;
+  private retiring = false;
+
+  /** onDeath: the worker stopped without being told to (an error in it, out of memory). */
+  constructor(onDeath: (w: IndexWorker) => void) {
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { minisearch: createRequire(import.meta.url).resolve('minisearch'), stopWords: [...stopWords()] },
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+    });
+    // Alive only while a call waits: the index never keeps a process alive by itself.
+    this.worker.unref();
+    this.worker.on('message', (m: IndexAnswer) => {
+      const call = this.calls.get(m.id);
+      if (!call) return;
+      this.calls.delete(m.id);
+      if (this.calls.size === 0) this.worker.unref();
+      if ('error' in m) call.reject(new Error(`search index: ${m.error}`));
+      else call.resolve(m.value as never);
+      if (this.retiring && this.calls.size === 0) void this.terminate();
+    });
+    // The exit event that follows does the clean-up.
+    this.worker.on('error', (e) => (this.ended ??= e));
+    this.worker.on('exit', (code) => {
+      this.ended ??= new Error(`the search index worker exited with code ${code}`);
+      for (const call of this.calls.values()) call.reject(this.ended);
+      this.calls.clear();
+      if (!this.stopping) onDeath(this);
+    });
+  }
+
+  call<T>(ask: Ask): Promise<T> {
+    if (this.ended) return Promise.reject(this.ended);
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.calls.set(id, { resolve: resolve as (v: never) => void, reject });
+      this.worker.ref();
+      this.worker.postMessage({ ...ask, id } as IndexMessage);
+    });
+  }
+
+  /** Puts a node's current document in the index (null: takes it out). */
+  put(path: string, doc: Doc | null): void {
+    if (!this.ended) this.worker.postMessage({ put: path, doc } satisfies IndexMessage);
+  }
+
+  /** Terminates the worker once the calls it is answering have their answers. */
+  retire(): void {
+    this.retiring = true;
+    if (this.calls.size === 0) void this.terminate();
+  }
+
+  async terminate(): Promise<void> {
+    this.stopping = true;
+    this.ended ??= new Error('the search index was closed');
+    await this.worker.terminate();
+  }
 }
 
 export class KnowledgeSearch {
-  private index = KnowledgeSearch.empty();
+  /** The worker holding the index; null while no node is indexed (an empty tree needs no thread). */
+  private worker: IndexWorker | null = null;
   private readonly unwatch: () => void;
   private ready: Promise<void>;
   private closed = false;
@@ -120,15 +167,11 @@ export class KnowledgeSearch {
   /**
    * Refreshes run one after another: two writes to one path in quick succession must land in
    * the order they were committed, and a refresh's reads must not interleave with another's
-   * discard and add.
+   * update.
    */
   private refreshing: Promise<void> = Promise.resolve();
   /** Writes may have been missed while a rebuild ran: build again once it ends. */
   private rebuildAgain = false;
-
-  private static empty() {
-    return new MiniSearch<Doc>(MINISEARCH_OPTIONS);
-  }
 
   constructor(private readonly store: Store) {
     this.unwatch = store.watch(
@@ -140,11 +183,7 @@ export class KnowledgeSearch {
       },
       // A shared store may have missed writes of other processes: the index is rebuilt
       // (once at a time; losses during a rebuild make one more).
-      () => {
-        if (this.closed) return;
-        if (this.dirty) this.rebuildAgain = true;
-        else this.ready = this.rebuild().catch(() => undefined);
-      },
+      () => this.lost(),
     );
     this.ready = this.rebuild();
     // Whoever awaits whenReady() sees a failure; nobody else must get an unhandled rejection.
@@ -154,6 +193,24 @@ export class KnowledgeSearch {
   /** Resolves once the index was first built. */
   whenReady() {
     return this.ready;
+  }
+
+  private lost() {
+    if (this.closed) return;
+    if (this.dirty) this.rebuildAgain = true;
+    else this.ready = this.rebuild().catch(() => undefined);
+  }
+
+  /** The worker stopped by itself: its index is gone, so it is built again, as after a loss. */
+  private died(w: IndexWorker) {
+    if (w !== this.worker) return;
+    this.worker = null;
+    // A rebuild under way replaces it anyway.
+    if (!this.closed && !this.dirty) this.ready = this.rebuild().catch(() => undefined);
+  }
+
+  private spawn(): IndexWorker {
+    return new IndexWorker((w) => this.died(w));
   }
 
   private enqueue(path: string) {
@@ -191,42 +248,63 @@ export class KnowledgeSearch {
   }
 
   /**
-   * Builds the index from every published node (at start, in the background: the node serves
-   * other routes meanwhile, and search waits for it). Two passes of one iterator each: the
-   * nodes, then the briefs the leaf-brief nodes show (not one read per brief: at 100,000
-   * nodes those reads cost seconds, and filled the store's read cache with cold records).
-   * Documents go in by chunks, with a turn of the event loop between two, so no request
-   * waits behind more than one chunk.
+   * Builds the index from every published node in a new worker (at start, in the background:
+   * the node serves other routes meanwhile, and search waits for it; after a loss, search
+   * answers from the previous index until the new one is complete). Two passes of one iterator
+   * each: the nodes, then the briefs the leaf-brief nodes show (not one read per brief: at
+   * 100,000 nodes those reads cost seconds, and filled the store's read cache with cold
+   * records). Documents go to the worker by chunks, a few chunks ahead of its indexing at most.
    */
   async rebuild(): Promise<void> {
     this.dirty = new Set();
-    const fresh = KnowledgeSearch.empty();
+    let fresh: IndexWorker | null = null;
+    const indexing: Promise<unknown>[] = [];
     let batch: Doc[] = [];
-    const add = async (doc: Doc) => {
-      batch.push(doc);
-      if (batch.length < REBUILD_CHUNK) return;
-      fresh.addAll(batch);
+    const send = async () => {
+      if (!batch.length) return;
+      fresh ??= this.spawn();
+      const added = fresh.call({ op: 'add', docs: batch });
+      // Awaited below; a failure must not surface before then as an unhandled rejection.
+      added.catch(() => undefined);
+      indexing.push(added);
       batch = [];
+      if (indexing.length >= REBUILD_WINDOW) await indexing.shift();
+      // A turn of the event loop between two chunks: requests do not wait behind the scan.
       await new Promise((r) => setImmediate(r));
     };
-    const waiting = new Map<string, Doc[]>();
-    for await (const [, node] of this.store.iterate(KnowledgeNodes)) {
-      if (this.closed) return;
-      const key = KnowledgeSearch.briefKey(node);
-      if (key === null) await add(KnowledgeSearch.docOf(node));
-      else waiting.set(key, [...(waiting.get(key) ?? []), KnowledgeSearch.docOf(node)]);
-    }
-    if (waiting.size) {
-      for await (const [key, b] of this.store.iterate(Briefs)) {
+    const add = async (doc: Doc) => {
+      batch.push(doc);
+      if (batch.length >= REBUILD_CHUNK) await send();
+    };
+    try {
+      const waiting = new Map<string, Doc[]>();
+      for await (const [, node] of this.store.iterate(KnowledgeNodes)) {
         if (this.closed) return;
-        for (const doc of waiting.get(key) ?? []) await add(KnowledgeSearch.briefLevels(doc, b));
-        waiting.delete(key);
+        const key = KnowledgeSearch.briefKey(node);
+        if (key === null) await add(KnowledgeSearch.docOf(node));
+        else waiting.set(key, [...(waiting.get(key) ?? []), KnowledgeSearch.docOf(node)]);
       }
+      if (waiting.size) {
+        for await (const [key, b] of this.store.iterate(Briefs)) {
+          if (this.closed) return;
+          for (const doc of waiting.get(key) ?? []) await add(KnowledgeSearch.briefLevels(doc, b));
+          waiting.delete(key);
+        }
+      }
+      // A brief node whose brief record is missing is still found by its title, path and spec.
+      for (const docs of waiting.values()) for (const doc of docs) await add(doc);
+      await send();
+      await Promise.all(indexing);
+    } catch (e) {
+      void (fresh as IndexWorker | null)?.terminate();
+      throw e;
+    } finally {
+      if (this.closed) void (fresh as IndexWorker | null)?.terminate();
     }
-    // A brief node whose brief record is missing is still found by its title, path and spec.
-    for (const docs of waiting.values()) for (const doc of docs) await add(doc);
-    fresh.addAll(batch);
-    this.index = fresh;
+    if (this.closed) return;
+    // Searches already asked of the previous index get their answers before it goes.
+    this.worker?.retire();
+    this.worker = fresh;
     const dirty = this.dirty;
     this.dirty = null;
     for (const path of dirty) this.enqueue(path);
@@ -242,70 +320,56 @@ export class KnowledgeSearch {
     const node = await this.store.get(KnowledgeNodes, path);
     const key = node && KnowledgeSearch.briefKey(node);
     const doc = node && KnowledgeSearch.briefLevels(KnowledgeSearch.docOf(node), key ? await this.store.get(Briefs, key) : undefined);
-    // From here on synchronous: the index never holds a half-replaced document.
-    if (this.index.has(path)) this.index.discard(path);
-    if (doc) this.index.add(doc);
-  }
-
-  get size() {
-    return this.index.documentCount;
+    if (this.closed || (!doc && !this.worker)) return;
+    (this.worker ??= this.spawn()).put(path, doc ?? null);
   }
 
   /** Ranked hits of a query (typo tolerant, prefix on the last word), filtered by kind, paged by offset. */
-  search(q: string, opts: { kind?: string; limit: number; cursor?: string }): SearchPage {
+  async search(q: string, opts: { kind?: string; limit: number; cursor?: string }): Promise<SearchPage> {
     const offset = opts.cursor ? Number(opts.cursor) : 0;
-    const all = this.index.search(queryText(q), opts.kind ? { filter: (r) => r.kind === opts.kind } : {});
-    const page = all.slice(offset, offset + opts.limit).map((r: SearchResult) => ({
-      path: r.id as string,
-      kind: r.kind as string,
-      title: r.title as string,
-      score: Math.round(r.score * 1000) / 1000,
-      match: invert(r.match),
-    }));
-    const end = offset + page.length;
-    return { items: page, total: all.length, nextCursor: end < all.length ? String(end) : null };
+    if (!this.worker) return { items: [], total: 0, nextCursor: null };
+    return this.worker.call<SearchPage>({ op: 'search', q, kind: opts.kind ?? null, limit: opts.limit, offset });
   }
 
   /**
    * Completions of a prefix: for `/...`, the published paths that start with it (and the
    * branches on the way); otherwise titles with a word starting with it.
    */
-  async suggest(q: string, limit = 10): Promise<Array<{ path: string; title: string; kind: string }>> {
+  async suggest(q: string, limit = 10): Promise<Suggestion[]> {
     const prefix = q.trim();
     if (prefix.startsWith('/')) {
       const rows = await this.store.list(KnowledgeNodes, { gte: prefix, lt: `${prefix}\uffff`, limit: limit * 4 });
-      const out = new Map<string, { path: string; title: string; kind: string }>();
+      const out = new Map<string, Suggestion>();
+      const branches: string[] = [];
       for (const [, n] of rows) {
         // The next segment after the prefix is a branch to complete to, when the node lies deeper.
         const rest = n.path.slice(prefix.length);
         const cut = rest.indexOf('/', rest.startsWith('/') ? 1 : 0);
         if (cut > 0) {
           const branch = n.path.slice(0, prefix.length + cut);
-          if (!out.has(branch)) out.set(branch, { path: branch, title: branch.split('/').pop()!, kind: String(this.index.getStoredFields(branch)?.kind ?? 'branch') });
+          if (!out.has(branch)) {
+            out.set(branch, { path: branch, title: branch.split('/').pop()!, kind: 'branch' });
+            branches.push(branch);
+          }
         }
         if (!out.has(n.path)) out.set(n.path, { path: n.path, title: n.title, kind: n.kind });
         if (out.size >= limit) break;
       }
+      // A branch on the way that is itself a published node says its own kind.
+      const kinds = this.worker && branches.length ? await this.worker.call<Array<string | null>>({ op: 'kinds', paths: branches }) : [];
+      for (const [i, kind] of kinds.entries()) if (kind) out.get(branches[i])!.kind = kind;
       return [...out.values()].slice(0, limit);
     }
-    if (!prefix) return [];
-    return this.index
-      .search(queryText(prefix), { fields: ['title'], prefix: true, fuzzy: false, combineWith: 'AND' })
-      .slice(0, limit)
-      .map((r) => ({ path: r.id as string, title: r.title as string, kind: r.kind as string }));
+    if (!prefix || !this.worker) return [];
+    return this.worker.call<Suggestion[]>({ op: 'suggest', q: prefix, limit });
   }
 
-  /** Stops following the store, once a rebuild in flight has ended (it reads the store). */
+  /** Stops following the store, once a rebuild in flight has ended (it reads the store), and ends the worker. */
   async close(): Promise<void> {
     this.closed = true;
     this.unwatch();
     await this.ready.catch(() => undefined);
+    await this.worker?.terminate();
+    this.worker = null;
   }
-}
-
-// MiniSearch answers term -> fields; callers want field -> terms.
-function invert(match: Record<string, string[]>): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const [term, fields] of Object.entries(match)) for (const f of fields) (out[f] ??= []).push(term);
-  return out;
 }

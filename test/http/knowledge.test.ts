@@ -5,9 +5,10 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, nodeKeysFrom, rotateHmacKey, type NodeKeyMaterial, type ProposalKind } from '../../src/core/index.js';
-import { publishToTree } from '../../src/domain/knowledge.js';
+import { KnowledgeNodes, publishToTree } from '../../src/domain/knowledge.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import { createApp } from '../../src/http/app.js';
+import type { Store } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { agent, decide, judgeAs, proposeAs, SCORES_LOW, signedBody } from '../helpers/flows.js';
@@ -376,6 +377,44 @@ describe('search and suggest', () => {
     expect(await paths('brooker')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // a source's author
     expect(await paths('herd')).toEqual([]); // only in an example's note
     expect((await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x1?level=deep')).deep).toContain('thundering herd'); // still served
+  });
+
+  it('builds the index from the store at start, and again when the store says writes were missed', async () => {
+    await decide(node, 'brief', { n: 1 });
+    // A second app on the same store, whose watch goes deaf on demand and reports a loss the
+    // way a shared store does when its notification channel drops.
+    let deaf = false;
+    const losses: Array<() => void> = [];
+    const watch: Store['watch'] = (space, listener, lost) => {
+      if (space.name === KnowledgeNodes.name && lost) losses.push(lost);
+      return node.store.watch(space, (key) => deaf || listener(key), lost);
+    };
+    const store = new Proxy(node.store, {
+      get: (target, key) => {
+        if (key === 'watch') return watch;
+        const value = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const other = await createApp({ store, clock: node.clock, keys: node.keys, config: { checkResponses: true } });
+    try {
+      const paths = async (q: string) => (await other.inject({ url: `/api/knowledge/search?q=${q}` })).json().items.map((i: { path: string }) => i.path);
+      expect(await paths('exponentially')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
+      deaf = true;
+      await decide(node, 'capability', { n: 1 });
+      expect(await paths('pdf')).toEqual([]); // missed
+      deaf = false;
+      expect(losses).not.toHaveLength(0);
+      for (const lost of losses) lost();
+      expect(await paths('pdf')).toEqual(['/tools/pdf-to-text-x1']);
+      expect(await paths('exponentially')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
+      // And writes are followed again, into the rebuilt index.
+      await decide(node, 'graph', { n: 1 });
+      expect(await paths('queue')).toEqual(['/decisions/pick-a-queue-x1']);
+      expect((await other.inject({ url: '/api/knowledge/suggest?q=/to' })).json().suggestions.map((s: { path: string }) => s.path)).toEqual(['/tools', '/tools/pdf-to-text-x1']);
+    } finally {
+      await other.close();
+    }
   });
 
   it('completes a path prefix and a title prefix', async () => {

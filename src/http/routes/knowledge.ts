@@ -359,7 +359,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     async (request) => {
       const q = request.query as { q: string; kind?: string; limit: number; cursor?: string };
       await search.settled();
-      return { query: q.q, ...search.search(q.q, { kind: q.kind, limit: q.limit, cursor: q.cursor }) };
+      return { query: q.q, ...(await search.search(q.q, { kind: q.kind, limit: q.limit, cursor: q.cursor })) };
     },
   );
   app.get(
