@@ -4,7 +4,7 @@
 // match their name; a later upload of the right bytes repairs such a blob.
 import { finished, type Readable } from 'node:stream';
 import { ServiceError, sha256Hex } from '../core/index.js';
-import { blobsOf, type Blobs } from '../store/index.js';
+import { blobsOf, INLINE_BLOB_BYTES, type Blobs, type Store } from '../store/index.js';
 import type { Ctx } from './context.js';
 
 /** PROTOCOL 14: content-store blobs are at most 10 MiB. */
@@ -18,6 +18,73 @@ export const CAS_MAX_BYTES = 10 * 1024 * 1024;
 const READ_IN_ONE = 1024 * 1024;
 
 const SHA256_ANY_CASE = /^[0-9a-fA-F]{64}$/;
+
+/** Blobs up to this size enter the cache of verified blobs: the small ones (stored inline on LevelDB). */
+const CACHE_BLOB_MAX = INLINE_BLOB_BYTES;
+/** What the cache of verified blobs holds at most, per store. */
+const CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Verified small blobs, by sha256: bytes that hashed to their name when they were read from
+ * the store, served again without a store read or a hash (bench/cas.ts: a 1 KiB download
+ * costed an open, read and close of its file, or a store read, plus a hash, per request).
+ * Content-addressed bytes never go stale: whatever later happens to the stored copy, these
+ * are the right bytes for the name. Nothing else is kept (a missing or damaged blob is asked
+ * again every time), so a repair or a first upload shows at once. Bounded by bytes in two
+ * generations, as the store's read cache: hits and new entries go to the young map; when it
+ * holds half the budget it becomes the old one and the previous old one is dropped (O(1) per
+ * step, no per-entry eviction).
+ */
+class VerifiedBlobs {
+  private young = new Map<string, Buffer>();
+  private old = new Map<string, Buffer>();
+  private youngBytes = 0;
+
+  constructor(private readonly budget: number) {}
+
+  get(sha256: string): Buffer | undefined {
+    const hit = this.young.get(sha256);
+    if (hit) return hit;
+    const old = this.old.get(sha256);
+    if (old) {
+      this.old.delete(sha256);
+      this.add(sha256, old);
+    }
+    return old;
+  }
+
+  set(sha256: string, bytes: Buffer) {
+    if (this.young.has(sha256) || bytes.length > CACHE_BLOB_MAX) return;
+    this.old.delete(sha256);
+    // Its own memory: a small Buffer may be a slice of a shared 8 KiB pool slab, which the
+    // cache would otherwise keep alive (and miscount) for as long as the entry lives.
+    let own = bytes;
+    if (bytes.byteLength !== bytes.buffer.byteLength) {
+      own = Buffer.allocUnsafeSlow(bytes.length);
+      bytes.copy(own);
+    }
+    this.add(sha256, own);
+  }
+
+  private add(sha256: string, bytes: Buffer) {
+    this.young.set(sha256, bytes);
+    this.youngBytes += bytes.length;
+    if (this.youngBytes >= this.budget / 2) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+  }
+}
+
+const verified = new WeakMap<Store, VerifiedBlobs>();
+
+/** The cache of verified blobs of a store (one per store: another store may not hold the same blobs). */
+function verifiedOf(store: Store): VerifiedBlobs {
+  let cache = verified.get(store);
+  if (!cache) verified.set(store, (cache = new VerifiedBlobs(CACHE_BYTES)));
+  return cache;
+}
 
 /** The hash from a fetch path: 64 hex chars (either case), answered in lowercase. */
 export function parseSha256(hex: unknown): string {
@@ -79,6 +146,8 @@ async function health(blobs: Blobs, sha256: string): Promise<Health> {
  * Stores the bytes of source, hashing them as they arrive. Refuses (413) as soon as the
  * running count crosses the limit, before the chunk that crosses it is kept, so an oversized
  * upload never stores anything. Memory stays bounded: the store spills to a temp file.
+ * Whether the blob is stored is always asked of the store, never of the cache of verified
+ * blobs: a re-upload must find (and repair) a stored copy that went bad after it was cached.
  */
 export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uint8Array> | Readable, opts: PutOptions = {}): Promise<PutResult> {
   const max = opts.maxBytes ?? CAS_MAX_BYTES;
@@ -99,6 +168,15 @@ export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uin
     }
     const sha256 = upload.sha256();
     const bytes = upload.bytes;
+    if (upload.cheapPlace) {
+      // A small blob: creating it unless stored is one step that writes nothing when it is
+      // there, so the usual case (new bytes) costs no lookup before it.
+      if (await upload.place(false)) return { sha256, bytes, deduplicated: false, repaired: false };
+      const state = await health(blobs, sha256);
+      if (state === 'ok') return { sha256, bytes, deduplicated: true, repaired: false };
+      await upload.place(true);
+      return { sha256, bytes, deduplicated: false, repaired: state === 'corrupt' };
+    }
     if (upload.inMemory) {
       // Small uploads are still only in memory: when the blob is already stored and sound,
       // nothing at all is written.
@@ -173,6 +251,8 @@ function consume(source: Readable, take: (chunk: Uint8Array) => Promise<void> | 
 
 /** Whether a blob is stored, and its size; the bytes are not checked (head=1). */
 export async function blobInfo(ctx: Pick<Ctx, 'store'>, sha256: string): Promise<{ exists: boolean; bytes: number }> {
+  const hit = verifiedOf(ctx.store).get(sha256);
+  if (hit) return { exists: true, bytes: hit.length };
   const size = await (await blobsOf(ctx.store)).size(sha256);
   return size === undefined ? { exists: false, bytes: 0 } : { exists: true, bytes: size };
 }
@@ -187,8 +267,25 @@ export interface VerifiedBlob {
   close(): Promise<void>;
 }
 
-/** Opens a blob for reading after checking its bytes: 404 not_found, 500 integrity_violation. */
+/** Serves start..end of checked bytes held in memory. */
+function inMemory(sha256: string, buf: Buffer): VerifiedBlob {
+  return {
+    sha256,
+    bytes: buf.length,
+    body: (start = 0, end = buf.length - 1) => buf.subarray(start, end + 1),
+    close: async () => undefined,
+  };
+}
+
+/**
+ * Opens a blob for reading after checking its bytes: 404 not_found, 500 integrity_violation.
+ * A small blob checked before is served from the cache of verified blobs (its bytes hashed
+ * to their name when they entered it); every other read hashes the stored copy again.
+ */
 export async function openVerifiedBlob(ctx: Pick<Ctx, 'store'>, sha256: string): Promise<VerifiedBlob> {
+  const cache = verifiedOf(ctx.store);
+  const hit = cache.get(sha256);
+  if (hit) return inMemory(sha256, hit);
   const blobs = await blobsOf(ctx.store);
   const blob = await blobs.open(sha256);
   if (!blob) {
@@ -201,12 +298,8 @@ export async function openVerifiedBlob(ctx: Pick<Ctx, 'store'>, sha256: string):
       const buf = await blob.readAll();
       await blob.close();
       if (sha256Hex(buf) !== sha256) throw integrityViolation(sha256);
-      return {
-        sha256,
-        bytes: buf.length,
-        body: (start = 0, end = buf.length - 1) => buf.subarray(start, end + 1),
-        close: async () => undefined,
-      };
+      cache.set(sha256, buf);
+      return inMemory(sha256, buf);
     }
     if ((await blob.sha256()) !== sha256) throw integrityViolation(sha256);
     return {

@@ -5,14 +5,20 @@ import type { Readable } from 'node:stream';
 /** A named keyspace holding JSON values of one type (a typed sublevel). */
 export interface Space<T> {
   readonly name: string;
+  /**
+   * false: a store's read cache of committed values (LevelDB's, counted in entries) keeps
+   * nothing of this space. For values too big to hold by the thousand (inline blobs of up to
+   * 64 KiB), which their reader caches itself, bounded by bytes.
+   */
+  readonly cached?: false;
   /** Phantom field: carries T for the type checker only. */
   readonly __type?: T;
 }
 
 /** Declares a typed keyspace. Names are [a-z0-9-] so they can be sublevel prefixes or table names. */
-export function space<T>(name: string): Space<T> {
+export function space<T>(name: string, options: { cached?: boolean } = {}): Space<T> {
   if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`bad space name ${name}`);
-  return { name };
+  return options.cached === false ? { name, cached: false } : { name };
 }
 
 export interface Range {
@@ -102,6 +108,14 @@ export interface BlobWriter {
   readonly bytes: number;
   /** True while the upload is held in memory only (nothing written anywhere yet). */
   readonly inMemory: boolean;
+  /**
+   * True when place(false) is one atomic create-unless-stored that writes nothing, and costs
+   * about one lookup, when the blob is already there (a small blob in a store transaction or
+   * one database statement): a caller may then place first and check only on a refusal.
+   * Read it once every chunk is written. False when placing means writing and syncing a file
+   * first (the caller checks for a stored copy before).
+   */
+  readonly cheapPlace: boolean;
   /** Hashes and keeps one chunk; answers a promise only when the caller must wait for it. */
   write(chunk: Uint8Array): Promise<void> | undefined;
   /** The lowercase hex sha256 of everything written (ends the upload). */

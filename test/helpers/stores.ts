@@ -2,9 +2,9 @@
 // `postgres` (the `postgres` project of vitest.config.ts runs identity, proposals and CAS so).
 // What a suite checks beneath the API (the bytes a blob is stored as, secrets at rest) goes
 // through the helpers here, one implementation per store.
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openTempStore, type Store } from '../../src/store/index.js';
+import { blobLock, InlineBlobs, openTempStore, type Store } from '../../src/store/index.js';
 import type { PgStore } from '../../src/store/postgres/index.js';
 import { openTestPgStore } from './postgres.js';
 
@@ -62,6 +62,8 @@ export interface BlobBackdoor {
   corrupt(sha: string, at: number): Promise<void>;
   /** Uploads holding bytes outside any stored blob (temp files; chunks no blob names). */
   pending(): Promise<number>;
+  /** Where a stored blob lives: 'inline' (a LevelDB value), 'file', or 'chunks:N' (PostgreSQL). */
+  where(sha: string): Promise<string>;
 }
 
 export function blobBackdoor(node: { store: Store; dir: string }): BlobBackdoor {
@@ -95,27 +97,59 @@ export function blobBackdoor(node: { store: Store; dir: string }): BlobBackdoor 
         );
         return Number(rows[0].n);
       },
+      where: async (sha) => {
+        const rows = await pg.sql<{ n: string }>('SELECT count(*) AS n FROM $schema.akas_blob_chunks c JOIN $schema.akas_blobs b ON b.upload = c.upload WHERE b.sha256 = $1', [sha]);
+        return `chunks:${rows[0].n}`;
+      },
     };
   }
+  // LevelDB: small blobs are store values (base64), larger ones files.
   const path = (sha: string) => join(node.dir, 'blobs', sha.slice(0, 2), sha.slice(2));
+  const isFile = (sha: string) => existsSync(path(sha));
+  const inline = async (sha: string) => {
+    const b64 = await node.store.get(InlineBlobs, sha);
+    return b64 === undefined ? undefined : Buffer.from(b64, 'base64');
+  };
   return {
-    bytes: async (sha) => {
-      try {
-        return readFileSync(path(sha));
-      } catch {
-        return undefined;
-      }
-    },
+    bytes: async (sha) => (isFile(sha) ? readFileSync(path(sha)) : inline(sha)),
     stamp: async (sha) => {
-      const st = statSync(path(sha));
-      return `${st.ino}:${st.mtimeMs}`;
+      if (isFile(sha)) {
+        const st = statSync(path(sha));
+        return `file ${st.ino}:${st.mtimeMs}`;
+      }
+      if ((await inline(sha)) === undefined) throw new Error(`no blob ${sha}`);
+      return `inline, written ${inlineWrites(node.store).get(sha) ?? 0} times since first stamped`;
     },
     corrupt: async (sha, at) => {
-      chmodSync(path(sha), 0o644);
-      const bytes = readFileSync(path(sha));
+      if (isFile(sha)) {
+        chmodSync(path(sha), 0o644);
+        const bytes = readFileSync(path(sha));
+        bytes[at] ^= 0xff;
+        writeFileSync(path(sha), bytes);
+        return;
+      }
+      const bytes = (await inline(sha))!;
       bytes[at] ^= 0xff;
-      writeFileSync(path(sha), bytes);
+      await node.store.transact([blobLock(sha)], async (tx) => tx.put(InlineBlobs, sha, bytes.toString('base64')));
     },
     pending: async () => readdirSync(join(node.dir, 'blobs', 'tmp')).length,
+    where: async (sha) => {
+      const inStore = (await inline(sha)) !== undefined;
+      if (inStore === isFile(sha)) throw new Error(`blob ${sha}: ${inStore ? 'both inline and a file' : 'nowhere'}`);
+      return inStore ? 'inline' : 'file';
+    },
   };
+}
+
+const writesSeen = new WeakMap<Store, Map<string, number>>();
+
+/** Writes of each inline blob seen by a watch of the store, from the first call on. */
+function inlineWrites(store: Store): Map<string, number> {
+  let counts = writesSeen.get(store);
+  if (!counts) {
+    const seen = new Map<string, number>();
+    store.watch(InlineBlobs, (sha) => seen.set(sha, (seen.get(sha) ?? 0) + 1));
+    writesSeen.set(store, (counts = seen));
+  }
+  return counts;
 }

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/index.js';
-import { blobsOf } from '../../src/store/index.js';
+import { blobsOf, INLINE_BLOB_BYTES } from '../../src/store/index.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { blobBackdoor } from '../helpers/stores.js';
 
@@ -285,6 +285,105 @@ describe('GET /api/cas/{hex}', () => {
     expect(res.headers['x-cas-sha256']).toBe(sha);
     expect(Number(res.headers['content-length'])).toBe(4000);
     expect(res.rawPayload.length).toBe(0);
+  });
+});
+
+describe('small blobs (inline on LevelDB, one chunk on PostgreSQL) and large ones (files, chunks)', () => {
+  const K = INLINE_BLOB_BYTES;
+  // Exactly at the threshold, one byte over it, a small blob and a large one.
+  const cases: Array<[string, number, string, string]> = [
+    ['exactly the inline threshold', K, 'inline', 'chunks:1'],
+    ['one byte over it', K + 1, 'file', 'chunks:1'],
+    ['1 KiB', 1024, 'inline', 'chunks:1'],
+    ['2 MiB + 5', 2 * MiB + 5, 'file', 'chunks:3'],
+  ];
+  const get = (sha: string, headers: Record<string, string> = {}) => node.app.inject({ method: 'GET', url: `/api/cas/${sha}`, headers });
+
+  for (const [label, size, level, pg] of cases) {
+    it(`${label}: stored where its size says, read whole and in ranges, head=1, 304, deduplicated`, async () => {
+      const bytes = randomBytes(size);
+      const first = await put(bytes);
+      expect(first.json()).toMatchObject({ sha256: sha256Hex(bytes), bytes: size, deduplicated: false });
+      const sha = first.json().sha256 as string;
+      expect(await stored().where(sha)).toBe(node.store.shared ? pg : level);
+      expect((await storedBytes(sha))!.equals(bytes)).toBe(true);
+
+      // Twice: the second read of a small blob is served from the cache of verified blobs.
+      for (let i = 0; i < 2; i++) {
+        const whole = await get(sha);
+        expect(whole.statusCode).toBe(200);
+        expect(Number(whole.headers['content-length'])).toBe(size);
+        expect(whole.rawPayload.equals(bytes)).toBe(true);
+        const part = await get(sha, { range: `bytes=${size - 300}-${size - 101}` });
+        expect(part.statusCode).toBe(206);
+        expect(part.headers['content-range']).toBe(`bytes ${size - 300}-${size - 101}/${size}`);
+        expect(part.rawPayload.equals(bytes.subarray(size - 300, size - 100))).toBe(true);
+      }
+      const head = await node.app.inject({ method: 'GET', url: `/api/cas/${sha}?head=1` });
+      expect(head.json()).toMatchObject({ exists: true, bytes: size });
+      const notModified = await get(sha, { 'if-none-match': `"${sha}"` });
+      expect(notModified.statusCode).toBe(304);
+
+      const stamp = await stored().stamp(sha);
+      const again = await put(bytes);
+      expect(again.json()).toMatchObject({ sha256: sha, bytes: size, deduplicated: true });
+      expect(await stored().stamp(sha)).toBe(stamp);
+      expect(await storedBlobs()).toEqual([sha]);
+      expect(await pendingUploads()).toBe(0);
+    });
+
+    it(`${label}: damaged, answers 500 integrity_violation, and a re-upload repairs it in place`, async () => {
+      const bytes = randomBytes(size);
+      const sha = (await put(bytes)).json().sha256 as string;
+      await corrupt(sha, Math.floor(size / 2));
+      for (const headers of [{}, { range: 'bytes=0-9' }] as Array<Record<string, string>>) {
+        const res = await get(sha, headers);
+        expect(res.statusCode).toBe(500);
+        expect(res.json().code).toBe('integrity_violation');
+      }
+      const repaired = await put(bytes);
+      expect(repaired.json()).toMatchObject({ sha256: sha, deduplicated: false });
+      expect(await stored().where(sha)).toBe(node.store.shared ? pg : level);
+      expect((await storedBytes(sha))!.equals(bytes)).toBe(true);
+      const fixed = await get(sha);
+      expect(fixed.statusCode).toBe(200);
+      expect(fixed.rawPayload.equals(bytes)).toBe(true);
+      expect(await storedBlobs()).toEqual([sha]);
+      expect(await pendingUploads()).toBe(0);
+    });
+  }
+
+  it('serves a small blob checked once from memory, while a re-upload still finds and repairs a stored copy damaged since', async () => {
+    const bytes = randomBytes(3000);
+    const sha = (await put(bytes)).json().sha256 as string;
+    expect((await get(sha)).statusCode).toBe(200);
+    await corrupt(sha, 10);
+    // The bytes that entered the cache hashed to their name; they are still the right bytes.
+    const cached = await get(sha);
+    expect(cached.statusCode).toBe(200);
+    expect(cached.rawPayload.equals(bytes)).toBe(true);
+    // Whether a blob is stored, and sound, is asked of the store: the damage is found and repaired.
+    const again = await put(bytes);
+    expect(again.json()).toMatchObject({ sha256: sha, deduplicated: false });
+    expect((await storedBytes(sha))!.equals(bytes)).toBe(true);
+  });
+
+  it('keeps large blobs out of the cache: damage after a read is refused at the next read', async () => {
+    const bytes = randomBytes(K + 1);
+    const sha = (await put(bytes)).json().sha256 as string;
+    expect((await get(sha)).statusCode).toBe(200);
+    await corrupt(sha, 10);
+    const res = await get(sha);
+    expect(res.statusCode).toBe(500);
+    expect(res.json().code).toBe('integrity_violation');
+  });
+
+  it('ends concurrent uploads of the same small bytes with one creation, the others deduplicated', async () => {
+    const bytes = randomBytes(K);
+    const answers = await Promise.all(Array.from({ length: 16 }, () => put(bytes)));
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    expect(answers.filter((a) => a.json().deduplicated === false)).toHaveLength(1);
+    expect(await storedBlobs()).toEqual([sha256Hex(bytes)]);
   });
 });
 

@@ -109,6 +109,36 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       });
     });
 
+    describe('a space the read cache keeps nothing of (cached: false)', () => {
+      const Raw = space<string>('contract-uncached', { cached: false });
+
+      it('reads, lists, watches and survives a reopen like any other space', async () => {
+        const seen: string[] = [];
+        store.watch(Raw, (key) => seen.push(key));
+        await store.transact(['u'], async (tx) => {
+          expect(await tx.get(Raw, 'a')).toBeUndefined();
+          tx.put(Raw, 'a', 'first');
+          tx.put(Raw, 'b', 'second');
+          expect(await tx.get(Raw, 'a')).toBe('first');
+        });
+        expect(seen.sort()).toEqual(['a', 'b']);
+        expect(await store.get(Raw, 'a')).toBe('first');
+        await store.transact(['u'], async (tx) => {
+          expect(await tx.get(Raw, 'b')).toBe('second');
+          tx.put(Raw, 'a', 'again');
+          tx.del(Raw, 'b');
+          expect(await tx.get(Raw, 'b')).toBeUndefined();
+        });
+        expect(await store.get(Raw, 'a')).toBe('again');
+        expect(await store.list(Raw)).toEqual([['a', 'again']]);
+        store = await handle.reopen();
+        expect(await store.get(Raw, 'a')).toBe('again');
+        expect(await store.get(Raw, 'b')).toBeUndefined();
+        // In a fresh store's transaction too (its first read of the space).
+        expect(await store.transact(['u'], async (tx) => tx.get(Raw, 'a'))).toBe('again');
+      });
+    });
+
     describe('inside a transaction', () => {
       it('reads its own writes and deletes before they commit', async () => {
         await put(A, 'old', { n: 0 });

@@ -4,7 +4,7 @@
 // and blobs in the database.
 import { createHash, randomBytes } from 'node:crypto';
 import { buffer } from 'node:stream/consumers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { space, type Store } from '../../src/store/index.js';
 import { LATEST_VERSION, migratePg, openPgStore, PgStore, WATCH_BOUND_MS, CHUNK_BYTES } from '../../src/store/postgres/index.js';
 import { PgBlobs } from '../../src/store/postgres/blobs.js';
@@ -236,6 +236,52 @@ describePg('PgStore', () => {
         expect((await buffer(reader.stream(start, end))).equals(bytes.subarray(start, end + 1))).toBe(true);
       }
       expect([...(await collect(blobs.list()))]).toEqual([sha]);
+    });
+
+    it('place a blob of one chunk held in memory with one statement, and open it with one query', async () => {
+      const bytes = randomBytes(CHUNK_BYTES);
+      const writes = vi.spyOn(blobs.writers, 'query');
+      const reads = vi.spyOn(blobs.readers, 'query');
+      try {
+        const up = blobs.begin();
+        for (let i = 0; i < bytes.length; i += 64 * 1024) up.write(bytes.subarray(i, i + 64 * 1024));
+        const sha = up.sha256();
+        expect(up.cheapPlace).toBe(true);
+        expect(await up.place()).toBe(true);
+        await up.discard();
+        expect(writes).toHaveBeenCalledTimes(1);
+        expect(reads).toHaveBeenCalledTimes(0);
+        expect((await chunkRows()).map((r) => [Number(r.off), r.n])).toEqual([[0, CHUNK_BYTES]]);
+        writes.mockClear();
+        reads.mockClear();
+        const reader = (await blobs.open(sha))!;
+        expect(await reader.sha256()).toBe(sha);
+        expect((await reader.readAll()).equals(bytes)).toBe(true);
+        expect((await buffer(reader.stream(CHUNK_BYTES - 10, CHUNK_BYTES - 1))).equals(bytes.subarray(CHUNK_BYTES - 10))).toBe(true);
+        expect(reads).toHaveBeenCalledTimes(1);
+        expect(writes).toHaveBeenCalledTimes(0);
+      } finally {
+        writes.mockRestore();
+        reads.mockRestore();
+      }
+    });
+
+    it('refuse a one-statement placement of bytes already stored without writing anything, keeping them for a repair', async () => {
+      const bytes = randomBytes(5000);
+      const { sha } = await put(bytes);
+      const before = await chunkRows();
+      const up = blobs.begin();
+      up.write(bytes);
+      up.sha256();
+      expect(up.cheapPlace).toBe(true);
+      expect(await up.place(false)).toBe(false);
+      expect(await chunkRows()).toEqual(before);
+      expect(await up.place(true)).toBe(true);
+      await up.discard();
+      const after = await chunkRows();
+      expect(after).toHaveLength(1);
+      expect(after[0].upload).not.toBe(before[0].upload);
+      expect(await (await blobs.open(sha))!.sha256()).toBe(sha);
     });
 
     it('keep a small upload in memory until placed, and write nothing for one discarded', async () => {

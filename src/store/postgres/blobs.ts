@@ -9,9 +9,15 @@
 // commit makes every chunk before it durable too: a crash leaves no blob or a whole one, plus
 // chunks of an unnamed upload, which a sweep removes after an hour (never an upload in progress).
 //
+// A blob of one chunk (up to 1 MiB) that is still all in memory when it is placed costs one
+// statement: its row and its chunk are inserted together (the chunk only if the row was), in
+// one round trip and one synchronous commit, which PostgreSQL's group commit shares with the
+// commits flushing beside it.
+//
 // A reader resolves the hash to its upload once and reads that upload's chunks, which never
-// change: the hash check and the bytes served read the same copy. A repair points the hash
-// at a new upload and removes the old chunks in one transaction.
+// change: the hash check and the bytes served read the same copy. A blob of one chunk comes
+// with the row, in the same query and snapshot. A repair points the hash at a new upload and
+// removes the old chunks in one transaction.
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type pg from 'pg';
@@ -68,12 +74,17 @@ export class PgBlobs implements Blobs {
   }
 
   async open(sha256: string): Promise<BlobReader | undefined> {
-    const r = await this.readers.query<{ upload: string; size: string }>({
+    // A blob of one chunk comes whole with its row: one round trip for a small blob's read.
+    const r = await this.readers.query<{ upload: string; size: string; b64: string | null }>({
       name: 'akas-blob-open',
-      text: `SELECT upload, size FROM ${this.s}.akas_blobs WHERE sha256 = $1`,
+      text: `SELECT b.upload, b.size, CASE WHEN b.size <= ${CHUNK_BYTES} THEN
+               (SELECT encode(c.bytes, 'base64') FROM ${this.s}.akas_blob_chunks c WHERE c.upload = b.upload AND c.off = 0) END AS b64
+             FROM ${this.s}.akas_blobs b WHERE b.sha256 = $1`,
       values: [sha256],
     });
-    return r.rows.length ? new PgBlobReader(this, r.rows[0].upload, Number(r.rows[0].size)) : undefined;
+    if (!r.rows.length) return undefined;
+    const row = r.rows[0];
+    return new PgBlobReader(this, row.upload, Number(row.size), row.b64 === null ? undefined : Buffer.from(row.b64, 'base64'));
   }
 
   async size(sha256: string): Promise<number | undefined> {
@@ -140,6 +151,11 @@ class PgBlobWriter implements BlobWriter {
     return !this.spilled;
   }
 
+  /** Nothing sent yet (at most one chunk, all in memory): placing it is one statement. */
+  get cheapPlace() {
+    return !this.spilled && this.sent === 0;
+  }
+
   write(chunk: Uint8Array): Promise<void> | undefined {
     if (this.digest) throw new Error('upload already finished');
     if (chunk.length === 0) return undefined;
@@ -182,13 +198,30 @@ class PgBlobWriter implements BlobWriter {
 
   async place(overwrite = false): Promise<boolean> {
     const sha = this.sha256();
+    const s = this.blobs.s;
+    if (!overwrite && this.cheapPlace) {
+      // The row, and the chunk only if the row went in: one round trip, one synchronous commit.
+      // Refused (stored already), nothing is written and the bytes stay held for a repair.
+      const bytes = this.held.length === 1 ? this.held[0] : Buffer.concat(this.held, this.heldBytes);
+      const r = await this.blobs.writers.query({
+        name: 'akas-blob-put-one',
+        text: `WITH b AS (INSERT INTO ${s}.akas_blobs (sha256, upload, size) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING RETURNING upload)
+               INSERT INTO ${s}.akas_blob_chunks (upload, off, bytes) SELECT upload, 0, $4::bytea FROM b`,
+        values: [sha, this.upload, this.bytes, bytes],
+      });
+      if (r.rowCount !== 1) return false;
+      this.held = [];
+      this.heldBytes = 0;
+      this.sent = bytes.length;
+      this.placed = true;
+      return true;
+    }
     if (this.heldBytes > 0) {
       const rest = this.held.length === 1 ? this.held[0] : Buffer.concat(this.held, this.heldBytes);
       this.held = [];
       this.heldBytes = 0;
       await this.send(rest);
     }
-    const s = this.blobs.s;
     if (!overwrite) {
       // Synchronous commit (the writers' pool): durable, with every chunk written before it.
       const r = await this.blobs.writers.query(`INSERT INTO ${s}.akas_blobs (sha256, upload, size) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING`, [
@@ -236,6 +269,8 @@ class PgBlobReader implements BlobReader {
     private readonly blobs: PgBlobs,
     private readonly upload: string,
     readonly size: number,
+    /** The blob's only chunk, read with its row (a blob of one chunk). */
+    private readonly whole?: Buffer,
   ) {}
 
   // Chunks from byte `from` on, in order, one query each.
@@ -254,6 +289,8 @@ class PgBlobReader implements BlobReader {
   }
 
   async sha256(): Promise<string> {
+    // A chunk of the wrong length cannot hash right: the check says so, as for any damage.
+    if (this.whole) return createHash('sha256').update(this.whole).digest('hex');
     const hash = createHash('sha256');
     let seen = 0;
     for await (const c of this.chunks()) {
@@ -265,6 +302,7 @@ class PgBlobReader implements BlobReader {
   }
 
   async readAll(): Promise<Buffer> {
+    if (this.whole) return this.whole;
     const parts: Buffer[] = [];
     for await (const c of this.chunks()) parts.push(c.bytes);
     const all = parts.length === 1 ? parts[0] : Buffer.concat(parts);
@@ -273,6 +311,7 @@ class PgBlobReader implements BlobReader {
   }
 
   stream(start = 0, end = this.size - 1): Readable {
+    if (this.whole) return Readable.from([this.whole.subarray(start, end + 1)], { objectMode: false });
     const chunks = this.chunks(start);
     let pos = start;
     return new Readable({
