@@ -281,10 +281,12 @@ function inMemory(sha256: string, buf: Buffer): VerifiedBlob {
  * Opens a blob for reading after checking its bytes: 404 not_found, 500 integrity_violation.
  * A small blob checked before is served from the cache of verified blobs (its bytes hashed
  * to their name when they entered it); every other read hashes the stored copy again.
+ * `atRest`: check the stored copy even when the cache holds the bytes (an audit of what is on
+ * disk, such as the periodic re-hash behind platform-verified, must see bit rot).
  */
-export async function openVerifiedBlob(ctx: Pick<Ctx, 'store'>, sha256: string): Promise<VerifiedBlob> {
+export async function openVerifiedBlob(ctx: Pick<Ctx, 'store'>, sha256: string, opts: { atRest?: boolean } = {}): Promise<VerifiedBlob> {
   const cache = verifiedOf(ctx.store);
-  const hit = cache.get(sha256);
+  const hit = opts.atRest ? undefined : cache.get(sha256);
   if (hit) return inMemory(sha256, hit);
   const blobs = await blobsOf(ctx.store);
   const blob = await blobs.open(sha256);

@@ -82,7 +82,8 @@ describe('akas cas (e2e)', () => {
   }, 60_000);
 
   it('get fails with exit 1 and leaves no file when the stored bytes were damaged', async () => {
-    const bytes = randomBytes(3000);
+    // Over the inline threshold (64 KiB): a file in the data folder, damaged in place.
+    const bytes = randomBytes(100_000);
     const file = join(work, 'to-damage.bin');
     writeFileSync(file, bytes);
     const sha = JSON.parse((await akas('--json', 'cas', 'put', file)).stdout).sha256 as string;

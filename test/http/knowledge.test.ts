@@ -1,8 +1,6 @@
 // PROTOCOL 10: what publishing makes in the tree, node reads with every field, briefs and their
 // signed manifests, artifacts, decision-graph traversal, search and suggest.
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, nodeKeysFrom, rotateHmacKey, type NodeKeyMaterial, type ProposalKind } from '../../src/core/index.js';
 import { KnowledgeNodes, publishToTree } from '../../src/domain/knowledge.js';
@@ -11,6 +9,7 @@ import { createApp } from '../../src/http/app.js';
 import type { Store } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
+import { blobBackdoor } from '../helpers/stores.js';
 import { agent, decide, judgeAs, proposeAs, SCORES_LOW, signedBody } from '../helpers/flows.js';
 
 let node: TestNode;
@@ -76,12 +75,10 @@ describe('publishing builds the tree', () => {
     await decide(node, 'artifact', { payload: { ...p, payload: { ...p.payload, uri: `/api/cas/${sha}`, sha256: sha, bytes: bytes.length } } });
     const url = '/api/knowledge/node/models/tiny-classifier-x9';
     expect((await json(url)).sha256Verification).toMatchObject({ status: 'platform-verified', method: expect.any(String), note: expect.stringContaining(sha), casUploadHint: expect.any(String) });
+    // A download puts the verified bytes in the node's cache; the re-hash must still read the disk.
+    expect((await node.app.inject({ url: `/api/cas/${sha}` })).statusCode).toBe(200);
     // Bit rot in the stored blob: the next full re-hash (at most a minute later) says so.
-    const file = join(node.dir, 'blobs', sha.slice(0, 2), sha.slice(2));
-    chmodSync(file, 0o644);
-    const stored = readFileSync(file);
-    stored[0] ^= 0xff;
-    writeFileSync(file, stored);
+    await blobBackdoor(node).corrupt(sha, 0);
     node.clock.advance(61_000);
     expect((await json(url)).sha256Verification).toMatchObject({ status: 'integrity-failed', note: expect.stringContaining('do not trust') });
   });

@@ -136,7 +136,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       const last = rehashed.get(named);
       const now = ctx.clock.now();
       if (!last || now - last.at > REHASH_MS) {
-        const blob = await openVerifiedBlob(ctx, named).then(
+        const blob = await openVerifiedBlob(ctx, named, { atRest: true }).then(
           async (b) => (await b.close(), true),
           () => false,
         );
