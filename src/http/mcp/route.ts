@@ -19,9 +19,12 @@
 // 2025-era Server and transport are dropped, not closed: a stateless exchange leaves nothing
 // pending, and close() only builds the errors that would reject pending requests.
 //
-// Cost (bench/mcp.ts, npm run bench -- mcp, on 2 shared cores): a search tool runs at about 0.4
-// of the same search over plain HTTP (2025 JSON-RPC; about 0.27 on the 2026-07-28 leg), a node
-// read, which a cache makes a third of a search, at about 0.27, an MCP ping alone at about 0.6.
+// Cost (bench/mcp.ts, npm run bench -- mcp, on 2 cores): a search tool runs at 0.3 to 0.4 of
+// the same search over plain HTTP (2025 JSON-RPC; about 0.26 on the 2026-07-28 leg), a node
+// read, which a cache makes a third of a search, at 0.2 to 0.27, and an MCP ping, the SDK alone
+// with no tool, at 0.5 to 0.6 of a plain search: the ceiling of any tool through the SDK. (The
+// lower figures are from a quiet run after the search index moved to its worker thread, which
+// made the plain search faster.)
 // Short of the 0.5 aimed at, and not for want of trimming our side: of an MCP search's server
 // CPU (about 3 times a plain search's, ~410 against ~140 us), the SDK's own work is ~28%, about
 // as much as the whole plain search (deciding the era, zod validation of the message, of the
