@@ -21,7 +21,7 @@ import { judge, signingPayload } from '../src/domain/judging.js';
 import { propose } from '../src/domain/proposals.js';
 import { Agents, Proposals, type AgentRecord, type ProposalRecord, type Scores } from '../src/domain/records.js';
 import { openTempStore, space } from '../src/store/index.js';
-import { benchKeys, calibrateForBench, header, line, perSec, rate, type Rate } from './lib.js';
+import { benchKeys, briefPayload, calibrateForBench, header, line, perSec, rate, type Rate } from './lib.js';
 
 const JUDGING_TARGET = 0.2;
 const FLAT_WITHIN = 0.2;
@@ -55,29 +55,6 @@ interface Task {
 }
 
 
-let briefSeq = 0;
-function briefPayload() {
-  const n = briefSeq++;
-  return {
-    brief: {
-      id: `kb:bench-retries-${n}`,
-      domain: 'distributed-systems',
-      topic: `Retries with backoff ${n}`,
-      title: 'Retry with exponential backoff and jitter',
-      version: '2026-11',
-      levels: {
-        tldr: 'Retry transient failures with exponential backoff plus jitter, cap attempts, and only retry idempotent operations.',
-        core: ['Back off exponentially.', 'Add full jitter.', 'Cap the number of attempts.'],
-        deep: {
-          definitions: { jitter: 'random spread added to a delay' },
-          examples: [{ violation: 'retry in a tight loop', fix: 'sleep base * 2^n with jitter' }],
-          sources: [{ citation: 'Exponential Backoff And Jitter', url: 'https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/', year: 2015 }],
-        },
-      },
-      pitfalls: ['retrying non-idempotent writes'],
-    },
-  };
-}
 
 /** Registers n agents calibrated at score, each on its own IP, funded with credits minted through the ledger. */
 async function makeAgents(ctx: Ctx, n: number, score: number, credits: number, net: number): Promise<BenchAgent[]> {
@@ -118,7 +95,7 @@ class Bench {
     const ids: string[] = new Array(n);
     await pool([...Array(n).keys()], CONCURRENCY, async (i) => {
       const p = this.proposers[(base + i) % this.proposers.length];
-      const r = await propose(this.ctx, { kind: 'brief', payload: briefPayload(), agent: p.record, ip: p.ip });
+      const r = await propose(this.ctx, { kind: 'brief', payload: briefPayload('bench-retries'), agent: p.record, ip: p.ip });
       ids[i] = r.proposal.proposalId;
     });
     this.stored += n;

@@ -86,3 +86,28 @@ export function calibrateForBench(ctx: Pick<Ctx, 'store' | 'clock' | 'random'>, 
     return agent;
   });
 }
+
+let briefSeq = 0;
+/** A fresh brief proposal payload (a real one's size), its id `kb:<prefix>-<n>`. */
+export function briefPayload(prefix: string) {
+  const n = briefSeq++;
+  return {
+    brief: {
+      id: `kb:${prefix}-${n}`,
+      domain: 'distributed-systems',
+      topic: `Retries with backoff ${n}`,
+      title: 'Retry with exponential backoff and jitter',
+      version: '2026-11',
+      levels: {
+        tldr: 'Retry transient failures with exponential backoff plus jitter, cap attempts, and only retry idempotent operations.',
+        core: ['Back off exponentially.', 'Add full jitter.', 'Cap the number of attempts.'],
+        deep: {
+          definitions: { jitter: 'random spread added to a delay' },
+          examples: [{ violation: 'retry in a tight loop', fix: 'sleep base * 2^n with jitter' }],
+          sources: [{ citation: 'Exponential Backoff And Jitter', url: 'https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/', year: 2015 }],
+        },
+      },
+      pitfalls: ['retrying non-idempotent writes'],
+    },
+  };
+}

@@ -25,7 +25,7 @@ import { loadPools } from '../src/domain/calibration-scoring.js';
 import { BlobStore, space } from '../src/store/index.js';
 import { startTempCluster, type TempCluster } from '../src/store/postgres/cluster.js';
 import { openPgStore, PgStore } from '../src/store/postgres/index.js';
-import { header, line, perSec, type Rate } from './lib.js';
+import { briefPayload, header, line, perSec, type Rate } from './lib.js';
 
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
@@ -222,25 +222,6 @@ interface JudgeRig {
   cores: Array<[number, number, number]>;
 }
 
-let briefSeq = 0;
-function brief() {
-  const n = briefSeq++;
-  return {
-    brief: {
-      id: `kb:pg-bench-${n}`,
-      domain: 'distributed-systems',
-      topic: `Retries with backoff ${n}`,
-      title: 'Retry with exponential backoff and jitter',
-      version: '2026-11',
-      levels: {
-        tldr: 'Retry transient failures with exponential backoff plus jitter, cap attempts, and only retry idempotent operations.',
-        core: ['Back off exponentially.', 'Add full jitter.', 'Cap the number of attempts.'],
-        deep: { definitions: { jitter: 'random spread added to a delay' }, examples: [], sources: [{ citation: 'Exponential Backoff And Jitter', url: 'https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/', year: 2015 }] },
-      },
-      pitfalls: ['retrying non-idempotent writes'],
-    },
-  };
-}
 
 async function runPool<T>(items: T[], concurrency: number, fn: (item: T, i: number) => Promise<unknown>) {
   let next = 0;
@@ -262,7 +243,7 @@ async function judgeRound(rig: JudgeRig, n: number): Promise<Rate> {
   const ids: string[] = new Array(n);
   await runPool([...Array(n).keys()], 16, async (i) => {
     const p = rig.proposers[(base + i) % rig.proposers.length];
-    ids[i] = (await post(setup.urls[i % setup.urls.length], '/api/knowledge/propose', brief(), p.apiKey, p.ip)).proposalId;
+    ids[i] = (await post(setup.urls[i % setup.urls.length], '/api/knowledge/propose', briefPayload('pg-bench'), p.apiKey, p.ip)).proposalId;
   });
   const tasks: Array<{ id: string; judge: Agent; body: unknown }> = [];
   for (let k = 0; k < 3; k++) {

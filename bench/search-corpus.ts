@@ -6,6 +6,7 @@
 // documents hold their words, and a misspelt word whose document must still be found.
 import type { ProposalKind } from '../src/core/index.js';
 import { briefFields, pathWords } from '../src/domain/search.js';
+import type { Doc } from '../src/domain/search-index.js';
 import { stopWords } from '../src/domain/tools/stopwords.js';
 import type { ProposalRecord } from '../src/domain/records.js';
 
@@ -67,17 +68,8 @@ function zipf(rnd: () => number, n: number) {
   };
 }
 
-/** A node as the node's index sees it (src/domain/search.ts Doc): id is the path; path the words of it not in the title. */
-export interface SearchDoc {
-  id: string;
-  path: string;
-  kind: string;
-  title: string;
-  spec: string;
-  tldr?: string;
-  core?: string;
-  deep?: string;
-}
+/** A node as the node's index sees it: id is the path; path the words of it not in the title. */
+export type SearchDoc = Doc;
 
 export interface Corpus {
   docs: SearchDoc[];
