@@ -29,9 +29,10 @@ interface Served {
   stop: () => Promise<void>;
 }
 
-async function serve(): Promise<Served> {
+/** node flags for the served process (the soak caps its heap: see soak()). */
+async function serve(nodeFlags: string[] = []): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'akas-bench-load-'));
-  const child = spawn(process.execPath, [CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -54,11 +55,16 @@ async function serve(): Promise<Served> {
   };
 }
 
-/** The node's resident memory now and at its peak, in MiB (Linux /proc). */
-function rssOf(pid: number): { rss: number; peak: number } {
+/**
+ * The node's resident memory now and at its peak, in MiB (Linux /proc), and the two kinds the
+ * RSS is made of: anonymous (the JavaScript heaps, malloc: what the process holds) and
+ * file-backed (the node binary, and the pages of LevelDB's table files it maps and has read:
+ * page cache the kernel takes back under pressure, growing with the data as the load writes).
+ */
+function rssOf(pid: number): { rss: number; peak: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024, anon: kb('RssAnon') / 1024, file: (kb('RssFile') + kb('RssShmem')) / 1024 };
 }
 
 const pct = (xs: number[], p: number) => {
@@ -109,8 +115,8 @@ function report(answers: Answer[], seconds: number, baseline: number) {
   console.log(`  refusals other than 429: ${unexpected.length ? [...byOpStatus].map(([k, n]) => `${k} × ${n}`).join(', ') : 'none'}  ${unexpected.length ? '✗' : '✓'}`);
 }
 
-async function runLoad(seconds: number, soak: boolean) {
-  const node = await serve();
+async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = []) {
+  const node = await serve(nodeFlags);
   const load = new Workload(node.url, seeded(7), CONCURRENCY * 2);
   try {
     const setup = performance.now();
@@ -118,8 +124,8 @@ async function runLoad(seconds: number, soak: boolean) {
     console.log(`  (${AGENTS} calibrated agents registered in ${((performance.now() - setup) / 1000).toFixed(1)} s; each from an IP of its own)`);
     const baseline = await healthzRate(node.url, 3);
     load.answers.length = 0;
-    const samples: Array<{ at: number; rss: number }> = [];
-    const sampler = setInterval(() => samples.push({ at: performance.now(), rss: rssOf(node.child.pid!).rss }), 1000);
+    const samples: Array<{ at: number; rss: number; anon: number; file: number }> = [];
+    const sampler = setInterval(() => samples.push({ at: performance.now(), ...rssOf(node.child.pid!) }), 1000);
     const start = performance.now();
     const run = load.run(MIXED_MIX, CONCURRENCY, start + seconds * 1000);
     const { networkErrors } = await run.done;
@@ -132,14 +138,19 @@ async function runLoad(seconds: number, soak: boolean) {
     if (soak) {
       // Caches fill up to their bounds and the data grows as the load writes (new agents,
       // proposals, published nodes, blobs): RSS climbs at first. What must not happen is that it
-      // keeps climbing once the caches are full: the last minute against the middle one.
+      // keeps climbing once the caches are full: the last minute against the middle one, of
+      // the anonymous memory the process holds (the mapped table pages grow with the data).
       const minutes = Math.floor(seconds / 60);
-      const perMinute = Array.from({ length: minutes }, (_, m) => pct(samples.filter((x) => x.at - start >= m * 60_000 && x.at - start < (m + 1) * 60_000).map((x) => x.rss), 50));
-      console.log(`  RSS median by minute: ${perMinute.map((r) => r.toFixed(0)).join(', ')} MiB`);
-      const middle = perMinute[Math.floor(minutes / 2)];
-      const last = perMinute[minutes - 1];
-      line(`RSS median, minute ${Math.floor(minutes / 2) + 1} (caches full)`, `${middle.toFixed(0)} MiB`);
-      line('RSS median, last minute', `${last.toFixed(0)} MiB`, last / middle, 'drift <= 1.10', last / middle <= 1.1);
+      const byMinute = (f: (x: (typeof samples)[number]) => number) =>
+        Array.from({ length: minutes }, (_, m) => pct(samples.filter((x) => x.at - start >= m * 60_000 && x.at - start < (m + 1) * 60_000).map(f), 50));
+      const mid = Math.floor(minutes / 2);
+      for (const [label, perMinute] of [['RSS', byMinute((x) => x.rss)], ['  anonymous', byMinute((x) => x.anon)], ['  file-backed', byMinute((x) => x.file)]] as const) {
+        console.log(`  ${label} median by minute: ${perMinute.map((r) => r.toFixed(0)).join(', ')} MiB`);
+      }
+      const anon = byMinute((x) => x.anon);
+      const rss = byMinute((x) => x.rss);
+      line(`RSS median, last minute / minute ${mid + 1}`, `${rss[minutes - 1].toFixed(0)} MiB`, rss[minutes - 1] / rss[mid]);
+      line(`anonymous median, last minute / minute ${mid + 1} (caches full)`, `${anon[minutes - 1].toFixed(0)} MiB`, anon[minutes - 1] / anon[mid], 'drift <= 1.10', anon[minutes - 1] / anon[mid] <= 1.1);
       const written = Object.fromEntries(Object.entries(load.acked).map(([k, v]) => [k, v.length]));
       console.log(`  written meanwhile: ${JSON.stringify(written)}`);
     }
@@ -156,6 +167,11 @@ export async function run() {
 
 export async function soak() {
   const minutes = Math.max(3, Number(process.env.SOAK_MINUTES ?? 5));
-  header(`soak: the load of \`-- load\` for ${minutes} minutes, RSS sampled every second`);
-  await runLoad(minutes * 60, true);
+  // V8 sizes the old generation from the machine's memory (gigabytes here) and lets garbage
+  // pile up towards it before a full collection, so an uncapped RSS climbs under load whether
+  // or not anything leaks. With the main heap capped (SOAK_HEAP_MIB), what V8 keeps is what is
+  // live: a leak shows as a climb to the cap and a crash (network errors), not as laziness.
+  const heapMiB = Number(process.env.SOAK_HEAP_MIB ?? 160);
+  header(`soak: the load of \`-- load\` for ${minutes} minutes, the node's main heap capped at ${heapMiB} MiB, RSS sampled every second`);
+  await runLoad(minutes * 60, true, [`--max-old-space-size=${heapMiB}`]);
 }
