@@ -26,8 +26,48 @@ export function parseStrictJson(input: string | Uint8Array): StrictJson {
   } catch (e) {
     return { ok: false, reason: `not JSON: ${(e as Error).message}` };
   }
+  const depth = jsonDepth(text);
+  if (depth > MAX_JSON_DEPTH) return { ok: false, reason: `nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})` };
   const problem = scan(text);
   return problem ? { ok: false, reason: problem } : { ok: true, value };
+}
+
+/**
+ * How deep JSON may nest wherever akas reads it (request bodies, files to verify). No document
+ * of the protocol nests past about ten levels; JSON.parse reads any depth, but what then walks
+ * the value recursively (JSON.stringify, canonicalization, schema validation) overflows the
+ * stack somewhere past a few thousand levels.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * The deepest nesting of arrays and objects in JSON text, counted without parsing (one pass,
+ * strings skipped): so a body can be refused before anything recursive reads it.
+ */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+    } else if (c === 0x22 /* " */) {
+      // To the closing quote: one not preceded by an odd run of backslashes.
+      let j = text.indexOf('"', i + 1);
+      while (j > 0) {
+        let k = j - 1;
+        while (text.charCodeAt(k) === 0x5c) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      if (j < 0) return max;
+      i = j;
+    }
+  }
+  return max;
 }
 
 // One pass over text JSON.parse already accepted: tracks the keys of each open object and

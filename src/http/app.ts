@@ -2,7 +2,7 @@
 // into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
 import Fastify, { LogController, type FastifyContextConfig, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
+import { cryptoRandom, jsonDepth, MAX_JSON_DEPTH, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
 import type { Store } from '../store/index.js';
@@ -114,6 +114,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const parseJsonBody = (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    // Refused before parsing: what walks a parsed body recursively (the idempotency hash,
+    // validation) would overflow the stack on thousands of levels.
+    if (jsonDepth(text) > MAX_JSON_DEPTH) {
+      return done(new ServiceError('invalid_json', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`, { hint: 'Send a flatter JSON body: no request of this node nests more than a few levels.' }), undefined);
+    }
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch {

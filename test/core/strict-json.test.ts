@@ -1,7 +1,7 @@
 // src/core/strict-json.ts: the JSON a signed document may be, and isDateTimeStamp of
 // src/core/credential.ts.
 import { describe, expect, it } from 'vitest';
-import { hasLoneSurrogate, isDateTimeStamp, parseDidKeyUrl, parseStrictJson } from '../../src/core/index.js';
+import { hasLoneSurrogate, isDateTimeStamp, jsonDepth, MAX_JSON_DEPTH, parseDidKeyUrl, parseStrictJson } from '../../src/core/index.js';
 
 describe('parseStrictJson', () => {
   it('reads what JSON.parse reads when it is strict', () => {
@@ -24,6 +24,21 @@ describe('parseStrictJson', () => {
     expect(parseStrictJson(Buffer.from([0x5b, 0x22, 0xc3, 0x28, 0x22, 0x5d]))).toEqual({ ok: false, reason: 'not UTF-8' });
     expect(hasLoneSurrogate('\ud83d\ude00')).toBe(false);
     expect(hasLoneSurrogate('\ude00\ud83d')).toBe(true);
+  });
+
+  it('refuses JSON nested deeper than MAX_JSON_DEPTH', () => {
+    const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    expect(parseStrictJson(nest(MAX_JSON_DEPTH)).ok).toBe(true);
+    expect(parseStrictJson(nest(MAX_JSON_DEPTH + 1))).toEqual({ ok: false, reason: `nested ${MAX_JSON_DEPTH + 1} levels deep (at most ${MAX_JSON_DEPTH})` });
+    expect(parseStrictJson(`{"a":${nest(20_000)}}`).ok).toBe(false);
+  });
+
+  it('counts nesting outside strings only, escaped quotes and backslashes included', () => {
+    expect(jsonDepth('1')).toBe(0);
+    expect(jsonDepth('{"a":[1,{"b":[]}],"c":{}}')).toBe(4);
+    expect(jsonDepth('["[[[{{{"]')).toBe(1);
+    expect(jsonDepth(String.raw`["a\\"," [[[ \" [[[ ",[]]`)).toBe(2);
+    expect(jsonDepth(String.raw`{"k\\\"[[":[[]]}`)).toBe(3);
   });
 
   it('refuses what is not JSON at all', () => {

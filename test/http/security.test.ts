@@ -139,6 +139,28 @@ describe('body limits', () => {
   });
 });
 
+describe('deeply nested bodies', () => {
+  beforeEach(() => open({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } }));
+
+  it('are refused with 400 invalid_json on every route that takes a body, an Idempotency-Key included', async () => {
+    // Found by the fuzzer: 10,000 nested arrays to recover with an Idempotency-Key overflowed
+    // the stack of the idempotency hash (500).
+    const a = await agent(node);
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const writes = node.app.akas.routes.filter((r) => r.method !== 'GET' && r.url !== '/api/cas');
+    for (const r of writes) {
+      const res = await node.app.inject({
+        method: r.method as 'POST',
+        url: concrete(r.url),
+        headers: { ...bearer(a.apiKey), 'content-type': 'application/json', 'idempotency-key': `deep-${r.method}-${r.url}` },
+        remoteAddress: a.ip,
+        payload: deep,
+      });
+      expect([res.statusCode, res.json().code], `${r.method} ${r.url}`).toEqual([400, 'invalid_json']);
+    }
+  });
+});
+
 describe('idempotency', () => {
   beforeEach(() => open({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } }));
 
