@@ -10,7 +10,7 @@
 // the median RSS of each minute, and the last minute's against the middle one's (once the
 // bounded caches are full, RSS must stop climbing but for the data the load keeps writing).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,13 +26,16 @@ interface Served {
   url: string;
   child: ChildProcess;
   dir: string;
+  /** Where the node writes its diagnostic reports (SIGUSR2). */
+  reports: string;
   stop: () => Promise<void>;
 }
 
 /** node flags for the served process (the soak caps its heap: see soak()). */
 async function serve(nodeFlags: string[] = []): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'akas-bench-load-'));
-  const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const reports = mkdtempSync(join(tmpdir(), 'akas-bench-reports-'));
+  const child = spawn(process.execPath, [...nodeFlags, '--report-on-signal', `--report-directory=${reports}`, CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -46,11 +49,13 @@ async function serve(nodeFlags: string[] = []): Promise<Served> {
     url,
     child,
     dir,
+    reports,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await exited;
       rmSync(dir, { recursive: true, force: true });
+      rmSync(reports, { recursive: true, force: true });
     },
   };
 }
@@ -115,6 +120,28 @@ function report(answers: Answer[], seconds: number, baseline: number) {
   console.log(`  refusals other than 429: ${unexpected.length ? [...byOpStatus].map(([k, n]) => `${k} × ${n}`).join(', ') : 'none'}  ${unexpected.length ? '✗' : '✓'}`);
 }
 
+/** The heaps of the node's threads, from a diagnostic report it writes on SIGUSR2 (soak only). */
+async function heapsOf(node: Served): Promise<string | undefined> {
+  const before = new Set(readdirSync(node.reports));
+  node.child.kill('SIGUSR2');
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const file = readdirSync(node.reports).find((f) => !before.has(f) && f.endsWith('.json'));
+    if (!file) continue;
+    try {
+      const r = JSON.parse(readFileSync(join(node.reports, file), 'utf8')) as {
+        javascriptHeap: { usedMemory: number; totalMemory: number };
+        workers?: Array<{ javascriptHeap: { usedMemory: number; totalMemory: number } }>;
+      };
+      const mib = (h: { usedMemory: number; totalMemory: number }) => `${(h.usedMemory / 1048576).toFixed(0)} / ${(h.totalMemory / 1048576).toFixed(0)} MiB`;
+      return `main ${mib(r.javascriptHeap)}; workers ${(r.workers ?? []).map((w) => mib(w.javascriptHeap)).join(', ') || 'none'}`;
+    } catch {
+      // Still being written.
+    }
+  }
+  return undefined;
+}
+
 async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = []) {
   const node = await serve(nodeFlags);
   const load = new Workload(node.url, seeded(7), CONCURRENCY * 2);
@@ -126,10 +153,15 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
     load.answers.length = 0;
     const samples: Array<{ at: number; rss: number; anon: number; file: number }> = [];
     const sampler = setInterval(() => samples.push({ at: performance.now(), ...rssOf(node.child.pid!) }), 1000);
+    // The soak asks the node for a diagnostic report at the end of every minute (SIGUSR2):
+    // where the anonymous memory is, the main thread's heap or the worker threads'.
+    const heaps: string[] = [];
+    const reporter = soak ? setInterval(() => void heapsOf(node).then((h) => h && heaps.push(h)), 60_000) : undefined;
     const start = performance.now();
     const run = load.run(MIXED_MIX, CONCURRENCY, start + seconds * 1000);
     const { networkErrors } = await run.done;
     clearInterval(sampler);
+    clearInterval(reporter);
     const elapsed = (performance.now() - start) / 1000;
     report(load.answers, elapsed, baseline);
     console.log(`  network errors: ${networkErrors}  ${networkErrors ? '✗' : '✓'}`);
@@ -151,6 +183,7 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
       const rss = byMinute((x) => x.rss);
       line(`RSS median, last minute / minute ${mid + 1}`, `${rss[minutes - 1].toFixed(0)} MiB`, rss[minutes - 1] / rss[mid]);
       line(`anonymous median, last minute / minute ${mid + 1} (caches full)`, `${anon[minutes - 1].toFixed(0)} MiB`, anon[minutes - 1] / anon[mid], 'drift <= 1.10', anon[minutes - 1] / anon[mid] <= 1.1);
+      for (const [m, h] of heaps.entries()) console.log(`  heaps in use / committed at minute ${m + 1}: ${h}`);
       const written = Object.fromEntries(Object.entries(load.acked).map(([k, v]) => [k, v.length]));
       console.log(`  written meanwhile: ${JSON.stringify(written)}`);
     }
