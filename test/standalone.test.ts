@@ -95,9 +95,9 @@ describe('a plain clone stands alone', () => {
     it('finds specifiers, URLs from import.meta.url and join/resolve from the file folder', () => {
       const text = [
         "import { a } from '../src/core/index.js';", // 1
-        "const v = new URL('../../../shared/vectors/', import.meta.url);", // 2
+        "const v = new URL('../../../elsewhere/vectors/', import.meta.url);", // 2
         'const w = new URL(`../../data/pool-${id}.json`, import.meta.url);', // 3
-        "const x = join(__dirname, '..', '..', 'shared');", // 4
+        "const x = join(__dirname, '..', '..', 'elsewhere');", // 4
         "const y = await import('./local.js');", // 5
         "const z = resolve(import.meta.dirname, '../..');", // 6
         "const s = 'not a path: ../../x';", // 7
@@ -105,24 +105,24 @@ describe('a plain clone stands alone', () => {
       ].join('\n');
       expect(pathUses('test/x.test.ts', text)).toEqual([
         { path: '../src/core/index.js', line: 1 },
-        { path: '../../../shared/vectors/', line: 2 },
+        { path: '../../../elsewhere/vectors/', line: 2 },
         { path: '../../data/pool-', line: 3 },
-        { path: '../../shared', line: 4 },
+        { path: '../../elsewhere', line: 4 },
         { path: './local.js', line: 5 },
         { path: '../..', line: 6 },
       ]);
     });
 
     it('tells a path that leaves the repository from one that stays', () => {
-      expect(escapes('test/core', '../../../shared/vectors/')).toBe(true);
+      expect(escapes('test/core', '../../../elsewhere/vectors/')).toBe(true);
       expect(escapes('test', '../..')).toBe(true);
       expect(escapes('test/core', '../../data/')).toBe(false);
-      expect(escapes('.', '../shared/SPEC.md')).toBe(true);
+      expect(escapes('.', '../elsewhere/SPEC.md')).toBe(true);
     });
 
     it('reads Markdown link targets', () => {
-      expect(markdownLinks('see [SPEC](../shared/SPEC.md) and ![x](docs/a.png "t")\n[b](#anchor)')).toEqual([
-        { path: '../shared/SPEC.md', line: 1 },
+      expect(markdownLinks('see [SPEC](../elsewhere/SPEC.md) and ![x](docs/a.png "t")\n[b](#anchor)')).toEqual([
+        { path: '../elsewhere/SPEC.md', line: 1 },
         { path: 'docs/a.png', line: 1 },
         { path: '#anchor', line: 2 },
       ]);
