@@ -156,12 +156,13 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
     // The soak asks the node for a diagnostic report at the end of every minute (SIGUSR2):
     // where the anonymous memory is, the main thread's heap or the worker threads'.
     const heaps: string[] = [];
-    const reporter = soak ? setInterval(() => void heapsOf(node).then((h) => h && heaps.push(h)), 60_000) : undefined;
+    const minutesRun = Math.floor(seconds / 60);
+    const reporters = soak ? Array.from({ length: minutesRun }, (_, m) => setTimeout(() => void heapsOf(node).then((h) => h && (heaps[m] = h)), (m + 1) * 60_000 - 5_000)) : [];
     const start = performance.now();
     const run = load.run(MIXED_MIX, CONCURRENCY, start + seconds * 1000);
     const { networkErrors } = await run.done;
     clearInterval(sampler);
-    clearInterval(reporter);
+    for (const t of reporters) clearTimeout(t);
     const elapsed = (performance.now() - start) / 1000;
     report(load.answers, elapsed, baseline);
     console.log(`  network errors: ${networkErrors}  ${networkErrors ? '✗' : '✓'}`);
@@ -183,7 +184,7 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
       const rss = byMinute((x) => x.rss);
       line(`RSS median, last minute / minute ${mid + 1}`, `${rss[minutes - 1].toFixed(0)} MiB`, rss[minutes - 1] / rss[mid]);
       line(`anonymous median, last minute / minute ${mid + 1} (caches full)`, `${anon[minutes - 1].toFixed(0)} MiB`, anon[minutes - 1] / anon[mid], 'drift <= 1.10', anon[minutes - 1] / anon[mid] <= 1.1);
-      for (const [m, h] of heaps.entries()) console.log(`  heaps in use / committed at minute ${m + 1}: ${h}`);
+      for (const [m, h] of heaps.entries()) if (h) console.log(`  heaps in use / committed, end of minute ${m + 1}: ${h}`);
       const written = Object.fromEntries(Object.entries(load.acked).map(([k, v]) => [k, v.length]));
       console.log(`  written meanwhile: ${JSON.stringify(written)}`);
     }
