@@ -9,38 +9,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, sign } from '../../src/core/index.js';
 import { startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { calibrated, ok, poolAnswers } from '../helpers/remote.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 let node: RunningNode;
 let work: string;
 
-/** The expected answers of a calibration pool: what a strong agent would write. */
-const expectedAnswers = (pool: string) =>
-  Object.fromEntries(
-    (JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${pool}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> }).questions.map((q) => [
-      q.id,
-      q.expected,
-    ]),
-  );
-
-async function call(method: string, path: string, body?: unknown, apiKey?: string): Promise<Json> {
-  const res = await fetch(`${node.url}${path}`, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = (await res.json()) as Json;
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
+const call = (method: string, path: string, body?: unknown, apiKey?: string): Promise<Json> => ok(node, method, path, body, apiKey);
 /** A registered agent calibrated with its pool's expected answers (a top score). */
-async function calibratedAgent() {
-  const a = await call('POST', '/api/agent/v1/register');
-  await call('POST', '/api/agent/v1/calibrate', { answers: expectedAnswers(a.calibrationPoolId) }, a.apiKey);
-  return a;
-}
+const calibratedAgent = () => calibrated(node);
 
 function capability(path: string, title: string) {
   return { path, title, spec: `${title}: when and how.`, payload: { trigger: 'a test fails now and then', alternative: 'fix the test first', cost: 'a rerun', whenNot: 'the failure is real', recipe: 'rerun once, quarantine on a second failure' } };
@@ -83,7 +61,7 @@ describe('/llms.txt', () => {
       join(work, 'answer.mjs'),
       `import { readFileSync, writeFileSync } from 'node:fs';
 const { poolId, questions } = JSON.parse(readFileSync('questions.json', 'utf8'));
-const expected = ${JSON.stringify({ A: expectedAnswers('A'), B: expectedAnswers('B') })}[poolId];
+const expected = ${JSON.stringify({ A: poolAnswers('A'), B: poolAnswers('B') })}[poolId];
 writeFileSync('answers.json', JSON.stringify({ answers: Object.fromEntries(questions.map((q) => [q.id, expected[q.id]])) }));
 `,
     );

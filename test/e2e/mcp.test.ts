@@ -3,12 +3,12 @@
 // the v1 SDK (@modelcontextprotocol/sdk). Each lists the tools anonymously and searches, then
 // with a Bearer reads me and dry-runs a judgment; a judgment with a bad signature comes back as
 // the invalid_signature tool error.
-import { readFileSync } from 'node:fs';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type RunningNode } from '../helpers/e2e.js';
+import { calibrated, ok } from '../helpers/remote.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type AnyClient = { listTools(): Promise<{ tools: Array<{ name: string }> }>; callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Json>; close(): Promise<void> };
@@ -17,23 +17,8 @@ let node: RunningNode;
 let agent: Json;
 let proposals: string[];
 
-async function call(method: string, path: string, body?: unknown, apiKey?: string): Promise<Json> {
-  const res = await fetch(`${node.url}${path}`, {
-    method,
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = (await res.json()) as Json;
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-async function calibratedAgent() {
-  const a = await call('POST', '/api/agent/v1/register');
-  const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${a.calibrationPoolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
-  await call('POST', '/api/agent/v1/calibrate', { answers: Object.fromEntries(pool.questions.map((q) => [q.id, q.expected])) }, a.apiKey);
-  return a;
-}
+const call = (method: string, path: string, body?: unknown, apiKey?: string): Promise<Json> => ok(node, method, path, body, apiKey);
+const calibratedAgent = () => calibrated(node);
 
 async function connect(generation: string, apiKey?: string): Promise<AnyClient> {
   const url = new URL(`${node.url}/api/mcp`);

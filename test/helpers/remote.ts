@@ -28,9 +28,16 @@ export async function call(node: { url: string }, method: string, path: string, 
   return { status: res.status, body, raw };
 }
 
+/** A call that must answer 200: its JSON body, else an error naming the call and the answer. */
+export async function ok(node: { url: string }, method: string, path: string, body?: unknown, key?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = await call(node, method, path, { body, key });
+  if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${r.raw.toString('utf8')}`);
+  return r.body;
+}
+
 const pools = new Map<string, Record<string, string>>();
 /** The expected answers of a calibration pool (a top score: the agent may judge and propose). */
-function poolAnswers(poolId: string) {
+export function poolAnswers(poolId: string) {
   if (!pools.has(poolId)) {
     const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
     pools.set(poolId, Object.fromEntries(pool.questions.map((q) => [q.id, q.expected])));
