@@ -16,6 +16,16 @@ import { describePg, dropSchema, freshSchemaUrl } from '../helpers/postgres.js';
 const SECRET = `test-node-secret-${randomBytes(8).toString('hex')}`;
 const env = { AKAS_NODE_SECRET: SECRET };
 
+/** Stops the processes of a test (those started), then drops its schema. */
+async function stopAndDrop(nodes: Array<RunningNode | undefined>, url: string) {
+  for (const node of nodes) await node?.stop();
+  const store = await openPgStore(url, { migrate: false }).catch(() => undefined);
+  if (store) {
+    await dropSchema(store);
+    await store.close();
+  }
+}
+
 async function ledgerOf(url: string) {
   const store = await openPgStore(url, { migrate: false });
   try {
@@ -37,15 +47,7 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       // Started together on an empty database: one creates the schema and the keys, both agree.
       [a, b] = await Promise.all([startServe(serveArgs, { store: url, env }), startServe(serveArgs, { store: url, env })]);
     }, 60_000);
-    afterAll(async () => {
-      await a?.stop();
-      await b?.stop();
-      const store = await openPgStore(url, { migrate: false }).catch(() => undefined);
-      if (store) {
-        await dropSchema(store);
-        await store.close();
-      }
-    });
+    afterAll(() => stopAndDrop([a, b], url));
 
     it('shows one issuer on every process, and refuses a process given another node secret', async () => {
       const [ha, hb] = [(await call(a, 'GET', '/healthz')).body, (await call(b, 'GET', '/healthz')).body];
@@ -219,15 +221,7 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       a = await startServe(args, { store: url, env });
       b = await startServe(args, { store: url, env });
     }, 60_000);
-    afterAll(async () => {
-      await a?.stop();
-      await b?.stop();
-      const store = await openPgStore(url, { migrate: false }).catch(() => undefined);
-      if (store) {
-        await dropSchema(store);
-        await store.close();
-      }
-    });
+    afterAll(() => stopAndDrop([a, b], url));
 
     it('limit a burst split between the two processes as one token bucket', async () => {
       const ip = '10.88.0.1';
