@@ -1,17 +1,35 @@
 // Offline check of a proposal bundle (`akas export`, GET /api/knowledge/proposals/{id}/bundle;
 // PROTOCOL 8.4). Every check is reported under its layer:
-// - L2: each judgment's fields rebuild what its judge signed, the judge's Ed25519 signature
-//   holds, and the key was the judge's when the judgment arrived (per the judges' windows);
+// - content: the proposal's content (PROTOCOL 6.9) hashed here gives the contentSha256 it shows,
+//   and that recomputed hash is the one every signature below must name; the decision
+//   recomputed from the judgments and the rule its log event names; the judgments, credentials
+//   and log events one set (none missing, none extra); the content hashes of `cas` named by
+//   the content;
+// - L2: each judgment's fields rebuild what its judge signed (v2: with the recomputed content
+//   hash), the judge's Ed25519 signature holds, and the key was the judge's when the judgment
+//   arrived (per the judges' windows);
 // - L1: each judgment's credential verifies (strict eddsa-jcs-2022), says what the judgment
-//   says, and (with a pinned issuer) was signed by a key that was the issuer's then;
+//   says and names the content, and (with a pinned issuer) was signed by a key that was the
+//   issuer's then;
 // - CAS: each content hash the proposal names matches the bytes given with --blobs;
-// - L3: each judgment's entry in the node's transparency log, with its inclusion proof
-//   against a checkpoint signed by a pinned (or issuer-endorsed) log key; the node's HMACs
-//   need the node's key: reported as unchecked, never as verified.
-// What could not be checked (no pinned issuer, a blob not given) is said, not counted.
+// - L3: the node's log events about the proposal (submitted, each judgment, the decision), each
+//   with its inclusion proof against a checkpoint signed by a pinned (or issuer-endorsed) log
+//   key, naming the content; the node's HMACs need the node's key: reported as unchecked.
+// What could not be checked (no pinned issuer, a blob not given, a v1 judgment that signed no
+// content, a v1 bundle) is said, not counted.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { judgmentUrn, parseStrictJson } from '../src/core/index.js';
+import {
+  compositeOf,
+  contentOfProposalView,
+  hashesNamedBy,
+  judgmentUrn,
+  parseStrictJson,
+  PUBLISH_THRESHOLD,
+  round6,
+  weightedComposite,
+  type ProposalContent,
+} from '../src/core/index.js';
 import { hashFile, normalizeSha256 } from './cas.js';
 import { verifyCredential } from './credential.js';
 import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
@@ -19,7 +37,9 @@ import { checkLogInclusion, endorsedLogKey } from './log.js';
 import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
-export const BUNDLE_FORMAT = 'akas.bundle.v1';
+/** The format a node exports now; a v1 bundle (before content binding) still verifies. */
+export const BUNDLE_FORMAT = 'akas.bundle.v2';
+export const BUNDLE_FORMATS = ['akas.bundle.v1', 'akas.bundle.v2'] as const;
 
 export interface BundleOptions {
   /** A folder holding blobs named by their sha256 (as `akas export --blobs` writes them). */
@@ -35,10 +55,17 @@ export interface BundleOptions {
 export interface BundleReport extends Report {
   proposalId: string;
   kind: string;
+  format: string;
+  /** The contentSha256 recomputed from the bundle's proposal (absent when it cannot be). */
+  contentSha256?: string;
+  /** How the content is bound: judgments signed v2 by their judges, v1 ones bound by the node's word only. */
+  binding: { judgesSigned: number; nodeOnly: number; submitted: 'log' | 'store' | 'missing' | 'not-checked' };
 }
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const EVENT_KIND = 'attestation.event.v1';
+const DECISIONS = ['published', 'rejected', 'withdrawn'];
 
 /** Reads a bundle (text, bytes or parsed); throws NotCheckableError when it is not one. */
 export function parseBundle(input: string | Uint8Array | unknown): Json {
@@ -48,8 +75,8 @@ export function parseBundle(input: string | Uint8Array | unknown): Json {
     if (!parsed.ok) throw new NotCheckableError(`not a bundle: ${parsed.reason}`);
     doc = parsed.value;
   }
-  if (!isObject(doc) || doc.format !== BUNDLE_FORMAT || !isObject(doc.proposal)) {
-    throw new NotCheckableError(`not an akas bundle (format ${BUNDLE_FORMAT} with a proposal): export one with akas export PROPOSAL_ID`);
+  if (!isObject(doc) || !(BUNDLE_FORMATS as readonly unknown[]).includes(doc.format) || !isObject(doc.proposal)) {
+    throw new NotCheckableError(`not an akas bundle (format ${BUNDLE_FORMATS.join(' or ')} with a proposal): export one with akas export PROPOSAL_ID`);
   }
   return doc;
 }
@@ -64,12 +91,25 @@ function blobFiles(dir: string): Map<string, string> {
   return files;
 }
 
+/** One log item of a bundle: the entry, its event and its proof. */
+interface LogItem {
+  entry: Json;
+  body: Json;
+  event: string;
+  item: Json;
+}
+
 /** Checks a bundle offline. Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
 export async function verifyBundle(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
   const bundle = parseBundle(input);
+  const v2 = bundle.format === 'akas.bundle.v2';
   const c = new Checks();
   const proposal = bundle.proposal as Json;
   const judges: AgentKeys[] = (Array.isArray(bundle.judges) ? bundle.judges : []).map((j, i) => parseAgentKeys(j, `judges[${i}]`));
+  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
+  const judgmentIds = judgments.map((j) => String(j.judgmentId));
+  const l2 = verifyProposalJudgments(proposal, judges);
+  const kind = l2.kind;
 
   // The issuer: pinned, then followed along its signed rotations.
   let trust: IssuerTrust | undefined;
@@ -78,11 +118,26 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
   } else c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer, e.g. from its /healthz) to pin it');
 
-  // L2: every judge signature, and each key's owner at the time.
-  const l2 = verifyProposalJudgments(proposal, judges);
-  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
+  // The content, hashed here: the one hash every signature and event must name.
+  let content: ProposalContent | undefined;
+  let contentSha256: string | undefined;
+  if (v2) {
+    const shown = contentOfProposalView(kind, proposal);
+    if (!shown.ok) c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", false, shown.reason);
+    else {
+      content = shown.content;
+      contentSha256 = shown.contentSha256;
+      const same = shown.contentSha256 === proposal.contentSha256;
+      c.add('content.hash', 'content', `the proposal's content hashes to the contentSha256 it shows`, same, same ? shown.contentSha256 : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`);
+      const problems = [...shown.problems];
+      for (const j of judgments) if (j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256) problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
+      c.add('content.shown', 'content', 'the path, title and kind shown, and each judgment\'s contentSha256, are those of the content', problems.length === 0, problems.join('; ') || undefined);
+    }
+  } else c.add('content.hash', 'content', "the proposal's content hashes to what was judged", null, 'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)');
+
+  // L2: every judge signature, what it signed, and each key's owner at the time.
   for (const j of l2.checks) {
-    c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : 'kind, proposalId, judge, scores or rationale were changed', j.judgmentId);
+    c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : j.problems[0], j.judgmentId);
     c.add('judgment.signature', 'L2', `${j.agentTag}'s Ed25519 signature`, j.signatureValid, j.signatureValid ? undefined : 'does not verify under the public key shown', j.judgmentId);
     c.add(
       'judgment.key',
@@ -92,9 +147,15 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       j.key === 'unchecked' ? "not checked: the bundle has no public profile of this judge" : j.key === 'not-the-judges' ? "not one of the judge's keys in that window" : j.key,
       j.judgmentId,
     );
+    if (!v2) continue;
+    if (j.signed === 'v2') {
+      c.add('judgment.content', 'L2', `${j.agentTag} signed the content it judged (akas.judgment.v2)`, j.contentSigned, j.contentSigned === null ? 'not checked: the content cannot be recomputed' : j.contentSigned ? undefined : j.problems.find((p) => p.startsWith('the judge signed content')), j.judgmentId);
+    } else {
+      c.add('judgment.content', 'L2', `${j.agentTag} signed the content it judged`, null, "not checked: a v1 judgment signs no content; it is bound to the content by the node's word only (its credential and log event)", j.judgmentId);
+    }
   }
 
-  // L1: one credential per judgment, saying what the judgment says.
+  // L1: one credential per judgment, saying what the judgment says, about this content.
   const credentials = (Array.isArray(bundle.credentials) ? bundle.credentials : []) as Json[];
   const bySubject = new Map(credentials.map((cr) => [isObject(cr.credentialSubject) ? cr.credentialSubject.id : undefined, cr]));
   for (const j of judgments) {
@@ -111,7 +172,7 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     const sig = isObject(j.signature) ? j.signature : {};
     const same =
       s.proposalId === proposal.proposalId &&
-      s.kind === (proposal.kind ?? l2.kind) &&
+      s.kind === (proposal.kind ?? kind) &&
       judge.tag === j.agentTag &&
       judge.publicKey === sig.publicKey &&
       s.judgeSignature === sig.signature &&
@@ -119,11 +180,20 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       s.composite === j.composite &&
       JSON.stringify(s.scores) === JSON.stringify(j.scores);
     c.add('credential.matches', 'L1', 'the credential says what the judgment says', same, same ? undefined : 'its subject differs from the judgment in the bundle', id);
+    if (v2) {
+      if (s.contentSha256 === undefined) c.add('credential.content', 'L1', 'the credential names the content judged', null, 'not checked: a credential issued before content binding names no content', id);
+      else if (contentSha256 === undefined) c.add('credential.content', 'L1', 'the credential names the content judged', null, 'not checked: the content cannot be recomputed', id);
+      else c.add('credential.content', 'L1', 'the credential names the content judged', s.contentSha256 === contentSha256, s.contentSha256 === contentSha256 ? undefined : `it names ${String(s.contentSha256)}; the content shown hashes to ${contentSha256}`, id);
+    }
     // The node's HMAC over the judgment: only the node holds the key.
     c.add('judgment.nodeMac', 'L3', "the node's HMAC over the judgment", null, 'needs the node (HMAC-SHA256 under its key): not checkable offline', id);
   }
+  if (v2) {
+    const extra = credentials.map((cr) => (isObject(cr.credentialSubject) ? String(cr.credentialSubject.id) : '(no subject)')).filter((id) => !judgmentIds.some((j) => judgmentUrn(j) === id));
+    c.add('set.credentials', 'content', 'every credential is of a judgment in the bundle', extra.length === 0, extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : undefined);
+  }
 
-  // L3 made verifiable: each judgment's entry in the node's log, proven against a checkpoint
+  // L3 made verifiable: the node's events about the proposal, proven against a checkpoint
   // signed by a log key that is pinned, or endorsed by the pinned issuer.
   const logPart = isObject(bundle.log) ? bundle.log : undefined;
   let logKey = options.logKey;
@@ -131,24 +201,75 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
   if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart?.verifierKey === options.logKey, logPart?.verifierKey === options.logKey ? undefined : `the bundle names ${String(logPart?.verifierKey)}`);
   else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin");
   else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)');
-  const entries = (Array.isArray(logPart?.entries) ? logPart!.entries : []) as Json[];
-  for (const j of judgments) {
-    const id = String(j.judgmentId);
-    const item = entries.find((e) => e.judgmentId === id);
-    if (!item) {
-      c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
-      continue;
-    }
+  const items: LogItem[] = ((Array.isArray(logPart?.entries) ? logPart!.entries : []) as unknown[]).filter(isObject).map((item) => {
     const entry = isObject(item.entry) ? item.entry : {};
     const body = isObject(entry.body) ? entry.body : {};
-    const about = entry.kind === 'attestation.event.v1' && body.event === 'judgment.recorded' && body.judgmentId === id && body.proposalId === proposal.proposalId;
-    c.add('log.entry.about', 'L3', 'the log entry records this judgment', about, about ? undefined : 'the entry is about something else', id);
-    if (logKey) checkLogInclusion(c, { entry: item.entry, inclusion: item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], id);
-    else c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: no trusted log key', id);
+    // A v1 bundle lists judgment entries by judgmentId only; what an entry records is its body's word.
+    return { entry, body, event: typeof body.event === 'string' ? body.event : '', item };
+  });
+  const inclusion = (it: LogItem, subject: string) => {
+    if (logKey) checkLogInclusion(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], subject);
+    else c.add('log.inclusion', 'L3', 'the event is in the node\'s log', null, 'not checked: no trusted log key', subject);
+  };
+  const names = (body: Json) => (contentSha256 === undefined || body.contentSha256 === undefined ? true : body.contentSha256 === contentSha256);
+  const proposer = proposal.proposer ?? null;
+
+  // The submitted event: the content, kind, path and proposer, as the node logged them at propose.
+  let submitted: BundleReport['binding']['submitted'] = 'not-checked';
+  if (v2) {
+    const sub = items.filter((it) => it.event === 'proposal.submitted' && it.body.proposalId === proposal.proposalId);
+    if (sub.length === 0) {
+      const store = proposal.contentBinding === 'store';
+      submitted = store ? 'store' : 'missing';
+      c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', store ? null : false, store ? "not checked: a proposal stored before content binding is bound by the node's store, not by the log" : 'the bundle holds no proposal.submitted event for it');
+    } else {
+      submitted = 'log';
+      const it = sub[0];
+      const problems: string[] = [];
+      if (sub.length > 1) problems.push(`${sub.length} proposal.submitted events`);
+      if (it.entry.kind !== EVENT_KIND) problems.push(`the entry is a ${String(it.entry.kind)}`);
+      if (it.body.kind !== kind) problems.push(`it logged kind ${String(it.body.kind)}`);
+      if (contentSha256 !== undefined && it.body.contentSha256 !== contentSha256) problems.push(`it logged content ${String(it.body.contentSha256)}, the content shown hashes to ${contentSha256}`);
+      if (content && it.body.path !== content.path) problems.push(`it logged path ${String(it.body.path)}`);
+      if (it.body.proposer !== proposer || it.entry.agent !== proposer) problems.push(`it logged proposer ${String(it.body.proposer)}, the proposal shows ${String(proposer)}`);
+      c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', problems.length === 0, problems.join('; ') || undefined, 'proposal.submitted');
+      inclusion(it, 'proposal.submitted');
+    }
   }
 
-  // CAS: the hashes the proposal names, against the bytes given.
+  // Each judgment's event.
+  for (const id of judgmentIds) {
+    const it = items.find((x) => (x.event === 'judgment.recorded' && x.body.judgmentId === id) || (!v2 && x.item.judgmentId === id));
+    if (!it) {
+      c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', v2 ? false : null, v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
+      continue;
+    }
+    const about = it.entry.kind === EVENT_KIND && it.event === 'judgment.recorded' && it.body.judgmentId === id && it.body.proposalId === proposal.proposalId;
+    const content = names(it.body);
+    c.add('log.entry.about', 'L3', 'the log entry records this judgment of this content', about && content, !about ? 'the entry is about something else' : content ? undefined : `it names content ${String(it.body.contentSha256)}`, id);
+    inclusion(it, id);
+  }
+  if (v2) {
+    const extra = items.filter((it) => it.event === 'judgment.recorded' && !judgmentIds.includes(String(it.body.judgmentId))).map((it) => String(it.body.judgmentId));
+    c.add('set.events', 'content', 'every judgment.recorded event is of a judgment in the bundle', extra.length === 0, extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined);
+  }
+
+  // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
+  if (v2) checkDecision(c, proposal, judgments, items, { contentSha256, proposer, names, inclusion });
+
+  // CAS: the hashes named by the content, and each against the bytes given.
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];
+  if (v2) {
+    if (!content) c.add('cas.bound', 'content', 'the content hashes listed are those the content names', null, 'not checked: the content cannot be recomputed');
+    else {
+      const named = hashesNamedBy(content);
+      const key = (r: { sha256?: unknown; role?: unknown }) => `${String(r.role)}:${String(r.sha256)}`;
+      const unnamed = refs.filter((r) => !named.some((n) => key(n) === key(r))).map(key);
+      const missing = named.filter((n) => !refs.some((r) => key(n) === key(r))).map(key);
+      const ok = unnamed.length === 0 && missing.length === 0;
+      c.add('cas.bound', 'content', 'the content hashes listed are those the content names', ok, ok ? undefined : [unnamed.length ? `listed but not named by the content: ${unnamed.join(', ')}` : '', missing.length ? `named by the content but not listed: ${missing.join(', ')}` : ''].filter(Boolean).join('; '));
+    }
+  }
   const files = options.blobsDir ? blobFiles(options.blobsDir) : new Map<string, string>();
   for (const ref of refs) {
     const sha = normalizeSha256(ref.sha256);
@@ -167,5 +288,99 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     c.add('cas.hash', 'CAS', what, sha256 === sha && sizeOk, sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`, sha);
   }
 
-  return { ...c.report(), proposalId: String(proposal.proposalId), kind: l2.kind };
+  return {
+    ...c.report(),
+    proposalId: String(proposal.proposalId),
+    kind,
+    format: String(bundle.format),
+    ...(contentSha256 !== undefined ? { contentSha256 } : {}),
+    binding: { judgesSigned: l2.checks.filter((j) => j.signed === 'v2').length, nodeOnly: l2.v1, submitted },
+  };
+}
+
+/**
+ * The decision of a bundle's proposal: a decided proposal has its decision event in the log (a
+ * pending one has none), naming the status, the content and the proposer; and the decision
+ * recomputes from the judgments shown, the weights its event names and the rule it applied
+ * (PROTOCOL 7.4), with the same judgments, in the same order.
+ */
+function checkDecision(
+  c: Checks,
+  proposal: Json,
+  judgments: Json[],
+  items: LogItem[],
+  ctx: { contentSha256: string | undefined; proposer: unknown; names: (body: Json) => boolean; inclusion: (it: LogItem, subject: string) => void },
+) {
+  const status = String(proposal.status);
+  const decisions = items.filter((it) => DECISIONS.some((d) => it.event === `proposal.${d}`) && it.body.proposalId === proposal.proposalId);
+  const what = 'the log recorded the status shown, for this content and proposer';
+  if (!DECISIONS.includes(status)) {
+    c.add('log.decision', 'L3', what, decisions.length === 0, decisions.length ? `the log recorded ${decisions.map((d) => d.event).join(', ')} for a proposal shown ${status}` : undefined);
+    return;
+  }
+  if (decisions.length === 0) {
+    c.add('log.decision', 'L3', what, false, `the bundle holds no proposal.${status} event for a proposal shown ${status}`);
+    return;
+  }
+  const it = decisions[0];
+  const problems: string[] = [];
+  if (decisions.length > 1) problems.push(`${decisions.length} decision events: ${decisions.map((d) => d.event).join(', ')}`);
+  if (it.entry.kind !== EVENT_KIND) problems.push(`the entry is a ${String(it.entry.kind)}`);
+  if (it.event !== `proposal.${status}`) problems.push(`the log recorded ${it.event}, the proposal shows ${status}`);
+  if (!ctx.names(it.body)) problems.push(`it names content ${String(it.body.contentSha256)}, the content shown hashes to ${String(ctx.contentSha256)}`);
+  if (it.entry.agent !== ctx.proposer) problems.push(`its agent is ${String(it.entry.agent)}, the proposal shows proposer ${String(ctx.proposer)}`);
+  c.add('log.decision', 'L3', what, problems.length === 0, problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined), it.event);
+  ctx.inclusion(it, it.event);
+  if (status === 'withdrawn') return;
+
+  const ev = it.body;
+  const counted = Array.isArray(ev.judgments) ? (ev.judgments as unknown[]).filter(isObject) : undefined;
+  const rule = isObject(ev.rule) ? ev.rule : undefined;
+  if (!counted || !rule) {
+    const why = 'not checked: a decision logged before content binding names no judgments, weights or rule';
+    c.add('set.decision', 'content', 'the judgments shown are those the decision counted', null, why);
+    c.add('decision.recompute', 'content', 'the decision recomputes from the judgments and the rule', null, why);
+    return;
+  }
+  const shownIds = judgments.map((j) => String(j.judgmentId));
+  const countedIds = counted.map((j) => String(j.judgmentId));
+  const setOk = shownIds.length === countedIds.length && shownIds.every((id, i) => id === countedIds[i]);
+  c.add(
+    'set.decision',
+    'content',
+    'the judgments shown are those the decision counted, in order',
+    setOk,
+    setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`,
+  );
+
+  const problems2: string[] = [];
+  const required = rule.requiredJudgments;
+  if (rule.publishThreshold !== PUBLISH_THRESHOLD) problems2.push(`the rule applied publishes at ${String(rule.publishThreshold)}, not PROTOCOL 7.4's ${PUBLISH_THRESHOLD}`);
+  if (required !== proposal.requiredJudgments) problems2.push(`the rule applied wants ${String(required)} judgments, the proposal shows ${String(proposal.requiredJudgments)}`);
+  if (counted.length !== required) problems2.push(`${counted.length} judgments counted, the rule wants ${String(required)}`);
+  const rows: Array<{ weight: number; composite: number }> = [];
+  for (const k of counted) {
+    const j = judgments.find((x) => x.judgmentId === k.judgmentId);
+    if (!j) continue; // set.decision names it
+    let composite: number;
+    try {
+      composite = compositeOf(j.scores as never);
+    } catch {
+      problems2.push(`judgment ${String(k.judgmentId)} has no four scores`);
+      continue;
+    }
+    if (k.composite !== composite || j.composite !== composite) problems2.push(`judgment ${String(k.judgmentId)}: its scores give composite ${composite}, the decision counted ${String(k.composite)}`);
+    if (typeof k.weight !== 'number' || !Number.isFinite(k.weight) || k.weight < 0) problems2.push(`judgment ${String(k.judgmentId)}: the decision counted no weight`);
+    else if (j.weight !== k.weight) problems2.push(`judgment ${String(k.judgmentId)} shows weight ${String(j.weight)}, the decision counted ${k.weight}`);
+    rows.push({ weight: Number(k.weight), composite });
+  }
+  const weighted = weightedComposite(rows);
+  const decision = weighted >= PUBLISH_THRESHOLD ? 'published' : 'rejected';
+  const outcome = isObject(proposal.outcome) ? proposal.outcome : {};
+  if (round6(weighted) !== ev.weightedComposite) problems2.push(`the judgments give a weighted composite of ${round6(weighted)}, the decision logged ${String(ev.weightedComposite)}`);
+  if (outcome.weightedComposite !== round6(weighted)) problems2.push(`the outcome shows a weighted composite of ${String(outcome.weightedComposite)}, the judgments give ${round6(weighted)}`);
+  if (decision !== status || outcome.decision !== decision || it.event !== `proposal.${decision}`) {
+    problems2.push(`the judgments decide ${decision} (${round6(weighted)} against ${PUBLISH_THRESHOLD}); the proposal shows ${status}, its outcome ${String(outcome.decision)}, the log ${it.event}`);
+  }
+  c.add('decision.recompute', 'content', `the decision recomputes from the judgments and the rule (${String(required)} judgments, publish at ${PUBLISH_THRESHOLD})`, problems2.length === 0, problems2.join('; ') || `${decision} at ${round6(weighted)}`);
 }

@@ -202,13 +202,25 @@ function checkJudgeSignature(c: Checks, s: Json | undefined) {
     c.add('judge.signature', 'L2', "the judge's own Ed25519 signature", false, 'the subject is not a judgment (judge, kind and proposalId)');
     return;
   }
-  let payload: string;
+  // A judge who signed v2 signed the content the subject names; one who signed v1 (SPEC's
+  // payload) signed none, and the content is the node's word in this credential only.
+  const fields = { kind, proposalId, judge: judge.tag, scores: s.scores as never, rationale: s.rationale as string };
+  let v1: string;
+  let v2: string | undefined;
   try {
-    payload = judgmentSigningString({ kind, proposalId, judge: judge.tag, scores: s.scores as never, rationale: s.rationale as string });
+    v1 = judgmentSigningString(fields);
+    if (typeof s.contentSha256 === 'string') v2 = judgmentSigningString({ ...fields, contentSha256: s.contentSha256 });
   } catch {
     c.add('judge.signature', 'L2', "the judge's own Ed25519 signature", false, 'the subject lacks the scores or rationale that were signed');
     return;
   }
-  const ok = verify(judge.publicKey, payload, s.judgeSignature as string);
-  c.add('judge.signature', 'L2', `${judge.tag}'s Ed25519 signature over its judgment`, ok, ok ? undefined : "judgeSignature does not verify under the judge's key over the subject's fields");
+  const signedV2 = v2 !== undefined && verify(judge.publicKey, v2, s.judgeSignature as string);
+  const ok = signedV2 || verify(judge.publicKey, v1, s.judgeSignature as string);
+  c.add(
+    'judge.signature',
+    'L2',
+    `${judge.tag}'s Ed25519 signature over its judgment`,
+    ok,
+    ok ? (signedV2 ? 'akas.judgment.v2: the judge signed the content named' : v2 !== undefined ? "akas.judgment.v1: the judge signed no content; the content is the node's word" : undefined) : "judgeSignature does not verify under the judge's key over the subject's fields",
+  );
 }

@@ -1,14 +1,17 @@
 // Offline check of the per-judge signatures (L2, PROTOCOL 7.2) of a proposal: the JSON of
 // GET /api/knowledge/proposals/{id} (`akas proposal ID --json`), checked with no node and
 // no network. For each judgment:
-//  - payload: the fields shown (kind, proposalId, judge tag, the four scores, rationale)
-//    rebuild exactly the signingPayload, so what is displayed is what was signed;
+//  - payload: the fields shown (kind, proposalId, judge tag, the four scores, rationale, and
+//    for a v2 judgment the contentSha256 recomputed here from the proposal's content) rebuild
+//    exactly the signingPayload, so what is displayed is what was signed;
+//  - content: a v2 judgment signed the content shown (its hash recomputed here); a v1
+//    judgment signed no content, and is bound to it by the node's word only;
 //  - signature: Ed25519 over those JCS bytes verifies under the public key given;
 //  - key: given the judge's public profile (`akas agents TAG --json`), that key was the
 //    judge's when the judgment arrived: the current key from its validFrom, or a prior key
 //    within its validFrom..validUntil window. Without a profile this is reported unchecked:
 //    a valid signature alone proves only that the holder of *some* key signed.
-import { judgmentSigningString, kindOfProposalId, verify, type ProposalKind } from '../src/core/index.js';
+import { contentOfProposalView, judgmentSigningString, JUDGMENT_V2, kindOfProposalId, parseStrictJson, verify, type ProposalKind } from '../src/core/index.js';
 
 export type KeyBinding = 'current' | 'prior' | 'not-the-judges' | 'unchecked';
 
@@ -17,6 +20,13 @@ export interface JudgmentCheck {
   agentTag: string;
   /** The displayed fields rebuild the signed payload byte for byte. */
   payloadMatches: boolean;
+  /** Which payload the judge signed: v2 binds the content, v1 (SPEC's) does not. */
+  signed: 'v1' | 'v2' | 'unknown';
+  /**
+   * v2: the content hash the judge signed is the one recomputed from the content shown (null
+   * when the content could not be recomputed); v1: null, the judge signed no content.
+   */
+  contentSigned: boolean | null;
   signatureValid: boolean;
   key: KeyBinding;
   ok: boolean;
@@ -30,6 +40,10 @@ export interface JudgmentsReport {
   failed: number;
   /** Judgments whose key could not be tied to the judge (no profile given). */
   keysUnchecked: number;
+  /** The contentSha256 recomputed from the proposal's content as shown (undefined when it cannot be). */
+  contentSha256?: string;
+  /** Judgments signed v1: bound to the content by the node's word only. */
+  v1: number;
   ok: boolean;
   checks: JudgmentCheck[];
 }
@@ -72,7 +86,16 @@ function keyBinding(publicKey: string, at: number, profile: AgentKeys | undefine
   return 'not-the-judges';
 }
 
-function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map<string, AgentKeys>): JudgmentCheck {
+// The payload type and content hash a judge signed, read from the signingPayload shown.
+function signedOf(signingPayload: string): { type: 'v1' | 'v2' | 'unknown'; contentSha256?: string } {
+  const parsed = parseStrictJson(signingPayload);
+  if (!parsed.ok || !isObject(parsed.value)) return { type: 'unknown' };
+  const v = parsed.value;
+  if (v.type === JUDGMENT_V2) return { type: 'v2', contentSha256: typeof v.contentSha256 === 'string' ? v.contentSha256 : undefined };
+  return { type: v.type === 'akas.judgment.v1' ? 'v1' : 'unknown' };
+}
+
+function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map<string, AgentKeys>, contentSha256: string | undefined): JudgmentCheck {
   const problems: string[] = [];
   const sig = isObject(j.signature) ? j.signature : {};
   const agentTag = typeof j.agentTag === 'string' ? j.agentTag : '';
@@ -80,16 +103,29 @@ function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map
   const publicKey = typeof sig.publicKey === 'string' ? sig.publicKey : '';
   const signature = typeof sig.signature === 'string' ? sig.signature : '';
   const signingPayload = typeof sig.signingPayload === 'string' ? sig.signingPayload : '';
+  const signed = signedOf(signingPayload);
 
+  // A v2 payload is rebuilt with the hash recomputed here, never with the one it carries: a
+  // changed content then fails, whatever contentSha256 the proposal claims.
   let payloadMatches = false;
-  try {
-    const scores = j.scores as { accuracy: number; clarity: number; compression: number; sources: number };
-    const rebuilt = judgmentSigningString({ kind, proposalId, judge: agentTag, scores, rationale: j.rationale as string });
-    payloadMatches = rebuilt === signingPayload;
-  } catch {
-    // Missing or mistyped fields: nothing to rebuild, reported below.
+  if (signed.type !== 'v2' || contentSha256 !== undefined) {
+    try {
+      const scores = j.scores as { accuracy: number; clarity: number; compression: number; sources: number };
+      const rebuilt = judgmentSigningString({ kind, proposalId, judge: agentTag, scores, rationale: j.rationale as string, ...(signed.type === 'v2' ? { contentSha256 } : {}) });
+      payloadMatches = rebuilt === signingPayload;
+    } catch {
+      // Missing or mistyped fields: nothing to rebuild, reported below.
+    }
   }
-  if (!payloadMatches) problems.push('the shown kind, proposalId, judge, scores or rationale are not what was signed');
+  if (!payloadMatches) {
+    problems.push(
+      signed.type === 'v2' && contentSha256 === undefined
+        ? "the proposal's content cannot be recomputed, so the v2 payload cannot be rebuilt"
+        : `the shown kind, proposalId, judge, scores or rationale${signed.type === 'v2' ? ', or the content' : ''} are not what was signed`,
+    );
+  }
+  const contentSigned = signed.type === 'v2' && contentSha256 !== undefined ? signed.contentSha256 === contentSha256 : null;
+  if (contentSigned === false) problems.push(`the judge signed content ${String(signed.contentSha256)}, but the content shown hashes to ${contentSha256}`);
 
   const signatureValid = verify(publicKey, signingPayload, signature);
   if (!signatureValid) problems.push('the Ed25519 signature does not verify under the given public key');
@@ -98,7 +134,7 @@ function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map
   const key = keyBinding(publicKey, at, profiles.get(agentTag));
   if (key === 'not-the-judges') problems.push(`the key was not ${agentTag}'s when the judgment arrived (per the profile given)`);
 
-  return { judgmentId, agentTag, payloadMatches, signatureValid, key, ok: problems.length === 0, problems };
+  return { judgmentId, agentTag, payloadMatches, signed: signed.type, contentSigned, signatureValid, key, ok: problems.length === 0, problems };
 }
 
 /**
@@ -113,7 +149,10 @@ export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] =
   }
   const byTag = new Map(profiles.map((p) => [p.tag, p]));
   const judgments = (detail.judgments ?? []) as unknown[];
-  const checks = judgments.map((j) => checkOne(kind, proposalId, isObject(j) ? j : {}, byTag));
+  // The content as shown, hashed here (PROTOCOL 6.9): what a v2 judge must have signed.
+  const shown = detail.payload !== undefined ? contentOfProposalView(kind, detail) : undefined;
+  const contentSha256 = shown?.ok ? shown.contentSha256 : undefined;
+  const checks = judgments.map((j) => checkOne(kind, proposalId, isObject(j) ? j : {}, byTag, contentSha256));
   // The kind signed is the one the id names; a detail that shows another kind misstates it.
   if (detail.kind !== undefined && detail.kind !== kind) {
     for (const c of checks) {
@@ -128,6 +167,8 @@ export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] =
     checked: checks.length,
     failed,
     keysUnchecked: checks.filter((c) => c.key === 'unchecked').length,
+    ...(contentSha256 !== undefined ? { contentSha256 } : {}),
+    v1: checks.filter((c) => c.signed === 'v1').length,
     ok: failed === 0,
     checks,
   };

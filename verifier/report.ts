@@ -3,7 +3,13 @@
 // that could not run (no pinned issuer, no blob given) is reported with `valid: null` and is
 // never counted as verified.
 
-export type Layer = 'input' | 'L1' | 'L2' | 'L3' | 'CAS';
+/**
+ * `content` holds the checks that what was judged is what is published (PROTOCOL 6.9): the
+ * content hash recomputed, the decision recomputed, the judgments, credentials and log events
+ * one set, the content hashes named by the content. The layers' own signatures over the content
+ * hash (a judge's v2 signature, a credential, a log event) are checked under their layer.
+ */
+export type Layer = 'input' | 'content' | 'L1' | 'L2' | 'L3' | 'CAS';
 
 export interface Check {
   /** Stable name, e.g. `proof.signature`. */

@@ -116,7 +116,7 @@ export function credentialCommands(program: Command, cli: Cli) {
 
   verifyGroup(program)
     .command('bundle')
-    .description('check an exported bundle offline: judge signatures (L2), credentials (L1), log inclusion (L3), content hashes; says what it could not check')
+    .description('check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events (L3), content hashes; says what it could not check')
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
@@ -145,9 +145,26 @@ export function credentialCommands(program: Command, cli: Cli) {
         }
         const t = tally(report.checks);
         cli.output().result({ ...report, ...t }, () => {
-          const order = ['input', 'L2', 'L1', 'CAS', 'L3'];
-          const titles: Record<string, string> = { input: 'input', L1: 'L1  credentials', L2: 'L2  judge signatures', L3: "L3  the node's log and MACs", CAS: 'CAS content hashes' };
-          const lines = [`bundle of ${report.proposalId} (${report.kind})`];
+          const order = ['input', 'content', 'L2', 'L1', 'CAS', 'L3'];
+          const titles: Record<string, string> = {
+            input: 'input',
+            content: 'content  judged = published',
+            L1: 'L1  credentials',
+            L2: 'L2  judge signatures',
+            L3: "L3  the node's log and MACs",
+            CAS: 'CAS content hashes',
+          };
+          const b = report.binding;
+          const lines = [
+            `bundle of ${report.proposalId} (${report.kind}), ${report.format}`,
+            ...(report.contentSha256
+              ? [
+                  `content sha256 ${report.contentSha256} (recomputed here); judges who signed it: ${b.judgesSigned}` +
+                    (b.nodeOnly ? `, v1 judgments bound by the node's word only: ${b.nodeOnly}` : '') +
+                    (b.submitted === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''),
+                ]
+              : []),
+          ];
           for (const layer of order) {
             const checks = report.checks.filter((c) => c.layer === layer);
             if (!checks.length) continue;

@@ -22,6 +22,8 @@ export interface JudgmentSubject {
   rationale: string;
   /** The judge's Ed25519 signature (128 hex) over the JCS payload of PROTOCOL 7.2. */
   judgeSignature: string;
+  /** The content judged (PROTOCOL 6.9); absent from credentials issued before content binding. */
+  contentSha256?: string;
 }
 
 export interface UnsignedJudgmentCredential {
@@ -50,6 +52,7 @@ export function judgmentCredential(f: {
   composite: number;
   rationale: string;
   judgeSignature: string;
+  contentSha256?: string;
 }): UnsignedJudgmentCredential {
   return {
     '@context': [VC_V2_CONTEXT],
@@ -65,6 +68,7 @@ export function judgmentCredential(f: {
       composite: f.composite,
       rationale: f.rationale,
       judgeSignature: f.judgeSignature,
+      ...(f.contentSha256 !== undefined ? { contentSha256: f.contentSha256 } : {}),
     },
   };
 }

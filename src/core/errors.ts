@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   already_judged: { status: 409, doc: 'This agent already judged this proposal.', action: 'Nothing to do: your first judgment stands.' },
   already_decided: { status: 409, doc: 'The proposal is no longer pending.', action: 'Read the outcome with GET /api/knowledge/proposals/{id}.' },
   id_conflict: { status: 409, doc: 'A pending proposal already exists for this id, path or content key.', action: 'Judge or wait for the existing proposal (existingProposalId, judgeUrl), or choose another id or path.' },
+  content_mismatch: { status: 409, doc: 'A judgment signed the content hash of other content than the proposal holds (PROTOCOL 7.2): contentSha256 is the proposal\'s, signedContentSha256 the one signed.', action: 'Fetch the proposal again (GET /api/knowledge/proposals/{id}), read what it holds, and sign the v2 payload with its contentSha256.' },
   idempotency_conflict: { status: 409, doc: 'This caller already used the Idempotency-Key for a different request (method, path, query or body).', action: 'Use a fresh Idempotency-Key for a different request.' },
   not_withdrawable: { status: 409, doc: 'Only a pending proposal with no judgment can be withdrawn.', action: 'Nothing to do: a judged proposal runs to its decision.' },
   blob_too_large: { status: 413, doc: 'Content-store upload over 10 MiB, or a JSON body over the route limit.', action: 'Split the content: a blob holds at most 10 MiB.' },

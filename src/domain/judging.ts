@@ -5,6 +5,8 @@
 import {
   canonicalize,
   currentHmac,
+  PUBLISH_THRESHOLD,
+  weightedComposite,
   hmacSha256Hex,
   judgmentSigningPayload,
   kindOfProposalId,
@@ -24,6 +26,7 @@ import { enqueueLogEntry } from './log.js';
 import { publishToTree, treeLocks } from './knowledge.js';
 import { bannedError, isBanned } from './reputation.js';
 import { PublishedNodes, releasePending } from './proposals.js';
+import { detailUrl } from './proposal-kinds.js';
 import {
   Agents,
   JudgmentIndex,
@@ -39,8 +42,8 @@ import {
 
 /** The judge floor: calibrated with a score of at least 0.5 (mid). */
 export const JUDGE_FLOOR = 0.5;
-/** A weighted mean composite at or above this publishes; below rejects. */
-export const PUBLISH_THRESHOLD = 0.6;
+/** A weighted mean composite at or above this publishes; below rejects (src/core: the verifier recomputes with it). */
+export { PUBLISH_THRESHOLD };
 export const CREDITS_PER_JUDGMENT = 1;
 
 export interface JudgeInput {
@@ -52,6 +55,11 @@ export interface JudgeInput {
   scores: Scores;
   rationale: string;
   signature?: string;
+  /**
+   * The contentSha256 the judge signed (the v2 payload of PROTOCOL 7.2). Absent, the node
+   * checks the signature over the v2 payload with the proposal's own hash, then over v1.
+   */
+  contentSha256?: string;
   dryRun: boolean;
 }
 
@@ -60,9 +68,12 @@ export const smoothedAlignment = (a: AgentRecord) => (a.alignment.aligned + 1) /
 export const judgeWeight = (a: AgentRecord) => (1 + 2 * (a.calibration.score ?? 0)) * smoothedAlignment(a);
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
-/** The exact object a judge signs; its JCS string is what goes into Ed25519. */
-export const signingPayload = (kind: ProposalKind, proposalId: string, judge: string, scores: Scores, rationale: string): JudgmentSigningPayload =>
-  judgmentSigningPayload({ kind, proposalId, judge, scores, rationale });
+/**
+ * The exact object a judge signs; its JCS string is what goes into Ed25519. With the proposal's
+ * contentSha256 it is the v2 payload (the judge signs what it read); without, SPEC's v1.
+ */
+export const signingPayload = (kind: ProposalKind, proposalId: string, judge: string, scores: Scores, rationale: string, contentSha256?: string): JudgmentSigningPayload =>
+  judgmentSigningPayload({ kind, proposalId, judge, scores, rationale, contentSha256 });
 
 export type JudgeResult =
   | {
@@ -74,6 +85,7 @@ export type JudgeResult =
       creditsAwarded: number;
       tier: string;
       signingPayload: string;
+      contentSha256: string;
     }
   | {
       dryRun: false;
@@ -134,8 +146,20 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
       }
       const me = (await tx.get(Agents, judgeAgent.tag))!;
       if (isBanned(me, ctx.clock.now())) throw bannedError(me);
-      const payload = signingPayload(kind, proposalId, me.tag, input.scores, input.rationale);
-      const signed = canonicalize(payload);
+      // PROTOCOL 7.2: the judge signs the content it read (v2). A v2 judgment of other content
+      // is refused, naming both hashes; a signature without a hash is tried over the v2 payload
+      // with this proposal's hash, then over SPEC's v1 (bound to the content by the node only).
+      const content = proposal.contentSha256;
+      if (input.contentSha256 !== undefined && input.contentSha256 !== content) {
+        throw new ServiceError('content_mismatch', `You signed content ${input.contentSha256}, but this proposal's content is ${content}: fetch it again and judge what it holds.`, {
+          field: 'contentSha256',
+          contentSha256: content,
+          signedContentSha256: input.contentSha256,
+          detailUrl: detailUrl(kind, proposalId),
+        });
+      }
+      let payload = signingPayload(kind, proposalId, me.tag, input.scores, input.rationale, content);
+      let signed = canonicalize(payload);
       const c = composite(input.scores);
       const weight = judgeWeight(me);
       if (input.dryRun) {
@@ -148,21 +172,29 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
           creditsAwarded: CREDITS_PER_JUDGMENT,
           tier: tierOf(me.calibration.score),
           signingPayload: signed,
+          contentSha256: content,
         };
       }
       if (!input.signature) {
         throw new ServiceError('signature_required', 'Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and send the hex signature as `signature`.', {
           field: 'signature',
           signingPayload: signed,
+          contentSha256: content,
           publicKey: me.signing.publicKey,
         });
       }
       if (!verify(me.signing.publicKey, signed, input.signature)) {
-        throw new ServiceError('invalid_signature', 'The signature does not verify against your current public key over signingPayload.', {
-          field: 'signature',
-          signingPayload: signed,
-          publicKey: me.signing.publicKey,
-        });
+        const v1 = input.contentSha256 === undefined ? signingPayload(kind, proposalId, me.tag, input.scores, input.rationale) : undefined;
+        if (!v1 || !verify(me.signing.publicKey, canonicalize(v1), input.signature)) {
+          throw new ServiceError('invalid_signature', 'The signature does not verify against your current public key over signingPayload.', {
+            field: 'signature',
+            signingPayload: signed,
+            contentSha256: content,
+            publicKey: me.signing.publicKey,
+          });
+        }
+        payload = v1;
+        signed = canonicalize(v1);
       }
 
       const now = ctx.clock.now();
@@ -179,6 +211,7 @@ export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
         tier: tierOf(me.calibration.score),
         intelligenceScore: me.calibration.score!,
         ip: input.ip,
+        contentSha256: content,
         signature: { algorithm: 'Ed25519', publicKey: me.signing.publicKey, signature: input.signature, payload },
         attestation: {
           type: 'akas.judgment.attestation.v1',
@@ -238,8 +271,7 @@ async function decide(
   load: (tag: string) => Promise<AgentRecord>,
   now: number,
 ): Promise<'refunded' | 'slashed' | 'none'> {
-  const totalWeight = proposal.judgments.reduce((s, j) => s + j.weight, 0);
-  const weighted = totalWeight > 0 ? proposal.judgments.reduce((s, j) => s + j.weight * j.composite, 0) / totalWeight : 0;
+  const weighted = weightedComposite(proposal.judgments);
   const published = weighted >= PUBLISH_THRESHOLD;
   proposal.status = published ? 'published' : 'rejected';
   proposal.decidedAt = now;
@@ -258,11 +290,18 @@ async function decide(
     }
   }
   proposal.outcome = { weightedComposite: round6(weighted), decision: proposal.status as 'published' | 'rejected', depositSettlement: settlement };
+  // The decision event carries what it was computed from (PROTOCOL 7.4): anyone holding the
+  // judgments can recompute it with no node.
   enqueueLogEntry(tx, ctx, {
     kind: EVENT_KIND,
     tier: 'event',
     agent: proposal.proposer?.tag ?? null,
-    body: auditEvent(published ? 'proposal.published' : 'proposal.rejected', proposal, now, { status: proposal.status }),
+    body: auditEvent(published ? 'proposal.published' : 'proposal.rejected', proposal, now, {
+      status: proposal.status,
+      judgments: proposal.judgments.map((j) => ({ judgmentId: j.judgmentId, weight: j.weight, composite: j.composite })),
+      weightedComposite: proposal.outcome.weightedComposite,
+      rule: { requiredJudgments: proposal.requiredJudgments, publishThreshold: PUBLISH_THRESHOLD },
+    }),
   });
   releasePending(tx, proposal);
   if (published && proposal.path && proposal.kind !== 'tree-expansion' && proposal.kind !== 'spec-sharpening') {

@@ -3,7 +3,7 @@
 // OpenAPI and the MCP tool schemas.
 import jsonLogic from 'json-logic-js';
 import { Type, type Static, type TSchema } from 'typebox';
-import { canonicalize, sha256Hex, type ProposalKind } from '../core/index.js';
+import { canonicalize, sha256Hex, targetPathOf, titleOfBody, type ProposalKind } from '../core/index.js';
 
 const Path = Type.String({ pattern: '^/[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$', maxLength: 200 });
 const Hex64 = Type.String({ pattern: '^[0-9a-f]{64}$' });
@@ -162,54 +162,18 @@ export type AnyPayload = { [K in ProposalKind]: PayloadOf<K> }[ProposalKind];
 
 export { KIND_ROUTES, judgeUrl, detailUrl } from '../core/index.js';
 
-const slug = (s: string) =>
-  s
-    .normalize('NFKD')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 60) || 'topic';
+/** The knowledge-tree path a proposal targets (null for eval results, which attach to an artifact): src/core/content.ts. */
+export const targetPath = (kind: ProposalKind, payload: AnyPayload): string | null => targetPathOf(kind, payload);
 
-/** The knowledge-tree path a proposal targets (null for eval results, which attach to an artifact). */
-export function targetPath(kind: ProposalKind, payload: AnyPayload): string | null {
-  switch (kind) {
-    case 'brief': {
-      const p = payload as PayloadOf<'brief'>;
-      return p.path ?? `/${slug(p.brief.domain)}/${slug(p.brief.topic)}`;
-    }
-    case 'tree-expansion':
-      return (payload as PayloadOf<'tree-expansion'>).parentPath;
-    case 'eval-result':
-      return null;
-    default:
-      return (payload as { path: string }).path;
-  }
-}
-
-/** The title shown in queues and detail views. */
-export function titleOf(kind: ProposalKind, payload: AnyPayload): string {
-  switch (kind) {
-    case 'brief':
-      return (payload as PayloadOf<'brief'>).brief.title;
-    case 'eval-result': {
-      const p = payload as PayloadOf<'eval-result'>;
-      return `${p.metric} = ${p.score} on ${p.artifactPath}`;
-    }
-    case 'tree-expansion': {
-      const p = payload as PayloadOf<'tree-expansion'>;
-      return `expand ${p.parentPath} with ${p.children.map((c) => c.slug).join(', ')}`;
-    }
-    case 'spec-sharpening':
-      return `sharpen the spec of ${(payload as PayloadOf<'spec-sharpening'>).path}`;
-    default:
-      return (payload as { title: string }).title;
-  }
-}
+/** The title shown in queues and detail views (src/core/content.ts). */
+export const titleOf = (kind: ProposalKind, payload: AnyPayload): string => titleOfBody(kind, payload);
 
 /**
  * Keys no two pending proposals may share: the node path a kind writes (briefs, capabilities,
  * graphs and artifacts share the node namespace), the brief id, each child a tree expansion
- * adds, the spec a sharpening rewrites, and the content hash of the payload itself.
+ * adds, the spec a sharpening rewrites, and the content hash of the payload itself. That last
+ * key hashes the request body as sent (`content:${kind}:${sha256 of its JCS}`); it is not the
+ * contentSha256 of PROTOCOL 6.9 (src/core/content.ts) and keeps its own meaning.
  */
 export function conflictKeys(kind: ProposalKind, payload: AnyPayload): Array<{ key: string; field: string }> {
   const keys: Array<{ key: string; field: string }> = [{ key: `content:${kind}:${sha256Hex(canonicalize(payload))}`, field: 'payload' }];

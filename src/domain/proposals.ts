@@ -1,6 +1,7 @@
 // Proposals of all seven kinds: propose (deposit escrow, per-day caps, id_conflict),
 // withdraw, reads, the judge queue and the propose-quota counters.
 import {
+  contentSha256Of,
   newProposalId,
   nextUtcMidnight,
   PROPOSAL_KINDS,
@@ -19,6 +20,7 @@ import { moveCredits } from './ledger.js';
 import { auditEvent, EVENT_KIND } from './audit.js';
 import { enqueueLogEntry } from './log.js';
 import { blobInfo } from './cas.js';
+import { Briefs, KnowledgeNodes } from './knowledge.js';
 import { casHashOfUri, conflictKeys, detailUrl, judgeUrl, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './proposal-kinds.js';
 import {
   Agents,
@@ -138,6 +140,61 @@ async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
   });
 }
 
+/**
+ * Published is immutable (PROTOCOL 6.5): a brief id is bound for good to the path it was first
+ * published at, a path that holds a published brief is refreshed only by that brief's id, and a
+ * published `id@version` never changes: a refresh is a new version, and the old one stays
+ * readable. Checked under the brief id's and the path's locks, which the publishing
+ * transaction holds too.
+ */
+async function assertBriefNotPublished(tx: Tx, payload: PayloadOf<'brief'>) {
+  const { id, version } = payload.brief;
+  const path = targetPath('brief', payload)!;
+  const refuse = (f: { field: string; reason: string; message: string; proposalId: string; publishedPath: string; hint: string }): never => {
+    throw new ServiceError('id_conflict', f.message, {
+      errors: [{ field: f.field, reason: f.reason }],
+      existingProposalId: f.proposalId,
+      judgeUrl: judgeUrl('brief', f.proposalId),
+      detailUrl: detailUrl('brief', f.proposalId),
+      publishedPath: f.publishedPath,
+      hint: f.hint,
+    });
+  };
+  const current = await tx.get(Briefs, id);
+  if (current && current.path !== path) {
+    refuse({
+      field: 'brief.id',
+      reason: `published at ${current.path}`,
+      message: `Brief ${id} is published at ${current.path}: a brief id stays at the path it was first published at.`,
+      proposalId: current.proposalId,
+      publishedPath: current.path,
+      hint: `Propose the refresh at ${current.path}, or choose another brief id.`,
+    });
+  }
+  const same = await tx.get(Briefs, `${id}@${version}`);
+  if (same) {
+    refuse({
+      field: 'brief.version',
+      reason: `${id}@${version} is published at ${same.path}`,
+      message: `${id}@${version} is published at ${same.path} and never changes.`,
+      proposalId: same.proposalId,
+      publishedPath: same.path,
+      hint: 'A refresh is a new version: give brief.version another month than the published ones.',
+    });
+  }
+  const node = await tx.get(KnowledgeNodes, path);
+  if (node?.kind === 'leaf-brief' && node.briefId !== id && node.proposalId) {
+    refuse({
+      field: 'brief.id',
+      reason: `${path} holds brief ${node.briefId}`,
+      message: `${path} holds the published brief ${node.briefId}: only that brief id refreshes it.`,
+      proposalId: node.proposalId,
+      publishedPath: path,
+      hint: 'Choose another path, or refresh the brief there under its own id.',
+    });
+  }
+}
+
 // An eval result references an artifact: one that is published, or still pending.
 async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
   const published = await tx.get(PublishedNodes, artifactPath);
@@ -188,6 +245,7 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
     const day = utcDay(now);
     await assertNoConflict(tx, kind, keys);
     await assertPathFree(tx, kind, payload);
+    if (kind === 'brief') await assertBriefNotPublished(tx, payload as PayloadOf<'brief'>);
     if (kind === 'eval-result') await assertArtifactExists(ctx, tx, (payload as { artifactPath: string }).artifactPath);
 
     const agent = input.agent ? await tx.get(Agents, input.agent.tag) : undefined;
@@ -206,6 +264,8 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
     ipCounts.byKind[kind] = ipUsed + 1;
     tx.put(ProposeCounts, ipKey, ipCounts);
 
+    // PROTOCOL 6.9: the content hash, computed once, here, from what was submitted.
+    const contentSha256 = contentSha256Of(kind, payload);
     let proposalId = newProposalId(ctx.random, kind);
     while (await tx.get(Proposals, proposalId)) proposalId = newProposalId(ctx.random, kind);
     const proposal: ProposalRecord = {
@@ -226,6 +286,8 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
       // Anonymous proposers have no calibration; clients accept the uncalibrated tier (PROTOCOL 3.3).
       tier: tier ?? 'uncalibrated',
       conflictKeys: keys.map((k) => k.key),
+      contentSha256,
+      contentBinding: 'log',
       outcome: null,
     };
     if (agent) {
@@ -234,6 +296,13 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
       else tx.put(Agents, agent.tag, agent);
     }
     tx.put(Proposals, proposalId, proposal);
+    // The log binds what was submitted, by whom, in the same commit (PROTOCOL 9.3).
+    enqueueLogEntry(tx, ctx, {
+      kind: EVENT_KIND,
+      tier: 'event',
+      agent: proposal.proposer?.tag ?? null,
+      body: auditEvent('proposal.submitted', proposal, now, { path: proposal.path, proposer: proposal.proposer?.tag ?? null }),
+    });
     for (const { key } of keys) tx.put(PendingKeys, key, { proposalId });
     tx.put(PendingQueue, queueKey(proposal), { kind, proposer: proposal.proposer?.tag ?? null });
     return {

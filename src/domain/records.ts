@@ -86,6 +86,12 @@ export interface JudgmentRecord {
   tier: string;
   intelligenceScore: number;
   ip: string;
+  /**
+   * The content this judgment is bound to (PROTOCOL 6.9): the proposal's contentSha256. Signed
+   * by the judge when signature.payload is akas.judgment.v2; the node's word when it is v1.
+   * Set by the migration for judgments stored before content binding.
+   */
+  contentSha256: string;
   /** L2: the judge's own Ed25519 signature over the JCS payload, and the key it verified against. */
   signature: { algorithm: 'Ed25519'; publicKey: string; signature: string; payload: JudgmentSigningPayload };
   /** The judge's signature paired with the node's HMAC over the same payload (PROTOCOL 7.2: the node also signs). */
@@ -116,6 +122,14 @@ export interface ProposalRecord {
   billable: boolean;
   tier: string;
   conflictKeys: string[];
+  /** sha256 of the JCS of the proposal's content (PROTOCOL 6.9), computed once at propose and never again. */
+  contentSha256: string;
+  /**
+   * What binds the content: `log`, a proposal.submitted event appended with the proposal; `store`,
+   * a proposal stored before content binding, whose contentSha256 the migration computed from the
+   * stored body (no event can be added after the fact).
+   */
+  contentBinding: 'log' | 'store';
   outcome: { weightedComposite: number; decision: 'published' | 'rejected'; depositSettlement: 'refunded' | 'slashed' | 'none' } | null;
 }
 

@@ -5,6 +5,7 @@ import secureJson from 'secure-json-parse';
 import { cryptoRandom, jsonDepth, MAX_JSON_DEPTH, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
+import { runMigrations } from '../domain/migrations.js';
 import type { Store } from '../store/index.js';
 import { registerCaller } from './caller.js';
 import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
@@ -83,6 +84,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     keys: options.keys,
     config,
   };
+  // Data stored before this version is brought up to it first (recorded, idempotent).
+  await runMigrations(ctx);
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimit,

@@ -1,8 +1,10 @@
 // The offline bundle of a proposal (PROTOCOL 8.4): everything an auditor needs to check its
 // judgments with no node: the proposal and its judgments with their L2 signatures, the
 // judges' public keys with their validity windows, the L1 credentials, the node's issuer keys
-// with their signed rotations, and the content hashes the proposal references.
-import { ServiceError } from '../core/index.js';
+// with their signed rotations, the content hashes the proposal references, and the node's log
+// events about the proposal (submitted, each judgment, the decision) with their inclusion
+// proofs: enough to prove offline that what was judged is what is published (PROTOCOL 8.4).
+import { hashesNamedBy, proposalContent, ServiceError, type NamedHash } from '../core/index.js';
 import type { Ctx } from '../domain/context.js';
 import { Credentials } from '../domain/credentials.js';
 import { getProposal } from '../domain/proposals.js';
@@ -11,50 +13,41 @@ import { Agents, type ProposalRecord } from '../domain/records.js';
 import { nodeKeysView } from './routes/credentials.js';
 import { entryView } from './routes/log.js';
 import type { TransparencyLog } from '../domain/log.js';
+import { EVENT_KIND } from '../domain/audit.js';
 import { proposalView } from './views.js';
 
-export const BUNDLE_FORMAT = 'akas.bundle.v1';
+export const BUNDLE_FORMAT = 'akas.bundle.v2';
 
 /** A content hash a proposal names, with what it stands for. */
-export interface BundleCasRef {
-  sha256: string;
-  role: 'artifact' | 'dataset' | 'samples';
-  /** Where the bytes are (artifacts). */
-  uri?: string;
-  bytes?: number;
+export interface BundleCasRef extends NamedHash {
   /** The node checked these bytes itself (its own content store). */
   platformVerified?: boolean;
 }
 
-/** The sha256 values a proposal's payload names. */
+/** The sha256 values a proposal's content names (src/core/content.ts, so the verifier derives the same list). */
 export function casRefs(p: ProposalRecord, origin?: string): BundleCasRef[] {
-  const payload = p.payload as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (p.kind === 'artifact') {
-    const a = payload.payload;
-    return [{ sha256: a.sha256, role: 'artifact', uri: a.uri, bytes: a.bytes, platformVerified: casHashOfUri(a.uri, origin) === a.sha256 }];
-  }
-  if (p.kind === 'eval-result') {
-    return [
-      { sha256: payload.datasetSha256, role: 'dataset' },
-      ...(payload.samplesSha256 ? [{ sha256: payload.samplesSha256 as string, role: 'samples' as const }] : []),
-    ];
-  }
-  return [];
+  return hashesNamedBy(proposalContent(p.kind, p.payload)).map((ref) => (ref.role === 'artifact' ? { ...ref, platformVerified: casHashOfUri(ref.uri!, origin) === ref.sha256 } : ref));
 }
 
 /**
- * Each judgment's log entry with its inclusion proof against one checkpoint (made now, so it
+ * The node's log events about the proposal (proposal.submitted, each judgment.recorded, the
+ * decision or withdrawal) with their inclusion proofs against one checkpoint (made now, so it
  * covers every entry already appended), and the log's key with the issuer's endorsement of it.
  */
 async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord) {
-  await log.drain(); // judgments recorded a moment ago are appended first
+  await log.drain(); // events recorded a moment ago are appended first
   const cp = await log.checkpoint();
   const entries = [];
-  for (const j of p.judgments) {
-    const entry = await log.judgmentEntry(p.proposalId, j.judgmentId);
-    if (!entry || entry.seq >= cp.size) continue; // not yet appended: the verifier says so
+  for (const entry of await log.byIndex(`proposal:${p.proposalId}:`, 1000)) {
+    if (entry.kind !== EVENT_KIND || entry.body.proposalId !== p.proposalId || entry.seq >= cp.size) continue;
     const proof = await log.inclusion(entry.seq, cp.size);
-    entries.push({ judgmentId: j.judgmentId, entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) } });
+    const event = String(entry.body.event);
+    entries.push({
+      event,
+      ...(typeof entry.body.judgmentId === 'string' ? { judgmentId: entry.body.judgmentId } : {}),
+      entry: entryView(entry),
+      inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) },
+    });
   }
   return { origin: ctx.keys.log.origin, verifierKey: ctx.keys.log.verifierKey, endorsement: ctx.keys.log.endorsement, checkpoint: cp.note, entries };
 }

@@ -15,6 +15,10 @@ export function judgmentView(kind: ProposalKind, proposalId: string, j: Judgment
     alignment: j.alignment,
     weight: j.weight,
     tier: j.tier,
+    // The content the judgment is bound to, and by whom (PROTOCOL 7.2): its judge's v2
+    // signature, or (a v1 judgment) the node's word only.
+    contentSha256: j.contentSha256,
+    contentBoundBy: j.signature.payload.type === 'akas.judgment.v2' ? 'judge' : 'node',
     signature: {
       algorithm: j.signature.algorithm,
       publicKey: j.signature.publicKey,
@@ -35,6 +39,8 @@ export function proposalView(p: ProposalRecord) {
     decidedAt: p.decidedAt,
     judgmentCount: p.judgments.length,
     requiredJudgments: p.requiredJudgments,
+    contentSha256: p.contentSha256,
+    contentBinding: p.contentBinding,
   };
   if (p.kind === 'graph') {
     const g = p.payload as { path: string; title: string; spec: string; payload: unknown; replaceExisting?: boolean };

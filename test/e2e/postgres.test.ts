@@ -97,9 +97,9 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
         expect(new Set(detail.judgments.map((j: { agentTag: string }) => j.agentTag)).size).toBe(3);
       }
       // One decision in the log, with the three judgments (the appender of either process wrote them).
-      await untilTrue(async () => (await call(a, 'GET', `/api/attestations?proposalId=${proposalId}`)).body.items.length >= 4, 15_000, 'the log entries of the proposal');
+      await untilTrue(async () => (await call(a, 'GET', `/api/attestations?proposalId=${proposalId}`)).body.items.length >= 5, 15_000, 'the log entries of the proposal');
       const events = (await call(b, 'GET', `/api/attestations?proposalId=${proposalId}&limit=100`)).body.items.map((e: { body: { event: string } }) => e.body.event);
-      expect(events.sort()).toEqual(['judgment.recorded', 'judgment.recorded', 'judgment.recorded', 'proposal.published']);
+      expect(events.sort()).toEqual(['judgment.recorded', 'judgment.recorded', 'judgment.recorded', 'proposal.published', 'proposal.submitted']);
       const ledger = await ledgerOf(url);
       expect(ledger.problems).toEqual([]);
       expect(ledger.totals.minted).toBeGreaterThan(0);

@@ -77,7 +77,7 @@ describe('GET /api/knowledge/proposals/{id}/bundle', () => {
     const r = await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}/bundle` });
     expect(r.statusCode).toBe(200);
     const b = r.json();
-    expect(b).toMatchObject({ format: 'akas.bundle.v1', node: { issuer: node.keys.issuer.did }, proposal: { proposalId, judgmentCount: 3 }, issuerKeys: { current: node.keys.issuer.did } });
+    expect(b).toMatchObject({ format: 'akas.bundle.v2', node: { issuer: node.keys.issuer.did }, proposal: { proposalId, judgmentCount: 3 }, issuerKeys: { current: node.keys.issuer.did } });
     expect(b.judges).toHaveLength(3);
     expect(b.credentials).toHaveLength(3);
     expect(b.cas).toEqual([expect.objectContaining({ role: 'artifact', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);

@@ -77,14 +77,15 @@ describe('the log routes', () => {
     await node.app.akas.log.drain();
     const list = (await get(`/api/attestations?proposalId=${proposalId}`)).json();
     expect(list.items.map((e: LogEntry) => [e.kind, e.body.event])).toEqual([
+      ['attestation.event.v1', 'proposal.submitted'],
       ['attestation.event.v1', 'judgment.recorded'],
       ['attestation.event.v1', 'judgment.recorded'],
       ['attestation.event.v1', 'judgment.recorded'],
       ['attestation.event.v1', 'proposal.published'],
     ]);
-    expect(list.items.slice(0, 3).map((e: LogEntry) => e.body.judgmentId)).toEqual(answers.map((a) => a.judgmentId));
-    const one = (await get(`/api/attestations/${list.items[3].id}`)).json();
-    expect(one).toMatchObject({ entry: { id: list.items[3].id }, inclusion: { index: list.items[3].seq }, logKey: node.keys.log.verifierKey });
+    expect(list.items.slice(1, 4).map((e: LogEntry) => e.body.judgmentId)).toEqual(answers.map((a) => a.judgmentId));
+    const one = (await get(`/api/attestations/${list.items[4].id}`)).json();
+    expect(one).toMatchObject({ entry: { id: list.items[4].id }, inclusion: { index: list.items[4].seq }, logKey: node.keys.log.verifierKey });
   });
 });
 
@@ -121,7 +122,7 @@ describe('GET /api/events', () => {
     await append(5);
     const got: Array<Record<string, unknown>> = [];
     await readEvents(`${url}/api/events?follow=0&proposalId=${proposalId}`, {}, (e) => got.push(JSON.parse(e.data)));
-    expect(got.map((e) => (e.body as Record<string, unknown>).event)).toEqual(['judgment.recorded', 'judgment.recorded', 'judgment.recorded', 'proposal.published']);
+    expect(got.map((e) => (e.body as Record<string, unknown>).event)).toEqual(['proposal.submitted', 'judgment.recorded', 'judgment.recorded', 'judgment.recorded', 'proposal.published']);
     const byAgent: unknown[] = [];
     await readEvents(`${url}/api/events?follow=0&agent=${judges[0].tag}`, {}, (e) => byAgent.push(e));
     expect(byAgent).toHaveLength(1);

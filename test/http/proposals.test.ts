@@ -182,7 +182,12 @@ describe('judging', () => {
 
     const unsigned = await judgeAs(judge, 'brief', proposalId, { scores: SCORES_HIGH, rationale: 'ok' });
     expect([unsigned.statusCode, unsigned.json().code]).toEqual([400, 'signature_required']);
-    expect(JSON.parse(unsigned.json().signingPayload)).toMatchObject({ type: 'akas.judgment.v1', proposalId, judge: judge.tag });
+    // The payload to sign is v2: it names the content the proposal holds (PROTOCOL 7.2).
+    const contentSha256 = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json().contentSha256;
+    expect(JSON.parse(unsigned.json().signingPayload)).toMatchObject({ type: 'akas.judgment.v2', proposalId, judge: judge.tag, contentSha256 });
+    expect(unsigned.json().contentSha256).toBe(contentSha256);
+    const otherContent = await judgeAs(judge, 'brief', proposalId, { ...body(judge), contentSha256: 'ab'.repeat(32) });
+    expect([otherContent.statusCode, otherContent.json()]).toMatchObject([409, { code: 'content_mismatch', contentSha256, signedContentSha256: 'ab'.repeat(32) }]);
     const forged = await judgeAs(judge, 'brief', proposalId, { ...body(judge), scores: { ...SCORES_HIGH, accuracy: 1 } });
     expect([forged.statusCode, forged.json().code]).toEqual([400, 'invalid_signature']);
     const byOther = await judgeAs(judge, 'brief', proposalId, { ...body(judge), signature: sign(proposer.signing.privateKey, 'x') });

@@ -47,6 +47,7 @@ function judgment(at: number, overrides: Partial<JudgmentRecord> = {}): Judgment
     tier: 'frontier',
     intelligenceScore: 0.9,
     ip: '10.0.0.1',
+    contentSha256: 'ab'.repeat(32),
     signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature, payload },
     attestation: {} as JudgmentRecord['attestation'],
     ...overrides,

@@ -18,6 +18,7 @@ export const ProposalAccepted = Closed(
     submittedAt: Ms(),
     requiredJudgments: Int,
     judgmentCount: Int,
+    contentSha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 of the JCS of the content submitted (PROTOCOL 6.9): what judges sign and the node publishes.' }),
     economy: Closed({
       tier: Str,
       deposit: Num,
@@ -43,6 +44,8 @@ export const JudgmentView = Closed({
   alignment: Num,
   weight: Num,
   tier: Str,
+  contentSha256: Hex64,
+  contentBoundBy: Type.String({ enum: ['judge', 'node'], description: "judge: the judge signed the content hash (akas.judgment.v2); node: a v1 judgment, bound to the content by the node's word only." }),
   signature: Closed({ algorithm: Type.Literal('Ed25519'), publicKey: Hex64, signature: Str, signingPayload: Str }),
   attestation: Closed({
     type: Str,
@@ -60,6 +63,8 @@ const CommonProposal = {
   decidedAt: Nullable(Ms()),
   judgmentCount: Int,
   requiredJudgments: Int,
+  contentSha256: Hex64,
+  contentBinding: Type.String({ enum: ['log', 'store'], description: 'log: a proposal.submitted event binds the content; store: stored before content binding, bound by the node\'s store, not by the log.' }),
   proposer: Nullable(Str),
   outcome: Outcome,
   judgments: Type.Optional(Type.Array(JudgmentView)),
@@ -117,6 +122,7 @@ export const JudgeAnswer = Type.Union(
         dryRun: Type.Literal(true),
         would: Closed({ proposalId: Str, kind: Kind, composite: Num, weight: Num, creditsAwarded: Int, tier: Tier }),
         signingPayload: Type.String({ description: 'The exact string to sign (PROTOCOL 7.2).' }),
+        contentSha256: Hex64,
         note: Str,
       },
       'JudgmentDryRun: nothing recorded (PROTOCOL 7.3).',
@@ -141,6 +147,7 @@ export const QueueAnswer = Closed(
         submittedAt: Ms(),
         judgmentCount: Int,
         requiredJudgments: Int,
+        contentSha256: Hex64,
         judgeUrl: Str,
         detailUrl: Str,
         proposal: Type.Optional(ProposalDetail),
@@ -154,7 +161,7 @@ export const QueueAnswer = Closed(
 
 export const BundleAnswer = Closed(
   {
-    format: Type.Literal('akas.bundle.v1'),
+    format: Type.Literal('akas.bundle.v2'),
     exportedAt: Ms(),
     node: Closed({ origin: Str, issuer: Str }),
     proposal: ProposalDetail,
@@ -164,5 +171,5 @@ export const BundleAnswer = Closed(
     cas: Type.Array(Open({ sha256: Hex64, role: Str })),
     log: Open({ origin: Str, verifierKey: Str, checkpoint: Str, entries: Type.Array(Any) }),
   },
-  'Everything needed to check the judgments of a proposal offline (PROTOCOL 8.4).',
+  'Everything needed to check a proposal, its content, its judgments and its decision offline (PROTOCOL 8.4).',
 );

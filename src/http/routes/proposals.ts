@@ -25,6 +25,9 @@ export const JudgeBody = Type.Object(
     rationale: Type.String({ maxLength: 400 }), // PROTOCOL 7.1: at most 400 characters, may be empty
     dryRun: Type.Optional(Type.Boolean()),
     signature: Type.Optional(Type.String({ maxLength: 256 })),
+    contentSha256: Type.Optional(
+      Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: "The proposal's contentSha256 you read and signed (the v2 payload of PROTOCOL 7.2); a judgment of other content is refused (409 content_mismatch)." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -42,6 +45,7 @@ export const JUDGE_ERRORS = [
   'not_found',
   'already_judged',
   'already_decided',
+  'content_mismatch',
 ] as const;
 
 /** An id that cannot name a proposal is an unknown proposalId (PROTOCOL 7.5: 404 not_found). */
@@ -60,6 +64,7 @@ function judgedView(r: JudgeResult) {
       dryRun: true,
       would: { proposalId: r.proposalId, kind: r.kind, composite: r.composite, weight: r.weight, creditsAwarded: r.creditsAwarded, tier: r.tier },
       signingPayload: r.signingPayload,
+      contentSha256: r.contentSha256,
       note: 'Nothing was recorded. To judge for real, sign signingPayload with your Ed25519 key and send it as `signature` without dryRun.',
     };
   }
@@ -105,6 +110,7 @@ export async function proposalRoutes(app: FastifyInstance) {
           submittedAt: p.submittedAt,
           requiredJudgments: p.requiredJudgments,
           judgmentCount: 0,
+          contentSha256: p.contentSha256,
           economy: {
             tier: p.tier,
             deposit: p.deposit,
@@ -147,7 +153,7 @@ export async function proposalRoutes(app: FastifyInstance) {
       async (request: FastifyRequest) => {
         const { id } = request.params as { id: string };
         checkId(id);
-        const body = request.body as { scores: JudgmentRecord['scores']; rationale: string; dryRun?: boolean; signature?: string };
+        const body = request.body as { scores: JudgmentRecord['scores']; rationale: string; dryRun?: boolean; signature?: string; contentSha256?: string };
         const q = request.query as { dryRun?: string };
         const dryRun = body.dryRun === true || q.dryRun === '1' || q.dryRun === 'true';
         const result = await judge(ctx, {
@@ -158,6 +164,7 @@ export async function proposalRoutes(app: FastifyInstance) {
           scores: body.scores,
           rationale: body.rationale,
           signature: body.signature?.toLowerCase(),
+          contentSha256: body.contentSha256?.toLowerCase(),
           dryRun,
         });
         return judgedView(result);
@@ -253,6 +260,7 @@ export async function proposalRoutes(app: FastifyInstance) {
           submittedAt: p.submittedAt,
           judgmentCount: p.judgments.length,
           requiredJudgments: p.requiredJudgments,
+          contentSha256: p.contentSha256,
           judgeUrl: judgeUrl(p.kind, p.proposalId),
           detailUrl: detailUrl(p.kind, p.proposalId),
           ...(expand ? { proposal: proposalView(p) } : {}),
