@@ -1,12 +1,17 @@
 // Judging from the client side (PROTOCOL 7.1, 7.2): the local
 // checks of scores and rationale, the per-kind paths, and the L2 signature over the JCS
-// bytes of {type, kind, proposalId, judge, scores, rationale}, made with the private key
-// saved in the profile. Shared by `akas judge` and the `akas queue` view so both sign the
-// same bytes. The private key never leaves this process; a dry run signs nothing.
+// bytes of {type, kind, proposalId, judge, scores, rationale, contentSha256}, made with the
+// private key saved in the profile. Before signing, the proposal is fetched and its content
+// hashed here (PROTOCOL 6.9): the judge signs the content it was shown (akas.judgment.v2), and
+// refuses to sign when the node's own contentSha256 is not what its proposal hashes to.
+// Shared by `akas judge` and the `akas queue` view so both sign the same bytes. The private
+// key never leaves this process; a dry run signs nothing.
+import { contentOfProposalView } from '../src/core/content.js';
 import { sign } from '../src/core/ed25519.js';
 import type { ProposalKind } from '../src/core/kinds.js';
 import { judgmentSigningString, KIND_ROUTES } from '../src/core/judgment.js';
 import type { AkasClient } from './client.js';
+import { CliError } from './errors.js';
 import type { SavedIdentity } from './profile.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -20,12 +25,14 @@ export interface JudgmentInput {
   rationale: string;
   /** Ask the node what the judgment would do; nothing is signed or recorded. */
   dryRun?: boolean;
+  /** The content judged, hashed here (the v2 payload); absent, SPEC's v1 payload is signed. */
+  contentSha256?: string;
 }
 
 export interface JudgeRequest {
   kind: ProposalKind;
   path: string;
-  body: { scores: Scores; rationale: string; signature?: string; dryRun?: true };
+  body: { scores: Scores; rationale: string; signature?: string; contentSha256?: string; dryRun?: true };
   /** What was signed (absent for a dry run). */
   signingPayload?: string;
 }
@@ -42,12 +49,45 @@ export function buildJudgeRequest(identity: Pick<SavedIdentity, 'tag' | 'signing
   const scores = { ...input.scores };
   if (input.dryRun) return { kind, path, body: { scores, rationale: input.rationale, dryRun: true } };
   if (!identity) throw new Error('signing a judgment needs a saved identity');
-  const signingPayload = judgmentSigningString({ kind, proposalId: input.proposalId, judge: identity.tag, scores, rationale: input.rationale });
-  return { kind, path, signingPayload, body: { scores, rationale: input.rationale, signature: sign(identity.signing.privateKey, signingPayload) } };
+  const signingPayload = judgmentSigningString({ kind, proposalId: input.proposalId, judge: identity.tag, scores, rationale: input.rationale, contentSha256: input.contentSha256 });
+  const signature = sign(identity.signing.privateKey, signingPayload);
+  return { kind, path, signingPayload, body: { scores, rationale: input.rationale, signature, ...(input.contentSha256 ? { contentSha256: input.contentSha256 } : {}) } };
 }
 
-/** Signs (unless a dry run) and sends one judgment; answers the node's JudgmentRecorded or JudgmentDryRun. */
+/**
+ * The contentSha256 of a proposal as fetched from the node, hashed here. Refuses (exit 1) to
+ * vouch for a proposal whose shown fields are not its content, or whose own contentSha256 is
+ * not what its content hashes to. Undefined for a node that does not bind content (it shows no
+ * contentSha256): the judgment is then signed v1.
+ */
+export async function fetchContentSha256(client: AkasClient, proposalId: string, kind: ProposalKind): Promise<string | undefined> {
+  const detail = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(proposalId)}`);
+  if (detail.contentSha256 === undefined) return undefined;
+  const shown = contentOfProposalView(kind, detail);
+  const refuse = (why: string) => new CliError(1, `Not signing ${proposalId}: ${why}.`, { error: `not signing: ${why}`, code: 'content_unverified', proposalId });
+  if (!shown.ok) throw refuse(shown.reason);
+  if (shown.problems.length) throw refuse(shown.problems.join('; '));
+  if (shown.contentSha256 !== detail.contentSha256) throw refuse(`the node says its content is ${detail.contentSha256}, but the proposal it served hashes to ${shown.contentSha256}`);
+  return shown.contentSha256;
+}
+
+/**
+ * Fetches the proposal, hashes its content here, signs (unless a dry run) and sends one
+ * judgment; answers the node's JudgmentRecorded or JudgmentDryRun and the content hash signed.
+ */
+export async function judgeContent(client: AkasClient, identity: SavedIdentity | undefined, input: JudgmentInput): Promise<{ answer: Json; contentSha256?: string }> {
+  let contentSha256: string | undefined;
+  if (!input.dryRun) {
+    const kind = kindOfId(input.proposalId);
+    if (!kind) throw new Error(`not a proposal id: ${input.proposalId}`);
+    contentSha256 = await fetchContentSha256(client, input.proposalId, kind);
+  }
+  const req = buildJudgeRequest(identity, { ...input, ...(contentSha256 ? { contentSha256 } : {}) });
+  return { answer: await client.post<Json>(req.path, req.body, { auth: true }), ...(contentSha256 ? { contentSha256 } : {}) };
+}
+
+/** judgeContent, answering the node's answer with the content hash signed beside it (the queue view shows it). */
 export async function sendJudgment(client: AkasClient, identity: SavedIdentity | undefined, input: JudgmentInput): Promise<Json> {
-  const req = buildJudgeRequest(identity, input);
-  return client.post<Json>(req.path, req.body, { auth: true });
+  const { answer, contentSha256 } = await judgeContent(client, identity, input);
+  return contentSha256 ? { ...answer, contentSha256 } : answer;
 }

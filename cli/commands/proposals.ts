@@ -198,7 +198,8 @@ export function proposalCommands(program: Command, cli: Cli) {
         if (problem) throw usageError(`--rationale: ${problem}`);
         // A dry run needs only the Bearer key; a real judgment needs the private key too.
         const identity = opts.dryRun ? cli.identity() : cli.requireIdentity();
-        const r = await (await import('../judge-signing.js')).sendJudgment(cli.client(), identity, { proposalId: id, scores, rationale: opts.rationale, dryRun: opts.dryRun });
+        // The proposal is fetched and its content hashed here; the judgment signs that hash (v2).
+        const { answer: r, contentSha256 } = await (await import('../judge-signing.js')).judgeContent(cli.client(), identity, { proposalId: id, scores, rationale: opts.rationale, dryRun: opts.dryRun });
         cli.output().result(r, () => {
           if (r.dryRun) {
             const w = r.would ?? {};
@@ -219,6 +220,9 @@ export function proposalCommands(program: Command, cli: Cli) {
               ['credits', `+${e.creditsAwarded}, balance ${e.balance}`],
               ...(e.depositSettlement ? ([['deposit', e.depositSettlement]] as Array<[string, unknown]>) : []),
               ['credential', r.credentialUrl],
+              ...(contentSha256
+                ? ([['content', `${contentSha256} (hashed here from the proposal as fetched, and signed: akas.judgment.v2)`]] as Array<[string, unknown]>)
+                : ([['content', 'not signed: this node shows no contentSha256 (akas.judgment.v1)']] as Array<[string, unknown]>)),
             ]),
           ].join('\n');
         });

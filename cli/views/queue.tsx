@@ -268,7 +268,7 @@ function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
       (r) => {
         opts.judged.push({ proposalId: item.proposalId, judgmentId: r.judgmentId ?? null, newStatus: r.newStatus });
         const settled = r.economy?.depositSettlement ? `, deposit ${r.economy.depositSettlement}` : '';
-        const text = `judgment ${r.judgmentId} recorded: ${item.proposalId} is ${r.newStatus}${r.statusChanged ? ' (decided by this judgment' + settled + ')' : ''}; +${r.economy?.creditsAwarded ?? 1} credit, balance ${r.economy?.balance}`;
+        const text = `judgment ${r.judgmentId} recorded: ${item.proposalId} is ${r.newStatus}${r.statusChanged ? ' (decided by this judgment' + settled + ')' : ''}; +${r.economy?.creditsAwarded ?? 1} credit, balance ${r.economy?.balance}${r.contentSha256 ? `; signed content ${r.contentSha256}` : ''}`;
         setScreen({ name: 'result', item, ok: true, text });
       },
       (e: Error) => setScreen({ name: 'result', item, ok: false, text: e.message }),

@@ -109,7 +109,7 @@ describe.each(['v2', 'v2-2025', 'v1'] as const)('the %s MCP client', (generation
     expect(dry.isError).toBeFalsy();
     expect(dry.structuredContent).toMatchObject({ ok: true, dryRun: true, would: { proposalId: id, kind: 'capability' } });
     const signingPayload = (dry.structuredContent as { signingPayload: string }).signingPayload;
-    expect(JSON.parse(signingPayload)).toMatchObject({ type: 'akas.judgment.v1', proposalId: id, judge: me.tag });
+    expect(JSON.parse(signingPayload)).toMatchObject({ type: 'akas.judgment.v2', proposalId: id, judge: me.tag, contentSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
     const bad = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'Looks right.', signature: 'ab'.repeat(64) } });
     expect(bad.isError).toBe(true);
     expect(bad.structuredContent).toMatchObject({ code: 'invalid_signature', signingPayload });
@@ -129,7 +129,7 @@ describe('tools', () => {
     const propose = route('POST', '/api/knowledge/cap/propose').body;
     expect(tools.get('propose_capability')).toMatchObject({ type: 'object', properties: JSON.parse(JSON.stringify(propose.properties)), required: propose.required });
     const judge = tools.get('judge')!;
-    expect(Object.keys(judge.properties).sort()).toEqual(['dryRun', 'id', 'privateKey', 'rationale', 'scores', 'signature']);
+    expect(Object.keys(judge.properties).sort()).toEqual(['contentSha256', 'dryRun', 'id', 'privateKey', 'rationale', 'scores', 'signature']);
     expect(judge.required).toEqual(expect.arrayContaining(['id', 'scores', 'rationale']));
     expect(tools.get('cas_head')!.properties).toHaveProperty('sha256');
     expect(tools.get('cas_head')!.properties).not.toHaveProperty('head');
@@ -160,9 +160,11 @@ describe('tools', () => {
     const args = { id, scores: SCORES_HIGH, rationale: 'Clear and sourced.' };
     const first = await client.callTool({ name: 'judge', arguments: args });
     expect(first.structuredContent).toMatchObject({ code: 'signature_required' });
-    const payload = (first.structuredContent as { signingPayload: string }).signingPayload;
-    expect(payload).toBe(canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: me.tag, scores: SCORES_HIGH, rationale: args.rationale }));
-    const second = await client.callTool({ name: 'judge', arguments: { ...args, signature: sign(me.signing.privateKey, payload) } });
+    // The v2 payload: it names the content the proposal holds (PROTOCOL 7.2).
+    const { signingPayload: payload, contentSha256 } = first.structuredContent as { signingPayload: string; contentSha256: string };
+    expect(contentSha256).toBe(((await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { contentSha256: string }).contentSha256);
+    expect(payload).toBe(canonicalize({ type: 'akas.judgment.v2', kind: 'capability', proposalId: id, judge: me.tag, scores: SCORES_HIGH, rationale: args.rationale, contentSha256 }));
+    const second = await client.callTool({ name: 'judge', arguments: { ...args, signature: sign(me.signing.privateKey, payload), contentSha256 } });
     expect(second.structuredContent).toMatchObject({ judgmentRecorded: true, proposalId: id, kind: 'capability' });
     await client.close();
   });
@@ -172,8 +174,11 @@ describe('tools', () => {
     const id = await pendingProposal(4);
     const res = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'One-shot.', privateKey: me.signing.privateKey.toUpperCase() } });
     expect(res.structuredContent).toMatchObject({ judgmentRecorded: true, proposalId: id });
-    const detail = (await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { judgments: Array<{ signature: { publicKey: string } }> };
+    const detail = (await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { contentSha256: string; judgments: Array<{ contentBoundBy: string; signature: { publicKey: string; signingPayload: string } }> };
     expect(detail.judgments[0].signature.publicKey).toBe(me.signing.publicKey);
+    // Signed v2, over the content the proposal holds.
+    expect(detail.judgments[0].contentBoundBy).toBe('judge');
+    expect(JSON.parse(detail.judgments[0].signature.signingPayload)).toMatchObject({ type: 'akas.judgment.v2', contentSha256: detail.contentSha256 });
     const wrongShape = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'x', privateKey: 'not-hex' } });
     expect(wrongShape.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'privateKey' }] });
     await client.close();

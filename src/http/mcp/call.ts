@@ -5,7 +5,7 @@
 // result; any refusal comes back as an MCP tool error carrying the route's envelope and its
 // code (PROTOCOL 13).
 import type { FastifyInstance } from 'fastify';
-import { judgmentSigningString, kindOfProposalId, ServiceError, signOnce, type ErrorCode } from '../../core/index.js';
+import { contentOfProposalView, judgmentSigningString, kindOfProposalId, ServiceError, signOnce, type ErrorCode } from '../../core/index.js';
 import { innerCall } from '../inner-call.js';
 import type { Tool } from './tools.js';
 
@@ -54,10 +54,12 @@ function refusal(code: ErrorCode, message: string, extra: Record<string, unknown
 }
 
 /**
- * The one-shot signature of the judge tool: the seed signs the JCS payload of PROTOCOL 7.2 here,
- * and only the signature goes on to the route. The seed is in no request, log line or cache.
+ * The one-shot signature of the judge tool: the proposal is read (its detail, through the
+ * route, as the caller would), its content hashed here (PROTOCOL 6.9), and the seed signs the
+ * v2 payload of PROTOCOL 7.2 over that hash; only the signature and the hash go on to the
+ * route. The seed is in no request, log line or cache.
  */
-function signForJudge(args: Record<string, unknown>, caller: McpCaller): ToolResult | undefined {
+async function signForJudge(app: FastifyInstance, args: Record<string, unknown>, caller: McpCaller): Promise<ToolResult | undefined> {
   const { privateKey } = args;
   delete args.privateKey;
   if (privateKey === undefined || args.signature !== undefined || args.dryRun === true) return undefined;
@@ -69,14 +71,27 @@ function signForJudge(args: Record<string, unknown>, caller: McpCaller): ToolRes
   const scores = args.scores as Record<string, number> | undefined;
   // Anything malformed is left for the route to refuse, field by field.
   if (!kind || !isObject(scores) || typeof args.rationale !== 'string') return undefined;
+  const read = await innerCall(app, { method: 'GET', url: `/api/knowledge/proposals/${encodeURIComponent(args.id as string)}`, headers: caller.headers, ip: caller.ip, encrypted: caller.encrypted });
+  if (read.statusCode !== 200) return undefined; // the judge route answers the same refusal (404)
+  const shown = contentOfProposalView(kind, JSON.parse(read.body) as Record<string, unknown>);
+  if (!shown.ok) return refusal('internal_error', `The proposal's content cannot be hashed: ${shown.reason}.`);
+  if (args.contentSha256 !== undefined && String(args.contentSha256).toLowerCase() !== shown.contentSha256) {
+    return refusal('content_mismatch', `You asked to sign content ${String(args.contentSha256)}, but the proposal's content is ${shown.contentSha256}.`, {
+      field: 'contentSha256',
+      contentSha256: shown.contentSha256,
+      signedContentSha256: args.contentSha256,
+    });
+  }
   const payload = judgmentSigningString({
     kind,
     proposalId: args.id as string,
     judge: caller.tag,
     scores: { accuracy: scores.accuracy, clarity: scores.clarity, compression: scores.compression, sources: scores.sources },
     rationale: args.rationale,
+    contentSha256: shown.contentSha256,
   });
   args.signature = signOnce(privateKey.toLowerCase(), payload);
+  args.contentSha256 = shown.contentSha256;
   return undefined;
 }
 
@@ -92,7 +107,7 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   if (argsIn !== undefined && !isObject(argsIn)) return refusal('validation_failed', 'Tool arguments must be an object.', { errors: [{ field: 'arguments', reason: 'must be object' }] });
   const args: Record<string, unknown> = { ...(argsIn ?? {}) };
   if (tool.name === 'judge') {
-    const refused = signForJudge(args, caller);
+    const refused = await signForJudge(app, args, caller);
     if (refused) return refused;
   }
   const renamed = (name: string) => tool.rename?.[name] ?? name;

@@ -26,8 +26,9 @@ export interface ToolDef {
 }
 
 const PRIVATE_KEY_NOTE =
-  'Without `signature`, answers the error signature_required carrying `signingPayload`: sign its UTF-8 bytes with your Ed25519 key and call again with `signature` (128 hex). ' +
-  'Or pass `privateKey` (your 64-hex seed) and the node signs this one judgment for you: the seed is used in memory for this call only, never stored or logged. ' +
+  'Read the proposal first (the proposal tool): its contentSha256 is the hash of what you judge. ' +
+  'Without `signature`, answers the error signature_required carrying `signingPayload` (akas.judgment.v2, naming that contentSha256) and `contentSha256`: sign its UTF-8 bytes with your Ed25519 key and call again with `signature` (128 hex) and `contentSha256`. ' +
+  'Or pass `privateKey` (your 64-hex seed) and the node signs this one judgment for you over the content it holds now: the seed is used in memory for this call only, never stored or logged. ' +
   'Signing yourself keeps the key on your side; prefer it.';
 
 const kindTool = (kind: ProposalKind) => kind.replace(/-/g, '_');
