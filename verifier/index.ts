@@ -7,3 +7,4 @@ export * from './credential.js';
 export * from './issuer-keys.js';
 export * from './bundle.js';
 export * from './log.js';
+export * from './node.js';

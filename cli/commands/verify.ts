@@ -5,7 +5,7 @@
 // fetches the bytes the artifact names.
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
-import { readJsonFile } from '../input.js';
+import { readJsonFile, readSource } from '../input.js';
 import { action, type Cli } from '../program.js';
 
 /**
@@ -113,6 +113,46 @@ export function verifyCommands(program: Command, cli: Cli) {
           ].join('\n'),
         );
         return report.ok ? 0 : 1;
+      }),
+    );
+
+  verifyGroup(program)
+    .command('node')
+    .description('check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, the publication in the log (exit 0 holds, 1 does not, 2 unreadable)')
+    .argument('<file>', 'the node as `akas node PATH --json` prints it, or a brief as `akas brief ID --json` prints it (- for stdin)')
+    .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
+    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys), to follow the pinned issuer's signed rotations")
+    .option('--log-key <key>', "the node's log key to pin (C2SP verifier key); else the one the pinned --issuer endorses")
+    .option('--verbose', 'list every check, not only those that failed or could not run')
+    .action(
+      action(cli, async (file: string, opts: { issuer?: string; issuerKeys?: string; logKey?: string; verbose?: boolean }) => {
+        if (opts.issuer !== undefined && !/^did:key:z[1-9A-HJ-NP-Za-km-z]+$/.test(opts.issuer)) throw usageError(`--issuer must be a did:key (did:key:z6Mk...), got ${opts.issuer}`);
+        if (opts.issuerKeys && !opts.issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+        const { verifyNode, NotCheckableError, tally } = await import('../../verifier/index.js');
+        const text = readSource(file);
+        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as { issuer?: unknown }) : undefined;
+        let report;
+        try {
+          report = verifyNode(text, { issuer: opts.issuer, issuerKeys: list ? ((list.issuer ?? list) as never) : undefined, logKey: opts.logKey });
+        } catch (e) {
+          if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
+          throw e;
+        }
+        const t = tally(report.checks);
+        cli.output().result({ ...report, ...t }, () => {
+          const mark = (v: boolean | null) => (v === true ? 'ok  ' : v === false ? 'FAIL' : '--  ');
+          const lines = [
+            `${report.shape === 'brief' ? 'brief' : report.kind} ${report.path}` +
+              (report.proposalId ? `, published by ${report.proposalId} (content ${report.contentSha256 ?? '?'}${report.contentBinding === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''})` : ''),
+          ];
+          for (const ch of report.checks) {
+            if (!opts.verbose && ch.valid === true) continue;
+            lines.push(`  ${mark(ch.valid)}  ${ch.layer.padEnd(7)} ${ch.id.padEnd(20)} ${ch.valid === true ? ch.what : (ch.why ?? ch.what)}`);
+          }
+          lines.push(`held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`);
+          return lines.join('\n');
+        });
+        return report.verified ? 0 : 1;
       }),
     );
 }

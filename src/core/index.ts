@@ -17,3 +17,4 @@ export * from './note.js';
 export * from './log-entry.js';
 export * from './possession.js';
 export * from './content.js';
+export * from './brief.js';

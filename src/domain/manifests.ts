@@ -3,34 +3,32 @@
 // them, at POST /api/knowledge/verify and /api/knowledge/artifact/verify). A brief manifest
 // also binds the bytes served: its contentSha256 is the sha256 of the JCS of the brief cut
 // to the level, and the signature covers it, so a changed brief or a changed manifest fails.
-import { canonicalize, currentHmac, hmacSha256Hex, safeEqual, sha256Hex, type NodeKeys } from '../core/index.js';
+// Since content binding a brief manifest (v2) also names the proposal that published the
+// brief, that proposal's contentSha256 and its publication event in the log, and the node's
+// issuer key signs the same statement (Ed25519), so an agent checks a brief cut offline.
+import {
+  BRIEF_BINDING_FIELDS,
+  BRIEF_MANIFEST_FIELDS,
+  briefCutSha256,
+  briefManifestStatement,
+  canonicalize,
+  currentHmac,
+  cutBrief,
+  deepText,
+  hmacSha256Hex,
+  safeEqual,
+  sha256Hex,
+  publicKeyFromMultibase,
+  sign,
+  verify,
+  type BriefBinding,
+  type BriefLevel,
+  type NodeKeys,
+} from '../core/index.js';
 import type { PayloadOf } from './proposal-kinds.js';
 
-export type BriefLevel = 'tldr' | 'core' | 'deep';
-export const BRIEF_LEVELS: readonly BriefLevel[] = ['tldr', 'core', 'deep'];
+export { BRIEF_LEVELS, cutBrief, deepText, type BriefLevel } from '../core/index.js';
 type Brief = PayloadOf<'brief'>['brief'];
-
-/** The brief as served at a level: tldr only, then core with pitfalls and heuristics, then everything. */
-export function cutBrief(b: Brief, level: BriefLevel): Record<string, unknown> {
-  const head = { id: b.id, domain: b.domain, topic: b.topic, title: b.title, version: b.version, ...(b.verifiedBy ? { verifiedBy: b.verifiedBy } : {}) };
-  if (level === 'tldr') return { ...head, levels: { tldr: b.levels.tldr } };
-  if (level === 'core') {
-    return { ...head, levels: { tldr: b.levels.tldr, ...(b.levels.core ? { core: b.levels.core } : {}) }, ...(b.pitfalls ? { pitfalls: b.pitfalls } : {}), ...(b.heuristics ? { heuristics: b.heuristics } : {}) };
-  }
-  return b as unknown as Record<string, unknown>;
-}
-
-/** The deep level as text (definitions, examples, edge cases, sources), for the node response and search. */
-export function deepText(b: Brief): string {
-  const d = b.levels.deep;
-  if (!d) return '';
-  const lines: string[] = [];
-  for (const [term, def] of Object.entries(d.definitions ?? {})) lines.push(`${term}: ${def}`);
-  for (const e of d.examples ?? []) lines.push(`Violation: ${e.violation} Fix: ${e.fix}${e.note ? ` (${e.note})` : ''}`);
-  for (const e of d.edgeCases ?? []) lines.push(`Edge case: ${e}`);
-  for (const s of d.sources ?? []) lines.push(`Source: ${s.citation}${s.author ? `, ${s.author}` : ''}${s.year ? ` (${s.year})` : ''}${s.url ? ` ${s.url}` : ''}`);
-  return lines.join('\n');
-}
 
 /**
  * An estimate of the tokens of a text as LLMs count them: words and numbers count one each,
@@ -56,24 +54,47 @@ export interface BriefManifest {
   tokenCount: number;
   fetchedAt: number;
   contentSha256: string;
+  /** v2 (PROTOCOL 10.3): the proposal that published this brief version, its contentSha256 and its publication event. */
+  proposalId?: string;
+  proposalContentSha256?: string;
+  publicationEventId?: string | null;
   signature: string;
   signingKeyId: string;
+  /** v2: the same statement signed by the node's issuer key, checkable offline (`akas verify node`). */
+  nodeSignature?: { algorithm: 'Ed25519'; issuer: string; signature: string };
 }
 
-const BRIEF_FIELDS = ['briefId', 'level', 'version', 'tokenCount', 'fetchedAt', 'contentSha256'] as const;
-
-const briefSigned = (m: Omit<BriefManifest, 'signature' | 'signingKeyId'>) =>
-  canonicalize({ type: 'akas.brief-manifest.v1', briefId: m.briefId, level: m.level, version: m.version, tokenCount: m.tokenCount, fetchedAt: m.fetchedAt, contentSha256: m.contentSha256 });
-
-/** The manifest of a brief served at a level, signed with the current HMAC key. */
-export function briefManifest(keys: NodeKeys, b: Brief, level: BriefLevel, fetchedAt: number): { brief: Record<string, unknown>; manifest: BriefManifest } {
+/**
+ * The manifest of a brief served at a level, signed with the current HMAC key; given the
+ * proposal that published it (binding), a v2 manifest, also signed by the issuer key.
+ */
+export function briefManifest(keys: NodeKeys, b: Brief, level: BriefLevel, fetchedAt: number, binding?: BriefBinding): { brief: Record<string, unknown>; manifest: BriefManifest } {
   const cut = cutBrief(b, level);
-  const unsigned = { briefId: b.id, level, version: b.version, tokenCount: tokenCount(levelText(b, level)), fetchedAt, contentSha256: sha256Hex(canonicalize(cut)) };
+  const unsigned = { briefId: b.id, level, version: b.version, tokenCount: tokenCount(levelText(b, level)), fetchedAt, contentSha256: briefCutSha256(cut), ...(binding ?? {}) };
+  const statement = briefManifestStatement(unsigned);
   const hmac = currentHmac(keys);
-  return { brief: cut, manifest: { ...unsigned, signature: hmacSha256Hex(hmac.key, briefSigned(unsigned)), signingKeyId: hmac.signingKeyId } };
+  const manifest: BriefManifest = { ...unsigned, signature: hmacSha256Hex(hmac.key, statement), signingKeyId: hmac.signingKeyId };
+  if (binding) manifest.nodeSignature = { algorithm: 'Ed25519', issuer: keys.issuer.did, signature: sign(keys.issuer.privateKey, statement) };
+  return { brief: cut, manifest };
 }
 
 export type ManifestCheck = { valid: true } | { valid: false; reason: string };
+
+/** Why a v2 brief manifest's Ed25519 signature does not hold under one of this node's issuer keys, or null. */
+function nodeSignatureProblem(keys: NodeKeys, m: Record<string, unknown>): string | null {
+  const ns = m.nodeSignature as Record<string, unknown> | undefined;
+  if (!ns || typeof ns !== 'object' || ns.algorithm !== 'Ed25519' || typeof ns.signature !== 'string' || Object.keys(ns).length !== 3) return 'no Ed25519 nodeSignature {algorithm, issuer, signature}';
+  const issuer = keys.issuers.find((k) => k.did === ns.issuer);
+  const publicKey = issuer ? publicKeyFromMultibase(issuer.publicKeyMultibase) : null;
+  if (!publicKey) return `nodeSignature names ${JSON.stringify(ns.issuer)}, not an issuer key of this node`;
+  let statement: string;
+  try {
+    statement = briefManifestStatement(m as unknown as BriefManifest);
+  } catch {
+    return 'the manifest cannot be canonicalized';
+  }
+  return verify(publicKey, statement, ns.signature) ? null : "the nodeSignature does not verify under the issuer's key";
+}
 
 /** The HMAC key a manifest names, if the node still holds it. */
 function keyOf(keys: NodeKeys, id: unknown) {
@@ -84,11 +105,11 @@ function keyOf(keys: NodeKeys, id: unknown) {
  * The first step of every manifest check: the key it names, a signature, and no field the
  * signature does not cover (a field added to a genuine manifest is a changed manifest too).
  */
-function precheck(keys: NodeKeys, m: Record<string, unknown>, signed: readonly string[]): { key: Buffer } | { valid: false; reason: string } {
+function precheck(keys: NodeKeys, m: Record<string, unknown>, signed: readonly string[], signatures: readonly string[] = []): { key: Buffer } | { valid: false; reason: string } {
   const key = keyOf(keys, m.signingKeyId);
   if (!key) return { valid: false, reason: `unknown signingKeyId ${JSON.stringify(m.signingKeyId)}: not a key of this node` };
   if (typeof m.signature !== 'string') return { valid: false, reason: 'no signature' };
-  const extra = Object.keys(m).find((k) => k !== 'signature' && k !== 'signingKeyId' && !signed.includes(k));
+  const extra = Object.keys(m).find((k) => k !== 'signature' && k !== 'signingKeyId' && !signed.includes(k) && !signatures.includes(k));
   if (extra !== undefined) return { valid: false, reason: `the field ${JSON.stringify(extra)} is not part of a signed manifest` };
   return { key: key.key };
 }
@@ -99,15 +120,22 @@ function precheck(keys: NodeKeys, m: Record<string, unknown>, signed: readonly s
  * undefined when the node has no such brief.
  */
 export function checkBriefManifest(keys: NodeKeys, m: Record<string, unknown>, brief: Brief | undefined): ManifestCheck {
-  const pre = precheck(keys, m, BRIEF_FIELDS);
+  // A v2 manifest (with the proposal binding) signs three more fields, and carries the issuer's
+  // Ed25519 signature of the same statement beside the HMAC; a v1 manifest made earlier stays valid.
+  const v2 = m.proposalId !== undefined;
+  const pre = v2 ? precheck(keys, m, [...BRIEF_MANIFEST_FIELDS, ...BRIEF_BINDING_FIELDS], ['nodeSignature']) : precheck(keys, m, BRIEF_MANIFEST_FIELDS);
   if (!('key' in pre)) return pre;
   let expected: string;
   try {
-    expected = hmacSha256Hex(pre.key, briefSigned(m as unknown as BriefManifest));
+    expected = hmacSha256Hex(pre.key, briefManifestStatement(m as unknown as BriefManifest));
   } catch {
     return { valid: false, reason: 'the manifest cannot be canonicalized' };
   }
   if (!safeEqual(expected, m.signature as string)) return { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
+  if (v2) {
+    const bad = nodeSignatureProblem(keys, m);
+    if (bad) return { valid: false, reason: bad };
+  }
   if (!brief) return { valid: false, reason: `this node holds no brief ${String(m.briefId)} of version ${String(m.version)}` };
   if (sha256Hex(canonicalize(cutBrief(brief, m.level as BriefLevel))) !== m.contentSha256) return { valid: false, reason: 'the brief served at that level no longer hashes to contentSha256' };
   return { valid: true };

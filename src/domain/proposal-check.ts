@@ -1,8 +1,72 @@
 // The node's own audit of its proposals (`akas log check`, `akas serve --check`, and the
 // crash and fuzz tests): what every write path of PROTOCOL 6 and 7 promises, checked from the
 // stored records alone. A crash or a bug that leaves half a write behind shows up here.
+import { contentSha256Of, JUDGMENT_V2 } from '../core/index.js';
 import type { Store } from '../store/index.js';
-import { JudgmentIndex, Ledger, PendingKeys, PendingQueue, Proposals, type LedgerEntry } from './records.js';
+import { EVENT_KIND } from './audit.js';
+import { LogEntries, LogOutbox } from './log.js';
+import { JudgmentIndex, Ledger, PendingKeys, PendingQueue, Proposals, type LedgerEntry, type ProposalRecord } from './records.js';
+
+type EventBody = Record<string, unknown>;
+
+/**
+ * The node's events about each proposal: appended to the log, or waiting in its outbox (a crash
+ * leaves them there, committed). On a live node an item may move from the outbox to the log
+ * between the two reads: the outbox is read first, and an entry replaces the item of its ticket.
+ */
+async function eventsByProposal(store: Store): Promise<Map<string, EventBody[]>> {
+  const byTicket = new Map<string, { kind: string; body: EventBody }>();
+  for await (const [ticket, item] of store.iterate(LogOutbox)) byTicket.set(ticket, item);
+  for await (const [key, e] of store.iterate(LogEntries)) byTicket.set(e.ticket ?? `seq:${key}`, e);
+  const events = new Map<string, EventBody[]>();
+  for (const { kind, body } of byTicket.values()) {
+    if (kind !== EVENT_KIND || typeof body.proposalId !== 'string') continue;
+    const list = events.get(body.proposalId);
+    if (list) list.push(body);
+    else events.set(body.proposalId, [body]);
+  }
+  return events;
+}
+
+/**
+ * Content binding (PROTOCOL 6.9), from the store and the log: the stored contentSha256 still
+ * hashes the stored content; every judgment names it (and a v2 one signed it); a proposal bound
+ * by the log has its one proposal.submitted event with that hash, kind, path and proposer; each
+ * judgment has its judgment.recorded event; every event that names a content names this one; a
+ * decision's event counted exactly the stored judgments, in order, with the stored outcome.
+ */
+function contentProblems(p: ProposalRecord, events: EventBody[]): string[] {
+  const problems: string[] = [];
+  let hash: string | undefined;
+  try {
+    hash = contentSha256Of(p.kind, p.payload);
+  } catch {
+    problems.push('its stored content cannot be hashed');
+  }
+  if (typeof p.contentSha256 !== 'string') problems.push('it has no contentSha256 (the content-sha256 migration did not run)');
+  else if (hash !== undefined && hash !== p.contentSha256) problems.push(`its content hashes to ${hash}, not the stored contentSha256 ${p.contentSha256}: the store was changed`);
+  for (const j of p.judgments) {
+    if (j.contentSha256 !== p.contentSha256) problems.push(`judgment ${j.judgmentId} is bound to content ${String(j.contentSha256)}`);
+    if (j.signature.payload.type === JUDGMENT_V2 && j.signature.payload.contentSha256 !== p.contentSha256) problems.push(`judgment ${j.judgmentId} signed content ${j.signature.payload.contentSha256}`);
+    if (events.filter((e) => e.event === 'judgment.recorded' && e.judgmentId === j.judgmentId).length !== 1) problems.push(`judgment ${j.judgmentId} has no single judgment.recorded event`);
+  }
+  for (const e of events) if (e.contentSha256 !== undefined && e.contentSha256 !== p.contentSha256) problems.push(`its ${String(e.event)} event names content ${String(e.contentSha256)}`);
+  const submitted = events.filter((e) => e.event === 'proposal.submitted');
+  if (p.contentBinding === 'log') {
+    if (submitted.length !== 1) problems.push(`${submitted.length} proposal.submitted events (expected 1)`);
+    else if (submitted[0].kind !== p.kind || submitted[0].path !== p.path || submitted[0].proposer !== (p.proposer?.tag ?? null)) problems.push('its proposal.submitted event names another kind, path or proposer');
+  }
+  if (p.status === 'published' || p.status === 'rejected') {
+    const decision = events.filter((e) => e.event === `proposal.${p.status}`);
+    if (decision.length !== 1) problems.push(`${decision.length} proposal.${p.status} events (expected 1)`);
+    else if (Array.isArray(decision[0].judgments)) {
+      const counted = (decision[0].judgments as Array<{ judgmentId: string }>).map((j) => j.judgmentId).join();
+      if (counted !== p.judgments.map((j) => j.judgmentId).join()) problems.push('its decision event counted other judgments than those stored');
+      if (decision[0].weightedComposite !== p.outcome?.weightedComposite) problems.push(`its decision event logged ${String(decision[0].weightedComposite)}, the outcome says ${String(p.outcome?.weightedComposite)}`);
+    }
+  }
+  return problems;
+}
 
 export interface ProposalCheck {
   ok: boolean;
@@ -15,7 +79,8 @@ export interface ProposalCheck {
  * status agrees with them (pending below the quorum, decided exactly at it with an outcome
  * that names the status, withdrawn without any); each judgment is indexed and paid exactly
  * once; its deposit was reserved once and settled at most once, as the status says; the
- * pending indexes hold it if and only if it is pending.
+ * pending indexes hold it if and only if it is pending; and its content is bound as PROTOCOL
+ * 6.9 says (contentProblems).
  */
 export async function checkProposals(store: Store): Promise<ProposalCheck> {
   const problems: string[] = [];
@@ -31,6 +96,7 @@ export async function checkProposals(store: Store): Promise<ProposalCheck> {
   for await (const [key] of store.iterate(PendingQueue)) queued.add(key.slice(key.indexOf(':') + 1));
   const heldKeys = new Map<string, string>();
   for await (const [key, v] of store.iterate(PendingKeys)) heldKeys.set(key, v.proposalId);
+  const events = await eventsByProposal(store);
 
   let count = 0;
   const enough = () => problems.length >= 50;
@@ -81,6 +147,7 @@ export async function checkProposals(store: Store): Promise<ProposalCheck> {
       if (isPending && holder !== id) say(`does not hold its conflict key ${key}`);
       if (!isPending && holder === id) say(`still holds the conflict key ${key}`);
     }
+    for (const problem of contentProblems(p, events.get(id) ?? [])) say(problem);
     if (enough()) {
       problems.push(`stopped after ${count} proposals`);
       break;

@@ -34,7 +34,10 @@ describe('publishing builds the tree', () => {
     expect(n).toMatchObject({ path, kind: 'leaf-brief', title: 'Retry with exponential backoff and jitter', spec: expect.stringContaining('Retry transient'), briefId: payload.brief.id, version: 1 });
     expect(n.tldr).toContain('Retry transient');
     expect(n.core).toBe('Back off exponentially.\nAdd full jitter.\nCap the number of attempts.');
-    expect(n.deep).toContain('jitter: random spread added to a delay');
+    // The texts served are those of the level served (and signed): deep only at the deep level.
+    expect(n).not.toHaveProperty('deep');
+    expect((await json(`/api/knowledge/node${path}?level=deep`)).deep).toContain('jitter: random spread added to a delay');
+    expect(await json(`/api/knowledge/node${path}?level=tldr`)).not.toHaveProperty('core');
     expect(n.manifest).toMatchObject({ briefId: payload.brief.id, level: 'core', version: '2026-11', tokenCount: expect.any(Number), signingKeyId: 'hk_test', signature: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect((await json('/api/knowledge/node/')).children).toEqual(['/distributed-systems']);
     expect(await json('/api/knowledge/node/distributed-systems')).toMatchObject({ kind: 'branch', children: [path] });

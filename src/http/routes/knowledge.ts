@@ -3,16 +3,17 @@
 // traversal, search and suggest, and the manifest checks.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
+import { briefTexts, canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
 import { blobInfo, openVerifiedBlob } from '../../domain/cas.js';
 import { briefOf, childrenOf, evalsOf, nodeAt, normalizePath, type KnowledgeNode, type NodeKind } from '../../domain/knowledge.js';
-import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, checkEvalManifest, deepText, isEvalManifest, type BriefLevel } from '../../domain/manifests.js';
+import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, checkEvalManifest, isEvalManifest, type BriefLevel } from '../../domain/manifests.js';
 import { casHashOfUri } from '../../domain/proposal-kinds.js';
 import { KnowledgeSearch } from '../../domain/search.js';
 import { getTraversal, traverse } from '../../domain/traversal.js';
 import { Any, Closed, Hex64, Ms, Nullable, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
 import { originOf } from '../urls.js';
+import { evidenceOf, stableEvidence, type Evidence } from '../evidence.js';
 
 const Str = Type.String();
 const NodeKindSchema = Type.String({ enum: ['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'] });
@@ -23,9 +24,26 @@ const BriefManifestSchema = Closed({
   tokenCount: Type.Integer(),
   fetchedAt: Ms(),
   contentSha256: Hex64,
+  proposalId: Type.Optional(Str),
+  proposalContentSha256: Type.Optional(Hex64),
+  publicationEventId: Type.Optional(Nullable(Str)),
   signature: Hex64,
   signingKeyId: Str,
+  nodeSignature: Type.Optional(Closed({ algorithm: Type.Literal('Ed25519'), issuer: Str, signature: Type.String({ pattern: '^[0-9a-f]{128}$' }) })),
 });
+/** What binds a read to the proposal that published it (PROTOCOL 10.7). */
+const EvidenceSchema = Open(
+  {
+    proposalId: Str,
+    kind: Str,
+    contentSha256: Hex64,
+    contentBinding: Type.String({ enum: ['log', 'store'] }),
+    content: Type.Optional(Open()),
+    publication: Nullable(Open({ id: Str, entry: Open(), inclusion: Open(), checkpoint: Str })),
+    log: Open({ verifierKey: Str, endorsement: Open() }),
+  },
+  'The proposal that published what is served, its contentSha256, and its proposal.published event in the log with an inclusion proof and a signed checkpoint (PROTOCOL 10.7): `akas verify node` checks it offline.',
+);
 
 /** The unified node response (PROTOCOL 10.2). */
 const NodeAnswer = Closed(
@@ -52,6 +70,7 @@ const NodeAnswer = Closed(
     independentEvals: Type.Optional(Type.Array(Open())),
     evalSummary: Type.Optional(Open({ count: Type.Integer(), distinctRunners: Type.Integer(), byMetric: Open() })),
     note: Type.Optional(Str),
+    evidence: Type.Optional(EvidenceSchema),
   },
   'A node of the published tree: branch, brief, capability, decision or artifact (PROTOCOL 10.2). ETag; 304 on If-None-Match.',
 );
@@ -102,11 +121,15 @@ const ByPathQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** What a v2 brief manifest names of the proposal that published the brief (PROTOCOL 10.3). */
+const bindingOf = (e: Evidence | undefined) => (e ? { proposalId: e.proposalId, proposalContentSha256: e.contentSha256, publicationEventId: e.publication?.id ?? null } : undefined);
+
 /** How long a full re-hash of a platform-verified artifact's blob stands before the next read does it again. */
 const REHASH_MS = 60_000;
 
 export async function knowledgeRoutes(app: FastifyInstance) {
   const ctx = app.akas;
+  const log = app.akas.log;
   // The index rebuilds in the background (seconds at 100,000 nodes, longer than fastify lets
   // a plugin start): the node listens at once, and search and suggest wait for it (settled()).
   const search = new KnowledgeSearch(ctx.store);
@@ -164,19 +187,17 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       ...(node.proposalId ? { proposalId: node.proposalId, publishedAt: node.publishedAt } : {}),
       ...(page.children.length || node.kind === 'branch' ? { children: page.children, childrenNextCursor: page.nextCursor } : {}),
     };
+    // PROTOCOL 10.7: what binds this version to the proposal that published it. A brief's is
+    // that of its brief version (a sharpened brief node still serves the brief its proposal published).
+    let evidence: Evidence | undefined;
     if (node.kind === 'leaf-brief' && node.briefId) {
       const b = await briefOf(ctx.store, node.briefId, node.briefVersion);
       const level = q.level ?? 'core';
-      const { brief, manifest } = briefManifest(ctx.keys, b.brief, level, now);
-      Object.assign(view, {
-        briefId: node.briefId,
-        brief,
-        tldr: b.brief.levels.tldr,
-        core: (b.brief.levels.core ?? []).join('\n'),
-        deep: deepText(b.brief),
-        manifest,
-      });
-    }
+      evidence = await evidenceOf(ctx, log, b.proposalId);
+      const { brief, manifest } = briefManifest(ctx.keys, b.brief, level, now, bindingOf(evidence));
+      // The texts of the levels served, from the cut the manifest hashes: nothing served is unsigned.
+      Object.assign(view, { briefId: node.briefId, brief, ...briefTexts(brief, level), manifest });
+    } else if (node.proposalId) evidence = await evidenceOf(ctx, log, node.proposalId);
     if (node.kind === 'leaf-capability') view.payload = node.payload;
     if (node.kind === 'leaf-decision') {
       view.payload = node.payload;
@@ -194,6 +215,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       view.evalSummary = summary;
       view.note = 'payload.provenance.metrics are the proposer\'s own; independentEvals are published eval results by others. Check the manifest with POST /api/knowledge/artifact/verify.';
     }
+    if (evidence) view.evidence = evidence;
     return view;
   }
 
@@ -208,8 +230,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     const answer = await views.get(path, variant, ctx.clock.now(), async () => {
       const node = await nodeAt(ctx.store, path, q.version);
       const view = await nodeView(request, node, q);
-      const { manifest, ...stable } = view as { manifest?: Record<string, unknown> };
-      const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '' } : null })).slice(0, 32)}"`;
+      const { manifest, evidence, ...stable } = view as { manifest?: Record<string, unknown>; evidence?: Evidence };
+      const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '', nodeSignature: null } : null, evidence: stableEvidence(evidence) })).slice(0, 32)}"`;
       return { kind: node.kind, body: JSON.stringify(view), etag };
     });
     if (want && answer.kind !== want) throw new ServiceError('not_found', `${path} is a ${answer.kind}, not a ${want}.`, { field: 'path' });
@@ -258,7 +280,12 @@ export async function knowledgeRoutes(app: FastifyInstance) {
         tags: ['knowledge'],
         params: Type.Object({ id: Type.String({ maxLength: 120 }) }),
         querystring: Type.Object({ level: Level, version: Type.Optional(Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })) }, { additionalProperties: false }),
-        response: { 200: Closed({ brief: Open(), manifest: BriefManifestSchema, path: Str }, 'The brief cut to the level, its BriefManifest and its node path (PROTOCOL 10.3).') },
+        response: {
+          200: Closed(
+            { brief: Open(), manifest: BriefManifestSchema, path: Str, evidence: Type.Optional(EvidenceSchema) },
+            'The brief cut to the level, its BriefManifest, its node path, and the evidence binding it to the proposal that published it (PROTOCOL 10.3, 10.7).',
+          ),
+        },
       },
       config: { errors: ['not_found'] },
     },
@@ -266,7 +293,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       const { id } = request.params as { id: string };
       const q = request.query as { level?: BriefLevel; version?: string };
       const b = await briefOf(ctx.store, id, q.version);
-      return { ...briefManifest(ctx.keys, b.brief, q.level ?? 'core', ctx.clock.now()), path: b.path };
+      const evidence = await evidenceOf(ctx, log, b.proposalId);
+      return { ...briefManifest(ctx.keys, b.brief, q.level ?? 'core', ctx.clock.now(), bindingOf(evidence)), path: b.path, ...(evidence ? { evidence } : {}) };
     },
   );
 

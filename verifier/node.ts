@@ -1,0 +1,254 @@
+// Offline check of a knowledge read (`akas verify node`, PROTOCOL 10.7): the JSON of
+// `akas node PATH --json` (GET /api/knowledge/node/..., /artifact/by-path, ...) or of
+// `akas brief ID --json` (GET /api/knowledge/briefs/{id}), with its evidence. Checked with no
+// node and no network:
+// - content: what is served hashes to the contentSha256 of the proposal that published it
+//   (a capability, decision or artifact node holds its whole content; a brief read at the deep
+//   level too), or (a brief cut to a lower level) the cut hashes to its manifest's
+//   contentSha256, the texts served are those of the cut, and the manifest names the proposal
+//   and its contentSha256; tree expansions and sharpenings carry their content in the evidence;
+// - L1: the brief manifest's Ed25519 signature by the node's issuer key (pinned with --issuer,
+//   followed along its signed rotations with --issuer-keys);
+// - L3: the proposal.published event names that proposal and content, and is in the log under
+//   a checkpoint signed by the log key (pinned, or endorsed by the pinned issuer). The HMACs
+//   need the node: reported as unchecked.
+import {
+  briefCutSha256,
+  briefManifestStatement,
+  briefTexts,
+  contentSha256,
+  parseStrictJson,
+  publicKeyFromMultibase,
+  verify,
+  type BriefLevel,
+  type ProposalContent,
+  type ProposalKind,
+} from '../src/core/index.js';
+import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
+import { NotCheckableError } from './judgment.js';
+import { checkLogInclusion, endorsedLogKey } from './log.js';
+import { Checks, type Report } from './report.js';
+
+export interface NodeOptions {
+  /** The node's issuer DID to pin (from its /healthz or GET /api/node/keys). */
+  issuer?: string;
+  /** The node's key list (GET /api/node/keys), to follow the pinned issuer's signed rotations. */
+  issuerKeys?: IssuerKeyList;
+  /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses). */
+  logKey?: string;
+}
+
+export interface NodeReport extends Report {
+  /** `node` (a knowledge node read) or `brief` (a brief read by id). */
+  shape: 'node' | 'brief';
+  path: string;
+  kind: string;
+  proposalId?: string;
+  contentSha256?: string;
+  contentBinding?: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const EVENT_KIND = 'attestation.event.v1';
+const NODE_KINDS = ['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'];
+const KIND_OF_LEAF: Record<string, ProposalKind> = { 'leaf-brief': 'brief', 'leaf-capability': 'capability', 'leaf-decision': 'graph', 'leaf-artifact': 'artifact' };
+const LEVELS: BriefLevel[] = ['tldr', 'core', 'deep'];
+
+// Two JSON values are the same when their JCS forms are.
+const hashOf = (content: ProposalContent) => {
+  try {
+    return contentSha256(content);
+  } catch {
+    return undefined;
+  }
+};
+
+/** Reads a node or brief read; throws NotCheckableError when it is neither. */
+export function parseNodeRead(input: string | Uint8Array | unknown): { doc: Json; shape: 'node' | 'brief' } {
+  let doc = input;
+  if (typeof input === 'string' || input instanceof Uint8Array) {
+    const parsed = parseStrictJson(input);
+    if (!parsed.ok) throw new NotCheckableError(`not a node read: ${parsed.reason}`);
+    doc = parsed.value;
+  }
+  if (isObject(doc) && typeof doc.path === 'string' && NODE_KINDS.includes(doc.kind as string)) return { doc, shape: 'node' };
+  if (isObject(doc) && isObject(doc.brief) && isObject(doc.manifest) && doc.kind === undefined) return { doc, shape: 'brief' };
+  throw new NotCheckableError('not a knowledge node or brief read: save one with akas node PATH --json, or akas brief ID --json');
+}
+
+/** Checks a node or brief read offline against its evidence. Throws NotCheckableError for input that is neither. */
+export function verifyNode(input: string | Uint8Array | unknown, options: NodeOptions = {}): NodeReport {
+  const { doc, shape } = parseNodeRead(input);
+  const c = new Checks();
+  const kind = shape === 'brief' ? 'brief' : String(doc.kind);
+  const report = (extra: Partial<NodeReport> = {}): NodeReport => ({ ...c.report(), shape, path: String(doc.path), kind, ...extra });
+
+  let trust: IssuerTrust | undefined;
+  if (options.issuer) {
+    trust = trustIssuerKeys(options.issuer, options.issuerKeys);
+    c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer}${options.issuerKeys ? ' through rotations signed by both keys' : ''}`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
+  }
+
+  const ev = doc.evidence;
+  if (!isObject(ev)) {
+    const implicit = shape === 'node' && doc.kind === 'branch' && doc.proposalId === undefined;
+    c.add('evidence', 'content', 'what is served is bound to the proposal that published it', implicit ? null : false, implicit ? 'not checked: an implicit branch, which no proposal made: nothing is published here' : 'the read carries no evidence');
+    return report();
+  }
+  const evKind = ev.kind as ProposalKind;
+  const evHash = typeof ev.contentSha256 === 'string' ? ev.contentSha256 : undefined;
+  const ids: string[] = [];
+  if (shape === 'node' && doc.kind !== 'leaf-brief' && doc.proposalId !== ev.proposalId) ids.push(`the node names proposal ${String(doc.proposalId)}, its evidence ${String(ev.proposalId)}`);
+  c.add('evidence', 'content', 'the evidence is about the proposal that made what is served', ids.length === 0 && typeof ev.proposalId === 'string' && evHash !== undefined, ids.join('; ') || (evHash === undefined ? 'the evidence names no contentSha256' : undefined));
+
+  if (shape === 'brief' || doc.kind === 'leaf-brief') checkBrief(c, doc, shape, ev, trust);
+  else checkServedContent(c, doc, ev, evKind);
+
+  // L3: the publication event, in the log under a trusted key.
+  const logPart = isObject(ev.log) ? ev.log : {};
+  let logKey = options.logKey;
+  if (!logKey && trust) logKey = endorsedLogKey(logPart.endorsement, trust) ?? undefined;
+  if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart.verifierKey === options.logKey, logPart.verifierKey === options.logKey ? undefined : `the evidence names ${String(logPart.verifierKey)}`);
+  else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the evidence's log key by an issuer key reached from the pin");
+  else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)');
+  const pub = ev.publication;
+  if (!isObject(pub)) {
+    c.add('log.publication', 'L3', 'the log recorded the publication of this content', false, 'the evidence holds no proposal.published event');
+  } else {
+    const entry = isObject(pub.entry) ? pub.entry : {};
+    const body = isObject(entry.body) ? entry.body : {};
+    const problems: string[] = [];
+    if (entry.kind !== EVENT_KIND || body.event !== 'proposal.published') problems.push(`the entry records ${String(body.event ?? entry.kind)}`);
+    if (body.proposalId !== ev.proposalId) problems.push(`it is about ${String(body.proposalId)}`);
+    if (pub.id !== entry.id) problems.push(`the evidence names event ${String(pub.id)}, the entry is ${String(entry.id)}`);
+    if (body.contentSha256 !== undefined && body.contentSha256 !== evHash) problems.push(`it names content ${String(body.contentSha256)}, the evidence ${String(evHash)}`);
+    const legacy = body.contentSha256 === undefined;
+    c.add(
+      'log.publication',
+      'L3',
+      'the log recorded the publication of this content',
+      problems.length ? false : legacy ? null : true,
+      problems.join('; ') || (legacy ? "not checked: published before content binding, its event names no content: bound by the node's store, not by the log" : undefined),
+      'proposal.published',
+    );
+    if (logKey) checkLogInclusion(c, { entry: pub.entry, inclusion: pub.inclusion, checkpoint: pub.checkpoint }, [logKey], 'proposal.published');
+    else c.add('log.inclusion', 'L3', 'the event is in the node\'s log', null, 'not checked: no trusted log key', 'proposal.published');
+  }
+  return report({ proposalId: String(ev.proposalId), ...(evHash ? { contentSha256: evHash } : {}), contentBinding: String(ev.contentBinding) });
+}
+
+/** A capability, decision, artifact or branch node: its served fields against the content it was published from. */
+function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind) {
+  const evHash = ev.contentSha256;
+  const what = "what is served hashes to the publishing proposal's contentSha256";
+  // Tree expansions and sharpenings: the content rides in the evidence; the node serves a part of it.
+  if (evKind === 'tree-expansion' || evKind === 'spec-sharpening') {
+    const content = isObject(ev.content) ? (ev.content as unknown as ProposalContent) : undefined;
+    const hash = content ? hashOf(content) : undefined;
+    c.add('content.hash', 'content', "the evidence's content hashes to its contentSha256", hash !== undefined && hash === evHash && content?.kind === evKind, hash === undefined ? 'the evidence carries no readable content' : hash === evHash ? undefined : `it hashes to ${hash}, the evidence says ${String(evHash)}`);
+    if (!content || hash === undefined) return;
+    const problems: string[] = [];
+    if (evKind === 'tree-expansion') {
+      const base = content.path === '/' ? '' : String(content.path);
+      const child = ((content.payload as { children?: Array<{ slug: string; title: string; spec: string }> }).children ?? []).find((ch) => `${base}/${ch.slug}` === doc.path);
+      if (!child) problems.push(`${String(doc.path)} is not a child the expansion added`);
+      else {
+        if (doc.kind !== 'branch') problems.push(`an expansion makes branches; this node is a ${String(doc.kind)}`);
+        if (doc.title !== child.title) problems.push(`title ${JSON.stringify(doc.title)}, the expansion says ${JSON.stringify(child.title)}`);
+        if (doc.spec !== child.spec) problems.push('its spec is not the one the expansion gave');
+      }
+    } else {
+      if (doc.path !== content.path) problems.push(`the sharpening is of ${String(content.path)}`);
+      if (doc.spec !== content.spec) problems.push('its spec is not the one the sharpening gave');
+    }
+    c.add('content.served', 'content', 'the path, title and spec served are those of the content', problems.length === 0, problems.join('; ') || undefined);
+    if (evKind === 'spec-sharpening' && doc.kind !== 'branch') {
+      c.add('content.refined', 'content', 'the rest of a sharpened node (title, payload)', null, `not checked here: bound by the version it sharpened (read it with ?version=${Number(doc.version) - 1} and check that)`);
+    }
+    return;
+  }
+  const kind = KIND_OF_LEAF[String(doc.kind)];
+  if (!kind || kind !== evKind) {
+    c.add('content.hash', 'content', what, false, `a ${String(doc.kind)} node with the evidence of a ${String(evKind)} proposal`);
+    return;
+  }
+  let payload = doc.payload;
+  if (kind === 'artifact' && isObject(payload)) {
+    const { kind: _leaf, ...rest } = payload; // the node labels the payload with its node kind
+    payload = rest;
+  }
+  const hash = hashOf({ kind, path: doc.path as string, title: doc.title as string, spec: doc.spec as string, payload });
+  c.add('content.hash', 'content', what, hash === evHash, hash === evHash ? String(hash) : `the path, title, spec and payload served hash to ${String(hash)}; the proposal's content is ${String(evHash)}: what is served was changed`);
+}
+
+/** A brief (a leaf-brief node, or a brief read by id): the cut, its manifest, its texts, and the manifest's binding and signature. */
+function checkBrief(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json, trust: IssuerTrust | undefined) {
+  const brief = isObject(doc.brief) ? doc.brief : undefined;
+  const m = isObject(doc.manifest) ? doc.manifest : undefined;
+  if (!brief || !m) {
+    c.add('manifest.content', 'content', 'the brief served hashes to its manifest', false, 'the read carries no brief or no manifest');
+    return;
+  }
+  const level = m.level as BriefLevel;
+  let cutHash: string | undefined;
+  try {
+    cutHash = briefCutSha256(brief);
+  } catch {
+    cutHash = undefined;
+  }
+  const cutProblems: string[] = [];
+  if (cutHash !== m.contentSha256) cutProblems.push(`the brief served hashes to ${String(cutHash)}, its manifest says ${String(m.contentSha256)}: the text was changed`);
+  if (m.briefId !== brief.id || m.version !== brief.version) cutProblems.push(`the manifest is of ${String(m.briefId)}@${String(m.version)}, the brief ${String(brief.id)}@${String(brief.version)}`);
+  if (!LEVELS.includes(level)) cutProblems.push(`the manifest names level ${String(m.level)}`);
+  c.add('manifest.content', 'content', 'the brief served hashes to the contentSha256 of its manifest', cutProblems.length === 0, cutProblems.join('; ') || undefined);
+
+  if (shape === 'node') {
+    // Every text the node serves beside the brief is the cut's (PROTOCOL 10.2).
+    const problems: string[] = [];
+    try {
+      const texts = briefTexts(brief, LEVELS.includes(level) ? level : 'deep') as Record<string, string | undefined>;
+      for (const field of ['tldr', 'core', 'deep']) if (doc[field] !== texts[field]) problems.push(doc[field] === undefined ? `no ${field} text` : texts[field] === undefined ? `a ${field} text the level ${String(level)} does not serve` : `its ${field} text is not the brief's`);
+    } catch {
+      problems.push('the brief has no levels');
+    }
+    if (doc.title !== brief.title) problems.push(`title ${JSON.stringify(doc.title)}, the brief's is ${JSON.stringify(brief.title)}`);
+    if (doc.briefId !== brief.id) problems.push(`briefId ${String(doc.briefId)}, the brief is ${String(brief.id)}`);
+    if (doc.refinedAt === undefined && doc.spec !== (brief.levels as Json | undefined)?.tldr) problems.push("its spec is not the brief's tldr");
+    c.add('content.served', 'content', "the node's title, spec and texts are those of the brief served", problems.length === 0, problems.join('; ') || undefined);
+  }
+
+  // The proposal's content: recomputed when the whole brief is served.
+  const evHash = ev.contentSha256;
+  if (level === 'deep') {
+    const hash = hashOf({ kind: 'brief', path: doc.path as string, title: brief.title as string, payload: brief });
+    c.add('content.hash', 'content', "the brief served hashes to the publishing proposal's contentSha256", hash === evHash, hash === evHash ? String(hash) : `the path, title and brief served hash to ${String(hash)}; the proposal's content is ${String(evHash)}`);
+  } else {
+    c.add('content.hash', 'content', "the brief served hashes to the publishing proposal's contentSha256", null, `not checked here: the brief is cut to ${String(level)}; its manifest, signed by the node, binds this cut to the proposal's content (read it at level deep to recompute that)`);
+  }
+
+  // The manifest's binding and its Ed25519 signature by the node's issuer key.
+  const pub = isObject(ev.publication) ? ev.publication : undefined;
+  const binding: string[] = [];
+  if (m.proposalId !== ev.proposalId) binding.push(`it names proposal ${String(m.proposalId)}, the evidence ${String(ev.proposalId)}`);
+  if (m.proposalContentSha256 !== evHash) binding.push(`it names content ${String(m.proposalContentSha256)}, the evidence ${String(evHash)}`);
+  if ((m.publicationEventId ?? null) !== (pub?.id ?? null)) binding.push(`it names event ${String(m.publicationEventId)}, the evidence ${String(pub?.id ?? null)}`);
+  c.add('manifest.binding', 'content', 'the manifest names the publishing proposal, its content and its publication event', binding.length === 0, binding.join('; ') || undefined);
+
+  const ns = isObject(m.nodeSignature) ? m.nodeSignature : undefined;
+  const publicKey = typeof ns?.issuer === 'string' ? publicKeyFromMultibase(ns.issuer) : null;
+  let signed = false;
+  try {
+    signed = ns?.algorithm === 'Ed25519' && publicKey !== null && verify(publicKey, briefManifestStatement(m as never), ns.signature as string);
+  } catch {
+    signed = false;
+  }
+  c.add('manifest.signature', 'L1', "the node's Ed25519 signature over the manifest", signed, signed ? `by ${String(ns!.issuer)}` : ns ? 'does not verify under the key it names: the manifest was changed' : 'the manifest carries no nodeSignature (a manifest made before content binding)');
+  if (trust) {
+    const key = signed ? trust.keys.get(String(ns!.issuer)) : undefined;
+    const at = Number(m.fetchedAt);
+    const inWindow = key !== undefined && at >= key.from && at < key.until;
+    c.add('manifest.issuer', 'L1', `the signing key was the issuer's (pinned ${trust.pinned}) when the manifest was made`, inWindow, inWindow ? undefined : key === undefined ? `${String(ns?.issuer)} is not an issuer key reached from ${trust.pinned}` : 'that key was not the issuer\'s at fetchedAt');
+  } else c.add('manifest.issuer', 'L1', 'the manifest was signed by the node you trust', null, "not checked: pass --issuer DID (the node's issuer, e.g. from its /healthz)");
+  c.add('manifest.hmac', 'L3', "the node's HMAC over the manifest", null, 'needs the node (akas verify manifest asks it): not checkable offline');
+}
