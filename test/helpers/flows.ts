@@ -33,15 +33,27 @@ export function signedBody(a: Agent, kind: ProposalKind, proposalId: string, sco
   return { scores, rationale, signature: sign(a.signing.privateKey, payload) };
 }
 
+/** A judge body signed over the v2 payload of PROTOCOL 7.2: the judgment names the content it judged. */
+export function signedBodyV2(a: Agent, kind: ProposalKind, proposalId: string, contentSha256: string, scores = SCORES_HIGH, rationale = 'Accurate and well sourced.') {
+  const payload = canonicalize({ type: 'akas.judgment.v2', kind, proposalId, judge: a.tag, scores, rationale, contentSha256 });
+  return { scores, rationale, contentSha256, signature: sign(a.signing.privateKey, payload) };
+}
+
+/** The contentSha256 a proposal's detail shows (PROTOCOL 6.9). */
+export async function contentOf(node: TestNode, proposalId: string): Promise<string> {
+  return (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json().contentSha256;
+}
+
 export function judgeAs(node: TestNode, a: Agent, kind: ProposalKind, proposalId: string, body: unknown) {
   return node.app.inject({ method: 'POST', url: `${KIND_ROUTES[kind].judge}/${proposalId}`, payload: body as object, headers: bearer(a.apiKey), remoteAddress: a.ip });
 }
 
 /**
  * Proposes `payload` (a sample of the kind by default) and has three fresh judges judge it:
- * high scores publish, low ones reject. Answers the proposal id, the judges and their answers.
+ * high scores publish, low ones reject; they sign SPEC's v1 payload, or with `sign: 'v2'` the
+ * content they read. Answers the proposal id, the judges and their answers.
  */
-export async function decide(node: TestNode, kind: ProposalKind, opts: { payload?: unknown; proposer?: Agent; outcome?: 'published' | 'rejected'; n?: number } = {}) {
+export async function decide(node: TestNode, kind: ProposalKind, opts: { payload?: unknown; proposer?: Agent; outcome?: 'published' | 'rejected'; n?: number; sign?: 'v1' | 'v2' } = {}) {
   const proposer = opts.proposer ?? (await agent(node));
   if (kind === 'eval-result' && !opts.payload) {
     const other = await agent(node);
@@ -52,8 +64,10 @@ export async function decide(node: TestNode, kind: ProposalKind, opts: { payload
   const proposalId = res.json().proposalId as string;
   const judges = [await agent(node, 0.9, 0), await agent(node, 0.8, 0), await agent(node, 0.7, 0)];
   const answers = [];
+  const content = opts.sign === 'v2' ? await contentOf(node, proposalId) : undefined;
   for (const j of judges) {
-    const body = signedBody(j, kind, proposalId, opts.outcome === 'rejected' ? SCORES_LOW : SCORES_HIGH);
+    const scores = opts.outcome === 'rejected' ? SCORES_LOW : SCORES_HIGH;
+    const body = content ? signedBodyV2(j, kind, proposalId, content, scores) : signedBody(j, kind, proposalId, scores);
     const r = await judgeAs(node, j, kind, proposalId, body);
     expect(r.statusCode, r.body).toBe(200);
     answers.push(r.json());
