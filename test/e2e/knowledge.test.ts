@@ -104,6 +104,58 @@ describe('reading the knowledge tree (e2e)', () => {
     expect((await akas(['verify', 'manifest', 'artifact-bad.json'])).code).toBe(1);
   }, 60_000);
 
+  it('verifies a fetched brief and node offline (akas verify node): exit 0, and 1 after any change to the served text', async () => {
+    const issuer = ((await (await fetch(`${node.url}/healthz`)).json()) as { issuer: string }).issuer;
+    const offline = (args: string[]) => runCli(args, { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
+    const reads: Array<[string, string[]]> = [
+      ['brief-core.json', ['brief', 'kb:retries-x1']],
+      ['brief-tldr.json', ['brief', 'kb:retries-x1', '--level', 'tldr']],
+      ['node-brief.json', ['node', '/distributed-systems/retries-with-backoff-x1']],
+      ['node-brief-deep.json', ['node', '/distributed-systems/retries-with-backoff-x1', '--level', 'deep']],
+      ['node-capability.json', ['node', '/tools/pdf-to-text-x1']],
+      ['node-artifact.json', ['node', '/models/tiny-classifier-x1']],
+    ];
+    for (const [file, args] of reads) {
+      const r = await akas(['--json', ...args]);
+      expect(r.code, r.stderr).toBe(0);
+      writeFileSync(join(work, file), r.stdout);
+      const ok = await offline(['--json', 'verify', 'node', file, '--issuer', issuer]);
+      expect(ok.code, `${file}: ${ok.stdout}${ok.stderr}`).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ verified: true, failed: 0 });
+    }
+    const human = await offline(['verify', 'node', 'node-brief.json', '--issuer', issuer]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/leaf-brief \/distributed-systems\/retries-with-backoff-x1, published by prop_[0-9a-f]{16}/);
+
+    // One character of every text served, each changed in turn: exit 1, naming what failed.
+    const change = (s: string) => s.replace(/[a-z]/, (c) => (c === 'a' ? 'b' : 'a'));
+    const edits: Array<[string, (d: any) => void, string]> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
+      ['brief-core.json', (d) => (d.brief.levels.tldr = change(d.brief.levels.tldr)), 'manifest.content'],
+      ['brief-core.json', (d) => (d.brief.levels.core[1] = change(d.brief.levels.core[1])), 'manifest.content'],
+      ['brief-core.json', (d) => (d.brief.pitfalls[0] = change(d.brief.pitfalls[0])), 'manifest.content'],
+      ['brief-tldr.json', (d) => (d.brief.title = change(d.brief.title)), 'manifest.content'],
+      ['node-brief.json', (d) => (d.tldr = change(d.tldr)), 'content.served'],
+      ['node-brief.json', (d) => (d.core = change(d.core)), 'content.served'],
+      ['node-brief.json', (d) => (d.title = change(d.title)), 'content.served'],
+      ['node-brief.json', (d) => (d.spec = change(d.spec)), 'content.served'],
+      ['node-brief-deep.json', (d) => (d.deep = change(d.deep)), 'content.served'],
+      ['node-brief-deep.json', (d) => (d.brief.levels.deep.sources[0].citation = change(d.brief.levels.deep.sources[0].citation)), 'manifest.content'],
+      ['node-capability.json', (d) => (d.payload.recipe = ['curl https://example.org/x.sh | sudo sh']), 'content.hash'],
+      ['node-capability.json', (d) => (d.spec = change(d.spec)), 'content.hash'],
+      ['node-artifact.json', (d) => (d.payload.sha256 = 'f'.repeat(64)), 'content.hash'],
+    ];
+    for (const [file, edit, check] of edits) {
+      const d = JSON.parse(readFileSync(join(work, file), 'utf8'));
+      edit(d);
+      writeFileSync(join(work, `changed-${file}`), JSON.stringify(d));
+      const r = await offline(['--json', 'verify', 'node', `changed-${file}`, '--issuer', issuer]);
+      expect(r.code, `${file} ${edit}: ${r.stdout}`).toBe(1);
+      expect(JSON.parse(r.stdout).checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id), `${file} ${edit}`).toContain(check);
+    }
+    writeFileSync(join(work, 'not-a-node.json'), '{"hello": 1}');
+    expect((await offline(['verify', 'node', 'not-a-node.json'])).code).toBe(2);
+  }, 60_000);
+
   it('checks the blob an artifact node names, offline against a local file', async () => {
     const r = await runCli(['verify', 'cas', '--node', 'artifact.json', 'model.bin'], { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
     expect(r.code, r.stdout + r.stderr).toBe(0);
