@@ -1,5 +1,6 @@
 // Judging throughput on the domain layer (no HTTP): judgments recorded per second, each one a
-// signature verify plus an atomic durable write (group commit), as a ratio to raw Ed25519
+// v2 signature verify (akas.judgment.v2, over the proposal's contentSha256: PROTOCOL 7.2) plus
+// an atomic durable write (group commit) with its log event, as a ratio to raw Ed25519
 // verify/s (src/core, cached KeyObject) in the same run; and how that rate holds from 1,000
 // to 100,000 stored proposals. Each judgment also issues its JudgmentCredential (L1,
 // eddsa-jcs-2022 through @digitalbazaar/vc) in the same transaction. Targets: judging with
@@ -52,6 +53,7 @@ interface Task {
   judge: BenchAgent;
   scores: Scores;
   signature: string;
+  contentSha256: string;
 }
 
 
@@ -93,10 +95,12 @@ class Bench {
     const base = this.round;
     this.round += n;
     const ids: string[] = new Array(n);
+    const contents: string[] = new Array(n);
     await pool([...Array(n).keys()], CONCURRENCY, async (i) => {
       const p = this.proposers[(base + i) % this.proposers.length];
       const r = await propose(this.ctx, { kind: 'brief', payload: briefPayload('bench-retries'), agent: p.record, ip: p.ip });
       ids[i] = r.proposal.proposalId;
+      contents[i] = r.proposal.contentSha256;
     });
     this.stored += n;
     // Round-major order: the three judgments of one proposal are far apart in the queue,
@@ -106,8 +110,9 @@ class Bench {
       for (let i = 0; i < n; i++) {
         const j = this.judges[(3 * (base + i) + k) % this.judges.length];
         const scores = i % 2 === 0 ? HIGH : LOW;
-        const signature = sign(j.privateKey, canonicalize(signingPayload('brief', ids[i], j.record.tag, scores, RATIONALE)));
-        tasks.push({ proposalId: ids[i], judge: j, scores, signature });
+        // The judge signs the content it read (v2), as akas judge does.
+        const signature = sign(j.privateKey, canonicalize(signingPayload('brief', ids[i], j.record.tag, scores, RATIONALE, contents[i])));
+        tasks.push({ proposalId: ids[i], judge: j, scores, signature, contentSha256: contents[i] });
       }
     }
     return tasks;
@@ -125,6 +130,7 @@ class Bench {
         scores: t.scores,
         rationale: RATIONALE,
         signature: t.signature,
+        contentSha256: t.contentSha256,
         dryRun: false,
       });
       if (r.dryRun) throw new Error('unexpected dry run');
@@ -199,7 +205,7 @@ export async function run() {
     const templateBytes = JSON.stringify(template).length;
 
     const j0 = small.bench.judges[0];
-    const payload = signingPayload('brief', template.proposalId, j0.record.tag, HIGH, RATIONALE);
+    const payload = signingPayload('brief', template.proposalId, j0.record.tag, HIGH, RATIONALE, template.contentSha256);
     const message = canonicalize(payload);
     const sig = sign(j0.privateKey, message);
     if (!verify(j0.record.signing.publicKey, message, sig)) throw new Error('verify failed');
