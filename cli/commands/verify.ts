@@ -82,7 +82,7 @@ export function verifyCommands(program: Command, cli: Cli) {
     );
   verifyGroup(program)
     .command('judgments')
-    .description("check every judge's Ed25519 signature (L2) of a proposal, offline (exit 0 all hold, 1 one does not, 2 unreadable)")
+    .description("check every judge's Ed25519 signature (L2) of a proposal, and the content it signed, offline (exit 0 all hold, 1 one does not, 2 unreadable)")
     .argument('<file>', 'the proposal as `akas proposal ID --json` prints it (- for stdin)')
     .option('--agent <file...>', "judges' public profiles (`akas agents TAG --json`): also check each key was that judge's when it signed")
     .action(
@@ -104,11 +104,15 @@ export function verifyCommands(program: Command, cli: Cli) {
         out.result(report, () =>
           [
             ...report.checks.map((c) =>
-              [`${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]})`, ...c.problems.map((p) => `      ${p}`)].join('\n'),
+              [
+                `${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]}; ${c.signed === 'v2' ? 'signed the content' : c.signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload'})`,
+                ...c.problems.map((p) => `      ${p}`),
+              ].join('\n'),
             ),
             report.checked === 0
               ? `${report.proposalId} has no judgments to check`
               : `${report.checked - report.failed}/${report.checked} judgments of ${report.proposalId} hold` +
+                (report.contentSha256 ? `, over content ${report.contentSha256} (hashed here)` : '') +
                 (report.keysUnchecked ? `; ${report.keysUnchecked} key owner(s) unchecked (pass --agent PROFILE.json to tie keys to judges)` : ''),
           ].join('\n'),
         );
