@@ -47,7 +47,8 @@ function contentProblems(p: ProposalRecord, events: EventBody[]): string[] {
   else if (hash !== undefined && hash !== p.contentSha256) problems.push(`its content hashes to ${hash}, not the stored contentSha256 ${p.contentSha256}: the store was changed`);
   for (const j of p.judgments) {
     if (j.contentSha256 !== p.contentSha256) problems.push(`judgment ${j.judgmentId} is bound to content ${String(j.contentSha256)}`);
-    if (j.signature.payload.type === JUDGMENT_V2 && j.signature.payload.contentSha256 !== p.contentSha256) problems.push(`judgment ${j.judgmentId} signed content ${j.signature.payload.contentSha256}`);
+    const signed = j.signature.payload; // public: what the judge signed
+    if (signed.type === JUDGMENT_V2 && signed.contentSha256 !== p.contentSha256) problems.push(`judgment ${j.judgmentId} signed content ${signed.contentSha256}`);
     if (events.filter((e) => e.event === 'judgment.recorded' && e.judgmentId === j.judgmentId).length !== 1) problems.push(`judgment ${j.judgmentId} has no single judgment.recorded event`);
   }
   for (const e of events) if (e.contentSha256 !== undefined && e.contentSha256 !== p.contentSha256) problems.push(`its ${String(e.event)} event names content ${String(e.contentSha256)}`);
