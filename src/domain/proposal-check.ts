@@ -15,15 +15,37 @@ type EventBody = Record<string, unknown>;
  * between the two reads: the outbox is read first, and an entry replaces the item of its ticket.
  */
 async function eventsByProposal(store: Store): Promise<Map<string, EventBody[]>> {
-  const byTicket = new Map<string, { kind: string; body: EventBody }>();
-  for await (const [ticket, item] of store.iterate(LogOutbox)) byTicket.set(ticket, item);
-  for await (const [key, e] of store.iterate(LogEntries)) byTicket.set(e.ticket ?? `seq:${key}`, e);
+  // Only the node's events, and only what contentProblems reads of them: a log of millions of
+  // entries is audited in bounded memory per proposal.
+  const slim = (kind: string, body: EventBody): EventBody | undefined =>
+    kind === EVENT_KIND && typeof body.proposalId === 'string'
+      ? {
+          proposalId: body.proposalId,
+          event: body.event,
+          kind: body.kind,
+          judgmentId: body.judgmentId,
+          contentSha256: body.contentSha256,
+          path: body.path,
+          proposer: body.proposer,
+          judgments: Array.isArray(body.judgments) ? (body.judgments as Array<{ judgmentId: unknown }>).map((j) => ({ judgmentId: j?.judgmentId })) : undefined,
+          weightedComposite: body.weightedComposite,
+        }
+      : undefined;
+  const byTicket = new Map<string, EventBody>();
+  for await (const [ticket, item] of store.iterate(LogOutbox)) {
+    const body = slim(item.kind, item.body);
+    if (body) byTicket.set(ticket, body);
+  }
+  for await (const [key, e] of store.iterate(LogEntries)) {
+    const body = slim(e.kind, e.body);
+    if (body) byTicket.set(e.ticket ?? `seq:${key}`, body);
+  }
   const events = new Map<string, EventBody[]>();
-  for (const { kind, body } of byTicket.values()) {
-    if (kind !== EVENT_KIND || typeof body.proposalId !== 'string') continue;
-    const list = events.get(body.proposalId);
+  for (const body of byTicket.values()) {
+    const id = body.proposalId as string;
+    const list = events.get(id);
     if (list) list.push(body);
-    else events.set(body.proposalId, [body]);
+    else events.set(id, [body]);
   }
   return events;
 }

@@ -153,10 +153,13 @@ describe('akas export and akas verify bundle (e2e)', () => {
     const report = JSON.parse(r.stdout);
     expect(report.checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id)).toContain(check);
     if (blobDir) expect(report.checks.filter((c: { id: string; valid: boolean | null }) => c.id === 'cas.hash').map((c: { valid: boolean | null }) => c.valid)).toEqual([true]);
-    // The human report names it too.
-    const text = await offline(['verify', 'bundle', file, '--blobs', blobDir ? join(work, blobDir) : blobs(), '--issuer', issuer]);
-    expect(text.code).toBe(1);
-    expect(text.stdout).toMatch(new RegExp(`FAIL {2}${check.replace('.', '\\.')}`));
+    // The human report names it too (checked once: the same report, printed).
+    if (name === 'payload') {
+      const text = await offline(['verify', 'bundle', file, '--blobs', blobs(), '--issuer', issuer]);
+      expect(text.code).toBe(1);
+      expect(text.stdout).toMatch(/FAIL {2}content\.hash/);
+      expect(text.stdout).toMatch(/content {2}judged = published\s+\d+ held, \d+ FAILED/);
+    }
   });
 
   it('refuses the rejected proposal relabelled published, with a made-up outcome and two of its three judgments deleted', async () => {
