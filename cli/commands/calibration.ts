@@ -1,7 +1,7 @@
 // calibrate, challenge, tool, schemas, quota, appeal: calibration and the priced tools.
 import type { Command } from 'commander';
 import { answerProblems, describeProblem } from '../calibrate-answers.js';
-import { CliError, usageError } from '../errors.js';
+import { CliError, EXIT, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { table } from '../output.js';
 import { action, type Cli } from '../program.js';
@@ -68,8 +68,16 @@ export function calibrationCommands(program: Command, cli: Cli) {
           if (q.attemptsRemaining === 0) throw usageError('No calibration attempts left.');
           const stdin = (cli.io as { stdin?: NodeJS.ReadStream }).stdin;
           const { askCalibration } = await import('../views/calibrate.js');
-          answers = await askCalibration(q.questions, q.attemptsRemaining, { stdout: out.io.stdout as NodeJS.WriteStream, stdin });
-          if (answers === null) throw new CliError(2, 'not submitted: cancelled before submitting (no attempt used)', { code: 'cancelled' });
+          const outcome = await askCalibration(q.questions, q.attemptsRemaining, { stdout: out.io.stdout as NodeJS.WriteStream, stdin });
+          if ('interrupted' in outcome) {
+            throw new CliError(EXIT.interrupted, `interrupted: nothing submitted, no attempt used (${outcome.answered === null ? 'the answers typed are not kept' : `${outcome.answered} of ${q.questions.length} questions answered; those answers are not kept`}); ${q.attemptsRemaining} attempt(s) left`, {
+              code: 'interrupted',
+              submitted: false,
+              attemptsRemaining: q.attemptsRemaining,
+            });
+          }
+          if ('declined' in outcome) throw new CliError(2, 'not submitted: cancelled before submitting (no attempt used)', { code: 'cancelled' });
+          answers = outcome.answers;
         } else throw usageError('Not a terminal: give --answers FILE (a JSON object of question id to answer). `akas calibrate --questions --json` lists them.');
         const r = await client.post<Json>('/api/agent/v1/calibrate', { answers }, { auth: true });
         out.result(r, () =>

@@ -4,7 +4,7 @@
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, usageError } from '../errors.js';
+import { CliError, EXIT, usageError } from '../errors.js';
 import { limitArg } from '../input.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
@@ -258,7 +258,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         if (out.interactive && stdin.isTTY && items.length > 0) {
           const identity = cli.requireIdentity();
           const { runQueueView } = await import('../views/queue.js');
-          const judged = await runQueueView({
+          const view = await runQueueView({
             stdout: out.io.stdout as NodeJS.WriteStream,
             stdin,
             items: items as Parameters<typeof runQueueView>[0]['items'],
@@ -271,7 +271,13 @@ export function proposalCommands(program: Command, cli: Cli) {
               return { items: next.items ?? [], nextCursor: next.nextCursor };
             },
           });
-          out.result({ judged }, judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing');
+          const { judged } = view;
+          const summary = judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing';
+          if (view.interrupted) {
+            const inFlight = view.inFlight ? `; a judgment of ${view.inFlight} was on its way to the node (check: akas proposal ${view.inFlight})` : '';
+            throw new CliError(EXIT.interrupted, `interrupted: ${summary}${inFlight}; nothing else was sent`, { code: 'interrupted', judged, inFlight: view.inFlight });
+          }
+          out.result({ judged }, summary);
           return;
         }
         out.result(page, () => (items.length ? queueTable(items) : 'nothing to judge right now'));
