@@ -112,6 +112,28 @@ function queueTable(items: Json[]): string {
   return [line(head), ...rows.map(line)].join('\n');
 }
 
+const REASONS: Record<string, string> = {
+  yours: 'yours (nobody judges their own)',
+  judged_by_you: 'judged by you already',
+  same_ip: 'judged by another agent on your IP (this node takes one judge per IP for each proposal)',
+};
+
+/** Why pending proposals were not offered (the queue's withheld counts), for people. */
+function withheldLines(w: Json | undefined): string[] {
+  if (!w) return [];
+  const total = (w.yours ?? 0) + (w.judgedByYou ?? 0) + (w.sameIp ?? 0);
+  if (total === 0) return [];
+  const parts = [
+    ...(w.yours ? [`${w.yours} ${REASONS.yours}`] : []),
+    ...(w.judgedByYou ? [`${w.judgedByYou} ${REASONS.judged_by_you}`] : []),
+    ...(w.sameIp ? [`${w.sameIp} ${REASONS.same_ip}`] : []),
+  ];
+  const lines = [`${total} pending proposal${total === 1 ? ' is' : 's are'} not offered to you:`, ...parts.map((p) => `  ${p}`)];
+  for (const e of (w.examples ?? []) as Json[]) lines.push(`    ${e.proposalId}: ${String(REASONS[e.reason] ?? e.reason).split(' (')[0]}`);
+  if (w.sameIp) lines.push('  a node where every agent runs on one machine can be started with `akas serve --allow-same-ip`');
+  return lines;
+}
+
 export function proposalCommands(program: Command, cli: Cli) {
   program
     .command('propose')
@@ -280,7 +302,9 @@ export function proposalCommands(program: Command, cli: Cli) {
           out.result({ judged }, summary);
           return;
         }
-        out.result(page, () => (items.length ? queueTable(items) : 'nothing to judge right now'));
+        const why = withheldLines(page.withheld);
+        out.result(page, () => (items.length ? queueTable(items) : ['nothing to judge right now', ...why].join('\n')));
+        if (items.length && why.length) out.note(why.join('\n'));
         if (page.nextCursor) out.note(`more: akas queue --cursor ${page.nextCursor}`);
       }),
     );

@@ -61,7 +61,8 @@ export function serveCommands(program: Command, cli: Cli) {
           if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) throw usageError(`--rate-limit is BURST:PER_SECOND (e.g. 120:2), got ${rateLimitArg}`);
           rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
         }
-        const { startNode, checkNode } = await import('../../src/http/server.js');
+        const { startNode, checkNode, sameIpPolicy } = await import('../../src/http/server.js');
+        const sameIp = sameIpPolicy({ host, trustProxy: Boolean(opts.trustProxy), allowSameIp: Boolean(opts.allowSameIp) });
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string } = { dataDir };
         try {
@@ -84,7 +85,8 @@ export function serveCommands(program: Command, cli: Cli) {
           config: {
             publicUrl: opts.publicUrl,
             trustProxy: Boolean(opts.trustProxy),
-            sameIpCollusionCheck: !opts.allowSameIp,
+            sameIpCollusionCheck: sameIp.enforced,
+            sameIpReason: sameIp.reason,
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
             ...(rateLimit ? { rateLimit } : {}),
@@ -92,12 +94,13 @@ export function serveCommands(program: Command, cli: Cli) {
         }).catch(refusal);
         const out = cli.output();
         out.result(
-          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId },
+          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, sameIpRule: sameIp },
           () =>
             [
               `akas node listening on ${node.url}`,
               node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
               `  issuer       ${node.issuerDid}`,
+              `  same-IP rule ${sameIp.reason}`,
               '  stop with Ctrl-C',
             ].join('\n'),
         );

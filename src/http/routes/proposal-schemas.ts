@@ -147,6 +147,15 @@ export const QueueAnswer = Closed(
       }),
     ),
     nextCursor: Nullable(Str),
+    withheld: Closed(
+      {
+        yours: Int,
+        judgedByYou: Int,
+        sameIp: Int,
+        examples: Type.Array(Closed({ proposalId: Str, reason: Type.Union([Type.Literal('yours'), Type.Literal('judged_by_you'), Type.Literal('same_ip')]) })),
+      },
+      'The pending proposals this page passed over, by reason (a last page has scanned the whole queue), with the first few of them.',
+    ),
     note: Str,
   },
   'Pending proposals you may judge, oldest first (PROTOCOL 6.8).',
