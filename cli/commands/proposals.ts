@@ -112,6 +112,27 @@ function queueTable(items: Json[]): string {
   return [line(head), ...rows.map(line)].join('\n');
 }
 
+/** The propose dry run (PROTOCOL 6.9) for people: every error with what its field holds. */
+function dryRunText(r: Json, kindName: string, file: string): string {
+  const ignored = (r.ignored ?? []) as string[];
+  const ignoredLine = ignored.length ? [`ignored (not fields of a ${r.kind}; the node drops them): ${ignored.join(', ')}`] : [];
+  if (r.valid) {
+    const w = r.would ?? {};
+    return [
+      `valid ${r.kind}${w.path ? ` for ${w.path}` : ''}: "${w.title}"`,
+      `  deposit ${w.deposit} (tier ${w.tier}), refunded on publish; ${w.requiredJudgments} judgments decide it`,
+      ...ignoredLine,
+      `propose it: akas propose ${kindName} --file ${file}`,
+    ].join('\n');
+  }
+  return [
+    `NOT valid for ${r.kind}: ${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`,
+    ...(r.errors as Json[]).map((e) => `  ${e.field}: ${e.reason}${e.fieldDescription ? `\n      ${e.fieldDescription}` : ''}`),
+    ...ignoredLine,
+    `a complete example: akas propose ${kindName} --template; every field: akas schemas --proposal ${r.kind}`,
+  ].join('\n');
+}
+
 const REASONS: Record<string, string> = {
   yours: 'yours (nobody judges their own)',
   judged_by_you: 'judged by you already',
@@ -139,13 +160,27 @@ export function proposalCommands(program: Command, cli: Cli) {
     .command('propose')
     .description('propose knowledge: brief, capability, graph (decision-graph, dg), artifact, eval-result, tree-expansion, spec-sharpening')
     .argument('<kind>', `what to propose: ${KIND_NAMES.join(', ')}`)
-    .option('-f, --file <payload.json>', 'the payload as JSON (- reads stdin); required')
+    .option('-f, --file <payload.json>', 'the payload as JSON (- reads stdin); --template prints a complete one to edit')
+    .option('--template', 'print a complete, valid payload of this kind to edit (no node needed): akas propose KIND --template > payload.json')
+    .option('--dry-run', 'have the node check the payload and list every error with what the field holds; nothing is stored or charged')
+    .addHelpText('after', '\nEach kind\'s fields, described: akas schemas --proposal KIND. A first proposal:\n  akas propose capability --template > payload.json    # edit it\n  akas propose capability --file payload.json --dry-run\n  akas propose capability --file payload.json')
     .action(
-      action(cli, async (kindName: string, opts: { file?: string }) => {
+      action(cli, async (kindName: string, opts: { file?: string; template?: boolean; dryRun?: boolean }) => {
         const kind = kindArg(kindName);
-        if (!opts.file) throw usageError('--file PAYLOAD.json is required (- reads stdin)');
+        if (opts.template) {
+          if (opts.file || opts.dryRun) throw usageError('--template prints a payload; give it alone');
+          const { PROPOSAL_TEMPLATES } = await import('../../src/domain/proposal-templates.js');
+          cli.io.stdout.write(JSON.stringify(PROPOSAL_TEMPLATES[kind], null, 2) + '\n');
+          return;
+        }
+        if (!opts.file) throw usageError(`--file PAYLOAD.json is required (- reads stdin); \`akas propose ${kindName} --template > payload.json\` writes one to edit`);
         const payload = await readPayload(cli, opts.file);
         const client = cli.client();
+        if (opts.dryRun) {
+          const r = await client.post<Json>('/api/knowledge/proposals/dry-run', { kind, payload }, { auth: Boolean(client.apiKey) });
+          cli.output().result(r, () => dryRunText(r, kindName, opts.file!));
+          return r.valid ? 0 : 1;
+        }
         // Without a saved identity the request goes out anonymously: a node started with
         // --allow-anonymous-propose takes it, any other answers 401 (exit 1).
         const { KIND_ROUTES } = await import('../../src/core/judgment.js');

@@ -101,7 +101,7 @@ function capError(scope: 'per-ip-per-day' | 'per-apikey-per-day', cap: number, t
   });
 }
 
-async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: string; field: string }>) {
+export async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: string; field: string }>) {
   for (const { key, field } of keys) {
     const held = await tx.get(PendingKeys, key);
     if (!held) continue;
@@ -122,7 +122,7 @@ async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: s
  * replaces one only with replaceExisting true (PROTOCOL 6.5). Briefs, capabilities and artifacts
  * of the same kind refresh the node they replace.
  */
-async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
+export async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
   if (!['brief', 'capability', 'graph', 'artifact'].includes(kind)) return;
   const path = targetPath(kind, payload)!;
   const published = await tx.get(PublishedNodes, path);
@@ -139,7 +139,7 @@ async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
 }
 
 // An eval result references an artifact: one that is published, or still pending.
-async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
+export async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
   const published = await tx.get(PublishedNodes, artifactPath);
   if (published?.kind === 'artifact') return;
   const pending = await tx.get(PendingKeys, `node:${artifactPath}`);
@@ -155,7 +155,7 @@ async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
  * declares: the node vouches for those bytes (platform-verified), so they must exist. Blobs
  * are immutable and never removed, so the check holds once made, outside the transaction.
  */
-async function assertCasArtifactStored(ctx: Ctx, payload: PayloadOf<'artifact'>, origin: string | undefined) {
+export async function assertCasArtifactStored(ctx: Ctx, payload: PayloadOf<'artifact'>, origin: string | undefined) {
   const { uri, sha256, bytes } = payload.payload;
   const named = casHashOfUri(uri, origin);
   if (named === undefined) return;

@@ -175,3 +175,15 @@ export const BundleAnswer = Closed(
   },
   'Everything needed to check the judgments of a proposal offline (PROTOCOL 8.4).',
 );
+
+export const ProposeDryRunAnswer = Closed(
+  {
+    valid: Type.Boolean(),
+    kind: Kind,
+    errors: Type.Array(Closed({ field: Str, reason: Str, fieldDescription: Type.Optional(Str) })),
+    ignored: Type.Array(Str, { description: 'Fields the schema does not name: the propose path drops them.' }),
+    would: Nullable(Closed({ path: Nullable(Str), title: Str, deposit: Int, tier: Str, requiredJudgments: Int })),
+    hint: Str,
+  },
+  'A payload checked as its propose path would: every error at once, each with what its field holds (PROTOCOL 6.9).',
+);
