@@ -9,6 +9,9 @@ import { updateIdentity, type SavedIdentity } from '../profile.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+/** The command for each nextStep.action of a calibration answer (PROTOCOL 3.2). */
+const NEXT_COMMAND: Record<string, string> = { judge: 'akas queue', challenge: 'akas challenge', recalibrate: 'akas calibrate', read: 'akas me' };
+
 const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];
 
 function rememberChallenge(cli: Cli, id: SavedIdentity, c: Json | null) {
@@ -53,15 +56,24 @@ export function calibrationCommands(program: Command, cli: Cli) {
           if (typeof answers !== 'object' || answers === null || Array.isArray(answers)) throw usageError('--answers must hold a JSON object {questionId: answer}');
           // An attempt is one of three for life: refuse to spend it on an incomplete sheet.
           const problems = answerProblems(q.questions, answers as Record<string, unknown>);
+          // An answers file for the other pool names none of this agent's questions.
+          const ours = new Set(q.questions.map((x: Json) => x.id as string));
+          const foreign = Object.keys(answers as object).filter((id) => !ours.has(id));
           if (problems.length > 0 && !opts.allowMissing) {
             throw new CliError(
               2,
               [
                 `not submitted (no attempt used): ${problems.length} of the ${q.questions.length} questions of pool ${q.poolId} need attention`,
+                ...(foreign.length
+                  ? [
+                      `  this agent's pool is ${q.poolId} (questions ${[...ours].join(', ')}); ${opts.answers} answers ${foreign.join(', ')}, which are not its questions${foreign.every((id) => /^[A-Z]\d+$/.test(id) && id[0] !== q.poolId) ? ` (pool ${[...new Set(foreign.map((id) => id[0]))].join(', ')})` : ''}`,
+                      `  the questions to answer: akas calibrate --questions`,
+                    ]
+                  : []),
                 ...problems.map((p) => `  ${describeProblem(p)}`),
                 `Fix ${opts.answers}, or pass --allow-missing to submit it anyway (${q.attemptsRemaining} attempt(s) left, the best is kept).`,
               ].join('\n'),
-              { code: 'incomplete_answers', problems, attemptsRemaining: q.attemptsRemaining },
+              { code: 'incomplete_answers', problems, poolId: q.poolId, ...(foreign.length ? { unknownIds: foreign } : {}), attemptsRemaining: q.attemptsRemaining },
             );
           }
         } else if (out.interactive && ((cli.io as { stdin?: NodeJS.ReadStream }).stdin ?? process.stdin).isTTY) {
@@ -90,7 +102,7 @@ export function calibrationCommands(program: Command, cli: Cli) {
               ['attempts left', r.attemptsRemaining],
               ...Object.entries(r.perQuestion as Record<string, number>).map(([k, v]) => [`  ${k}`, v] as [string, unknown]),
             ]),
-            `next: ${r.nextStep.action} (${r.nextStep.note})`,
+            `next: ${NEXT_COMMAND[r.nextStep.action] ?? r.nextStep.action} (${r.nextStep.note})`,
           ].join('\n'),
         );
       }),

@@ -109,7 +109,7 @@ export function sameIpPolicy(opts: { host: string; trustProxy: boolean; allowSam
   if (isLoopbackHost(opts.host) && !opts.trustProxy) {
     return {
       enforced: false,
-      reason: `off: this node listens on loopback only (${opts.host}) without --trust-proxy, so every client has the same address; agents are told apart by their keys`,
+      reason: `off: listening on loopback only (${opts.host}) without --trust-proxy, every client has one address; agents are told apart by their keys`,
     };
   }
   return {
