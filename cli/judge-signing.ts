@@ -2,7 +2,7 @@
 // checks of scores and rationale, the per-kind paths, and the L2 signature over the JCS
 // bytes of {type, kind, proposalId, judge, scores, rationale, contentSha256}, made with the
 // private key saved in the profile. Before signing, the proposal is fetched and its content
-// hashed here (PROTOCOL 6.9): the judge signs the content it was shown (akas.judgment.v2), and
+// hashed here (PROTOCOL 6.10): the judge signs the content it was shown (akas.judgment.v2), and
 // refuses to sign when the node's own contentSha256 is not what its proposal hashes to.
 // Shared by `akas judge` and the `akas queue` view so both sign the same bytes. The private
 // key never leaves this process; a dry run signs nothing.

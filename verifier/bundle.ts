@@ -1,6 +1,6 @@
 // Offline check of a proposal bundle (`akas export`, GET /api/knowledge/proposals/{id}/bundle;
 // PROTOCOL 8.4). Every check is reported under its layer:
-// - content: the proposal's content (PROTOCOL 6.9) hashed here gives the contentSha256 it shows,
+// - content: the proposal's content (PROTOCOL 6.10) hashed here gives the contentSha256 it shows,
 //   and that recomputed hash is the one every signature below must name; the decision
 //   recomputed from the judgments and the rule its log event names; the judgments, credentials
 //   and log events one set (none missing, none extra); the content hashes of `cas` named by

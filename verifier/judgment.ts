@@ -149,7 +149,7 @@ export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] =
   }
   const byTag = new Map(profiles.map((p) => [p.tag, p]));
   const judgments = (detail.judgments ?? []) as unknown[];
-  // The content as shown, hashed here (PROTOCOL 6.9): what a v2 judge must have signed.
+  // The content as shown, hashed here (PROTOCOL 6.10): what a v2 judge must have signed.
   const shown = detail.payload !== undefined ? contentOfProposalView(kind, detail) : undefined;
   const contentSha256 = shown?.ok ? shown.contentSha256 : undefined;
   const checks = judgments.map((j) => checkOne(kind, proposalId, isObject(j) ? j : {}, byTag, contentSha256));

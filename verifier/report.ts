@@ -4,7 +4,7 @@
 // never counted as verified.
 
 /**
- * `content` holds the checks that what was judged is what is published (PROTOCOL 6.9): the
+ * `content` holds the checks that what was judged is what is published (PROTOCOL 6.10): the
  * content hash recomputed, the decision recomputed, the judgments, credentials and log events
  * one set, the content hashes named by the content. The layers' own signatures over the content
  * hash (a judge's v2 signature, a credential, a log event) are checked under their layer.

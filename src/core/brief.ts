@@ -50,7 +50,7 @@ export function briefTexts(cut: Brief, level: BriefLevel): { tldr: string; core?
 /** What ties a manifest to the proposal that published the brief (PROTOCOL 10.3): absent from manifests made before. */
 export interface BriefBinding {
   proposalId: string;
-  /** The contentSha256 (PROTOCOL 6.9) of that proposal. */
+  /** The contentSha256 (PROTOCOL 6.10) of that proposal. */
   proposalContentSha256: string;
   /** The id of its proposal.published event in the log; null while it waits to be appended. */
   publicationEventId: string | null;

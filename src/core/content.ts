@@ -1,4 +1,4 @@
-// The content of a proposal and its hash (PROTOCOL 6.9): exactly what the proposer submitted
+// The content of a proposal and its hash (PROTOCOL 6.10): exactly what the proposer submitted
 // and the node publishes, as one JSON object, and contentSha256, the sha256 of its JCS bytes.
 // Defined once, here: the node computes it at propose and stores it, judges sign it (the v2
 // payload of PROTOCOL 7.2), the node's credentials and log events carry it, and the CLI and
@@ -21,7 +21,7 @@ export interface ProposalContent {
   title: string;
   /** capability, graph, artifact, spec-sharpening. */
   spec?: string;
-  /** The kind's own payload (PROTOCOL 6.9's table). */
+  /** The kind's own payload (PROTOCOL 6.10's table). */
   payload: unknown;
 }
 

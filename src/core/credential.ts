@@ -22,7 +22,7 @@ export interface JudgmentSubject {
   rationale: string;
   /** The judge's Ed25519 signature (128 hex) over the JCS payload of PROTOCOL 7.2. */
   judgeSignature: string;
-  /** The content judged (PROTOCOL 6.9); absent from credentials issued before content binding. */
+  /** The content judged (PROTOCOL 6.10); absent from credentials issued before content binding. */
   contentSha256?: string;
 }
 

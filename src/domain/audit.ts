@@ -1,6 +1,6 @@
 // The node's audit trail in its own log (PROTOCOL 9.3): each proposal submitted, each recorded
 // judgment and each publish, reject or withdrawal is an attestation.event.v1 entry, enqueued in
-// the very transaction that made the change. Since content binding (PROTOCOL 6.9) the bodies
+// the very transaction that made the change. Since content binding (PROTOCOL 6.10) the bodies
 // carry the proposal's contentSha256, and a decision carries what it was computed from.
 import type { ProposalRecord } from './records.js';
 

@@ -92,7 +92,7 @@ export async function issueJudgmentCredential(keys: NodeKeys, kind: ProposalKind
     composite: j.composite,
     rationale: j.rationale,
     judgeSignature: j.signature.signature,
-    // The content judged (PROTOCOL 6.9), in the node's signed word even when the judge signed v1.
+    // The content judged (PROTOCOL 6.10), in the node's signed word even when the judge signed v1.
     contentSha256: j.contentSha256,
   });
   const suite = new DataIntegrityProof({ signer: issuerSigner(keys), cryptosuite, date: j.receivedAt });

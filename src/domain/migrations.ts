@@ -16,7 +16,7 @@ export interface MigrationRecord {
 
 export const Migrations = space<MigrationRecord>('migrations');
 
-/** PROTOCOL 6.9: contentSha256 for proposals and judgments stored before content binding. */
+/** PROTOCOL 6.10: contentSha256 for proposals and judgments stored before content binding. */
 export const CONTENT_SHA256_MIGRATION = 'content-sha256';
 
 const BATCH = 100;

@@ -51,7 +51,7 @@ async function eventsByProposal(store: Store): Promise<Map<string, EventBody[]>>
 }
 
 /**
- * Content binding (PROTOCOL 6.9), from the store and the log: the stored contentSha256 still
+ * Content binding (PROTOCOL 6.10), from the store and the log: the stored contentSha256 still
  * hashes the stored content; every judgment names it (and a v2 one signed it); a proposal bound
  * by the log has its one proposal.submitted event with that hash, kind, path and proposer; each
  * judgment has its judgment.recorded event; every event that names a content names this one; a
@@ -103,7 +103,7 @@ export interface ProposalCheck {
  * that names the status, withdrawn without any); each judgment is indexed and paid exactly
  * once; its deposit was reserved once and settled at most once, as the status says; the
  * pending indexes hold it if and only if it is pending; and its content is bound as PROTOCOL
- * 6.9 says (contentProblems).
+ * 6.10 says (contentProblems).
  */
 export async function checkProposals(store: Store): Promise<ProposalCheck> {
   const problems: string[] = [];

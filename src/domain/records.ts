@@ -87,7 +87,7 @@ export interface JudgmentRecord {
   intelligenceScore: number;
   ip: string;
   /**
-   * The content this judgment is bound to (PROTOCOL 6.9): the proposal's contentSha256. Signed
+   * The content this judgment is bound to (PROTOCOL 6.10): the proposal's contentSha256. Signed
    * by the judge when signature.payload is akas.judgment.v2; the node's word when it is v1.
    * Set by the migration for judgments stored before content binding.
    */
@@ -122,7 +122,7 @@ export interface ProposalRecord {
   billable: boolean;
   tier: string;
   conflictKeys: string[];
-  /** sha256 of the JCS of the proposal's content (PROTOCOL 6.9), computed once at propose and never again. */
+  /** sha256 of the JCS of the proposal's content (PROTOCOL 6.10), computed once at propose and never again. */
   contentSha256: string;
   /**
    * What binds the content: `log`, a proposal.submitted event appended with the proposal; `store`,

@@ -1,6 +1,6 @@
 // The evidence a knowledge read carries (PROTOCOL 10.7): what binds the node, brief or
 // artifact served to the proposal that published it. The proposal's id and contentSha256
-// (PROTOCOL 6.9), its proposal.published event in the log with an inclusion proof against a
+// (PROTOCOL 6.10), its proposal.published event in the log with an inclusion proof against a
 // signed checkpoint, and the log's key with the issuer's endorsement of it: checked offline by
 // `akas verify node`. A proof made against one checkpoint stays valid against it forever, so
 // evidence never goes stale; it is rebuilt with the answer it rides on.

@@ -1,4 +1,4 @@
-// The content hash of PROTOCOL 6.9 (src/core/content.ts): its worked example, the content of
+// The content hash of PROTOCOL 6.10 (src/core/content.ts): its worked example, the content of
 // each kind, the detail a reader rebuilds it from, and the v2 judge payload that signs it.
 import { describe, expect, it } from 'vitest';
 import { canonicalize, contentOfProposalView, contentSha256, contentSha256Of, judgmentSigningString, proposalContent, PROPOSAL_KINDS } from '../../src/core/index.js';
@@ -11,8 +11,8 @@ const EXAMPLE = {
   payload: { trigger: 'a PDF must be searched', alternative: 'OCR every page', cost: 'about 50 ms per page', whenNot: 'scanned PDFs without a text layer', recipe: ['pdftotext -layout in.pdf out.txt'] },
 };
 
-describe('contentSha256 (PROTOCOL 6.9)', () => {
-  it('gives the worked example of PROTOCOL 6.9, bytes and hash', () => {
+describe('contentSha256 (PROTOCOL 6.10)', () => {
+  it('gives the worked example of PROTOCOL 6.10, bytes and hash', () => {
     expect(canonicalize(proposalContent('capability', EXAMPLE))).toBe(
       '{"kind":"capability","path":"/tools/pdf-to-text","payload":{"alternative":"OCR every page","cost":"about 50 ms per page","recipe":["pdftotext -layout in.pdf out.txt"],"trigger":"a PDF must be searched","whenNot":"scanned PDFs without a text layer"},"spec":"Extract the text layer of a PDF in reading order.","title":"Turn a PDF into plain text"}',
     );

@@ -39,7 +39,7 @@ export function signedBodyV2(a: Agent, kind: ProposalKind, proposalId: string, c
   return { scores, rationale, contentSha256, signature: sign(a.signing.privateKey, payload) };
 }
 
-/** The contentSha256 a proposal's detail shows (PROTOCOL 6.9). */
+/** The contentSha256 a proposal's detail shows (PROTOCOL 6.10). */
 export async function contentOf(node: TestNode, proposalId: string): Promise<string> {
   return (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json().contentSha256;
 }

@@ -1,4 +1,4 @@
-// Content binding (PROTOCOL 6.9, 7.2, 10.7), through the node's HTTP surface: the content hash
+// Content binding (PROTOCOL 6.10, 7.2, 10.7), through the node's HTTP surface: the content hash
 // of every proposal, judges signing what they read, published briefs that never change, and
 // knowledge reads carrying their evidence, checked by the offline verifier; and an independent
 // recomputation with the `canonicalize` package and node:crypto alone.
@@ -28,7 +28,7 @@ const get = async (url: string) => {
 };
 const failed = (r: { checks: Array<{ id: string; valid: boolean | null }> }) => r.checks.filter((c) => c.valid === false).map((c) => c.id);
 
-describe('contentSha256 (PROTOCOL 6.9)', () => {
+describe('contentSha256 (PROTOCOL 6.10)', () => {
   it('is answered at propose, in the detail and the judge queue, and stays what was submitted', async () => {
     const payload = samplePayload('capability', 101);
     const proposer = await agent(node);
@@ -47,7 +47,7 @@ describe('contentSha256 (PROTOCOL 6.9)', () => {
     const { proposalId } = await decide(node, 'capability', { n: 102, sign: 'v2' });
     const bundle = await get(`/api/knowledge/proposals/${proposalId}/bundle`);
     const p = bundle.proposal;
-    // PROTOCOL 6.9 for a capability: {kind, path, title, spec, payload} of what was submitted.
+    // PROTOCOL 6.10 for a capability: {kind, path, title, spec, payload} of what was submitted.
     const jcs = canonicalizeImpl as unknown as (v: unknown) => string;
     const content = { kind: 'capability', path: p.payload.path, title: p.payload.title, spec: p.payload.spec, payload: p.payload.payload };
     const hash = createHash('sha256').update(jcs(content), 'utf8').digest('hex');

@@ -1,4 +1,4 @@
-// The content-sha256 migration (PROTOCOL 6.9, ARCHITECTURE 4): proposals and judgments stored
+// The content-sha256 migration (PROTOCOL 6.10, ARCHITECTURE 4): proposals and judgments stored
 // before content binding get their contentSha256 computed from what is stored at the first
 // start, once (a recorded migration), on LevelDB and on PostgreSQL (vitest.config.ts runs this
 // suite on both). Their log events cannot be added after the fact: reports say they are bound

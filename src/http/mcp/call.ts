@@ -55,7 +55,7 @@ function refusal(code: ErrorCode, message: string, extra: Record<string, unknown
 
 /**
  * The one-shot signature of the judge tool: the proposal is read (its detail, through the
- * route, as the caller would), its content hashed here (PROTOCOL 6.9), and the seed signs the
+ * route, as the caller would), its content hashed here (PROTOCOL 6.10), and the seed signs the
  * v2 payload of PROTOCOL 7.2 over that hash; only the signature and the hash go on to the
  * route. The seed is in no request, log line or cache.
  */
