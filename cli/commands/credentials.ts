@@ -121,13 +121,16 @@ export function credentialCommands(program: Command, cli: Cli) {
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer")
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key, from GET /api/node/keys); else the one the pinned --issuer endorses")
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string; logKey?: string; verbose?: boolean }) => {
+      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; issuerKeys?: string; at?: string; logKey?: string; verbose?: boolean }) => {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
-        const { verifyBundle, NotCheckableError, tally } = await import('../../verifier/index.js');
+        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const { verifyBundle, blobsInFolder, NotCheckableError, tally } = await import('../../verifier/index.js');
         let bytes: Buffer;
         try {
           bytes = file === '-' ? readStdin() : readFileSync(file);
@@ -136,7 +139,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         }
         let report;
         try {
-          report = await verifyBundle(bytes, { blobsDir: opts.blobs, issuer, at, logKey: opts.logKey });
+          report = await verifyBundle(bytes, { blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined, issuer, issuerKeys: list ? (list.issuer ?? list) : undefined, at, logKey: opts.logKey });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           const err = e as NodeJS.ErrnoException;
