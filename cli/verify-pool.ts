@@ -16,6 +16,11 @@ export interface PoolOptions {
   checkJudgeSignature?: boolean;
 }
 
+// The module's own file, which a worker loads: a .js chunk of the CLI bundle, or the single
+// file dist/akas-verify.mjs. Undefined in a CommonJS build (the Node single executable), which
+// then checks on one thread; .ts from the sources (tests run in-process).
+const here: string | undefined = import.meta.url;
+
 /** Below this many credentials one thread is faster than starting workers. */
 export const PARALLEL_FROM = 1000;
 const CHUNK = 250;
@@ -37,7 +42,7 @@ if (!isMainThread && (workerData as { akasVerifyPool?: PoolOptions } | null)?.ak
 
 /** How many workers to use for n credentials (0: check them on this thread); AKAS_VERIFY_THREADS caps it (1: no workers). */
 export function workersFor(n: number, env = process.env): number {
-  if (n < PARALLEL_FROM || !import.meta.url.endsWith('.js')) return 0;
+  if (n < PARALLEL_FROM || typeof here !== 'string' || !/\.m?js$/.test(here)) return 0;
   const cap = Number(env.AKAS_VERIFY_THREADS ?? Infinity);
   const n2 = Math.min(availableParallelism(), 8, Math.ceil(n / CHUNK), Number.isFinite(cap) && cap >= 1 ? cap : Infinity);
   return n2 <= 1 ? 0 : n2;
@@ -64,7 +69,7 @@ export async function verifyMany(docs: Uint8Array[], options: PoolOptions, onPro
   for (let start = 0, id = 0; start < docs.length; start += CHUNK, id++) jobs.push({ id, docs: docs.slice(start, start + CHUNK) });
   let next = 0;
   let done = 0;
-  const workers = Array.from({ length: n }, () => new Worker(new URL(import.meta.url), { workerData: { akasVerifyPool: opts } }));
+  const workers = Array.from({ length: n }, () => new Worker(new URL(here!), { workerData: { akasVerifyPool: opts } }));
   try {
     await Promise.all(
       workers.map(
