@@ -65,11 +65,12 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > SERVE_BODY_LIMIT) {
+        // Keep reading (and dropping) so the 413 can be answered, then close the connection.
+        chunks.length = 0;
         resolve(null);
-        req.destroy();
       } else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => resolve(size > SERVE_BODY_LIMIT ? null : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
@@ -83,7 +84,7 @@ export async function serveVerifier(opts: ServeOptions): Promise<{ url: string; 
       if (!route) return send(res, 404, { errors: [{ type: 'about:blank', title: 'not found', detail: 'POST /credentials/verify or /presentations/verify' }] });
       if (req.method !== 'POST') return send(res, 405, { errors: [{ type: 'about:blank', title: 'method not allowed', detail: 'POST only' }] }, { allow: 'POST' });
       const bytes = await readBody(req);
-      if (bytes === null) return send(res, 413, { errors: [{ type: 'about:blank', title: 'too large', detail: `bodies are at most ${SERVE_BODY_LIMIT} bytes` }] });
+      if (bytes === null) return send(res, 413, { errors: [{ type: 'about:blank', title: 'too large', detail: `bodies are at most ${SERVE_BODY_LIMIT} bytes` }] }, { connection: 'close' });
       const parsed = parseStrictJson(bytes);
       if (!parsed.ok) return badRequest(res, `the body is not strict JSON: ${parsed.reason}`);
       const body = parsed.value;
