@@ -6,9 +6,9 @@
 // reaching fastify, ink, undici...) are replaced at build time by a stub that says so
 // (scripts/build-verifier.mjs); those that ask a node are dropped here.
 import type { Command } from 'commander';
-import { isMainThread } from 'node:worker_threads';
 import { commandGroups } from './commands/index.js';
 import { run } from './program.js';
+import { WORKER_ARG } from './verify-worker.js';
 
 /** verify subcommands that ask a node: not offline, so not in the single file. */
 const ASKS_A_NODE = new Set(['manifest']);
@@ -34,7 +34,9 @@ export function withVerify(argv: string[], subcommands: string[]): string[] {
   return first >= 0 && subcommands.includes(argv[first]) ? [...argv.slice(0, first), 'verify', ...argv.slice(first)] : argv;
 }
 
-if (isMainThread) {
+// A worker of `verify credential` (cli/verify-pool.ts) loads this same file, with WORKER_ARG
+// appended to its argv (cheaper to test for than loading node:worker_threads at every start).
+if (!process.argv.includes(WORKER_ARG)) {
   const subs: string[] = [];
   const argv = process.argv.slice(2);
   void run(
@@ -51,6 +53,5 @@ if (isMainThread) {
     },
   ).then((c) => (process.exitCode = c));
 } else {
-  // A worker of `verify credential` (cli/verify-pool.ts) loads this same file.
   void import('./verify-pool.js');
 }

@@ -115,6 +115,20 @@ throw e;`,
   };
 }
 
+/**
+ * Node built-ins as CommonJS requires made where they are used: esbuild hoists every `import`
+ * of the bundle to the top of the one file, so a built-in that only a lazily loaded command
+ * needs (node:http, node:worker_threads, node:stream...) would be loaded at every start. As
+ * modules of their own they load when the module that imports them is first initialised.
+ */
+const lateBuiltins = {
+  name: 'late-builtins',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => (isBuiltin(args.path) && args.namespace !== 'akas-builtin' && args.kind !== 'entry-point' ? { path: args.path.replace(/^node:/, ''), namespace: 'akas-builtin' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'akas-builtin' }, (args) => ({ loader: 'js', contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});` }));
+  },
+};
+
 /** Fails when an output imports anything but Node's built-ins (or anything at all, for the browser), as esbuild's metafile lists them. */
 function checkImports(file, metafile, { browser }) {
   const out = metafile.outputs[rel(file)];
@@ -142,7 +156,7 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
     logLevel: 'warning',
     // commander is CommonJS and requires node builtins: give the ES module a real require.
     banner: { js: format === 'esm' ? `#!/usr/bin/env node\n${banner}\nimport { createRequire as __akasRequire } from 'node:module'; const require = __akasRequire(import.meta.url);` : banner },
-    plugins: [stubPlugin(cut)],
+    plugins: [stubPlugin(cut), lateBuiltins],
     // The CommonJS build (the single executable) has no import.meta: the verify pool then uses one thread.
     ...(format === 'cjs' ? { define: { 'import.meta.url': 'undefined' } } : {}),
   });
