@@ -1,5 +1,5 @@
-// `akas verify serve`: the offline verifier behind a small VC-API adapter
-// (https://w3c-ccg.github.io/vc-api/, "Verify Credential" and "Verify Presentation"), so the
+// `akas verify serve`: the offline verifier behind a small VC-API adapter (the W3C CCG's
+// VC API, "Verify Credential" and "Verify Presentation"), so the
 // W3C test suites' verifier tests (docs/W3C-SUITES.md) can be pointed at akas. Loopback only,
 // node:http only (it runs from the single-file verifier too), nothing kept between requests:
 //

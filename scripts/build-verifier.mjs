@@ -137,7 +137,7 @@ function checkImports(file, metafile, { browser }) {
   if (bad.length) throw new Error(`${rel(file)} imports ${bad.join(', ')}: it must ${browser ? 'import nothing' : 'import only Node built-ins'}`);
 }
 
-const banner = '// akas-verify: the offline checks of akas in one file (https://www.npmjs.com/package/akas). Apache-2.0.';
+const banner = '// akas-verify: the offline checks of akas in one file (the npm package akas). Apache-2.0.';
 
 export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 'akas-verify.mjs') } = {}) {
   const entry = resolve(root, 'cli/verify-main.ts');
