@@ -21,6 +21,18 @@ const NOT_URL_TEXT = /[\s\x00-\x1f\x7f<>"{}|\\^`]/;
  */
 export function isUrl(value: unknown): value is string {
   if (typeof value !== 'string' || value === '' || NOT_URL_TEXT.test(value)) return false;
+  // Issuers and contexts repeat across thousands of credentials: remember recent answers.
+  const known = recentUrls.get(value);
+  if (known !== undefined) return known;
+  const answer = parseUrl(value);
+  if (recentUrls.size >= 256) recentUrls.clear();
+  recentUrls.set(value, answer);
+  return answer;
+}
+
+const recentUrls = new Map<string, boolean>();
+
+function parseUrl(value: string): boolean {
   let url: URL;
   try {
     url = new URL(value);
