@@ -11,14 +11,27 @@ export async function healthRoutes(app: FastifyInstance) {
         operationId: 'health',
         summary: 'The node answers and its store reads',
         tags: ['discovery'],
-        response: { 200: Closed({ ok: Type.Literal(true), version: Type.String(), time: Ms(), issuer: Type.String({ description: 'The current issuer did:key.' }) }) },
+        response: {
+          200: Closed({
+            ok: Type.Literal(true),
+            version: Type.String(),
+            time: Ms(),
+            issuer: Type.String({ description: 'The current issuer did:key.' }),
+            sameIpRule: Closed(
+              { enforced: Type.Boolean(), reason: Type.String() },
+              'Whether a proposal takes one judge per client IP here (PROTOCOL 7.5), and why: a node that can tell its clients apart by IP enforces it.',
+            ),
+          }),
+        },
       },
       config: { rateLimit: false },
     },
     async () => {
       const { store, clock, keys, appConfig } = app.akas;
       await store.get({ name: 'agents' }, '\u0000healthz');
-      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did };
+      const enforced = appConfig.sameIpCollusionCheck;
+      const reason = appConfig.sameIpReason ?? (enforced ? 'one judge per client IP for each proposal' : 'turned off by the operator: agents on one IP may judge the same proposal');
+      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, sameIpRule: { enforced, reason } };
     },
   );
 }
