@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { Closed, Ms } from '../schemas.js';
+import { Closed, Ms, Nullable } from '../schemas.js';
 
 /** GET /healthz (PROTOCOL 11.1): the node answers and its store reads. */
 export async function healthRoutes(app: FastifyInstance) {
@@ -11,14 +11,34 @@ export async function healthRoutes(app: FastifyInstance) {
         operationId: 'health',
         summary: 'The node answers and its store reads',
         tags: ['discovery'],
-        response: { 200: Closed({ ok: Type.Literal(true), version: Type.String(), time: Ms(), issuer: Type.String({ description: 'The current issuer did:key.' }) }) },
+        response: {
+          200: Closed({
+            ok: Type.Literal(true),
+            version: Type.String(),
+            time: Ms(),
+            issuer: Type.String({ description: 'The current issuer did:key.' }),
+            witnesses: Type.Optional(
+              Type.Array(
+                Closed({
+                  name: Type.String(),
+                  url: Type.String(),
+                  cosignedSize: Type.Integer({ description: 'The largest checkpoint size the witness cosigned for this node.' }),
+                  lag: Type.Integer({ description: 'Entries of the newest checkpoint it has not cosigned.' }),
+                  cosignedAt: Nullable(Ms()),
+                  lastError: Nullable(Type.String()),
+                }),
+                { description: 'With witnesses configured: how far each lags (PROTOCOL 9.9).' },
+              ),
+            ),
+          }),
+        },
       },
       config: { rateLimit: false },
     },
     async () => {
-      const { store, clock, keys, appConfig } = app.akas;
+      const { store, clock, keys, appConfig, witnesses } = app.akas;
       await store.get({ name: 'agents' }, '\u0000healthz');
-      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did };
+      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, ...(witnesses ? { witnesses: await witnesses.status() } : {}) };
     },
   );
 }
