@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { CliError, usageError } from '../errors.js';
+import { readKeyList } from './witness.js';
 
 interface ServeOptions {
   port?: string;
@@ -20,7 +21,12 @@ interface ServeOptions {
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
   check?: boolean;
+  witness: string[];
+  witnesses?: string;
+  logOrigin?: string;
 }
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 export function serveCommands(program: Command, cli: Cli) {
   program
@@ -41,6 +47,9 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
+    .option('--witness <NAME+KEYID+KEY@URL>', "a witness to cosign every checkpoint (C2SP tlog-witness): its verifier key and URL, as `akas witness` prints them; repeatable", collect, [])
+    .option('--witnesses <file>', 'witnesses from a file, one NAME+KEYID+KEY@URL a line (# comments)')
+    .option('--log-origin <origin>', "the log's origin, at the first start only (C2SP recommends the log's URL without scheme, e.g. example.com/akas; default akas/<issuer fingerprint>)")
     .action(
       action(cli, async (opts: ServeOptions) => {
         const env = process.env;
@@ -61,11 +70,20 @@ export function serveCommands(program: Command, cli: Cli) {
           if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) throw usageError(`--rate-limit is BURST:PER_SECOND (e.g. 120:2), got ${rateLimitArg}`);
           rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
         }
+        if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin)) throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
+        const witnessSpecs = [...opts.witness, ...(opts.witnesses ? readKeyList(opts.witnesses) : [])];
+        const { parseWitnessSpec } = await import('../../src/domain/witnesses.js');
+        let witnesses;
+        try {
+          witnesses = witnessSpecs.map(parseWitnessSpec);
+        } catch (e) {
+          throw usageError(`--witness: ${(e as Error).message}`);
+        }
         const { startNode, checkNode } = await import('../../src/http/server.js');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
-        let where: { dataDir: string; store?: string; nodeSecret?: string } = { dataDir };
+        let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
         try {
-          if (storeUrl) where = { dataDir, store: storeUrl, nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET) };
+          if (storeUrl) where = { dataDir, store: storeUrl, nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET), logOrigin: opts.logOrigin };
         } catch (e) {
           refusal(e);
         }
@@ -88,16 +106,19 @@ export function serveCommands(program: Command, cli: Cli) {
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
             ...(rateLimit ? { rateLimit } : {}),
+            witnesses,
           },
         }).catch(refusal);
         const out = cli.output();
         out.result(
-          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId },
+          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, logKey: node.logKey, witnesses: witnesses.map((w) => w.verifierKey) },
           () =>
             [
               `akas node listening on ${node.url}`,
               node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
               `  issuer       ${node.issuerDid}`,
+              `  log key      ${node.logKey}`,
+              ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
               '  stop with Ctrl-C',
             ].join('\n'),
         );

@@ -2,8 +2,9 @@
 // processes), loads (or creates) the node keys, builds the app and listens. Closes cleanly on
 // SIGINT/SIGTERM.
 import { resolve } from 'node:path';
-import { cryptoRandom, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
+import { cryptoRandom, newNodeKeyMaterial, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
 import {
+  checkLogOrigin,
   followSealedNodeKeys,
   loadOrCreateNodeKeys,
   loadOrCreateSealedNodeKeys,
@@ -21,6 +22,8 @@ export interface StoreOptions {
   store?: string;
   /** The secret sealing the node keys in a shared store (AKAS_NODE_SECRET). */
   nodeSecret?: string;
+  /** The log's origin, at the first start only (C2SP: the log's URL without scheme). */
+  logOrigin?: string;
 }
 
 export interface StartOptions extends StoreOptions {
@@ -46,8 +49,9 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
   if (opts.store) {
     const store = await openStore(opts.store);
     try {
-      const material = await loadOrCreateSealedNodeKeys(store, opts.nodeSecret, cryptoRandom, systemClock.now(), { rotate });
-      const keys = nodeKeysFrom(material);
+      const initial = opts.logOrigin ? newNodeKeyMaterial(cryptoRandom, systemClock.now(), opts.logOrigin) : undefined;
+      const material = await loadOrCreateSealedNodeKeys(store, opts.nodeSecret, cryptoRandom, systemClock.now(), { rotate, ...(initial ? { initial } : {}) });
+      const keys = checkLogOrigin(nodeKeysFrom(material), opts.logOrigin);
       // Another process may rotate the keys later: this one follows (one set per deployment).
       const unfollow = followSealedNodeKeys(store, opts.nodeSecret!, keys);
       return { store, keys, location: store.location, unfollow };
@@ -59,8 +63,10 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
   const dataDir = resolve(opts.dataDir);
   const store = await openLevelStore(dataDir);
   try {
-    const keys =
-      rotate.issuer || rotate.hmac ? rotateNodeKeys(dataDir, rotate, cryptoRandom, systemClock.now()) : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
+    const keys = checkLogOrigin(
+      rotate.issuer || rotate.hmac ? rotateNodeKeys(dataDir, rotate, cryptoRandom, systemClock.now()) : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now(), opts.logOrigin),
+      opts.logOrigin,
+    );
     return { store, keys, location: dataDir, unfollow: () => undefined };
   } catch (e) {
     await store.close();
@@ -128,6 +134,7 @@ export async function startNode(opts: StartOptions) {
     dataDir: location,
     shared: store.shared === true,
     issuerDid: keys.issuer.did,
+    logKey: keys.log.verifierKey,
     signingKeyId: keys.hmac[0].signingKeyId,
     app,
     close,
