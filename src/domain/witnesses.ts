@@ -140,8 +140,15 @@ export class WitnessClient {
       this.pending = null;
       if (cp.size < this.lastRound) continue;
       this.lastRound = cp.size;
-      const lines = (await Promise.all(this.witnesses.map((w) => this.submit(w, cp)))).filter((l): l is { id: string; line: string } => l !== null);
-      const stored = this.closed ? undefined : await this.log.addCosignatures(cp.size, lines, this.clock.now());
+      // Every witness gets the same checkpoint (so a client finds one cosigned by all); each
+      // cosignature is kept as soon as it is verified, so a slow witness delays no other's.
+      await Promise.all(
+        this.witnesses.map(async (w) => {
+          const line = await this.submit(w, cp);
+          if (line && !this.closed) await this.log.addCosignatures(cp.size, [line]);
+        }),
+      );
+      const stored = this.closed ? undefined : await this.log.addCosignatures(cp.size, [], this.clock.now());
       for (const w of [...this.waiters]) {
         if (stored && stored.size >= w.minSize) {
           this.waiters.delete(w);

@@ -77,7 +77,7 @@ export async function serveWitness(witness: Witness, opts: { host: string; port:
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeIdleConnections();
+        server.closeAllConnections();
       }),
   };
 }
