@@ -6,7 +6,7 @@
 // the one signed (an edited, removed or reordered entry fails).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { canonicalize, consistencyProof, decodeBundle, entryHash, sha256Hex, TileHashReader, tilePath, bundlePath, tileWidthAt, TILE_WIDTH, leafHash, verifyConsistency, type LogEntry } from '../src/core/index.js';
+import { canonicalize, consistencyProof, decodeBundle, entryHash, perfectRoot, sha256Hex, TileHashReader, tilePath, bundlePath, tileWidthAt, TILE_HEIGHT, TILE_WIDTH, leafHash, verifyConsistency, type LogEntry } from '../src/core/index.js';
 import { checkLogInclusion, checkWitnesses, Checks, consistent, LogAuditor, openCheckpoint, type AuditState, type WitnessPolicy } from '../verifier/index.js';
 import type { AkasClient } from './client.js';
 
@@ -220,6 +220,10 @@ export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, 
     const leaves = decodeBundle(await fetchBytes(bundlePath(n, width)));
     const hashes = (await tiles.tile(0, n)).slice(0, width);
     if (!leaves || leaves.length !== width) return { ok: false, message: `the entry bundle ${bundlePath(n, width)} does not hold ${width} entries`, size: cp.size };
+    // A full level-0 tile is checked against the checkpoint too: its hash is in the level-1 tile.
+    if (width === TILE_WIDTH && !perfectRoot(hashes).equals(await tiles.hash(TILE_HEIGHT, n))) {
+      return { ok: false, message: `REWRITE: ${tilePath(0, n)} does not hash to what the level-1 tile and the signed root say`, size: cp.size };
+    }
     for (let i = 0; i < width; i++) {
       const seq = n * TILE_WIDTH + i;
       if (seq < from) continue;

@@ -24,6 +24,9 @@ interface ServeOptions {
   witness: string[];
   witnesses?: string;
   logOrigin?: string;
+  witnessLog: string[];
+  witnessKey?: string;
+  witnessName?: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -49,6 +52,9 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
     .option('--witness <NAME+KEYID+KEY@URL>', "a witness to cosign every checkpoint (C2SP tlog-witness): its verifier key and URL, as `akas witness` prints them; repeatable", collect, [])
     .option('--witnesses <file>', 'witnesses from a file, one NAME+KEYID+KEY@URL a line (# comments)')
+    .option('--witness-log <key>', "be a witness too (at /witness, C2SP tlog-witness) for the log of this verifier key ORIGIN+KEYHASH+KEY; repeatable: two nodes can witness each other", collect, [])
+    .option('--witness-key <file>', 'with --witness-log: the witness key file (default DATA/witness-key; made at the first start)')
+    .option('--witness-name <name>', 'with --witness-log: the name of a new witness key (default <log origin>/witness)')
     .option('--log-origin <origin>', "the log's origin, at the first start only (C2SP recommends the log's URL without scheme, e.g. example.com/akas; default akas/<issuer fingerprint>)")
     .action(
       action(cli, async (opts: ServeOptions) => {
@@ -79,6 +85,15 @@ export function serveCommands(program: Command, cli: Cli) {
         } catch (e) {
           throw usageError(`--witness: ${(e as Error).message}`);
         }
+        if (opts.witnessLog.length) {
+          const { logKeysByOrigin } = await import('../../src/witness/index.js');
+          try {
+            logKeysByOrigin(opts.witnessLog);
+          } catch (e) {
+            throw usageError(`--witness-log: ${(e as Error).message}`);
+          }
+          if (storeUrl && !opts.witnessKey) throw usageError('with --store, --witness-log needs --witness-key FILE (there is no data folder to keep it in)');
+        }
         const { startNode, checkNode } = await import('../../src/http/server.js');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
@@ -99,6 +114,7 @@ export function serveCommands(program: Command, cli: Cli) {
           port,
           logLevel: opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info',
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
+          ...(opts.witnessLog.length ? { witnessFor: { logs: opts.witnessLog, keyFile: opts.witnessKey, name: opts.witnessName } } : {}),
           config: {
             publicUrl: opts.publicUrl,
             trustProxy: Boolean(opts.trustProxy),
@@ -111,7 +127,7 @@ export function serveCommands(program: Command, cli: Cli) {
         }).catch(refusal);
         const out = cli.output();
         out.result(
-          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, logKey: node.logKey, witnesses: witnesses.map((w) => w.verifierKey) },
+          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, logKey: node.logKey, witnesses: witnesses.map((w) => w.verifierKey), ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}) },
           () =>
             [
               `akas node listening on ${node.url}`,
@@ -119,6 +135,7 @@ export function serveCommands(program: Command, cli: Cli) {
               `  issuer       ${node.issuerDid}`,
               `  log key      ${node.logKey}`,
               ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
+              ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
               '  stop with Ctrl-C',
             ].join('\n'),
         );

@@ -149,8 +149,9 @@ export function tileHashes(tile: Uint8Array): Buffer[] | null {
   return out;
 }
 
-/** MTH of 2^k hashes (a perfect subtree), k = log2(hashes.length). */
-function perfectRoot(hashes: Buffer[]): Buffer {
+/** MTH of 2^k hashes (a perfect subtree), k = log2(hashes.length): a full tile's hash at the level above. */
+export function perfectRoot(hashes: Buffer[]): Buffer {
+  if (hashes.length === 0 || (hashes.length & (hashes.length - 1)) !== 0) throw new RangeError('tiles: a perfect subtree has a power of two of hashes');
   let level = hashes;
   while (level.length > 1) {
     const next: Buffer[] = [];

@@ -47,6 +47,8 @@ export interface AppConfig extends DomainConfig {
   witnesses: WitnessConfig[];
   /** How long a read that hands out a checkpoint waits for the witnesses' round (ms). */
   witnessWaitMs: number;
+  /** This node is a witness too, for the logs of these Ed25519 verifier keys, with this key (PROTOCOL 9.9). */
+  witnessFor?: { logs: string[]; key: { name: string; seed: string } };
 }
 
 export const defaultAppConfig: AppConfig = {
@@ -215,6 +217,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openApiRoutes);
   await app.register(mcpRoutes);
   await app.register(discoveryRoutes);
+  if (config.witnessFor?.logs.length) {
+    const { Witness } = await import('../witness/index.js');
+    const { witnessRoutes } = await import('./routes/witness.js');
+    await app.register(witnessRoutes, { witness: new Witness({ store: ctx.store, clock: ctx.clock, key: config.witnessFor.key, logs: config.witnessFor.logs }) });
+  }
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();

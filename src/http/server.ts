@@ -33,6 +33,8 @@ export interface StartOptions extends StoreOptions {
   config: Partial<AppConfig>;
   /** Rotate these node keys before starting (the prior keys stay, so old signatures verify). */
   rotate?: { issuer?: boolean; hmac?: boolean };
+  /** Be a witness too, for these logs (PROTOCOL 9.9): their keys, the witness key file, its name for a new key. */
+  witnessFor?: { logs: string[]; keyFile?: string; name?: string };
 }
 
 interface OpenedNode {
@@ -99,11 +101,21 @@ export async function checkNode(opts: StoreOptions | string, onProgress?: (entri
 export async function startNode(opts: StartOptions) {
   const { store, keys, location, unfollow } = await openNode(opts, opts.rotate);
   let app;
+  let witnessKey: { name: string; seed: string; verifierKey: string } | undefined;
   try {
+    if (opts.witnessFor?.logs.length) {
+      const { loadOrCreateWitnessKey } = await import('../witness/index.js');
+      const { cosignerVerifierKey } = await import('../core/index.js');
+      const { existsSync } = await import('node:fs');
+      const keyFile = opts.witnessFor.keyFile ?? resolve(opts.dataDir, 'witness-key');
+      // A new key is named after the log (its origin is unique to this node) unless named.
+      const k = loadOrCreateWitnessKey(keyFile, opts.witnessFor.name ?? (existsSync(keyFile) ? undefined : `${keys.log.origin}/witness`));
+      witnessKey = { name: k.name, seed: k.seed, verifierKey: cosignerVerifierKey(k.name, k.publicKey) };
+    }
     app = await createApp({
       store,
       keys,
-      config: opts.config,
+      config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
       // Logs go to stderr; stdout carries the command's own output.
       logger: opts.logLevel === 'silent' ? false : { level: opts.logLevel, stream: process.stderr },
     });
@@ -135,6 +147,7 @@ export async function startNode(opts: StartOptions) {
     shared: store.shared === true,
     issuerDid: keys.issuer.did,
     logKey: keys.log.verifierKey,
+    witnessKey: witnessKey?.verifierKey,
     signingKeyId: keys.hmac[0].signingKeyId,
     app,
     close,

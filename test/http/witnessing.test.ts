@@ -162,4 +162,44 @@ describe('a node with two witnesses', () => {
     expect(ws.size).toBe(4);
     expect(ws.refused).toBeGreaterThanOrEqual(1);
   });
+
+  it('two nodes witness each other: each cosigns the other\'s checkpoints at /witness (akas serve --witness-log)', async () => {
+    const keysA = testKeys(new FakeClock().now());
+    const keysB = testKeys(new FakeClock().now());
+    const wkA = { name: 'a.example/witness', seed: generateKeyPair().privateKey };
+    const wkB = { name: 'b.example/witness', seed: generateKeyPair().privateKey };
+    const { cosignerVerifierKey, publicKeyFromPrivate } = await import('../../src/core/index.js');
+    const vkey = (k: { name: string; seed: string }) => cosignerVerifierKey(k.name, publicKeyFromPrivate(k.seed));
+    const sa = await openTempStore();
+    const sb = await openTempStore();
+    cleanups.push(sa.dispose, sb.dispose);
+    const make = (store: typeof sa.store, keys: typeof keysA, witnessFor: { logs: string[]; key: typeof wkA }, witnesses: string[] = []) =>
+      createApp({ store, clock: new FakeClock(), keys, config: { checkResponses: true, witnessFor, witnesses: witnesses.map(parseWitnessSpec) } });
+    // B first, as a witness only, to learn its address; then A, asking B; then B again, asking A.
+    const b0 = await make(sb.store, keysB, { logs: [keysA.log.verifierKey], key: wkB });
+    const urlB = await b0.listen({ host: '127.0.0.1', port: 0 });
+    const a = await make(sa.store, keysA, { logs: [keysB.log.verifierKey], key: wkA }, [`${vkey(wkB)}@${urlB}/witness`]);
+    const urlA = await a.listen({ host: '127.0.0.1', port: 0 });
+    cleanups.push(() => a.close());
+    await b0.close();
+    const b = await make(sb.store, keysB, { logs: [keysA.log.verifierKey], key: wkB }, [`${vkey(wkA)}@${urlA}/witness`]);
+    await b.listen({ host: '127.0.0.1', port: Number(new URL(urlB).port) });
+    cleanups.push(() => b.close());
+    const nodeA = { app: a, store: sa.store, keys: keysA } as unknown as TestNode;
+    const nodeB = { app: b, store: sb.store, keys: keysB } as unknown as TestNode;
+    await append(nodeA, 3);
+    await append(nodeB, 2);
+    const cpA = (await get(nodeA, '/api/log/checkpoint')).body;
+    const cpB = (await get(nodeB, '/api/log/checkpoint')).body;
+    expect(verifyCosignatures(cpA, [vkey(wkB)]).valid).toHaveLength(1);
+    expect(verifyCosignatures(cpB, [vkey(wkA)]).valid).toHaveLength(1);
+    // Each witness serves what it cosigned for the other's log.
+    const { originHash } = await import('../../src/witness/index.js');
+    const held = await fetch(`${urlA}/witness/${originHash(keysB.log.origin)}/checkpoint`);
+    expect(held.status).toBe(200);
+    expect(openNote(await held.text(), [keysB.log.verifierKey]).ok).toBe(true);
+    // Bodies that are not the witness's are refused as the specification says, in text.
+    const refused = await fetch(`${urlA}/witness/add-checkpoint`, { method: 'POST', body: 'old 1\n' });
+    expect(refused.status).toBe(400);
+  });
 });
