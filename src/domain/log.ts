@@ -500,7 +500,8 @@ export class TransparencyLog {
 
   /** The newest stored checkpoint every configured witness has answered for, if any among the newest `scan`. */
   async latestWitnessed(scan = 256): Promise<StoredCheckpoint | undefined> {
-    for (const [, cp] of await this.ctx.store.list(LogCheckpoints, { reverse: true, limit: scan })) if (cp.witnessed) return cp;
+    // Newest first, stopping at the first witnessed one (usually the newest or the one before).
+    for await (const [, cp] of this.ctx.store.iterate(LogCheckpoints, { reverse: true, limit: scan })) if (cp.witnessed) return cp;
     return undefined;
   }
 
