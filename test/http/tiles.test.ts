@@ -196,7 +196,7 @@ describe('entries fit an entry bundle', () => {
   it('refuses at attest, with a clear 400 entry_too_large, a body whose entry would be over 65,535 bytes', async () => {
     const reg = await registerAgent(node, '10.9.0.1');
     await markCalibrated(node, reg.tag, 0.8);
-    const example = structuredClone(kindOf('experiment.receipt.v1').schema.examples[0]) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const example = structuredClone((kindOf('experiment.receipt.v1').schema.examples as unknown[])[0]) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     // Within its schema (100 hyperparameters of 500 characters, 50 metrics), but too big for one entry.
     for (let i = 0; i < 100; i++) {
       if (i < 50) example.metrics[`m${String(i).padStart(3, '0')}${'n'.repeat(90)}`] = i / 7;
