@@ -21,7 +21,9 @@ export const ALG_COSIGNATURE_V1 = 0x04;
 /** The domain-separating header line of the signed message. */
 export const COSIGNATURE_V1_HEADER = 'cosignature/v1';
 /** Bytes after the key ID: u64 timestamp and a 64-byte Ed25519 signature. */
-const TIMESTAMPED_SIGNATURE_BYTES = 8 + 64;
+const TIMESTAMPED_BYTES = 8 + 64;
+/** The two key types a cosigner key may be given as (0x04, or a plain Ed25519 note key 0x01). */
+const cosignerKeyType = (alg: number) => alg === 0x04 || alg === 0x01;
 /** tlog-cosignature: "`timestamp` ... MUST NOT exceed 2^63 - 1". */
 const MAX_TIMESTAMP = (1n << 63n) - 1n;
 const HEX32 = /^[0-9a-f]{64}$/i;
@@ -96,7 +98,7 @@ function splitKeyString(s: string): { name: string; id: string; alg: number; key
 export function parseCosignerKey(s: string): CosignerKey | null {
   if (typeof s !== 'string') return null;
   const k = splitKeyString(s);
-  if (!k || (k.alg !== ALG_COSIGNATURE_V1 && k.alg !== ALG_ED25519_NOTE)) return null;
+  if (!k || !cosignerKeyType(k.alg)) return null;
   if (noteKeyIdOf(k.name, k.alg, k.key) !== k.id) return null;
   const publicKey = k.key.toString('hex');
   return { name: k.name, keyId: cosignerKeyId(k.name, publicKey), publicKey };
@@ -106,7 +108,7 @@ export function parseCosignerKey(s: string): CosignerKey | null {
 export function parseCosignerSignerKey(s: string): CosignerSigner | null {
   if (typeof s !== 'string' || !s.startsWith('PRIVATE+KEY+')) return null;
   const k = splitKeyString(s.slice('PRIVATE+KEY+'.length));
-  if (!k || (k.alg !== ALG_COSIGNATURE_V1 && k.alg !== ALG_ED25519_NOTE)) return null;
+  if (!k || !cosignerKeyType(k.alg)) return null;
   const seed = k.key.toString('hex');
   const publicKey = publicKeyFromPrivate(seed);
   if (noteKeyIdOf(k.name, k.alg, Buffer.from(publicKey, 'hex')) !== k.id) return null;
@@ -145,9 +147,9 @@ export function cosign(checkpointText: string, signer: Pick<CosignerSigner, 'nam
 }
 
 /** The timestamp a cosignature line's bytes carry, or null when they are not a timestamped Ed25519 signature. */
-export function cosignatureTimestamp(signatureAfterKeyId: Uint8Array): number | null {
-  if (signatureAfterKeyId.length !== TIMESTAMPED_SIGNATURE_BYTES) return null;
-  const t = Buffer.from(signatureAfterKeyId.buffer, signatureAfterKeyId.byteOffset, 8).readBigUInt64BE(0);
+export function cosignatureTimestamp(bytesAfterKeyId: Uint8Array): number | null {
+  if (bytesAfterKeyId.length !== TIMESTAMPED_BYTES) return null;
+  const t = Buffer.from(bytesAfterKeyId.buffer, bytesAfterKeyId.byteOffset, 8).readBigUInt64BE(0);
   if (t > MAX_TIMESTAMP || t > BigInt(Number.MAX_SAFE_INTEGER)) return null;
   return Number(t);
 }
