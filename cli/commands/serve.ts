@@ -27,6 +27,7 @@ interface ServeOptions {
   witnessLog: string[];
   witnessKey?: string;
   witnessName?: string;
+  demo?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -56,6 +57,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--witness-key <file>', 'with --witness-log: the witness key file (default DATA/witness-key; made at the first start)')
     .option('--witness-name <name>', 'with --witness-log: the name of a new witness key (default <log origin>/witness)')
     .option('--log-origin <origin>', "the log's origin, at the first start only (C2SP recommends the log's URL without scheme, e.g. example.com/akas; default akas/<issuer fingerprint>)")
+    .option('--demo', "seed a small demo tree through the normal paths once listening (demo agents propose and judge; the README's examples read it); kept in the data folder, seeded once")
     .action(
       action(cli, async (opts: ServeOptions) => {
         const env = process.env;
@@ -94,7 +96,9 @@ export function serveCommands(program: Command, cli: Cli) {
           }
           if (storeUrl && !opts.witnessKey) throw usageError('with --store, --witness-log needs --witness-key FILE (there is no data folder to keep it in)');
         }
-        const { startNode, checkNode } = await import('../../src/http/server.js');
+        const { startNode, checkNode, sameIpPolicy } = await import('../../src/http/server.js');
+        const sameIp = sameIpPolicy({ host, trustProxy: Boolean(opts.trustProxy), allowSameIp: Boolean(opts.allowSameIp) });
+        if (opts.demo && sameIp.enforced) throw usageError('--demo seeds the tree with four demo agents from this one address: run it on a loopback node (the default --host) or add --allow-same-ip');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
         try {
@@ -118,7 +122,8 @@ export function serveCommands(program: Command, cli: Cli) {
           config: {
             publicUrl: opts.publicUrl,
             trustProxy: Boolean(opts.trustProxy),
-            sameIpCollusionCheck: !opts.allowSameIp,
+            sameIpCollusionCheck: sameIp.enforced,
+            sameIpReason: sameIp.reason,
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
             ...(rateLimit ? { rateLimit } : {}),
@@ -126,8 +131,18 @@ export function serveCommands(program: Command, cli: Cli) {
           },
         }).catch(refusal);
         const out = cli.output();
+        let demo: Awaited<ReturnType<typeof import('../demo.js').seedDemo>> | undefined;
+        if (opts.demo) {
+          const { seedDemo } = await import('../demo.js');
+          try {
+            demo = await seedDemo(node.url, (line) => out.note(line));
+          } catch (e) {
+            await node.close();
+            throw e;
+          }
+        }
         out.result(
-          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, logKey: node.logKey, witnesses: witnesses.map((w) => w.verifierKey), ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}) },
+          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, sameIpRule: sameIp, ...(demo ? { demo } : {}), logKey: node.logKey, witnesses: witnesses.map((w) => w.verifierKey), ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}) },
           () =>
             [
               `akas node listening on ${node.url}`,
@@ -136,6 +151,8 @@ export function serveCommands(program: Command, cli: Cli) {
               `  log key      ${node.logKey}`,
               ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
               ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
+              `  same-IP rule ${sameIp.reason}`,
+              ...(demo ? [`  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`] : []),
               '  stop with Ctrl-C',
             ].join('\n'),
         );

@@ -35,6 +35,8 @@ export interface AppConfig extends DomainConfig {
   publicUrl?: string;
   /** Read the client IP from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
+  /** Why the same-IP rule (sameIpCollusionCheck) is on or off here, as /healthz says it (server.ts sameIpPolicy). */
+  sameIpReason?: string;
   /** Largest JSON body, in bytes. */
   bodyLimit: number;
   version: string;

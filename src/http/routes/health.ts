@@ -30,6 +30,10 @@ export async function healthRoutes(app: FastifyInstance) {
                 { description: 'With witnesses configured: how far each lags (PROTOCOL 9.9).' },
               ),
             ),
+            sameIpRule: Closed(
+              { enforced: Type.Boolean(), reason: Type.String() },
+              'Whether a proposal takes one judge per client IP here (PROTOCOL 7.5), and why: a node that can tell its clients apart by IP enforces it.',
+            ),
           }),
         },
       },
@@ -38,7 +42,9 @@ export async function healthRoutes(app: FastifyInstance) {
     async () => {
       const { store, clock, keys, appConfig, witnesses } = app.akas;
       await store.get({ name: 'agents' }, '\u0000healthz');
-      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, ...(witnesses ? { witnesses: await witnesses.status() } : {}) };
+      const enforced = appConfig.sameIpCollusionCheck;
+      const reason = appConfig.sameIpReason ?? (enforced ? 'one judge per client IP for each proposal' : 'turned off by the operator: agents on one IP may judge the same proposal');
+      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, sameIpRule: { enforced, reason }, ...(witnesses ? { witnesses: await witnesses.status() } : {}) };
     },
   );
 }
