@@ -89,3 +89,16 @@ describe('akas log watch --tiles', () => {
     expect(await watchTilesOnce(fetcher(), state)).toMatchObject({ ok: false, message: expect.stringMatching(/^FORK: the tiles/) });
   });
 });
+
+describe('--witness and --witness-quorum (cli/commands/witness.ts)', () => {
+  it('take KEY or KEY@URL, default the quorum to all, and refuse a quorum without witnesses or out of range (exit 2)', async () => {
+    const { witnessPolicyArg } = await import('../../cli/commands/witness.js');
+    const k = cosignerVerifierKey('w.example/w', generateKeyPair().publicKey);
+    expect(witnessPolicyArg([], undefined)).toBeUndefined();
+    expect(witnessPolicyArg([k, `${k}@http://127.0.0.1:7380`])).toMatchObject({ keys: [k, k], quorum: 2 });
+    expect(witnessPolicyArg([k], '1')!.quorum).toBe(1);
+    for (const [w, q] of [[[], '1'], [[k], '2'], [[k], '0'], [[k], 'x']] as Array<[string[], string]>) {
+      expect(() => witnessPolicyArg(w, q)).toThrow(expect.objectContaining({ exitCode: 2 }));
+    }
+  });
+});
