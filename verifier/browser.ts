@@ -11,12 +11,12 @@ import { blobsInMemory, verifyBundleAsync, type BundleOptions, type BundleReport
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
-import { verifyLogProofAsync } from './log.js';
+import { verifyLogProofAsync, type WitnessPolicy } from './log.js';
 import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
 import { tally, type Check, type Report } from './report.js';
 
 export { CRYPTO_PLATFORM, VERSION, tally, isPresentation };
-export type { BundleReport, Check, CredentialOptions, CredentialReport, IssuerKeyList, IssuerTrust, JudgmentsReport, PresentationOptions, PresentationReport, Report };
+export type { WitnessPolicy, BundleReport, Check, CredentialOptions, CredentialReport, IssuerKeyList, IssuerTrust, JudgmentsReport, PresentationOptions, PresentationReport, Report };
 
 /** One credential (VC DM 2.0, eddsa-jcs-2022): its text, bytes or parsed value. Options: at, issuer, trust, checkJudgeSignature. */
 export const verifyCredential = (input: unknown, options?: CredentialOptions): Promise<CredentialReport> => verifyCredentialAsync(input, options);
@@ -30,8 +30,8 @@ export const trustIssuerKeys = (pinned: string, list: IssuerKeyList | undefined)
 /** The judges' signatures (L2) of a proposal detail (GET /api/knowledge/proposals/{id}), with their public profiles. */
 export const verifyProposalJudgments = (detail: unknown, profiles?: AgentKeys[]): Promise<JudgmentsReport> => verifyProposalJudgmentsAsync(detail, profiles);
 
-/** A saved GET /api/attestations/{id} answer against a pinned log key (a C2SP verifier key string). */
-export const verifyLogProof = (doc: unknown, logKey: string): Promise<Report> => verifyLogProofAsync(doc, logKey);
+/** A saved GET /api/attestations/{id} answer against a pinned log key (a C2SP verifier key string), and a witness quorum when given. */
+export const verifyLogProof = (doc: unknown, logKey: string, witnesses?: WitnessPolicy): Promise<Report> => verifyLogProofAsync(doc, logKey, witnesses);
 
 export interface BrowserBundleOptions extends Omit<BundleOptions, 'blobs'> {
   /** The bytes of the blobs the bundle names, by their sha256 (e.g. files the user dropped, read with arrayBuffer()). */

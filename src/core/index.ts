@@ -16,5 +16,8 @@ export * from './merkle.js';
 export * from './note.js';
 export * from './log-entry.js';
 export * from './possession.js';
+export * from './cosignature.js';
+export * from './tiles.js';
+export * from './witness-wire.js';
 export * from './crypto.js';
 export * from './checking.js';
