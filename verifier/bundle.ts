@@ -1,7 +1,7 @@
 // Offline check of a proposal bundle (`akas export`, GET /api/knowledge/proposals/{id}/bundle;
 // PROTOCOL 8.4). Every check is reported under its layer:
-// - content: the proposal's content (PROTOCOL 6.10) hashed here gives the contentSha256 it shows,
-//   and that recomputed hash is the one every signature below must name; the decision
+// - content: the proposal's content (PROTOCOL 6.10) hashed here gives the contentSha256 it
+//   shows, and that recomputed hash is the one every signature below must name; the decision
 //   recomputed from the judgments and the rule its log event names; the judgments, credentials
 //   and log events one set (none missing, none extra); the content hashes of `cas` named by
 //   the content;
@@ -17,39 +17,63 @@
 //   key, naming the content; the node's HMACs need the node's key: reported as unchecked.
 // What could not be checked (no pinned issuer, a blob not given, a v1 judgment that signed no
 // content, a v1 bundle) is said, not counted.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import {
-  compositeOf,
-  contentOfProposalView,
-  hashesNamedBy,
-  judgmentUrn,
-  parseStrictJson,
-  PUBLISH_THRESHOLD,
-  round6,
-  weightedComposite,
-  type ProposalContent,
-} from '../src/core/index.js';
-import { hashFile, normalizeSha256 } from './cas.js';
-import { verifyCredential } from './credential.js';
-import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { checkLogInclusion, endorsedLogKey } from './log.js';
-import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from './judgment.js';
+// Free of Node built-ins (the browser build has it): the bytes of --blobs come through a
+// Blobs source (cas.ts reads a folder on Node; blobsInMemory takes bytes in a browser).
+import { runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { contentOfProposalView, hashesNamedBy, type ProposalContent } from '../src/core/content.js';
+import { judgmentUrn } from '../src/core/credential.js';
+import { sha256 } from '../src/core/crypto.js';
+import { canonicalize } from '../src/core/jcs.js';
+import { compositeOf, PUBLISH_THRESHOLD, round6, weightedComposite } from '../src/core/judgment.js';
+import { parseStrictJson } from '../src/core/strict-json.js';
+import { credentialChecking } from './credential.js';
+import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
+import { endorsedLogKeyChecking, logInclusionChecking, witnessesChecking, type WitnessPolicy } from './log.js';
+import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
 /** The format a node exports now; a v1 bundle (before content binding) still verifies. */
 export const BUNDLE_FORMAT = 'akas.bundle.v2';
 export const BUNDLE_FORMATS = ['akas.bundle.v1', 'akas.bundle.v2'] as const;
 
+/** The bytes given for the content hashes a bundle names (`--blobs DIR` on Node: cas.ts blobsInFolder). */
+export interface Blobs {
+  /** What the bytes given for `sha256` hash to, and their size; null when none were given. */
+  hash(sha256: string): Promise<{ sha256: string; bytes: number; name: string } | null>;
+  /** Where they were looked for, for the "not checked" message. */
+  where: string;
+}
+
+/** Blobs held in memory (a browser's files, read into bytes), by the sha256 they claim. */
+export function blobsInMemory(byHash: Map<string, Uint8Array> | Record<string, Uint8Array>, where = 'the bytes given'): Blobs {
+  const map = byHash instanceof Map ? byHash : new Map(Object.entries(byHash));
+  const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return {
+    where,
+    async hash(sha) {
+      const bytes = map.get(sha) ?? map.get(sha.toUpperCase());
+      return bytes ? { sha256: hex(sha256(bytes)), bytes: bytes.length, name: sha } : null;
+    },
+  };
+}
+
 export interface BundleOptions {
-  /** A folder holding blobs named by their sha256 (as `akas export --blobs` writes them). */
-  blobsDir?: string;
+  /** The bytes of the content hashes the bundle names (`--blobs DIR`: cas.ts blobsInFolder). */
+  blobs?: Blobs;
   /** The issuer DID to pin (the node's current issuer, e.g. from GET /healthz). */
   issuer?: string;
+  /**
+   * The node's key list as the auditor fetched it (GET /api/node/keys, `--issuer-keys`): its
+   * signed rotations are followed with the bundle's own, so a bundle exported before an
+   * issuer rotation verifies when pinned on the issuer the node shows now.
+   */
+  issuerKeys?: IssuerKeyList;
   /** The instant credentials' validity is checked at (ms); now by default. */
   at?: number;
   /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses, if any). */
   logKey?: string;
+  /** Witnesses whose quorum must have cosigned the bundle's checkpoint (PROTOCOL 9.9). */
+  witnesses?: WitnessPolicy;
 }
 
 export interface BundleReport extends Report {
@@ -67,6 +91,14 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const EVENT_KIND = 'attestation.event.v1';
 const DECISIONS = ['published', 'rejected', 'withdrawn'];
 
+/** One log item of a bundle: the entry, its event and its proof. */
+interface LogItem {
+  entry: Json;
+  body: Json;
+  event: string;
+  item: Json;
+}
+
 /** Reads a bundle (text, bytes or parsed); throws NotCheckableError when it is not one. */
 export function parseBundle(input: string | Uint8Array | unknown): Json {
   let doc = input;
@@ -81,42 +113,68 @@ export function parseBundle(input: string | Uint8Array | unknown): Json {
   return doc;
 }
 
-/** The blob files of a folder by sha256 (files named by their hash; an extension is allowed). */
-function blobFiles(dir: string): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const name of readdirSync(dir)) {
-    const sha = normalizeSha256(name.split('.')[0]);
-    if (sha && statSync(join(dir, name)).isFile()) files.set(sha, join(dir, name));
+const SHA256_ANY_CASE = /^[0-9a-fA-F]{64}$/;
+const normalizeSha256 = (text: unknown) => (typeof text === 'string' && SHA256_ANY_CASE.test(text.trim()) ? text.trim().toLowerCase() : undefined);
+
+/** What the blobs given hash to, for every content hash the bundle names (read before the checks run). */
+async function hashBlobs(bundle: Json, blobs: Blobs | undefined): Promise<Map<string, { sha256: string; bytes: number; name: string } | null>> {
+  const out = new Map<string, { sha256: string; bytes: number; name: string } | null>();
+  for (const ref of (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[]) {
+    const sha = isObject(ref) ? normalizeSha256(ref.sha256) : undefined;
+    if (sha && !out.has(sha)) out.set(sha, blobs ? await blobs.hash(sha) : null);
   }
-  return files;
+  return out;
 }
 
-/** One log item of a bundle: the entry, its event and its proof. */
-interface LogItem {
-  entry: Json;
-  body: Json;
-  event: string;
-  item: Json;
+/** Two key lists as one: the rotations of both (each is checked for its two signatures anyway), the keys of the first that has them. */
+function mergeKeyLists(mine: IssuerKeyList | undefined, bundled: IssuerKeyList | undefined): IssuerKeyList | undefined {
+  if (!mine) return bundled;
+  const seen = new Set<string>();
+  const rotations = [...(Array.isArray(mine.rotations) ? mine.rotations : []), ...(Array.isArray(bundled?.rotations) ? bundled!.rotations : [])].filter((r) => {
+    let key: string;
+    try {
+      key = canonicalize(r);
+    } catch {
+      return true;
+    }
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { keys: mine.keys ?? bundled?.keys, rotations };
 }
 
-/** Checks a bundle offline. Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
+/** Checks a bundle offline (Node: Ed25519 answers at once). Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
 export async function verifyBundle(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
   const bundle = parseBundle(input);
-  const v2 = bundle.format === 'akas.bundle.v2';
+  return runNow(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
+}
+
+/** verifyBundle where Ed25519 is asynchronous (WebCrypto in a browser). */
+export async function verifyBundleAsync(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
+  const bundle = parseBundle(input);
+  return runAsync(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
+}
+
+function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<string, { sha256: string; bytes: number; name: string } | null>): Checking<BundleReport> {
   const c = new Checks();
+  const v2 = bundle.format === 'akas.bundle.v2';
   const proposal = bundle.proposal as Json;
   const judges: AgentKeys[] = (Array.isArray(bundle.judges) ? bundle.judges : []).map((j, i) => parseAgentKeys(j, `judges[${i}]`));
-  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
-  const judgmentIds = judgments.map((j) => String(j.judgmentId));
-  const l2 = verifyProposalJudgments(proposal, judges);
-  const kind = l2.kind;
+  const judgmentIds = (Array.isArray(proposal.judgments) ? (proposal.judgments as Json[]) : []).map((j) => String(j?.judgmentId));
 
-  // The issuer: pinned, then followed along its signed rotations.
+  // The issuer: pinned, then followed along its signed rotations (the bundle's, and those of
+  // the key list the auditor gave with --issuer-keys).
   let trust: IssuerTrust | undefined;
   if (options.issuer) {
-    trust = trustIssuerKeys(options.issuer, bundle.issuerKeys as IssuerKeyList);
+    trust = yield* trustChecking(options.issuer, mergeKeyLists(options.issuerKeys, bundle.issuerKeys as IssuerKeyList));
     c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
   } else c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer, e.g. from its /healthz) to pin it');
+
+  // L2: every judge signature, and each key's owner at the time.
+  const l2 = yield* proposalJudgmentsChecking(proposal, judges);
+  const kind = l2.kind;
+  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
 
   // The content, hashed here: the one hash every signature and event must name.
   let content: ProposalContent | undefined;
@@ -128,14 +186,13 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       content = shown.content;
       contentSha256 = shown.contentSha256;
       const same = shown.contentSha256 === proposal.contentSha256;
-      c.add('content.hash', 'content', `the proposal's content hashes to the contentSha256 it shows`, same, same ? shown.contentSha256 : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`);
+      c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", same, same ? shown.contentSha256 : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`);
       const problems = [...shown.problems];
-      for (const j of judgments) if (j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256) problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
-      c.add('content.shown', 'content', 'the path, title and kind shown, and each judgment\'s contentSha256, are those of the content', problems.length === 0, problems.join('; ') || undefined);
+      for (const j of judgments) if (isObject(j) && j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256) problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
+      c.add('content.shown', 'content', "the path, title and kind shown, and each judgment's contentSha256, are those of the content", problems.length === 0, problems.join('; ') || undefined);
     }
   } else c.add('content.hash', 'content', "the proposal's content hashes to what was judged", null, 'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)');
 
-  // L2: every judge signature, what it signed, and each key's owner at the time.
   for (const j of l2.checks) {
     c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : j.problems[0], j.judgmentId);
     c.add('judgment.signature', 'L2', `${j.agentTag}'s Ed25519 signature`, j.signatureValid, j.signatureValid ? undefined : 'does not verify under the public key shown', j.judgmentId);
@@ -155,7 +212,7 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     }
   }
 
-  // L1: one credential per judgment, saying what the judgment says, about this content.
+  // L1: one credential per judgment, saying what the judgment says.
   const credentials = (Array.isArray(bundle.credentials) ? bundle.credentials : []) as Json[];
   const bySubject = new Map(credentials.map((cr) => [isObject(cr.credentialSubject) ? cr.credentialSubject.id : undefined, cr]));
   for (const j of judgments) {
@@ -165,14 +222,14 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       c.add('credential.present', 'L1', 'the judgment has its credential', false, 'no credential in the bundle names this judgment', id);
       continue;
     }
-    const r = verifyCredential(cred, { trust, at: options.at });
+    const r = yield* credentialChecking(cred, { trust, at: options.at });
     for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, id);
     const s = cred.credentialSubject as Json;
     const judge = isObject(s.judge) ? s.judge : {};
     const sig = isObject(j.signature) ? j.signature : {};
     const same =
       s.proposalId === proposal.proposalId &&
-      s.kind === (proposal.kind ?? kind) &&
+      s.kind === (proposal.kind ?? l2.kind) &&
       judge.tag === j.agentTag &&
       judge.publicKey === sig.publicKey &&
       s.judgeSignature === sig.signature &&
@@ -193,11 +250,11 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     c.add('set.credentials', 'content', 'every credential is of a judgment in the bundle', extra.length === 0, extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : undefined);
   }
 
-  // L3 made verifiable: the node's events about the proposal, proven against a checkpoint
+  // L3 made verifiable: each judgment's entry in the node's log, proven against a checkpoint
   // signed by a log key that is pinned, or endorsed by the pinned issuer.
   const logPart = isObject(bundle.log) ? bundle.log : undefined;
   let logKey = options.logKey;
-  if (!logKey && trust && logPart) logKey = endorsedLogKey(logPart.endorsement, trust) ?? undefined;
+  if (!logKey && trust && logPart) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
   if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart?.verifierKey === options.logKey, logPart?.verifierKey === options.logKey ? undefined : `the bundle names ${String(logPart?.verifierKey)}`);
   else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin");
   else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)');
@@ -207,9 +264,9 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     // A v1 bundle lists judgment entries by judgmentId only; what an entry records is its body's word.
     return { entry, body, event: typeof body.event === 'string' ? body.event : '', item };
   });
-  const inclusion = (it: LogItem, subject: string) => {
-    if (logKey) checkLogInclusion(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], subject);
-    else c.add('log.inclusion', 'L3', 'the event is in the node\'s log', null, 'not checked: no trusted log key', subject);
+  const inclusion = function* (it: LogItem, subject: string): Checking<void> {
+    if (logKey) yield* logInclusionChecking(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], subject);
+    else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', subject);
   };
   const names = (body: Json) => (contentSha256 === undefined || body.contentSha256 === undefined ? true : body.contentSha256 === contentSha256);
   const proposer = proposal.proposer ?? null;
@@ -233,7 +290,7 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       if (content && it.body.path !== content.path) problems.push(`it logged path ${String(it.body.path)}`);
       if (it.body.proposer !== proposer || it.entry.agent !== proposer) problems.push(`it logged proposer ${String(it.body.proposer)}, the proposal shows ${String(proposer)}`);
       c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', problems.length === 0, problems.join('; ') || undefined, 'proposal.submitted');
-      inclusion(it, 'proposal.submitted');
+      yield* inclusion(it, 'proposal.submitted');
     }
   }
 
@@ -241,21 +298,22 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
   for (const id of judgmentIds) {
     const it = items.find((x) => (x.event === 'judgment.recorded' && x.body.judgmentId === id) || (!v2 && x.item.judgmentId === id));
     if (!it) {
-      c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', v2 ? false : null, v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
+      c.add('log.inclusion', 'L3', "the judgment is in the node's log", v2 ? false : null, v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
       continue;
     }
     const about = it.entry.kind === EVENT_KIND && it.event === 'judgment.recorded' && it.body.judgmentId === id && it.body.proposalId === proposal.proposalId;
-    const content = names(it.body);
-    c.add('log.entry.about', 'L3', 'the log entry records this judgment of this content', about && content, !about ? 'the entry is about something else' : content ? undefined : `it names content ${String(it.body.contentSha256)}`, id);
-    inclusion(it, id);
+    const ofContent = names(it.body);
+    c.add('log.entry.about', 'L3', 'the log entry records this judgment of this content', about && ofContent, !about ? 'the entry is about something else' : ofContent ? undefined : `it names content ${String(it.body.contentSha256)}`, id);
+    yield* inclusion(it, id);
   }
   if (v2) {
     const extra = items.filter((it) => it.event === 'judgment.recorded' && !judgmentIds.includes(String(it.body.judgmentId))).map((it) => String(it.body.judgmentId));
     c.add('set.events', 'content', 'every judgment.recorded event is of a judgment in the bundle', extra.length === 0, extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined);
+    // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
+    yield* decisionChecking(c, proposal, judgments, items, { contentSha256, proposer, names, inclusion });
   }
-
-  // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
-  if (v2) checkDecision(c, proposal, judgments, items, { contentSha256, proposer, names, inclusion });
+  // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
+  if (options.witnesses) yield* witnessesChecking(c, logPart?.checkpoint, options.witnesses);
 
   // CAS: the hashes named by the content, and each against the bytes given.
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];
@@ -270,7 +328,6 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       c.add('cas.bound', 'content', 'the content hashes listed are those the content names', ok, ok ? undefined : [unnamed.length ? `listed but not named by the content: ${unnamed.join(', ')}` : '', missing.length ? `named by the content but not listed: ${missing.join(', ')}` : ''].filter(Boolean).join('; '));
     }
   }
-  const files = options.blobsDir ? blobFiles(options.blobsDir) : new Map<string, string>();
   for (const ref of refs) {
     const sha = normalizeSha256(ref.sha256);
     const what = `the ${String(ref.role)} bytes hash to ${String(ref.sha256)}`;
@@ -278,12 +335,12 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       c.add('cas.hash', 'CAS', what, false, 'not a sha256', String(ref.sha256));
       continue;
     }
-    const file = files.get(sha);
-    if (!file) {
-      c.add('cas.hash', 'CAS', what, null, options.blobsDir ? `not checked: no file named ${sha} in ${options.blobsDir}` : 'not checked: pass --blobs DIR with the bytes', sha);
+    const got = blobHashes.get(sha);
+    if (!got) {
+      c.add('cas.hash', 'CAS', what, null, options.blobs ? `not checked: no file named ${sha} in ${options.blobs.where}` : 'not checked: pass --blobs DIR with the bytes', sha);
       continue;
     }
-    const { sha256, bytes } = await hashFile(file);
+    const { sha256, bytes, name: file } = got;
     const sizeOk = typeof ref.bytes !== 'number' || ref.bytes === bytes;
     c.add('cas.hash', 'CAS', what, sha256 === sha && sizeOk, sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`, sha);
   }
@@ -304,13 +361,13 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
  * recomputes from the judgments shown, the weights its event names and the rule it applied
  * (PROTOCOL 7.4), with the same judgments, in the same order.
  */
-function checkDecision(
+function* decisionChecking(
   c: Checks,
   proposal: Json,
   judgments: Json[],
   items: LogItem[],
-  ctx: { contentSha256: string | undefined; proposer: unknown; names: (body: Json) => boolean; inclusion: (it: LogItem, subject: string) => void },
-) {
+  ctx: { contentSha256: string | undefined; proposer: unknown; names: (body: Json) => boolean; inclusion: (it: LogItem, subject: string) => Checking<void> },
+): Checking<void> {
   const status = String(proposal.status);
   const decisions = items.filter((it) => DECISIONS.some((d) => it.event === `proposal.${d}`) && it.body.proposalId === proposal.proposalId);
   const what = 'the log recorded the status shown, for this content and proposer';
@@ -330,7 +387,7 @@ function checkDecision(
   if (!ctx.names(it.body)) problems.push(`it names content ${String(it.body.contentSha256)}, the content shown hashes to ${String(ctx.contentSha256)}`);
   if (it.entry.agent !== ctx.proposer) problems.push(`its agent is ${String(it.entry.agent)}, the proposal shows proposer ${String(ctx.proposer)}`);
   c.add('log.decision', 'L3', what, problems.length === 0, problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined), it.event);
-  ctx.inclusion(it, it.event);
+  yield* ctx.inclusion(it, it.event);
   if (status === 'withdrawn') return;
 
   const ev = it.body;
@@ -345,13 +402,7 @@ function checkDecision(
   const shownIds = judgments.map((j) => String(j.judgmentId));
   const countedIds = counted.map((j) => String(j.judgmentId));
   const setOk = shownIds.length === countedIds.length && shownIds.every((id, i) => id === countedIds[i]);
-  c.add(
-    'set.decision',
-    'content',
-    'the judgments shown are those the decision counted, in order',
-    setOk,
-    setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`,
-  );
+  c.add('set.decision', 'content', 'the judgments shown are those the decision counted, in order', setOk, setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`);
 
   const problems2: string[] = [];
   const required = rule.requiredJudgments;

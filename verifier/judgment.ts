@@ -11,7 +11,11 @@
 //    judge's when the judgment arrived: the current key from its validFrom, or a prior key
 //    within its validFrom..validUntil window. Without a profile this is reported unchecked:
 //    a valid signature alone proves only that the holder of *some* key signed.
-import { contentOfProposalView, judgmentSigningString, JUDGMENT_V2, kindOfProposalId, parseStrictJson, verify, type ProposalKind } from '../src/core/index.js';
+import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { contentOfProposalView } from '../src/core/content.js';
+import { judgmentSigningString, JUDGMENT_V2 } from '../src/core/judgment.js';
+import { kindOfProposalId, type ProposalKind } from '../src/core/kinds.js';
+import { parseStrictJson } from '../src/core/strict-json.js';
 
 export type KeyBinding = 'current' | 'prior' | 'not-the-judges' | 'unchecked';
 
@@ -95,7 +99,7 @@ function signedOf(signingPayload: string): { type: 'v1' | 'v2' | 'unknown'; cont
   return { type: v.type === 'akas.judgment.v1' ? 'v1' : 'unknown' };
 }
 
-function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map<string, AgentKeys>, contentSha256: string | undefined): JudgmentCheck {
+function* checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map<string, AgentKeys>, contentSha256: string | undefined): Checking<JudgmentCheck> {
   const problems: string[] = [];
   const sig = isObject(j.signature) ? j.signature : {};
   const agentTag = typeof j.agentTag === 'string' ? j.agentTag : '';
@@ -127,7 +131,7 @@ function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map
   const contentSigned = signed.type === 'v2' && contentSha256 !== undefined ? signed.contentSha256 === contentSha256 : null;
   if (contentSigned === false) problems.push(`the judge signed content ${String(signed.contentSha256)}, but the content shown hashes to ${contentSha256}`);
 
-  const signatureValid = verify(publicKey, signingPayload, signature);
+  const signatureValid = yield* ed25519Hex(publicKey, signingPayload, signature);
   if (!signatureValid) problems.push('the Ed25519 signature does not verify under the given public key');
 
   const at = typeof j.receivedAt === 'number' ? j.receivedAt : Number.NaN;
@@ -142,6 +146,16 @@ function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map
  * judges; the key of a judge without one is reported unchecked, not failed.
  */
 export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] = []): JudgmentsReport {
+  return runNow(proposalJudgmentsChecking(detail, profiles));
+}
+
+/** verifyProposalJudgments where Ed25519 is asynchronous (WebCrypto in a browser). */
+export function verifyProposalJudgmentsAsync(detail: unknown, profiles: AgentKeys[] = []): Promise<JudgmentsReport> {
+  return runAsync(proposalJudgmentsChecking(detail, profiles));
+}
+
+/** The checks of verifyProposalJudgments, as a generator of the signatures they need. */
+export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[] = []): Checking<JudgmentsReport> {
   const proposalId = isObject(detail) && typeof detail.proposalId === 'string' ? detail.proposalId : undefined;
   const kind = proposalId ? kindOfProposalId(proposalId) : null;
   if (!isObject(detail) || !proposalId || !kind || (detail.judgments !== undefined && !Array.isArray(detail.judgments))) {
@@ -152,7 +166,8 @@ export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] =
   // The content as shown, hashed here (PROTOCOL 6.10): what a v2 judge must have signed.
   const shown = detail.payload !== undefined ? contentOfProposalView(kind, detail) : undefined;
   const contentSha256 = shown?.ok ? shown.contentSha256 : undefined;
-  const checks = judgments.map((j) => checkOne(kind, proposalId, isObject(j) ? j : {}, byTag, contentSha256));
+  const checks: JudgmentCheck[] = [];
+  for (const j of judgments) checks.push(yield* checkOne(kind, proposalId, isObject(j) ? j : {}, byTag, contentSha256));
   // The kind signed is the one the id names; a detail that shows another kind misstates it.
   if (detail.kind !== undefined && detail.kind !== kind) {
     for (const c of checks) {

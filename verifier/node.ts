@@ -12,21 +12,17 @@
 // - L3: the proposal.published event names that proposal and content, and is in the log under
 //   a checkpoint signed by the log key (pinned, or endorsed by the pinned issuer). The HMACs
 //   need the node: reported as unchecked.
-import {
-  briefCutSha256,
-  briefManifestStatement,
-  briefTexts,
-  contentSha256,
-  parseStrictJson,
-  publicKeyFromMultibase,
-  verify,
-  type BriefLevel,
-  type ProposalContent,
-  type ProposalKind,
-} from '../src/core/index.js';
-import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
+// Free of Node built-ins (the browser build has it): signatures go through the generators of
+// src/core/checking.ts, run at once on Node (verifyNode) or awaited (verifyNodeAsync).
+import { briefCutSha256, briefManifestStatement, briefTexts, type BriefLevel } from '../src/core/brief.js';
+import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { contentSha256, type ProposalContent } from '../src/core/content.js';
+import { publicKeyFromMultibase } from '../src/core/didkey.js';
+import type { ProposalKind } from '../src/core/kinds.js';
+import { parseStrictJson } from '../src/core/strict-json.js';
+import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { NotCheckableError } from './judgment.js';
-import { checkLogInclusion, endorsedLogKey } from './log.js';
+import { endorsedLogKeyChecking, logInclusionChecking } from './log.js';
 import { Checks, type Report } from './report.js';
 
 export interface NodeOptions {
@@ -77,16 +73,24 @@ export function parseNodeRead(input: string | Uint8Array | unknown): { doc: Json
   throw new NotCheckableError('not a knowledge node or brief read: save one with akas node PATH --json, or akas brief ID --json');
 }
 
-/** Checks a node or brief read offline against its evidence. Throws NotCheckableError for input that is neither. */
+/** Checks a node or brief read offline against its evidence (Node: Ed25519 answers at once). Throws NotCheckableError for input that is neither. */
 export function verifyNode(input: string | Uint8Array | unknown, options: NodeOptions = {}): NodeReport {
-  const { doc, shape } = parseNodeRead(input);
+  return runNow(nodeChecking(parseNodeRead(input), options));
+}
+
+/** verifyNode where Ed25519 is asynchronous (WebCrypto in a browser). */
+export function verifyNodeAsync(input: string | Uint8Array | unknown, options: NodeOptions = {}): Promise<NodeReport> {
+  return runAsync(nodeChecking(parseNodeRead(input), options));
+}
+
+function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, options: NodeOptions): Checking<NodeReport> {
   const c = new Checks();
   const kind = shape === 'brief' ? 'brief' : String(doc.kind);
   const report = (extra: Partial<NodeReport> = {}): NodeReport => ({ ...c.report(), shape, path: String(doc.path), kind, ...extra });
 
   let trust: IssuerTrust | undefined;
   if (options.issuer) {
-    trust = trustIssuerKeys(options.issuer, options.issuerKeys);
+    trust = yield* trustChecking(options.issuer, options.issuerKeys);
     c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer}${options.issuerKeys ? ' through rotations signed by both keys' : ''}`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
   }
 
@@ -102,13 +106,13 @@ export function verifyNode(input: string | Uint8Array | unknown, options: NodeOp
   if (shape === 'node' && doc.kind !== 'leaf-brief' && doc.proposalId !== ev.proposalId) ids.push(`the node names proposal ${String(doc.proposalId)}, its evidence ${String(ev.proposalId)}`);
   c.add('evidence', 'content', 'the evidence is about the proposal that made what is served', ids.length === 0 && typeof ev.proposalId === 'string' && evHash !== undefined, ids.join('; ') || (evHash === undefined ? 'the evidence names no contentSha256' : undefined));
 
-  if (shape === 'brief' || doc.kind === 'leaf-brief') checkBrief(c, doc, shape, ev, trust);
+  if (shape === 'brief' || doc.kind === 'leaf-brief') yield* briefChecking(c, doc, shape, ev, trust);
   else checkServedContent(c, doc, ev, evKind);
 
   // L3: the publication event, in the log under a trusted key.
   const logPart = isObject(ev.log) ? ev.log : {};
   let logKey = options.logKey;
-  if (!logKey && trust) logKey = endorsedLogKey(logPart.endorsement, trust) ?? undefined;
+  if (!logKey && trust) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
   if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart.verifierKey === options.logKey, logPart.verifierKey === options.logKey ? undefined : `the evidence names ${String(logPart.verifierKey)}`);
   else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the evidence's log key by an issuer key reached from the pin");
   else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)');
@@ -132,7 +136,7 @@ export function verifyNode(input: string | Uint8Array | unknown, options: NodeOp
       problems.join('; ') || (legacy ? "not checked: published before content binding, its event names no content: bound by the node's store, not by the log" : undefined),
       'proposal.published',
     );
-    if (logKey) checkLogInclusion(c, { entry: pub.entry, inclusion: pub.inclusion, checkpoint: pub.checkpoint }, [logKey], 'proposal.published');
+    if (logKey) yield* logInclusionChecking(c, { entry: pub.entry, inclusion: pub.inclusion, checkpoint: pub.checkpoint }, [logKey], 'proposal.published');
     else c.add('log.inclusion', 'L3', 'the event is in the node\'s log', null, 'not checked: no trusted log key', 'proposal.published');
   }
   return report({ proposalId: String(ev.proposalId), ...(evHash ? { contentSha256: evHash } : {}), contentBinding: String(ev.contentBinding) });
@@ -183,7 +187,7 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
 }
 
 /** A brief (a leaf-brief node, or a brief read by id): the cut, its manifest, its texts, and the manifest's binding and signature. */
-function checkBrief(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json, trust: IssuerTrust | undefined) {
+function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json, trust: IssuerTrust | undefined): Checking<void> {
   const brief = isObject(doc.brief) ? doc.brief : undefined;
   const m = isObject(doc.manifest) ? doc.manifest : undefined;
   if (!brief || !m) {
@@ -237,12 +241,13 @@ function checkBrief(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json, tru
 
   const ns = isObject(m.nodeSignature) ? m.nodeSignature : undefined;
   const publicKey = typeof ns?.issuer === 'string' ? publicKeyFromMultibase(ns.issuer) : null;
-  let signed = false;
+  let statement: string | undefined;
   try {
-    signed = ns?.algorithm === 'Ed25519' && publicKey !== null && verify(publicKey, briefManifestStatement(m as never), ns.signature as string);
+    statement = briefManifestStatement(m as never);
   } catch {
-    signed = false;
+    statement = undefined;
   }
+  const signed = ns?.algorithm === 'Ed25519' && publicKey !== null && statement !== undefined && (yield* ed25519Hex(publicKey, statement, ns.signature));
   c.add('manifest.signature', 'L1', "the node's Ed25519 signature over the manifest", signed, signed ? `by ${String(ns!.issuer)}` : ns ? 'does not verify under the key it names: the manifest was changed' : 'the manifest carries no nodeSignature (a manifest made before content binding)');
   if (trust) {
     const key = signed ? trust.keys.get(String(ns!.issuer)) : undefined;

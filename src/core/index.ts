@@ -18,3 +18,8 @@ export * from './log-entry.js';
 export * from './possession.js';
 export * from './content.js';
 export * from './brief.js';
+export * from './cosignature.js';
+export * from './tiles.js';
+export * from './witness-wire.js';
+export * from './crypto.js';
+export * from './checking.js';

@@ -14,6 +14,7 @@ import { nodeKeysView } from './routes/credentials.js';
 import { entryView } from './routes/log.js';
 import type { TransparencyLog } from '../domain/log.js';
 import { EVENT_KIND } from '../domain/audit.js';
+import { servedCheckpoint, type WitnessClient } from '../domain/witnesses.js';
 import { proposalView } from './views.js';
 
 export const BUNDLE_FORMAT = 'akas.bundle.v2';
@@ -34,12 +35,14 @@ export function casRefs(p: ProposalRecord, origin?: string): BundleCasRef[] {
  * decision or withdrawal) with their inclusion proofs against one checkpoint (made now, so it
  * covers every entry already appended), and the log's key with the issuer's endorsement of it.
  */
-async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord) {
+async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord, witnesses?: WitnessClient, waitMs = 0) {
   await log.drain(); // events recorded a moment ago are appended first
-  const cp = await log.checkpoint();
+  const found = (await log.byIndex(`proposal:${p.proposalId}:`, 1000)).filter((entry) => entry.kind === EVENT_KIND && entry.body.proposalId === p.proposalId);
+  // The checkpoint covers every event; with witnesses it is their cosigned one (PROTOCOL 9.9).
+  const { cp, note } = await servedCheckpoint(log, witnesses, Math.max(0, ...found.map((entry) => entry.seq + 1)), waitMs);
   const entries = [];
-  for (const entry of await log.byIndex(`proposal:${p.proposalId}:`, 1000)) {
-    if (entry.kind !== EVENT_KIND || entry.body.proposalId !== p.proposalId || entry.seq >= cp.size) continue;
+  for (const entry of found) {
+    if (entry.seq >= cp.size) continue; // not yet appended: the verifier says so
     const proof = await log.inclusion(entry.seq, cp.size);
     const event = String(entry.body.event);
     entries.push({
@@ -49,10 +52,10 @@ async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord) {
       inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) },
     });
   }
-  return { origin: ctx.keys.log.origin, verifierKey: ctx.keys.log.verifierKey, endorsement: ctx.keys.log.endorsement, checkpoint: cp.note, entries };
+  return { origin: ctx.keys.log.origin, verifierKey: ctx.keys.log.verifierKey, endorsement: ctx.keys.log.endorsement, checkpoint: note, entries };
 }
 
-export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId: string, origin: string) {
+export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId: string, origin: string, witnesses?: WitnessClient, waitMs = 0) {
   const p = await getProposal(ctx, proposalId);
   const judges = [];
   for (const tag of [...new Set(p.judgments.map((j) => j.agentTag))]) {
@@ -74,6 +77,6 @@ export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId:
     credentials,
     issuerKeys: nodeKeysView(ctx.keys).issuer,
     cas: casRefs(p, origin),
-    log: await logPart(ctx, log, p),
+    log: await logPart(ctx, log, p, witnesses, waitMs),
   };
 }
