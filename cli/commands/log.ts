@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
-import { table } from '../output.js';
+import { errorLines, table } from '../output.js';
 import { configDir } from '../profile.js';
 import { action, type Cli } from '../program.js';
 import { verifyGroup } from './verify.js';
@@ -42,7 +42,11 @@ export function logCommands(program: Command, cli: Cli) {
           out.result(r, () =>
             r.valid
               ? `valid ${r.kind} (schemaVersion ${r.schemaVersion}); record it with: akas attest ${kind} ...`
-              : [`NOT valid for ${r.kind}:`, ...r.errors.map((e: Json) => `  ${e.instancePath || '(body)'} ${e.message}${e.fieldDescription ? ` — ${e.fieldDescription}` : ''}`), r.hint].join('\n'),
+              : [
+                  `NOT valid for ${r.kind}:`,
+                  ...errorLines(r.errors, r.errorCount, (e) => `  ${(e as Json).instancePath || '(body)'} ${(e as Json).message}${(e as Json).fieldDescription ? ` — ${(e as Json).fieldDescription}` : ''}`),
+                  r.hint,
+                ].join('\n'),
           );
           return r.valid ? 0 : 1;
         }

@@ -16,3 +16,4 @@ export * from './merkle.js';
 export * from './note.js';
 export * from './log-entry.js';
 export * from './possession.js';
+export * from './schema-limits.js';

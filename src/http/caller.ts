@@ -27,8 +27,6 @@ declare module 'fastify' {
     banExempt?: boolean;
     /** Idempotency-Key surface name; absent means the header is ignored. */
     idempotency?: string;
-    /** false: the route draws no token (health checks). */
-    rateLimit?: boolean;
   }
 }
 
@@ -113,8 +111,10 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
     } else if (mode === 'required') {
       authError = new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.');
     }
-    // An MCP tool call drew its token as the POST to /api/mcp (PROTOCOL 12.3).
-    if (config.rateLimit !== false && !isInnerCall(request)) {
+    // Every route draws a token, health and preview included: no answer, however cheap, is
+    // free of the bucket (PROTOCOL 1.4). An MCP tool call drew its token as the POST to
+    // /api/mcp (PROTOCOL 12.3).
+    if (!isInnerCall(request)) {
       const agent = request.caller.agent;
       await buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.ip}`, agent ? 'per-bearer' : 'per-ip');
     }

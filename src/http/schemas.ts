@@ -16,8 +16,9 @@ const Hint = Type.Union([Type.String(), Type.Object({ next: Type.Optional(Type.A
   description: 'What to do next: a sentence, or {next: [...]}.',
 });
 const FieldErrors = Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
-  description: 'One item per failing field (dotted paths such as payload.branches[0].id).',
+  description: 'One item per failing field (dotted paths such as payload.branches[0].id): the first 50 (errorCount says how many there were).',
 });
+const ErrorCount = Type.Integer({ minimum: 0, description: 'How many errors there were in all; errors[] lists the first 50 (PROTOCOL 1.3).' });
 
 /** The envelope of every refusal (PROTOCOL 1.3): a sentence, a code of section 13, and the facts of the refusal. */
 export const ErrorEnvelope = Type.Object(
@@ -27,6 +28,7 @@ export const ErrorEnvelope = Type.Object(
     hint: Type.Optional(Hint),
     field: Type.Optional(Type.String()),
     errors: Type.Optional(FieldErrors),
+    errorCount: Type.Optional(ErrorCount),
     recovery: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
   { $id: 'ErrorEnvelope', additionalProperties: true, description: 'A refusal (PROTOCOL 1.3); further fields carry the facts of the refusal (required, balance, tier, signingPayload, ...).' },
@@ -37,6 +39,7 @@ export const ValidationError = Type.Object(
     error: Type.String(),
     code: Type.Literal('validation_failed'),
     errors: FieldErrors,
+    errorCount: ErrorCount,
     hint: Type.Optional(Hint),
   },
   { $id: 'ValidationError', additionalProperties: true, description: 'Every failing field of the body, query or path (PROTOCOL 1.3).' },
@@ -93,6 +96,7 @@ export const IdConflict = Type.Object(
     error: Type.String(),
     code: Type.Literal('id_conflict'),
     errors: FieldErrors,
+    errorCount: Type.Optional(ErrorCount),
     existingProposalId: Type.String(),
     judgeUrl: Type.String(),
     detailUrl: Type.String(),

@@ -111,6 +111,19 @@ describe('akas events', () => {
   });
 });
 
+describe('akas attest --dry-run', () => {
+  it('shows the first 50 errors of a hostile body and how many there were (issue 22)', async () => {
+    const body: Record<string, unknown> = {};
+    for (const f of ['schemaVersion', 'reviewId', 'reviewerId', 'reviewerDid', 'subjectId', 'subjectSha256', 'verdict', 'reviewedAt']) body[f] = [f];
+    for (let i = 0; i < 50; i++) body[`x${i}`] = i;
+    const r = await h.akas(['attest', 'review.attestation.v1', '--dry-run', '--body', JSON.stringify(body)]);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('  /') || l.startsWith('  (body)'))).toHaveLength(50);
+    expect(r.stdout).toMatch(/\.\.\. and \d+ more \(\d+ errors in all\)/);
+  });
+});
+
 describe('akas gate review', () => {
   const review = (subject: string, verdict: string, i: number) => ({
     schemaVersion: '1.0.0',

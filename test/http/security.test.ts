@@ -22,7 +22,7 @@ afterEach(async () => node?.close());
 const concrete = (url: string) => url.replace(/:id\b/, 'cprop_0000000000000000').replace(/:[a-zA-Z]+/g, 'x').replace('*', 'x');
 
 describe('security headers', () => {
-  beforeEach(() => open({ rateLimit: { burst: 5, refillPerSecond: 0.001 } }));
+  beforeEach(() => open({ rateLimit: { burst: 8, refillPerSecond: 0.001 } }));
 
   it('are on HTML and JSON answers alike, errors and 429s included', async () => {
     const answers = [

@@ -13,7 +13,6 @@ export async function healthRoutes(app: FastifyInstance) {
         tags: ['discovery'],
         response: { 200: Closed({ ok: Type.Literal(true), version: Type.String(), time: Ms(), issuer: Type.String({ description: 'The current issuer did:key.' }) }) },
       },
-      config: { rateLimit: false },
     },
     async () => {
       const { store, clock, keys, appConfig } = app.akas;

@@ -313,7 +313,7 @@ export async function identityRoutes(app: FastifyInstance) {
   );
 
   const previewSchema = { operationId: 'preview', summary: 'What registering gives, at no cost', tags: ['identity'], response: { 200: PreviewAnswer } };
-  app.get('/api/agent/v1/preview', { schema: previewSchema, config: { rateLimit: false } }, async (request, reply) => {
+  app.get('/api/agent/v1/preview', { schema: previewSchema }, async (request, reply) => {
     const now = ctx.clock.now();
     const quota = await registrationQuota(ctx, request.ip);
     const remainingBucket = await ctx.buckets.peek(`ip:${request.ip}`);
