@@ -13,6 +13,8 @@ export interface DomainConfig {
   allowAnonymousPropose: boolean;
   /** Share of challenges served as decoys. */
   decoyRate: number;
+  /** Steps the JSON Logic conditions of one decision-graph traversal may take together (PROTOCOL 10.5). */
+  traversalLogicBudget: number;
 }
 
 export const defaultDomainConfig: DomainConfig = {
@@ -22,6 +24,7 @@ export const defaultDomainConfig: DomainConfig = {
   sameIpCollusionCheck: true,
   allowAnonymousPropose: false,
   decoyRate: 0.1,
+  traversalLogicBudget: 100_000,
 };
 
 /** What every domain function gets: where state lives, what time it is, randomness, the node's keys. */

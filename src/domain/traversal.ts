@@ -2,9 +2,10 @@
 // whose JSON Logic condition holds on the inputs is followed; a branch leading to another
 // decision node continues there, several true branches fork in parallel, and the leaves
 // name where each path ends. A cycle along a path is refused (400 graph_cycle), and a path
-// deeper than the depth limit stops there with a clear answer, so no graph can hang a node.
-import jsonLogic from 'json-logic-js';
+// deeper than the depth limit, a walk past the step limit, or conditions that use up their
+// step budget (logic.ts) stop there with a clear answer, so no graph can hang a node.
 import { hex, ServiceError, type RandomSource } from '../core/index.js';
+import { holds, LogicBudgetSpent, LogicRefused, type LogicMeter } from './logic.js';
 import { space, type Store } from '../store/index.js';
 import { KnowledgeNodes, normalizePath, type KnowledgeNode } from './knowledge.js';
 
@@ -41,8 +42,8 @@ export interface Traversal {
   path: string;
   inputs: Record<string, unknown>;
   complete: boolean;
-  /** Why the traversal stopped early (depth or step limit), when it did. */
-  stopped?: { reason: 'depth-limit' | 'step-limit'; at: string; depth: number; limit: number };
+  /** Why the traversal stopped early (depth or step limit, or the conditions' step budget), when it did. */
+  stopped?: { reason: 'depth-limit' | 'step-limit' | 'logic-budget'; at: string; depth: number; limit: number };
   steps: TraversalStep[];
   leaves: TraversalLeaf[];
   /** How many times more than one branch held at a node. */
@@ -59,13 +60,12 @@ const decisionAt = async (store: Store, path: string) => {
   return node?.kind === 'leaf-decision' ? node : undefined;
 };
 
-function holds(condition: unknown, inputs: Record<string, unknown>): boolean {
-  if (typeof condition === 'boolean') return condition;
-  return Boolean(jsonLogic.apply(condition as jsonLogic.RulesLogic, inputs));
-}
-
 /** Walks a decision graph from path with the inputs; stores and answers the traversal. */
-export async function traverse(ctx: { store: Store; random: RandomSource; clock: { now(): number } }, pathIn: string, inputs: Record<string, unknown>): Promise<Traversal> {
+export async function traverse(
+  ctx: { store: Store; random: RandomSource; clock: { now(): number }; config: { traversalLogicBudget: number } },
+  pathIn: string,
+  inputs: Record<string, unknown>,
+): Promise<Traversal> {
   const path = normalizePath(pathIn);
   const start = path ? await decisionAt(ctx.store, path) : undefined;
   if (!path || !start) {
@@ -82,7 +82,9 @@ export async function traverse(ctx: { store: Store; random: RandomSource; clock:
   // repeated). Leaves wait on the stack too, so they come out in branch order, depth first.
   type Item = { node: KnowledgeNode; depth: number; via: TraversalLeaf['via']; trail: string[] } | { leaf: TraversalLeaf };
   const stack: Item[] = [{ node: start, depth: 0, via: [], trail: [path] }];
-  while (stack.length) {
+  const budget = ctx.config.traversalLogicBudget;
+  const steps: LogicMeter = { left: budget };
+  walk: while (stack.length) {
     const item = stack.pop()!;
     if ('leaf' in item) {
       t.leaves.push(item.leaf);
@@ -97,9 +99,16 @@ export async function traverse(ctx: { store: Store; random: RandomSource; clock:
     const branches = (node.payload?.branches as Branch[]) ?? [];
     let results: Array<{ id: string; holds: boolean; to: string }>;
     try {
-      results = branches.map((b) => ({ id: b.id, holds: holds(b.condition, inputs), to: b.to }));
+      results = branches.map((b) => ({ id: b.id, holds: holds(b.condition, inputs, steps), to: b.to }));
     } catch (e) {
-      throw new ServiceError('validation_failed', `A condition of ${node.path} cannot be evaluated on these inputs: ${(e as Error).message}`, { errors: [{ field: 'inputs', reason: 'the graph\'s conditions cannot be evaluated on them' }] });
+      if (e instanceof LogicBudgetSpent) {
+        t.complete = false;
+        t.stopped = { reason: 'logic-budget', at: node.path, depth, limit: budget };
+        break walk;
+      }
+      // A graph published before the operator allow-list may hold one off it: never evaluated.
+      const reason = e instanceof LogicRefused ? `${e.message}; this node does not evaluate it` : 'the graph\'s conditions cannot be evaluated on them';
+      throw new ServiceError('validation_failed', `A condition of ${node.path} cannot be evaluated on these inputs: ${(e as Error).message}`, { errors: [{ field: 'inputs', reason }] });
     }
     t.steps.push({ path: node.path, question: String(node.payload?.question ?? ''), depth, branches: results });
     const taken = results.filter((r) => r.holds);

@@ -64,7 +64,7 @@ const TraversalAnswer = Closed(
     path: Str,
     inputs: Open(),
     complete: Type.Boolean(),
-    stopped: Type.Optional(Closed({ reason: Type.String({ enum: ['depth-limit', 'step-limit'] }), at: Str, depth: Type.Integer(), limit: Type.Integer() })),
+    stopped: Type.Optional(Closed({ reason: Type.String({ enum: ['depth-limit', 'step-limit', 'logic-budget'] }), at: Str, depth: Type.Integer(), limit: Type.Integer() })),
     steps: Type.Array(Closed({ path: Str, question: Str, depth: Type.Integer(), branches: Type.Array(Closed({ id: Str, holds: Type.Boolean(), to: Str })) })),
     leaves: Type.Array(
       Closed({

@@ -1,0 +1,215 @@
+// The security review of issue 22, replayed: each attack it made on a default node, sent over
+// real HTTP to a node listening on 127.0.0.1 (port 0), and what the node answers now. Every
+// describe block names its finding; each test failed on the node as it was before the fix.
+import { Agent as Dispatcher, request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { publishToTree } from '../../src/domain/knowledge.js';
+import type { ProposalRecord } from '../../src/domain/records.js';
+import type { AppConfig } from '../../src/http/app.js';
+import { samplePayload } from '../fixtures/payloads.js';
+import { testNode, type TestNode } from '../helpers/app.js';
+import { agent, type Agent } from '../helpers/flows.js';
+
+let node: TestNode;
+let base: string;
+let dispatcher: Dispatcher;
+
+async function open(config: Partial<AppConfig> = {}) {
+  node = await testNode(config);
+  base = await node.app.listen({ host: '127.0.0.1', port: 0 });
+  dispatcher = new Dispatcher({ connections: 4 });
+}
+afterEach(async () => {
+  await dispatcher?.close();
+  await node?.close();
+});
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  bytes: number;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** One request over real HTTP; `body` is sent as it is (a string or bytes) or as JSON. */
+async function send(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const raw = opts.body === undefined ? undefined : typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
+  const res = await request(`${base}${path}`, {
+    method: method as 'GET',
+    headers: { ...(raw !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    body: raw,
+    dispatcher,
+  });
+  const buf = Buffer.from(await res.body.arrayBuffer());
+  const text = buf.toString('utf8');
+  return { status: res.statusCode, headers: res.headers as Answer['headers'], text, bytes: buf.length, json: () => JSON.parse(text) };
+}
+
+const bearer = (a: Agent) => ({ authorization: `Bearer ${a.apiKey}` });
+
+/** An error answer is never larger than this, or twice its request. */
+const ERROR_ANSWER_BOUND = 16 * 1024;
+
+describe('finding 1: validation answers are bounded and every route draws a token', () => {
+  it('draws a token on the dry run (and every other route): an empty bucket is a 429', async () => {
+    await open({ rateLimit: { burst: 3, refillPerSecond: 0.001 } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await send('POST', '/api/credentials/dry-run', { body: { kind: 'review.attestation.v1', body: {} } })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    // Health and preview too: no route answers a caller whose bucket is empty.
+    expect((await send('GET', '/healthz')).status).toBe(429);
+    expect((await send('GET', '/api/agent/v1/preview')).status).toBe(429);
+  });
+
+  it('answers a dry run of a hostile body with at most 50 errors, their count, and a small answer', async () => {
+    await open();
+    // An object of thousands of unknown properties, each an error of a closed schema: refused
+    // by size (maxProperties) before any of them is looked at.
+    const body: Record<string, unknown> = {};
+    for (let i = 0; i < 30_000; i++) body[`x${i}`] = i;
+    const sent = JSON.stringify({ kind: 'review.attestation.v1', body });
+    const r = await send('POST', '/api/credentials/dry-run', { body: sent });
+    expect(r.status).toBe(200);
+    const j = r.json();
+    expect(j).toMatchObject({ valid: false, errorCount: 1, errors: [{ keyword: 'maxProperties', instancePath: '' }] });
+    expect(r.bytes).toBeLessThanOrEqual(ERROR_ANSWER_BOUND);
+    // Within the limits, every field wrong: the first 50 errors and how many there were.
+    const within: Record<string, unknown> = {};
+    for (const f of ['schemaVersion', 'reviewId', 'reviewerId', 'reviewerDid', 'subjectId', 'subjectSha256', 'verdict', 'reviewedAt']) within[f] = [f];
+    for (let i = 0; i < 50; i++) within[`x${i}`] = 'y'.repeat(1000);
+    const many = await send('POST', '/api/credentials/dry-run', { body: { kind: 'review.attestation.v1', body: within } });
+    expect(many.json().errors).toHaveLength(50);
+    expect(many.json().errorCount).toBeGreaterThan(50);
+    expect(many.bytes).toBeLessThanOrEqual(ERROR_ANSWER_BOUND);
+  });
+
+  it('refuses an array over its maxItems before validating its items, naming the limit', async () => {
+    await open();
+    const a = await agent(node, 0.9, 50);
+    // 20,000 branches, each invalid: the array's maxItems (32) is what the answer names.
+    const branches = Array.from({ length: 20_000 }, () => ({ id: 'X', condition: 1, to: '' }));
+    const payload = { ...(samplePayload('graph', 1) as Record<string, unknown>), payload: { question: 'q', inputsRequired: [], branches } };
+    const sent = JSON.stringify(payload);
+    const r = await send('POST', '/api/knowledge/dg/propose', { body: sent, headers: bearer(a) });
+    expect(r.status).toBe(400);
+    const j = r.json();
+    expect(j.code).toBe('validation_failed');
+    expect(j.errors).toEqual([{ field: 'payload.branches', reason: 'must NOT have more than 32 items' }]);
+    expect(r.bytes).toBeLessThanOrEqual(ERROR_ANSWER_BOUND);
+  });
+
+  it('caps errors[] at 50 with errorCount on a body route whose fields all fail', async () => {
+    await open();
+    const a = await agent(node, 0.9, 50);
+    const branches = Array.from({ length: 32 }, () => ({ id: 'X', condition: 1, to: '', priors: 9 }));
+    const payload = { path: 1, title: 2, spec: 3, payload: { question: 4, inputsRequired: [5], branches } };
+    const r = await send('POST', '/api/knowledge/dg/propose', { body: payload, headers: bearer(a) });
+    expect(r.status).toBe(400);
+    const j = r.json();
+    expect(j.errors).toHaveLength(50);
+    expect(j.errorCount).toBeGreaterThan(50);
+  });
+});
+
+/** Puts a decision node straight into the published tree (as publishing would). */
+async function putGraph(path: string, branches: Array<{ id: string; condition: unknown; to: string }>, inputsRequired: string[] = ['x']) {
+  const p = { proposalId: 'gprop_0000000000000000', kind: 'graph', path, payload: { path, title: path, spec: 'test graph', payload: { question: `at ${path}?`, inputsRequired, branches } }, proposer: null } as unknown as ProposalRecord;
+  await node.store.transact([`tree:${path}`], async (tx) => publishToTree(tx, p, node.clock.now()));
+}
+
+describe('finding 2: JSON Logic conditions', () => {
+  const graphWith = (condition: unknown, n = 1) => {
+    const g = samplePayload('graph', n) as { payload: { branches: Array<{ condition: unknown }> } };
+    g.payload.branches[0].condition = condition;
+    return g;
+  };
+
+  it('refuses the operators that loop, merge or print (map, filter, reduce, all, some, none, merge, log, method)', async () => {
+    await open();
+    const a = await agent(node, 0.9, 200);
+    const rules = [
+      { map: [[1, 2], { '+': [{ var: '' }, 1] }] },
+      { filter: [[1, 2], true] },
+      { reduce: [[1, 2], { '+': [{ var: 'current' }, { var: 'accumulator' }] }, 0] },
+      { all: [[1], true] },
+      { some: [[1], true] },
+      { none: [[1], true] },
+      { merge: [[1], [2]] },
+      { log: '{"level":50,"msg":"forged"}' },
+      { method: ['abc', 'toUpperCase'] },
+    ];
+    for (const [i, rule] of rules.entries()) {
+      const r = await send('POST', '/api/knowledge/dg/propose', { body: graphWith({ '==': [rule, 1] }, i + 1), headers: bearer(a) });
+      expect(r.status, JSON.stringify(rule)).toBe(400);
+      expect(r.json().errors[0].reason).toMatch(/not an allowed JSON Logic operator/);
+    }
+  });
+
+  it('refuses a condition nested too deep or too large', async () => {
+    await open();
+    const a = await agent(node, 0.9, 50);
+    let deep: unknown = { var: 'throughput' };
+    for (let i = 0; i < 40; i++) deep = { '!': [deep] };
+    const deepR = await send('POST', '/api/knowledge/dg/propose', { body: graphWith(deep, 1), headers: bearer(a) });
+    expect(deepR.status).toBe(400);
+    expect(deepR.json().errors[0].reason).toMatch(/nests deeper than/);
+    const large = { in: [{ var: 'throughput' }, Array.from({ length: 3000 }, (_, i) => i)] };
+    const largeR = await send('POST', '/api/knowledge/dg/propose', { body: graphWith(large, 2), headers: bearer(a) });
+    expect(largeR.status).toBe(400);
+    expect(largeR.json().errors[0].reason).toMatch(/larger than/);
+  });
+
+  it('never evaluates a looping operator of a graph already in the tree', async () => {
+    await open();
+    const big = Array.from({ length: 2000 }, (_, i) => i);
+    await putGraph('/dg/weapon', [{ id: 'w', condition: { some: [{ map: [big, { map: [big, { var: '' }] }] }, { '==': [{ var: '' }, -1] }] }, to: '/x' }]);
+    const r = await send('POST', '/api/knowledge/dg/traverse', { body: { path: '/dg/weapon', inputs: { x: 1 } } });
+    expect(r.status).toBe(400);
+    expect(r.json().errors[0].reason).toMatch(/not an allowed JSON Logic operator/);
+  });
+
+  it('stops a traversal whose conditions run over the step budget, saying so', async () => {
+    await open({ traversalLogicBudget: 2000 });
+    const list = Array.from({ length: 400 }, (_, i) => i);
+    // Three true branches on every level, each an `in` over 400 literals: 3 + 9 + 27 decisions.
+    for (let level = 0; level < 4; level++) {
+      const to = level < 3 ? `/dg/l${level + 1}` : '/tools/end';
+      await putGraph(`/dg/l${level}`, ['a', 'b', 'c'].map((id) => ({ id, condition: { in: [{ var: 'x' }, list] }, to })));
+    }
+    const r = await send('POST', '/api/knowledge/dg/traverse', { body: { path: '/dg/l0', inputs: { x: 399 } } });
+    expect(r.status).toBe(200);
+    expect(r.json()).toMatchObject({ complete: false, stopped: { reason: 'logic-budget', limit: 2000 } });
+  });
+});
+
+describe('finding 3: a lone surrogate (and every other breach of strict JSON) is 400 invalid_json on every body', () => {
+  const lone = '{"kind":"review.attestation.v1","body":{"reviewerId":"\\ud800"}}';
+
+  it('on the dry run, attestations, register and propose alike', async () => {
+    await open();
+    const a = await agent(node, 0.9, 50);
+    const before = (await send('GET', '/api/attestations/head')).json().size;
+    const answers = [
+      await send('POST', '/api/credentials/dry-run', { body: lone }),
+      await send('POST', '/api/attestations', { body: lone, headers: bearer(a) }),
+      await send('POST', '/api/agent/v1/register', { body: '{"promptId":"\\udfff"}' }),
+      await send('POST', '/api/knowledge/cap/propose', { body: JSON.stringify(samplePayload('capability', 1)).replace('"title":"', '"title":"\\ud83d'), headers: bearer(a) }),
+      // Duplicate keys and bytes that are not UTF-8: the same strict rules.
+      await send('POST', '/api/credentials/dry-run', { body: '{"kind":"review.attestation.v1","kind":"x","body":{}}' }),
+      await send('POST', '/api/credentials/dry-run', { body: Buffer.concat([Buffer.from('{"kind":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","body":{}}')]) }),
+    ];
+    expect(answers.map((r) => [r.status, r.json().code])).toEqual(Array.from({ length: 6 }, () => [400, 'invalid_json']));
+    await node.app.akas.log.drain();
+    expect((await send('GET', '/api/attestations/head')).json().size).toBe(before);
+  });
+
+  it('on the MCP endpoint too', async () => {
+    await open();
+    const r = await send('POST', '/api/mcp', {
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"dry_run","arguments":{"kind":"review.attestation.v1","body":{"reviewerId":"\\udc00"}}}}',
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    });
+    expect([r.status, r.json().code]).toEqual([400, 'invalid_json']);
+  });
+});
