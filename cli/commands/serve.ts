@@ -1,5 +1,6 @@
 // `akas serve`: the whole node on an embedded LevelDB store in a data folder, or on a
 // PostgreSQL database that several `akas serve` processes share (--store postgres://...).
+import { isIP } from 'node:net';
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { CliError, usageError } from '../errors.js';
@@ -11,7 +12,7 @@ interface ServeOptions {
   store?: string;
   nodeSecretFile?: string;
   publicUrl?: string;
-  trustProxy?: boolean;
+  trustProxy?: boolean | string;
   allowSameIp?: boolean;
   allowAnonymousPropose?: boolean;
   registrationCap?: string;
@@ -32,7 +33,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--store <url>', 'a postgres:// URL: the database several processes share instead of a data folder (env AKAS_STORE)')
     .option('--node-secret-file <file>', 'with --store: file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or the secret itself in AKAS_NODE_SECRET)')
     .option('--public-url <url>', 'origin used in absolute URLs (default: the Host the request came to)')
-    .option('--trust-proxy', 'read the client IP from X-Forwarded-For (behind a reverse proxy)')
+    .option('--trust-proxy [hops|addresses]', 'read the client IP from X-Forwarded-For behind reverse proxies: how many proxy hops (alone: 1), or the proxies\' addresses and CIDRs, comma-separated (env AKAS_TRUST_PROXY)')
     .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
@@ -61,6 +62,7 @@ export function serveCommands(program: Command, cli: Cli) {
           if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) throw usageError(`--rate-limit is BURST:PER_SECOND (e.g. 120:2), got ${rateLimitArg}`);
           rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
         }
+        const trustProxy = parseTrustProxy(opts.trustProxy ?? env.AKAS_TRUST_PROXY);
         const { startNode, checkNode } = await import('../../src/http/server.js');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string } = { dataDir };
@@ -83,7 +85,7 @@ export function serveCommands(program: Command, cli: Cli) {
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
           config: {
             publicUrl: opts.publicUrl,
-            trustProxy: Boolean(opts.trustProxy),
+            trustProxy,
             sameIpCollusionCheck: !opts.allowSameIp,
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
@@ -104,6 +106,35 @@ export function serveCommands(program: Command, cli: Cli) {
         await node.closed;
       }),
     );
+}
+
+/** The names proxy-addr knows for address ranges (PROTOCOL 1.4). */
+const RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * --trust-proxy (or AKAS_TRUST_PROXY): absent, no proxy is trusted; alone (or `true`), one hop;
+ * a whole number, that many hops; otherwise a comma-separated list of the proxies' addresses,
+ * CIDRs (10.0.0.0/8, fd00::/8) or range names (loopback, linklocal, uniquelocal).
+ */
+export function parseTrustProxy(value: boolean | string | undefined): boolean | number | string[] {
+  if (value === undefined || value === false || value === '' || value === 'false') return false;
+  if (value === true || value === 'true') return 1;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1) throw usageError('--trust-proxy takes a number of hops from 1, or the proxies\' addresses');
+    return hops;
+  }
+  const list = value.split(',').map((v) => v.trim()).filter(Boolean);
+  for (const item of list) {
+    const [address, bits, extra] = item.split('/');
+    const family = isIP(address);
+    const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!(RANGE_NAMES.includes(item) || (family !== 0 && okBits && extra === undefined))) {
+      throw usageError(`--trust-proxy: ${item} is not an address, a CIDR or one of ${RANGE_NAMES.join(', ')} (or give a number of hops)`);
+    }
+  }
+  if (!list.length) throw usageError('--trust-proxy takes a number of hops, or the proxies\' addresses');
+  return list;
 }
 
 /**

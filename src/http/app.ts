@@ -6,7 +6,7 @@ import { cryptoRandom, decodeUtf8Strict, jsonDepth, MAX_JSON_DEPTH, ServiceError
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
 import type { Store } from '../store/index.js';
-import { registerCaller } from './caller.js';
+import { proxyTrust, registerCaller } from './caller.js';
 import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
@@ -31,8 +31,12 @@ import { registerSecurityHeaders } from './security-headers.js';
 export interface AppConfig extends DomainConfig {
   /** The origin used in absolute URLs; by default the one the request came to. */
   publicUrl?: string;
-  /** Read the client IP from X-Forwarded-For (behind a reverse proxy). */
-  trustProxy: boolean;
+  /**
+   * Read the client IP from X-Forwarded-For behind reverse proxies (PROTOCOL 1.4): false, a
+   * number of proxy hops (true: one), or the proxies' addresses and CIDRs. The client is the
+   * first untrusted hop from the right.
+   */
+  trustProxy: boolean | number | string[];
   /** Largest JSON body, in bytes. */
   bodyLimit: number;
   version: string;
@@ -92,7 +96,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimit,
-    trustProxy: config.trustProxy,
+    trustProxy: proxyTrust(config.trustProxy),
     requestIdHeader: false,
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
     // which carries no headers, no bodies and no query values: secrets never reach the log.

@@ -70,8 +70,8 @@ export function idempotencyCaller(request: FastifyRequest): string {
   const isolate = tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
   const keyHash = request.caller?.agent?.apiKeyHash;
   if (keyHash) return isolate ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
-  if (isolate) return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
-  return `ip:${request.ip}`;
+  if (isolate) return `ip:${request.caller.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
+  return `ip:${request.caller.ip}`;
 }
 
 /**

@@ -213,3 +213,47 @@ describe('finding 3: a lone surrogate (and every other breach of strict JSON) is
     expect([r.status, r.json().code]).toEqual([400, 'invalid_json']);
   });
 });
+
+describe('finding 5: --trust-proxy trusts proxies, not clients; IPv6 is counted by /64', () => {
+  const register = (xff: string) => send('POST', '/api/agent/v1/register', { headers: { 'x-forwarded-for': xff } });
+
+  it('takes the first untrusted hop from the right: a client cannot prepend its way past the cap', async () => {
+    // `akas serve --trust-proxy` with no value: one proxy in front (the hop the node sees).
+    await open({ trustProxy: true, registrationCapPerIp: 20 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await register(`10.0.${i}.1, 127.0.0.1`)).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    expect(statuses.slice(20)).toEqual([429, 429, 429, 429, 429]);
+  });
+
+  it('with the proxies named by address, counts the address the last trusted proxy saw', async () => {
+    await open({ trustProxy: ['127.0.0.1'], registrationCapPerIp: 20 });
+    const statuses: number[] = [];
+    // The proxy (127.0.0.1, this test) appends what it saw: 203.0.113.9, whatever the client prepended.
+    for (let i = 0; i < 25; i++) statuses.push((await register(`10.0.${i}.1, 198.51.100.${i}, 203.0.113.9`)).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+  });
+
+  it('counts the addresses of one IPv6 /64 as one client', async () => {
+    await open({ trustProxy: 1, registrationCapPerIp: 20 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await register(`2001:db8:1:2::${(i + 1).toString(16)}`)).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    // Another /64 is another client.
+    expect((await register('2001:db8:1:3::1')).status).toBe(200);
+  });
+
+  it('keeps one IP from judging a proposal twice through X-Forwarded-For', async () => {
+    await open({ trustProxy: true });
+    const proposer = await agent(node, 0.9, 50);
+    const pid = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 7), headers: bearer(proposer) })).json().proposalId;
+    const { signedBody } = await import('../helpers/flows.js');
+    const judges = [await agent(node, 0.9, 0), await agent(node, 0.9, 0)];
+    const answers = [];
+    for (const [i, j] of judges.entries()) {
+      answers.push(await send('POST', `/api/knowledge/judge/${pid}`, { body: signedBody(j, 'capability', pid), headers: { ...bearer(j), 'x-forwarded-for': `10.9.${i}.1, 127.0.0.1` } }));
+    }
+    expect(answers.map((r) => r.status)).toEqual([200, 403]);
+    expect(answers[1].json().code).toBe('same_ip_collusion');
+  });
+});

@@ -27,11 +27,14 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-/** The headers of the /api/mcp request a tool's route sees (PROTOCOL 12.1). */
+/**
+ * The headers of the /api/mcp request a tool's route sees (PROTOCOL 12.1). Not X-Forwarded-For:
+ * the route is called from the client address the /api/mcp request was already resolved to
+ * (--trust-proxy), which a second reading of the header could only get wrong.
+ */
 export const FORWARDED_HEADERS = [
   'authorization',
   'host',
-  'x-forwarded-for',
   'x-forwarded-host',
   'x-forwarded-proto',
   'idempotency-key',

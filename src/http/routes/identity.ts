@@ -226,7 +226,7 @@ export async function identityRoutes(app: FastifyInstance) {
       const body = (request.body ?? {}) as { promptId?: string; attesterLineage?: Record<string, unknown>; publicKey?: string; proof?: unknown };
       const query = request.query as { pool?: 'A' | 'B'; from?: string };
       const origin = originOf(request);
-      const r = await register(ctx, { ip: request.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage, ownKey: ownKeyOf(body) });
+      const r = await register(ctx, { ip: request.caller.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage, ownKey: ownKeyOf(body) });
       const { agent } = r;
       const tenant = tenantOf(request);
       noStore(reply);
@@ -315,8 +315,8 @@ export async function identityRoutes(app: FastifyInstance) {
   const previewSchema = { operationId: 'preview', summary: 'What registering gives, at no cost', tags: ['identity'], response: { 200: PreviewAnswer } };
   app.get('/api/agent/v1/preview', { schema: previewSchema }, async (request, reply) => {
     const now = ctx.clock.now();
-    const quota = await registrationQuota(ctx, request.ip);
-    const remainingBucket = await ctx.buckets.peek(`ip:${request.ip}`);
+    const quota = await registrationQuota(ctx, request.caller.ip);
+    const remainingBucket = await ctx.buckets.peek(`ip:${request.caller.ip}`);
     const origin = originOf(request);
     // Cacheable, but per caller: the registration block counts this IP's quota.
     reply.header('cache-control', 'private, max-age=30').header('vary', 'x-forwarded-for');

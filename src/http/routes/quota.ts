@@ -28,7 +28,7 @@ export async function quotaRoutes(app: FastifyInstance) {
   const schema = { operationId: 'quota', summary: 'Your rate limit and propose quotas', tags: ['identity'], response: { 200: QuotaAnswer } };
   app.get('/api/agent/v1/quota', { schema, config: { auth: 'required', banExempt: true } }, async (request) => {
     const agent = agentOf(request);
-    const q = await proposeQuota(ctx, agent, request.ip);
+    const q = await proposeQuota(ctx, agent, request.caller.ip);
     return {
       tag: agent.tag,
       tier: q.tier,
