@@ -9,6 +9,8 @@ import { updateIdentity, type SavedIdentity } from '../profile.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+const mib = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;
+
 const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];
 
 function rememberChallenge(cli: Cli, id: SavedIdentity, c: Json | null) {
@@ -153,7 +155,7 @@ export function calibrationCommands(program: Command, cli: Cli) {
 
   program
     .command('quota')
-    .description('your token bucket and today\'s propose counters per kind')
+    .description('your token bucket, today\'s propose counters per kind and your content-store upload quota')
     .action(
       action(cli, async () => {
         const q = await cli.client().get<Json>('/api/agent/v1/quota', true);
@@ -161,6 +163,9 @@ export function calibrationCommands(program: Command, cli: Cli) {
           [
             `tier ${q.tier}: ${q.proposeQuota.capPerKind} proposals per kind per day; bucket ${q.rateLimit.remaining}/${q.rateLimit.bucketSize}`,
             ...Object.entries(q.proposeQuota.byKind as Json).map(([k, v]) => `  ${k.padEnd(16)} key ${v.usedByKey}  ip ${v.usedByIp}  left ${v.remaining}`),
+            ...(q.casQuota
+              ? [`content store: ${mib(q.casQuota.used)} of ${mib(q.casQuota.cap)} uploaded today (${q.casQuota.scope}), ${mib(q.casQuota.remaining)} left`]
+              : []),
           ].join('\n'),
         );
       }),

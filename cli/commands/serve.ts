@@ -17,6 +17,8 @@ interface ServeOptions {
   allowAnonymousPropose?: boolean;
   registrationCap?: string;
   rateLimit?: string;
+  casQuota?: string;
+  traversalTtl?: string;
   logLevel?: string;
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
@@ -38,6 +40,8 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
     .option('--rate-limit <burst:perSecond>', 'token bucket per Bearer, else per IP (env AKAS_RATE_LIMIT; default 120:2)')
+    .option('--cas-quota <MiB>', 'content-store bytes a day per client IP for anonymous uploads; calibrated agents get 2 to 20 times it by tier (env AKAS_CAS_QUOTA; default 100)')
+    .option('--traversal-ttl <hours>', 'how long decision-graph traversals are kept for GET (env AKAS_TRAVERSAL_TTL; default 24)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
@@ -63,6 +67,12 @@ export function serveCommands(program: Command, cli: Cli) {
           rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
         }
         const trustProxy = parseTrustProxy(opts.trustProxy ?? env.AKAS_TRUST_PROXY);
+        const casQuotaArg = opts.casQuota ?? env.AKAS_CAS_QUOTA;
+        const casQuotaMib = casQuotaArg === undefined ? undefined : Number(casQuotaArg);
+        if (casQuotaMib !== undefined && !(Number.isFinite(casQuotaMib) && casQuotaMib > 0)) throw usageError(`--cas-quota is a number of MiB above 0, got ${casQuotaArg}`);
+        const ttlArg = opts.traversalTtl ?? env.AKAS_TRAVERSAL_TTL;
+        const ttlHours = ttlArg === undefined ? undefined : Number(ttlArg);
+        if (ttlHours !== undefined && !(Number.isFinite(ttlHours) && ttlHours > 0)) throw usageError(`--traversal-ttl is a number of hours above 0, got ${ttlArg}`);
         const { startNode, checkNode } = await import('../../src/http/server.js');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string } = { dataDir };
@@ -90,6 +100,8 @@ export function serveCommands(program: Command, cli: Cli) {
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
             ...(rateLimit ? { rateLimit } : {}),
+            ...(casQuotaMib !== undefined ? { casQuotaBytes: Math.round(casQuotaMib * 1048576) } : {}),
+            ...(ttlHours !== undefined ? { traversalTtlMs: Math.round(ttlHours * 3_600_000) } : {}),
           },
         }).catch(refusal);
         const out = cli.output();

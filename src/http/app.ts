@@ -5,6 +5,7 @@ import secureJson from 'secure-json-parse';
 import { cryptoRandom, decodeUtf8Strict, jsonDepth, MAX_JSON_DEPTH, ServiceError, strictJsonProblem, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
+import { sweepExpired } from '../domain/retention.js';
 import type { Store } from '../store/index.js';
 import { proxyTrust, registerCaller } from './caller.js';
 import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
@@ -222,10 +223,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(mcpRoutes);
   await app.register(discoveryRoutes);
 
-  const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
+  // Hourly: idempotent answers past 24 h, and what the node keeps about clients past its time
+  // (per-day counters of past days, traversals past their retention: domain/retention.ts).
+  const sweep = () => {
+    void sweepIdempotency().catch(() => undefined);
+    void sweepExpired(ctx).catch((e) => app.log.warn({ err: e }, 'retention sweep failed'));
+  };
+  const sweepTimer = setInterval(sweep, 60 * 60 * 1000);
   sweepTimer.unref();
   app.addHook('onReady', async () => {
-    void sweepIdempotency().catch(() => undefined);
+    sweep();
     // What a crash left in the log's outbox is appended now.
     void log.drain().catch((e) => app.log.error({ err: e }, 'log append failed'));
   });

@@ -257,3 +257,72 @@ describe('finding 5: --trust-proxy trusts proxies, not clients; IPv6 is counted 
     expect(answers[1].json().code).toBe('same_ip_collusion');
   });
 });
+
+describe('finding 6: anonymous storage is bounded', () => {
+  const MiB = 1024 * 1024;
+  const upload = (bytes: Buffer, headers: Record<string, string> = {}) => send('POST', '/api/cas', { body: bytes, headers: { 'content-type': 'application/octet-stream', ...headers } });
+  const blob = (n: number, seed: number) => Buffer.alloc(n, seed);
+
+  it('refuses anonymous uploads from one IP past its daily byte quota, with the quota in the problem body', async () => {
+    await open({ casQuotaBytes: 3 * MiB });
+    for (let i = 0; i < 3; i++) expect((await upload(blob(MiB, i))).status).toBe(200);
+    const over = await upload(blob(MiB, 9));
+    expect(over.status).toBe(429);
+    expect(over.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(over.json()).toMatchObject({ code: 'rate_limited', scope: 'per-ip-per-day', cap: 3 * MiB, used: 3 * MiB, requested: MiB, tier: null, nextEligibleAt: expect.any(Number) });
+    // Nothing of the refused upload was stored.
+    const sha = (await import('node:crypto')).createHash('sha256').update(blob(MiB, 9)).digest('hex');
+    expect((await send('GET', `/api/cas/${sha}?head=1`)).json().exists).toBe(false);
+    // A body sent without Content-Length is cut where the quota ends, too.
+    node.clock.advance(24 * 60 * 60 * 1000);
+    const chunked = await request(`${base}/api/cas`, { method: 'POST', body: (async function* () { for (let i = 0; i < 4; i++) yield blob(MiB, 20 + i); })(), dispatcher });
+    expect(chunked.statusCode).toBe(429);
+    await chunked.body.dump();
+  });
+
+  it('gives a calibrated agent a larger quota of its own, shown by GET /api/agent/v1/quota', async () => {
+    await open({ casQuotaBytes: 1 * MiB });
+    const a = await agent(node, 0.9, 10); // frontier
+    expect((await upload(blob(MiB, 1))).status).toBe(200);
+    expect((await upload(blob(MiB, 2))).status).toBe(429);
+    expect((await upload(blob(MiB, 3), bearer(a))).status).toBe(200);
+    const q = (await send('GET', '/api/agent/v1/quota', { headers: bearer(a) })).json();
+    expect(q.casQuota).toMatchObject({ scope: 'per-agent-per-day', cap: 20 * MiB, used: MiB, remaining: 19 * MiB });
+  });
+
+  it('keeps a traversal for a day (by default), without its inputs, then answers 404 expired', async () => {
+    await open();
+    await putGraph('/dg/keep', [{ id: 'a', condition: { '>': [{ var: 'x' }, 1] }, to: '/x' }]);
+    const t = (await send('POST', '/api/knowledge/dg/traverse', { body: { path: '/dg/keep', inputs: { x: 2, secret: 's'.repeat(1000) } } })).json();
+    const kept = await send('GET', `/api/knowledge/dg/traversals/${t.traversalId}`);
+    expect(kept.status).toBe(200);
+    expect(kept.json().inputs).toBeUndefined();
+    expect(kept.json().inputsSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(kept.text).not.toContain('sss');
+    node.clock.advance(24 * 60 * 60 * 1000 + 1);
+    const gone = await send('GET', `/api/knowledge/dg/traversals/${t.traversalId}`);
+    expect([gone.status, gone.json().code]).toEqual([404, 'expired']);
+    // The hourly sweep deletes it; its id still tells it expired.
+    const { sweepExpired } = await import('../../src/domain/retention.js');
+    expect((await sweepExpired(node.app.akas)).traversals).toBe(1);
+    const { Traversals } = await import('../../src/domain/traversal.js');
+    expect(await node.store.get(Traversals, t.traversalId)).toBeUndefined();
+    expect((await send('GET', `/api/knowledge/dg/traversals/${t.traversalId}`)).json().code).toBe('expired');
+  });
+
+  it('forgets the per-day counters kept by client IP once their day is over', async () => {
+    await open({ casQuotaBytes: MiB });
+    await send('POST', '/api/agent/v1/register');
+    await upload(blob(1000, 1));
+    const { Counters } = await import('../../src/domain/records.js');
+    const { CasQuotaUse } = await import('../../src/domain/cas-quota.js');
+    const keys = async () => [...(await node.store.list(Counters)).map(([k]) => k), ...(await node.store.list(CasQuotaUse)).map(([k]) => k)].filter((k) => k.includes('127.0.0.1'));
+    expect(await keys()).toHaveLength(2);
+    const { sweepExpired } = await import('../../src/domain/retention.js');
+    await sweepExpired(node.app.akas);
+    expect(await keys()).toHaveLength(2);
+    node.clock.advance(24 * 60 * 60 * 1000);
+    await sweepExpired(node.app.akas);
+    expect(await keys()).toEqual([]);
+  });
+});
