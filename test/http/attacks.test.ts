@@ -326,3 +326,35 @@ describe('finding 6: anonymous storage is bounded', () => {
     expect(await keys()).toEqual([]);
   });
 });
+
+describe('finding 7: claimSecret stays out of transcripts, and channel A revokes it', () => {
+  const mcpCall = (a: Agent, name: string, args: Record<string, unknown>) =>
+    send('POST', '/api/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      headers: { ...bearer(a), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    });
+
+  it('leaves the claimSecret out of an MCP propose result unless the call asks for it', async () => {
+    await open();
+    const a = await agent(node, 0.9, 50);
+    const plain = await mcpCall(a, 'propose_capability', samplePayload('capability', 1) as Record<string, unknown>);
+    expect(plain.status).toBe(200);
+    expect(plain.text).not.toMatch(/cs_[0-9a-f]{64}/);
+    expect(plain.json().result.structuredContent).toMatchObject({ proposalId: expect.stringMatching(/^cprop_/), claimSecretWithheld: true });
+    const asked = await mcpCall(a, 'propose_capability', { ...(samplePayload('capability', 2) as Record<string, unknown>), includeClaimSecret: true });
+    expect(asked.json().result.structuredContent.claimSecret).toMatch(/^cs_[0-9a-f]{64}$/);
+  });
+
+  it('revokes every claimSecret issued before a recovery with the recovery token', async () => {
+    await open();
+    const a = await agent(node, 0.9, 50);
+    const before = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(a) })).json();
+    const recovered = await send('POST', '/api/agent/v1/recover', { body: { tag: a.tag, recoveryToken: a.recoveryToken } });
+    expect(recovered.status).toBe(200);
+    const stolen = await send('POST', '/api/agent/v1/recover', { body: { proposalId: before.proposalId, claimSecret: before.claimSecret } });
+    expect([stolen.status, stolen.json().code]).toEqual([401, 'recovery_failed']);
+    // A claimSecret issued after it still recovers.
+    const after = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 2), headers: { authorization: `Bearer ${recovered.json().apiKey}` } })).json();
+    expect((await send('POST', '/api/agent/v1/recover', { body: { proposalId: after.proposalId, claimSecret: after.claimSecret } })).status).toBe(200);
+  });
+});

@@ -253,8 +253,9 @@ describe('secrets', () => {
     const a = await agent(node);
     const proposed = (await proposeAs(node, a, 'capability', samplePayload('capability', 1))).json();
     const { proposalId, claimSecret } = proposed;
-    const recA = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken } })).json();
+    // Channel B first: a recovery with the token (channel A) revokes the claim secrets issued before it.
     const recB = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { proposalId, claimSecret } })).json();
+    const recA = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: recB.recoveryToken } })).json();
     const secrets: string[] = [a.apiKey, a.recoveryToken, a.signing.privateKey, claimSecret, recA.apiKey, recA.recoveryToken, recA.signing.privateKey, recB.apiKey, recB.recoveryToken, recB.signing.privateKey];
     // Every way a secret can come back at the node: a spent token, a rotated key in another
     // spelling, secrets in a query string, in the wrong field, in a body that fails validation.

@@ -98,6 +98,9 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
     const refused = signForJudge(args, caller);
     if (refused) return refused;
   }
+  const proposing = tool.name.startsWith('propose_');
+  const includeClaimSecret = proposing && args.includeClaimSecret === true;
+  delete args.includeClaimSecret;
   const renamed = (name: string) => tool.rename?.[name] ?? name;
   let url = tool.urlFor ? tool.urlFor(args) : tool.url;
   const missing: Array<{ field: string; reason: string }> = [];
@@ -129,5 +132,12 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   }
   const structured = isObject(body) ? body : { value: body };
   if (res.statusCode >= 400) return toolError(structured);
+  // A claimSecret recovers the whole identity: it goes into a transcript only when asked for.
+  if (proposing && !includeClaimSecret && 'claimSecret' in structured) {
+    delete structured.claimSecret;
+    structured.claimSecretWithheld = true;
+    structured.claimSecretNote = 'The claimSecret of this proposal (recover channel B) is left out of MCP results unless the call passes includeClaimSecret: true. Your recovery token recovers you anyway.';
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  }
   return { content: [{ type: 'text', text: res.body }], structuredContent: structured };
 }
