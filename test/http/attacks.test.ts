@@ -358,3 +358,55 @@ describe('finding 7: claimSecret stays out of transcripts, and channel A revokes
     expect((await send('POST', '/api/agent/v1/recover', { body: { proposalId: after.proposalId, claimSecret: after.claimSecret } })).status).toBe(200);
   });
 });
+
+describe('finding 8: lower', () => {
+  it('never replays a register answer, with its secrets, to another client of the same IP', async () => {
+    await open();
+    const key = { 'idempotency-key': 'register-once' };
+    const first = await send('POST', '/api/agent/v1/register', { headers: key });
+    expect(first.status).toBe(200);
+    // A neighbour behind the same address sends the same (body-less) request with the same key.
+    const neighbour = await send('POST', '/api/agent/v1/register', { headers: key });
+    expect(neighbour.status).toBe(409);
+    expect(neighbour.json().code).toBe('idempotency_conflict');
+    for (const secret of [first.json().apiKey, first.json().recoveryToken, first.json().signing.privateKey]) expect(neighbour.text).not.toContain(secret);
+
+    // With the agent's own key, the body binds the replay to the client that sent it.
+    const { generateKeyPair, proveKeyPossession } = await import('../../src/core/index.js');
+    const own = (at: number) => {
+      const pair = generateKeyPair();
+      return proveKeyPossession(pair, 'register', at);
+    };
+    const mine = own(node.clock.now());
+    const a = await send('POST', '/api/agent/v1/register', { body: mine, headers: { 'idempotency-key': 'own-key' } });
+    const retry = await send('POST', '/api/agent/v1/register', { body: mine, headers: { 'idempotency-key': 'own-key' } });
+    expect([a.status, retry.status, retry.headers['idempotent-replayed']]).toEqual([200, 200, 'true']);
+    expect(retry.json().apiKey).toBe(a.json().apiKey);
+    const other = await send('POST', '/api/agent/v1/register', { body: own(node.clock.now()), headers: { 'idempotency-key': 'own-key' } });
+    expect(other.status).toBe(200);
+    expect(other.json().tag).not.toBe(a.json().tag);
+    expect(other.text).not.toContain(a.json().apiKey);
+  });
+
+  it('checks the MCP Origin against the configured public origin or loopback names, never the Host the request names', async () => {
+    await open();
+    const port = new URL(base).port;
+    const mcp = (headers: Record<string, string>) =>
+      send('POST', '/api/mcp', {
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+      });
+    const rebound = await mcp({ host: 'evil.example', origin: 'http://evil.example' });
+    expect([rebound.status, rebound.json().code]).toEqual([403, 'origin_not_allowed']);
+    expect((await mcp({ origin: `http://127.0.0.1:${port}` })).status).toBe(200);
+    expect((await mcp({ origin: `http://localhost:${port}` })).status).toBe(200);
+    expect((await mcp({})).status).toBe(200);
+    await dispatcher.close();
+    await node.close();
+    await open({ publicUrl: 'https://akas.example.org' });
+    const pub = (headers: Record<string, string>) =>
+      send('POST', '/api/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers } });
+    expect((await pub({ origin: 'https://akas.example.org' })).status).toBe(200);
+    expect((await pub({ host: 'evil.example', origin: 'https://evil.example' })).status).toBe(403);
+  });
+});

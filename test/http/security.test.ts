@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DAY_MS, FakeClock } from '../../src/core/index.js';
+import { DAY_MS, FakeClock, generateKeyPair, proveKeyPossession } from '../../src/core/index.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
 import { openTempStore } from '../../src/store/index.js';
@@ -176,12 +176,14 @@ describe('idempotency', () => {
     const r1 = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.1', headers });
     const r2 = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.2', headers });
     expect(r1.json().apiKey).not.toBe(r2.json().apiKey);
-    // Tenants behind one proxy IP that opt in are told apart too.
+    // Tenants behind one proxy IP that opt in are told apart too (the same body, the agent's own
+    // key: without one, a register's secrets are never replayed at all).
+    const body = proveKeyPossession(generateKeyPair(), 'register', node.clock.now());
     const t = (tenant: string) =>
-      node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.3', headers: { ...headers, 'x-proxy-tenant-id': tenant, 'x-idempotency-inherit-tenant-id': '1' } });
+      node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.3', payload: body, headers: { ...headers, 'x-proxy-tenant-id': tenant, 'x-idempotency-inherit-tenant-id': '1' } });
     const [ta, tb] = [await t('alpha'), await t('beta')];
-    expect(ta.json().apiKey).not.toBe(tb.json().apiKey);
-    expect((await t('alpha')).json().apiKey).toBe(ta.json().apiKey);
+    expect(ta.json().tag).not.toBe(tb.json().tag);
+    expect((await t('alpha')).json().tag).toBe(ta.json().tag);
   });
 });
 

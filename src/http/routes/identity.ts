@@ -216,7 +216,7 @@ export async function identityRoutes(app: FastifyInstance) {
         querystring: RegisterQuery,
         response: { 200: RegisterAnswer },
       },
-      config: { idempotency: 'register', bodyOptional: true, errors: ['invalid_signature'] },
+      config: { idempotency: 'register', idempotentSecrets: { bodyProof: 'publicKey' }, bodyOptional: true, errors: ['invalid_signature'] },
       // "No body needed": an absent body is the empty object.
       preValidation: async (request) => {
         request.body ??= {};
@@ -478,7 +478,7 @@ export async function identityRoutes(app: FastifyInstance) {
   });
 
   const recoverSchema = { operationId: 'recover', summary: 'Rotate a lost identity onto a new api key and keypair', tags: ['identity'], response: { 200: RecoverAnswer } };
-  const recoverConfig = { idempotency: 'recover', documentedBody: RecoverBody, errors: ['missing_fields' as const, 'recovery_failed' as const, 'invalid_signature' as const, 'validation_failed' as const] };
+  const recoverConfig = { idempotency: 'recover', idempotentSecrets: {}, documentedBody: RecoverBody, errors: ['missing_fields' as const, 'recovery_failed' as const, 'invalid_signature' as const, 'validation_failed' as const] };
   app.post('/api/agent/v1/recover', { schema: recoverSchema, config: recoverConfig }, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
