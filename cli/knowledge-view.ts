@@ -123,7 +123,7 @@ function kindSections(n: Json): Section[] {
         },
         {
           title: 'sha256 verification',
-          note: 'what the node says about the bytes; check them yourself: akas verify cas --node FILE [BLOB]',
+          note: 'what the node says about the bytes; check them yourself: akas verify cas --node FILE BLOB (or --fetch)',
           rows: [
             { label: 'status', value: text(v.status), tone: v.status === 'platform-verified' ? 'good' : v.status === 'self-reported' ? 'weak' : 'bad' },
             { label: 'method', value: text(v.method) },

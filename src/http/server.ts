@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import { cryptoRandom, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
 import {
+  assertPrivateFolder,
   followSealedNodeKeys,
   loadOrCreateNodeKeys,
   loadOrCreateSealedNodeKeys,
@@ -57,6 +58,7 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
     }
   }
   const dataDir = resolve(opts.dataDir);
+  assertPrivateFolder(dataDir);
   const store = await openLevelStore(dataDir);
   try {
     const keys =
