@@ -19,6 +19,8 @@ interface ServeOptions {
   rateLimit?: string;
   casQuota?: string;
   traversalTtl?: string;
+  calibration?: string;
+  allowDemoCalibration?: boolean;
   logLevel?: string;
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
@@ -42,6 +44,8 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--rate-limit <burst:perSecond>', 'token bucket per Bearer, else per IP (env AKAS_RATE_LIMIT; default 120:2)')
     .option('--cas-quota <MiB>', 'content-store bytes a day per client IP for anonymous uploads; calibrated agents get 2 to 20 times it by tier (env AKAS_CAS_QUOTA; default 100)')
     .option('--traversal-ttl <hours>', 'how long decision-graph traversals are kept for GET (env AKAS_TRAVERSAL_TTL; default 24)')
+    .option('--calibration <dir>', 'the private calibration set (pools and challenge bank) made by `akas calibration init DIR` (env AKAS_CALIBRATION; default: the demo set, public answers)')
+    .option('--allow-demo-calibration', 'serve on a non-loopback address with the demo calibration set all the same (its answers ship in the package)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
@@ -87,10 +91,12 @@ export function serveCommands(program: Command, cli: Cli) {
           cli.output().note(`check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ${r.proposals.proposals} proposals${problems.length ? ':' : ': ok'}`);
           if (!r.ok) throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), { code: 'check_failed', problems });
         }
+        const calibrationDir = opts.calibration ?? env.AKAS_CALIBRATION;
         const node = await startNode({
           ...where,
           host,
           port,
+          allowDemoCalibration: Boolean(opts.allowDemoCalibration),
           logLevel: opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info',
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
           config: {
@@ -102,16 +108,29 @@ export function serveCommands(program: Command, cli: Cli) {
             ...(rateLimit ? { rateLimit } : {}),
             ...(casQuotaMib !== undefined ? { casQuotaBytes: Math.round(casQuotaMib * 1048576) } : {}),
             ...(ttlHours !== undefined ? { traversalTtlMs: Math.round(ttlHours * 3_600_000) } : {}),
+            ...(calibrationDir ? { calibrationDir } : {}),
           },
         }).catch(refusal);
         const out = cli.output();
+        const c = node.calibration;
+        const calibrationLine =
+          c.source === 'private'
+            ? `private set ${c.dir} (${c.questions} questions, ${c.challenges} challenges, ${c.decoys} decoys)`
+            : `DEMO set${c.demoReason ? ` (${c.demoReason})` : ''}: its answers ship in the package; for a public node, akas calibration init DIR and --calibration DIR`;
         out.result(
-          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId },
+          {
+            listening: node.url,
+            ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }),
+            issuer: node.issuerDid,
+            signingKeyId: node.signingKeyId,
+            calibration: { set: c.source, ...(c.dir ? { dir: c.dir } : {}) },
+          },
           () =>
             [
               `akas node listening on ${node.url}`,
               node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
               `  issuer       ${node.issuerDid}`,
+              `  calibration  ${calibrationLine}`,
               '  stop with Ctrl-C',
             ].join('\n'),
         );
@@ -157,5 +176,6 @@ function refusal(e: unknown): never {
   const name = (e as Error)?.name;
   if (name === 'NodeKeysError') throw new CliError(2, (e as Error).message, { code: 'node_keys', error: (e as Error).message });
   if (name === 'SchemaError') throw new CliError(2, (e as Error).message, { code: 'schema_version', error: (e as Error).message });
+  if (name === 'CalibrationSetError') throw new CliError(2, (e as Error).message, { code: 'calibration_set', error: (e as Error).message });
   throw e;
 }

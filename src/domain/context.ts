@@ -19,6 +19,8 @@ export interface DomainConfig {
   traversalTtlMs: number;
   /** Content-store bytes a day per client IP for anonymous uploads; a calibrated agent gets a multiple by tier (PROTOCOL 5.1). */
   casQuotaBytes: number;
+  /** The operator's private calibration set (calibration-set.ts); absent: the demo set shipped in data/. */
+  calibrationDir?: string;
 }
 
 export const defaultDomainConfig: DomainConfig = {

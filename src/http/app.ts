@@ -6,6 +6,7 @@ import { cryptoRandom, decodeUtf8Strict, jsonDepth, MAX_JSON_DEPTH, ServiceError
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
 import { sweepExpired } from '../domain/retention.js';
+import { calibrationSetOf } from '../domain/calibration-set.js';
 import type { Store } from '../store/index.js';
 import { proxyTrust, registerCaller } from './caller.js';
 import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
@@ -87,6 +88,8 @@ declare module 'fastify' {
 
 export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const config: AppConfig = { ...defaultAppConfig, ...options.config };
+  // Read (and checked) now: a calibration set that cannot be used refuses the start.
+  calibrationSetOf(config);
   const ctx: Ctx = {
     store: options.store,
     clock: options.clock ?? systemClock,

@@ -13,6 +13,7 @@ import {
   rotateNodeKeys,
   type Store,
 } from '../store/index.js';
+import { calibrationSetOf, CalibrationSetError } from '../domain/calibration-set.js';
 import { createApp, type AppConfig } from './app.js';
 
 export interface StoreOptions {
@@ -29,6 +30,8 @@ export interface StartOptions extends StoreOptions {
   port: number;
   logLevel: string;
   config: Partial<AppConfig>;
+  /** Start on the demo calibration set on a non-loopback address all the same (--allow-demo-calibration). */
+  allowDemoCalibration?: boolean;
   /** Rotate these node keys before starting (the prior keys stay, so old signatures verify). */
   rotate?: { issuer?: boolean; hmac?: boolean };
 }
@@ -92,7 +95,21 @@ export async function checkNode(opts: StoreOptions | string, onProgress?: (entri
   }
 }
 
+/** Whether an address to listen on is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || /^::ffff:127\.\d+\.\d+\.\d+$/.test(h);
+}
+
 export async function startNode(opts: StartOptions) {
+  // A node others can reach must not calibrate on answers that ship in the package.
+  const calibration = calibrationSetOf(opts.config);
+  if (calibration.source === 'demo' && !isLoopbackHost(opts.host) && !opts.allowDemoCalibration) {
+    throw new CalibrationSetError(
+      `Refusing to serve on ${opts.host} with the demo calibration set${calibration.demoReason ? ` (${calibration.demoReason})` : ''}: its answers and decoys ship in the package, so any agent reaches the top tier and recognises every decoy. ` +
+        'Make a private set (akas calibration init DIR) and start with --calibration DIR, or pass --allow-demo-calibration for a node whose tiers mean nothing.',
+    );
+  }
   const { store, keys, location, unfollow } = await openNode(opts, opts.rotate);
   let app;
   try {
@@ -128,6 +145,7 @@ export async function startNode(opts: StartOptions) {
   return {
     url: address,
     dataDir: location,
+    calibration: { source: calibration.source, dir: calibration.dir, demoReason: calibration.demoReason, questions: calibration.pools.A.length + calibration.pools.B.length, challenges: calibration.bank.normal.length, decoys: calibration.bank.decoys.length },
     shared: store.shared === true,
     issuerDid: keys.issuer.did,
     signingKeyId: keys.hmac[0].signingKeyId,

@@ -410,3 +410,66 @@ describe('finding 8: lower', () => {
     expect((await pub({ host: 'evil.example', origin: 'https://evil.example' })).status).toBe(403);
   });
 });
+
+describe('finding 4: a node calibrates on its own private set, not on answers that ship in the package', () => {
+  /** `akas calibration init DIR`, in-process: a fresh private set. */
+  async function initSet(): Promise<string> {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { run } = await import('../../cli/program.js');
+    const { commandGroups } = await import('../../cli/commands/index.js');
+    const { Capture } = await import('../helpers/cli.js');
+    const dir = join(mkdtempSync(join(tmpdir(), 'akas-calibration-')), 'set');
+    const [stdout, stderr] = [new Capture(), new Capture()];
+    const code = await run(['calibration', 'init', dir], { stdout, stderr }, commandGroups, {});
+    process.exitCode = 0;
+    expect(code, stderr.text).toBe(0);
+    return dir;
+  }
+
+  it('says which set it runs on, and the answer keys and decoys of the package do not work on a private one', async () => {
+    const dir = await initSet();
+    await open({ calibrationDir: dir, rateLimit: { burst: 1e6, refillPerSecond: 1e6 } });
+    expect((await send('GET', '/healthz')).json().calibration).toBe('private');
+    const reg = (await send('POST', '/api/agent/v1/register')).json();
+    const auth = { authorization: `Bearer ${reg.apiKey}` };
+    const { loadPools } = await import('../../src/domain/calibration-scoring.js');
+    const { loadChallengeBank } = await import('../../src/domain/challenge-bank.js');
+    const demoKeys = Object.fromEntries([...loadPools().A, ...loadPools().B].map((q) => [q.id, q.expected]));
+    const questions = (await send('GET', '/api/agent/v1/calibrate', { headers: auth })).json().questions as Array<{ id: string; userPrompt: string }>;
+    const answers = Object.fromEntries(questions.map((q) => [q.id, demoKeys[q.id]]));
+    const scored = (await send('POST', '/api/agent/v1/calibrate', { body: { answers }, headers: auth })).json();
+    expect(scored.intelligenceScore).toBeLessThan(0.5);
+    // No challenge it serves is one of the package's: its decoys cannot be recognised from it.
+    const { markCalibrated } = await import('../helpers/agents.js');
+    await markCalibrated(node, reg.tag, 0.9, 100);
+    const demoPrompts = new Set(loadChallengeBank().all.map((e) => e.userPrompt));
+    for (let i = 0; i < 30; i++) {
+      const c = await send('GET', '/api/agent/v1/challenge', { headers: auth });
+      expect(c.status).toBe(200);
+      expect(demoPrompts.has(c.json().challenge.userPrompt)).toBe(false);
+    }
+  });
+
+  it('refuses a set others can read, and counts a copy of the demo set as demo', async () => {
+    const { chmodSync, copyFileSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await initSet();
+    chmodSync(join(dir, 'bank.json'), 0o644);
+    const { createApp } = await import('../../src/http/app.js');
+    const { openTempStore } = await import('../../src/store/index.js');
+    const { testKeys } = await import('../helpers/app.js');
+    const temp = await openTempStore();
+    await expect(createApp({ store: temp.store, keys: testKeys(), config: { calibrationDir: dir } })).rejects.toThrow(/chmod 600/);
+    await temp.dispose();
+    const copy = mkdtempSync(join(tmpdir(), 'akas-calibration-copy-'));
+    const { dataPath } = await import('../../src/core/index.js');
+    for (const f of ['pool-A.json', 'pool-B.json']) copyFileSync(dataPath('calibration', f), join(copy, f));
+    copyFileSync(dataPath('challenges', 'bank.json'), join(copy, 'bank.json'));
+    for (const f of ['pool-A.json', 'pool-B.json', 'bank.json']) chmodSync(join(copy, f), 0o600);
+    await open({ calibrationDir: copy });
+    expect((await send('GET', '/healthz')).json().calibration).toBe('demo');
+  });
+});
