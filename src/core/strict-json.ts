@@ -97,6 +97,9 @@ function scan(text: string): string | null {
   const keys: Array<Set<string> | null> = []; // one entry per open container; null for arrays
   let expectKey = false;
   const n = text.length;
+  // The next backslash at or after some position (-1: none left), looked up again only once
+  // passed: searching from every string to the end would be quadratic on a large body.
+  let nextEscape = -2;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x7b /* { */) {
@@ -112,7 +115,8 @@ function scan(text: string): string | null {
       expectKey = keys.length > 0 && keys[keys.length - 1] !== null;
     } else if (c === 0x22 /* " */) {
       let end = text.indexOf('"', i + 1);
-      const escape = text.indexOf('\\', i + 1);
+      if (nextEscape !== -1 && nextEscape <= i) nextEscape = text.indexOf('\\', i + 1);
+      const escape = nextEscape;
       let value: string;
       if (escape < 0 || escape > end) {
         value = text.slice(i + 1, end);
