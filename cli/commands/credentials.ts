@@ -178,11 +178,23 @@ export function credentialCommands(program: Command, cli: Cli) {
     .argument('<id>', 'proposal id')
     .option('-o, --output <file>', 'write the bundle here instead of stdout')
     .option('--blobs <dir>', "also fetch the blobs it references that this node stores, into DIR/<sha256> (each hash checked)")
+    .option('--credentials <dir>', 'also write each judgment credential to DIR/<judgmentId>.json (for akas verify credential DIR)')
     .action(
-      action(cli, async (id: string, opts: { output?: string; blobs?: string }) => {
+      action(cli, async (id: string, opts: { output?: string; blobs?: string; credentials?: string }) => {
         const bundle = await cli.client().get<Json>(`/api/knowledge/proposals/${encodeURIComponent(id)}/bundle`);
         const text = JSON.stringify(bundle, null, 2) + '\n';
         const out = cli.output();
+        if (opts.credentials) {
+          try {
+            mkdirSync(opts.credentials, { recursive: true });
+            for (const c of (bundle.credentials ?? []) as Json[]) {
+              const name = String(c.credentialSubject?.id ?? '').replace(/^urn:akas:judgment:/, '') || `credential-${(bundle.credentials as Json[]).indexOf(c)}`;
+              writeFileSync(join(opts.credentials, `${name.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`), JSON.stringify(c, null, 2) + '\n');
+            }
+          } catch (e) {
+            throw new CliError(2, `Cannot write into ${opts.credentials}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unwritable', path: opts.credentials });
+          }
+        }
         if (opts.blobs) {
           mkdirSync(opts.blobs, { recursive: true });
           const { getBlob } = await import('../cas-transfer.js');

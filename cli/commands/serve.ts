@@ -25,6 +25,7 @@ interface ServeOptions {
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
   check?: boolean;
+  demo?: boolean;
 }
 
 export function serveCommands(program: Command, cli: Cli) {
@@ -50,6 +51,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
+    .option('--demo', "seed a small demo tree through the normal paths once listening (demo agents propose and judge; the README's examples read it); kept in the data folder, seeded once")
     .action(
       action(cli, async (opts: ServeOptions) => {
         const env = process.env;
@@ -77,7 +79,9 @@ export function serveCommands(program: Command, cli: Cli) {
         const ttlArg = opts.traversalTtl ?? env.AKAS_TRAVERSAL_TTL;
         const ttlHours = ttlArg === undefined ? undefined : Number(ttlArg);
         if (ttlHours !== undefined && !(Number.isFinite(ttlHours) && ttlHours > 0)) throw usageError(`--traversal-ttl is a number of hours above 0, got ${ttlArg}`);
-        const { startNode, checkNode } = await import('../../src/http/server.js');
+        const { startNode, checkNode, sameIpPolicy } = await import('../../src/http/server.js');
+        const sameIp = sameIpPolicy({ host, trustProxy: trustProxy !== false, allowSameIp: Boolean(opts.allowSameIp) });
+        if (opts.demo && sameIp.enforced) throw usageError('--demo seeds the tree with four demo agents from this one address: run it on a loopback node (the default --host) or add --allow-same-ip');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string } = { dataDir };
         try {
@@ -102,7 +106,8 @@ export function serveCommands(program: Command, cli: Cli) {
           config: {
             publicUrl: opts.publicUrl,
             trustProxy,
-            sameIpCollusionCheck: !opts.allowSameIp,
+            sameIpCollusionCheck: sameIp.enforced,
+            sameIpReason: sameIp.reason,
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
             ...(rateLimit ? { rateLimit } : {}),
@@ -112,6 +117,16 @@ export function serveCommands(program: Command, cli: Cli) {
           },
         }).catch(refusal);
         const out = cli.output();
+        let demo: Awaited<ReturnType<typeof import('../demo.js').seedDemo>> | undefined;
+        if (opts.demo) {
+          const { seedDemo } = await import('../demo.js');
+          try {
+            demo = await seedDemo(node.url, (line) => out.note(line));
+          } catch (e) {
+            await node.close();
+            throw e;
+          }
+        }
         const c = node.calibration;
         const calibrationLine =
           c.source === 'private'
@@ -123,14 +138,18 @@ export function serveCommands(program: Command, cli: Cli) {
             ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }),
             issuer: node.issuerDid,
             signingKeyId: node.signingKeyId,
+            sameIpRule: sameIp,
             calibration: { set: c.source, ...(c.dir ? { dir: c.dir } : {}) },
+            ...(demo ? { demo } : {}),
           },
           () =>
             [
               `akas node listening on ${node.url}`,
               node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
               `  issuer       ${node.issuerDid}`,
+              `  same-IP rule ${sameIp.reason}`,
               `  calibration  ${calibrationLine}`,
+              ...(demo ? [`  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`] : []),
               '  stop with Ctrl-C',
             ].join('\n'),
         );

@@ -3,9 +3,10 @@
 // error explained, and attesting: a calibrated agent's attestation validated, recomputed
 // where the node can (leaderboard receipts), and appended to the log.
 import { readFileSync } from 'node:fs';
-import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
+import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { canonicalize, capErrors, dataPath, limitsSchema, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../core/index.js';
+import { canonicalize, capErrors, dataPath, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../core/index.js';
+import { bounded, type BoundedValidate } from './bounded-validate.js';
 import type { Ctx } from './context.js';
 import type { TransparencyLog } from './log.js';
 import type { AgentRecord } from './records.js';
@@ -22,9 +23,8 @@ export interface CatalogEntry {
 
 interface Kind extends CatalogEntry {
   schema: Record<string, unknown>;
-  validate: ValidateFunction;
-  /** The schema's size limits alone, checked first (src/core/schema-limits.ts). */
-  sizes?: ValidateFunction;
+  /** The kind's schema, its size limits checked first (bounded-validate.ts). */
+  validate: BoundedValidate;
 }
 
 let loaded: Map<string, Kind> | undefined;
@@ -39,12 +39,10 @@ export function attestationKinds(): Map<string, Kind> {
   // refused by size): a body within them holds a bounded number of errors.
   const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true });
   addFormats(ajv);
-  const limits = new Ajv({ allErrors: false, strict: false });
   const kinds = new Map<string, Kind>();
   for (const entry of index.kinds) {
     const schema = JSON.parse(readFileSync(dataPath('attestations', `${entry.kind}.json`), 'utf8')) as Record<string, unknown>;
-    const bounds = limitsSchema(schema, { closedObjectsBounded: true });
-    kinds.set(entry.kind, { ...entry, schema, validate: ajv.compile(schema), ...(bounds === true ? {} : { sizes: limits.compile(bounds) }) });
+    kinds.set(entry.kind, { ...entry, schema, validate: bounded(ajv.compile(schema), schema, { closedObjectsBounded: true }) });
   }
   return (loaded = kinds);
 }
@@ -97,12 +95,10 @@ export type DryRun =
  */
 export function dryRun(kind: unknown, body: unknown): DryRun {
   const k = kindOf(kind);
-  const oversized = k.sizes && !k.sizes(body);
-  if (!oversized && k.validate(body)) {
+  if (k.validate(body)) {
     return { valid: true, kind: k.kind, schemaVersion: (body as Record<string, unknown>).schemaVersion, tier: k.tier, note: `The candidate fits ${k.kind}; POST /api/attestations {kind, body} records it (Bearer, calibrated).` };
   }
-  const found = (oversized ? k.sizes!.errors : k.validate.errors) ?? [];
-  const { errors: listed, errorCount } = capErrors(found);
+  const { errors: listed, errorCount } = capErrors(k.validate.errors ?? []);
   const errors = listed.map((e) => {
     const fieldDescription = describe(k.schema, e);
     return {

@@ -39,6 +39,8 @@ export interface AppConfig extends DomainConfig {
    * first untrusted hop from the right.
    */
   trustProxy: boolean | number | string[];
+  /** Why the same-IP rule (sameIpCollusionCheck) is on or off here, as /healthz says it (server.ts sameIpPolicy). */
+  sameIpReason?: string;
   /** Largest JSON body, in bytes. */
   bodyLimit: number;
   version: string;

@@ -161,7 +161,7 @@ describe('akas gate review', () => {
   it('gates on policy: tier, reputation, age and a trusted list; a reviewer\'s claimed identity is reported as claimed (issue 22)', async () => {
     const subject = 'e'.repeat(64);
     // Five sock puppets registered a minute ago, all approving.
-    const puppets = [];
+    const puppets: Array<{ profile: string; tag: string }> = [];
     for (let i = 0; i < 5; i++) puppets.push(await h.agent());
     for (const [i, p] of puppets.entries()) {
       const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review(subject, 'approve', 100 + i))], { profile: p.profile });

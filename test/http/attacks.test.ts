@@ -275,7 +275,9 @@ describe('finding 6: anonymous storage is bounded', () => {
     expect((await send('GET', `/api/cas/${sha}?head=1`)).json().exists).toBe(false);
     // A body sent without Content-Length is cut where the quota ends, too.
     node.clock.advance(24 * 60 * 60 * 1000);
-    const chunked = await request(`${base}/api/cas`, { method: 'POST', body: (async function* () { for (let i = 0; i < 4; i++) yield blob(MiB, 20 + i); })(), dispatcher });
+    const { Readable } = await import('node:stream');
+    const chunks = Readable.from((async function* () { for (let i = 0; i < 4; i++) yield blob(MiB, 20 + i); })());
+    const chunked = await request(`${base}/api/cas`, { method: 'POST', body: chunks, dispatcher });
     expect(chunked.statusCode).toBe(429);
     await chunked.body.dump();
   });

@@ -18,6 +18,10 @@ export async function healthRoutes(app: FastifyInstance) {
             version: Type.String(),
             time: Ms(),
             issuer: Type.String({ description: 'The current issuer did:key.' }),
+            sameIpRule: Closed(
+              { enforced: Type.Boolean(), reason: Type.String() },
+              'Whether a proposal takes one judge per client IP here (PROTOCOL 7.5), and why: a node that can tell its clients apart by IP enforces it.',
+            ),
             calibration: Type.String({
               enum: ['demo', 'private'],
               description: 'The calibration set in use: demo (the public one shipped in the package: its answers are known) or private (the operator\'s own, akas serve --calibration DIR).',
@@ -29,7 +33,9 @@ export async function healthRoutes(app: FastifyInstance) {
     async () => {
       const { store, clock, keys, appConfig } = app.akas;
       await store.get({ name: 'agents' }, '\u0000healthz');
-      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, calibration: calibrationSetOf(appConfig).source };
+      const enforced = appConfig.sameIpCollusionCheck;
+      const reason = appConfig.sameIpReason ?? (enforced ? 'one judge per client IP for each proposal' : 'turned off by the operator: agents on one IP may judge the same proposal');
+      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, sameIpRule: { enforced, reason }, calibration: calibrationSetOf(appConfig).source };
     },
   );
 }
