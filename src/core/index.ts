@@ -17,3 +17,6 @@ export * from './note.js';
 export * from './log-entry.js';
 export * from './possession.js';
 export * from './schema-limits.js';
+export * from './cosignature.js';
+export * from './tiles.js';
+export * from './witness-wire.js';

@@ -7,6 +7,8 @@ import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/cont
 import { TransparencyLog } from '../domain/log.js';
 import { sweepExpired } from '../domain/retention.js';
 import { calibrationSetOf } from '../domain/calibration-set.js';
+import { LogTileReader } from '../domain/tiles.js';
+import { WitnessClient, type WitnessConfig } from '../domain/witnesses.js';
 import type { Store } from '../store/index.js';
 import { proxyTrust, registerCaller } from './caller.js';
 import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
@@ -49,6 +51,12 @@ export interface AppConfig extends DomainConfig {
    * (response-check.ts). For tests; a running node leaves it off.
    */
   checkResponses: boolean;
+  /** Witnesses asked to cosign every checkpoint (C2SP tlog-witness; PROTOCOL 9.9). */
+  witnesses: WitnessConfig[];
+  /** How long a read that hands out a checkpoint waits for the witnesses' round (ms). */
+  witnessWaitMs: number;
+  /** This node is a witness too, for the logs of these Ed25519 verifier keys, with this key (PROTOCOL 9.9). */
+  witnessFor?: { logs: string[]; key: { name: string; seed: string } };
 }
 
 export const defaultAppConfig: AppConfig = {
@@ -57,6 +65,8 @@ export const defaultAppConfig: AppConfig = {
   bodyLimit: 1024 * 1024,
   version: VERSION,
   checkResponses: false,
+  witnesses: [],
+  witnessWaitMs: 3000,
 };
 
 /** The 400 of a body that parses but is not strict JSON (PROTOCOL 1.1). */
@@ -84,7 +94,7 @@ export interface RouteSummary {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog; routes: RouteSummary[] };
+    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog; tiles: LogTileReader; witnesses?: WitnessClient; routes: RouteSummary[] };
   }
 }
 
@@ -155,6 +165,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   const log = new TransparencyLog(ctx, { onError: (e) => app.log.error({ err: e }, 'transparency log: append or checkpoint failed') });
+  const tiles = new LogTileReader(ctx.store, log);
+  // Witness rounds run beside the log, never in an append's path (PROTOCOL 9.9).
+  const witnesses = config.witnesses.length
+    ? new WitnessClient(log, config.witnesses, ctx.clock, { onError: (e) => app.log.error({ err: e }, 'witness round failed') })
+    : undefined;
   // Security headers on every answer, JSON and HTML alike, errors included (registered before
   // the caller hook, whose 401 and 429 answers carry them too). The HTML pages are
   // self-contained: inline styles, no scripts, never framed. HSTS only when the node is
@@ -182,7 +197,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url, config: (r.config ?? {}) as FastifyContextConfig, hasSchema: Boolean(r.schema) });
   });
-  app.decorate('akas', { ...ctx, appConfig: config, buckets, log, routes });
+  app.decorate('akas', { ...ctx, appConfig: config, buckets, log, tiles, witnesses, routes });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
   const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: () => ctx.keys.hmac[0].key });
@@ -227,6 +242,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openApiRoutes);
   await app.register(mcpRoutes);
   await app.register(discoveryRoutes);
+  if (config.witnessFor?.logs.length) {
+    const { Witness } = await import('../witness/index.js');
+    const { witnessRoutes } = await import('./routes/witness.js');
+    await app.register(witnessRoutes, { witness: new Witness({ store: ctx.store, clock: ctx.clock, key: config.witnessFor.key, logs: config.witnessFor.logs }) });
+  }
 
   // Hourly: idempotent answers past 24 h, and what the node keeps about clients past its time
   // (per-day counters of past days, traversals past their retention: domain/retention.ts).
@@ -240,9 +260,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     sweep();
     // What a crash left in the log's outbox is appended now.
     void log.drain().catch((e) => app.log.error({ err: e }, 'log append failed'));
+    void witnesses?.start().catch((e) => app.log.error({ err: e }, 'witness round failed'));
   });
   app.addHook('onClose', async () => {
     clearInterval(sweepTimer);
+    await witnesses?.close();
     await log.close();
     await buckets.close();
   });
