@@ -20,3 +20,5 @@ export * from './schema-limits.js';
 export * from './cosignature.js';
 export * from './tiles.js';
 export * from './witness-wire.js';
+export * from './crypto.js';
+export * from './checking.js';

@@ -7,7 +7,8 @@
 // "PRIVATE+KEY+<name>+<hex8>+<base64(0x01 || seed)>" for signers; the key hash is the first
 // 4 bytes of SHA-256(name || "\n" || 0x01 || public key).
 import { sha256Hex } from './hash.js';
-import { publicKeyFromPrivate, sign, verifyBytes } from './ed25519.js';
+import { ed25519, runNow, type Checking } from './checking.js';
+import { publicKeyFromPrivate, sign } from './ed25519.js';
 
 /** Largest signed note openNote reads, in UTF-8 bytes. */
 export const NOTE_MAX_BYTES = 1 << 20;
@@ -275,6 +276,11 @@ export function noteSignatureLine(name: string, keyIdHex: string, signature: Uin
  * refused (parseNote). Never throws on the note's content.
  */
 export function openNote(signed: string | Uint8Array, verifierKeys: ReadonlyArray<string | NoteVerifierKey>): OpenedNote {
+  return runNow(openNoteChecking(signed, verifierKeys));
+}
+
+/** openNote as a check that yields its signatures (src/core/checking.ts), for the browser build's asynchronous Ed25519. */
+export function* openNoteChecking(signed: string | Uint8Array, verifierKeys: ReadonlyArray<string | NoteVerifierKey>): Checking<OpenedNote> {
   const ring = keyring(verifierKeys);
   if (typeof ring === 'string') return refused(null, ring);
   const parsed = parseNote(signed);
@@ -292,7 +298,7 @@ export function openNote(signed: string | Uint8Array, verifierKeys: ReadonlyArra
     if (!key || seen.has(id)) continue;
     seen.add(id);
     // "If the key name and ID match a known key, verifiers MUST verify the signature."
-    if (verifyBytes(Buffer.from(key.publicKey, 'hex'), Buffer.from(text, 'utf8'), signature)) verifiedBy.push(name);
+    if (yield* ed25519(key.publicKey, Buffer.from(text, 'utf8'), signature)) verifiedBy.push(name);
     else errors.push(`invalid signature by ${id}`);
   }
   // "If no signature from a known key verifies successfully, clients MUST reject the note."
