@@ -2,7 +2,7 @@
 // real HTTP to a node listening on 127.0.0.1 (port 0), and what the node answers now. Every
 // describe block names its finding; each test failed on the node as it was before the fix.
 import { Agent as Dispatcher, request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { publishToTree } from '../../src/domain/knowledge.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import type { AppConfig } from '../../src/http/app.js';
@@ -414,6 +414,12 @@ describe('finding 8: lower', () => {
 });
 
 describe('finding 4: a node calibrates on its own private set, not on answers that ship in the package', () => {
+  const made: string[] = [];
+  afterAll(async () => {
+    const { rmSync } = await import('node:fs');
+    for (const d of made) rmSync(d, { recursive: true, force: true });
+  });
+
   /** `akas calibration init DIR`, in-process: a fresh private set. */
   async function initSet(): Promise<string> {
     const { mkdtempSync } = await import('node:fs');
@@ -422,7 +428,9 @@ describe('finding 4: a node calibrates on its own private set, not on answers th
     const { run } = await import('../../cli/program.js');
     const { commandGroups } = await import('../../cli/commands/index.js');
     const { Capture } = await import('../helpers/cli.js');
-    const dir = join(mkdtempSync(join(tmpdir(), 'akas-calibration-')), 'set');
+    const parent = mkdtempSync(join(tmpdir(), 'akas-calibration-'));
+    made.push(parent);
+    const dir = join(parent, 'set');
     const [stdout, stderr] = [new Capture(), new Capture()];
     const code = await run(['calibration', 'init', dir], { stdout, stderr }, commandGroups, {});
     process.exitCode = 0;
@@ -467,6 +475,7 @@ describe('finding 4: a node calibrates on its own private set, not on answers th
     await expect(createApp({ store: temp.store, keys: testKeys(), config: { calibrationDir: dir } })).rejects.toThrow(/chmod 600/);
     await temp.dispose();
     const copy = mkdtempSync(join(tmpdir(), 'akas-calibration-copy-'));
+    made.push(copy);
     const { dataPath } = await import('../../src/core/index.js');
     for (const f of ['pool-A.json', 'pool-B.json']) copyFileSync(dataPath('calibration', f), join(copy, f));
     copyFileSync(dataPath('challenges', 'bank.json'), join(copy, 'bank.json'));
