@@ -18,6 +18,7 @@ export * from './log-entry.js';
 export * from './possession.js';
 export * from './content.js';
 export * from './brief.js';
+export * from './schema-limits.js';
 export * from './cosignature.js';
 export * from './tiles.js';
 export * from './witness-wire.js';
