@@ -36,11 +36,13 @@ export interface Acked {
   checkpoints: string[];
 }
 
-export type Op = 'register' | 'calibrate' | 'tool' | 'propose' | 'judge' | 'attest' | 'cas' | 'me' | 'node' | 'search' | 'checkpoint';
+export type Op = 'register' | 'calibrate' | 'tool' | 'propose' | 'judge' | 'attest' | 'cas' | 'bigcas' | 'me' | 'node' | 'search' | 'checkpoint';
 
 /** How often each operation is drawn (relative weights). */
 export const WRITE_MIX: Partial<Record<Op, number>> = { register: 2, calibrate: 2, tool: 2, propose: 3, judge: 6, attest: 3, cas: 2, checkpoint: 1 };
 export const MIXED_MIX: Partial<Record<Op, number>> = { ...WRITE_MIX, me: 20, node: 10, search: 10 };
+/** The writes of WRITE_MIX, blobs stored as files among them, and reads (test/e2e/faults.test.ts). */
+export const FAULT_MIX: Partial<Record<Op, number>> = { ...WRITE_MIX, bigcas: 1, me: 4 };
 
 const REQUIRED_JUDGMENTS = 3;
 
@@ -48,6 +50,8 @@ export interface Answer {
   op: Op;
   status: number;
   ms: number;
+  /** The error code of a refusal (PROTOCOL 13). */
+  code?: string;
 }
 
 const poolAnswers = (() => {
@@ -114,7 +118,7 @@ export class Workload {
     const start = performance.now();
     const res = await request(`${this.url}${path}`, { method: method as 'GET', headers, body, dispatcher: this.dispatcher });
     const text = await res.body.text();
-    this.answers.push({ op, status: res.statusCode, ms: performance.now() - start });
+    const ms = performance.now() - start;
     let json: Record<string, unknown> = {};
     if (res.headers['content-type']?.toString().includes('json')) {
       try {
@@ -123,6 +127,7 @@ export class Workload {
         json = {};
       }
     }
+    this.answers.push({ op, status: res.statusCode, ms, ...(res.statusCode >= 400 && typeof json.code === 'string' ? { code: json.code } : {}) });
     return { status: res.statusCode, json, text };
   }
 
@@ -238,6 +243,13 @@ export class Workload {
   async cas(): Promise<void> {
     const bytes = randomBytes(1024 + Math.floor(this.random() * 64 * 1024));
     const r = await this.call('cas', 'POST', '/api/cas', { raw: bytes, ip: this.nextIp() });
+    if (r.status === 200) this.acked.blobs.push({ sha256: r.json.sha256 as string, bytes: r.json.bytes as number });
+  }
+
+  /** A blob over the inline threshold: a file of its own in the data folder. */
+  async bigcas(): Promise<void> {
+    const bytes = randomBytes(64 * 1024 + 1 + Math.floor(this.random() * 192 * 1024));
+    const r = await this.call('bigcas', 'POST', '/api/cas', { raw: bytes, ip: this.nextIp() });
     if (r.status === 200) this.acked.blobs.push({ sha256: r.json.sha256 as string, bytes: r.json.bytes as number });
   }
 
