@@ -86,7 +86,7 @@ export class StorageHealth {
   private failure?: { status: StorageStatus; error: unknown };
   private readonly listeners = new Set<StorageListener>();
   private probeTimer?: NodeJS.Timeout;
-  private probing = false;
+  private probing: Promise<boolean> | null = null;
 
   /**
    * @param probe a write that proves the storage works again (and whatever the store must do to
@@ -168,7 +168,7 @@ export class StorageHealth {
 
   private startProbing() {
     if (!this.probe || this.probeTimer) return;
-    this.probeTimer = setInterval(() => void this.tryProbe(), this.probeMs);
+    this.probeTimer = setInterval(() => void (this.probing ?? this.tryProbe()), this.probeMs);
     this.probeTimer.unref();
   }
 
@@ -177,22 +177,33 @@ export class StorageHealth {
     this.probeTimer = undefined;
   }
 
-  /** One probe now (also what the timer runs); answers whether writes are accepted after it. */
+  /**
+   * One probe now (the timer runs it too); answers whether writes are accepted after it. A
+   * probe already running is waited for first (it may have started before the cause was fixed).
+   */
   async tryProbe(): Promise<boolean> {
+    if (this.probing) await this.probing;
     if (!this.failure) return true;
-    if (!this.probe || this.probing) return false;
-    this.probing = true;
+    if (!this.probe) return false;
+    const run = this.runProbe();
+    this.probing = run;
+    try {
+      return await run;
+    } finally {
+      if (this.probing === run) this.probing = null;
+    }
+  }
+
+  private async runProbe(): Promise<boolean> {
     try {
       if (this.failure) this.failure.status.probes = (this.failure.status.probes ?? 0) + 1;
-      await this.probe();
+      await this.probe!();
       this.recovered();
       return true;
     } catch (e) {
       // Still failing (perhaps for another reason now: a full disk freed but read-only).
       if (this.failure && storageCause(e)) this.fail(e, this.failure.status.where);
       return false;
-    } finally {
-      this.probing = false;
     }
   }
 

@@ -16,8 +16,8 @@
 // background error); reads go on meanwhile, and wait only while it reopens.
 import type { AbstractSublevel } from 'abstract-level';
 import { Level } from 'level';
-import { mkdirSync } from 'node:fs';
-import { open as openFile, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { constants, existsSync, mkdirSync } from 'node:fs';
+import { access, open as openFile, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageHealth } from './health.js';
 import { KeyLocks } from './locks.js';
@@ -199,8 +199,12 @@ export class LevelStore implements Store {
 
   async open() {
     try {
+      // LevelDB writes its folder even to read it (its lock, its log): a folder it may not
+      // write is said as such (a read-only file system reads as "no such file" in its mkdir).
+      if (existsSync(this.location)) await access(this.location, constants.W_OK);
       await this.db.open();
     } catch (e) {
+      if ((e as NodeJS.ErrnoException).syscall === 'access') throw e;
       throw await openError(this.location, e);
     }
     // Who holds the folder (LevelDB's LOCK says only that someone does): a second start names it.
