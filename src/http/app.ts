@@ -129,7 +129,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
-  const log = new TransparencyLog(ctx, { onError: (e) => app.log.error({ err: e }, 'transparency log: append or checkpoint failed') });
+  const log = new TransparencyLog(ctx, {
+    // A storage failure is logged once by the node (server.ts); the outbox keeps what waits.
+    onError: (e) => (e as { code?: string }).code === 'storage_unavailable' || app.log.error({ err: e }, 'transparency log: append or checkpoint failed'),
+  });
   // Security headers on every answer, JSON and HTML alike, errors included (registered before
   // the caller hook, whose 401 and 429 answers carry them too). The HTML pages are
   // self-contained: inline styles, no scripts, never framed. HSTS only when the node is

@@ -103,7 +103,8 @@ export function toServiceError(error: unknown): ServiceError | null {
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   const se = toServiceError(error);
   if (se) {
-    if (se.status >= 500) request.log.error({ code: se.code, err: error }, se.message);
+    // A storage failure is logged once, when it starts and when it ends (server.ts), not per request.
+    if (se.status >= 500 && se.code !== 'storage_unavailable') request.log.error({ code: se.code, err: error }, se.message);
     return sendError(request, reply, se);
   }
   request.log.error({ err: error }, 'unexpected error');

@@ -11,7 +11,8 @@ import { sha256Hex } from '../../src/core/index.js';
 import { openVerifiedBlob } from '../../src/domain/cas.js';
 import { LogEntries, seqKey, seqOfId } from '../../src/domain/log.js';
 import { Agents, ApiKeys, JudgmentIndex, Ledger, Proposals } from '../../src/domain/records.js';
-import { openLevelStore } from '../../src/store/index.js';
+import { openLevelStore, type Store } from '../../src/store/index.js';
+import { openPgStore } from '../../src/store/postgres/index.js';
 import type { Acked } from '../../bench/workload.js';
 import { runCli } from './e2e.js';
 
@@ -127,9 +128,12 @@ export async function until(check: () => boolean | Promise<boolean>, ms: number,
   }
 }
 
-/** Every acknowledged write is in the stopped node's store, and every acknowledged blob hashes to its name. */
-export async function assertAcknowledgedPresent(dataDir: string, acked: Acked) {
-  const store = await openLevelStore(dataDir, { createIfMissing: false });
+/**
+ * Every acknowledged write is in the stopped node's store (a data folder, or a postgres:// URL),
+ * and every acknowledged blob hashes to its name.
+ */
+export async function assertAcknowledgedPresent(where: string, acked: Acked) {
+  const store: Store = where.startsWith('postgres://') ? await openPgStore(where, { migrate: false }) : await openLevelStore(where, { createIfMissing: false });
   const missing: string[] = [];
   try {
     for (const a of acked.agents) {
@@ -168,9 +172,10 @@ export async function assertAcknowledgedPresent(dataDir: string, acked: Acked) {
   expect(missing, 'acknowledged writes lost').toEqual([]);
 }
 
-/** `akas log check --data DIR --json` on a stopped node: its exit code and report. */
-export async function logCheck(dataDir: string) {
-  const r = await runCli(['log', 'check', '--data', dataDir, '--json'], { timeoutMs: 60_000 });
+/** `akas log check --data DIR --json` on a stopped node (or `--store URL`, with the node secret in env): its exit code and report. */
+export async function logCheck(where: string, env?: NodeJS.ProcessEnv) {
+  const target = where.startsWith('postgres://') ? ['--store', where] : ['--data', where];
+  const r = await runCli(['log', 'check', ...target, '--json'], { timeoutMs: 60_000, env });
   let report: any; // eslint-disable-line @typescript-eslint/no-explicit-any
   try {
     report = JSON.parse(r.stdout);
@@ -181,8 +186,8 @@ export async function logCheck(dataDir: string) {
 }
 
 /** The node's own audit holds, and counts at least what the load had acknowledged. */
-export async function assertAuditClean(dataDir: string, acked: Acked) {
-  const check = await logCheck(dataDir);
+export async function assertAuditClean(where: string, acked: Acked, env?: NodeJS.ProcessEnv) {
+  const check = await logCheck(where, env);
   expect(check.code, `akas log check: ${check.stdout}${check.stderr}`).toBe(0);
   expect(check.report.records.agents).toBeGreaterThanOrEqual(acked.agents.length);
   expect(check.report.records.blobs.acknowledged).toBeGreaterThanOrEqual(new Set(acked.blobs.map((b) => b.sha256)).size);

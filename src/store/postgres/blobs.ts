@@ -284,6 +284,10 @@ class PgBlobWriter implements BlobWriter {
       return this.placed;
     }
     const client = await this.blobs.writers.connect();
+    // Heard while held (the pool listens on idle connections only): a dropped connection must not end the process.
+    let broken: Error | undefined;
+    const onError = (e: Error) => void (broken ??= e);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const old = await client.query<{ upload: string }>(`SELECT upload FROM ${s}.akas_blobs WHERE sha256 = $1 FOR UPDATE`, [sha]);
@@ -300,7 +304,8 @@ class PgBlobWriter implements BlobWriter {
       await client.query('ROLLBACK').catch(() => undefined);
       throw e;
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(broken);
     }
     return true;
   }

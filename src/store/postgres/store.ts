@@ -77,7 +77,7 @@ class PgTx implements Tx {
   // simple query with several statements takes no parameters); the others are prepared.
   private read<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     return this.serial(async () => {
-      const client = (this.client ??= await this.connect());
+      const client = (this.client ??= await this.checkout());
       if (this.begun) return client.query<R>(query);
       this.begun = true;
       const results = (await client.query(`${this.begin}; ${inline(query.text, query.values ?? [])}`)) as unknown as Array<pg.QueryResult<R>>;
@@ -89,7 +89,7 @@ class PgTx implements Tx {
   async commit(batch: () => string) {
     await this.settled();
     if (!this.begun && this.writes.size === 0) return;
-    const client = (this.client ??= await this.connect());
+    const client = (this.client ??= await this.checkout());
     const text = `${this.begun ? '' : `${this.begin}; `}${this.writes.size ? `${batch()}; ` : ''}COMMIT`;
     this.begun = true;
     await client.query(text);
@@ -101,7 +101,23 @@ class PgTx implements Tx {
     await this.client.query('ROLLBACK').catch((e: Error) => (this.broken = e));
   }
 
+  /**
+   * A connection for this transaction. The pool listens for errors only on idle connections:
+   * one the server drops while fn runs between statements (a server stopped) would emit an
+   * error nobody hears, and end the process. Heard here, it marks the connection broken.
+   */
+  private async checkout(): Promise<pg.PoolClient> {
+    const client = await this.connect();
+    client.on('error', this.onClientError);
+    return client;
+  }
+
+  private readonly onClientError = (e: Error) => {
+    this.broken ??= e;
+  };
+
   release() {
+    this.client?.removeListener('error', this.onClientError);
     this.client?.release(this.broken);
     this.client = null;
   }
@@ -217,7 +233,7 @@ export class PgStore implements Store {
       },
       lost: (spaces) => this.lost(spaces),
     });
-    this.buckets = new PgBuckets(this.readers, this.s);
+    this.buckets = new PgBuckets(this.readers, this.s, (e) => this.failure(e));
   }
 
   /** Opens a store on a postgres:// URL: migrates (unless told not to), then listens. */
