@@ -78,10 +78,11 @@ function agentCache(ctx: Ctx) {
   };
   const unwatch = [ctx.store.watch(Agents, (tag) => drop(keyHashOfTag.get(tag)), dropAll), ctx.store.watch(ApiKeys, (keyHash) => drop(keyHash), dropAll)];
   return {
+    /** The snapshot of a key's agent when one is held (no promise: the hot path of every authenticated request). */
+    lookup(apiKey: string): AgentRecord | undefined {
+      return API_KEY_RE.test(apiKey) ? byKeyHash.get(sha256Hex(apiKey)) : undefined;
+    },
     async authenticate(apiKey: string): Promise<AgentRecord> {
-      const keyHash = API_KEY_RE.test(apiKey) ? sha256Hex(apiKey) : undefined;
-      const hit = keyHash && byKeyHash.get(keyHash);
-      if (hit) return hit;
       const before = writes;
       const agent = deepFreeze(await authenticate(ctx, apiKey));
       if (writes !== before) return agent;
@@ -98,28 +99,46 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
   app.decorateRequest('caller', null as unknown as Caller);
   const agents = agentCache(ctx);
   app.addHook('onClose', async () => agents.close());
-  app.addHook('onRequest', async (request) => {
+  // A callback hook, synchronous when the agent's snapshot and the bucket are in memory (the
+  // usual case): no promise per request. A miss reads the store and goes on when it answers.
+  app.addHook('onRequest', (request, _reply, done) => {
     const config = request.routeOptions.config ?? {};
     const mode: AuthMode = config.auth ?? 'none';
     request.caller = { ip: request.ip };
-    let authError: ServiceError | undefined;
-    const key = mode === 'none' ? undefined : bearer(request);
-    if (key !== undefined) {
-      try {
-        request.caller.agent = await agents.authenticate(key);
-      } catch (e) {
-        authError = e as ServiceError;
+    // After auth: the token bucket (PROTOCOL 1.4), then the auth refusal, then a ban.
+    const next = (authError?: ServiceError) => {
+      // An MCP tool call drew its token as the POST to /api/mcp (PROTOCOL 12.3).
+      if (config.rateLimit !== false && !isInnerCall(request)) {
+        const agent = request.caller.agent;
+        let wait;
+        try {
+          wait = buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.ip}`, agent ? 'per-bearer' : 'per-ip');
+        } catch (e) {
+          return done(e as Error);
+        }
+        if (wait) return void wait.then(() => settle(authError), done);
       }
-    } else if (mode === 'required') {
-      authError = new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.');
-    }
-    // An MCP tool call drew its token as the POST to /api/mcp (PROTOCOL 12.3).
-    if (config.rateLimit !== false && !isInnerCall(request)) {
+      settle(authError);
+    };
+    const settle = (authError?: ServiceError) => {
+      if (authError) return done(authError);
       const agent = request.caller.agent;
-      await buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.ip}`, agent ? 'per-bearer' : 'per-ip');
+      if (agent && !config.banExempt && isBanned(agent, ctx.clock.now())) return done(bannedError(agent));
+      done();
+    };
+    const key = mode === 'none' ? undefined : bearer(request);
+    if (key === undefined) return next(mode === 'required' ? new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.') : undefined);
+    const held = agents.lookup(key);
+    if (held) {
+      request.caller.agent = held;
+      return next();
     }
-    if (authError) throw authError;
-    const agent = request.caller.agent;
-    if (agent && !config.banExempt && isBanned(agent, ctx.clock.now())) throw bannedError(agent);
+    agents.authenticate(key).then(
+      (agent) => {
+        request.caller.agent = agent;
+        next();
+      },
+      (e: ServiceError) => next(e),
+    );
   });
 }

@@ -22,6 +22,7 @@ import {
   type Store,
 } from '../store/index.js';
 import { createApp, type AppConfig } from './app.js';
+import { nodeLogger } from './request-log.js';
 
 export interface StoreOptions {
   /** The data folder of the embedded store (unused with `store`). */
@@ -226,8 +227,8 @@ export async function startNode(opts: StartOptions) {
       store,
       keys,
       config: opts.config,
-      // Logs go to stderr; stdout carries the command's own output.
-      logger: opts.logLevel === 'silent' ? false : { level: opts.logLevel, stream: process.stderr },
+      // Logs go to stderr (asynchronously: request-log.ts); stdout carries the command's own output.
+      ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel) }),
     });
     address = await app.listen({ host: opts.host, port: opts.port });
   } catch (e) {
