@@ -1,4 +1,4 @@
-// The security headers of every answer (PROTOCOL 11), as helmet computes them for the node's
+// The security headers of every answer (PROTOCOL 1.9), as helmet computes them for the node's
 // policy: helmet runs once, at start, and its headers are set from that list.
 //
 // Two sets, by what the answer is. Nearly every answer is JSON (or bytes, or an event stream),

@@ -47,7 +47,7 @@ describe('security headers', () => {
       });
       expect(r.headers['content-security-policy']).toContain("default-src 'none'");
     }
-    // A JSON answer no browser renders carries those two only (each header costs every request: PROTOCOL 11).
+    // A JSON answer no browser renders carries those two only (each header costs every request: PROTOCOL 1.9).
     for (const r of answers.slice(1)) {
       expect(r.headers['content-security-policy'], `${r.statusCode}`).toBe("default-src 'none'; frame-ancestors 'none'");
       expect(r.headers['x-frame-options']).toBeUndefined();
