@@ -304,7 +304,12 @@ export class LevelStore implements Store {
     for (;;) {
       if (this.reopening) await this.reopening;
       const epoch = this.epoch;
-      const from: Range = last === undefined ? range : range.reverse ? { ...range, lt: last, lte: undefined } : { ...range, gt: last, gte: undefined };
+      const from: Range = { ...range };
+      if (last !== undefined) {
+        // Past the last key seen (no undefined bound: the encodings would take it for a key).
+        if (range.reverse) (delete from.lte, (from.lt = last));
+        else (delete from.gte, (from.gt = last));
+      }
       const it = this.sub(space).iterator({ ...from, limit: left === Infinity ? -1 : left });
       try {
         for await (const [k, v] of it) {

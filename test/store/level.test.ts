@@ -155,6 +155,29 @@ describe('LevelStore when its disk fails (health.ts)', () => {
     expect(walDrops('2026/11/25-16:16:22.193913 7f50017be6c0 Recovering log #6\n', 7)).toEqual([]);
   });
 
+  it('goes on reading across the reopen a probe makes: an iteration resumes after its last key, reads wait', async () => {
+    const handle = await openLevel();
+    const store = handle.store as LevelStore;
+    for (let i = 0; i < 300; i++) await store.transact([key(i)], async (tx) => tx.put(Things, key(i), { i, pad: '' }));
+    const seen: number[] = [];
+    for await (const [, v] of store.iterate(Things)) {
+      seen.push(v.i);
+      if (v.i === 100) {
+        // A failure (as a write would report it), then the probe: the database is closed and opened again.
+        store.health!.fail(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }));
+        await expect(store.transact(['x'], async (tx) => tx.put(Things, 'x', { i: -1, pad: '' }))).rejects.toMatchObject({ code: 'storage_unavailable' });
+        const [probed, read] = await Promise.all([store.health!.tryProbe(), store.get(Things, key(7))]);
+        expect(probed).toBe(true);
+        expect(read).toEqual({ i: 7, pad: '' });
+      }
+    }
+    expect(seen).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    const back: number[] = [];
+    for await (const [, v] of store.iterate(Things, { reverse: true, limit: 5 })) back.push(v.i);
+    expect(back).toEqual([299, 298, 297, 296, 295]);
+    await handle.dispose();
+  });
+
   it('names a folder another store holds instead of opening it twice', async () => {
     const handle = await openLevel();
     await expect(openLevelStore(handle.dir)).rejects.toMatchObject({ name: 'StoreInUseError', message: expect.stringContaining(`the data folder ${handle.dir} is in use by another akas process`) });
