@@ -6,6 +6,7 @@ import { authenticate } from '../domain/identity.js';
 import type { Ctx } from '../domain/context.js';
 import { Agents, ApiKeys, type AgentRecord } from '../domain/records.js';
 import { bannedError, isBanned } from '../domain/reputation.js';
+import { Generations } from './generations.js';
 import { isInnerCall } from './inner-call.js';
 import type { TokenBuckets } from './rate-limit.js';
 
@@ -58,15 +59,22 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Snapshots of agents that called in the last minute or two are kept (generations.ts), 10,000 at most. */
+const SNAPSHOT_PERIOD_MS = 60_000;
+
 function agentCache(ctx: Ctx) {
-  const byKeyHash = new Map<string, AgentRecord>();
   const keyHashOfTag = new Map<string, string>();
+  // Kept by time: the agents calling now, not every agent seen up to a count. The index by tag
+  // (what a write to an agent is announced by) follows the snapshots that leave.
+  const byKeyHash = new Generations<string, AgentRecord>(SNAPSHOT_PERIOD_MS, 10_000, ctx.clock.now(), (gone) => {
+    for (const [keyHash, agent] of gone) if (keyHashOfTag.get(agent.tag) === keyHash) keyHashOfTag.delete(agent.tag);
+  });
   // Bumped by every write to an agent or key: a snapshot read while one landed is not kept.
   let writes = 0;
   const drop = (keyHash: string | undefined) => {
     writes++;
     if (!keyHash) return;
-    const agent = byKeyHash.get(keyHash);
+    const agent = byKeyHash.peek(keyHash);
     byKeyHash.delete(keyHash);
     if (agent) keyHashOfTag.delete(agent.tag);
   };
@@ -80,14 +88,13 @@ function agentCache(ctx: Ctx) {
   return {
     /** The snapshot of a key's agent when one is held (no promise: the hot path of every authenticated request). */
     lookup(apiKey: string): AgentRecord | undefined {
-      return API_KEY_RE.test(apiKey) ? byKeyHash.get(sha256Hex(apiKey)) : undefined;
+      return API_KEY_RE.test(apiKey) ? byKeyHash.get(sha256Hex(apiKey), ctx.clock.now()) : undefined;
     },
     async authenticate(apiKey: string): Promise<AgentRecord> {
       const before = writes;
       const agent = deepFreeze(await authenticate(ctx, apiKey));
       if (writes !== before) return agent;
-      if (byKeyHash.size >= 10_000) (byKeyHash.clear(), keyHashOfTag.clear());
-      byKeyHash.set(agent.apiKeyHash, agent);
+      byKeyHash.set(agent.apiKeyHash, agent, ctx.clock.now());
       keyHashOfTag.set(agent.tag, agent.apiKeyHash);
       return agent;
     },
