@@ -116,7 +116,10 @@ function report(answers: Answer[], seconds: number, baseline: number) {
   console.log(`  answers by status: ${[...byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s} × ${n.toLocaleString('en-US')}`).join(', ')}`);
   const unexpected = answers.filter((a) => a.status >= 300 && a.status !== 429);
   const byOpStatus = new Map<string, number>();
-  for (const a of unexpected) byOpStatus.set(`${a.op} ${a.status}`, (byOpStatus.get(`${a.op} ${a.status}`) ?? 0) + 1);
+  for (const a of unexpected) {
+    const k = `${a.op} ${a.status}${a.code ? ` ${a.code}` : ''}`;
+    byOpStatus.set(k, (byOpStatus.get(k) ?? 0) + 1);
+  }
   console.log(`  refusals other than 429: ${unexpected.length ? [...byOpStatus].map(([k, n]) => `${k} × ${n}`).join(', ') : 'none'}  ${unexpected.length ? '✗' : '✓'}`);
 }
 

@@ -21,6 +21,8 @@ export interface WorkAgent {
   ip: string;
   pool: 'A' | 'B';
   calibrated: boolean;
+  /** A calibration of it is in flight. */
+  calibrating?: boolean;
   toolCalls: number;
 }
 
@@ -168,9 +170,12 @@ export class Workload {
     return a;
   }
 
-  async calibrate(a = this.pick(this.agents.filter((x) => !x.calibrated))): Promise<void> {
+  async calibrate(a = this.pick(this.agents.filter((x) => !x.calibrated && !x.calibrating))): Promise<void> {
     if (!a) return;
-    const r = await this.call('calibrate', 'POST', '/api/agent/v1/calibrate', { agent: a, body: { answers: poolAnswers(a.pool) } });
+    // One calibration at a time per agent: several loops picking the last uncalibrated agent at
+    // once used up its three attempts, and the fourth was refused (400 calibration_exhausted).
+    a.calibrating = true;
+    const r = await this.call('calibrate', 'POST', '/api/agent/v1/calibrate', { agent: a, body: { answers: poolAnswers(a.pool) } }).finally(() => (a.calibrating = false));
     if (r.status !== 200) return;
     a.calibrated = true;
     this.acked.calibrations.push({ tag: a.tag, score: r.json.intelligenceScore as number });
