@@ -3,6 +3,7 @@
 // them, and what the store itself reports having dropped (a LevelDB log cut short at an open).
 // The log's own audit (domain/log.ts) covers judgments and attestations; an agent or a blob
 // that went missing shows up here instead.
+import { safeEqual } from '../core/index.js';
 import { blobsOf, StoreIncidents, type Store } from '../store/index.js';
 import { Agents, ApiKeys } from './records.js';
 
@@ -40,7 +41,7 @@ export async function checkRecords(store: Store): Promise<RecordsCheck> {
     agents++;
     const live = liveKeyOf.get(tag);
     if (live === undefined) say(`agent ${tag}: its api key is not in the key index`);
-    else if (live !== agent.apiKeyHash) say(`agent ${tag}: the key index holds another live api key than the agent's`);
+    else if (!safeEqual(live, agent.apiKeyHash)) say(`agent ${tag}: the key index holds another live api key than the agent's`);
     liveKeyOf.delete(tag);
   }
   for (const tag of liveKeyOf.keys()) say(`api key of ${tag}: no such agent is stored (a registration lost)`);

@@ -1,7 +1,7 @@
 // Who is calling: the IP, the agent behind a Bearer key, and the token bucket they draw
 // from. Runs at onRequest, before the body is parsed, so a 401 or 429 costs no parsing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { API_KEY_RE, ServiceError, sha256Hex } from '../core/index.js';
+import { API_KEY_RE, safeEqual, ServiceError, sha256Hex } from '../core/index.js';
 import { authenticate } from '../domain/identity.js';
 import type { Ctx } from '../domain/context.js';
 import { Agents, ApiKeys, type AgentRecord } from '../domain/records.js';
@@ -67,7 +67,7 @@ function agentCache(ctx: Ctx) {
   // Kept by time: the agents calling now, not every agent seen up to a count. The index by tag
   // (what a write to an agent is announced by) follows the snapshots that leave.
   const byKeyHash = new Generations<string, AgentRecord>(SNAPSHOT_PERIOD_MS, 10_000, ctx.clock.now(), (gone) => {
-    for (const [keyHash, agent] of gone) if (keyHashOfTag.get(agent.tag) === keyHash) keyHashOfTag.delete(agent.tag);
+    for (const [keyHash, agent] of gone) if (safeEqual(keyHashOfTag.get(agent.tag) ?? '', keyHash)) keyHashOfTag.delete(agent.tag);
   });
   // Bumped by every write to an agent or key: a snapshot read while one landed is not kept.
   let writes = 0;
