@@ -3,11 +3,12 @@
 // loaded by the same child-process load generator (bench/http-load.ts, undici Pool) in the
 // same run. Target (issue 21): /me at >= 0.7 of the bare route.
 //
-// Beside them, the bare route again with one of the node's per-request hooks at a time (the
-// security headers, the request log as `akas serve` writes it, the token bucket, the auth cache
-// with the token bucket), each registered by the node's own code: the difference of its time
-// per request from the bare route's is that hook's cost, printed in microseconds and as a share
-// of a GET /me, so the next regression names itself.
+// Then the bare route again with one of the node's per-request hooks at a time (the security
+// headers, the request log as `akas serve` writes it, the token bucket, the auth cache with the
+// token bucket), each registered by the node's own code, loaded one at a time: the CPU time this
+// process spends per answer (process.cpuUsage, which a busy machine's scheduling does not
+// inflate as it does wall time), less the bare route's, is that hook's cost, printed in
+// microseconds and as a share of a GET /me's, so the next regression names itself.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -23,6 +24,9 @@ const TARGET = 0.7;
 export const CONNECTIONS = 32;
 export const SLICE_MS = 500;
 export const CYCLES = 12;
+/** The hook costs: each target loaded alone for this long, this many times. */
+const HOOK_SLICE_MS = 1500;
+const HOOK_ROUNDS = 3;
 const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
 
 export interface Target {
@@ -43,13 +47,15 @@ export interface TargetResult {
 
 
 /** Runs the load generator (a child process) over the targets in alternating slices (bench/mcp.ts uses it too). */
-export function load(targets: Target[]): Promise<TargetResult[]> {
-  const args = JSON.stringify({ targets, connections: CONNECTIONS, sliceMs: SLICE_MS, cycles: CYCLES, warmupMs: 500 });
+export function load(targets: Target[], opts: { cycles?: number; sliceMs?: number; warmupMs?: number } = {}): Promise<TargetResult[]> {
+  const cycles = opts.cycles ?? CYCLES;
+  const sliceMs = opts.sliceMs ?? SLICE_MS;
+  const args = JSON.stringify({ targets, connections: CONNECTIONS, sliceMs, cycles, warmupMs: opts.warmupMs ?? 500 });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    const killer = setTimeout(() => child.kill('SIGKILL'), (targets.length * (CYCLES * SLICE_MS + 500)) + 30_000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), targets.length * (cycles * sliceMs + 500) + 30_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(killer);
@@ -108,13 +114,8 @@ export async function run() {
       { name: 'bare fastify GET /x', url: `${bare.url}/x` },
       { name: 'diagnostic: GET /api/agent/v1/wakeup (Bearer)', url: `${nodeUrl}/api/agent/v1/wakeup`, headers: auth },
       { name: `GET /api/agent/v1/me (${meBytes} B body)`, url: `${nodeUrl}/api/agent/v1/me`, headers: auth },
-      { name: 'security headers', url: `${headers.url}/x` },
-      { name: 'request log (info, async, as akas serve)', url: `${logged.url}/x` },
-      { name: 'token bucket (per IP)', url: `${limited.url}/x` },
-      { name: 'auth cache + token bucket (Bearer)', url: `${authed.url}/x`, headers: auth },
     ];
-    const results = await load(targets);
-    const [bare0, wake, me] = results;
+    const [bare0, wake, me] = await load(targets);
     // Each cycle's rate is divided by the bare route's rate in the same cycle; the median of
     // those ratios is the result (steady on a busy machine, where absolute rates swing).
     const ratios = (r: TargetResult) => r.perCycle.map((x, i) => x / bare0.perCycle[i]);
@@ -129,14 +130,35 @@ export async function run() {
     line(targets[0].name, perSec(rateOf(targets[0].name, bare0)), 1);
     line(targets[1].name, perSec(rateOf(targets[1].name, wake)), med(ratios(wake)));
     line(targets[2].name, perSec(rateOf(targets[2].name, me)), ratio, `>= ${TARGET}`, ratio >= TARGET);
-    // A hook's cost: its route's time per request minus the bare route's, cycle by cycle (median).
-    const usPer = (r: TargetResult) => r.perCycle.map((x) => 1e6 / x);
-    const bareUs = usPer(bare0);
-    const meUs = med(usPer(me));
-    console.log(`  per-request cost of each hook of the node, on the bare route (µs per request more than the bare route's ${med(bareUs).toFixed(1)} µs; share of a GET /me's ${meUs.toFixed(1)} µs):`);
-    for (let i = 3; i < targets.length; i++) {
-      const cost = med(usPer(results[i]).map((x, c) => x - bareUs[c]));
-      line(`  + ${targets[i].name}`, `${cost >= 0 ? '+' : ''}${cost.toFixed(1)} µs`, cost / meUs);
+
+    // The hooks, one target at a time: CPU time of this process (every server runs in it) per answer.
+    const costed: Target[] = [
+      targets[0],
+      targets[2],
+      { name: 'security headers', url: `${headers.url}/x` },
+      { name: 'request log (info, async, as akas serve)', url: `${logged.url}/x` },
+      { name: 'token bucket (per IP)', url: `${limited.url}/x` },
+      { name: 'auth cache + token bucket (Bearer)', url: `${authed.url}/x`, headers: auth },
+    ];
+    const cpu = new Map<string, number[]>();
+    for (let round = 0; round < HOOK_ROUNDS; round++) {
+      for (const t of costed) {
+        const before = process.cpuUsage();
+        const [r] = await load([t], { cycles: 1, sliceMs: HOOK_SLICE_MS, warmupMs: 0 });
+        const used = process.cpuUsage(before);
+        const us = (used.user + used.system) / r.ok;
+        cpu.set(t.name, [...(cpu.get(t.name) ?? []), us]);
+      }
+    }
+    const bareUs = med(cpu.get(costed[0].name)!);
+    const meUs = med(cpu.get(costed[1].name)!);
+    console.log(
+      `  CPU time of the server per answer, one target at a time (median of ${HOOK_ROUNDS} runs of ${HOOK_SLICE_MS} ms): bare route ${bareUs.toFixed(1)} µs, GET /me ${meUs.toFixed(1)} µs (${(bareUs / meUs).toFixed(2)} of the bare route's rate in CPU terms)`,
+    );
+    console.log('  each hook of the node on the bare route, its cost per request (µs more than the bare route; ratio = share of a GET /me):');
+    for (const t of costed.slice(2)) {
+      const cost = med(cpu.get(t.name)!) - bareUs;
+      line(`  + ${t.name}`, `${cost >= 0 ? '+' : ''}${cost.toFixed(1)} µs`, cost / meUs);
     }
   } finally {
     for (const app of apps) await app.close();
