@@ -38,7 +38,7 @@ function unreachable(cli: Cli, e: unknown): CliError {
   const err = e as { code?: string; cause?: { code?: string }; message?: string };
   const cause = err.cause?.code ?? err.code ?? err.message;
   const baseUrl = cli.globals().baseUrl;
-  return new CliError(2, `Cannot reach the node at ${baseUrl} (${cause}). Is \`akas serve\` running? (--base-url / AKAS_BASE_URL)`, {
+  return new CliError(2, `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
     code: 'unreachable',
     baseUrl,
   });

@@ -84,7 +84,7 @@ export class AkasClient {
   async call<T = Record<string, unknown>>(
     method: string,
     path: string,
-    opts: { body?: unknown; auth?: boolean; headers?: Record<string, string>; okStatuses?: number[] } = {},
+    opts: { body?: unknown; auth?: boolean; headers?: Record<string, string>; okStatuses?: number[]; /** A JSON answer is expected: anything else means this is not an akas node. */ json?: boolean } = {},
   ): Promise<NodeResponse<T>> {
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
     if (opts.auth) {
@@ -101,22 +101,35 @@ export class AkasClient {
       res = await this.fetchImpl(this.url(path), { method, headers, body: payload });
     } catch (e) {
       const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-      throw new CliError(2, `Cannot reach the node at ${this.baseUrl} (${cause}). Is \`akas serve\` running? (--base-url / AKAS_BASE_URL)`, {
+      throw new CliError(2, `nothing answers at ${this.baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
         code: 'unreachable',
         baseUrl: this.baseUrl,
       });
     }
     const text = await res.text();
+    const contentType = res.headers.get('content-type') ?? '';
     let body: unknown = text;
-    if (text && (res.headers.get('content-type') ?? '').includes('json')) {
+    if (text && contentType.includes('json')) {
       try {
         body = JSON.parse(text);
       } catch {
         body = text;
       }
     }
-    if (res.status >= 400 && !(opts.okStatuses ?? []).includes(res.status)) {
-      const b = (typeof body === 'object' && body !== null ? body : { error: String(body) }) as Record<string, unknown>;
+    // Every akas refusal is a JSON envelope with a code (PROTOCOL 1.3), and every JSON route
+    // answers JSON: an HTML error page, an empty body or text where JSON belongs means
+    // --base-url points at some other server.
+    const envelope = typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string';
+    const failed = res.status >= 400 && !(opts.okStatuses ?? []).includes(res.status);
+    if ((failed && !envelope) || (!failed && opts.json && (typeof body !== 'object' || body === null))) {
+      throw new CliError(2, `${this.baseUrl} is not an akas node: asked for ${path.split('?')[0]}, it answered HTTP ${res.status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}${failed ? '' : ' where JSON belongs'}. Check --base-url / AKAS_BASE_URL.`, {
+        code: 'not_akas',
+        baseUrl: this.baseUrl,
+        status: res.status,
+      });
+    }
+    if (failed) {
+      const b = body as Record<string, unknown>;
       const message = String(b.error ?? b.detail ?? `HTTP ${res.status}`);
       const label = b.code ? `${b.code}, HTTP ${res.status}` : `HTTP ${res.status}`;
       throw new CliError(res.status >= 500 ? 2 : 1, `${message} (${label})`, { status: res.status, ...b });
@@ -125,10 +138,10 @@ export class AkasClient {
   }
 
   get<T = Record<string, unknown>>(path: string, auth = false) {
-    return this.call<T>('GET', path, { auth }).then((r) => r.body);
+    return this.call<T>('GET', path, { auth, json: true }).then((r) => r.body);
   }
 
   post<T = Record<string, unknown>>(path: string, body?: unknown, opts: { auth?: boolean; headers?: Record<string, string> } = {}) {
-    return this.call<T>('POST', path, { body, ...opts }).then((r) => r.body);
+    return this.call<T>('POST', path, { body, json: true, ...opts }).then((r) => r.body);
   }
 }

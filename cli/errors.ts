@@ -1,5 +1,8 @@
-/** Exit codes (README, ARCHITECTURE 5): 0 ok, 1 refused by the node or a check failed, 2 could not run. */
-export const EXIT = { ok: 0, refused: 1, broken: 2 } as const;
+/**
+ * Exit codes (README, ARCHITECTURE 5): 0 ok, 1 refused by the node or a check failed, 2 could
+ * not run; 130 interrupted (Ctrl-C in an interactive view), as a shell reports a SIGINT.
+ */
+export const EXIT = { ok: 0, refused: 1, broken: 2, interrupted: 130 } as const;
 
 const BRAND = Symbol.for('akas.CliError');
 
@@ -16,7 +19,7 @@ export class CliError extends Error {
   }
 
   constructor(
-    readonly exitCode: 1 | 2,
+    readonly exitCode: 1 | 2 | 130,
     message: string,
     readonly body: Record<string, unknown> = {},
   ) {

@@ -2,6 +2,7 @@
 // gets exactly one JSON document: the node's response or the command's result (and on
 // failure, an error object), so a script can parse it.
 import { CliError } from './errors.js';
+import { routesToCommands } from './next-steps.js';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -43,6 +44,13 @@ export class Output {
  * silently: a refusal explains itself.
  */
 export function describeFailure(err: CliError): string {
+  return describeFailureRaw(err)
+    .split('\n')
+    .map((line) => routesToCommands(line))
+    .join('\n');
+}
+
+function describeFailureRaw(err: CliError): string {
   const b = err.body;
   const lines = [`akas: ${err.message}`];
   const items = Array.isArray(b.errors) ? (b.errors as unknown[]) : [];
@@ -63,7 +71,9 @@ export function describeFailure(err: CliError): string {
   }
   if (b.recovery && typeof b.recovery === 'object') lines.push(`  recovery: ${JSON.stringify(b.recovery)}`);
   if (typeof b.retryAfter === 'number') lines.push(`  retry after: ${b.retryAfter} s`);
-  if (typeof b.detailUrl === 'string') lines.push(`  existing: ${b.detailUrl}${typeof b.judgeUrl === 'string' ? ` (judge it: ${b.judgeUrl})` : ''}`);
+  if (typeof b.existingProposalId === 'string') {
+    lines.push(`  existing: ${b.existingProposalId} (akas proposal ${b.existingProposalId}; judge it: akas judge ${b.existingProposalId} ...)`);
+  } else if (typeof b.detailUrl === 'string') lines.push(`  existing: ${b.detailUrl}${typeof b.judgeUrl === 'string' ? ` (judge it: ${b.judgeUrl})` : ''}`);
   return lines.join('\n') + '\n';
 }
 

@@ -52,7 +52,37 @@ export function loadIdentity(profile: string, baseUrl: string): SavedIdentity | 
       throw new ProfileModeError(`${path} has mode ${mode.toString(8).padStart(4, '0')}: it holds your api key and private key and must be readable by you only. Run: chmod 600 ${path}`);
     }
   }
-  return JSON.parse(readFileSync(path, 'utf8')) as SavedIdentity;
+  let saved: unknown;
+  try {
+    saved = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new ProfileFileError(path, baseUrl, (e as Error).message);
+  }
+  const s = saved as Partial<SavedIdentity> | null;
+  if (!s || typeof s !== 'object' || typeof s.tag !== 'string' || typeof s.apiKey !== 'string' || typeof s.signing?.privateKey !== 'string') {
+    throw new ProfileFileError(path, baseUrl, 'it lacks the tag, apiKey or signing key of an identity');
+  }
+  return s as SavedIdentity;
+}
+
+/** A profile file that cannot be read as an identity: says which file, and how to get going again. */
+export class ProfileFileError extends Error {
+  constructor(
+    readonly path: string,
+    baseUrl: string,
+    why: string,
+  ) {
+    super(
+      [
+        `${path} is not a readable profile (${why}).`,
+        `It should hold your identity at ${baseUrl}. If you have a copy (a backup, or the secrets akas printed), put it back.`,
+        `Otherwise move it aside (mv ${path} ${path}.broken), then get an identity again:`,
+        `  akas recover --tag TAG --token RECOVERY_TOKEN   keeps your tag, balance and reputation (the recovery token was saved in that file)`,
+        `  akas register                                  a new agent`,
+      ].join('\n'),
+    );
+    this.name = 'ProfileFileError';
+  }
 }
 
 /** A lock file this old was left by a process that died while holding it (a change takes milliseconds). */

@@ -1,12 +1,14 @@
 // The commander program. Command groups live in cli/commands/, one file each; heavy
 // modules (fastify, ink, the VC stack, undici) are imported inside the actions that need
 // them so `akas --help` and `akas me` start fast.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../src/core/version.js';
 import { AkasClient } from './client.js';
 import { CliError, EXIT } from './errors.js';
 import { Output, type Io } from './output.js';
-import { loadIdentity, ProfileModeError, type SavedIdentity } from './profile.js';
+import { configDir, loadIdentity, ProfileFileError, ProfileModeError, type SavedIdentity } from './profile.js';
 
 export interface GlobalOptions {
   baseUrl: string;
@@ -56,6 +58,7 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
         return loadIdentity(g.profile, g.baseUrl.replace(/\/$/, ''));
       } catch (e) {
         if (e instanceof ProfileModeError) throw new CliError(2, e.message, { code: 'profile_mode' });
+        if (e instanceof ProfileFileError) throw new CliError(2, e.message, { code: 'profile_unreadable', path: e.path });
         throw e;
       }
     },
@@ -80,11 +83,48 @@ export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promis
       const code = await fn(...args);
       process.exitCode = code ?? EXIT.ok;
     } catch (e) {
-      const err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
+      let err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
+      if (err.body.code === 'no_identity') err = await explainNoIdentity(cli, err);
       cli.output().failure(err);
       process.exitCode = err.exitCode;
     }
   };
+}
+
+/**
+ * "No identity" is often a wrong --base-url (identities are saved per node): when nothing
+ * answers there, or something that is not an akas node, say that instead; otherwise name
+ * the nodes this profile does hold identities for.
+ */
+async function explainNoIdentity(cli: Cli, err: CliError): Promise<CliError> {
+  const g = cli.globals();
+  try {
+    await new AkasClient({ baseUrl: g.baseUrl }).get('/healthz');
+  } catch (e) {
+    if (CliError.is(e) && (e.body.code === 'unreachable' || e.body.code === 'not_akas')) return e;
+  }
+  const elsewhere = savedNodes(g.profile).filter((url) => url !== g.baseUrl.replace(/\/$/, ''));
+  if (elsewhere.length === 0) return err;
+  return new CliError(err.exitCode as 1 | 2, `${err.message}\nProfile "${g.profile}" holds identities for: ${elsewhere.join(', ')} (--base-url URL to use one).`, { ...err.body, savedFor: elsewhere });
+}
+
+// The nodes a profile holds identities for (each file names its baseUrl).
+function savedNodes(profile: string): string[] {
+  try {
+    const dir = join(configDir(), 'profiles', profile);
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => {
+        try {
+          return String((JSON.parse(readFileSync(join(dir, f), 'utf8')) as { baseUrl?: unknown }).baseUrl ?? '');
+        } catch {
+          return '';
+        }
+      })
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
 }
 
 /** Runs the program on argv (without node and script) and answers the exit code. */

@@ -37,6 +37,10 @@ await build({
   target: 'node20',
   external,
   logLevel: 'warning',
+  // The front is CommonJS, where import.meta is empty: src/core/paths.ts finds data/ from
+  // import.meta.url, so the bundle gets this file's own URL in its place.
+  define: { 'import.meta.url': 'importMetaUrl' },
+  inject: [resolve(root, 'scripts/import-meta-url.js')],
   plugins: [
     {
       name: 'lazy-modules',

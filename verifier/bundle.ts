@@ -15,7 +15,7 @@ import { judgmentUrn, parseStrictJson } from '../src/core/index.js';
 import { hashFile, normalizeSha256 } from './cas.js';
 import { verifyCredential } from './credential.js';
 import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { checkLogInclusion, endorsedLogKey } from './log.js';
+import { checkLogInclusion, checkWitnesses, endorsedLogKey, type WitnessPolicy } from './log.js';
 import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
@@ -30,6 +30,8 @@ export interface BundleOptions {
   at?: number;
   /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses, if any). */
   logKey?: string;
+  /** Witnesses whose quorum must have cosigned the bundle's checkpoint (PROTOCOL 9.9). */
+  witnesses?: WitnessPolicy;
 }
 
 export interface BundleReport extends Report {
@@ -146,6 +148,8 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     if (logKey) checkLogInclusion(c, { entry: item.entry, inclusion: item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], id);
     else c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: no trusted log key', id);
   }
+  // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
+  if (options.witnesses) checkWitnesses(c, logPart?.checkpoint, options.witnesses);
 
   // CAS: the hashes the proposal names, against the bytes given.
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];

@@ -1,13 +1,16 @@
 // calibrate, challenge, tool, schemas, quota, appeal: calibration and the priced tools.
 import type { Command } from 'commander';
 import { answerProblems, describeProblem } from '../calibrate-answers.js';
-import { CliError, usageError } from '../errors.js';
+import { CliError, EXIT, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { table } from '../output.js';
 import { action, type Cli } from '../program.js';
 import { updateIdentity, type SavedIdentity } from '../profile.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The command for each nextStep.action of a calibration answer (PROTOCOL 3.2). */
+const NEXT_COMMAND: Record<string, string> = { judge: 'akas queue', challenge: 'akas challenge', recalibrate: 'akas calibrate', read: 'akas me' };
 
 const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];
 
@@ -53,23 +56,40 @@ export function calibrationCommands(program: Command, cli: Cli) {
           if (typeof answers !== 'object' || answers === null || Array.isArray(answers)) throw usageError('--answers must hold a JSON object {questionId: answer}');
           // An attempt is one of three for life: refuse to spend it on an incomplete sheet.
           const problems = answerProblems(q.questions, answers as Record<string, unknown>);
+          // An answers file for the other pool names none of this agent's questions.
+          const ours = new Set(q.questions.map((x: Json) => x.id as string));
+          const foreign = Object.keys(answers as object).filter((id) => !ours.has(id));
           if (problems.length > 0 && !opts.allowMissing) {
             throw new CliError(
               2,
               [
                 `not submitted (no attempt used): ${problems.length} of the ${q.questions.length} questions of pool ${q.poolId} need attention`,
+                ...(foreign.length
+                  ? [
+                      `  this agent's pool is ${q.poolId} (questions ${[...ours].join(', ')}); ${opts.answers} answers ${foreign.join(', ')}, which are not its questions${foreign.every((id) => /^[A-Z]\d+$/.test(id) && id[0] !== q.poolId) ? ` (pool ${[...new Set(foreign.map((id) => id[0]))].join(', ')})` : ''}`,
+                      `  the questions to answer: akas calibrate --questions`,
+                    ]
+                  : []),
                 ...problems.map((p) => `  ${describeProblem(p)}`),
                 `Fix ${opts.answers}, or pass --allow-missing to submit it anyway (${q.attemptsRemaining} attempt(s) left, the best is kept).`,
               ].join('\n'),
-              { code: 'incomplete_answers', problems, attemptsRemaining: q.attemptsRemaining },
+              { code: 'incomplete_answers', problems, poolId: q.poolId, ...(foreign.length ? { unknownIds: foreign } : {}), attemptsRemaining: q.attemptsRemaining },
             );
           }
         } else if (out.interactive && ((cli.io as { stdin?: NodeJS.ReadStream }).stdin ?? process.stdin).isTTY) {
           if (q.attemptsRemaining === 0) throw usageError('No calibration attempts left.');
           const stdin = (cli.io as { stdin?: NodeJS.ReadStream }).stdin;
           const { askCalibration } = await import('../views/calibrate.js');
-          answers = await askCalibration(q.questions, q.attemptsRemaining, { stdout: out.io.stdout as NodeJS.WriteStream, stdin });
-          if (answers === null) throw new CliError(2, 'not submitted: cancelled before submitting (no attempt used)', { code: 'cancelled' });
+          const outcome = await askCalibration(q.questions, q.attemptsRemaining, { stdout: out.io.stdout as NodeJS.WriteStream, stdin });
+          if ('interrupted' in outcome) {
+            throw new CliError(EXIT.interrupted, `interrupted: nothing submitted, no attempt used (${outcome.answered === null ? 'the answers typed are not kept' : `${outcome.answered} of ${q.questions.length} questions answered; those answers are not kept`}); ${q.attemptsRemaining} attempt(s) left`, {
+              code: 'interrupted',
+              submitted: false,
+              attemptsRemaining: q.attemptsRemaining,
+            });
+          }
+          if ('declined' in outcome) throw new CliError(2, 'not submitted: cancelled before submitting (no attempt used)', { code: 'cancelled' });
+          answers = outcome.answers;
         } else throw usageError('Not a terminal: give --answers FILE (a JSON object of question id to answer). `akas calibrate --questions --json` lists them.');
         const r = await client.post<Json>('/api/agent/v1/calibrate', { answers }, { auth: true });
         out.result(r, () =>
@@ -82,7 +102,7 @@ export function calibrationCommands(program: Command, cli: Cli) {
               ['attempts left', r.attemptsRemaining],
               ...Object.entries(r.perQuestion as Record<string, number>).map(([k, v]) => [`  ${k}`, v] as [string, unknown]),
             ]),
-            `next: ${r.nextStep.action} (${r.nextStep.note})`,
+            `next: ${NEXT_COMMAND[r.nextStep.action] ?? r.nextStep.action} (${r.nextStep.note})`,
           ].join('\n'),
         );
       }),
@@ -135,10 +155,30 @@ export function calibrationCommands(program: Command, cli: Cli) {
 
   program
     .command('schemas')
-    .description('challenge answer schemas and the tools with their prices and JSON schemas')
+    .description('the tools with their prices, challenge answer schemas, and each proposal kind\'s payload (--proposal KIND: every field described)')
+    .option('--proposal <kind>', 'one proposal kind\'s payload, field by field, with its template')
     .action(
-      action(cli, async () => {
+      action(cli, async (opts: { proposal?: string }) => {
         const s = await cli.client().get<Json>('/api/agent/v1/schemas');
+        const proposals = (s.proposals ?? {}) as Json;
+        if (opts.proposal) {
+          const { parseKind, KIND_NAMES } = await import('../judge-input.js');
+          const kind = parseKind(opts.proposal);
+          if (!kind || !proposals[kind]) throw usageError(`unknown kind "${opts.proposal}"; one of: ${KIND_NAMES.join(', ')}`);
+          const p = proposals[kind];
+          cli.output().result(p, () =>
+            [
+              `${kind}: ${p.description}`,
+              `  propose: akas propose ${kind} --file payload.json (POST ${p.proposeUrl}); check first with --dry-run`,
+              '',
+              ...fieldLines(p.schema, 1),
+              '',
+              `a complete example (akas propose ${kind} --template):`,
+              JSON.stringify(p.template, null, 2),
+            ].join('\n'),
+          );
+          return;
+        }
         cli.output().result(s, () =>
           [
             'tools:',
@@ -146,6 +186,12 @@ export function calibrationCommands(program: Command, cli: Cli) {
             'challenge schemas:',
             ...Object.entries(s.challenges as Json).map(([k, v]) => `  ${k.padEnd(16)} ${v.description}`),
             s.note,
+            ...(Object.keys(proposals).length
+              ? [
+                  'proposal payloads (akas schemas --proposal KIND for every field; akas propose KIND --template prints one to edit, --dry-run checks it):',
+                  ...Object.entries(proposals).map(([k, v]) => `  ${k.padEnd(16)} ${(v as Json).description}`),
+                ]
+              : []),
           ].join('\n'),
         );
       }),
@@ -177,4 +223,26 @@ export function calibrationCommands(program: Command, cli: Cli) {
         cli.output().result(r, `appeal ${r.appealId} received; answer within ${r.slaHours} hours`);
       }),
     );
+}
+
+// A JSON Schema's fields as an indented list: name, required or optional, type, description.
+function fieldLines(schema: Json, depth: number): string[] {
+  const props = (schema?.properties ?? {}) as Json;
+  const required = new Set((schema?.required ?? []) as string[]);
+  const pad = '  '.repeat(depth);
+  const lines: string[] = [];
+  for (const [name, sub] of Object.entries(props) as Array<[string, Json]>) {
+    lines.push(`${pad}${name}  (${required.has(name) ? 'required' : 'optional'}, ${typeName(sub)})${sub.description ? `  ${sub.description}` : ''}`);
+    if (sub.properties) lines.push(...fieldLines(sub, depth + 1));
+    else if (sub.items?.properties) lines.push(...fieldLines(sub.items, depth + 1));
+  }
+  return lines;
+}
+
+function typeName(s: Json): string {
+  if (s.anyOf) return (s.anyOf as Json[]).map(typeName).join(' or ');
+  if (s.const !== undefined) return JSON.stringify(s.const);
+  if (s.type === 'array') return `array of ${s.items ? typeName(s.items) : 'any'}`;
+  if (s.type === 'object' && s.patternProperties) return 'object of name: value';
+  return String(s.type ?? 'any');
 }

@@ -11,6 +11,7 @@ import type { Output } from '../output.js';
 import { action, type Cli } from '../program.js';
 import type { CredentialReport } from '../../verifier/index.js';
 import { verifyGroup } from './verify.js';
+import { witnessPolicyArg } from './witness.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -122,9 +123,12 @@ export function credentialCommands(program: Command, cli: Cli) {
     .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key, from GET /api/node/keys); else the one the pinned --issuer endorses")
+    .option('--witness <key>', "a witness whose cosignature of the bundle's checkpoint counts (NAME+KEYID+KEY); repeatable", (v: string, p: string[]) => [...p, v], [] as string[])
+    .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned (default: all)')
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string; logKey?: string; verbose?: boolean }) => {
+      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string; logKey?: string; witness: string[]; witnessQuorum?: string; verbose?: boolean }) => {
+        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         const { verifyBundle, NotCheckableError, tally } = await import('../../verifier/index.js');
@@ -136,7 +140,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         }
         let report;
         try {
-          report = await verifyBundle(bytes, { blobsDir: opts.blobs, issuer, at, logKey: opts.logKey });
+          report = await verifyBundle(bytes, { blobsDir: opts.blobs, issuer, at, logKey: opts.logKey, witnesses });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           const err = e as NodeJS.ErrnoException;
@@ -178,11 +182,23 @@ export function credentialCommands(program: Command, cli: Cli) {
     .argument('<id>', 'proposal id')
     .option('-o, --output <file>', 'write the bundle here instead of stdout')
     .option('--blobs <dir>', "also fetch the blobs it references that this node stores, into DIR/<sha256> (each hash checked)")
+    .option('--credentials <dir>', 'also write each judgment credential to DIR/<judgmentId>.json (for akas verify credential DIR)')
     .action(
-      action(cli, async (id: string, opts: { output?: string; blobs?: string }) => {
+      action(cli, async (id: string, opts: { output?: string; blobs?: string; credentials?: string }) => {
         const bundle = await cli.client().get<Json>(`/api/knowledge/proposals/${encodeURIComponent(id)}/bundle`);
         const text = JSON.stringify(bundle, null, 2) + '\n';
         const out = cli.output();
+        if (opts.credentials) {
+          try {
+            mkdirSync(opts.credentials, { recursive: true });
+            for (const c of (bundle.credentials ?? []) as Json[]) {
+              const name = String(c.credentialSubject?.id ?? '').replace(/^urn:akas:judgment:/, '') || `credential-${(bundle.credentials as Json[]).indexOf(c)}`;
+              writeFileSync(join(opts.credentials, `${name.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`), JSON.stringify(c, null, 2) + '\n');
+            }
+          } catch (e) {
+            throw new CliError(2, `Cannot write into ${opts.credentials}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unwritable', path: opts.credentials });
+          }
+        }
         if (opts.blobs) {
           mkdirSync(opts.blobs, { recursive: true });
           const { getBlob } = await import('../cas-transfer.js');

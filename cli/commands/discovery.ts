@@ -47,7 +47,30 @@ async function openInBrowser(url: string) {
   });
 }
 
+const day = (iso: unknown) => (typeof iso === 'string' ? iso.slice(0, 19) + 'Z' : 'now');
+
 export function discoveryCommands(program: Command, cli: Cli) {
+  program
+    .command('node-keys')
+    .alias('keys')
+    .description("the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids")
+    .action(
+      action(cli, async () => {
+        const k = await cli.client().get<Json>('/api/node/keys');
+        cli.output().result(k, () =>
+          [
+            `issuer       ${k.issuer.current}`,
+            ...(k.issuer.keys as Json[]).map((x) => `  ${x.did === k.issuer.current ? 'current' : 'prior  '}  ${x.did}  ${day(x.validFromIso)} to ${x.validUntilIso ? day(x.validUntilIso) : 'now'}`),
+            ...(k.issuer.rotations?.length ? [`  ${k.issuer.rotations.length} rotation(s), each signed by both keys`] : []),
+            `log key      ${k.log.verifierKey}`,
+            `  origin     ${k.log.origin}   (akas verify log-proof FILE --log-key '${k.log.verifierKey}')`,
+            `hmac keys    ${(k.hmac as Json[]).map((h) => `${h.signingKeyId}${h.current ? ' (current)' : ''}`).join(', ')}`,
+            '  manifests are HMACs: only the node checks them (akas verify manifest asks it)',
+          ].join('\n'),
+        );
+      }),
+    );
+
   program
     .command('mcp')
     .description('print the MCP client configuration for this node (URL and Authorization header)')

@@ -4,7 +4,7 @@
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, usageError } from '../errors.js';
+import { CliError, EXIT, usageError } from '../errors.js';
 import { limitArg } from '../input.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
@@ -112,18 +112,75 @@ function queueTable(items: Json[]): string {
   return [line(head), ...rows.map(line)].join('\n');
 }
 
+/** The propose dry run (PROTOCOL 6.9) for people: every error with what its field holds. */
+function dryRunText(r: Json, kindName: string, file: string): string {
+  const ignored = (r.ignored ?? []) as string[];
+  const ignoredLine = ignored.length ? [`ignored (not fields of a ${r.kind}; the node drops them): ${ignored.join(', ')}`] : [];
+  if (r.valid) {
+    const w = r.would ?? {};
+    return [
+      `valid ${r.kind}${w.path ? ` for ${w.path}` : ''}: "${w.title}"`,
+      `  deposit ${w.deposit} (tier ${w.tier}), refunded on publish; ${w.requiredJudgments} judgments decide it`,
+      ...ignoredLine,
+      `propose it: akas propose ${kindName} --file ${file}`,
+    ].join('\n');
+  }
+  return [
+    `NOT valid for ${r.kind}: ${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`,
+    ...(r.errors as Json[]).map((e) => `  ${e.field}: ${e.reason}${e.fieldDescription ? `\n      ${e.fieldDescription}` : ''}`),
+    ...ignoredLine,
+    `a complete example: akas propose ${kindName} --template; every field: akas schemas --proposal ${r.kind}`,
+  ].join('\n');
+}
+
+const REASONS: Record<string, string> = {
+  yours: 'yours (nobody judges their own)',
+  judged_by_you: 'judged by you already',
+  same_ip: 'judged by another agent on your IP (this node takes one judge per IP for each proposal)',
+};
+
+/** Why pending proposals were not offered (the queue's withheld counts), for people. */
+function withheldLines(w: Json | undefined): string[] {
+  if (!w) return [];
+  const total = (w.yours ?? 0) + (w.judgedByYou ?? 0) + (w.sameIp ?? 0);
+  if (total === 0) return [];
+  const parts = [
+    ...(w.yours ? [`${w.yours} ${REASONS.yours}`] : []),
+    ...(w.judgedByYou ? [`${w.judgedByYou} ${REASONS.judged_by_you}`] : []),
+    ...(w.sameIp ? [`${w.sameIp} ${REASONS.same_ip}`] : []),
+  ];
+  const lines = [`${total} pending proposal${total === 1 ? ' is' : 's are'} not offered to you:`, ...parts.map((p) => `  ${p}`)];
+  for (const e of (w.examples ?? []) as Json[]) lines.push(`    ${e.proposalId}: ${String(REASONS[e.reason] ?? e.reason).split(' (')[0]}`);
+  if (w.sameIp) lines.push('  a node where every agent runs on one machine can be started with `akas serve --allow-same-ip`');
+  return lines;
+}
+
 export function proposalCommands(program: Command, cli: Cli) {
   program
     .command('propose')
     .description('propose knowledge: brief, capability, graph (decision-graph, dg), artifact, eval-result, tree-expansion, spec-sharpening')
     .argument('<kind>', `what to propose: ${KIND_NAMES.join(', ')}`)
-    .option('-f, --file <payload.json>', 'the payload as JSON (- reads stdin); required')
+    .option('-f, --file <payload.json>', 'the payload as JSON (- reads stdin); --template prints a complete one to edit')
+    .option('--template', 'print a complete, valid payload of this kind to edit (no node needed): akas propose KIND --template > payload.json')
+    .option('--dry-run', 'have the node check the payload and list every error with what the field holds; nothing is stored or charged')
+    .addHelpText('after', '\nEach kind\'s fields, described: akas schemas --proposal KIND. A first proposal:\n  akas propose capability --template > payload.json    # edit it\n  akas propose capability --file payload.json --dry-run\n  akas propose capability --file payload.json')
     .action(
-      action(cli, async (kindName: string, opts: { file?: string }) => {
+      action(cli, async (kindName: string, opts: { file?: string; template?: boolean; dryRun?: boolean }) => {
         const kind = kindArg(kindName);
-        if (!opts.file) throw usageError('--file PAYLOAD.json is required (- reads stdin)');
+        if (opts.template) {
+          if (opts.file || opts.dryRun) throw usageError('--template prints a payload; give it alone');
+          const { PROPOSAL_TEMPLATES } = await import('../../src/domain/proposal-templates.js');
+          cli.io.stdout.write(JSON.stringify(PROPOSAL_TEMPLATES[kind], null, 2) + '\n');
+          return;
+        }
+        if (!opts.file) throw usageError(`--file PAYLOAD.json is required (- reads stdin); \`akas propose ${kindName} --template > payload.json\` writes one to edit`);
         const payload = await readPayload(cli, opts.file);
         const client = cli.client();
+        if (opts.dryRun) {
+          const r = await client.post<Json>('/api/knowledge/proposals/dry-run', { kind, payload }, { auth: Boolean(client.apiKey) });
+          cli.output().result(r, () => dryRunText(r, kindName, opts.file!));
+          return r.valid ? 0 : 1;
+        }
         // Without a saved identity the request goes out anonymously: a node started with
         // --allow-anonymous-propose takes it, any other answers 401 (exit 1).
         const { KIND_ROUTES } = await import('../../src/core/judgment.js');
@@ -258,7 +315,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         if (out.interactive && stdin.isTTY && items.length > 0) {
           const identity = cli.requireIdentity();
           const { runQueueView } = await import('../views/queue.js');
-          const judged = await runQueueView({
+          const view = await runQueueView({
             stdout: out.io.stdout as NodeJS.WriteStream,
             stdin,
             items: items as Parameters<typeof runQueueView>[0]['items'],
@@ -271,10 +328,18 @@ export function proposalCommands(program: Command, cli: Cli) {
               return { items: next.items ?? [], nextCursor: next.nextCursor };
             },
           });
-          out.result({ judged }, judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing');
+          const { judged } = view;
+          const summary = judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing';
+          if (view.interrupted) {
+            const inFlight = view.inFlight ? `; a judgment of ${view.inFlight} was on its way to the node (check: akas proposal ${view.inFlight})` : '';
+            throw new CliError(EXIT.interrupted, `interrupted: ${summary}${inFlight}; nothing else was sent`, { code: 'interrupted', judged, inFlight: view.inFlight });
+          }
+          out.result({ judged }, summary);
           return;
         }
-        out.result(page, () => (items.length ? queueTable(items) : 'nothing to judge right now'));
+        const why = withheldLines(page.withheld);
+        out.result(page, () => (items.length ? queueTable(items) : ['nothing to judge right now', ...why].join('\n')));
+        if (items.length && why.length) out.note(why.join('\n'));
         if (page.nextCursor) out.note(`more: akas queue --cursor ${page.nextCursor}`);
       }),
     );

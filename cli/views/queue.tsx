@@ -3,10 +3,12 @@
 // and on confirmation signs locally and sends (through the `judge` callback the command
 // passes in, which uses cli/judge-signing.ts, so the bytes signed are those of `akas judge`).
 // Loaded with a dynamic import, and only when stdout is a terminal and --json is off.
-import { ConfirmInput, Spinner, StatusMessage, TextInput } from '@inkjs/ui';
+import { Spinner, StatusMessage } from '@inkjs/ui';
 import { Box, render, Text, useApp, useInput, useStdout } from 'ink';
 import { useRef, useState } from 'react';
-import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type JudgmentInput, type Scores } from '../judge-signing.js';
+import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from '../judge-input.js';
+import type { JudgmentInput } from '../judge-signing.js';
+import { LineInput, splitLines, YesNo } from './line-input.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -144,25 +146,52 @@ function JudgeForm({ item, onSubmit, onCancel }: { item: QueueItem; onSubmit: (s
   const [scores, setScores] = useState<Partial<Scores>>({});
   const [rationale, setRationale] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
+  // The field's text when it is drawn again: what a paste carried over, or a refused value to fix.
+  const [carried, setCarried] = useState('');
+  const [drawn, setDrawn] = useState(0);
   useInput((_input, key) => {
     if (key.escape) onCancel();
   });
   const name = STEPS[step];
   const composite = step >= SCORE_NAMES.length ? SCORE_NAMES.reduce((s, n) => s + (scores[n] ?? 0), 0) / SCORE_NAMES.length : null;
 
-  const submitScore = (value: string) => {
-    const n = parseScore(value);
-    if (n === null) return setProblem(`${name} is a number from 0 to 1 (e.g. 0.8)`);
-    setProblem(null);
-    setScores((s) => ({ ...s, [name]: n }));
-    setStep(step + 1);
-  };
-  const submitRationale = (value: string) => {
-    const why = rationaleProblem(value);
-    if (why) return setProblem(why);
-    setProblem(null);
-    setRationale(value);
-    setStep(step + 1);
+  // A field submitted, and what followed its line break in the same chunk: each whole line
+  // fills the next field (a pasted "0.9\r0.8\r..." fills the form), stopping at a value that
+  // is refused (shown again to fix) and before the confirmation, which only a key answers.
+  const submit = (value: string, rest: string) => {
+    const { lines, tail } = splitLines(rest);
+    const values = [value, ...lines];
+    let at = step;
+    const nextScores = { ...scores };
+    let nextRationale = rationale;
+    let refused: { why: string; value: string } | null = null;
+    for (const raw of values) {
+      const field = STEPS[at];
+      if (field === 'confirm') break;
+      const v = raw.trim();
+      if (field === 'rationale') {
+        const why = rationaleProblem(v);
+        if (why) {
+          refused = { why, value: raw };
+          break;
+        }
+        nextRationale = v;
+      } else {
+        const n = parseScore(v);
+        if (n === null) {
+          refused = { why: `${field} is a number from 0 to 1 (e.g. 0.8)`, value: raw };
+          break;
+        }
+        nextScores[field] = n;
+      }
+      at += 1;
+    }
+    setScores(nextScores);
+    setRationale(nextRationale);
+    setProblem(refused?.why ?? null);
+    setCarried(refused ? refused.value : STEPS[at] === 'confirm' ? '' : tail);
+    setStep(at);
+    setDrawn((n) => n + 1);
   };
 
   return (
@@ -179,26 +208,42 @@ function JudgeForm({ item, onSubmit, onCancel }: { item: QueueItem; onSubmit: (s
       {name === 'confirm' ? (
         <Box gap={1}>
           <Text>Sign with your key and send?</Text>
-          <ConfirmInput onConfirm={() => onSubmit(scores as Scores, rationale)} onCancel={onCancel} />
+          <YesNo defaultChoice="yes" onYes={() => onSubmit(scores as Scores, rationale)} onNo={onCancel} />
         </Box>
       ) : (
         <Box gap={1}>
           <Text color="cyan">{name.padEnd(12)}</Text>
-          {name === 'rationale' ? (
-            <TextInput key={`${item.proposalId}-${name}`} placeholder={`why (at most ${RATIONALE_MAX} characters)`} onSubmit={submitRationale} />
-          ) : (
-            <TextInput key={`${item.proposalId}-${name}`} placeholder="0 to 1" onSubmit={submitScore} />
-          )}
+          <LineInput
+            key={`${item.proposalId}-${name}-${drawn}`}
+            defaultValue={carried}
+            placeholder={name === 'rationale' ? `why (at most ${RATIONALE_MAX} characters)` : '0 to 1'}
+            onSubmit={submit}
+          />
         </Box>
       )}
       {problem && <Text color="red">{problem}</Text>}
-      <Text dimColor>esc back to the list</Text>
+      <Text dimColor>esc back to the list · Ctrl-C quit</Text>
     </Box>
   );
 }
 
-function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
+/** What the view leaves behind: the judgments recorded, and how it ended. */
+export interface QueueViewResult {
+  judged: JudgedEntry[];
+  /** Ended by Ctrl-C (or SIGINT) rather than q. */
+  interrupted: boolean;
+  /** A judgment on its way to the node when it was interrupted (its outcome is unknown here). */
+  inFlight: string | null;
+}
+
+export function Queue(opts: QueueViewOptions & { result: QueueViewResult }) {
   const { exit } = useApp();
+  useInput((input, key) => {
+    if (key.ctrl && input === 'c') {
+      opts.result.interrupted = true;
+      exit();
+    }
+  });
   const [items, setItems] = useState(opts.items);
   const [selected, setSelected] = useState(0);
   const [screen, setScreen] = useState<Screen>({ name: 'list' });
@@ -264,14 +309,19 @@ function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
 
   const send = (item: QueueItem, scores: Scores, rationale: string) => {
     setScreen({ name: 'sending', item });
+    opts.result.inFlight = item.proposalId;
     opts.judge({ proposalId: item.proposalId, scores, rationale }).then(
       (r) => {
-        opts.judged.push({ proposalId: item.proposalId, judgmentId: r.judgmentId ?? null, newStatus: r.newStatus });
+        opts.result.inFlight = null;
+        opts.result.judged.push({ proposalId: item.proposalId, judgmentId: r.judgmentId ?? null, newStatus: r.newStatus });
         const settled = r.economy?.depositSettlement ? `, deposit ${r.economy.depositSettlement}` : '';
         const text = `judgment ${r.judgmentId} recorded: ${item.proposalId} is ${r.newStatus}${r.statusChanged ? ' (decided by this judgment' + settled + ')' : ''}; +${r.economy?.creditsAwarded ?? 1} credit, balance ${r.economy?.balance}`;
         setScreen({ name: 'result', item, ok: true, text });
       },
-      (e: Error) => setScreen({ name: 'result', item, ok: false, text: e.message }),
+      (e: Error) => {
+        opts.result.inFlight = null;
+        setScreen({ name: 'result', item, ok: false, text: e.message });
+      },
     );
   };
 
@@ -292,10 +342,19 @@ function Queue(opts: QueueViewOptions & { judged: JudgedEntry[] }) {
   }
 }
 
-/** Draws the queue until the user quits; answers the judgments recorded meanwhile. */
-export async function runQueueView(opts: QueueViewOptions): Promise<JudgedEntry[]> {
-  const judged: JudgedEntry[] = [];
-  const app = render(<Queue {...opts} judged={judged} />, { stdout: opts.stdout, stdin: opts.stdin ?? process.stdin, patchConsole: false, exitOnCtrlC: true });
-  await app.waitUntilExit();
-  return judged;
+/** Draws the queue until the user quits (q) or interrupts it (Ctrl-C, SIGINT); answers what was judged meanwhile. */
+export async function runQueueView(opts: QueueViewOptions): Promise<QueueViewResult> {
+  const result: QueueViewResult = { judged: [], interrupted: false, inFlight: null };
+  const app = render(<Queue {...opts} result={result} />, { stdout: opts.stdout, stdin: opts.stdin ?? process.stdin, patchConsole: false, exitOnCtrlC: false });
+  const onSignal = () => {
+    result.interrupted = true;
+    app.unmount();
+  };
+  process.once('SIGINT', onSignal);
+  try {
+    await app.waitUntilExit();
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+  }
+  return result;
 }

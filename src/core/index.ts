@@ -16,3 +16,6 @@ export * from './merkle.js';
 export * from './note.js';
 export * from './log-entry.js';
 export * from './possession.js';
+export * from './cosignature.js';
+export * from './tiles.js';
+export * from './witness-wire.js';

@@ -101,7 +101,7 @@ function capError(scope: 'per-ip-per-day' | 'per-apikey-per-day', cap: number, t
   });
 }
 
-async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: string; field: string }>) {
+export async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: string; field: string }>) {
   for (const { key, field } of keys) {
     const held = await tx.get(PendingKeys, key);
     if (!held) continue;
@@ -122,7 +122,7 @@ async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: s
  * replaces one only with replaceExisting true (PROTOCOL 6.5). Briefs, capabilities and artifacts
  * of the same kind refresh the node they replace.
  */
-async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
+export async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
   if (!['brief', 'capability', 'graph', 'artifact'].includes(kind)) return;
   const path = targetPath(kind, payload)!;
   const published = await tx.get(PublishedNodes, path);
@@ -139,7 +139,7 @@ async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
 }
 
 // An eval result references an artifact: one that is published, or still pending.
-async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
+export async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
   const published = await tx.get(PublishedNodes, artifactPath);
   if (published?.kind === 'artifact') return;
   const pending = await tx.get(PendingKeys, `node:${artifactPath}`);
@@ -155,7 +155,7 @@ async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
  * declares: the node vouches for those bytes (platform-verified), so they must exist. Blobs
  * are immutable and never removed, so the check holds once made, outside the transaction.
  */
-async function assertCasArtifactStored(ctx: Ctx, payload: PayloadOf<'artifact'>, origin: string | undefined) {
+export async function assertCasArtifactStored(ctx: Ctx, payload: PayloadOf<'artifact'>, origin: string | undefined) {
   const { uri, sha256, bytes } = payload.payload;
   const named = casHashOfUri(uri, origin);
   if (named === undefined) return;
@@ -286,14 +286,26 @@ export async function getProposal(ctx: Pick<Ctx, 'store'>, proposalId: string): 
   return p;
 }
 
+/** Why a pending proposal the queue scanned was not offered to the agent. */
+export type WithheldReason = 'yours' | 'judged_by_you' | 'same_ip';
+
 export interface QueuePage {
   items: ProposalRecord[];
   nextCursor: string | null;
+  /**
+   * The pending proposals this page passed over, by reason, with the first few of them
+   * (a page that ends the queue has scanned all of it, so its counts are the whole queue's).
+   */
+  withheld: { yours: number; judgedByYou: number; sameIp: number; examples: Array<{ proposalId: string; reason: WithheldReason }> };
 }
+
+/** How many withheld proposals a queue page names. */
+const WITHHELD_EXAMPLES = 5;
 
 /**
  * Pending proposals the agent may judge, oldest first: not its own, not already judged by
- * it, and (when the same-IP check is on) not judged by another agent from its IP.
+ * it, and (when the same-IP check is on) not judged by another agent from its IP. What it
+ * passes over is counted by reason, so a client can say why a pending proposal is missing.
  */
 export async function judgeQueue(
   ctx: Ctx,
@@ -302,22 +314,40 @@ export async function judgeQueue(
   opts: { limit: number; cursor?: string; kind?: ProposalKind },
 ): Promise<QueuePage> {
   const items: ProposalRecord[] = [];
+  const withheld: QueuePage['withheld'] = { yours: 0, judgedByYou: 0, sameIp: 0, examples: [] };
+  const passOver = (proposalId: string, reason: WithheldReason) => {
+    if (reason === 'yours') withheld.yours += 1;
+    else if (reason === 'judged_by_you') withheld.judgedByYou += 1;
+    else withheld.sameIp += 1;
+    if (withheld.examples.length < WITHHELD_EXAMPLES) withheld.examples.push({ proposalId, reason });
+  };
   let last: string | undefined;
   let after = opts.cursor;
   // Scan in chunks so a long tail of ineligible proposals does not load everything at once.
   for (;;) {
     const chunk = await ctx.store.list(PendingQueue, { ...(after ? { gt: after } : {}), limit: 200 });
-    if (chunk.length === 0) return { items, nextCursor: null };
+    if (chunk.length === 0) return { items, nextCursor: null, withheld };
     for (const [key, entry] of chunk) {
       after = key;
-      if (entry.proposer === agent.tag || (opts.kind && entry.kind !== opts.kind)) continue;
-      const p = await ctx.store.get(Proposals, key.slice(key.indexOf(':') + 1));
+      if (opts.kind && entry.kind !== opts.kind) continue;
+      const proposalId = key.slice(key.indexOf(':') + 1);
+      if (entry.proposer === agent.tag) {
+        passOver(proposalId, 'yours');
+        continue;
+      }
+      const p = await ctx.store.get(Proposals, proposalId);
       if (!p || p.status !== 'pending') continue;
-      if (p.judgments.some((j) => j.agentTag === agent.tag)) continue;
-      if (ctx.config.sameIpCollusionCheck && p.judgments.some((j) => j.ip === ip)) continue;
+      if (p.judgments.some((j) => j.agentTag === agent.tag)) {
+        passOver(proposalId, 'judged_by_you');
+        continue;
+      }
+      if (ctx.config.sameIpCollusionCheck && p.judgments.some((j) => j.ip === ip)) {
+        passOver(proposalId, 'same_ip');
+        continue;
+      }
       items.push(p);
       last = key;
-      if (items.length === opts.limit) return { items, nextCursor: last };
+      if (items.length === opts.limit) return { items, nextCursor: last, withheld };
     }
   }
 }

@@ -4,8 +4,9 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { cryptoRandom, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
+import { cryptoRandom, newNodeKeyMaterial, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
 import {
+  checkLogOrigin,
   followSealedNodeKeys,
   loadOrCreateNodeKeys,
   loadOrCreateSealedNodeKeys,
@@ -31,6 +32,8 @@ export interface StoreOptions {
   store?: string;
   /** The secret sealing the node keys in a shared store (AKAS_NODE_SECRET). */
   nodeSecret?: string;
+  /** The log's origin, at the first start only (C2SP: the log's URL without scheme). */
+  logOrigin?: string;
 }
 
 export interface StartOptions extends StoreOptions {
@@ -40,6 +43,8 @@ export interface StartOptions extends StoreOptions {
   config: Partial<AppConfig>;
   /** Rotate these node keys before starting (the prior keys stay, so old signatures verify). */
   rotate?: { issuer?: boolean; hmac?: boolean };
+  /** Be a witness too, for these logs (PROTOCOL 9.9): their keys, the witness key file, its name for a new key. */
+  witnessFor?: { logs: string[]; keyFile?: string; name?: string };
 }
 
 interface OpenedNode {
@@ -68,8 +73,9 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
   if (opts.store) {
     const store = await openStore(opts.store);
     try {
-      const material = await loadOrCreateSealedNodeKeys(store, opts.nodeSecret, cryptoRandom, systemClock.now(), { rotate });
-      const keys = nodeKeysFrom(material);
+      const initial = opts.logOrigin ? newNodeKeyMaterial(cryptoRandom, systemClock.now(), opts.logOrigin) : undefined;
+      const material = await loadOrCreateSealedNodeKeys(store, opts.nodeSecret, cryptoRandom, systemClock.now(), { rotate, ...(initial ? { initial } : {}) });
+      const keys = checkLogOrigin(nodeKeysFrom(material), opts.logOrigin);
       // Another process may rotate the keys later: this one follows (one set per deployment).
       const unfollow = followSealedNodeKeys(store, opts.nodeSecret!, keys);
       return { store, keys, location: store.location, unfollow };
@@ -90,11 +96,14 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
     const now = systemClock.now();
     const material = existing ? readNodeKeyMaterial(dataDir, now) : undefined;
     if (existing && !material) throw new NoNodeError(`${dataDir} holds no node keys (${NODE_KEYS_FILE}): nothing to check`);
-    const keys = material
-      ? nodeKeysFrom(material)
-      : rotate.issuer || rotate.hmac
-        ? rotateNodeKeys(dataDir, rotate, cryptoRandom, now)
-        : loadOrCreateNodeKeys(dataDir, cryptoRandom, now);
+    const keys = checkLogOrigin(
+      material
+        ? nodeKeysFrom(material)
+        : rotate.issuer || rotate.hmac
+          ? rotateNodeKeys(dataDir, rotate, cryptoRandom, now)
+          : loadOrCreateNodeKeys(dataDir, cryptoRandom, now, opts.logOrigin),
+      opts.logOrigin,
+    );
     return { store, keys, location: dataDir, unfollow: () => undefined };
   } catch (e) {
     await store.close();
@@ -130,6 +139,34 @@ export async function checkNode(opts: StoreOptions | string, onProgress?: (entri
     unfollow();
     await store.close();
   }
+}
+
+/** Addresses only this machine can reach: every client of a node listening on one has the same IP. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || /^::ffff:127(\.\d{1,3}){3}$/.test(h);
+}
+
+/**
+ * The same-IP rule (PROTOCOL 7.5: one judge per client IP for each proposal) where it can
+ * mean something. A node listening on loopback only, without --trust-proxy, sees every
+ * client at the same address: there the rule would stop the second agent of a local first
+ * session, so agents are told apart by their keys alone. Wherever clients can be told apart
+ * by IP (another listen address, or X-Forwarded-For behind a proxy) it holds, unless the
+ * operator turns it off.
+ */
+export function sameIpPolicy(opts: { host: string; trustProxy: boolean; allowSameIp: boolean }): { enforced: boolean; reason: string } {
+  if (opts.allowSameIp) return { enforced: false, reason: 'off (--allow-same-ip): agents on one IP may judge the same proposal' };
+  if (isLoopbackHost(opts.host) && !opts.trustProxy) {
+    return {
+      enforced: false,
+      reason: `off: listening on loopback only (${opts.host}) without --trust-proxy, every client has one address; agents are told apart by their keys`,
+    };
+  }
+  return {
+    enforced: true,
+    reason: opts.trustProxy ? 'on: one judge per client IP for each proposal (the IP read from X-Forwarded-For, --trust-proxy)' : `on: one judge per client IP for each proposal (listening on ${opts.host})`,
+  };
 }
 
 /**
@@ -222,11 +259,20 @@ export async function startNode(opts: StartOptions) {
   const { store, keys, location, unfollow } = opened;
   let app;
   let address: string;
+  let witnessKey: { name: string; seed: string; verifierKey: string } | undefined;
   try {
+    if (opts.witnessFor?.logs.length) {
+      const { loadOrCreateWitnessKey } = await import('../witness/index.js');
+      const { cosignerVerifierKey } = await import('../core/index.js');
+      const keyFile = opts.witnessFor.keyFile ?? resolve(opts.dataDir, 'witness-key');
+      // A new key is named after the log (its origin is unique to this node) unless named.
+      const k = loadOrCreateWitnessKey(keyFile, opts.witnessFor.name ?? (existsSync(keyFile) ? undefined : `${keys.log.origin}/witness`));
+      witnessKey = { name: k.name, seed: k.seed, verifierKey: cosignerVerifierKey(k.name, k.publicKey) };
+    }
     app = await createApp({
       store,
       keys,
-      config: opts.config,
+      config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
       // Logs go to stderr (asynchronously: request-log.ts); stdout carries the command's own output.
       ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel) }),
     });
@@ -274,6 +320,8 @@ export async function startNode(opts: StartOptions) {
     dataDir: location,
     shared: store.shared === true,
     issuerDid: keys.issuer.did,
+    logKey: keys.log.verifierKey,
+    witnessKey: witnessKey?.verifierKey,
     signingKeyId: keys.hmac[0].signingKeyId,
     app,
     close,

@@ -72,7 +72,7 @@ describe('a refusal in human output', () => {
     expect((await h.akas(['propose', 'capability', '--file', payload], { profile: a.profile })).code).toBe(0);
     const again = await h.akas(['propose', 'capability', '--file', payload], { profile: a.profile });
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/existing: \/api\/knowledge\/proposals\/cprop_[0-9a-f]{16} \(judge it: /);
+    expect(again.stderr).toMatch(/existing: (cprop_[0-9a-f]{16}) \(akas proposal \1; judge it: akas judge \1 /);
   });
 });
 

@@ -58,6 +58,7 @@ export const TOOL_DEFS: ToolDef[] = [
   { name: 'challenge', method: 'GET', url: '/api/agent/v1/challenge', bearer: true },
   { name: 'use_tool', method: 'POST', url: '/api/agent/v1/use-tool', bearer: true },
   ...PROPOSAL_KINDS.map((kind): ToolDef => ({ name: `propose_${kindTool(kind)}`, method: 'POST', url: KIND_ROUTES[kind].propose, bearer: true })),
+  { name: 'propose_dry_run', method: 'POST', url: '/api/knowledge/proposals/dry-run', bearer: true, note: 'Checks {kind, payload} as propose would, storing nothing: every error at once, each with what its field holds. The schemas tool has a template per kind.' },
   { name: 'judge', method: 'POST', url: '/api/knowledge/judge/:id', bearer: true, note: PRIVATE_KEY_NOTE },
   { name: 'queue', method: 'GET', url: '/api/judge/queue', bearer: true },
   { name: 'withdraw', method: 'POST', url: '/api/knowledge/proposals/:id/withdraw', bearer: true },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { storageCause, type StorageStatus } from '../../store/index.js';
-import { Closed, Ms } from '../schemas.js';
+import { Closed, Ms, Nullable } from '../schemas.js';
 
 const Storage = Type.Object(
   {
@@ -19,7 +19,30 @@ const Storage = Type.Object(
 
 /** GET /healthz (PROTOCOL 11.1): the node answers, its store reads, and whether it accepts writes. */
 export async function healthRoutes(app: FastifyInstance) {
-  const answer = { ok: Type.Boolean(), version: Type.String(), time: Ms(), issuer: Type.String({ description: 'The current issuer did:key.' }), storage: Storage };
+  const answer = {
+    ok: Type.Boolean(),
+    version: Type.String(),
+    time: Ms(),
+    issuer: Type.String({ description: 'The current issuer did:key.' }),
+    witnesses: Type.Optional(
+      Type.Array(
+        Closed({
+          name: Type.String(),
+          url: Type.String(),
+          cosignedSize: Type.Integer({ description: 'The largest checkpoint size the witness cosigned for this node.' }),
+          lag: Type.Integer({ description: 'Entries of the newest checkpoint it has not cosigned.' }),
+          cosignedAt: Nullable(Ms()),
+          lastError: Nullable(Type.String()),
+        }),
+        { description: 'With witnesses configured: how far each lags (PROTOCOL 9.9).' },
+      ),
+    ),
+    sameIpRule: Closed(
+      { enforced: Type.Boolean(), reason: Type.String() },
+      'Whether a proposal takes one judge per client IP here (PROTOCOL 7.5), and why: a node that can tell its clients apart by IP enforces it.',
+    ),
+    storage: Storage,
+  };
   app.get(
     '/healthz',
     {
@@ -35,7 +58,7 @@ export async function healthRoutes(app: FastifyInstance) {
       config: { rateLimit: false },
     },
     async (_request, reply) => {
-      const { store, clock, keys, appConfig } = app.akas;
+      const { store, clock, keys, appConfig, witnesses } = app.akas;
       let storage: StorageStatus = store.health?.status() ?? { ok: true };
       try {
         await store.get({ name: 'agents' }, '\u0000healthz');
@@ -44,7 +67,17 @@ export async function healthRoutes(app: FastifyInstance) {
         storage = store.health?.status() ?? storage;
         if (storage.ok) storage = { ok: false, cause: storageCause(e) ?? 'failed', detail: 'the store failed a read' };
       }
-      const body = { ok: storage.ok, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, storage };
+      const enforced = appConfig.sameIpCollusionCheck;
+      const reason = appConfig.sameIpReason ?? (enforced ? 'one judge per client IP for each proposal' : 'turned off by the operator: agents on one IP may judge the same proposal');
+      const body = {
+        ok: storage.ok,
+        version: appConfig.version,
+        time: clock.now(),
+        issuer: keys.issuer.did,
+        sameIpRule: { enforced, reason },
+        ...(witnesses ? { witnesses: await witnesses.status() } : {}),
+        storage,
+      };
       return storage.ok ? body : reply.code(503).send(body);
     },
   );

@@ -147,6 +147,15 @@ export const QueueAnswer = Closed(
       }),
     ),
     nextCursor: Nullable(Str),
+    withheld: Closed(
+      {
+        yours: Int,
+        judgedByYou: Int,
+        sameIp: Int,
+        examples: Type.Array(Closed({ proposalId: Str, reason: Type.Union([Type.Literal('yours'), Type.Literal('judged_by_you'), Type.Literal('same_ip')]) })),
+      },
+      'The pending proposals this page passed over, by reason (a last page has scanned the whole queue), with the first few of them.',
+    ),
     note: Str,
   },
   'Pending proposals you may judge, oldest first (PROTOCOL 6.8).',
@@ -165,4 +174,16 @@ export const BundleAnswer = Closed(
     log: Open({ origin: Str, verifierKey: Str, checkpoint: Str, entries: Type.Array(Any) }),
   },
   'Everything needed to check the judgments of a proposal offline (PROTOCOL 8.4).',
+);
+
+export const ProposeDryRunAnswer = Closed(
+  {
+    valid: Type.Boolean(),
+    kind: Kind,
+    errors: Type.Array(Closed({ field: Str, reason: Str, fieldDescription: Type.Optional(Str) })),
+    ignored: Type.Array(Str, { description: 'Fields the schema does not name: the propose path drops them.' }),
+    would: Nullable(Closed({ path: Nullable(Str), title: Str, deposit: Int, tier: Str, requiredJudgments: Int })),
+    hint: Str,
+  },
+  'A payload checked as its propose path would: every error at once, each with what its field holds (PROTOCOL 6.9).',
 );

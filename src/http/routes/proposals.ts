@@ -7,12 +7,13 @@ import { judge, type JudgeResult } from '../../domain/judging.js';
 import { evalManifest } from '../../domain/manifests.js';
 import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, type PayloadOf } from '../../domain/proposal-kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
+import { dryRunProposal } from '../../domain/proposal-dry-run.js';
 import type { JudgmentRecord } from '../../domain/records.js';
 import { originOf } from '../urls.js';
 import { agentOf } from '../caller.js';
 import { proposalView } from '../views.js';
 import { proposalBundle } from '../bundle.js';
-import { BundleAnswer, EvalProposalDetail, JudgeAnswer, ProposalAccepted, ProposalDetail, QueueAnswer, WithdrawAnswer } from './proposal-schemas.js';
+import { BundleAnswer, EvalProposalDetail, JudgeAnswer, ProposalAccepted, ProposalDetail, ProposeDryRunAnswer, QueueAnswer, WithdrawAnswer } from './proposal-schemas.js';
 
 /** The operationId of a kind's route: proposeBrief, judgeEvalResult ... */
 const camel = (kind: string) => kind.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
@@ -127,6 +128,31 @@ export async function proposalRoutes(app: FastifyInstance) {
     );
   }
 
+  // PROTOCOL 6.9: the propose dry run. Before the routes with an :id, so it is not read as one.
+  app.post(
+    '/api/knowledge/proposals/dry-run',
+    {
+      schema: {
+        operationId: 'proposeDryRun',
+        summary: 'Check a proposal payload as its propose path would, storing and charging nothing',
+        tags: ['proposals'],
+        body: Type.Object(
+          { kind: Type.String({ maxLength: 40, description: 'The proposal kind: brief, capability, graph, artifact, eval-result, tree-expansion or spec-sharpening.' }), payload: Type.Unknown({ description: 'The payload to check.' }) },
+          { additionalProperties: false, required: ['kind', 'payload'] },
+        ),
+        response: { 200: ProposeDryRunAnswer },
+      },
+      config: { auth: 'optional', errors: ['invalid_kind'] },
+    },
+    async (request) => {
+      const { kind, payload } = request.body as { kind: string; payload: unknown };
+      if (!(PROPOSAL_KINDS as readonly string[]).includes(kind)) {
+        throw new ServiceError('invalid_kind', `No proposal kind ${kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
+      }
+      return dryRunProposal(ctx, { kind: kind as ProposalKind, payload, agent: request.caller.agent ?? null, origin: originOf(request) });
+    },
+  );
+
   // The brief judge path is also the unified one: the id prefix selects the kind.
   const judgePaths: Array<[string, ProposalKind | null]> = PROPOSAL_KINDS.map((k) => [KIND_ROUTES[k].judge, k === 'brief' ? null : k]);
   for (const [path, routeKind] of judgePaths) {
@@ -177,7 +203,7 @@ export async function proposalRoutes(app: FastifyInstance) {
   app.get('/api/knowledge/proposals/:id/bundle', { schema: bundleSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
     const { id } = request.params as { id: string };
     checkId(id);
-    const bundle = await proposalBundle(ctx, ctx.log, id, originOf(request));
+    const bundle = await proposalBundle(ctx, ctx.log, id, originOf(request), ctx.witnesses, ctx.appConfig.witnessWaitMs);
     reply.header('content-disposition', `attachment; filename="${id}.bundle.json"`).header('cache-control', 'no-cache');
     return bundle;
   });
@@ -258,7 +284,10 @@ export async function proposalRoutes(app: FastifyInstance) {
           ...(expand ? { proposal: proposalView(p) } : {}),
         })),
         nextCursor: page.nextCursor,
-        note: 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP. Each accepted judgment earns 1 credit.',
+        withheld: page.withheld,
+        note: ctx.config.sameIpCollusionCheck
+          ? 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP (withheld counts the others). Each accepted judgment earns 1 credit.'
+          : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP judge the same proposal). Each accepted judgment earns 1 credit.',
       };
     },
   );

@@ -1,7 +1,9 @@
 // PROTOCOL 4 and 2.9: challenges, the priced use-tool call, the schemas listing, and ban appeals.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { ServiceError } from '../../core/index.js';
+import { PROPOSAL_KINDS, ServiceError } from '../../core/index.js';
+import { KIND_ROUTES, PAYLOAD_SCHEMAS } from '../../domain/proposal-kinds.js';
+import { PROPOSAL_TEMPLATES } from '../../domain/proposal-templates.js';
 import { ANSWER_SCHEMA_DESCRIPTIONS, ANSWER_SCHEMAS } from '../../domain/challenge-bank.js';
 import { appeal, challengeReputation, issueChallenge, useTool, type Challenge } from '../../domain/challenges.js';
 import { reputationView } from '../../domain/reputation.js';
@@ -37,6 +39,11 @@ const SchemasAnswer = Closed(
   {
     challenges: Type.Record(Type.String(), Closed({ description: Type.String(), responseSchema: Open() })),
     tools: Type.Record(Type.String(), Closed({ description: Type.String(), costMultiplier: Type.Number(), input: Open(), output: Open() })),
+    proposals: Type.Record(
+      Type.String(),
+      Closed({ proposeUrl: Type.String(), dryRunUrl: Type.String(), description: Type.String(), schema: Open(), template: Open() }),
+      { description: 'Each proposal kind: where to propose it, its payload schema (every field described) and a complete, valid template to edit (PROTOCOL 6.2, 6.9).' },
+    ),
     note: Type.String(),
     attestationCatalogUrl: Type.String(),
     knowledgeDescriptorUrl: Type.String(),
@@ -113,6 +120,18 @@ export async function toolRoutes(app: FastifyInstance) {
       ),
       tools: Object.fromEntries(
         TOOL_NAMES.map((name) => [name, { description: TOOLS[name].description, costMultiplier: TOOLS[name].costMultiplier, input: TOOLS[name].input, output: TOOLS[name].output }]),
+      ),
+      proposals: Object.fromEntries(
+        PROPOSAL_KINDS.map((kind) => [
+          kind,
+          {
+            proposeUrl: `${origin}${KIND_ROUTES[kind].propose}`,
+            dryRunUrl: `${origin}/api/knowledge/proposals/dry-run`,
+            description: String((PAYLOAD_SCHEMAS[kind] as { description?: string }).description ?? kind),
+            schema: PAYLOAD_SCHEMAS[kind] as unknown as Record<string, unknown>,
+            template: PROPOSAL_TEMPLATES[kind] as unknown as Record<string, unknown>,
+          },
+        ]),
       ),
       note: 'A use-tool call costs tier price (frontier 1, strong 2, mid 5, weak 15) x the tool cost multiplier. The schema name decoy is an alias of short-text.',
       attestationCatalogUrl: `${origin}/credentials/index.json`,

@@ -1,0 +1,165 @@
+// The small things of a newcomer's first hour (issue 23, item 5), run in-process against a
+// test node: where nothing answers, a server that is not akas, a corrupt profile, the other
+// pool's answers file, hints as commands, and the node's keys.
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CliError } from '../../cli/errors.js';
+import { routesToCommands } from '../../cli/next-steps.js';
+import { describeFailure } from '../../cli/output.js';
+import { PROPOSAL_TEMPLATES } from '../../src/domain/proposal-templates.js';
+import { cliHarness, type CliHarness } from '../helpers/cli.js';
+
+let h: CliHarness;
+let work: string;
+beforeEach(async () => {
+  h = await cliHarness();
+  work = mkdtempSync(join(tmpdir(), 'akas-newcomer-'));
+});
+afterEach(async () => {
+  await h.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+// A web server that is not akas: an HTML 404 page for everything, or an empty 404.
+let other: Server;
+let otherUrl: string;
+beforeAll(async () => {
+  other = createServer((req, res) => {
+    if (req.url?.startsWith('/empty')) return res.writeHead(404).end();
+    res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>Not Found</h1></body></html>');
+  });
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  otherUrl = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
+});
+afterAll(() => new Promise<void>((r) => other.close(() => r())));
+
+const file = (name: string, value: unknown) => {
+  const path = join(work, name);
+  writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value));
+  return path;
+};
+
+describe('a --base-url where no akas node is', () => {
+  it('says nothing answers there, even where "no identity" would have been the first thing to fail', async () => {
+    const { profile } = await h.agent();
+    const r = await h.akas(['--base-url', 'http://127.0.0.1:9', 'me'], { profile });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('nothing answers at http://127.0.0.1:9');
+    expect(r.stderr).not.toContain('register');
+  });
+
+  it('says a server that is not akas is not an akas node, instead of printing its page', async () => {
+    for (const args of [['search', 'x'], ['me'], ['node']]) {
+      const r = await h.akas(['--base-url', otherUrl, ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`${otherUrl} is not an akas node`);
+      expect(r.stderr).not.toContain('<html>');
+    }
+    const j = await h.akas(['--json', '--base-url', otherUrl, 'search', 'x']);
+    expect(j.json()).toMatchObject({ ok: false, code: 'not_akas', status: 404 });
+  });
+
+  it('names the nodes a profile does hold when it has no identity at this one', async () => {
+    const { profile } = await h.agent();
+    // Another live node, where this profile has no identity.
+    const second = await cliHarness();
+    process.env.AKAS_CONFIG_DIR = h.configDir; // cliHarness points the config folder at its own
+    try {
+      const r = await h.akas(['--base-url', second.baseUrl, 'me'], { profile });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('No identity');
+      expect(r.stderr).toContain(`holds identities for: ${h.baseUrl}`);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('a corrupt profile file', () => {
+  it('is named, with how to get going again (exit 2)', async () => {
+    const { profile } = await h.agent();
+    const dir = join(h.configDir, 'profiles', profile);
+    const path = join(dir, readdirSync(dir)[0]);
+    writeFileSync(path, '{"tag": "ak_', { mode: 0o600 });
+    const r = await h.akas(['me'], { profile });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${path} is not a readable profile`);
+    expect(r.stderr).toContain('akas recover --tag TAG --token RECOVERY_TOKEN');
+    const j = await h.akas(['--json', 'me'], { profile });
+    expect(j.json()).toMatchObject({ code: 'profile_unreadable', path });
+  });
+});
+
+describe('an answers file of the other calibration pool', () => {
+  it('is refused saying which pool the agent has and which the file answers', async () => {
+    const reg = await h.akas(['--json', '--profile', 'pb', 'register', '--pool', 'B']);
+    expect(reg.code).toBe(0);
+    const poolA = JSON.parse(readFileSync(new URL('../../data/calibration/pool-A.json', import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const answers = file('a.json', Object.fromEntries(poolA.questions.map((q) => [q.id, q.expected])));
+    const r = await h.akas(['calibrate', '--answers', answers], { profile: 'pb' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/this agent's pool is B \(questions B1, .*B5\); .* answers A1, .*A5, which are not its questions \(pool A\)/);
+    expect(r.stderr).toContain('akas calibrate --questions');
+  });
+});
+
+describe('hints and next steps', () => {
+  it('name the command where the node names a route', () => {
+    expect(routesToCommands('Judge pending proposals instead (GET /api/judge/queue?expand=1); challenges come back later.')).toBe(
+      'Judge pending proposals instead (`akas queue`); challenges come back later.',
+    );
+    expect(routesToCommands('Calibrate before proposing: GET /api/agent/v1/calibrate.')).toBe('Calibrate before proposing: `akas calibrate`.');
+    expect(routesToCommands('POST the bytes to /api/cas first')).toBe('`akas cas put FILE` first');
+    expect(routesToCommands('GET /api/knowledge/node/ lists the top of the tree; GET /api/knowledge/search finds nodes.')).toBe('`akas node` lists the top of the tree; `akas search` finds nodes.');
+    expect(routesToCommands('see /api/knowledge/proposals/cprop_0123456789abcdef')).toBe('see `akas proposal cprop_0123456789abcdef`');
+    const text = describeFailure(new CliError(1, 'x', { hint: 'Earn credits by judging pending proposals (GET /api/judge/queue) or answer challenges.' }));
+    expect(text).toContain('hint: Earn credits by judging pending proposals (`akas queue`)');
+  });
+
+  it('after calibrating, name the next command', async () => {
+    const reg = await h.akas(['--json', '--profile', 'pa', 'register', '--pool', 'A']);
+    expect(reg.code).toBe(0);
+    const poolA = JSON.parse(readFileSync(new URL('../../data/calibration/pool-A.json', import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const r = await h.akas(['calibrate', '--answers', file('a.json', Object.fromEntries(poolA.questions.map((q) => [q.id, q.expected])))], { profile: 'pa' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('next: akas queue (');
+  });
+});
+
+describe('akas node-keys', () => {
+  it('prints the issuer DID, the log key an auditor pins and the HMAC key ids; --json is the node\'s answer', async () => {
+    const r = await h.akas(['node-keys']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`issuer       ${h.node.keys.issuer.did}`);
+    expect(r.stdout).toContain(`log key      ${h.node.keys.log.verifierKey}`);
+    expect(r.stdout).toContain('hmac keys    hk_test (current)');
+    const j = await h.akas(['--json', 'keys']);
+    expect(j.json().log.verifierKey).toBe(h.node.keys.log.verifierKey);
+  });
+});
+
+describe('akas propose --template and --dry-run', () => {
+  it('prints a template the node takes, and lists every error of a broken payload with descriptions', async () => {
+    const t = await h.akas(['propose', 'artifact', '--template']);
+    expect(t.code).toBe(0);
+    expect(JSON.parse(t.stdout)).toEqual(PROPOSAL_TEMPLATES.artifact);
+    const a = await h.agent();
+    const ok = await h.akas(['propose', 'artifact', '--file', file('t.json', t.stdout), '--dry-run'], { profile: a.profile });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toContain('valid artifact for /models/my-model');
+    const broken = structuredClone(PROPOSAL_TEMPLATES.artifact) as { payload: { provenance: Record<string, unknown> } };
+    broken.payload.provenance.createdAt = '2026-01-01';
+    delete broken.payload.provenance.license;
+    const bad = await h.akas(['propose', 'artifact', '--file', file('b.json', broken), '--dry-run'], { profile: a.profile });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('NOT valid for artifact: 2 errors');
+    expect(bad.stdout).toContain('payload.provenance.createdAt: must be integer');
+    expect(bad.stdout).toContain('Unix time in milliseconds');
+    expect(bad.stdout).toContain('payload.provenance.license: is required');
+    const fields = await h.akas(['schemas', '--proposal', 'artifact']);
+    expect(fields.stdout).toMatch(/createdAt {2}\(required, integer\) {2}When it was made: Unix time in milliseconds/);
+  });
+});
