@@ -1,18 +1,32 @@
 // HTTP throughput of the node: GET /api/agent/v1/me (Bearer auth, token bucket, the /me view
 // with its quota extension, ETag) against a bare fastify route on its own instance, both
 // loaded by the same child-process load generator (bench/http-load.ts, undici Pool) in the
-// same run. Target (issue): /me at >= 0.6 of the bare route.
+// same run. Target (issue 21): /me at >= 0.7 of the bare route.
+//
+// Then the bare route again with one of the node's per-request hooks at a time (the security
+// headers, the request log as `akas serve` writes it, the token bucket, the auth cache with the
+// token bucket), each registered by the node's own code, loaded one at a time: the CPU time this
+// process spends per answer (process.cpuUsage, which a busy machine's scheduling does not
+// inflate as it does wall time), less the bare route's, is that hook's cost, printed in
+// microseconds and as a share of a GET /me's, so the next regression names itself.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { createApp } from '../src/http/app.js';
+import { registerCaller } from '../src/http/caller.js';
+import { TokenBuckets } from '../src/http/rate-limit.js';
+import { nodeLogger, registerRequestLog } from '../src/http/request-log.js';
+import { nodeHelmetOptions, registerSecurityHeaders } from '../src/http/security-headers.js';
 import { openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line, perSec, type Rate } from './lib.js';
 
-const TARGET = 0.6;
+const TARGET = 0.7;
 export const CONNECTIONS = 32;
 export const SLICE_MS = 500;
 export const CYCLES = 12;
+/** The hook costs: each target loaded alone for this long, this many times. */
+const HOOK_SLICE_MS = 1500;
+const HOOK_ROUNDS = 3;
 const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
 
 export interface Target {
@@ -35,13 +49,15 @@ export interface TargetResult {
 
 
 /** Runs the load generator (a child process) over the targets in alternating slices (bench/mcp.ts uses it too). */
-export function load(targets: Target[]): Promise<TargetResult[]> {
-  const args = JSON.stringify({ targets, connections: CONNECTIONS, sliceMs: SLICE_MS, cycles: CYCLES, warmupMs: 500 });
+export function load(targets: Target[], opts: { cycles?: number; sliceMs?: number; warmupMs?: number } = {}): Promise<TargetResult[]> {
+  const cycles = opts.cycles ?? CYCLES;
+  const sliceMs = opts.sliceMs ?? SLICE_MS;
+  const args = JSON.stringify({ targets, connections: CONNECTIONS, sliceMs, cycles, warmupMs: opts.warmupMs ?? 500 });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    const killer = setTimeout(() => child.kill('SIGKILL'), (targets.length * (CYCLES * SLICE_MS + 500)) + 30_000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), targets.length * (cycles * sliceMs + 500) + 30_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(killer);
@@ -58,16 +74,32 @@ export function load(targets: Target[]): Promise<TargetResult[]> {
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rateOf = (name: string, r: TargetResult): Rate => ({ name, opsPerSec: (r.ok / r.ms) * 1000, ops: r.ok, ms: r.ms });
 
-export async function run() {
-  header(`http: GET /api/agent/v1/me vs a bare fastify route (child-process undici load, ${CONNECTIONS} in flight, targets alternating in ${SLICE_MS} ms slices x ${CYCLES} cycles)`);
+/** A bare fastify app with one route, /x, and whatever setup() registers before it. */
+async function bareApp(setup: (app: FastifyInstance) => void = () => undefined, options: FastifyServerOptions = { logger: false }, routeConfig: Record<string, unknown> = {}) {
+  const app = Fastify(options);
+  setup(app);
+  app.get('/x', { config: routeConfig }, async () => ({ ok: true }));
+  return { app, url: await app.listen({ host: '127.0.0.1', port: 0 }) };
+}
 
-  const bare: FastifyInstance = Fastify({ logger: false });
-  bare.get('/x', async () => ({ ok: true }));
-  const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+export async function run() {
+  header(`http: GET /api/agent/v1/me vs a bare fastify route, and each per-request hook of the node on the bare route (child-process undici load, ${CONNECTIONS} in flight, targets alternating in ${SLICE_MS} ms slices x ${CYCLES} cycles)`);
 
   const { store, dispose } = await openTempStore();
   const node = await createApp({ store, keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });
   const nodeUrl = await node.listen({ host: '127.0.0.1', port: 0 });
+  const ctx = node.akas;
+  const devNull = (await import('node:fs')).openSync('/dev/null', 'w');
+
+  const apps: FastifyInstance[] = [node];
+  const bare = await bareApp();
+  const headers = await bareApp((app) => registerSecurityHeaders(app, nodeHelmetOptions()));
+  // As `akas serve` logs: info lines through the node's logger (an asynchronous destination), here to /dev/null.
+  const logged = await bareApp((app) => registerRequestLog(app), { loggerInstance: nodeLogger('info', devNull) });
+  const unlimited = new TokenBuckets(store, ctx.clock, 1e9, 1e9, 0);
+  const limited = await bareApp((app) => registerCaller(app, ctx, unlimited));
+  const authed = await bareApp((app) => registerCaller(app, ctx, unlimited), { logger: false }, { auth: 'required' });
+  apps.push(bare.app, headers.app, logged.app, limited.app, authed.app);
 
   try {
     const reg = await fetch(`${nodeUrl}/api/agent/v1/register`, { method: 'POST' });
@@ -81,7 +113,7 @@ export async function run() {
     // /wakeup (Bearer auth, token bucket, the hooks, a small body) is a diagnostic between the
     // bare route and /me: the gap from it to /me is the /me view, its quota extension and body.
     const targets: Target[] = [
-      { name: 'bare fastify GET /x', url: `${bareUrl}/x` },
+      { name: 'bare fastify GET /x', url: `${bare.url}/x` },
       { name: 'diagnostic: GET /api/agent/v1/wakeup (Bearer)', url: `${nodeUrl}/api/agent/v1/wakeup`, headers: auth },
       { name: `GET /api/agent/v1/me (${meBytes} B body)`, url: `${nodeUrl}/api/agent/v1/me`, headers: auth },
     ];
@@ -100,9 +132,38 @@ export async function run() {
     line(targets[0].name, perSec(rateOf(targets[0].name, bare0)), 1);
     line(targets[1].name, perSec(rateOf(targets[1].name, wake)), med(ratios(wake)));
     line(targets[2].name, perSec(rateOf(targets[2].name, me)), ratio, `>= ${TARGET}`, ratio >= TARGET);
+
+    // The hooks, one target at a time: CPU time of this process (every server runs in it) per answer.
+    const costed: Target[] = [
+      targets[0],
+      targets[2],
+      { name: 'security headers', url: `${headers.url}/x` },
+      { name: 'request log (info, async, as akas serve)', url: `${logged.url}/x` },
+      { name: 'token bucket (per IP)', url: `${limited.url}/x` },
+      { name: 'auth cache + token bucket (Bearer)', url: `${authed.url}/x`, headers: auth },
+    ];
+    const cpu = new Map<string, number[]>();
+    for (let round = 0; round < HOOK_ROUNDS; round++) {
+      for (const t of costed) {
+        const before = process.cpuUsage();
+        const [r] = await load([t], { cycles: 1, sliceMs: HOOK_SLICE_MS, warmupMs: 0 });
+        const used = process.cpuUsage(before);
+        const us = (used.user + used.system) / r.ok;
+        cpu.set(t.name, [...(cpu.get(t.name) ?? []), us]);
+      }
+    }
+    const bareUs = med(cpu.get(costed[0].name)!);
+    const meUs = med(cpu.get(costed[1].name)!);
+    console.log(
+      `  CPU time of the server per answer, one target at a time (median of ${HOOK_ROUNDS} runs of ${HOOK_SLICE_MS} ms): bare route ${bareUs.toFixed(1)} µs, GET /me ${meUs.toFixed(1)} µs (${(bareUs / meUs).toFixed(2)} of the bare route's rate in CPU terms)`,
+    );
+    console.log('  each hook of the node on the bare route, its cost per request (µs more than the bare route; ratio = share of a GET /me):');
+    for (const t of costed.slice(2)) {
+      const cost = med(cpu.get(t.name)!) - bareUs;
+      line(`  + ${t.name}`, `${cost >= 0 ? '+' : ''}${cost.toFixed(1)} µs`, cost / meUs);
+    }
   } finally {
-    await node.close();
-    await bare.close();
+    for (const app of apps) await app.close();
     await dispose();
   }
 }

@@ -120,7 +120,10 @@ function report(answers: Answer[], seconds: number, baseline: number) {
   console.log(`  answers by status: ${[...byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s} × ${n.toLocaleString('en-US')}`).join(', ')}`);
   const unexpected = answers.filter((a) => a.status >= 300 && a.status !== 429);
   const byOpStatus = new Map<string, number>();
-  for (const a of unexpected) byOpStatus.set(`${a.op} ${a.status}`, (byOpStatus.get(`${a.op} ${a.status}`) ?? 0) + 1);
+  for (const a of unexpected) {
+    const k = `${a.op} ${a.status}${a.code ? ` ${a.code}` : ''}`;
+    byOpStatus.set(k, (byOpStatus.get(k) ?? 0) + 1);
+  }
   console.log(`  refusals other than 429: ${unexpected.length ? [...byOpStatus].map(([k, n]) => `${k} × ${n}`).join(', ') : 'none'}  ${unexpected.length ? '✗' : '✓'}`);
 }
 
@@ -187,6 +190,11 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
       const anon = byMinute((x) => x.anon);
       const rss = byMinute((x) => x.rss);
       line(`RSS median, last minute / minute ${mid + 1}`, `${rss[minutes - 1].toFixed(0)} MiB`, rss[minutes - 1] / rss[mid]);
+      // Flat: over the last 10 minutes (the last half of a shorter soak), the highest minute's
+      // median RSS within 5% of the lowest's (issue 21: a 30-minute soak, its last 10 minutes).
+      const tail = rss.slice(minutes >= 20 ? minutes - 10 : mid);
+      const spread = Math.max(...tail) / Math.min(...tail);
+      line(`RSS median of the last ${tail.length} minutes, highest / lowest`, `${Math.min(...tail).toFixed(0)}-${Math.max(...tail).toFixed(0)} MiB`, spread, '<= 1.05', spread <= 1.05);
       line(`anonymous median, last minute / minute ${mid + 1} (caches full)`, `${anon[minutes - 1].toFixed(0)} MiB`, anon[minutes - 1] / anon[mid], 'drift <= 1.10', anon[minutes - 1] / anon[mid] <= 1.1);
       for (const [m, h] of heaps.entries()) if (h) console.log(`  heaps in use / committed, end of minute ${m + 1}: ${h}`);
       const written = Object.fromEntries(Object.entries(load.acked).map(([k, v]) => [k, v.length]));

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { Agent as Dispatcher, request } from 'undici';
 import { canonicalize, sign } from '../src/core/index.js';
 import { dataPath } from '../src/core/paths.js';
+import { vocabulary } from './search-corpus.js';
 
 export interface WorkAgent {
   tag: string;
@@ -20,6 +21,8 @@ export interface WorkAgent {
   ip: string;
   pool: 'A' | 'B';
   calibrated: boolean;
+  /** A calibration of it is in flight. */
+  calibrating?: boolean;
   toolCalls: number;
 }
 
@@ -36,18 +39,25 @@ export interface Acked {
   checkpoints: string[];
 }
 
-export type Op = 'register' | 'calibrate' | 'tool' | 'propose' | 'judge' | 'attest' | 'cas' | 'me' | 'node' | 'search' | 'checkpoint';
+export type Op = 'register' | 'calibrate' | 'tool' | 'propose' | 'judge' | 'attest' | 'cas' | 'bigcas' | 'me' | 'node' | 'search' | 'checkpoint';
 
 /** How often each operation is drawn (relative weights). */
 export const WRITE_MIX: Partial<Record<Op, number>> = { register: 2, calibrate: 2, tool: 2, propose: 3, judge: 6, attest: 3, cas: 2, checkpoint: 1 };
 export const MIXED_MIX: Partial<Record<Op, number>> = { ...WRITE_MIX, me: 20, node: 10, search: 10 };
+/** The writes of WRITE_MIX, blobs stored as files among them, and reads (test/e2e/faults.test.ts). */
+export const FAULT_MIX: Partial<Record<Op, number>> = { ...WRITE_MIX, bigcas: 1, me: 4 };
 
 const REQUIRED_JUDGMENTS = 3;
+
+/** The words names are made of: 4,096 of bench/search-corpus.ts's vocabulary, past its function words. */
+const WORDS = vocabulary().slice(1000, 1000 + 4096);
 
 export interface Answer {
   op: Op;
   status: number;
   ms: number;
+  /** The error code of a refusal (PROTOCOL 13). */
+  code?: string;
 }
 
 const poolAnswers = (() => {
@@ -114,7 +124,7 @@ export class Workload {
     const start = performance.now();
     const res = await request(`${this.url}${path}`, { method: method as 'GET', headers, body, dispatcher: this.dispatcher });
     const text = await res.body.text();
-    this.answers.push({ op, status: res.statusCode, ms: performance.now() - start });
+    const ms = performance.now() - start;
     let json: Record<string, unknown> = {};
     if (res.headers['content-type']?.toString().includes('json')) {
       try {
@@ -123,7 +133,21 @@ export class Workload {
         json = {};
       }
     }
+    this.answers.push({ op, status: res.statusCode, ms, ...(res.statusCode >= 400 && typeof json.code === 'string' ? { code: json.code } : {}) });
     return { status: res.statusCode, json, text };
+  }
+
+  /**
+   * A name no other proposal of this workload has, in words as a knowledge tree's paths and
+   * titles are: its counter and two random draws, each a word of a 4,096-word vocabulary. Names
+   * of random numbers made every proposal add terms never seen before to the search index,
+   * about 3.8 KiB a node against 0.8 KiB for names of words (20,000 nodes measured), which no
+   * real tree does: the soak's memory then grew with its synthetic names.
+   */
+  private name(): string {
+    const c = ++this.counter;
+    const pick = () => WORDS[Math.floor(this.random() * WORDS.length)];
+    return [WORDS[Math.floor(c / WORDS.length) % WORDS.length], WORDS[c % WORDS.length], pick(), pick()].join('-');
   }
 
   private nextIp() {
@@ -146,9 +170,12 @@ export class Workload {
     return a;
   }
 
-  async calibrate(a = this.pick(this.agents.filter((x) => !x.calibrated))): Promise<void> {
+  async calibrate(a = this.pick(this.agents.filter((x) => !x.calibrated && !x.calibrating))): Promise<void> {
     if (!a) return;
-    const r = await this.call('calibrate', 'POST', '/api/agent/v1/calibrate', { agent: a, body: { answers: poolAnswers(a.pool) } });
+    // One calibration at a time per agent: several loops picking the last uncalibrated agent at
+    // once used up its three attempts, and the fourth was refused (400 calibration_exhausted).
+    a.calibrating = true;
+    const r = await this.call('calibrate', 'POST', '/api/agent/v1/calibrate', { agent: a, body: { answers: poolAnswers(a.pool) } }).finally(() => (a.calibrating = false));
     if (r.status !== 200) return;
     a.calibrated = true;
     this.acked.calibrations.push({ tag: a.tag, score: r.json.intelligenceScore as number });
@@ -189,7 +216,7 @@ export class Workload {
   async propose(): Promise<void> {
     const a = this.pick(this.calibrated());
     if (!a) return;
-    const n = `${Date.now().toString(36)}-${++this.counter}-${Math.floor(this.random() * 1e6)}`;
+    const n = this.name();
     const r = await this.call('propose', 'POST', '/api/knowledge/cap/propose', {
       agent: a,
       body: {
@@ -238,6 +265,13 @@ export class Workload {
   async cas(): Promise<void> {
     const bytes = randomBytes(1024 + Math.floor(this.random() * 64 * 1024));
     const r = await this.call('cas', 'POST', '/api/cas', { raw: bytes, ip: this.nextIp() });
+    if (r.status === 200) this.acked.blobs.push({ sha256: r.json.sha256 as string, bytes: r.json.bytes as number });
+  }
+
+  /** A blob over the inline threshold: a file of its own in the data folder. */
+  async bigcas(): Promise<void> {
+    const bytes = randomBytes(64 * 1024 + 1 + Math.floor(this.random() * 192 * 1024));
+    const r = await this.call('bigcas', 'POST', '/api/cas', { raw: bytes, ip: this.nextIp() });
     if (r.status === 200) this.acked.blobs.push({ sha256: r.json.sha256 as string, bytes: r.json.bytes as number });
   }
 

@@ -146,14 +146,17 @@ export function logCommands(program: Command, cli: Cli) {
       action(cli, async (opts: { data?: string; store?: string }) => {
         const dataDir = opts.data ?? process.env.AKAS_DATA ?? './.akas';
         const storeUrl = opts.store ?? (opts.data === undefined ? process.env.AKAS_STORE : undefined);
-        const { checkNode } = await import('../../src/http/server.js');
+        const { checkNode, startError } = await import('../../src/http/server.js');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let r;
         try {
           r = await checkNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret: readNodeSecret(process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET) } : dataDir);
         } catch (e) {
+          // No node there, the folder in use, unreadable: said in one line, exit 2.
+          const known = startError(e, { dataDir, store: storeUrl });
+          if (known) throw new CliError(2, known.message, { code: known.code, error: known.message, path: storeUrl ? 'store' : dataDir });
           const what = storeUrl ? 'the store' : dataDir;
-          throw new CliError(2, `Cannot open ${what}: ${(e as Error).message}${storeUrl ? '' : ' (is a node running on it?)'}`, { code: 'unreadable', path: storeUrl ? 'store' : dataDir });
+          throw new CliError(2, `Cannot open ${what}: ${(e as Error).message}`, { code: 'unreadable', path: storeUrl ? 'store' : dataDir });
         }
         cli.output().result(r, () =>
           [
@@ -163,6 +166,8 @@ export function logCommands(program: Command, cli: Cli) {
             ...r.ledger.problems.map((p) => `  ${p}`),
             `proposals: ${r.proposals.proposals} checked: ${r.proposals.ok ? 'ok' : 'PROBLEMS'}`,
             ...r.proposals.problems.map((p) => `  ${p}`),
+            `agents: ${r.records.agents} (${r.records.liveKeys} live api keys), blobs: ${r.records.blobs.acknowledged} acknowledged, ${r.records.blobs.stored} stored: ${r.records.ok ? 'ok' : 'PROBLEMS'}`,
+            ...r.records.problems.map((p) => `  ${p}`),
           ].join('\n'),
         );
         return r.ok ? 0 : 1;

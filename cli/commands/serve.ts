@@ -80,6 +80,8 @@ export function serveCommands(program: Command, cli: Cli) {
         if (storeUrl !== undefined && opts.data !== undefined) throw usageError('--data and --store exclude each other: with --store the data, blobs and node keys live in the database');
         const cap = opts.registrationCap !== undefined ? Number(opts.registrationCap) : undefined;
         if (cap !== undefined && (!Number.isInteger(cap) || cap < 0)) throw usageError('--registration-cap must be a whole number');
+        const logLevel = opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info';
+        if (!LOG_LEVELS.includes(logLevel)) throw usageError(`unknown --log-level ${logLevel}: use one of ${LOG_LEVELS.join(', ')}`);
         const rateLimitArg = opts.rateLimit ?? env.AKAS_RATE_LIMIT;
         let rateLimit: { burst: number; refillPerSecond: number } | undefined;
         if (rateLimitArg !== undefined) {
@@ -112,7 +114,8 @@ export function serveCommands(program: Command, cli: Cli) {
           }
           if (storeUrl && !opts.witnessKey) throw usageError('with --store, --witness-log needs --witness-key FILE (there is no data folder to keep it in)');
         }
-        const { startNode, checkNode, sameIpPolicy } = await import('../../src/http/server.js');
+        const { startNode, checkNode, sameIpPolicy, startError } = await import('../../src/http/server.js');
+        const refusal = (e: unknown): never => refuse(e, startError(e, { dataDir, store: storeUrl }));
         const sameIp = sameIpPolicy({ host, trustProxy: trustProxy !== false, allowSameIp: Boolean(opts.allowSameIp) });
         if (opts.demo && sameIp.enforced) throw usageError('--demo seeds the tree with four demo agents from this one address: run it on a loopback node (the default --host) or add --allow-same-ip');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
@@ -124,8 +127,12 @@ export function serveCommands(program: Command, cli: Cli) {
         }
         if (opts.check) {
           const r = await checkNode(where).catch(refusal);
-          const problems = [...r.log.problems, ...r.ledger.problems, ...r.proposals.problems];
-          cli.output().note(`check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ${r.proposals.proposals} proposals${problems.length ? ':' : ': ok'}`);
+          const problems = [...r.log.problems, ...r.ledger.problems, ...r.proposals.problems, ...r.records.problems];
+          cli
+            .output()
+            .note(
+              `check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ${r.proposals.proposals} proposals, ${r.records.agents} agents, ${r.records.blobs.acknowledged} blobs${problems.length ? ':' : ': ok'}`,
+            );
           if (!r.ok) throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), { code: 'check_failed', problems });
         }
         const calibrationDir = opts.calibration ?? env.AKAS_CALIBRATION;
@@ -134,7 +141,7 @@ export function serveCommands(program: Command, cli: Cli) {
           host,
           port,
           allowDemoCalibration: Boolean(opts.allowDemoCalibration),
-          logLevel: opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info',
+          logLevel,
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
           ...(opts.witnessLog.length ? { witnessFor: { logs: opts.witnessLog, keyFile: opts.witnessKey, name: opts.witnessName } } : {}),
           config: {
@@ -228,14 +235,19 @@ export function parseTrustProxy(value: boolean | string | undefined): boolean | 
   return list;
 }
 
+/** pino's levels: anything else is refused before anything starts. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 /**
  * Errors that refuse a start for a reason the operator must fix (node keys that disagree, a
- * schema behind or ahead) become exit 2 with their own message and a code naming them.
+ * schema behind or ahead, the folder in use, read-only or full, the port taken, no node to
+ * check) become exit 2 with one line naming the cause and the fix, and a code naming them.
  */
-function refusal(e: unknown): never {
+function refuse(e: unknown, known: { code: string; message: string } | undefined): never {
   const name = (e as Error)?.name;
   if (name === 'NodeKeysError') throw new CliError(2, (e as Error).message, { code: 'node_keys', error: (e as Error).message });
   if (name === 'SchemaError') throw new CliError(2, (e as Error).message, { code: 'schema_version', error: (e as Error).message });
   if (name === 'CalibrationSetError') throw new CliError(2, (e as Error).message, { code: 'calibration_set', error: (e as Error).message });
+  if (known) throw new CliError(2, known.message, { code: known.code, error: known.message });
   throw e;
 }

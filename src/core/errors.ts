@@ -55,6 +55,7 @@ export const ERROR_CODES = {
   no_work: { status: 503, doc: 'No work available for the challenge route.', action: 'Call again later; judge pending proposals meanwhile.' },
   tool_busy: { status: 503, doc: 'The tool evaluator is saturated; retry shortly. Nothing was charged.', action: 'Retry in a moment; nothing was charged.' },
   tool_unavailable: { status: 503, doc: 'The tool evaluator is not running (the node is shutting down). Nothing was charged.', action: 'Retry once the node is back; nothing was charged.' },
+  storage_unavailable: { status: 503, doc: 'The node cannot write to its storage (a full disk, a read-only data folder, an I/O error, its database gone): nothing was written, and no write is acknowledged until a probe write succeeds; reads still work. `storage` says what failed and what the operator should do.', action: 'Retry after Retry-After seconds with the same Idempotency-Key; the node accepts writes again by itself once its storage does.' },
 } as const satisfies Record<string, { status: number; doc: string; action: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -31,7 +31,8 @@ import { openApiRoutes, registerOpenApi } from './openapi.js';
 import { mcpRoutes } from './mcp/route.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
-import { registerSecurityHeaders } from './security-headers.js';
+import { registerRequestLog } from './request-log.js';
+import { nodeHelmetOptions, registerSecurityHeaders } from './security-headers.js';
 
 export interface AppConfig extends DomainConfig {
   /** The origin used in absolute URLs; by default the one the request came to. */
@@ -83,6 +84,8 @@ export interface AppOptions {
   random?: RandomSource;
   config?: Partial<AppConfig>;
   logger?: FastifyServerOptions['logger'];
+  /** A logger made already (the node's own: request-log.ts); wins over `logger`. */
+  loggerInstance?: FastifyServerOptions['loggerInstance'];
 }
 
 /** One route as declared (method, URL pattern, its config): what the discovery documents and the route-walking tests read. */
@@ -113,7 +116,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // Data stored before this version is brought up to it first (recorded, idempotent).
   await runMigrations(ctx);
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: config.bodyLimit,
     trustProxy: proxyTrust(config.trustProxy),
     requestIdHeader: false,
@@ -167,35 +170,18 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonBody);
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
-  const log = new TransparencyLog(ctx, { onError: (e) => app.log.error({ err: e }, 'transparency log: append or checkpoint failed') });
+  const log = new TransparencyLog(ctx, {
+    // A storage failure is logged once by the node (server.ts); the outbox keeps what waits.
+    onError: (e) => (e as { code?: string }).code === 'storage_unavailable' || app.log.error({ err: e }, 'transparency log: append or checkpoint failed'),
+  });
   const tiles = new LogTileReader(ctx.store, log);
   // Witness rounds run beside the log, never in an append's path (PROTOCOL 9.9).
   const witnesses = config.witnesses.length
     ? new WitnessClient(log, config.witnesses, ctx.clock, { onError: (e) => app.log.error({ err: e }, 'witness round failed') })
     : undefined;
   // Security headers on every answer, JSON and HTML alike, errors included (registered before
-  // the caller hook, whose 401 and 429 answers carry them too). The HTML pages are
-  // self-contained: inline styles, no scripts, never framed. HSTS only when the node is
-  // published over https (a browser ignores it over http anyway, and a local node has none).
-  registerSecurityHeaders(app, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'none'"],
-        styleSrc: ["'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        baseUri: ["'none'"],
-        formAction: ["'none'"],
-        frameAncestors: ["'none'"],
-      },
-    },
-    hsts: config.publicUrl?.startsWith('https://') ? { maxAge: 31_536_000 } : false,
-    referrerPolicy: { policy: 'no-referrer' },
-    frameguard: { action: 'deny' },
-    // Public data read with a Bearer header, never a cookie: no ambient credential for a
-    // cross-origin read to ride on, and blobs may be embedded anywhere.
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-  });
+  // the caller hook, whose 401 and 429 answers carry them too): security-headers.ts.
+  registerSecurityHeaders(app, nodeHelmetOptions(config.publicUrl));
   const routes: RouteSummary[] = [];
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url, config: (r.config ?? {}) as FastifyContextConfig, hasSchema: Boolean(r.schema) });
@@ -206,21 +192,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: () => ctx.keys.hmac[0].key });
 
   // Callback-style hooks: no promise per request on the hot path.
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        route: request.routeOptions.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ip: request.ip,
-        agent: request.caller?.agent?.tag,
-      },
-      'request',
-    );
-    done();
-  });
+  registerRequestLog(app);
 
   app.addHook('onSend', (request, reply, payload, done) => {
     if (tenantMisconfigured(request)) {

@@ -2,11 +2,12 @@
 // from. Runs at onRequest, before the body is parsed, so a 401 or 429 costs no parsing.
 import { isIPv6 } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { API_KEY_RE, ServiceError, sha256Hex } from '../core/index.js';
+import { API_KEY_RE, safeEqual, ServiceError, sha256Hex } from '../core/index.js';
 import { authenticate } from '../domain/identity.js';
 import type { Ctx } from '../domain/context.js';
 import { Agents, ApiKeys, type AgentRecord } from '../domain/records.js';
 import { bannedError, isBanned } from '../domain/reputation.js';
+import { Generations } from './generations.js';
 import { isInnerCall } from './inner-call.js';
 import type { TokenBuckets } from './rate-limit.js';
 
@@ -102,15 +103,22 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Snapshots of agents that called in the last minute or two are kept (generations.ts), 10,000 at most. */
+const SNAPSHOT_PERIOD_MS = 60_000;
+
 function agentCache(ctx: Ctx) {
-  const byKeyHash = new Map<string, AgentRecord>();
   const keyHashOfTag = new Map<string, string>();
+  // Kept by time: the agents calling now, not every agent seen up to a count. The index by tag
+  // (what a write to an agent is announced by) follows the snapshots that leave.
+  const byKeyHash = new Generations<string, AgentRecord>(SNAPSHOT_PERIOD_MS, 10_000, ctx.clock.now(), (gone) => {
+    for (const [keyHash, agent] of gone) if (safeEqual(keyHashOfTag.get(agent.tag) ?? '', keyHash)) keyHashOfTag.delete(agent.tag);
+  });
   // Bumped by every write to an agent or key: a snapshot read while one landed is not kept.
   let writes = 0;
   const drop = (keyHash: string | undefined) => {
     writes++;
     if (!keyHash) return;
-    const agent = byKeyHash.get(keyHash);
+    const agent = byKeyHash.peek(keyHash);
     byKeyHash.delete(keyHash);
     if (agent) keyHashOfTag.delete(agent.tag);
   };
@@ -122,15 +130,15 @@ function agentCache(ctx: Ctx) {
   };
   const unwatch = [ctx.store.watch(Agents, (tag) => drop(keyHashOfTag.get(tag)), dropAll), ctx.store.watch(ApiKeys, (keyHash) => drop(keyHash), dropAll)];
   return {
+    /** The snapshot of a key's agent when one is held (no promise: the hot path of every authenticated request). */
+    lookup(apiKey: string): AgentRecord | undefined {
+      return API_KEY_RE.test(apiKey) ? byKeyHash.get(sha256Hex(apiKey), ctx.clock.now()) : undefined;
+    },
     async authenticate(apiKey: string): Promise<AgentRecord> {
-      const keyHash = API_KEY_RE.test(apiKey) ? sha256Hex(apiKey) : undefined;
-      const hit = keyHash && byKeyHash.get(keyHash);
-      if (hit) return hit;
       const before = writes;
       const agent = deepFreeze(await authenticate(ctx, apiKey));
       if (writes !== before) return agent;
-      if (byKeyHash.size >= 10_000) (byKeyHash.clear(), keyHashOfTag.clear());
-      byKeyHash.set(agent.apiKeyHash, agent);
+      byKeyHash.set(agent.apiKeyHash, agent, ctx.clock.now());
       keyHashOfTag.set(agent.tag, agent.apiKeyHash);
       return agent;
     },
@@ -142,30 +150,48 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
   app.decorateRequest('caller', null as unknown as Caller);
   const agents = agentCache(ctx);
   app.addHook('onClose', async () => agents.close());
-  app.addHook('onRequest', async (request) => {
+  // A callback hook, synchronous when the agent's snapshot and the bucket are in memory (the
+  // usual case): no promise per request. A miss reads the store and goes on when it answers.
+  app.addHook('onRequest', (request, _reply, done) => {
     const config = request.routeOptions.config ?? {};
     const mode: AuthMode = config.auth ?? 'none';
     request.caller = { ip: clientKey(request.ip) };
-    let authError: ServiceError | undefined;
-    const key = mode === 'none' ? undefined : bearer(request);
-    if (key !== undefined) {
-      try {
-        request.caller.agent = await agents.authenticate(key);
-      } catch (e) {
-        authError = e as ServiceError;
+    // After auth: the token bucket (PROTOCOL 1.4), then the auth refusal, then a ban.
+    const next = (authError?: ServiceError) => {
+      // Every route draws a token, health and preview included: no answer, however cheap, is
+      // free of the bucket (PROTOCOL 1.4). An MCP tool call drew its token as the POST to
+      // /api/mcp (PROTOCOL 12.3).
+      if (!isInnerCall(request)) {
+        const agent = request.caller.agent;
+        let wait;
+        try {
+          wait = buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.caller.ip}`, agent ? 'per-bearer' : 'per-ip');
+        } catch (e) {
+          return done(e as Error);
+        }
+        if (wait) return void wait.then(() => settle(authError), done);
       }
-    } else if (mode === 'required') {
-      authError = new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.');
-    }
-    // Every route draws a token, health and preview included: no answer, however cheap, is
-    // free of the bucket (PROTOCOL 1.4). An MCP tool call drew its token as the POST to
-    // /api/mcp (PROTOCOL 12.3).
-    if (!isInnerCall(request)) {
+      settle(authError);
+    };
+    const settle = (authError?: ServiceError) => {
+      if (authError) return done(authError);
       const agent = request.caller.agent;
-      await buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.caller.ip}`, agent ? 'per-bearer' : 'per-ip');
+      if (agent && !config.banExempt && isBanned(agent, ctx.clock.now())) return done(bannedError(agent));
+      done();
+    };
+    const key = mode === 'none' ? undefined : bearer(request);
+    if (key === undefined) return next(mode === 'required' ? new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.') : undefined);
+    const held = agents.lookup(key);
+    if (held) {
+      request.caller.agent = held;
+      return next();
     }
-    if (authError) throw authError;
-    const agent = request.caller.agent;
-    if (agent && !config.banExempt && isBanned(agent, ctx.clock.now())) throw bannedError(agent);
+    agents.authenticate(key).then(
+      (agent) => {
+        request.caller.agent = agent;
+        next();
+      },
+      (e: ServiceError) => next(e),
+    );
   });
 }

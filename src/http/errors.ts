@@ -73,6 +73,8 @@ export function envelope(request: FastifyRequest, err: ServiceError): Record<str
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ServiceError) {
+  // A write refused while the storage fails: when to try again (PROTOCOL 13).
+  if (err.code === 'storage_unavailable') reply.header('retry-after', String(err.extra.retryAfter ?? 5));
   if (err.status === 429) {
     const retryAfter = Number(err.extra.retryAfter ?? 1);
     reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
@@ -110,7 +112,8 @@ export function toServiceError(error: unknown): ServiceError | null {
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   const se = toServiceError(error);
   if (se) {
-    if (se.status >= 500) request.log.error({ code: se.code, err: error }, se.message);
+    // A storage failure is logged once, when it starts and when it ends (server.ts), not per request.
+    if (se.status >= 500 && se.code !== 'storage_unavailable') request.log.error({ code: se.code, err: error }, se.message);
     return sendError(request, reply, se);
   }
   request.log.error({ err: error }, 'unexpected error');

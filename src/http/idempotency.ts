@@ -190,8 +190,15 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
       body: body.toString('base64'),
       storedAt: opts.clock.now(),
     };
-    await opts.store.transact([`idempotency:${idem.id}`], async (tx) => tx.put(IdempotencyCache, idem.id, entry));
-    idem.stored = true;
+    try {
+      await opts.store.transact([`idempotency:${idem.id}`], async (tx) => tx.put(IdempotencyCache, idem.id, entry));
+      idem.stored = true;
+    } catch (e) {
+      // The answer's own write is on disk already: a storage that failed since only costs the
+      // replay of this key (a retry runs again), never the answer.
+      if ((e as { code?: string }).code !== 'storage_unavailable') throw e;
+      request.log.warn({ code: 'storage_unavailable' }, 'idempotency: the answer was not cached (storage unavailable)');
+    }
     return payload;
   };
 

@@ -6,6 +6,7 @@
 import type { NodeKind } from '../domain/knowledge.js';
 import { Evals, KnowledgeNodes, NodeChildren, pathOfKey } from '../domain/knowledge.js';
 import type { Store } from '../store/index.js';
+import { Generations } from './generations.js';
 
 export interface CachedNode {
   kind: NodeKind;
@@ -15,8 +16,8 @@ export interface CachedNode {
 }
 
 export class NodeViewCache {
-  /** path -> (variant of the request: origin, version, level, page) -> the answer. */
-  private readonly byPath = new Map<string, Map<string, CachedNode>>();
+  /** path -> (variant of the request: origin, version, level, page) -> the answer; kept by time (generations.ts). */
+  private readonly byPath: Generations<string, Map<string, CachedNode>>;
   /** Tree writes seen so far: an answer built while one landed is not kept (it may predate it). */
   private writes = 0;
   private readonly unwatch: Array<() => void>;
@@ -24,8 +25,9 @@ export class NodeViewCache {
   constructor(
     store: Store,
     private readonly maxAgeMs = 1000,
-    private readonly maxPaths = 10_000,
+    maxPaths = 10_000,
   ) {
+    this.byPath = new Generations(maxAgeMs, maxPaths, 0);
     const drop = (path: string) => {
       this.writes++;
       this.byPath.delete(path);
@@ -35,14 +37,13 @@ export class NodeViewCache {
 
   /** The kept answer for path and variant, or a fresh one from build (kept when no tree write landed meanwhile). */
   async get(path: string, variant: string, now: number, build: () => Promise<Omit<CachedNode, 'until'>>): Promise<CachedNode> {
-    const kept = this.byPath.get(path)?.get(variant);
+    const kept = this.byPath.get(path, now)?.get(variant);
     if (kept && kept.until > now) return kept;
     const before = this.writes;
     const fresh = { ...(await build()), until: now + this.maxAgeMs };
     if (this.writes === before) {
-      if (this.byPath.size >= this.maxPaths) this.byPath.clear(); // bounded; a miss only costs a rebuild
-      let variants = this.byPath.get(path);
-      if (!variants) this.byPath.set(path, (variants = new Map()));
+      let variants = this.byPath.get(path, now);
+      if (!variants) this.byPath.set(path, (variants = new Map()), now);
       variants.set(variant, fresh);
     }
     return fresh;

@@ -56,25 +56,34 @@ export class TokenBuckets {
     return Math.floor(b.tokens);
   }
 
-  /** Takes one token or throws the 429 of PROTOCOL 1.4 (scope per-bearer or per-ip). */
-  async take(key: string, scope: 'per-bearer' | 'per-ip'): Promise<void> {
-    let tokens: number;
+  /**
+   * Takes one token or throws the 429 of PROTOCOL 1.4 (scope per-bearer or per-ip). A bucket
+   * this process holds in memory is drawn at once: nothing is returned, or the 429 is thrown,
+   * with no promise on the way (the hot path of every request); a promise only when the bucket
+   * must be read first (from the store, or drawn in a shared one).
+   */
+  take(key: string, scope: 'per-bearer' | 'per-ip'): Promise<void> | undefined {
     if (this.store.buckets) {
-      const drawn = await this.store.buckets.draw(key, this.burst, this.refillPerSecond, this.clock.now(), true);
-      if (drawn.taken) return;
-      tokens = drawn.tokens;
-    } else {
-      const b = await this.bucket(key);
-      this.refill(b, this.clock.now());
-      this.dirty.add(key);
-      if (b.tokens >= 1) {
-        b.tokens -= 1;
-        return;
-      }
-      tokens = b.tokens;
+      return this.store.buckets.draw(key, this.burst, this.refillPerSecond, this.clock.now(), true).then((drawn) => {
+        if (!drawn.taken) throw this.limited(drawn.tokens, scope);
+      });
     }
+    const held = this.buckets.get(key);
+    if (held) return this.takeFrom(held, key, scope);
+    return this.bucket(key).then((b) => this.takeFrom(b, key, scope));
+  }
+
+  private takeFrom(b: Bucket, key: string, scope: 'per-bearer' | 'per-ip'): undefined {
+    this.refill(b, this.clock.now());
+    this.dirty.add(key);
+    if (b.tokens < 1) throw this.limited(b.tokens, scope);
+    b.tokens -= 1;
+    return undefined;
+  }
+
+  private limited(tokens: number, scope: 'per-bearer' | 'per-ip'): ServiceError {
     const retryAfter = Math.ceil((1 - tokens) / this.refillPerSecond);
-    throw new ServiceError('rate_limited', `Too many requests: the bucket holds ${this.burst} and refills ${this.refillPerSecond} per second.`, {
+    return new ServiceError('rate_limited', `Too many requests: the bucket holds ${this.burst} and refills ${this.refillPerSecond} per second.`, {
       scope,
       retryAfter,
       hint: `Wait ${retryAfter} s (the retry-after header) and go on; bursts up to ${this.burst} are fine.`,

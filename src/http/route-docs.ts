@@ -46,6 +46,9 @@ export function routeErrorCodes(route: DocumentedRoute): ErrorCode[] {
   // too large, a request too slow, malformed HTTP; and for a path with parameters, a segment
   // longer than the router takes.
   const codes = new Set<ErrorCode>(['internal_error', 'headers_too_large', 'request_timeout', 'bad_request']);
+  // A write while the storage fails (a full disk, a database gone) is refused with 503; on a
+  // shared database a read, or drawing a token, needs the database too (PROTOCOL 13).
+  codes.add('storage_unavailable');
   if (/[:*]/.test(route.url ?? '')) codes.add('uri_too_long');
   // fastify parses a DELETE's body as well, so it can be refused the same ways.
   const takesBody = methodsOf(route).some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE');

@@ -1,7 +1,9 @@
 // The running node: opens the store (a data folder, or a postgres:// URL shared by several
 // processes), loads (or creates) the node keys, builds the app and listens. Closes cleanly on
 // SIGINT/SIGTERM.
-import { resolve } from 'node:path';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
 import { cryptoRandom, newNodeKeyMaterial, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
 import {
   assertPrivateFolder,
@@ -9,13 +11,21 @@ import {
   followSealedNodeKeys,
   loadOrCreateNodeKeys,
   loadOrCreateSealedNodeKeys,
+  type LevelStore,
+  NODE_KEYS_FILE,
   openLevelStore,
   openStore,
+  readNodeKeyMaterial,
+  redact,
   rotateNodeKeys,
+  storageCause,
+  storageDetail,
+  type StorageCause,
   type Store,
 } from '../store/index.js';
 import { calibrationSetOf, CalibrationSetError } from '../domain/calibration-set.js';
 import { createApp, type AppConfig } from './app.js';
+import { nodeLogger } from './request-log.js';
 
 export interface StoreOptions {
   /** The data folder of the embedded store (unused with `store`). */
@@ -50,8 +60,20 @@ interface OpenedNode {
   unfollow: () => void;
 }
 
-/** Opens a node's store and keys: the data folder and its key file, or the shared database and the keys sealed in it. */
-export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'] = {}): Promise<OpenedNode> {
+/** A data folder that holds no node: an audit refuses it rather than make one (exit 2). */
+export class NoNodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoNodeError';
+  }
+}
+
+/**
+ * Opens a node's store and keys: the data folder and its key file, or the shared database and
+ * the keys sealed in it. existing: only a folder that already holds a node (an audit), never
+ * creating one.
+ */
+export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'] = {}, existing = false): Promise<OpenedNode> {
   if (opts.store) {
     const store = await openStore(opts.store);
     try {
@@ -67,11 +89,24 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
     }
   }
   const dataDir = resolve(opts.dataDir);
+  if (existing) {
+    if (!existsSync(dataDir)) throw new NoNodeError(`there is no folder ${dataDir}: nothing to check (is --data right?)`);
+    if (!existsSync(join(dataDir, 'level', 'CURRENT')) || !existsSync(join(dataDir, NODE_KEYS_FILE))) {
+      throw new NoNodeError(`${dataDir} holds no akas node (no store and node keys in it): nothing to check (is --data right?)`);
+    }
+  }
   assertPrivateFolder(dataDir);
-  const store = await openLevelStore(dataDir);
+  const store = await openLevelStore(dataDir, { createIfMissing: !existing });
   try {
+    const now = systemClock.now();
+    const material = existing ? readNodeKeyMaterial(dataDir, now) : undefined;
+    if (existing && !material) throw new NoNodeError(`${dataDir} holds no node keys (${NODE_KEYS_FILE}): nothing to check`);
     const keys = checkLogOrigin(
-      rotate.issuer || rotate.hmac ? rotateNodeKeys(dataDir, rotate, cryptoRandom, systemClock.now()) : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now(), opts.logOrigin),
+      material
+        ? nodeKeysFrom(material)
+        : rotate.issuer || rotate.hmac
+          ? rotateNodeKeys(dataDir, rotate, cryptoRandom, now)
+          : loadOrCreateNodeKeys(dataDir, cryptoRandom, now, opts.logOrigin),
       opts.logOrigin,
     );
     return { store, keys, location: dataDir, unfollow: () => undefined };
@@ -88,15 +123,23 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
  * it for one process); a shared database may be.
  */
 export async function checkNode(opts: StoreOptions | string, onProgress?: (entries: number) => void) {
-  const { store, keys, unfollow } = await openNode(typeof opts === 'string' ? { dataDir: opts } : opts);
+  const { store, keys, unfollow } = await openNode(typeof opts === 'string' ? { dataDir: opts } : opts, {}, true);
   try {
     const { checkLog } = await import('../domain/log.js');
     const { checkLedger } = await import('../domain/ledger.js');
     const { checkProposals } = await import('../domain/proposal-check.js');
+    const { checkRecords } = await import('../domain/records-check.js');
     const log = await checkLog(store, keys, onProgress);
     const ledger = await checkLedger(store);
     const proposals = await checkProposals(store);
-    return { ok: log.ok && ledger.ok && proposals.ok, log, ledger: { ok: ledger.ok, problems: ledger.problems, totals: ledger.totals }, proposals };
+    const records = await checkRecords(store);
+    return {
+      ok: log.ok && ledger.ok && proposals.ok && records.ok,
+      log,
+      ledger: { ok: ledger.ok, problems: ledger.problems, totals: ledger.totals },
+      proposals,
+      records,
+    };
   } finally {
     unfollow();
     await store.close();
@@ -131,6 +174,81 @@ export function sameIpPolicy(opts: { host: string; trustProxy: boolean; allowSam
   };
 }
 
+/**
+ * A start or an audit that could not run, in one line naming the cause and the fix (`akas
+ * serve` and `akas log check` exit 2 with it), or undefined for an error that is not one of
+ * these (a bug: reported as it is).
+ */
+export function startError(e: unknown, where: { dataDir: string; store?: string }): { code: string; message: string } | undefined {
+  const name = (e as Error)?.name;
+  if (name === 'StoreInUseError') return { code: 'data_in_use', message: (e as Error).message };
+  if (name === 'PortError') return { code: 'port_unavailable', message: (e as Error).message };
+  if (name === 'NoNodeError') return { code: 'no_node', message: (e as Error).message };
+  const cause = storageCause(e);
+  if (!cause) return undefined;
+  const errno = (e as NodeJS.ErrnoException).code;
+  const why = `(${errno && /^E[A-Z]+$/.test(errno) ? errno : storageDetail(e)})`;
+  if (where.store) {
+    return { code: 'storage', message: `the database ${redact(where.store)} cannot be used ${why}: start PostgreSQL, or check the URL given with --store` };
+  }
+  const dir = resolve(where.dataDir);
+  const message: Record<StorageCause, string> = {
+    read_only: `the data folder ${dir} is on a read-only file system ${why}: make it writable, or choose another folder with --data`,
+    permission_denied: `this user may not write the data folder ${dir} ${why}: give it write access (chown or chmod), or choose another folder with --data`,
+    disk_full: `the disk holding the data folder ${dir} is full ${why}: free some space, or choose another folder with --data`,
+    io_error: `the disk holding the data folder ${dir} reported an I/O error ${why}: check the disk (dmesg) before anything else`,
+    unavailable: `the data folder ${dir} cannot be used ${why}: check where it lives, or choose another folder with --data`,
+    failed: `the store in ${dir} did not open ${why}: look at ${join(dir, 'level', 'LOG')}, or choose another folder with --data`,
+  };
+  return { code: 'storage', message: message[cause] };
+}
+
+/** A port another process listens on (or this user may not take): the start is refused before anything is made. */
+export class PortError extends Error {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly code: string,
+  ) {
+    super(
+      code === 'EADDRINUSE'
+        ? `port ${port} on ${host} is already in use (another akas serve?): stop it, or choose another port with --port`
+        : code === 'EACCES'
+          ? `this user may not listen on port ${port} on ${host} (ports below 1024 need privileges): choose another with --port`
+          : `cannot listen on ${host} (${code}): give an address of this machine with --host`,
+    );
+    this.name = 'PortError';
+  }
+}
+
+/** Listens once on host:port and lets go: a port already taken is said before the data folder is touched. */
+function checkPort(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => reject(new PortError(host, port, e.code ?? 'EADDRNOTAVAIL')));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolvePort()));
+  });
+}
+
+/**
+ * What a start made in the data folder, to be taken back if the start fails: the folder
+ * itself when it did not exist, else the store and key file it created there (a failed
+ * start leaves no folder and no keys behind).
+ */
+function madeByStart(opts: StoreOptions): { undo: () => void; newFolder: boolean } {
+  if (opts.store) return { undo: () => undefined, newFolder: false };
+  const dir = resolve(opts.dataDir);
+  if (!existsSync(dir)) return { undo: () => rmSync(dir, { recursive: true, force: true }), newFolder: true };
+  const before = new Set(readdirSync(dir));
+  return {
+    undo: () => {
+      for (const name of readdirSync(dir)) if (!before.has(name)) rmSync(join(dir, name), { recursive: true, force: true });
+    },
+    newFolder: false,
+  };
+}
+
 export async function startNode(opts: StartOptions) {
   // A node others can reach must not calibrate on answers that ship in the package.
   const calibration = calibrationSetOf(opts.config);
@@ -140,14 +258,25 @@ export async function startNode(opts: StartOptions) {
         'Make a private set (akas calibration init DIR) and start with --calibration DIR, or pass --allow-demo-calibration for a node whose tiers mean nothing.',
     );
   }
-  const { store, keys, location, unfollow } = await openNode(opts, opts.rotate);
+  await checkPort(opts.host, opts.port);
+  const { undo, newFolder } = madeByStart(opts);
+  let opened;
+  try {
+    opened = await openNode(opts, opts.rotate);
+  } catch (e) {
+    // Not holding the folder's lock, this start may only take back a folder it created: the
+    // folder may be another process's (the lock held), whose files are not ours to remove.
+    if (newFolder) undo();
+    throw e;
+  }
+  const { store, keys, location, unfollow } = opened;
   let app;
+  let address: string;
   let witnessKey: { name: string; seed: string; verifierKey: string } | undefined;
   try {
     if (opts.witnessFor?.logs.length) {
       const { loadOrCreateWitnessKey } = await import('../witness/index.js');
       const { cosignerVerifierKey } = await import('../core/index.js');
-      const { existsSync } = await import('node:fs');
       const keyFile = opts.witnessFor.keyFile ?? resolve(opts.dataDir, 'witness-key');
       // A new key is named after the log (its origin is unique to this node) unless named.
       const k = loadOrCreateWitnessKey(keyFile, opts.witnessFor.name ?? (existsSync(keyFile) ? undefined : `${keys.log.origin}/witness`));
@@ -157,15 +286,31 @@ export async function startNode(opts: StartOptions) {
       store,
       keys,
       config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
-      // Logs go to stderr; stdout carries the command's own output.
-      logger: opts.logLevel === 'silent' ? false : { level: opts.logLevel, stream: process.stderr },
+      // Logs go to stderr (asynchronously: request-log.ts); stdout carries the command's own output.
+      ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel) }),
     });
+    address = await app.listen({ host: opts.host, port: opts.port });
   } catch (e) {
     unfollow();
+    await app?.close().catch(() => undefined);
     await store.close();
-    throw e;
+    undo();
+    const code = (e as NodeJS.ErrnoException).code;
+    throw code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' ? new PortError(opts.host, opts.port, code) : e;
   }
-  const address = await app.listen({ host: opts.host, port: opts.port });
+  const log = app.log;
+  // The operator hears of a storage failure and of its end once each, in the node's log.
+  const unwatchHealth =
+    store.health?.onChange((s, error) =>
+      s.ok
+        ? log.warn({ storage: s }, 'storage: writes are accepted again')
+        : log.error({ storage: s, err: error }, `storage failed (${s.cause}): every write is refused with 503 storage_unavailable until a probe write succeeds. ${s.action}`),
+    ) ?? (() => undefined);
+  for (const i of (store as Partial<LevelStore>).incidents ?? []) {
+    {
+      log.error({ incident: i }, `the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before may be lost; \`akas log check\` reports it`);
+    }
+  }
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   let closing = false;
@@ -173,6 +318,7 @@ export async function startNode(opts: StartOptions) {
     if (closing) return;
     closing = true;
     unfollow();
+    unwatchHealth();
     await app.close();
     await store.close();
     // The regex evaluator is one worker per process (unref'd); stop it with the node.

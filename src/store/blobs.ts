@@ -22,11 +22,20 @@
 // which the next start removes. An inline blob is one atomic batch: all or nothing. This
 // module only moves bytes: limits, deduplication and integrity decisions are the domain's
 // (src/domain/cas.ts).
+//
+// The store indexes every blob file (FileIndex: sha256 -> size), durably, before an upload is
+// acknowledged, and every file found at open that is not yet indexed (a crash between the
+// link and the index, or a folder from before the index): a file that later disappears or
+// shrinks underneath is then known to be lost, answered as damaged (500 integrity_violation)
+// rather than as never stored, and reported by the audit (audit(), `akas log check`). A
+// failed file write (a full disk, a read-only folder) closes the store to writes like a
+// failed store write does (health.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { link, mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { space, type BlobReader, type Blobs, type BlobWriter, type Store } from './types.js';
+import { storageCause, type StorageHealth } from './health.js';
+import { space, type BlobAudit, type BlobReader, type Blobs, type BlobWriter, type Store } from './types.js';
 
 const MiB = 1024 * 1024;
 /**
@@ -51,8 +60,10 @@ export const blobLock = (sha256: string) => `cas:${sha256}`;
  */
 export const BlobFiles = space<{ allAbove: number }>('cas-files');
 const BLOB_FILES_KEY = 'sizes';
+/** Every blob file the store acknowledged (or found at open), with its size: sha256 -> bytes. */
+export const FileIndex = space<{ bytes: number }>('cas-file-index');
 /** The spaces of this blob store: a copy into a store that keeps blobs itself moves blobs, not these. */
-export const EMBEDDED_BLOB_SPACES: readonly string[] = [InlineBlobs.name, BlobFiles.name];
+export const EMBEDDED_BLOB_SPACES: readonly string[] = [InlineBlobs.name, BlobFiles.name, FileIndex.name];
 /** An upload is kept in memory up to this size before it spills to a temp file. */
 export const DEFAULT_SPILL_BYTES = MiB;
 /** Bytes queued for the temp file before write() waits for the disk (backpressure). */
@@ -236,7 +247,7 @@ export class BlobUpload implements BlobWriter {
 
   private startTemp(): Promise<TempFile> {
     if (!this.opening) {
-      this.opening = TempFile.create(this.blobs.tmpDir);
+      this.opening = TempFile.create(this.blobs.tmpDir).catch((e) => Promise.reject(this.blobs.failure(e)));
       this.opening.catch(() => undefined); // awaited later; an early failure is not unhandled
     }
     return this.opening;
@@ -271,9 +282,19 @@ export class BlobUpload implements BlobWriter {
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     this.hash.update(buf);
     this.bytes += buf.length;
-    if (this.temp) return this.temp.write(buf);
+    // A failed write of the temp file is the storage's: the store closes to writes (health.ts).
+    const failed = (e: unknown) => Promise.reject(this.blobs.failure(e));
+    if (this.temp) {
+      let wait;
+      try {
+        wait = this.temp.write(buf);
+      } catch (e) {
+        throw this.blobs.failure(e);
+      }
+      return wait?.catch(failed);
+    }
     this.chunks.push(buf);
-    if (this.bytes > this.spillBytes || this.opening) return this.spill().then(() => undefined);
+    if (this.bytes > this.spillBytes || this.opening) return this.spill().then(() => undefined, failed);
     return undefined;
   }
 
@@ -294,6 +315,20 @@ export class BlobUpload implements BlobWriter {
       const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.bytes);
       return this.blobs.placeInline(sha, bytes, overwrite);
     }
+    this.blobs.health?.check();
+    let created;
+    try {
+      created = await this.placeFile(sha, overwrite);
+    } catch (e) {
+      throw this.blobs.failure(e);
+    }
+    // Indexed once on disk, before the upload is acknowledged: a file that later disappears is
+    // known to be lost (a blob already stored was indexed when it was, or at the last open).
+    if (created) await this.blobs.indexFile(sha, this.bytes);
+    return created;
+  }
+
+  private async placeFile(sha: string, overwrite: boolean): Promise<boolean> {
     const temp = this.temp ?? (await this.spill());
     if (!this.written) {
       await temp.finish();
@@ -429,14 +464,66 @@ export class BlobStore implements Blobs {
     this.inlineBytes = options.store ? (options.inlineBytes ?? INLINE_BLOB_BYTES) : 0;
   }
 
+  /** Where failed file writes are reported (the store's): absent, nothing is. */
+  get health(): StorageHealth | undefined {
+    return this.store?.health;
+  }
+
+  /**
+   * A failed file operation: a storage failure (a full disk, a read-only folder, an I/O error)
+   * closes the store to writes and becomes its 503; anything else is answered as it is.
+   */
+  failure(e: unknown): unknown {
+    if (!this.health || (e as { code?: string })?.code === 'ENOENT' || !storageCause(e) || (e as { name?: string }).name === 'ServiceError') return e;
+    return this.health.fail(e, 'blobs');
+  }
+
   /** Opens (creating) <dataDir>/blobs and removes temp files a crash may have left. */
   static async open(dataDir: string, options: BlobStoreOptions = {}): Promise<BlobStore> {
     const blobs = new BlobStore(join(dataDir, 'blobs'), options);
     await mkdir(blobs.root, { recursive: true, mode: 0o700 });
     await rm(blobs.tmpDir, { recursive: true, force: true });
     await mkdir(blobs.tmpDir, { mode: 0o700 });
-    if (options.store) await blobs.learnFileSizes(options.store);
+    if (options.store) {
+      await blobs.learnFileSizes(options.store);
+      await blobs.indexFiles(options.store);
+    }
     return blobs;
+  }
+
+  /**
+   * Indexes the blob files not yet in FileIndex (a crash between a file's link and its index
+   * entry, or files from before the index), so every file present is known from now on.
+   */
+  private async indexFiles(store: Store) {
+    const unindexed: Array<[string, number]> = [];
+    for (const shard of await readdir(this.root)) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+      for (const rest of await readdir(join(this.root, shard))) {
+        if (!/^[0-9a-f]{62}$/.test(rest)) continue;
+        const sha = shard + rest;
+        if ((await store.get(FileIndex, sha)) !== undefined) continue;
+        const size = await this.fileSize(sha);
+        if (size !== undefined) unindexed.push([sha, size]);
+      }
+    }
+    for (let i = 0; i < unindexed.length; i += 500) {
+      const part = unindexed.slice(i, i + 500);
+      await store.transact(part.map(([sha]) => blobLock(sha)), async (tx) => {
+        for (const [sha, bytes] of part) tx.put(FileIndex, sha, { bytes });
+      });
+    }
+  }
+
+  /** Records a blob file in FileIndex, durably (before its upload is acknowledged). */
+  async indexFile(sha256: string, bytes: number): Promise<void> {
+    if (!this.store) return;
+    await this.store.transact([blobLock(sha256)], async (tx) => tx.put(FileIndex, sha256, { bytes }));
+  }
+
+  /** Whether the store acknowledged a blob file under this hash. */
+  private async indexed(sha256: string): Promise<boolean> {
+    return this.store !== undefined && (await this.store.get(FileIndex, sha256)) !== undefined;
   }
 
   /**
@@ -548,7 +635,10 @@ export class BlobStore implements Blobs {
     const inline = await this.inlineValue(sha256);
     if (inline === 'damaged') return 0;
     if (inline !== undefined) return Buffer.byteLength(inline, 'base64');
-    return this.fileSize(sha256);
+    const size = await this.fileSize(sha256);
+    // A file acknowledged and gone since: stored, and damaged (as a value that no longer parses).
+    if (size === undefined && (await this.indexed(sha256))) return 0;
+    return size;
   }
 
   /** Opens a stored blob, or undefined when there is none. Close it (or consume its stream). */
@@ -559,8 +649,9 @@ export class BlobStore implements Blobs {
     try {
       fh = await open(this.pathOf(sha256), 'r');
     } catch (e) {
-      if (isMissing(e)) return undefined;
-      throw e;
+      if (!isMissing(e)) throw e;
+      // Acknowledged and gone since (removed underneath): no bytes of it can match its name.
+      return (await this.indexed(sha256)) ? new InlineBlob(Buffer.alloc(0)) : undefined;
     }
     try {
       return new StoredBlob(fh, (await fh.stat()).size);
@@ -570,9 +661,58 @@ export class BlobStore implements Blobs {
     }
   }
 
-  /** Starts an upload; expectedBytes is the announced size, when there is one. */
+  /** Starts an upload (refused at once while the store is closed to writes); expectedBytes is the announced size, when there is one. */
   begin(spillBytes = DEFAULT_SPILL_BYTES, expectedBytes?: number): BlobUpload {
+    this.health?.check();
     return new BlobUpload(this, spillBytes, expectedBytes);
+  }
+
+  /**
+   * The audit (`akas log check`): every inline blob hashes to its name; every blob file the
+   * store indexed is there, whole (its indexed size) and hashes to its name. Files present and
+   * not indexed are counted (none after an open: open() indexes them).
+   */
+  async audit(): Promise<BlobAudit> {
+    const problems: string[] = [];
+    let inline = 0;
+    let files = 0;
+    let indexed = 0;
+    const say = (p: string) => problems.length < 50 && problems.push(p);
+    if (this.store) {
+      for await (const [sha, value] of this.store.iterate(InlineBlobs)) {
+        inline++;
+        const ok = typeof value === 'string' && createHash('sha256').update(Buffer.from(value, 'base64')).digest('hex') === sha;
+        if (!ok) say(`blob ${sha} (stored inline): its bytes no longer hash to its name`);
+      }
+      for await (const [sha, { bytes }] of this.store.iterate(FileIndex)) {
+        indexed++;
+        const size = await this.fileSize(sha);
+        if (size === undefined) {
+          if ((await this.inlineValue(sha)) === undefined) say(`blob ${sha}: acknowledged (${bytes} bytes), its file is gone`);
+          continue;
+        }
+        if (size !== bytes) {
+          say(`blob ${sha}: its file holds ${size} bytes, ${bytes} were acknowledged`);
+          continue;
+        }
+        const blob = await this.open(sha);
+        try {
+          if (blob && (await blob.sha256()) !== sha) say(`blob ${sha}: its file no longer hashes to its name`);
+        } finally {
+          await blob?.close();
+        }
+      }
+    }
+    let unindexed = 0;
+    for (const shard of await readdir(this.root)) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+      for (const rest of await readdir(join(this.root, shard))) {
+        if (!/^[0-9a-f]{62}$/.test(rest)) continue;
+        files++;
+        if (!(await this.indexed(shard + rest))) unindexed++;
+      }
+    }
+    return { acknowledged: inline + indexed, stored: inline + files, unindexed, problems };
   }
 
   /** Hashes of every stored blob (for audits, copies and tests), in no particular order; each once. */

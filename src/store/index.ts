@@ -2,13 +2,14 @@ import { openLevelStore } from './level.js';
 import { isPostgresUrl } from './postgres/connect.js';
 import type { Store } from './types.js';
 
-export type { Store, Tx, Space, Range, TransactOptions, SharedBuckets, Blobs, BlobReader, BlobWriter } from './types.js';
+export type { Store, Tx, Space, Range, TransactOptions, SharedBuckets, Blobs, BlobReader, BlobWriter, BlobAudit } from './types.js';
 export { space } from './types.js';
-export { openLevelStore, LevelStore } from './level.js';
+export { openLevelStore, LevelStore, StoreIncidents, StoreInUseError, walDrops, type WalIncident } from './level.js';
+export { StorageHealth, storageCause, storageDetail, storageUnavailable, type StorageCause, type StorageStatus } from './health.js';
 export { openTempStore } from './testing.js';
 export { loadOrCreateNodeKeys, checkLogOrigin, writePrivateFile, rotateNodeKeys, readNodeKeyMaterial, assertPrivateMode, assertPrivateFolder, NodeKeysError, NODE_KEYS_FILE } from './node-keys.js';
 export { loadOrCreateSealedNodeKeys, followSealedNodeKeys, sealedIssuer, checkNodeSecret, MIN_SECRET_LENGTH } from './sealed-keys.js';
-export { BlobStore, BlobUpload, StoredBlob, InlineBlob, InlineBlobs, BlobFiles, EMBEDDED_BLOB_SPACES, INLINE_BLOB_BYTES, blobLock, blobsOf } from './blobs.js';
+export { BlobStore, BlobUpload, StoredBlob, InlineBlob, InlineBlobs, BlobFiles, FileIndex, EMBEDDED_BLOB_SPACES, INLINE_BLOB_BYTES, blobLock, blobsOf } from './blobs.js';
 export { isPostgresUrl, redact } from './postgres/connect.js';
 
 /**

@@ -1,6 +1,7 @@
 // The Store interface: what the domain sees. Nothing above src/store knows LevelDB or
 // PostgreSQL: both implementations (level.ts, postgres/) pass one contract (test/store/contract.ts).
 import type { Readable } from 'node:stream';
+import type { StorageHealth } from './health.js';
 
 /** A named keyspace holding JSON values of one type (a typed sublevel). */
 export interface Space<T> {
@@ -86,6 +87,12 @@ export interface Store {
   readonly buckets?: SharedBuckets;
   /** The blob store of this store (absent: files beside it, in location/blobs). */
   blobs?(): Promise<Blobs>;
+  /**
+   * Whether the store accepts writes, and if not why (health.ts). A store whose write failed
+   * refuses every write after it with 503 storage_unavailable until a probe write succeeds;
+   * its blob files report their failures here too.
+   */
+  readonly health?: StorageHealth;
   close(): Promise<void>;
 }
 
@@ -151,4 +158,18 @@ export interface Blobs {
   size(sha256: string): Promise<number | undefined>;
   /** Hashes of every stored blob, in no particular order. */
   list(): AsyncIterable<string>;
+  /** The audit of every blob the store acknowledged (`akas log check`, `akas serve --check`). */
+  audit?(): Promise<BlobAudit>;
+}
+
+/** What the audit of a blob store found. */
+export interface BlobAudit {
+  /** Blobs the store's own index says were stored (and acknowledged). */
+  acknowledged: number;
+  /** Blobs present. */
+  stored: number;
+  /** Blobs present that the index does not know (a crash between writing one and indexing it). */
+  unindexed: number;
+  /** Each acknowledged blob missing, shorter or longer than acknowledged, or no longer hashing to its name. */
+  problems: string[];
 }

@@ -12,6 +12,9 @@ import { samplePayload } from '../fixtures/payloads.js';
 import { runCli, startServe, type RunningNode } from '../helpers/e2e.js';
 import { call, calibrated, judgeBody, nextIp, pipelineFacet, register, untilTrue, type Agent } from '../helpers/remote.js';
 import { describePg, dropSchema, freshSchemaUrl } from '../helpers/postgres.js';
+import { startTempCluster, type TempCluster } from '../../src/store/postgres/cluster.js';
+import { FAULT_MIX, seeded, Workload } from '../../bench/workload.js';
+import { assertAcknowledgedPresent, assertAuditClean } from '../helpers/faults.js';
 
 const SECRET = `test-node-secret-${randomBytes(8).toString('hex')}`;
 const env = { AKAS_NODE_SECRET: SECRET };
@@ -242,5 +245,63 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       expect(capped).toHaveLength(7);
       for (const r of capped) expect(r.body).toMatchObject({ code: 'rate_limited', scope: 'per-ip-per-day', cap: 5 });
     });
+  });
+
+  describe('the database server stopped and restarted under load', () => {
+    // A cluster of its own: the test stops its server, which the other suites share otherwise.
+    let cluster: TempCluster | undefined;
+    let node: RunningNode | undefined;
+    afterAll(async () => {
+      await node?.stop();
+      await cluster?.stop();
+    });
+
+    it('answers 503 storage_unavailable (never 500, never 200) while PostgreSQL is down, resumes once it is back, and loses nothing it acknowledged', async () => {
+      cluster = await startTempCluster({ fsync: false });
+      const url = `${cluster.url}?schema=faults`;
+      const args = ['--trust-proxy', '--registration-cap', '100000'];
+      node = await startServe(args, { store: url, env });
+      const load = new Workload(node.url, seeded(Date.now() % 1e9), 16);
+      try {
+        for (let i = 0; i < 6; i++) await load.seedAgent();
+        const run = load.run(FAULT_MIX, 8);
+        try {
+          const acked = () => Object.values(load.acked).reduce((n, xs) => n + xs.length, 0);
+          await untilTrue(async () => acked() > 40, 60_000, 'writes before the server stops');
+          await cluster.kill();
+          const killedAt = load.answers.length;
+          await untilTrue(async () => load.answers.some((x) => x.status >= 500), 30_000, 'a write refused while the server is down').catch((e) => {
+            const byStatus: Record<string, number> = {};
+            for (const x of load.answers.slice(killedAt)) byStatus[`${x.op} ${x.status} ${x.code ?? ''}`] = (byStatus[`${x.op} ${x.status} ${x.code ?? ''}`] ?? 0) + 1;
+            throw new Error(`${(e as Error).message}; answers since: ${JSON.stringify(byStatus)}\n${node!.stderr().slice(-3000)}`);
+          });
+          const h = await call(node, 'GET', '/healthz');
+          expect.soft(h.status).toBe(503);
+          expect.soft(h.body?.storage).toMatchObject({ ok: false, cause: 'unavailable', where: 'database' });
+          const put = await call(node, 'POST', '/api/cas', { raw: randomBytes(3000) });
+          expect.soft(put.status).toBe(503);
+          expect.soft(put.body).toMatchObject({ code: 'storage_unavailable', storage: { cause: 'unavailable' } });
+          await cluster.restart();
+          await untilTrue(async () => (await call(node!, 'GET', '/healthz')).status === 200, 30_000, '/healthz ok once the server is back');
+          const before = acked();
+          await untilTrue(async () => acked() > before + 30, 60_000, 'writes acknowledged after the server came back');
+        } finally {
+          run.stop();
+          await run.done;
+        }
+        // Restarted on the same database: every acknowledged write is there, the audit is clean.
+        await node.stop();
+        node = await startServe(args, { store: url, env });
+        expect((await call(node, 'GET', '/api/agent/v1/me', { key: load.acked.agents.at(-1)!.apiKey })).status).toBe(200);
+        await node.stop();
+        node = undefined;
+        await assertAcknowledgedPresent(url, load.acked);
+        await assertAuditClean(url, load.acked, env);
+        const bad = load.answers.filter((x) => x.status >= 500 && x.code !== 'storage_unavailable');
+        expect(bad.map((x) => `${x.op} ${x.status} ${x.code ?? ''}`), 'answers other than 503 storage_unavailable among the 5xx').toEqual([]);
+      } finally {
+        await load.close();
+      }
+    }, 180_000);
   });
 });

@@ -24,7 +24,7 @@ const concrete = (url: string) => url.replace(/:id\b/, 'cprop_0000000000000000')
 describe('security headers', () => {
   beforeEach(() => open({ rateLimit: { burst: 8, refillPerSecond: 0.001 } }));
 
-  it('are on HTML and JSON answers alike, errors and 429s included', async () => {
+  it('are on every answer, errors and 429s included: nosniff and a policy that loads nothing and is never framed; HTML pages get helmet\'s whole set', async () => {
     const answers = [
       await node.app.inject({ url: '/credentials' }), // HTML
       await node.app.inject({ url: '/healthz' }),
@@ -43,13 +43,35 @@ describe('security headers', () => {
     for (const r of answers) {
       expect(r.headers, `${r.statusCode} ${r.headers['content-type']}`).toMatchObject({
         'x-content-type-options': 'nosniff',
-        'x-frame-options': 'DENY',
-        'referrer-policy': 'no-referrer',
         'content-security-policy': expect.stringContaining("frame-ancestors 'none'"),
       });
       expect(r.headers['content-security-policy']).toContain("default-src 'none'");
     }
-    expect(answers[0].headers['content-type']).toMatch(/^text\/html/);
+    // A JSON answer no browser renders carries those two only (each header costs every request: PROTOCOL 1.9).
+    for (const r of answers.slice(1)) {
+      expect(r.headers['content-security-policy'], `${r.statusCode}`).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(r.headers['x-frame-options']).toBeUndefined();
+    }
+    // An HTML page: the page's own policy (inline styles, its images) and the document headers.
+    const page = answers[0];
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers).toMatchObject({
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-resource-policy': 'cross-origin',
+      'content-security-policy': expect.stringContaining("style-src 'unsafe-inline'"),
+    });
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+  });
+
+  it('gives a negotiated page (the error catalog as HTML) the whole set, and its JSON the short one', async () => {
+    const html = await node.app.inject({ url: '/errors', headers: { accept: 'text/html' } });
+    expect(html.headers).toMatchObject({ 'content-type': expect.stringMatching(/^text\/html/), 'x-frame-options': 'DENY', 'content-security-policy': expect.stringContaining("style-src 'unsafe-inline'") });
+    const json = await node.app.inject({ url: '/errors' });
+    expect(json.headers).toMatchObject({ 'content-type': expect.stringMatching(/json/), 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" });
+    expect(json.headers['x-frame-options']).toBeUndefined();
   });
 
   it('sends HSTS only for a node published over https', async () => {

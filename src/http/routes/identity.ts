@@ -31,6 +31,7 @@ import { agentOf } from '../caller.js';
 import { validationError } from '../errors.js';
 import { originOf } from '../urls.js';
 import { LeaderboardAnswer, MeAnswer, PreviewAnswer, ProfileAnswer, RecoverAnswer, RecoverBody, RegisterAnswer, WakeupAnswer } from './identity-schemas.js';
+import { Generations } from '../generations.js';
 
 export const RESPONSE_SHAPE_VERSION = '2026-11.1';
 
@@ -367,7 +368,9 @@ export async function identityRoutes(app: FastifyInstance) {
   // /me is what agents poll. Its serialized body is kept per agent (and origin) until a write
   // to anything it reads lands, or for at most ME_CACHE_MS (its only time-dependent fields,
   // the ban countdown and the quota reset, move by the second and the day).
-  const meCache = new Map<string, Map<string, { body: string; etag: string; until: number }>>();
+  // Kept by time, not by count (generations.ts): the bodies of agents that polled in the last
+  // second or two, not one stale body for each of the last 10,000 agents.
+  const meCache = new Generations<string, Map<string, { body: string; etag: string; until: number }>>(ME_CACHE_MS, 10_000, ctx.clock.now());
   let writes = 0; // a body built while a write landed is served but not kept
   const forget = (tag: string | null) => {
     writes++;
@@ -395,7 +398,7 @@ export async function identityRoutes(app: FastifyInstance) {
     const agent = agentOf(request);
     const now = ctx.clock.now();
     const origin = originOf(request);
-    let cached = meCache.get(agent.tag)?.get(origin);
+    let cached = meCache.get(agent.tag, now)?.get(origin);
     if (!cached || cached.until <= now) {
       // Built from a fresh read, not the request's auth snapshot, which may predate a write
       // that landed since; and kept only if no write landed while it was built.
@@ -406,9 +409,8 @@ export async function identityRoutes(app: FastifyInstance) {
       const body = JSON.stringify(view);
       cached = { body, etag: `"${sha256Hex(body).slice(0, 32)}"`, until: Math.min(now + ME_CACHE_MS, nextUtcMidnight(now)) };
       if (writes === before) {
-        if (meCache.size > 10_000) meCache.clear(); // bounded; a miss only costs a rebuild
-        let byOrigin = meCache.get(agent.tag);
-        if (!byOrigin) meCache.set(agent.tag, (byOrigin = new Map()));
+        let byOrigin = meCache.get(agent.tag, now);
+        if (!byOrigin) meCache.set(agent.tag, (byOrigin = new Map()), now);
         byOrigin.set(origin, cached);
       }
     }

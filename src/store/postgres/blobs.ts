@@ -21,7 +21,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type pg from 'pg';
-import type { BlobReader, Blobs, BlobWriter } from '../types.js';
+import { storageCause, type StorageHealth } from '../health.js';
+import type { BlobAudit, BlobReader, Blobs, BlobWriter } from '../types.js';
 import type { PgTarget } from './connect.js';
 
 export const CHUNK_BYTES = 1024 * 1024;
@@ -47,12 +48,19 @@ export class PgBlobs implements Blobs {
     readonly writers: pg.Pool,
     /** synchronous_commit off: chunk writes (a later synchronous commit flushes them). */
     readonly readers: pg.Pool,
+    readonly health?: StorageHealth,
   ) {
     this.s = target.qschema;
   }
 
-  static async open(target: PgTarget, writers: pg.Pool, readers: pg.Pool): Promise<PgBlobs> {
-    const blobs = new PgBlobs(target, writers, readers);
+  /** A failed statement: a database gone or full closes the store to writes and is its 503 (health.ts). */
+  failure(e: unknown): unknown {
+    if (!this.health || !storageCause(e) || (e as { name?: string }).name === 'ServiceError') return e;
+    return this.health.fail(e, 'database');
+  }
+
+  static async open(target: PgTarget, writers: pg.Pool, readers: pg.Pool, health?: StorageHealth): Promise<PgBlobs> {
+    const blobs = new PgBlobs(target, writers, readers, health);
     await blobs.sweep();
     blobs.timer = setInterval(() => void blobs.sweep().catch(() => undefined), SWEEP_EVERY_MS);
     blobs.timer.unref();
@@ -120,6 +128,36 @@ export class PgBlobs implements Blobs {
     return row ? { off: row.off, bytes: Buffer.from(row.b64, 'base64') } : undefined;
   }
 
+  /**
+   * The audit: every blob row (what the store acknowledged) has chunks that add up to its size
+   * and hash to its name, checked in the database (a page of blobs per query).
+   */
+  async audit(): Promise<BlobAudit> {
+    const problems: string[] = [];
+    let acknowledged = 0;
+    let after = '';
+    for (;;) {
+      const r = await this.readers.query<{ sha256: string; size: string; stored: string | null; hash: string | null }>(
+        `SELECT b.sha256, b.size::text AS size, sum(length(c.bytes))::text AS stored,
+                encode(sha256(string_agg(c.bytes, ''::bytea ORDER BY c.off)), 'hex') AS hash
+           FROM (SELECT * FROM ${this.s}.akas_blobs WHERE sha256 > $1 ORDER BY sha256 LIMIT 100) b
+           LEFT JOIN ${this.s}.akas_blob_chunks c ON c.upload = b.upload
+          GROUP BY b.sha256, b.size ORDER BY b.sha256`,
+        [after],
+      );
+      for (const row of r.rows) {
+        acknowledged++;
+        const stored = Number(row.stored ?? 0);
+        if (problems.length >= 50) continue;
+        if (stored !== Number(row.size)) problems.push(`blob ${row.sha256}: ${stored} bytes stored, ${row.size} were acknowledged`);
+        else if (row.hash !== row.sha256) problems.push(`blob ${row.sha256}: its bytes no longer hash to its name`);
+      }
+      if (r.rows.length < 100) break;
+      after = r.rows[r.rows.length - 1].sha256;
+    }
+    return { acknowledged, stored: acknowledged, unindexed: 0, problems };
+  }
+
   async close() {
     if (this.timer) clearInterval(this.timer);
   }
@@ -157,6 +195,19 @@ class PgBlobWriter implements BlobWriter {
   }
 
   write(chunk: Uint8Array): Promise<void> | undefined {
+    const wait = this.take(chunk);
+    return wait?.catch((e) => Promise.reject(this.blobs.failure(e)));
+  }
+
+  async place(overwrite = false): Promise<boolean> {
+    try {
+      return await this.placeIt(overwrite);
+    } catch (e) {
+      throw this.blobs.failure(e);
+    }
+  }
+
+  private take(chunk: Uint8Array): Promise<void> | undefined {
     if (this.digest) throw new Error('upload already finished');
     if (chunk.length === 0) return undefined;
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
@@ -196,7 +247,7 @@ class PgBlobWriter implements BlobWriter {
     return this.digest;
   }
 
-  async place(overwrite = false): Promise<boolean> {
+  private async placeIt(overwrite: boolean): Promise<boolean> {
     const sha = this.sha256();
     const s = this.blobs.s;
     if (!overwrite && this.cheapPlace) {
@@ -233,6 +284,10 @@ class PgBlobWriter implements BlobWriter {
       return this.placed;
     }
     const client = await this.blobs.writers.connect();
+    // Heard while held (the pool listens on idle connections only): a dropped connection must not end the process.
+    let broken: Error | undefined;
+    const onError = (e: Error) => void (broken ??= e);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const old = await client.query<{ upload: string }>(`SELECT upload FROM ${s}.akas_blobs WHERE sha256 = $1 FOR UPDATE`, [sha]);
@@ -249,7 +304,8 @@ class PgBlobWriter implements BlobWriter {
       await client.query('ROLLBACK').catch(() => undefined);
       throw e;
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(broken);
     }
     return true;
   }

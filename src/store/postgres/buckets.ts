@@ -26,6 +26,8 @@ export class PgBuckets implements SharedBuckets {
   constructor(
     private readonly pool: pg.Pool,
     schema: string,
+    /** A draw that fails because the database is gone: the store's 503 (its health), not a 500. */
+    private readonly failure: (e: unknown) => unknown = (e) => e,
   ) {
     // $1 burst, $2 refill per second, $3 now (ms), $4 keys, $5 tokens asked per key.
     const refill = 'least($1::float8, b.tokens + greatest(0, $3::bigint - b.at) / 1000.0 * $2::float8)';
@@ -85,7 +87,8 @@ export class PgBuckets implements SharedBuckets {
         }
       }
     } catch (e) {
-      for (const d of draws) d.reject(e);
+      const refusal = this.failure(e);
+      for (const d of draws) d.reject(refusal);
     }
   }
 }

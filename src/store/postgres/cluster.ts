@@ -18,6 +18,10 @@ export interface TempCluster {
   dir: string;
   /** Stops the server (immediate shutdown) and removes its folder. */
   stop(): Promise<void>;
+  /** Stops the server as a crash would (immediate shutdown: no checkpoint), keeping its folder (fault tests). */
+  kill(): Promise<void>;
+  /** Starts the server again on the same folder and port, after kill(). */
+  restart(): Promise<void>;
 }
 
 export interface ClusterOptions {
@@ -88,7 +92,8 @@ export async function startTempCluster(options: ClusterOptions = {}): Promise<Te
       '-c shared_buffers=64MB',
       ...(options.fsync === false ? ['-c fsync=off', '-c full_page_writes=off'] : []),
     ];
-    await exec(pgCtl, ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings.join(' '), 'start']);
+    const start = () => exec(pgCtl, ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings.join(' '), 'start']);
+    await start();
     let stopped = false;
     // A process that ends without stop() (an uncaught error, a closed pipe) takes its cluster along.
     const onExit = () => {
@@ -114,6 +119,12 @@ export async function startTempCluster(options: ClusterOptions = {}): Promise<Te
         process.off('exit', onExit);
         await exec(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
         rmSync(dir, { recursive: true, force: true });
+      },
+      kill: async () => {
+        await exec(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      },
+      restart: async () => {
+        await start();
       },
     };
   } catch (e) {

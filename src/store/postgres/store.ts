@@ -17,6 +17,7 @@
 //   processes through NOTIFY (watch.ts, with the staleness bound).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { StorageHealth, storageCause } from '../health.js';
 import { KeyLocks } from '../locks.js';
 import type { Blobs, Range, SharedBuckets, Space, Store, TransactOptions, Tx } from '../types.js';
 import { PgBlobs } from './blobs.js';
@@ -76,7 +77,7 @@ class PgTx implements Tx {
   // simple query with several statements takes no parameters); the others are prepared.
   private read<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     return this.serial(async () => {
-      const client = (this.client ??= await this.connect());
+      const client = (this.client ??= await this.checkout());
       if (this.begun) return client.query<R>(query);
       this.begun = true;
       const results = (await client.query(`${this.begin}; ${inline(query.text, query.values ?? [])}`)) as unknown as Array<pg.QueryResult<R>>;
@@ -88,7 +89,7 @@ class PgTx implements Tx {
   async commit(batch: () => string) {
     await this.settled();
     if (!this.begun && this.writes.size === 0) return;
-    const client = (this.client ??= await this.connect());
+    const client = (this.client ??= await this.checkout());
     const text = `${this.begun ? '' : `${this.begin}; `}${this.writes.size ? `${batch()}; ` : ''}COMMIT`;
     this.begun = true;
     await client.query(text);
@@ -100,7 +101,23 @@ class PgTx implements Tx {
     await this.client.query('ROLLBACK').catch((e: Error) => (this.broken = e));
   }
 
+  /**
+   * A connection for this transaction. The pool listens for errors only on idle connections:
+   * one the server drops while fn runs between statements (a server stopped) would emit an
+   * error nobody hears, and end the process. Heard here, it marks the connection broken.
+   */
+  private async checkout(): Promise<pg.PoolClient> {
+    const client = await this.connect();
+    client.on('error', this.onClientError);
+    return client;
+  }
+
+  private readonly onClientError = (e: Error) => {
+    this.broken ??= e;
+  };
+
   release() {
+    this.client?.removeListener('error', this.onClientError);
     this.client?.release(this.broken);
     this.client = null;
   }
@@ -191,6 +208,12 @@ export class PgStore implements Store {
   private closed = false;
   private idle: (() => void) | null = null;
   private blobStore?: Promise<PgBlobs>;
+  /**
+   * A statement that failed because the database is gone, full or read-only makes the store
+   * say so (/healthz) and answer 503 storage_unavailable, never a 500 and never a 200 for a
+   * COMMIT that did not return; the next durable commit, or a probe every second, clears it.
+   */
+  readonly health = new StorageHealth(() => this.probe());
 
   private constructor(
     readonly target: PgTarget,
@@ -210,7 +233,7 @@ export class PgStore implements Store {
       },
       lost: (spaces) => this.lost(spaces),
     });
-    this.buckets = new PgBuckets(this.readers, this.s);
+    this.buckets = new PgBuckets(this.readers, this.s, (e) => this.failure(e));
   }
 
   /** Opens a store on a postgres:// URL: migrates (unless told not to), then listens. */
@@ -241,13 +264,27 @@ export class PgStore implements Store {
     return { name: q.name, text: q.text, values: [space.name, ...q.values] };
   }
 
+  /** A statement's failure: the database's (gone, full, read-only) becomes the store's 503. */
+  private failure(e: unknown): unknown {
+    if (this.closed || !storageCause(e) || (e as { name?: string }).name === 'ServiceError') return e;
+    return this.health.fail(e, 'database');
+  }
+
+  private async probe() {
+    // A durable write, as a transaction would make one (a SELECT alone passes on a full disk).
+    await this.writers.query(
+      `INSERT INTO ${this.s}.akas_kv (space, key, value) VALUES ('store-probe', '\\x00'::bytea, $1) ON CONFLICT (space, key) DO UPDATE SET value = excluded.value`,
+      [String(Date.now())],
+    );
+  }
+
   async get<T>(space: Space<T>, key: string): Promise<T | undefined> {
-    const r = await this.readers.query<{ value: string }>(this.getQuery(space, key));
+    const r = await this.readers.query<{ value: string }>(this.getQuery(space, key)).catch((e) => Promise.reject(this.failure(e)));
     return r.rows.length ? (JSON.parse(r.rows[0].value) as T) : undefined;
   }
 
   async list<T>(space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
-    const r = await this.readers.query<{ key: Buffer; value: string }>(this.listQuery(space, range));
+    const r = await this.readers.query<{ key: Buffer; value: string }>(this.listQuery(space, range)).catch((e) => Promise.reject(this.failure(e)));
     return r.rows.map((row) => [row.key.toString('utf8'), JSON.parse(row.value) as T]);
   }
 
@@ -258,7 +295,9 @@ export class PgStore implements Store {
     while (left > 0) {
       const want = Math.min(PAGE, left);
       const q = rangeQuery(this.s, { ...range, limit: want }, after);
-      const r = await this.readers.query<{ key: Buffer; value: string }>({ name: q.name, text: q.text, values: [space.name, ...q.values] });
+      const r = await this.readers
+        .query<{ key: Buffer; value: string }>({ name: q.name, text: q.text, values: [space.name, ...q.values] })
+        .catch((e) => Promise.reject(this.failure(e)));
       for (const row of r.rows) yield [row.key.toString('utf8'), JSON.parse(row.value) as T];
       if (r.rows.length < want) return;
       left -= r.rows.length;
@@ -286,11 +325,13 @@ export class PgStore implements Store {
         throw e;
       }
       if (tx.writes.size > 0 && this.watchers.size > 0) for (const w of tx.writes.values()) this.dispatch(w.space.name, w.key);
+      if (tx.writes.size > 0 && options.durable !== false && this.health.failed) this.health.recovered();
       return result;
     } catch (e) {
       // A connection that failed mid-transaction is not given back to the pool.
       if (!tx.broken && isConnectionError(e)) tx.broken = e as Error;
-      throw e;
+      // A COMMIT that failed, or never returned, is a 503: the write may or may not have landed.
+      throw this.failure(e);
     } finally {
       tx.release();
       release();
@@ -364,7 +405,7 @@ export class PgStore implements Store {
   }
 
   blobs(): Promise<Blobs> {
-    this.blobStore ??= PgBlobs.open(this.target, this.writers, this.readers);
+    this.blobStore ??= PgBlobs.open(this.target, this.writers, this.readers, this.health);
     return this.blobStore;
   }
 
@@ -394,6 +435,7 @@ export class PgStore implements Store {
   async close() {
     if (this.closed) return;
     this.closed = true;
+    this.health.close();
     if (this.active > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await (await this.blobStore?.catch(() => undefined))?.close();
     await this.end();
