@@ -127,9 +127,13 @@ function savedNodes(profile: string): string[] {
   }
 }
 
-/** Runs the program on argv (without node and script) and answers the exit code. */
-export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Runs the program on argv (without node and script) and answers the exit code. `shape`, if
+ * given, trims the program before it parses (the single-file verifier keeps `verify` only).
+ */
+export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: NodeJS.ProcessEnv, shape?: (program: Command) => void): Promise<number> {
   const { program } = buildProgram(io, groups, env);
+  shape?.(program);
   process.exitCode = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });

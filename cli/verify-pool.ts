@@ -4,9 +4,9 @@
 // in input order. This module is also the workers' entry: loaded in a worker, it serves chunks.
 // Workers need the built module (a worker cannot load TypeScript), so from the sources (tests
 // run in-process) and for small batches everything runs on this thread.
-import { availableParallelism } from 'node:os';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+// node:os and node:worker_threads load only when workers are used (a short check starts without them).
 import { trustIssuerKeys, verifyCredential, type CredentialReport, type IssuerKeyList } from '../verifier/index.js';
+import { WORKER_ARG } from './verify-worker.js';
 
 export interface PoolOptions {
   at?: number;
@@ -15,6 +15,11 @@ export interface PoolOptions {
   issuerKeys?: IssuerKeyList;
   checkJudgeSignature?: boolean;
 }
+
+// The module's own file, which a worker loads: a .js chunk of the CLI bundle, or the single
+// file dist/akas-verify.mjs. Undefined in a CommonJS build (the Node single executable), which
+// then checks on one thread; .ts from the sources (tests run in-process).
+const here: string | undefined = import.meta.url;
 
 /** Below this many credentials one thread is faster than starting workers. */
 export const PARALLEL_FROM = 1000;
@@ -30,16 +35,20 @@ interface Job {
   docs: Uint8Array[];
 }
 
-if (!isMainThread && (workerData as { akasVerifyPool?: PoolOptions } | null)?.akasVerifyPool) {
+/** In a worker: checks the chunks the main thread sends (a port holds them until this listens). */
+export async function serveChunks() {
+  const { isMainThread, parentPort, workerData } = await import('node:worker_threads');
+  if (isMainThread || !(workerData as { akasVerifyPool?: PoolOptions } | null)?.akasVerifyPool) return;
   const verify = verifierFor((workerData as { akasVerifyPool: PoolOptions }).akasVerifyPool);
   parentPort!.on('message', (job: Job) => parentPort!.postMessage({ id: job.id, reports: job.docs.map(verify) }));
 }
+if (process.argv.includes(WORKER_ARG)) void serveChunks();
 
 /** How many workers to use for n credentials (0: check them on this thread); AKAS_VERIFY_THREADS caps it (1: no workers). */
-export function workersFor(n: number, env = process.env): number {
-  if (n < PARALLEL_FROM || !import.meta.url.endsWith('.js')) return 0;
+export function workersFor(n: number, env = process.env, cores = 1): number {
+  if (n < PARALLEL_FROM || typeof here !== 'string' || !/\.m?js$/.test(here)) return 0;
   const cap = Number(env.AKAS_VERIFY_THREADS ?? Infinity);
-  const n2 = Math.min(availableParallelism(), 8, Math.ceil(n / CHUNK), Number.isFinite(cap) && cap >= 1 ? cap : Infinity);
+  const n2 = Math.min(cores, 8, Math.ceil(n / CHUNK), Number.isFinite(cap) && cap >= 1 ? cap : Infinity);
   return n2 <= 1 ? 0 : n2;
 }
 
@@ -50,7 +59,7 @@ export function workersFor(n: number, env = process.env): number {
 export async function verifyMany(docs: Uint8Array[], options: PoolOptions, onProgress?: (done: number) => void): Promise<CredentialReport[]> {
   // One instant for the whole batch, whichever thread checks a credential and when.
   const opts = { ...options, at: options.at ?? Date.now() };
-  const n = workersFor(docs.length);
+  const n = docs.length < PARALLEL_FROM ? 0 : workersFor(docs.length, process.env, (await import('node:os')).availableParallelism());
   if (n === 0) {
     const verify = verifierFor(opts);
     return docs.map((d, i) => {
@@ -64,7 +73,8 @@ export async function verifyMany(docs: Uint8Array[], options: PoolOptions, onPro
   for (let start = 0, id = 0; start < docs.length; start += CHUNK, id++) jobs.push({ id, docs: docs.slice(start, start + CHUNK) });
   let next = 0;
   let done = 0;
-  const workers = Array.from({ length: n }, () => new Worker(new URL(import.meta.url), { workerData: { akasVerifyPool: opts } }));
+  const { Worker } = await import('node:worker_threads');
+  const workers = Array.from({ length: n }, () => new Worker(new URL(here!), { workerData: { akasVerifyPool: opts }, argv: [WORKER_ARG] }));
   try {
     await Promise.all(
       workers.map(

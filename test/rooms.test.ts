@@ -221,5 +221,20 @@ describe('rooms (ARCHITECTURE 1)', () => {
       const broken = files.flatMap((file) => violations(file, importsOf(file, readFileSync(join(ROOT, file), 'utf8'))));
       expect(broken).toEqual([]);
     });
+
+    // The verifier's browser build (scripts/build-verifier.mjs) takes verifier/ but its Node-only
+    // files: the rest imports no Node built-in and no barrel that would bring one (src/core/index.ts
+    // re-exports node:fs paths), and crypto only through the adapter src/core/crypto.ts.
+    it('keeps the browser side of verifier/ free of Node built-ins (crypto through src/core/crypto.ts)', () => {
+      const NODE_ONLY = ['verifier/index.ts', 'verifier/cas.ts'];
+      const broken = files
+        .filter((f) => roomOf(f) === 'verifier' && !NODE_ONLY.includes(f))
+        .flatMap((file) =>
+          importsOf(file, readFileSync(join(ROOT, file), 'utf8'))
+            .filter(({ specifier }) => specifier.startsWith('node:') || specifier.endsWith('/src/core/index.js') || specifier.endsWith('/cas.js'))
+            .map(({ specifier, line }) => `${file}:${line} imports '${specifier}'`),
+        );
+      expect(broken).toEqual([]);
+    });
   });
 });

@@ -9,23 +9,53 @@
 //   against a checkpoint signed by a pinned (or issuer-endorsed) log key; the node's HMACs
 //   need the node's key: reported as unchecked, never as verified.
 // What could not be checked (no pinned issuer, a blob not given) is said, not counted.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { judgmentUrn, parseStrictJson } from '../src/core/index.js';
-import { hashFile, normalizeSha256 } from './cas.js';
-import { verifyCredential } from './credential.js';
-import { trustIssuerKeys, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { checkLogInclusion, endorsedLogKey } from './log.js';
-import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from './judgment.js';
+// Free of Node built-ins (the browser build has it): the bytes of --blobs come through a
+// Blobs source (cas.ts reads a folder on Node; blobsInMemory takes bytes in a browser).
+import { runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { judgmentUrn } from '../src/core/credential.js';
+import { sha256 } from '../src/core/crypto.js';
+import { canonicalize } from '../src/core/jcs.js';
+import { parseStrictJson } from '../src/core/strict-json.js';
+import { credentialChecking } from './credential.js';
+import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
+import { endorsedLogKeyChecking, logInclusionChecking } from './log.js';
+import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
 export const BUNDLE_FORMAT = 'akas.bundle.v1';
 
+/** The bytes given for the content hashes a bundle names (`--blobs DIR` on Node: cas.ts blobsInFolder). */
+export interface Blobs {
+  /** What the bytes given for `sha256` hash to, and their size; null when none were given. */
+  hash(sha256: string): Promise<{ sha256: string; bytes: number; name: string } | null>;
+  /** Where they were looked for, for the "not checked" message. */
+  where: string;
+}
+
+/** Blobs held in memory (a browser's files, read into bytes), by the sha256 they claim. */
+export function blobsInMemory(byHash: Map<string, Uint8Array> | Record<string, Uint8Array>, where = 'the bytes given'): Blobs {
+  const map = byHash instanceof Map ? byHash : new Map(Object.entries(byHash));
+  const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return {
+    where,
+    async hash(sha) {
+      const bytes = map.get(sha) ?? map.get(sha.toUpperCase());
+      return bytes ? { sha256: hex(sha256(bytes)), bytes: bytes.length, name: sha } : null;
+    },
+  };
+}
+
 export interface BundleOptions {
-  /** A folder holding blobs named by their sha256 (as `akas export --blobs` writes them). */
-  blobsDir?: string;
+  /** The bytes of the content hashes the bundle names (`--blobs DIR`: cas.ts blobsInFolder). */
+  blobs?: Blobs;
   /** The issuer DID to pin (the node's current issuer, e.g. from GET /healthz). */
   issuer?: string;
+  /**
+   * The node's key list as the auditor fetched it (GET /api/node/keys, `--issuer-keys`): its
+   * signed rotations are followed with the bundle's own, so a bundle exported before an
+   * issuer rotation verifies when pinned on the issuer the node shows now.
+   */
+  issuerKeys?: IssuerKeyList;
   /** The instant credentials' validity is checked at (ms); now by default. */
   at?: number;
   /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses, if any). */
@@ -54,32 +84,64 @@ export function parseBundle(input: string | Uint8Array | unknown): Json {
   return doc;
 }
 
-/** The blob files of a folder by sha256 (files named by their hash; an extension is allowed). */
-function blobFiles(dir: string): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const name of readdirSync(dir)) {
-    const sha = normalizeSha256(name.split('.')[0]);
-    if (sha && statSync(join(dir, name)).isFile()) files.set(sha, join(dir, name));
+const SHA256_ANY_CASE = /^[0-9a-fA-F]{64}$/;
+const normalizeSha256 = (text: unknown) => (typeof text === 'string' && SHA256_ANY_CASE.test(text.trim()) ? text.trim().toLowerCase() : undefined);
+
+/** What the blobs given hash to, for every content hash the bundle names (read before the checks run). */
+async function hashBlobs(bundle: Json, blobs: Blobs | undefined): Promise<Map<string, { sha256: string; bytes: number; name: string } | null>> {
+  const out = new Map<string, { sha256: string; bytes: number; name: string } | null>();
+  for (const ref of (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[]) {
+    const sha = isObject(ref) ? normalizeSha256(ref.sha256) : undefined;
+    if (sha && !out.has(sha)) out.set(sha, blobs ? await blobs.hash(sha) : null);
   }
-  return files;
+  return out;
 }
 
-/** Checks a bundle offline. Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
+/** Two key lists as one: the rotations of both (each is checked for its two signatures anyway), the keys of the first that has them. */
+function mergeKeyLists(mine: IssuerKeyList | undefined, bundled: IssuerKeyList | undefined): IssuerKeyList | undefined {
+  if (!mine) return bundled;
+  const seen = new Set<string>();
+  const rotations = [...(Array.isArray(mine.rotations) ? mine.rotations : []), ...(Array.isArray(bundled?.rotations) ? bundled!.rotations : [])].filter((r) => {
+    let key: string;
+    try {
+      key = canonicalize(r);
+    } catch {
+      return true;
+    }
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { keys: mine.keys ?? bundled?.keys, rotations };
+}
+
+/** Checks a bundle offline (Node: Ed25519 answers at once). Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
 export async function verifyBundle(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
   const bundle = parseBundle(input);
+  return runNow(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
+}
+
+/** verifyBundle where Ed25519 is asynchronous (WebCrypto in a browser). */
+export async function verifyBundleAsync(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
+  const bundle = parseBundle(input);
+  return runAsync(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
+}
+
+function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<string, { sha256: string; bytes: number; name: string } | null>): Checking<BundleReport> {
   const c = new Checks();
   const proposal = bundle.proposal as Json;
   const judges: AgentKeys[] = (Array.isArray(bundle.judges) ? bundle.judges : []).map((j, i) => parseAgentKeys(j, `judges[${i}]`));
 
-  // The issuer: pinned, then followed along its signed rotations.
+  // The issuer: pinned, then followed along its signed rotations (the bundle's, and those of
+  // the key list the auditor gave with --issuer-keys).
   let trust: IssuerTrust | undefined;
   if (options.issuer) {
-    trust = trustIssuerKeys(options.issuer, bundle.issuerKeys as IssuerKeyList);
+    trust = yield* trustChecking(options.issuer, mergeKeyLists(options.issuerKeys, bundle.issuerKeys as IssuerKeyList));
     c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
   } else c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer, e.g. from its /healthz) to pin it');
 
   // L2: every judge signature, and each key's owner at the time.
-  const l2 = verifyProposalJudgments(proposal, judges);
+  const l2 = yield* proposalJudgmentsChecking(proposal, judges);
   const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
   for (const j of l2.checks) {
     c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : 'kind, proposalId, judge, scores or rationale were changed', j.judgmentId);
@@ -104,7 +166,7 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       c.add('credential.present', 'L1', 'the judgment has its credential', false, 'no credential in the bundle names this judgment', id);
       continue;
     }
-    const r = verifyCredential(cred, { trust, at: options.at });
+    const r = yield* credentialChecking(cred, { trust, at: options.at });
     for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, id);
     const s = cred.credentialSubject as Json;
     const judge = isObject(s.judge) ? s.judge : {};
@@ -127,7 +189,7 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
   // signed by a log key that is pinned, or endorsed by the pinned issuer.
   const logPart = isObject(bundle.log) ? bundle.log : undefined;
   let logKey = options.logKey;
-  if (!logKey && trust && logPart) logKey = endorsedLogKey(logPart.endorsement, trust) ?? undefined;
+  if (!logKey && trust && logPart) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
   if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart?.verifierKey === options.logKey, logPart?.verifierKey === options.logKey ? undefined : `the bundle names ${String(logPart?.verifierKey)}`);
   else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin");
   else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)');
@@ -143,13 +205,12 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
     const body = isObject(entry.body) ? entry.body : {};
     const about = entry.kind === 'attestation.event.v1' && body.event === 'judgment.recorded' && body.judgmentId === id && body.proposalId === proposal.proposalId;
     c.add('log.entry.about', 'L3', 'the log entry records this judgment', about, about ? undefined : 'the entry is about something else', id);
-    if (logKey) checkLogInclusion(c, { entry: item.entry, inclusion: item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], id);
+    if (logKey) yield* logInclusionChecking(c, { entry: item.entry, inclusion: item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], id);
     else c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: no trusted log key', id);
   }
 
   // CAS: the hashes the proposal names, against the bytes given.
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];
-  const files = options.blobsDir ? blobFiles(options.blobsDir) : new Map<string, string>();
   for (const ref of refs) {
     const sha = normalizeSha256(ref.sha256);
     const what = `the ${String(ref.role)} bytes hash to ${String(ref.sha256)}`;
@@ -157,12 +218,12 @@ export async function verifyBundle(input: string | Uint8Array | unknown, options
       c.add('cas.hash', 'CAS', what, false, 'not a sha256', String(ref.sha256));
       continue;
     }
-    const file = files.get(sha);
-    if (!file) {
-      c.add('cas.hash', 'CAS', what, null, options.blobsDir ? `not checked: no file named ${sha} in ${options.blobsDir}` : 'not checked: pass --blobs DIR with the bytes', sha);
+    const got = blobHashes.get(sha);
+    if (!got) {
+      c.add('cas.hash', 'CAS', what, null, options.blobs ? `not checked: no file named ${sha} in ${options.blobs.where}` : 'not checked: pass --blobs DIR with the bytes', sha);
       continue;
     }
-    const { sha256, bytes } = await hashFile(file);
+    const { sha256, bytes, name: file } = got;
     const sizeOk = typeof ref.bytes !== 'number' || ref.bytes === bytes;
     c.add('cas.hash', 'CAS', what, sha256 === sha && sizeOk, sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`, sha);
   }

@@ -2,9 +2,10 @@
 // bundle, or a proposal) recorded for it? No node, no network: a file is streamed through
 // sha256 in chunks, so any size checks in bounded memory.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { Blobs } from './bundle.js';
 
 const SHA256_ANY_CASE = /^[0-9a-fA-F]{64}$/;
 
@@ -22,6 +23,26 @@ export async function hashFile(path: string): Promise<{ sha256: string; bytes: n
     bytes += (chunk as Buffer).length;
   }
   return { sha256: hash.digest('hex'), bytes };
+}
+
+/**
+ * The blobs of a folder for `verify bundle --blobs DIR`: files named by their sha256 (an
+ * extension is allowed), as `akas export --blobs` writes them, each streamed through SHA-256
+ * when the bundle names it. Throws (the check cannot run) when the folder cannot be read.
+ */
+export function blobsInFolder(dir: string): Blobs {
+  const files = new Map<string, string>();
+  for (const name of readdirSync(dir)) {
+    const sha = normalizeSha256(name.split('.')[0]);
+    if (sha && statSync(join(dir, name)).isFile()) files.set(sha, join(dir, name));
+  }
+  return {
+    where: dir,
+    async hash(sha) {
+      const file = files.get(sha);
+      return file ? { ...(await hashFile(file)), name: file } : null;
+    },
+  };
 }
 
 export type CasStatus = 'match' | 'mismatch' | 'unreadable';

@@ -1,35 +1,31 @@
 // A strict offline verifier of W3C VC 2.0 credentials secured with eddsa-jcs-2022 (the
 // judgment credentials of PROTOCOL 8.1, and any other such credential with a did:key
-// issuer). Its own code rather than the JSON-LD machinery: JCS, SHA-256, Ed25519 through
-// node:crypto and base58-btc, so it is fast, needs no document loader, and is stricter than
-// the libraries where the specifications are:
-// - the file must be strict JSON (no duplicate keys, no lone surrogates, UTF-8);
-// - proofValue must be base58-btc multibase of exactly 64 bytes;
-// - created, validFrom and validUntil must be XML Schema dateTimeStamps;
-// - the proof's @context, when present, must be a prefix of the document's;
-// - the verificationMethod must be a did:key URL (fragment = the key) whose DID, its
-//   controller, is the issuer.
-// The algorithm is "Verify Proof (eddsa-jcs-2022)" of W3C Data Integrity EdDSA.
-import { createHash } from 'node:crypto';
-import {
-  base58btcDecode,
-  canonicalize,
-  DATA_INTEGRITY_PROOF,
-  EDDSA_JCS_2022,
-  isDateTimeStamp,
-  judgmentSigningString,
-  kindOfProposalId,
-  parseDidKeyUrl,
-  parseStrictJson,
-  PROPOSAL_KINDS,
-  timeOf,
-  VC_V2_CONTEXT,
-  verifyRaw,
-  verify,
-  type ProposalKind,
-} from '../src/core/index.js';
+// issuer). Its own code rather than the JSON-LD machinery: JCS, SHA-256, Ed25519 (through
+// the crypto adapter, src/core/crypto.ts) and base58-btc, so it is fast, needs no document
+// loader, runs in a browser too, and follows the specifications step by step:
+// - VC Data Model 2.0 §4 (verifier/vc.ts): contexts (§4.3), identifiers (§4.4), types (§4.5),
+//   issuer (§4.7), credential subjects as a set (§4.8), the validity period (§4.9);
+// - Data Integrity 1.0: a proof or a proof set (§2.1, §2.1.1), its purpose (§2.2), the
+//   checks of Verify Proof (§4.4) and Verify Proof Sets and Chains (§4.5);
+// - eddsa-jcs-2022 (Data Integrity EdDSA Cryptosuites 1.0 §3.3): Verify Proof (§3.3.2),
+//   Transformation (§3.3.3), Hashing (§3.3.4), Proof Configuration (§3.3.5), Proof
+//   Verification (§3.3.7), with the Multikey of a did:key (§2.1.1).
+// It is stricter than the specifications require where they allow it (PROTOCOL 8.5): the
+// file must be strict JSON (no duplicate keys, no lone surrogates, UTF-8); proofValue must
+// be base58-btc multibase of exactly 64 bytes; created, expires, validFrom and validUntil
+// must be dateTimeStamps (with a zone); the verification method must be a did:key URL
+// (fragment = the key) whose DID, its controller, is the issuer.
+import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { DATA_INTEGRITY_PROOF, EDDSA_JCS_2022, isDateTimeStamp, timeOf } from '../src/core/credential.js';
+import { sha256 } from '../src/core/crypto.js';
+import { base58btcDecode, parseDidKeyUrl } from '../src/core/didkey.js';
+import { canonicalize } from '../src/core/jcs.js';
+import { judgmentSigningString } from '../src/core/judgment.js';
+import { kindOfProposalId, PROPOSAL_KINDS, type ProposalKind } from '../src/core/kinds.js';
+import { parseStrictJson } from '../src/core/strict-json.js';
 import type { IssuerTrust } from './issuer-keys.js';
 import { Checks, type Report } from './report.js';
+import { contextProblem, idProblem, isObject, issuerOf, subjectsOf, typeProblem, validityProblem } from './vc.js';
 
 export interface CredentialOptions {
   /** The instant the validity window is checked at (ms); now by default. */
@@ -44,83 +40,255 @@ export interface CredentialOptions {
 
 export interface CredentialReport extends Report {
   issuer?: string;
-  /** credentialSubject.id, when there is one. */
+  /** credentialSubject.id (of the first subject), when there is one. */
   subject?: string;
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
 /**
  * Verifies one credential: the raw bytes or text of a file (strict JSON is checked then), or
  * an already parsed value. Never throws for a bad credential: every failure is a check.
+ * Synchronous: for Node (the browser build has verifyCredentialAsync only).
  */
 export function verifyCredential(input: string | Uint8Array | unknown, options: CredentialOptions = {}): CredentialReport {
+  return runNow(credentialChecking(input, options));
+}
+
+/** verifyCredential where Ed25519 is asynchronous (WebCrypto in a browser); the same checks. */
+export function verifyCredentialAsync(input: string | Uint8Array | unknown, options: CredentialOptions = {}): Promise<CredentialReport> {
+  return runAsync(credentialChecking(input, options));
+}
+
+/** Reads strict JSON into a check; answers the value, or undefined when it is not strict JSON. */
+export function readInput(c: Checks, input: unknown): { value: unknown } | undefined {
+  if (typeof input !== 'string' && !(input instanceof Uint8Array)) return { value: input };
+  const parsed = parseStrictJson(input);
+  if (!c.add('json', 'input', 'strict JSON (UTF-8, no duplicate keys, no lone surrogates)', parsed.ok, parsed.ok ? undefined : parsed.reason)) return undefined;
+  return { value: (parsed as { value: unknown }).value };
+}
+
+/** The checks of verifyCredential, as a generator of the signatures they need (src/core/checking.ts). */
+export function* credentialChecking(input: unknown, options: CredentialOptions = {}): Checking<CredentialReport> {
   const c = new Checks();
-  let doc: unknown = input;
-  if (typeof input === 'string' || input instanceof Uint8Array) {
-    const parsed = parseStrictJson(input);
-    if (!c.add('json', 'input', 'strict JSON (UTF-8, no duplicate keys, no lone surrogates)', parsed.ok, parsed.ok ? undefined : parsed.reason)) return c.report();
-    doc = (parsed as { value: unknown }).value;
-  }
+  const read = readInput(c, input);
+  if (!read) return c.report();
+  const doc = read.value;
   if (!c.add('shape', 'L1', 'a JSON object', isObject(doc), isObject(doc) ? undefined : 'a credential is a JSON object')) return c.report();
   const vc = doc as Json;
+  const at = options.at ?? Date.now();
 
-  const context = vc['@context'];
-  const contextOk = Array.isArray(context) && context[0] === VC_V2_CONTEXT && context.every((x) => typeof x === 'string' || isObject(x));
-  c.add('context', 'L1', `@context starts with ${VC_V2_CONTEXT}`, contextOk, contextOk ? undefined : `@context is ${JSON.stringify(context)?.slice(0, 120)}`);
+  const contextBad = contextProblem(vc['@context']);
+  c.add('context', 'L1', '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)', contextBad === null, contextBad ?? undefined);
+  const idBad = idProblem(vc.id, 'the credential');
+  c.add('id', 'L1', "the credential's id, if any, is a single URL (VC DM 2.0 §4.4)", idBad === null, idBad ?? undefined);
+  const typeBad = typeProblem(vc.type, 'VerifiableCredential');
+  c.add('type', 'L1', 'type includes VerifiableCredential, every type a term or URL (VC DM 2.0 §4.5)', typeBad === null, typeBad ?? undefined);
+  const iss = issuerOf(vc.issuer);
+  const issuer = 'id' in iss ? iss.id : undefined;
+  c.add('issuer', 'L1', 'an issuer: a URL, or an object whose id is a URL (VC DM 2.0 §4.7)', issuer !== undefined, 'id' in iss ? iss.id : iss.problem);
+  const subj = subjectsOf(vc.credentialSubject);
+  const subjects = 'subjects' in subj ? subj.subjects : undefined;
+  c.add(
+    'credentialSubject',
+    'L1',
+    'credentialSubject is a set of objects, each making a claim, each id a URL (VC DM 2.0 §4.8)',
+    subjects !== undefined,
+    'problem' in subj ? subj.problem : subjects!.length > 1 ? `${subjects!.length} subjects` : undefined,
+  );
+  const datesBad = validityProblem(vc);
+  c.add('dates', 'L1', 'validFrom and validUntil are XML Schema dateTimeStamps, in order (VC DM 2.0 §4.9)', datesBad === null, datesBad ?? undefined);
 
-  const types = Array.isArray(vc.type) ? vc.type : [vc.type];
-  c.add('type', 'L1', 'type includes VerifiableCredential', types.includes('VerifiableCredential'), types.includes('VerifiableCredential') ? undefined : `type is ${JSON.stringify(vc.type)}`);
+  const proofs = yield* proofsChecking(c, vc, { purpose: 'assertionMethod', controller: issuer, controllerName: 'issuer', at });
 
-  const issuer = typeof vc.issuer === 'string' ? vc.issuer : isObject(vc.issuer) && typeof vc.issuer.id === 'string' ? vc.issuer.id : undefined;
-  c.add('issuer', 'L1', 'an issuer (a URL, or an object with an id)', issuer !== undefined, issuer === undefined ? 'issuer is missing or malformed' : issuer);
-  const subject = isObject(vc.credentialSubject) ? vc.credentialSubject : undefined;
-  c.add('credentialSubject', 'L1', 'a credentialSubject object', subject !== undefined, subject ? undefined : 'credentialSubject is missing or not an object');
+  const from = timeOf(vc.validFrom);
+  const until = timeOf(vc.validUntil);
+  const early = Number.isFinite(from) && at < from;
+  const late = Number.isFinite(until) && at >= until;
+  c.add('validity', 'L1', `valid at ${new Date(at).toISOString()} (VC DM 2.0 §4.9)`, !early && !late, early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined);
 
-  const dates: string[] = [];
-  for (const field of ['validFrom', 'validUntil'] as const) {
-    if (vc[field] !== undefined && !isDateTimeStamp(vc[field])) dates.push(`${field} ${JSON.stringify(vc[field])}`);
+  if (options.issuer !== undefined && !options.trust) {
+    c.add('issuer.pinned', 'L1', `the issuer is ${options.issuer}`, issuer === options.issuer, issuer === options.issuer ? undefined : `the issuer is ${issuer}`);
   }
-  c.add('dates', 'L1', 'validFrom and validUntil are XML Schema dateTimeStamps', dates.length === 0, dates.length ? `not a dateTimeStamp: ${dates.join(', ')}` : undefined);
+  if (options.trust && proofs.controllerKeys.length) {
+    const t = options.trust;
+    const signedAt = Number.isFinite(from) ? from : timeOf(proofs.created);
+    // Every proof the issuer's DID signs must be by a key the pinned chain reaches, valid then.
+    for (const did of proofs.controllerKeys) {
+      const key = t.keys.get(did);
+      const inWindow = key !== undefined && Number.isFinite(signedAt) && signedAt >= key.from && signedAt < key.until;
+      c.add(
+        'issuer.key',
+        'L1',
+        `the signing key was the issuer's (pinned ${t.pinned}) at validFrom`,
+        inWindow,
+        key === undefined
+          ? `${did} is not one of the issuer keys reached from ${t.pinned}${t.problems.length ? ` (${t.problems.join('; ')})` : ''}`
+          : inWindow
+            ? undefined
+            : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}, not at ${vc.validFrom ?? proofs.created}`,
+      );
+    }
+  } else if (options.trust) c.add('issuer.key', 'L1', `the signing key was the issuer's (pinned ${options.trust.pinned}) at validFrom`, false, 'no proof by the issuer to check');
+  if (options.checkJudgeSignature) yield* judgeSignatureChecking(c, vc.credentialSubject);
+  return { ...c.report(), ...(issuer ? { issuer } : {}), ...(typeof subjects?.[0]?.id === 'string' ? { subject: subjects[0].id } : {}) };
+}
 
-  const proof = vc.proof;
-  const shapeProblems: string[] = [];
-  if (!isObject(proof)) shapeProblems.push(Array.isArray(proof) ? 'a proof set (several proofs) is not supported' : 'no proof');
+const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : t < 0 ? 'the start' : 'now');
+
+export interface ProofExpectations {
+  /** The proof purpose the verifier expects (Data Integrity §2.2): assertionMethod for a credential, authentication for a presentation. */
+  purpose: 'assertionMethod' | 'authentication';
+  /** The DID the proofs must be by (the issuer, the holder); undefined when there is none. */
+  controller: string | undefined;
+  controllerName: string;
+  at: number;
+  /** Data Integrity §4.4 step 6: the challenge the verifier gave, which proof.challenge must match. */
+  challenge?: string;
+  /** Data Integrity §4.4 step 5: the domain(s) the verifier gave, which proof.domain must hold exactly. */
+  domain?: string | string[];
+}
+
+export interface ProofsResult {
+  /** The did:key DIDs of the valid-shaped proofs by the controller. */
+  controllerKeys: string[];
+  /** `created` of the first proof by the controller. */
+  created?: unknown;
+  /** How many proofs were checked. */
+  count: number;
+}
+
+// The texts of the proof checks, made once per purpose and controller rather than per credential
+// (a batch keeps every report: per-credential copies of the same text only feed the collector).
+const SHAPE_WHAT = {
+  assertionMethod: `a ${DATA_INTEGRITY_PROOF} of ${EDDSA_JCS_2022} for assertionMethod (Data Integrity §2.1, §2.2)`,
+  authentication: `a ${DATA_INTEGRITY_PROOF} of ${EDDSA_JCS_2022} for authentication (Data Integrity §2.1, §2.2)`,
+};
+const SIGNATURE_WHAT = `the ${EDDSA_JCS_2022} signature verifies under the verification method's key (eddsa-jcs-2022 §3.3.7)`;
+const SIGNATURE_UNCHECKED = `the ${EDDSA_JCS_2022} signature verifies`;
+const CONTROLLER = new Map<string, { id: string; what: string }>();
+const controllerCheck = (name: string) => {
+  let c = CONTROLLER.get(name);
+  if (!c) CONTROLLER.set(name, (c = { id: `${name}.controller`, what: `the verification method's controller is the ${name}` }));
+  return c;
+};
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
+
+/**
+ * Data Integrity 1.0: the `proof` of a secured document, one proof (§2.1) or a proof set
+ * (§2.1.1, an array). Every proof is checked as Verify Proof (§4.4) and eddsa-jcs-2022's
+ * Verify Proof (§3.3.2) say, each against the document without any proof (§4.5: a proof of a
+ * set secures the document, not its siblings); the document holds only when every proof of
+ * the set holds (§4.5, the combined verification result). Proof chains (`previousProof`,
+ * §2.1.2) are not supported and fail closed. Checks for a set name their proof (`proof[i]`).
+ */
+export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations): Checking<ProofsResult> {
+  const proof = doc.proof;
+  const list = Array.isArray(proof) ? proof : [proof];
+  const isSet = Array.isArray(proof);
+  const result: ProofsResult = { controllerKeys: [], count: 0 };
+  if (proof === undefined || (isSet && list.length === 0)) {
+    c.add('proof.shape', 'L1', SHAPE_WHAT[expect.purpose], false, isSet ? 'an empty proof set' : 'no proof');
+    c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: there is no proof');
+    return result;
+  }
+  // The document each proof secures (eddsa-jcs-2022 §3.3.2 step 1): the document without `proof`.
+  const { proof: _proof, ...unsecured } = doc;
+  let byController = 0;
+  for (const [i, p] of list.entries()) {
+    const subject = isSet ? `proof[${i}]` : undefined;
+    result.count++;
+    const vm = yield* oneProofChecking(c, unsecured, p, expect, subject);
+    if (vm && vm.did === expect.controller) {
+      byController++;
+      result.controllerKeys.push(vm.did);
+      if (result.created === undefined) result.created = (p as Json).created;
+    }
+  }
+  if (expect.controller !== undefined || expect.purpose === 'assertionMethod') {
+    const ok = byController > 0;
+    const check = controllerCheck(expect.controllerName);
+    c.add(
+      check.id,
+      'L1',
+      check.what,
+      ok,
+      ok ? (isSet ? `${byController} of ${list.length} proofs by the ${expect.controllerName}` : undefined) : `no proof's verification method is controlled by the ${expect.controllerName} ${expect.controller ?? '(none given)'}`,
+    );
+  }
+  return result;
+}
+
+/** One proof of a set: its shape, purpose, context, method, value, and the eddsa-jcs-2022 signature. Answers its did:key method, if well formed. */
+function* oneProofChecking(c: Checks, unsecured: Json, proof: unknown, expect: ProofExpectations, subject: string | undefined): Checking<ReturnType<typeof parseDidKeyUrl>> {
+  const problems: string[] = [];
+  const p = isObject(proof) ? proof : undefined;
+  if (!p) problems.push(`the proof is ${JSON.stringify(proof)?.slice(0, 60)}, not an object`);
   else {
-    if (proof.type !== DATA_INTEGRITY_PROOF) shapeProblems.push(`proof.type is ${JSON.stringify(proof.type)}, not ${DATA_INTEGRITY_PROOF}`);
-    if (proof.cryptosuite !== EDDSA_JCS_2022) shapeProblems.push(`proof.cryptosuite is ${JSON.stringify(proof.cryptosuite)}, not ${EDDSA_JCS_2022}`);
-    if (proof.proofPurpose !== 'assertionMethod') shapeProblems.push(`proof.proofPurpose is ${JSON.stringify(proof.proofPurpose)}, not assertionMethod`);
-    if (proof.created !== undefined && !isDateTimeStamp(proof.created)) shapeProblems.push(`proof.created ${JSON.stringify(proof.created)} is not a dateTimeStamp`);
-    if (proof.expires !== undefined && !isDateTimeStamp(proof.expires)) shapeProblems.push(`proof.expires ${JSON.stringify(proof.expires)} is not a dateTimeStamp`);
+    // Data Integrity §4.4 step 3: type, verificationMethod and proofPurpose must exist; eddsa-jcs-2022
+    // §3.3.3 and §3.3.5: type DataIntegrityProof and cryptosuite eddsa-jcs-2022, else an error.
+    if (p.type !== DATA_INTEGRITY_PROOF) problems.push(`proof.type is ${JSON.stringify(p.type)}, not ${DATA_INTEGRITY_PROOF}`);
+    if (p.cryptosuite !== EDDSA_JCS_2022) problems.push(`proof.cryptosuite is ${JSON.stringify(p.cryptosuite)}, not ${EDDSA_JCS_2022}`);
+    // Data Integrity §4.4 step 4 and §2.2: the proof purpose the verifier expects.
+    if (p.proofPurpose !== expect.purpose) problems.push(`proof.proofPurpose is ${JSON.stringify(p.proofPurpose)}, not ${expect.purpose}`);
+    // Data Integrity §2.1: created and expires are dateTimeStamps (eddsa-jcs-2022 §3.3.5 step 3 for created).
+    if (p.created !== undefined && !isDateTimeStamp(p.created)) problems.push(`proof.created ${JSON.stringify(p.created)} is not a dateTimeStamp`);
+    if (p.expires !== undefined && !isDateTimeStamp(p.expires)) problems.push(`proof.expires ${JSON.stringify(p.expires)} is not a dateTimeStamp`);
+    if (p.previousProof !== undefined) problems.push('proof.previousProof: proof chains (Data Integrity §2.1.2) are not supported');
   }
-  const proofShaped = c.add('proof.shape', 'L1', `a ${DATA_INTEGRITY_PROOF} of ${EDDSA_JCS_2022} for assertionMethod`, shapeProblems.length === 0, shapeProblems.join('; ') || undefined);
-  if (!proofShaped) return finish(c, issuer, subject);
-  const p = proof as Json;
+  const shaped = c.add('proof.shape', 'L1', SHAPE_WHAT[expect.purpose], problems.length === 0, problems.join('; ') || undefined, subject);
+  if (!shaped || !p) {
+    c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: the proof above is malformed', subject);
+    return null;
+  }
 
+  // Data Integrity §2.1: a proof past its expires is no longer valid.
+  if (p.expires !== undefined) {
+    const live = expect.at < timeOf(p.expires);
+    c.add('proof.expires', 'L1', `the proof has not expired at ${new Date(expect.at).toISOString()} (Data Integrity §2.1)`, live, live ? undefined : `the proof expired at ${p.expires}`, subject);
+  }
+  // Data Integrity §4.4 steps 5 and 6: the domain and challenge the verifier gave.
+  if (expect.domain !== undefined) {
+    const want = Array.isArray(expect.domain) ? expect.domain : [expect.domain];
+    const got = Array.isArray(p.domain) ? p.domain : p.domain === undefined ? [] : [p.domain];
+    const ok = got.every((d) => typeof d === 'string') && sameSet(want, got as string[]);
+    c.add('proof.domain', 'L1', `the proof's domain is ${want.join(', ')} (Data Integrity §4.4)`, ok, ok ? undefined : `proof.domain is ${JSON.stringify(p.domain)}`, subject);
+  }
+  if (expect.challenge !== undefined) {
+    const ok = p.challenge === expect.challenge;
+    c.add('proof.challenge', 'L1', "the proof's challenge is the one given (Data Integrity §4.4)", ok, ok ? undefined : `proof.challenge is ${JSON.stringify(p.challenge)}`, subject);
+  }
+
+  // eddsa-jcs-2022 §3.3.2 step 4: the proof's @context, when present, must start the document's.
   const proofContext = p['@context'];
   let contextPrefix = true;
+  let sameContext = proofContext === undefined;
   if (proofContext !== undefined) {
     const pc = Array.isArray(proofContext) ? proofContext : [proofContext];
-    const dc = Array.isArray(context) ? context : [context];
-    contextPrefix = pc.length <= dc.length && pc.every((x, i) => canonicalize(x) === canonicalize(dc[i]));
+    const docContext = unsecured['@context'];
+    const dc = Array.isArray(docContext) ? docContext : [docContext];
+    try {
+      contextPrefix = pc.length <= dc.length && pc.every((x, i) => canonicalize(x) === canonicalize(dc[i]));
+      sameContext = contextPrefix && pc.length === dc.length && Array.isArray(proofContext) === Array.isArray(docContext);
+    } catch {
+      contextPrefix = false;
+    }
   }
-  c.add('proof.context', 'L1', "the proof's @context is a prefix of the document's", contextPrefix, contextPrefix ? undefined : 'proof.@context does not start the document @context');
+  c.add('proof.context', 'L1', "the proof's @context is a prefix of the document's (eddsa-jcs-2022 §3.3.2)", contextPrefix, contextPrefix ? undefined : 'proof.@context does not start the document @context', subject);
 
+  // The verification method: a did:key URL whose fragment is its Ed25519 Multikey (eddsa-jcs-2022 §2.1.1).
   const vm = parseDidKeyUrl(p.verificationMethod);
   c.add(
     'proof.verificationMethod',
     'L1',
     'the verification method is an Ed25519 did:key URL (did:key:z..#z..)',
     vm !== null,
-    vm === null ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL` : undefined,
+    vm === null ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL` : isSetSubject(subject) ? vm.did : undefined,
+    subject,
   );
-  if (vm) {
-    const controllerOk = vm.did === issuer;
-    c.add('issuer.controller', 'L1', "the verification method's controller is the issuer", controllerOk, controllerOk ? undefined : `its controller ${vm.did} is not the issuer ${issuer}`);
-  }
 
+  // eddsa-jcs-2022 §3.3.2 step 3 and §3.3.7: proofValue is base58-btc multibase; an Ed25519 signature is 64 bytes.
   const raw = typeof p.proofValue === 'string' && p.proofValue.startsWith('z') ? base58btcDecode(p.proofValue.slice(1)) : null;
   const proofValueOk = raw !== null && raw.length === 64;
   c.add(
@@ -129,72 +297,42 @@ export function verifyCredential(input: string | Uint8Array | unknown, options: 
     'proofValue is base58-btc multibase of exactly 64 bytes',
     proofValueOk,
     proofValueOk ? undefined : raw === null ? 'proofValue is not z-prefixed base58-btc' : `proofValue decodes to ${raw.length} bytes`,
+    subject,
   );
 
-  if (vm && proofValueOk && contextPrefix) {
-    // Verify Proof (eddsa-jcs-2022): the proof options without proofValue, and the document
-    // without proof (its @context set to the proof's when the proof has one), each JCS'd
-    // and hashed; the signature is over the proof hash followed by the document hash.
-    const { proofValue: _drop, ...options } = p;
-    const { proof: _proof, ...unsecured } = vc;
-    if (proofContext !== undefined) unsecured['@context'] = proofContext;
-    let holds = false;
-    let why: string | undefined;
-    try {
-      const data = Buffer.concat([sha256(canonicalize(options)), sha256(canonicalize(unsecured))]);
-      holds = verifyRaw(vm.publicKey, data, raw);
-      if (!holds) why = 'the Ed25519 signature does not verify: the credential or its proof was changed, or signed by another key';
-    } catch (e) {
-      why = `cannot be canonicalized: ${(e as Error).message}`;
-    }
-    c.add('proof.signature', 'L1', `the ${EDDSA_JCS_2022} signature verifies under the verification method's key`, holds, why);
-  } else c.add('proof.signature', 'L1', `the ${EDDSA_JCS_2022} signature verifies`, null, 'not checked: the proof above is malformed');
-
-  const at = options.at ?? Date.now();
-  const from = timeOf(vc.validFrom);
-  const until = timeOf(vc.validUntil);
-  const early = Number.isFinite(from) && at < from;
-  const late = Number.isFinite(until) && at >= until;
-  c.add(
-    'validity',
-    'L1',
-    `valid at ${new Date(at).toISOString()}`,
-    !early && !late,
-    early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined,
-  );
-
-  if (options.issuer !== undefined && !options.trust) {
-    c.add('issuer.pinned', 'L1', `the issuer is ${options.issuer}`, issuer === options.issuer, issuer === options.issuer ? undefined : `the issuer is ${issuer}`);
+  if (!(vm && proofValueOk && contextPrefix)) {
+    c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: the proof above is malformed', subject);
+    return vm;
   }
-  if (options.trust) {
-    const t = options.trust;
-    const key = vm ? t.keys.get(vm.did) : undefined;
-    const signedAt = Number.isFinite(from) ? from : timeOf(p.created);
-    const inWindow = key !== undefined && Number.isFinite(signedAt) && signedAt >= key.from && signedAt < key.until;
-    c.add(
-      'issuer.key',
-      'L1',
-      `the signing key was the issuer's (pinned ${t.pinned}) at validFrom`,
-      inWindow,
-      key === undefined
-        ? `${vm?.did ?? 'the signing key'} is not one of the issuer keys reached from ${t.pinned}${t.problems.length ? ` (${t.problems.join('; ')})` : ''}`
-        : inWindow
-          ? undefined
-          : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}, not at ${vc.validFrom ?? p.created}`,
-    );
+  // eddsa-jcs-2022 §3.3.2: proofOptions is the proof without proofValue (step 2); the
+  // document's @context becomes the proof's when it has one (step 4); Transformation
+  // (§3.3.3) and Proof Configuration (§3.3.5) are the JCS of each; Hashing (§3.3.4) joins
+  // SHA-256 of the proof configuration and SHA-256 of the document; Proof Verification
+  // (§3.3.7) checks the Ed25519 signature of those 64 bytes under the method's key.
+  const { proofValue: _drop, ...proofOptions } = p;
+  const document = sameContext ? unsecured : { ...unsecured, '@context': proofContext };
+  let hashData: Uint8Array | null = null;
+  let why: string | undefined;
+  try {
+    hashData = new Uint8Array(64);
+    hashData.set(sha256(canonicalize(proofOptions)), 0);
+    hashData.set(sha256(canonicalize(document)), 32);
+  } catch (e) {
+    hashData = null;
+    why = `cannot be canonicalized: ${(e as Error).message}`;
   }
-  if (options.checkJudgeSignature) checkJudgeSignature(c, subject);
-  return finish(c, issuer, subject);
+  // The signature check yielded directly (one generator less per credential on the hot path).
+  const holds = hashData !== null && (yield { publicKey: vm.publicKey, message: hashData, signature: raw! });
+  if (hashData !== null && !holds) why = 'the Ed25519 signature does not verify: the document or its proof was changed, or signed by another key';
+  c.add('proof.signature', 'L1', SIGNATURE_WHAT, holds, why, subject);
+  return vm;
 }
 
-const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : t < 0 ? 'the start' : 'now');
-
-function finish(c: Checks, issuer: string | undefined, subject: Json | undefined): CredentialReport {
-  return { ...c.report(), ...(issuer ? { issuer } : {}), ...(typeof subject?.id === 'string' ? { subject: subject.id } : {}) };
-}
+const isSetSubject = (subject: string | undefined) => subject !== undefined;
 
 /** L2 inside a JudgmentCredential: the subject's fields rebuild the payload its judge signed, and the judge's signature holds. */
-function checkJudgeSignature(c: Checks, s: Json | undefined) {
+function* judgeSignatureChecking(c: Checks, subject: unknown): Checking<void> {
+  const s = isObject(subject) ? subject : undefined;
   const judge = isObject(s?.judge) ? s.judge : undefined;
   const proposalId = typeof s?.proposalId === 'string' ? s.proposalId : '';
   const kind = s?.kind as ProposalKind;
@@ -209,6 +347,6 @@ function checkJudgeSignature(c: Checks, s: Json | undefined) {
     c.add('judge.signature', 'L2', "the judge's own Ed25519 signature", false, 'the subject lacks the scores or rationale that were signed');
     return;
   }
-  const ok = verify(judge.publicKey, payload, s.judgeSignature as string);
+  const ok = yield* ed25519Hex(judge.publicKey, payload, s.judgeSignature);
   c.add('judge.signature', 'L2', `${judge.tag}'s Ed25519 signature over its judgment`, ok, ok ? undefined : "judgeSignature does not verify under the judge's key over the subject's fields");
 }

@@ -7,3 +7,5 @@ export * from './credential.js';
 export * from './issuer-keys.js';
 export * from './bundle.js';
 export * from './log.js';
+export * from './presentation.js';
+export * from './vc.js';

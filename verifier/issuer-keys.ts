@@ -5,7 +5,10 @@
 // rotation into it until the rotation out of it. The windows come from those signed
 // statements only: the validFrom/validUntil of the published list are not signed, so they
 // are checked against the statements, never trusted on their own.
-import { canonicalize, didKeyFromPublicKey, issuerRotation, publicKeyFromMultibase, verify, type PublishedIssuerKey, type SignedIssuerRotation } from '../src/core/index.js';
+import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { issuerRotation, type PublishedIssuerKey, type SignedIssuerRotation } from '../src/core/credential.js';
+import { didKeyFromPublicKey, publicKeyFromMultibase } from '../src/core/didkey.js';
+import { canonicalize } from '../src/core/jcs.js';
 
 export interface TrustedKey {
   did: string;
@@ -34,12 +37,17 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 /** Whether a rotation statement carries two valid signatures, by its `from` and its `to` key. */
 export function rotationHolds(r: unknown): r is SignedIssuerRotation {
+  return runNow(rotationChecking(r));
+}
+
+/** rotationHolds as a check that yields its two signatures (src/core/checking.ts). */
+export function* rotationChecking(r: unknown): Checking<boolean> {
   if (!isObject(r) || r.type !== 'akas.issuer-rotation.v1' || typeof r.from !== 'string' || typeof r.to !== 'string' || typeof r.at !== 'number' || !isObject(r.signatures)) return false;
   const fromKey = publicKeyFromMultibase(r.from);
   const toKey = publicKeyFromMultibase(r.to);
   if (!fromKey || !toKey || r.from !== didKeyFromPublicKey(fromKey) || r.to !== didKeyFromPublicKey(toKey)) return false;
   const statement = canonicalize(issuerRotation(r.from, r.to, r.at));
-  return verify(fromKey, statement, r.signatures.from as string) && verify(toKey, statement, r.signatures.to as string);
+  return (yield* ed25519Hex(fromKey, statement, r.signatures.from)) && (yield* ed25519Hex(toKey, statement, r.signatures.to));
 }
 
 /**
@@ -48,15 +56,25 @@ export function rotationHolds(r: unknown): r is SignedIssuerRotation {
  * past the fork.
  */
 export function trustIssuerKeys(pinned: string, list: IssuerKeyList | undefined): IssuerTrust {
+  return runNow(trustChecking(pinned, list));
+}
+
+/** trustIssuerKeys where Ed25519 is asynchronous (WebCrypto in a browser). */
+export function trustIssuerKeysAsync(pinned: string, list: IssuerKeyList | undefined): Promise<IssuerTrust> {
+  return runAsync(trustChecking(pinned, list));
+}
+
+/** The checks of trustIssuerKeys, as a generator of the signatures they need. */
+export function* trustChecking(pinned: string, list: IssuerKeyList | undefined): Checking<IssuerTrust> {
   const problems: string[] = [];
   const pinKey = publicKeyFromMultibase(pinned);
   const keys = new Map<string, TrustedKey>();
   if (!pinKey || pinned.includes('#')) return { pinned, keys, problems: [`${pinned} is not an Ed25519 did:key`] };
-  const rotations = (list?.rotations ?? []).filter((r, i) => {
-    if (rotationHolds(r)) return true;
-    problems.push(`rotation ${i} is not signed by both of its keys`);
-    return false;
-  });
+  const rotations: SignedIssuerRotation[] = [];
+  for (const [i, r] of (Array.isArray(list?.rotations) ? list!.rotations : []).entries()) {
+    if (yield* rotationChecking(r)) rotations.push(r);
+    else problems.push(`rotation ${i} is not signed by both of its keys`);
+  }
   const out = new Map<string, SignedIssuerRotation[]>();
   const into = new Map<string, SignedIssuerRotation[]>();
   for (const r of rotations) {
@@ -79,7 +97,8 @@ export function trustIssuerKeys(pinned: string, list: IssuerKeyList | undefined)
     if (outRot) queue.push(outRot.to);
   }
   // The published (unsigned) windows must agree with what the signed chain says.
-  for (const k of list?.keys ?? []) {
+  for (const k of Array.isArray(list?.keys) ? list!.keys : []) {
+    if (!isObject(k)) continue;
     const t = keys.get(k.did);
     if (!t) continue;
     if (Number.isFinite(t.from) && k.validFrom !== t.from) problems.push(`${k.did}: validFrom ${k.validFrom} disagrees with its signed rotation (${t.from})`);

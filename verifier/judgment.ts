@@ -8,7 +8,9 @@
 //    judge's when the judgment arrived: the current key from its validFrom, or a prior key
 //    within its validFrom..validUntil window. Without a profile this is reported unchecked:
 //    a valid signature alone proves only that the holder of *some* key signed.
-import { judgmentSigningString, kindOfProposalId, verify, type ProposalKind } from '../src/core/index.js';
+import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { judgmentSigningString } from '../src/core/judgment.js';
+import { kindOfProposalId, type ProposalKind } from '../src/core/kinds.js';
 
 export type KeyBinding = 'current' | 'prior' | 'not-the-judges' | 'unchecked';
 
@@ -72,7 +74,7 @@ function keyBinding(publicKey: string, at: number, profile: AgentKeys | undefine
   return 'not-the-judges';
 }
 
-function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map<string, AgentKeys>): JudgmentCheck {
+function* checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map<string, AgentKeys>): Checking<JudgmentCheck> {
   const problems: string[] = [];
   const sig = isObject(j.signature) ? j.signature : {};
   const agentTag = typeof j.agentTag === 'string' ? j.agentTag : '';
@@ -91,7 +93,7 @@ function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map
   }
   if (!payloadMatches) problems.push('the shown kind, proposalId, judge, scores or rationale are not what was signed');
 
-  const signatureValid = verify(publicKey, signingPayload, signature);
+  const signatureValid = yield* ed25519Hex(publicKey, signingPayload, signature);
   if (!signatureValid) problems.push('the Ed25519 signature does not verify under the given public key');
 
   const at = typeof j.receivedAt === 'number' ? j.receivedAt : Number.NaN;
@@ -106,6 +108,16 @@ function checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map
  * judges; the key of a judge without one is reported unchecked, not failed.
  */
 export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] = []): JudgmentsReport {
+  return runNow(proposalJudgmentsChecking(detail, profiles));
+}
+
+/** verifyProposalJudgments where Ed25519 is asynchronous (WebCrypto in a browser). */
+export function verifyProposalJudgmentsAsync(detail: unknown, profiles: AgentKeys[] = []): Promise<JudgmentsReport> {
+  return runAsync(proposalJudgmentsChecking(detail, profiles));
+}
+
+/** The checks of verifyProposalJudgments, as a generator of the signatures they need. */
+export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[] = []): Checking<JudgmentsReport> {
   const proposalId = isObject(detail) && typeof detail.proposalId === 'string' ? detail.proposalId : undefined;
   const kind = proposalId ? kindOfProposalId(proposalId) : null;
   if (!isObject(detail) || !proposalId || !kind || (detail.judgments !== undefined && !Array.isArray(detail.judgments))) {
@@ -113,7 +125,8 @@ export function verifyProposalJudgments(detail: unknown, profiles: AgentKeys[] =
   }
   const byTag = new Map(profiles.map((p) => [p.tag, p]));
   const judgments = (detail.judgments ?? []) as unknown[];
-  const checks = judgments.map((j) => checkOne(kind, proposalId, isObject(j) ? j : {}, byTag));
+  const checks: JudgmentCheck[] = [];
+  for (const j of judgments) checks.push(yield* checkOne(kind, proposalId, isObject(j) ? j : {}, byTag));
   // The kind signed is the one the id names; a detail that shows another kind misstates it.
   if (detail.kind !== undefined && detail.kind !== kind) {
     for (const c of checks) {

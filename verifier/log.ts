@@ -4,24 +4,11 @@
 // checkpoint signs; a log was never rewritten when a consistency proof links an older
 // checkpoint to a newer one. And the monitor's audit: the entries themselves, re-hashed and
 // re-chained, must rebuild exactly the signed roots.
-import {
-  canonicalize,
-  entryHash,
-  entryLeaf,
-  GENESIS_PREV_HASH,
-  leafHash,
-  nodesToStoreOnAppend,
-  openNote,
-  parseCheckpoint,
-  parseVerifierKey,
-  rootAt,
-  verify,
-  verifyConsistency,
-  verifyInclusion,
-  type Checkpoint,
-  type LogEntry,
-  type LogKeyEndorsement,
-} from '../src/core/index.js';
+import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { canonicalize } from '../src/core/jcs.js';
+import { entryHash, entryLeaf, GENESIS_PREV_HASH, type LogEntry, type LogKeyEndorsement } from '../src/core/log-entry.js';
+import { leafHash, nodesToStoreOnAppend, rootAt, verifyConsistency, verifyInclusion } from '../src/core/merkle.js';
+import { openNoteChecking, parseCheckpoint, parseVerifierKey, type Checkpoint } from '../src/core/note.js';
 import type { IssuerTrust } from './issuer-keys.js';
 import { Checks, type Report } from './report.js';
 
@@ -37,10 +24,15 @@ export type OpenedCheckpoint = { ok: true; checkpoint: Checkpoint } | { ok: fals
 
 /** A checkpoint note signed by one of the given log keys (C2SP verifier key strings). */
 export function openCheckpoint(note: unknown, logKeys: string[]): OpenedCheckpoint {
+  return runNow(openCheckpointChecking(note, logKeys));
+}
+
+/** openCheckpoint as a check that yields its signatures (src/core/checking.ts). */
+export function* openCheckpointChecking(note: unknown, logKeys: string[]): Checking<OpenedCheckpoint> {
   if (typeof note !== 'string') return { ok: false, reason: 'no checkpoint' };
   const keys = logKeys.filter((k) => parseVerifierKey(k));
   if (!keys.length) return { ok: false, reason: 'no valid log key to check it with' };
-  const opened = openNote(note, keys);
+  const opened = yield* openNoteChecking(note, keys);
   if (!opened.ok || opened.text === null) return { ok: false, reason: `its signature does not verify under the log key (${opened.errors.join('; ')})` };
   const cp = parseCheckpoint(opened.text);
   if (!cp) return { ok: false, reason: 'the signed text is not a tlog checkpoint' };
@@ -54,13 +46,18 @@ export function openCheckpoint(note: unknown, logKeys: string[]): OpenedCheckpoi
  * issuer}) signed by an issuer key the pinned chain reaches. Null when none does.
  */
 export function endorsedLogKey(endorsement: unknown, trust: IssuerTrust): string | null {
+  return runNow(endorsedLogKeyChecking(endorsement, trust));
+}
+
+/** endorsedLogKey as a check that yields its signature. */
+export function* endorsedLogKeyChecking(endorsement: unknown, trust: IssuerTrust): Checking<string | null> {
   if (!isObject(endorsement) || endorsement.type !== 'akas.log-key.v1' || typeof endorsement.issuer !== 'string' || typeof endorsement.verifierKey !== 'string') return null;
   const key = trust.keys.get(endorsement.issuer);
   if (!key) return null;
   const statement: LogKeyEndorsement = { type: 'akas.log-key.v1', origin: String(endorsement.origin), verifierKey: endorsement.verifierKey, issuer: endorsement.issuer };
   const parsed = parseVerifierKey(statement.verifierKey);
   if (!parsed || parsed.name !== statement.origin) return null;
-  return verify(key.publicKey, canonicalize(statement), endorsement.signature as string) ? statement.verifierKey : null;
+  return (yield* ed25519Hex(key.publicKey, canonicalize(statement), endorsement.signature)) ? statement.verifierKey : null;
 }
 
 /**
@@ -69,6 +66,11 @@ export function endorsedLogKey(endorsement: unknown, trust: IssuerTrust): string
  * entry's leaf is at its index in the tree the checkpoint signs.
  */
 export function checkLogInclusion(c: Checks, doc: { entry?: unknown; inclusion?: unknown; checkpoint?: unknown }, logKeys: string[], subject?: string): boolean {
+  return runNow(logInclusionChecking(c, doc, logKeys, subject));
+}
+
+/** checkLogInclusion as a check that yields its signatures. */
+export function* logInclusionChecking(c: Checks, doc: { entry?: unknown; inclusion?: unknown; checkpoint?: unknown }, logKeys: string[], subject?: string): Checking<boolean> {
   const entry = doc.entry as LogEntry;
   const inc = isObject(doc.inclusion) ? doc.inclusion : {};
   let fieldsOk = false;
@@ -78,7 +80,7 @@ export function checkLogInclusion(c: Checks, doc: { entry?: unknown; inclusion?:
     fieldsOk = false;
   }
   c.add('log.entry', 'L3', "the entry's fields hash to its hash", fieldsOk, fieldsOk ? undefined : 'the entry was changed after it was hashed', subject);
-  const opened = openCheckpoint(doc.checkpoint, logKeys);
+  const opened = yield* openCheckpointChecking(doc.checkpoint, logKeys);
   c.add('log.checkpoint', 'L3', 'the checkpoint is signed by the log key', opened.ok, opened.ok ? `size ${opened.checkpoint.size}` : opened.reason, subject);
   if (!opened.ok || !fieldsOk) {
     c.add('log.inclusion', 'L3', 'the entry is in the signed tree', null, 'not checked: the entry or the checkpoint above does not hold', subject);
@@ -103,6 +105,16 @@ export function checkLogInclusion(c: Checks, doc: { entry?: unknown; inclusion?:
 
 /** Checks a saved GET /api/attestations/{id} answer offline (`akas verify log-proof`). */
 export function verifyLogProof(doc: unknown, logKey: string): Report {
+  return runNow(logProofChecking(doc, logKey));
+}
+
+/** verifyLogProof where Ed25519 is asynchronous (WebCrypto in a browser). */
+export function verifyLogProofAsync(doc: unknown, logKey: string): Promise<Report> {
+  return runAsync(logProofChecking(doc, logKey));
+}
+
+/** The checks of verifyLogProof, as a generator of the signatures they need. */
+export function* logProofChecking(doc: unknown, logKey: string): Checking<Report> {
   const c = new Checks();
   if (!isObject(doc)) {
     c.add('shape', 'input', 'an attestation with its proof ({entry, inclusion, checkpoint})', false, 'not a JSON object');
@@ -110,7 +122,7 @@ export function verifyLogProof(doc: unknown, logKey: string): Report {
   }
   const key = parseVerifierKey(logKey);
   c.add('log.key', 'L3', 'the pinned log key is a C2SP Ed25519 verifier key', key !== null, key ? key.name : `not a verifier key: ${logKey}`);
-  if (key) checkLogInclusion(c, doc, [logKey], isObject(doc.entry) ? String(doc.entry.id) : undefined);
+  if (key) yield* logInclusionChecking(c, doc, [logKey], isObject(doc.entry) ? String(doc.entry.id) : undefined);
   return c.report();
 }
 

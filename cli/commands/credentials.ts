@@ -44,8 +44,13 @@ const readStdin = () => readFileSync(0);
 
 async function progressBar(out: Output, total: number) {
   if (!out.interactive || total < 50) return undefined;
-  const { startProgress, items } = await import('../views/progress.js');
-  return startProgress(out.io.stdout as NodeJS.WriteStream, 'verifying', total, items);
+  let view: typeof import('../views/progress.js');
+  try {
+    view = await import('../views/progress.js');
+  } catch {
+    return undefined; // the single-file verifier (dist/akas-verify.mjs) has no terminal views: no bar
+  }
+  return view.startProgress(out.io.stdout as NodeJS.WriteStream, 'verifying', total, view.items);
 }
 
 export function credentialCommands(program: Command, cli: Cli) {
@@ -115,19 +120,89 @@ export function credentialCommands(program: Command, cli: Cli) {
     );
 
   verifyGroup(program)
+    .command('presentation')
+    .description('check a W3C VC 2.0 verifiable presentation offline: its holder\'s proof (authentication, eddsa-jcs-2022) and every credential it carries')
+    .argument('<file>', 'the presentation (- for stdin)')
+    .option('--challenge <text>', 'the challenge you gave the holder: the proof must carry it')
+    .option('--domain <domain...>', 'the domain(s) you gave the holder: the proof must carry exactly these')
+    .option('--require-proof', 'refuse a presentation without a proof (otherwise reported as not checked)')
+    .option('--at <time>', 'check the validity windows at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
+    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys): accept the issuer's prior keys, each in its window")
+    .option('--judge-signature', "also check the judge's own signature (L2) each judgment credential carries")
+    .action(
+      action(cli, async (file: string, opts: { challenge?: string; domain?: string[]; requireProof?: boolean; at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
+        const at = timeArg(opts.at);
+        const issuer = issuerArg(opts.issuer);
+        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const { verifyPresentation, trustIssuerKeys } = await import('../../verifier/index.js');
+        let bytes: Buffer;
+        try {
+          bytes = file === '-' ? readStdin() : readFileSync(file);
+        } catch (e) {
+          throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
+        }
+        const trust = list && issuer ? trustIssuerKeys(issuer, list.issuer ?? list) : undefined;
+        const domain = opts.domain === undefined ? undefined : opts.domain.length === 1 ? opts.domain[0] : opts.domain;
+        const r = verifyPresentation(bytes, { at, issuer, trust, challenge: opts.challenge, domain, requireProof: opts.requireProof, checkJudgeSignature: opts.judgeSignature });
+        const first = r.checks[0];
+        if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) throw new CliError(2, `${file} is not JSON: ${first.why}`, { code: 'invalid_json', path: file });
+        cli.output().result(r, () =>
+          [
+            `presentation${r.holder ? ` of ${r.holder}` : ''}: ${r.credentials.length} credential(s)`,
+            ...r.checks.filter((c) => c.valid !== true).map((c) => `  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.subject ? `${c.subject}  ` : ''}${c.why ?? c.what}`),
+            `${r.verified ? 'holds' : 'does NOT hold'}: ${r.checks.filter((c) => c.valid === true).length} checks held, ${failing(r.checks).length} failed, ${r.checks.filter((c) => c.valid === null).length} not checked`,
+          ].join('\n'),
+        );
+        return r.verified ? 0 : 1;
+      }),
+    );
+
+  verifyGroup(program)
+    .command('serve')
+    .description('serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test suites (docs/W3C-SUITES.md)')
+    .option('--port <port>', 'port (0: any free one)', '0')
+    .option('--issuer <did>', 'pin the issuer of every credential')
+    .option('--issuer-keys <file>', "with --issuer: the node's key list, followed from the pinned DID")
+    .option('--at <time>', 'check validity windows at this instant (default: each request\'s now)')
+    .action(
+      action(cli, async (opts: { port: string; issuer?: string; issuerKeys?: string; at?: string }) => {
+        const port = Number(opts.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port must be 0 to 65535, got ${opts.port}`);
+        const at = timeArg(opts.at);
+        const issuer = issuerArg(opts.issuer);
+        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID');
+        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const { trustIssuerKeys } = await import('../../verifier/index.js');
+        const { serveVerifier } = await import('../verify-serve.js');
+        const server = await serveVerifier({ port, at, issuer, trust: list && issuer ? trustIssuerKeys(issuer, list.issuer ?? list) : undefined });
+        cli.io.stdout.write(`akas verify serve: listening on ${server.url} (POST /credentials/verify, /presentations/verify; Ctrl-C stops)\n`);
+        await new Promise<void>((resolve) => {
+          const stop = () => void server.close().then(resolve);
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+      }),
+    );
+
+  verifyGroup(program)
     .command('bundle')
     .description('check an exported bundle offline: judge signatures (L2), credentials (L1), log inclusion (L3), content hashes; says what it could not check')
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer")
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key, from GET /api/node/keys); else the one the pinned --issuer endorses")
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; at?: string; logKey?: string; verbose?: boolean }) => {
+      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; issuerKeys?: string; at?: string; logKey?: string; verbose?: boolean }) => {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
-        const { verifyBundle, NotCheckableError, tally } = await import('../../verifier/index.js');
+        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const { verifyBundle, blobsInFolder, NotCheckableError, tally } = await import('../../verifier/index.js');
         let bytes: Buffer;
         try {
           bytes = file === '-' ? readStdin() : readFileSync(file);
@@ -136,7 +211,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         }
         let report;
         try {
-          report = await verifyBundle(bytes, { blobsDir: opts.blobs, issuer, at, logKey: opts.logKey });
+          report = await verifyBundle(bytes, { blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined, issuer, issuerKeys: list ? (list.issuer ?? list) : undefined, at, logKey: opts.logKey });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           const err = e as NodeJS.ErrnoException;

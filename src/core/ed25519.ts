@@ -2,7 +2,9 @@
 // @noble/ed25519 (node:crypto with cached KeyObjects verifies ~14x faster here). Building a
 // KeyObject from raw bytes is the expensive step, so keys are imported once through JWK
 // (the fastest import path) and kept in a small LRU keyed by the hex key.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+// Verification goes through the crypto adapter (crypto.ts), which the browser build replaces.
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { ed25519VerifyNow } from './crypto.js';
 
 export interface Ed25519KeyPair {
   /** 64 lowercase hex chars: the raw public key. */
@@ -31,26 +33,9 @@ class Lru<V> {
   }
 }
 
-const publicKeys = new Lru<KeyObject>(4096);
 const privateKeys = new Lru<KeyObject>(256);
 
 const b64u = (hex: string) => Buffer.from(hex, 'hex').toString('base64url');
-
-function publicKeyObject(publicKeyHex: string): KeyObject | null {
-  if (typeof publicKeyHex !== 'string') return null; // keys from untrusted JSON may be anything
-  const key = publicKeyHex.toLowerCase();
-  let obj = publicKeys.get(key);
-  if (!obj) {
-    if (!HEX32.test(key)) return null;
-    try {
-      obj = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64u(key) }, format: 'jwk' });
-    } catch {
-      return null; // not a point on the curve, or a non-canonical encoding
-    }
-    publicKeys.set(key, obj);
-  }
-  return obj;
-}
 
 /** The node:crypto KeyObject of a raw hex seed, built once and cached (signers that sign many times hold it). */
 export function privateKeyObject(privateKeyHex: string): KeyObject {
@@ -107,26 +92,13 @@ export function signOnce(privateKeyHex: string, message: string | Uint8Array): s
 /** Verifies a 128-hex signature; answers false (never throws) for malformed keys or signatures. */
 export function verify(publicKeyHex: string, message: string | Uint8Array, signatureHex: string): boolean {
   if (typeof signatureHex !== 'string' || !HEX64B.test(signatureHex)) return false;
-  const key = publicKeyObject(publicKeyHex);
-  if (!key) return false;
   const msg = typeof message === 'string' ? Buffer.from(message, 'utf8') : message;
-  try {
-    return nodeVerify(null, msg, key, Buffer.from(signatureHex, 'hex'));
-  } catch {
-    return false;
-  }
+  return ed25519VerifyNow(publicKeyHex, msg, Buffer.from(signatureHex, 'hex'));
 }
 
 /** Verifies signature bytes against a hex public key without hex round trips (the offline verifier's hot path). */
 export function verifyRaw(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
-  if (signature.length !== 64) return false;
-  const key = publicKeyObject(publicKeyHex);
-  if (!key) return false;
-  try {
-    return nodeVerify(null, message, key, signature);
-  } catch {
-    return false;
-  }
+  return ed25519VerifyNow(publicKeyHex, message, signature);
 }
 
 /** Verifies raw signature bytes (any length; wrong lengths are simply invalid). */

@@ -16,3 +16,5 @@ export * from './merkle.js';
 export * from './note.js';
 export * from './log-entry.js';
 export * from './possession.js';
+export * from './crypto.js';
+export * from './checking.js';

@@ -7,7 +7,8 @@
 // "PRIVATE+KEY+<name>+<hex8>+<base64(0x01 || seed)>" for signers; the key hash is the first
 // 4 bytes of SHA-256(name || "\n" || 0x01 || public key).
 import { sha256Hex } from './hash.js';
-import { publicKeyFromPrivate, sign, verifyBytes } from './ed25519.js';
+import { ed25519, runNow, type Checking } from './checking.js';
+import { publicKeyFromPrivate, sign } from './ed25519.js';
 
 /** Largest signed note openNote reads, in UTF-8 bytes. */
 export const NOTE_MAX_BYTES = 1 << 20;
@@ -207,6 +208,11 @@ function keyring(verifierKeys: ReadonlyArray<string | NoteVerifierKey>): Map<str
  * on the note's content.
  */
 export function openNote(signed: string | Uint8Array, verifierKeys: ReadonlyArray<string | NoteVerifierKey>): OpenedNote {
+  return runNow(openNoteChecking(signed, verifierKeys));
+}
+
+/** openNote as a check that yields its signatures (src/core/checking.ts), for the browser build's asynchronous Ed25519. */
+export function* openNoteChecking(signed: string | Uint8Array, verifierKeys: ReadonlyArray<string | NoteVerifierKey>): Checking<OpenedNote> {
   const ring = keyring(verifierKeys);
   if (typeof ring === 'string') return refused(null, ring);
 
@@ -254,7 +260,7 @@ export function openNote(signed: string | Uint8Array, verifierKeys: ReadonlyArra
     const key = ring.get(id);
     if (!key || seen.has(id)) continue; // unknown keys are not ours to judge; one verdict per key
     seen.add(id);
-    if (verifyBytes(Buffer.from(key.publicKey, 'hex'), Buffer.from(text, 'utf8'), sig.subarray(4))) verifiedBy.push(name);
+    if (yield* ed25519(key.publicKey, Buffer.from(text, 'utf8'), sig.subarray(4))) verifiedBy.push(name);
     else errors.push(`invalid signature by ${id}`);
   }
   if (verifiedBy.length === 0 && errors.length === 0) errors.push('no signature by a known key');

@@ -1,0 +1,57 @@
+// Checks written once for both builds of the verifier (src/core/crypto.ts): a check is a
+// generator that yields every Ed25519 signature it needs checked and is handed back the
+// verdict. `runNow` drives it on the spot where verification is synchronous (Node): no
+// Promise at all. `runAsync` awaits each verdict (the browser's WebCrypto). The same pattern
+// as the Merkle proof builders of merkle.ts, which yield the nodes they read.
+import { ed25519Verify, ed25519VerifyNow } from './crypto.js';
+
+/** One signature to check: a raw hex Ed25519 public key, the signed bytes, the signature bytes. */
+export interface SignatureCheck {
+  publicKey: string;
+  message: Uint8Array;
+  signature: Uint8Array;
+}
+
+/** A check that yields signatures to verify and returns T. */
+export type Checking<T> = Generator<SignatureCheck, T, boolean>;
+
+const HEX64B = /^[0-9a-f]{128}$/i;
+const encoder = new TextEncoder();
+
+function hexBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+/** Asks for one Ed25519 verdict (raw signature bytes). */
+export function* ed25519(publicKey: string, message: string | Uint8Array, signature: Uint8Array): Checking<boolean> {
+  if (typeof publicKey !== 'string' || !(signature instanceof Uint8Array) || signature.length !== 64) return false;
+  return yield { publicKey, message: typeof message === 'string' ? encoder.encode(message) : message, signature };
+}
+
+/** Asks for one Ed25519 verdict on a 128-hex signature (false for one that is not 128 hex). */
+export function* ed25519Hex(publicKey: string, message: string | Uint8Array, signatureHex: unknown): Checking<boolean> {
+  if (typeof signatureHex !== 'string' || !HEX64B.test(signatureHex)) return false;
+  return yield* ed25519(publicKey, message, hexBytes(signatureHex));
+}
+
+/** Runs a check where Ed25519 answers at once (Node). Throws in the browser build, which has only runAsync. */
+export function runNow<T>(check: Checking<T>): T {
+  let step = check.next();
+  while (!step.done) {
+    const s = step.value;
+    step = check.next(ed25519VerifyNow(s.publicKey, s.message, s.signature));
+  }
+  return step.value;
+}
+
+/** Runs a check with the platform's verifier, awaiting it where it is asynchronous (WebCrypto). */
+export async function runAsync<T>(check: Checking<T>): Promise<T> {
+  let step = check.next();
+  while (!step.done) {
+    const s = step.value;
+    step = check.next(await ed25519Verify(s.publicKey, s.message, s.signature));
+  }
+  return step.value;
+}

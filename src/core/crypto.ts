@@ -1,0 +1,80 @@
+// The crypto adapter (ARCHITECTURE 1, "the single-file verifier and the browser build"): the one
+// module through which src/core and verifier/ hash with SHA-256 and check Ed25519 signatures.
+// This is Node's, on node:crypto: hashing in one call (crypto.hash, Node >= 20.12), Ed25519
+// verification with KeyObjects imported once through JWK (the fastest import path) and kept in
+// an LRU keyed by the hex key. The browser build (scripts/build-verifier.mjs) puts
+// crypto.web.ts in its place: WebCrypto's Ed25519, which answers a Promise, and a synchronous
+// SHA-256 from @noble/hashes (WebCrypto's digest is asynchronous, and the Merkle and chain code
+// of src/core that the node shares is synchronous).
+//
+// Checks that must run on both are written once, as generators that yield each signature they
+// need checked (src/core/checking.ts): on Node every answer is synchronous, so they run with no
+// Promise at all (the offline verifier's 10,000-credential speed); in a browser they await.
+import * as nodeCrypto from 'node:crypto';
+import { createHash, createPublicKey, verify as nodeVerify, type KeyObject } from 'node:crypto';
+
+/** Which implementation this is: `node:crypto` here, `webcrypto` in the browser build. */
+export const CRYPTO_PLATFORM: 'node:crypto' | 'webcrypto' = 'node:crypto';
+
+const oneShot = (nodeCrypto as { hash?: (alg: string, data: string | Uint8Array, enc: 'buffer') => Buffer }).hash;
+
+/** SHA-256 of bytes or a UTF-8 string. */
+export function sha256(data: string | Uint8Array): Uint8Array {
+  return oneShot ? oneShot('sha256', data, 'buffer') : createHash('sha256').update(data).digest();
+}
+
+const HEX32 = /^[0-9a-f]{64}$/i;
+
+class Lru<V> {
+  private map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, v: V): void {
+    this.map.set(key, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  }
+}
+
+const publicKeys = new Lru<KeyObject>(4096);
+
+function publicKeyObject(publicKeyHex: string): KeyObject | null {
+  if (typeof publicKeyHex !== 'string') return null; // keys from untrusted JSON may be anything
+  const key = publicKeyHex.toLowerCase();
+  let obj = publicKeys.get(key);
+  if (!obj) {
+    if (!HEX32.test(key)) return null;
+    try {
+      obj = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(key, 'hex').toString('base64url') }, format: 'jwk' });
+    } catch {
+      return null; // not a point on the curve, or a non-canonical encoding
+    }
+    publicKeys.set(key, obj);
+  }
+  return obj;
+}
+
+/**
+ * Ed25519 verification, answered at once: false (never an exception) for a malformed key or
+ * signature. Only where verification is synchronous (Node); the browser build throws here, so
+ * that code calling it unawares fails loudly instead of taking a Promise for a verdict.
+ */
+export function ed25519VerifyNow(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
+  if (signature.length !== 64) return false;
+  const key = publicKeyObject(publicKeyHex);
+  if (!key) return false;
+  try {
+    return nodeVerify(null, message, key, signature);
+  } catch {
+    return false;
+  }
+}
+
+/** Ed25519 verification as the platform does it: synchronous on Node, a Promise in a browser. */
+export const ed25519Verify: (publicKeyHex: string, message: Uint8Array, signature: Uint8Array) => boolean | Promise<boolean> = ed25519VerifyNow;

@@ -1,0 +1,148 @@
+// The verifier's browser build (dist/akas-verify.browser.js) in real Chromium: Debian's
+// `chromium`, driven by playwright-core (never a browser download), headless, with its network
+// chatter switched off; the page and the fixtures are served by this test on 127.0.0.1. Every
+// check it reports, on the same fixtures as the single-file test, must be what the Node
+// verifier reports: the same ids, verdicts and reasons, on WebCrypto's Ed25519.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { mkdtempSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyBundle, verifyCredential, verifyLogProof, verifyPresentation, verifyProposalJudgments } from '../../verifier/index.js';
+import { writeVerifierFixtures, type VerifierFixtures } from '../helpers/verifier-fixtures.js';
+
+const BUILD = fileURLToPath(new URL('../../dist/akas-verify.browser.js', import.meta.url));
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const CI = process.env.CI === 'true';
+
+let work: string;
+let fx: VerifierFixtures;
+let server: Server;
+let base: string;
+let browser: Browser | undefined;
+
+/** One check to run in both builds: the function, the fixture file, the options. */
+type Case = [name: string, fn: 'credential' | 'presentation' | 'bundle' | 'judgments' | 'logProof', file: string, options: Record<string, unknown>];
+let cases: Case[];
+
+beforeAll(async () => {
+  if (!CHROMIUM) {
+    if (CI) throw new Error('chromium is not installed (.ci/run installs Debian\'s chromium)');
+    return;
+  }
+  if (!existsSync(BUILD)) throw new Error(`${BUILD} is missing: run npm run build`);
+  work = mkdtempSync(join(tmpdir(), 'akas-browser-'));
+  fx = await writeVerifierFixtures(work);
+  const at = Date.parse(fx.at);
+  cases = [
+    ['the W3C worked example', 'credential', 'w3c-signed.json', { at }],
+    ['a judgment credential, issuer pinned, judge signature', 'credential', 'credential-0.json', { at, issuer: fx.issuer, checkJudgeSignature: true }],
+    ['a changed judgment credential', 'credential', 'credential-tampered.json', { at }],
+    ['a proof set', 'credential', 'proof-set.json', { at }],
+    ['several subjects', 'credential', 'subjects.json', { at }],
+    ['text that is not JSON', 'credential', 'garbage.json', { at }],
+    ['a presentation with its challenge and domain', 'presentation', 'presentation.json', { at, challenge: 'audit-2026', domain: 'auditor.example', issuer: fx.issuer }],
+    ['a presentation with another challenge', 'presentation', 'presentation.json', { at, challenge: 'another' }],
+    ['a bundle', 'bundle', 'bundle.json', { at, issuer: fx.issuer }],
+    ['a changed bundle', 'bundle', 'bundle-tampered.json', { at, issuer: fx.issuer }],
+    ["a proposal's judgments", 'judgments', 'proposal.json', {}],
+    ['changed judgments', 'judgments', 'proposal-tampered.json', {}],
+    ['a log proof', 'logProof', 'attestation.json', { logKey: fx.logKey }],
+    ['a changed log entry', 'logProof', 'attestation-tampered.json', { logKey: fx.logKey }],
+  ];
+
+  // The page loads the build as a module, as the explorer will, and hands it to the test as window.akas.
+  const page = `<!doctype html><meta charset="utf-8"><title>akas verifier</title><p>akas verifier browser test</p>
+<script type="module">import * as akas from '/akas-verify.browser.js'; window.akas = akas;</script>`;
+  server = createServer((req, res) => {
+    const path = decodeURIComponent((req.url ?? '/').split('?')[0]);
+    const file = path === '/akas-verify.browser.js' ? BUILD : path.startsWith('/fixtures/') ? join(work, path.slice('/fixtures/'.length).replace(/[/\\]/g, '')) : null;
+    if (path === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+    if (!file || !existsSync(file)) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'application/octet-stream' }).end(readFileSync(file));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** What the Node verifier reports for a case. */
+async function nodeVerdict([, fn, file, options]: Case) {
+  const text = readFileSync(join(work, file), 'utf8');
+  if (fn === 'credential') return verifyCredential(text, options);
+  if (fn === 'presentation') return verifyPresentation(text, options);
+  if (fn === 'bundle') return verifyBundle(text, options);
+  if (fn === 'judgments') return verifyProposalJudgments(JSON.parse(text));
+  return verifyLogProof(JSON.parse(text), options.logKey as string);
+}
+
+describe('dist/akas-verify.browser.js in Chromium', () => {
+  it('runs on WebCrypto, with no Node built-in, and answers every check as the Node verifier does', async (ctx) => {
+    if (!browser) return ctx.skip();
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(base + '/');
+    await page.waitForFunction(() => 'akas' in window);
+    const results = await page.evaluate(async (list) => {
+      const v = (window as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const out: { platform: string; reports: unknown[] } = { platform: v.CRYPTO_PLATFORM, reports: [] };
+      for (const [, fn, file, options] of list) {
+        const text = await (await fetch(`/fixtures/${file}`)).text();
+        const o = options as Record<string, unknown>;
+        if (fn === 'credential') out.reports.push(await v.verifyCredential(text, o));
+        else if (fn === 'presentation') out.reports.push(await v.verifyPresentation(text, o));
+        else if (fn === 'bundle') out.reports.push(await v.verifyBundle(text, o));
+        else if (fn === 'judgments') out.reports.push(await v.verifyProposalJudgments(JSON.parse(text)));
+        else out.reports.push(await v.verifyLogProof(JSON.parse(text), o.logKey as string));
+      }
+      return out;
+    }, cases);
+    expect(errors).toEqual([]);
+    expect(results.platform).toBe('webcrypto');
+    const verdicts: boolean[] = [];
+    for (const [i, c] of cases.entries()) {
+      const mine = results.reports[i] as { verified?: boolean; ok?: boolean };
+      expect(mine, c[0]).toEqual(JSON.parse(JSON.stringify(await nodeVerdict(c))));
+      verdicts.push(Boolean(mine.verified ?? mine.ok));
+    }
+    // Both outcomes are among the fixtures: a build that answered one verdict to all would fail.
+    expect(new Set(verdicts)).toEqual(new Set([true, false]));
+    await page.close();
+  }, 120_000);
+
+  it('checks a bundle with the bytes of its blobs given in memory', async (ctx) => {
+    if (!browser) return ctx.skip();
+    const page = await browser.newPage();
+    await page.goto(base + '/');
+    await page.waitForFunction(() => 'akas' in window);
+    const r = await page.evaluate(async () => {
+      const v = (window as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const bytes = new TextEncoder().encode('the bytes of an artifact\n'.repeat(100));
+      const sha = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+      const bundle = JSON.parse(await (await fetch('/fixtures/bundle.json')).text());
+      bundle.cas = [{ sha256: sha, role: 'artifact', bytes: bytes.length }];
+      const good = await v.verifyBundle(bundle, { blobs: { [sha]: bytes } });
+      const bad = await v.verifyBundle(bundle, { blobs: { [sha]: bytes.slice(1) } });
+      const none = await v.verifyBundle(bundle, {});
+      const pick = (x: { checks: Array<{ id: string; valid: boolean | null }> }) => x.checks.filter((c) => c.id === 'cas.hash').map((c) => c.valid);
+      return { good: pick(good), bad: pick(bad), none: pick(none) };
+    });
+    expect(r).toEqual({ good: [true], bad: [false], none: [null] });
+    await page.close();
+  });
+});

@@ -1,0 +1,99 @@
+// The single-file verifier (dist/akas-verify.mjs, `npm run build:verifier`), as an auditor
+// runs it: copied alone into a folder outside the repository, with no node_modules anywhere
+// on its path, run in an empty network namespace (unshare -n, where the machine allows it),
+// on the public vectors and on what a live node exports. Every verdict (the --json document
+// and the exit code) must be the one `akas verify` gives, and its size stays within 400 KB.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/e2e.js';
+import { writeVerifierFixtures, type VerifierFixtures } from '../helpers/verifier-fixtures.js';
+
+const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
+let work: string;
+let fx: VerifierFixtures;
+const canUnshare = spawnSync('unshare', ['-n', 'true']).status === 0;
+
+beforeAll(async () => {
+  if (!existsSync(SINGLE)) throw new Error(`${SINGLE} is missing: run npm run build (or npm run build:verifier)`);
+  work = mkdtempSync(join(tmpdir(), 'akas-single-file-'));
+  copyFileSync(SINGLE, join(work, 'akas-verify.mjs'));
+  fx = await writeVerifierFixtures(work, { many: 1100 });
+}, 120_000);
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** A clean environment: no NODE_PATH or NODE_OPTIONS that could lend it modules. */
+function env() {
+  const e: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: work, AKAS_CONFIG_DIR: join(work, '.config') };
+  return e;
+}
+
+function single(args: string[]) {
+  const cmd = canUnshare ? ['unshare', ['-n', process.execPath, join(work, 'akas-verify.mjs'), ...args]] : [process.execPath, [join(work, 'akas-verify.mjs'), ...args]];
+  const r = spawnSync(cmd[0] as string, cmd[1] as string[], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000, maxBuffer: 256 * 1024 * 1024 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function akas(args: string[]) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000, maxBuffer: 256 * 1024 * 1024 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('dist/akas-verify.mjs, alone', () => {
+  it('stays within 400 KB and sits where no node_modules can be found', () => {
+    expect(statSync(SINGLE).size).toBeLessThanOrEqual(400 * 1024);
+    for (let d = work; ; d = dirname(d)) {
+      expect(existsSync(join(d, 'node_modules')), `${d}/node_modules`).toBe(false);
+      if (dirname(d) === d) break;
+    }
+  });
+
+  it('runs in an empty network namespace (where unshare -n is allowed)', () => {
+    if (!canUnshare) return void console.warn('unshare -n is not allowed here: the single file runs with the network present');
+    const r = spawnSync('unshare', ['-n', process.execPath, '-e', "require('node:net').connect(80, '1.1.1.1').on('error', (e) => { console.log(e.code); })"], { encoding: 'utf8' });
+    expect(r.stdout.trim()).toMatch(/ENETUNREACH|EHOSTUNREACH|ECONNREFUSED/);
+  });
+
+  it('gives the verdicts of akas verify, check for check, on every fixture', () => {
+    const codes: Record<string, number | null> = {};
+    for (const args of fx.commands) {
+      const mine = single(['--json', ...args]);
+      const theirs = akas(['--json', ...args]);
+      const name = args.slice(1, 3).join(' ');
+      expect(mine.stderr, name).toBe(theirs.stderr);
+      expect(mine.code, `${name}: ${mine.stdout.slice(0, 300)}${mine.stderr}`).toBe(theirs.code);
+      expect(JSON.parse(mine.stdout), name).toEqual(JSON.parse(theirs.stdout));
+      codes[args.slice(1).join(' ')] = mine.code;
+    }
+    // The fixtures cover every outcome: holds (0), does not hold (1), could not run (2).
+    expect(new Set(Object.values(codes))).toEqual(new Set([0, 1, 2]));
+  }, 240_000);
+
+  it('prints the same human report as akas verify, and reads `akas-verify credential X` as `verify credential X`', () => {
+    const args = ['verify', 'bundle', 'bundle-tampered.json', '--issuer', fx.issuer, '--at', fx.at];
+    const mine = single(args);
+    expect(mine.code).toBe(1);
+    expect(mine.stdout).toBe(akas(args).stdout);
+    const short = single(['credential', 'credential-0.json', '--issuer', fx.issuer, '--at', fx.at]);
+    expect(short.code, short.stdout + short.stderr).toBe(0);
+  });
+
+  it('holds the verify commands only, and says so of a check that needs the full akas', () => {
+    const help = single(['--help']);
+    expect(help.stdout).toContain('verify');
+    expect(help.stdout).not.toMatch(/\bregister\b/);
+    expect(single(['register']).code).toBe(2); // not a command of the single file
+    expect(single(['verify', 'manifest', 'bundle.json']).code).toBe(2); // asks a node: not in it either
+    // An artifact node without the bytes: `akas verify cas --node` would fetch them (undici), which the single file leaves out.
+    writeFileSync(join(work, 'artifact-node.json'), JSON.stringify({ kind: 'leaf-artifact', path: '/a', payload: { uri: '/api/cas/' + 'a'.repeat(64), sha256: 'a'.repeat(64), bytes: 1 } }));
+    const online = single(['--json', 'verify', 'cas', '--node', 'artifact-node.json']);
+    expect(online.code).toBe(2);
+    expect(JSON.parse(online.stdout)).toMatchObject({ code: 'not_in_single_file', error: expect.stringContaining('needs the full akas') });
+    // With the file given, the same command is offline and in the single file.
+    writeFileSync(join(work, 'a.bin'), 'x');
+    expect(single(['verify', 'cas', '--node', 'artifact-node.json', 'a.bin']).code).toBe(1);
+  });
+});

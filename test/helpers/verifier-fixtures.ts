@@ -1,0 +1,125 @@
+// Fixtures for the tests that compare the verifier's builds (the single file, the Node single
+// executable, the browser build) with `akas verify`: the W3C eddsa-jcs-2022 worked example,
+// and what a live node exports (a bundle, its credentials, a proposal's judgments, a log
+// proof), each also tampered with, plus a presentation and content-store bytes. Written into a
+// folder; `commands` are the `verify` invocations run there, relative paths only.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
+import { issueJudgmentCredential } from '../../src/domain/credentials.js';
+import type { JudgmentRecord } from '../../src/domain/records.js';
+import { testNode } from './app.js';
+import { decide } from './flows.js';
+import { signer, signJcs } from './jcs-sign.js';
+import { vectorText } from './vectors.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export interface VerifierFixtures {
+  dir: string;
+  issuer: string;
+  at: string;
+  logKey: string;
+  /** Parsed documents by file name (for the browser build). */
+  docs: Record<string, unknown>;
+  /** `verify ...` argument lists, each run with --json. */
+  commands: string[][];
+}
+
+/** Writes the fixtures into dir. many: also a JSON lines file of that many credentials (worker threads). */
+export async function writeVerifierFixtures(dir: string, opts: { many?: number } = {}): Promise<VerifierFixtures> {
+  mkdirSync(dir, { recursive: true });
+  const docs: Record<string, unknown> = {};
+  const put = (name: string, value: unknown) => {
+    docs[name] = value;
+    writeFileSync(join(dir, name), typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+  };
+
+  const node = await testNode();
+  let issuer: string;
+  let at: string;
+  let logKey: string;
+  try {
+    const { proposalId } = await decide(node, 'capability');
+    const bundle = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}/bundle` })).json();
+    const proposal = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json();
+    const attestation = (await node.app.inject({ url: '/api/attestations/att_0000000000000000' })).json();
+    issuer = node.keys.issuer.did;
+    at = new Date(node.clock.now() + 1000).toISOString();
+    logKey = attestation.logKey;
+    put('bundle.json', bundle);
+    put('proposal.json', proposal);
+    put('attestation.json', attestation);
+    bundle.credentials.forEach((c: unknown, i: number) => put(`credential-${i}.json`, c));
+    put('credentials.jsonl', bundle.credentials.map((c: unknown) => JSON.stringify(c)).join('\n') + '\n');
+    const tampered = structuredClone(bundle);
+    tampered.credentials[1].credentialSubject.rationale = 'Changed after issuing.';
+    put('bundle-tampered.json', tampered);
+    put('credential-tampered.json', tampered.credentials[1]);
+    const proposalTampered = structuredClone(proposal);
+    proposalTampered.judgments[0].scores.accuracy = 0.1;
+    put('proposal-tampered.json', proposalTampered);
+    const attestationTampered = structuredClone(attestation);
+    attestationTampered.entry.body = { ...attestationTampered.entry.body, at: 1 };
+    put('attestation-tampered.json', attestationTampered);
+
+    // A presentation of those judgment credentials, signed by a holder for authentication.
+    const holder = signer();
+    const vp = signJcs({ '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiablePresentation'], holder: holder.did, verifiableCredential: bundle.credentials }, holder, {
+      proofPurpose: 'authentication',
+      challenge: 'audit-2026',
+      domain: 'auditor.example',
+    });
+    put('presentation.json', vp);
+  } finally {
+    await node.close();
+  }
+
+  put('w3c-signed.json', vectorText('w3c-vc-di-eddsa', 'eddsa-jcs-2022/signedJCS.json'));
+  // A proof set of two, and a credential with several subjects, by a hand signer.
+  const by = signer();
+  const base = { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: by.did, validFrom: '2026-01-01T00:00:00Z' };
+  put('proof-set.json', signJcs(signJcs({ ...base, credentialSubject: { id: 'did:example:a', name: 'A' } }, by), by, { created: '2026-01-02T00:00:00Z' }));
+  put('subjects.json', signJcs({ ...base, credentialSubject: [{ id: 'did:example:a', name: 'A' }, { id: 'did:example:b', name: 'B' }] }, by));
+  put('garbage.json', 'not json at all');
+  const blob = Buffer.from('the bytes of an artifact\n'.repeat(100));
+  writeFileSync(join(dir, 'blob.bin'), blob);
+  const sha = createHash('sha256').update(blob).digest('hex');
+
+  const commands: string[][] = [
+    ['verify', 'credential', 'w3c-signed.json', '--at', at],
+    ['verify', 'credential', 'credentials.jsonl', 'credential-0.json', '--issuer', issuer, '--judge-signature', '--at', at],
+    ['verify', 'credential', 'credential-tampered.json', '--at', at],
+    ['verify', 'credential', 'proof-set.json', 'subjects.json', '--at', at],
+    ['verify', 'credential', 'garbage.json'],
+    ['verify', 'presentation', 'presentation.json', '--challenge', 'audit-2026', '--domain', 'auditor.example', '--issuer', issuer, '--at', at],
+    ['verify', 'presentation', 'presentation.json', '--challenge', 'another', '--at', at],
+    ['verify', 'bundle', 'bundle.json', '--issuer', issuer, '--at', at],
+    ['verify', 'bundle', 'bundle-tampered.json', '--issuer', issuer, '--at', at],
+    ['verify', 'judgments', 'proposal.json'],
+    ['verify', 'judgments', 'proposal-tampered.json'],
+    ['verify', 'log-proof', 'attestation.json', '--log-key', logKey],
+    ['verify', 'log-proof', 'attestation-tampered.json', '--log-key', logKey],
+    ['verify', 'cas', 'blob.bin', '--sha256', sha],
+    ['verify', 'cas', 'blob.bin', '--sha256', '0'.repeat(64)],
+  ];
+
+  if (opts.many) {
+    // Enough credentials for the verifier's worker threads (cli/verify-pool.ts), one changed.
+    const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
+    const judge = generateKeyPair();
+    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
+    const lines: string[] = [];
+    for (let i = 0; i < opts.many; i++) {
+      const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
+      const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
+      const j = { judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`, agentTag: 'ak_manyjudge', scores, composite: 0.8, rationale: `item ${i}`, receivedAt: Date.UTC(2026, 0, 1) + i, signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload } } as unknown as JudgmentRecord;
+      lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j)));
+    }
+    lines[opts.many - 7] = lines[opts.many - 7].replace(`item ${opts.many - 7}`, 'item changed');
+    writeFileSync(join(dir, 'many.jsonl'), lines.join('\n') + '\n');
+    commands.push(['verify', 'credential', 'many.jsonl', '--issuer', keys.issuer.did, '--at', '2026-06-01T00:00:00Z']);
+  }
+  return { dir, issuer: issuer!, at: at!, logKey: logKey!, docs, commands };
+}

@@ -1,0 +1,43 @@
+// The verifier's browser build (dist/akas-verify.browser.js, scripts/build-verifier.mjs): the
+// same checks as `akas verify`, on WebCrypto's Ed25519, for pages such as the web explorer.
+// Every function answers a Promise (WebCrypto is asynchronous) of the same report the Node
+// verifier gives: {verified, checks: [{id, layer, what, valid, why?, subject?}]}, where
+// `valid` is true (holds), false (does not) or null (could not be checked: never counted as
+// verified). Inputs are the texts or bytes of the files (strict JSON is checked then), or
+// values already parsed. docs/VERIFIER.md documents it with an example.
+import { CRYPTO_PLATFORM } from '../src/core/crypto.js';
+import { VERSION } from '../src/core/version.js';
+import { blobsInMemory, verifyBundleAsync, type BundleOptions, type BundleReport } from './bundle.js';
+import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
+import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
+import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
+import { verifyLogProofAsync } from './log.js';
+import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
+import { tally, type Check, type Report } from './report.js';
+
+export { CRYPTO_PLATFORM, VERSION, tally, isPresentation };
+export type { BundleReport, Check, CredentialOptions, CredentialReport, IssuerKeyList, IssuerTrust, JudgmentsReport, PresentationOptions, PresentationReport, Report };
+
+/** One credential (VC DM 2.0, eddsa-jcs-2022): its text, bytes or parsed value. Options: at, issuer, trust, checkJudgeSignature. */
+export const verifyCredential = (input: unknown, options?: CredentialOptions): Promise<CredentialReport> => verifyCredentialAsync(input, options);
+
+/** A verifiable presentation and every credential in it. Options: challenge, domain, requireProof, and those of verifyCredential. */
+export const verifyPresentation = (input: unknown, options?: PresentationOptions): Promise<PresentationReport> => verifyPresentationAsync(input, options);
+
+/** The issuer keys reached from a pinned did:key through the node's signed rotations (GET /api/node/keys `issuer`). */
+export const trustIssuerKeys = (pinned: string, list: IssuerKeyList | undefined): Promise<IssuerTrust> => trustIssuerKeysAsync(pinned, list);
+
+/** The judges' signatures (L2) of a proposal detail (GET /api/knowledge/proposals/{id}), with their public profiles. */
+export const verifyProposalJudgments = (detail: unknown, profiles?: AgentKeys[]): Promise<JudgmentsReport> => verifyProposalJudgmentsAsync(detail, profiles);
+
+/** A saved GET /api/attestations/{id} answer against a pinned log key (a C2SP verifier key string). */
+export const verifyLogProof = (doc: unknown, logKey: string): Promise<Report> => verifyLogProofAsync(doc, logKey);
+
+export interface BrowserBundleOptions extends Omit<BundleOptions, 'blobs'> {
+  /** The bytes of the blobs the bundle names, by their sha256 (e.g. files the user dropped, read with arrayBuffer()). */
+  blobs?: Map<string, Uint8Array> | Record<string, Uint8Array>;
+}
+
+/** A proposal bundle (`akas export`), layer by layer. Rejects (the check cannot run) when the input is not a bundle. */
+export const verifyBundle = (input: unknown, options: BrowserBundleOptions = {}): Promise<BundleReport> =>
+  verifyBundleAsync(input, { ...options, blobs: options.blobs ? blobsInMemory(options.blobs) : undefined });
