@@ -27,6 +27,7 @@ import { mcpRoutes } from './mcp/route.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
 import { registerSecurityHeaders } from './security-headers.js';
+import { explorerRoutes } from '../explorer/index.js';
 
 export interface AppConfig extends DomainConfig {
   /** The origin used in absolute URLs; by default the one the request came to. */
@@ -204,6 +205,25 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openApiRoutes);
   await app.register(mcpRoutes);
   await app.register(discoveryRoutes);
+  // The explorer's pages (issue 25) at / and /explore/...: their own policy, stricter in what it
+  // lets run than a page needs and no looser than the API's anywhere else: scripts and styles
+  // from the node only (no inline script or style, no eval), fetches and the event stream to the
+  // node only, forms posting to the node only.
+  await app.register(explorerRoutes, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+  });
 
   const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
   sweepTimer.unref();
