@@ -180,6 +180,10 @@ async function send(op: Operation, s: Sent): Promise<Failure | null> {
   const text = await res.body.text();
   if (res.statusCode >= 500) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 600), why: '5xx' };
   if (res.statusCode >= 400) {
+    // The explorer's pages answer a browser (one that prefers text/html) with a page saying why
+    // (PROTOCOL 15); any other caller gets the envelope.
+    const page = (op.path === '/' || op.path.startsWith('/explore/')) && String(s.headers.accept ?? '').includes('text/html');
+    if (page) return type.startsWith('text/html') ? null : { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: 'an explorer refusal to a browser that is not a page' };
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(text);
