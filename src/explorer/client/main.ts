@@ -329,13 +329,10 @@ function liveSearch(input: HTMLInputElement) {
   list.id ||= `suggest-${input.id}`;
   const status = el('p', { class: 'sr', 'aria-live': 'polite' });
   list.before(status);
-  input.setAttribute('aria-controls', list.id);
-  input.setAttribute('aria-expanded', 'false');
   let timer: number | undefined;
   let asked = 0;
   const close = () => {
     list.hidden = true;
-    input.setAttribute('aria-expanded', 'false');
   };
   input.addEventListener('input', () => {
     clearTimeout(timer);
@@ -356,7 +353,6 @@ function liveSearch(input: HTMLInputElement) {
         if (r.total > r.items.length) list.append(link(`/explore/search?q=${encodeURIComponent(q)}`, `All ${r.total} matches →`));
         status.textContent = r.total ? `${r.total} matches` : 'No match';
         list.hidden = r.items.length === 0;
-        input.setAttribute('aria-expanded', String(!list.hidden));
       } catch {
         close();
       }
