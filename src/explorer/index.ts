@@ -121,10 +121,11 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
     if (q.cursor) p.set('cursor', q.cursor);
     p.set('limit', '100');
     const node = await api<NodeView>(app, request, `/api/knowledge/node${path === '/' ? '' : path.split('/').map(encodeURIComponent).join('/')}?${p}`);
-    // The shape below: each child (the first 30) with how many children it has, up to 100.
+    // The shape below: each child (the first 12) with how many children it has, up to 25: a
+    // bounded number of reads whatever the size of the tree.
     const shape = await Promise.all(
-      (node.children ?? []).slice(0, 30).map(async (c) => {
-        const page = await childrenOf(ctx.store, c, 100);
+      (node.children ?? []).slice(0, 12).map(async (c) => {
+        const page = await childrenOf(ctx.store, c, 25);
         return { path: c, count: page.children.length, more: page.nextCursor !== null };
       }),
     );

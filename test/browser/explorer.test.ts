@@ -68,33 +68,48 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await closeTab?.();
   await chrome?.close();
   await node?.close();
   if (chrome) console.log(`explorer screenshots: ${SCREENSHOTS}`);
 });
 
-/** Opens a page, listening for errors of its own, and waits until every check on it has an answer. */
+let tab: Page | undefined;
+let tabErrors: string[] = [];
+
+/**
+ * Opens a page in the one tab the tests share (its errors collected afresh), and waits until
+ * every check on it has an answer. close() on it is a no-op: the tab stays for the next page.
+ */
 async function open(path: string): Promise<{ page: Page; errors: string[] }> {
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => errors.push(`page: ${e.message}`));
-  await page.goto(base + path, { waitUntil: 'load' });
-  await page.waitForFunction(() => document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
-  return { page, errors };
+  if (!tab) {
+    tab = await context.newPage();
+    tab.on('console', (m) => m.type() === 'error' && tabErrors.push(`console: ${m.text()}`));
+    tab.on('pageerror', (e) => tabErrors.push(`page: ${e.message}`));
+    const real = tab.close.bind(tab);
+    tab.close = async () => undefined;
+    closeTab = real;
+  }
+  tabErrors = [];
+  await tab.goto(base + path, { waitUntil: 'load' });
+  await tab.waitForFunction(() => document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
+  return { page: tab, errors: tabErrors };
 }
+let closeTab: (() => Promise<void>) | undefined;
 
 /** axe-core in the page (evaluated through the devtools protocol, which the page's CSP does not govern). */
 async function axe(page: Page) {
-  await page.evaluate(AXE);
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE);
   const result = await page.evaluate(async () => (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run({ resultTypes: ['violations'] }));
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 async function shoot(page: Page, name: string) {
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}-desktop.png`), fullPage: true });
+  // The first screenful at each width (whole pages: SCREENSHOTS_FULL=1; the README's two were taken so).
+  const fullPage = process.env.SCREENSHOTS_FULL === '1';
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-desktop.png`), fullPage });
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-phone.png`), fullPage });
   // Usable from a phone's width up: nothing wider than the screen but what scrolls in its own box (tables, code).
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow, `${name} at phone width`).toBeLessThanOrEqual(1);
