@@ -7,6 +7,7 @@
 // Verify page; find a brief as you type a word of its core; be reachable with the keyboard
 // alone; and pass axe-core with no serious or critical violation. Screenshots of each page at
 // desktop and phone widths go to a folder named below (printed; never committed).
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -194,6 +195,27 @@ describe('the explorer in Chromium', () => {
       await card.waitFor();
       expect(await card.locator('h3 .v-text').textContent(), file).toBe(verdict);
       if (verdict === 'not verified') expect(await card.textContent()).toContain('the shown fields are what the judge signed');
+    }
+    // A credential, a saved log entry with its proof, and any file against its sha256: the same verdicts as akas verify.
+    const credential = join(dir, 'credential.json');
+    writeFileSync(credential, JSON.stringify(bundle.credentials[0]));
+    const proof = join(dir, 'entry.json');
+    writeFileSync(proof, JSON.stringify(await api(`/api/attestations/${ids.attestation}`)));
+    const file = join(dir, 'model.bin');
+    writeFileSync(file, 'some bytes\n'.repeat(1000));
+    const sha = createHash('sha256').update(readFileSync(file)).digest('hex');
+    for (const [input, kind, sha256, verdict] of [
+      [credential, 'credential', '', 'verified'],
+      [proof, 'log proof', '', 'verified'],
+      [file, 'file', sha, 'verified'],
+      [file, 'file', 'f'.repeat(64), 'not verified'],
+    ] as const) {
+      await page.fill('#v-sha', sha256);
+      await page.setInputFiles('#v-files', input);
+      await page.click('form[data-verify-form] button[type=submit]');
+      const card = page.locator(`[data-result="${kind}"]`);
+      await card.waitFor();
+      expect(await card.locator('h3 .v-text').textContent(), `${kind} ${sha256}`).toBe(verdict);
     }
     await shoot(page, 'verify-result');
     expect(errors).toEqual([]);
