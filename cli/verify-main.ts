@@ -7,7 +7,7 @@
 // (scripts/build-verifier.mjs); those that ask a node are dropped here.
 import type { Command } from 'commander';
 import { commandGroups } from './commands/index.js';
-import { run } from './program.js';
+import { run, type Cli } from './program.js';
 import { WORKER_ARG } from './verify-worker.js';
 
 /** verify subcommands that ask a node: not offline, so not in the single file. */
@@ -28,6 +28,23 @@ export function offlineOnly(program: Command) {
   }
 }
 
+// A stand-in for the top-level commands the single file leaves out: every call on it chains and
+// nothing is built, so the groups run as in akas but only `verify` and its subcommands become
+// commander objects (building the whole command table was most of the single file's start).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const inert: any = new Proxy(function inert() {}, { get: (_t, prop) => (prop === 'then' ? undefined : () => inert), apply: () => inert });
+
+/** The program as the command groups see it: `program.command(name)` builds `verify` only. */
+export function verifyOnly(program: Command): Command {
+  return new Proxy(program, {
+    get(target, prop) {
+      if (prop === 'command') return (nameAndArgs: string, ...rest: unknown[]) => (nameAndArgs.split(' ')[0] === 'verify' ? (target.command as (...a: unknown[]) => Command)(nameAndArgs, ...rest) : inert);
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /** `akas-verify credential X` reads as `akas-verify verify credential X`. */
 export function withVerify(argv: string[], subcommands: string[]): string[] {
   const first = argv.findIndex((a) => !a.startsWith('-'));
@@ -42,7 +59,7 @@ if (!process.argv.includes(WORKER_ARG)) {
   void run(
     argv,
     { stdout: process.stdout, stderr: process.stderr },
-    commandGroups,
+    commandGroups.map((group) => (program: Command, cli: Cli) => group(verifyOnly(program), cli)),
     process.env,
     (program) => {
       offlineOnly(program);

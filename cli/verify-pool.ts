@@ -5,7 +5,9 @@
 // Workers need the built module (a worker cannot load TypeScript), so from the sources (tests
 // run in-process) and for small batches everything runs on this thread.
 // node:os and node:worker_threads load only when workers are used (a short check starts without them).
-import { trustIssuerKeys, verifyCredential, type CredentialReport, type IssuerKeyList } from '../verifier/index.js';
+// The two verifier modules it needs, not verifier/index.js (which would load the log and bundle checks too).
+import { verifyCredential, type CredentialReport } from '../verifier/credential.js';
+import { trustIssuerKeys, type IssuerKeyList } from '../verifier/issuer-keys.js';
 import { WORKER_ARG } from './verify-worker.js';
 
 export interface PoolOptions {

@@ -20,7 +20,7 @@
 // stay under 400 KB, the issue's bound).
 import { execFileSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
-import { chmodSync, copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -41,7 +41,7 @@ const packageOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).
  * whose static imports reach a package outside ALLOWED. Found from a first build's metafile,
  * with every package left external.
  */
-async function unbundleable(entry) {
+async function unbundleable(entry, groups) {
   const meta = (
     await build({
       entryPoints: [entry],
@@ -54,7 +54,7 @@ async function unbundleable(entry) {
       outdir: resolve(dist, '.verifier-scan'),
       splitting: true,
       logLevel: 'silent',
-      plugins: [{ name: 'external-packages', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path, external: true })) }],
+      plugins: [groupsPlugin(groups), { name: 'external-packages', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path, external: true })) }],
     })
   ).metafile;
   const inputs = meta.inputs;
@@ -85,6 +85,56 @@ async function unbundleable(entry) {
     }
   }
   return cut;
+}
+
+/**
+ * The command groups (cli/commands/index.ts) that add commands under `verify`, found by running
+ * each group on a fresh commander program at build time: the single file imports those groups
+ * only, so the others are neither bundled nor run at every start. A group that adds a verify
+ * command later is picked up by the next build.
+ */
+async function verifyGroups() {
+  const scan = resolve(dist, '.verifier-scan');
+  const out = resolve(scan, 'groups.mjs');
+  await build({
+    entryPoints: [resolve(root, 'cli/commands/index.ts')],
+    outfile: out,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'silent',
+    plugins: [{ name: 'external-packages', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path, external: true })) }],
+  });
+  const { commandGroups } = await import(`${out}?t=${Date.now()}`);
+  const { Command } = await import('commander');
+  const names = [];
+  for (const group of commandGroups) {
+    const program = new Command('akas');
+    group(program, {});
+    if (program.commands.find((c) => c.name() === 'verify')?.commands.length) names.push(group.name);
+  }
+  // Where each group is defined: the import lines of cli/commands/index.ts.
+  const index = readFileSync(resolve(root, 'cli/commands/index.ts'), 'utf8');
+  const files = new Map([...index.matchAll(/import \{ (\w+) \} from '\.\/([\w-]+)\.js';/g)].map((m) => [m[1], resolve(root, 'cli/commands', `${m[2]}.ts`)]));
+  const missing = names.filter((n) => !files.has(n));
+  if (missing.length || !names.length) throw new Error(`cannot place the verify command groups ${missing.join(', ') || '(none found)'} (cli/commands/index.ts)`);
+  return names.map((n) => ({ name: n, file: files.get(n) }));
+}
+
+/** cli/verify-main.ts's `./commands/index.js`, as the verify groups only. */
+function groupsPlugin(groups) {
+  return {
+    name: 'verify-groups',
+    setup(b) {
+      b.onResolve({ filter: /^\.\/commands\/index\.js$/ }, (args) => (args.importer === resolve(root, 'cli/verify-main.ts') ? { path: 'verify-groups', namespace: 'akas-verify-groups' } : undefined));
+      b.onLoad({ filter: /.*/, namespace: 'akas-verify-groups' }, () => ({
+        loader: 'ts',
+        resolveDir: resolve(root, 'cli/commands'),
+        contents: groups.map((g) => `import { ${g.name} } from ${JSON.stringify(g.file)};`).join('\n') + `\nexport const commandGroups = [${groups.map((g) => g.name).join(', ')}];\n`,
+      }));
+    },
+  };
 }
 
 /** Replaces each unbundleable lazy module by one that refuses, as a CliError (exit 2) the CLI reports. */
@@ -141,7 +191,8 @@ const banner = '// akas-verify: the offline checks of akas in one file (the npm 
 
 export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 'akas-verify.mjs') } = {}) {
   const entry = resolve(root, 'cli/verify-main.ts');
-  const cut = await unbundleable(entry);
+  const groups = await verifyGroups();
+  const cut = await unbundleable(entry, groups);
   rmSync(resolve(dist, '.verifier-scan'), { recursive: true, force: true });
   const { metafile } = await build({
     entryPoints: [entry],
@@ -151,12 +202,12 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
     format,
     platform: 'node',
     target: 'node20',
-    minify: true,
+    minify: !process.env.AKAS_BUILD_UNMINIFIED,
     legalComments: 'none',
     logLevel: 'warning',
     // commander is CommonJS and requires node builtins: give the ES module a real require.
     banner: { js: format === 'esm' ? `#!/usr/bin/env node\n${banner}\nimport { createRequire as __akasRequire } from 'node:module'; const require = __akasRequire(import.meta.url);` : banner },
-    plugins: [stubPlugin(cut), lateBuiltins],
+    plugins: [groupsPlugin(groups), stubPlugin(cut), lateBuiltins],
     // The CommonJS build (the single executable) has no import.meta: the verify pool then uses one thread.
     ...(format === 'cjs' ? { define: { 'import.meta.url': 'undefined' } } : {}),
   });
@@ -165,7 +216,7 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
   if (process.env.AKAS_BUILD_SIZES) { const by = {}; for (const [f, v] of Object.entries(metafile.outputs[rel(outfile)].inputs)) { const k = f.split("/").slice(0, 3).join("/"); by[k] = (by[k] || 0) + v.bytesInOutput; } console.log(Object.entries(by).sort((a, b) => b[1] - a[1]).slice(0, 30)); }
   if (format === "esm" && size > SINGLE_FILE_LIMIT) throw new Error(`${rel(outfile)} is ${size} bytes, over ${SINGLE_FILE_LIMIT}`);
   if (format === 'esm') chmodSync(outfile, 0o755);
-  return { outfile, size, stubbed: [...cut.keys()].map(rel) };
+  return { outfile, size, stubbed: [...cut.keys()].map(rel), groups: groups.map((g) => g.name) };
 }
 
 /** The node:crypto of the browser build: whatever a check never calls, throwing if it ever is. */
@@ -242,7 +293,7 @@ export async function buildSea({ outfile = resolve(dist, `akas-verify-${process.
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const started = Date.now();
   const one = await buildSingleFile();
-  console.log(`${rel(one.outfile)}  ${(one.size / 1024).toFixed(0)} KiB${one.stubbed.length ? `  (lazy modules left to the full akas: ${one.stubbed.join(', ')})` : ''}`);
+  console.log(`${rel(one.outfile)}  ${(one.size / 1024).toFixed(0)} KiB, from ${one.groups.join(', ')}${one.stubbed.length ? `  (lazy modules left to the full akas: ${one.stubbed.join(', ')})` : ''}`);
   const web = await buildBrowser();
   console.log(`${rel(web.outfile)}  ${(web.size / 1024).toFixed(0)} KiB`);
   if (process.argv.includes('--sea')) {

@@ -97,9 +97,9 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(base + '/');
-    await page.waitForFunction(() => 'akas' in window);
+    await page.waitForFunction(() => 'akas' in globalThis);
     const results = await page.evaluate(async (list) => {
-      const v = (window as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const v = (globalThis as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
       const out: { platform: string; reports: unknown[] } = { platform: v.CRYPTO_PLATFORM, reports: [] };
       for (const [, fn, file, options] of list) {
         const text = await (await fetch(`/fixtures/${file}`)).text();
@@ -129,9 +129,9 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
     if (!browser) return ctx.skip();
     const page = await browser.newPage();
     await page.goto(base + '/');
-    await page.waitForFunction(() => 'akas' in window);
+    await page.waitForFunction(() => 'akas' in globalThis);
     const r = await page.evaluate(async () => {
-      const v = (window as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const v = (globalThis as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
       const bytes = new TextEncoder().encode('the bytes of an artifact\n'.repeat(100));
       const sha = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
       const bundle = JSON.parse(await (await fetch('/fixtures/bundle.json')).text());

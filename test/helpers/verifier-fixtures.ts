@@ -14,7 +14,6 @@ import { decide } from './flows.js';
 import { signer, signJcs } from './jcs-sign.js';
 import { vectorText } from './vectors.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface VerifierFixtures {
   dir: string;
