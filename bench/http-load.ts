@@ -14,6 +14,8 @@ interface Target {
   url: string;
   /** Several processes serving one node: the connections are spread over these (url is then ignored). */
   urls?: string[];
+  /** Several paths on the one origin of `url`: connection c requests paths[c % paths.length]. */
+  paths?: string[];
   headers?: Record<string, string>;
   /** GET by default; a POST sends `body` (bench/mcp.ts posts JSON-RPC). */
   method?: 'GET' | 'POST';
@@ -38,6 +40,7 @@ const targets = opts.targets.map((t) => {
   return {
     pools,
     path: urls[0].pathname + urls[0].search,
+    paths: t.paths,
     headers: t.headers ?? {},
     method: t.method ?? 'GET',
     body: t.body,
@@ -57,8 +60,9 @@ async function slice(t: (typeof targets)[number], ms: number, count: boolean) {
   await Promise.all(
     Array.from({ length: connections }, async (_, c) => {
       const pool = t.pools[c % t.pools.length];
+      const path = t.paths ? t.paths[c % t.paths.length] : t.path;
       while (performance.now() < end) {
-        const res = await pool.request({ method: t.method, path: t.path, headers: t.headers, body: t.body });
+        const res = await pool.request({ method: t.method, path, headers: t.headers, body: t.body });
         await res.body.dump();
         if (!count) continue;
         t.statuses[res.statusCode] = (t.statuses[res.statusCode] ?? 0) + 1;

@@ -18,6 +18,8 @@ const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
 export interface Target {
   name: string;
   url: string;
+  /** Several paths on the origin of url, one per connection (bench/log.ts reads many tiles). */
+  paths?: string[];
   headers?: Record<string, string>;
   method?: 'GET' | 'POST';
   body?: string;

@@ -9,10 +9,16 @@
 // at 10,000. Durable writes are shown
 // two ways: group-committed with 32 in flight (the same concurrency as the appends: the strict
 // comparison), and one synced write at a time (what a single durable LevelDB write costs).
-import { cryptoRandom, FakeClock, freshNodeKeys, systemClock } from '../src/core/index.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { canonicalize, cryptoRandom, encodeTileIndex, FakeClock, freshNodeKeys, generateKeyPair, sign, systemClock, type NodeKeys } from '../src/core/index.js';
 import { enqueueLogEntry, LogOutbox, TransparencyLog } from '../src/domain/log.js';
+import { parseWitnessSpec, WitnessClient } from '../src/domain/witnesses.js';
+import { createApp } from '../src/http/app.js';
 import { openTempStore, space, type Store } from '../src/store/index.js';
-import { concurrentRate, header, line, perSec, rate, type Rate } from './lib.js';
+import { handleWitnessRequest, Witness } from '../src/witness/index.js';
+import { CONNECTIONS, CYCLES, load, SLICE_MS, type Target, type TargetResult } from './http.js';
+import { calibrateForBench, concurrentRate, header, line, perSec, rate, type Rate } from './lib.js';
 
 const TARGET = 0.5;
 const FLAT = 0.2;
@@ -27,13 +33,15 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 interface Bench {
   store: Store;
   log: TransparencyLog;
+  keys: NodeKeys;
   dispose: () => Promise<void>;
 }
 
 async function open(): Promise<Bench> {
   const { store, dispose } = await openTempStore();
-  const log = new TransparencyLog({ store, clock: systemClock, keys: freshNodeKeys(cryptoRandom) }, { checkpointEveryMs: 1000 });
-  return { store, log, dispose: async () => (await log.close(), await dispose()) };
+  const keys = { ...freshNodeKeys(cryptoRandom), hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }] };
+  const log = new TransparencyLog({ store, clock: systemClock, keys }, { checkpointEveryMs: 1000 });
+  return { store, log, keys, dispose: async () => (await log.close(), await dispose()) };
 }
 
 let n = 0;
@@ -124,9 +132,130 @@ export async function run() {
     }
     line(`inclusion proof at ${size.toLocaleString('en-US')} entries, median`, `${(med(ms) * 1000).toFixed(0)} µs`);
     line(`inclusion proof at ${size.toLocaleString('en-US')} entries, p99`, `${(pct(ms, 99) * 1000).toFixed(0)} µs`);
+    await tilesVsNodeRead(large);
+    await witnessesAndAppends();
     console.log(`  (total ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   } finally {
     await small.dispose();
     await large.dispose();
+  }
+}
+
+const TILE_TARGET = 0.7;
+const rateOf = (r: TargetResult) => perSec({ name: '', opsPerSec: (r.ok / r.ms) * 1000, ops: r.ok, ms: r.ms });
+
+/**
+ * C2SP tiles served over HTTP on the 1,000,000-entry log, as a ratio to a node read (GET
+ * /api/knowledge/node/{path} of a published capability) on the same node, both loaded by the
+ * child-process load generator of bench/http.ts in alternating slices. The tiles are 32 full
+ * level-0 tiles spread over the log (one per connection), made once before the run (a tile is
+ * made from the stored tree on its first read, then kept); the cost of that first read is shown.
+ */
+async function tilesVsNodeRead(large: Bench) {
+  const app = await createApp({ store: large.store, keys: large.keys, config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    // A published capability to read: one proposer, three judges on IPs of their own.
+    const agents = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: `10.78.0.${i + 1}` });
+      const a = res.json() as { apiKey: string; tag: string; signing: { privateKey: string } };
+      await calibrateForBench(app.akas, a.tag, 0.9, 1000);
+      agents.push({ ...a, ip: `10.78.0.${i + 1}` });
+    }
+    const [proposer, ...judges] = agents;
+    const path = '/bench/tiles-vs-node';
+    const payload = { path, title: 'Read-through cache', spec: 'Keep a cache in front of the store when reads dominate.', payload: { trigger: 'repeated reads', alternative: 'read through', cost: 'memory', whenNot: 'writes dominate', recipe: ['cache on read', 'drop on write'] } };
+    const p = await app.inject({ method: 'POST', url: '/api/knowledge/cap/propose', payload, headers: { authorization: `Bearer ${proposer.apiKey}` }, remoteAddress: proposer.ip });
+    const id = (p.json() as { proposalId: string }).proposalId;
+    for (const j of judges) {
+      const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
+      const signature = sign(j.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: j.tag, scores, rationale: 'Accurate.' }));
+      const r = await app.inject({ method: 'POST', url: `/api/knowledge/judge/${id}`, payload: { scores, rationale: 'Accurate.', signature }, headers: { authorization: `Bearer ${j.apiKey}` }, remoteAddress: j.ip });
+      if (r.statusCode !== 200) throw new Error(`judge answered ${r.statusCode}: ${r.body}`);
+    }
+    const size = (await app.akas.log.head()).size;
+    const fullTiles = Math.floor(size / 256);
+    const tilePaths = Array.from({ length: CONNECTIONS }, (_, i) => `/log/tile/0/${encodeTileIndex(Math.floor(((i + 0.5) * fullTiles) / CONNECTIONS))}`);
+    const tileUrls = tilePaths.map((p) => `${base}${p}`);
+    // The first read of each makes it from the stored tree (256 entries read and hashed), then keeps it.
+    const firstMs: number[] = [];
+    for (const u of tileUrls) {
+      const s0 = performance.now();
+      const r = await fetch(u);
+      const bytes = (await r.arrayBuffer()).byteLength;
+      firstMs.push(performance.now() - s0);
+      if (r.status !== 200 || bytes !== 8192) throw new Error(`${u} answered ${r.status} with ${bytes} bytes`);
+    }
+    const nodeRes = await fetch(`${base}/api/knowledge/node${path}`);
+    const nodeBytes = (await nodeRes.arrayBuffer()).byteLength;
+    if (nodeRes.status !== 200) throw new Error(`the node read answered ${nodeRes.status}`);
+    const targets: Target[] = [
+      { name: `GET /api/knowledge/node${path} (${nodeBytes} B)`, url: `${base}/api/knowledge/node${path}` },
+      { name: `GET /log/tile/0/<N> at ${size.toLocaleString('en-US')} entries (8192 B, ${CONNECTIONS} tiles)`, url: tileUrls[0], paths: tilePaths },
+      { name: 'GET /log/checkpoint', url: `${base}/log/checkpoint` },
+    ];
+    const [node, tile, checkpoint] = await load(targets);
+    const ratios = (r: TargetResult) => r.perCycle.map((x, i) => x / node.perCycle[i]);
+    const ratio = med(ratios(tile));
+    console.log(`  (tiles vs a node read: median over ${CYCLES} cycles of req/s divided by the node read's in the same cycle, ${CONNECTIONS} in flight, ${SLICE_MS} ms slices)`);
+    line(targets[0].name, rateOf(node), 1);
+    line(targets[1].name, rateOf(tile), ratio, `>= ${TILE_TARGET}`, ratio >= TILE_TARGET);
+    line(targets[2].name, rateOf(checkpoint), med(ratios(checkpoint)));
+    line('  a full tile\'s first read (made from the stored tree, then kept), median', `${med(firstMs).toFixed(1)} ms`);
+  } finally {
+    await app.close();
+  }
+}
+
+/**
+ * Appends with two witnesses vs without: the same 32 writers submitting and waiting for their
+ * entries on disk, checkpoints every 100 ms, each checkpoint sent to two witnesses on loopback
+ * that take 50 ms to answer (a round trip to a remote witness). Rounds run beside the log, so
+ * the append rate and latency should not move.
+ */
+async function witnessesAndAppends() {
+  const DELAY_MS = 50;
+  const servers: Array<{ spec: string; close: () => Promise<void>; dispose: () => Promise<void> }> = [];
+  const plain = await open();
+  const { store, dispose } = await openTempStore();
+  const keys = { ...freshNodeKeys(cryptoRandom), hmac: [{ signingKeyId: 'hk_bench', key: Buffer.alloc(32, 7), createdAt: 0 }] };
+  const log = new TransparencyLog({ store, clock: systemClock, keys }, { checkpointEveryMs: 100 });
+  const plainFast = new TransparencyLog({ store: plain.store, clock: systemClock, keys: plain.keys }, { checkpointEveryMs: 100 });
+  for (let i = 0; i < 2; i++) {
+    const ws = await openTempStore();
+    const witness = new Witness({ store: ws.store, clock: systemClock, key: { name: `w${i}.bench/witness`, seed: generateKeyPair().privateKey }, logs: [keys.log.verifierKey] });
+    const server = createServer((req, res) => void new Promise((r) => setTimeout(r, DELAY_MS)).then(() => handleWitnessRequest(witness, req, res)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    servers.push({ spec: `${witness.verifierKey}@http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())), dispose: ws.dispose });
+  }
+  const client = new WitnessClient(log, servers.map((s) => parseWitnessSpec(s.spec)), systemClock);
+  try {
+    const latencies = { with: [] as number[], without: [] as number[] };
+    const rates = { with: [] as number[], without: [] as number[] };
+    const timed = (l: TransparencyLog, into: number[]) => async () => {
+      const s0 = performance.now();
+      await l.submit(item());
+      into.push(performance.now() - s0);
+    };
+    for (let round = 0; round < 3; round++) {
+      rates.without.push((await concurrentRate('appends', timed(plainFast, latencies.without), CONCURRENCY, 2)).opsPerSec);
+      rates.with.push((await concurrentRate('appends', timed(log, latencies.with), CONCURRENCY, 2)).opsPerSec);
+    }
+    const status = await client.status();
+    const cosigned = Math.min(...status.map((s) => s.cosignedSize));
+    console.log(`  (appends with two witnesses answering in ${DELAY_MS} ms, checkpoints every 100 ms: 3 interleaved rounds of 2 s, medians; the witnesses cosigned up to ${cosigned.toLocaleString('en-US')} of ${(await log.head()).size.toLocaleString('en-US')} entries)`);
+    line('appends without witnesses', perSec({ opsPerSec: med(rates.without) } as Rate), 1);
+    line('appends with two witnesses', perSec({ opsPerSec: med(rates.with) } as Rate), med(rates.with) / med(rates.without), '>= 0.9', med(rates.with) / med(rates.without) >= 0.9);
+    line('append latency without witnesses, median / p99', `${med(latencies.without).toFixed(2)} / ${pct(latencies.without, 99).toFixed(2)} ms`);
+    line('append latency with two witnesses, median / p99', `${med(latencies.with).toFixed(2)} / ${pct(latencies.with, 99).toFixed(2)} ms`, med(latencies.without) / med(latencies.with));
+    if (cosigned === 0) throw new Error(`the witnesses cosigned nothing: ${JSON.stringify(status)}`);
+  } finally {
+    await client.close();
+    await log.close();
+    await plainFast.close();
+    await dispose();
+    await plain.dispose();
+    for (const s of servers) (await s.close(), await s.dispose());
   }
 }

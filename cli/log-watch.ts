@@ -6,7 +6,8 @@
 // the one signed (an edited, removed or reordered entry fails).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { checkLogInclusion, Checks, consistent, LogAuditor, openCheckpoint, type AuditState } from '../verifier/index.js';
+import { canonicalize, consistencyProof, decodeBundle, entryHash, perfectRoot, sha256Hex, TileHashReader, tilePath, bundlePath, tileWidthAt, TILE_HEIGHT, TILE_WIDTH, leafHash, verifyConsistency, type LogEntry } from '../src/core/index.js';
+import { checkLogInclusion, checkWitnesses, Checks, consistent, LogAuditor, openCheckpoint, type AuditState, type WitnessPolicy } from '../verifier/index.js';
 import type { AkasClient } from './client.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -45,8 +46,15 @@ async function logKeyFor(client: AkasClient, pinned: string | undefined, state: 
   return { key: String(keys.log?.verifierKey ?? ''), source: 'published' };
 }
 
+/** The witness quorum of a served checkpoint, as a failure message or null. */
+function witnessProblem(note: string, witnesses?: WitnessPolicy): string | null {
+  if (!witnesses) return null;
+  const c = new Checks();
+  return checkWitnesses(c, note, witnesses) ? null : `the checkpoint lacks its witnesses' quorum: ${c.failed[0]?.why}`;
+}
+
 /** One round of monitoring. */
-export async function watchOnce(client: AkasClient, statePath: string, opts: { full?: boolean; logKey?: string } = {}): Promise<WatchResult> {
+export async function watchOnce(client: AkasClient, statePath: string, opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {}): Promise<WatchResult> {
   const state = readWatchState(statePath);
   const { key, source } = await logKeyFor(client, opts.logKey, state);
   if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
@@ -58,6 +66,8 @@ export async function watchOnce(client: AkasClient, statePath: string, opts: { f
   if (!opened.ok) return { ok: false, message: `the checkpoint is refused: ${opened.reason}` };
   const cp = opened.checkpoint;
   const root = Buffer.from(cp.rootHash);
+  const unwitnessed = witnessProblem(note, opts.witnesses);
+  if (unwitnessed) return { ok: false, message: unwitnessed, size: cp.size };
 
   if (state) {
     const oldRoot = Buffer.from(state.root, 'hex');
@@ -141,4 +151,97 @@ export async function reviewGate(client: AkasClient, opts: { subject: string; ve
     cursor = page.nextCursor;
   } while (cursor);
   return { subject: opts.subject, verdict: opts.verdict, required: opts.min, approvals: counted.size, passed: counted.size >= opts.min, logKey: key, reviews };
+}
+
+/** Reads one resource of a tiled log: its bytes (gzip is undone by fetch), or throws saying which. */
+export type FetchBytes = (path: string) => Promise<Buffer>;
+
+/** GET <prefix>/<path> with the runtime's fetch, taking gzip (tlog-tiles: clients SHOULD include gzip and identity). */
+export function tileFetcher(prefix: string): FetchBytes {
+  const base = prefix.replace(/\/+$/, '');
+  return async (path) => {
+    const r = await fetch(`${base}/${path}`, { headers: { 'accept-encoding': 'gzip, identity' } });
+    if (r.status !== 200) throw new Error(`GET ${base}/${path} answered ${r.status}`);
+    return Buffer.from(await r.arrayBuffer());
+  };
+}
+
+/** A leaf of the log (the JCS of an entry's hashed fields) as the entry the auditor extends the tree with, or why it is not one. */
+function entryOfLeaf(leaf: Buffer): LogEntry | string {
+  let fields: Record<string, unknown>;
+  try {
+    fields = JSON.parse(leaf.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return 'a leaf is not JSON';
+  }
+  // The leaf must be exactly the canonical (JCS) bytes of its fields: else two byte strings would name one entry.
+  if (Buffer.compare(Buffer.from(canonicalize(fields), 'utf8'), leaf) !== 0) return 'a leaf is not the canonical JSON of its fields';
+  const e = { ...fields, id: '', hash: sha256Hex(leaf), mac: '', signingKeyId: '' } as unknown as LogEntry;
+  if (entryHash(e) !== e.hash) return 'a leaf does not hash as an entry';
+  return e;
+}
+
+/**
+ * One round of monitoring through the C2SP tiles alone (`akas log watch --tiles URL`): the
+ * checkpoint's signature (and witness quorum), a consistency proof from the last checkpoint
+ * verified computed from the tiles, every new entry from the entry bundles re-hashed and
+ * re-chained against its level-0 tile, and the root the entries build and the root the tiles
+ * give both equal to the signed one.
+ */
+export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {}): Promise<WatchResult> {
+  const state = readWatchState(statePath);
+  const key = opts.logKey ?? state?.logKey;
+  if (!key) return { ok: false, message: 'following tiles needs the log key on the first run: --log-key KEY (GET /api/node/keys)' };
+  if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
+  const note = (await fetchBytes('checkpoint')).toString('utf8');
+  const opened = openCheckpoint(note, [key]);
+  if (!opened.ok) return { ok: false, message: `the checkpoint is refused: ${opened.reason}` };
+  const cp = opened.checkpoint;
+  const root = Buffer.from(cp.rootHash);
+  const unwitnessed = witnessProblem(note, opts.witnesses);
+  if (unwitnessed) return { ok: false, message: unwitnessed, size: cp.size };
+  const tiles = new TileHashReader(cp.size, (level, index, width) => fetchBytes(tilePath(level, index, width)));
+  if (cp.size > 0 && !(await tiles.root()).equals(root)) return { ok: false, message: `REWRITE: the tiles of ${cp.size} entries give another root than the signed checkpoint`, size: cp.size };
+  if (state) {
+    const oldRoot = Buffer.from(state.root, 'hex');
+    if (cp.size < state.size) return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size === state.size && !root.equals(oldRoot)) return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size > state.size && state.size > 0) {
+      const proof = await consistencyProof(state.size, cp.size, (l, i) => tiles.hash(l, i));
+      if (!verifyConsistency(state.size, cp.size, proof, oldRoot, root)) {
+        return { ok: false, message: `FORK: the tiles of ${cp.size} entries do not extend the checkpoint of ${state.size} seen before`, size: cp.size, previousSize: state.size };
+      }
+    }
+  }
+  const auditor = new LogAuditor(opts.full ? undefined : state);
+  const from = auditor.size;
+  for (let n = Math.floor(from / TILE_WIDTH); n * TILE_WIDTH < cp.size; n++) {
+    const width = tileWidthAt(0, n, cp.size);
+    const leaves = decodeBundle(await fetchBytes(bundlePath(n, width)));
+    const hashes = (await tiles.tile(0, n)).slice(0, width);
+    if (!leaves || leaves.length !== width) return { ok: false, message: `the entry bundle ${bundlePath(n, width)} does not hold ${width} entries`, size: cp.size };
+    // A full level-0 tile is checked against the checkpoint too: its hash is in the level-1 tile.
+    if (width === TILE_WIDTH && !perfectRoot(hashes).equals(await tiles.hash(TILE_HEIGHT, n))) {
+      return { ok: false, message: `REWRITE: ${tilePath(0, n)} does not hash to what the level-1 tile and the signed root say`, size: cp.size };
+    }
+    for (let i = 0; i < width; i++) {
+      const seq = n * TILE_WIDTH + i;
+      if (seq < from) continue;
+      if (!leafHash(leaves[i]).equals(hashes[i])) return { ok: false, message: `REWRITE: entry ${seq} of the bundle is not the leaf its tile names`, size: cp.size };
+      const e = entryOfLeaf(leaves[i]);
+      if (typeof e === 'string') return { ok: false, message: `entry ${seq}: ${e}`, size: cp.size };
+      const problem = auditor.append(e);
+      if (problem) return { ok: false, message: `REWRITE: ${problem}`, size: cp.size };
+    }
+  }
+  if (!auditor.root().equals(root)) return { ok: false, message: `REWRITE: the ${cp.size} entries of the bundles build another root than the signed checkpoint`, size: cp.size };
+  writeWatchState(statePath, { ...auditor.state(cp.origin, key, Date.now()), checkpoint: note });
+  return {
+    ok: true,
+    message: `${cp.origin} at ${cp.size} entries (root ${root.toString('hex').slice(0, 16)}…), read through its tiles: ${state ? `+${cp.size - state.size} since the last check, consistent` : 'first check'}; ${cp.size - from} entries audited`,
+    size: cp.size,
+    previousSize: state?.size,
+    audited: cp.size - from,
+    logKey: key,
+  };
 }

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 // The explorer's browser code before the explorer: a file is in the first room its path starts with.
-const ROOMS = ['src/core', 'src/store', 'src/domain', 'src/http', 'src/explorer/client', 'src/explorer', 'cli', 'verifier', 'data'] as const;
+const ROOMS = ['src/core', 'src/store', 'src/domain', 'src/http', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier', 'data'] as const;
 type Room = (typeof ROOMS)[number] | 'elsewhere';
 
 interface Import {
@@ -89,8 +89,14 @@ const RULES: Rule[] = [
     why: 'src/store sits on src/core only (never src/domain, src/http, cli)',
   },
   {
+    from: ['src/witness'],
+    allowRooms: ['src/witness', 'src/core', 'src/store'],
+    forbidPackages: ['fastify', '@fastify/*', 'undici'],
+    why: 'the witness (src/witness) stands on src/core and src/store only: it shares nothing else with a node, so it runs where no node does',
+  },
+  {
     from: ['src/domain'],
-    forbidRooms: ['src/http', 'cli', 'verifier'],
+    forbidRooms: ['src/http', 'src/witness', 'cli', 'verifier'],
     forbidPackages: ['fastify', '@fastify/*'],
     why: 'src/domain has no HTTP: it never imports src/http, cli or fastify',
   },
@@ -112,7 +118,7 @@ const RULES: Rule[] = [
     why: "the explorer's browser code imports no package and no room but the verifier's browser build (loaded by URL; its types only)",
   },
   {
-    from: ['src/domain', 'src/http', 'src/explorer', 'cli', 'verifier', 'src/core', 'elsewhere'],
+    from: ['src/domain', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'src/core', 'elsewhere'],
     forbidPackages: DATABASE,
     why: 'only src/store knows a database driver (LevelDB, PostgreSQL)',
   },
@@ -207,6 +213,14 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/http/app.js', line: 1 }])).toEqual([]);
     });
 
+    it('keeps the witness on src/core and src/store', () => {
+      expect(violations('src/witness/witness.ts', [{ specifier: '../core/index.js', line: 1 }, { specifier: '../store/index.js', line: 2 }])).toEqual([]);
+      expect(violations('src/witness/witness.ts', [{ specifier: '../domain/log.js', line: 3 }])).toHaveLength(1);
+      expect(violations('src/witness/server.ts', [{ specifier: '../http/app.js', line: 4 }])).toHaveLength(1);
+      expect(violations('src/witness/server.ts', [{ specifier: 'fastify', line: 5 }])).toHaveLength(1);
+      expect(violations('src/domain/witnesses.ts', [{ specifier: '../witness/witness.js', line: 1 }])).toHaveLength(1);
+    });
+
     it('lets only src/store import LevelDB', () => {
       expect(violations('src/store/level.ts', [{ specifier: 'level', line: 1 }, { specifier: 'abstract-level', line: 2 }])).toEqual([]);
       expect(violations('src/domain/x.ts', [{ specifier: 'classic-level', line: 1 }])).toHaveLength(1);
@@ -228,6 +242,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
     it('has files in the rooms it checks (the scan is not empty)', () => {
       expect(files.filter((f) => roomOf(f) === 'src/core').length).toBeGreaterThan(3);
       expect(files.filter((f) => roomOf(f) === 'src/store').length).toBeGreaterThan(1);
+      expect(files.filter((f) => roomOf(f) === 'src/witness').length).toBeGreaterThan(1);
     });
 
     it('has no import that breaks a one-way door', () => {

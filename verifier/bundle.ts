@@ -18,7 +18,7 @@ import { canonicalize } from '../src/core/jcs.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
 import { credentialChecking } from './credential.js';
 import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { endorsedLogKeyChecking, logInclusionChecking } from './log.js';
+import { checkWitnesses, endorsedLogKeyChecking, logInclusionChecking, type WitnessPolicy } from './log.js';
 import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
@@ -60,6 +60,8 @@ export interface BundleOptions {
   at?: number;
   /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses, if any). */
   logKey?: string;
+  /** Witnesses whose quorum must have cosigned the bundle's checkpoint (PROTOCOL 9.9; checked with Node's crypto only, not in the browser build). */
+  witnesses?: WitnessPolicy;
 }
 
 export interface BundleReport extends Report {
@@ -208,6 +210,8 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
     if (logKey) yield* logInclusionChecking(c, { entry: item.entry, inclusion: item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], id);
     else c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: no trusted log key', id);
   }
+  // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
+  if (options.witnesses) checkWitnesses(c, logPart?.checkpoint, options.witnesses);
 
   // CAS: the hashes the proposal names, against the bytes given.
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];

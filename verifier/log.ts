@@ -9,6 +9,7 @@ import { canonicalize } from '../src/core/jcs.js';
 import { entryHash, entryLeaf, GENESIS_PREV_HASH, type LogEntry, type LogKeyEndorsement } from '../src/core/log-entry.js';
 import { leafHash, nodesToStoreOnAppend, rootAt, verifyConsistency, verifyInclusion } from '../src/core/merkle.js';
 import { openNoteChecking, parseCheckpoint, parseVerifierKey, type Checkpoint } from '../src/core/note.js';
+import { parseCosignerKey, verifyCosignatures } from '../src/core/cosignature.js';
 import type { IssuerTrust } from './issuer-keys.js';
 import { Checks, type Report } from './report.js';
 
@@ -103,18 +104,53 @@ export function* logInclusionChecking(c: Checks, doc: { entry?: unknown; inclusi
   return included;
 }
 
-/** Checks a saved GET /api/attestations/{id} answer offline (`akas verify log-proof`). */
-export function verifyLogProof(doc: unknown, logKey: string): Report {
-  return runNow(logProofChecking(doc, logKey));
+/** The witnesses a checkpoint must be cosigned by: their cosignature/v1 verifier keys and how many must have cosigned. */
+export interface WitnessPolicy {
+  keys: string[];
+  /** How many distinct given witnesses must have cosigned (default: all of them). */
+  quorum?: number;
+  /** POSIX seconds: cosignatures dated more than 10 minutes after it are refused (default: no check). */
+  now?: number;
 }
 
-/** verifyLogProof where Ed25519 is asynchronous (WebCrypto in a browser). */
+/**
+ * The witness check of a checkpoint (C2SP tlog-cosignature): at least `quorum` of the given
+ * witnesses cosigned it, each cosignature verifying over "cosignature/v1", its time and the
+ * checkpoint text. Lines of other keys are ignored; a line under a given key that does not
+ * verify fails the check. A checkpoint counts only with its quorum: a split view shown to
+ * this client would have had to fool that many witnesses.
+ */
+export function checkWitnesses(c: Checks, note: unknown, policy: WitnessPolicy, subject?: string): boolean {
+  const bad = policy.keys.filter((k) => !parseCosignerKey(k));
+  const quorum = policy.quorum ?? policy.keys.length;
+  if (bad.length || !Number.isInteger(quorum) || quorum < 1 || quorum > policy.keys.length) {
+    return c.add('log.witnesses', 'L3', 'the checkpoint is cosigned by a quorum of the given witnesses', false, bad.length ? `not a witness key: ${bad.join(', ')}` : `a quorum of ${quorum} out of ${policy.keys.length} witness key(s) cannot be met`, subject) === true;
+  }
+  if (typeof note !== 'string') return c.add('log.witnesses', 'L3', `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`, false, 'no checkpoint', subject) === true;
+  const r = verifyCosignatures(note, policy.keys, { now: policy.now });
+  const ok = !r.error && r.invalid.length === 0 && r.valid.length >= quorum;
+  const why = r.error
+    ? r.error
+    : r.invalid.length
+      ? `a cosignature that does not verify: ${r.invalid.map((i) => `${i.name} (${i.why})`).join('; ')}`
+      : ok
+        ? `cosigned by ${r.valid.map((v) => `${v.name} at ${new Date(v.timestamp * 1000).toISOString()}`).join(', ')}`
+        : `only ${r.valid.length} of the ${quorum} required${r.valid.length ? ` (${r.valid.map((v) => v.name).join(', ')})` : ''}; none from ${r.missing.join(', ')}`;
+  return c.add('log.witnesses', 'L3', `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`, ok, why, subject) === true;
+}
+
+/** Checks a saved GET /api/attestations/{id} answer offline (`akas verify log-proof`), with the witnesses' quorum when given. */
+export function verifyLogProof(doc: unknown, logKey: string, witnesses?: WitnessPolicy): Report {
+  return runNow(logProofChecking(doc, logKey, witnesses));
+}
+
+/** verifyLogProof where Ed25519 is asynchronous (WebCrypto in a browser; without witnesses: their cosignatures are checked with Node's crypto only). */
 export function verifyLogProofAsync(doc: unknown, logKey: string): Promise<Report> {
   return runAsync(logProofChecking(doc, logKey));
 }
 
 /** The checks of verifyLogProof, as a generator of the signatures they need. */
-export function* logProofChecking(doc: unknown, logKey: string): Checking<Report> {
+export function* logProofChecking(doc: unknown, logKey: string, witnesses?: WitnessPolicy): Checking<Report> {
   const c = new Checks();
   if (!isObject(doc)) {
     c.add('shape', 'input', 'an attestation with its proof ({entry, inclusion, checkpoint})', false, 'not a JSON object');
@@ -122,7 +158,9 @@ export function* logProofChecking(doc: unknown, logKey: string): Checking<Report
   }
   const key = parseVerifierKey(logKey);
   c.add('log.key', 'L3', 'the pinned log key is a C2SP Ed25519 verifier key', key !== null, key ? key.name : `not a verifier key: ${logKey}`);
-  if (key) yield* logInclusionChecking(c, doc, [logKey], isObject(doc.entry) ? String(doc.entry.id) : undefined);
+  const subject = isObject(doc.entry) ? String(doc.entry.id) : undefined;
+  if (key) yield* logInclusionChecking(c, doc, [logKey], subject);
+  if (witnesses) checkWitnesses(c, doc.checkpoint, witnesses, subject);
   return c.report();
 }
 

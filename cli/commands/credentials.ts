@@ -11,6 +11,7 @@ import type { Output } from '../output.js';
 import { action, type Cli } from '../program.js';
 import type { CredentialReport } from '../../verifier/index.js';
 import { verifyGroup } from './verify.js';
+import { witnessPolicyArg } from './witness.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -195,9 +196,12 @@ export function credentialCommands(program: Command, cli: Cli) {
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
     .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer")
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key, from GET /api/node/keys); else the one the pinned --issuer endorses")
+    .option('--witness <key>', "a witness whose cosignature of the bundle's checkpoint counts (NAME+KEYID+KEY); repeatable", (v: string, p: string[]) => [...p, v], [] as string[])
+    .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned (default: all)')
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; issuerKeys?: string; at?: string; logKey?: string; verbose?: boolean }) => {
+      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; issuerKeys?: string; at?: string; logKey?: string; witness: string[]; witnessQuorum?: string; verbose?: boolean }) => {
+        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
@@ -211,7 +215,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         }
         let report;
         try {
-          report = await verifyBundle(bytes, { blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined, issuer, issuerKeys: list ? (list.issuer ?? list) : undefined, at, logKey: opts.logKey });
+          report = await verifyBundle(bytes, { blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined, issuer, issuerKeys: list ? (list.issuer ?? list) : undefined, at, logKey: opts.logKey, witnesses });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           const err = e as NodeJS.ErrnoException;

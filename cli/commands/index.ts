@@ -12,6 +12,7 @@ import { proposalCommands } from './proposals.js';
 import { serveCommands } from './serve.js';
 import { storeCommands } from './store.js';
 import { verifyCommands } from './verify.js';
+import { witnessCommands } from './witness.js';
 
 /** Every command group, in the order `akas --help` lists them. */
-export const commandGroups: CommandGroup[] = [serveCommands, demoCommands, storeCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, knowledgeCommands, verifyCommands, credentialCommands, logCommands, discoveryCommands, completionCommands];
+export const commandGroups: CommandGroup[] = [serveCommands, demoCommands, storeCommands, identityCommands, calibrationCommands, proposalCommands, casCommands, knowledgeCommands, verifyCommands, credentialCommands, logCommands, witnessCommands, discoveryCommands, completionCommands];

@@ -9,6 +9,9 @@ import { table } from '../output.js';
 import { configDir } from '../profile.js';
 import { action, type Cli } from '../program.js';
 import { verifyGroup } from './verify.js';
+import { witnessPolicyArg } from './witness.js';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -73,10 +76,13 @@ export function logCommands(program: Command, cli: Cli) {
     .description('check an attestation\'s inclusion proof and checkpoint offline (the JSON of `akas attestation ID --json`)')
     .argument('<file>', 'the saved answer (- for stdin)')
     .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string, from GET /api/node/keys or /api/attestations/head)")
+    .option('--witness <key>', 'a witness whose cosignature counts (its cosignature/v1 verifier key NAME+KEYID+KEY, as `akas witness` prints it); repeatable', collect, [])
+    .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned the checkpoint (default: all)')
     .action(
-      action(cli, async (file: string, opts: { logKey: string }) => {
+      action(cli, async (file: string, opts: { logKey: string; witness: string[]; witnessQuorum?: string }) => {
+        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
         const { verifyLogProof } = await import('../../verifier/index.js');
-        const r = verifyLogProof(readJsonFile(file), opts.logKey);
+        const r = verifyLogProof(readJsonFile(file), opts.logKey, witnesses);
         cli.output().result(r, () => r.checks.map((c) => `${c.valid === true ? 'ok  ' : c.valid === false ? 'FAIL' : '--  '}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`).join('\n'));
         return r.verified ? 0 : 1;
       }),
@@ -164,14 +170,24 @@ export function logCommands(program: Command, cli: Cli) {
     .option('--once', 'check once and exit (for cron)')
     .option('--full', 'audit every entry from the start again, not only the new ones')
     .option('--log-key <key>', 'pin this log key (default: the one the node published at the first run, kept with the state)')
+    .option('--witness <key>', 'a witness whose cosignature counts (NAME+KEYID+KEY); repeatable: each checkpoint must carry the quorum', collect, [])
+    .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned each checkpoint (default: all)')
+    .option('--tiles <url>', "follow the log through its C2SP tiles alone (the node's /log/ prefix, e.g. http://127.0.0.1:7373/log), checking every tile against the checkpoint; needs --log-key on the first run")
     .action(
-      action(cli, async (opts: { interval: string; once?: boolean; full?: boolean; logKey?: string }) => {
+      action(cli, async (opts: { interval: string; once?: boolean; full?: boolean; logKey?: string; witness: string[]; witnessQuorum?: string; tiles?: string }) => {
         const seconds = Number(opts.interval);
         if (!Number.isFinite(seconds) || seconds < 0.1) throw usageError('--interval is a number of seconds (at least 0.1)');
-        const { watchOnce } = await import('../log-watch.js');
+        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
+        if (opts.tiles !== undefined && !/^https?:\/\//.test(opts.tiles)) throw usageError(`--tiles is the http(s) URL of a tiled log's prefix, got ${opts.tiles}`);
+        const { watchOnce, watchTilesOnce, tileFetcher } = await import('../log-watch.js');
         const out = cli.output();
         for (;;) {
-          const r = await watchOnce(cli.client(), watchStatePath(cli.globals().baseUrl), { full: Boolean(opts.full), logKey: opts.logKey });
+          if (witnesses) witnesses.now = Math.floor(Date.now() / 1000);
+          const r = opts.tiles
+            ? await watchTilesOnce(tileFetcher(opts.tiles), watchStatePath(opts.tiles), { full: Boolean(opts.full), logKey: opts.logKey, witnesses }).catch((e: Error) => {
+                throw new CliError(2, `Cannot read the tiles at ${opts.tiles}: ${e.message}`, { code: 'unreachable' });
+              })
+            : await watchOnce(cli.client(), watchStatePath(cli.globals().baseUrl), { full: Boolean(opts.full), logKey: opts.logKey, witnesses });
           opts.full = false;
           if (out.json) out.io.stdout.write(JSON.stringify(r) + '\n');
           else out.io.stdout.write(`${new Date().toISOString()}  ${r.ok ? 'ok  ' : 'FAIL'}  ${r.message}\n`);

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { CliError, usageError } from '../errors.js';
+import { readKeyList } from './witness.js';
 
 interface ServeOptions {
   port?: string;
@@ -20,8 +21,16 @@ interface ServeOptions {
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
   check?: boolean;
+  witness: string[];
+  witnesses?: string;
+  logOrigin?: string;
+  witnessLog: string[];
+  witnessKey?: string;
+  witnessName?: string;
   demo?: boolean;
 }
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 export function serveCommands(program: Command, cli: Cli) {
   program
@@ -42,6 +51,12 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
+    .option('--witness <NAME+KEYID+KEY@URL>', "a witness to cosign every checkpoint (C2SP tlog-witness): its verifier key and URL, as `akas witness` prints them; repeatable", collect, [])
+    .option('--witnesses <file>', 'witnesses from a file, one NAME+KEYID+KEY@URL a line (# comments)')
+    .option('--witness-log <key>', "be a witness too (at /witness, C2SP tlog-witness) for the log of this verifier key ORIGIN+KEYHASH+KEY; repeatable: two nodes can witness each other", collect, [])
+    .option('--witness-key <file>', 'with --witness-log: the witness key file (default DATA/witness-key; made at the first start)')
+    .option('--witness-name <name>', 'with --witness-log: the name of a new witness key (default <log origin>/witness)')
+    .option('--log-origin <origin>', "the log's origin, at the first start only (C2SP recommends the log's URL without scheme, e.g. example.com/akas; default akas/<issuer fingerprint>)")
     .option('--demo', "seed a small demo tree through the normal paths once listening (demo agents propose and judge; the README's examples read it); kept in the data folder, seeded once")
     .action(
       action(cli, async (opts: ServeOptions) => {
@@ -63,13 +78,31 @@ export function serveCommands(program: Command, cli: Cli) {
           if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) throw usageError(`--rate-limit is BURST:PER_SECOND (e.g. 120:2), got ${rateLimitArg}`);
           rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
         }
+        if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin)) throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
+        const witnessSpecs = [...opts.witness, ...(opts.witnesses ? readKeyList(opts.witnesses) : [])];
+        const { parseWitnessSpec } = await import('../../src/domain/witnesses.js');
+        let witnesses;
+        try {
+          witnesses = witnessSpecs.map(parseWitnessSpec);
+        } catch (e) {
+          throw usageError(`--witness: ${(e as Error).message}`);
+        }
+        if (opts.witnessLog.length) {
+          const { logKeysByOrigin } = await import('../../src/witness/index.js');
+          try {
+            logKeysByOrigin(opts.witnessLog);
+          } catch (e) {
+            throw usageError(`--witness-log: ${(e as Error).message}`);
+          }
+          if (storeUrl && !opts.witnessKey) throw usageError('with --store, --witness-log needs --witness-key FILE (there is no data folder to keep it in)');
+        }
         const { startNode, checkNode, sameIpPolicy } = await import('../../src/http/server.js');
         const sameIp = sameIpPolicy({ host, trustProxy: Boolean(opts.trustProxy), allowSameIp: Boolean(opts.allowSameIp) });
         if (opts.demo && sameIp.enforced) throw usageError('--demo seeds the tree with four demo agents from this one address: run it on a loopback node (the default --host) or add --allow-same-ip');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
-        let where: { dataDir: string; store?: string; nodeSecret?: string } = { dataDir };
+        let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
         try {
-          if (storeUrl) where = { dataDir, store: storeUrl, nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET) };
+          if (storeUrl) where = { dataDir, store: storeUrl, nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET), logOrigin: opts.logOrigin };
         } catch (e) {
           refusal(e);
         }
@@ -85,6 +118,7 @@ export function serveCommands(program: Command, cli: Cli) {
           port,
           logLevel: opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info',
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
+          ...(opts.witnessLog.length ? { witnessFor: { logs: opts.witnessLog, keyFile: opts.witnessKey, name: opts.witnessName } } : {}),
           config: {
             publicUrl: opts.publicUrl,
             trustProxy: Boolean(opts.trustProxy),
@@ -93,6 +127,7 @@ export function serveCommands(program: Command, cli: Cli) {
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
             ...(rateLimit ? { rateLimit } : {}),
+            witnesses,
           },
         }).catch(refusal);
         const out = cli.output();
@@ -107,12 +142,15 @@ export function serveCommands(program: Command, cli: Cli) {
           }
         }
         out.result(
-          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, sameIpRule: sameIp, ...(demo ? { demo } : {}) },
+          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, sameIpRule: sameIp, ...(demo ? { demo } : {}), logKey: node.logKey, witnesses: witnesses.map((w) => w.verifierKey), ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}) },
           () =>
             [
               `akas node listening on ${node.url}`,
               node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
               `  issuer       ${node.issuerDid}`,
+              `  log key      ${node.logKey}`,
+              ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
+              ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
               `  same-IP rule ${sameIp.reason}`,
               ...(demo ? [`  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`] : []),
               '  stop with Ctrl-C',

@@ -18,3 +18,6 @@ export * from './log-entry.js';
 export * from './possession.js';
 export * from './crypto.js';
 export * from './checking.js';
+export * from './cosignature.js';
+export * from './tiles.js';
+export * from './witness-wire.js';

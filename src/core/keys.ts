@@ -10,7 +10,7 @@ import { sha256Hex } from './hash.js';
 import type { RandomSource } from './ids.js';
 import { issuerRotation, type PublishedIssuerKey, type SignedIssuerRotation } from './credential.js';
 import type { LogKeyEndorsement } from './log-entry.js';
-import { verifierKeyString } from './note.js';
+import { isNoteKeyName, verifierKeyString } from './note.js';
 
 /** The node key file's content (secrets: mode 0600, never logged). */
 export interface NodeKeyMaterial {
@@ -20,7 +20,11 @@ export interface NodeKeyMaterial {
   rotations: SignedIssuerRotation[];
   /** Current first. */
   hmac: Array<{ signingKeyId: string; key: string; createdAt: number }>;
-  log: { privateKey: string; createdAt: number };
+  /**
+   * The log key, and its origin when one was chosen at the first start (`--log-origin`; the
+   * C2SP recommendation: the log's URL without its scheme). Without one: akas/<fingerprint>.
+   */
+  log: { privateKey: string; createdAt: number; origin?: string };
 }
 
 export interface NodeKeys {
@@ -50,14 +54,15 @@ export const currentHmac = (keys: NodeKeys) => keys.hmac[0];
 export const hmacKeyId = (keyHex: string) => 'hk_' + sha256Hex(Buffer.from(keyHex, 'hex')).slice(0, 16);
 
 /** Fresh key material for a new node. */
-export function newNodeKeyMaterial(random: RandomSource, now: number): NodeKeyMaterial {
+export function newNodeKeyMaterial(random: RandomSource, now: number, logOrigin?: string): NodeKeyMaterial {
+  if (logOrigin !== undefined && !isNoteKeyName(logOrigin)) throw new TypeError(`a log origin is non-empty text with no space and no '+': ${JSON.stringify(logOrigin)}`);
   const hmacKey = random(32).toString('hex');
   return {
     version: 2,
     issuers: [{ privateKey: generateKeyPair().privateKey, validFrom: now, validUntil: null }],
     rotations: [],
     hmac: [{ signingKeyId: hmacKeyId(hmacKey), key: hmacKey, createdAt: now }],
-    log: { privateKey: generateKeyPair().privateKey, createdAt: now },
+    log: { privateKey: generateKeyPair().privateKey, createdAt: now, ...(logOrigin ? { origin: logOrigin } : {}) },
   };
 }
 
@@ -92,7 +97,7 @@ export function nodeKeysFrom(m: NodeKeyMaterial): NodeKeys {
   });
   const current = issuers[issuers.length - 1];
   const logPublic = publicKeyFromPrivate(m.log.privateKey);
-  const origin = `akas/${ed25519Multibase(issuers[0].publicKey)}`;
+  const origin = m.log.origin ?? `akas/${ed25519Multibase(issuers[0].publicKey)}`;
   const verifierKey = verifierKeyString(origin, logPublic);
   const statement: LogKeyEndorsement = { type: 'akas.log-key.v1', origin, verifierKey, issuer: didKeyFromPublicKey(current.publicKey) };
   return {

@@ -68,7 +68,8 @@ export function isNoteKeyName(name: unknown): name is string {
   return typeof name === 'string' && name !== '' && !name.includes('+') && !SPACE.test(name) && !LONE_SURROGATE.test(name) && !CONTROL.test(name);
 }
 
-function decodeBase64(s: string): Buffer | null {
+/** Canonical padded standard base64 to bytes; null for anything else (stray bits, no padding, other alphabets). */
+export function decodeBase64(s: string): Buffer | null {
   if (!BASE64.test(s)) return null;
   const bytes = Buffer.from(s, 'base64');
   return bytes.toString('base64') === s ? bytes : null;
@@ -198,14 +199,81 @@ function keyring(verifierKeys: ReadonlyArray<string | NoteVerifierKey>): Map<str
   return ring;
 }
 
+/** One signature line of a note: the key name, the 4-byte key ID (8 hex) and what follows it. */
+export interface NoteSignatureLine {
+  name: string;
+  /** The first 4 bytes of the signature, as 8 lowercase hex: the key ID. */
+  keyId: string;
+  /** The bytes after the key ID (for Ed25519, the 64-byte signature). */
+  signature: Buffer;
+  /** The whole line, without its newline. */
+  line: string;
+}
+
+/** A note split into its text and signature lines, or why it is malformed. */
+export type ParsedNote = { ok: true; text: string; signatures: NoteSignatureLine[] } | { ok: false; error: string };
+
+/**
+ * Splits a signed note into its text and signature lines, refusing a malformed note: not
+ * well-formed UTF-8, a control character other than newline, no blank line before the
+ * signatures, a blank line inside the text (stricter than Go), a malformed signature line,
+ * over NOTE_MAX_BYTES or over NOTE_MAX_SIGNATURES signatures. Checks no signature.
+ */
+export function parseNote(signed: string | Uint8Array): ParsedNote {
+  const bad = (error: string): ParsedNote => ({ ok: false, error });
+  let msg: string;
+  if (typeof signed === 'string') {
+    // UTF-16 length never exceeds UTF-8 length, so a long string is refused before encoding it.
+    if (signed.length > NOTE_MAX_BYTES || Buffer.byteLength(signed, 'utf8') > NOTE_MAX_BYTES) return bad('note is over 1 MiB');
+    if (LONE_SURROGATE.test(signed)) return bad('note is not well-formed Unicode');
+    msg = signed;
+  } else if (signed instanceof Uint8Array) {
+    if (signed.length > NOTE_MAX_BYTES) return bad('note is over 1 MiB');
+    try {
+      msg = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(signed);
+    } catch {
+      return bad('note is not valid UTF-8');
+    }
+  } else {
+    return bad('note is not text');
+  }
+  // C2SP signed-note: notes "MUST NOT contain any ASCII control characters (those below
+  // U+0020) other than newline".
+  if (CONTROL.test(msg)) return bad('note holds a control character');
+
+  // The signatures follow the last blank line; each line of them ends in a newline.
+  const split = msg.lastIndexOf('\n\n');
+  if (split < 0) return bad('note has no blank line before its signatures');
+  const text = msg.slice(0, split + 1);
+  const block = msg.slice(split + 2);
+  if (block === '' || !block.endsWith('\n')) return bad('note signatures do not end in a newline');
+  // Go's Open would take a blank line inside the text; no note we sign has one, so none is read.
+  if (text.startsWith('\n') || text.includes('\n\n')) return bad('note text holds a blank line');
+  const lines = block.slice(0, -1).split('\n');
+  if (lines.length > NOTE_MAX_SIGNATURES) return bad(`note has over ${NOTE_MAX_SIGNATURES} signatures`);
+  const signatures: NoteSignatureLine[] = [];
+  for (const line of lines) {
+    if (!line.startsWith(SIG_PREFIX)) return bad('note has a malformed signature line');
+    const rest = line.slice(SIG_PREFIX.length);
+    const space = rest.indexOf(' ');
+    const name = space < 0 ? rest : rest.slice(0, space);
+    const sig = space < 0 ? null : decodeBase64(rest.slice(space + 1));
+    if (!isNoteKeyName(name) || !sig || sig.length < 5) return bad('note has a malformed signature line');
+    signatures.push({ name, keyId: sig.subarray(0, 4).toString('hex'), signature: sig.subarray(4), line });
+  }
+  return { ok: true, text, signatures };
+}
+
+/** A note signature line: "— <name> <base64(key ID || signature)>\n". */
+export function noteSignatureLine(name: string, keyIdHex: string, signature: Uint8Array): string {
+  return `${SIG_PREFIX}${name} ${Buffer.concat([Buffer.from(keyIdHex, 'hex'), signature]).toString('base64')}\n`;
+}
+
 /**
  * Opens a signed note against the trusted verifier keys (strings or parsed). The note is ok
  * when at least one known key's signature verifies and no known key's signature fails;
  * signatures by unknown keys are ignored, as Go's sumdb/note does. Malformed notes are
- * refused: not well-formed UTF-8, a control character other than newline, no blank line
- * before the signatures, a blank line inside the text (stricter than Go), a malformed
- * signature line, over NOTE_MAX_BYTES or over NOTE_MAX_SIGNATURES signatures. Never throws
- * on the note's content.
+ * refused (parseNote). Never throws on the note's content.
  */
 export function openNote(signed: string | Uint8Array, verifierKeys: ReadonlyArray<string | NoteVerifierKey>): OpenedNote {
   return runNow(openNoteChecking(signed, verifierKeys));
@@ -215,54 +283,25 @@ export function openNote(signed: string | Uint8Array, verifierKeys: ReadonlyArra
 export function* openNoteChecking(signed: string | Uint8Array, verifierKeys: ReadonlyArray<string | NoteVerifierKey>): Checking<OpenedNote> {
   const ring = keyring(verifierKeys);
   if (typeof ring === 'string') return refused(null, ring);
-
-  let msg: string;
-  if (typeof signed === 'string') {
-    // UTF-16 length never exceeds UTF-8 length, so a long string is refused before encoding it.
-    if (signed.length > NOTE_MAX_BYTES || Buffer.byteLength(signed, 'utf8') > NOTE_MAX_BYTES) return refused(null, 'note is over 1 MiB');
-    if (LONE_SURROGATE.test(signed)) return refused(null, 'note is not well-formed Unicode');
-    msg = signed;
-  } else if (signed instanceof Uint8Array) {
-    if (signed.length > NOTE_MAX_BYTES) return refused(null, 'note is over 1 MiB');
-    try {
-      msg = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(signed);
-    } catch {
-      return refused(null, 'note is not valid UTF-8');
-    }
-  } else {
-    return refused(null, 'note is not text');
-  }
-  if (CONTROL.test(msg)) return refused(null, 'note holds a control character');
-
-  // The signatures follow the last blank line; each line of them ends in a newline.
-  const split = msg.lastIndexOf('\n\n');
-  if (split < 0) return refused(null, 'note has no blank line before its signatures');
-  const text = msg.slice(0, split + 1);
-  const block = msg.slice(split + 2);
-  if (block === '' || !block.endsWith('\n')) return refused(null, 'note signatures do not end in a newline');
-  // Go's Open would take a blank line inside the text; no note we sign has one, so none is read.
-  if (text.startsWith('\n') || text.includes('\n\n')) return refused(null, 'note text holds a blank line');
-  const lines = block.slice(0, -1).split('\n');
-  if (lines.length > NOTE_MAX_SIGNATURES) return refused(null, `note has over ${NOTE_MAX_SIGNATURES} signatures`);
+  const parsed = parseNote(signed);
+  if (!parsed.ok) return refused(null, parsed.error);
+  const { text } = parsed;
 
   const verifiedBy: string[] = [];
   const errors: string[] = [];
   const seen = new Set<string>();
-  for (const line of lines) {
-    if (!line.startsWith(SIG_PREFIX)) return refused(null, 'note has a malformed signature line');
-    const rest = line.slice(SIG_PREFIX.length);
-    const space = rest.indexOf(' ');
-    const name = space < 0 ? rest : rest.slice(0, space);
-    const sig = space < 0 ? null : decodeBase64(rest.slice(space + 1));
-    if (!isNoteKeyName(name) || !sig || sig.length < 5) return refused(null, 'note has a malformed signature line');
-
-    const id = `${name}+${sig.subarray(0, 4).toString('hex')}`;
+  for (const { name, keyId, signature } of parsed.signatures) {
+    const id = `${name}+${keyId}`;
     const key = ring.get(id);
-    if (!key || seen.has(id)) continue; // unknown keys are not ours to judge; one verdict per key
+    // C2SP signed-note: "Verifiers MUST ignore signatures from unknown keys, even if they share
+    // a name or ID (but not both) with a known key" (a witness's cosignature, say).
+    if (!key || seen.has(id)) continue;
     seen.add(id);
-    if (yield* ed25519(key.publicKey, Buffer.from(text, 'utf8'), sig.subarray(4))) verifiedBy.push(name);
+    // "If the key name and ID match a known key, verifiers MUST verify the signature."
+    if (yield* ed25519(key.publicKey, Buffer.from(text, 'utf8'), signature)) verifiedBy.push(name);
     else errors.push(`invalid signature by ${id}`);
   }
+  // "If no signature from a known key verifies successfully, clients MUST reject the note."
   if (verifiedBy.length === 0 && errors.length === 0) errors.push('no signature by a known key');
   return { ok: errors.length === 0, text, verifiedBy: errors.length ? [] : verifiedBy, errors };
 }

@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { canonicalize, dataPath, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../core/index.js';
+import { canonicalize, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../core/index.js';
 import type { Ctx } from './context.js';
-import type { TransparencyLog } from './log.js';
+import { leafBytesAtMost, type TransparencyLog } from './log.js';
 import type { AgentRecord } from './records.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
@@ -174,6 +174,15 @@ export async function attest(ctx: Ctx, log: TransparencyLog, agent: AgentRecord,
     });
   }
   const b = body as Record<string, unknown>;
+  // Every entry fits a C2SP tlog-tiles entry bundle (uint16 length prefix): PROTOCOL 9.3.
+  const bytes = leafBytesAtMost({ kind: k.kind, tier: k.tier, body: b, agent: agent.tag });
+  if (bytes > MAX_ENTRY_BYTES) {
+    throw new ServiceError('entry_too_large', `This attestation would make a log entry of ${bytes} bytes; an entry holds at most ${MAX_ENTRY_BYTES}.`, {
+      field: 'body',
+      errors: [{ field: 'body', reason: `the log entry (the JCS of the body with its seq, prevHash, kind, tier, agent and time) would be ${bytes} bytes, over ${MAX_ENTRY_BYTES}` }],
+      hint: 'Attest a smaller body: put large content in the content store (POST /api/cas) and attest its sha256.',
+    });
+  }
   if (k.kind === 'leaderboard.receipt.v1') await checkLeaderboard(log, b);
   // Nothing else is written with an attestation: it goes straight into the next append batch
   // (no outbox write first), and the answer waits until that batch is on disk.

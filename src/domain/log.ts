@@ -9,6 +9,7 @@
 // recomputed from the leaves. The `log` lock is the only thing that orders the log; on a
 // shared database it orders the appenders of every process.
 import {
+  addSignatureLines,
   consistencyProof,
   currentHmac,
   entryHash,
@@ -19,6 +20,7 @@ import {
   hmacSha256Hex,
   inclusionProof,
   leafHash,
+  MAX_ENTRY_BYTES,
   nodesToStoreOnAppend,
   openNote,
   rootAt,
@@ -47,10 +49,17 @@ export interface StoredCheckpoint {
   size: number;
   /** Root hash, hex. */
   root: string;
-  /** The signed note (C2SP tlog-checkpoint). */
+  /** The signed note (C2SP tlog-checkpoint), with the log's signature only. */
   note: string;
   at: number;
+  /** Witnesses' cosignature lines (C2SP tlog-cosignature), each verified before it was kept. */
+  cosignatures?: string[];
+  /** When every configured witness had answered for this checkpoint (cosigned or not), ms. */
+  witnessed?: number;
 }
+
+/** The checkpoint as served: the log's signed note followed by the witnesses' cosignatures. */
+export const cosignedNote = (cp: StoredCheckpoint) => addSignatureLines(cp.note, cp.cosignatures ?? []);
 
 const pad = (n: number, width = 16) => String(n).padStart(width, '0');
 
@@ -66,6 +75,12 @@ export const LogOutbox = space<OutboxItem>('log-outbox');
 export const LogIndex = space<{ seq: number }>('log-index');
 
 export const LOG_LOCK = 'log';
+const checkpointLock = (size: number) => `log-checkpoint:${size}`;
+/** "name+keyID" of a note signature line, from its text. */
+const cosignatureId = (line: string) => {
+  const m = /^\u2014 (\S+) (\S+)$/.exec(line.replace(/\n$/, ''));
+  return m ? `${m[1]}+${Buffer.from(m[2], 'base64').subarray(0, 4).toString('hex')}` : line;
+};
 /** How often the whole outbox is scanned for items no notification announced (crash leftovers). */
 const SWEEP_EVERY_MS = 30_000;
 const nodeKey = (level: number, index: number) => `${pad(level, 2)}:${pad(index)}`;
@@ -88,10 +103,26 @@ const PROCESS = randomBytes(4).toString('hex');
 const ownTicket = (ticket: string) => ticket.split(':')[2] === PROCESS;
 
 /**
+ * The bytes the leaf of an item will have, at most: its seq, prevHash and time are not known
+ * before the append, so the largest they can be is counted. C2SP tlog-tiles entry bundles
+ * prefix each leaf with a uint16 length, so a leaf holds at most 65,535 bytes.
+ */
+export function leafBytesAtMost(item: Omit<OutboxItem, 'at'>): number {
+  return entryLeaf({ seq: Number.MAX_SAFE_INTEGER, prevHash: GENESIS_PREV_HASH, kind: item.kind, tier: item.tier, body: item.body, agent: item.agent, attestedAt: Number.MAX_SAFE_INTEGER }).length;
+}
+
+/** Refuses (as a programming error: the routes refuse first) an item whose leaf would not fit an entry bundle. */
+function assertFits(item: Omit<OutboxItem, 'at'>) {
+  const n = leafBytesAtMost(item);
+  if (n > MAX_ENTRY_BYTES) throw new RangeError(`a log entry of up to ${n} bytes is over the ${MAX_ENTRY_BYTES} an entry bundle holds`);
+}
+
+/**
  * Puts an item for the log in the outbox, inside the caller's transaction: it is appended
  * if and only if that transaction commits. Answers its ticket, to wait for it with appended().
  */
 export function enqueueLogEntry(tx: Tx, ctx: Pick<Ctx, 'clock' | 'random'>, item: Omit<OutboxItem, 'at'>): string {
+  assertFits(item);
   const at = ctx.clock.now();
   const ticket = `${pad(at, 15)}:${pad(counter++ % 1e9, 9)}:${PROCESS}:${ctx.random(4).toString('hex')}`;
   tx.put(LogOutbox, ticket, { at, ...item });
@@ -167,6 +198,7 @@ export class TransparencyLog {
   private direct: Array<{ item: OutboxItem; resolve: (e: LogEntry) => void; reject: (e: unknown) => void }> = [];
   private sweepDue = true;
   private readonly sweeper?: NodeJS.Timeout;
+  private readonly checkpointListeners = new Set<(cp: StoredCheckpoint) => void>();
 
   constructor(
     private readonly ctx: Pick<Ctx, 'store' | 'clock' | 'keys'>,
@@ -276,6 +308,11 @@ export class TransparencyLog {
    */
   submit(item: Omit<OutboxItem, 'at'>): Promise<LogEntry> {
     if (this.closed) return Promise.reject(new Error('the log is closed'));
+    try {
+      assertFits(item);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const done = new Promise<LogEntry>((resolve, reject) => this.direct.push({ item: { at: this.ctx.clock.now(), ...item }, resolve, reject }));
     void this.drain().catch(() => undefined); // a failed batch rejects its direct items itself
     return done;
@@ -427,11 +464,45 @@ export class TransparencyLog {
     const { store, keys, clock } = this.ctx;
     const root = await rootAt(size, storeNodes(store));
     const note = signNote(formatCheckpoint({ origin: keys.log.origin, size, rootHash: root }), keys.log.origin, keys.log.privateKey);
-    const cp: StoredCheckpoint = { size, root: root.toString('hex'), note, at: clock.now() };
-    await store.transact([`log-checkpoint:${size}`], async (tx) => {
-      if (!(await tx.get(LogCheckpoints, seqKey(size)))) tx.put(LogCheckpoints, seqKey(size), cp);
+    const made: StoredCheckpoint = { size, root: root.toString('hex'), note, at: clock.now() };
+    const cp = await store.transact([checkpointLock(size)], async (tx) => {
+      const had = await tx.get(LogCheckpoints, seqKey(size));
+      if (!had) tx.put(LogCheckpoints, seqKey(size), made);
+      return had ?? made;
     });
+    // Told after the commit, off the caller's path (the witnesses are asked from here).
+    for (const listen of this.checkpointListeners) queueMicrotask(() => listen(cp));
     return cp;
+  }
+
+  /** Calls `listen` with each checkpoint this process makes; answers a function that stops it. */
+  onCheckpoint(listen: (cp: StoredCheckpoint) => void): () => void {
+    this.checkpointListeners.add(listen);
+    return () => this.checkpointListeners.delete(listen);
+  }
+
+  /**
+   * Keeps witnesses' cosignature lines with a stored checkpoint (a line of the same witness
+   * name and key ID replaces the older one), and marks the checkpoint witnessed when `witnessed`
+   * is given. The caller verified each line.
+   */
+  async addCosignatures(size: number, lines: Array<{ id: string; line: string }>, witnessed?: number): Promise<StoredCheckpoint | undefined> {
+    return this.ctx.store.transact([checkpointLock(size)], async (tx) => {
+      const cp = await tx.get(LogCheckpoints, seqKey(size));
+      if (!cp) return undefined;
+      const kept = new Map((cp.cosignatures ?? []).map((l) => [cosignatureId(l), l]));
+      for (const { id, line } of lines) kept.set(id, line.replace(/\n$/, ''));
+      const next: StoredCheckpoint = { ...cp, cosignatures: [...kept.values()], ...(witnessed !== undefined && !cp.witnessed ? { witnessed } : {}) };
+      tx.put(LogCheckpoints, seqKey(size), next);
+      return next;
+    });
+  }
+
+  /** The newest stored checkpoint every configured witness has answered for, if any among the newest `scan`. */
+  async latestWitnessed(scan = 256): Promise<StoredCheckpoint | undefined> {
+    // Newest first, stopping at the first witnessed one (usually the newest or the one before).
+    for await (const [, cp] of this.ctx.store.iterate(LogCheckpoints, { reverse: true, limit: scan })) if (cp.witnessed) return cp;
+    return undefined;
   }
 
   /** A stored checkpoint of exactly this size. */
@@ -480,6 +551,7 @@ export class TransparencyLog {
 
   async close() {
     this.closed = true;
+    this.checkpointListeners.clear();
     for (const d of this.direct.splice(0)) d.reject(new Error('the log is closing'));
     this.unwatch();
     this.unwatchEntries();

@@ -5,6 +5,8 @@ import secureJson from 'secure-json-parse';
 import { cryptoRandom, jsonDepth, MAX_JSON_DEPTH, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
+import { LogTileReader } from '../domain/tiles.js';
+import { WitnessClient, type WitnessConfig } from '../domain/witnesses.js';
 import type { Store } from '../store/index.js';
 import { registerCaller } from './caller.js';
 import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
@@ -44,6 +46,12 @@ export interface AppConfig extends DomainConfig {
    * (response-check.ts). For tests; a running node leaves it off.
    */
   checkResponses: boolean;
+  /** Witnesses asked to cosign every checkpoint (C2SP tlog-witness; PROTOCOL 9.9). */
+  witnesses: WitnessConfig[];
+  /** How long a read that hands out a checkpoint waits for the witnesses' round (ms). */
+  witnessWaitMs: number;
+  /** This node is a witness too, for the logs of these Ed25519 verifier keys, with this key (PROTOCOL 9.9). */
+  witnessFor?: { logs: string[]; key: { name: string; seed: string } };
 }
 
 export const defaultAppConfig: AppConfig = {
@@ -52,6 +60,8 @@ export const defaultAppConfig: AppConfig = {
   bodyLimit: 1024 * 1024,
   version: VERSION,
   checkResponses: false,
+  witnesses: [],
+  witnessWaitMs: 3000,
 };
 
 export interface AppOptions {
@@ -73,7 +83,7 @@ export interface RouteSummary {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog; routes: RouteSummary[] };
+    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog; tiles: LogTileReader; witnesses?: WitnessClient; routes: RouteSummary[] };
   }
 }
 
@@ -133,6 +143,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   const log = new TransparencyLog(ctx, { onError: (e) => app.log.error({ err: e }, 'transparency log: append or checkpoint failed') });
+  const tiles = new LogTileReader(ctx.store, log);
+  // Witness rounds run beside the log, never in an append's path (PROTOCOL 9.9).
+  const witnesses = config.witnesses.length
+    ? new WitnessClient(log, config.witnesses, ctx.clock, { onError: (e) => app.log.error({ err: e }, 'witness round failed') })
+    : undefined;
   // Security headers on every answer, JSON and HTML alike, errors included (registered before
   // the caller hook, whose 401 and 429 answers carry them too). The HTML pages are
   // self-contained: inline styles, no scripts, never framed. HSTS only when the node is
@@ -160,7 +175,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url, config: (r.config ?? {}) as FastifyContextConfig, hasSchema: Boolean(r.schema) });
   });
-  app.decorate('akas', { ...ctx, appConfig: config, buckets, log, routes });
+  app.decorate('akas', { ...ctx, appConfig: config, buckets, log, tiles, witnesses, routes });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
   const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: () => ctx.keys.hmac[0].key });
@@ -205,6 +220,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openApiRoutes);
   await app.register(mcpRoutes);
   await app.register(discoveryRoutes);
+  if (config.witnessFor?.logs.length) {
+    const { Witness } = await import('../witness/index.js');
+    const { witnessRoutes } = await import('./routes/witness.js');
+    await app.register(witnessRoutes, { witness: new Witness({ store: ctx.store, clock: ctx.clock, key: config.witnessFor.key, logs: config.witnessFor.logs }) });
+  }
   // The explorer's pages (issue 25) at / and /explore/...: their own policy, stricter in what it
   // lets run than a page needs and no looser than the API's anywhere else: scripts and styles
   // from the node only (no inline script or style, no eval), fetches and the event stream to the
@@ -231,9 +251,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     void sweepIdempotency().catch(() => undefined);
     // What a crash left in the log's outbox is appended now.
     void log.drain().catch((e) => app.log.error({ err: e }, 'log append failed'));
+    void witnesses?.start().catch((e) => app.log.error({ err: e }, 'witness round failed'));
   });
   app.addHook('onClose', async () => {
     clearInterval(sweepTimer);
+    await witnesses?.close();
     await log.close();
     await buckets.close();
   });

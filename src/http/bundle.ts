@@ -11,6 +11,7 @@ import { Agents, type ProposalRecord } from '../domain/records.js';
 import { nodeKeysView } from './routes/credentials.js';
 import { entryView } from './routes/log.js';
 import type { TransparencyLog } from '../domain/log.js';
+import { servedCheckpoint, type WitnessClient } from '../domain/witnesses.js';
 import { proposalView } from './views.js';
 
 export const BUNDLE_FORMAT = 'akas.bundle.v1';
@@ -46,20 +47,25 @@ export function casRefs(p: ProposalRecord, origin?: string): BundleCasRef[] {
  * Each judgment's log entry with its inclusion proof against one checkpoint (made now, so it
  * covers every entry already appended), and the log's key with the issuer's endorsement of it.
  */
-async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord) {
+async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord, witnesses?: WitnessClient, waitMs = 0) {
   await log.drain(); // judgments recorded a moment ago are appended first
-  const cp = await log.checkpoint();
-  const entries = [];
+  const found = [];
   for (const j of p.judgments) {
     const entry = await log.judgmentEntry(p.proposalId, j.judgmentId);
-    if (!entry || entry.seq >= cp.size) continue; // not yet appended: the verifier says so
+    if (entry) found.push({ j, entry });
+  }
+  // The checkpoint covers every judgment's entry; with witnesses it is their cosigned one (PROTOCOL 9.9).
+  const { cp, note } = await servedCheckpoint(log, witnesses, Math.max(0, ...found.map((f) => f.entry.seq + 1)), waitMs);
+  const entries = [];
+  for (const { j, entry } of found) {
+    if (entry.seq >= cp.size) continue; // not yet appended: the verifier says so
     const proof = await log.inclusion(entry.seq, cp.size);
     entries.push({ judgmentId: j.judgmentId, entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) } });
   }
-  return { origin: ctx.keys.log.origin, verifierKey: ctx.keys.log.verifierKey, endorsement: ctx.keys.log.endorsement, checkpoint: cp.note, entries };
+  return { origin: ctx.keys.log.origin, verifierKey: ctx.keys.log.verifierKey, endorsement: ctx.keys.log.endorsement, checkpoint: note, entries };
 }
 
-export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId: string, origin: string) {
+export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId: string, origin: string, witnesses?: WitnessClient, waitMs = 0) {
   const p = await getProposal(ctx, proposalId);
   const judges = [];
   for (const tag of [...new Set(p.judgments.map((j) => j.agentTag))]) {
@@ -81,6 +87,6 @@ export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId:
     credentials,
     issuerKeys: nodeKeysView(ctx.keys).issuer,
     cas: casRefs(p, origin),
-    log: await logPart(ctx, log, p),
+    log: await logPart(ctx, log, p, witnesses, waitMs),
   };
 }

@@ -2,8 +2,9 @@
 // processes), loads (or creates) the node keys, builds the app and listens. Closes cleanly on
 // SIGINT/SIGTERM.
 import { resolve } from 'node:path';
-import { cryptoRandom, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
+import { cryptoRandom, newNodeKeyMaterial, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
 import {
+  checkLogOrigin,
   followSealedNodeKeys,
   loadOrCreateNodeKeys,
   loadOrCreateSealedNodeKeys,
@@ -21,6 +22,8 @@ export interface StoreOptions {
   store?: string;
   /** The secret sealing the node keys in a shared store (AKAS_NODE_SECRET). */
   nodeSecret?: string;
+  /** The log's origin, at the first start only (C2SP: the log's URL without scheme). */
+  logOrigin?: string;
 }
 
 export interface StartOptions extends StoreOptions {
@@ -30,6 +33,8 @@ export interface StartOptions extends StoreOptions {
   config: Partial<AppConfig>;
   /** Rotate these node keys before starting (the prior keys stay, so old signatures verify). */
   rotate?: { issuer?: boolean; hmac?: boolean };
+  /** Be a witness too, for these logs (PROTOCOL 9.9): their keys, the witness key file, its name for a new key. */
+  witnessFor?: { logs: string[]; keyFile?: string; name?: string };
 }
 
 interface OpenedNode {
@@ -46,8 +51,9 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
   if (opts.store) {
     const store = await openStore(opts.store);
     try {
-      const material = await loadOrCreateSealedNodeKeys(store, opts.nodeSecret, cryptoRandom, systemClock.now(), { rotate });
-      const keys = nodeKeysFrom(material);
+      const initial = opts.logOrigin ? newNodeKeyMaterial(cryptoRandom, systemClock.now(), opts.logOrigin) : undefined;
+      const material = await loadOrCreateSealedNodeKeys(store, opts.nodeSecret, cryptoRandom, systemClock.now(), { rotate, ...(initial ? { initial } : {}) });
+      const keys = checkLogOrigin(nodeKeysFrom(material), opts.logOrigin);
       // Another process may rotate the keys later: this one follows (one set per deployment).
       const unfollow = followSealedNodeKeys(store, opts.nodeSecret!, keys);
       return { store, keys, location: store.location, unfollow };
@@ -59,8 +65,10 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
   const dataDir = resolve(opts.dataDir);
   const store = await openLevelStore(dataDir);
   try {
-    const keys =
-      rotate.issuer || rotate.hmac ? rotateNodeKeys(dataDir, rotate, cryptoRandom, systemClock.now()) : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now());
+    const keys = checkLogOrigin(
+      rotate.issuer || rotate.hmac ? rotateNodeKeys(dataDir, rotate, cryptoRandom, systemClock.now()) : loadOrCreateNodeKeys(dataDir, cryptoRandom, systemClock.now(), opts.logOrigin),
+      opts.logOrigin,
+    );
     return { store, keys, location: dataDir, unfollow: () => undefined };
   } catch (e) {
     await store.close();
@@ -121,11 +129,21 @@ export function sameIpPolicy(opts: { host: string; trustProxy: boolean; allowSam
 export async function startNode(opts: StartOptions) {
   const { store, keys, location, unfollow } = await openNode(opts, opts.rotate);
   let app;
+  let witnessKey: { name: string; seed: string; verifierKey: string } | undefined;
   try {
+    if (opts.witnessFor?.logs.length) {
+      const { loadOrCreateWitnessKey } = await import('../witness/index.js');
+      const { cosignerVerifierKey } = await import('../core/index.js');
+      const { existsSync } = await import('node:fs');
+      const keyFile = opts.witnessFor.keyFile ?? resolve(opts.dataDir, 'witness-key');
+      // A new key is named after the log (its origin is unique to this node) unless named.
+      const k = loadOrCreateWitnessKey(keyFile, opts.witnessFor.name ?? (existsSync(keyFile) ? undefined : `${keys.log.origin}/witness`));
+      witnessKey = { name: k.name, seed: k.seed, verifierKey: cosignerVerifierKey(k.name, k.publicKey) };
+    }
     app = await createApp({
       store,
       keys,
-      config: opts.config,
+      config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
       // Logs go to stderr; stdout carries the command's own output.
       logger: opts.logLevel === 'silent' ? false : { level: opts.logLevel, stream: process.stderr },
     });
@@ -156,6 +174,8 @@ export async function startNode(opts: StartOptions) {
     dataDir: location,
     shared: store.shared === true,
     issuerDid: keys.issuer.did,
+    logKey: keys.log.verifierKey,
+    witnessKey: witnessKey?.verifierKey,
     signingKeyId: keys.hmac[0].signingKeyId,
     app,
     close,

@@ -81,14 +81,25 @@ export function writeNodeKeyMaterial(dataDir: string, m: NodeKeyMaterial) {
   writePrivateFile(keyPath(dataDir), JSON.stringify(m, null, 2) + '\n');
 }
 
-/** Loads the node's keys from dataDir, creating them on first start. */
-export function loadOrCreateNodeKeys(dataDir: string, random: RandomSource, now: number): NodeKeys {
+/**
+ * Loads the node's keys from dataDir, creating them on first start. `logOrigin` names the
+ * log's origin at the first start only: a folder whose log has another origin is refused.
+ */
+export function loadOrCreateNodeKeys(dataDir: string, random: RandomSource, now: number, logOrigin?: string): NodeKeys {
   let m = readNodeKeyMaterial(dataDir, now);
   if (!m) {
-    m = newNodeKeyMaterial(random, now);
+    m = newNodeKeyMaterial(random, now, logOrigin);
     writeNodeKeyMaterial(dataDir, m);
   }
-  return nodeKeysFrom(m);
+  return checkLogOrigin(nodeKeysFrom(m), logOrigin);
+}
+
+/** Refuses keys whose log origin is not the one asked for (it is fixed when the log is made). */
+export function checkLogOrigin(keys: NodeKeys, logOrigin?: string): NodeKeys {
+  if (logOrigin !== undefined && keys.log.origin !== logOrigin) {
+    throw new NodeKeysError(`this node's log has the origin ${keys.log.origin}, fixed at its first start; --log-origin ${logOrigin} cannot change it (drop the flag)`);
+  }
+  return keys;
 }
 
 /**

@@ -93,7 +93,7 @@ async function open(path: string): Promise<{ page: Page; errors: string[] }> {
   }
   tabErrors = [];
   await tab.goto(base + path, { waitUntil: 'load' });
-  await tab.waitForFunction(() => document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
+  await tab.waitForFunction(`document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0`, undefined, { timeout: 30_000 });
   return { page: tab, errors: tabErrors };
 }
 let closeTab: (() => Promise<void>) | undefined;
@@ -101,7 +101,7 @@ let closeTab: (() => Promise<void>) | undefined;
 /** axe-core in the page (evaluated through the devtools protocol, which the page's CSP does not govern). */
 async function axe(page: Page) {
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE);
-  const result = await page.evaluate(async () => (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run({ resultTypes: ['violations'] }));
+  const result = (await page.evaluate(`axe.run({ resultTypes: ['violations'] }).then((r) => ({ violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) })) }))`)) as { violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> };
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }
 
@@ -112,7 +112,7 @@ async function shoot(page: Page, name: string) {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}-phone.png`), fullPage });
   // Usable from a phone's width up: nothing wider than the screen but what scrolls in its own box (tables, code).
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = (await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')) as number;
   expect(overflow, `${name} at phone width`).toBeLessThanOrEqual(1);
   await page.setViewportSize({ width: 1280, height: 900 });
 }
@@ -242,14 +242,14 @@ describe('the explorer in Chromium', () => {
     if (!chrome) return ctx.skip();
     for (const path of ['/', `/explore/proposals/${ids.rejected}`, '/explore/log']) {
       const { page } = await open(path);
-      const links = await page.$$eval('a[href]', (as) => as.filter((a) => (a as HTMLElement).offsetParent !== null || a.getClientRects().length > 0).map((a) => a.getAttribute('href')));
+      const links = (await page.evaluate(`[...document.querySelectorAll('a[href]')].filter((a) => a.getClientRects().length > 0).map((a) => a.getAttribute('href'))`)) as string[];
       const reached = new Set<string>();
       for (let i = 0; i < links.length * 2 + 40 && reached.size < new Set(links).size; i++) {
         await page.keyboard.press('Tab');
-        const href = await page.evaluate(() => document.activeElement?.getAttribute('href'));
+        const href = (await page.evaluate(`document.activeElement?.getAttribute('href')`)) as string | null;
         if (href) reached.add(href);
       }
-      expect([...new Set(links)].filter((l) => !reached.has(l!)), path).toEqual([]);
+      expect([...new Set(links)].filter((l) => !reached.has(l)), path).toEqual([]);
       await page.close();
     }
   }, 120_000);
@@ -263,7 +263,7 @@ describe('the explorer in Chromium', () => {
     const id = r.json().id as string;
     const state = page.locator(`tr[data-entry="${id}"] .v`);
     await state.waitFor({ timeout: 15_000 });
-    await page.waitForFunction((x) => document.querySelector(`tr[data-entry="${x}"] .v`)?.getAttribute('data-state') === 'ok', id, { timeout: 15_000 });
+    await page.waitForFunction(`document.querySelector('tr[data-entry="${id}"] .v')?.getAttribute('data-state') === 'ok'`, undefined, { timeout: 15_000 });
     expect(errors).toEqual([]);
     await page.close();
   });

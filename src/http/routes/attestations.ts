@@ -7,6 +7,8 @@ import { attest, attestationKinds, dryRun, kindOf } from '../../domain/attestati
 import { agentOf } from '../caller.js';
 import { originOf } from '../urls.js';
 import { entryView } from './log.js';
+import { cosignedNote } from '../../domain/log.js';
+import { servedCheckpoint } from '../../domain/witnesses.js';
 import { AttestAnswer, CatalogAnswer, DryRunAnswer, EntryList, EntryWithProof, LogHead } from './log-schemas.js';
 import { Media, Open } from '../schemas.js';
 
@@ -111,7 +113,7 @@ export async function attestationRoutes(app: FastifyInstance) {
   );
 
   const attestSchema = { operationId: 'attest', summary: 'Record an attestation in the transparency log', tags: ['attestations'], body: AttestBody, response: { 200: AttestAnswer } };
-  app.post('/api/attestations', { schema: attestSchema, config: { auth: 'required', idempotency: 'attest', errors: ['invalid_kind', 'calibration_required'] } }, async (request) => {
+  app.post('/api/attestations', { schema: attestSchema, config: { auth: 'required', idempotency: 'attest', errors: ['invalid_kind', 'calibration_required', 'entry_too_large'] } }, async (request) => {
     const { kind, body } = request.body as { kind: string; body: Record<string, unknown> };
     const entry = await attest(ctx, log, agentOf(request), kind, body);
     return { ...entryView(entry), url: `/api/attestations/${entry.id}`, note: 'Appended to the log; GET url for its inclusion proof against a signed checkpoint.' };
@@ -121,7 +123,7 @@ export async function attestationRoutes(app: FastifyInstance) {
     const head = await log.head();
     const cp = await log.checkpoint();
     const last = head.size ? await log.entry(head.size - 1) : undefined;
-    return { size: head.size, lastHash: head.lastHash, lastId: last?.id ?? null, checkpoint: cp.note, origin: ctx.keys.log.origin, logKey: ctx.keys.log.verifierKey };
+    return { size: head.size, lastHash: head.lastHash, lastId: last?.id ?? null, checkpoint: cosignedNote(cp), origin: ctx.keys.log.origin, logKey: ctx.keys.log.verifierKey };
   });
 
   const entrySchema = {
@@ -160,12 +162,19 @@ export async function attestationRoutes(app: FastifyInstance) {
     return { items: items.map(entryView), nextCursor: more ? String(items[items.length - 1].seq) : null };
   });
 
-  /** An entry with its inclusion proof against the newest checkpoint (made now if it does not cover the entry). */
+  /**
+   * An entry with its inclusion proof against a checkpoint that covers it: with witnesses, the
+   * newest witnessed one (waiting for the round at most witnessWaitMs), else the newest (made
+   * now if it does not cover the entry). The checkpoint carries its cosignatures.
+   */
   async function withProof(entry: LogEntry) {
-    let cp = await log.checkpoint();
+    let { cp, note } = await servedCheckpoint(log, ctx.witnesses, entry.seq + 1, ctx.appConfig.witnessWaitMs);
     // A checkpoint being made while the entry was appended may not cover it: the next one does.
-    for (let i = 0; i < 3 && cp.size <= entry.seq; i++) cp = await log.checkpoint();
+    for (let i = 0; i < 3 && cp.size <= entry.seq; i++) {
+      cp = await log.checkpoint();
+      note = cosignedNote(cp);
+    }
     const proof = await log.inclusion(entry.seq, cp.size);
-    return { entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) }, checkpoint: cp.note, logKey: ctx.keys.log.verifierKey };
+    return { entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) }, checkpoint: note, logKey: ctx.keys.log.verifierKey };
   }
 }

@@ -2,8 +2,9 @@
 // of appended entries (9.7).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { leafHash, entryLeaf, type LogEntry } from '../../core/index.js';
-import { LogEntries, seqKey } from '../../domain/log.js';
+import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from '../../core/index.js';
+import { cosignedNote, LogEntries, seqKey } from '../../domain/log.js';
+import { servedCheckpoint } from '../../domain/witnesses.js';
 import { Media } from '../schemas.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
 
@@ -24,10 +25,58 @@ export async function logRoutes(app: FastifyInstance) {
     tags: ['attestations'],
     response: { 200: Media('text/plain', { type: 'string' }, 'A C2SP signed note: origin, size, base64 root hash, a blank line, the signature line.') },
   };
+  const { witnesses, appConfig, tiles } = app.akas;
   app.get('/api/log/checkpoint', { schema: checkpointSchema }, async (_request, reply) => {
-    const cp = await log.checkpoint();
+    // Covers every entry appended before the request; with witnesses, cosigned by them when
+    // their round ends within witnessWaitMs (PROTOCOL 9.9).
+    const { note } = await servedCheckpoint(log, witnesses, (await log.head()).size, appConfig.witnessWaitMs);
     reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
-    return cp.note;
+    return note;
+  });
+
+  // PROTOCOL 9.8: the log as C2SP tlog-tiles under /log/.
+  const tileCheckpointSchema = {
+    operationId: 'tileCheckpoint',
+    summary: 'The checkpoint of the C2SP tlog-tiles API, with the witnesses\' cosignatures',
+    tags: ['attestations'],
+    response: { 200: Media('text/plain', { type: 'string' }, 'A C2SP tlog-checkpoint: the log\'s signature, then each witness\'s cosignature/v1.') },
+  };
+  app.get('/log/checkpoint', { schema: tileCheckpointSchema, config: { rateLimit: false } }, async (_request, reply) => {
+    // With witnesses: the newest checkpoint whose witness round ended; else the newest.
+    const cp = (witnesses ? await log.latestWitnessed() : undefined) ?? (await log.checkpoint());
+    // tlog-tiles: "MUST be served ... with `Content-Type: text/plain; charset=utf-8`"; "its
+    // headers SHOULD prevent caching beyond a few seconds".
+    reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
+    return cosignedNote((await log.checkpointAt(cp.size)) ?? cp);
+  });
+
+  const tileSchema = {
+    operationId: 'tile',
+    summary: 'A Merkle tile or an entry bundle (C2SP tlog-tiles)',
+    tags: ['attestations'],
+    params: Type.Object({ '*': Type.String({ maxLength: 120, description: '<L>/<N>[.p/<W>] or entries/<N>[.p/<W>]' }) }),
+    response: { 200: Media('application/octet-stream', { type: 'string', format: 'binary' }, 'A tile: 32-byte hashes; an entry bundle: uint16 length-prefixed leaves.') },
+  };
+  app.get('/log/tile/*', { schema: tileSchema, config: { rateLimit: false, errors: ['not_found'] } }, async (request, reply) => {
+    const rest = (request.params as { '*': string })['*'];
+    const ref = parseTilePath(rest);
+    const t = ref ? await tiles.read(ref) : undefined;
+    if (!ref || !t) {
+      throw new ServiceError('not_found', ref ? `The log holds no tile/${rest} yet.` : `tile/${rest} is not a tile path.`, {
+        hint: 'Tiles are tile/<L>/<N>[.p/<W>] and tile/entries/<N>[.p/<W>] (C2SP tlog-tiles); read /log/checkpoint first for the size.',
+      });
+    }
+    // "This endpoint is immutable, so its caching headers SHOULD be long-lived": a tile's
+    // bytes at a width never change, partial ones included.
+    reply.header('cache-control', 'public, max-age=31536000, immutable').header('vary', 'accept-encoding').type('application/octet-stream');
+    // Entry bundles "SHOULD be compressed at the HTTP layer" (gzip, when the client takes it);
+    // full hash tiles too.
+    const gzip = (ref.kind === 'entries' || ref.width === 256) && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
+    if (gzip) {
+      reply.header('content-encoding', 'gzip');
+      return reply.send(t.gzip());
+    }
+    return reply.send(t.bytes);
   });
 
   app.get(
@@ -47,7 +96,7 @@ export async function logRoutes(app: FastifyInstance) {
       const size = q.size ?? cp?.size ?? 0;
       const proof = await log.inclusion(q.index, size);
       const e = await log.entry(q.index);
-      return { index: q.index, size, leafHash: b64(leafHash(entryLeaf(e!))), proof: proof.map(b64), ...(cp ? { checkpoint: cp.note } : {}) };
+      return { index: q.index, size, leafHash: b64(leafHash(entryLeaf(e!))), proof: proof.map(b64), ...(cp ? { checkpoint: cosignedNote(cp) } : {}) };
     },
   );
 
@@ -66,7 +115,7 @@ export async function logRoutes(app: FastifyInstance) {
       const q = request.query as { old: number; new?: number };
       const cp = q.new === undefined ? await log.checkpoint() : undefined;
       const to = q.new ?? cp?.size ?? 0;
-      return { old: q.old, new: to, proof: (await log.consistency(q.old, to)).map(b64), ...(cp ? { checkpoint: cp.note } : {}) };
+      return { old: q.old, new: to, proof: (await log.consistency(q.old, to)).map(b64), ...(cp ? { checkpoint: cosignedNote(cp) } : {}) };
     },
   );
 

@@ -203,7 +203,7 @@ export async function proposalRoutes(app: FastifyInstance) {
   app.get('/api/knowledge/proposals/:id/bundle', { schema: bundleSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
     const { id } = request.params as { id: string };
     checkId(id);
-    const bundle = await proposalBundle(ctx, ctx.log, id, originOf(request));
+    const bundle = await proposalBundle(ctx, ctx.log, id, originOf(request), ctx.witnesses, ctx.appConfig.witnessWaitMs);
     reply.header('content-disposition', `attachment; filename="${id}.bundle.json"`).header('cache-control', 'no-cache');
     return bundle;
   });
