@@ -56,7 +56,8 @@ async function firstVisit(url: string) {
     await page.goto(`${url}/`, { waitUntil: 'load' });
     // The verifier loads when the page has something to check: wait until every check answered.
     // (Browser code as strings: the bench compiles without the DOM's types.)
-    await page.waitForFunction(`document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0`, undefined, { timeout: 30_000 });
+    // A function, not a string: the explorer's policy forbids the eval a string predicate needs.
+    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
     const lcp = (await page.evaluate(`new Promise((resolve) => new PerformanceObserver((list) => { const e = list.getEntries(); resolve(e[e.length - 1].startTime); }).observe({ type: 'largest-contentful-paint', buffered: true }))`)) as number;
     const nav = (await page.evaluate(`performance.getEntriesByType('navigation')[0].responseEnd`)) as number;
     // What went over the wire: the node sends its scripts brotli-compressed (body() is decoded).

@@ -45,7 +45,6 @@ export function guide(input: GuideInput): Section[] {
   const routes: string[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
-      if (op.tags?.includes('explorer')) continue; // pages for people, not routes for an agent
       const bearer = (op.security ?? []).some((s) => 'bearerAuth' in s) ? ((op.security ?? []).some((s) => Object.keys(s).length === 0) ? ' (Bearer optional)' : ' (Bearer)') : '';
       routes.push(`${method.toUpperCase()} ${path}: ${op.summary ?? op.operationId}${bearer}`);
     }
