@@ -181,9 +181,9 @@ async function send(op: Operation, s: Sent): Promise<Failure | null> {
   if (res.statusCode >= 500) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 600), why: '5xx' };
   if (res.statusCode >= 400) {
     // The explorer's pages answer a browser (one that prefers text/html) with a page saying why
-    // (PROTOCOL 15); any other caller gets the envelope.
+    // (PROTOCOL 15), or with the envelope where the router refuses before any page runs (414).
     const page = (op.path === '/' || op.path.startsWith('/explore/')) && String(s.headers.accept ?? '').includes('text/html');
-    if (page) return type.startsWith('text/html') ? null : { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: 'an explorer refusal to a browser that is not a page' };
+    if (page && type.startsWith('text/html')) return null;
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(text);
