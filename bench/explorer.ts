@@ -84,7 +84,10 @@ async function pages(url: string, c: ReturnType<typeof corpus>, n: number): Prom
   const list: Array<[string, string]> = [
     ['home', '/'],
     ['tree root', '/explore/tree'],
-    ['a branch', `/explore/tree${byKind('leaf-capability').split('/').slice(0, 3).join('/')}`],
+    // A branch with 25 children at both sizes (its subtree 100 times bigger at 100,000).
+    ['a branch (25 children)', `/explore/tree${byKind('leaf-capability').split('/').slice(0, 2).join('/')}`],
+    // A branch with 1 child at 1,000 nodes and 100 at 100,000: more to show, not only more stored.
+    ['a branch (1 -> 100 children)', `/explore/tree${byKind('leaf-capability').split('/').slice(0, 3).join('/')}`],
     ['leaf-brief', `/explore/tree${byKind('leaf-brief')}`],
     ['leaf-capability', `/explore/tree${byKind('leaf-capability')}`],
     ['leaf-decision', `/explore/tree${byKind('leaf-decision')}`],
@@ -141,7 +144,10 @@ export async function run() {
       const s = median(p.samples);
       const l = median(large.pages[i].samples);
       const growth = l / s;
-      line(`${p.name}: ${us(s)} (${(s / median(small.me)).toFixed(1)}x /me) -> ${us(l)} (${(l / median(large.me)).toFixed(1)}x /me)`, '', growth, `<= ${GROWTH_TARGET}`, growth <= GROWTH_TARGET);
+      const label = `${p.name}: ${us(s)} (${(s / median(small.me)).toFixed(1)}x /me) -> ${us(l)} (${(l / median(large.me)).toFixed(1)}x /me)`;
+      // The page that shows 100 times more at 100,000 is reported, not held to the target.
+      if (p.name.includes('->')) line(label, '', growth);
+      else line(label, '', growth, `<= ${GROWTH_TARGET}`, growth <= GROWTH_TARGET);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
