@@ -1,8 +1,9 @@
-// The work of `akas verify cas --node NODE.json [BLOB]`, loaded only when it runs: does the
+// The work of `akas verify cas --node NODE.json (BLOB | --fetch)`, loaded only when it runs: does the
 // blob an artifact node names (PROTOCOL 10.4) hash to the sha256 the node records? With a
-// local file, offline (verifier/cas.ts). Without one, the bytes are fetched from the uri the
-// node gives (a path under /api/cas/ from --base-url) and hashed as they stream, never kept;
-// the report says which. Either way the node's own sha256Verification is shown beside the
+// local file, offline (verifier/cas.ts). With --fetch instead, the bytes are fetched from the
+// uri the node gives (a path under /api/cas/ from --base-url) and hashed as they stream, never
+// kept; the report says which. The uri is the proposer's choice (any host, an internal one
+// included), so nothing is fetched from the auditor's machine unless --fetch says so. Either way the node's own sha256Verification is shown beside the
 // result: it is the node's claim, this is the check.
 import { createHash } from 'node:crypto';
 import { hashFile, normalizeSha256 } from '../verifier/index.js';
@@ -124,8 +125,16 @@ export async function checkFetched(named: NamedBlob, baseUrl: string): Promise<B
 }
 
 /** `akas verify cas --node`: the blob an artifact node names, against a local file or its uri. */
-export async function verifyArtifactBlob(cli: Cli, nodeFile: string, blobFile: string | undefined): Promise<number> {
+export async function verifyArtifactBlob(cli: Cli, nodeFile: string, blobFile: string | undefined, fetch = false): Promise<number> {
   const named = namedBlob(readJsonFile(nodeFile));
+  if (blobFile === undefined && !fetch) {
+    const where = named.uri.startsWith('/') ? `${cli.globals().baseUrl.replace(/\/$/, '')}${named.uri}` : named.uri;
+    throw new CliError(
+      2,
+      `No FILE to check. The bytes are at ${where}, a URI the artifact's proposer chose: fetch them yourself and give the file (akas verify cas --node ${nodeFile} FILE), or pass --fetch to fetch them from this machine.`,
+      { code: 'usage', uri: named.uri },
+    );
+  }
   const r = blobFile !== undefined ? await checkLocal(named, blobFile) : await checkFetched(named, cli.globals().baseUrl);
   const from = 'file' in r.source ? `${r.source.file} (offline)` : `${r.source.fetched} (fetched now)`;
   const status = r.nodeStatus ?? 'not in the file';

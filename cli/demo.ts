@@ -169,6 +169,12 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
     });
   }
 
+  if (health.calibration === 'private') {
+    throw new CliError(2, "The demo agents calibrate with the demo set's published answers, and this node runs a private calibration set. Seed a node on the demo set (akas serve --demo, without --calibration).", {
+      code: 'demo_needs_demo_calibration',
+    });
+  }
+
   progress('demo: registering and calibrating 4 demo agents');
   const agents: DemoAgent[] = [];
   for (let i = 0; i < 4; i++) agents.push(await demoAgent(base));

@@ -123,7 +123,7 @@ function kindSections(n: Json): Section[] {
         },
         {
           title: 'sha256 verification',
-          note: 'what the node says about the bytes; check them yourself: akas verify cas --node FILE [BLOB]',
+          note: 'what the node says about the bytes; check them yourself: akas verify cas --node FILE BLOB (or --fetch)',
           rows: [
             { label: 'status', value: text(v.status), tone: v.status === 'platform-verified' ? 'good' : v.status === 'self-reported' ? 'weak' : 'bad' },
             { label: 'method', value: text(v.method) },
@@ -202,7 +202,11 @@ export function modelText(m: NodeModel): string {
 
 /** A traversal (POST /api/knowledge/dg/traverse) as plain text: each decision, then where it ends. */
 export function traversalText(t: Json): string {
-  const out = [`traversal ${t.traversalId} of ${t.path}${t.complete ? '' : '  (INCOMPLETE)'}`, `  inputs ${JSON.stringify(t.inputs)}`];
+  const out = [
+    `traversal ${t.traversalId} of ${t.path}${t.complete ? '' : '  (INCOMPLETE)'}`,
+    // A kept traversal comes back without its inputs (the node keeps their hash alone).
+    t.inputs !== undefined ? `  inputs ${JSON.stringify(t.inputs)}` : `  inputs sha256 ${t.inputsSha256} (not kept by the node)`,
+  ];
   if (t.stopped) out.push(`  stopped: ${t.stopped.reason} at ${t.stopped.at} (depth ${t.stopped.depth}, limit ${t.stopped.limit})`);
   out.push('', 'steps');
   for (const s of t.steps ?? []) {

@@ -108,34 +108,69 @@ export async function watchOnce(client: AkasClient, statePath: string, opts: { f
 
 export interface GateReview {
   id: string;
+  /** The agent the node vouches made the attestation (its tag): what the gate counts. */
   reviewer: string;
   verdict: string;
   counted: boolean;
   why?: string;
+  /** What the body says about who reviewed: the reviewer's own claim, never verified. */
+  claimed: { reviewerId: unknown; reviewerDid: unknown };
 }
 
-/** The review gate: approving reviews of a subject from distinct calibrated agents, each proven in the log. */
-export async function reviewGate(client: AkasClient, opts: { subject: string; verdict: string; min: number; logKey?: string; statePath: string }) {
+/** Who may count as a reviewer, beyond being a calibrated agent (akas gate review's policy flags). */
+export interface GatePolicy {
+  /** The lowest tier that counts (frontier > strong > mid > weak). */
+  minTier?: 'frontier' | 'strong' | 'mid' | 'weak';
+  minReputation?: number;
+  /** How old an agent must be, in ms (by the node's clock). */
+  minAgeMs?: number;
+  /** Only these agents count: tags (ak_...) or current public keys (64 hex). */
+  trusted?: Set<string>;
+}
+
+const TIER_RANK: Record<string, number> = { frontier: 4, strong: 3, mid: 2, weak: 1 };
+
+/** A reviewer's profile against the policy: why it does not count, or undefined when it does. */
+function policyRefusal(profile: Json | undefined, policy: GatePolicy, now: number): string | undefined {
+  if (typeof profile?.intelligenceScore !== 'number' || profile.tier === 'refused') return 'the reviewer is not a calibrated agent';
+  if (policy.trusted && !policy.trusted.has(String(profile.tag)) && !policy.trusted.has(String(profile.signing?.publicKey).toLowerCase())) return 'the reviewer is not in the trusted list';
+  if (policy.minTier && (TIER_RANK[profile.tier] ?? 0) < TIER_RANK[policy.minTier]) return `tier ${profile.tier} is below ${policy.minTier}`;
+  if (policy.minReputation !== undefined && !(Number(profile.reputationScore) >= policy.minReputation)) return `reputation ${profile.reputationScore} is below ${policy.minReputation}`;
+  if (policy.minAgeMs !== undefined && !(now - Number(profile.createdAt) >= policy.minAgeMs)) return `the agent is ${Math.floor((now - Number(profile.createdAt)) / 3_600_000)} h old, younger than the policy allows`;
+  return undefined;
+}
+
+/**
+ * The review gate: approving reviews of a subject from distinct calibrated agents that meet the
+ * policy, each proven in the log. The agent counted is the one the node vouches made the
+ * attestation (its tag); the reviewerId and reviewerDid in the body are the reviewer's own
+ * claim, reported as such and never counted as verified.
+ */
+export async function reviewGate(client: AkasClient, opts: { subject: string; verdict: string; min: number; logKey?: string; statePath: string; policy?: GatePolicy }) {
+  const policy = opts.policy ?? {};
   const { key } = await logKeyFor(client, opts.logKey, readWatchState(opts.statePath));
+  // Ages are measured by the node's clock, which set the agents' createdAt.
+  const now = policy.minAgeMs !== undefined ? Number((await client.get<Json>('/healthz')).time) : Date.now();
   const reviews: GateReview[] = [];
   const counted = new Set<string>();
-  const calibrated = new Map<string, boolean>();
+  const refusals = new Map<string, string | undefined>();
   let cursor: string | null = null;
   do {
     const page: Json = await client.get<Json>(`/api/attestations?kind=review.attestation.v1&subject=${opts.subject}&limit=100${cursor ? `&cursor=${cursor}` : ''}`);
     for (const item of page.items as Json[]) {
       const reviewer = String(item.agent);
-      const review: GateReview = { id: item.id, reviewer, verdict: String(item.body.verdict), counted: false };
+      const review: GateReview = { id: item.id, reviewer, verdict: String(item.body.verdict), counted: false, claimed: { reviewerId: item.body.reviewerId ?? null, reviewerDid: item.body.reviewerDid ?? null } };
       reviews.push(review);
       if (item.body.verdict !== opts.verdict) review.why = `verdict ${item.body.verdict}`;
       else if (item.body.subjectSha256 !== opts.subject) review.why = 'another subject';
       else if (counted.has(reviewer)) review.why = 'this reviewer is already counted';
       else {
-        if (!calibrated.has(reviewer)) {
+        if (!refusals.has(reviewer)) {
           const profile = await client.get<Json>(`/api/agents/${reviewer}`).catch(() => undefined);
-          calibrated.set(reviewer, typeof profile?.intelligenceScore === 'number' && profile.tier !== 'refused');
+          refusals.set(reviewer, policyRefusal(profile, policy, now));
         }
-        if (!calibrated.get(reviewer)) review.why = 'the reviewer is not a calibrated agent';
+        const refused = refusals.get(reviewer);
+        if (refused) review.why = refused;
         else {
           const proof = await client.get<Json>(`/api/attestations/${item.id}`);
           const c = new Checks();
@@ -150,7 +185,8 @@ export async function reviewGate(client: AkasClient, opts: { subject: string; ve
     }
     cursor = page.nextCursor;
   } while (cursor);
-  return { subject: opts.subject, verdict: opts.verdict, required: opts.min, approvals: counted.size, passed: counted.size >= opts.min, logKey: key, reviews };
+  const shownPolicy = { ...policy, ...(policy.trusted ? { trusted: [...policy.trusted] } : {}) };
+  return { subject: opts.subject, verdict: opts.verdict, required: opts.min, approvals: counted.size, passed: counted.size >= opts.min, policy: shownPolicy, logKey: key, reviews };
 }
 
 /** Reads one resource of a tiled log: its bytes (gzip is undone by fetch), or throws saying which. */

@@ -54,13 +54,16 @@ function describeFailureRaw(err: CliError): string {
   const b = err.body;
   const lines = [`akas: ${err.message}`];
   const items = Array.isArray(b.errors) ? (b.errors as unknown[]) : [];
-  for (const item of items) {
-    if (item && typeof item === 'object') {
-      const e = item as { field?: unknown; reason?: unknown; message?: unknown; instancePath?: unknown };
-      const field = e.field ?? e.instancePath ?? '';
-      lines.push(`  ${String(field) || '(body)'}: ${String(e.reason ?? e.message ?? 'is invalid')}`);
-    } else lines.push(`  ${String(item)}`);
-  }
+  lines.push(
+    ...errorLines(items, b.errorCount, (item) => {
+      if (item && typeof item === 'object') {
+        const e = item as { field?: unknown; reason?: unknown; message?: unknown; instancePath?: unknown };
+        const field = e.field ?? e.instancePath ?? '';
+        return `  ${String(field) || '(body)'}: ${String(e.reason ?? e.message ?? 'is invalid')}`;
+      }
+      return `  ${String(item)}`;
+    }),
+  );
   if (typeof b.field === 'string' && !items.length) lines.push(`  field: ${b.field}`);
   const hint = b.hint;
   if (typeof hint === 'string') lines.push(`  hint: ${hint}`);
@@ -75,6 +78,21 @@ function describeFailureRaw(err: CliError): string {
     lines.push(`  existing: ${b.existingProposalId} (akas proposal ${b.existingProposalId}; judge it: akas judge ${b.existingProposalId} ...)`);
   } else if (typeof b.detailUrl === 'string') lines.push(`  existing: ${b.detailUrl}${typeof b.judgeUrl === 'string' ? ` (judge it: ${b.judgeUrl})` : ''}`);
   return lines.join('\n') + '\n';
+}
+
+/** How many errors of a list a person is shown (the node lists at most as many: PROTOCOL 1.3). */
+export const ERRORS_SHOWN = 50;
+
+/**
+ * One line per error, the first ERRORS_SHOWN of them, then how many more there were (the
+ * node's errorCount, or the list's own length when it is longer).
+ */
+export function errorLines(items: unknown[], errorCount: unknown, line: (item: unknown) => string): string[] {
+  const total = Math.max(items.length, typeof errorCount === 'number' ? errorCount : 0);
+  const lines = items.slice(0, ERRORS_SHOWN).map(line);
+  const shown = Math.min(items.length, ERRORS_SHOWN);
+  if (total > shown) lines.push(`  ... and ${total - shown} more (${total} errors in all)`);
+  return lines;
 }
 
 /** Two-column key: value lines for human output. */

@@ -11,13 +11,13 @@ import { blobsInMemory, verifyBundleAsync, type BundleOptions, type BundleReport
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
-import { verifyConsistencyAsync, verifyLogProofAsync } from './log.js';
+import { verifyConsistencyAsync, verifyLogProofAsync, type WitnessPolicy } from './log.js';
 import { verifyCasBytes as casBytes } from './cas-bytes.js';
 import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
 import { tally, type Check, type Report } from './report.js';
 
 export { CRYPTO_PLATFORM, VERSION, tally, isPresentation };
-export type { BundleReport, Check, CredentialOptions, CredentialReport, IssuerKeyList, IssuerTrust, JudgmentsReport, PresentationOptions, PresentationReport, Report };
+export type { WitnessPolicy, BundleReport, Check, CredentialOptions, CredentialReport, IssuerKeyList, IssuerTrust, JudgmentsReport, PresentationOptions, PresentationReport, Report };
 
 /** One credential (VC DM 2.0, eddsa-jcs-2022): its text, bytes or parsed value. Options: at, issuer, trust, checkJudgeSignature. */
 export const verifyCredential = (input: unknown, options?: CredentialOptions): Promise<CredentialReport> => verifyCredentialAsync(input, options);
@@ -31,8 +31,8 @@ export const trustIssuerKeys = (pinned: string, list: IssuerKeyList | undefined)
 /** The judges' signatures (L2) of a proposal detail (GET /api/knowledge/proposals/{id}), with their public profiles. */
 export const verifyProposalJudgments = (detail: unknown, profiles?: AgentKeys[]): Promise<JudgmentsReport> => verifyProposalJudgmentsAsync(detail, profiles);
 
-/** A saved GET /api/attestations/{id} answer against a pinned log key (a C2SP verifier key string). */
-export const verifyLogProof = (doc: unknown, logKey: string): Promise<Report> => verifyLogProofAsync(doc, logKey);
+/** A saved GET /api/attestations/{id} answer against a pinned log key (a C2SP verifier key string), and a witness quorum when given. */
+export const verifyLogProof = (doc: unknown, logKey: string, witnesses?: WitnessPolicy): Promise<Report> => verifyLogProofAsync(doc, logKey, witnesses);
 
 /**
  * Two signed checkpoints ({old?, new, proof?}: the notes and GET /api/log/proof/consistency's

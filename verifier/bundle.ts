@@ -18,7 +18,7 @@ import { canonicalize } from '../src/core/jcs.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
 import { credentialChecking } from './credential.js';
 import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { checkWitnesses, endorsedLogKeyChecking, logInclusionChecking, type WitnessPolicy } from './log.js';
+import { endorsedLogKeyChecking, logInclusionChecking, witnessesChecking, type WitnessPolicy } from './log.js';
 import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
@@ -211,7 +211,7 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
     else c.add('log.inclusion', 'L3', 'the judgment is in the node\'s log', null, 'not checked: no trusted log key', id);
   }
   // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
-  if (options.witnesses) checkWitnesses(c, logPart?.checkpoint, options.witnesses);
+  if (options.witnesses) yield* witnessesChecking(c, logPart?.checkpoint, options.witnesses);
 
   // CAS: the hashes the proposal names, against the bytes given.
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];

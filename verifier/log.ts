@@ -5,11 +5,11 @@
 // checkpoint to a newer one. And the monitor's audit: the entries themselves, re-hashed and
 // re-chained, must rebuild exactly the signed roots.
 import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { cosignaturesChecking, parseCosignerKey } from '../src/core/cosignature.js';
 import { canonicalize } from '../src/core/jcs.js';
 import { entryHash, entryLeaf, GENESIS_PREV_HASH, type LogEntry, type LogKeyEndorsement } from '../src/core/log-entry.js';
 import { leafHash, nodesToStoreOnAppend, rootAt, verifyConsistency, verifyInclusion } from '../src/core/merkle.js';
 import { openNoteChecking, parseCheckpoint, parseVerifierKey, type Checkpoint } from '../src/core/note.js';
-import { parseCosignerKey, verifyCosignatures } from '../src/core/cosignature.js';
 import type { IssuerTrust } from './issuer-keys.js';
 import { Checks, type Report } from './report.js';
 
@@ -121,13 +121,18 @@ export interface WitnessPolicy {
  * this client would have had to fool that many witnesses.
  */
 export function checkWitnesses(c: Checks, note: unknown, policy: WitnessPolicy, subject?: string): boolean {
+  return runNow(witnessesChecking(c, note, policy, subject));
+}
+
+/** checkWitnesses as a check that yields its signatures. */
+export function* witnessesChecking(c: Checks, note: unknown, policy: WitnessPolicy, subject?: string): Checking<boolean> {
   const bad = policy.keys.filter((k) => !parseCosignerKey(k));
   const quorum = policy.quorum ?? policy.keys.length;
   if (bad.length || !Number.isInteger(quorum) || quorum < 1 || quorum > policy.keys.length) {
     return c.add('log.witnesses', 'L3', 'the checkpoint is cosigned by a quorum of the given witnesses', false, bad.length ? `not a witness key: ${bad.join(', ')}` : `a quorum of ${quorum} out of ${policy.keys.length} witness key(s) cannot be met`, subject) === true;
   }
   if (typeof note !== 'string') return c.add('log.witnesses', 'L3', `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`, false, 'no checkpoint', subject) === true;
-  const r = verifyCosignatures(note, policy.keys, { now: policy.now });
+  const r = yield* cosignaturesChecking(note, policy.keys, { now: policy.now });
   const ok = !r.error && r.invalid.length === 0 && r.valid.length >= quorum;
   const why = r.error
     ? r.error
@@ -144,9 +149,9 @@ export function verifyLogProof(doc: unknown, logKey: string, witnesses?: Witness
   return runNow(logProofChecking(doc, logKey, witnesses));
 }
 
-/** verifyLogProof where Ed25519 is asynchronous (WebCrypto in a browser; without witnesses: their cosignatures are checked with Node's crypto only). */
-export function verifyLogProofAsync(doc: unknown, logKey: string): Promise<Report> {
-  return runAsync(logProofChecking(doc, logKey));
+/** verifyLogProof where Ed25519 is asynchronous (WebCrypto in a browser). */
+export function verifyLogProofAsync(doc: unknown, logKey: string, witnesses?: WitnessPolicy): Promise<Report> {
+  return runAsync(logProofChecking(doc, logKey, witnesses));
 }
 
 /** The checks of verifyLogProof, as a generator of the signatures they need. */
@@ -160,7 +165,7 @@ export function* logProofChecking(doc: unknown, logKey: string, witnesses?: Witn
   c.add('log.key', 'L3', 'the pinned log key is a C2SP Ed25519 verifier key', key !== null, key ? key.name : `not a verifier key: ${logKey}`);
   const subject = isObject(doc.entry) ? String(doc.entry.id) : undefined;
   if (key) yield* logInclusionChecking(c, doc, [logKey], subject);
-  if (witnesses) checkWitnesses(c, doc.checkpoint, witnesses, subject);
+  if (witnesses) yield* witnessesChecking(c, doc.checkpoint, witnesses, subject);
   return c.report();
 }
 

@@ -9,6 +9,7 @@ import { updateIdentity, type SavedIdentity } from '../profile.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+const mib = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;
 /** The command for each nextStep.action of a calibration answer (PROTOCOL 3.2). */
 const NEXT_COMMAND: Record<string, string> = { judge: 'akas queue', challenge: 'akas challenge', recalibrate: 'akas calibrate', read: 'akas me' };
 
@@ -199,7 +200,7 @@ export function calibrationCommands(program: Command, cli: Cli) {
 
   program
     .command('quota')
-    .description('your token bucket and today\'s propose counters per kind')
+    .description('your token bucket, today\'s propose counters per kind and your content-store upload quota')
     .action(
       action(cli, async () => {
         const q = await cli.client().get<Json>('/api/agent/v1/quota', true);
@@ -207,6 +208,9 @@ export function calibrationCommands(program: Command, cli: Cli) {
           [
             `tier ${q.tier}: ${q.proposeQuota.capPerKind} proposals per kind per day; bucket ${q.rateLimit.remaining}/${q.rateLimit.bucketSize}`,
             ...Object.entries(q.proposeQuota.byKind as Json).map(([k, v]) => `  ${k.padEnd(16)} key ${v.usedByKey}  ip ${v.usedByIp}  left ${v.remaining}`),
+            ...(q.casQuota
+              ? [`content store: ${mib(q.casQuota.used)} of ${mib(q.casQuota.cap)} uploaded today (${q.casQuota.scope}), ${mib(q.casQuota.remaining)} left`]
+              : []),
           ].join('\n'),
         );
       }),
@@ -223,7 +227,68 @@ export function calibrationCommands(program: Command, cli: Cli) {
         cli.output().result(r, `appeal ${r.appealId} received; answer within ${r.slaHours} hours`);
       }),
     );
+
+  program
+    .command('calibration')
+    .description("a node operator's own calibration set (private answers: the demo set's ship in the package)")
+    .command('init')
+    .description('make a private calibration set in DIR (new, or empty): two pools and a challenge bank drawn fresh, files readable by you only; then: akas serve --calibration DIR')
+    .argument('<dir>', 'the folder to make (mode 0700)')
+    .option('--entries <n>', 'challenges in the bank (about a tenth of the short-text ones decoys)', '300')
+    .action(
+      action(cli, async (dir: string, opts: { entries: string }) => {
+        const entries = Number(opts.entries);
+        if (!Number.isInteger(entries) || entries < 40 || entries > 5000) throw usageError('--entries is a whole number from 40 to 5000');
+        const { existsSync, mkdirSync, readdirSync, writeFileSync, chmodSync } = await import('node:fs');
+        const { join, resolve } = await import('node:path');
+        const target = resolve(dir);
+        if (existsSync(target) && readdirSync(target).length > 0) throw new CliError(2, `${target} is not empty: give a new or empty folder (a calibration set is never overwritten).`, { code: 'usage' });
+        mkdirSync(target, { recursive: true, mode: 0o700 });
+        chmodSync(target, 0o700);
+        const { cryptoRandom } = await import('../../src/core/index.js');
+        const { generateCalibrationSet } = await import('../../src/domain/calibration-generate.js');
+        const { readCalibrationSet } = await import('../../src/domain/calibration-set.js');
+        const files = generateCalibrationSet(cryptoRandom, { entries });
+        for (const [name, value] of Object.entries(files)) writeFileSync(join(target, name), JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
+        writeFileSync(join(target, 'README.md'), CALIBRATION_README, { mode: 0o600 });
+        // Read back as the node will: what was written is a set the node accepts.
+        const set = readCalibrationSet(target);
+        cli.output().result(
+          { dir: target, questions: set.pools.A.length + set.pools.B.length, challenges: set.bank.normal.length, decoys: set.bank.decoys.length, next: `akas serve --calibration ${dir}` },
+          () =>
+            [
+              `private calibration set in ${target} (files readable by you only):`,
+              `  pool-A.json, pool-B.json  ${set.pools.A.length + set.pools.B.length} questions with their expected answers`,
+              `  bank.json                 ${set.bank.all.length} challenges, ${set.bank.decoys.length} of them decoys`,
+              `  README.md                 how to edit or extend them`,
+              `start a node on it: akas serve --calibration ${dir}`,
+            ].join('\n'),
+        );
+      }),
+    );
 }
+
+const CALIBRATION_README = `# A private calibration set
+
+Made by \`akas calibration init\`; used by \`akas serve --calibration <this folder>\`.
+It holds answer keys: keep it readable by the node's user only (the node refuses it
+otherwise, as it refuses a key file others may read), out of version control and backups
+others can read. Every process of a deployment needs the same files.
+
+- pool-A.json, pool-B.json: the 5 calibration questions of each pool (PROTOCOL 3.1, 3.2).
+  \`expected\` is the reference answer; \`scoring\` is exact, cosine (text similarity) or
+  schema-cosine (a JSON answer fitting \`schema\`, compared field by field). A pool holds
+  exactly 5 questions.
+- bank.json: the challenges drawn by GET /api/agent/v1/challenge (PROTOCOL 4.2). An entry
+  with \`decoy\` is a decoy: an answer containing a phrase of \`decoy.accept\` (whole words,
+  case and punctuation ignored) and none of \`decoy.reject\` passes; three failures ban.
+
+These were drawn at random from public templates (src/domain/calibration-generate.ts in
+the akas package): nothing here can be looked up, but a program written for the templates
+could answer them. For calibration that measures more, replace or add questions and
+challenges of your own in the same formats (decoys must look like ordinary entries of the
+same category), then restart the node. Run \`akas calibration init\` again for a fresh draw.
+`;
 
 // A JSON Schema's fields as an indented list: name, required or optional, type, description.
 function fieldLines(schema: Json, depth: number): string[] {

@@ -23,9 +23,17 @@ async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: Poss
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+// Every secret of a profile masked unless --show-secrets: the api key, the recovery token, the
+// private key and each claimSecret (one recovers the whole identity: PROTOCOL 2.5).
 function redact(id: SavedIdentity, show: boolean) {
   if (show) return id;
-  return { ...id, apiKey: '(saved)', recoveryToken: '(saved)', signing: { publicKey: id.signing.publicKey, privateKey: '(saved)' } };
+  return {
+    ...id,
+    apiKey: '(saved)',
+    recoveryToken: '(saved)',
+    signing: { publicKey: id.signing.publicKey, privateKey: '(saved)' },
+    ...(id.claimSecrets ? { claimSecrets: Object.fromEntries(Object.keys(id.claimSecrets).map((p) => [p, '(saved)'])) } : {}),
+  };
 }
 
 /**

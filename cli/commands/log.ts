@@ -1,11 +1,13 @@
 // Attestations and the transparency log from the shell (PROTOCOL 9): attest and dry-run,
 // read an attestation with its proof, check one offline, follow the event stream, monitor
 // the log for forks and rewrites, audit a data folder, and gate a merge on reviews.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
-import { table } from '../output.js';
+import { errorLines, table } from '../output.js';
+import type { GatePolicy } from '../log-watch.js';
 import { configDir } from '../profile.js';
 import { action, type Cli } from '../program.js';
 import { verifyGroup } from './verify.js';
@@ -45,7 +47,11 @@ export function logCommands(program: Command, cli: Cli) {
           out.result(r, () =>
             r.valid
               ? `valid ${r.kind} (schemaVersion ${r.schemaVersion}); record it with: akas attest ${kind} ...`
-              : [`NOT valid for ${r.kind}:`, ...r.errors.map((e: Json) => `  ${e.instancePath || '(body)'} ${e.message}${e.fieldDescription ? ` — ${e.fieldDescription}` : ''}`), r.hint].join('\n'),
+              : [
+                  `NOT valid for ${r.kind}:`,
+                  ...errorLines(r.errors, r.errorCount, (e) => `  ${(e as Json).instancePath || '(body)'} ${(e as Json).message}${(e as Json).fieldDescription ? ` — ${(e as Json).fieldDescription}` : ''}`),
+                  r.hint,
+                ].join('\n'),
           );
           return r.valid ? 0 : 1;
         }
@@ -202,26 +208,81 @@ export function logCommands(program: Command, cli: Cli) {
     .command('gate')
     .description('merge gates on the node\'s log')
     .command('review')
-    .description('exit 0 only when enough calibrated agents attested an approving review of SUBJECT, each proven in the log')
+    .description('exit 0 only when enough calibrated agents (meeting the policy flags) attested an approving review of SUBJECT, each proven in the log')
     .requiredOption('--subject <sha256>', 'the reviewed artifact\'s sha256 (e.g. of the release tarball)')
     .option('--require <verdict>', 'the verdict that counts', 'approve')
     .option('--min <n>', 'how many distinct reviewers', '1')
+    .option('--min-tier <tier>', 'count only reviewers of this tier or better: frontier, strong, mid, weak')
+    .option('--min-reputation <score>', 'count only reviewers with at least this reputationScore (0 to 1)')
+    .option('--min-age <age>', 'count only agents registered at least this long ago, by the node\'s clock (e.g. 30d, 12h, 45m)')
+    .option('--trusted <file>', 'count only these reviewers: a file of agent tags (ak_...) or current public keys (64 hex), one a line, # comments')
     .option('--log-key <key>', 'pin the log key (default: the one `akas log watch` keeps for this node, else the node\'s)')
     .action(
-      action(cli, async (opts: { subject: string; require: string; min: string; logKey?: string }) => {
+      action(cli, async (opts: { subject: string; require: string; min: string; minTier?: string; minReputation?: string; minAge?: string; trusted?: string; logKey?: string }) => {
         const subject = opts.subject.toLowerCase();
         if (!SHA256.test(subject)) throw usageError('--subject is a sha256 (64 hex)');
         const min = Number(opts.min);
         if (!Number.isInteger(min) || min < 1) throw usageError('--min is a whole number from 1');
         const { reviewGate } = await import('../log-watch.js');
-        const r = await reviewGate(cli.client(), { subject, verdict: opts.require, min, logKey: opts.logKey, statePath: watchStatePath(cli.globals().baseUrl) });
+        const policy = gatePolicy(opts);
+        const r = await reviewGate(cli.client(), { subject, verdict: opts.require, min, logKey: opts.logKey, statePath: watchStatePath(cli.globals().baseUrl), policy });
+        const claim = (x: (typeof r.reviews)[number]) => {
+          const parts = [x.claimed.reviewerId !== null ? `reviewerId ${JSON.stringify(x.claimed.reviewerId)}` : '', x.claimed.reviewerDid !== null ? `reviewerDid ${String(x.claimed.reviewerDid)}` : ''].filter(Boolean);
+          return parts.length ? `  claims ${parts.join(', ')} (as claimed, not verified)` : '';
+        };
+        const policyText = [
+          policy.minTier ? `tier ${policy.minTier} or better` : '',
+          policy.minReputation !== undefined ? `reputation >= ${policy.minReputation}` : '',
+          policy.minAgeMs !== undefined ? `registered at least ${opts.minAge} ago` : '',
+          policy.trusted ? `in ${opts.trusted} (${policy.trusted.size})` : '',
+        ].filter(Boolean);
         cli.output().result(r, () =>
           [
-            ...r.reviews.map((x) => `${x.counted ? 'ok  ' : '--  '}  ${x.id}  ${x.reviewer}  ${x.verdict}${x.counted ? '' : `  (${x.why})`}`),
-            `${r.approvals} of ${min} required ${opts.require} review(s) from distinct calibrated agents, each proven in the log: ${r.passed ? 'PASS' : 'FAIL'}`,
+            ...r.reviews.map((x) => `${x.counted ? 'ok  ' : '--  '}  ${x.id}  ${x.reviewer}  ${x.verdict}${x.counted ? '' : `  (${x.why})`}${claim(x)}`),
+            `${r.approvals} of ${min} required ${opts.require} review(s) from distinct calibrated agents${policyText.length ? ` (${policyText.join(', ')})` : ''}, each proven in the log: ${r.passed ? 'PASS' : 'FAIL'}`,
+            'the agent counted is the one the node vouches made each attestation; who it says it is (reviewerId, reviewerDid) is its own claim',
           ].join('\n'),
         );
         return r.passed ? 0 : 1;
       }),
     );
+}
+
+const AGE = /^(\d+(?:\.\d+)?)(d|h|m)$/;
+const TIER_NAMES = ['frontier', 'strong', 'mid', 'weak'] as const;
+
+/** The gate's policy from its flags (usage errors for values that do not parse). */
+function gatePolicy(opts: { minTier?: string; minReputation?: string; minAge?: string; trusted?: string }): GatePolicy {
+  const policy: GatePolicy = {};
+  if (opts.minTier !== undefined) {
+    if (!(TIER_NAMES as readonly string[]).includes(opts.minTier)) throw usageError(`--min-tier is one of ${TIER_NAMES.join(', ')}`);
+    policy.minTier = opts.minTier as GatePolicy['minTier'];
+  }
+  if (opts.minReputation !== undefined) {
+    const x = Number(opts.minReputation);
+    if (!(x >= 0 && x <= 1)) throw usageError('--min-reputation is a number from 0 to 1');
+    policy.minReputation = x;
+  }
+  if (opts.minAge !== undefined) {
+    const m = AGE.exec(opts.minAge);
+    if (!m) throw usageError('--min-age is a number with d, h or m (30d, 12h, 45m)');
+    policy.minAgeMs = Number(m[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000 }[m[2] as 'd' | 'h' | 'm'];
+  }
+  if (opts.trusted !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(opts.trusted, 'utf8');
+    } catch (e) {
+      throw new CliError(2, `Cannot read ${opts.trusted}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: opts.trusted });
+    }
+    const trusted = new Set<string>();
+    for (const [i, raw] of text.split(/\r?\n/).entries()) {
+      const line = raw.replace(/#.*/, '').trim();
+      if (!line) continue;
+      if (/^ak_[A-Za-z0-9]{8}$/.test(line) || /^[0-9a-fA-F]{64}$/.test(line)) trusted.add(line.startsWith('ak_') ? line : line.toLowerCase());
+      else throw usageError(`${opts.trusted}:${i + 1}: not an agent tag (ak_ + 8 characters) or a public key (64 hex): ${line.slice(0, 80)}`);
+    }
+    policy.trusted = trusted;
+  }
+  return policy;
 }

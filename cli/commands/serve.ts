@@ -1,5 +1,6 @@
 // `akas serve`: the whole node on an embedded LevelDB store in a data folder, or on a
 // PostgreSQL database that several `akas serve` processes share (--store postgres://...).
+import { isIP } from 'node:net';
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { CliError, usageError } from '../errors.js';
@@ -12,11 +13,15 @@ interface ServeOptions {
   store?: string;
   nodeSecretFile?: string;
   publicUrl?: string;
-  trustProxy?: boolean;
+  trustProxy?: boolean | string;
   allowSameIp?: boolean;
   allowAnonymousPropose?: boolean;
   registrationCap?: string;
   rateLimit?: string;
+  casQuota?: string;
+  traversalTtl?: string;
+  calibration?: string;
+  allowDemoCalibration?: boolean;
   logLevel?: string;
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
@@ -42,11 +47,15 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--store <url>', 'a postgres:// URL: the database several processes share instead of a data folder (env AKAS_STORE)')
     .option('--node-secret-file <file>', 'with --store: file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or the secret itself in AKAS_NODE_SECRET)')
     .option('--public-url <url>', 'origin used in absolute URLs (default: the Host the request came to)')
-    .option('--trust-proxy', 'read the client IP from X-Forwarded-For (behind a reverse proxy)')
+    .option('--trust-proxy [hops|addresses]', 'read the client IP from X-Forwarded-For behind reverse proxies: how many proxy hops (alone: 1), or the proxies\' addresses and CIDRs, comma-separated (env AKAS_TRUST_PROXY)')
     .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
     .option('--rate-limit <burst:perSecond>', 'token bucket per Bearer, else per IP (env AKAS_RATE_LIMIT; default 120:2)')
+    .option('--cas-quota <MiB>', 'content-store bytes a day per client IP for anonymous uploads; calibrated agents get 2 to 20 times it by tier (env AKAS_CAS_QUOTA; default 100)')
+    .option('--traversal-ttl <hours>', 'how long decision-graph traversals are kept for GET (env AKAS_TRAVERSAL_TTL; default 24)')
+    .option('--calibration <dir>', 'the private calibration set (pools and challenge bank) made by `akas calibration init DIR` (env AKAS_CALIBRATION; default: the demo set, public answers)')
+    .option('--allow-demo-calibration', 'serve on a non-loopback address with the demo calibration set all the same (its answers ship in the package)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
@@ -78,6 +87,13 @@ export function serveCommands(program: Command, cli: Cli) {
           if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) throw usageError(`--rate-limit is BURST:PER_SECOND (e.g. 120:2), got ${rateLimitArg}`);
           rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
         }
+        const trustProxy = parseTrustProxy(opts.trustProxy ?? env.AKAS_TRUST_PROXY);
+        const casQuotaArg = opts.casQuota ?? env.AKAS_CAS_QUOTA;
+        const casQuotaMib = casQuotaArg === undefined ? undefined : Number(casQuotaArg);
+        if (casQuotaMib !== undefined && !(Number.isFinite(casQuotaMib) && casQuotaMib > 0)) throw usageError(`--cas-quota is a number of MiB above 0, got ${casQuotaArg}`);
+        const ttlArg = opts.traversalTtl ?? env.AKAS_TRAVERSAL_TTL;
+        const ttlHours = ttlArg === undefined ? undefined : Number(ttlArg);
+        if (ttlHours !== undefined && !(Number.isFinite(ttlHours) && ttlHours > 0)) throw usageError(`--traversal-ttl is a number of hours above 0, got ${ttlArg}`);
         if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin)) throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
         const witnessSpecs = [...opts.witness, ...(opts.witnesses ? readKeyList(opts.witnesses) : [])];
         const { parseWitnessSpec } = await import('../../src/domain/witnesses.js');
@@ -97,7 +113,7 @@ export function serveCommands(program: Command, cli: Cli) {
           if (storeUrl && !opts.witnessKey) throw usageError('with --store, --witness-log needs --witness-key FILE (there is no data folder to keep it in)');
         }
         const { startNode, checkNode, sameIpPolicy } = await import('../../src/http/server.js');
-        const sameIp = sameIpPolicy({ host, trustProxy: Boolean(opts.trustProxy), allowSameIp: Boolean(opts.allowSameIp) });
+        const sameIp = sameIpPolicy({ host, trustProxy: trustProxy !== false, allowSameIp: Boolean(opts.allowSameIp) });
         if (opts.demo && sameIp.enforced) throw usageError('--demo seeds the tree with four demo agents from this one address: run it on a loopback node (the default --host) or add --allow-same-ip');
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
@@ -112,21 +128,26 @@ export function serveCommands(program: Command, cli: Cli) {
           cli.output().note(`check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ${r.proposals.proposals} proposals${problems.length ? ':' : ': ok'}`);
           if (!r.ok) throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), { code: 'check_failed', problems });
         }
+        const calibrationDir = opts.calibration ?? env.AKAS_CALIBRATION;
         const node = await startNode({
           ...where,
           host,
           port,
+          allowDemoCalibration: Boolean(opts.allowDemoCalibration),
           logLevel: opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info',
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
           ...(opts.witnessLog.length ? { witnessFor: { logs: opts.witnessLog, keyFile: opts.witnessKey, name: opts.witnessName } } : {}),
           config: {
             publicUrl: opts.publicUrl,
-            trustProxy: Boolean(opts.trustProxy),
+            trustProxy,
             sameIpCollusionCheck: sameIp.enforced,
             sameIpReason: sameIp.reason,
             allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
             ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
             ...(rateLimit ? { rateLimit } : {}),
+            ...(casQuotaMib !== undefined ? { casQuotaBytes: Math.round(casQuotaMib * 1048576) } : {}),
+            ...(ttlHours !== undefined ? { traversalTtlMs: Math.round(ttlHours * 3_600_000) } : {}),
+            ...(calibrationDir ? { calibrationDir } : {}),
             witnesses,
           },
         }).catch(refusal);
@@ -141,8 +162,24 @@ export function serveCommands(program: Command, cli: Cli) {
             throw e;
           }
         }
+        const c = node.calibration;
+        const calibrationLine =
+          c.source === 'private'
+            ? `private set ${c.dir} (${c.questions} questions, ${c.challenges} challenges, ${c.decoys} decoys)`
+            : `DEMO set${c.demoReason ? ` (${c.demoReason})` : ''}: its answers ship in the package; for a public node, akas calibration init DIR and --calibration DIR`;
         out.result(
-          { listening: node.url, ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }), issuer: node.issuerDid, signingKeyId: node.signingKeyId, sameIpRule: sameIp, ...(demo ? { demo } : {}), logKey: node.logKey, witnesses: witnesses.map((w) => w.verifierKey), ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}) },
+          {
+            listening: node.url,
+            ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }),
+            issuer: node.issuerDid,
+            signingKeyId: node.signingKeyId,
+            sameIpRule: sameIp,
+            calibration: { set: c.source, ...(c.dir ? { dir: c.dir } : {}) },
+            ...(demo ? { demo } : {}),
+            logKey: node.logKey,
+            witnesses: witnesses.map((w) => w.verifierKey),
+            ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}),
+          },
           () =>
             [
               `akas node listening on ${node.url}`,
@@ -152,6 +189,7 @@ export function serveCommands(program: Command, cli: Cli) {
               ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
               ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
               `  same-IP rule ${sameIp.reason}`,
+              `  calibration  ${calibrationLine}`,
               ...(demo ? [`  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`] : []),
               '  stop with Ctrl-C',
             ].join('\n'),
@@ -159,6 +197,35 @@ export function serveCommands(program: Command, cli: Cli) {
         await node.closed;
       }),
     );
+}
+
+/** The names proxy-addr knows for address ranges (PROTOCOL 1.4). */
+const RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * --trust-proxy (or AKAS_TRUST_PROXY): absent, no proxy is trusted; alone (or `true`), one hop;
+ * a whole number, that many hops; otherwise a comma-separated list of the proxies' addresses,
+ * CIDRs (10.0.0.0/8, fd00::/8) or range names (loopback, linklocal, uniquelocal).
+ */
+export function parseTrustProxy(value: boolean | string | undefined): boolean | number | string[] {
+  if (value === undefined || value === false || value === '' || value === 'false') return false;
+  if (value === true || value === 'true') return 1;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1) throw usageError('--trust-proxy takes a number of hops from 1, or the proxies\' addresses');
+    return hops;
+  }
+  const list = value.split(',').map((v) => v.trim()).filter(Boolean);
+  for (const item of list) {
+    const [address, bits, extra] = item.split('/');
+    const family = isIP(address);
+    const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!(RANGE_NAMES.includes(item) || (family !== 0 && okBits && extra === undefined))) {
+      throw usageError(`--trust-proxy: ${item} is not an address, a CIDR or one of ${RANGE_NAMES.join(', ')} (or give a number of hops)`);
+    }
+  }
+  if (!list.length) throw usageError('--trust-proxy takes a number of hops, or the proxies\' addresses');
+  return list;
 }
 
 /**
@@ -169,5 +236,6 @@ function refusal(e: unknown): never {
   const name = (e as Error)?.name;
   if (name === 'NodeKeysError') throw new CliError(2, (e as Error).message, { code: 'node_keys', error: (e as Error).message });
   if (name === 'SchemaError') throw new CliError(2, (e as Error).message, { code: 'schema_version', error: (e as Error).message });
+  if (name === 'CalibrationSetError') throw new CliError(2, (e as Error).message, { code: 'calibration_set', error: (e as Error).message });
   throw e;
 }

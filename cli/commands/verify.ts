@@ -1,8 +1,8 @@
 // akas verify ...: offline checks, no node and no network (verifier/, loaded lazily inside
 // each action). Exit codes: 0 the check holds, 1 it does not, 2 it could not be run
 // (unreadable file, bad arguments). Two exceptions say so when they run: `verify manifest`
-// asks the node (an HMAC only it can check), and `verify cas --node` without a local file
-// fetches the bytes the artifact names.
+// asks the node (an HMAC only it can check), and `verify cas --node --fetch` fetches the bytes
+// the artifact names (a URI its proposer chose: only when told to).
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { readJsonFile } from '../input.js';
@@ -23,6 +23,7 @@ interface CasOptions {
   sha256?: string;
   manifest?: string;
   node?: string;
+  fetch?: boolean;
 }
 
 export function verifyCommands(program: Command, cli: Cli) {
@@ -32,12 +33,15 @@ export function verifyCommands(program: Command, cli: Cli) {
     .argument('[file]', 'the file to check (with --sha256, or --node)')
     .option('--sha256 <hex>', 'the sha256 FILE should hash to')
     .option('--manifest <file>', 'a JSON list of {path, sha256} (paths relative to the manifest)')
-    .option('--node <file>', 'an artifact node as `akas node PATH --json` prints it (- for stdin): check FILE (offline) or, without FILE, the bytes fetched from its uri against its sha256 and size')
+    .option('--node <file>', 'an artifact node as `akas node PATH --json` prints it (- for stdin): check FILE (offline) against its sha256 and size')
+    .option('--fetch', 'with --node and no FILE: fetch the bytes from the uri the artifact names, from this machine (a URI its proposer chose)')
     .action(
       action(cli, async (file: string | undefined, opts: CasOptions) => {
+        if (opts.fetch && opts.node === undefined) throw usageError('--fetch goes with --node NODE.json (the artifact whose uri to fetch)');
         if (opts.node !== undefined) {
           if (opts.sha256 !== undefined || opts.manifest !== undefined) throw usageError('--node takes the sha256 from the node: give no --sha256 or --manifest with it');
-          return (await import('../artifact-check.js')).verifyArtifactBlob(cli, opts.node, file);
+          if (opts.fetch && file !== undefined) throw usageError('give FILE (checked offline) or --fetch (the bytes fetched from the uri), not both');
+          return (await import('../artifact-check.js')).verifyArtifactBlob(cli, opts.node, file, Boolean(opts.fetch));
         }
         const { normalizeSha256, readCasManifest, verifyCasFile, verifyCasManifest } = await import('../../verifier/index.js');
         const out = cli.output();
@@ -68,7 +72,7 @@ export function verifyCommands(program: Command, cli: Cli) {
           return r.mismatched > 0 ? 1 : r.unreadable > 0 ? 2 : 0;
         }
 
-        if (file === undefined || opts.sha256 === undefined) throw usageError('usage: akas verify cas FILE --sha256 HEX, akas verify cas --manifest FILE, or akas verify cas --node NODE.json [FILE]');
+        if (file === undefined || opts.sha256 === undefined) throw usageError('usage: akas verify cas FILE --sha256 HEX, akas verify cas --manifest FILE, or akas verify cas --node NODE.json (FILE | --fetch)');
         const expected = normalizeSha256(opts.sha256);
         if (!expected) throw usageError(`--sha256 must be 64 hex characters, got ${opts.sha256}`);
         const c = await verifyCasFile(file, expected);

@@ -11,7 +11,8 @@
 // The ML-DSA-44 type (0x06) that the specification recommends for new deployments is not
 // implemented: Node 20's crypto has no ML-DSA, and the issue asks for cosignature/v1.
 import { sha256Hex } from './hash.js';
-import { publicKeyFromPrivate, sign, verifyBytes } from './ed25519.js';
+import { ed25519, runNow, type Checking } from './checking.js';
+import { publicKeyFromPrivate, sign } from './ed25519.js';
 import { decodeBase64, isNoteKeyName, noteSignatureLine, parseNote, type NoteSignatureLine } from './note.js';
 
 /** Signature type of Ed25519 signed notes (C2SP signed-note). */
@@ -155,11 +156,11 @@ export function cosignatureTimestamp(bytesAfterKeyId: Uint8Array): number | null
 }
 
 /** Whether one signature line is a valid cosignature of the text by the key. */
-function checkLine(text: string, key: CosignerKey, line: NoteSignatureLine): { ok: true; timestamp: number } | { ok: false; why: string } {
+function* checkLine(text: string, key: CosignerKey, line: NoteSignatureLine): Checking<{ ok: true; timestamp: number } | { ok: false; why: string }> {
   const timestamp = cosignatureTimestamp(line.signature);
   if (timestamp === null) return { ok: false, why: 'not a timestamped Ed25519 cosignature (72 bytes after the key ID)' };
   if (timestamp === 0) return { ok: false, why: 'the timestamp is zero' };
-  const ok = verifyBytes(Buffer.from(key.publicKey, 'hex'), cosignedMessage(text, timestamp), line.signature.subarray(8));
+  const ok = yield* ed25519(key.publicKey, cosignedMessage(text, timestamp), line.signature.subarray(8));
   return ok ? { ok: true, timestamp } : { ok: false, why: 'the signature does not verify' };
 }
 
@@ -191,6 +192,15 @@ export function verifyCosignatures(
   keys: ReadonlyArray<string | CosignerKey>,
   options: { now?: number; maxFutureSeconds?: number } = {},
 ): CosignatureReport {
+  return runNow(cosignaturesChecking(signedNote, keys, options));
+}
+
+/** verifyCosignatures as a check that yields its signatures (src/core/checking.ts), for the browser build's asynchronous Ed25519. */
+export function* cosignaturesChecking(
+  signedNote: string | Uint8Array,
+  keys: ReadonlyArray<string | CosignerKey>,
+  options: { now?: number; maxFutureSeconds?: number } = {},
+): Checking<CosignatureReport> {
   const ring = new Map<string, CosignerKey>();
   for (const [i, k] of keys.entries()) {
     const key = typeof k === 'string' ? parseCosignerKey(k) : k && isNoteKeyName(k.name) && HEX32.test(k.publicKey) ? { ...k, keyId: cosignerKeyId(k.name, k.publicKey) } : null;
@@ -207,7 +217,7 @@ export function verifyCosignatures(
     const key = ring.get(id);
     if (!key || seen.has(id)) continue;
     seen.add(id);
-    const r = checkLine(parsed.text, key, line);
+    const r = yield* checkLine(parsed.text, key, line);
     if (!r.ok) invalid.push({ name: line.name, keyId: line.keyId, why: r.why });
     else if (options.now !== undefined && r.timestamp > options.now + (options.maxFutureSeconds ?? 600)) invalid.push({ name: line.name, keyId: line.keyId, why: `dated ${r.timestamp}, in the future` });
     else valid.push({ name: line.name, keyId: line.keyId, timestamp: r.timestamp, line: line.line });

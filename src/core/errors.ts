@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   not_proposer: { status: 403, doc: 'Only the proposer may withdraw a proposal.', action: 'Only the agent that proposed it may withdraw it.' },
   origin_not_allowed: { status: 403, doc: 'A browser Origin other than this node\'s own called the MCP endpoint.', action: 'Call the MCP endpoint from an MCP client, or from a page served by this node.' },
   not_found: { status: 404, doc: 'Unknown proposalId, traversalId, path, agent or blob.', action: 'Check the id or path; GET /openapi.json lists every route.' },
+  expired: { status: 404, doc: 'A decision-graph traversal older than the node keeps them (a day by default); it is gone.', action: 'Traverse again (POST /api/knowledge/dg/traverse) with the same path and inputs.' },
   method_not_allowed: { status: 405, doc: 'The path exists but not for this method (the MCP endpoint takes POST only).', action: 'Use a method the Allow header lists.' },
   request_timeout: { status: 408, doc: 'The request did not arrive in time; the connection is closed.', action: 'Send the whole request promptly, or check the network between you and the node.' },
   already_judged: { status: 409, doc: 'This agent already judged this proposal.', action: 'Nothing to do: your first judgment stands.' },

@@ -33,6 +33,24 @@ export function parseStrictJson(input: string | Uint8Array): StrictJson {
 }
 
 /**
+ * Why text that JSON.parse already accepted is not strict JSON (a duplicate key, a lone
+ * surrogate), or null: the rules of parseStrictJson for a reader that parses by itself (the
+ * node's body parser, which also refuses prototype poisoning).
+ */
+export function strictJsonProblem(text: string): string | null {
+  return scan(text);
+}
+
+/** Decodes bytes as UTF-8, or answers undefined for bytes that are not (never U+FFFD in their place). */
+export function decodeUtf8Strict(bytes: Uint8Array): string | undefined {
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * How deep JSON may nest wherever akas reads it (request bodies, files to verify). No document
  * of the protocol nests past about ten levels; JSON.parse reads any depth, but what then walks
  * the value recursively (JSON.stringify, canonicalization, schema validation) overflows the
@@ -79,6 +97,9 @@ function scan(text: string): string | null {
   const keys: Array<Set<string> | null> = []; // one entry per open container; null for arrays
   let expectKey = false;
   const n = text.length;
+  // The next backslash at or after some position (-1: none left), looked up again only once
+  // passed: searching from every string to the end would be quadratic on a large body.
+  let nextEscape = -2;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x7b /* { */) {
@@ -94,7 +115,8 @@ function scan(text: string): string | null {
       expectKey = keys.length > 0 && keys[keys.length - 1] !== null;
     } else if (c === 0x22 /* " */) {
       let end = text.indexOf('"', i + 1);
-      const escape = text.indexOf('\\', i + 1);
+      if (nextEscape !== -1 && nextEscape <= i) nextEscape = text.indexOf('\\', i + 1);
+      const escape = nextEscape;
       let value: string;
       if (escape < 0 || escape > end) {
         value = text.slice(i + 1, end);
@@ -108,7 +130,7 @@ function scan(text: string): string | null {
       if (SURROGATE.test(value) && hasLoneSurrogate(value)) return `a string holds a lone surrogate (${JSON.stringify(value.slice(0, 40))})`;
       if (expectKey) {
         const set = keys[keys.length - 1]!;
-        if (set.has(value)) return `duplicate key ${JSON.stringify(value)}`;
+        if (set.has(value)) return `duplicate key ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`;
         set.add(value);
         expectKey = false;
       }

@@ -3,9 +3,10 @@
 // error explained, and attesting: a calibrated agent's attestation validated, recomputed
 // where the node can (leaderboard receipts), and appended to the log.
 import { readFileSync } from 'node:fs';
-import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
+import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { canonicalize, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../core/index.js';
+import { canonicalize, capErrors, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../core/index.js';
+import { bounded, type BoundedValidate } from './bounded-validate.js';
 import type { Ctx } from './context.js';
 import { leafBytesAtMost, type TransparencyLog } from './log.js';
 import type { AgentRecord } from './records.js';
@@ -22,7 +23,8 @@ export interface CatalogEntry {
 
 interface Kind extends CatalogEntry {
   schema: Record<string, unknown>;
-  validate: ValidateFunction;
+  /** The kind's schema, its size limits checked first (bounded-validate.ts). */
+  validate: BoundedValidate;
 }
 
 let loaded: Map<string, Kind> | undefined;
@@ -31,14 +33,16 @@ let loaded: Map<string, Kind> | undefined;
 export function attestationKinds(): Map<string, Kind> {
   if (loaded) return loaded;
   const index = JSON.parse(readFileSync(dataPath('attestations', 'index.json'), 'utf8')) as { kinds: CatalogEntry[] };
-  // Every error of a body, and no type coercion: a candidate is what it says. Schemas are
-  // bounded (every string and array has a maximum), so reporting all errors stays cheap.
+  // Every error of a body, and no type coercion: a candidate is what it says. Reporting all
+  // errors stays cheap because the size limits are checked first (every string and array of
+  // every schema has a maximum, and a closed object of far more keys than it declares is
+  // refused by size): a body within them holds a bounded number of errors.
   const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true });
   addFormats(ajv);
   const kinds = new Map<string, Kind>();
   for (const entry of index.kinds) {
     const schema = JSON.parse(readFileSync(dataPath('attestations', `${entry.kind}.json`), 'utf8')) as Record<string, unknown>;
-    kinds.set(entry.kind, { ...entry, schema, validate: ajv.compile(schema) });
+    kinds.set(entry.kind, { ...entry, schema, validate: bounded(ajv.compile(schema), schema, { closedObjectsBounded: true }) });
   }
   return (loaded = kinds);
 }
@@ -82,15 +86,20 @@ export interface DryRunError {
 
 export type DryRun =
   | { valid: true; kind: string; schemaVersion: unknown; tier: AttestationTier; note: string }
-  | { valid: false; kind: string; errors: DryRunError[]; hint: string };
+  | { valid: false; kind: string; errors: DryRunError[]; errorCount: number; hint: string };
 
-/** Checks a candidate against its kind's schema; no side effect (PROTOCOL 9.2). */
+/**
+ * Checks a candidate against its kind's schema; no side effect (PROTOCOL 9.2). A candidate over
+ * a size limit is refused naming that limit, before its items are checked; the errors listed
+ * are the first 50, with errorCount.
+ */
 export function dryRun(kind: unknown, body: unknown): DryRun {
   const k = kindOf(kind);
   if (k.validate(body)) {
     return { valid: true, kind: k.kind, schemaVersion: (body as Record<string, unknown>).schemaVersion, tier: k.tier, note: `The candidate fits ${k.kind}; POST /api/attestations {kind, body} records it (Bearer, calibrated).` };
   }
-  const errors = (k.validate.errors ?? []).map((e) => {
+  const { errors: listed, errorCount } = capErrors(k.validate.errors ?? []);
+  const errors = listed.map((e) => {
     const fieldDescription = describe(k.schema, e);
     return {
       instancePath: e.instancePath,
@@ -101,7 +110,7 @@ export function dryRun(kind: unknown, body: unknown): DryRun {
       ...(fieldDescription ? { fieldDescription } : {}),
     };
   });
-  return { valid: false, kind: k.kind, errors, hint: `Fix each error (fieldDescription says what the field holds); GET /credentials/schemas/${k.kind}.json is the whole schema.` };
+  return { valid: false, kind: k.kind, errors, errorCount, hint: `Fix each error (fieldDescription says what the field holds); GET /credentials/schemas/${k.kind}.json is the whole schema.` };
 }
 
 /** The sha256 of a score sample: the JCS of the eval runs' scores sorted ascending (leaderboard.receipt.v1). */
@@ -170,6 +179,7 @@ export async function attest(ctx: Ctx, log: TransparencyLog, agent: AgentRecord,
         return { field: [at, missing].filter(Boolean).join('.') || 'body', reason: e.message };
       }),
       details: checked.errors,
+      errorCount: checked.errorCount,
       hint: checked.hint,
     });
   }

@@ -157,9 +157,10 @@ export function scoreAnswers(
 
 const SCORINGS: readonly Scoring[] = ['exact', 'cosine', 'schema-cosine'];
 
-// A pool file that does not hold 5 well-formed questions is a packaging error: fail at load.
-function checkPool(id: PoolId, raw: unknown): Question[] {
-  const bad = (why: string) => new Error(`akas: data/calibration/pool-${id}.json: ${why}`);
+// A pool file that does not hold 5 well-formed questions is a packaging (or an operator's)
+// error: fail at load, naming the file.
+export function checkPool(raw: unknown, file: string): Question[] {
+  const bad = (why: string) => new Error(`akas: ${file}: ${why}`);
   const qs = (raw as { questions?: unknown })?.questions;
   if (!Array.isArray(qs) || qs.length !== 5) throw bad('needs exactly 5 questions');
   const ids = new Set<string>();
@@ -181,9 +182,13 @@ function checkPool(id: PoolId, raw: unknown): Question[] {
 
 let pools: Record<PoolId, Question[]> | undefined;
 
-/** The two calibration pools (PROTOCOL 14: 5 questions each), read and checked once. */
+/**
+ * The two demo calibration pools shipped in data/calibration (PROTOCOL 14: 5 questions each),
+ * read and checked once. Their answers are public: a public node uses a private set
+ * (calibration-set.ts).
+ */
 export function loadPools(): Record<PoolId, Question[]> {
   if (pools) return pools;
-  const read = (id: PoolId) => checkPool(id, JSON.parse(readFileSync(dataPath('calibration', `pool-${id}.json`), 'utf8')));
+  const read = (id: PoolId) => checkPool(JSON.parse(readFileSync(dataPath('calibration', `pool-${id}.json`), 'utf8')), `data/calibration/pool-${id}.json`);
   return (pools = { A: read('A'), B: read('B') });
 }

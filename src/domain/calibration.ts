@@ -2,7 +2,8 @@
 // attempts, the kept score is the best, and a one-time bonus at the first attempt scoring
 // at least 0.3 (10 credits for frontier, strong, mid; 15 for weak).
 import { CALIBRATION_ATTEMPTS, CALIBRATION_BONUS, MIN_SERVICE_SCORE, ServiceError, tierOf, type PaidTier, type Tier } from '../core/index.js';
-import { loadPools, publicQuestion, scoreAnswers, type PublicQuestion } from './calibration-scoring.js';
+import { publicQuestion, scoreAnswers, type PublicQuestion } from './calibration-scoring.js';
+import { calibrationSetOf } from './calibration-set.js';
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
 import { Agents, agentLock, type AgentRecord } from './records.js';
@@ -15,11 +16,11 @@ export interface CalibrationQuestions {
 
 export const attemptsRemaining = (a: AgentRecord) => Math.max(0, CALIBRATION_ATTEMPTS - a.calibration.attempts);
 
-export function calibrationQuestions(agent: AgentRecord): CalibrationQuestions {
+export function calibrationQuestions(ctx: Pick<Ctx, 'config'>, agent: AgentRecord): CalibrationQuestions {
   return {
     poolId: agent.calibrationPoolId,
     attemptsRemaining: attemptsRemaining(agent),
-    questions: loadPools()[agent.calibrationPoolId].map(publicQuestion),
+    questions: calibrationSetOf(ctx.config).pools[agent.calibrationPoolId].map(publicQuestion),
   };
 }
 
@@ -40,7 +41,7 @@ export interface CalibrationResult {
 export async function calibrate(ctx: Ctx, tag: string, answers: Record<string, string>): Promise<CalibrationResult> {
   return ctx.store.transact([agentLock(tag)], async (tx) => {
     const agent = (await tx.get(Agents, tag))!;
-    const questions = loadPools()[agent.calibrationPoolId];
+    const questions = calibrationSetOf(ctx.config).pools[agent.calibrationPoolId];
     const known = new Set(questions.map((q) => q.id));
     const unknown = Object.keys(answers).filter((id) => !known.has(id));
     if (unknown.length) {

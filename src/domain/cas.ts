@@ -127,6 +127,8 @@ export interface PutOptions {
   /** The Content-Length the client announced: refused before reading when over the limit. */
   declaredBytes?: number;
   maxBytes?: number;
+  /** Bytes the caller's quota leaves for this upload, and the refusal when the upload passes them. */
+  quota?: { bytes: number; error: () => ServiceError };
 }
 
 type Health = 'ok' | 'missing' | 'corrupt';
@@ -152,11 +154,14 @@ async function health(blobs: Blobs, sha256: string): Promise<Health> {
 export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uint8Array> | Readable, opts: PutOptions = {}): Promise<PutResult> {
   const max = opts.maxBytes ?? CAS_MAX_BYTES;
   if (opts.declaredBytes !== undefined && opts.declaredBytes > max) throw tooLarge(max);
+  const quota = opts.quota;
+  if (quota && opts.declaredBytes !== undefined && opts.declaredBytes > quota.bytes) throw quota.error();
   const blobs = await blobsOf(ctx.store);
   const upload = blobs.begin(undefined, opts.declaredBytes);
   try {
     const take = (chunk: Uint8Array) => {
       if (upload.bytes + chunk.length > max) throw tooLarge(max);
+      if (quota && upload.bytes + chunk.length > quota.bytes) throw quota.error();
       return upload.write(chunk);
     };
     if (isReadable(source)) await consume(source, take);

@@ -142,9 +142,10 @@ export function isDecoyAnswerCorrect(entry: ChallengeEntry, answer: unknown): bo
   return entry.decoy.accept.some((a) => containsPhrase(norm, a));
 }
 
-// A bank file that does not hold well-formed entries is a packaging error: fail at load.
-function checkBank(raw: unknown): ChallengeEntry[] {
-  const bad = (why: string) => new Error(`akas: data/challenges/bank.json: ${why}`);
+// A bank file that does not hold well-formed entries is a packaging (or an operator's) error:
+// fail at load, naming the file.
+export function checkBank(raw: unknown, file = 'data/challenges/bank.json'): ChallengeEntry[] {
+  const bad = (why: string) => new Error(`akas: ${file}: ${why}`);
   const list = (raw as { challenges?: unknown })?.challenges;
   if (!Array.isArray(list) || list.length === 0) throw bad('needs a non-empty challenges array');
   const ids = new Set<string>();
@@ -173,17 +174,34 @@ function checkBank(raw: unknown): ChallengeEntry[] {
   return list as ChallengeEntry[];
 }
 
-let bank: { all: readonly ChallengeEntry[]; normal: readonly ChallengeEntry[]; decoys: readonly ChallengeEntry[] } | undefined;
-
-/**
- * The challenge bank, read and checked once: `all` entries, the `normal` ones and the
- * `decoys` (so a caller can draw a decoy about 10 percent of the time, PROTOCOL 14).
- */
-export function loadChallengeBank(): { all: readonly ChallengeEntry[]; normal: readonly ChallengeEntry[]; decoys: readonly ChallengeEntry[] } {
-  if (bank) return bank;
-  const all = checkBank(JSON.parse(readFileSync(dataPath('challenges', 'bank.json'), 'utf8')));
-  return (bank = { all, normal: all.filter((e) => !e.decoy), decoys: all.filter((e) => e.decoy) });
+/** A checked bank: `all` entries, the `normal` ones, the `decoys`, and each by id. */
+export interface ChallengeBank {
+  all: readonly ChallengeEntry[];
+  normal: readonly ChallengeEntry[];
+  decoys: readonly ChallengeEntry[];
+  byId: ReadonlyMap<string, ChallengeEntry>;
 }
 
-/** The entry with this id, or undefined. */
-export const challengeEntry = (id: string): ChallengeEntry | undefined => loadChallengeBank().all.find((e) => e.id === id);
+/** A bank from checked entries. */
+export const bankOf = (all: readonly ChallengeEntry[]): ChallengeBank => ({
+  all,
+  normal: all.filter((e) => !e.decoy),
+  decoys: all.filter((e) => e.decoy),
+  byId: new Map(all.map((e) => [e.id, e])),
+});
+
+let bank: ChallengeBank | undefined;
+
+/**
+ * The demo challenge bank shipped in data/challenges, read and checked once: `all` entries,
+ * the `normal` ones and the `decoys` (so a caller can draw a decoy about 10 percent of the
+ * time, PROTOCOL 14). Its decoys' answers are public: a public node uses a private set
+ * (calibration-set.ts).
+ */
+export function loadChallengeBank(): ChallengeBank {
+  if (bank) return bank;
+  return (bank = bankOf(checkBank(JSON.parse(readFileSync(dataPath('challenges', 'bank.json'), 'utf8')))));
+}
+
+/** The entry of the demo bank with this id, or undefined. */
+export const challengeEntry = (id: string): ChallengeEntry | undefined => loadChallengeBank().byId.get(id);

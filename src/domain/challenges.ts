@@ -3,7 +3,8 @@
 // 10 percent of challenges are honeypot decoys; a wrong answer to one counts toward a ban.
 import { newChallengeId, ServiceError, TIER_PRICE, tierOf, type PaidTier } from '../core/index.js';
 import { space, type Tx } from '../store/index.js';
-import { challengeEntry, isDecoyAnswerCorrect, loadChallengeBank, validateAnswer, wireChallenge, type ChallengeEntry, type WireChallenge } from './challenge-bank.js';
+import { isDecoyAnswerCorrect, validateAnswer, wireChallenge, type ChallengeEntry, type WireChallenge } from './challenge-bank.js';
+import { calibrationSetOf } from './calibration-set.js';
 import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
 import { Agents, agentLock, type AgentRecord } from './records.js';
@@ -48,7 +49,7 @@ const servedLock = (tag: string) => `served:${tag}`;
 // The draw itself, inside a transaction holding servedLock(tag): use-tool draws the next
 // challenge in the same batch as its charge, so a call costs one durable write, not two.
 async function drawChallenge(ctx: Ctx, tx: Tx, tag: string): Promise<Challenge> {
-  const bank = loadChallengeBank();
+  const bank = calibrationSetOf(ctx.config).bank;
   const now = ctx.clock.now();
   const recent = new Set(
     (await tx.list(Served, { gte: `${tag}:`, lt: `${tag};` })).filter(([, v]) => v.at + CHALLENGE_REUSE_MS > now).map(([k]) => k.slice(tag.length + 1)),
@@ -110,7 +111,9 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
   const issued = await ctx.store.get(Challenges, input.challengeId);
   const now = ctx.clock.now();
   if (!issued || issued.agent !== agent.tag || issued.answeredAt !== null || issued.expiresAt <= now) throw challengeGone();
-  const entry = challengeEntry(issued.bankId)!;
+  // An entry of another set (the node restarted on a new calibration set) is gone too.
+  const entry = calibrationSetOf(ctx.config).bank.byId.get(issued.bankId);
+  if (!entry) throw challengeGone();
   const valid = validateAnswer(entry.schemaName, input.answer);
   if (!valid.ok) throw new ServiceError('invalid_answer', `The answer does not fit the ${entry.schemaName} schema.`, { errors: valid.errors });
   if (agent.balance < cost) {

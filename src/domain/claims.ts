@@ -17,11 +17,15 @@ const claimMatches = (ctx: Pick<Ctx, 'keys'>, proposalId: string, publicKey: str
 
 // The claim's key must still be in the ring after the rotation this recover makes: the
 // current key, or a prior key that is not the oldest of a full ring. So one claimSecret
-// recovers at most PRIOR_KEYS_RING times (PROTOCOL 2.5: at most 8 times).
+// recovers at most PRIOR_KEYS_RING times (PROTOCOL 2.5: at most 8 times). And it must be no
+// older than the key the last recovery with the recovery token rotated onto: that recovery
+// revokes every claim secret issued before it.
 function keyInRing(agent: AgentRecord, publicKey: string) {
-  if (agent.signing.publicKey === publicKey) return true;
-  const at = agent.signing.priorKeys.findIndex((k) => k.publicKey === publicKey);
-  return at >= 0 && at < PRIOR_KEYS_RING - 1;
+  const newestFirst = [agent.signing.publicKey, ...agent.signing.priorKeys.map((k) => k.publicKey)];
+  const at = newestFirst.indexOf(publicKey);
+  if (at < 0 || at >= PRIOR_KEYS_RING) return false;
+  const floor = agent.claimsFloorKey === undefined ? -1 : newestFirst.indexOf(agent.claimsFloorKey);
+  return floor < 0 || at <= floor;
 }
 
 /** Channel B: proposalId + claimSecret. Every failure is the identical recovery_failed. */

@@ -13,6 +13,14 @@ export interface DomainConfig {
   allowAnonymousPropose: boolean;
   /** Share of challenges served as decoys. */
   decoyRate: number;
+  /** Steps the JSON Logic conditions of one decision-graph traversal may take together (PROTOCOL 10.5). */
+  traversalLogicBudget: number;
+  /** How long a traversal is kept for GET /api/knowledge/dg/traversals/{id}, in ms (PROTOCOL 10.5). */
+  traversalTtlMs: number;
+  /** Content-store bytes a day per client IP for anonymous uploads; a calibrated agent gets a multiple by tier (PROTOCOL 5.1). */
+  casQuotaBytes: number;
+  /** The operator's private calibration set (calibration-set.ts); absent: the demo set shipped in data/. */
+  calibrationDir?: string;
 }
 
 export const defaultDomainConfig: DomainConfig = {
@@ -22,6 +30,9 @@ export const defaultDomainConfig: DomainConfig = {
   sameIpCollusionCheck: true,
   allowAnonymousPropose: false,
   decoyRate: 0.1,
+  traversalLogicBudget: 100_000,
+  traversalTtlMs: 24 * 60 * 60 * 1000,
+  casQuotaBytes: 100 * 1024 * 1024,
 };
 
 /** What every domain function gets: where state lives, what time it is, randomness, the node's keys. */

@@ -191,7 +191,7 @@ export interface Recovered {
  * keeping everything else. `check` runs under the agent's lock and decides whether the
  * presented secret is good.
  */
-export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: AgentRecord) => boolean, ownKey?: KeyPossession): Promise<Recovered> {
+export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: AgentRecord) => boolean, ownKey?: KeyPossession, opts: { revokeClaims?: boolean } = {}): Promise<Recovered> {
   // A bad proof is refused before the secret is looked at: nothing is spent.
   const signing = signingKeyFor(ctx, ownKey, 'recover');
   return ctx.store.transact([agentLock(tag)], async (tx) => {
@@ -220,15 +220,18 @@ export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: Agent
     };
     agent.recoveryTokenHash = sha256Hex(recoveryToken);
     agent.keyGeneration += 1;
+    // The recovery token is the stronger secret: recovering with it revokes every claim secret
+    // issued before (one leaked in a transcript can no longer take the identity back).
+    if (opts.revokeClaims) agent.claimsFloorKey = signing.publicKey;
     tx.put(Agents, tag, agent);
     return { agent, apiKey, signing, recoveryToken, recoveredAt: now };
   });
 }
 
-/** Channel A: tag + recoveryToken (single use; a fresh one comes back). */
+/** Channel A: tag + recoveryToken (single use; a fresh one comes back). Revokes every claim secret issued before it. */
 export async function recoverWithToken(ctx: Ctx, tag: string, recoveryToken: string, ownKey?: KeyPossession): Promise<Recovered> {
   const presented = sha256Hex(recoveryToken);
-  return rotateIdentity(ctx, tag, (agent) => safeEqual(agent.recoveryTokenHash, presented), ownKey);
+  return rotateIdentity(ctx, tag, (agent) => safeEqual(agent.recoveryTokenHash, presented), ownKey, { revokeClaims: true });
 }
 
 /** The tier, score and derived fields every view of an agent shares. */

@@ -5,9 +5,10 @@
 // here the schema, the rules beyond it (JSON Logic, unique ids), the node's state (a pending
 // or published holder of the path, an artifact to evaluate, a content-store blob) and the
 // caller's standing (calibration, deposit) are all reported in one answer.
-import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
+import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { isServiceError, PROPOSE_CAP, TIER_PRICE, tierOf, type PaidTier, type ProposalKind } from '../core/index.js';
+import { capErrors, isServiceError, PROPOSE_CAP, TIER_PRICE, tierOf, type PaidTier, type ProposalKind } from '../core/index.js';
+import { bounded, type BoundedValidate } from './bounded-validate.js';
 import type { Tx } from '../store/index.js';
 import type { Ctx } from './context.js';
 import { conflictKeys, PAYLOAD_SCHEMAS, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './proposal-kinds.js';
@@ -28,22 +29,26 @@ export interface DryRunItem {
 export interface ProposalDryRun {
   valid: boolean;
   kind: ProposalKind;
+  /** The first 50 errors (PROTOCOL 1.3). */
   errors: DryRunItem[];
-  /** Fields the schema does not name: the propose route drops them. */
+  /** How many errors there were in all. */
+  errorCount: number;
+  /** Fields the schema does not name, the first 50: the propose route drops them. */
   ignored: string[];
   /** What proposing it would do, when it would be taken. */
   would: { path: string | null; title: string; deposit: number; tier: string; requiredJudgments: number } | null;
   hint: string;
 }
 
-let validators: Map<ProposalKind, ValidateFunction> | undefined;
+let validators: Map<ProposalKind, BoundedValidate> | undefined;
 
-// Strict (no coercion), every error, and extra fields reported rather than removed.
-function validatorOf(kind: ProposalKind): ValidateFunction {
+// Strict (no coercion), every error, and extra fields reported rather than removed; the size
+// limits first, as for every body (bounded-validate.ts).
+function validatorOf(kind: ProposalKind): BoundedValidate {
   if (!validators) {
     const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true });
     addFormats(ajv);
-    validators = new Map(Object.entries(PAYLOAD_SCHEMAS).map(([k, schema]) => [k as ProposalKind, ajv.compile(schema)]));
+    validators = new Map(Object.entries(PAYLOAD_SCHEMAS).map(([k, schema]) => [k as ProposalKind, bounded(ajv.compile(schema), schema)]));
   }
   return validators.get(kind)!;
 }
@@ -139,7 +144,7 @@ export async function dryRunProposal(ctx: Ctx, input: { kind: ProposalKind; payl
   const hint = `Fix each error (fieldDescription says what the field holds); \`akas propose ${kind} --template\` prints a complete example, GET /api/agent/v1/schemas has every kind's schema.`;
   // Extra fields alone do not stop a proposal (the route drops them); anything else does,
   // and a payload the schema refuses cannot be checked further.
-  if (!schemaValid && errors.length > 0) return { valid: false, kind, errors, ignored, would: null, hint };
+  if (!schemaValid && errors.length > 0) return { valid: false, kind, ...listed(errors, ignored), would: null, hint };
 
   // The route would drop the extra fields: check what it would keep.
   const payload = structuredClone(input.payload) as AnyPayload;
@@ -171,12 +176,17 @@ export async function dryRunProposal(ctx: Ctx, input: { kind: ProposalKind; payl
   return {
     valid,
     kind,
-    errors,
-    ignored,
+    ...listed(errors, ignored),
     would: valid ? { path: targetPath(kind, payload), title: titleOf(kind, payload), deposit, tier, requiredJudgments: ctx.config.requiredJudgments } : null,
     hint: valid ? `The payload would be taken; propose it without --dry-run (POST on the ${kind} propose path).` : hint,
   };
 }
+
+// What an answer lists: the first 50 errors with their count, the first 50 ignored fields.
+const listed = (errors: DryRunItem[], ignored: string[]) => {
+  const capped = capErrors(errors);
+  return { errors: capped.errors, errorCount: capped.errorCount, ignored: capErrors(ignored).errors };
+};
 
 // Removes what a closed object of the schema does not name, as the route's ajv does
 // (removeAdditional), so the later checks see what the route would keep.

@@ -1,9 +1,9 @@
 // The seven proposal kinds: their payload schemas (PROTOCOL 6.2), the node path each one targets, and the keys two pending proposals may not
 // share (id_conflict). One JSON Schema per kind feeds fastify's validation and, later,
 // OpenAPI and the MCP tool schemas.
-import jsonLogic from 'json-logic-js';
 import { Type, type Static, type TSchema } from 'typebox';
 import { canonicalize, sha256Hex, type ProposalKind } from '../core/index.js';
+import { logicProblems } from './logic.js';
 
 // Every field carries a description: the dry run (PROTOCOL 6.9) quotes it beside each error,
 // and OpenAPI and `akas schemas` show it, so a payload can be written from the schema alone.
@@ -269,37 +269,6 @@ export function conflictKeys(kind: ProposalKind, payload: AnyPayload): Array<{ k
   return keys;
 }
 
-const KNOWN_OPS = new Set([
-  'var', 'missing', 'missing_some', 'if', '?:', '==', '===', '!=', '!==', '!', '!!', 'or', 'and', '>', '>=', '<', '<=',
-  'max', 'min', '+', '-', '*', '/', '%', 'map', 'filter', 'reduce', 'all', 'none', 'some', 'merge', 'in', 'cat', 'substr', 'log',
-]);
-
-// Walks a JSON Logic rule: every operator must be a json-logic-js built-in, and every var it
-// reads must be declared in inputsRequired (so a traversal can ask for everything it needs).
-function checkLogic(rule: unknown, inputs: Set<string>, at: string, errors: Array<{ field: string; reason: string }>) {
-  if (Array.isArray(rule)) return rule.forEach((r, i) => checkLogic(r, inputs, `${at}[${i}]`, errors));
-  if (rule === null || typeof rule !== 'object') return;
-  const ops = Object.keys(rule);
-  if (ops.length !== 1 || !jsonLogic.is_logic(rule)) {
-    errors.push({ field: at, reason: 'a JSON Logic rule is an object with exactly one operator' });
-    return;
-  }
-  const op = ops[0];
-  if (!KNOWN_OPS.has(op)) {
-    errors.push({ field: at, reason: `unknown JSON Logic operator ${op}` });
-    return;
-  }
-  const args = (rule as Record<string, unknown>)[op];
-  if (op === 'var') {
-    const name = Array.isArray(args) ? args[0] : args;
-    if (typeof name === 'string' && name !== '' && !inputs.has(name) && !inputs.has(name.split('.')[0])) {
-      errors.push({ field: at, reason: `reads "${name}", which inputsRequired does not declare` });
-    }
-    return;
-  }
-  checkLogic(args, inputs, `${at}.${op}`, errors);
-}
-
 /** Checks that go beyond the JSON Schema: JSON Logic conditions and unique branch ids. */
 export function semanticErrors(kind: ProposalKind, payload: AnyPayload): Array<{ field: string; reason: string }> {
   const errors: Array<{ field: string; reason: string }> = [];
@@ -310,7 +279,7 @@ export function semanticErrors(kind: ProposalKind, payload: AnyPayload): Array<{
     p.payload.branches.forEach((b, i) => {
       if (ids.has(b.id)) errors.push({ field: `payload.branches[${i}].id`, reason: 'branch ids are unique' });
       ids.add(b.id);
-      if (typeof b.condition !== 'boolean') checkLogic(b.condition, inputs, `payload.branches[${i}].condition`, errors);
+      if (typeof b.condition !== 'boolean') errors.push(...logicProblems(b.condition, inputs, `payload.branches[${i}].condition`));
     });
   }
   if (kind === 'tree-expansion') {

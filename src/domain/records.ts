@@ -21,6 +21,11 @@ export interface AgentRecord {
   recoveryTokenHash: string;
   /** Increments at each recover; claim secrets bind to the generation they were issued under. */
   keyGeneration: number;
+  /**
+   * The public key a recovery with the recovery token (channel A) rotated onto: claim secrets
+   * bound to a key older than it no longer recover (PROTOCOL 2.5). Absent: none revoked.
+   */
+  claimsFloorKey?: string;
   calibration: { attempts: number; score: number | null; bonusPaid: boolean; lastAttemptAt: number | null };
   balance: number;
   reservedBalance: number;

@@ -2,9 +2,10 @@
 // whose JSON Logic condition holds on the inputs is followed; a branch leading to another
 // decision node continues there, several true branches fork in parallel, and the leaves
 // name where each path ends. A cycle along a path is refused (400 graph_cycle), and a path
-// deeper than the depth limit stops there with a clear answer, so no graph can hang a node.
-import jsonLogic from 'json-logic-js';
-import { hex, ServiceError, type RandomSource } from '../core/index.js';
+// deeper than the depth limit, a walk past the step limit, or conditions that use up their
+// step budget (logic.ts) stop there with a clear answer, so no graph can hang a node.
+import { canonicalize, hex, ServiceError, sha256Hex, type RandomSource } from '../core/index.js';
+import { holds, LogicBudgetSpent, LogicRefused, type LogicMeter } from './logic.js';
 import { space, type Store } from '../store/index.js';
 import { KnowledgeNodes, normalizePath, type KnowledgeNode } from './knowledge.js';
 
@@ -39,10 +40,13 @@ export interface TraversalLeaf {
 export interface Traversal {
   traversalId: string;
   path: string;
-  inputs: Record<string, unknown>;
+  /** The inputs, in the answer to the traversal only: the node keeps their hash alone. */
+  inputs?: Record<string, unknown>;
+  /** sha256 of the JCS of the inputs. */
+  inputsSha256: string;
   complete: boolean;
-  /** Why the traversal stopped early (depth or step limit), when it did. */
-  stopped?: { reason: 'depth-limit' | 'step-limit'; at: string; depth: number; limit: number };
+  /** Why the traversal stopped early (depth or step limit, or the conditions' step budget), when it did. */
+  stopped?: { reason: 'depth-limit' | 'step-limit' | 'logic-budget'; at: string; depth: number; limit: number };
   steps: TraversalStep[];
   leaves: TraversalLeaf[];
   /** How many times more than one branch held at a node. */
@@ -52,20 +56,30 @@ export interface Traversal {
   at: number;
 }
 
+/**
+ * Traversals kept for GET /api/knowledge/dg/traversals/{id}, without their inputs, for
+ * DomainConfig.traversalTtlMs (a day by default); then swept (retention.ts) and answered 404
+ * expired. Their ids begin with the second they were made (8 hex), so keys sort by age and an
+ * id tells its age even once the traversal is gone.
+ */
 export const Traversals = space<Traversal>('knowledge-traversals');
+
+/** The id of a traversal made at `now`: trv_ + 8 hex of its epoch second + 8 random hex. */
+const traversalIdAt = (random: RandomSource, now: number) => `trv_${Math.floor(now / 1000).toString(16).padStart(8, '0').slice(-8)}${hex(random, 4)}`;
+/** The key every traversal made before `t` sorts below. */
+export const traversalKeyBefore = (t: number) => `trv_${Math.floor(t / 1000).toString(16).padStart(8, '0').slice(-8)}`;
 
 const decisionAt = async (store: Store, path: string) => {
   const node = await store.get(KnowledgeNodes, path);
   return node?.kind === 'leaf-decision' ? node : undefined;
 };
 
-function holds(condition: unknown, inputs: Record<string, unknown>): boolean {
-  if (typeof condition === 'boolean') return condition;
-  return Boolean(jsonLogic.apply(condition as jsonLogic.RulesLogic, inputs));
-}
-
 /** Walks a decision graph from path with the inputs; stores and answers the traversal. */
-export async function traverse(ctx: { store: Store; random: RandomSource; clock: { now(): number } }, pathIn: string, inputs: Record<string, unknown>): Promise<Traversal> {
+export async function traverse(
+  ctx: { store: Store; random: RandomSource; clock: { now(): number }; config: { traversalLogicBudget: number } },
+  pathIn: string,
+  inputs: Record<string, unknown>,
+): Promise<Traversal> {
   const path = normalizePath(pathIn);
   const start = path ? await decisionAt(ctx.store, path) : undefined;
   if (!path || !start) {
@@ -77,12 +91,15 @@ export async function traverse(ctx: { store: Store; random: RandomSource; clock:
       errors: required.map((name) => ({ field: `inputs.${name}`, reason: 'is required by the graph (inputsRequired)' })),
     });
   }
-  const t: Traversal = { traversalId: `trv_${hex(ctx.random, 8)}`, path, inputs, complete: true, steps: [], leaves: [], forks: 0, deadEnds: [], at: ctx.clock.now() };
+  const now = ctx.clock.now();
+  const t: Traversal = { traversalId: traversalIdAt(ctx.random, now), path, inputs, inputsSha256: sha256Hex(canonicalize(inputs)), complete: true, steps: [], leaves: [], forks: 0, deadEnds: [], at: now };
   // Depth first, each path carrying the decision nodes it went through (a cycle is one
   // repeated). Leaves wait on the stack too, so they come out in branch order, depth first.
   type Item = { node: KnowledgeNode; depth: number; via: TraversalLeaf['via']; trail: string[] } | { leaf: TraversalLeaf };
   const stack: Item[] = [{ node: start, depth: 0, via: [], trail: [path] }];
-  while (stack.length) {
+  const budget = ctx.config.traversalLogicBudget;
+  const steps: LogicMeter = { left: budget };
+  walk: while (stack.length) {
     const item = stack.pop()!;
     if ('leaf' in item) {
       t.leaves.push(item.leaf);
@@ -97,9 +114,16 @@ export async function traverse(ctx: { store: Store; random: RandomSource; clock:
     const branches = (node.payload?.branches as Branch[]) ?? [];
     let results: Array<{ id: string; holds: boolean; to: string }>;
     try {
-      results = branches.map((b) => ({ id: b.id, holds: holds(b.condition, inputs), to: b.to }));
+      results = branches.map((b) => ({ id: b.id, holds: holds(b.condition, inputs, steps), to: b.to }));
     } catch (e) {
-      throw new ServiceError('validation_failed', `A condition of ${node.path} cannot be evaluated on these inputs: ${(e as Error).message}`, { errors: [{ field: 'inputs', reason: 'the graph\'s conditions cannot be evaluated on them' }] });
+      if (e instanceof LogicBudgetSpent) {
+        t.complete = false;
+        t.stopped = { reason: 'logic-budget', at: node.path, depth, limit: budget };
+        break walk;
+      }
+      // A graph published before the operator allow-list may hold one off it: never evaluated.
+      const reason = e instanceof LogicRefused ? `${e.message}; this node does not evaluate it` : 'the graph\'s conditions cannot be evaluated on them';
+      throw new ServiceError('validation_failed', `A condition of ${node.path} cannot be evaluated on these inputs: ${(e as Error).message}`, { errors: [{ field: 'inputs', reason }] });
     }
     t.steps.push({ path: node.path, question: String(node.payload?.question ?? ''), depth, branches: results });
     const taken = results.filter((r) => r.holds);
@@ -131,12 +155,24 @@ export async function traverse(ctx: { store: Store; random: RandomSource; clock:
     // Pushed in reverse so the first branch comes off the stack first.
     stack.push(...next.reverse());
   }
-  await ctx.store.transact([`traversal:${t.traversalId}`], async (tx) => tx.put(Traversals, t.traversalId, t), { durable: false });
+  // Kept without the inputs (they may be a caller's private data, up to the body limit): the
+  // caller has them, and their hash says which they were.
+  const { inputs: _, ...kept } = t;
+  await ctx.store.transact([`traversal:${t.traversalId}`], async (tx) => tx.put(Traversals, t.traversalId, kept), { durable: false });
   return t;
 }
 
-export async function getTraversal(store: Store, id: string): Promise<Traversal> {
-  const t = /^trv_[0-9a-f]{16}$/.test(id) ? await store.get(Traversals, id) : undefined;
+/** A kept traversal; 404 expired once it is older than the node keeps them, 404 not_found for an unknown id. */
+export async function getTraversal(ctx: { store: Store; clock: { now(): number }; config: { traversalTtlMs: number } }, id: string): Promise<Traversal> {
+  const well = /^trv_[0-9a-f]{16}$/.test(id);
+  const t = well ? await ctx.store.get(Traversals, id) : undefined;
+  const now = ctx.clock.now();
+  const madeAt = t?.at ?? (well ? parseInt(id.slice(4, 12), 16) * 1000 : NaN);
+  if (madeAt <= now && madeAt + ctx.config.traversalTtlMs <= now) {
+    throw new ServiceError('expired', `Traversal ${id} is older than this node keeps traversals (${Math.round(ctx.config.traversalTtlMs / 3_600_000)} hours).`, {
+      hint: 'Traverse again: POST /api/knowledge/dg/traverse with the same path and inputs.',
+    });
+  }
   if (!t) throw new ServiceError('not_found', `No traversal ${id}.`, { hint: 'POST /api/knowledge/dg/traverse answers a traversalId.' });
   return t;
 }

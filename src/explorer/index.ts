@@ -387,7 +387,7 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
         params: Type.Object({ file: Type.String({ maxLength: 100 }) }),
         response: { 200: { description: 'The file (brotli or gzip when accepted).', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } }, 304: { description: 'Not modified.', type: 'null' } },
       },
-      config: { rateLimit: false, errors: ['not_found'] },
+      config: { errors: ['not_found'] },
     },
     async (request, reply) => {
       const a = assets.files.get((request.params as { file: string }).file);

@@ -2,13 +2,15 @@
 // into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
 import Fastify, { LogController, type FastifyContextConfig, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { cryptoRandom, jsonDepth, MAX_JSON_DEPTH, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
+import { cryptoRandom, decodeUtf8Strict, jsonDepth, MAX_JSON_DEPTH, ServiceError, strictJsonProblem, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
+import { sweepExpired } from '../domain/retention.js';
+import { calibrationSetOf } from '../domain/calibration-set.js';
 import { LogTileReader } from '../domain/tiles.js';
 import { WitnessClient, type WitnessConfig } from '../domain/witnesses.js';
 import type { Store } from '../store/index.js';
-import { registerCaller } from './caller.js';
+import { proxyTrust, registerCaller } from './caller.js';
 import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
@@ -34,8 +36,12 @@ import { explorerRoutes } from '../explorer/index.js';
 export interface AppConfig extends DomainConfig {
   /** The origin used in absolute URLs; by default the one the request came to. */
   publicUrl?: string;
-  /** Read the client IP from X-Forwarded-For (behind a reverse proxy). */
-  trustProxy: boolean;
+  /**
+   * Read the client IP from X-Forwarded-For behind reverse proxies (PROTOCOL 1.4): false, a
+   * number of proxy hops (true: one), or the proxies' addresses and CIDRs. The client is the
+   * first untrusted hop from the right.
+   */
+  trustProxy: boolean | number | string[];
   /** Why the same-IP rule (sameIpCollusionCheck) is on or off here, as /healthz says it (server.ts sameIpPolicy). */
   sameIpReason?: string;
   /** Largest JSON body, in bytes. */
@@ -64,6 +70,12 @@ export const defaultAppConfig: AppConfig = {
   witnessWaitMs: 3000,
 };
 
+/** The 400 of a body that parses but is not strict JSON (PROTOCOL 1.1). */
+const invalidJson = (why: string) =>
+  new ServiceError('invalid_json', `The body is not strict JSON: ${why}.`, {
+    hint: 'Send UTF-8 JSON (I-JSON, RFC 7493): no duplicate keys in an object, no lone surrogates (\\ud800-\\udfff not in a pair).',
+  });
+
 export interface AppOptions {
   store: Store;
   keys: NodeKeys;
@@ -89,6 +101,8 @@ declare module 'fastify' {
 
 export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const config: AppConfig = { ...defaultAppConfig, ...options.config };
+  // Read (and checked) now: a calibration set that cannot be used refuses the start.
+  calibrationSetOf(config);
   const ctx: Ctx = {
     store: options.store,
     clock: options.clock ?? systemClock,
@@ -99,7 +113,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: config.bodyLimit,
-    trustProxy: config.trustProxy,
+    trustProxy: proxyTrust(config.trustProxy),
     requestIdHeader: false,
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
     // which carries no headers, no bodies and no query values: secrets never reach the log.
@@ -123,23 +137,32 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON: an empty body is "no body" (register needs none); proto poisoning is
   // refused. Whatever the declared type: `curl -X POST -d ''` labels an empty body as a form,
   // and agents often send JSON as text/plain; anything that is not JSON is 400 invalid_json.
+  // Every body is strict JSON, as the offline verifier reads signed documents (PROTOCOL 1.1):
+  // UTF-8 (never a U+FFFD silently put in place of bad bytes), no duplicate key, no lone
+  // surrogate. What the node accepts it may sign, hash (JCS is defined on I-JSON only, RFC
+  // 8785) and append to its log, and every independent verifier must read it the same way.
   app.removeAllContentTypeParsers();
   const parseJsonBody = (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+    const text = typeof body === 'string' ? body : decodeUtf8Strict(body);
+    if (text === undefined) return done(invalidJson('its bytes are not UTF-8'), undefined);
     if (text.trim() === '') return done(null, undefined);
     // Refused before parsing: what walks a parsed body recursively (the idempotency hash,
     // validation) would overflow the stack on thousands of levels.
     if (jsonDepth(text) > MAX_JSON_DEPTH) {
       return done(new ServiceError('invalid_json', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`, { hint: 'Send a flatter JSON body: no request of this node nests more than a few levels.' }), undefined);
     }
+    let value: unknown;
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
-      done(new ServiceError('invalid_json', 'The body is not valid JSON.', { hint: 'Send a JSON body (Content-Type: application/json), or no body at all.' }), undefined);
+      return done(new ServiceError('invalid_json', 'The body is not valid JSON.', { hint: 'Send a JSON body (Content-Type: application/json), or no body at all.' }), undefined);
     }
+    const problem = strictJsonProblem(text);
+    if (problem) return done(invalidJson(problem), undefined);
+    done(null, value);
   };
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
-  app.addContentTypeParser('*', { parseAs: 'string' }, parseJsonBody);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonBody);
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   const log = new TransparencyLog(ctx, { onError: (e) => app.log.error({ err: e }, 'transparency log: append or checkpoint failed') });
@@ -245,10 +268,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
 
-  const sweepTimer = setInterval(() => void sweepIdempotency().catch(() => undefined), 60 * 60 * 1000);
+  // Hourly: idempotent answers past 24 h, and what the node keeps about clients past its time
+  // (per-day counters of past days, traversals past their retention: domain/retention.ts).
+  const sweep = () => {
+    void sweepIdempotency().catch(() => undefined);
+    void sweepExpired(ctx).catch((e) => app.log.warn({ err: e }, 'retention sweep failed'));
+  };
+  const sweepTimer = setInterval(sweep, 60 * 60 * 1000);
   sweepTimer.unref();
   app.addHook('onReady', async () => {
-    void sweepIdempotency().catch(() => undefined);
+    sweep();
     // What a crash left in the log's outbox is appended now.
     void log.drain().catch((e) => app.log.error({ err: e }, 'log append failed'));
     void witnesses?.start().catch((e) => app.log.error({ err: e }, 'witness round failed'));

@@ -1,5 +1,6 @@
 // Who is calling: the IP, the agent behind a Bearer key, and the token bucket they draw
 // from. Runs at onRequest, before the body is parsed, so a 401 or 429 costs no parsing.
+import { isIPv6 } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { API_KEY_RE, ServiceError, sha256Hex } from '../core/index.js';
 import { authenticate } from '../domain/identity.js';
@@ -10,8 +11,53 @@ import { isInnerCall } from './inner-call.js';
 import type { TokenBuckets } from './rate-limit.js';
 
 export interface Caller {
+  /** The client as per-IP limits count it (clientKey): an IPv4 address, or an IPv6 /64. */
   ip: string;
   agent?: AgentRecord;
+}
+
+// The eight 16-bit groups of an IPv6 address (an embedded IPv4 tail included), or undefined.
+function ipv6Groups(ip: string): number[] | undefined {
+  if (!isIPv6(ip)) return undefined;
+  let text = ip.split('%')[0];
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number);
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
+  return groups.length === 8 ? groups.map((g) => parseInt(g, 16)) : undefined;
+}
+
+/**
+ * The client as per-IP limits count it (PROTOCOL 1.4): an IPv4 address as it is (an IPv4-mapped
+ * IPv6 address as its IPv4 address), an IPv6 address by its /64, the block one subscriber
+ * gets: a client holding a /64 has 2^64 addresses to rotate through.
+ */
+export function clientKey(ip: string): string {
+  if (!ip.includes(':') || ip.endsWith('/64')) return ip;
+  const groups = ipv6Groups(ip);
+  if (!groups) return ip;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return `${groups[6] >> 8}.${groups[6] & 255}.${groups[7] >> 8}.${groups[7] & 255}`;
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+/**
+ * fastify's trustProxy from the node's setting (PROTOCOL 1.4): false trusts no proxy; a number
+ * of hops trusts that many addresses from the right of [socket, ...X-Forwarded-For] (fastify
+ * itself now reads a bare number as "trust none"); a list trusts those proxies' addresses and
+ * CIDRs. `true` (a bare --trust-proxy) is one hop, never fastify's "trust every hop", which
+ * takes the left-most address a client wrote. The client is the first untrusted hop from the right.
+ */
+export function proxyTrust(setting: boolean | number | string[]): false | string[] | ((addr: string, hop: number) => boolean) {
+  if (setting === false) return false;
+  if (Array.isArray(setting)) return setting;
+  const hops = setting === true ? 1 : setting;
+  if (!Number.isInteger(hops) || hops < 1) return false;
+  return (_addr: string, hop: number) => hop < hops;
 }
 
 export type AuthMode = 'required' | 'optional' | 'none';
@@ -27,8 +73,6 @@ declare module 'fastify' {
     banExempt?: boolean;
     /** Idempotency-Key surface name; absent means the header is ignored. */
     idempotency?: string;
-    /** false: the route draws no token (health checks). */
-    rateLimit?: boolean;
   }
 }
 
@@ -101,7 +145,7 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config ?? {};
     const mode: AuthMode = config.auth ?? 'none';
-    request.caller = { ip: request.ip };
+    request.caller = { ip: clientKey(request.ip) };
     let authError: ServiceError | undefined;
     const key = mode === 'none' ? undefined : bearer(request);
     if (key !== undefined) {
@@ -113,10 +157,12 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
     } else if (mode === 'required') {
       authError = new ServiceError('unauthorized', 'This route needs Authorization: Bearer <apiKey>.');
     }
-    // An MCP tool call drew its token as the POST to /api/mcp (PROTOCOL 12.3).
-    if (config.rateLimit !== false && !isInnerCall(request)) {
+    // Every route draws a token, health and preview included: no answer, however cheap, is
+    // free of the bucket (PROTOCOL 1.4). An MCP tool call drew its token as the POST to
+    // /api/mcp (PROTOCOL 12.3).
+    if (!isInnerCall(request)) {
       const agent = request.caller.agent;
-      await buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.ip}`, agent ? 'per-bearer' : 'per-ip');
+      await buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.caller.ip}`, agent ? 'per-bearer' : 'per-ip');
     }
     if (authError) throw authError;
     const agent = request.caller.agent;

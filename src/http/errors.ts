@@ -2,7 +2,7 @@
 // domain, fastify's own validation / parsing errors, and anything unexpected (a 500 that
 // never leaks a stack trace; the error is logged with the request id).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_CODES, isServiceError, ServiceError } from '../core/index.js';
+import { capErrors, ERROR_CODES, isServiceError, ServiceError } from '../core/index.js';
 import { orientationUrls, originOf } from './urls.js';
 
 interface AjvLikeError {
@@ -45,6 +45,15 @@ export function validationError(items: Array<{ field: string; reason: string }>,
 /** The body of an error reply, by the envelope of PROTOCOL 1.3 for its status. */
 export function envelope(request: FastifyRequest, err: ServiceError): Record<string, unknown> {
   const base: Record<string, unknown> = { error: err.message, code: err.code, ...err.extra };
+  // Whoever built the list, a refusal names at most 50 errors, each of bounded size, and says
+  // how many there were (PROTOCOL 1.3): no answer grows with the errors its request holds.
+  if (Array.isArray(base.errors)) {
+    const capped = capErrors(base.errors);
+    base.errors = capped.errors;
+    // A list capped where it was built says how many there were (the dry run's, for an attestation).
+    base.errorCount = Math.max(capped.errorCount, typeof base.errorCount === 'number' ? base.errorCount : 0);
+  }
+  if (Array.isArray(base.details)) base.details = capErrors(base.details).errors;
   if (err.status === 401) {
     base.hint ??= 'Register (no sign-up) for an api key and send it as Authorization: Bearer <apiKey>.';
     base.orientation = orientationUrls(originOf(request));

@@ -52,6 +52,18 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotency?: { id: string; key: Buffer; fingerprint: string; replay: boolean; stored?: boolean; done: () => void };
   }
+  interface FastifyContextConfig {
+    /**
+     * The answer holds secrets shown once (register, recover: PROTOCOL 1.5). A replay is then
+     * bound to the request body as well as to the caller: another body under the same key is
+     * another request. `bodyProof` names the body field that only the first client can hold
+     * (register: `publicKey`, sent with its proof of possession); a replay to a body without it
+     * (two clients behind one address sending the same body-less request) is refused, never
+     * answered with the first one's secrets. Without bodyProof the body itself is the secret
+     * (recover: the recovery token or the claim secret).
+     */
+    idempotentSecrets?: { bodyProof?: string };
+  }
 }
 
 export interface IdempotencyOptions {
@@ -70,8 +82,8 @@ export function idempotencyCaller(request: FastifyRequest): string {
   const isolate = tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
   const keyHash = request.caller?.agent?.apiKeyHash;
   if (keyHash) return isolate ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
-  if (isolate) return `ip:${request.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
-  return `ip:${request.ip}`;
+  if (isolate) return `ip:${request.caller.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
+  return `ip:${request.caller.ip}`;
 }
 
 /**
@@ -103,14 +115,16 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     if (idemKey.length === 0 || idemKey.length > 255) {
       throw new ServiceError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 characters.', { field: 'Idempotency-Key' });
     }
-    const material = `${surface}\u0000${idempotencyCaller(request)}\u0000${idemKey}`;
-    const id = derive('idempotency-id', material).toString('hex');
-    const key = derive('idempotency-enc', material);
-
     const fingerprint = createHash('sha256')
       .update(`${request.method} ${request.url}\u0000`)
       .update(request.body === undefined ? '' : JSON.stringify(request.body))
       .digest('hex');
+    const secrets = request.routeOptions.config?.idempotentSecrets;
+    // An answer holding secrets is bound to the body too: another body is another entry (no
+    // 409 telling a neighbour that the key is in use), and only this body decrypts it.
+    const material = `${surface}\u0000${idempotencyCaller(request)}\u0000${idemKey}${secrets ? `\u0000${fingerprint}` : ''}`;
+    const id = derive('idempotency-id', material).toString('hex');
+    const key = derive('idempotency-enc', material);
 
     // A concurrent request with the same key waits for the first and then replays it. The
     // slot is claimed with no await between the check and the claim.
@@ -135,6 +149,13 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
         throw new ServiceError('idempotency_conflict', 'This Idempotency-Key was already used, within 24 hours, for a different request.', {
           field: 'Idempotency-Key',
           hint: 'Use a fresh key for a new request; resend the same request to get the first answer back.',
+        });
+      }
+      const proof = secrets?.bodyProof;
+      if (proof && (typeof request.body !== 'object' || request.body === null || (request.body as Record<string, unknown>)[proof] === undefined)) {
+        throw new ServiceError('idempotency_conflict', 'This Idempotency-Key was already used from this address for the same request; its answer holds secrets shown once, and a request that cannot show it sent the first one does not get them.', {
+          field: 'Idempotency-Key',
+          hint: `Use a fresh Idempotency-Key. A request carrying your own ${proof} (and its proof) is bound to you: its replay is answered in full (PROTOCOL 1.5, 2.10).`,
         });
       }
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(cached.iv, 'base64'));

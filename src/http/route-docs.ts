@@ -61,7 +61,7 @@ export function routeErrorCodes(route: DocumentedRoute): ErrorCode[] {
     codes.add('key_rotated');
     if (!config.banExempt) codes.add('banned');
   }
-  if (config.rateLimit !== false) codes.add('rate_limited');
+  codes.add('rate_limited');
   if (config.idempotency) {
     codes.add('invalid_idempotency_key');
     codes.add('idempotency_conflict');

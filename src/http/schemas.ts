@@ -16,8 +16,9 @@ const Hint = Type.Union([Type.String(), Type.Object({ next: Type.Optional(Type.A
   description: 'What to do next: a sentence, or {next: [...]}.',
 });
 const FieldErrors = Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, { additionalProperties: false }), {
-  description: 'One item per failing field (dotted paths such as payload.branches[0].id).',
+  description: 'One item per failing field (dotted paths such as payload.branches[0].id): the first 50 (errorCount says how many there were).',
 });
+const ErrorCount = Type.Integer({ minimum: 0, description: 'How many errors there were in all; errors[] lists the first 50 (PROTOCOL 1.3).' });
 
 /** The envelope of every refusal (PROTOCOL 1.3): a sentence, a code of section 13, and the facts of the refusal. */
 export const ErrorEnvelope = Type.Object(
@@ -27,6 +28,7 @@ export const ErrorEnvelope = Type.Object(
     hint: Type.Optional(Hint),
     field: Type.Optional(Type.String()),
     errors: Type.Optional(FieldErrors),
+    errorCount: Type.Optional(ErrorCount),
     recovery: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
   { $id: 'ErrorEnvelope', additionalProperties: true, description: 'A refusal (PROTOCOL 1.3); further fields carry the facts of the refusal (required, balance, tier, signingPayload, ...).' },
@@ -37,6 +39,7 @@ export const ValidationError = Type.Object(
     error: Type.String(),
     code: Type.Literal('validation_failed'),
     errors: FieldErrors,
+    errorCount: ErrorCount,
     hint: Type.Optional(Hint),
   },
   { $id: 'ValidationError', additionalProperties: true, description: 'Every failing field of the body, query or path (PROTOCOL 1.3).' },
@@ -79,8 +82,10 @@ export const Problem = Type.Object(
     code: Type.Literal('rate_limited'),
     retryAfter: Type.Optional(Type.Number({ description: 'Seconds to wait (also the Retry-After header).' })),
     hint: Type.Optional(Hint),
-    scope: Type.Optional(Type.String({ enum: ['per-bearer', 'per-ip', 'per-ip-per-day', 'per-apikey-per-day'] })),
-    cap: Type.Optional(Type.Integer()),
+    scope: Type.Optional(Type.String({ enum: ['per-bearer', 'per-ip', 'per-ip-per-day', 'per-apikey-per-day', 'per-agent-per-day'] })),
+    cap: Type.Optional(Type.Integer({ description: 'The daily cap: requests, or bytes for the content-store quota (unit: "bytes").' })),
+    used: Type.Optional(Type.Integer({ description: 'Content-store quota: bytes taken today.' })),
+    requested: Type.Optional(Type.Integer({ description: 'Content-store quota: the bytes of the refused upload (as declared, or as far as it got).' })),
     tier: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     nextEligibleAt: Type.Optional(Type.Integer({ description: 'Epoch ms when a daily cap resets.' })),
     resetIn: Type.Optional(Type.Integer({ description: 'Milliseconds until a daily cap resets.' })),
@@ -93,6 +98,7 @@ export const IdConflict = Type.Object(
     error: Type.String(),
     code: Type.Literal('id_conflict'),
     errors: FieldErrors,
+    errorCount: Type.Optional(ErrorCount),
     existingProposalId: Type.String(),
     judgeUrl: Type.String(),
     detailUrl: Type.String(),

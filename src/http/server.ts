@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import { cryptoRandom, newNodeKeyMaterial, nodeKeysFrom, systemClock, type NodeKeys } from '../core/index.js';
 import {
+  assertPrivateFolder,
   checkLogOrigin,
   followSealedNodeKeys,
   loadOrCreateNodeKeys,
@@ -13,6 +14,7 @@ import {
   rotateNodeKeys,
   type Store,
 } from '../store/index.js';
+import { calibrationSetOf, CalibrationSetError } from '../domain/calibration-set.js';
 import { createApp, type AppConfig } from './app.js';
 
 export interface StoreOptions {
@@ -31,6 +33,8 @@ export interface StartOptions extends StoreOptions {
   port: number;
   logLevel: string;
   config: Partial<AppConfig>;
+  /** Start on the demo calibration set on a non-loopback address all the same (--allow-demo-calibration). */
+  allowDemoCalibration?: boolean;
   /** Rotate these node keys before starting (the prior keys stay, so old signatures verify). */
   rotate?: { issuer?: boolean; hmac?: boolean };
   /** Be a witness too, for these logs (PROTOCOL 9.9): their keys, the witness key file, its name for a new key. */
@@ -63,6 +67,7 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
     }
   }
   const dataDir = resolve(opts.dataDir);
+  assertPrivateFolder(dataDir);
   const store = await openLevelStore(dataDir);
   try {
     const keys = checkLogOrigin(
@@ -127,6 +132,14 @@ export function sameIpPolicy(opts: { host: string; trustProxy: boolean; allowSam
 }
 
 export async function startNode(opts: StartOptions) {
+  // A node others can reach must not calibrate on answers that ship in the package.
+  const calibration = calibrationSetOf(opts.config);
+  if (calibration.source === 'demo' && !isLoopbackHost(opts.host) && !opts.allowDemoCalibration) {
+    throw new CalibrationSetError(
+      `Refusing to serve on ${opts.host} with the demo calibration set${calibration.demoReason ? ` (${calibration.demoReason})` : ''}: its answers and decoys ship in the package, so any agent reaches the top tier and recognises every decoy. ` +
+        'Make a private set (akas calibration init DIR) and start with --calibration DIR, or pass --allow-demo-calibration for a node whose tiers mean nothing.',
+    );
+  }
   const { store, keys, location, unfollow } = await openNode(opts, opts.rotate);
   let app;
   let witnessKey: { name: string; seed: string; verifierKey: string } | undefined;
@@ -172,6 +185,7 @@ export async function startNode(opts: StartOptions) {
   return {
     url: address,
     dataDir: location,
+    calibration: { source: calibration.source, dir: calibration.dir, demoReason: calibration.demoReason, questions: calibration.pools.A.length + calibration.pools.B.length, challenges: calibration.bank.normal.length, decoys: calibration.bank.decoys.length },
     shared: store.shared === true,
     issuerDid: keys.issuer.did,
     logKey: keys.log.verifierKey,

@@ -6,7 +6,7 @@ export type { Store, Tx, Space, Range, TransactOptions, SharedBuckets, Blobs, Bl
 export { space } from './types.js';
 export { openLevelStore, LevelStore } from './level.js';
 export { openTempStore } from './testing.js';
-export { loadOrCreateNodeKeys, checkLogOrigin, writePrivateFile, rotateNodeKeys, readNodeKeyMaterial, assertPrivateMode, NodeKeysError, NODE_KEYS_FILE } from './node-keys.js';
+export { loadOrCreateNodeKeys, checkLogOrigin, writePrivateFile, rotateNodeKeys, readNodeKeyMaterial, assertPrivateMode, assertPrivateFolder, NodeKeysError, NODE_KEYS_FILE } from './node-keys.js';
 export { loadOrCreateSealedNodeKeys, followSealedNodeKeys, sealedIssuer, checkNodeSecret, MIN_SECRET_LENGTH } from './sealed-keys.js';
 export { BlobStore, BlobUpload, StoredBlob, InlineBlob, InlineBlobs, BlobFiles, EMBEDDED_BLOB_SPACES, INLINE_BLOB_BYTES, blobLock, blobsOf } from './blobs.js';
 export { isPostgresUrl, redact } from './postgres/connect.js';

@@ -45,6 +45,22 @@ export function assertPrivateMode(path: string) {
   }
 }
 
+/**
+ * Refuses a data folder that others may enter (on systems with POSIX modes): it holds the
+ * store (agents' records, the IPs they came from, the log) and the key file. A folder the
+ * node creates is 0700; one that already existed wider is refused, never re-chmodded, as a
+ * key file is: a wider mode means someone else may have read what is in it.
+ */
+export function assertPrivateFolder(dir: string) {
+  if (process.platform === 'win32' || !existsSync(dir)) return;
+  const mode = statSync(dir).mode & 0o777;
+  if (mode & 0o077) {
+    throw new NodeKeysError(
+      `The data folder ${dir} has mode ${mode.toString(8).padStart(4, '0')}: it holds the node's store and keys and must be open to its owner only (chmod 700 ${dir}).`,
+    );
+  }
+}
+
 const keyPath = (dataDir: string) => join(dataDir, NODE_KEYS_FILE);
 
 /** The key material of a data folder, or undefined when it has none yet. */

@@ -53,6 +53,8 @@ beforeAll(async () => {
     ['changed judgments', 'judgments', 'proposal-tampered.json', {}],
     ['a log proof', 'logProof', 'attestation.json', { logKey: fx.logKey }],
     ['a changed log entry', 'logProof', 'attestation-tampered.json', { logKey: fx.logKey }],
+    ['a checkpoint cosigned by its witness', 'logProof', 'attestation-witnessed.json', { logKey: fx.logKey, witnesses: { keys: [fx.witnessKey] } }],
+    ["a checkpoint cosigned by another's key under the witness's name", 'logProof', 'attestation-unwitnessed.json', { logKey: fx.logKey, witnesses: { keys: [fx.witnessKey] } }],
   ];
 
   // The page loads the build as a module, as the explorer will, and hands it to the test as window.akas.
@@ -87,7 +89,7 @@ async function nodeVerdict([, fn, file, options]: Case) {
   if (fn === 'presentation') return verifyPresentation(text, options);
   if (fn === 'bundle') return verifyBundle(text, options);
   if (fn === 'judgments') return verifyProposalJudgments(JSON.parse(text));
-  return verifyLogProof(JSON.parse(text), options.logKey as string);
+  return verifyLogProof(JSON.parse(text), options.logKey as string, options.witnesses as never);
 }
 
 describe('dist/akas-verify.browser.js in Chromium', () => {
@@ -108,7 +110,7 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
         else if (fn === 'presentation') out.reports.push(await v.verifyPresentation(text, o));
         else if (fn === 'bundle') out.reports.push(await v.verifyBundle(text, o));
         else if (fn === 'judgments') out.reports.push(await v.verifyProposalJudgments(JSON.parse(text)));
-        else out.reports.push(await v.verifyLogProof(JSON.parse(text), o.logKey as string));
+        else out.reports.push(await v.verifyLogProof(JSON.parse(text), o.logKey as string, o.witnesses));
       }
       return out;
     }, cases);

@@ -198,7 +198,11 @@ describe('akas traverse', () => {
     expect(text.stdout).toContain('✗ kafka → /tools/kafka');
     expect(text.stdout).toContain('leaves (2; 1 fork)');
     const again = await h.akas(['--json', 'traversal', t.traversalId]);
-    expect(again.json()).toEqual(t);
+    // The node keeps a traversal without its inputs (their hash says which they were).
+    const { inputs: sent, ...kept } = t;
+    expect(sent).toEqual({ throughput: 20000, ordered: true });
+    expect(again.json()).toEqual(kept);
+    expect((await h.akas(['traversal', t.traversalId])).stdout).toContain(`inputs sha256 ${t.inputsSha256}`);
   });
 
   it('exits 2 without inputs or with inputs that are not an object, 1 when the node refuses', async () => {
@@ -282,14 +286,39 @@ describe('akas verify cas --node', () => {
     expect(other.json()).toMatchObject({ ok: false, expected: { sha256: blobSha, bytes: blob.length }, actual: { bytes: 11 }, nodeStatus: 'platform-verified' });
   });
 
-  it('fetches the bytes from the uri when no file is given, and exits 2 for a uri it cannot fetch', async () => {
+  it('fetches nothing a proposer chose unless told to with --fetch (issue 22)', async () => {
+    const { createServer } = await import('node:http');
+    let hits = 0;
+    const server = createServer((_req, res) => {
+      hits++;
+      res.end('bytes');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const sha = createHash('sha256').update('bytes').digest('hex');
+      const chosen = file('chosen.json', JSON.stringify({ kind: 'leaf-artifact', path: '/x', payload: { uri: `http://127.0.0.1:${port}/internal/admin`, sha256: sha, bytes: 5 } }));
+      const refused = await h.akas(['verify', 'cas', '--node', chosen]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('--fetch');
+      expect(refused.stderr).toContain(`http://127.0.0.1:${port}/internal/admin`);
+      expect(hits).toBe(0);
+      expect((await h.akas(['verify', 'cas', '--node', chosen, '--fetch'])).code).toBe(0);
+      expect(hits).toBe(1);
+      expect((await h.akas(['verify', 'cas', '--node', chosen, '--fetch', join(work, 'model.bin')])).code).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('fetches the bytes from the uri with --fetch, and exits 2 for a uri it cannot fetch', async () => {
     const nodeFile = file('art1b.json', (await h.akas(['--json', 'node', '/models/tiny-classifier-x1'])).stdout);
-    const fetched = await h.akas(['--json', 'verify', 'cas', '--node', nodeFile]);
+    const fetched = await h.akas(['--json', 'verify', 'cas', '--node', nodeFile, '--fetch']);
     expect(fetched.code, fetched.stdout).toBe(0);
     expect(fetched.json()).toMatchObject({ ok: true, source: { fetched: `${h.baseUrl}/api/cas/${blobSha}` }, actual: { sha256: blobSha, bytes: blob.length } });
 
     const s3 = file('art2.json', (await h.akas(['--json', 'node', '/models/tiny-classifier-x2'])).stdout);
-    const cannot = await h.akas(['verify', 'cas', '--node', s3]);
+    const cannot = await h.akas(['verify', 'cas', '--node', s3, '--fetch']);
     expect(cannot.code).toBe(2);
     expect(cannot.stderr).toContain('s3:');
     // With the bytes at hand, a self-reported artifact is checked: these are not the bytes it claims.

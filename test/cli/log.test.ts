@@ -111,6 +111,19 @@ describe('akas events', () => {
   });
 });
 
+describe('akas attest --dry-run', () => {
+  it('shows the first 50 errors of a hostile body and how many there were (issue 22)', async () => {
+    const body: Record<string, unknown> = {};
+    for (const f of ['schemaVersion', 'reviewId', 'reviewerId', 'reviewerDid', 'subjectId', 'subjectSha256', 'verdict', 'reviewedAt']) body[f] = [f];
+    for (let i = 0; i < 50; i++) body[`x${i}`] = i;
+    const r = await h.akas(['attest', 'review.attestation.v1', '--dry-run', '--body', JSON.stringify(body)]);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('  /') || l.startsWith('  (body)'))).toHaveLength(50);
+    expect(r.stdout).toMatch(/\.\.\. and \d+ more \(\d+ errors in all\)/);
+  });
+});
+
 describe('akas gate review', () => {
   const review = (subject: string, verdict: string, i: number) => ({
     schemaVersion: '1.0.0',
@@ -143,6 +156,46 @@ describe('akas gate review', () => {
     const forged = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--log-key', otherKey]);
     expect(forged.code).toBe(1);
     expect(JSON.parse(forged.stdout).approvals).toBe(0);
+  });
+
+  it('gates on policy: tier, reputation, age and a trusted list; a reviewer\'s claimed identity is reported as claimed (issue 22)', async () => {
+    const subject = 'e'.repeat(64);
+    // Five sock puppets registered a minute ago, all approving.
+    const puppets: Array<{ profile: string; tag: string }> = [];
+    for (let i = 0; i < 5; i++) puppets.push(await h.agent());
+    for (const [i, p] of puppets.entries()) {
+      const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review(subject, 'approve', 100 + i))], { profile: p.profile });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    }
+    expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '5'])).code).toBe(0);
+    const young = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--min', '5', '--min-age', '7d']);
+    expect(young.code, young.stdout + young.stderr).toBe(1);
+    expect(young.json()).toMatchObject({ approvals: 0, policy: { minAgeMs: 7 * 86_400_000 } });
+    expect(young.json().reviews[0].why).toMatch(/younger than the policy allows/);
+    const tier = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--min-tier', 'frontier']);
+    expect([tier.code, tier.json().reviews[0].why]).toEqual([1, 'tier strong is below frontier']);
+    // One of them failed two decoys: its reputation is below a policy of 0.9.
+    const { Agents, agentLock } = await import('../../src/domain/records.js');
+    await h.node.store.transact([agentLock(puppets[1].tag)], async (tx) => {
+      const a = (await tx.get(Agents, puppets[1].tag))!;
+      tx.put(Agents, a.tag, { ...a, decoyAttempted: 4, decoyFailed: 2 });
+    });
+    const rep = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--min', '5', '--min-reputation', '0.9']);
+    expect([rep.code, rep.json().approvals]).toEqual([1, 4]);
+    expect(rep.json().reviews.find((r: { reviewer: string }) => r.reviewer === puppets[1].tag).why).toMatch(/^reputation .* is below 0.9$/);
+    const list = `${h.configDir}/trusted.txt`;
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(list, `# the two reviewers we know\n${puppets[0].tag}\n${puppets[3].tag}\n`);
+    const trusted = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--min', '2', '--trusted', list]);
+    expect(trusted.code).toBe(0);
+    expect(trusted.json().reviews.filter((r: { counted: boolean }) => r.counted).map((r: { reviewer: string }) => r.reviewer).sort()).toEqual([puppets[0].tag, puppets[3].tag].sort());
+    expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '3', '--trusted', list])).code).toBe(1);
+    // Who a review says reviewed is a claim: reported, never verified.
+    expect(trusted.json().reviews[0].claimed).toEqual({ reviewerId: 'reviewer-100', reviewerDid: 'did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2' });
+    expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '5'])).stdout).toContain('claims reviewerId "reviewer-100", reviewerDid did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2 (as claimed, not verified)');
+    // A week later, the same agents are old enough.
+    h.node.clock.advance(8 * 86_400_000);
+    expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '5', '--min-age', '7d'])).code).toBe(0);
   });
 
   it('checks a saved attestation with its proof offline (akas verify log-proof)', async () => {

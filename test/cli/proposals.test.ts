@@ -134,6 +134,12 @@ describe('akas propose', () => {
     expect(shown.json().claimSecret).toBe(loadIdentity(a.profile, baseUrl)!.claimSecrets![shown.json().proposalId]);
     // Both secrets are kept.
     expect(Object.keys(loadIdentity(a.profile, baseUrl)!.claimSecrets!)).toHaveLength(2);
+    // `akas profile` masks them as it masks the api key (issue 22), unless --show-secrets.
+    const profile = await akas(['--json', 'profile'], { profile: a.profile });
+    expect(profile.stdout).not.toMatch(/cs_[0-9a-f]{64}/);
+    expect(profile.json().claimSecrets).toEqual({ [body.proposalId]: '(saved)', [shown.json().proposalId]: '(saved)' });
+    expect((await akas(['profile'], { profile: a.profile })).stdout).not.toMatch(/cs_[0-9a-f]{64}/);
+    expect((await akas(['--json', '--show-secrets', 'profile'], { profile: a.profile })).json().claimSecrets[body.proposalId]).toBe(saved.claimSecrets![body.proposalId]);
   });
 
   it('reads the payload from stdin with --file -, and takes dg as a decision graph', async () => {

@@ -87,9 +87,11 @@ describe('dist/akas-verify.mjs, alone', () => {
     expect(help.stdout).not.toMatch(/\bregister\b/);
     expect(single(['register']).code).toBe(2); // not a command of the single file
     expect(single(['verify', 'manifest', 'bundle.json']).code).toBe(2); // asks a node: not in it either
-    // An artifact node without the bytes: `akas verify cas --node` would fetch them (undici), which the single file leaves out.
+    // An artifact node without the bytes: `akas verify cas --node --fetch` would fetch them (undici), which the single file leaves out.
     writeFileSync(join(work, 'artifact-node.json'), JSON.stringify({ kind: 'leaf-artifact', path: '/a', payload: { uri: '/api/cas/' + 'a'.repeat(64), sha256: 'a'.repeat(64), bytes: 1 } }));
-    const online = single(['--json', 'verify', 'cas', '--node', 'artifact-node.json']);
+    // Without --fetch nothing is fetched at all (issue 22): a usage error naming the uri.
+    expect(single(['verify', 'cas', '--node', 'artifact-node.json']).code).toBe(2);
+    const online = single(['--json', 'verify', 'cas', '--node', 'artifact-node.json', '--fetch']);
     expect(online.code).toBe(2);
     expect(JSON.parse(online.stdout)).toMatchObject({ code: 'not_in_single_file', error: expect.stringContaining('needs the full akas') });
     // With the file given, the same command is offline and in the single file.

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
+import { addSignatureLines, cosign, cosignerVerifierKey, cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
 import { issueJudgmentCredential } from '../../src/domain/credentials.js';
 import type { JudgmentRecord } from '../../src/domain/records.js';
 import { testNode } from './app.js';
@@ -20,6 +20,8 @@ export interface VerifierFixtures {
   issuer: string;
   at: string;
   logKey: string;
+  /** A witness's cosignature/v1 verifier key, which cosigned the checkpoint of attestation-witnessed.json. */
+  witnessKey: string;
   /** Parsed documents by file name (for the browser build). */
   docs: Record<string, unknown>;
   /** `verify ...` argument lists, each run with --json. */
@@ -39,6 +41,7 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
   let issuer: string;
   let at: string;
   let logKey: string;
+  let witnessKey: string;
   try {
     const { proposalId } = await decide(node, 'capability');
     const bundle = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}/bundle` })).json();
@@ -62,6 +65,12 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     const attestationTampered = structuredClone(attestation);
     attestationTampered.entry.body = { ...attestationTampered.entry.body, at: 1 };
     put('attestation-tampered.json', attestationTampered);
+    // The same proof with its checkpoint cosigned by a witness (C2SP tlog-cosignature), and by a stranger.
+    const witness = generateKeyPair();
+    witnessKey = cosignerVerifierKey('witness.example/w1', witness.publicKey);
+    const text = attestation.checkpoint.slice(0, attestation.checkpoint.indexOf('\n\n') + 1);
+    put('attestation-witnessed.json', { ...attestation, checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: witness.privateKey }, 1_767_225_600)]) });
+    put('attestation-unwitnessed.json', { ...attestation, checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: generateKeyPair().privateKey }, 1_767_225_600)]) });
 
     // A presentation of those judgment credentials, signed by a holder for authentication.
     const holder = signer();
@@ -100,6 +109,8 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     ['verify', 'judgments', 'proposal-tampered.json'],
     ['verify', 'log-proof', 'attestation.json', '--log-key', logKey],
     ['verify', 'log-proof', 'attestation-tampered.json', '--log-key', logKey],
+    ['verify', 'log-proof', 'attestation-witnessed.json', '--log-key', logKey, '--witness', witnessKey!],
+    ['verify', 'log-proof', 'attestation-unwitnessed.json', '--log-key', logKey, '--witness', witnessKey!],
     ['verify', 'cas', 'blob.bin', '--sha256', sha],
     ['verify', 'cas', 'blob.bin', '--sha256', '0'.repeat(64)],
   ];
@@ -120,5 +131,5 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     writeFileSync(join(dir, 'many.jsonl'), lines.join('\n') + '\n');
     commands.push(['verify', 'credential', 'many.jsonl', '--issuer', keys.issuer.did, '--at', '2026-06-01T00:00:00Z']);
   }
-  return { dir, issuer: issuer!, at: at!, logKey: logKey!, docs, commands };
+  return { dir, issuer: issuer!, at: at!, logKey: logKey!, witnessKey: witnessKey!, docs, commands };
 }

@@ -5,7 +5,10 @@
 // parameters), with and without a key. Every answer must be below 500 and, when a refusal,
 // in a PROTOCOL 1.3 envelope; the node checks its own answers against their documented
 // schemas meanwhile (checkResponses: an undocumented status, code or field is a 500 here).
-// After the run the ledger, the proposals and the log pass the node's own audit.
+// After the run the ledger, the proposals and the log pass the node's own audit. No refusal
+// (and no answer listing errors, such as a dry run's) is larger than ERROR_ANSWER_BOUND or
+// twice its request, whatever the request held (issue 22: one 1 MiB body once drew a 94 MiB
+// answer).
 // FUZZ_RUNS raises the number of requests per operation (default 12).
 import fc from 'fast-check';
 import { Agent as Dispatcher, request } from 'undici';
@@ -20,6 +23,8 @@ import { agent, decide, proposeAs, type Agent } from '../helpers/flows.js';
 import { deeplyNested, mutated, nastyString, resolver, valid, type Schema } from '../helpers/schema-arbitrary.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
+/** The largest refusal (or list of errors) a request of any size may draw, in bytes, unless twice the request is more. */
+const ERROR_ANSWER_BOUND = 16 * 1024;
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1e9);
 
 interface Operation {
@@ -113,6 +118,22 @@ const place = (v: string, how: 'encoded' | 'raw') => (how === 'encoded' ? percen
 
 type Body = { bytes?: Buffer; contentType?: string };
 
+/**
+ * A body built to draw many errors: every array of a valid value replaced by tens of thousands
+ * of items of the wrong type (two bytes each), every object given hundreds of unknown keys, and
+ * a `kind` that names a real attestation kind (so a dry run validates the body).
+ */
+function widen(v: unknown, depth = 0): unknown {
+  if (Array.isArray(v)) return Array.from({ length: depth > 1 ? 100 : 40_000 }, () => 0);
+  if (v && typeof v === 'object') {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = k === 'kind' && typeof x === 'string' ? 'review.attestation.v1' : widen(x, depth + 1);
+    if (depth < 3) for (let i = 0; i < 2000; i++) o[`x${i}`] = 0;
+    return o;
+  }
+  return depth === 1 ? widen({}, depth) : v;
+}
+
 function bodyOf(op: Operation): fc.Arbitrary<Body> {
   const json = (v: unknown): Body => ({ bytes: Buffer.from(JSON.stringify(v) ?? 'null'), contentType: 'application/json' });
   const raw = fc.oneof(
@@ -129,7 +150,12 @@ function bodyOf(op: Operation): fc.Arbitrary<Body> {
   );
   if (op.binaryBody) return fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 2048 }).map((u) => ({ bytes: Buffer.from(u), contentType: 'application/octet-stream' })), raw);
   if (!op.body) return fc.oneof({ weight: 4, arbitrary: fc.constant<Body>({}) }, { weight: 1, arbitrary: raw });
-  return fc.oneof({ weight: 4, arbitrary: valid(op.body, resolve).map(json) }, { weight: 3, arbitrary: mutated(op.body, resolve).map(json) }, { weight: 2, arbitrary: raw });
+  return fc.oneof(
+    { weight: 4, arbitrary: valid(op.body, resolve).map(json) },
+    { weight: 3, arbitrary: mutated(op.body, resolve).map(json) },
+    { weight: 1, arbitrary: valid(op.body, resolve).map((v) => json(widen(v))) },
+    { weight: 2, arbitrary: raw },
+  );
 }
 
 const authHeader = () =>
@@ -179,6 +205,12 @@ async function send(op: Operation, s: Sent): Promise<Failure | null> {
   }
   const text = await res.body.text();
   if (res.statusCode >= 500) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 600), why: '5xx' };
+  const requestBytes = s.url.length + (s.body?.length ?? 0) + JSON.stringify(s.headers).length;
+  const answerBytes = Buffer.byteLength(text);
+  const listsErrors = res.statusCode >= 400 || text.includes('"errors":[');
+  if (listsErrors && answerBytes > Math.max(ERROR_ANSWER_BOUND, 2 * requestBytes)) {
+    return { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: `an answer of ${answerBytes} bytes to a request of ${requestBytes}` };
+  }
   if (res.statusCode >= 400) {
     // The explorer's pages answer a browser (one that prefers text/html) with a page saying why
     // (PROTOCOL 15), or with the envelope where the router refuses before any page runs (414).

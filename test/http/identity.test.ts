@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DAY_MS, publicKeyFromPrivate, sign, verify } from '../../src/core/index.js';
+import { DAY_MS, generateKeyPair, proveKeyPossession, publicKeyFromPrivate, sign, verify } from '../../src/core/index.js';
 import { createApp } from '../../src/http/app.js';
 import { bytesAtRest, openTestStore } from '../helpers/stores.js';
 import { markCalibrated } from '../helpers/agents.js';
@@ -369,20 +369,33 @@ describe('GET /api/agents/{tag}', () => {
 });
 
 describe('Idempotency-Key', () => {
-  const register = (key: string, ip = '10.3.0.1', headers: Record<string, string> = {}) =>
-    node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: ip, headers: { 'idempotency-key': key, ...headers } });
+  const register = (key: string, ip = '10.3.0.1', headers: Record<string, string> = {}, payload?: object) =>
+    node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: ip, headers: { 'idempotency-key': key, ...headers }, ...(payload ? { payload } : {}) });
+  /** A register body with the agent's own key: what binds a replay (and its secrets) to the client that sent it. */
+  const ownKey = () => proveKeyPossession(generateKeyPair(), 'register', node.clock.now());
 
   it('replays the first response verbatim to the same caller for 24 hours, with no state change', async () => {
-    const first = await register('k1');
-    const again = await register('k1');
+    const body = ownKey();
+    const first = await register('k1', '10.3.0.1', {}, body);
+    const again = await register('k1', '10.3.0.1', {}, body);
     expect(again.statusCode).toBe(200);
     expect(again.body).toBe(first.body);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect((await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: '10.3.0.1' })).json().registration.remaining).toBe(19);
     // Another caller with the same key is a different request.
-    expect((await register('k1', '10.3.0.2')).body).not.toBe(first.body);
+    expect((await register('k1', '10.3.0.2', {}, body)).body).not.toBe(first.body);
     node.clock.advance(DAY_MS + 1);
-    expect((await register('k1')).body).not.toBe(first.body);
+    expect((await register('k1', '10.3.0.1', {}, ownKey())).body).not.toBe(first.body);
+  });
+
+  it('never replays the secrets of a body-less register: the same request again is refused, not answered', async () => {
+    const first = await register('k0');
+    expect(first.statusCode).toBe(200);
+    const again = await register('k0');
+    expect([again.statusCode, again.json().code]).toEqual([409, 'idempotency_conflict']);
+    expect(again.body).not.toContain(first.json().apiKey);
+    // And it registered no one else: still one slot used.
+    expect((await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: '10.3.0.1' })).json().registration.remaining).toBe(19);
   });
 
   it('is scoped per surface', async () => {
@@ -438,17 +451,25 @@ describe('Idempotency-Key', () => {
   });
 
   it('runs concurrent requests with one key once, and replays no-store', async () => {
-    const answers = await Promise.all([1, 2, 3].map(() => register('race', '10.5.0.1')));
+    const body = ownKey();
+    const answers = await Promise.all([1, 2, 3].map(() => register('race', '10.5.0.1', {}, body)));
     expect(new Set(answers.map((a) => a.json().tag)).size).toBe(1);
     expect((await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: '10.5.0.1' })).json().registration.remaining).toBe(19);
     for (const a of answers) expect(a.headers['cache-control']).toBe('no-store');
   });
 
-  it('answers 409 when a key comes back with a different request', async () => {
-    const first = await register('reuse', '10.5.0.2');
-    expect(first.statusCode).toBe(200);
-    const other = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.5.0.2', headers: { 'idempotency-key': 'reuse' }, payload: { promptId: 'different' } });
+  it('answers 409 when a key comes back with a different request (but on register, another body is another request)', async () => {
+    const a = await registerAgent(node, '10.5.0.2');
+    const calibrate = (answers: object) => node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: { ...bearer(a.apiKey), 'idempotency-key': 'reuse' }, payload: { answers } });
+    expect((await calibrate({})).statusCode).toBe(200);
+    const other = await calibrate({ A1: '3' });
     expect([other.statusCode, other.json().code]).toEqual([409, 'idempotency_conflict']);
+    // Register answers secrets: its replay is bound to the body, so another body is not a conflict
+    // (which would tell a neighbour the key is in use) but a request of its own.
+    const first = await register('reuse', '10.5.0.2', {}, ownKey());
+    const second = await register('reuse', '10.5.0.2', {}, ownKey());
+    expect([first.statusCode, second.statusCode]).toEqual([200, 200]);
+    expect(second.json().tag).not.toBe(first.json().tag);
   });
 
   it('does not replay refusals: the same request is evaluated again', async () => {

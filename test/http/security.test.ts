@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DAY_MS, FakeClock } from '../../src/core/index.js';
+import { DAY_MS, FakeClock, generateKeyPair, proveKeyPossession } from '../../src/core/index.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
 import { openTempStore } from '../../src/store/index.js';
@@ -22,7 +22,7 @@ afterEach(async () => node?.close());
 const concrete = (url: string) => url.replace(/:id\b/, 'cprop_0000000000000000').replace(/:[a-zA-Z]+/g, 'x').replace('*', 'x');
 
 describe('security headers', () => {
-  beforeEach(() => open({ rateLimit: { burst: 5, refillPerSecond: 0.001 } }));
+  beforeEach(() => open({ rateLimit: { burst: 8, refillPerSecond: 0.001 } }));
 
   it('are on HTML and JSON answers alike, errors and 429s included', async () => {
     const answers = [
@@ -176,12 +176,14 @@ describe('idempotency', () => {
     const r1 = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.1', headers });
     const r2 = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.2', headers });
     expect(r1.json().apiKey).not.toBe(r2.json().apiKey);
-    // Tenants behind one proxy IP that opt in are told apart too.
+    // Tenants behind one proxy IP that opt in are told apart too (the same body, the agent's own
+    // key: without one, a register's secrets are never replayed at all).
+    const body = proveKeyPossession(generateKeyPair(), 'register', node.clock.now());
     const t = (tenant: string) =>
-      node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.3', headers: { ...headers, 'x-proxy-tenant-id': tenant, 'x-idempotency-inherit-tenant-id': '1' } });
+      node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.3', payload: body, headers: { ...headers, 'x-proxy-tenant-id': tenant, 'x-idempotency-inherit-tenant-id': '1' } });
     const [ta, tb] = [await t('alpha'), await t('beta')];
-    expect(ta.json().apiKey).not.toBe(tb.json().apiKey);
-    expect((await t('alpha')).json().apiKey).toBe(ta.json().apiKey);
+    expect(ta.json().tag).not.toBe(tb.json().tag);
+    expect((await t('alpha')).json().tag).toBe(ta.json().tag);
   });
 });
 
@@ -253,8 +255,9 @@ describe('secrets', () => {
     const a = await agent(node);
     const proposed = (await proposeAs(node, a, 'capability', samplePayload('capability', 1))).json();
     const { proposalId, claimSecret } = proposed;
-    const recA = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken } })).json();
+    // Channel B first: a recovery with the token (channel A) revokes the claim secrets issued before it.
     const recB = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { proposalId, claimSecret } })).json();
+    const recA = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: recB.recoveryToken } })).json();
     const secrets: string[] = [a.apiKey, a.recoveryToken, a.signing.privateKey, claimSecret, recA.apiKey, recA.recoveryToken, recA.signing.privateKey, recB.apiKey, recB.recoveryToken, recB.signing.privateKey];
     // Every way a secret can come back at the node: a spent token, a rotated key in another
     // spelling, secrets in a query string, in the wrong field, in a body that fails validation.

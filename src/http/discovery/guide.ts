@@ -222,7 +222,9 @@ export function guide(input: GuideInput): Section[] {
             `curl -s "$BASE${p('me')}" ${auth}`,
           ].join('\n'),
         },
-        { p: 'The other channel: -d "{\\"proposalId\\":\\"$MY_PROPOSAL\\",\\"claimSecret\\":\\"$CLAIM_SECRET\\"}".' },
+        {
+          p: 'The other channel: -d "{\\"proposalId\\":\\"$MY_PROPOSAL\\",\\"claimSecret\\":\\"$CLAIM_SECRET\\"}". A recovery with the recovery token (as above) revokes every claimSecret issued before it: keep the recovery token safest of all.',
+        },
       ],
     },
     {

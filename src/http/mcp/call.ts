@@ -27,11 +27,14 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-/** The headers of the /api/mcp request a tool's route sees (PROTOCOL 12.1). */
+/**
+ * The headers of the /api/mcp request a tool's route sees (PROTOCOL 12.1). Not X-Forwarded-For:
+ * the route is called from the client address the /api/mcp request was already resolved to
+ * (--trust-proxy), which a second reading of the header could only get wrong.
+ */
 export const FORWARDED_HEADERS = [
   'authorization',
   'host',
-  'x-forwarded-for',
   'x-forwarded-host',
   'x-forwarded-proto',
   'idempotency-key',
@@ -95,6 +98,9 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
     const refused = signForJudge(args, caller);
     if (refused) return refused;
   }
+  const proposing = tool.name.startsWith('propose_');
+  const includeClaimSecret = proposing && args.includeClaimSecret === true;
+  delete args.includeClaimSecret;
   const renamed = (name: string) => tool.rename?.[name] ?? name;
   let url = tool.urlFor ? tool.urlFor(args) : tool.url;
   const missing: Array<{ field: string; reason: string }> = [];
@@ -126,5 +132,12 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   }
   const structured = isObject(body) ? body : { value: body };
   if (res.statusCode >= 400) return toolError(structured);
+  // A claimSecret recovers the whole identity: it goes into a transcript only when asked for.
+  if (proposing && !includeClaimSecret && 'claimSecret' in structured) {
+    delete structured.claimSecret;
+    structured.claimSecretWithheld = true;
+    structured.claimSecretNote = 'The claimSecret of this proposal (recover channel B) is left out of MCP results unless the call passes includeClaimSecret: true. Your recovery token recovers you anyway.';
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  }
   return { content: [{ type: 'text', text: res.body }], structuredContent: structured };
 }

@@ -69,6 +69,21 @@ const INSTRUCTIONS =
 const McpBody = Type.Unknown({ description: 'A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call ...).' });
 const Rpc = Media('application/json', { type: 'object', description: 'A JSON-RPC 2.0 response.' }, 'The JSON-RPC answer (tools/list, tools/call: a result; a refused tool is a result with isError and the route\'s envelope).');
 
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** A browser Origin that may call the MCP endpoint (PROTOCOL 12.1): the configured public origin, else a loopback name. */
+export function originAllowed(origin: string, publicUrl: string | undefined): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  if (publicUrl) return url.origin === new URL(publicUrl).origin;
+  return LOOPBACK_NAMES.has(url.hostname) || url.hostname.endsWith('.localhost');
+}
+
 function toolListing(tools: Tool[]): ListToolsResult['tools'] {
   return tools.map((t) => ({
     name: t.name,
@@ -112,11 +127,15 @@ export async function mcpRoutes(app: FastifyInstance) {
   app.addHook('onClose', async () => modern.close());
 
   async function answer(request: FastifyRequest, reply: FastifyReply) {
-    // MCP over HTTP: a browser page of another origin may not drive this node's tools
-    // (DNS rebinding). Non-browser clients send no Origin.
+    // MCP over HTTP: a browser page of another origin may not drive this node's tools (DNS
+    // rebinding). Non-browser clients send no Origin. The origin allowed is the node's
+    // configured public origin, else a loopback name: never the request's own Host, which a
+    // rebinding page names itself (Host: evil.example with Origin: http://evil.example).
     const origin = request.headers.origin;
-    if (origin !== undefined && origin !== originOf(request)) {
-      throw new ServiceError('origin_not_allowed', `Origin ${origin} may not call the MCP endpoint of ${originOf(request)}.`, { hint: 'Connect an MCP client directly, without a browser page of another origin.' });
+    if (origin !== undefined && !originAllowed(origin, app.akas.appConfig.publicUrl)) {
+      throw new ServiceError('origin_not_allowed', `Origin ${origin.slice(0, 200)} may not call the MCP endpoint of ${originOf(request)}.`, {
+        hint: 'Connect an MCP client directly, without a browser page of another origin.',
+      });
     }
     const agent = request.caller.agent;
     const headers: Record<string, string> = {};

@@ -74,6 +74,18 @@ export interface Tool extends ToolDef {
   hasBody: boolean;
 }
 
+/**
+ * The propose tools' extra argument (PROTOCOL 12.3): the claimSecret a proposal answers recovers
+ * the whole identity (channel B), so a tool result carries it only when asked, to keep it out of
+ * an LLM's transcript.
+ */
+export const INCLUDE_CLAIM_SECRET_ARG: JsonSchema = {
+  type: 'boolean',
+  default: false,
+  description:
+    'Put the claimSecret (cs_..., which recovers your whole identity: PROTOCOL 2.5) in the result. Off by default so it stays out of this transcript; ask only if you can keep it somewhere safe.',
+};
+
 /** The judge tool's extra argument (PROTOCOL 12.3): never part of any request the node keeps. */
 export const PRIVATE_KEY_ARG: JsonSchema = {
   type: 'string',
@@ -107,6 +119,7 @@ export function buildTools(routes: RouteOptions[]): Tool[] {
     add('path', schema.params);
     add('query', schema.querystring, Object.keys(def.fixedQuery ?? {}));
     if (def.name === 'judge') properties.privateKey = PRIVATE_KEY_ARG;
+    if (def.name.startsWith('propose_')) properties.includeClaimSecret = INCLUDE_CLAIM_SECRET_ARG;
     const inputSchema: JsonSchema = { type: 'object', properties, ...(required.size ? { required: [...required] } : {}) };
     const description = [schema.summary ? `${schema.summary}.` : '', `${def.method} ${def.url}.`, def.note ?? ''].filter(Boolean).join(' ');
     return { ...def, description, inputSchema, readOnly: def.method === 'GET' || ['dry_run', 'traverse', 'verify_manifest'].includes(def.name), parts, hasBody: schema.body !== undefined };

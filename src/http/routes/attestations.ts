@@ -103,7 +103,7 @@ export async function attestationRoutes(app: FastifyInstance) {
         body: Type.Object({ kind: Type.String({ maxLength: 80 }), body: Type.Unknown() }, { additionalProperties: false }),
         response: { 200: DryRunAnswer },
       },
-      config: { rateLimit: false, errors: ['invalid_kind'] },
+      config: { errors: ['invalid_kind'] },
     },
     async (request) => {
       const { kind, body } = request.body as { kind: string; body: unknown };

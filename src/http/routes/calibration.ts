@@ -41,7 +41,7 @@ export async function calibrationRoutes(app: FastifyInstance) {
   app.get(
     '/api/agent/v1/calibrate',
     { schema: { operationId: 'calibrationQuestions', summary: 'The calibration questions of your pool', tags: ['calibration'], response: { 200: Questions } }, config: { auth: 'required' } },
-    async (request) => calibrationQuestions(agentOf(request)),
+    async (request) => calibrationQuestions(app.akas, agentOf(request)),
   );
 
   const calibrateSchema = {

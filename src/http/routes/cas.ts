@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';
-import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob } from '../../domain/cas.js';
+import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob, tooLarge } from '../../domain/cas.js';
+import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota } from '../../domain/cas-quota.js';
 import { Closed, Hex64, Media } from '../schemas.js';
 import { originOf } from '../urls.js';
 
@@ -108,7 +109,8 @@ export async function casRoutes(app: FastifyInstance) {
         body: { content: { 'application/octet-stream': { schema: { ...Bytes, description: 'Raw bytes of any type, 1 byte to 10 MiB; hashed, never parsed.' } } } },
         response: { 200: Stored },
       },
-      config: { errors: ['empty_body', 'blob_too_large'] },
+      // Optional Bearer: a calibrated agent uploads against its own, larger daily quota.
+      config: { auth: 'optional', errors: ['empty_body', 'blob_too_large'] },
       bodyLimit: CAS_MAX_BYTES + 1,
       // A malformed Content-Type would be refused (415) before any parser runs; since the
       // type is never used, every upload is treated as application/octet-stream.
@@ -121,10 +123,24 @@ export async function casRoutes(app: FastifyInstance) {
       // Read by 'data' events (putBlob); a refusal leaves it undestroyed, so the answer can
       // still go out on this connection.
       const source: Readable | AsyncIterable<Uint8Array> = payload ?? (async function* () {})();
+      const declared = declaredLength(request);
+      // The daily byte quota (PROTOCOL 5.1) is reserved before a byte is read; what an upload
+      // does not use (all of it, when refused) is handed back.
+      const quota = casQuotaOf(ctx, request.caller.ip, request.caller.agent);
+      let reservation;
+      try {
+        if (declared !== undefined && declared > CAS_MAX_BYTES) throw tooLarge();
+        reservation = await reserveCasQuota(ctx, quota, declared, CAS_MAX_BYTES);
+      } catch (e) {
+        if (payload) discardRest(payload);
+        throw e;
+      }
+      const { reserved, usedBefore, at } = reservation;
       let result;
       try {
-        result = await putBlob(ctx, source, { declaredBytes: declaredLength(request) });
+        result = await putBlob(ctx, source, { declaredBytes: declared, quota: { bytes: reserved, error: () => casQuotaError(quota, usedBefore, reserved + 1, at) } });
       } catch (e) {
+        await releaseCasQuota(ctx, quota, reserved, at).catch(() => undefined);
         if (request.raw.destroyed && !request.raw.complete) {
           // The client hung up mid-upload (its temp file is already gone): nobody to answer,
           // and nothing went wrong on this side, so no error is logged.
@@ -136,6 +152,7 @@ export async function casRoutes(app: FastifyInstance) {
         throw e;
       }
       const { sha256, bytes, deduplicated, repaired } = result;
+      if (reserved > bytes) await releaseCasQuota(ctx, quota, reserved - bytes, at);
       const note = deduplicated
         ? 'These bytes were already stored; nothing was written. The blob is immutable: GET fetchUrl serves it, re-checked against sha256 on every read.'
         : repaired

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { calibrationSetOf } from '../../domain/calibration-set.js';
 import { Closed, Ms, Nullable } from '../schemas.js';
 
 /** GET /healthz (PROTOCOL 11.1): the node answers and its store reads. */
@@ -34,17 +35,28 @@ export async function healthRoutes(app: FastifyInstance) {
               { enforced: Type.Boolean(), reason: Type.String() },
               'Whether a proposal takes one judge per client IP here (PROTOCOL 7.5), and why: a node that can tell its clients apart by IP enforces it.',
             ),
+            calibration: Type.String({
+              enum: ['demo', 'private'],
+              description: 'The calibration set in use: demo (the public one shipped in the package: its answers are known) or private (the operator\'s own, akas serve --calibration DIR).',
+            }),
           }),
         },
       },
-      config: { rateLimit: false },
     },
     async () => {
       const { store, clock, keys, appConfig, witnesses } = app.akas;
       await store.get({ name: 'agents' }, '\u0000healthz');
       const enforced = appConfig.sameIpCollusionCheck;
       const reason = appConfig.sameIpReason ?? (enforced ? 'one judge per client IP for each proposal' : 'turned off by the operator: agents on one IP may judge the same proposal');
-      return { ok: true, version: appConfig.version, time: clock.now(), issuer: keys.issuer.did, sameIpRule: { enforced, reason }, ...(witnesses ? { witnesses: await witnesses.status() } : {}) };
+      return {
+        ok: true,
+        version: appConfig.version,
+        time: clock.now(),
+        issuer: keys.issuer.did,
+        sameIpRule: { enforced, reason },
+        calibration: calibrationSetOf(appConfig).source,
+        ...(witnesses ? { witnesses: await witnesses.status() } : {}),
+      };
     },
   );
 }

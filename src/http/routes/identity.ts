@@ -216,7 +216,7 @@ export async function identityRoutes(app: FastifyInstance) {
         querystring: RegisterQuery,
         response: { 200: RegisterAnswer },
       },
-      config: { idempotency: 'register', bodyOptional: true, errors: ['invalid_signature'] },
+      config: { idempotency: 'register', idempotentSecrets: { bodyProof: 'publicKey' }, bodyOptional: true, errors: ['invalid_signature'] },
       // "No body needed": an absent body is the empty object.
       preValidation: async (request) => {
         request.body ??= {};
@@ -226,7 +226,7 @@ export async function identityRoutes(app: FastifyInstance) {
       const body = (request.body ?? {}) as { promptId?: string; attesterLineage?: Record<string, unknown>; publicKey?: string; proof?: unknown };
       const query = request.query as { pool?: 'A' | 'B'; from?: string };
       const origin = originOf(request);
-      const r = await register(ctx, { ip: request.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage, ownKey: ownKeyOf(body) });
+      const r = await register(ctx, { ip: request.caller.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage, ownKey: ownKeyOf(body) });
       const { agent } = r;
       const tenant = tenantOf(request);
       noStore(reply);
@@ -313,10 +313,10 @@ export async function identityRoutes(app: FastifyInstance) {
   );
 
   const previewSchema = { operationId: 'preview', summary: 'What registering gives, at no cost', tags: ['identity'], response: { 200: PreviewAnswer } };
-  app.get('/api/agent/v1/preview', { schema: previewSchema, config: { rateLimit: false } }, async (request, reply) => {
+  app.get('/api/agent/v1/preview', { schema: previewSchema }, async (request, reply) => {
     const now = ctx.clock.now();
-    const quota = await registrationQuota(ctx, request.ip);
-    const remainingBucket = await ctx.buckets.peek(`ip:${request.ip}`);
+    const quota = await registrationQuota(ctx, request.caller.ip);
+    const remainingBucket = await ctx.buckets.peek(`ip:${request.caller.ip}`);
     const origin = originOf(request);
     // Cacheable, but per caller: the registration block counts this IP's quota.
     reply.header('cache-control', 'private, max-age=30').header('vary', 'x-forwarded-for');
@@ -478,7 +478,7 @@ export async function identityRoutes(app: FastifyInstance) {
   });
 
   const recoverSchema = { operationId: 'recover', summary: 'Rotate a lost identity onto a new api key and keypair', tags: ['identity'], response: { 200: RecoverAnswer } };
-  const recoverConfig = { idempotency: 'recover', documentedBody: RecoverBody, errors: ['missing_fields' as const, 'recovery_failed' as const, 'invalid_signature' as const, 'validation_failed' as const] };
+  const recoverConfig = { idempotency: 'recover', idempotentSecrets: {}, documentedBody: RecoverBody, errors: ['missing_fields' as const, 'recovery_failed' as const, 'invalid_signature' as const, 'validation_failed' as const] };
   app.post('/api/agent/v1/recover', { schema: recoverSchema, config: recoverConfig }, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {

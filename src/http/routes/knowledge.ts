@@ -62,9 +62,10 @@ const TraversalAnswer = Closed(
   {
     traversalId: Str,
     path: Str,
-    inputs: Open(),
+    inputs: Type.Optional(Open({}, 'The inputs: in the answer to POST /api/knowledge/dg/traverse only (the node keeps their hash alone).')),
+    inputsSha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 of the JCS of the inputs.' }),
     complete: Type.Boolean(),
-    stopped: Type.Optional(Closed({ reason: Type.String({ enum: ['depth-limit', 'step-limit'] }), at: Str, depth: Type.Integer(), limit: Type.Integer() })),
+    stopped: Type.Optional(Closed({ reason: Type.String({ enum: ['depth-limit', 'step-limit', 'logic-budget'] }), at: Str, depth: Type.Integer(), limit: Type.Integer() })),
     steps: Type.Array(Closed({ path: Str, question: Str, depth: Type.Integer(), branches: Type.Array(Closed({ id: Str, holds: Type.Boolean(), to: Str })) })),
     leaves: Type.Array(
       Closed({
@@ -323,8 +324,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
     response: { 200: TraversalAnswer },
   };
-  app.get('/api/knowledge/dg/traversals/:id', { schema: traversalSchema, config: { errors: ['not_found'] } }, async (request) =>
-    getTraversal(ctx.store, (request.params as { id: string }).id),
+  app.get('/api/knowledge/dg/traversals/:id', { schema: traversalSchema, config: { errors: ['not_found', 'expired'] } }, async (request) =>
+    getTraversal(ctx, (request.params as { id: string }).id),
   );
 
   app.get(

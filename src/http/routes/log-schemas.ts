@@ -59,7 +59,10 @@ export const DryRunAnswer = Type.Union(
     Closed({
       valid: Type.Literal(false),
       kind: Str,
-      errors: Type.Array(Open({ instancePath: Str, schemaPath: Str, keyword: Str, params: Open(), message: Str, fieldDescription: Type.Optional(Str) })),
+      errors: Type.Array(Open({ instancePath: Str, schemaPath: Str, keyword: Str, params: Open(), message: Str, fieldDescription: Type.Optional(Str) }), {
+        description: 'The first 50 errors (a candidate over a size limit: that limit alone, before its items are checked).',
+      }),
+      errorCount: Type.Integer({ description: 'How many errors there were in all.' }),
       hint: Str,
     }),
   ],

@@ -41,7 +41,9 @@ export async function logRoutes(app: FastifyInstance) {
     tags: ['attestations'],
     response: { 200: Media('text/plain', { type: 'string' }, 'A C2SP tlog-checkpoint: the log\'s signature, then each witness\'s cosignature/v1.') },
   };
-  app.get('/log/checkpoint', { schema: tileCheckpointSchema, config: { rateLimit: false } }, async (_request, reply) => {
+  // Tiles draw a token like every route (PROTOCOL 1.4): immutable, they are made to be cached
+  // in front of the node.
+  app.get('/log/checkpoint', { schema: tileCheckpointSchema }, async (_request, reply) => {
     // With witnesses: the newest checkpoint whose witness round ended; else the newest.
     const cp = (witnesses ? await log.latestWitnessed() : undefined) ?? (await log.checkpoint());
     // tlog-tiles: "MUST be served ... with `Content-Type: text/plain; charset=utf-8`"; "its
@@ -57,7 +59,7 @@ export async function logRoutes(app: FastifyInstance) {
     params: Type.Object({ '*': Type.String({ maxLength: 120, description: '<L>/<N>[.p/<W>] or entries/<N>[.p/<W>]' }) }),
     response: { 200: Media('application/octet-stream', { type: 'string', format: 'binary' }, 'A tile: 32-byte hashes; an entry bundle: uint16 length-prefixed leaves.') },
   };
-  app.get('/log/tile/*', { schema: tileSchema, config: { rateLimit: false, errors: ['not_found'] } }, async (request, reply) => {
+  app.get('/log/tile/*', { schema: tileSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
     const ref = parseTilePath(rest);
     const t = ref ? await tiles.read(ref) : undefined;

@@ -180,8 +180,9 @@ export const ProposeDryRunAnswer = Closed(
   {
     valid: Type.Boolean(),
     kind: Kind,
-    errors: Type.Array(Closed({ field: Str, reason: Str, fieldDescription: Type.Optional(Str) })),
-    ignored: Type.Array(Str, { description: 'Fields the schema does not name: the propose path drops them.' }),
+    errors: Type.Array(Closed({ field: Str, reason: Str, fieldDescription: Type.Optional(Str) }), { description: 'The first 50 errors (PROTOCOL 1.3): a payload over a size limit, that limit alone.' }),
+    errorCount: Int,
+    ignored: Type.Array(Str, { description: 'Fields the schema does not name, the first 50: the propose path drops them.' }),
     would: Nullable(Closed({ path: Nullable(Str), title: Str, deposit: Int, tier: Str, requiredJudgments: Int })),
     hint: Str,
   },

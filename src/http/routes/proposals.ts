@@ -97,7 +97,7 @@ export async function proposalRoutes(app: FastifyInstance) {
       },
       async (request) => {
         const agent = request.caller.agent ?? null;
-        const r = await propose(ctx, { kind, payload: request.body as AnyPayload, agent, ip: request.ip, origin: originOf(request) });
+        const r = await propose(ctx, { kind, payload: request.body as AnyPayload, agent, ip: request.caller.ip, origin: originOf(request) });
         const p = r.proposal;
         return {
           proposalId: p.proposalId,
@@ -180,7 +180,7 @@ export async function proposalRoutes(app: FastifyInstance) {
           routeKind,
           proposalId: id,
           judge: agentOf(request),
-          ip: request.ip,
+          ip: request.caller.ip,
           scores: body.scores,
           rationale: body.rationale,
           signature: body.signature?.toLowerCase(),
@@ -269,7 +269,7 @@ export async function proposalRoutes(app: FastifyInstance) {
         throw new ServiceError('invalid_kind', `No proposal kind ${q.kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
       }
       const expand = q.expand === '1' || q.expand === 'true';
-      const page = await judgeQueue(ctx, agentOf(request), request.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind: q.kind });
+      const page = await judgeQueue(ctx, agentOf(request), request.caller.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind: q.kind });
       return {
         items: page.items.map((p) => ({
           proposalId: p.proposalId,

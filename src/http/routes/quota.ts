@@ -1,5 +1,6 @@
 // GET /api/agent/v1/quota: the caller's token bucket and today's propose counters per kind.
 import type { FastifyInstance } from 'fastify';
+import { casQuotaOf, casQuotaStatus } from '../../domain/cas-quota.js';
 import { ProposeCounts, proposeQuota, proposeQuotaOfKey, tagOfProposeCount } from '../../domain/proposals.js';
 import { Type } from 'typebox';
 import { agentOf } from '../caller.js';
@@ -18,9 +19,19 @@ const QuotaAnswer = Closed(
       scopes: Type.Array(Type.String()),
     }),
     tierCapTable: Any,
+    casQuota: Closed(
+      {
+        scope: Type.String({ enum: ['per-agent-per-day', 'per-ip-per-day'] }),
+        cap: Type.Integer({ description: 'Bytes a day.' }),
+        used: Type.Integer(),
+        remaining: Type.Integer(),
+        resetAt: Ms(),
+      },
+      'Your content-store upload quota today: your own by tier once calibrated, else your IP\'s (PROTOCOL 5.1).',
+    ),
     note: Type.String(),
   },
-  'Your token bucket and today\'s propose counters per kind, by api key and by IP (PROTOCOL 2.8).',
+  'Your token bucket, today\'s propose counters per kind by api key and by IP, and your content-store quota (PROTOCOL 2.8).',
 );
 
 export async function quotaRoutes(app: FastifyInstance) {
@@ -28,7 +39,7 @@ export async function quotaRoutes(app: FastifyInstance) {
   const schema = { operationId: 'quota', summary: 'Your rate limit and propose quotas', tags: ['identity'], response: { 200: QuotaAnswer } };
   app.get('/api/agent/v1/quota', { schema, config: { auth: 'required', banExempt: true } }, async (request) => {
     const agent = agentOf(request);
-    const q = await proposeQuota(ctx, agent, request.ip);
+    const q = await proposeQuota(ctx, agent, request.caller.ip);
     return {
       tag: agent.tag,
       tier: q.tier,
@@ -40,6 +51,7 @@ export async function quotaRoutes(app: FastifyInstance) {
       },
       proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind, tierCapTable: q.tierCapTable, scopes: ['per-apikey-per-day', 'per-ip-per-day'] },
       tierCapTable: q.tierCapTable,
+      casQuota: await casQuotaStatus(ctx, casQuotaOf(ctx, request.caller.ip, agent)),
       note: 'Each kind has its own daily cap, counted both for your api key and for your egress IP (shared by every agent on it).',
     };
   });

@@ -1,0 +1,106 @@
+// Daily byte quotas of the content store (PROTOCOL 5.1): anonymous uploads count per client IP
+// (an IPv6 /64), a calibrated agent's per agent, by tier. Without them one client wrote 200 MiB
+// in a second and 20 MiB a second after that, anonymously.
+//
+// An upload reserves its bytes before a byte is read: the Content-Length it declares, or, sent
+// without one, as much as is left (the upload is then cut where the quota ends) and the rest
+// is handed back when it ends. A refused or abandoned upload hands back all it reserved. So
+// concurrent uploads cannot together pass the quota. Every upload taken counts, the ones whose
+// bytes were already stored included (they were received and hashed all the same).
+import { isPaidTier, nextUtcMidnight, ServiceError, tierOf, utcDay, type PaidTier, type Tier } from '../core/index.js';
+import { space } from '../store/index.js';
+import type { Ctx } from './context.js';
+import type { AgentRecord } from './records.js';
+
+/** A calibrated agent's daily quota, as a multiple of the anonymous one, by tier. */
+export const CAS_QUOTA_FACTOR: Readonly<Record<PaidTier, number>> = { frontier: 20, strong: 10, mid: 5, weak: 2 };
+
+/** Bytes taken today by one IP or one agent (key `ip:<client>:<day>` or `agent:<tag>:<day>`). */
+export const CasQuotaUse = space<{ used: number; resetAt: number }>('cas-quota');
+
+export interface CasQuota {
+  scope: 'per-ip-per-day' | 'per-agent-per-day';
+  /** Whose bytes: the client IP, or the agent's tag. */
+  key: string;
+  tier: Tier | null;
+  /** Bytes a day. */
+  cap: number;
+}
+
+const useKey = (q: CasQuota, now: number) => `${q.scope === 'per-ip-per-day' ? 'ip' : 'agent'}:${q.key}:${utcDay(now)}`;
+const lockOf = (q: CasQuota) => `cas-quota:${q.scope}:${q.key}`;
+
+/** The quota an upload counts against: a calibrated agent's own, else its client IP's. */
+export function casQuotaOf(ctx: Pick<Ctx, 'config'>, ip: string, agent?: AgentRecord): CasQuota {
+  const base = ctx.config.casQuotaBytes;
+  const tier = agent ? tierOf(agent.calibration.score) : null;
+  if (agent && tier && isPaidTier(tier)) return { scope: 'per-agent-per-day', key: agent.tag, tier, cap: base * CAS_QUOTA_FACTOR[tier] };
+  return { scope: 'per-ip-per-day', key: ip, tier, cap: base };
+}
+
+/** Today's use of a quota (GET /api/agent/v1/quota). */
+export async function casQuotaStatus(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota) {
+  const now = ctx.clock.now();
+  const used = (await ctx.store.get(CasQuotaUse, useKey(q, now)))?.used ?? 0;
+  return { scope: q.scope, cap: q.cap, used, remaining: Math.max(0, q.cap - used), resetAt: nextUtcMidnight(now) };
+}
+
+/** The 429 of a quota used up (PROTOCOL 1.4's problem body, with the quota's figures). */
+export function casQuotaError(q: CasQuota, used: number, requested: number, now: number) {
+  const resetAt = nextUtcMidnight(now);
+  const mib = (n: number) => `${Math.round((n / 1048576) * 10) / 10} MiB`;
+  return new ServiceError('rate_limited', `This upload of ${mib(requested)} would pass the content-store quota of ${mib(q.cap)} a day (${q.scope}); ${mib(Math.max(0, q.cap - used))} are left today.`, {
+    scope: q.scope,
+    cap: q.cap,
+    used,
+    requested,
+    remaining: Math.max(0, q.cap - used),
+    unit: 'bytes',
+    tier: q.tier,
+    resetAt,
+    nextEligibleAt: resetAt,
+    resetIn: resetAt - now,
+    retryAfter: Math.ceil((resetAt - now) / 1000),
+    hint:
+      q.scope === 'per-ip-per-day'
+        ? 'Anonymous uploads share a daily quota per IP. Upload as a calibrated agent (Authorization: Bearer) for a larger quota of your own, or wait for the reset.'
+        : 'Your tier sets your daily quota (GET /api/agent/v1/quota shows it). Wait for the reset.',
+  });
+}
+
+/**
+ * Reserves bytes of today's quota for one upload: `declared` (its Content-Length), or without
+ * one what is left (at most `max`). Answers what was reserved and what was used before; throws
+ * the 429 when the declared bytes do not fit, or nothing is left.
+ */
+export async function reserveCasQuota(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota, declared: number | undefined, max: number): Promise<{ reserved: number; usedBefore: number; at: number }> {
+  return ctx.store.transact(
+    [lockOf(q)],
+    async (tx) => {
+      const now = ctx.clock.now();
+      const key = useKey(q, now);
+      const used = (await tx.get(CasQuotaUse, key))?.used ?? 0;
+      const left = Math.max(0, q.cap - used);
+      const reserve = declared ?? Math.min(max, left);
+      if (reserve > left || left === 0) throw casQuotaError(q, used, declared ?? 1, now);
+      tx.put(CasQuotaUse, key, { used: used + reserve, resetAt: nextUtcMidnight(now) });
+      return { reserved: reserve, usedBefore: used, at: now };
+    },
+    // A quota is not a write the caller is promised: a crash may forget a few reservations.
+    { durable: false },
+  );
+}
+
+/** Hands back the part of a reservation an upload did not use (all of it, when it was refused). */
+export async function releaseCasQuota(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota, bytes: number, reservedAt: number): Promise<void> {
+  if (bytes <= 0) return;
+  await ctx.store.transact(
+    [lockOf(q)],
+    async (tx) => {
+      const key = useKey(q, reservedAt);
+      const e = await tx.get(CasQuotaUse, key);
+      if (e) tx.put(CasQuotaUse, key, { ...e, used: Math.max(0, e.used - bytes) });
+    },
+    { durable: false },
+  );
+}

@@ -1,0 +1,29 @@
+// akas serve's own flags, read before a node starts: what --trust-proxy trusts.
+import { describe, expect, it } from 'vitest';
+import { parseTrustProxy } from '../../cli/commands/serve.js';
+import { clientKey } from '../../src/http/caller.js';
+
+describe('--trust-proxy', () => {
+  it('trusts nothing when absent, one hop alone, N hops as a number, or the proxies named', () => {
+    expect(parseTrustProxy(undefined)).toBe(false);
+    expect(parseTrustProxy(true)).toBe(1);
+    expect(parseTrustProxy('2')).toBe(2);
+    expect(parseTrustProxy('10.0.0.1, 10.1.0.0/16,fd00::/8,loopback')).toEqual(['10.0.0.1', '10.1.0.0/16', 'fd00::/8', 'loopback']);
+  });
+
+  it('refuses what is neither a hop count nor an address', () => {
+    for (const bad of ['0', 'proxy.example', '10.0.0.0/40', '10.0.0.1/8/2', ',']) expect(() => parseTrustProxy(bad), bad).toThrow(/--trust-proxy/);
+  });
+});
+
+describe('per-IP limits', () => {
+  it('count an IPv4 address as it is and an IPv6 address by its /64', () => {
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('2001:db8:1:2::7')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:0db8:0001:0002:ffff:1:2:3')).toBe('2001:db8:1:2::/64');
+    expect(clientKey('2001:db8::1.2.3.4')).toBe('2001:db8:0:0::/64');
+    expect(clientKey('::1')).toBe('0:0:0:0::/64');
+    expect(clientKey(clientKey('2001:db8:1:2::7'))).toBe('2001:db8:1:2::/64');
+  });
+});
