@@ -1,12 +1,13 @@
 // A walk of a decision graph (GET /api/knowledge/dg/traversals/{id}): every step, the branches
 // that held, the leaves reached, forks and dead ends.
 import { html } from '../html.js';
-import { badge, facts, nodeLink, page, time, type Assets } from '../layout.js';
+import { badge, facts, hash, nodeLink, page, time, type Assets } from '../layout.js';
 
 export interface TraversalData {
   traversalId: string;
   path: string;
-  inputs: Record<string, unknown>;
+  inputs?: Record<string, unknown>;
+  inputsSha256: string;
   complete: boolean;
   stopped?: { reason: string; at: string; depth: number; limit: number };
   steps: Array<{ path: string; question: string; depth: number; branches: Array<{ id: string; holds: boolean; to: string }> }>;
@@ -21,7 +22,7 @@ export function traversalPage(t: TraversalData, assets: Assets): string {
 <h1>Walk of ${t.path}</h1>
 ${facts([
   ['Traversal', html`<code>${t.traversalId}</code>`],
-  ['Inputs', html`<code class="wrap">${JSON.stringify(t.inputs)}</code>`],
+  ['Inputs', t.inputs ? html`<code class="wrap">${JSON.stringify(t.inputs)}</code>` : html`kept by the node as their sha256 only: ${hash(t.inputsSha256, 16)}`],
   ['Complete', t.complete ? 'yes' : html`no: stopped (${t.stopped?.reason}) at ${t.stopped?.at}`],
   ['Forks', t.forks],
   ['Walked', time(t.at)],
