@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   search: () => import('./search.js').then((m) => m.run()),
   load: () => import('./load.js').then((m) => m.run()),
   postgres: () => import('./postgres.js').then((m) => m.run()),
+  explorer: () => import('./explorer.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.
 const onDemand: Record<string, () => Promise<unknown>> = {

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { KnowledgeNodes, publishToTree, treeLocks } from '../src/domain/knowledge.js';
-import type { ProposalRecord } from '../src/domain/records.js';
+import { proposalLock, Proposals, type ProposalRecord } from '../src/domain/records.js';
 import { openLevelStore } from '../src/store/index.js';
 import { header, line } from './lib.js';
 import { load, type Target, type TargetResult } from './http.js';
@@ -86,15 +86,21 @@ async function libraries() {
   }
 }
 
-/** Writes proposals [from, to) into the tree as publishing does, 500 to a transaction. */
-async function populate(dir: string, proposals: ProposalRecord[], from: number, to: number) {
+/**
+ * Writes proposals [from, to) into the tree as publishing does, 500 to a transaction (and, with
+ * `records`, the proposal records themselves, which the explorer's pages link to).
+ */
+export async function populate(dir: string, proposals: ProposalRecord[], from: number, to: number, records = false) {
   const store = await openLevelStore(dir);
   try {
     for (let i = from; i < to; i += 500) {
       const batch = proposals.slice(i, Math.min(to, i + 500));
-      const locks = [...new Set(batch.flatMap((p) => treeLocks(p)))];
+      const locks = [...new Set(batch.flatMap((p) => [...treeLocks(p), ...(records ? [proposalLock(p.proposalId)] : [])]))];
       await store.transact(locks, async (tx) => {
-        for (const p of batch) await publishToTree(tx, p, 1_767_268_800_000);
+        for (const p of batch) {
+          await publishToTree(tx, p, 1_767_268_800_000);
+          if (records) tx.put(Proposals, p.proposalId, p);
+        }
       }, { durable: false });
     }
     // The baseline of the rebuild: one plain scan of every node.
@@ -131,7 +137,7 @@ interface RunningBenchNode extends Memory {
   stop(): Promise<void>;
 }
 
-function startBenchNode(dir: string): Promise<RunningBenchNode> {
+export function startBenchNode(dir: string): Promise<RunningBenchNode> {
   const c: ChildProcess = spawn(process.execPath, ['--expose-gc', NODE_SCRIPT, dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = (type: string) => new Promise<Record<string, number & string>>((resolve) => {
     const on = (m: { type: string }) => {
@@ -165,7 +171,7 @@ function startBenchNode(dir: string): Promise<RunningBenchNode> {
 }
 
 /** Sequential GETs (one connection, one request at a time): latency in µs per request. */
-async function latencies(url: string, paths: string[], each: number): Promise<number[][]> {
+export async function latencies(url: string, paths: string[], each: number, headers: Record<string, string> = {}): Promise<number[][]> {
   const pool = new Pool(url, { connections: 1 });
   try {
     const out: number[][] = [];
@@ -173,7 +179,7 @@ async function latencies(url: string, paths: string[], each: number): Promise<nu
       const samples: number[] = [];
       for (let i = 0; i < each + 10; i++) {
         const t = performance.now();
-        const res = await pool.request({ method: 'GET', path });
+        const res = await pool.request({ method: 'GET', path, headers });
         await res.body.dump();
         if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}`);
         if (i >= 10) samples.push((performance.now() - t) * 1000);

@@ -11,8 +11,9 @@ import { blobsInMemory, verifyBundleAsync, type BundleOptions, type BundleReport
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
-import { verifyLogProofAsync, type WitnessPolicy } from './log.js';
+import { verifyConsistencyAsync, verifyLogProofAsync, type WitnessPolicy } from './log.js';
 import { verifyNodeAsync, type NodeOptions, type NodeReport } from './node.js';
+import { verifyCasBytes as casBytes } from './cas-bytes.js';
 import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
 import { tally, type Check, type Report } from './report.js';
 
@@ -33,6 +34,15 @@ export const verifyProposalJudgments = (detail: unknown, profiles?: AgentKeys[])
 
 /** A saved GET /api/attestations/{id} answer against a pinned log key (a C2SP verifier key string), and a witness quorum when given. */
 export const verifyLogProof = (doc: unknown, logKey: string, witnesses?: WitnessPolicy): Promise<Report> => verifyLogProofAsync(doc, logKey, witnesses);
+
+/**
+ * Two signed checkpoints ({old?, new, proof?}: the notes and GET /api/log/proof/consistency's
+ * proof) against a pinned log key: both signatures, and that the newer tree extends the older.
+ */
+export const verifyConsistency = (doc: unknown, logKey: string): Promise<Report> => verifyConsistencyAsync(doc, logKey);
+
+/** Bytes against an expected sha256 (`akas verify cas FILE --sha256 HASH`); answers the hash too. */
+export const verifyCas = async (bytes: Uint8Array, expected?: string, name?: string): Promise<Report & { sha256: string; bytes: number }> => casBytes(bytes, expected, name);
 
 export interface BrowserBundleOptions extends Omit<BundleOptions, 'blobs'> {
   /** The bytes of the blobs the bundle names, by their sha256 (e.g. files the user dropped, read with arrayBuffer()). */

@@ -72,7 +72,7 @@ export interface BundleOptions {
   at?: number;
   /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses, if any). */
   logKey?: string;
-  /** Witnesses whose quorum must have cosigned the bundle's checkpoint (PROTOCOL 9.9). */
+  /** Witnesses whose quorum must have cosigned the bundle's checkpoint (PROTOCOL 9.9; checked with Node's crypto only, not in the browser build). */
   witnesses?: WitnessPolicy;
 }
 

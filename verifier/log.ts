@@ -245,3 +245,43 @@ export function consistent(oldSize: number, oldRoot: Buffer, newSize: number, ne
   if (hashes.some((h) => h === null)) return false;
   return verifyConsistency(oldSize, newSize, hashes as Buffer[], oldRoot, newRoot);
 }
+
+/**
+ * Two signed checkpoints and the consistency proof between them (GET /api/log/proof/consistency),
+ * as the explorer's log pages check them: each checkpoint is signed by the pinned log key, and
+ * the proof shows the newer tree extends the older one. Without `old`, only the newer
+ * checkpoint's signature is checked.
+ */
+export function* consistencyChecking(doc: unknown, logKey: string): Checking<Report> {
+  const c = new Checks();
+  if (!isObject(doc) || typeof doc.new !== 'string') {
+    c.add('shape', 'input', 'checkpoints to check ({new, old?, proof?})', false, 'no newer checkpoint note');
+    return c.report();
+  }
+  const key = parseVerifierKey(logKey);
+  c.add('log.key', 'L3', 'the pinned log key is a C2SP Ed25519 verifier key', key !== null, key ? key.name : `not a verifier key: ${logKey}`);
+  if (!key) return c.report();
+  const newer = yield* openCheckpointChecking(doc.new, [logKey]);
+  c.add('checkpoint.new', 'L3', 'the checkpoint is signed by the log key', newer.ok, newer.ok ? `size ${newer.checkpoint.size}` : newer.reason);
+  if (doc.old === undefined) return c.report();
+  const older = yield* openCheckpointChecking(doc.old, [logKey]);
+  c.add('checkpoint.old', 'L3', 'the older checkpoint is signed by the log key', older.ok, older.ok ? `size ${older.checkpoint.size}` : older.reason);
+  if (!newer.ok || !older.ok) {
+    c.add('log.consistency', 'L3', 'the newer tree extends the older one', null, 'not checked: a checkpoint above does not hold');
+    return c.report();
+  }
+  const [o, n] = [older.checkpoint, newer.checkpoint];
+  const holds = o.size <= n.size && (o.size === n.size ? o.rootHash.equals(n.rootHash) : consistent(o.size, o.rootHash, n.size, n.rootHash, doc.proof));
+  c.add('log.consistency', 'L3', `the tree of ${n.size} entries extends the tree of ${o.size}`, holds, holds ? undefined : o.size > n.size ? 'the older checkpoint is the larger one' : 'the consistency proof does not link the two signed roots: the log was rewritten, or the proof is wrong');
+  return c.report();
+}
+
+/** consistencyChecking where Ed25519 is asynchronous (WebCrypto in a browser). */
+export function verifyConsistencyAsync(doc: unknown, logKey: string): Promise<Report> {
+  return runAsync(consistencyChecking(doc, logKey));
+}
+
+/** consistencyChecking on Node. */
+export function verifyConsistencyProof(doc: unknown, logKey: string): Report {
+  return runNow(consistencyChecking(doc, logKey));
+}

@@ -33,6 +33,7 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
 import { registerRequestLog } from './request-log.js';
 import { nodeHelmetOptions, registerSecurityHeaders } from './security-headers.js';
+import { explorerRoutes } from '../explorer/index.js';
 
 export interface AppConfig extends DomainConfig {
   /** The origin used in absolute URLs; by default the one the request came to. */
@@ -222,6 +223,25 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     const { witnessRoutes } = await import('./routes/witness.js');
     await app.register(witnessRoutes, { witness: new Witness({ store: ctx.store, clock: ctx.clock, key: config.witnessFor.key, logs: config.witnessFor.logs }) });
   }
+  // The explorer's pages (issue 25) at / and /explore/...: their own policy, stricter in what it
+  // lets run than a page needs and no looser than the API's anywhere else: scripts and styles
+  // from the node only (no inline script or style, no eval), fetches and the event stream to the
+  // node only, forms posting to the node only.
+  await app.register(explorerRoutes, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+  });
 
   // Hourly: idempotent answers past 24 h, and what the node keeps about clients past its time
   // (per-day counters of past days, traversals past their retention: domain/retention.ts).

@@ -33,6 +33,7 @@ const TAGS = [
   ['knowledge', 'The published knowledge tree: nodes, briefs, traversal, search (PROTOCOL 10).'],
   ['discovery', 'What describes this node: this document, the error catalog, the agent docs (PROTOCOL 11).'],
   ['mcp', 'The Model Context Protocol endpoint (PROTOCOL 12).'],
+  ['explorer', 'The explorer: the node as pages for a browser, at / and /explore/... (PROTOCOL 15).'],
 ] as const;
 
 const IDEMPOTENCY_HEADERS = {

@@ -212,6 +212,10 @@ async function send(op: Operation, s: Sent): Promise<Failure | null> {
     return { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: `an answer of ${answerBytes} bytes to a request of ${requestBytes}` };
   }
   if (res.statusCode >= 400) {
+    // The explorer's pages answer a browser (one that prefers text/html) with a page saying why
+    // (PROTOCOL 15), or with the envelope where the router refuses before any page runs (414).
+    const page = (op.path === '/' || op.path.startsWith('/explore/')) && String(s.headers.accept ?? '').includes('text/html');
+    if (page && type.startsWith('text/html')) return null;
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(text);

@@ -1,0 +1,93 @@
+// One proposal: its payload, its judgments (scores, weights, rationale, the judge and tier),
+// the decision and how it was computed, the bundle to download, and each judgment's signature,
+// credential and log entry checked in the browser.
+import { histogram } from '../charts.js';
+import { html } from '../html.js';
+import { agentLink, badge, facts, nodeLink, page, score, time, verifyState, type Assets } from '../layout.js';
+
+type Json = Record<string, unknown>;
+
+export interface Judgment {
+  judgmentId: string;
+  agentTag: string;
+  scores: { accuracy: number; clarity: number; compression: number; sources: number };
+  composite: number;
+  rationale: string;
+  receivedAt: number;
+  alignment: number;
+  weight: number;
+  tier: string;
+  credentialUrl: string;
+  attestation?: { nodeMac?: { signingKeyId: string; mac: string } };
+}
+
+export interface ProposalDetail {
+  proposalId: string;
+  kind?: string;
+  path: string | null;
+  title: string;
+  spec?: string;
+  status: string;
+  submittedAt: number;
+  decidedAt: number | null;
+  judgmentCount: number;
+  requiredJudgments: number;
+  proposer: string | null;
+  payload: unknown;
+  deposit?: number;
+  outcome: { weightedComposite: number; decision: string; depositSettlement: string } | null;
+  judgments?: Judgment[];
+}
+
+/** The decision rule of PROTOCOL 7.4 with this proposal's numbers. */
+function computation(p: ProposalDetail) {
+  const js = p.judgments ?? [];
+  if (!js.length) return html`<p class="muted">No judgment yet: ${p.requiredJudgments} distinct judges decide it.</p>`;
+  const sw = js.reduce((s, j) => s + j.weight, 0);
+  const swc = js.reduce((s, j) => s + j.weight * j.composite, 0);
+  const mean = sw > 0 ? swc / sw : 0;
+  return html`<p>Each judgment's composite is the mean of its four scores; its weight is (1 + 2 × the judge's calibration score) × the judge's smoothed alignment. At ${p.requiredJudgments} judgments the weighted mean composite decides: 0.6 or more publishes.</p>
+<p class="calc"><code>(${js.map((j) => `${j.weight.toFixed(3)} × ${j.composite.toFixed(3)}`).join(' + ')}) / (${js.map((j) => j.weight.toFixed(3)).join(' + ')}) = ${mean.toFixed(4)}</code>
+${p.outcome ? html` → <strong>${p.outcome.decision}</strong> (the node recorded ${p.outcome.weightedComposite}; deposit ${p.outcome.depositSettlement})` : html` <span class="muted">(${js.length} of ${p.requiredJudgments} judgments so far)</span>`}</p>`;
+}
+
+export function proposalPage(p: ProposalDetail, kind: string, assets: Assets): string {
+  const js = p.judgments ?? [];
+  const dims = ['accuracy', 'clarity', 'compression', 'sources'] as const;
+  const body = html`<p class="muted small"><a href="/explore/proposals">Proposals</a> / <code>${p.proposalId}</code></p>
+<h1>${p.title} ${badge(kind, 'kind')} ${badge(p.status)}</h1>
+${facts([
+  ['Proposal', html`<code>${p.proposalId}</code>`],
+  ['Path', p.path ? (p.status === 'published' ? nodeLink(p.path) : html`<code>${p.path}</code>`) : null],
+  ['Proposer', agentLink(p.proposer)],
+  ['Submitted', time(p.submittedAt)],
+  ['Decided', p.decidedAt ? time(p.decidedAt) : 'pending'],
+  ['Deposit', p.deposit ?? null],
+  ['Judgments', `${p.judgmentCount} of ${p.requiredJudgments}`],
+  ['Bundle', html`<a href="/api/knowledge/proposals/${p.proposalId}/bundle" download="${p.proposalId}.bundle.json">${p.proposalId}.bundle.json</a> <span class="muted small">(check it offline: akas verify bundle, or drop it on <a href="/explore/verify">Verify</a>)</span>`],
+  ['Checked here', js.length ? verifyState(html`data-verify-bundle="${p.proposalId}"`, 'bundle') : null],
+])}
+<section aria-labelledby="decision"><h2 id="decision">Decision</h2>${computation(p)}</section>
+<section aria-labelledby="judgments"><h2 id="judgments">Judgments</h2>
+${js.length
+  ? html`<div class="charts">${[html`<figure>${histogram(js.map((j) => j.composite), 'Composite scores')}<figcaption>Composites</figcaption></figure>`, ...dims.map((dim) => html`<figure>${histogram(js.map((j) => j.scores[dim]), `${dim} scores`)}<figcaption>${dim}</figcaption></figure>`)]}</div>
+<table class="judgments"><caption class="sr">Judgments</caption><thead><tr><th scope="col">judge</th><th scope="col">scores</th><th scope="col">composite</th><th scope="col">weight</th><th scope="col">rationale</th><th scope="col">checked in your browser</th></tr></thead><tbody>
+${js.map(
+  (j) => html`<tr data-judgment="${j.judgmentId}"><td>${agentLink(j.agentTag)}<br>${badge(j.tier, 'tier')}<br>${time(j.receivedAt)}</td>
+<td><dl class="scores">${dims.map((dim) => html`<dt>${dim}</dt><dd>${score(j.scores[dim])}</dd>`)}</dl></td>
+<td>${score(j.composite)}</td><td>${j.weight.toFixed(3)}<br><span class="muted small">alignment ${j.alignment.toFixed(3)}</span></td>
+<td>${j.rationale || html`<span class="muted">none</span>`}</td>
+<td><ul class="checks"><li>${verifyState(html`data-check="L2" data-subject="${j.judgmentId}"`, "judge's signature")}</li><li>${verifyState(html`data-check="L1" data-subject="${j.judgmentId}"`, html`<a href="${j.credentialUrl}">credential</a>`)}</li><li>${verifyState(html`data-check="L3" data-subject="${j.judgmentId}"`, 'log entry')}</li><li><span class="v" data-state="node"><span class="v-label">node HMAC:</span> needs the node (only it holds the key)</span></li></ul></td></tr>`,
+)}
+</tbody></table>`
+  : html`<p class="muted">No judgment yet.</p>`}
+</section>
+<section aria-labelledby="payload"><h2 id="payload">What was proposed</h2>
+${p.spec ? html`<p>${p.spec}</p>` : ''}
+<pre class="json">${JSON.stringify(p.payload, null, 2)}</pre>
+<p class="muted small">The same as JSON: <a href="/api/knowledge/proposals/${p.proposalId}">/api/knowledge/proposals/${p.proposalId}</a></p>
+</section>`;
+  return page({ title: p.title, section: 'proposals', assets, body });
+}
+
+export type { Json };
