@@ -120,7 +120,8 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
     if (q.version) p.set('version', String(q.version));
     if (q.cursor) p.set('cursor', q.cursor);
     p.set('limit', '100');
-    const node = await api<NodeView>(app, request, `/api/knowledge/node${path === '/' ? '' : path.split('/').map(encodeURIComponent).join('/')}?${p}`);
+    const read = `/api/knowledge/node${path === '/' ? '' : path.split('/').map(encodeURIComponent).join('/')}?${p}`;
+    const node = await api<NodeView>(app, request, read);
     // The shape below: each child (the first 12) with how many children it has, up to 25: a
     // bounded number of reads whatever the size of the tree.
     const shape = await Promise.all(
@@ -137,7 +138,7 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
       );
       targets[b.to] = kind;
     }
-    return send(reply, treePage({ node, level: q.level ?? 'core', versionAsked: q.version, shape, targets }, assets.urls));
+    return send(reply, treePage({ node, level: q.level ?? 'core', versionAsked: q.version, shape, targets, read }, assets.urls));
   }
   app.get('/explore/tree', { schema: { operationId: 'explorerTreeRoot', summary: 'The root of the knowledge tree, as a page', tags, querystring: TreeQuery, response: Page('The root node.') }, config: { section: 'tree', errors: ['not_found'] } }, (request, reply) =>
     tree(request, reply, '/'),

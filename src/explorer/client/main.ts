@@ -221,8 +221,168 @@ async function checkCheckpoints(V: Verifier, keys: Keys) {
   }
 }
 
+// ---------------------------------------------------------------- content binding (PROTOCOL 6.10, 10.7)
+
+const shortHash = (h: string | undefined) => (h ? `${h.slice(0, 12)}…` : 'nothing');
+
+/**
+ * The proposal's content as this page shows it: kind, path, title, spec and payload read from
+ * the page's text (data-content), never from a second copy, with the contentSha256 it shows.
+ */
+function shownProposal(): Json {
+  const textOf = (sel: string) => {
+    const e = $(sel);
+    return e ? (e.textContent ?? '') : undefined;
+  };
+  const payloadText = textOf('[data-content="payload"]');
+  if (payloadText === undefined) throw new Error('the page shows no payload');
+  let payload: unknown;
+  try {
+    payload = JSON.parse(payloadText);
+  } catch {
+    throw new Error('the payload shown is not JSON');
+  }
+  const shown: Json = { kind: textOf('[data-content="kind"]'), path: textOf('[data-content="path"]') ?? null, title: textOf('[data-content="title"]'), payload };
+  const spec = textOf('[data-content="spec"]');
+  if (spec !== undefined) shown.spec = spec;
+  const stated = textOf('[data-content-sha256]');
+  if (stated !== undefined) shown.contentSha256 = stated;
+  return shown;
+}
+
+/**
+ * A proposal page: the content shown, rehashed here, against the contentSha256 shown and each
+ * judgment, with the verifier's verifyProposalJudgments (the checks of akas verify judgments).
+ * The judges' signatures come from the node's detail; the content from the page.
+ */
+async function checkContent(V: Verifier) {
+  const box = $('[data-verify-content]');
+  const judged = $$('[data-verify-judged]');
+  if (!box && !judged.length) return;
+  const id = box?.dataset.verifyContent ?? '';
+  for (const e of [box, ...judged]) if (e) setState(e, 'pending', 'checking…');
+  let r: VerifierModule.JudgmentsReport;
+  let detail: Json;
+  try {
+    detail = await getJson(`/api/knowledge/proposals/${encodeURIComponent(id)}`);
+  } catch (err) {
+    for (const e of [box, ...judged]) if (e) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
+    return;
+  }
+  try {
+    r = await V.verifyProposalJudgments({ ...detail, ...shownProposal() });
+  } catch (err) {
+    // The page shows no content that can be read as this proposal's: not the content judged.
+    for (const e of [box, ...judged]) if (e) setState(e, 'bad', `not verified: ${(err as Error).message}`);
+    return;
+  }
+  const content = r.content;
+  const hash = content?.contentSha256;
+  const v2 = r.checks.filter((c) => c.signed === 'v2');
+  const v2bad = v2.filter((c) => !c.ok);
+  const details = [
+    `recomputed here: ${hash ?? 'cannot be'}`,
+    `stated by the node: ${content?.stated ?? 'nothing'}`,
+    ...(content?.problems ?? []),
+    ...r.checks.map((c) => `${c.agentTag} (${c.signed}): ${c.ok ? 'holds' : c.problems.join('; ')}`),
+  ].join('\n');
+  if (box) {
+    if (!content || !content.ok) setState(box, 'bad', `not verified: ${content?.problems[0] ?? 'the content shown cannot be read'}`, details);
+    else if (v2bad.length) setState(box, 'bad', `not verified: ${v2bad[0].agentTag} signed content other than the content shown (${v2bad[0].problems[0]})`, details);
+    else if (v2.length) setState(box, 'ok', `verified: the content shown hashes to ${shortHash(hash)}, the hash stated, and ${v2.length} judge${v2.length === 1 ? '' : 's'} signed it${r.v1 ? `; ${r.v1} v1 judgment${r.v1 === 1 ? " is" : 's are'} bound by the node's word only` : ''}`, details);
+    else setState(box, 'unchecked', `not checked by any judge: the content shown hashes to ${shortHash(hash)}, the hash the node states, but ${r.checked ? "every judgment is v1, bound to it by the node's word only" : 'no judge has signed it yet'}`, details);
+  }
+  for (const e of judged) {
+    const c = r.checks.find((x) => x.judgmentId === e.dataset.verifyJudged);
+    const j = ((detail.judgments ?? []) as Json[]).find((x) => x.judgmentId === e.dataset.verifyJudged);
+    if (!c) setState(e, 'unchecked', 'not checked: not in the detail');
+    else if (c.signed === 'v2') setState(e, c.ok ? 'ok' : 'bad', c.ok ? 'the judge signed the content shown (v2)' : `not verified: ${c.problems[0]}`, c.problems.join('\n'));
+    else if (content && !content.ok) setState(e, 'bad', `not verified: ${content.problems[0]}`);
+    else if (j && typeof j.contentSha256 === 'string' && hash !== undefined && j.contentSha256 !== hash) setState(e, 'bad', `not verified: the node says it judged ${shortHash(j.contentSha256)}, the content shown hashes to ${shortHash(hash)}`);
+    else setState(e, 'unchecked', `v1: bound to this content by the node's word only (the judge signed no content hash)`);
+  }
+}
+
+/** Reads the value at a JSON Pointer (no leading slash) in a document. */
+function at(doc: unknown, pointer: string): unknown {
+  let v = doc;
+  for (const raw of pointer.split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof v !== 'object' || v === null || !Object.prototype.hasOwnProperty.call(v, key)) return undefined;
+    v = (v as Json)[key];
+  }
+  return v;
+}
+
+/** Every served text this page shows (data-field) against the read that was checked. */
+function shownFieldsCheck(doc: Json): Check {
+  const fields = $$('[data-field]');
+  const wrong: string[] = [];
+  for (const e of fields) {
+    const pointer = e.dataset.field!;
+    const v = at(doc, pointer);
+    const expected = typeof v === 'string' ? v : v === undefined ? undefined : JSON.stringify(v);
+    if (e.textContent !== expected) wrong.push(expected === undefined ? `${pointer}: the page shows text the node did not serve` : `${pointer}: the page shows ${JSON.stringify((e.textContent ?? '').slice(0, 60))}, the node served ${JSON.stringify(expected.slice(0, 60))}`);
+  }
+  return {
+    id: 'page.shown',
+    layer: 'content',
+    what: 'the text on this page is the text served and checked',
+    valid: fields.length ? wrong.length === 0 : null,
+    why: wrong.length ? wrong.join('; ') : fields.length ? `${fields.length} texts` : 'not checked: the page marks no served text',
+  } as Check;
+}
+
+/** A table of checks, layer by layer (content, L1, L2, L3, CAS), each layer with its own verdict. */
+function checksTable(checks: Check[]): HTMLTableElement {
+  const order = ['input', 'content', 'L1', 'L2', 'L3', 'CAS'];
+  const layers = [...new Set(checks.map((c) => c.layer as string))].sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
+  const state = (valid: boolean | null) => (valid === true ? 'ok' : valid === false ? 'bad' : 'unchecked');
+  const bodies = layers.map((layer) => {
+    const mine = checks.filter((c) => c.layer === layer);
+    const v = verdict(mine);
+    return el(
+      'tbody',
+      { 'data-layer': layer },
+      el('tr', { class: 'layer' }, el('th', { scope: 'rowgroup', colspan: '2' }, layer), el('td', { colspan: '2' }, el('span', { class: 'v', 'data-state': v.state }, el('span', { class: 'v-text' }, v.state === 'ok' ? 'holds' : v.state === 'bad' ? 'does not hold' : 'not checked')))),
+      ...mine.map((c) =>
+        el(
+          'tr',
+          { 'data-check-id': c.id },
+          el('td', {}, c.layer),
+          el('td', {}, c.what, c.subject ? el('br') : null, c.subject ? el('code', { class: 'small' }, c.subject) : null),
+          el('td', {}, el('span', { class: 'v', 'data-state': state(c.valid) }, el('span', { class: 'v-text' }, c.valid === true ? 'holds' : c.valid === false ? 'does not hold' : 'not checked'))),
+          el('td', {}, c.why ?? ''),
+        ),
+      ),
+    );
+  });
+  return el('table', { class: 'checks-table' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'layer'), el('th', { scope: 'col' }, 'check'), el('th', { scope: 'col' }, 'verdict'), el('th', { scope: 'col' }, 'why'))), ...bodies);
+}
+
+/**
+ * A knowledge node page: the node's read (the same URL the page was made from) checked against
+ * its evidence with the verifier's verifyNode, under the issuer and log key this browser
+ * pinned, and every text the page shows held against that read.
+ */
+async function checkNode(V: Verifier, keys: Keys) {
+  const box = $('[data-verify-node]');
+  if (!box) return;
+  setState(box, 'pending', 'checking…');
+  try {
+    const doc = await getJson(box.dataset.verifyNode!);
+    const report = await V.verifyNode(doc, { issuer: keys.issuer, issuerKeys: keys.issuerKeys, logKey: keys.logKey });
+    const checks = [...report.checks, shownFieldsCheck(doc)];
+    const v = verdict(checks);
+    setState(box, v.state, v.text, v.detail);
+    $('[data-node-checks]')?.replaceChildren(el('details', {}, el('summary', {}, 'Each check, layer by layer'), checksTable(checks)));
+  } catch (err) {
+    setState(box, 'unchecked', `not checked: ${(err as Error).message}`);
+  }
+}
+
 async function verifyPage() {
-  const wanted = $$('[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency]');
+  const wanted = $$('[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], [data-verify-judged], [data-verify-node]');
   const pinBox = $('[data-pin-status]');
   if (!wanted.length && !pinBox) return;
   let keys: Keys;
@@ -234,7 +394,7 @@ async function verifyPage() {
     return;
   }
   showPin(keys);
-  await Promise.all([checkBundles(V, keys), checkEntries(V, keys), checkCheckpoints(V, keys)]);
+  await Promise.all([checkBundles(V, keys), checkEntries(V, keys), checkCheckpoints(V, keys), checkContent(V), checkNode(V, keys)]);
 }
 
 // ---------------------------------------------------------------- live updates
@@ -397,6 +557,9 @@ async function readInputs(form: HTMLFormElement): Promise<Array<{ name: string; 
 
 let dropped: Array<{ name: string; bytes: Uint8Array }> = [];
 
+/** A knowledge node read or a brief read (PROTOCOL 10.2, 10.3), as akas node/brief --json save them. */
+const isNodeRead = (j: Json) => typeof j.evidence === 'object' || (typeof j.path === 'string' && typeof j.kind === 'string' && /^(branch|leaf-)/.test(j.kind)) || (typeof j.brief === 'object' && typeof j.manifest === 'object');
+
 function parseJson(bytes: Uint8Array): Json | null {
   try {
     const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as unknown;
@@ -409,22 +572,23 @@ function parseJson(bytes: Uint8Array): Json | null {
 function resultCard(title: string, kind: string, report: Report): HTMLElement {
   const v = verdict(report.checks);
   const state = el('span', { class: 'v', 'data-state': report.verified ? (v.state === 'unchecked' ? 'unchecked' : 'ok') : 'bad' }, el('span', { class: 'v-text' }, report.verified ? (v.state === 'unchecked' ? 'nothing could be checked' : 'verified') : 'not verified'));
-  const rows = report.checks.map((c) =>
-    el(
-      'tr',
-      {},
-      el('td', {}, c.layer),
-      el('td', {}, c.what, c.subject ? el('br') : null, c.subject ? el('code', { class: 'small' }, c.subject) : null),
-      el('td', {}, el('span', { class: 'v', 'data-state': c.valid === true ? 'ok' : c.valid === false ? 'bad' : 'unchecked' }, el('span', { class: 'v-text' }, c.valid === true ? 'holds' : c.valid === false ? 'does not hold' : 'not checked'))),
-      el('td', {}, c.why ?? ''),
-    ),
-  );
-  return el(
-    'div',
-    { class: 'result', 'data-result': kind },
-    el('h3', {}, `${title} `, el('span', { class: 'badge' }, kind), ' ', state),
-    el('table', {}, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'layer'), el('th', { scope: 'col' }, 'check'), el('th', { scope: 'col' }, 'verdict'), el('th', { scope: 'col' }, 'why'))), el('tbody', {}, ...rows)),
-  );
+  return el('div', { class: 'result', 'data-result': kind }, el('h3', {}, `${title} `, el('span', { class: 'badge' }, kind), ' ', state), checksTable(report.checks));
+}
+
+/** A proposal detail's judgments (akas verify judgments) as checks: the content shown, then each judgment. */
+function judgmentChecks(r: VerifierModule.JudgmentsReport): Report {
+  const checks: Check[] = [];
+  if (r.content) {
+    checks.push({ id: 'content.hash', layer: 'content', what: `the content shown hashes to the contentSha256 stated${r.content.binding === 'store' ? " (stored before content binding: bound by the node's store)" : ''}`, valid: r.content.ok, why: r.content.ok ? r.content.contentSha256 : r.content.problems.join('; ') } as Check);
+  }
+  for (const c of r.checks) {
+    checks.push(
+      { id: 'judgment.content', layer: 'content', what: `${c.agentTag} judged the content shown`, valid: c.signed === 'v2' ? c.contentSigned === true : null, why: c.signed === 'v2' ? (c.contentSigned ? 'signed over its contentSha256 (akas.judgment.v2)' : c.problems[0]) : "not checked: a v1 judgment signs no content: bound by the node's word only", subject: c.judgmentId } as Check,
+      { id: 'judgment.payload', layer: 'L2', what: `${c.agentTag}: the shown fields are what the judge signed`, valid: c.payloadMatches, subject: c.judgmentId } as Check,
+      { id: 'judgment.signature', layer: 'L2', what: `${c.agentTag}'s Ed25519 signature`, valid: c.signatureValid, subject: c.judgmentId } as Check,
+    );
+  }
+  return { verified: r.ok, checks };
 }
 
 function verifyForm(form: HTMLFormElement) {
@@ -467,7 +631,7 @@ function verifyForm(form: HTMLFormElement) {
       const docs = inputs.map((i) => ({ ...i, json: parseJson(i.bytes) }));
       // Files that are not JSON documents are bytes: a bundle's blobs, or files to hash.
       const blobs = new Map<string, Uint8Array>();
-      const bytesOnly = docs.filter((d) => !d.json || !(d.json.format || d.json.proof || d.json.entry || d.json.judgments || d.json.type));
+      const bytesOnly = docs.filter((d) => !d.json || !(d.json.format || d.json.proof || d.json.entry || d.json.judgments || d.json.type || isNodeRead(d.json)));
       const hashed = await Promise.all(bytesOnly.map(async (d) => ({ d, r: await V.verifyCas(d.bytes, expected || undefined, d.name) })));
       for (const { d, r } of hashed) blobs.set(r.sha256, d.bytes);
       const cards: HTMLElement[] = [];
@@ -482,13 +646,11 @@ function verifyForm(form: HTMLFormElement) {
           cards.push(resultCard(d.name, 'credential', await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true })));
         } else if (j && j.entry && j.inclusion) {
           cards.push(resultCard(d.name, 'log proof', await V.verifyLogProof(j, logKey)));
+        } else if (j && isNodeRead(j)) {
+          // akas node PATH --json, akas brief ID --json: the same checks as akas verify node.
+          cards.push(resultCard(d.name, 'node', await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined })));
         } else if (j && Array.isArray(j.judgments) && typeof j.proposalId === 'string') {
-          const r = await V.verifyProposalJudgments(j);
-          const checks: Check[] = r.checks.flatMap((c) => [
-            { id: 'judgment.payload', layer: 'L2' as const, what: `${c.agentTag}: the shown fields are what the judge signed`, valid: c.payloadMatches, subject: c.judgmentId },
-            { id: 'judgment.signature', layer: 'L2' as const, what: `${c.agentTag}'s Ed25519 signature`, valid: c.signatureValid, subject: c.judgmentId },
-          ]);
-          cards.push(resultCard(d.name, 'proposal judgments', { verified: r.ok, checks }));
+          cards.push(resultCard(d.name, 'proposal judgments', judgmentChecks(await V.verifyProposalJudgments(j))));
         } else {
           const h = hashed.find((x) => x.d === d);
           const r = h ? h.r : await V.verifyCas(d.bytes, expected || undefined, d.name);

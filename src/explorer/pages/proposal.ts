@@ -1,6 +1,8 @@
 // One proposal: its payload, its judgments (scores, weights, rationale, the judge and tier),
 // the decision and how it was computed, the bundle to download, and each judgment's signature,
-// credential and log entry checked in the browser.
+// credential and log entry checked in the browser. The content (kind, path, title, spec, payload)
+// is shown marked with data-content, so that the page script rehashes what the reader sees
+// (PROTOCOL 6.10) and holds it against the contentSha256 shown and each judge's v2 signature.
 import { histogram } from '../charts.js';
 import { html } from '../html.js';
 import { agentLink, badge, facts, nodeLink, page, score, time, verifyState, type Assets } from '../layout.js';
@@ -18,6 +20,8 @@ export interface Judgment {
   weight: number;
   tier: string;
   credentialUrl: string;
+  contentSha256?: string;
+  contentBoundBy?: 'judge' | 'node';
   attestation?: { nodeMac?: { signingKeyId: string; mac: string } };
 }
 
@@ -34,6 +38,8 @@ export interface ProposalDetail {
   requiredJudgments: number;
   proposer: string | null;
   payload: unknown;
+  contentSha256?: string;
+  contentBinding?: 'log' | 'store';
   deposit?: number;
   outcome: { weightedComposite: number; decision: string; depositSettlement: string } | null;
   judgments?: Judgment[];
@@ -55,10 +61,16 @@ export function proposalPage(p: ProposalDetail, kind: string, assets: Assets): s
   const js = p.judgments ?? [];
   const dims = ['accuracy', 'clarity', 'compression', 'sources'] as const;
   const body = html`<p class="muted small"><a href="/explore/proposals">Proposals</a> / <code>${p.proposalId}</code></p>
-<h1>${p.title} ${badge(kind, 'kind')} ${badge(p.status)}</h1>
+<h1><span data-content="title">${p.title}</span> <span data-content="kind">${badge(kind, 'kind')}</span> ${badge(p.status)}</h1>
 ${facts([
   ['Proposal', html`<code>${p.proposalId}</code>`],
-  ['Path', p.path ? (p.status === 'published' ? nodeLink(p.path) : html`<code>${p.path}</code>`) : null],
+  ['Path', p.path ? html`<span data-content="path">${p.status === 'published' ? nodeLink(p.path) : html`<code>${p.path}</code>`}</span>` : null],
+  [
+    'Content',
+    p.contentSha256
+      ? html`<code class="wrap" data-content-sha256>${p.contentSha256}</code><br><span class="muted small">contentSha256: the sha256 of the JCS of the kind, path, title, spec and payload shown on this page; ${p.contentBinding === 'store' ? "stored before content binding: bound by the node's store, not by the log" : 'bound by the log (its proposal.submitted event)'}</span><br>${verifyState(html`data-verify-content="${p.proposalId}"`, 'content shown is content judged')}`
+      : null,
+  ],
   ['Proposer', agentLink(p.proposer)],
   ['Submitted', time(p.submittedAt)],
   ['Decided', p.decidedAt ? time(p.decidedAt) : 'pending'],
@@ -77,14 +89,15 @@ ${js.map(
 <td><dl class="scores">${dims.map((dim) => html`<dt>${dim}</dt><dd>${score(j.scores[dim])}</dd>`)}</dl></td>
 <td>${score(j.composite)}</td><td>${j.weight.toFixed(3)}<br><span class="muted small">alignment ${j.alignment.toFixed(3)}</span></td>
 <td>${j.rationale || html`<span class="muted">none</span>`}</td>
-<td><ul class="checks"><li>${verifyState(html`data-check="L2" data-subject="${j.judgmentId}"`, "judge's signature")}</li><li>${verifyState(html`data-check="L1" data-subject="${j.judgmentId}"`, html`<a href="${j.credentialUrl}">credential</a>`)}</li><li>${verifyState(html`data-check="L3" data-subject="${j.judgmentId}"`, 'log entry')}</li><li><span class="v" data-state="node"><span class="v-label">node HMAC:</span> needs the node (only it holds the key)</span></li></ul></td></tr>`,
+<td><ul class="checks"><li>${verifyState(html`data-check="L2" data-subject="${j.judgmentId}"`, "judge's signature")}</li><li>${verifyState(html`data-check="L1" data-subject="${j.judgmentId}"`, html`<a href="${j.credentialUrl}">credential</a>`)}</li><li>${verifyState(html`data-check="L3" data-subject="${j.judgmentId}"`, 'log entry')}</li><li>${verifyState(html`data-verify-judged="${j.judgmentId}"`, 'content judged')}</li><li><span class="v" data-state="node"><span class="v-label">node HMAC:</span> needs the node (only it holds the key)</span></li></ul></td></tr>`,
 )}
 </tbody></table>`
   : html`<p class="muted">No judgment yet.</p>`}
 </section>
 <section aria-labelledby="payload"><h2 id="payload">What was proposed</h2>
-${p.spec ? html`<p>${p.spec}</p>` : ''}
-<pre class="json">${JSON.stringify(p.payload, null, 2)}</pre>
+${p.spec !== undefined ? html`<p data-content="spec">${p.spec}</p>` : ''}
+<pre class="json" data-content="payload">${JSON.stringify(p.payload, null, 2)}</pre>
+<p class="muted small">Your browser hashes the title, path, kind${p.spec !== undefined ? ', spec' : ''} and payload shown here, as the node and the judges do (contentSha256, PROTOCOL 6.10), and checks that each judge who signed a content hash signed this one.</p>
 <p class="muted small">The same as JSON: <a href="/api/knowledge/proposals/${p.proposalId}">/api/knowledge/proposals/${p.proposalId}</a></p>
 </section>`;
   return page({ title: p.title, section: 'proposals', assets, body });
