@@ -3,6 +3,7 @@
 // the API keeps its own), and needs no script to read. The browser side is test/browser/explorer.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, sha256Hex } from '../../src/core/index.js';
+import { contentSha256Of } from '../../src/core/content.js';
 import { verifyLogProof } from '../../verifier/index.js';
 import { verifyConsistencyProof } from '../../verifier/log.js';
 import { samplePayload } from '../fixtures/payloads.js';
@@ -125,6 +126,48 @@ describe('the explorer pages', () => {
     expect(body).toContain(`the node recorded ${detail.outcome.weightedComposite}`);
     expect(body).toContain(`/api/knowledge/proposals/${rejected}/bundle`);
     expect(body).toContain('needs the node');
+  });
+
+  it("show a proposal's contentSha256 beside the content it hashes, marked for the page script to rehash", async () => {
+    const detail = (await node.app.inject({ url: `/api/knowledge/proposals/${published}` })).json();
+    const body = (await page(`/explore/proposals/${published}`)).body;
+    expect(body).toContain(`<code class="wrap" data-content-sha256>${detail.contentSha256}</code>`);
+    expect(body).toContain(`data-verify-content="${published}"`);
+    for (const j of detail.judgments) expect(body).toContain(`data-verify-judged="${j.judgmentId}"`);
+    // The payload shown reads back as the payload submitted, and it rehashes to the hash shown.
+    const unescape = (x: string) => x.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+    const shown = JSON.parse(unescape(body.match(/<pre class="json" data-content="payload">([^<]*)<\/pre>/)![1]));
+    expect(shown).toEqual(detail.payload);
+    const title = unescape(body.match(/<span data-content="title">([^<]*)<\/span>/)![1]);
+    expect(contentSha256Of('capability', shown)).toBe(detail.contentSha256);
+    expect(title).toBe(detail.title);
+    expect(body).toContain('<span data-content="kind"><span class="badge b-kind">capability</span></span>');
+    // A decision graph shows its spec beside its payload (the DgProposal shape).
+    const graph = (await page(`/explore/proposals/${graphId}`)).body;
+    const g = (await node.app.inject({ url: `/api/knowledge/proposals/${graphId}` })).json();
+    expect(graph).toContain(`<p data-content="spec">${g.spec}</p>`);
+  });
+
+  it("show a published node's evidence and mark each served text with its place in the read", async () => {
+    const path = '/distributed-systems/retries-with-backoff-x2';
+    const read = (await node.app.inject({ url: `/api/knowledge/node${path}?limit=100` })).json();
+    const body = (await page(`/explore/tree${path}`)).body;
+    const ev = read.evidence;
+    expect(body).toContain(`data-verify-node="/api/knowledge/node${path}?limit=100"`);
+    expect(body).toContain(`<code class="wrap" data-evidence="contentSha256">${ev.contentSha256}</code>`);
+    expect(body).toContain(`href="/explore/log/${ev.publication.id}"`);
+    for (const h of ev.publication.inclusion.proof) expect(body).toContain(h);
+    expect(body).toContain(ev.publication.checkpoint.split('\n')[2]);
+    expect(body).toContain(read.manifest.nodeSignature.signature);
+    expect(body).toContain('needs the node: an HMAC');
+    // Every marked text is the read's value at its pointer (what the page script holds it against).
+    const marks = [...body.matchAll(/<span data-field="([^"]+)">([^<]*)<\/span>/g)];
+    expect(marks.length).toBeGreaterThan(5);
+    for (const [, at, text] of marks) {
+      const v = at.split('/').reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], read); // eslint-disable-line @typescript-eslint/no-explicit-any
+      expect(text.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&'), at).toBe(typeof v === 'string' ? v : JSON.stringify(v));
+    }
+    expect(body).toContain(`<span data-field="brief/levels/core/1">${read.brief.levels.core[1]}</span>`);
   });
 
   it('show the leaderboard and a profile with its keys', async () => {
