@@ -50,6 +50,15 @@ export interface McpStdioOptions {
   keepClaimSecret(proposalId: string, claimSecret: string): { path?: string; error?: string };
   /** Where notes go (stdout is the MCP channel). */
   log(line: string): void;
+  /** The node's MCP tools (default: the official client of `endpoint`); tests give their own. */
+  upstream?: NodeTools;
+}
+
+/** What the proxy needs of the node's MCP endpoint. */
+export interface NodeTools {
+  listTools(): Promise<ToolListing[]>;
+  callTool(name: string, args: Json): Promise<ToolResult>;
+  close(): Promise<void>;
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -101,7 +110,7 @@ function secretPatterns(identity: SavedIdentity | undefined): RegExp[] {
 }
 
 /** The MCP client of the node, connected on first use and again after a failure. */
-class Upstream {
+class Upstream implements NodeTools {
   private connecting?: Promise<Client>;
 
   constructor(
@@ -176,11 +185,11 @@ function cliFailure(e: unknown): ToolResult {
 }
 
 export class McpStdioProxy {
-  private readonly upstream: Upstream;
+  private readonly upstream: NodeTools;
   private readonly secrets: RegExp[];
 
   constructor(private readonly opts: McpStdioOptions) {
-    this.upstream = new Upstream(new URL(opts.endpoint), opts.identity?.apiKey);
+    this.upstream = opts.upstream ?? new Upstream(new URL(opts.endpoint), opts.identity?.apiKey);
     this.secrets = secretPatterns(opts.identity);
   }
 
@@ -300,7 +309,7 @@ export function stdioServer(proxy: McpStdioProxy, opts: Pick<McpStdioOptions, 'e
       capabilities: { tools: { listChanged: false } },
       instructions:
         `Tools of the akas node ${opts.endpoint}, served on this machine by akas mcp --stdio ${who}. ` +
-        'The api key and private key stay in the profile: the judge tool signs here, and the propose tools keep the claimSecret in the profile. ' +
+        (opts.identity ? 'The api key and private key stay in the profile: the judge tool signs here, and the propose tools keep the claimSecret in the profile. ' : '') +
         'Every refusal of the node is a tool error with a code explained at GET /errors of the node.',
     },
   );

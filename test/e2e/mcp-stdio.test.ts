@@ -6,6 +6,7 @@
 // bundle), and no message of any session, nor the servers' stderr, holds an api key, a private
 // key or a recovery token (nor the claimSecret not asked for).
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
@@ -164,15 +165,6 @@ describe('akas mcp --stdio (e2e, over stdio)', () => {
     expect(node.stderr()).not.toContain(key);
   });
 
-  it('no message of any session, nor any server\'s stderr or the node\'s log, holds a key, a recovery token or the claimSecret not asked for', () => {
-    expect(messages.length).toBeGreaterThan(20);
-    const secrets = PROFILES.flatMap((p) => [saved(p).apiKey, saved(p).signing.privateKey, saved(p).recoveryToken]).concat(claimSecret);
-    for (const secret of secrets) expect(secret.length).toBeGreaterThan(20);
-    const texts = [...messages, ...stderrs.map((s) => s()), node.stderr()].map((t) => t.toLowerCase());
-    for (const text of texts) for (const secret of secrets) expect(text.includes(secret.toLowerCase()), `a secret in: ${text.slice(0, 200)}`).toBe(false);
-    expect(stderrs.map((s) => s()).join('')).toContain('akas mcp --stdio: MCP on stdin/stdout');
-  });
-
   it('without a saved identity, serves the read tools anonymously', async () => {
     const session = await connect('nobody', 'v1', []);
     const names = (await session.listTools()).tools.map((t) => t.name);
@@ -180,5 +172,35 @@ describe('akas mcp --stdio (e2e, over stdio)', () => {
     expect(names).not.toContain('judge');
     await session.close();
     expect(existsSync(join(defaultConfigDir(), 'profiles', 'nobody'))).toBe(false);
+  });
+
+  it('writes nothing but MCP on stdout, and ends when the client closes its stdin', async () => {
+    const child = spawn(process.execPath, [CLI, '--base-url', node.url, '--profile', 'j2', 'mcp', '--stdio'], {
+      env: { ...getDefaultEnvironment(), AKAS_CONFIG_DIR: defaultConfigDir() },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const rpc = (m: Json) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...m })}\n`);
+    rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    rpc({ method: 'notifications/initialized' });
+    rpc({ id: 2, method: 'tools/call', params: { name: 'me', arguments: {} } });
+    await new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('"id":2') && resolve()));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Json);
+    expect(lines.map((l) => l.id)).toEqual([1, 2]);
+    expect(lines[1].result.structuredContent).toMatchObject({ tag: saved('j2').tag });
+    messages.push(out);
+  });
+
+  it('no message of any session, nor any server\'s stderr or the node\'s log, holds a key, a recovery token or the claimSecret not asked for', () => {
+    expect(messages.length).toBeGreaterThan(20);
+    const secrets = PROFILES.flatMap((p) => [saved(p).apiKey, saved(p).signing.privateKey, saved(p).recoveryToken]).concat(claimSecret);
+    for (const secret of secrets) expect(secret.length).toBeGreaterThan(20);
+    const texts = [...messages, ...stderrs.map((s) => s()), node.stderr()].map((t) => t.toLowerCase());
+    for (const text of texts) for (const secret of secrets) expect(text.includes(secret.toLowerCase()), `a secret in: ${text.slice(0, 200)}`).toBe(false);
+    expect(stderrs.map((s) => s()).join('')).toContain('akas mcp --stdio: MCP on stdin/stdout');
   });
 });
