@@ -121,7 +121,8 @@ class Upstream implements NodeTools {
   private connect(): Promise<Client> {
     this.connecting ??= (async () => {
       const client = new Client({ name: 'akas-mcp-stdio', version: VERSION });
-      const requestInit = this.apiKey ? { headers: { authorization: `Bearer ${this.apiKey}` } } : undefined;
+      // The Bearer goes to this endpoint only: a redirect is a failure, never followed with it.
+      const requestInit: RequestInit = { redirect: 'error', ...(this.apiKey ? { headers: { authorization: `Bearer ${this.apiKey}` } } : {}) };
       await client.connect(new StreamableHTTPClientTransport(this.endpoint, { requestInit }));
       return client;
     })();
