@@ -192,13 +192,30 @@ export async function reviewGate(client: AkasClient, opts: { subject: string; ve
 /** Reads one resource of a tiled log: its bytes (gzip is undone by fetch), or throws saying which. */
 export type FetchBytes = (path: string) => Promise<Buffer>;
 
-/** GET <prefix>/<path> with the runtime's fetch, taking gzip (tlog-tiles: clients SHOULD include gzip and identity). */
-export function tileFetcher(prefix: string): FetchBytes {
+/**
+ * GET <prefix>/<path> with the runtime's fetch, taking gzip (tlog-tiles: clients SHOULD include
+ * gzip and identity). A node draws a token for every tile like for every route (PROTOCOL 1.4),
+ * and a first audit of a long log reads more tiles than a burst holds: a 429 is waited out as
+ * its Retry-After says (at most a minute each, `maxWaits` times), not taken for a failure.
+ */
+export function tileFetcher(prefix: string, opts: { maxWaits?: number; sleep?: (ms: number) => Promise<void> } = {}): FetchBytes {
   const base = prefix.replace(/\/+$/, '');
+  const maxWaits = opts.maxWaits ?? 600;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let waits = 0;
   return async (path) => {
-    const r = await fetch(`${base}/${path}`, { headers: { 'accept-encoding': 'gzip, identity' } });
-    if (r.status !== 200) throw new Error(`GET ${base}/${path} answered ${r.status}`);
-    return Buffer.from(await r.arrayBuffer());
+    for (;;) {
+      const r = await fetch(`${base}/${path}`, { headers: { 'accept-encoding': 'gzip, identity' } });
+      if (r.status === 429 && waits < maxWaits) {
+        waits++;
+        await r.arrayBuffer().catch(() => undefined);
+        const seconds = Number(r.headers.get('retry-after'));
+        await sleep(Math.min(60, Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000);
+        continue;
+      }
+      if (r.status !== 200) throw new Error(`GET ${base}/${path} answered ${r.status}${r.status === 429 ? ` (still rate limited after ${waits} waits)` : ''}`);
+      return Buffer.from(await r.arrayBuffer());
+    }
   };
 }
 

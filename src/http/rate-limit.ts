@@ -3,6 +3,10 @@
 // (not synced) every few seconds and at close, so a restart does not hand every caller a
 // fresh burst. On a store that several processes share (Store.buckets), every draw is one
 // atomic step in the store, so a burst split between processes is limited as one.
+//
+// A bucket that has refilled to its burst carries no information, so buckets full again are
+// swept from memory and from the store every few minutes: one stored record per caller seen
+// would otherwise grow the store for good (every IP that ever sent one request).
 import { ServiceError, type Clock } from '../core/index.js';
 import { space, type Store } from '../store/index.js';
 
@@ -17,6 +21,8 @@ export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
   private readonly dirty = new Set<string>();
   private timer?: NodeJS.Timeout;
+  private sweeper?: NodeJS.Timeout;
+  private sweeping?: Promise<number>;
 
   constructor(
     private readonly store: Store,
@@ -24,11 +30,54 @@ export class TokenBuckets {
     readonly burst: number,
     readonly refillPerSecond: number,
     flushEveryMs = 5000,
+    sweepEveryMs = 10 * 60_000,
   ) {
     if (flushEveryMs > 0 && !store.buckets) {
       this.timer = setInterval(() => void this.flush(), flushEveryMs);
       this.timer.unref();
     }
+    if (sweepEveryMs > 0) {
+      this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), sweepEveryMs);
+      this.sweeper.unref();
+    }
+  }
+
+  /**
+   * Forgets every bucket full again (in memory and in the store); answers how many stored
+   * records went. A bucket drawn since its last flush stays (the flush writes it).
+   */
+  sweep(): Promise<number> {
+    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<number> {
+    const now = this.clock.now();
+    if (this.store.buckets) return this.store.buckets.sweep(this.burst, this.refillPerSecond, now);
+    for (const [k, b] of this.buckets) {
+      if (this.dirty.has(k)) continue;
+      this.refill(b, now);
+      if (b.tokens >= this.burst) this.buckets.delete(k);
+    }
+    const full: string[] = [];
+    for await (const [k, stored] of this.store.iterate(Buckets)) {
+      if (this.buckets.has(k) || this.dirty.has(k)) continue;
+      const b = { ...stored };
+      this.refill(b, now);
+      if (b.tokens >= this.burst) full.push(k);
+    }
+    for (let i = 0; i < full.length; i += 1000) {
+      const batch = full.slice(i, i + 1000);
+      await this.store.transact(
+        batch.map((k) => `bucket:${k}`),
+        async (tx) => {
+          // A caller that came back while the sweep read holds its bucket in memory now: keep it.
+          for (const k of batch) if (!this.buckets.has(k)) tx.del(Buckets, k);
+        },
+        { durable: false },
+      );
+    }
+    return full.length;
   }
 
   private refill(b: Bucket, now: number) {
@@ -118,6 +167,8 @@ export class TokenBuckets {
 
   async close() {
     if (this.timer) clearInterval(this.timer);
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.sweeping?.catch(() => undefined);
     await this.flush();
   }
 }

@@ -14,7 +14,8 @@
 //
 // The JSON set is set first thing (onRequest, on the raw response), so refusals before any route
 // (401, 429) and hijacked answers (the MCP endpoint, the log's event stream) carry it too; an
-// HTML answer gets the document set as it is sent (onSend sees its content type). A route called
+// HTML answer gets the document set as it is sent (onSend sees its content type), but for the
+// policy of a scope that set its own (the explorer's, src/explorer/index.ts). A route called
 // in-process for an MCP tool (inner-call.ts) answers no browser: it gets none.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
@@ -83,7 +84,11 @@ export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOpt
   app.addHook('onSend', (request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('text/html') && !isInnerCall(request)) {
-      for (const [name, value] of page) reply.raw.setHeader(name, value);
+      for (const [name, value] of page) {
+        // A scope with a policy of its own (the explorer's pages, with their scripts) keeps it.
+        if (name === 'content-security-policy' && reply.raw.getHeader(name) !== API_CSP) continue;
+        reply.raw.setHeader(name, value);
+      }
     }
     done(null, payload);
   });

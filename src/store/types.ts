@@ -104,6 +104,8 @@ export interface SharedBuckets {
    * and whether one was taken.
    */
   draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean): Promise<{ tokens: number; taken: boolean }>;
+  /** Deletes every bucket full again at `now` (it carries no information); answers how many. */
+  sweep(burst: number, refillPerSecond: number, now: number): Promise<number>;
 }
 
 /**

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cosignerVerifierKey, generateKeyPair } from '../../src/core/index.js';
 import { enqueueLogEntry } from '../../src/domain/log.js';
-import { watchTilesOnce, type FetchBytes } from '../../cli/log-watch.js';
+import { tileFetcher, watchTilesOnce, type FetchBytes } from '../../cli/log-watch.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 
 let node: TestNode;
@@ -46,6 +46,34 @@ describe('akas log watch --tiles', () => {
     expect(await watchTilesOnce(fetcher(), state, { logKey: key })).toMatchObject({ ok: true, size: 300, audited: 300 });
     await append(20);
     expect(await watchTilesOnce(fetcher(), state)).toMatchObject({ ok: true, size: 320, previousSize: 300, audited: 20 });
+  });
+
+  it('waits out a 429 as its Retry-After says: a first audit reads more tiles than a burst holds', async () => {
+    // A node with a burst of 3, over real HTTP (tiles draw a token like every route).
+    const small = await testNode({ rateLimit: { burst: 3, refillPerSecond: 1 } });
+    try {
+      await small.store.transact(['t'], async (tx) => {
+        for (let i = 0; i < 600; i++) enqueueLogEntry(tx, small.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i } });
+      });
+      for (let i = 0; i < 200 && (await small.app.akas.log.head()).size < 600; i++) await new Promise((r) => setTimeout(r, 20));
+      await small.app.akas.log.checkpoint();
+      const url = await small.app.listen({ host: '127.0.0.1', port: 0 });
+      const waited: number[] = [];
+      // The fake sleep moves the node's clock: the bucket refills as the wait says.
+      const sleep = async (ms: number) => {
+        waited.push(ms);
+        small.clock.advance(ms);
+      };
+      const r = await watchTilesOnce(tileFetcher(`${url}/log`, { sleep }), join(dir, 'limited.json'), { logKey: small.keys.log.verifierKey });
+      expect(r, r.message).toMatchObject({ ok: true });
+      expect(waited.length).toBeGreaterThan(0);
+      expect(waited.every((ms) => ms >= 1000 && ms <= 60_000)).toBe(true);
+      // With no waits allowed, the same read says it was refused.
+      const never = await watchTilesOnce(tileFetcher(`${url}/log`, { maxWaits: 0, sleep }), join(dir, 'limited-2.json'), { logKey: small.keys.log.verifierKey }).catch((e: Error) => e);
+      expect(String((never as Error).message ?? never)).toMatch(/answered 429/);
+    } finally {
+      await small.close();
+    }
   });
 
   it('refuses an edited entry bundle: the entry is not the leaf its tile names', async () => {

@@ -59,7 +59,7 @@ describe('akas serve refuses to start, saying why in one line (e2e)', () => {
 
   it('on a read-only data folder, leaving it as it was', async (ctx) => {
     const dataDir = join(work, 'read-only');
-    mkdirSync(dataDir);
+    mkdirSync(dataDir, { mode: 0o700 });
     const undo = await bindReadOnly(dataDir);
     if ('skip' in undo) {
       console.warn(`read-only start test skipped: ${undo.skip}`);

@@ -148,4 +148,33 @@ describe('a node with two akas witness processes (e2e)', () => {
       await fork.stop({ keepData: true });
     }
   });
+
+  it('exports bundles whose checkpoint both witnesses cosigned: verify bundle --witness-quorum 2 exits 0, and 1 with a wrong witness key', async () => {
+    // The fork test stopped the node: it starts again on its own log, which the witnesses follow.
+    node = await startServe(witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]), { dataDir });
+    const seeded = await runCli(['--base-url', node.url, '--json', 'demo', 'seed'], { cwd: work });
+    expect(seeded.code, seeded.stdout + seeded.stderr).toBe(0);
+    const { proposals } = JSON.parse(seeded.stdout) as { proposals: Array<{ proposalId: string; kind: string; status: string }> };
+    const artifact = proposals.find((p) => p.kind === 'artifact' && p.status === 'published')!;
+    // The witnesses' round follows each checkpoint: wait until neither lags, then export.
+    const size = async () => ((await (await fetch(`${node.url}/api/attestations/head`)).json()) as { size: number }).size;
+    const target = await size();
+    for (let i = 0; i < 150; i++) {
+      const health = (await (await fetch(`${node.url}/healthz`)).json()) as { witnesses: Array<{ cosignedSize: number }> };
+      if (health.witnesses.every((w) => w.cosignedSize >= target)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const bundle = join(work, 'bundle.json');
+    const exported = await akas(['export', artifact.proposalId, '-o', bundle, '--blobs', join(work, 'blobs')]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const issuer = ((await (await fetch(`${node.url}/healthz`)).json()) as { issuer: string }).issuer;
+    const [k1, k2] = witnesses.map((w) => w.verifierKey);
+    const both = await runCli(['--json', 'verify', 'bundle', bundle, '--blobs', join(work, 'blobs'), '--issuer', issuer, '--witness', k1, '--witness', k2, '--witness-quorum', '2']);
+    expect(both.code, both.stdout + both.stderr).toBe(0);
+    expect(JSON.parse(both.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: true });
+    const stranger = cosignerVerifierKey('w2.example/witness', generateKeyPair().publicKey);
+    const wrong = await runCli(['--json', 'verify', 'bundle', bundle, '--blobs', join(work, 'blobs'), '--issuer', issuer, '--witness', k1, '--witness', stranger, '--witness-quorum', '2']);
+    expect(wrong.code, wrong.stdout + wrong.stderr).toBe(1);
+    expect(JSON.parse(wrong.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: false });
+  });
 });

@@ -162,10 +162,11 @@ describe('the explorer pages', () => {
     const older = await node.app.inject({ url: '/api/log/checkpoint' });
     const oldSize = Number(older.body.split('\n')[1]);
     await decide(node, 'capability', { n: 7 });
-    for (let i = 0; i < 100 && (await node.app.akas.log.head()).size < oldSize + 4; i++) await new Promise((r) => setTimeout(r, 20));
+    // A decided proposal adds five entries: proposal.submitted, three judgments, the decision.
+    for (let i = 0; i < 100 && (await node.app.akas.log.head()).size < oldSize + 5; i++) await new Promise((r) => setTimeout(r, 20));
     const newer = await node.app.inject({ url: '/api/log/checkpoint' });
     const size = Number(newer.body.split('\n')[1]);
-    expect(size).toBe(oldSize + 4);
+    expect(size).toBe(oldSize + 5);
     const cps = { size: oldSize };
     const body = (await page(`/explore/log/consistency?old=${cps.size}&new=${size}`)).body;
     const notes = [...body.matchAll(/<pre class="note"[^>]*>([^<]*)<\/pre>/g)].map((m) => m[1].replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));

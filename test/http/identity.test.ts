@@ -7,6 +7,7 @@ import { markCalibrated } from '../helpers/agents.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
 import { bearer, registerAgent, testKeys, testNode, type TestNode } from '../helpers/app.js';
 import { FakeClock } from '../../src/core/index.js';
+import type { PgStore } from '../../src/store/postgres/index.js';
 
 let node: TestNode;
 beforeEach(async () => {
@@ -189,6 +190,34 @@ describe('the token bucket', () => {
     expect((await app.inject({ url: '/api/agent/v1/wakeup' })).statusCode).toBe(429);
     await app.close();
     await dispose();
+  });
+
+  it('forgets the buckets of callers gone long enough to refill, in memory and in the store', async () => {
+    await node.close();
+    node = await testNode({ rateLimit: { burst: 4, refillPerSecond: 1 } });
+    const { buckets } = node.app.akas;
+    const wakeup = (ip: string) => node.app.inject({ url: '/api/agent/v1/wakeup', remoteAddress: ip });
+    for (const ip of ['10.1.0.1', '10.1.0.2', '10.1.0.3']) for (let i = 0; i < 4; i++) await wakeup(ip);
+    await buckets.flush();
+    const stored = async () => {
+      const keys = node.store.shared
+        ? (await (node.store as PgStore).sql<{ key: string }>('SELECT key FROM $schema.akas_buckets')).map((r) => r.key)
+        : (await node.store.list({ name: 'buckets' })).map(([k]) => k);
+      return keys.filter((k) => k.startsWith('ip:10.1.')).sort();
+    };
+    expect(await stored()).toHaveLength(3);
+    // Two seconds on: nobody has refilled (4 tokens at 1/s), so nothing goes, and each is still empty.
+    node.clock.advance(2000);
+    await wakeup('10.1.0.3');
+    await buckets.flush();
+    expect(await buckets.sweep()).toBe(0);
+    // Four seconds on: the first two are full again and go; the third drew since and stays.
+    node.clock.advance(2500);
+    expect(await buckets.sweep()).toBeGreaterThanOrEqual(2);
+    expect(await stored()).toEqual(['ip:10.1.0.3']);
+    // A swept caller starts again from a full bucket, as it would have anyway.
+    for (let i = 0; i < 4; i++) expect((await wakeup('10.1.0.1')).statusCode).toBe(200);
+    expect((await wakeup('10.1.0.1')).statusCode).toBe(429);
   });
 });
 

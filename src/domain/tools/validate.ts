@@ -2,7 +2,8 @@
 // calibration answer schemas), with errors turned into PROTOCOL 1.3 items {field, reason}.
 // src/domain may not import src/http, so this does not share fastify's instance.
 import AjvModule from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
+import { bounded, type BoundedValidate } from '../bounded-validate.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 
@@ -21,14 +22,19 @@ export type Validation = { ok: true } | { ok: false; errors: FieldError[] };
 // All errors so a client can fix every field at once; no coercion and no defaults written
 // into the caller's object.
 const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false, coerceTypes: false });
-const compiled = new WeakMap<object, ValidateFunction>();
+const compiled = new WeakMap<object, BoundedValidate>();
+const compiledSizesFirst = new WeakMap<object, BoundedValidate>();
 
-// ajv compiles a schema once; the WeakMap keys on the schema object so callers need no ids.
-function compile(schema: JSONSchema): ValidateFunction {
-  let fn = compiled.get(schema);
+// ajv compiles a schema once; the WeakMaps key on the schema object so callers need no ids.
+// With sizesFirst, the schema's size limits are checked first (bounded-validate.ts): a tool
+// input of 5,000 unknown keys gets one error, not one per key. Without, every field is listed
+// (a challenge answer, small and worth a full list to the agent who wrote it).
+function compile(schema: JSONSchema, sizesFirst: boolean): BoundedValidate {
+  const cache = sizesFirst ? compiledSizesFirst : compiled;
+  let fn = cache.get(schema);
   if (!fn) {
-    fn = ajv.compile(schema);
-    compiled.set(schema, fn);
+    fn = sizesFirst ? bounded(ajv.compile(schema), schema, { closedObjectsBounded: true }) : ajv.compile(schema);
+    cache.set(schema, fn);
   }
   return fn;
 }
@@ -55,8 +61,8 @@ function toFieldError(e: ErrorObject, root: string): FieldError {
  * Field names are dotted paths under `root` (e.g. root 'answer' gives 'answer.model.family');
  * a problem with the value itself is named `root`, or 'value' when root is empty.
  */
-export function validateWithSchema(schema: JSONSchema, value: unknown, root = ''): Validation {
-  const fn = compile(schema);
+export function validateWithSchema(schema: JSONSchema, value: unknown, root = '', opts: { sizesFirst?: boolean } = {}): Validation {
+  const fn = compile(schema, Boolean(opts.sizesFirst));
   if (fn(value)) return { ok: true };
   const seen = new Set<string>();
   const errors: FieldError[] = [];

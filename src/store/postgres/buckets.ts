@@ -25,7 +25,7 @@ export class PgBuckets implements SharedBuckets {
 
   constructor(
     private readonly pool: pg.Pool,
-    schema: string,
+    private readonly schema: string,
     /** A draw that fails because the database is gone: the store's 503 (its health), not a 500. */
     private readonly failure: (e: unknown) => unknown = (e) => e,
   ) {
@@ -39,6 +39,19 @@ export class PgBuckets implements SharedBuckets {
         tokens = ${refill} - least(excluded.asked, floor(${refill})),
         at = greatest(b.at, $3::bigint)
       RETURNING key, tokens, taken`;
+  }
+
+  async sweep(burst: number, refillPerSecond: number, now: number): Promise<number> {
+    try {
+      const r = await this.pool.query(`DELETE FROM ${this.schema}.akas_buckets WHERE tokens + greatest(0, $3::bigint - at) / 1000.0 * $2::float8 >= $1::float8`, [
+        burst,
+        refillPerSecond,
+        Math.round(now),
+      ]);
+      return r.rowCount ?? 0;
+    } catch (e) {
+      throw this.failure(e);
+    }
   }
 
   draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean): Promise<{ tokens: number; taken: boolean }> {
