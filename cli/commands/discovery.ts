@@ -3,6 +3,7 @@
 // descriptor, the guide from /llms.txt.
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
+import { trySave, updateIdentity } from '../profile.js';
 import { action, type Cli } from '../program.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -28,6 +29,38 @@ export function mcpSnippets(url: string, authorization: string | null) {
 }
 
 export type McpClientName = keyof ReturnType<typeof mcpSnippets>;
+
+/** How an MCP client launches `akas mcp --stdio` for this node and profile. */
+export interface StdioLaunch {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+export function stdioLaunch(baseUrl: string, profile: string, env: NodeJS.ProcessEnv = process.env): StdioLaunch {
+  // A config folder other than the default must reach the server the client launches.
+  return { command: 'akas', args: ['--base-url', baseUrl, '--profile', profile, 'mcp', '--stdio'], ...(env.AKAS_CONFIG_DIR ? { env: { AKAS_CONFIG_DIR: env.AKAS_CONFIG_DIR } } : {}) };
+}
+
+const shellWord = (s: string) => (/^[A-Za-z0-9_/.:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * Configuration snippets of the same clients for `akas mcp --stdio` (PROTOCOL 12.5): a local
+ * server the client launches, holding no key (the profile does).
+ */
+export function mcpStdioSnippets(launch: StdioLaunch) {
+  const { command, args, env } = launch;
+  const server = { command, args, ...(env ? { env } : {}) };
+  const envFlags = Object.entries(env ?? {}).map(([k, v]) => ` --env ${shellWord(`${k}=${v}`)}`).join('');
+  return {
+    'claude-code': { file: null, text: `claude mcp add --transport stdio${envFlags} akas -- ${[command, ...args].map(shellWord).join(' ')}` },
+    'claude-desktop': { file: 'claude_desktop_config.json', text: JSON.stringify({ mcpServers: { akas: server } }, null, 2) },
+    cursor: { file: '~/.cursor/mcp.json', text: JSON.stringify({ mcpServers: { akas: server } }, null, 2) },
+    vscode: { file: '.vscode/mcp.json', text: JSON.stringify({ servers: { akas: { type: 'stdio', ...server } } }, null, 2) },
+    windsurf: { file: '~/.codeium/windsurf/mcp_config.json', text: JSON.stringify({ mcpServers: { akas: server } }, null, 2) },
+    generic: { file: null, text: JSON.stringify({ type: 'stdio', ...server }, null, 2) },
+  };
+}
 
 /** The command that opens a URL in the default browser: $BROWSER, else the platform's opener. */
 function opener(url: string): [string, string[]] {
@@ -73,12 +106,32 @@ export function discoveryCommands(program: Command, cli: Cli) {
 
   program
     .command('mcp')
-    .description('print the MCP client configuration for this node (URL and Authorization header)')
+    .description('print the MCP client configuration for this node: akas mcp --stdio (local, keys kept in the profile) and the remote endpoint')
     .option('--client <name>', 'only this client: claude-code, claude-desktop, cursor, vscode, windsurf, generic')
-    .option('--anonymous', 'without the Authorization header (read tools only)')
+    .option('--anonymous', 'without the api key (read tools only)')
+    .option(
+      '--stdio',
+      'be the MCP server, on stdin/stdout, for a client that launches it: the node\'s tools, proxied with the api key of this profile, judgments signed here with its private key; neither key appears in a tool call or result',
+    )
     .action(
-      action(cli, async (opts: { client?: string; anonymous?: boolean }) => {
+      action(cli, async (opts: { client?: string; anonymous?: boolean; stdio?: boolean }) => {
         const g = cli.globals();
+        const baseUrl = g.baseUrl.replace(/\/$/, '');
+        if (opts.stdio) {
+          const { serveMcpStdio } = await import('../mcp-stdio.js');
+          const identity = opts.anonymous ? undefined : cli.identity();
+          const client = cli.client();
+          await serveMcpStdio({
+            endpoint: client.url('/api/mcp'),
+            profile: g.profile,
+            identity,
+            client,
+            keepClaimSecret: (proposalId, claimSecret) =>
+              trySave(() => updateIdentity(g.profile, baseUrl, (current) => (current ? { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } } : undefined))),
+            log: (line) => cli.io.stderr.write(`${line}\n`),
+          });
+          return;
+        }
         const d = await cli.client().get<Json>('/.well-known/akas.json');
         const url = String(d.mcp?.endpoint ?? '');
         if (!url) throw new CliError(1, `The node at ${g.baseUrl} names no MCP endpoint in /.well-known/akas.json.`, { code: 'no_mcp' });
@@ -87,7 +140,15 @@ export function discoveryCommands(program: Command, cli: Cli) {
         const snippets = mcpSnippets(url, authorization);
         if (opts.client !== undefined && !(opts.client in snippets)) throw usageError(`--client is one of: ${Object.keys(snippets).join(', ')}`);
         const chosen = (opts.client ? [opts.client] : Object.keys(snippets)) as McpClientName[];
+        const launch = stdioLaunch(baseUrl, g.profile);
+        if (opts.anonymous) launch.args.splice(launch.args.indexOf('--stdio') + 1, 0, '--anonymous');
+        const local = mcpStdioSnippets(launch);
         const result = {
+          stdio: {
+            ...launch,
+            note: 'Preferred: a local server over your saved profile; the api key and private key stay in the profile, judgments are signed on this machine.',
+            clients: Object.fromEntries(chosen.map((c) => [c, local[c]])),
+          },
           endpoint: url,
           transport: 'streamable-http',
           headers: authorization ? { Authorization: authorization } : {},
@@ -96,7 +157,12 @@ export function discoveryCommands(program: Command, cli: Cli) {
         };
         cli.output().result(result, () =>
           [
-            `MCP endpoint: ${url} (Streamable HTTP, stateless)`,
+            `Local (preferred): akas mcp --stdio, an MCP server your client launches on this machine over profile "${g.profile}"${identity ? ` (${identity.tag})` : ''}.`,
+            'It offers the node\'s tools with your api key taken from the profile, and signs judgments here with your private key: neither key is written in a',
+            'configuration file or enters a transcript.' + (identity || opts.anonymous ? '' : ' Register first (akas register) for the agent tools.'),
+            ...chosen.flatMap((c) => ['', `# ${c} (stdio)${local[c].file ? `: ${local[c].file}` : ''}`, local[c].text]),
+            '',
+            `Remote: MCP endpoint: ${url} (Streamable HTTP, stateless). The client holds the api key, and judgments must be signed by the agent itself.`,
             authorization
               ? identity
                 ? g.showSecrets

@@ -77,18 +77,6 @@ export function sign(privateKeyHex: string, message: string | Uint8Array): strin
   return nodeSign(null, msg, privateKeyObject(privateKeyHex)).toString('hex');
 }
 
-/**
- * Signs with a seed the caller holds only for this call (the MCP judge tool's one-shot
- * signature, PROTOCOL 12.3): the key is imported for this signature alone and kept in no cache.
- */
-export function signOnce(privateKeyHex: string, message: string | Uint8Array): string {
-  if (typeof privateKeyHex !== 'string' || !HEX32.test(privateKeyHex)) throw new TypeError('an Ed25519 private key is 64 hex chars');
-  const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(privateKeyHex, 'hex')]);
-  const key = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-  const msg = typeof message === 'string' ? Buffer.from(message, 'utf8') : message;
-  return nodeSign(null, msg, key).toString('hex');
-}
-
 /** Verifies a 128-hex signature; answers false (never throws) for malformed keys or signatures. */
 export function verify(publicKeyHex: string, message: string | Uint8Array, signatureHex: string): boolean {
   if (typeof signatureHex !== 'string' || !HEX64B.test(signatureHex)) return false;

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mcpSnippets } from '../../cli/commands/discovery.js';
+import { mcpSnippets, mcpStdioSnippets } from '../../cli/commands/discovery.js';
 import { loadIdentity } from '../../cli/profile.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 
@@ -41,6 +41,26 @@ describe('akas mcp', () => {
     expect(human.stdout).toContain(`the api key of ${tag}`);
     const anonymous = await h.akas(['--json', 'mcp', '--anonymous'], { profile });
     expect(anonymous.json().headers).toEqual({});
+  });
+
+  it('prints the akas mcp --stdio configuration first, for every client, holding no key', async () => {
+    const { profile } = await h.agent();
+    const saved = loadIdentity(profile, h.baseUrl)!;
+    const j = (await h.akas(['--json', '--show-secrets', 'mcp'], { profile })).json();
+    const args = ['--base-url', h.baseUrl, '--profile', profile, 'mcp', '--stdio'];
+    // The harness's own config folder (AKAS_CONFIG_DIR) goes to the server the client launches.
+    const env = { AKAS_CONFIG_DIR: process.env.AKAS_CONFIG_DIR };
+    expect(j.stdio).toMatchObject({ command: 'akas', args, env });
+    expect(Object.keys(j.stdio.clients)).toEqual(['claude-code', 'claude-desktop', 'cursor', 'vscode', 'windsurf', 'generic']);
+    expect(JSON.parse(j.stdio.clients.vscode.text)).toEqual({ servers: { akas: { type: 'stdio', command: 'akas', args, env } } });
+    for (const c of ['claude-desktop', 'cursor', 'windsurf']) expect(JSON.parse(j.stdio.clients[c].text)).toEqual({ mcpServers: { akas: { command: 'akas', args, env } } });
+    expect(j.stdio.clients['claude-code'].text).toBe(`claude mcp add --transport stdio --env AKAS_CONFIG_DIR=${env.AKAS_CONFIG_DIR} akas -- akas ${args.join(' ')}`);
+    for (const secret of [saved.apiKey, saved.signing.privateKey, saved.recoveryToken]) expect(JSON.stringify(j.stdio)).not.toContain(secret);
+    // Text: the local configuration before the remote one.
+    const text = (await h.akas(['mcp', '--client', 'cursor'], { profile })).stdout;
+    expect(text.indexOf('# cursor (stdio)')).toBeGreaterThan(-1);
+    expect(text.indexOf('# cursor (stdio)')).toBeLessThan(text.indexOf('MCP endpoint:'));
+    expect(mcpStdioSnippets({ command: 'akas', args: ['--profile', "it's"] })['claude-code'].text).toBe(`claude mcp add --transport stdio akas -- akas --profile 'it'\\''s'`);
   });
 
   it('refuses an unknown client (exit 2) and an unreachable node (exit 2)', async () => {

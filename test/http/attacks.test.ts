@@ -413,6 +413,33 @@ describe('finding 8: lower', () => {
   });
 });
 
+describe('finding 9: keys never enter a transcript', () => {
+  const mcp = (a: Agent, method: string, params: Record<string, unknown>) =>
+    send('POST', '/api/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method, params },
+      headers: { ...bearer(a), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    });
+
+  it('the judge tool offers no privateKey, and a seed passed anyway signs nothing', async () => {
+    await open();
+    const proposer = await agent(node, 0.9, 50);
+    const judge = await agent(node, 0.9, 50);
+    const { proposalId } = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(proposer) })).json();
+    const listed = (await mcp(judge, 'tools/list', {})).json().result.tools.find((t: { name: string }) => t.name === 'judge');
+    expect(Object.keys(listed.inputSchema.properties)).not.toContain('privateKey');
+    expect(listed.description).toContain('akas mcp --stdio');
+    const args = { id: proposalId, scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 }, rationale: 'Signed by the node?' };
+    const sent = await mcp(judge, 'tools/call', { name: 'judge', arguments: { ...args, privateKey: judge.signing.privateKey } });
+    expect(sent.json().result).toMatchObject({ isError: true, structuredContent: { code: 'validation_failed', errors: [{ field: 'privateKey' }] } });
+    expect(sent.text).not.toContain(judge.signing.privateKey);
+    const detail = (await send('GET', `/api/knowledge/proposals/${proposalId}`)).json();
+    expect(detail.judgmentCount).toBe(0);
+    // Without a signature: where to sign is the agent's side (or akas mcp --stdio), never the node.
+    const unsigned = (await mcp(judge, 'tools/call', { name: 'judge', arguments: args })).json().result.structuredContent;
+    expect(unsigned).toMatchObject({ code: 'signature_required', signingPayload: expect.any(String), hint: expect.stringContaining('akas mcp --stdio') });
+  });
+});
+
 describe('finding 4: a node calibrates on its own private set, not on answers that ship in the package', () => {
   const made: string[] = [];
   afterAll(async () => {

@@ -129,7 +129,7 @@ describe('tools', () => {
     const propose = route('POST', '/api/knowledge/cap/propose').body;
     expect(tools.get('propose_capability')).toMatchObject({ type: 'object', properties: JSON.parse(JSON.stringify(propose.properties)), required: propose.required });
     const judge = tools.get('judge')!;
-    expect(Object.keys(judge.properties).sort()).toEqual(['contentSha256', 'dryRun', 'id', 'privateKey', 'rationale', 'scores', 'signature']);
+    expect(Object.keys(judge.properties).sort()).toEqual(['contentSha256', 'dryRun', 'id', 'rationale', 'scores', 'signature']);
     expect(judge.required).toEqual(expect.arrayContaining(['id', 'scores', 'rationale']));
     expect(tools.get('cas_head')!.properties).toHaveProperty('sha256');
     expect(tools.get('cas_head')!.properties).not.toHaveProperty('head');
@@ -159,7 +159,7 @@ describe('tools', () => {
     const id = await pendingProposal(3);
     const args = { id, scores: SCORES_HIGH, rationale: 'Clear and sourced.' };
     const first = await client.callTool({ name: 'judge', arguments: args });
-    expect(first.structuredContent).toMatchObject({ code: 'signature_required' });
+    expect(first.structuredContent).toMatchObject({ code: 'signature_required', hint: expect.stringContaining('akas mcp --stdio') });
     // The v2 payload: it names the content the proposal holds (PROTOCOL 7.2).
     const { signingPayload: payload, contentSha256 } = first.structuredContent as { signingPayload: string; contentSha256: string };
     expect(contentSha256).toBe(((await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { contentSha256: string }).contentSha256);
@@ -169,17 +169,17 @@ describe('tools', () => {
     await client.close();
   });
 
-  it('judge signs one judgment with a private key seed passed once, and keeps it nowhere', async () => {
+  it('judge takes no private key: one passed is refused, signs nothing and is kept nowhere', async () => {
     const client = await connect('v1', me.apiKey);
     const id = await pendingProposal(4);
     const res = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'One-shot.', privateKey: me.signing.privateKey.toUpperCase() } });
-    expect(res.structuredContent).toMatchObject({ judgmentRecorded: true, proposalId: id });
-    const detail = (await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { contentSha256: string; judgments: Array<{ contentBoundBy: string; signature: { publicKey: string; signingPayload: string } }> };
-    expect(detail.judgments[0].signature.publicKey).toBe(me.signing.publicKey);
-    // Signed v2, over the content the proposal holds.
-    expect(detail.judgments[0].contentBoundBy).toBe('judge');
-    expect(JSON.parse(detail.judgments[0].signature.signingPayload)).toMatchObject({ type: 'akas.judgment.v2', contentSha256: detail.contentSha256 });
-    const wrongShape = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'x', privateKey: 'not-hex' } });
+    expect(res.isError).toBe(true);
+    expect(res.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'privateKey', reason: 'is not accepted' }], hint: expect.stringContaining('akas mcp --stdio') });
+    expect(JSON.stringify(res)).not.toContain(me.signing.privateKey.toUpperCase());
+    const detail = (await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { judgmentCount: number; judgments?: unknown[] };
+    expect([detail.judgmentCount, detail.judgments ?? []]).toEqual([0, []]);
+    // Even beside a signature, or malformed: refused before any route runs.
+    const wrongShape = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'x', privateKey: 'not-hex', signature: 'ab'.repeat(64) } });
     expect(wrongShape.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'privateKey' }] });
     await client.close();
     // What the SDK may quote when it refuses a message is logged with key material cut out.

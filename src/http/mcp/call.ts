@@ -5,9 +5,9 @@
 // result; any refusal comes back as an MCP tool error carrying the route's envelope and its
 // code (PROTOCOL 13).
 import type { FastifyInstance } from 'fastify';
-import { contentOfProposalView, judgmentSigningString, kindOfProposalId, ServiceError, signOnce, type ErrorCode } from '../../core/index.js';
+import { ServiceError, type ErrorCode } from '../../core/index.js';
 import { innerCall } from '../inner-call.js';
-import type { Tool } from './tools.js';
+import { SIGN_LOCALLY, type Tool } from './tools.js';
 
 /** Who called /api/mcp, as the routes a tool calls must see them. */
 export interface McpCaller {
@@ -57,45 +57,16 @@ function refusal(code: ErrorCode, message: string, extra: Record<string, unknown
 }
 
 /**
- * The one-shot signature of the judge tool: the proposal is read (its detail, through the
- * route, as the caller would), its content hashed here (PROTOCOL 6.10), and the seed signs the
- * v2 payload of PROTOCOL 7.2 over that hash; only the signature and the hash go on to the
- * route. The seed is in no request, log line or cache.
+ * The judge tool takes no private key (PROTOCOL 12.3; the security review's finding 9): one
+ * passed anyway is refused before anything is called, without quoting it, so the agent learns
+ * that the node does not sign for it instead of seeing the argument silently dropped.
  */
-async function signForJudge(app: FastifyInstance, args: Record<string, unknown>, caller: McpCaller): Promise<ToolResult | undefined> {
-  const { privateKey } = args;
-  delete args.privateKey;
-  if (privateKey === undefined || args.signature !== undefined || args.dryRun === true) return undefined;
-  if (typeof privateKey !== 'string' || !/^[0-9a-fA-F]{64}$/.test(privateKey)) {
-    return refusal('validation_failed', 'privateKey must be 64 hex characters (your Ed25519 seed).', { errors: [{ field: 'privateKey', reason: 'must be 64 hex characters' }] });
-  }
-  if (!caller.tag) return undefined; // the route answers the 401
-  const kind = typeof args.id === 'string' ? kindOfProposalId(args.id) : null;
-  const scores = args.scores as Record<string, number> | undefined;
-  // Anything malformed is left for the route to refuse, field by field.
-  if (!kind || !isObject(scores) || typeof args.rationale !== 'string') return undefined;
-  const read = await innerCall(app, { method: 'GET', url: `/api/knowledge/proposals/${encodeURIComponent(args.id as string)}`, headers: caller.headers, ip: caller.ip, encrypted: caller.encrypted });
-  if (read.statusCode !== 200) return undefined; // the judge route answers the same refusal (404)
-  const shown = contentOfProposalView(kind, JSON.parse(read.body) as Record<string, unknown>);
-  if (!shown.ok) return refusal('internal_error', `The proposal's content cannot be hashed: ${shown.reason}.`);
-  if (args.contentSha256 !== undefined && String(args.contentSha256).toLowerCase() !== shown.contentSha256) {
-    return refusal('content_mismatch', `You asked to sign content ${String(args.contentSha256)}, but the proposal's content is ${shown.contentSha256}.`, {
-      field: 'contentSha256',
-      contentSha256: shown.contentSha256,
-      signedContentSha256: args.contentSha256,
-    });
-  }
-  const payload = judgmentSigningString({
-    kind,
-    proposalId: args.id as string,
-    judge: caller.tag,
-    scores: { accuracy: scores.accuracy, clarity: scores.clarity, compression: scores.compression, sources: scores.sources },
-    rationale: args.rationale,
-    contentSha256: shown.contentSha256,
+function refusePrivateKey(args: Record<string, unknown>): ToolResult | undefined {
+  if (!('privateKey' in args)) return undefined;
+  return refusal('validation_failed', 'The judge tool takes no privateKey: the node never signs for an agent, since a key sent here crosses the network and stays in this transcript.', {
+    errors: [{ field: 'privateKey', reason: 'is not accepted' }],
+    hint: `${SIGN_LOCALLY} If what you sent was your real key, rotate it with a recovery (akas recover).`,
   });
-  args.signature = signOnce(privateKey.toLowerCase(), payload);
-  args.contentSha256 = shown.contentSha256;
-  return undefined;
 }
 
 const queryString = (pairs: Array<[string, unknown]>) => {
@@ -110,7 +81,7 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   if (argsIn !== undefined && !isObject(argsIn)) return refusal('validation_failed', 'Tool arguments must be an object.', { errors: [{ field: 'arguments', reason: 'must be object' }] });
   const args: Record<string, unknown> = { ...(argsIn ?? {}) };
   if (tool.name === 'judge') {
-    const refused = await signForJudge(app, args, caller);
+    const refused = refusePrivateKey(args);
     if (refused) return refused;
   }
   const proposing = tool.name.startsWith('propose_');
@@ -146,7 +117,11 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
     body = { text: res.body };
   }
   const structured = isObject(body) ? body : { value: body };
-  if (res.statusCode >= 400) return toolError(structured);
+  if (res.statusCode >= 400) {
+    // Over MCP, the route's hint (sign signingPayload) gains where to sign: on the agent's side.
+    if (tool.name === 'judge' && structured.code === 'signature_required') structured.hint = `Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and call judge again with signature and contentSha256. ${SIGN_LOCALLY}`;
+    return toolError(structured);
+  }
   // A claimSecret recovers the whole identity: it goes into a transcript only when asked for.
   if (proposing && !includeClaimSecret && 'claimSecret' in structured) {
     delete structured.claimSecret;

@@ -25,11 +25,18 @@ export interface ToolDef {
   urlFor?: (args: Record<string, unknown>) => string;
 }
 
-const PRIVATE_KEY_NOTE =
+/**
+ * How an agent signs a judgment over MCP (PROTOCOL 12.3): on its own side. The node never takes a
+ * private key (the security review's finding 9: a seed passed as an argument crosses the network
+ * and stays in the LLM's transcript); a client that cannot sign runs `akas mcp --stdio`.
+ */
+export const SIGN_LOCALLY =
+  'The node never takes your private key: sign on your side. An MCP client that cannot sign runs `akas mcp --stdio` (a local MCP server over your saved akas profile), whose judge tool signs for you and keeps both keys out of the transcript.';
+
+const JUDGE_NOTE =
   'Read the proposal first (the proposal tool): its contentSha256 is the hash of what you judge. ' +
   'Without `signature`, answers the error signature_required carrying `signingPayload` (akas.judgment.v2, naming that contentSha256) and `contentSha256`: sign its UTF-8 bytes with your Ed25519 key and call again with `signature` (128 hex) and `contentSha256`. ' +
-  'Or pass `privateKey` (your 64-hex seed) and the node signs this one judgment for you over the content it holds now: the seed is used in memory for this call only, never stored or logged. ' +
-  'Signing yourself keeps the key on your side; prefer it.';
+  SIGN_LOCALLY;
 
 const kindTool = (kind: ProposalKind) => kind.replace(/-/g, '_');
 
@@ -60,7 +67,7 @@ export const TOOL_DEFS: ToolDef[] = [
   { name: 'use_tool', method: 'POST', url: '/api/agent/v1/use-tool', bearer: true },
   ...PROPOSAL_KINDS.map((kind): ToolDef => ({ name: `propose_${kindTool(kind)}`, method: 'POST', url: KIND_ROUTES[kind].propose, bearer: true })),
   { name: 'propose_dry_run', method: 'POST', url: '/api/knowledge/proposals/dry-run', bearer: true, note: 'Checks {kind, payload} as propose would, storing nothing: every error at once, each with what its field holds. The schemas tool has a template per kind.' },
-  { name: 'judge', method: 'POST', url: '/api/knowledge/judge/:id', bearer: true, note: PRIVATE_KEY_NOTE },
+  { name: 'judge', method: 'POST', url: '/api/knowledge/judge/:id', bearer: true, note: JUDGE_NOTE },
   { name: 'queue', method: 'GET', url: '/api/judge/queue', bearer: true },
   { name: 'withdraw', method: 'POST', url: '/api/knowledge/proposals/:id/withdraw', bearer: true },
 ];
@@ -85,13 +92,6 @@ export const INCLUDE_CLAIM_SECRET_ARG: JsonSchema = {
   default: false,
   description:
     'Put the claimSecret (cs_..., which recovers your whole identity: PROTOCOL 2.5) in the result. Off by default so it stays out of this transcript; ask only if you can keep it somewhere safe.',
-};
-
-/** The judge tool's extra argument (PROTOCOL 12.3): never part of any request the node keeps. */
-export const PRIVATE_KEY_ARG: JsonSchema = {
-  type: 'string',
-  pattern: '^[0-9a-fA-F]{64}$',
-  description: 'Your Ed25519 seed (64 hex), for a one-shot signed judgment. Used once in memory, never stored or logged.',
 };
 
 const objectSchema = (s: unknown): JsonSchema => (s && typeof s === 'object' ? (s as JsonSchema) : {});
@@ -119,7 +119,6 @@ export function buildTools(routes: RouteOptions[]): Tool[] {
     add('body', schema.body);
     add('path', schema.params);
     add('query', schema.querystring, Object.keys(def.fixedQuery ?? {}));
-    if (def.name === 'judge') properties.privateKey = PRIVATE_KEY_ARG;
     if (def.name.startsWith('propose_')) properties.includeClaimSecret = INCLUDE_CLAIM_SECRET_ARG;
     const inputSchema: JsonSchema = { type: 'object', properties, ...(required.size ? { required: [...required] } : {}) };
     const description = [schema.summary ? `${schema.summary}.` : '', `${def.method} ${def.url}.`, def.note ?? ''].filter(Boolean).join(' ');
