@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /** The HTTP suites that run on both stores (ARCHITECTURE 7): once on LevelDB, once on PostgreSQL. */
@@ -7,6 +8,10 @@ export default defineConfig({
   test: {
     // e2e tests spawn the built binary and a real node; give them room on a 2-core machine.
     testTimeout: 60_000,
+    // Vitest runs cores - 1 files at once (one, on 2 cores), but most files wait on child
+    // processes, fsync and PostgreSQL more than they compute: two at once on 2 cores took the
+    // suite from 453 s to 272 s. AKAS_TEST_WORKERS overrides it.
+    maxWorkers: Number(process.env.AKAS_TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
     hookTimeout: 60_000,
     // One throwaway PostgreSQL cluster for the run (test/setup/postgres.ts).
     globalSetup: ['test/setup/postgres.ts'],
