@@ -19,6 +19,22 @@ import { runCli } from './e2e.js';
 const run = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
 
+/**
+ * mount(8), tried again a few times: two test files mounting at once (they run in parallel)
+ * can make one mount fail for a moment (util-linux locks its table of mounts).
+ */
+async function mount(args: string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await run('mount', args);
+      return;
+    } catch (e) {
+      if (attempt >= 6) throw new Error(`${(e as Error).message.split('\n')[0]} ${String((e as { stderr?: string }).stderr ?? '').trim()}`);
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
+  }
+}
+
 async function which(name: string): Promise<string | undefined> {
   for (const dir of (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(':').concat(['/usr/sbin', '/sbin'])) {
     if (existsSync(join(dir, name))) return join(dir, name);
@@ -43,7 +59,7 @@ export async function mountSmallFs(dir: string, mib: number): Promise<SmallFs | 
   mkdirSync(dir, { recursive: true });
   if (isRoot) {
     try {
-      await run('mount', ['-t', 'tmpfs', '-o', `size=${mib}m,mode=0700`, 'tmpfs', dir]);
+      await mount(['-t', 'tmpfs', '-o', `size=${mib}m,mode=0700`, 'tmpfs', dir]);
       return { dir, kind: 'tmpfs', unmount: () => unmount(dir) };
     } catch (e) {
       if (!(await which('fuse2fs'))) return { skip: `cannot mount a tmpfs (${(e as Error).message.split('\n')[0]}) and fuse2fs is not installed` };
@@ -83,12 +99,12 @@ async function unmount(dir: string) {
 export async function bindReadOnly(dir: string): Promise<(() => Promise<void>) | { skip: string }> {
   if (!isRoot) return { skip: 'not root: cannot bind-mount a folder read-only' };
   try {
-    await run('mount', ['--bind', dir, dir]);
+    await mount(['--bind', dir, dir]);
   } catch (e) {
     return { skip: `cannot bind-mount (${(e as Error).message.split('\n')[0]})` };
   }
   try {
-    await run('mount', ['-o', 'remount,bind,ro', dir]);
+    await mount(['-o', 'remount,bind,ro', dir]);
   } catch (e) {
     await unmount(dir);
     return { skip: `cannot remount read-only (${(e as Error).message.split('\n')[0]})` };
