@@ -9,6 +9,19 @@ export interface Io {
   stderr: NodeJS.WritableStream;
 }
 
+/**
+ * A reader that stops early (`akas events | head -2`) closes the pipe: what was asked for has
+ * been read, so the command ends quietly with exit 0, whatever it was writing.
+ */
+export function quietOnEpipe() {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
+  }
+}
+
 export class Output {
   constructor(
     readonly json: boolean,

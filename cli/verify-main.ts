@@ -7,6 +7,7 @@
 // (scripts/build-verifier.mjs); those that ask a node are dropped here.
 import type { Command } from 'commander';
 import { commandGroups } from './commands/index.js';
+import { quietOnEpipe } from './output.js';
 import { run, type Cli } from './program.js';
 import { WORKER_ARG } from './verify-worker.js';
 
@@ -54,6 +55,7 @@ export function withVerify(argv: string[], subcommands: string[]): string[] {
 // A worker of `verify credential` (cli/verify-pool.ts) loads this same file, with WORKER_ARG
 // appended to its argv (cheaper to test for than loading node:worker_threads at every start).
 if (!process.argv.includes(WORKER_ARG)) {
+  quietOnEpipe();
   const subs: string[] = [];
   const argv = process.argv.slice(2);
   void run(

@@ -81,6 +81,18 @@ describe('dist/akas-verify.mjs, alone', () => {
     expect(short.code, short.stdout + short.stderr).toBe(0);
   });
 
+  it('writes all of a long report to a pipe, and ends quietly when the reader goes early', () => {
+    // 400 credentials in one report: several times a pipe's buffer, written in order and whole.
+    const args = ['--json', 'verify', 'credential', ...Array.from({ length: 400 }, () => 'credential-0.json'), '--issuer', fx.issuer, '--at', fx.at];
+    const whole = single(args);
+    expect(whole.code, whole.stderr).toBe(0);
+    expect(whole.stdout.length).toBeGreaterThan(256 * 1024);
+    expect(JSON.parse(whole.stdout)).toEqual(JSON.parse(akas(args).stdout));
+    // A reader that stops after 100 bytes: no EPIPE trace, exit 0.
+    const cut = spawnSync('bash', ['-c', `"$0" "$@" | head -c 100 >/dev/null; echo "exit=\${PIPESTATUS[0]}" >&2`, process.execPath, join(work, 'akas-verify.mjs'), ...args], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000 });
+    expect(cut.stderr.trim()).toBe('exit=0');
+  });
+
   it('holds the verify commands only, and says so of a check that needs the full akas', () => {
     const help = single(['--help']);
     expect(help.stdout).toContain('verify');
