@@ -12,6 +12,7 @@
 // Promise at all (the offline verifier's 10,000-credential speed); in a browser they await.
 import * as nodeCrypto from 'node:crypto';
 import { createHash, createPublicKey, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { Lru } from './lru.js';
 
 /** Which implementation this is: `node:crypto` here, `webcrypto` in the browser build. */
 export const CRYPTO_PLATFORM: 'node:crypto' | 'webcrypto' = 'node:crypto';
@@ -24,23 +25,6 @@ export function sha256(data: string | Uint8Array): Uint8Array {
 }
 
 const HEX32 = /^[0-9a-f]{64}$/i;
-
-class Lru<V> {
-  private map = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-  set(key: string, v: V): void {
-    this.map.set(key, v);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
-  }
-}
 
 const publicKeys = new Lru<KeyObject>(4096);
 

@@ -5,6 +5,7 @@
 // Verification goes through the crypto adapter (crypto.ts), which the browser build replaces.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { ed25519VerifyNow } from './crypto.js';
+import { Lru } from './lru.js';
 
 export interface Ed25519KeyPair {
   /** 64 lowercase hex chars: the raw public key. */
@@ -15,23 +16,6 @@ export interface Ed25519KeyPair {
 
 const HEX32 = /^[0-9a-f]{64}$/i;
 const HEX64B = /^[0-9a-f]{128}$/i;
-
-class Lru<V> {
-  private map = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-  set(key: string, v: V): void {
-    this.map.set(key, v);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
-  }
-}
 
 const privateKeys = new Lru<KeyObject>(256);
 

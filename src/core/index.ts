@@ -5,6 +5,7 @@ export * from './didkey.js';
 export * from './ids.js';
 export * from './errors.js';
 export * from './clock.js';
+export * from './lru.js';
 export * from './tiers.js';
 export * from './paths.js';
 export * from './keys.js';

@@ -8,7 +8,7 @@
 // that size as stored then, with whatever witness cosignatures it has gathered since. Making
 // them at every read (an index scan and a proof of about 2 log2(n) tree hashes) doubled the
 // median time of a node read under load (`npm run bench -- load`).
-import { proposalContent, type ProposalContent, type ProposalKind } from '../core/index.js';
+import { Lru, proposalContent, type ProposalContent, type ProposalKind } from '../core/index.js';
 import { EVENT_KIND } from '../domain/audit.js';
 import type { Ctx } from '../domain/context.js';
 import type { TransparencyLog } from '../domain/log.js';
@@ -42,18 +42,14 @@ type Proven = Omit<Publication, 'checkpoint'>;
 
 /** How many proposals' publication proofs a node keeps in memory (about 2 KiB each). */
 export const PROOFS_KEPT = 2000;
-const proofsOf = new WeakMap<TransparencyLog, Map<string, Proven>>();
+const proofsOf = new WeakMap<TransparencyLog, Lru<Proven>>();
 
 /** The proposal's publication entry with its inclusion proof: made once, then kept (most recently read first out last). */
 async function provenPublication(log: TransparencyLog, proposalId: string): Promise<{ proven: Proven; checkpoint?: string } | null> {
   let kept = proofsOf.get(log);
-  if (!kept) proofsOf.set(log, (kept = new Map()));
+  if (!kept) proofsOf.set(log, (kept = new Lru(PROOFS_KEPT)));
   const hit = kept.get(proposalId);
-  if (hit) {
-    kept.delete(proposalId);
-    kept.set(proposalId, hit);
-    return { proven: hit };
-  }
+  if (hit) return { proven: hit };
   const entry = await publicationEntry(log, proposalId);
   if (!entry) return null;
   // The newest checkpoint when it covers the event (the log signs one a second while it
@@ -63,7 +59,6 @@ async function provenPublication(log: TransparencyLog, proposalId: string): Prom
   const proof = await log.inclusion(entry.seq, cp.size);
   const proven: Proven = { id: entry.id, entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) } };
   kept.set(proposalId, proven);
-  if (kept.size > PROOFS_KEPT) kept.delete(kept.keys().next().value as string);
   return { proven, checkpoint: cp.note };
 }
 
