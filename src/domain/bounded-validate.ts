@@ -1,5 +1,5 @@
-// The domain's own validators that report every error (the attestation and propose dry runs)
-// check a value's size limits first, as the HTTP layer does for every body (PROTOCOL 1.3,
+// Validators that report every error (every HTTP body, src/http/validation.ts; the attestation
+// and propose dry runs; tool inputs) check a value's size limits first (PROTOCOL 1.3,
 // src/core/schema-limits.ts): a value over a limit is refused naming that limit alone, before
 // any of its items is validated, so the work and the errors of a hostile value stay bounded.
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';

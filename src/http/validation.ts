@@ -12,7 +12,7 @@
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { limitsSchema } from '../core/index.js';
+import { bounded } from '../domain/bounded-validate.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -28,32 +28,15 @@ function make(coerce: boolean) {
 
 const strict = make(false);
 const coercing = make(true);
-// The size-limits pass: stops at the first limit broken, changes nothing in the body.
-const limits = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
 
 // A body declared as raw bytes (`format: binary`, the content store's upload) reaches its
 // handler as a stream: the schema documents it (PROTOCOL 11.2); the handler counts and hashes it.
 const rawBytes = () => true;
 
-type Validate = ((data: unknown) => boolean) & { errors?: import('fastify').FastifySchemaValidationError[] | null };
-
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   if (httpPart === 'body' && (schema as { format?: string }).format === 'binary') return rawBytes;
   if (httpPart !== 'body') return coercing.compile(schema as object);
-  const full = strict.compile(schema as object);
   // Query strings, path parameters and headers are bounded by the URL and header limits; a
   // body (up to 1 MiB) is where a hostile request could hold thousands of bad items.
-  const bounds = limitsSchema(schema);
-  if (bounds === true) return full;
-  const sizes = limits.compile(bounds);
-  const validate: Validate = (data) => {
-    if (!sizes(data)) {
-      validate.errors = sizes.errors;
-      return false;
-    }
-    const ok = full(data);
-    validate.errors = full.errors;
-    return ok;
-  };
-  return validate;
+  return bounded(strict.compile(schema as object), schema as object);
 };
