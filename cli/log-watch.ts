@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { canonicalize, consistencyProof, decodeBundle, entryHash, perfectRoot, sha256Hex, TileHashReader, tilePath, bundlePath, tileWidthAt, TILE_HEIGHT, TILE_WIDTH, leafHash, verifyConsistency, type LogEntry } from '../src/core/index.js';
-import { checkLogInclusion, checkWitnesses, Checks, consistent, LogAuditor, openCheckpoint, type AuditState, type WitnessPolicy } from '../verifier/index.js';
+import { checkLogInclusion, checkWitnesses, Checks, consistent, LogAuditor, openCheckpoint, type AuditState, type OpenedCheckpoint, type WitnessPolicy } from '../verifier/index.js';
 import type { AkasClient } from './client.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -62,12 +62,9 @@ export async function watchOnce(client: AkasClient, statePath: string, opts: { f
   if (published.log?.verifierKey !== key) return { ok: false, message: `the node now publishes another log key (${published.log?.verifierKey}) than the trusted one (${key})`, logKey: key };
 
   const note = (await client.call<string>('GET', '/api/log/checkpoint')).body;
-  const opened = openCheckpoint(note, [key]);
-  if (!opened.ok) return { ok: false, message: `the checkpoint is refused: ${opened.reason}` };
-  const cp = opened.checkpoint;
-  const root = Buffer.from(cp.rootHash);
-  const unwitnessed = witnessProblem(note, opts.witnesses);
-  if (unwitnessed) return { ok: false, message: unwitnessed, size: cp.size };
+  const checked = checkedCheckpoint(note, key, opts.witnesses);
+  if ('refused' in checked) return checked.refused;
+  const { cp, root } = checked;
 
   if (state) {
     const oldRoot = Buffer.from(state.root, 'hex');
@@ -189,6 +186,16 @@ export async function reviewGate(client: AkasClient, opts: { subject: string; ve
   return { subject: opts.subject, verdict: opts.verdict, required: opts.min, approvals: counted.size, passed: counted.size >= opts.min, policy: shownPolicy, logKey: key, reviews };
 }
 
+/** A checkpoint note signed by the pinned log key and cosigned by the witnesses' quorum, or the refusal a watch answers. */
+function checkedCheckpoint(note: string, key: string, witnesses: WitnessPolicy | undefined): { cp: Extract<OpenedCheckpoint, { ok: true }>['checkpoint']; root: Buffer } | { refused: WatchResult } {
+  const opened = openCheckpoint(note, [key]);
+  if (!opened.ok) return { refused: { ok: false, message: `the checkpoint is refused: ${opened.reason}` } };
+  const cp = opened.checkpoint;
+  const unwitnessed = witnessProblem(note, witnesses);
+  if (unwitnessed) return { refused: { ok: false, message: unwitnessed, size: cp.size } };
+  return { cp, root: Buffer.from(cp.rootHash) };
+}
+
 /** Reads one resource of a tiled log: its bytes (gzip is undone by fetch), or throws saying which. */
 export type FetchBytes = (path: string) => Promise<Buffer>;
 
@@ -247,12 +254,9 @@ export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, 
   if (!key) return { ok: false, message: 'following tiles needs the log key on the first run: --log-key KEY (GET /api/node/keys)' };
   if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
   const note = (await fetchBytes('checkpoint')).toString('utf8');
-  const opened = openCheckpoint(note, [key]);
-  if (!opened.ok) return { ok: false, message: `the checkpoint is refused: ${opened.reason}` };
-  const cp = opened.checkpoint;
-  const root = Buffer.from(cp.rootHash);
-  const unwitnessed = witnessProblem(note, opts.witnesses);
-  if (unwitnessed) return { ok: false, message: unwitnessed, size: cp.size };
+  const checked = checkedCheckpoint(note, key, opts.witnesses);
+  if ('refused' in checked) return checked.refused;
+  const { cp, root } = checked;
   const tiles = new TileHashReader(cp.size, (level, index, width) => fetchBytes(tilePath(level, index, width)));
   if (cp.size > 0 && !(await tiles.root()).equals(root)) return { ok: false, message: `REWRITE: the tiles of ${cp.size} entries give another root than the signed checkpoint`, size: cp.size };
   if (state) {
