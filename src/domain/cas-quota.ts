@@ -92,12 +92,18 @@ async function heldCount(ctx: Pick<Ctx, 'store' | 'clock'>, key: string, now: nu
   if (known) return known;
   let loading = h.loading.get(key);
   if (!loading) {
-    loading = ctx.store.get(CasQuotaUse, key).then((stored) => {
-      const entry = h.counts.get(key) ?? { used: stored?.used ?? 0, resetAt: nextUtcMidnight(now) };
-      h.counts.set(key, entry);
-      h.loading.delete(key);
-      return entry;
-    });
+    loading = ctx.store.get(CasQuotaUse, key).then(
+      (stored) => {
+        const entry = h.counts.get(key) ?? { used: stored?.used ?? 0, resetAt: nextUtcMidnight(now) };
+        h.counts.set(key, entry);
+        h.loading.delete(key);
+        return entry;
+      },
+      (e: unknown) => {
+        h.loading.delete(key); // a read that failed is tried again by the next upload
+        throw e;
+      },
+    );
     h.loading.set(key, loading);
   }
   return loading;
