@@ -370,49 +370,32 @@ export class LevelStore implements Store {
         for (const p of group) p.reject(refused);
         continue;
       }
-      // Writes not promised durable (a quota's count, a bucket) go first in a batch of their
-      // own without fsync, and are answered at once: in one batch with durable writes they
-      // waited for the group's fsync, which made an upload (its quota reservation, then its
-      // blob) wait for two. Transactions of one group hold no lock in common (each waited for
-      // its locks), so their order within the group is free.
-      const parts = [group.filter((p) => !p.durable), group.filter((p) => p.durable)].filter((part) => part.length > 0);
-      for (const part of parts) {
-        if (this.health.failed) {
-          const refused = this.health.error();
-          for (const p of part) p.reject(refused);
-          continue;
+      const ops = group.flatMap((p) => p.ops);
+      const sync = group.some((p) => p.durable);
+      try {
+        // A chained batch hands each op to LevelDB's native WriteBatch as it is added: three to
+        // four times faster per op than an array batch, whose per-op checks and copies
+        // dominated large batches (bench/log.ts).
+        const batch = this.db.batch();
+        for (const op of ops) {
+          if (op.type === 'put') batch.put(op.key, op.value);
+          else batch.del(op.key);
         }
-        await this.write(part, part[0].durable);
+        await batch.write({ sync });
+        this.commits++;
+        for (const p of group) for (const [id, json] of p.cached) if (json !== undefined) this.cache.set(id, json);
+        if (this.watchers.size) this.notify(group);
+        for (const p of group) p.resolve();
+      } catch (e) {
+        // Any failure of a write of the open database is the storage's (LevelDB reports a full
+        // disk, a read-only folder, an I/O error, a background error it keeps, as IO errors):
+        // closed to writes from now on. The batch may or may not have reached the disk.
+        const failure = this.closed || (e as { code?: string }).code === 'LEVEL_DATABASE_NOT_OPEN' ? e : this.health.fail(e, 'store');
+        if (failure !== e) for (const p of group) for (const [id] of p.cached) this.uncertain.add(id);
+        for (const p of group) p.reject(failure);
       }
     }
     this.flushing = false;
-  }
-
-  /** One batch of the group commit: written (with fsync when sync), then answered. */
-  private async write(group: Pending[], sync: boolean) {
-    const ops = group.flatMap((p) => p.ops);
-    try {
-      // A chained batch hands each op to LevelDB's native WriteBatch as it is added: three to
-      // four times faster per op than an array batch, whose per-op checks and copies
-      // dominated large batches (bench/log.ts).
-      const batch = this.db.batch();
-      for (const op of ops) {
-        if (op.type === 'put') batch.put(op.key, op.value);
-        else batch.del(op.key);
-      }
-      await batch.write({ sync });
-      this.commits++;
-      for (const p of group) for (const [id, json] of p.cached) if (json !== undefined) this.cache.set(id, json);
-      if (this.watchers.size) this.notify(group);
-      for (const p of group) p.resolve();
-    } catch (e) {
-      // Any failure of a write of the open database is the storage's (LevelDB reports a full
-      // disk, a read-only folder, an I/O error, a background error it keeps, as IO errors):
-      // closed to writes from now on. The batch may or may not have reached the disk.
-      const failure = this.closed || (e as { code?: string }).code === 'LEVEL_DATABASE_NOT_OPEN' ? e : this.health.fail(e, 'store');
-      if (failure !== e) for (const p of group) for (const [id] of p.cached) this.uncertain.add(id);
-      for (const p of group) p.reject(failure);
-    }
   }
 
   /**
