@@ -22,6 +22,7 @@ import {
   sign,
   verify,
   type BriefBinding,
+  type BriefManifestFields,
   type BriefLevel,
   type NodeKeys,
 } from '../core/index.js';
@@ -47,13 +48,7 @@ function levelText(b: Brief, level: BriefLevel): string {
   return parts.join('\n');
 }
 
-export interface BriefManifest {
-  briefId: string;
-  level: BriefLevel;
-  version: string;
-  tokenCount: number;
-  fetchedAt: number;
-  contentSha256: string;
+export interface BriefManifest extends BriefManifestFields {
   /** v2 (PROTOCOL 10.3): the proposal that published this brief version, its contentSha256 and its publication event. */
   proposalId?: string;
   proposalContentSha256?: string;
