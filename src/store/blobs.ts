@@ -551,8 +551,22 @@ export class BlobStore implements Blobs {
   /** The fan-out folder of a hash, created (and made durable) on first use. */
   async shardDir(sha256: string): Promise<string> {
     const dir = join(this.root, sha256.slice(0, 2));
-    const created = await mkdir(dir, { recursive: true, mode: 0o700 });
-    if (created) await syncDir(this.root);
+    // Not `recursive: true`: Node's recursive mkdir answers a read-only file system (and any
+    // other refusal of a directory that does not exist yet) as ENOENT, which reads as a bug
+    // rather than as the storage failing (it stats the missing directory and reports that).
+    try {
+      await mkdir(dir, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return dir;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      // blobs/ itself was removed underneath: made again, then the shard.
+      for (const d of [this.root, dir]) {
+        await mkdir(d, { mode: 0o700 }).catch((e2: NodeJS.ErrnoException) => {
+          if (e2.code !== 'EEXIST') throw e2;
+        });
+      }
+    }
+    await syncDir(this.root);
     return dir;
   }
 

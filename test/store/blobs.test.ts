@@ -5,6 +5,7 @@ import { buffer, text } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BlobFiles, BlobStore, blobLock, blobsOf, INLINE_BLOB_BYTES, InlineBlobs, openTempStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/e2e.js';
+import { bindReadOnly } from '../helpers/faults.js';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -136,6 +137,38 @@ describe('BlobStore', () => {
       expect(existsSync(join(d, 'blobs', 'tmp'))).toBe(true);
     } finally {
       await dispose();
+    }
+  });
+});
+
+describe('BlobStore on a folder that turns read-only', () => {
+  // Node's recursive mkdir reports EROFS on a directory it has to create as ENOENT: a new
+  // shard directory on a read-only folder must still read as the storage failing.
+  it('answers a new shard directory refused by a read-only folder as storage_unavailable (read_only), not as a bug', async (ctx) => {
+    const handle = await openTempStore();
+    try {
+      const files = await BlobStore.open(handle.dir, { store: handle.store, inlineBytes: 0 });
+      const bytes = randomBytes(3000);
+      const up = files.begin(100, bytes.length); // announced large: its temp file is made now
+      await up.write(bytes);
+      const undo = await bindReadOnly(join(handle.dir, 'blobs'));
+      if ('skip' in undo) {
+        await up.discard();
+        return ctx.skip();
+      }
+      try {
+        const refused = await up.place().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(refused).toMatchObject({ code: 'storage_unavailable', status: 503, extra: { storage: { cause: 'read_only', where: 'blobs' } } });
+        expect(handle.store.health?.status()).toMatchObject({ ok: false, cause: 'read_only' });
+      } finally {
+        await up.discard();
+        await undo();
+      }
+    } finally {
+      await handle.dispose();
     }
   });
 });
