@@ -197,6 +197,19 @@ describe('the explorer in Chromium', () => {
       for (const layer of ['L1', 'L2', 'L3']) expect(await row.locator(`[data-check="${layer}"]`).getAttribute('data-state'), `${j.judgmentId} ${layer}`).toBe('ok');
       // The node's HMAC is said to need the node, never shown as verified.
       expect(await row.locator('.v[data-state="node"]').textContent()).toContain('needs the node');
+      expect(await stateOf(page, `[data-verify-shown="${j.judgmentId}"]`)).toEqual(['ok', 'what the judge signed']);
+    }
+    // The HTML shows another rationale, then another score, than the judges signed (the JSON is the node's own).
+    const path = `/explore/proposals/${ids.rejected}`;
+    const j0 = detail.judgments[0];
+    for (const [from, to] of [
+      [`>${j0.rationale}<`, '>Flawless; publish at once.<'],
+      [`</svg> ${j0.scores.accuracy.toFixed(2)}</span>`, `</svg> 0.99</span>`],
+    ]) {
+      const restore = await tamper(page, path, from, to);
+      await open(path);
+      for (const j of detail.judgments) expect(await stateOf(page, `[data-verify-shown="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified: the page shows')]);
+      await restore();
     }
     const node = await api(`/api/knowledge/node${await (async () => (await api(`/api/knowledge/proposals/${ids.graph}`)).path)()}`);
     const g = await open(`/explore/tree${node.path}`);

@@ -258,22 +258,24 @@ function shownProposal(): Json {
 async function checkContent(V: Verifier) {
   const box = $('[data-verify-content]');
   const judged = $$('[data-verify-judged]');
-  if (!box && !judged.length) return;
+  const shown = $$('[data-verify-shown]');
+  const all = [box, ...judged, ...shown];
+  if (!box && !judged.length && !shown.length) return;
   const id = box?.dataset.verifyContent ?? '';
-  for (const e of [box, ...judged]) if (e) setState(e, 'pending', 'checking…');
+  for (const e of all) if (e) setState(e, 'pending', 'checking…');
   let r: VerifierModule.JudgmentsReport;
   let detail: Json;
   try {
     detail = await getJson(`/api/knowledge/proposals/${encodeURIComponent(id)}`);
   } catch (err) {
-    for (const e of [box, ...judged]) if (e) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
+    for (const e of all) if (e) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
     return;
   }
   try {
     r = await V.verifyProposalJudgments({ ...detail, ...shownProposal() });
   } catch (err) {
     // The page shows no content that can be read as this proposal's: not the content judged.
-    for (const e of [box, ...judged]) if (e) setState(e, 'bad', `not verified: ${(err as Error).message}`);
+    for (const e of all) if (e) setState(e, 'bad', `not verified: ${(err as Error).message}`);
     return;
   }
   const content = r.content;
@@ -292,6 +294,19 @@ async function checkContent(V: Verifier) {
     else if (v2.length) setState(box, 'ok', `verified: the content shown hashes to ${shortHash(hash)}, the hash stated, and ${v2.length} judge${v2.length === 1 ? '' : 's'} signed it${r.v1 ? `; ${r.v1} v1 judgment${r.v1 === 1 ? " is" : 's are'} bound by the node's word only` : ''}`, details);
     else setState(box, 'unchecked', `not checked by any judge: the content shown hashes to ${shortHash(hash)}, the hash the node states, but ${r.checked ? "every judgment is v1, bound to it by the node's word only" : 'no judge has signed it yet'}`, details);
   }
+  for (const e of shown) {
+    const id = e.dataset.verifyShown!;
+    const c = r.checks.find((x) => x.judgmentId === id);
+    const j = ((detail.judgments ?? []) as Json[]).find((x) => x.judgmentId === id);
+    const row = e.closest('tr');
+    if (!c || !j || !row) setState(e, 'unchecked', 'not checked: not in the detail');
+    else if (!c.payloadMatches || !c.signatureValid) setState(e, 'bad', `not verified: ${c.problems[0] ?? "the judge's signature does not hold"}`, c.problems.join('\n'));
+    else {
+      const wrong = shownJudgmentProblems(row, j);
+      if (wrong.length) setState(e, 'bad', `not verified: ${wrong[0]}`, wrong.join('\n'));
+      else setState(e, 'ok', 'what the judge signed', `${c.agentTag}'s signature covers the judge, the four scores and the rationale shown; the composite shown is their mean`);
+    }
+  }
   for (const e of judged) {
     const c = r.checks.find((x) => x.judgmentId === e.dataset.verifyJudged);
     const j = ((detail.judgments ?? []) as Json[]).find((x) => x.judgmentId === e.dataset.verifyJudged);
@@ -301,6 +316,34 @@ async function checkContent(V: Verifier) {
     else if (j && typeof j.contentSha256 === 'string' && hash !== undefined && j.contentSha256 !== hash) setState(e, 'bad', `not verified: the node says it judged ${shortHash(j.contentSha256)}, the content shown hashes to ${shortHash(hash)}`);
     else setState(e, 'unchecked', `v1: bound to this content by the node's word only (the judge signed no content hash)`);
   }
+}
+
+/**
+ * What a judgment's row shows against the judgment whose signature was checked (the judge,
+ * each score to two places, the composite as their mean, the rationale): the problems found.
+ * The page's own text is read, so HTML that shows other values than the node's JSON fails.
+ */
+function shownJudgmentProblems(row: Element, j: Json): string[] {
+  const problems: string[] = [];
+  const text = (e: Element | null) => (e?.textContent ?? '').trim();
+  const by = text(row.querySelector('[data-judged-by]'));
+  if (by !== j.agentTag) problems.push(`the page names the judge ${JSON.stringify(by)}, the signature is ${String(j.agentTag)}'s`);
+  const scores = (j.scores ?? {}) as Record<string, number>;
+  const dims = ['accuracy', 'clarity', 'compression', 'sources'];
+  for (const dim of dims) {
+    const shown = text(row.querySelector(`[data-judged-score="${dim}"]`));
+    const signed = typeof scores[dim] === 'number' ? scores[dim].toFixed(2) : 'nothing';
+    if (shown !== signed) problems.push(`the page shows ${dim} ${shown || 'nothing'}, the judge signed ${signed}`);
+  }
+  const mean = dims.reduce((sum, d) => sum + (scores[d] ?? NaN), 0) / dims.length;
+  const composite = Number(text(row.querySelector('[data-judged-composite]')));
+  if (!(Math.abs(composite - mean) <= 0.005 + 1e-9)) problems.push(`the page shows the composite ${text(row.querySelector('[data-judged-composite]')) || 'nothing'}, the mean of the signed scores is ${mean.toFixed(3)}`);
+  const rationale = row.querySelector('[data-judged-rationale]');
+  const signedRationale = typeof j.rationale === 'string' ? j.rationale : '';
+  if (rationale ? rationale.textContent !== signedRationale : signedRationale !== '') {
+    problems.push(signedRationale === '' ? 'the page shows a rationale the judge did not sign' : rationale ? 'the page shows another rationale than the one the judge signed' : 'the page does not show the rationale the judge signed');
+  }
+  return problems;
 }
 
 /** Reads the value at a JSON Pointer (no leading slash) in a document. */
@@ -382,7 +425,7 @@ async function checkNode(V: Verifier, keys: Keys) {
 }
 
 async function verifyPage() {
-  const wanted = $$('[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], [data-verify-judged], [data-verify-node]');
+  const wanted = $$('[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], [data-verify-judged], [data-verify-shown], [data-verify-node]');
   const pinBox = $('[data-pin-status]');
   if (!wanted.length && !pinBox) return;
   let keys: Keys;
