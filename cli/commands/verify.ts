@@ -105,8 +105,16 @@ export function verifyCommands(program: Command, cli: Cli) {
         const profiles = (opts.agent ?? []).map((f) => checkable(f, () => parseAgentKeys(readJsonFile(f), f)));
         const report = checkable(file, () => verifyProposalJudgments(readJsonFile(file), profiles));
         const keyNote = { current: 'current key', prior: 'prior key, in its window', 'not-the-judges': 'NOT the judge key', unchecked: 'key owner unchecked' };
+        // The content first: with no judgment yet, it is the one thing checked (and may be why exit is 1).
+        const content = report.content;
+        const contentLines = !content
+          ? []
+          : content.ok
+            ? [`ok    content ${content.contentSha256 ?? ''} (hashed here) is the contentSha256 the proposal states`]
+            : ['FAIL  content', ...content.problems.map((p) => `      ${p}`)];
         out.result(report, () =>
           [
+            ...contentLines,
             ...report.checks.map((c) =>
               [
                 `${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]}; ${c.signed === 'v2' ? 'signed the content' : c.signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload'})`,
@@ -114,7 +122,7 @@ export function verifyCommands(program: Command, cli: Cli) {
               ].join('\n'),
             ),
             report.checked === 0
-              ? `${report.proposalId} has no judgments to check`
+              ? `${report.proposalId} has no judgments to check${content && !content.ok ? '; its content does not hold (above)' : ''}`
               : `${report.checked - report.failed}/${report.checked} judgments of ${report.proposalId} hold` +
                 (report.contentSha256 ? `, over content ${report.contentSha256} (hashed here)` : '') +
                 (report.keysUnchecked ? `; ${report.keysUnchecked} key owner(s) unchecked (pass --agent PROFILE.json to tie keys to judges)` : ''),

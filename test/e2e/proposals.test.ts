@@ -78,6 +78,13 @@ describe('proposals and judging (e2e)', () => {
     const audit = await runCli(['verify', 'judgments', detailFile, '--agent', ...profiles], { env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
     expect(audit.code, audit.stdout + audit.stderr).toBe(0);
     expect(audit.stdout).toContain(`3/3 judgments of ${proposalId} hold`);
+    expect(audit.stdout).toContain(`ok    content ${p.contentSha256} (hashed here)`);
+    // No judgment left to check and a changed title: the text says what failed, not only "no judgments".
+    writeFileSync(detailFile, JSON.stringify({ ...p, title: `${p.title} (edited)`, judgments: [] }));
+    const bare = await runCli(['verify', 'judgments', detailFile]);
+    expect(bare.code).toBe(1);
+    expect(bare.stdout).toMatch(/^FAIL {2}content\n {6}.*\(edited\)/);
+    expect(bare.stdout).toContain('has no judgments to check; its content does not hold (above)');
     writeFileSync(detailFile, JSON.stringify({ ...p, judgments: [{ ...p.judgments[0], scores: { ...p.judgments[0].scores, accuracy: 0.1 } }, ...p.judgments.slice(1)] }));
     const tampered = await runCli(['verify', 'judgments', detailFile]);
     expect(tampered.code).toBe(1);
