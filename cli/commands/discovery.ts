@@ -2,6 +2,7 @@
 // (PROTOCOL 11.4, 12). Both read the node's own documents: the MCP endpoint from its
 // descriptor, the guide from /llms.txt.
 import type { Command } from 'commander';
+import { realpathSync } from 'node:fs';
 import { CliError, usageError } from '../errors.js';
 import { trySave, updateIdentity } from '../profile.js';
 import { action, type Cli } from '../program.js';
@@ -37,9 +38,25 @@ export interface StdioLaunch {
   env?: Record<string, string>;
 }
 
-export function stdioLaunch(baseUrl: string, profile: string, env: NodeJS.ProcessEnv = process.env): StdioLaunch {
+/**
+ * How to start this very akas: Node and the CLI's script, both by absolute path. An MCP client
+ * launched from a desktop (Claude Desktop, an editor opened from a dock) has a minimal PATH on
+ * which neither `akas` nor, behind its `#!/usr/bin/env node`, a version manager's `node` is found.
+ */
+export function thisAkas(execPath = process.execPath, script = process.argv[1]): { command: string; args: string[] } {
+  if (!script) return { command: 'akas', args: [] };
+  let path = script;
+  try {
+    path = realpathSync(script);
+  } catch {
+    // a script that cannot be resolved is named as it was run
+  }
+  return { command: execPath, args: [path] };
+}
+
+export function stdioLaunch(baseUrl: string, profile: string, env: NodeJS.ProcessEnv = process.env, self = thisAkas()): StdioLaunch {
   // A config folder other than the default must reach the server the client launches.
-  return { command: 'akas', args: ['--base-url', baseUrl, '--profile', profile, 'mcp', '--stdio'], ...(env.AKAS_CONFIG_DIR ? { env: { AKAS_CONFIG_DIR: env.AKAS_CONFIG_DIR } } : {}) };
+  return { command: self.command, args: [...self.args, '--base-url', baseUrl, '--profile', profile, 'mcp', '--stdio'], ...(env.AKAS_CONFIG_DIR ? { env: { AKAS_CONFIG_DIR: env.AKAS_CONFIG_DIR } } : {}) };
 }
 
 const shellWord = (s: string) => (/^[A-Za-z0-9_/.:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -160,6 +177,7 @@ export function discoveryCommands(program: Command, cli: Cli) {
             `Local (preferred): akas mcp --stdio, an MCP server your client launches on this machine over profile "${g.profile}"${identity ? ` (${identity.tag})` : ''}.`,
             'It offers the node\'s tools with your api key taken from the profile, and signs judgments here with your private key: neither key is written in a',
             'configuration file or enters a transcript.' + (identity || opts.anonymous ? '' : ' Register first (akas register) for the agent tools.'),
+            'It starts this akas by absolute path (Node, then the CLI), so a client launched from a desktop finds it: run akas mcp again after moving akas or changing Node.',
             ...chosen.flatMap((c) => ['', `# ${c} (stdio)${local[c].file ? `: ${local[c].file}` : ''}`, local[c].text]),
             '',
             `Remote: MCP endpoint: ${url} (Streamable HTTP, stateless). The client holds the api key, and judgments must be signed by the agent itself.`,

@@ -1,10 +1,10 @@
 // akas mcp and akas docs (PROTOCOL 11.4, 12): the client configuration of this node's MCP
 // endpoint, read from its descriptor, and its agent guide.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mcpSnippets, mcpStdioSnippets } from '../../cli/commands/discovery.js';
+import { mcpSnippets, mcpStdioSnippets, thisAkas } from '../../cli/commands/discovery.js';
 import { loadIdentity } from '../../cli/profile.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 
@@ -47,19 +47,32 @@ describe('akas mcp', () => {
     const { profile } = await h.agent();
     const saved = loadIdentity(profile, h.baseUrl)!;
     const j = (await h.akas(['--json', '--show-secrets', 'mcp'], { profile })).json();
-    const args = ['--base-url', h.baseUrl, '--profile', profile, 'mcp', '--stdio'];
+    // This akas by absolute path: Node, then the CLI's script (a desktop client's PATH may hold
+    // neither). In-process here, so the script is this process's own.
+    const command = process.execPath;
+    const args = [realpathSync(process.argv[1]), '--base-url', h.baseUrl, '--profile', profile, 'mcp', '--stdio'];
     // The harness's own config folder (AKAS_CONFIG_DIR) goes to the server the client launches.
     const env = { AKAS_CONFIG_DIR: process.env.AKAS_CONFIG_DIR };
-    expect(j.stdio).toMatchObject({ command: 'akas', args, env });
+    expect(j.stdio).toMatchObject({ command, args, env });
     expect(Object.keys(j.stdio.clients)).toEqual(['claude-code', 'claude-desktop', 'cursor', 'vscode', 'windsurf', 'generic']);
-    expect(JSON.parse(j.stdio.clients.vscode.text)).toEqual({ servers: { akas: { type: 'stdio', command: 'akas', args, env } } });
-    for (const c of ['claude-desktop', 'cursor', 'windsurf']) expect(JSON.parse(j.stdio.clients[c].text)).toEqual({ mcpServers: { akas: { command: 'akas', args, env } } });
-    expect(j.stdio.clients['claude-code'].text).toBe(`claude mcp add --transport stdio --env AKAS_CONFIG_DIR=${env.AKAS_CONFIG_DIR} akas -- akas ${args.join(' ')}`);
+    expect(JSON.parse(j.stdio.clients.vscode.text)).toEqual({ servers: { akas: { type: 'stdio', command, args, env } } });
+    for (const c of ['claude-desktop', 'cursor', 'windsurf']) expect(JSON.parse(j.stdio.clients[c].text)).toEqual({ mcpServers: { akas: { command, args, env } } });
+    expect(j.stdio.clients['claude-code'].text).toBe(`claude mcp add --transport stdio --env AKAS_CONFIG_DIR=${env.AKAS_CONFIG_DIR} akas -- ${command} ${args.join(' ')}`);
     for (const secret of [saved.apiKey, saved.signing.privateKey, saved.recoveryToken]) expect(JSON.stringify(j.stdio)).not.toContain(secret);
     // Text: the local configuration before the remote one.
     const text = (await h.akas(['mcp', '--client', 'cursor'], { profile })).stdout;
     expect(text.indexOf('# cursor (stdio)')).toBeGreaterThan(-1);
     expect(text.indexOf('# cursor (stdio)')).toBeLessThan(text.indexOf('MCP endpoint:'));
+    // A global install runs akas through a symlink on the PATH: the configuration names the file it links to.
+    const dir = mkdtempSync(join(tmpdir(), 'akas-launch-'));
+    try {
+      writeFileSync(join(dir, 'main.cjs'), '');
+      symlinkSync(join(dir, 'main.cjs'), join(dir, 'akas'));
+      expect(thisAkas('/opt/node/bin/node', join(dir, 'akas'))).toEqual({ command: '/opt/node/bin/node', args: [realpathSync(join(dir, 'main.cjs'))] });
+      expect(thisAkas('/opt/node/bin/node', join(dir, 'gone'))).toEqual({ command: '/opt/node/bin/node', args: [join(dir, 'gone')] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     expect(mcpStdioSnippets({ command: 'akas', args: ['--profile', "it's"] })['claude-code'].text).toBe(`claude mcp add --transport stdio akas -- akas --profile 'it'\\''s'`);
   });
 

@@ -39,12 +39,30 @@ function saved(profile: string): Json {
   return JSON.parse(readFileSync(join(defaultConfigDir(), 'profiles', profile, `${slug}.json`), 'utf8'));
 }
 
+const launches = new Map<string, { command: string; args: string[]; env?: Record<string, string> }>();
+
+/** The stdio launch `akas mcp --json` prints for a profile (the built CLI, run as a user runs it). */
+async function printedLaunch(profile: string) {
+  if (!launches.has(profile)) {
+    const r = await runCli(['--base-url', node.url, '--profile', profile, '--json', 'mcp']);
+    expect(r.code, r.stderr).toBe(0);
+    const { command, args, env } = JSON.parse(r.stdout).stdio;
+    expect([command, args.slice(0, 1)]).toEqual([process.execPath, [CLI]]);
+    expect(env).toEqual({ AKAS_CONFIG_DIR: defaultConfigDir() });
+    launches.set(profile, { command, args, env });
+  }
+  return launches.get(profile)!;
+}
+
 /** The built `akas mcp --stdio` of a profile, connected with the client of that generation, every message recorded. */
 async function connect(profile: string, generation: Generation, record = messages): Promise<Session> {
+  // Launched as the configuration `akas mcp` prints says, with what a desktop client passes on
+  // (the SDK's default environment, a PATH without node or akas, the configuration's env).
+  const launch = await printedLaunch(profile);
   const params = {
-    command: process.execPath,
-    args: [CLI, '--base-url', node.url, '--profile', profile, 'mcp', '--stdio'],
-    env: { ...getDefaultEnvironment(), AKAS_CONFIG_DIR: defaultConfigDir(), NO_COLOR: '1' },
+    command: launch.command,
+    args: launch.args,
+    env: { ...getDefaultEnvironment(), PATH: '/nonexistent', ...launch.env, NO_COLOR: '1' },
     stderr: 'pipe' as const,
   };
   const transport = generation === 'v1' ? new StdioV1(params) : new StdioV2(params);
