@@ -7,7 +7,7 @@
 // is handed back when it ends. A refused or abandoned upload hands back all it reserved. So
 // concurrent uploads cannot together pass the quota. Every upload taken counts, the ones whose
 // bytes were already stored included (they were received and hashed all the same).
-import { isPaidTier, nextUtcMidnight, ServiceError, tierOf, utcDay, type PaidTier, type Tier } from '../core/index.js';
+import { isPaidTier, Lru, nextUtcMidnight, ServiceError, tierOf, utcDay, type PaidTier, type Tier } from '../core/index.js';
 import { space } from '../store/index.js';
 import type { Ctx } from './context.js';
 import type { AgentRecord } from './records.js';
@@ -75,45 +75,69 @@ export function casQuotaError(q: CasQuota, used: number, requested: number, now:
  * flight from one IP ran one reservation per commit: 1,763 uploads/s against 6,812 before
  * the quota). Each change is written behind, not awaited and not synced, as the store
  * transaction it was. On a store several processes share, every change is a transaction.
+ *
+ * At most heldCounts.max clients are held (about 100 bytes each): past that the one idle
+ * longest is dropped, and read again from the store when it comes back, once the writes behind
+ * it have landed, so a dropped count is never read stale. (A tunable object, read when a day's
+ * counts start: tests make it small.)
  */
+export const heldCounts = { max: 100_000 };
+
+type Count = { used: number; resetAt: number };
 interface HeldCounts {
   day: number;
-  counts: Map<string, { used: number; resetAt: number }>;
-  loading: Map<string, Promise<{ used: number; resetAt: number }>>;
+  counts: Lru<Count>;
+  loading: Map<string, Promise<Count>>;
+  /** The last write behind of each key still in flight. */
+  writing: Map<string, Promise<void>>;
 }
 const held = new WeakMap<object, HeldCounts>();
 
-async function heldCount(ctx: Pick<Ctx, 'store' | 'clock'>, key: string, now: number) {
+function heldOf(ctx: Pick<Ctx, 'store'>, day: number): HeldCounts {
   let h = held.get(ctx.store);
-  const day = utcDay(now);
   // A new day: yesterday's counts are done with (the store's copies expire with retention.ts).
-  if (!h || h.day !== day) held.set(ctx.store, (h = { day, counts: new Map(), loading: new Map() }));
+  if (!h || h.day !== day) held.set(ctx.store, (h = { day, counts: new Lru(heldCounts.max), loading: new Map(), writing: h?.writing ?? new Map() }));
+  return h;
+}
+
+async function heldCount(ctx: Pick<Ctx, 'store' | 'clock'>, key: string, now: number) {
+  const h = heldOf(ctx, utcDay(now));
   const known = h.counts.get(key);
   if (known) return known;
   let loading = h.loading.get(key);
   if (!loading) {
-    loading = ctx.store.get(CasQuotaUse, key).then(
-      (stored) => {
-        const entry = h.counts.get(key) ?? { used: stored?.used ?? 0, resetAt: nextUtcMidnight(now) };
-        h.counts.set(key, entry);
-        h.loading.delete(key);
-        return entry;
-      },
-      (e: unknown) => {
-        h.loading.delete(key); // a read that failed is tried again by the next upload
-        throw e;
-      },
-    );
+    const written = h.writing.get(key) ?? Promise.resolve();
+    loading = written
+      .then(() => ctx.store.get(CasQuotaUse, key))
+      .then(
+        (stored) => {
+          const entry = h.counts.get(key) ?? { used: stored?.used ?? 0, resetAt: nextUtcMidnight(now) };
+          h.counts.set(key, entry);
+          h.loading.delete(key);
+          return entry;
+        },
+        (e: unknown) => {
+          h.loading.delete(key); // a read that failed is tried again by the next upload
+          throw e;
+        },
+      );
     h.loading.set(key, loading);
   }
   return loading;
 }
 
 /** Writes a held count behind: the value it holds when the write runs, so the last write carries the last count. */
-function writeBehind(ctx: Pick<Ctx, 'store'>, q: CasQuota, key: string, entry: { used: number; resetAt: number }) {
-  void ctx.store
+function writeBehind(ctx: Pick<Ctx, 'store'>, q: CasQuota, key: string, entry: Count, h: HeldCounts) {
+  const write = ctx.store
     .transact([lockOf(q)], async (tx) => tx.put(CasQuotaUse, key, { used: entry.used, resetAt: entry.resetAt }), { durable: false })
-    .catch(() => undefined); // the store refuses writes (full disk): the upload itself is refused then
+    .then(
+      () => undefined,
+      () => undefined, // the store refuses writes (full disk): the upload itself is refused then
+    );
+  h.writing.set(key, write);
+  void write.then(() => {
+    if (h.writing.get(key) === write) h.writing.delete(key);
+  });
 }
 
 /**
@@ -136,7 +160,7 @@ export async function reserveCasQuota(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQ
     const used = entry.used;
     const reserve = take(used, now);
     entry.used = used + reserve;
-    writeBehind(ctx, q, key, entry);
+    writeBehind(ctx, q, key, entry, heldOf(ctx, utcDay(now)));
     return { reserved: reserve, usedBefore: used, at: now };
   }
   return ctx.store.transact(
@@ -159,10 +183,12 @@ export async function releaseCasQuota(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQ
   if (bytes <= 0) return;
   const key = useKey(q, reservedAt);
   if (!ctx.store.shared) {
-    const entry = held.get(ctx.store)?.counts.get(key);
-    if (!entry) return; // a reservation of a day gone by
+    const h = held.get(ctx.store);
+    if (!h || h.day !== utcDay(reservedAt)) return; // a reservation of a day gone by
+    // Dropped from memory meanwhile (many clients): read again, then handed back.
+    const entry = await heldCount(ctx, key, reservedAt);
     entry.used = Math.max(0, entry.used - bytes);
-    writeBehind(ctx, q, key, entry);
+    writeBehind(ctx, q, key, entry, h);
     return;
   }
   await ctx.store.transact(
