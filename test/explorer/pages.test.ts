@@ -92,6 +92,8 @@ describe('the explorer pages', () => {
     for (const b of ['kafka', 'sqs-fifo', 'default']) expect(graph).toContain(`<code>${b}</code>`);
     expect(graph).toContain('action="/explore/traverse"');
     expect(graph).toContain('name="in.throughput"');
+    // The form's labels are served text too, marked for the page script to check.
+    expect(graph).toMatch(/<label for="in-throughput"><span data-field="payload\/inputsRequired\/\d+">throughput<\/span><\/label>/);
     const root = (await page('/explore/tree')).body;
     expect(root).toContain('href="/explore/tree/tools"');
   });

@@ -114,7 +114,7 @@ ${branches.map((b, i) => html`<tr><td>${f(served[i]?.id, html`<code>${b.id}</cod
 <h3 id="traverse">Walk it</h3>
 <form class="traverse" action="/explore/traverse" method="post">
 <input type="hidden" name="path" value="${n.path}">
-${inputs.length ? inputs.map((name) => html`<p><label for="in-${name}">${name}</label> <input id="in-${name}" name="in.${name}" required maxlength="500"> <span class="muted small">a number, true or false, or text</span></p>`) : html`<p class="muted">This graph reads no input.</p>`}
+${inputs.length ? inputs.map((name, i) => html`<p><label for="in-${name}">${f(list(p.inputsRequired)[i], name, 'inputsRequired', i)}</label> <input id="in-${name}" name="in.${name}" required maxlength="500"> <span class="muted small">a number, true or false, or text</span></p>`) : html`<p class="muted">This graph reads no input.</p>`}
 <p><button type="submit">Traverse</button> <span class="muted small">The node walks every branch whose condition holds (POST /api/knowledge/dg/traverse).</span></p>
 </form>`;
 }
