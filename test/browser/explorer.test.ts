@@ -285,6 +285,7 @@ describe('the explorer in Chromium', () => {
     const [state, text] = await stateOf(page, '[data-verify-content]');
     expect([state, text]).toEqual(['ok', expect.stringContaining('3 judges signed it')]);
     for (const j of detail.judgments) expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['ok', 'the judge signed the content shown (v2)']);
+    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain('✓ [content] the content shown on this page is the content of the bundle');
 
     // v1 judgments: the content is bound by the node's word only, never shown as verified.
     const v1 = await api(`/api/knowledge/proposals/${ids.rejected}`);
@@ -298,6 +299,9 @@ describe('the explorer in Chromium', () => {
     expect(await page.textContent('[data-content="payload"]')).toContain(EVIL);
     expect(await stateOf(page, '[data-verify-content]')).toEqual(['bad', expect.stringContaining('not verified')]);
     for (const j of detail.judgments) expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
+    // The bundle downloaded from the node holds, but not for the content this page shows.
+    expect(await stateOf(page, `[data-verify-bundle="${ids.v2}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
+    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain('✗ [content] the content shown on this page is the content of the bundle');
     await restore();
     expect(errors).toEqual([]);
   });

@@ -144,6 +144,8 @@ async function checkBundles(V: Verifier, keys: Keys) {
       const report = await V.verifyBundle(bundle, { issuer: keys.issuer, issuerKeys: keys.issuerKeys, logKey: keys.logKey });
       // The bundle's blobs are not here: CAS checks are the Verify page's (drop the bytes there).
       const checks = report.checks.filter((c) => c.layer !== 'CAS' && c.id !== 'judgment.nodeMac');
+      // On a proposal's page, the bundle holds for what this page shows only if it is the same content.
+      if ($('[data-content="payload"]')) checks.push(await shownIsBundled(V, bundle, report.contentSha256));
       const v = verdict(checks);
       for (const e of overall) setState(e, v.state, v.text, v.detail);
       const global = checks.filter((c) => c.subject === undefined);
@@ -158,6 +160,19 @@ async function checkBundles(V: Verifier, keys: Keys) {
       for (const e of [...overall, ...parts]) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
     }
   }
+}
+
+/** The content this page shows, hashed here, against the content of the bundle checked. */
+async function shownIsBundled(V: Verifier, bundle: Json, bundled: string | undefined): Promise<Check> {
+  const what = 'the content shown on this page is the content of the bundle';
+  let shown: string | undefined;
+  try {
+    shown = (await V.verifyProposalJudgments({ ...(bundle.proposal as Json), ...shownProposal(), judgments: [] })).content?.contentSha256;
+  } catch (err) {
+    return { id: 'page.content', layer: 'content', what, valid: false, why: (err as Error).message } as Check;
+  }
+  const same = shown !== undefined && shown === bundled;
+  return { id: 'page.content', layer: 'content', what, valid: bundled === undefined ? null : same, why: same ? shown : `the page's content hashes to ${shown ?? 'nothing'}, the bundle's to ${bundled ?? 'nothing'}` } as Check;
 }
 
 const proofCache = new Map<string, Promise<Json | null>>();
