@@ -1,21 +1,43 @@
-// A bounded map that forgets the least recently used entry first: the caches of keys and
-// proofs that are made once and read many times.
-export class Lru<V> {
-  private map = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
+// A bounded map that forgets the least recently used entry first, on top of Map's insertion
+// order (a hit or a store moves the key to the end; an insert past the capacity drops the
+// first, oldest, key): the caches of keys, proofs and tool results that are made once and read
+// many times, and the counts a node holds in memory.
+
+/** A bounded map that forgets the least recently used entry first. */
+export class Lru<V, K = string> {
+  private readonly map = new Map<K, V>();
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('Lru capacity must be a positive integer');
+  }
+
+  /** The value for key (and marks it most recently used), or undefined. */
+  get(key: K): V | undefined {
+    if (!this.map.has(key)) return undefined;
+    const v = this.map.get(key) as V;
+    this.map.delete(key);
+    this.map.set(key, v);
     return v;
   }
-  set(key: string, v: V): void {
-    this.map.set(key, v);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
-  }
-  delete(key: string): void {
+
+  /** Stores key -> value as the most recently used entry. */
+  set(key: K, value: V): void {
     this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+  }
+
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+
+  /** How many entries are held. */
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Forgets every entry. */
+  clear(): void {
+    this.map.clear();
   }
 }

@@ -10,7 +10,7 @@
 // first appearance; at most 100 in all. Results are cached in an LRU of 1000 entries keyed by
 // the normalised query; `cached` is true when the answer came from it.
 import { checkToolInput } from './check-input.js';
-import { Lru } from './lru.js';
+import { Lru } from '../../core/index.js';
 import { stopWords } from './stopwords.js';
 import type { ToolSpec } from './types.js';
 
@@ -54,7 +54,7 @@ export const extractOutputSchema = {
 } as const;
 
 // Keyed by the normalised query, so "Signed  Judgments" and "signed judgments" share an entry.
-const cache = new Lru<string, readonly string[]>(EXTRACT_CACHE_SIZE);
+const cache = new Lru<readonly string[]>(EXTRACT_CACHE_SIZE);
 
 /** The cache key of a query: NFKC, lowercase, straight apostrophes, white space collapsed and trimmed. */
 export function normalizeQuery(query: string): string {
