@@ -113,6 +113,11 @@ describe('bundles (PROTOCOL 8.4, 8.5)', () => {
     expect(await bundleVerdict(pending, (b) => b.proposal.judgments.push(structuredClone(b.proposal.judgments[0])))).toEqual(['set.judgments']);
   });
 
+  it("refuse a judgment's attestation that restates another key, signature or payload hash", async () => {
+    expect(await bundleVerdict(published, (b) => (b.proposal.judgments[0].attestation.judgeSignature.publicKey = 'f'.repeat(64)))).toEqual(['judgment.payload']);
+    expect(await bundleVerdict(published, (b) => (b.proposal.judgments[1].attestation.payloadSha256 = 'f'.repeat(64)))).toEqual(['judgment.payload']);
+  });
+
   it("refuse a log entry's leafHash that is not its leaf", async () => {
     expect(await bundleVerdict(published, (b) => (b.log.entries[1].entry.leafHash = b.log.entries[2].entry.leafHash))).toContain('log.entry');
   });
