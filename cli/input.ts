@@ -1,6 +1,7 @@
 // Reading JSON arguments: inline JSON, @file, or - for stdin. Unreadable or malformed input
 // is a usage problem (exit 2), never a request to the node.
 import { readFileSync } from 'node:fs';
+import { parseStrictJson } from '../src/core/strict-json.js';
 import { CliError, usageError } from './errors.js';
 
 /** Reads a whole file, or stdin for '-'. */
@@ -10,6 +11,23 @@ export function readSource(path: string): string {
   } catch (e) {
     throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path });
   }
+}
+
+/**
+ * The node's key list given with --issuer-keys (GET /api/node/keys, or its `issuer` part): strict
+ * JSON with a `keys` array (and `rotations`, when present, an array). Anything else is exit 2: a
+ * wrong file would otherwise be read as no list, and the check run without what was asked.
+ */
+export function readIssuerKeysFile(path: string): Record<string, unknown> {
+  const parsed = parseStrictJson(readSource(path));
+  const where = path === '-' ? 'stdin' : path;
+  if (!parsed.ok) throw new CliError(2, `${where} is not strict JSON: ${parsed.reason}`, { code: 'invalid_json', path });
+  const doc = parsed.value as Record<string, unknown> | null;
+  const list = (doc && typeof doc === 'object' && !Array.isArray(doc) && doc.issuer && typeof doc.issuer === 'object' ? doc.issuer : doc) as Record<string, unknown> | null;
+  if (!list || typeof list !== 'object' || Array.isArray(list) || !Array.isArray(list.keys) || (list.rotations !== undefined && !Array.isArray(list.rotations))) {
+    throw new CliError(2, `${where} is not the node's key list ({keys[], rotations[]}, or GET /api/node/keys): fetch it with curl NODE/api/node/keys`, { code: 'not_a_key_list', path });
+  }
+  return list;
 }
 
 /** Parses JSON from a file (or stdin). */

@@ -144,6 +144,28 @@ function mergeKeyLists(mine: IssuerKeyList | undefined, bundled: IssuerKeyList |
   return { keys: mine.keys ?? bundled?.keys, rotations };
 }
 
+/**
+ * What in a bundle only a node that binds content (PROTOCOL 6.10) makes, each signed by someone
+ * other than the exporter: a judgment signed akas.judgment.v2, a credential naming a
+ * contentSha256, a log event naming one or recording a proposal.submitted.
+ */
+function contentBindingEvidence(bundle: Json): string[] {
+  const out: string[] = [];
+  const proposal = isObject(bundle.proposal) ? bundle.proposal : {};
+  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as unknown[];
+  const v2Signed = judgments.filter((j) => isObject(j) && isObject(j.signature) && typeof j.signature.signingPayload === 'string' && j.signature.signingPayload.includes('"type":"akas.judgment.v2"')).length;
+  if (v2Signed) out.push(`${v2Signed} judgment(s) signed akas.judgment.v2`);
+  const creds = ((Array.isArray(bundle.credentials) ? bundle.credentials : []) as unknown[]).filter((cr) => isObject(cr) && isObject(cr.credentialSubject) && cr.credentialSubject.contentSha256 !== undefined).length;
+  if (creds) out.push(`${creds} credential(s) naming a contentSha256`);
+  const log = isObject(bundle.log) ? bundle.log : {};
+  const events = ((Array.isArray(log.entries) ? log.entries : []) as unknown[]).filter((it) => {
+    const body = isObject(it) && isObject(it.entry) && isObject(it.entry.body) ? it.entry.body : undefined;
+    return body !== undefined && (body.contentSha256 !== undefined || body.event === 'proposal.submitted');
+  }).length;
+  if (events) out.push(`${events} log event(s) naming a contentSha256`);
+  return out;
+}
+
 /** Checks a bundle offline (Node: Ed25519 answers at once). Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
 export async function verifyBundle(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
   const bundle = parseBundle(input);
@@ -158,10 +180,21 @@ export async function verifyBundleAsync(input: string | Uint8Array | unknown, op
 
 function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<string, { sha256: string; bytes: number; name: string } | null>): Checking<BundleReport> {
   const c = new Checks();
-  const v2 = bundle.format === 'akas.bundle.v2';
   const proposal = bundle.proposal as Json;
+  // The format is the bundle's word, not signed: a v1 label must not switch off the checks the
+  // evidence allows. A bundle that carries content binding signed by a judge, the issuer or the
+  // log (a v2 judgment, a credential or a log event naming a contentSha256) is checked as v2,
+  // and labelled v1 it fails: relabelling is how a changed status or proposer would hide.
+  const bound = contentBindingEvidence(bundle);
+  const v2 = bundle.format === 'akas.bundle.v2' || bound.length > 0;
+  if (bundle.format !== 'akas.bundle.v2') {
+    c.add('bundle.format', 'content', 'an akas.bundle.v1 holds nothing a node that binds content made', bound.length === 0, bound.length ? `it says akas.bundle.v1 but carries content binding (${bound.join('; ')}): checked as akas.bundle.v2` : undefined);
+  }
   const judges: AgentKeys[] = (Array.isArray(bundle.judges) ? bundle.judges : []).map((j, i) => parseAgentKeys(j, `judges[${i}]`));
   const judgmentIds = (Array.isArray(proposal.judgments) ? (proposal.judgments as Json[]) : []).map((j) => String(j?.judgmentId));
+  // Each judgment once: a judgment shown twice would count twice in anything read from the bundle.
+  const twice = [...new Set(judgmentIds.filter((id, i) => judgmentIds.indexOf(id) !== i))];
+  c.add('set.judgments', 'content', 'each judgment is shown once', twice.length === 0, twice.length ? `shown more than once: ${twice.join(', ')}` : undefined);
 
   // The issuer: pinned, then followed along its signed rotations (the bundle's, and those of
   // the key list the auditor gave with --issuer-keys).
@@ -245,10 +278,13 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
     // The node's HMAC over the judgment: only the node holds the key.
     c.add('judgment.nodeMac', 'L3', "the node's HMAC over the judgment", null, 'needs the node (HMAC-SHA256 under its key): not checkable offline', id);
   }
-  if (v2) {
-    const extra = credentials.map((cr) => (isObject(cr.credentialSubject) ? String(cr.credentialSubject.id) : '(no subject)')).filter((id) => !judgmentIds.some((j) => judgmentUrn(j) === id));
-    c.add('set.credentials', 'content', 'every credential is of a judgment in the bundle', extra.length === 0, extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : undefined);
-  }
+  // One credential per judgment: a second credential of a judgment would not be checked above (a
+  // credential is found by its subject), so it is refused, in a bundle of either format.
+  const subjectIds = credentials.map((cr) => (isObject(cr) && isObject(cr.credentialSubject) ? String(cr.credentialSubject.id) : '(no subject)'));
+  const extra = v2 ? subjectIds.filter((id) => !judgmentIds.some((j) => judgmentUrn(j) === id)) : [];
+  const repeated = [...new Set(subjectIds.filter((id, i) => subjectIds.indexOf(id) !== i))];
+  const problems = [extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : '', repeated.length ? `more than one credential of ${repeated.join(', ')}` : ''].filter(Boolean);
+  c.add('set.credentials', 'content', 'every credential is of a judgment in the bundle, one each', problems.length === 0, problems.join('; ') || undefined);
 
   // L3 made verifiable: each judgment's entry in the node's log, proven against a checkpoint
   // signed by a log key that is pinned, or endorsed by the pinned issuer.
@@ -311,6 +347,8 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
     c.add('set.events', 'content', 'every judgment.recorded event is of a judgment in the bundle', extra.length === 0, extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined);
     // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
     yield* decisionChecking(c, proposal, judgments, items, { contentSha256, proposer, names, inclusion });
+  } else {
+    c.add('decision.recompute', 'content', `the status shown (${String(proposal.status)}) is the decision the judgments make`, null, 'not checked: an akas.bundle.v1 carries no decision event naming its judgments, weights and rule');
   }
   // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
   if (options.witnesses) yield* witnessesChecking(c, logPart?.checkpoint, options.witnesses);

@@ -17,6 +17,7 @@ import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checkin
 import { contentOfProposalView } from '../src/core/content.js';
 import { judgmentSigningString, JUDGMENT_V2 } from '../src/core/judgment.js';
 import { kindOfProposalId, type ProposalKind } from '../src/core/kinds.js';
+import { sha256 } from '../src/core/crypto.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
 
 export type KeyBinding = 'current' | 'prior' | 'not-the-judges' | 'unchecked';
@@ -156,6 +157,16 @@ function* checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Ma
 
   const signatureValid = yield* ed25519Hex(publicKey, signingPayload, signature);
   if (!signatureValid) problems.push('the Ed25519 signature does not verify under the given public key');
+  // The node's attestation of the judgment (PROTOCOL 7.3) restates the signature and the hash of
+  // what was signed: shown, so it must say the same.
+  if (j.attestation !== undefined) {
+    const a = isObject(j.attestation) ? j.attestation : {};
+    const js = isObject(a.judgeSignature) ? a.judgeSignature : {};
+    if (js.publicKey !== publicKey || js.signature !== signature || a.payloadSha256 !== Array.from(sha256(signingPayload), (b) => b.toString(16).padStart(2, '0')).join('')) {
+      payloadMatches = false;
+      problems.push("the judgment's attestation names another signature, key or signed payload than the judgment's");
+    }
+  }
 
   const at = typeof j.receivedAt === 'number' ? j.receivedAt : Number.NaN;
   const key = keyBinding(publicKey, at, profiles.get(agentTag));

@@ -80,7 +80,16 @@ export function* logInclusionChecking(c: Checks, doc: { entry?: unknown; inclusi
   } catch {
     fieldsOk = false;
   }
-  c.add('log.entry', 'L3', "the entry's fields hash to its hash", fieldsOk, fieldsOk ? undefined : 'the entry was changed after it was hashed', subject);
+  // The leafHash an entry shows (PROTOCOL 9.4) is a claim too: a reader may look it up in a tile.
+  let leafShown: string | undefined;
+  if (fieldsOk && isObject(entry) && (entry as unknown as Json).leafHash !== undefined) {
+    const shown = (entry as unknown as Json).leafHash;
+    if (shown !== Buffer.from(leafHash(entryLeaf(entry))).toString('base64')) {
+      fieldsOk = false;
+      leafShown = `the leafHash shown (${String(shown)}) is not the leaf of the entry's fields`;
+    }
+  }
+  c.add('log.entry', 'L3', "the entry's fields hash to its hash", fieldsOk, fieldsOk ? undefined : leafShown ?? 'the entry was changed after it was hashed', subject);
   const opened = yield* openCheckpointChecking(doc.checkpoint, logKeys);
   c.add('log.checkpoint', 'L3', 'the checkpoint is signed by the log key', opened.ok, opened.ok ? `size ${opened.checkpoint.size}` : opened.reason, subject);
   if (!opened.ok || !fieldsOk) {

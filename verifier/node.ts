@@ -17,6 +17,7 @@
 import { briefCutSha256, briefManifestStatement, briefTexts, type BriefLevel } from '../src/core/brief.js';
 import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
 import { contentSha256, type ProposalContent } from '../src/core/content.js';
+import { canonicalize } from '../src/core/jcs.js';
 import { publicKeyFromMultibase } from '../src/core/didkey.js';
 import type { ProposalKind } from '../src/core/kinds.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
@@ -184,6 +185,37 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
   }
   const hash = hashOf({ kind, path: doc.path as string, title: doc.title as string, spec: doc.spec as string, payload });
   c.add('content.hash', 'content', what, hash === evHash, hash === evHash ? String(hash) : `the path, title, spec and payload served hash to ${String(hash)}; the proposal's content is ${String(evHash)}: what is served was changed`);
+  // What the node serves beside the payload, restated from it (PROTOCOL 10.2): a decision's
+  // branches (each with its priors, null when none), an artifact's manifest. An agent acts on
+  // these, so they must say what the payload hashed above says.
+  const p = isObject(doc.payload) ? doc.payload : {};
+  const same = (a: unknown, b: unknown) => {
+    try {
+      return canonicalize(a) === canonicalize(b);
+    } catch {
+      return false;
+    }
+  };
+  const problems: string[] = [];
+  if (kind === 'graph' && doc.branches !== undefined) {
+    const restated = (Array.isArray(p.branches) ? p.branches : []).map((b) => (isObject(b) ? { id: b.id, condition: b.condition, to: b.to, priors: b.priors ?? null } : b));
+    if (!same(doc.branches, restated)) problems.push("the branches served are not the payload's branches");
+  }
+  if (kind === 'artifact') {
+    if (p.kind !== undefined && p.kind !== 'leaf-artifact') problems.push(`the payload is labelled ${JSON.stringify(p.kind)}`);
+    if (doc.manifest !== undefined) {
+      const m = isObject(doc.manifest) ? doc.manifest : {};
+      const want: Json = { artifactPath: doc.path, uri: p.uri, mediaType: p.mediaType, sha256: p.sha256, artifactKind: p.artifactKind, provenance: p.provenance, bytes: p.bytes };
+      const differ = Object.keys(want).filter((k) => !same(m[k], want[k]));
+      if (differ.length) problems.push(`the manifest's ${differ.join(', ')} ${differ.length > 1 ? 'are' : 'is'} not the payload's`);
+    }
+  }
+  if (problems.length || (kind === 'graph' && doc.branches !== undefined) || (kind === 'artifact' && doc.manifest !== undefined)) {
+    c.add('content.served', 'content', kind === 'graph' ? 'the branches served are those of the payload' : "the artifact's manifest says what the payload says", problems.length === 0, problems.join('; ') || undefined);
+  }
+  if (kind === 'artifact' && (doc.independentEvals !== undefined || doc.evalSummary !== undefined)) {
+    c.add('content.evals', 'content', "the independent evals and their summary shown beside the artifact", null, "not checked here: the node's word; each eval is a proposal of its own (akas export EVAL_ID, then akas verify bundle)");
+  }
 }
 
 /** A brief (a leaf-brief node, or a brief read by id): the cut, its manifest, its texts, and the manifest's binding and signature. */

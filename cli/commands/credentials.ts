@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError, usageError } from '../errors.js';
-import { readJsonFile } from '../input.js';
+import { readIssuerKeysFile } from '../input.js';
 import type { Output } from '../output.js';
 import { action, type Cli } from '../program.js';
 import type { CredentialReport } from '../../verifier/index.js';
@@ -72,14 +72,14 @@ export function credentialCommands(program: Command, cli: Cli) {
         const { readCredentialInputs } = await import('../credential-inputs.js');
         const out = cli.output();
         // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
-        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
         const bar = await progressBar(out, inputs.length);
         const results: Array<CredentialReport & { source: string }> = [];
         // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
         const reports = await verifyMany(
           inputs.map((i) => i.bytes),
-          { at, issuer, issuerKeys: list ? (list.issuer ?? list) : undefined, checkJudgeSignature: opts.judgeSignature },
+          { at, issuer, issuerKeys: list as never, checkJudgeSignature: opts.judgeSignature },
           (done) => bar?.update(done),
         );
         for (const [i, input] of inputs.entries()) {
@@ -136,7 +136,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         const { verifyPresentation, trustIssuerKeys } = await import('../../verifier/index.js');
         let bytes: Buffer;
         try {
@@ -144,7 +144,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         } catch (e) {
           throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
         }
-        const trust = list && issuer ? trustIssuerKeys(issuer, list.issuer ?? list) : undefined;
+        const trust = list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
         const domain = opts.domain === undefined ? undefined : opts.domain.length === 1 ? opts.domain[0] : opts.domain;
         const r = verifyPresentation(bytes, { at, issuer, trust, challenge: opts.challenge, domain, requireProof: opts.requireProof, checkJudgeSignature: opts.judgeSignature });
         const first = r.checks[0];
@@ -174,10 +174,10 @@ export function credentialCommands(program: Command, cli: Cli) {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID');
-        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         const { trustIssuerKeys } = await import('../../verifier/index.js');
         const { serveVerifier } = await import('../verify-serve.js');
-        const server = await serveVerifier({ port, at, issuer, trust: list && issuer ? trustIssuerKeys(issuer, list.issuer ?? list) : undefined });
+        const server = await serveVerifier({ port, at, issuer, trust: list && issuer ? trustIssuerKeys(issuer, list as never) : undefined });
         cli.io.stdout.write(`akas verify serve: listening on ${server.url} (POST /credentials/verify, /presentations/verify; Ctrl-C stops)\n`);
         await new Promise<void>((resolve) => {
           const stop = () => void server.close().then(resolve);
@@ -205,7 +205,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as Json) : undefined;
+        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         const { verifyBundle, blobsInFolder, NotCheckableError, tally } = await import('../../verifier/index.js');
         let bytes: Buffer;
         try {
@@ -215,7 +215,7 @@ export function credentialCommands(program: Command, cli: Cli) {
         }
         let report;
         try {
-          report = await verifyBundle(bytes, { blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined, issuer, issuerKeys: list ? (list.issuer ?? list) : undefined, at, logKey: opts.logKey, witnesses });
+          report = await verifyBundle(bytes, { blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined, issuer, issuerKeys: list as never, at, logKey: opts.logKey, witnesses });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           const err = e as NodeJS.ErrnoException;

@@ -5,7 +5,7 @@
 // the artifact names (a URI its proposer chose: only when told to).
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
-import { readJsonFile, readSource } from '../input.js';
+import { readIssuerKeysFile, readJsonFile, readSource } from '../input.js';
 import { action, type Cli } from '../program.js';
 
 /**
@@ -146,10 +146,10 @@ export function verifyCommands(program: Command, cli: Cli) {
         if (opts.issuerKeys && !opts.issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
         const { verifyNode, NotCheckableError, tally } = await import('../../verifier/index.js');
         const text = readSource(file);
-        const list = opts.issuerKeys ? (readJsonFile(opts.issuerKeys) as { issuer?: unknown }) : undefined;
+        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         let report;
         try {
-          report = verifyNode(text, { issuer: opts.issuer, issuerKeys: list ? ((list.issuer ?? list) as never) : undefined, logKey: opts.logKey });
+          report = verifyNode(text, { issuer: opts.issuer, issuerKeys: list as never, logKey: opts.logKey });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           throw e;

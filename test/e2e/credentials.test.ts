@@ -242,6 +242,12 @@ describe('issuer key rotation (e2e)', () => {
     expect(withKeys.code, withKeys.stdout).toBe(0);
     const pinnedOnly = await offline(['verify', 'credential', cred, '--issuer', health.issuer]);
     expect(pinnedOnly.code).toBe(1); // the prior key's credentials need the key list
+    // A file that is not a key list (here a bundle) is exit 2, not a check run without the list asked for.
+    for (const cmd of [['credential', cred], ['bundle', bundleFile]]) {
+      const wrong = await offline(['--json', 'verify', ...cmd, '--issuer', health.issuer, '--issuer-keys', bundleFile]);
+      expect(wrong.code, wrong.stdout).toBe(2);
+      expect(JSON.parse(wrong.stdout)).toMatchObject({ code: 'not_a_key_list' });
+    }
 
     // A bundle exported now carries the rotation: pinned on the new issuer, the old credentials verify.
     const fresh = join(work, 'bundle-after.json');

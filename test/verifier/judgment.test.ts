@@ -84,6 +84,7 @@ describe('verifyProposalJudgments', () => {
     const e = copy();
     e.judgments[0].signature.publicKey = other.publicKey;
     e.judgments[0].signature.signature = sign(other.privateKey, e.judgments[0].signature.signingPayload);
+    e.judgments[0].attestation.judgeSignature = { ...e.judgments[0].attestation.judgeSignature, publicKey: other.publicKey, signature: e.judgments[0].signature.signature };
     expect(verifyProposalJudgments(e).checks[0]).toMatchObject({ signatureValid: true, payloadMatches: true, key: 'unchecked', ok: true });
     expect(verifyProposalJudgments(e, profiles).checks[0]).toMatchObject({ key: 'not-the-judges', ok: false });
   });
