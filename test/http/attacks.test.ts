@@ -215,6 +215,26 @@ describe('finding 3: a lone surrogate (and every other breach of strict JSON) is
   });
 });
 
+describe("finding 3, the explorer's form post: as strict as a JSON body", () => {
+  it('refuses bytes and percent-escapes that are not UTF-8 (a lone surrogate among them) and a field sent twice; a good form still walks', async () => {
+    await open();
+    await putGraph('/dg/form', [{ id: 'a', condition: { '==': [{ var: 'x' }, 'é'] }, to: '/tools/a' }, { id: 'b', condition: true, to: '/tools/b' }]);
+    const form = (body: string | Buffer) => send('POST', '/explore/traverse', { body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const refused = [
+      await form('path=%2Fdg%2Fform&in.x=%ED%A0%80'), // \ud800 as UTF-8 would spell it
+      await form(Buffer.concat([Buffer.from('path=%2Fdg%2Fform&in.x='), Buffer.from([0xed, 0xa0, 0x80])])),
+      await form('path=%2Fdg%2Fform&in.x=%FF'),
+      await form('path=%2Fdg%2Fform&in.x=%E'),
+      await form('path=%2Fdg%2Fform&in.x=1&in.x=2'),
+    ];
+    expect(refused.map((r) => [r.status, r.json().code])).toEqual(Array.from({ length: 5 }, () => [400, 'invalid_json']));
+    const good = await form('path=%2Fdg%2Fform&in.x=%C3%A9');
+    expect(good.status).toBe(303);
+    const walked = await send('GET', `/api/knowledge/dg/traversals/${String(good.headers.location).split('/').pop()}`);
+    expect(walked.json().steps[0].branches.find((b: { id: string }) => b.id === 'a').holds).toBe(true);
+  });
+});
+
 describe('finding 5: --trust-proxy trusts proxies, not clients; IPv6 is counted by /64', () => {
   const register = (xff: string) => send('POST', '/api/agent/v1/register', { headers: { 'x-forwarded-for': xff } });
 
