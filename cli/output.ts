@@ -3,6 +3,7 @@
 // failure, an error object), so a script can parse it.
 import { CliError } from './errors.js';
 import { routesToCommands } from './next-steps.js';
+import { terminalSafe } from './terminal-text.js';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -36,17 +37,18 @@ export class Output {
   /** Prints a result: the object itself under --json, else the human text. */
   result(value: unknown, human: string | (() => string)) {
     if (this.json) this.io.stdout.write(JSON.stringify(value, null, 2) + '\n');
-    else this.io.stdout.write((typeof human === 'function' ? human() : human).replace(/\n?$/, '\n'));
+    // Human text carries what other agents wrote: no escape sequence of theirs reaches the terminal.
+    else this.io.stdout.write(terminalSafe(typeof human === 'function' ? human() : human).replace(/\n?$/, '\n'));
   }
 
   /** A side note for humans (stderr; silent under --json). */
   note(text: string) {
-    if (!this.json) this.io.stderr.write(text.replace(/\n?$/, '\n'));
+    if (!this.json) this.io.stderr.write(terminalSafe(text).replace(/\n?$/, '\n'));
   }
 
   failure(err: CliError) {
     if (this.json) this.io.stdout.write(JSON.stringify({ ok: false, ...err.body, error: err.body.error ?? err.message }, null, 2) + '\n');
-    else this.io.stderr.write(describeFailure(err));
+    else this.io.stderr.write(terminalSafe(describeFailure(err)));
   }
 }
 

@@ -54,7 +54,8 @@ async function showModel(out: Output, answer: Json, model: () => Promise<import(
   if (out.interactive) {
     const { renderNode } = await import('../views/node.js');
     const columns = (out.io.stdout as { columns?: number }).columns ?? 80;
-    out.io.stdout.write(renderNode(m, columns) + '\n');
+    const { terminalSafeDeep } = await import('../terminal-text.js');
+    out.io.stdout.write(renderNode(terminalSafeDeep(m), columns) + '\n');
     return;
   }
   const { modelText } = await import('../knowledge-view.js');

@@ -10,6 +10,7 @@ import { errorLines, table } from '../output.js';
 import type { GatePolicy } from '../log-watch.js';
 import { configDir } from '../profile.js';
 import { action, type Cli } from '../program.js';
+import { terminalSafe } from '../terminal-text.js';
 import { verifyGroup } from './verify.js';
 import { witnessPolicyArg } from './witness.js';
 
@@ -118,7 +119,7 @@ export function logCommands(program: Command, cli: Cli) {
           last = e.id ?? last;
           const entry = JSON.parse(e.data) as Json;
           if (out.json) out.io.stdout.write(JSON.stringify(entry) + '\n');
-          else out.io.stdout.write(`${String(entry.seq).padStart(6)}  ${new Date(entry.attestedAt).toISOString()}  ${entry.kind.padEnd(32)} ${entry.agent ?? '-'}  ${entry.body.event ?? entry.body.subjectSha256 ?? ''} ${entry.body.proposalId ?? ''}\n`);
+          else out.io.stdout.write(terminalSafe(`${String(entry.seq).padStart(6)}  ${new Date(entry.attestedAt).toISOString()}  ${entry.kind.padEnd(32)} ${entry.agent ?? '-'}  ${entry.body.event ?? entry.body.subjectSha256 ?? ''} ${entry.body.proposalId ?? ''}`) + '\n');
         };
         // A dropped stream (a slow reader, a restart) is resumed where it stopped.
         for (let attempt = 0; ; attempt++) {
@@ -201,7 +202,7 @@ export function logCommands(program: Command, cli: Cli) {
             : await watchOnce(cli.client(), watchStatePath(cli.globals().baseUrl), { full: Boolean(opts.full), logKey: opts.logKey, witnesses });
           opts.full = false;
           if (out.json) out.io.stdout.write(JSON.stringify(r) + '\n');
-          else out.io.stdout.write(`${new Date().toISOString()}  ${r.ok ? 'ok  ' : 'FAIL'}  ${r.message}\n`);
+          else out.io.stdout.write(terminalSafe(`${new Date().toISOString()}  ${r.ok ? 'ok  ' : 'FAIL'}  ${r.message}`) + '\n');
           if (!r.ok) return 1;
           if (opts.once) return 0;
           await new Promise((resolve) => setTimeout(resolve, seconds * 1000));

@@ -7,6 +7,7 @@ import { Box, render, Text, useApp, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import { answerProblems, describeProblem } from '../calibrate-answers.js';
 import { LineInput, splitLines, YesNo } from './line-input.js';
+import { terminalSafeDeep } from '../terminal-text.js';
 
 interface Question {
   id: string;
@@ -116,7 +117,7 @@ export function askCalibration(questions: Question[], attemptsRemaining: number,
       settled = true;
       resolve(outcome);
     };
-    const app = render(<Questionnaire questions={questions} attemptsRemaining={attemptsRemaining} onDone={done} />, {
+    const app = render(<Questionnaire questions={terminalSafeDeep(questions)} attemptsRemaining={attemptsRemaining} onDone={done} />, {
       ...(streams.stdout ? { stdout: streams.stdout } : {}),
       ...(streams.stdin ? { stdin: streams.stdin } : {}),
       patchConsole: false,

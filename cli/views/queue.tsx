@@ -9,6 +9,7 @@ import { useRef, useState } from 'react';
 import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from '../judge-input.js';
 import type { JudgmentInput } from '../judge-signing.js';
 import { LineInput, splitLines, YesNo } from './line-input.js';
+import { terminalSafe, terminalSafeDeep } from '../terminal-text.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -327,15 +328,16 @@ export function Queue(opts: QueueViewOptions & { result: QueueViewResult }) {
 
   switch (screen.name) {
     case 'list':
-      return <List items={items} selected={selected} nextCursor={cursor} agentTag={opts.agentTag} loading={loading} problem={problem} />;
+      // Drawn from copies whose text no terminal acts on (terminal-text.ts); what is judged and signed is the item itself.
+      return <List items={items.map(terminalSafeDeep)} selected={selected} nextCursor={cursor} agentTag={opts.agentTag} loading={loading} problem={problem && terminalSafe(problem)} />;
     case 'judge':
-      return <JudgeForm item={screen.item} onSubmit={(s, r) => send(screen.item, s, r)} onCancel={() => setScreen({ name: 'list' })} />;
+      return <JudgeForm item={terminalSafeDeep(screen.item)} onSubmit={(s, r) => send(screen.item, s, r)} onCancel={() => setScreen({ name: 'list' })} />;
     case 'sending':
       return <Spinner label={`signing and sending your judgment of ${screen.item.proposalId}`} />;
     case 'result':
       return (
         <Box flexDirection="column">
-          <StatusMessage variant={screen.ok ? 'success' : 'error'}>{screen.text}</StatusMessage>
+          <StatusMessage variant={screen.ok ? 'success' : 'error'}>{terminalSafe(screen.text)}</StatusMessage>
           <Text dimColor>any key: back to the list</Text>
         </Box>
       );

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HelmetOptions } from 'helmet';
 import { Type } from 'typebox';
-import { PROPOSAL_KINDS, ServiceError, isServiceError, type LogEntry } from '../core/index.js';
+import { decodeUtf8Strict, PROPOSAL_KINDS, ServiceError, isServiceError, type LogEntry } from '../core/index.js';
 import { attestationKinds } from '../domain/attestations.js';
 import { childrenOf } from '../domain/knowledge.js';
 import { seqOfId } from '../domain/log.js';
@@ -66,8 +66,14 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
   });
 
   // The traverse form posts application/x-www-form-urlencoded (this scope only: the API reads JSON).
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  // Read as strictly as a JSON body (PROTOCOL 1.1): URLSearchParams would put U+FFFD in place of
+  // bytes (raw or percent-escaped) that are not UTF-8, a lone surrogate's among them.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: 64 * 1024 }, (_req, body, done) => {
+    try {
+      done(null, parseFormStrict(body as Buffer));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
   });
 
   // A browser gets a page; an API caller the envelope of PROTOCOL 1.3, as everywhere else.
@@ -403,3 +409,29 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
 }
 
 export type { LogEntry };
+
+/**
+ * An application/x-www-form-urlencoded body as fields, refused (400 invalid_json, as a JSON body
+ * would be) when its bytes or a percent-escape are not UTF-8, or when a field comes twice.
+ */
+export function parseFormStrict(body: Buffer): Record<string, string> {
+  const refuse = (why: string) => new ServiceError('invalid_json', `The form is not strict: ${why}.`, { hint: 'Send UTF-8 text, each field once.' });
+  const text = decodeUtf8Strict(body);
+  if (text === undefined) throw refuse('its bytes are not UTF-8');
+  const fields: Record<string, string> = Object.create(null);
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const at = pair.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((at === -1 ? pair : pair.slice(0, at)).replace(/\+/g, ' '));
+      value = at === -1 ? '' : decodeURIComponent(pair.slice(at + 1).replace(/\+/g, ' '));
+    } catch {
+      throw refuse('a percent-escape is not UTF-8 (or is malformed)');
+    }
+    if (Object.hasOwn(fields, name)) throw refuse(`the field ${JSON.stringify(name.slice(0, 40))} comes twice`);
+    fields[name] = value;
+  }
+  return { ...fields };
+}

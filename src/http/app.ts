@@ -48,6 +48,14 @@ export interface AppConfig extends DomainConfig {
   sameIpReason?: string;
   /** Largest JSON body, in bytes. */
   bodyLimit: number;
+  /**
+   * How long a client may take to send a whole request, headers and body (ms); past it the
+   * node answers 408 and closes the connection. Without it a body sent a byte at a time held
+   * its connection for good.
+   */
+  requestTimeoutMs: number;
+  /** Event streams (GET /api/events) open at once, per client (an IP, an IPv6 /64) and in all (PROTOCOL 9.7). */
+  eventStreams: { perClient: number; total: number };
   version: string;
   /**
    * Validate every answer against the schema its route documents and answer 500 on a mismatch
@@ -66,6 +74,8 @@ export const defaultAppConfig: AppConfig = {
   ...defaultDomainConfig,
   trustProxy: false,
   bodyLimit: 1024 * 1024,
+  requestTimeoutMs: 120_000,
+  eventStreams: { perClient: 8, total: 500 },
   version: VERSION,
   checkResponses: false,
   witnesses: [],
@@ -119,6 +129,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: config.bodyLimit,
+    // A request arrives whole within requestTimeoutMs, its headers within 60 s (or that, when
+    // shorter); Node checks both every connectionsCheckingInterval.
+    requestTimeout: config.requestTimeoutMs,
+    http: { headersTimeout: Math.min(60_000, config.requestTimeoutMs), connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))) },
     trustProxy: proxyTrust(config.trustProxy),
     requestIdHeader: false,
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),

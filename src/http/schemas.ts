@@ -82,7 +82,7 @@ export const Problem = Type.Object(
     code: Type.Literal('rate_limited'),
     retryAfter: Type.Optional(Type.Number({ description: 'Seconds to wait (also the Retry-After header).' })),
     hint: Type.Optional(Hint),
-    scope: Type.Optional(Type.String({ enum: ['per-bearer', 'per-ip', 'per-ip-per-day', 'per-apikey-per-day', 'per-agent-per-day'] })),
+    scope: Type.Optional(Type.String({ enum: ['per-bearer', 'per-ip', 'per-ip-per-day', 'per-apikey-per-day', 'per-agent-per-day', 'event-streams-per-client', 'event-streams-per-node'] })),
     cap: Type.Optional(Type.Integer({ description: 'The daily cap: requests, or bytes for the content-store quota (unit: "bytes").' })),
     used: Type.Optional(Type.Integer({ description: 'Content-store quota: bytes taken today.' })),
     requested: Type.Optional(Type.Integer({ description: 'Content-store quota: the bytes of the refused upload (as declared, or as far as it got).' })),

@@ -469,3 +469,69 @@ describe('akas queue', () => {
   });
 });
 
+
+describe('text other agents wrote, on a terminal', () => {
+  // What a hostile proposer puts in its title and spec: a window title (OSC), a colour, a
+  // carriage return and erase-line that would draw a line of its choice over the one above, a
+  // C1 CSI, and a right-to-left override. None of them may reach the reader's terminal.
+  const HOSTILE = 'Fine tool\u001b]0;PWNED\u0007\u001b[31m\r\u001b[2Kfake line\u009b2J\u202egnp.exe';
+  const ESCAPES = ['\u001b]0;PWNED', '\u0007', '\u001b[31m', '\r\u001b[2K', '\u009b', '\u202e'];
+
+  async function hostileProposal(proposer: { profile: string }) {
+    const file = join(work, 'hostile.json');
+    const p = samplePayload('capability', 90) as { title: string; spec: string };
+    writeFileSync(file, JSON.stringify({ ...p, title: HOSTILE, spec: `Spec: ${HOSTILE}` }));
+    const r = await akas(['--json', 'propose', 'capability', '--file', file], { profile: proposer.profile });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    return r.json().proposalId as string;
+  }
+
+  it('akas proposal, akas queue and --json: escape sequences are shown as \\u escapes, never written, and --json keeps the text as the node holds it', async () => {
+    const proposer = await agent(0.8, 100);
+    const judge = await agent(0.8, 0);
+    const id = await hostileProposal(proposer);
+    for (const args of [['proposal', id], ['queue']]) {
+      const r = await akas(args, { profile: judge.profile });
+      expect(r.code, r.stderr).toBe(0);
+      for (const e of ESCAPES) expect(r.stdout + r.stderr, `${args[0]}: ${JSON.stringify(e)}`).not.toContain(e);
+      expect(r.stdout).toContain('Fine tool\\u001b]0;PWNED\\u0007');
+    }
+    // Machine output is the node's answer, byte for byte (JSON escapes its controls itself).
+    expect((await akas(['--json', 'proposal', id], { profile: judge.profile })).json().title).toBe(HOSTILE);
+  });
+
+  it('the queue view draws a safe copy, and signs the proposal as the node holds it', async () => {
+    const proposer = await agent(0.8, 100);
+    const judge = await agent(0.8, 0);
+    const id = await hostileProposal(proposer);
+    const stdout = new Capture(true);
+    const stdin = new FakeTtyStdin();
+    const running = akas(['queue'], { profile: judge.profile, stdout, stdin: stdin as unknown as NodeJS.ReadableStream });
+    const waitFor = frameWaiter(stdout);
+    await waitFor('1 proposal waiting');
+    stdin.press('\r');
+    await waitFor('Spec: Fine tool');
+    for (const [value, next] of [['0.9', 'clarity'], ['0.8', 'compression'], ['0.7', 'sources'], ['0.8', 'rationale']]) {
+      stdin.press(value);
+      await waitFor(value);
+      stdin.press('\r');
+      await waitFor(next);
+    }
+    stdin.press('Read as shown.');
+    await waitFor('Read as shown.');
+    stdin.press('\r');
+    await waitFor('Sign with your key');
+    stdin.press('y');
+    await waitFor('recorded');
+    stdin.press(' ');
+    await waitFor('Nothing left');
+    stdin.press('q');
+    expect((await running).code).toBe(0);
+    for (const e of ESCAPES) expect(stdout.text, JSON.stringify(e)).not.toContain(e);
+    expect(stdout.text).toContain('\\u202egnp.exe');
+    const judged = await detail(id);
+    expect(judged.judgments).toHaveLength(1);
+    expect(judged.judgments[0].contentSha256 ?? judged.contentSha256).toBe(judged.contentSha256);
+    expect(verify(judged.judgments[0].signature.publicKey, judged.judgments[0].signature.signingPayload, judged.judgments[0].signature.signature)).toBe(true);
+  });
+});

@@ -1,6 +1,7 @@
 // The security review of issue 22, replayed: each attack it made on a default node, sent over
 // real HTTP to a node listening on 127.0.0.1 (port 0), and what the node answers now. Every
 // describe block names its finding; each test failed on the node as it was before the fix.
+import { connect, type Socket } from 'node:net';
 import { Agent as Dispatcher, request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { publishToTree } from '../../src/domain/knowledge.js';
@@ -211,6 +212,26 @@ describe('finding 3: a lone surrogate (and every other breach of strict JSON) is
       headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
     });
     expect([r.status, r.json().code]).toEqual([400, 'invalid_json']);
+  });
+});
+
+describe("finding 3, the explorer's form post: as strict as a JSON body", () => {
+  it('refuses bytes and percent-escapes that are not UTF-8 (a lone surrogate among them) and a field sent twice; a good form still walks', async () => {
+    await open();
+    await putGraph('/dg/form', [{ id: 'a', condition: { '==': [{ var: 'x' }, 'é'] }, to: '/tools/a' }, { id: 'b', condition: true, to: '/tools/b' }]);
+    const form = (body: string | Buffer) => send('POST', '/explore/traverse', { body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const refused = [
+      await form('path=%2Fdg%2Fform&in.x=%ED%A0%80'), // \ud800 as UTF-8 would spell it
+      await form(Buffer.concat([Buffer.from('path=%2Fdg%2Fform&in.x='), Buffer.from([0xed, 0xa0, 0x80])])),
+      await form('path=%2Fdg%2Fform&in.x=%FF'),
+      await form('path=%2Fdg%2Fform&in.x=%E'),
+      await form('path=%2Fdg%2Fform&in.x=1&in.x=2'),
+    ];
+    expect(refused.map((r) => [r.status, r.json().code])).toEqual(Array.from({ length: 5 }, () => [400, 'invalid_json']));
+    const good = await form('path=%2Fdg%2Fform&in.x=%C3%A9');
+    expect(good.status).toBe(303);
+    const walked = await send('GET', `/api/knowledge/dg/traversals/${String(good.headers.location).split('/').pop()}`);
+    expect(walked.json().steps[0].branches.find((b: { id: string }) => b.id === 'a').holds).toBe(true);
   });
 });
 
@@ -509,5 +530,73 @@ describe('finding 4: a node calibrates on its own private set, not on answers th
     for (const f of ['pool-A.json', 'pool-B.json', 'bank.json']) chmodSync(join(copy, f), 0o600);
     await open({ calibrationDir: copy });
     expect((await send('GET', '/healthz')).json().calibration).toBe('demo');
+  });
+});
+
+// Past the review's list: what an outside attacker tried next on a default node (issue 22's
+// audit), each over real HTTP, each failing on the node before its fix.
+describe('connections an attacker holds open', () => {
+  /** A raw connection that sends `head` (and no more), and what the node has answered on it. */
+  function hold(head: string): { socket: Socket; answer: () => string; closed: Promise<void> } {
+    const { port } = new URL(base);
+    const socket = connect(Number(port), '127.0.0.1');
+    let got = '';
+    socket.on('data', (d) => (got += d.toString('latin1')));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(head);
+    return { socket, answer: () => got, closed };
+  }
+  async function until(check: () => boolean, what: string) {
+    for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(check(), what).toBe(true);
+  }
+  const stream = (from: string) => hold(`GET /api/events HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${from}\r\n\r\n`);
+  const statusOf = (s: ReturnType<typeof hold>) => Number(/^HTTP\/1\.1 (\d{3})/.exec(s.answer())?.[1] ?? 0);
+
+  it('serves a bounded number of event streams per client and in all, and frees a slot when its stream closes', async () => {
+    await open({ trustProxy: true, eventStreams: { perClient: 2, total: 4 } });
+    const opened: ReturnType<typeof hold>[] = [];
+    for (const from of ['198.51.100.1', '198.51.100.1', '2001:db8:7:7::1']) {
+      const s = stream(from);
+      await until(() => statusOf(s) > 0, 'an answer');
+      expect(statusOf(s)).toBe(200);
+      opened.push(s);
+    }
+    const second = stream('2001:db8:7:7::2');
+    await until(() => statusOf(second) > 0, 'an answer');
+    expect(statusOf(second)).toBe(200);
+    opened.push(second);
+    // A third stream of one client, from another address of its IPv6 /64: refused.
+    const over = await send('GET', '/api/events', { headers: { 'x-forwarded-for': '2001:db8:7:7::3' } });
+    expect([over.status, over.json().code, over.json().scope]).toEqual([429, 'rate_limited', 'event-streams-per-client']);
+    // Another client, past the node's bound: refused too, in the envelope.
+    const full = await send('GET', '/api/events', { headers: { 'x-forwarded-for': '203.0.113.9' } });
+    expect([full.status, full.json().scope, full.json().limit]).toEqual([429, 'event-streams-per-node', 4]);
+    expect(full.headers['retry-after']).toBe('5');
+    // A closed stream gives its slot back.
+    opened[0].socket.destroy();
+    let again = 0;
+    for (let i = 0; i < 200 && again !== 200; i++) {
+      const r = stream('203.0.113.9');
+      await until(() => statusOf(r) > 0, 'an answer');
+      again = statusOf(r);
+      if (again === 200) opened.push(r);
+      else r.socket.destroy();
+    }
+    expect(again).toBe(200);
+    for (const s of opened) s.socket.destroy();
+  });
+
+  it('answers 408 and closes a connection whose body comes a byte at a time past the request timeout', async () => {
+    await open({ requestTimeoutMs: 400 });
+    const slow = hold('POST /api/credentials/dry-run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    const drip = setInterval(() => slow.socket.write(' '), 50);
+    await slow.closed;
+    clearInterval(drip);
+    expect(slow.answer()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(slow.answer()).toContain('"code":"request_timeout"');
+    // A request that arrives whole in time is answered as ever.
+    expect((await send('GET', '/healthz')).status).toBe(200);
   });
 });
