@@ -55,7 +55,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--cas-quota <MiB>', 'content-store bytes a day per client IP for anonymous uploads; calibrated agents get 2 to 20 times it by tier (env AKAS_CAS_QUOTA; default 100)')
     .option('--traversal-ttl <hours>', 'how long decision-graph traversals are kept for GET (env AKAS_TRAVERSAL_TTL; default 24)')
     .option('--calibration <dir>', 'the private calibration set (pools and challenge bank) made by `akas calibration init DIR` (env AKAS_CALIBRATION; default: the demo set, public answers)')
-    .option('--allow-demo-calibration', 'serve on a non-loopback address with the demo calibration set all the same (its answers ship in the package)')
+    .option('--allow-demo-calibration', 'serve a node others can reach (a non-loopback address, behind --trust-proxy, or a --public-url that is not loopback) with the demo calibration set all the same (its answers ship in the package)')
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")

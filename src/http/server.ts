@@ -249,12 +249,33 @@ function madeByStart(opts: StoreOptions): { undo: () => void; newFolder: boolean
   };
 }
 
+/**
+ * Why other machines' clients reach this node, or undefined when only this machine's can: a
+ * listen address other than loopback, a reverse proxy in front (--trust-proxy: it forwards
+ * others' requests to a loopback port), or a public URL that is not loopback.
+ */
+export function reachableFromOutside(opts: { host: string; config: Partial<Pick<AppConfig, 'trustProxy' | 'publicUrl'>> }): string | undefined {
+  if (!isLoopbackHost(opts.host)) return `listening on ${opts.host}`;
+  if (opts.config.trustProxy !== undefined && opts.config.trustProxy !== false) return 'behind a reverse proxy (--trust-proxy)';
+  if (opts.config.publicUrl) {
+    let host: string | undefined;
+    try {
+      host = new URL(opts.config.publicUrl).hostname;
+    } catch {
+      host = undefined;
+    }
+    if (!host || !isLoopbackHost(host)) return `published at ${opts.config.publicUrl} (--public-url)`;
+  }
+  return undefined;
+}
+
 export async function startNode(opts: StartOptions) {
   // A node others can reach must not calibrate on answers that ship in the package.
   const calibration = calibrationSetOf(opts.config);
-  if (calibration.source === 'demo' && !isLoopbackHost(opts.host) && !opts.allowDemoCalibration) {
+  const outside = reachableFromOutside(opts);
+  if (calibration.source === 'demo' && outside && !opts.allowDemoCalibration) {
     throw new CalibrationSetError(
-      `Refusing to serve on ${opts.host} with the demo calibration set${calibration.demoReason ? ` (${calibration.demoReason})` : ''}: its answers and decoys ship in the package, so any agent reaches the top tier and recognises every decoy. ` +
+      `Refusing to serve ${outside} with the demo calibration set${calibration.demoReason ? ` (${calibration.demoReason})` : ''}: its answers and decoys ship in the package, so any agent reaches the top tier and recognises every decoy. ` +
         'Make a private set (akas calibration init DIR) and start with --calibration DIR, or pass --allow-demo-calibration for a node whose tiers mean nothing.',
     );
   }

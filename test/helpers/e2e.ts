@@ -53,7 +53,10 @@ export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): P
   requireBuild();
   const dataDir = opts.store ?? opts.dataDir ?? tempDir('akas-e2e-data-');
   const where = opts.store ? ['--store', opts.store] : ['--data', dataDir];
-  const child = spawn(process.execPath, [CLI, 'serve', ...where, '--port', '0', '--log-level', 'warn', ...extraArgs], {
+  // Tests behind a pretend proxy run on the demo calibration set, which a node others can reach
+  // refuses unless told (test/e2e/public-node.test.ts tests the refusal itself).
+  const demoOk = extraArgs.some((a) => a === '--trust-proxy' || a === '--public-url') && !extraArgs.includes('--calibration') ? ['--allow-demo-calibration'] : [];
+  const child = spawn(process.execPath, [CLI, 'serve', ...where, '--port', '0', '--log-level', 'warn', ...demoOk, ...extraArgs], {
     env: cleanEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
