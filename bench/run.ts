@@ -15,6 +15,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   load: () => import('./load.js').then((m) => m.run()),
   postgres: () => import('./postgres.js').then((m) => m.run()),
   explorer: () => import('./explorer.js').then((m) => m.run()),
+  events: () => import('./events.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.
 const onDemand: Record<string, () => Promise<unknown>> = {

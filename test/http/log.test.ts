@@ -117,6 +117,24 @@ describe('GET /api/events', () => {
     expect(seen).toEqual([...Array(100).keys()]);
   });
 
+  it('gives each of several streams, caught up or behind, every entry exactly once while appends keep coming (one shared reader)', async () => {
+    await append(30);
+    const starts = [0, 0, 10, 29, 30, 30, 30, 30]; // eight: as many as one client may hold open
+    const total = 120;
+    const seen = starts.map(() => [] as number[]);
+    const stops = starts.map(() => new AbortController());
+    const reading = starts.map((from, i) =>
+      readEvents(`${url}/api/events?from=${from}`, {}, (e) => {
+        seen[i].push(Number(e.id));
+        if (seen[i].length === total - from) stops[i].abort();
+      }, stops[i].signal),
+    );
+    // Appends in concurrent bursts, so that wake-ups arrive while reads are in flight.
+    for (let burst = 0; burst < 9; burst++) await Promise.all([append(5), append(5)]);
+    await Promise.all(reading);
+    starts.forEach((from, i) => expect(seen[i], `stream from ${from}`).toEqual([...Array(total - from).keys()].map((k) => k + from)));
+  });
+
   it('filters by kind, proposal and agent, and closes after the backlog without follow', async () => {
     const { proposalId, judges } = await decide(node, 'capability');
     await append(5);

@@ -3,8 +3,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from '../../core/index.js';
-import { cosignedNote, LogEntries, seqKey } from '../../domain/log.js';
+import { cosignedNote } from '../../domain/log.js';
 import { servedCheckpoint } from '../../domain/witnesses.js';
+import { EventFeed } from '../event-feed.js';
 import { Media } from '../schemas.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
 
@@ -143,6 +144,7 @@ export async function logRoutes(app: FastifyInstance) {
 
   // 9.7: Server-Sent Events of log entries as they are appended.
   const streams = new StreamSlots(appConfig.eventStreams);
+  const feed = new EventFeed(app.akas.store, (e) => `id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(entryView(e))}\n\n`);
   app.get(
     '/api/events',
     {
@@ -163,7 +165,7 @@ export async function logRoutes(app: FastifyInstance) {
         ),
       },
     },
-    (request, reply) => streamEvents(app, request, reply, streams),
+    (request, reply) => streamEvents(request, reply, streams, feed),
   );
 }
 
@@ -214,8 +216,7 @@ export class StreamSlots {
 /** Bytes an SSE client may fall behind by before it is dropped (it resumes with Last-Event-ID). */
 export const SLOW_CONSUMER_BYTES = 1024 * 1024;
 
-function streamEvents(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, streams: StreamSlots) {
-  const { store } = app.akas;
+function streamEvents(request: FastifyRequest, reply: FastifyReply, streams: StreamSlots, feed: EventFeed) {
   // Before anything is written: a refused stream is an ordinary 429 in the envelope.
   const release = streams.take(request.caller?.ip ?? request.ip);
   const q = request.query as { kind?: string; proposalId?: string; agent?: string; from?: number; follow?: string };
@@ -252,23 +253,23 @@ function streamEvents(app: FastifyInstance, request: FastifyRequest, reply: Fast
       do {
         more = false;
         for (;;) {
-          const batch = (await store.list(LogEntries, { gte: seqKey(next), limit: 200 })).map(([, e]) => e);
+          const batch = await feed.from(next);
           if (batch.length === 0 || closed) break;
-          for (const e of batch) {
+          for (const { entry: e, event } of batch) {
             if (e.seq !== next) break; // not yet contiguous (another appender's batch still landing)
             next += 1;
-            if (matches(e)) res.write(`id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(entryView(e))}\n\n`);
+            if (matches(e)) res.write(event);
           }
           // A consumer that does not read keeps the node's memory: it is dropped instead.
           if (res.writableLength > SLOW_CONSUMER_BYTES) return close(true);
-          if (batch[batch.length - 1].seq !== next - 1) break;
+          if (batch[batch.length - 1].entry.seq !== next - 1) break;
         }
       } while (more && !closed);
     })().finally(() => (pumping = null));
     await pumping;
   };
   const wake = () => void pump().catch(() => close(true));
-  const unwatch = store.watch(LogEntries, wake, wake);
+  const unwatch = feed.subscribe(wake);
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   heartbeat.unref();
   request.raw.on('close', () => close(true));
