@@ -6,7 +6,7 @@
 
 export const ERROR_CODES = {
   invalid_json: { status: 400, doc: 'The request body is not valid JSON.', action: 'Send a JSON body with Content-Type: application/json, or no body at all.' },
-  bad_request: { status: 400, doc: 'The request is not well-formed HTTP (answered by the HTTP layer before any route; the connection is closed).', action: 'Send well-formed HTTP/1.1.' },
+  bad_request: { status: 400, doc: 'The request is not well-formed HTTP, or an HTTP/1.1 request without a Host header (answered by the HTTP layer before any route; the connection is closed).', action: 'Send well-formed HTTP/1.1.' },
   missing_fields: { status: 400, doc: 'The recover body lacks a full channel (tag + recoveryToken, or proposalId + claimSecret).', action: 'Send {tag, recoveryToken} or {proposalId, claimSecret}.' },
   validation_failed: { status: 400, doc: 'The body, query or path failed schema validation; errors[] lists each field.', action: 'Fix every field listed in errors[] (field and reason) and send the request again.' },
   empty_body: { status: 400, doc: 'An empty content-store upload.', action: 'Upload at least one byte.' },
@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   not_found: { status: 404, doc: 'Unknown proposalId, traversalId, path, agent or blob.', action: 'Check the id or path; GET /openapi.json lists every route.' },
   expired: { status: 404, doc: 'A decision-graph traversal older than the node keeps them (a day by default); it is gone.', action: 'Traverse again (POST /api/knowledge/dg/traverse) with the same path and inputs.' },
   method_not_allowed: { status: 405, doc: 'The path exists but not for this method (the MCP endpoint takes POST only).', action: 'Use a method the Allow header lists.' },
+  expectation_failed: { status: 417, doc: 'The request has an Expect header other than 100-continue, which this node does not meet; the connection is closed.', action: 'Send the request without that Expect header (Expect: 100-continue is fine).' },
   request_timeout: { status: 408, doc: 'The request did not arrive in time; the connection is closed.', action: 'Send the whole request promptly, or check the network between you and the node.' },
   already_judged: { status: 409, doc: 'This agent already judged this proposal.', action: 'Nothing to do: your first judgment stands.' },
   already_decided: { status: 409, doc: 'The proposal is no longer pending.', action: 'Read the outcome with GET /api/knowledge/proposals/{id}.' },

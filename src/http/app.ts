@@ -12,7 +12,7 @@ import { LogTileReader } from '../domain/tiles.js';
 import { WitnessClient, type WitnessConfig } from '../domain/witnesses.js';
 import type { Store } from '../store/index.js';
 import { proxyTrust, registerCaller } from './caller.js';
-import { clientError, errorHandler, notFoundHandler, sendError } from './errors.js';
+import { clientError, errorHandler, expectationFailed, notFoundHandler, sendError } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
@@ -132,7 +132,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // A request arrives whole within requestTimeoutMs, its headers within 60 s (or that, when
     // shorter); Node checks both every connectionsCheckingInterval.
     requestTimeout: config.requestTimeoutMs,
-    http: { headersTimeout: Math.min(60_000, config.requestTimeoutMs), connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))) },
+    // requireHostHeader false: an HTTP/1.1 request without Host reaches the hook below and gets
+    // the error envelope, where Node's own check answers an empty 400.
+    http: { headersTimeout: Math.min(60_000, config.requestTimeoutMs), connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))), requireHostHeader: false },
     trustProxy: proxyTrust(config.trustProxy),
     requestIdHeader: false,
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
@@ -148,6 +150,18 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
         : errorHandler(error, request, reply),
     clientErrorHandler: clientError,
   });
+  // Before every other hook: an HTTP/1.1 request names its Host (RFC 9112 3.2), and the URLs
+  // the node hands out are made from it.
+  app.addHook('onRequest', (request, reply, done) => {
+    const raw = request.raw;
+    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && raw.headers.host === undefined) {
+      reply.header('connection', 'close');
+      return done(new ServiceError('bad_request', 'An HTTP/1.1 request carries a Host header (RFC 9112 section 3.2); this one has none.', { hint: "Send Host: with the node's host and port, as every HTTP/1.1 client does." }));
+    }
+    done();
+  });
+  // Expect other than 100-continue: the 417 in the envelope (Node answers an empty one itself).
+  app.server.on('checkExpectation', (_req, res) => expectationFailed(res));
   app.setValidatorCompiler(validatorCompiler);
   // Before any route: the document collects routes as they are registered (PROTOCOL 11.2).
   await registerOpenApi(app);

@@ -158,4 +158,17 @@ export function clientError(err: NodeJS.ErrnoException, socket: import('node:str
   socket.destroy(err);
 }
 
+/** An Expect header other than 100-continue (RFC 9110 10.1.1): 417 in the envelope, the connection closed. */
+export function expectationFailed(res: import('node:http').ServerResponse) {
+  const body = JSON.stringify({ error: 'This node meets no expectation but 100-continue.', code: 'expectation_failed', hint: ERROR_CODES.expectation_failed.action });
+  res.writeHead(417, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    connection: 'close',
+  });
+  res.end(body);
+}
+
 export { ERROR_CODES };

@@ -43,9 +43,9 @@ export function routeErrorCodes(route: DocumentedRoute): ErrorCode[] {
   const config = (route.config ?? {}) as NonNullable<RouteOptions['config']>;
   const schema = (route.schema ?? {}) as RouteSchema;
   // The HTTP layer answers these for any request, before a route runs (PROTOCOL 1.3): headers
-  // too large, a request too slow, malformed HTTP; and for a path with parameters, a segment
+  // too large, a request too slow, malformed HTTP or no Host, an Expect not met; and for a path with parameters, a segment
   // longer than the router takes.
-  const codes = new Set<ErrorCode>(['internal_error', 'headers_too_large', 'request_timeout', 'bad_request']);
+  const codes = new Set<ErrorCode>(['internal_error', 'headers_too_large', 'request_timeout', 'bad_request', 'expectation_failed']);
   // A write while the storage fails (a full disk, a database gone) is refused with 503; on a
   // shared database a read, or drawing a token, needs the database too (PROTOCOL 13).
   codes.add('storage_unavailable');

@@ -554,6 +554,28 @@ describe('connections an attacker holds open', () => {
   const stream = (from: string) => hold(`GET /api/events HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${from}\r\n\r\n`);
   const statusOf = (s: ReturnType<typeof hold>) => Number(/^HTTP\/1\.1 (\d{3})/.exec(s.answer())?.[1] ?? 0);
 
+  it("answers an HTTP/1.1 request without Host, and an Expect it does not meet, in the envelope (Node's own answers are empty)", async () => {
+    await open();
+    for (const [head, status, code] of [
+      ['GET /healthz HTTP/1.1\r\n\r\n', 400, 'bad_request'],
+      ['GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n', 417, 'expectation_failed'],
+    ] as const) {
+      const s = hold(head);
+      await s.closed;
+      const [top, body] = s.answer().split('\r\n\r\n');
+      expect(top.split('\r\n')[0]).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(top.toLowerCase()).toContain('content-type: application/json');
+      expect(JSON.parse(body)).toMatchObject({ code, error: expect.any(String), hint: expect.any(String) });
+    }
+    // HTTP/1.0 needs no Host; Expect: 100-continue is met.
+    const old = hold('GET /healthz HTTP/1.0\r\n\r\n');
+    await old.closed;
+    expect(old.answer()).toMatch(/^HTTP\/1\.1 200 /);
+    const cont = hold('GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n');
+    await cont.closed;
+    expect(cont.answer()).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+  });
+
   it('serves a bounded number of event streams per client and in all, and frees a slot when its stream closes', async () => {
     await open({ trustProxy: true, eventStreams: { perClient: 2, total: 4 } });
     const opened: ReturnType<typeof hold>[] = [];

@@ -135,7 +135,7 @@ describe('GET /openapi.json', () => {
 
   it('documents every refusal with its codes, and every code of the registry somewhere', () => {
     const judge = doc.paths['/api/knowledge/cap/judge-proposal/{id}'].post.responses;
-    expect(Object.keys(judge).sort()).toEqual(['200', '400', '401', '402', '403', '404', '408', '409', '413', '414', '429', '431', '500', '503']);
+    expect(Object.keys(judge).sort()).toEqual(['200', '400', '401', '402', '403', '404', '408', '409', '413', '414', '417', '429', '431', '500', '503']);
     for (const code of ['signature_required', 'invalid_signature', 'validation_failed', 'invalid_idempotency_key']) expect(judge['400'].description).toContain(code);
     expect(doc.paths['/api/agent/v1/register'].post.responses['429'].content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
     const described = JSON.stringify(doc.paths);
