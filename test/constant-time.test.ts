@@ -20,6 +20,7 @@ const PUBLIC: Record<string, string> = {
   "src/core/note.ts: keyHashOf(parts.name, Buffer.from(publicKey, 'hex')) !== parts.hash": 'a C2SP note key hash identifies a public key',
   'src/core/note.ts: k.keyHash.toLowerCase() !== keyHash': 'a C2SP note key hash identifies a public key',
   'verifier/bundle.ts: s.judgeSignature === sig.signature': "a judge's Ed25519 signature is public (it is in the bundle)",
+  'verifier/judgment.ts: js.signature !== signature': "a judge's Ed25519 signature is public (the attestation restates it)",
 };
 
 function sources(dir: string): string[] {

@@ -61,6 +61,9 @@ const hashOf = (content: ProposalContent) => {
   }
 };
 
+/** The kinds whose published node sits at the proposal's own path. */
+const PATH_KINDS: readonly ProposalKind[] = ['brief', 'capability', 'graph', 'artifact'];
+
 /** Reads a node or brief read; throws NotCheckableError when it is neither. */
 export function parseNodeRead(input: string | Uint8Array | unknown): { doc: Json; shape: 'node' | 'brief' } {
   let doc = input;
@@ -128,6 +131,10 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
     if (body.proposalId !== ev.proposalId) problems.push(`it is about ${String(body.proposalId)}`);
     if (pub.id !== entry.id) problems.push(`the evidence names event ${String(pub.id)}, the entry is ${String(entry.id)}`);
     if (body.contentSha256 !== undefined && body.contentSha256 !== evHash) problems.push(`it names content ${String(body.contentSha256)}, the evidence ${String(evHash)}`);
+    // The path served, against the path the decision published at (PROTOCOL 9.3): what binds it
+    // when the content cannot be rehashed here (a brief cut to tldr or core). Only kinds whose
+    // node sits at the proposal's own path (an expansion's branches sit below it).
+    if (typeof body.path === 'string' && PATH_KINDS.includes(evKind) && typeof doc.path === 'string' && doc.path !== body.path) problems.push(`it published at ${body.path}, the read serves ${doc.path}`);
     const legacy = body.contentSha256 === undefined;
     c.add(
       'log.publication',

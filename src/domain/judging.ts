@@ -298,6 +298,9 @@ async function decide(
     agent: proposal.proposer?.tag ?? null,
     body: auditEvent(published ? 'proposal.published' : 'proposal.rejected', proposal, now, {
       status: proposal.status,
+      // Where it publishes: a reader of a node cut to a level below deep (which cannot rehash
+      // the content) checks the path served against this.
+      path: proposal.path ?? null,
       judgments: proposal.judgments.map((j) => ({ judgmentId: j.judgmentId, weight: j.weight, composite: j.composite })),
       weightedComposite: proposal.outcome.weightedComposite,
       rule: { requiredJudgments: proposal.requiredJudgments, publishThreshold: PUBLISH_THRESHOLD },

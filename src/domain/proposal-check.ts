@@ -82,7 +82,8 @@ function contentProblems(p: ProposalRecord, events: EventBody[]): string[] {
   if (p.status === 'published' || p.status === 'rejected') {
     const decision = events.filter((e) => e.event === `proposal.${p.status}`);
     if (decision.length !== 1) problems.push(`${decision.length} proposal.${p.status} events (expected 1)`);
-    else if (Array.isArray(decision[0].judgments)) {
+    else if (decision[0].path !== undefined && decision[0].path !== (p.path ?? null)) problems.push(`its decision event published at ${String(decision[0].path)}, the proposal is at ${String(p.path)}`);
+    if (decision.length === 1 && Array.isArray(decision[0].judgments)) {
       const counted = (decision[0].judgments as Array<{ judgmentId: string }>).map((j) => j.judgmentId).join();
       if (counted !== p.judgments.map((j) => j.judgmentId).join()) problems.push('its decision event counted other judgments than those stored');
       if (decision[0].weightedComposite !== p.outcome?.weightedComposite) problems.push(`its decision event logged ${String(decision[0].weightedComposite)}, the outcome says ${String(p.outcome?.weightedComposite)}`);

@@ -171,6 +171,10 @@ describe('knowledge reads carry their evidence (PROTOCOL 10.7)', () => {
         const t = structuredClone(read);
         t.brief.levels.tldr += ' Or not.';
         expect(failed(verifyNode(t, pin())), level).toContain('manifest.content');
+        // Served at another path: the decision event names the path it published at (9.3).
+        expect(read.path, level).toBe(path);
+        expect(read.evidence.publication.entry.body.path).toBe(path);
+        expect(failed(verifyNode({ ...read, path: '/elsewhere/retries' }, pin())), level).toContain('log.publication');
       }
     }
     // The manifest's Ed25519 signature is checked by the node too: a changed byte is invalid there.
