@@ -71,8 +71,9 @@ function vmHWM(): number | undefined {
 async function runNode(dataDir: string) {
   const store = await openLevelStore(dataDir);
   const keys = loadOrCreateNodeKeys(dataDir, cryptoRandom, Date.now());
-  // The token bucket would refuse a benchmark's request rate; everything else is as served.
-  const app = await createApp({ store, keys, config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } } });
+  // The token bucket and the daily upload quota would refuse a benchmark's request rate (the
+  // quota is still reserved and released on every upload); everything else is as served.
+  const app = await createApp({ store, keys, config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 }, casQuotaBytes: Number.MAX_SAFE_INTEGER } });
   // The HTTP ceiling of an upload: the same node, hooks and raw-body handling as POST /api/cas,
   // the body hashed as it arrives and an answer of the same shape, but nothing stored.
   await app.register(async (scope) => {
