@@ -209,21 +209,28 @@ export function* cosignaturesChecking(
   }
   const parsed = parseNote(signedNote);
   if (!parsed.ok) return { text: null, valid: [], invalid: [], missing: [...ring.keys()], error: parsed.error };
-  const valid: VerifiedCosignature[] = [];
-  const invalid: CosignatureReport['invalid'] = [];
+  const validById = new Map<string, VerifiedCosignature>();
+  const invalidById = new Map<string, CosignatureReport['invalid'][number]>();
   const seen = new Set<string>();
+  const judged = new Set<string>();
   for (const line of parsed.signatures) {
     const id = `${line.name}+${line.keyId}`;
     const key = ring.get(id);
-    if (!key || seen.has(id)) continue;
+    if (!key || judged.has(line.line)) continue; // the same line twice has one verdict
+    judged.add(line.line);
     seen.add(id);
+    // Every line under a given key is verified (signed-note: "If the key name and ID match a
+    // known key, verifiers MUST verify the signature"): a valid line does not hide a failing one.
     const r = yield* checkLine(parsed.text, key, line);
-    if (!r.ok) invalid.push({ name: line.name, keyId: line.keyId, why: r.why });
-    else if (options.now !== undefined && r.timestamp > options.now + (options.maxFutureSeconds ?? 600)) invalid.push({ name: line.name, keyId: line.keyId, why: `dated ${r.timestamp}, in the future` });
-    else valid.push({ name: line.name, keyId: line.keyId, timestamp: r.timestamp, line: line.line });
+    const why = !r.ok ? r.why : options.now !== undefined && r.timestamp > options.now + (options.maxFutureSeconds ?? 600) ? `dated ${r.timestamp}, in the future` : null;
+    if (why !== null) {
+      if (!invalidById.has(id)) invalidById.set(id, { name: line.name, keyId: line.keyId, why });
+    } else if (r.ok && !validById.has(id)) validById.set(id, { name: line.name, keyId: line.keyId, timestamp: r.timestamp, line: line.line });
   }
+  // A key with a failing line counts as no cosignature, whatever its other lines.
+  const valid = [...validById].filter(([id]) => !invalidById.has(id)).map(([, v]) => v);
   const missing = [...ring.keys()].filter((id) => !seen.has(id));
-  return { text: parsed.text, valid, invalid, missing };
+  return { text: parsed.text, valid, invalid: [...invalidById.values()], missing };
 }
 
 /** The note's text with its signature lines plus the given extra lines (each ending in a newline), deduplicated. */

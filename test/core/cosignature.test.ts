@@ -237,5 +237,18 @@ describe('cosignatures (src/core/cosignature.ts)', () => {
       const note = `${logNote}${line}${line}`;
       expect(verifyCosignatures(note, [vkey]).valid).toHaveLength(1);
     });
+
+    it('every line under a given key is verified: a valid line does not hide a failing one of the same key', () => {
+      const good = cosign(text, signer, 10);
+      const b = Buffer.from(good.trim().split(' ').pop()!, 'base64');
+      b[b.length - 1] ^= 1;
+      const broken = `${good.slice(0, good.lastIndexOf(' ') + 1)}${b.toString('base64')}\n`;
+      for (const note of [`${logNote}${good}${broken}`, `${logNote}${broken}${good}`]) {
+        const r = verifyCosignatures(note, [vkey]);
+        expect(r.valid).toEqual([]);
+        expect(r.invalid).toHaveLength(1);
+        expect(r.invalid[0].why).toMatch(/does not verify/);
+      }
+    });
   });
 });

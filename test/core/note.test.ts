@@ -206,6 +206,19 @@ describe('signed notes (src/core/note.ts)', () => {
       expect(openNote(twice, [alice.verifierKey])).toEqual({ ok: true, text, verifiedBy: [alice.name], errors: [] });
     });
 
+    it('verifies every line of a known key: a failing second line under it refuses the note, in either order', () => {
+      // C2SP signed-note: "If the key name and ID match a known key, verifiers MUST verify the signature."
+      const line = signatureLines(byAlice).trim();
+      const sig = Buffer.from(line.slice(line.lastIndexOf(' ') + 1), 'base64');
+      sig[sig.length - 1] ^= 1;
+      const broken = `${line.slice(0, line.lastIndexOf(' ') + 1)}${sig.toString('base64')}\n`;
+      for (const note of [byAlice + broken, byAlice.replace(line, broken + line)]) {
+        const opened = openNote(note, [alice.verifierKey]);
+        expect(opened.ok).toBe(false);
+        expect(opened.errors).toEqual([`invalid signature by ${alice.name}+${noteKeyHash(alice.name, alice.publicKey)}`]);
+      }
+    });
+
     it('refuses malformed notes without throwing', () => {
       const sig = signatureLines(byAlice);
       const malformed: Record<string, string | Uint8Array> = {

@@ -185,6 +185,18 @@ describe('the witness (src/witness)', () => {
       expect((await post(w.url, formatAddCheckpoint(0, [], tampered))).status).toBe(403);
     });
 
+    it('MUST respond 403 when any line under the trusted key fails, even after a valid one under that key', async () => {
+      // "or a signature line's key name and ID match a trusted key but the signature itself
+      // fails to verify": a second line of the log's key with a broken signature, in either order.
+      const good = log.checkpoint(2);
+      const line = good.slice(good.lastIndexOf('\n\n') + 2, -1);
+      const sig = Buffer.from(line.slice(line.lastIndexOf(' ') + 1), 'base64');
+      sig[sig.length - 1] ^= 1;
+      const broken = `${line.slice(0, line.lastIndexOf(' ') + 1)}${sig.toString('base64')}`;
+      expect((await post(w.url, formatAddCheckpoint(0, [], `${good}${broken}\n`))).status).toBe(403);
+      expect((await post(w.url, formatAddCheckpoint(0, [], good.replace(line, `${broken}\n${line}`)))).status).toBe(403);
+    });
+
     it('MUST respond 400 when the old size is above the checkpoint size, or the body is malformed', async () => {
       expect((await post(w.url, formatAddCheckpoint(5, [], log.checkpoint(3)))).status).toBe(400);
       expect((await post(w.url, 'old 1\n')).status).toBe(400);
