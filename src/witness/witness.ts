@@ -54,7 +54,10 @@ export interface RefusedCheckpoint {
 
 /** origin -> the latest cosigned checkpoint. */
 export const WitnessLogs = space<WitnessedLog>('witness-logs');
-/** `${origin}\u0000${ms}:${n}` -> a signed checkpoint the witness refused (a fork, a rollback). */
+/**
+ * `${origin}\u0000${hex sha256 of the signed checkpoint text}` -> a signed checkpoint the witness
+ * refused (a fork, a rollback): one record per checkpoint the log signed, the first refusal's.
+ */
 export const WitnessRefused = space<RefusedCheckpoint>('witness-refused');
 
 const lockOf = (origin: string) => `witness:${origin}`;
@@ -98,7 +101,6 @@ export class Witness {
   readonly verifierKey: string;
   private readonly logs: Map<string, NoteVerifierKey[]>;
   private readonly byHash: Map<string, string>;
-  private refusedCounter = 0;
 
   constructor(private readonly options: WitnessOptions) {
     this.name = options.key.name;
@@ -153,29 +155,33 @@ export class Witness {
       // cosigned for the checkpoint's origin (or zero if it never cosigned a checkpoint for
       // that origin). If it doesn't match, the witness MUST respond with a "409 Conflict"".
       if (req.oldSize !== knownSize) return { conflict: knownSize } as const;
-      const refuse = (reason: string) => {
+      const refuse = async (reason: string) => {
         // "the witness MAY log the request even if the checkpoint fails one of the consistency
         // checks above (but MUST NOT cosign the checkpoint), as it might be proof of log misbehavior."
-        const at = clock.now();
-        tx.put(WitnessRefused, `${origin}\u0000${String(at).padStart(15, '0')}:${this.refusedCounter++}`, {
-          origin, status: 422, reason, oldSize: req.oldSize, size: cp.size, root: cp.rootHash.toString('base64'), checkpoint: req.checkpoint, at,
-        });
+        // Kept once per signed text: anyone may send the log's public checkpoint again with a
+        // junk proof, and each request must not add a record (disk, and false evidence).
+        const key = `${origin}\u0000${createHash('sha256').update(opened.text!, 'utf8').digest('hex')}`;
+        if ((await tx.get(WitnessRefused, key)) === undefined) {
+          tx.put(WitnessRefused, key, {
+            origin, status: 422, reason, oldSize: req.oldSize, size: cp.size, root: cp.rootHash.toString('base64'), checkpoint: req.checkpoint, at: clock.now(),
+          });
+        }
         return { refused: reason } as const;
       };
       // "A checkpoint of size zero MUST have the root hash of the empty tree ... Otherwise, the
       // witness MUST respond with a "422 Unprocessable Entity"".
-      if (cp.size === 0 && !cp.rootHash.equals(EMPTY_ROOT)) return refuse('a checkpoint of size 0 must have the root hash of the empty tree');
+      if (cp.size === 0 && !cp.rootHash.equals(EMPTY_ROOT)) return await refuse('a checkpoint of size 0 must have the root hash of the empty tree');
       if (req.oldSize === 0) {
         // "If the old size is zero, the consistency proof MUST be empty".
-        if (req.proof.length !== 0) return refuse('the consistency proof from size 0 must be empty');
+        if (req.proof.length !== 0) return await refuse('the consistency proof from size 0 must be empty');
       } else if (req.oldSize === cp.size) {
         // "If the old size matches the checkpoint size, the witness MUST check that the root
         // hashes are also identical."
-        if (!cp.rootHash.equals(knownRoot)) return refuse(`another root hash for the ${cp.size} entries already cosigned: a fork`);
-        if (req.proof.length !== 0) return refuse('the consistency proof between equal sizes must be empty');
+        if (!cp.rootHash.equals(knownRoot)) return await refuse(`another root hash for the ${cp.size} entries already cosigned: a fork`);
+        if (req.proof.length !== 0) return await refuse('the consistency proof between equal sizes must be empty');
       } else if (!verifyConsistency(req.oldSize, cp.size, req.proof, knownRoot, cp.rootHash)) {
         // "if a Merkle Consistency Proof doesn't verify, the witness MUST respond with a "422"".
-        return refuse(`the consistency proof from ${req.oldSize} to ${cp.size} does not verify: the checkpoint does not extend the one cosigned`);
+        return await refuse(`the consistency proof from ${req.oldSize} to ${cp.size} does not verify: the checkpoint does not extend the one cosigned`);
       }
       // "The cosignature MUST NOT omit the timestamp, i.e. the timestamp MUST NOT be zero."
       const timestamp = Math.max(1, Math.floor(clock.now() / 1000));
@@ -217,7 +223,8 @@ export class Witness {
     for (const origin of this.origins) {
       const known = await this.options.store.get(WitnessLogs, origin);
       const refused = await this.options.store.list(WitnessRefused, { gte: `${origin}\u0000`, lt: `${origin}\u0001` });
-      logs.push({ origin, size: known?.size ?? 0, root: known?.root ?? null, at: known?.at ?? null, refused: refused.length, lastRefused: refused.at(-1)?.[1].reason ?? null });
+      const last = refused.reduce<RefusedCheckpoint | undefined>((a, [, r]) => (!a || r.at >= a.at ? r : a), undefined);
+      logs.push({ origin, size: known?.size ?? 0, root: known?.root ?? null, at: known?.at ?? null, refused: refused.length, lastRefused: last?.reason ?? null });
     }
     return { name: this.name, verifierKey: this.verifierKey, logs };
   }

@@ -154,9 +154,20 @@ describe('the witness (src/witness)', () => {
         expect(r.status).toBe(422);
         expect(r.body).toMatch(/consistency proof/);
       }
-      expect((await w.witness.status()).logs[0]).toMatchObject({ size: 6, refused: 3 });
+      // One record per signed checkpoint: the same one sent again with another proof adds none.
+      expect((await w.witness.status()).logs[0]).toMatchObject({ size: 6, refused: 2 });
       // The honest extension is still cosigned.
       expect((await post(w.url, log.request(6, 12))).status).toBe(200);
+    });
+
+    it('keeps one record of a signed checkpoint however often it is refused: a replay with a junk proof grows nothing', async () => {
+      // Anyone can send the log's public checkpoint with a proof that does not verify: each is a
+      // 422, but the record is of the checkpoint, so replays neither fill the disk nor pile up
+      // false evidence against the log.
+      const before = (await w.witness.status()).logs[0].refused;
+      const junk = formatAddCheckpoint(12, [Buffer.alloc(32, 9)], log.checkpoint(14));
+      for (let i = 0; i < 5; i++) expect((await post(w.url, junk)).status).toBe(422);
+      expect((await w.witness.status()).logs[0]).toMatchObject({ size: 12, refused: before + 1 });
     });
   });
 
