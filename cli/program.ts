@@ -101,7 +101,7 @@ async function explainNoIdentity(cli: Cli, err: CliError): Promise<CliError> {
   try {
     await new AkasClient({ baseUrl: g.baseUrl }).get('/healthz');
   } catch (e) {
-    if (CliError.is(e) && (e.body.code === 'unreachable' || e.body.code === 'not_akas')) return e;
+    if (CliError.is(e) && (e.body.code === 'unreachable' || e.body.code === 'not_akas' || e.body.code === 'bad_base_url')) return e;
   }
   const elsewhere = savedNodes(g.profile).filter((url) => url !== g.baseUrl.replace(/\/$/, ''));
   if (elsewhere.length === 0) return err;

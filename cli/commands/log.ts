@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { baseUrlProblem } from '../client.js';
 import { CliError, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { errorLines, table } from '../output.js';
@@ -122,14 +123,32 @@ export function logCommands(program: Command, cli: Cli) {
           else out.io.stdout.write(terminalSafe(`${String(entry.seq).padStart(6)}  ${new Date(entry.attestedAt).toISOString()}  ${entry.kind.padEnd(32)} ${entry.agent ?? '-'}  ${entry.body.event ?? entry.body.subjectSha256 ?? ''} ${entry.body.proposalId ?? ''}`) + '\n');
         };
         // A dropped stream (a slow reader, a restart) is resumed where it stopped.
+        let connected = false;
         for (let attempt = 0; ; attempt++) {
           try {
-            await readEvents(client.url(`/api/events?${q}`), last ? { 'last-event-id': last } : {}, onEvent);
+            await readEvents(client.url(`/api/events?${q}`), last ? { 'last-event-id': last } : {}, onEvent, undefined, () => (connected = true));
             if (!opts.follow) return;
           } catch (e) {
-            const status = (e as { status?: number }).status;
-            if (status && status < 500) throw new CliError(1, (e as Error).message, { code: 'refused', status });
-            if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: ${(e as Error).message}`, { code: 'unreachable' });
+            const { status, body, contentType } = e as { status?: number; body?: string; contentType?: string };
+            if (status !== undefined) {
+              // An answer that is not an event stream: the node's refusal envelope, or some other server.
+              let envelope: Json | undefined;
+              try {
+                envelope = contentType?.includes('json') && body ? (JSON.parse(body) as Json) : undefined;
+              } catch {
+                envelope = undefined;
+              }
+              if (envelope && typeof envelope === 'object' && typeof envelope.code === 'string') {
+                if (status < 500 || !opts.follow || attempt > 20) throw new CliError(status < 500 ? 1 : 2, `${String(envelope.error ?? envelope.detail ?? `HTTP ${status}`)} (${envelope.code}, HTTP ${status})`, { status, ...envelope });
+              } else if (!connected) {
+                throw new CliError(2, `${client.baseUrl} is not an akas node: asked for /api/events, it answered HTTP ${status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}. Check --base-url / AKAS_BASE_URL.`, { code: 'not_akas', baseUrl: client.baseUrl, status });
+              } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: HTTP ${status}`, { code: 'unreachable', status });
+            } else if (!connected) {
+              const bad = baseUrlProblem(client.baseUrl);
+              if (bad) throw bad;
+              const cause = (e as { code?: string }).code ?? (e as Error).message;
+              throw new CliError(2, `nothing answers at ${client.baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, { code: 'unreachable', baseUrl: client.baseUrl });
+            } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: ${(e as Error).message}`, { code: 'unreachable' });
           }
           await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 4))));
         }

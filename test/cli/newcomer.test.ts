@@ -62,6 +62,39 @@ describe('a --base-url where no akas node is', () => {
     expect(j.json()).toMatchObject({ ok: false, code: 'not_akas', status: 404 });
   });
 
+  it('says a --base-url without http:// is not a URL, with the one it probably meant', async () => {
+    const { profile } = await h.agent();
+    const bare = h.baseUrl.replace(/^http:\/\//, '');
+    for (const args of [['me'], ['search', 'x'], ['events'], ['cas', 'put', file('blob.txt', 'hello')]]) {
+      const r = await h.akas(['--base-url', bare, ...args], { profile });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`--base-url ${bare} is not an http:// or https:// URL: try --base-url http://${bare}`);
+      expect(r.stderr, args.join(' ')).not.toContain('nothing answers');
+    }
+    const j = await h.akas(['--json', '--base-url', 'htp://127.0.0.1:9', 'me'], { profile });
+    expect(j.json()).toMatchObject({ ok: false, code: 'bad_base_url' });
+    expect(j.json().error).toContain('try --base-url http://127.0.0.1:9');
+  });
+
+  it('akas events says nothing answers, or not an akas node, where the other commands do', async () => {
+    const down = await h.akas(['--base-url', 'http://127.0.0.1:9', 'events']);
+    expect(down.code).toBe(2);
+    expect(down.stderr).toContain('nothing answers at http://127.0.0.1:9');
+    expect(down.stderr).not.toContain('broke off');
+    const other = await h.akas(['--base-url', otherUrl, 'events']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain(`${otherUrl} is not an akas node`);
+    expect(other.stderr).not.toContain('<html>');
+    const j = await h.akas(['--json', '--base-url', otherUrl, 'events']);
+    expect(j.json()).toMatchObject({ ok: false, code: 'not_akas', status: 404 });
+    // The node's own refusal is its envelope, not "HTTP 400: {...}".
+    const refused = await h.akas(['events', '--from', '99999999999999999999']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('(validation_failed, HTTP 400)');
+    expect(refused.stderr).toContain('from');
+    expect(refused.stderr).not.toMatch(/HTTP \d+: \{/);
+  });
+
   it('names the nodes a profile does hold when it has no identity at this one', async () => {
     const { profile } = await h.agent();
     // Another live node, where this profile has no identity.
