@@ -196,3 +196,30 @@ describe('akas propose --template and --dry-run', () => {
     expect(fields.stdout).toMatch(/createdAt {2}\(required, integer\) {2}When it was made: Unix time in milliseconds/);
   });
 });
+
+describe('usage errors', () => {
+  it('a typo of a command gets the suggestion and a pointer, not the whole command list', async () => {
+    const r = await h.akas(['regster']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown command 'regster'");
+    expect(r.stderr).toContain('(Did you mean register?)');
+    expect(r.stderr).toContain('akas --help lists every command');
+    expect(r.stderr).not.toContain('Commands:');
+    // A subcommand's usage error still shows its own short help.
+    const missing = await h.akas(['judge']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing required argument 'id'");
+    expect(missing.stderr).toContain('Usage: akas judge');
+  });
+
+  it('under --json is JSON on stdout, as every other failure is', async () => {
+    for (const args of [['--json', 'regster'], ['--json', 'judge'], ['judge', '--json'], ['--json', 'me', '--no-such-option']]) {
+      const r = await h.akas(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.json(), args.join(' ')).toMatchObject({ ok: false, code: 'usage' });
+      expect(r.json().error, args.join(' ')).not.toMatch(/^error:/);
+    }
+    // Without --json, stdout stays empty.
+    expect((await h.akas(['judge'])).stdout).toBe('');
+  });
+});
