@@ -223,3 +223,14 @@ describe('usage errors', () => {
     expect((await h.akas(['judge'])).stdout).toBe('');
   });
 });
+
+describe('akas demo seed', () => {
+  it('lists each proposal with the path it is about, the eval result with the artifact it evaluates', async () => {
+    const r = await h.akas(['--json', 'demo', 'seed']);
+    expect(r.code, r.stderr).toBe(0);
+    const byKind = Object.fromEntries((r.json().proposals as Array<{ kind: string; path: string | null }>).map((p) => [p.kind, p.path]));
+    expect(byKind).toMatchObject({ capability: '/tools/pdf-to-text', artifact: '/models/tiny-classifier', 'eval-result': '/models/tiny-classifier' });
+    const human = await h.akas(['demo', 'seed']);
+    expect(human.stdout).toContain('nothing to do');
+  });
+});
