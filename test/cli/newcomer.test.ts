@@ -234,3 +234,24 @@ describe('akas demo seed', () => {
     expect(human.stdout).toContain('nothing to do');
   });
 });
+
+describe('akas attest --template', () => {
+  it('prints the example body of the kind, which the dry run takes; an unknown kind lists the kinds', async () => {
+    const r = await h.akas(['attest', 'review.attestation.v1', '--template']);
+    expect(r.code, r.stderr).toBe(0);
+    const body = JSON.parse(r.stdout);
+    expect(body).toHaveProperty('verdict');
+    const dry = await h.akas(['attest', 'review.attestation.v1', '--file', file('review.json', body), '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('valid review.attestation.v1');
+    expect(dry.stdout).toContain(`akas attest review.attestation.v1 --file ${join(work, 'review.json')}`);
+    const unknown = await h.akas(['attest', 'reviw.attestation.v1', '--template']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown attestation kind "reviw.attestation.v1"');
+    expect(unknown.stderr).toContain('  review.attestation.v1');
+    // Without a body, the refusal names the template.
+    const bare = await h.akas(['attest', 'review.attestation.v1', '--dry-run']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('akas attest KIND --template');
+  });
+});
