@@ -255,3 +255,14 @@ describe('akas attest --template', () => {
     expect(bare.stderr).toContain('akas attest KIND --template');
   });
 });
+
+describe('where the keys an auditor pins come from', () => {
+  it('the verify commands name akas node-keys for --issuer, --issuer-keys and --log-key', async () => {
+    for (const sub of ['bundle', 'node', 'credential', 'log-proof']) {
+      const r = await h.akas(['verify', sub, '--help']);
+      expect(r.code, sub).toBe(0);
+      expect(r.stdout.replace(/\s+/g, ' '), sub).toContain('akas node-keys');
+      expect(r.stdout, sub).not.toMatch(/\(GET \/api\/node\/keys\)|from GET \/api\/node\/keys|\/healthz or \/api\/node\/keys/);
+    }
+  });
+});
