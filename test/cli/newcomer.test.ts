@@ -266,3 +266,16 @@ describe('where the keys an auditor pins come from', () => {
     }
   });
 });
+
+describe('akas serve --demo where it cannot seed', () => {
+  it('says every flag it needs at once, before making anything', async () => {
+    const data = join(work, 'node');
+    const r = await h.akas(['serve', '--demo', '--host', '0.0.0.0', '--port', '0', '--data', data]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('add --allow-same-ip and --allow-demo-calibration');
+    const calibrated = await h.akas(['serve', '--demo', '--calibration', join(work, 'cal'), '--port', '0', '--data', data]);
+    expect(calibrated.code).toBe(2);
+    expect(calibrated.stderr).toContain('start it without --calibration');
+    expect(readdirSync(work)).not.toContain('node');
+  });
+});
