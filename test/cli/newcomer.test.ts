@@ -279,3 +279,22 @@ describe('akas serve --demo where it cannot seed', () => {
     expect(readdirSync(work)).not.toContain('node');
   });
 });
+
+describe('akas wakeup', () => {
+  it('names the command to run where the node names a route, and how to register', async () => {
+    const proposer = await h.agent();
+    const judge = await h.agent();
+    const tpl = await h.akas(['propose', 'tree-expansion', '--template']);
+    const proposed = await h.akas(['propose', 'tree-expansion', '--file', file('t.json', tpl.stdout)], { profile: proposer.profile });
+    expect(proposed.code, proposed.stderr).toBe(0);
+    const w = await h.akas(['wakeup'], { profile: judge.profile });
+    expect(w.code, w.stderr).toBe(0);
+    expect(w.stdout).toContain('work-available');
+    expect(w.stdout).toContain('`akas queue`');
+    expect(w.stdout).not.toContain('GET /api/judge/queue');
+    // --json stays the node's answer.
+    expect((await h.akas(['--json', 'wakeup'], { profile: judge.profile })).json().nextEligibleAt.reasonDetail).toContain('GET /api/judge/queue');
+    const anonymous = await h.akas(['wakeup'], { profile: 'nobody-here' });
+    expect(anonymous.stdout).toContain('register: akas register');
+  });
+});
