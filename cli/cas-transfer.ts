@@ -10,6 +10,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { CliError, usageError } from './errors.js';
+import { baseUrlProblem } from './client.js';
 import type { Output } from './output.js';
 import type { Cli } from './program.js';
 import type { ProgressHandle } from './views/progress.js';
@@ -38,6 +39,8 @@ function unreachable(cli: Cli, e: unknown): CliError {
   const err = e as { code?: string; cause?: { code?: string }; message?: string };
   const cause = err.cause?.code ?? err.code ?? err.message;
   const baseUrl = cli.globals().baseUrl;
+  const bad = baseUrlProblem(baseUrl);
+  if (bad) return bad;
   return new CliError(2, `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
     code: 'unreachable',
     baseUrl,

@@ -65,6 +65,22 @@ const nodeTransport: Transport = async (url, init) => {
   });
 };
 
+/**
+ * A --base-url that is not an http:// or https:// URL (`127.0.0.1:7373`, `htp://...`) is a
+ * typo, not a node that is down: say so, with the URL it probably meant.
+ */
+export function baseUrlProblem(baseUrl: string): CliError | undefined {
+  let u: URL | undefined;
+  try {
+    u = new URL(baseUrl);
+  } catch {
+    u = undefined;
+  }
+  if (u && (u.protocol === 'http:' || u.protocol === 'https:')) return undefined;
+  const guess = /^[a-z][a-z0-9+.-]*:\/\//i.test(baseUrl) ? baseUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, 'http://') : `http://${baseUrl}`;
+  return new CliError(2, `--base-url ${baseUrl} is not an http:// or https:// URL: try --base-url ${guess} (or AKAS_BASE_URL)`, { code: 'bad_base_url', baseUrl });
+}
+
 export class AkasClient {
   readonly baseUrl: string;
   apiKey?: string;
@@ -100,6 +116,8 @@ export class AkasClient {
     try {
       res = await this.fetchImpl(this.url(path), { method, headers, body: payload });
     } catch (e) {
+      const bad = baseUrlProblem(this.baseUrl);
+      if (bad) throw bad;
       const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
       throw new CliError(2, `nothing answers at ${this.baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
         code: 'unreachable',

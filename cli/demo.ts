@@ -194,7 +194,7 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
       });
       status = r.newStatus;
     }
-    const path = (payload as { path?: string; artifactPath?: string; brief?: unknown }).path ?? (kind === 'brief' ? '/distributed-systems/retries-with-backoff' : null);
+    const path = (payload as { path?: string; artifactPath?: string }).path ?? (payload as { artifactPath?: string }).artifactPath ?? (kind === 'brief' ? '/distributed-systems/retries-with-backoff' : null);
     proposals.push({ proposalId: p.proposalId, kind, path, status });
     progress(`demo: ${kind} ${path ?? ''} ${status} (${p.proposalId})`);
   };

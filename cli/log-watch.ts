@@ -251,7 +251,7 @@ function entryOfLeaf(leaf: Buffer): LogEntry | string {
 export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {}): Promise<WatchResult> {
   const state = readWatchState(statePath);
   const key = opts.logKey ?? state?.logKey;
-  if (!key) return { ok: false, message: 'following tiles needs the log key on the first run: --log-key KEY (GET /api/node/keys)' };
+  if (!key) return { ok: false, message: 'following tiles needs the log key on the first run: --log-key KEY (akas node-keys prints it)' };
   if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
   const note = (await fetchBytes('checkpoint')).toString('utf8');
   const checked = checkedCheckpoint(note, key, opts.witnesses);

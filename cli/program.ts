@@ -73,6 +73,10 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
     client: () => new AkasClient({ baseUrl: program.opts<GlobalOptions>().baseUrl, apiKey: cli.identity()?.apiKey }),
   };
   for (const group of groups) group(program, cli);
+  // An unknown command gets commander's "Did you mean ...?" and a pointer, not the whole
+  // command list after it (which pushed the suggestion off the screen); a subcommand's
+  // usage error still shows that subcommand's short help.
+  program.showHelpAfterError(`(${program.name()} --help lists every command)`);
   return { program, cli };
 }
 
@@ -101,7 +105,7 @@ async function explainNoIdentity(cli: Cli, err: CliError): Promise<CliError> {
   try {
     await new AkasClient({ baseUrl: g.baseUrl }).get('/healthz');
   } catch (e) {
-    if (CliError.is(e) && (e.body.code === 'unreachable' || e.body.code === 'not_akas')) return e;
+    if (CliError.is(e) && (e.body.code === 'unreachable' || e.body.code === 'not_akas' || e.body.code === 'bad_base_url')) return e;
   }
   const elsewhere = savedNodes(g.profile).filter((url) => url !== g.baseUrl.replace(/\/$/, ''));
   if (elsewhere.length === 0) return err;
@@ -134,11 +138,21 @@ function savedNodes(profile: string): string[] {
 export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: NodeJS.ProcessEnv, shape?: (program: Command) => void): Promise<number> {
   const { program } = buildProgram(io, groups, env);
   shape?.(program);
+  if (shape) program.showHelpAfterError(`(${program.name()} --help lists every command)`);
   process.exitCode = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : EXIT.broken;
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return 0;
+      // Under --json a usage error is JSON on stdout too, as every other failure is (the
+      // message and help stay on stderr).
+      const dashdash = argv.indexOf('--');
+      if ((dashdash < 0 ? argv : argv.slice(0, dashdash)).includes('--json')) {
+        io.stdout.write(JSON.stringify({ ok: false, code: 'usage', error: e.message.replace(/^error: /, '') }, null, 2) + '\n');
+      }
+      return EXIT.broken;
+    }
     throw e;
   }
   return Number(process.exitCode ?? 0);

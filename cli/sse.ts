@@ -40,19 +40,22 @@ export class SseParser {
 
 /**
  * Streams the events of url to onEvent until the server ends the stream (or signal aborts).
- * Rejects on a connection error or a non-200 answer (with the body's error text).
+ * Rejects on a connection error, or an answer that is not a 200 event stream (with its
+ * status, body and content type).
  */
-export async function readEvents(url: string, headers: Record<string, string>, onEvent: (e: SseEvent) => void, signal?: AbortSignal): Promise<void> {
+export async function readEvents(url: string, headers: Record<string, string>, onEvent: (e: SseEvent) => void, signal?: AbortSignal, onOpen?: () => void): Promise<void> {
   const u = new URL(url);
   const { request } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
     const req = request(u, { method: 'GET', headers: { accept: 'text/event-stream', ...headers }, signal }, (res: IncomingMessage) => {
-      if (res.statusCode !== 200) {
+      const contentType = String(res.headers['content-type'] ?? '');
+      if (res.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
         let body = '';
         res.setEncoding('utf8').on('data', (c: string) => (body += c));
-        res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 300)}`), { status: res.statusCode, body })));
+        res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 300)}`), { status: res.statusCode, body, contentType })));
         return;
       }
+      onOpen?.();
       const parser = new SseParser();
       res.setEncoding('utf8');
       res.on('data', (c: string) => {

@@ -202,7 +202,7 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
   if (options.issuer) {
     trust = yield* trustChecking(options.issuer, mergeKeyLists(options.issuerKeys, bundle.issuerKeys as IssuerKeyList));
     c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
-  } else c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer, e.g. from its /healthz) to pin it');
+  } else c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer: akas node-keys, or its /healthz) to pin it');
 
   // L2: every judge signature, and each key's owner at the time.
   const l2 = yield* proposalJudgmentsChecking(proposal, judges);

@@ -293,6 +293,6 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
     const at = Number(m.fetchedAt);
     const inWindow = key !== undefined && at >= key.from && at < key.until;
     c.add('manifest.issuer', 'L1', `the signing key was the issuer's (pinned ${trust.pinned}) when the manifest was made`, inWindow, inWindow ? undefined : key === undefined ? `${String(ns?.issuer)} is not an issuer key reached from ${trust.pinned}` : 'that key was not the issuer\'s at fetchedAt');
-  } else c.add('manifest.issuer', 'L1', 'the manifest was signed by the node you trust', null, "not checked: pass --issuer DID (the node's issuer, e.g. from its /healthz)");
+  } else c.add('manifest.issuer', 'L1', 'the manifest was signed by the node you trust', null, "not checked: pass --issuer DID (the node's issuer: akas node-keys, or its /healthz)");
   c.add('manifest.hmac', 'L3', "the node's HMAC over the manifest", null, 'needs the node (akas verify manifest asks it): not checkable offline');
 }

@@ -61,7 +61,7 @@ export function credentialCommands(program: Command, cli: Cli) {
     .argument('<inputs...>', 'credential files, folders of .json/.jsonl files, or - (stdin)')
     .option('--at <time>', 'check the validity window at this instant (ISO 8601 or epoch ms; default now)')
     .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
-    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys): accept the issuer's prior keys, each in its window")
+    .option('--issuer-keys <file>', "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window")
     .option('--judge-signature', "also check the judge's own signature (L2) a judgment credential carries")
     .action(
       action(cli, async (paths: string[], opts: { at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
@@ -129,7 +129,7 @@ export function credentialCommands(program: Command, cli: Cli) {
     .option('--require-proof', 'refuse a presentation without a proof (otherwise reported as not checked)')
     .option('--at <time>', 'check the validity windows at this instant (ISO 8601 or epoch ms; default now)')
     .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
-    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys): accept the issuer's prior keys, each in its window")
+    .option('--issuer-keys <file>', "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window")
     .option('--judge-signature', "also check the judge's own signature (L2) each judgment credential carries")
     .action(
       action(cli, async (file: string, opts: { challenge?: string; domain?: string[]; requireProof?: boolean; at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
@@ -192,10 +192,10 @@ export function credentialCommands(program: Command, cli: Cli) {
     .description('check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events (L3), content hashes; says what it could not check')
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
-    .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
+    .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
-    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer")
-    .option('--log-key <key>', "the node's log key to pin (C2SP verifier key, from GET /api/node/keys); else the one the pinned --issuer endorses")
+    .option('--issuer-keys <file>', "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer")
+    .option('--log-key <key>', "the node's log key to pin (C2SP verifier key: akas node-keys prints it); else the one the pinned --issuer endorses")
     .option('--witness <key>', "a witness whose cosignature of the bundle's checkpoint counts (NAME+KEYID+KEY); repeatable", (v: string, p: string[]) => [...p, v], [] as string[])
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned (default: all)')
     .option('--verbose', 'list every check, not only those that failed or could not run')

@@ -87,6 +87,16 @@ function opener(url: string): [string, string[]] {
   return ['xdg-open', [url]];
 }
 
+/** The explorer page of a target (PROTOCOL 15): a tree path, a proposal, an agent, an attestation, else home. */
+export function explorerPage(target: string | undefined): string {
+  if (!target || target === '/') return '/';
+  if (target.startsWith('/')) return `/explore/tree${target.split('/').map(encodeURIComponent).join('/')}`;
+  if (/^[a-z]*prop_[0-9a-f]{16}$/.test(target)) return `/explore/proposals/${target}`;
+  if (/^att_[0-9a-f]{16}$/.test(target)) return `/explore/log/${target}`;
+  if (/^ak_[A-Za-z0-9_-]+$/.test(target)) return `/explore/agents/${target}`;
+  throw usageError(`not a tree path, proposal id, agent tag or attestation id: ${target}`);
+}
+
 async function openInBrowser(url: string) {
   const { spawn } = await import('node:child_process');
   const [cmd, args] = opener(url);
@@ -191,6 +201,26 @@ export function discoveryCommands(program: Command, cli: Cli) {
             ...chosen.flatMap((c) => ['', `# ${c}${snippets[c].file ? `: ${snippets[c].file}` : ''}`, snippets[c].text]),
           ].join('\n'),
         );
+      }),
+    );
+
+  program
+    .command('explore')
+    .description("open the node's explorer in a browser: its home, or a tree path, proposal, agent or attestation (--print: the URL only)")
+    .argument('[target]', 'a tree path (/models/x), a proposal id, an agent tag (ak_...) or an attestation id (att_...)')
+    .option('--print', 'print the page\'s URL without opening a browser')
+    .action(
+      action(cli, async (target: string | undefined, opts: { print?: boolean }) => {
+        const client = cli.client();
+        const page = explorerPage(target);
+        // The node must be there and the page exist before a browser is sent to it.
+        await client.get('/healthz');
+        const url = client.url(page);
+        const r = await client.call('GET', page, { headers: { accept: 'text/html' }, okStatuses: [404] });
+        if (r.status === 404) throw new CliError(1, `the node has no such page: ${url} (no ${target} there)`, { code: 'not_found', url });
+        if (opts.print) return void cli.output().result({ url }, url);
+        await openInBrowser(url);
+        cli.output().result({ opened: url }, `opened ${url} (a browser was asked to show it)`);
       }),
     );
 

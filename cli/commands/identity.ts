@@ -1,6 +1,7 @@
 // register, me, preview, wakeup, recover, profile: the agent identity from the shell.
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
+import { routesToCommands } from '../next-steps.js';
 import { table } from '../output.js';
 import { saveIdentity, trySave, updateIdentity, type SavedIdentity } from '../profile.js';
 import { usageError } from '../errors.js';
@@ -153,11 +154,11 @@ export function identityCommands(program: Command, cli: Cli) {
         const w = await client.get<Json>('/api/agent/v1/wakeup', Boolean(client.apiKey));
         cli.output().result(w, () =>
           w.authenticated === false
-            ? `not registered here: ${w.nextStep.note}\n  register: ${w.nextStep.registerUrl}`
+            ? `not registered here: ${w.nextStep.note}\n  register: akas register (${w.nextStep.registerUrl})`
             : table([
                 ['agent', w.agentTag],
                 ['next', `${w.nextEligibleAt.reason} at ${w.nextEligibleAt.iso}`],
-                ['detail', w.nextEligibleAt.reasonDetail],
+                ['detail', routesToCommands(String(w.nextEligibleAt.reasonDetail))],
                 ['poll after', `${w.pollAfterSeconds} s`],
                 ['balance', w.balance.spendable],
               ]),

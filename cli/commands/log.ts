@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { baseUrlProblem } from '../client.js';
 import { CliError, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { errorLines, table } from '../output.js';
@@ -27,19 +28,36 @@ function bodyOf(opts: { file?: string; body?: string }) {
   if (opts.file && opts.body) throw usageError('give --file or --body, not both');
   if (opts.file) return readJsonFile(opts.file);
   if (opts.body) return jsonArg(opts.body, '--body');
-  throw usageError('the attestation body is needed: --file BODY.json (- for stdin) or --body JSON');
+  throw usageError('the attestation body is needed: --file BODY.json (- for stdin) or --body JSON; akas attest KIND --template prints an example body to edit');
+}
+
+/** The node's attestation kinds (GET /credentials/index.json). */
+async function attestationKinds(cli: Cli): Promise<Array<{ kind: string; description?: string }>> {
+  const index = await cli.client().get<Json>('/credentials/index.json');
+  return Array.isArray(index.kinds) ? index.kinds : [];
 }
 
 export function logCommands(program: Command, cli: Cli) {
   program
     .command('attest')
     .description('record an attestation in the node\'s log (Bearer, calibrated); --dry-run only checks it against its schema')
-    .argument('<kind>', 'one of the 22 kinds (GET /credentials/index.json), e.g. review.attestation.v1')
+    .argument('<kind>', 'one of the 22 kinds, e.g. review.attestation.v1 (an unknown one lists them all)')
     .option('-f, --file <body.json>', 'the attestation body (- reads stdin)')
     .option('--body <json>', 'the body inline')
+    .option('--template', 'print the example body of this kind\'s schema, to edit: akas attest KIND --template > body.json')
     .option('--dry-run', 'check the body against the kind\'s schema; nothing is recorded (no key needed)')
     .action(
-      action(cli, async (kind: string, opts: { file?: string; body?: string; dryRun?: boolean }) => {
+      action(cli, async (kind: string, opts: { file?: string; body?: string; dryRun?: boolean; template?: boolean }) => {
+        if (opts.template) {
+          const kinds = await attestationKinds(cli);
+          const known = kinds.find((k) => k.kind === kind);
+          if (!known) throw usageError(`unknown attestation kind "${kind}"; the node's kinds:\n${kinds.map((k) => `  ${k.kind}`).join('\n')}`);
+          const schema = await cli.client().get<Json>(`/credentials/schemas/${encodeURIComponent(kind)}.json`);
+          const example = Array.isArray(schema.examples) ? schema.examples[0] : undefined;
+          if (example === undefined) throw new CliError(2, `the node's schema of ${kind} holds no example body; its fields: ${cli.globals().baseUrl}/credentials/schemas/${kind}.json`, { code: 'no_template' });
+          cli.io.stdout.write(JSON.stringify(example, null, 2) + '\n');
+          return 0;
+        }
         const body = bodyOf(opts);
         const client = cli.client();
         const out = cli.output();
@@ -47,7 +65,7 @@ export function logCommands(program: Command, cli: Cli) {
           const r = await client.post<Json>('/api/credentials/dry-run', { kind, body });
           out.result(r, () =>
             r.valid
-              ? `valid ${r.kind} (schemaVersion ${r.schemaVersion}); record it with: akas attest ${kind} ...`
+              ? `valid ${r.kind} (schemaVersion ${r.schemaVersion}); record it with: akas attest ${kind} ${opts.file ? `--file ${opts.file}` : '--body ...'}`
               : [
                   `NOT valid for ${r.kind}:`,
                   ...errorLines(r.errors, r.errorCount, (e) => `  ${(e as Json).instancePath || '(body)'} ${(e as Json).message}${(e as Json).fieldDescription ? ` — ${(e as Json).fieldDescription}` : ''}`),
@@ -82,7 +100,7 @@ export function logCommands(program: Command, cli: Cli) {
     .command('log-proof')
     .description('check an attestation\'s inclusion proof and checkpoint offline (the JSON of `akas attestation ID --json`)')
     .argument('<file>', 'the saved answer (- for stdin)')
-    .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string, from GET /api/node/keys or /api/attestations/head)")
+    .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too)")
     .option('--witness <key>', 'a witness whose cosignature counts (its cosignature/v1 verifier key NAME+KEYID+KEY, as `akas witness` prints it); repeatable', collect, [])
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned the checkpoint (default: all)')
     .action(
@@ -122,14 +140,32 @@ export function logCommands(program: Command, cli: Cli) {
           else out.io.stdout.write(terminalSafe(`${String(entry.seq).padStart(6)}  ${new Date(entry.attestedAt).toISOString()}  ${entry.kind.padEnd(32)} ${entry.agent ?? '-'}  ${entry.body.event ?? entry.body.subjectSha256 ?? ''} ${entry.body.proposalId ?? ''}`) + '\n');
         };
         // A dropped stream (a slow reader, a restart) is resumed where it stopped.
+        let connected = false;
         for (let attempt = 0; ; attempt++) {
           try {
-            await readEvents(client.url(`/api/events?${q}`), last ? { 'last-event-id': last } : {}, onEvent);
+            await readEvents(client.url(`/api/events?${q}`), last ? { 'last-event-id': last } : {}, onEvent, undefined, () => (connected = true));
             if (!opts.follow) return;
           } catch (e) {
-            const status = (e as { status?: number }).status;
-            if (status && status < 500) throw new CliError(1, (e as Error).message, { code: 'refused', status });
-            if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: ${(e as Error).message}`, { code: 'unreachable' });
+            const { status, body, contentType } = e as { status?: number; body?: string; contentType?: string };
+            if (status !== undefined) {
+              // An answer that is not an event stream: the node's refusal envelope, or some other server.
+              let envelope: Json | undefined;
+              try {
+                envelope = contentType?.includes('json') && body ? (JSON.parse(body) as Json) : undefined;
+              } catch {
+                envelope = undefined;
+              }
+              if (envelope && typeof envelope === 'object' && typeof envelope.code === 'string') {
+                if (status < 500 || !opts.follow || attempt > 20) throw new CliError(status < 500 ? 1 : 2, `${String(envelope.error ?? envelope.detail ?? `HTTP ${status}`)} (${envelope.code}, HTTP ${status})`, { status, ...envelope });
+              } else if (!connected) {
+                throw new CliError(2, `${client.baseUrl} is not an akas node: asked for /api/events, it answered HTTP ${status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}. Check --base-url / AKAS_BASE_URL.`, { code: 'not_akas', baseUrl: client.baseUrl, status });
+              } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: HTTP ${status}`, { code: 'unreachable', status });
+            } else if (!connected) {
+              const bad = baseUrlProblem(client.baseUrl);
+              if (bad) throw bad;
+              const cause = (e as { code?: string }).code ?? (e as Error).message;
+              throw new CliError(2, `nothing answers at ${client.baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, { code: 'unreachable', baseUrl: client.baseUrl });
+            } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: ${(e as Error).message}`, { code: 'unreachable' });
           }
           await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 4))));
         }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { limitArg } from '../input.js';
+import { routesToCommands } from '../next-steps.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
 import { trySave, updateIdentity } from '../profile.js';
@@ -316,7 +317,9 @@ export function proposalCommands(program: Command, cli: Cli) {
         const items = (page.items ?? []) as Json[];
         // The list reads keys: it needs a terminal on stdin too (`echo | akas queue` gets the table).
         const stdin = ((cli.io as IoWithStdin).stdin ?? process.stdin) as NodeJS.ReadStream;
-        if (out.interactive && stdin.isTTY && items.length > 0) {
+        // An agent who may not judge yet gets the list and why, not a judging view that ends refused.
+        const cannot = page.cannotJudge ? `you cannot judge yet (${page.cannotJudge.code}): ${routesToCommands(String(page.cannotJudge.reason))}` : null;
+        if (out.interactive && stdin.isTTY && items.length > 0 && !cannot) {
           const identity = cli.requireIdentity();
           const { runQueueView } = await import('../views/queue.js');
           const view = await runQueueView({
@@ -344,6 +347,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         const why = withheldLines(page.withheld);
         out.result(page, () => (items.length ? queueTable(items) : ['nothing to judge right now', ...why].join('\n')));
         if (items.length && why.length) out.note(why.join('\n'));
+        if (cannot) out.note(cannot);
         if (page.nextCursor) out.note(`more: akas queue --cursor ${page.nextCursor}`);
       }),
     );

@@ -117,7 +117,15 @@ export function serveCommands(program: Command, cli: Cli) {
         const { startNode, checkNode, sameIpPolicy, startError } = await import('../../src/http/server.js');
         const refusal = (e: unknown): never => refuse(e, startError(e, { dataDir, store: storeUrl }));
         const sameIp = sameIpPolicy({ host, trustProxy: trustProxy !== false, allowSameIp: Boolean(opts.allowSameIp) });
-        if (opts.demo && sameIp.enforced) throw usageError('--demo seeds the tree with four demo agents from this one address: run it on a loopback node (the default --host) or add --allow-same-ip');
+        // Everything --demo needs is said at once: four agents on one address, calibrated with
+        // the demo set's public answers (a node others can reach refuses that set by default).
+        if (opts.demo && (opts.calibration ?? env.AKAS_CALIBRATION)) {
+          throw usageError('--demo calibrates its four agents with the demo set\'s public answers: start it without --calibration (or AKAS_CALIBRATION); a demo node\'s tiers mean nothing');
+        }
+        if (opts.demo && sameIp.enforced) {
+          const flags = ['--allow-same-ip', ...(opts.allowDemoCalibration ? [] : ['--allow-demo-calibration'])];
+          throw usageError(`--demo seeds the tree with four demo agents from this one address, calibrated with the demo set's public answers: run it on a loopback node (the default --host), or add ${flags.join(' and ')} for a demo node others can reach (its tiers mean nothing)`);
+        }
         const { readNodeSecret } = await import('../../src/http/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
         try {

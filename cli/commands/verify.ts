@@ -136,8 +136,8 @@ export function verifyCommands(program: Command, cli: Cli) {
     .command('node')
     .description('check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, the publication in the log (exit 0 holds, 1 does not, 2 unreadable)')
     .argument('<file>', 'the node as `akas node PATH --json` prints it, or a brief as `akas brief ID --json` prints it (- for stdin)')
-    .option('--issuer <did>', "the node's issuer DID to pin (from its /healthz or /api/node/keys)")
-    .option('--issuer-keys <file>', "the node's key list (GET /api/node/keys), to follow the pinned issuer's signed rotations")
+    .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
+    .option('--issuer-keys <file>', "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys), to follow the pinned issuer's signed rotations")
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key); else the one the pinned --issuer endorses")
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(

@@ -66,7 +66,7 @@ export function Questionnaire({ questions, attemptsRemaining, onDone }: Question
         ))}
         <Box marginTop={1}>
           <Text>
-            Submit? This uses 1 of your {attemptsRemaining} remaining attempt(s); the best score is kept. (y/n){' '}
+            Submit? This uses 1 of your {attemptsRemaining} remaining attempt(s); the best score is kept.{' '}
           </Text>
           <YesNo defaultChoice="no" onYes={() => finish({ answers })} onNo={() => finish({ declined: true })} />
         </Box>

@@ -103,17 +103,21 @@ function notFound(id: string) {
   return new ServiceError('not_found', `No proposal ${id} of this kind.`);
 }
 
+/** Why an agent may not judge at all (uncalibrated, or below the judge floor), else null. */
+export function judgeStanding(agent: AgentRecord): { code: 'calibration_required' | 'tier_too_low'; reason: string } | null {
+  const score = agent.calibration.score;
+  if (score === null) return { code: 'calibration_required', reason: 'Calibrate before judging: GET /api/agent/v1/calibrate.' };
+  if (score < JUDGE_FLOOR) return { code: 'tier_too_low', reason: `Judging needs a calibration score of at least ${JUDGE_FLOOR} (mid); yours is ${score}.` };
+  return null;
+}
+
 /** Judges a proposal. Every refusal of PROTOCOL 7.5 is a ServiceError; a dry run changes nothing. */
 export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
   const { judge: judgeAgent, proposalId } = input;
   const score = judgeAgent.calibration.score;
-  if (score === null) throw new ServiceError('calibration_required', 'Calibrate before judging: GET /api/agent/v1/calibrate.');
-  if (score < JUDGE_FLOOR) {
-    throw new ServiceError('tier_too_low', `Judging needs a calibration score of at least ${JUDGE_FLOOR} (mid); yours is ${score}.`, {
-      tier: tierOf(score),
-      floor: JUDGE_FLOOR,
-    });
-  }
+  const standing = judgeStanding(judgeAgent);
+  if (standing?.code === 'calibration_required') throw new ServiceError('calibration_required', standing.reason);
+  if (standing) throw new ServiceError('tier_too_low', standing.reason, { tier: tierOf(score!), floor: JUDGE_FLOOR });
   const kind = kindOfProposalId(proposalId);
   if (!kind || (input.routeKind && input.routeKind !== kind)) throw notFound(proposalId);
 

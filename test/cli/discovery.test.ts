@@ -127,3 +127,26 @@ describe('akas docs', () => {
     }
   });
 });
+
+describe('akas explore', () => {
+  it("prints the explorer page of the node's home and an agent, and refuses a tree path or proposal the node does not hold", async () => {
+    const home = await h.akas(['explore', '--print']);
+    expect(home.code, home.stderr).toBe(0);
+    expect(home.stdout.trim()).toBe(`${h.baseUrl}/`);
+    const a = await h.agent();
+    const j = await h.akas(['--json', 'explore', a.tag, '--print']);
+    expect(j.code, j.stderr).toBe(0);
+    expect(j.json()).toEqual({ url: `${h.baseUrl}/explore/agents/${a.tag}` });
+    expect((await h.akas(['explore', '/', '--print'])).stdout.trim()).toBe(`${h.baseUrl}/`);
+    // A proposal the node does not hold is refused before any browser is opened.
+    const missing = await h.akas(['explore', 'cprop_0123456789abcdef', '--print']);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe('');
+    const path = await h.akas(['explore', '/models/nothing-here', '--print']);
+    expect(path.code).toBe(1);
+    expect(path.stderr).toContain(`the node has no such page: ${h.baseUrl}/explore/tree/models/nothing-here`);
+    const bad = await h.akas(['explore', 'not a thing', '--print']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('not a tree path, proposal id, agent tag or attestation id');
+  });
+});

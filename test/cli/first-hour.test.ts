@@ -136,6 +136,9 @@ describe('the calibration questionnaire on a terminal', () => {
     }
     await waitFor('Submit? This uses 1 of your 3 remaining attempt(s)');
     expect(stdout.text).toContain('A2: no answer');
+    // One y/N choice, whose capital letter is the default (it was "(y/n) y/N").
+    expect(stdout.text).toContain('the best score is kept. y/N');
+    expect(stdout.text).not.toContain('(y/n)');
     stdin.press(confirm);
     return running;
   }

@@ -62,6 +62,39 @@ describe('a --base-url where no akas node is', () => {
     expect(j.json()).toMatchObject({ ok: false, code: 'not_akas', status: 404 });
   });
 
+  it('says a --base-url without http:// is not a URL, with the one it probably meant', async () => {
+    const { profile } = await h.agent();
+    const bare = h.baseUrl.replace(/^http:\/\//, '');
+    for (const args of [['me'], ['search', 'x'], ['events'], ['cas', 'put', file('blob.txt', 'hello')]]) {
+      const r = await h.akas(['--base-url', bare, ...args], { profile });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(`--base-url ${bare} is not an http:// or https:// URL: try --base-url http://${bare}`);
+      expect(r.stderr, args.join(' ')).not.toContain('nothing answers');
+    }
+    const j = await h.akas(['--json', '--base-url', 'htp://127.0.0.1:9', 'me'], { profile });
+    expect(j.json()).toMatchObject({ ok: false, code: 'bad_base_url' });
+    expect(j.json().error).toContain('try --base-url http://127.0.0.1:9');
+  });
+
+  it('akas events says nothing answers, or not an akas node, where the other commands do', async () => {
+    const down = await h.akas(['--base-url', 'http://127.0.0.1:9', 'events']);
+    expect(down.code).toBe(2);
+    expect(down.stderr).toContain('nothing answers at http://127.0.0.1:9');
+    expect(down.stderr).not.toContain('broke off');
+    const other = await h.akas(['--base-url', otherUrl, 'events']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain(`${otherUrl} is not an akas node`);
+    expect(other.stderr).not.toContain('<html>');
+    const j = await h.akas(['--json', '--base-url', otherUrl, 'events']);
+    expect(j.json()).toMatchObject({ ok: false, code: 'not_akas', status: 404 });
+    // The node's own refusal is its envelope, not "HTTP 400: {...}".
+    const refused = await h.akas(['events', '--from', '99999999999999999999']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('(validation_failed, HTTP 400)');
+    expect(refused.stderr).toContain('from');
+    expect(refused.stderr).not.toMatch(/HTTP \d+: \{/);
+  });
+
   it('names the nodes a profile does hold when it has no identity at this one', async () => {
     const { profile } = await h.agent();
     // Another live node, where this profile has no identity.
@@ -161,5 +194,107 @@ describe('akas propose --template and --dry-run', () => {
     expect(bad.stdout).toContain('payload.provenance.license: is required');
     const fields = await h.akas(['schemas', '--proposal', 'artifact']);
     expect(fields.stdout).toMatch(/createdAt {2}\(required, integer\) {2}When it was made: Unix time in milliseconds/);
+  });
+});
+
+describe('usage errors', () => {
+  it('a typo of a command gets the suggestion and a pointer, not the whole command list', async () => {
+    const r = await h.akas(['regster']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown command 'regster'");
+    expect(r.stderr).toContain('(Did you mean register?)');
+    expect(r.stderr).toContain('akas --help lists every command');
+    expect(r.stderr).not.toContain('Commands:');
+    // A subcommand's usage error still shows its own short help.
+    const missing = await h.akas(['judge']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing required argument 'id'");
+    expect(missing.stderr).toContain('Usage: akas judge');
+  });
+
+  it('under --json is JSON on stdout, as every other failure is', async () => {
+    for (const args of [['--json', 'regster'], ['--json', 'judge'], ['judge', '--json'], ['--json', 'me', '--no-such-option']]) {
+      const r = await h.akas(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.json(), args.join(' ')).toMatchObject({ ok: false, code: 'usage' });
+      expect(r.json().error, args.join(' ')).not.toMatch(/^error:/);
+    }
+    // Without --json, stdout stays empty.
+    expect((await h.akas(['judge'])).stdout).toBe('');
+  });
+});
+
+describe('akas demo seed', () => {
+  it('lists each proposal with the path it is about, the eval result with the artifact it evaluates', async () => {
+    const r = await h.akas(['--json', 'demo', 'seed']);
+    expect(r.code, r.stderr).toBe(0);
+    const byKind = Object.fromEntries((r.json().proposals as Array<{ kind: string; path: string | null }>).map((p) => [p.kind, p.path]));
+    expect(byKind).toMatchObject({ capability: '/tools/pdf-to-text', artifact: '/models/tiny-classifier', 'eval-result': '/models/tiny-classifier' });
+    const human = await h.akas(['demo', 'seed']);
+    expect(human.stdout).toContain('nothing to do');
+  });
+});
+
+describe('akas attest --template', () => {
+  it('prints the example body of the kind, which the dry run takes; an unknown kind lists the kinds', async () => {
+    const r = await h.akas(['attest', 'review.attestation.v1', '--template']);
+    expect(r.code, r.stderr).toBe(0);
+    const body = JSON.parse(r.stdout);
+    expect(body).toHaveProperty('verdict');
+    const dry = await h.akas(['attest', 'review.attestation.v1', '--file', file('review.json', body), '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('valid review.attestation.v1');
+    expect(dry.stdout).toContain(`akas attest review.attestation.v1 --file ${join(work, 'review.json')}`);
+    const unknown = await h.akas(['attest', 'reviw.attestation.v1', '--template']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown attestation kind "reviw.attestation.v1"');
+    expect(unknown.stderr).toContain('  review.attestation.v1');
+    // Without a body, the refusal names the template.
+    const bare = await h.akas(['attest', 'review.attestation.v1', '--dry-run']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('akas attest KIND --template');
+  });
+});
+
+describe('where the keys an auditor pins come from', () => {
+  it('the verify commands name akas node-keys for --issuer, --issuer-keys and --log-key', async () => {
+    for (const sub of ['bundle', 'node', 'credential', 'log-proof']) {
+      const r = await h.akas(['verify', sub, '--help']);
+      expect(r.code, sub).toBe(0);
+      expect(r.stdout.replace(/\s+/g, ' '), sub).toContain('akas node-keys');
+      expect(r.stdout, sub).not.toMatch(/\(GET \/api\/node\/keys\)|from GET \/api\/node\/keys|\/healthz or \/api\/node\/keys/);
+    }
+  });
+});
+
+describe('akas serve --demo where it cannot seed', () => {
+  it('says every flag it needs at once, before making anything', async () => {
+    const data = join(work, 'node');
+    const r = await h.akas(['serve', '--demo', '--host', '0.0.0.0', '--port', '0', '--data', data]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('add --allow-same-ip and --allow-demo-calibration');
+    const calibrated = await h.akas(['serve', '--demo', '--calibration', join(work, 'cal'), '--port', '0', '--data', data]);
+    expect(calibrated.code).toBe(2);
+    expect(calibrated.stderr).toContain('start it without --calibration');
+    expect(readdirSync(work)).not.toContain('node');
+  });
+});
+
+describe('akas wakeup', () => {
+  it('names the command to run where the node names a route, and how to register', async () => {
+    const proposer = await h.agent();
+    const judge = await h.agent();
+    const tpl = await h.akas(['propose', 'tree-expansion', '--template']);
+    const proposed = await h.akas(['propose', 'tree-expansion', '--file', file('t.json', tpl.stdout)], { profile: proposer.profile });
+    expect(proposed.code, proposed.stderr).toBe(0);
+    const w = await h.akas(['wakeup'], { profile: judge.profile });
+    expect(w.code, w.stderr).toBe(0);
+    expect(w.stdout).toContain('work-available');
+    expect(w.stdout).toContain('`akas queue`');
+    expect(w.stdout).not.toContain('GET /api/judge/queue');
+    // --json stays the node's answer.
+    expect((await h.akas(['--json', 'wakeup'], { profile: judge.profile })).json().nextEligibleAt.reasonDetail).toContain('GET /api/judge/queue');
+    const anonymous = await h.akas(['wakeup'], { profile: 'nobody-here' });
+    expect(anonymous.stdout).toContain('register: akas register');
   });
 });

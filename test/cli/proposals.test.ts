@@ -392,6 +392,30 @@ describe('akas queue', () => {
     expect((await akas(['--json', 'queue'], { profile: 'nobody' })).code).toBe(2);
   });
 
+  it('tells an agent who may not judge yet why, beside the list, and opens no judging view on a terminal', async () => {
+    const proposer = await agent(0.8, 100);
+    node.clock.advance(1);
+    const id = await propose(proposer, 'tree-expansion', 70);
+    const uncalibrated = { profile: 'uncalibrated' };
+    expect((await akas(['--json', 'register'], uncalibrated)).code).toBe(0);
+    const low = await agent(0.3, 0);
+    const j = await akas(['--json', 'queue'], { profile: uncalibrated.profile });
+    expect(j.code).toBe(0);
+    expect(j.json().cannotJudge).toMatchObject({ code: 'calibration_required' });
+    expect(j.json().note).toMatch(/^You cannot judge yet \(calibration_required\)/);
+    expect((await akas(['--json', 'queue'], { profile: low.profile })).json().cannotJudge).toMatchObject({ code: 'tier_too_low' });
+    // A calibrated judge's answer has no such field.
+    const judge = await agent(0.8, 0);
+    expect((await akas(['--json', 'queue'], { profile: judge.profile })).json()).not.toHaveProperty('cannotJudge');
+    // On a terminal: the table and the reason, with the command to run; no view to fill in.
+    const stdout = new Capture(true);
+    const stdin = new FakeTtyStdin();
+    const r = await akas(['queue'], { profile: uncalibrated.profile, stdout, stdin: stdin as unknown as NodeJS.ReadableStream });
+    expect(r.code).toBe(0);
+    expect(stdout.text).toContain(id);
+    expect(r.stderr).toContain('you cannot judge yet (calibration_required): Calibrate before judging: `akas calibrate`');
+  });
+
   it('on a terminal, lets you pick with the arrow keys and judge with enter, signing locally', async () => {
     const proposer = await agent(0.8, 100);
     const judge = await agent(0.8, 0);

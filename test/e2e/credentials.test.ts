@@ -92,7 +92,7 @@ describe('akas export and akas verify bundle (e2e)', () => {
   it('says what it could not check without --issuer and --blobs, and still exits 0', async () => {
     const r = await offline(['verify', 'bundle', bundleFile]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('not checked: pass --issuer DID');
+    expect(r.stdout).toContain('not checked: pass --issuer DID (the node\'s issuer: akas node-keys');
     expect(r.stdout).toContain('not checked: pass --blobs DIR');
   });
 

@@ -215,7 +215,7 @@ export async function runBlock(block: ReadmeBlock, ctx: ReadmeContext): Promise<
       if (!m) throw new Error(`\`${command}\` printed no proposal id:\n${r.stdout}`);
       ctx.lastProposal = m[1];
     }
-    if (/^akas(\s+--profile\s+\S+)?\s+attest\s/.test(c.bare) && !c.bare.includes('--dry-run')) {
+    if (/^akas(\s+--profile\s+\S+)?\s+attest\s/.test(c.bare) && !/--dry-run|--template/.test(c.bare)) {
       const m = /att_[0-9a-f]{16}/.exec(r.stdout);
       if (!m) throw new Error(`\`${command}\` printed no attestation id:\n${r.stdout}`);
       ctx.lastAttestation = m[0];

@@ -138,6 +138,12 @@ export const WithdrawAnswer = Closed(
 
 export const QueueAnswer = Closed(
   {
+    cannotJudge: Type.Optional(
+      Closed(
+        { code: Type.Union([Type.Literal('calibration_required'), Type.Literal('tier_too_low')]), reason: Str },
+        'Present when this agent may not judge yet (uncalibrated, or below the judge floor): the code its judgments would be refused with, and why.',
+      ),
+    ),
     items: Type.Array(
       Closed({
         proposalId: Str,

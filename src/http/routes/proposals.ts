@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { credentialUrl, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
-import { judge, type JudgeResult } from '../../domain/judging.js';
+import { judge, judgeStanding, type JudgeResult } from '../../domain/judging.js';
 import { evalManifest } from '../../domain/manifests.js';
 import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, type PayloadOf } from '../../domain/proposal-kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
@@ -276,8 +276,13 @@ export async function proposalRoutes(app: FastifyInstance) {
         throw new ServiceError('invalid_kind', `No proposal kind ${q.kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
       }
       const expand = q.expand === '1' || q.expand === 'true';
-      const page = await judgeQueue(ctx, agentOf(request), request.caller.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind: q.kind });
+      const me = agentOf(request);
+      const page = await judgeQueue(ctx, me, request.caller.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind: q.kind });
+      // An agent who may not judge yet sees the queue it will judge, and why not now (its
+      // judgments would be refused with this code).
+      const cannotJudge = judgeStanding(me);
       return {
+        ...(cannotJudge ? { cannotJudge } : {}),
         items: page.items.map((p) => ({
           proposalId: p.proposalId,
           kind: p.kind,
@@ -293,9 +298,9 @@ export async function proposalRoutes(app: FastifyInstance) {
         })),
         nextCursor: page.nextCursor,
         withheld: page.withheld,
-        note: ctx.config.sameIpCollusionCheck
+        note: (cannotJudge ? `You cannot judge yet (${cannotJudge.code}): ${cannotJudge.reason} These are the proposals you could judge then. ` : '') + (ctx.config.sameIpCollusionCheck
           ? 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP (withheld counts the others). Each accepted judgment earns 1 credit.'
-          : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP judge the same proposal). Each accepted judgment earns 1 credit.',
+          : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP judge the same proposal). Each accepted judgment earns 1 credit.'),
       };
     },
   );
