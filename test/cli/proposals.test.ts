@@ -94,6 +94,27 @@ afterEach(async () => {
   process.exitCode = 0;
 });
 
+/**
+ * In the queue's judging view at its accuracy field: types the other scores and a rationale,
+ * signs, and moves on once recorded, until `then` is drawn.
+ */
+async function scoreSignAndGoOn(stdin: FakeTtyStdin, waitFor: ReturnType<typeof frameWaiter>, rationale: string, then: string) {
+  for (const [value, next] of [['0.9', 'clarity'], ['0.8', 'compression'], ['0.7', 'sources'], ['0.8', 'rationale']]) {
+    stdin.press(value);
+    await waitFor(value);
+    stdin.press('\r');
+    await waitFor(next);
+  }
+  stdin.press(rationale);
+  await waitFor(rationale);
+  stdin.press('\r');
+  await waitFor('Sign with your key');
+  stdin.press('y');
+  await waitFor('recorded');
+  stdin.press(' ');
+  await waitFor(then);
+}
+
 describe('judge-signing', () => {
   it('reads kinds with their aliases, and scores only as plain decimals in [0, 1]', () => {
     expect(PROPOSAL_KINDS.map(parseKind)).toEqual(PROPOSAL_KINDS);
@@ -440,20 +461,7 @@ describe('akas queue', () => {
     await waitFor('number from 0 to 1');
     for (let i = 0; i < 3; i++) stdin.press('\u007f');
     await waitFor('0 to 1');
-    for (const [value, next] of [['0.9', 'clarity'], ['0.8', 'compression'], ['0.7', 'sources'], ['0.8', 'rationale']]) {
-      stdin.press(value);
-      await waitFor(value);
-      stdin.press('\r');
-      await waitFor(next);
-    }
-    stdin.press('Clear and correct.');
-    await waitFor('Clear and correct.');
-    stdin.press('\r');
-    await waitFor('Sign with your key');
-    stdin.press('y');
-    await waitFor('recorded');
-    stdin.press(' ');
-    await waitFor('1 proposal waiting');
+    await scoreSignAndGoOn(stdin, waitFor, 'Clear and correct.', '1 proposal waiting');
     stdin.press('q');
     const r = await running;
     expect(r.code, r.stdout).toBe(0);
@@ -535,20 +543,7 @@ describe('text other agents wrote, on a terminal', () => {
     await waitFor('1 proposal waiting');
     stdin.press('\r');
     await waitFor('Spec: Fine tool');
-    for (const [value, next] of [['0.9', 'clarity'], ['0.8', 'compression'], ['0.7', 'sources'], ['0.8', 'rationale']]) {
-      stdin.press(value);
-      await waitFor(value);
-      stdin.press('\r');
-      await waitFor(next);
-    }
-    stdin.press('Read as shown.');
-    await waitFor('Read as shown.');
-    stdin.press('\r');
-    await waitFor('Sign with your key');
-    stdin.press('y');
-    await waitFor('recorded');
-    stdin.press(' ');
-    await waitFor('Nothing left');
+    await scoreSignAndGoOn(stdin, waitFor, 'Read as shown.', 'Nothing left');
     stdin.press('q');
     expect((await running).code).toBe(0);
     for (const e of ESCAPES) expect(stdout.text, JSON.stringify(e)).not.toContain(e);
