@@ -10,7 +10,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { CliError, usageError } from './errors.js';
-import { baseUrlProblem } from './client.js';
+import { unreachableError } from './client.js';
 import type { Output } from './output.js';
 import type { Cli } from './program.js';
 import type { ProgressHandle } from './views/progress.js';
@@ -35,17 +35,7 @@ async function progressFor(out: Output, label: string, total: number): Promise<P
   return startProgress(out.io.stdout as NodeJS.WriteStream, label, total);
 }
 
-function unreachable(cli: Cli, e: unknown): CliError {
-  const err = e as { code?: string; cause?: { code?: string }; message?: string };
-  const cause = err.cause?.code ?? err.code ?? err.message;
-  const baseUrl = cli.globals().baseUrl;
-  const bad = baseUrlProblem(baseUrl);
-  if (bad) return bad;
-  return new CliError(2, `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
-    code: 'unreachable',
-    baseUrl,
-  });
-}
+const unreachable = (cli: Cli, e: unknown): CliError => unreachableError(cli.globals().baseUrl, e);
 
 /** A non-2xx answer as a CliError carrying the node's envelope (exit 1: refused). */
 async function refusal(res: Dispatcher.ResponseData): Promise<never> {

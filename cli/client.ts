@@ -81,6 +81,18 @@ export function baseUrlProblem(baseUrl: string): CliError | undefined {
   return new CliError(2, `--base-url ${baseUrl} is not an http:// or https:// URL: try --base-url ${guess} (or AKAS_BASE_URL)`, { code: 'bad_base_url', baseUrl });
 }
 
+/**
+ * A request that got no answer: a --base-url typo is said as one, else nothing answers there.
+ * `e` is the failure (a fetch error with its `cause`, or a socket error with its `code`).
+ */
+export function unreachableError(baseUrl: string, e: unknown): CliError {
+  const bad = baseUrlProblem(baseUrl);
+  if (bad) return bad;
+  const err = e as { code?: string; cause?: { code?: string }; message?: string };
+  const cause = err.cause?.code ?? err.code ?? err.message;
+  return new CliError(2, `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, { code: 'unreachable', baseUrl });
+}
+
 export class AkasClient {
   readonly baseUrl: string;
   apiKey?: string;
@@ -116,13 +128,7 @@ export class AkasClient {
     try {
       res = await this.fetchImpl(this.url(path), { method, headers, body: payload });
     } catch (e) {
-      const bad = baseUrlProblem(this.baseUrl);
-      if (bad) throw bad;
-      const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-      throw new CliError(2, `nothing answers at ${this.baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
-        code: 'unreachable',
-        baseUrl: this.baseUrl,
-      });
+      throw unreachableError(this.baseUrl, e);
     }
     const text = await res.text();
     const contentType = res.headers.get('content-type') ?? '';

@@ -73,10 +73,6 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
     client: () => new AkasClient({ baseUrl: program.opts<GlobalOptions>().baseUrl, apiKey: cli.identity()?.apiKey }),
   };
   for (const group of groups) group(program, cli);
-  // An unknown command gets commander's "Did you mean ...?" and a pointer, not the whole
-  // command list after it (which pushed the suggestion off the screen); a subcommand's
-  // usage error still shows that subcommand's short help.
-  program.showHelpAfterError(`(${program.name()} --help lists every command)`);
   return { program, cli };
 }
 
@@ -138,7 +134,10 @@ function savedNodes(profile: string): string[] {
 export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: NodeJS.ProcessEnv, shape?: (program: Command) => void): Promise<number> {
   const { program } = buildProgram(io, groups, env);
   shape?.(program);
-  if (shape) program.showHelpAfterError(`(${program.name()} --help lists every command)`);
+  // Set after any reshaping (the single file renames the program): an unknown command gets
+  // commander's "Did you mean ...?" and a pointer, not the whole command list after it (which
+  // pushed the suggestion off the screen); a subcommand's usage error still shows its short help.
+  program.showHelpAfterError(`(${program.name()} --help lists every command)`);
   process.exitCode = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { baseUrlProblem } from '../client.js';
+import { unreachableError } from '../client.js';
 import { CliError, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { errorLines, table } from '../output.js';
@@ -161,10 +161,7 @@ export function logCommands(program: Command, cli: Cli) {
                 throw new CliError(2, `${client.baseUrl} is not an akas node: asked for /api/events, it answered HTTP ${status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}. Check --base-url / AKAS_BASE_URL.`, { code: 'not_akas', baseUrl: client.baseUrl, status });
               } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: HTTP ${status}`, { code: 'unreachable', status });
             } else if (!connected) {
-              const bad = baseUrlProblem(client.baseUrl);
-              if (bad) throw bad;
-              const cause = (e as { code?: string }).code ?? (e as Error).message;
-              throw new CliError(2, `nothing answers at ${client.baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, { code: 'unreachable', baseUrl: client.baseUrl });
+              throw unreachableError(client.baseUrl, e);
             } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: ${(e as Error).message}`, { code: 'unreachable' });
           }
           await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 4))));
