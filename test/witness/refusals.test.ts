@@ -4,7 +4,8 @@
 // signature lines under unknown keys is answered 422 and kept nowhere, so GET / lists an
 // honest log with no refusal; a checkpoint the log signed that contradicts what was cosigned
 // (another root at the size cosigned, or a proof from the signed root to another root there)
-// is kept, with the log's signature line and the proof only.
+// is kept, with the log's signature line and the proof only. A checkpoint cosigned keeps the
+// log's line once, however often it was sent.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -118,6 +119,14 @@ describe('a witness keeps only evidence (issue 30, finding 2)', () => {
       const published = await (await fetch(`${w.url}/${originHash('example.com/honest')}/checkpoint`)).text();
       for (let i = 0; i < 3; i++) expect(await post(formatAddCheckpoint(6, JUNK_PROOF, `${published}${unknownKeyLines()}`))).toBe(422);
       expect(await post(formatAddCheckpoint(0, JUNK_PROOF, log.checkpoint(6)))).toBe(409);
+      // Cosigned again (the same size and root), sent with the log's own line 60 times: the
+      // checkpoint it keeps and serves holds that line once, beside its cosignature.
+      const signed = log.checkpoint(6);
+      const logLine = signed.slice(signed.lastIndexOf('\n\n') + 2);
+      expect(await post(formatAddCheckpoint(6, [], `${signed}${logLine.repeat(59)}`))).toBe(200);
+      const served = await (await fetch(`${w.url}/${originHash('example.com/honest')}/checkpoint`)).text();
+      expect(served.split('\n').filter((l) => l.startsWith('\u2014 '))).toHaveLength(2);
+      expect(served.startsWith(signed)).toBe(true);
       const listed = (await (await fetch(`${w.url}/`)).json()) as { logs: Array<{ refused: number; lastRefused: string | null }> };
       expect(listed.logs[0]).toMatchObject({ refused: 0, lastRefused: null });
     } finally {
