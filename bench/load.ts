@@ -35,7 +35,7 @@ interface Served {
 async function serve(nodeFlags: string[] = []): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'akas-bench-load-'));
   const reports = mkdtempSync(join(tmpdir(), 'akas-bench-reports-'));
-  const child = spawn(process.execPath, [...nodeFlags, '--report-on-signal', `--report-directory=${reports}`, CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--allow-demo-calibration', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, '--report-on-signal', `--report-directory=${reports}`, CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--public-url', 'https://akas.example.org', '--allow-demo-calibration', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {

@@ -81,7 +81,7 @@ interface Setup {
 }
 
 // No limits in the way, and a client IP per proposer (X-Forwarded-For), as the per-IP propose caps expect.
-const OPEN = ['--allow-same-ip', '--trust-proxy', '--allow-demo-calibration', '--registration-cap', '100000000', '--rate-limit', '1000000000:1000000000'];
+const OPEN = ['--allow-same-ip', '--trust-proxy', '--public-url', 'https://akas.example.org', '--allow-demo-calibration', '--registration-cap', '100000000', '--rate-limit', '1000000000:1000000000'];
 
 async function levelSetup(dir: string): Promise<Setup> {
   const p = await serve(['--data', dir, ...OPEN]);

@@ -46,7 +46,7 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--data <dir>', 'data folder of the embedded store (env AKAS_DATA; default ./.akas)')
     .option('--store <url>', 'a postgres:// URL: the database several processes share instead of a data folder (env AKAS_STORE)')
     .option('--node-secret-file <file>', 'with --store: file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or the secret itself in AKAS_NODE_SECRET)')
-    .option('--public-url <url>', 'origin used in absolute URLs (default: the Host the request came to)')
+    .option('--public-url <url>', 'the origin clients reach the node at, named in its documents and absolute URLs (env AKAS_PUBLIC_URL; default: the address it listens on; required with --trust-proxy)')
     .option('--trust-proxy [hops|addresses]', 'read the client IP from X-Forwarded-For behind reverse proxies: how many proxy hops (alone: 1), or the proxies\' addresses and CIDRs, comma-separated (env AKAS_TRUST_PROXY)')
     .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
@@ -90,6 +90,16 @@ export function serveCommands(program: Command, cli: Cli) {
           rateLimit = { burst: Number(m[1]), refillPerSecond: Number(m[2]) };
         }
         const trustProxy = parseTrustProxy(opts.trustProxy ?? env.AKAS_TRUST_PROXY);
+        const publicUrlArg = opts.publicUrl ?? env.AKAS_PUBLIC_URL;
+        const publicUrl = publicUrlArg === undefined ? undefined : parsePublicUrl(publicUrlArg);
+        // Behind a proxy the listen address is not where clients are, and no request header may
+        // say where they are (X-Forwarded-Host is the client's to write, and a cache in front
+        // keeps what it writes): the operator names the origin.
+        if (trustProxy !== false && !publicUrl) {
+          throw usageError(
+            `${opts.trustProxy === undefined ? 'AKAS_TRUST_PROXY (--trust-proxy)' : '--trust-proxy'} needs --public-url URL, the origin clients reach the node at through the proxy (e.g. --public-url https://akas.example.org): the node names it in its documents and links, and never takes it from a request header such as X-Forwarded-Host`,
+          );
+        }
         const casQuotaArg = opts.casQuota ?? env.AKAS_CAS_QUOTA;
         const casQuotaMib = casQuotaArg === undefined ? undefined : Number(casQuotaArg);
         if (casQuotaMib !== undefined && !(Number.isFinite(casQuotaMib) && casQuotaMib > 0)) throw usageError(`--cas-quota is a number of MiB above 0, got ${casQuotaArg}`);
@@ -153,7 +163,7 @@ export function serveCommands(program: Command, cli: Cli) {
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
           ...(opts.witnessLog.length ? { witnessFor: { logs: opts.witnessLog, keyFile: opts.witnessKey, name: opts.witnessName } } : {}),
           config: {
-            publicUrl: opts.publicUrl,
+            publicUrl,
             trustProxy,
             sameIpCollusionCheck: sameIp.enforced,
             sameIpReason: sameIp.reason,
@@ -185,6 +195,7 @@ export function serveCommands(program: Command, cli: Cli) {
         out.result(
           {
             listening: node.url,
+            publicUrl: node.publicUrl,
             ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }),
             issuer: node.issuerDid,
             signingKeyId: node.signingKeyId,
@@ -198,6 +209,7 @@ export function serveCommands(program: Command, cli: Cli) {
           () =>
             [
               `akas node listening on ${node.url}`,
+              `  public URL   ${node.publicUrl}${publicUrl ? '' : ' (the listen address: give --public-url for the one clients use)'}`,
               node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
               `  issuer       ${node.issuerDid}`,
               `  log key      ${node.logKey}`,
@@ -241,6 +253,25 @@ export function parseTrustProxy(value: boolean | string | undefined): boolean | 
   }
   if (!list.length) throw usageError('--trust-proxy takes a number of hops, or the proxies\' addresses');
   return list;
+}
+
+/**
+ * --public-url: an http(s) origin, optionally with a path the proxy serves the node under; no
+ * credentials, query or fragment (it is joined with paths into every absolute URL). Answered
+ * without a trailing slash.
+ */
+export function parsePublicUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usageError(`--public-url is the URL clients reach the node at, such as https://akas.example.org; got ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError(`--public-url is an http:// or https:// URL, got ${JSON.stringify(value)}`);
+  if (url.username || url.password || url.search || url.hash || value.includes('?') || value.includes('#')) {
+    throw usageError(`--public-url takes no user, password, query or fragment (it starts every absolute URL the node hands out), got ${JSON.stringify(value)}`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 /** pino's levels: anything else is refused before anything starts. */

@@ -283,7 +283,27 @@ export function verifyConsistency(size1: number, size2: number, proof: readonly 
   if (size1 === size2) return proof.length === 0 && sameHash(root1, root2) && (size1 > 0 || sameHash(root1, EMPTY_ROOT));
   if (size1 === 0 || proof.length === 0) return false;
   // When the old tree is a complete subtree of the new one, its root starts the path.
-  const path = isPowerOfTwo(size1) ? [root1, ...proof] : proof;
+  const roots = consistencyRoots(size1, size2, isPowerOfTwo(size1) ? [root1, ...proof] : proof);
+  return roots !== null && sameHash(roots.fr, root1) && sameHash(roots.sr, root2);
+}
+
+/**
+ * The root of the first `size1` leaves that a consistency proof implies for the tree of `size2`
+ * leaves with root `root2`, when the proof leads to `root2`; else null (a malformed proof, one
+ * that does not lead to root2, equal sizes, size1 = 0). Also null when size1 is a power of two:
+ * the old tree is then a complete subtree whose root the proof leaves out, so no proof can name
+ * another one. A witness uses it to tell a fork (the log's signed root2 shows another root at
+ * the size it cosigned) from a proof that is merely wrong.
+ */
+export function consistencyOldRoot(size1: number, size2: number, proof: readonly Uint8Array[], root2: Uint8Array): Buffer | null {
+  if (!isCount(size1) || !isCount(size2) || size1 === 0 || size1 >= size2 || isPowerOfTwo(size1)) return null;
+  if (!isHash(root2) || !isHashList(proof) || proof.length === 0) return null;
+  const roots = consistencyRoots(size1, size2, proof);
+  return roots !== null && sameHash(roots.sr, root2) ? Buffer.from(roots.fr) : null;
+}
+
+/** RFC 9162 2.1.4.2's walk: the old and new roots a path leads to, or null when it has a hash too many or too few. */
+function consistencyRoots(size1: number, size2: number, path: readonly Uint8Array[]): { fr: Uint8Array; sr: Uint8Array } | null {
   let fn = size1 - 1;
   let sn = size2 - 1;
   while (fn % 2 === 1) {
@@ -294,7 +314,7 @@ export function verifyConsistency(size1: number, size2: number, proof: readonly 
   let sr: Uint8Array = path[0];
   for (let i = 1; i < path.length; i++) {
     const c = path[i];
-    if (sn === 0) return false; // more hashes than the paths have levels
+    if (sn === 0) return null; // more hashes than the paths have levels
     if (fn % 2 === 1 || fn === sn) {
       fr = nodeHash(c, fr);
       sr = nodeHash(c, sr);
@@ -308,7 +328,7 @@ export function verifyConsistency(size1: number, size2: number, proof: readonly 
     fn = half(fn);
     sn = half(sn);
   }
-  return sn === 0 && sameHash(fr, root1) && sameHash(sr, root2);
+  return sn === 0 ? { fr, sr } : null;
 }
 
 function isPowerOfTwo(n: number): boolean {

@@ -17,6 +17,7 @@ import { innerCall } from '../http/inner-call.js';
 import { wantsHtml } from '../http/routes/discovery.js';
 import { Media } from '../http/schemas.js';
 import { helmetHeaders } from '../http/security-headers.js';
+import { originOf } from '../http/urls.js';
 import { ASSET_PREFIX, encodingFor, loadAssets } from './assets.js';
 import { api, checkpoints, Counts, decidedProposals, entriesNewestFirst, pendingProposals } from './data.js';
 import type { Section } from './layout.js';
@@ -89,7 +90,6 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
   });
 
   const send = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(body);
-  const origin = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
   app.get(
     '/',
@@ -107,7 +107,7 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
       return send(
         reply,
         homePage(
-          { origin: origin(request), descriptor, counts: { ...c, agents: board.total, entries: head.size }, checkpoint: cp ?? null, decisions: decided.items, entries: recent.items },
+          { origin: originOf(request), descriptor, counts: { ...c, agents: board.total, entries: head.size }, checkpoint: cp ?? null, decisions: decided.items, entries: recent.items },
           assets.urls,
         ),
       );

@@ -26,6 +26,7 @@ import {
 import { calibrationSetOf, CalibrationSetError } from '../domain/calibration-set.js';
 import { createApp, type AppConfig } from './app.js';
 import { nodeLogger } from './request-log.js';
+import { listenOrigin } from './urls.js';
 
 export interface StoreOptions {
   /** The data folder of the embedded store (unused with `store`). */
@@ -351,6 +352,8 @@ export async function startNode(opts: StartOptions) {
   process.once('SIGTERM', close);
   return {
     url: address,
+    /** The origin the node's documents name (PROTOCOL 11.1): --public-url, else the listen address. */
+    publicUrl: opts.config.publicUrl?.replace(/\/$/, '') ?? listenOrigin(app.server.address()) ?? address,
     dataDir: location,
     calibration: { source: calibration.source, dir: calibration.dir, demoReason: calibration.demoReason, questions: calibration.pools.A.length + calibration.pools.B.length, challenges: calibration.bank.normal.length, decoys: calibration.bank.decoys.length },
     shared: store.shared === true,

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import {
   addSignatureLines,
   cosign,
+  consistencyOldRoot,
   cosignerVerifierKey,
   EMPTY_ROOT,
   formatTlogSize,
@@ -40,7 +41,10 @@ export interface WitnessedLog {
   at: number;
 }
 
-/** A request the witness refused although the log signed it: possible evidence of a fork. */
+/**
+ * A checkpoint the log signed that contradicts what the witness cosigned: evidence of a fork,
+ * which anyone holding the log's key can check. It holds the log's bytes and the proof only.
+ */
 export interface RefusedCheckpoint {
   origin: string;
   status: number;
@@ -48,17 +52,38 @@ export interface RefusedCheckpoint {
   oldSize: number;
   size: number;
   root: string;
+  /** The signed text and the log's verified signature lines, one per trusted key: nothing else the submitter sent. */
   checkpoint: string;
+  /** The consistency proof sent with it (base64 hashes): for a fork shown by a proof, the evidence itself. */
+  proof: string[];
+  /** The size and base64 root the witness had cosigned when it refused this one. */
+  cosigned: { size: number; root: string };
   at: number;
 }
+
+/** How many checkpoints of one log were refused as evidence, and the latest: what GET / reads, never the records. */
+export interface RefusedSummary {
+  count: number;
+  lastReason: string;
+  lastAt: number;
+}
+
+/**
+ * The largest signed checkpoint text a refusal record keeps (bytes). A log's checkpoint is its
+ * origin, size, root and a few extension lines; a longer one is refused all the same, but not
+ * kept, so no record holds more than this, one signature line per log key and 63 proof hashes.
+ */
+export const MAX_REFUSED_TEXT_BYTES = 8192;
 
 /** origin -> the latest cosigned checkpoint. */
 export const WitnessLogs = space<WitnessedLog>('witness-logs');
 /**
  * `${origin}\u0000${hex sha256 of the signed checkpoint text}` -> a signed checkpoint the witness
- * refused (a fork, a rollback): one record per checkpoint the log signed, the first refusal's.
+ * refused as evidence (a fork): one record per checkpoint the log signed, the first refusal's.
  */
 export const WitnessRefused = space<RefusedCheckpoint>('witness-refused');
+/** origin -> how many refusal records the log has and the latest, kept beside them in the same transaction. */
+export const WitnessRefusedSummary = space<RefusedSummary>('witness-refused-summary');
 
 const lockOf = (origin: string) => `witness:${origin}`;
 
@@ -140,9 +165,13 @@ export class Witness {
     // "The old size MUST be equal to or lower than the checkpoint size. Otherwise, the witness
     // MUST respond with a "400 Bad Request"".
     if (req.oldSize > cp.size) return text(400, `old size ${req.oldSize} is above the checkpoint size ${cp.size}`);
+    // The log's lines only, one per trusted key (each verified above): another key's lines, or
+    // the log's line repeated, are the submitter's bytes and are kept nowhere.
     const trusted = new Set(keys.map((k) => `${k.name}+${k.keyHash}`));
     const parsed = parseNote(req.checkpoint);
-    const logLines = parsed.ok ? parsed.signatures.filter((s) => trusted.has(`${s.name}+${s.keyId}`)).map((s) => s.line) : [];
+    const logLines = new Map<string, string>();
+    for (const s of parsed.ok ? parsed.signatures : []) if (trusted.has(`${s.name}+${s.keyId}`) && !logLines.has(`${s.name}+${s.keyId}`)) logLines.set(`${s.name}+${s.keyId}`, s.line);
+    const logNote = `${opened.text}\n${[...logLines.values()].map((l) => `${l}\n`).join('')}`;
     const { store, clock } = this.options;
 
     // "checking the old size against the latest checkpoint and persisting the new checkpoint
@@ -155,38 +184,55 @@ export class Witness {
       // cosigned for the checkpoint's origin (or zero if it never cosigned a checkpoint for
       // that origin). If it doesn't match, the witness MUST respond with a "409 Conflict"".
       if (req.oldSize !== knownSize) return { conflict: knownSize } as const;
-      const refuse = async (reason: string) => {
-        // "the witness MAY log the request even if the checkpoint fails one of the consistency
-        // checks above (but MUST NOT cosign the checkpoint), as it might be proof of log misbehavior."
-        // Kept once per signed text: anyone may send the log's public checkpoint again with a
-        // junk proof, and each request must not add a record (disk, and false evidence).
+      /**
+       * "the witness MAY log the request even if the checkpoint fails one of the consistency
+       * checks above (but MUST NOT cosign the checkpoint), as it might be proof of log
+       * misbehavior." It is proof only when what the log signed contradicts what was cosigned
+       * (`evidence`): a junk proof, or the cosigned checkpoint sent back, proves nothing, and
+       * anyone can send those, so they are answered and forgotten. Evidence is kept once per
+       * signed text, with the log's lines and the proof only.
+       */
+      const refuse = async (reason: string, evidence: boolean) => {
+        if (!evidence || Buffer.byteLength(opened.text!, 'utf8') > MAX_REFUSED_TEXT_BYTES) return { refused: reason } as const;
         const key = `${origin}\u0000${createHash('sha256').update(opened.text!, 'utf8').digest('hex')}`;
         if ((await tx.get(WitnessRefused, key)) === undefined) {
+          const at = clock.now();
           tx.put(WitnessRefused, key, {
-            origin, status: 422, reason, oldSize: req.oldSize, size: cp.size, root: cp.rootHash.toString('base64'), checkpoint: req.checkpoint, at: clock.now(),
+            origin, status: 422, reason, oldSize: req.oldSize, size: cp.size, root: cp.rootHash.toString('base64'), checkpoint: logNote,
+            proof: req.proof.map((h) => h.toString('base64')), cosigned: { size: knownSize, root: knownRoot.toString('base64') }, at,
           });
+          const summary = await tx.get(WitnessRefusedSummary, origin);
+          tx.put(WitnessRefusedSummary, origin, { count: (summary?.count ?? 0) + 1, lastReason: reason, lastAt: at });
         }
         return { refused: reason } as const;
       };
       // "A checkpoint of size zero MUST have the root hash of the empty tree ... Otherwise, the
-      // witness MUST respond with a "422 Unprocessable Entity"".
-      if (cp.size === 0 && !cp.rootHash.equals(EMPTY_ROOT)) return await refuse('a checkpoint of size 0 must have the root hash of the empty tree');
+      // witness MUST respond with a "422 Unprocessable Entity"". The log signed a root for no
+      // entries that is not the empty tree's: that contradicts every log, evidence on its own.
+      if (cp.size === 0 && !cp.rootHash.equals(EMPTY_ROOT)) return await refuse('a checkpoint of size 0 must have the root hash of the empty tree', true);
       if (req.oldSize === 0) {
-        // "If the old size is zero, the consistency proof MUST be empty".
-        if (req.proof.length !== 0) return await refuse('the consistency proof from size 0 must be empty');
+        // "If the old size is zero, the consistency proof MUST be empty". A wrong proof, not a wrong log.
+        if (req.proof.length !== 0) return await refuse('the consistency proof from size 0 must be empty', false);
       } else if (req.oldSize === cp.size) {
         // "If the old size matches the checkpoint size, the witness MUST check that the root
-        // hashes are also identical."
-        if (!cp.rootHash.equals(knownRoot)) return await refuse(`another root hash for the ${cp.size} entries already cosigned: a fork`);
-        if (req.proof.length !== 0) return await refuse('the consistency proof between equal sizes must be empty');
+        // hashes are also identical." Another root for the size cosigned is a split view.
+        if (!cp.rootHash.equals(knownRoot)) return await refuse(`another root hash for the ${cp.size} entries already cosigned: a fork`, true);
+        // The checkpoint cosigned, sent back with a proof: nothing the log did wrong.
+        if (req.proof.length !== 0) return await refuse('the consistency proof between equal sizes must be empty', false);
       } else if (!verifyConsistency(req.oldSize, cp.size, req.proof, knownRoot, cp.rootHash)) {
         // "if a Merkle Consistency Proof doesn't verify, the witness MUST respond with a "422"".
-        return await refuse(`the consistency proof from ${req.oldSize} to ${cp.size} does not verify: the checkpoint does not extend the one cosigned`);
+        // Evidence only when the proof leads to the root the log signed and puts another root
+        // at the size cosigned; a proof that leads nowhere says nothing about the log.
+        const implied = consistencyOldRoot(req.oldSize, cp.size, req.proof, cp.rootHash);
+        if (implied && !implied.equals(knownRoot)) {
+          return await refuse(`the consistency proof leads to the signed root of size ${cp.size} from another root at size ${req.oldSize} than the one cosigned: a fork`, true);
+        }
+        return await refuse(`the consistency proof from ${req.oldSize} to ${cp.size} does not verify: the checkpoint does not extend the one cosigned`, false);
       }
       // "The cosignature MUST NOT omit the timestamp, i.e. the timestamp MUST NOT be zero."
       const timestamp = Math.max(1, Math.floor(clock.now() / 1000));
       const line = cosign(opened.text!, this.options.key, timestamp);
-      const checkpoint = addSignatureLines(`${opened.text}\n${logLines.map((l) => `${l}\n`).join('')}`, [line]);
+      const checkpoint = addSignatureLines(logNote, [line]);
       // "the witness MUST update its record of the latest cosigned checkpoint": the whole record
       // is rewritten inside the lock; the commit is durable before the answer is sent.
       tx.put(WitnessLogs, origin, { origin, size: cp.size, root: cp.rootHash.toString('base64'), checkpoint, at: clock.now() });
@@ -217,14 +263,16 @@ export class Witness {
     return { status: 200, contentType: 'text/plain; charset=utf-8', body: known.checkpoint };
   }
 
-  /** What the witness holds: each log's latest cosigned size, and how many checkpoints it refused. */
+  /**
+   * What the witness holds: each log's latest cosigned size, and how many checkpoints it kept
+   * as evidence (read from one summary record per log, never from the records themselves).
+   */
   async status() {
     const logs = [];
     for (const origin of this.origins) {
       const known = await this.options.store.get(WitnessLogs, origin);
-      const refused = await this.options.store.list(WitnessRefused, { gte: `${origin}\u0000`, lt: `${origin}\u0001` });
-      const last = refused.reduce<RefusedCheckpoint | undefined>((a, [, r]) => (!a || r.at >= a.at ? r : a), undefined);
-      logs.push({ origin, size: known?.size ?? 0, root: known?.root ?? null, at: known?.at ?? null, refused: refused.length, lastRefused: last?.reason ?? null });
+      const refused = await this.options.store.get(WitnessRefusedSummary, origin);
+      logs.push({ origin, size: known?.size ?? 0, root: known?.root ?? null, at: known?.at ?? null, refused: refused?.count ?? 0, lastRefused: refused?.lastReason ?? null });
     }
     return { name: this.name, verifierKey: this.verifierKey, logs };
   }

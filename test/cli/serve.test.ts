@@ -1,6 +1,6 @@
-// akas serve's own flags, read before a node starts: what --trust-proxy trusts.
+// akas serve's own flags, read before a node starts: what --trust-proxy trusts, what --public-url takes.
 import { describe, expect, it } from 'vitest';
-import { parseTrustProxy } from '../../cli/commands/serve.js';
+import { parsePublicUrl, parseTrustProxy } from '../../cli/commands/serve.js';
 import { clientKey } from '../../src/http/caller.js';
 
 describe('--trust-proxy', () => {
@@ -13,6 +13,21 @@ describe('--trust-proxy', () => {
 
   it('refuses what is neither a hop count nor an address', () => {
     for (const bad of ['0', 'proxy.example', '10.0.0.0/40', '10.0.0.1/8/2', ',']) expect(() => parseTrustProxy(bad), bad).toThrow(/--trust-proxy/);
+  });
+});
+
+describe('--public-url', () => {
+  it('takes an http(s) origin, with a path the proxy serves the node under, and drops the trailing slash', () => {
+    expect(parsePublicUrl('https://akas.example.org')).toBe('https://akas.example.org');
+    expect(parsePublicUrl('https://akas.example.org/')).toBe('https://akas.example.org');
+    expect(parsePublicUrl('HTTPS://Akas.Example.org:443/nodes/a/')).toBe('https://akas.example.org/nodes/a');
+    expect(parsePublicUrl('http://127.0.0.1:7373')).toBe('http://127.0.0.1:7373');
+  });
+
+  it('refuses what cannot start every absolute URL: not a URL, another scheme, a user, a query or a fragment', () => {
+    for (const bad of ['akas.example.org', 'ftp://akas.example.org', 'https://u:p@akas.example.org', 'https://akas.example.org/?a=1', 'https://akas.example.org/#x', 'https://akas.example.org?']) {
+      expect(() => parsePublicUrl(bad), bad).toThrow(/--public-url/);
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { vectorJson, vectorPath } from '../helpers/vectors.js';
 import {
   EMPTY_ROOT,
   MemoryTree,
+  consistencyOldRoot,
   consistencyProof,
   inclusionProof,
   leafHash,
@@ -296,6 +297,43 @@ describe('Merkle tree (src/core/merkle.ts)', () => {
       const proof = tree.consistencyProof(7, 8);
       expect(verifyConsistency(7, 8, proof, tree.root(7), tree.root(8))).toBe(true);
       expect(verifyConsistency(3, 4, proof, tree.root(7), tree.root(8))).toBe(false);
+    });
+  });
+
+  describe('the old root a consistency proof implies (consistencyOldRoot: how a witness tells a fork from a wrong proof)', () => {
+    const tree = new MemoryTree();
+    const fork = new MemoryTree();
+    for (let i = 0; i < 40; i++) {
+      tree.append(Buffer.from([i]));
+      fork.append(Buffer.from([i < 3 ? i : 100 + i]));
+    }
+
+    it('answers the root of the first size1 leaves when the proof leads to root2, for every size1 that is not a power of two', () => {
+      for (let m = 1; m < 40; m++) {
+        for (const n of [m + 1, 40]) {
+          if (n <= m) continue;
+          const got = consistencyOldRoot(m, n, tree.consistencyProof(m, n), tree.root(n));
+          if ((m & (m - 1)) === 0) expect(got, `${m} -> ${n}`).toBeNull();
+          else expect(got?.equals(tree.root(m)), `${m} -> ${n}`).toBe(true);
+        }
+      }
+    });
+
+    it("names the forked tree's own old root: another root at the size a witness cosigned", () => {
+      const implied = consistencyOldRoot(6, 12, fork.consistencyProof(6, 12), fork.root(12));
+      expect(implied?.equals(fork.root(6))).toBe(true);
+      expect(implied?.equals(tree.root(6))).toBe(false);
+    });
+
+    it('answers null for a proof that does not lead to root2, a hash too many or too few, equal sizes or size 0', () => {
+      const proof = tree.consistencyProof(6, 12);
+      expect(consistencyOldRoot(6, 12, proof, fork.root(12))).toBeNull();
+      expect(consistencyOldRoot(6, 12, [Buffer.alloc(32, 9)], tree.root(12))).toBeNull();
+      expect(consistencyOldRoot(6, 12, [...proof, EMPTY_ROOT], tree.root(12))).toBeNull();
+      expect(consistencyOldRoot(6, 12, proof.slice(0, -1), tree.root(12))).toBeNull();
+      expect(consistencyOldRoot(6, 6, [], tree.root(6))).toBeNull();
+      expect(consistencyOldRoot(0, 12, proof, tree.root(12))).toBeNull();
+      expect(consistencyOldRoot(6, 12, [], tree.root(12))).toBeNull();
     });
   });
 

@@ -17,7 +17,7 @@ import { assertAcknowledgedPresent } from '../helpers/faults.js';
 
 const ROUNDS = 4;
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 1e9);
-const SERVE_ARGS = ['--trust-proxy', '--registration-cap', '100000'];
+const SERVE_ARGS = ['--trust-proxy', '--public-url', 'https://akas.example.org', '--registration-cap', '100000'];
 
 let node: RunningNode | undefined;
 const work = tempDir('akas-e2e-crash-');

@@ -14,7 +14,7 @@ import { startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 import { assertAcknowledgedPresent, assertAuditClean, bindReadOnly, fillDisk, logCheck, mountSmallFs, until, type SmallFs } from '../helpers/faults.js';
 import { call } from '../helpers/remote.js';
 
-const SERVE_ARGS = ['--trust-proxy', '--registration-cap', '100000'];
+const SERVE_ARGS = ['--trust-proxy', '--public-url', 'https://akas.example.org', '--registration-cap', '100000'];
 const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 1e9);
 const work = tempDir('akas-e2e-faults-');
 

@@ -127,7 +127,7 @@ describe('akas queue on a terminal', () => {
 
 describe('a node that can tell its clients apart (--trust-proxy)', () => {
   it('keeps one judge per IP, and akas queue says why a pending proposal is not offered', async () => {
-    const proxied = await startServe(['--trust-proxy']);
+    const proxied = await startServe(['--trust-proxy', '--public-url', 'https://akas.example.org']);
     const work = tempDir('akas-newcomer-proxy-');
     try {
       const health = (await (await fetch(`${proxied.url}/healthz`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any

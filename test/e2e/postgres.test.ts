@@ -43,7 +43,7 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
     let url: string;
     let a: RunningNode;
     let b: RunningNode;
-    const serveArgs = ['--allow-same-ip', '--registration-cap', '100000', '--trust-proxy'];
+    const serveArgs = ['--allow-same-ip', '--registration-cap', '100000', '--trust-proxy', '--public-url', 'https://akas.example.org'];
 
     beforeAll(async () => {
       url = freshSchemaUrl('e2e');
@@ -220,7 +220,7 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
     beforeAll(async () => {
       url = freshSchemaUrl('e2e');
       // A bucket of 30 that refills one token in 1000 s: no refill during the test.
-      const args = ['--trust-proxy', '--rate-limit', '30:0.001', '--registration-cap', '5'];
+      const args = ['--trust-proxy', '--public-url', 'https://akas.example.org', '--rate-limit', '30:0.001', '--registration-cap', '5'];
       a = await startServe(args, { store: url, env });
       b = await startServe(args, { store: url, env });
     }, 60_000);
@@ -259,7 +259,7 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
     it('answers 503 storage_unavailable (never 500, never 200) while PostgreSQL is down, resumes once it is back, and loses nothing it acknowledged', async () => {
       cluster = await startTempCluster({ fsync: false });
       const url = `${cluster.url}?schema=faults`;
-      const args = ['--trust-proxy', '--registration-cap', '100000'];
+      const args = ['--trust-proxy', '--public-url', 'https://akas.example.org', '--registration-cap', '100000'];
       node = await startServe(args, { store: url, env });
       const load = new Workload(node.url, seeded(Date.now() % 1e9), 16);
       try {

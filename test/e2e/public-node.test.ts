@@ -37,7 +37,7 @@ describe('akas serve and its calibration set', () => {
     expect(r.stderr).toContain('--allow-demo-calibration');
     // On loopback behind a reverse proxy (nginx on the same machine), or published at a public URL: reachable all the same.
     for (const [args, said] of [
-      [['--trust-proxy'], 'behind a reverse proxy (--trust-proxy)'],
+      [['--trust-proxy', '--public-url', 'https://akas.example.org'], 'behind a reverse proxy (--trust-proxy)'],
       [['--public-url', 'https://akas.example.org'], 'published at https://akas.example.org (--public-url)'],
     ] as const) {
       const behind = await runCli(['serve', '--data', data, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn', ...args], { timeoutMs: 15_000 });

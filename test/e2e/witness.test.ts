@@ -3,54 +3,11 @@
 // --witness-quorum 2` exits 0 on its proofs and 1 when a witness key is wrong or a witness saw a
 // fork (the same log key over another log); `akas log watch` checks the quorum, and follows the
 // log through its tiles alone.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cosignerVerifierKey, generateKeyPair } from '../../src/core/index.js';
-import { calibratedProfiles, CLI, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
-
-interface RunningWitness {
-  url: string;
-  verifierKey: string;
-  process: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/** Starts `akas witness --json` and waits for the JSON line it prints once listening. */
-function startWitness(dataDir: string, name: string, logKey: string): Promise<RunningWitness> {
-  const child = spawn(process.execPath, [CLI, '--json', 'witness', '--data', dataDir, '--name', name, '--log', logKey, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
-  };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => void stop().then(() => reject(new Error(`akas witness did not start: ${out} ${err}`))), 15_000);
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      let j: { listening: string; verifierKey: string };
-      try {
-        j = JSON.parse(out) as typeof j; // one JSON document, once whole
-      } catch {
-        return;
-      }
-      clearTimeout(timer);
-      resolve({ url: j.listening, verifierKey: j.verifierKey, process: child, stop });
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`akas witness exited (${code}): ${out} ${err}`));
-    });
-  });
-}
+import { calibratedProfiles, runCli, startServe, startWitness, tempDir, type RunningNode, type RunningWitness } from '../helpers/e2e.js';
 
 let work: string;
 let dataDir: string;

@@ -95,6 +95,49 @@ export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): P
   });
 }
 
+export interface RunningWitness {
+  url: string;
+  verifierKey: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `akas witness --json` on port 0 and waits for the JSON document it prints once listening. */
+export function startWitness(dataDir: string, name: string, logKey: string): Promise<RunningWitness> {
+  requireBuild();
+  const child = spawn(process.execPath, [CLI, '--json', 'witness', '--data', dataDir, '--name', name, '--log', logKey, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => void stop().then(() => reject(new Error(`akas witness did not start: ${out} ${err}`))), 15_000);
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      let j: { listening: string; verifierKey: string };
+      try {
+        j = JSON.parse(out) as typeof j; // one JSON document, once whole
+      } catch {
+        return;
+      }
+      clearTimeout(timer);
+      resolve({ url: j.listening, verifierKey: j.verifierKey, process: child, stop });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`akas witness exited (${code}): ${out} ${err}`));
+    });
+  });
+}
+
 export interface CliRun {
   code: number;
   stdout: string;

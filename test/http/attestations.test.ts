@@ -23,7 +23,7 @@ describe('the catalog', () => {
   it('serves the 22 kinds as JSON with their schema URLs, each schema, and a readable page', async () => {
     const index = (await node.app.inject({ url: '/credentials/index.json' })).json();
     expect(index.kinds).toHaveLength(22);
-    expect(index.kinds[0]).toEqual({ kind: 'review.attestation.v1', tier: 'review', schemaVersion: '1.0.0', schemaUrl: 'http://localhost:80/credentials/schemas/review.attestation.v1.json', description: expect.any(String) });
+    expect(index.kinds[0]).toEqual({ kind: 'review.attestation.v1', tier: 'review', schemaVersion: '1.0.0', schemaUrl: 'http://localhost/credentials/schemas/review.attestation.v1.json', description: expect.any(String) });
     const schema = await node.app.inject({ url: '/credentials/schemas/leaderboard.receipt.v1.json' });
     expect(schema.headers['content-type']).toMatch(/application\/schema\+json/);
     expect(schema.json().title).toBe('Leaderboard receipt');

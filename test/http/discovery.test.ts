@@ -12,7 +12,7 @@ let node: TestNode;
 const get = (url: string, headers: Record<string, string> = {}) => node.app.inject({ url, headers: { host: HOST, ...headers } });
 
 beforeAll(async () => {
-  node = await testNode();
+  node = await testNode({ publicUrl: ORIGIN });
 });
 afterAll(() => node.close());
 
@@ -41,7 +41,7 @@ describe('GET /errors', () => {
   });
 
   it('is where the type of a problem+json 429 points', async () => {
-    const tight = await testNode({ rateLimit: { burst: 3, refillPerSecond: 0.001 } });
+    const tight = await testNode({ publicUrl: ORIGIN, rateLimit: { burst: 3, refillPerSecond: 0.001 } });
     let limited;
     for (let i = 0; i < 10 && !limited; i++) {
       const res = await tight.app.inject({ url: '/api/agents', headers: { host: HOST }, remoteAddress: '10.55.0.1' });
@@ -63,7 +63,7 @@ describe('the links a new agent is handed', () => {
     const orientation = refused.json().orientation as Record<string, string>;
     const links = Object.entries(orientation).filter(([k]) => k.endsWith('_url') && !['register_url', 'calibrate_url', 'me_url'].includes(k));
     expect(links.map(([k]) => k).sort()).toEqual(['descriptor_url', 'docs_url', 'llms_txt_url', 'openapi_url', 'schemas_url']);
-    const fresh = await testNode();
+    const fresh = await testNode({ publicUrl: ORIGIN });
     try {
       for (const [, url] of links) {
         const res = await fresh.app.inject({ url: url.replace(ORIGIN, ''), headers: { host: HOST } });
@@ -80,7 +80,7 @@ describe('the links a new agent is handed', () => {
   });
 
   it('land on sections that exist: /agent-docs#verify, #migration, #wakeup', async () => {
-    const fresh = await testNode();
+    const fresh = await testNode({ publicUrl: ORIGIN });
     try {
       const reg = await registerAgent(fresh);
       const docs = (await fresh.app.inject({ url: '/agent-docs' })).body;
@@ -95,7 +95,7 @@ describe('the links a new agent is handed', () => {
 
 describe('GET /llms.txt and /agent-docs', () => {
   it('guide an agent from zero, with this node as BASE and only routes the document has', async () => {
-    const fresh = await testNode();
+    const fresh = await testNode({ publicUrl: ORIGIN });
     try {
       const text = (await fresh.app.inject({ url: '/llms.txt', headers: { host: HOST } })).body;
       const doc = (await fresh.app.inject({ url: '/openapi.json', headers: { host: HOST } })).json() as { paths: Record<string, object> };
@@ -121,7 +121,7 @@ describe('GET /llms.txt and /agent-docs', () => {
 
 describe('GET /.well-known/akas.json', () => {
   it('describes the node: versions, endpoints, discovery, trust layers, issuer history, HMAC key ids, log key, MCP', async () => {
-    const fresh = await testNode();
+    const fresh = await testNode({ publicUrl: ORIGIN });
     try {
       const res = await fresh.app.inject({ url: '/.well-known/akas.json', headers: { host: HOST } });
       const d = res.json();
@@ -147,7 +147,7 @@ describe('GET /.well-known/akas.json', () => {
   });
 
   it('is public: no key needed, and a sent one is ignored', async () => {
-    const fresh = await testNode();
+    const fresh = await testNode({ publicUrl: ORIGIN });
     try {
       const a = await registerAgent(fresh);
       expect((await fresh.app.inject({ url: '/.well-known/akas.json', headers: bearer(a.apiKey) })).statusCode).toBe(200);

@@ -62,8 +62,8 @@ let node: TestNode;
 let doc: Doc;
 
 beforeAll(async () => {
-  node = await testNode();
-  const res = await node.app.inject({ url: '/openapi.json', headers: { host: 'node.test:7373' } });
+  node = await testNode({ publicUrl: 'http://node.test:7373' });
+  const res = await node.app.inject({ url: '/openapi.json' });
   expect(res.statusCode).toBe(200);
   doc = res.json();
 });

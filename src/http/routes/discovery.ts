@@ -65,7 +65,7 @@ export async function discoveryRoutes(app: FastifyInstance) {
         version: OPENAPI_VERSION,
       });
       g = { text: guideText(sections), html: guideHtml(sections) };
-      if (guides.size > 16) guides.clear(); // one per origin the node is reached by
+      if (guides.size > 16) guides.clear(); // keyed by origin, which is one per node (PROTOCOL 1.1)
       guides.set(origin, g);
     }
     return g;
