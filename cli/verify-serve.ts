@@ -8,14 +8,54 @@
 //
 // 200 {verified: true, checks, warnings, errors: []} when every check that ran holds; 400
 // {verified: false, checks, warnings, errors: [ProblemDetails]} when one does not, or the body
-// is not strict JSON with that field; 404 for another path, 405 for another method, 413 for a
-// body over 1 MiB. `checks` names every check that held; `warnings` those that could not run.
+// is not strict JSON with that field as an object; 404 for another path, 405 for another
+// method, 413 for a body over 1 MiB, 415 for a body that is not application/json. `checks`
+// names every check that held; `warnings` those that could not run.
+//
+// Loopback is not enough on its own (issue 30): any web page the user opens can POST to
+// 127.0.0.1 (a text/plain form post needs no preflight), and a page of a name rebound to
+// 127.0.0.1 reaches it as its own origin. So a request whose Host is not a loopback name, or
+// whose Origin is not this adapter's own, is refused with 403 before its body is read; and only
+// application/json is read, which no form can send. The verifier checks each document's proofs
+// against one canonical form per distinct proof context (verifier/credential.ts) and refuses a
+// document of more than MAX_PROOFS_PER_DOCUMENT proofs.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseStrictJson } from '../src/core/strict-json.js';
 import { verifyCredential, verifyPresentation, type Check, type IssuerTrust } from '../verifier/index.js';
 
 export const SERVE_BODY_LIMIT = 1 << 20;
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** The host name of a Host header value (`name`, `name:port`, `[v6]:port`), lower-cased; null when it is not one. */
+function hostName(host: string): string | null {
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/** Why a request may not reach the adapter (403), or null: a Host that is not loopback, an Origin that is not the adapter's own. */
+export function refusedCaller(headers: IncomingMessage['headers'], port: number): string | null {
+  const host = headers.host;
+  const name = typeof host === 'string' ? hostName(host) : null;
+  if (name === null || !LOOPBACK_NAMES.has(name)) return `Host ${JSON.stringify(host ?? null)} is not a loopback name (127.0.0.1, localhost, [::1]): the adapter answers local clients only`;
+  const origin = headers.origin;
+  if (origin === undefined) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = null;
+  }
+  const own = url !== null && url.protocol === 'http:' && LOOPBACK_NAMES.has(url.hostname) && Number(url.port || 80) === port;
+  return own ? null : `Origin ${JSON.stringify(origin.slice(0, 200))} is not this adapter's own: a web page may not post to it`;
+}
+
+/** Whether a Content-Type header names application/json (parameters such as charset allowed). */
+const isJson = (type: string | undefined) => typeof type === 'string' && type.split(';')[0].trim().toLowerCase() === 'application/json';
 
 export interface ServeOptions {
   port: number;
@@ -77,18 +117,27 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
 
 /** Starts the adapter on 127.0.0.1; answers its URL and a stop function. */
 export async function serveVerifier(opts: ServeOptions): Promise<{ url: string; close(): Promise<void> }> {
+  let port = 0;
   const server = createServer(async (req, res) => {
     try {
+      const refused = refusedCaller(req.headers, port);
+      if (refused) return send(res, 403, { errors: [{ type: 'about:blank', title: 'forbidden', detail: refused }] }, { connection: 'close' });
       const path = (req.url ?? '/').split('?')[0];
       const route = path === '/credentials/verify' ? 'verifiableCredential' : path === '/presentations/verify' ? 'verifiablePresentation' : null;
       if (!route) return send(res, 404, { errors: [{ type: 'about:blank', title: 'not found', detail: 'POST /credentials/verify or /presentations/verify' }] });
       if (req.method !== 'POST') return send(res, 405, { errors: [{ type: 'about:blank', title: 'method not allowed', detail: 'POST only' }] }, { allow: 'POST' });
+      if (!isJson(req.headers['content-type'])) {
+        const got = req.headers['content-type'] === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(req.headers['content-type'].slice(0, 100))}`;
+        return send(res, 415, { errors: [{ type: 'about:blank', title: 'unsupported media type', detail: `the body must be Content-Type: application/json, not ${got}` }] }, { connection: 'close' });
+      }
       const bytes = await readBody(req);
       if (bytes === null) return send(res, 413, { errors: [{ type: 'about:blank', title: 'too large', detail: `bodies are at most ${SERVE_BODY_LIMIT} bytes` }] }, { connection: 'close' });
       const parsed = parseStrictJson(bytes);
       if (!parsed.ok) return badRequest(res, `the body is not strict JSON: ${parsed.reason}`);
       const body = parsed.value;
       if (!isObject(body) || body[route] === undefined) return badRequest(res, `the body is not {${route}, options}`);
+      // The document itself, never a string holding one (the verifier reads a string as a file's text).
+      if (!isObject(body[route])) return badRequest(res, `${route} is ${Array.isArray(body[route]) ? 'an array' : `a JSON ${body[route] === null ? 'null' : typeof body[route]}`}, not a JSON object`);
       const options = isObject(body.options) ? body.options : {};
       const common = { at: opts.at, issuer: opts.issuer, trust: opts.trust };
       if (route === 'verifiableCredential') return answer(res, verifyCredential(body[route], common).checks);
@@ -103,7 +152,7 @@ export async function serveVerifier(opts: ServeOptions): Promise<{ url: string; 
     server.once('error', reject);
     server.listen(opts.port, '127.0.0.1', () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { realpathSync } from 'node:fs';
 import { CliError, usageError } from '../errors.js';
 import { trySave, updateIdentity } from '../profile.js';
+import { VERSION } from '../../src/core/version.js';
 import { action, type Cli } from '../program.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -113,10 +114,14 @@ export function discoveryCommands(program: Command, cli: Cli) {
   program
     .command('node-keys')
     .alias('keys')
-    .description("the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids")
+    .description("the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes")
     .action(
       action(cli, async () => {
-        const k = await cli.client().get<Json>('/api/node/keys');
+        const client = cli.client();
+        const keys = await client.get<Json>('/api/node/keys');
+        const { explorerIntegrity, explorerLines } = await import('../explorer-integrity.js');
+        const files = await explorerIntegrity(client.baseUrl);
+        const k: Json = { ...keys, explorer: { akas: VERSION, files } };
         cli.output().result(k, () =>
           [
             `issuer       ${k.issuer.current}`,
@@ -126,6 +131,7 @@ export function discoveryCommands(program: Command, cli: Cli) {
             `  origin     ${k.log.origin}   (akas verify log-proof FILE --log-key '${k.log.verifierKey}')`,
             `hmac keys    ${(k.hmac as Json[]).map((h) => `${h.signingKeyId}${h.current ? ' (current)' : ''}`).join(', ')}`,
             '  manifests are HMACs: only the node checks them (akas verify manifest asks it)',
+            ...explorerLines(files, VERSION, client.baseUrl),
           ].join('\n'),
         );
       }),

@@ -9,7 +9,7 @@ import type { Ctx } from './context.js';
 import { moveCredits } from './ledger.js';
 import { Agents, agentLock, type AgentRecord } from './records.js';
 import { BAN_MS, bannedError, failureBans, isBanned, reputationScore } from './reputation.js';
-import { TOOLS, type ToolName } from './tools/index.js';
+import { isToolError, TOOLS, type ToolError, type ToolName } from './tools/index.js';
 
 /** How long an issued challenge may be answered. */
 export const CHALLENGE_TTL_MS = 10 * 60 * 1000;
@@ -120,10 +120,21 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
     throw new ServiceError('insufficient_balance', `This call costs ${cost} credits; the balance is ${agent.balance}.`, { required: cost, balance: agent.balance });
   }
 
-  // The tool validates its own input (400 invalid_tool_input) and may refuse (regex timeout).
-  const result = await tool.run(input.toolInput as never);
+  // The tool validates its own input (400 invalid_tool_input) and may refuse. A pattern stopped
+  // at the regex time limit has had its 50 ms of the node's one regex worker, and more (compiling
+  // cannot be interrupted: regex-test.ts): it is charged and uses the challenge up like a result,
+  // so nobody keeps the worker busy for free with one challenge (issue 30). Refusals that say
+  // nothing ran (a bad pattern, a busy or stopped evaluator) charge nothing.
+  let result: unknown;
+  let timedOut: ToolError | undefined;
+  try {
+    result = await tool.run(input.toolInput as never);
+  } catch (e) {
+    if (!(isToolError(e) && e.code === 'regex_timeout')) throw e;
+    timedOut = e;
+  }
 
-  return ctx.store.transact([agentLock(agent.tag), challengeLock(input.challengeId), servedLock(agent.tag)], async (tx) => {
+  const settled = await ctx.store.transact([agentLock(agent.tag), challengeLock(input.challengeId), servedLock(agent.tag)], async (tx) => {
     const ch = await tx.get(Challenges, input.challengeId);
     if (!ch || ch.answeredAt !== null || ch.expiresAt <= ctx.clock.now()) throw challengeGone();
     const me = (await tx.get(Agents, agent.tag))!;
@@ -142,7 +153,8 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
     }
     moveCredits(tx, ctx, me, 'spend', cost, `tool ${input.tool}`, ch.challengeId);
     let next: Challenge | null = null;
-    if (!isBanned(me, ctx.clock.now())) {
+    // A timed-out call answers an error, which carries no next challenge: none is drawn.
+    if (!timedOut && !isBanned(me, ctx.clock.now())) {
       try {
         next = await drawChallenge(ctx, tx, me.tag);
       } catch (e) {
@@ -151,6 +163,15 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
     }
     return { tool: input.tool, result, cost, balance: me.balance, agent: me, next };
   });
+  if (timedOut) {
+    throw new ServiceError('regex_timeout', `${timedOut.message} The call was charged and its challenge is used up.`, {
+      tool: input.tool,
+      charged: cost,
+      balance: settled.balance,
+      hint: 'Simplify the pattern (no nested quantifiers such as (a+)+), draw a new challenge (GET /api/agent/v1/challenge) and call again.',
+    });
+  }
+  return settled;
 }
 
 /** The score GET /challenge reports alongside the challenge. */

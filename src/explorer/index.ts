@@ -54,6 +54,7 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
   const ctx = app.akas;
   const assets = loadAssets();
   if (assets.missing.length) app.log.warn({ missing: assets.missing }, 'explorer: built files missing (npm run build makes them); pages are served without them');
+  if (assets.altered.length) app.log.warn({ altered: assets.altered }, "explorer: files changed since the build recorded their integrity (dist/explorer/integrity.json): browsers will refuse them; reinstall the package");
   const counts = new Counts(ctx.store, () => ctx.clock.now());
   app.addHook('onClose', async () => counts.close());
 

@@ -11,6 +11,8 @@ export interface Assets {
   js: string | null;
   /** URL of the verifier's browser build, loaded by the page script when something is to be checked. */
   verifier: string | null;
+  /** The Subresource Integrity of the stylesheet and the page script, as the build recorded it (the script carries the verifier's). */
+  integrity?: { css?: string; js?: string };
 }
 
 export type Section = 'home' | 'tree' | 'search' | 'proposals' | 'agents' | 'log' | 'verify';
@@ -41,8 +43,8 @@ export function page(o: PageOptions): string {
 <title>${o.title} · akas explorer</title>
 <meta name="color-scheme" content="light dark">
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="${o.assets.css}">
-${o.assets.js ? html`<script type="module" src="${o.assets.js}"></script>` : ''}
+<link rel="stylesheet" href="${o.assets.css}"${sri(o.assets.integrity?.css)}>
+${o.assets.js ? html`<script type="module" src="${o.assets.js}"${sri(o.assets.integrity?.js)}></script>` : ''}
 </head><body data-verifier="${o.assets.verifier ?? ''}">
 <a class="skip" href="#main">Skip to content</a>
 <header class="top"><nav aria-label="Sections"><a class="brand" href="/">akas</a><ul>
@@ -57,6 +59,9 @@ ${o.body}
 </body></html>`.value
   );
 }
+
+/** A Subresource Integrity attribute (the browser refuses a file of other bytes), or nothing. */
+const sri = (integrity: string | undefined): Html => (integrity ? html` integrity="${integrity}"` : html``);
 
 /** An ISO 8601 time (UTC, to the second) in a <time> element; a dash for none. */
 export function time(ms: number | null | undefined): Html {

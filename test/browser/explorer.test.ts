@@ -392,4 +392,30 @@ describe('the explorer in Chromium', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it("runs no check with a verifier other than the package's: its Subresource Integrity fails and nothing is said verified (issue 30)", async (ctx) => {
+    if (!chrome) return ctx.skip();
+    // A page of its own (routing turns its HTTP cache off), served the verifier with one line added.
+    const page = await context.newPage();
+    try {
+      let served = 0;
+      await page.route(/\/explore\/assets\/akas-verify\.[0-9a-f]+\.js$/, async (route) => {
+        const res = await route.fetch();
+        served++;
+        await route.fulfill({ status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8' }, body: `${await res.text()}\n// served by someone else\n` });
+      });
+      await page.goto(`${base}/explore/proposals/${ids.v2}`, { waitUntil: 'load' });
+      await page.waitForFunction(() => (globalThis as unknown as { document: Dom }).document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
+      expect(served).toBeGreaterThan(0);
+      // (The footer's legend shows the word verified; the page's checks are in main.)
+      const s = await page.$$eval('main .v[data-state]', (els) => els.map((e) => e.getAttribute('data-state')));
+      expect(s.filter((x) => x === 'ok')).toEqual([]);
+      expect(s.filter((x) => x === 'off')).toEqual([]);
+      expect(s.filter((x) => x === 'unchecked').length).toBeGreaterThan(0);
+      const texts = await page.$$eval('.v[data-state="unchecked"] .v-text', (els) => els.map((e) => e.textContent ?? ''));
+      expect(texts.join('\n')).toContain("the verifier this node serves is not the package's (its Subresource Integrity does not match)");
+    } finally {
+      await page.close();
+    }
+  });
 });

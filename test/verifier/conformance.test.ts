@@ -13,7 +13,7 @@ import * as vc from '@digitalbazaar/vc';
 import { describe, expect, it } from 'vitest';
 import { canonicalize, sha256 } from '../../src/core/index.js';
 import { documentLoader } from '../../src/domain/credentials.js';
-import { isUrl, verifyCredential, verifyPresentation, type Report } from '../../verifier/index.js';
+import { isUrl, MAX_PROOFS_PER_DOCUMENT, verifyCredential, verifyPresentation, type Report } from '../../verifier/index.js';
 import { signer, signJcs, type Signer } from '../helpers/jcs-sign.js';
 import { vectorJson, vectorText } from '../helpers/vectors.js';
 
@@ -287,6 +287,39 @@ describe('eddsa-jcs-2022 (Data Integrity EdDSA Cryptosuites 1.0)', () => {
   it('§3.3.2 Verify Proof step 4: the proof @context MUST start the document @context', () => {
     expect(failed(verifyCredential(signJcs(unsigned(by), by, { '@context': [EXAMPLES] }), { at: AT }))).toEqual(['proof.context']);
     expect(verifyCredential(signJcs(unsigned(by), by, { '@context': undefined }), { at: AT }).verified).toBe(true);
+  });
+  it('§3.3.2 step 4 in a proof set: each proof is checked against the document under its own @context (one canonical form per distinct context)', () => {
+    const doc = unsigned(by, { '@context': [V2, EXAMPLES] });
+    // A proof over the document as its own @context makes it (§3.3.2 step 4 swaps it in).
+    const proofUnder = (context: unknown, created: string) => (signJcs({ ...doc, '@context': context } as Json, by, { '@context': context, created }).proof as Json);
+    const set = {
+      ...doc,
+      proof: [
+        signJcs(doc, by).proof as Json, // the document's own @context
+        proofUnder([V2], '2026-01-02T00:00:00Z'), // a prefix, as an array
+        proofUnder(V2, '2026-01-03T00:00:00Z'), // the same prefix as a single value
+        (signJcs(doc, by, { '@context': undefined, created: '2026-01-04T00:00:00Z' }).proof as Json), // none: the document's
+        proofUnder([V2], '2026-01-05T00:00:00Z'), // the prefix again
+      ],
+    };
+    const r = verifyCredential(set, { at: AT });
+    expect(r.verified, JSON.stringify(failed(r))).toBe(true);
+    expect(held(r, 'proof.signature')).toEqual([true, true, true, true, true]);
+    // Signed under the array prefix, claimed under the single value: another document, refused.
+    const swapped = structuredClone(set);
+    swapped.proof[1]['@context'] = V2;
+    const bad = verifyCredential(swapped, { at: AT });
+    expect(failed(bad)).toEqual(['proof.signature']);
+    expect(bad.checks.find((c) => c.valid === false)!.subject).toBe('proof[1]');
+  });
+  it(`a document carries at most ${MAX_PROOFS_PER_DOCUMENT} proofs (PROTOCOL 8.5); a set of more is refused unchecked`, () => {
+    let doc = unsigned(by);
+    for (let i = 0; i < MAX_PROOFS_PER_DOCUMENT; i++) doc = signJcs(doc, by, { created: `2026-01-0${i + 1}T00:00:00Z` });
+    expect(verifyCredential(doc, { at: AT }).verified).toBe(true);
+    const more = signJcs(doc, by, { created: '2026-01-09T00:00:00Z' });
+    const r = verifyCredential(more, { at: AT });
+    expect(failed(r)).toEqual(['proof.shape']);
+    expect(r.checks.find((c) => c.id === 'proof.shape')!.why).toBe(`a set of ${MAX_PROOFS_PER_DOCUMENT + 1} proofs: a document carries at most ${MAX_PROOFS_PER_DOCUMENT} (PROTOCOL 8.5)`);
   });
   it('§3.3.3 Transformation: the JCS of the document, so key order and white space do not matter, and a changed value does', () => {
     const doc = signJcs(unsigned(by), by);

@@ -4,8 +4,9 @@
 
 /**
  * Codes of ToolError:
- * - regex_timeout: the pattern ran past the 50 ms evaluation limit (PROTOCOL 14), e.g. catastrophic
- *   backtracking; nothing was matched. Suggested mapping: 400 (a property of the input).
+ * - regex_timeout: the pattern ran past the 50 ms evaluation limit (PROTOCOL 14), compiling
+ *   included, e.g. catastrophic backtracking; nothing was matched. Suggested mapping: 400 (a
+ *   property of the input); use-tool charges it (src/domain/challenges.ts).
  * - regex_busy: too many regex-test calls are queued for the evaluator; retry shortly.
  *   Suggested mapping: 503 (or 429 with retry-after).
  * - regex_unavailable: the evaluator was closed (closeRegexWorker) or could not start.

@@ -5,6 +5,7 @@
 // this browser pinned on its first visit. Everything is built with DOM calls and textContent:
 // nothing the node sends is ever parsed as HTML.
 import type * as VerifierModule from '../../../verifier/browser.js';
+import { loadVerifier } from './verifier.js';
 
 type Verifier = typeof VerifierModule;
 type Report = VerifierModule.Report;
@@ -25,15 +26,6 @@ async function getJson<T = Json>(url: string): Promise<T> {
   const res = await fetch(url, { headers: { accept: 'application/json' } });
   if (!res.ok) throw new Error(`${url.split('?')[0]} answered ${res.status}${res.status === 429 ? ' (too many requests: try again shortly)' : ''}`);
   return (await res.json()) as T;
-}
-
-// ---------------------------------------------------------------- the verifier, loaded once
-
-let verifier: Promise<Verifier> | null = null;
-function loadVerifier(): Promise<Verifier> {
-  const url = document.body.dataset.verifier;
-  if (!url) return Promise.reject(new Error("the verifier's browser build is not on this node"));
-  return (verifier ??= import(/* @vite-ignore */ url) as Promise<Verifier>);
 }
 
 // ---------------------------------------------------------------- verification states
@@ -448,7 +440,8 @@ async function verifyPage() {
   try {
     [V, keys] = await Promise.all([loadVerifier(), nodeKeys()]);
   } catch (err) {
-    for (const e of wanted) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
+    // Every state on the page says why, each layer of a judgment too (no verifier, or not the package's).
+    for (const e of [...wanted, ...$$('[data-check][data-subject]')]) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
     return;
   }
   showPin(keys);

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ServiceError, type ErrorCode } from '../../core/index.js';
 import { innerCall } from '../inner-call.js';
-import { SIGN_LOCALLY, type Tool } from './tools.js';
+import { SIGN_LOCALLY, UNTRUSTED_NOTE, type Tool } from './tools.js';
 
 /** Who called /api/mcp, as the routes a tool calls must see them. */
 export interface McpCaller {
@@ -128,6 +128,13 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
     structured.claimSecretWithheld = true;
     structured.claimSecretNote = 'The claimSecret of this proposal (recover channel B) is left out of MCP results unless the call passes includeClaimSecret: true. Your recovery token recovers you anyway.';
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  }
+  // Other agents' words are marked before the result (the top of tools.ts): first in the
+  // object, so a model reading the text meets the warning before what it warns about.
+  const fields = tool.untrusted?.filter((f) => structured[f] !== undefined) ?? [];
+  if (fields.length) {
+    const marked = { untrustedContent: { authoredBy: 'other agents', fields, note: UNTRUSTED_NOTE }, ...structured };
+    return { content: [{ type: 'text', text: JSON.stringify(marked) }], structuredContent: marked };
   }
   return { content: [{ type: 'text', text: res.body }], structuredContent: structured };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src/core/index.js';
 import { ToolError } from '../../../src/domain/tools/errors.js';
 import { generousRegexBackstop } from '../../helpers/regex.js';
-import { closeRegexWorker, REGEX_MAX_MATCHES, regexTest, regexTestTool, setRegexLimitsForTests, warmRegexWorker } from '../../../src/domain/tools/regex-test.js';
+import { closeRegexWorker, holdNextRegexForTests, REGEX_MAX_MATCHES, REGEX_PATTERN_MAX, regexTest, regexTestTool, setRegexLimitsForTests, warmRegexWorker } from '../../../src/domain/tools/regex-test.js';
 import { validateWithSchema } from '../../../src/domain/tools/validate.js';
 
 // Room for a CPU-starved test machine (test/helpers/regex.ts); one test below sets a short
@@ -93,6 +93,8 @@ describe('regex-test refusals', () => {
 
   it('refuses input outside the schema with invalid_tool_input', async () => {
     expect(await codeOf(regexTest({ pattern: 'a', text: 'a'.repeat(5001) }))).toBe('invalid_tool_input');
+    expect(await codeOf(regexTest({ pattern: 'a'.repeat(REGEX_PATTERN_MAX + 1), text: 'a' }))).toBe('invalid_tool_input');
+    expect(await codeOf(regexTest({ pattern: 'a', text: 'a', flags: 'dgimsuvy!' }))).toBe('invalid_tool_input');
     expect(await codeOf(regexTest({ pattern: 'a', text: 'a', extra: 1 } as never))).toBe('invalid_tool_input');
     expect(await codeOf(regexTest({ text: 'a' } as never))).toBe('invalid_tool_input');
   });
@@ -110,18 +112,17 @@ describe('regex-test time limit', () => {
 
   it('keeps the main thread free while a bad pattern runs', async () => {
     await warmRegexWorker();
-    let ticks = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      ticks++;
-      setTimeout(tick, 1);
-    };
-    setTimeout(tick, 1);
-    const code = await codeOf(regexTest({ pattern: '(a+)+$', text: `${'a'.repeat(32)}!` }));
-    done = true;
-    expect(code).toBe('regex_timeout');
-    expect(ticks).toBeGreaterThan(0);
+    // Held in the worker with no limit until expired: the main thread's timers run meanwhile,
+    // whatever the machine's load (no tick count raced against the 50 ms).
+    const held = holdNextRegexForTests();
+    let settled = false;
+    const code = codeOf(regexTest({ pattern: '(a+)+$', text: `${'a'.repeat(40)}!` })).finally(() => (settled = true));
+    await held.sent;
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(settled).toBe(false);
+    held.expire();
+    expect(await code).toBe('regex_timeout');
+    expect((await regexTest({ pattern: 'a', text: 'ba' })).matches).toHaveLength(1);
   });
 
   it('answers the calls queued behind a bad pattern, in order', async () => {
@@ -148,7 +149,8 @@ describe('regex-test time limit', () => {
   });
 
   it('fails calls still waiting when closed with regex_unavailable', async () => {
-    const slow = codeOf(regexTest({ pattern: '(a+)+$', text: `${'a'.repeat(30)}!` }));
+    holdNextRegexForTests();
+    const slow = codeOf(regexTest({ pattern: '(a+)+$', text: `${'a'.repeat(40)}!` }));
     const waiting = codeOf(regexTest({ pattern: 'a', text: 'a' }));
     await closeRegexWorker();
     expect(await slow).toBe('regex_unavailable');
