@@ -92,7 +92,8 @@ export function registerBodies(app: FastifyInstance, maxBytes: number) {
   const largest: Bounds = { members: NO_BODY.members, bytes: maxBytes };
   app.addHook('onRoute', (route) => {
     if (![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
-    const schema = (route.schema as { body?: { content?: unknown } } | undefined)?.body;
+    // A body the handler checks itself (recover's) is bounded by the schema it documents.
+    const schema = ((route.schema as { body?: unknown } | undefined)?.body ?? route.config?.documentedBody) as { content?: unknown } | undefined;
     const declared = route.config?.body;
     // Raw bytes (the content store's upload) are counted by their handler, against their own limit.
     if (schema?.content !== undefined || (schema === undefined && !declared)) return;
