@@ -1,5 +1,8 @@
 // What a request body may hold, derived from the JSON Schema it must fit (PROTOCOL 1.1 and 14):
-// how many object members and array elements in all, and how many bytes. A body is counted
+// how many object members and array elements in all, how many keys in one object, and how many
+// bytes. One object of many keys costs far more than as many array elements or members spread
+// over small objects (JSON.parse makes it a dictionary, and every reader after it hashes each
+// key): 19,900 keys in one object cost the dry run 44 ms, in 199 objects 8 ms. A body is counted
 // against these before it is parsed (strict-json.ts jsonShape), so a body far larger than its
 // route could ever take is refused for the price of one pass over its bytes; validation then
 // checks the exact limits (schema-limits.ts).
@@ -19,12 +22,14 @@ type Schema = Record<string, unknown>;
 export interface Bounds {
   /** Object members and array elements, at every depth together. */
   members: number;
+  /** Keys of one object, the widest. */
+  keys: number;
   /** Bytes of JSON text. */
   bytes: number;
 }
 
 /** What every body may hold beyond what its schema derives: fields a client adds that no schema names. */
-export const BODY_SLACK: Bounds = { members: 64, bytes: 1024 };
+export const BODY_SLACK: Bounds = { members: 64, keys: 64, bytes: 1024 };
 /** The least byte limit of a route: a body of a few fields, sent pretty-printed, fits. */
 export const MIN_BODY_BYTES = 4 * 1024;
 
@@ -33,7 +38,7 @@ export const MIN_BODY_BYTES = 4 * 1024;
  * free (attesterLineage, a traversal's inputs, a manifest's fields): taken as a small value, a
  * string of up to 1,000 characters or a few fields.
  */
-export const MAP_VALUE: Bounds = { members: 16, bytes: 6 * 1000 + 2 };
+export const MAP_VALUE: Bounds = { members: 16, keys: 16, bytes: 6 * 1000 + 2 };
 
 /** A pattern-bound string without maxLength is taken as this many characters (every such pattern of the protocol fixes fewer: hashes, keys, signatures, versions). */
 const PATTERN_CHARS = 256;
@@ -46,26 +51,33 @@ const BYTES_PER_CHAR = 6;
 /** A JSON number as text (a double's shortest form is at most 24 characters). */
 const NUMBER_BYTES = 32;
 
-const FREE: Bounds = { members: Infinity, bytes: Infinity };
+const FREE: Bounds = { members: Infinity, keys: Infinity, bytes: Infinity };
+const SCALAR = (bytes: number): Bounds => ({ members: 0, keys: 0, bytes });
 const isSchema = (s: unknown): s is Schema => typeof s === 'object' && s !== null && !Array.isArray(s);
-const max = (bs: Bounds[]): Bounds => ({ members: Math.max(0, ...bs.map((b) => b.members)), bytes: Math.max(0, ...bs.map((b) => b.bytes)) });
-const min = (bs: Bounds[]): Bounds => ({ members: Math.min(...bs.map((b) => b.members)), bytes: Math.min(...bs.map((b) => b.bytes)) });
+const each = (bs: Bounds[], f: (...xs: number[]) => number, empty: number): Bounds =>
+  bs.length ? { members: f(...bs.map((b) => b.members)), keys: f(...bs.map((b) => b.keys)), bytes: f(...bs.map((b) => b.bytes)) } : { members: empty, keys: empty, bytes: empty };
+const max = (bs: Bounds[]) => each(bs, Math.max, 0);
+const min = (bs: Bounds[]) => each(bs, Math.min, Infinity);
 
-/** The JSON of a literal value (a const or an enum member): its members and bytes exactly. */
+/** The JSON of a literal value (a const or an enum member): its members, keys and bytes exactly. */
 function literal(v: unknown): Bounds {
-  const text = JSON.stringify(v) ?? 'null';
-  let members = 0;
-  if (Array.isArray(v)) members = v.length + v.reduce((n: number, x) => n + literal(x).members, 0);
-  else if (isSchema(v)) members = Object.keys(v).length + Object.values(v).reduce((n: number, x) => n + literal(x).members, 0);
-  return { members, bytes: text.length * BYTES_PER_CHAR };
+  const bytes = (JSON.stringify(v) ?? 'null').length * BYTES_PER_CHAR;
+  const children = Array.isArray(v) ? v : isSchema(v) ? Object.values(v) : [];
+  const inner = children.map(literal);
+  return {
+    members: children.length + inner.reduce((n, b) => n + b.members, 0),
+    keys: Math.max(isSchema(v) ? children.length : 0, ...inner.map((b) => b.keys)),
+    bytes,
+  };
 }
 
 /**
- * The most members and bytes a JSON value fitting `schema` can hold (Infinity where the schema
- * leaves it unbounded). Unions take their largest branch, allOf its smallest part.
+ * The most members, keys of one object and bytes a JSON value fitting `schema` can hold
+ * (Infinity where the schema leaves it unbounded). Unions take their largest branch, allOf its
+ * smallest part.
  */
 export function schemaBounds(schema: unknown): Bounds {
-  if (schema === false) return { members: 0, bytes: 0 };
+  if (schema === false) return SCALAR(0);
   if (!isSchema(schema)) return FREE;
   const s = schema;
   const parts: Bounds[] = [];
@@ -92,14 +104,14 @@ function ofType(s: Schema, type: string): Bounds {
   switch (type) {
     case 'string': {
       const chars = typeof s.maxLength === 'number' ? s.maxLength : typeof s.pattern === 'string' ? PATTERN_CHARS : Infinity;
-      return { members: 0, bytes: 2 + chars * BYTES_PER_CHAR };
+      return SCALAR(2 + chars * BYTES_PER_CHAR);
     }
     case 'number':
     case 'integer':
-      return { members: 0, bytes: NUMBER_BYTES };
+      return SCALAR(NUMBER_BYTES);
     case 'boolean':
     case 'null':
-      return { members: 0, bytes: 5 };
+      return SCALAR(5);
     case 'array':
       return arrayBounds(s);
     case 'object':
@@ -113,9 +125,10 @@ function arrayBounds(s: Schema): Bounds {
   if (typeof s.maxItems !== 'number') return FREE;
   const tuple = (Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : []) as unknown[];
   const rest = Array.isArray(s.prefixItems) ? s.items : Array.isArray(s.items) ? s.additionalItems : s.items;
-  const out = { members: 0, bytes: 2 };
+  const out = { members: 0, keys: 0, bytes: 2 };
   const add = (b: Bounds, count: number) => {
     out.members += count * (1 + b.members);
+    out.keys = Math.max(out.keys, b.keys);
     out.bytes += count * (b.bytes + MEMBER_OVERHEAD);
   };
   const fixed = Math.min(s.maxItems, tuple.length);
@@ -127,10 +140,13 @@ function arrayBounds(s: Schema): Bounds {
 function objectBounds(s: Schema): Bounds {
   const props = isSchema(s.properties) ? s.properties : {};
   let members = 0;
+  let keys = Object.keys(props).length;
+  let inner = 0;
   let bytes = 2;
   for (const [key, p] of Object.entries(props)) {
     const b = schemaBounds(p);
     members += 1 + b.members;
+    inner = Math.max(inner, b.keys);
     bytes += key.length * BYTES_PER_CHAR + MEMBER_OVERHEAD + b.bytes;
   }
   // Keys the schema does not name: dropped or refused when closed (they fall to BODY_SLACK);
@@ -143,9 +159,13 @@ function objectBounds(s: Schema): Bounds {
     const valueSchemas = [...(isSchema(s.additionalProperties) ? [s.additionalProperties] : []), ...patterns];
     const value = valueSchemas.length ? max(valueSchemas.map(schemaBounds)) : MAP_VALUE;
     members += s.maxProperties * (1 + value.members);
+    keys += s.maxProperties;
+    inner = Math.max(inner, value.keys);
     bytes += s.maxProperties * (MAP_KEY_CHARS * BYTES_PER_CHAR + MEMBER_OVERHEAD + value.bytes);
   }
-  return { members, bytes };
+  // maxProperties counts the declared keys too.
+  if (typeof s.maxProperties === 'number') keys = Math.min(keys, s.maxProperties);
+  return { members, keys: Math.max(keys, inner), bytes };
 }
 
 /** The next power of two at or above n (n itself when infinite). */
@@ -159,14 +179,15 @@ export function roundCount(n: number): number {
 
 /**
  * A route's bounds from what its schema derives (plus what the route adds for parts the schema
- * leaves free): BODY_SLACK added, then rounded up (members to 100, 200, 500, 1,000, ...; bytes
+ * leaves free): BODY_SLACK added, then rounded up (counts to 100, 200, 500, 1,000, ...; bytes
  * to a power of two), so a small change of a schema seldom moves them; bytes at least
- * MIN_BODY_BYTES and at most `maxBytes` (the node's JSON body limit). Infinite members stay
+ * MIN_BODY_BYTES and at most `maxBytes` (the node's JSON body limit). Infinite counts stay
  * infinite: the caller refuses such a route.
  */
 export function routeBodyBounds(derived: Bounds, maxBytes: number): Bounds {
   return {
     members: roundCount(derived.members + BODY_SLACK.members),
+    keys: roundCount(derived.keys + BODY_SLACK.keys),
     bytes: Math.min(maxBytes, Math.max(MIN_BODY_BYTES, pow2(derived.bytes + BODY_SLACK.bytes))),
   };
 }

@@ -74,8 +74,8 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
   // Its fields are counted against the route's bound before any is decoded, as a JSON body's
   // members are (src/http/bodies.ts).
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BYTES }, (req, body, done) => {
-    const { members } = bodyBoundsOf(req);
-    if (formFields(body as Buffer) > members) return done(tooManyMembers(members), undefined);
+    const bounds = bodyBoundsOf(req);
+    if (formFields(body as Buffer) > bounds.keys) return done(tooManyMembers(bounds, true), undefined);
     try {
       done(null, parseFormStrict(body as Buffer));
     } catch (e) {

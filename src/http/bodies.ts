@@ -24,17 +24,18 @@ declare module 'fastify' {
     /**
      * What bounds this route's body where its schema leaves a part free-form: `shape`, a schema
      * to derive the bounds from in place of the body schema (the one the domain checks that
-     * part with); `extra`, members and bytes added to what the schema derives; `anyRoute`, as
-     * much as the largest route takes (the MCP endpoint, whose calls carry any tool's body).
+     * part with); `extra`, members and bytes added to what the schema derives (the keys of one
+     * object stay as derived); `anyRoute`, as much as the largest route takes (the MCP
+     * endpoint, whose calls carry any tool's body).
      */
-    body?: { shape?: unknown; extra?: Bounds; anyRoute?: true };
+    body?: { shape?: unknown; extra?: Pick<Bounds, 'members' | 'bytes'>; anyRoute?: true };
     /** The bounds of this route's body, set when the route is declared (registerBodies). */
     bodyBounds?: Bounds;
   }
 }
 
 /** A route that declares no body (withdraw) still gets one read: this much. */
-export const NO_BODY: Bounds = { members: BODY_SLACK.members, bytes: MIN_BODY_BYTES };
+export const NO_BODY: Bounds = { members: BODY_SLACK.members, keys: BODY_SLACK.keys, bytes: MIN_BODY_BYTES };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -60,11 +61,11 @@ function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (er
   // Refused before parsing: what walks a parsed body recursively (the idempotency hash,
   // validation) would overflow the stack on thousands of levels, and every member costs each
   // reader that walks it.
-  const shape = jsonShape(text, { members: bounds.members });
+  const shape = jsonShape(text, { members: bounds.members, keys: bounds.keys });
   if (shape.depth > MAX_JSON_DEPTH) {
     return done(new ServiceError('invalid_json', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`, { hint: 'Send a flatter JSON body: no request of this node nests more than a few levels.' }), undefined);
   }
-  if (shape.members > bounds.members) return done(tooManyMembers(bounds.members), undefined);
+  if (shape.members > bounds.members || shape.keys > bounds.keys) return done(tooManyMembers(bounds, shape.keys > bounds.keys), undefined);
   let value: unknown;
   try {
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
@@ -89,7 +90,7 @@ export function registerBodies(app: FastifyInstance, maxBytes: number) {
 
   // The MCP endpoint's bound: the largest of every route's, updated as routes are declared
   // (read at each request, once all are).
-  const largest: Bounds = { members: NO_BODY.members, bytes: maxBytes };
+  const largest: Bounds = { ...NO_BODY, bytes: maxBytes };
   app.addHook('onRoute', (route) => {
     if (![route.method].flat().some((m) => BODY_METHODS.has(m))) return;
     // A body the handler checks itself (recover's) is bounded by the schema it documents.
@@ -105,11 +106,12 @@ export function registerBodies(app: FastifyInstance, maxBytes: number) {
         derived.members += declared.extra.members;
         derived.bytes += declared.extra.bytes;
       }
-      if (!Number.isFinite(derived.members)) {
+      if (!Number.isFinite(derived.members) || !Number.isFinite(derived.keys)) {
         throw new Error(`${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/bodies.ts)`);
       }
       bounds = routeBodyBounds(derived, maxBytes);
       largest.members = Math.max(largest.members, bounds.members);
+      largest.keys = Math.max(largest.keys, bounds.keys);
     }
     // A route that sets its own byte limit (the explorer's form) keeps it, when smaller.
     if (route.bodyLimit !== undefined && route.bodyLimit < bounds.bytes) bounds = { ...bounds, bytes: route.bodyLimit };

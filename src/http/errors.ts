@@ -95,10 +95,17 @@ export function bodyTooLarge(maxBytes: number | undefined) {
   });
 }
 
-/** The 413 of a body with more members and elements than its route takes (PROTOCOL 1.1, 14), refused before it is parsed. */
-export function tooManyMembers(maxMembers: number) {
-  return new ServiceError('too_many_members', `The body holds more than ${maxMembers} object members and array elements together; this route takes at most ${maxMembers}.`, {
-    maxMembers,
+/**
+ * The 413 of a body with more members and elements, or an object of more keys, than its route
+ * takes (PROTOCOL 1.1, 14), refused before it is parsed; `wide` when an object's keys were over.
+ */
+export function tooManyMembers(bounds: { members: number; keys: number }, wide = false) {
+  const error = wide
+    ? `An object of the body holds more than ${bounds.keys} keys; this route takes at most ${bounds.keys} in one object.`
+    : `The body holds more than ${bounds.members} object members and array elements together; this route takes at most ${bounds.members}.`;
+  return new ServiceError('too_many_members', error, {
+    maxMembers: bounds.members,
+    maxKeys: bounds.keys,
     hint: "Send only the fields the route's schema names (GET /openapi.json; unknown fields are dropped anyway). PROTOCOL 14 lists what each route takes.",
   });
 }

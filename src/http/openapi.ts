@@ -112,7 +112,7 @@ export async function registerOpenApi(app: FastifyInstance) {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => documentUrl(url, documentSchema({ ...route, schema })),
     // @fastify/swagger marks every declared body required; some routes take none as well.
-    // Each body names its bounds (bodies.ts): `x-body-limits` {maxBytes, maxMembers}.
+    // Each body names its bounds (bodies.ts): `x-body-limits` {maxBytes, maxMembers, maxKeys}.
     transformObject: (documentObject) => {
       const { openapiObject } = documentObject as { openapiObject: { paths?: Record<string, Record<string, unknown>> } };
       const operationOf = (r: RouteOptions) => (r.schema as { operationId?: string } | undefined)?.operationId;
@@ -123,7 +123,7 @@ export async function registerOpenApi(app: FastifyInstance) {
           const o = op as { operationId?: string; requestBody?: { required?: boolean; 'x-body-limits'?: unknown } };
           if (o?.requestBody && optional.has(o.operationId)) o.requestBody.required = false;
           const b = bounds.get(o?.operationId);
-          if (o?.requestBody && b) o.requestBody['x-body-limits'] = { maxBytes: b.bytes, maxMembers: b.members };
+          if (o?.requestBody && b) o.requestBody['x-body-limits'] = { maxBytes: b.bytes, maxMembers: b.members, maxKeys: b.keys };
         }
       }
       return openapiObject as never;

@@ -8,6 +8,13 @@ import { attestationKinds } from '../../src/domain/attestations.js';
 import { PAYLOAD_SCHEMAS } from '../../src/domain/proposal-kinds.js';
 import { TOOLS } from '../../src/domain/tools/index.js';
 
+/** The keys of the widest object of a parsed value. */
+function widest(v: unknown): number {
+  if (Array.isArray(v)) return Math.max(0, ...v.map(widest));
+  if (v && typeof v === 'object') return Math.max(Object.keys(v).length, ...Object.values(v).map(widest));
+  return 0;
+}
+
 /** Object members and array elements of a parsed value, at every depth. */
 function members(v: unknown): number {
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + 1 + members(x), 0);
@@ -20,18 +27,19 @@ describe('jsonShape', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 6 }), fc.constantFrom(undefined, 2, '\t'), (v, indent) => {
         const text = JSON.stringify(v, null, indent);
-        expect(jsonShape(text).members).toBe(members(JSON.parse(text)));
+        expect(jsonShape(text)).toMatchObject({ members: members(JSON.parse(text)), keys: widest(JSON.parse(text)) });
       }),
       { numRuns: 300 },
     );
-    expect(jsonShape('{"a:":"[1,2]","b\\"":[[],[1],{}],"c":{"d":","}}')).toEqual({ depth: 3, members: 8 });
-    expect(jsonShape(' [ ] ')).toEqual({ depth: 1, members: 0 });
+    expect(jsonShape('{"a:":"[1,2]","b\\"":[[],[1],{}],"c":{"d":","}}')).toEqual({ depth: 3, members: 8, keys: 3 });
+    expect(jsonShape(' [ ] ')).toEqual({ depth: 1, members: 0, keys: 0 });
   });
 
-  it('stops once past a bound of members or of depth', () => {
+  it('stops once past a bound of members, of keys or of depth', () => {
     const wide = `{${Array.from({ length: 1000 }, (_, i) => `"k${i}":0`).join(',')}}`;
-    expect(jsonShape(wide).members).toBe(1000);
+    expect(jsonShape(wide)).toMatchObject({ members: 1000, keys: 1000 });
     expect(jsonShape(wide, { members: 10 }).members).toBe(11);
+    expect(jsonShape(wide, { keys: 10 }).keys).toBe(11);
     expect(jsonShape('['.repeat(10_000) + ']'.repeat(10_000)).depth).toBe(MAX_JSON_DEPTH + 1);
   });
 });
@@ -77,6 +85,7 @@ describe('schemaBounds', () => {
       const b = schemaBounds(schema);
       const text = escaped(largest(schema));
       expect(jsonShape(text).members, name).toBeLessThanOrEqual(b.members);
+      expect(jsonShape(text).keys, name).toBeLessThanOrEqual(b.keys);
       expect(Buffer.byteLength(text), name).toBeLessThanOrEqual(b.bytes);
     }
   });
@@ -99,14 +108,15 @@ describe('schemaBounds', () => {
         map: { type: 'object', maxProperties: 2 },
       },
     };
-    // list 1 + 3 × (1 + 1); either 1 + 4; map 1 + 2 × (1 + MAP_VALUE).
-    expect(schemaBounds(schema).members).toBe(7 + 5 + 1 + 2 * (1 + MAP_VALUE.members));
+    // list 1 + 3 × (1 + 1); either 1 + 4; map 1 + 2 × (1 + MAP_VALUE); three keys at the top, a
+    // map value's inside the map.
+    expect(schemaBounds(schema)).toMatchObject({ members: 7 + 5 + 1 + 2 * (1 + MAP_VALUE.members), keys: Math.max(3, MAP_VALUE.keys) });
   });
 
   it('rounds a route\'s bounds up to round counts and powers of two, within the node\'s byte limit', () => {
     expect([1, 2, 3, 73, 100, 101, 16_864].map(roundCount)).toEqual([1, 2, 5, 100, 100, 200, 20_000]);
-    expect(routeBodyBounds({ members: 9, bytes: 3000 }, 1024 * 1024)).toEqual({ members: roundCount(9 + BODY_SLACK.members), bytes: 4096 });
-    expect(routeBodyBounds({ members: 9, bytes: 5000 }, 1024 * 1024).bytes).toBe(8192);
-    expect(routeBodyBounds({ members: 9, bytes: Infinity }, 1024 * 1024).bytes).toBe(1024 * 1024);
+    expect(routeBodyBounds({ members: 9, keys: 4, bytes: 3000 }, 1024 * 1024)).toEqual({ members: roundCount(9 + BODY_SLACK.members), keys: roundCount(4 + BODY_SLACK.keys), bytes: 4096 });
+    expect(routeBodyBounds({ members: 9, keys: 4, bytes: 5000 }, 1024 * 1024).bytes).toBe(8192);
+    expect(routeBodyBounds({ members: 9, keys: 4, bytes: Infinity }, 1024 * 1024).bytes).toBe(1024 * 1024);
   });
 });

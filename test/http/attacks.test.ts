@@ -75,7 +75,7 @@ describe('finding 1: validation answers are bounded and every route draws a toke
     expect([refused.status, refused.json().code]).toEqual([413, 'too_many_members']);
     expect(refused.bytes).toBeLessThanOrEqual(ERROR_ANSWER_BOUND);
     const fewer: Record<string, unknown> = {};
-    for (let i = 0; i < 1_500; i++) fewer[`x${i}`] = i;
+    for (let i = 0; i < 150; i++) fewer[`x${i}`] = i;
     const r = await send('POST', '/api/credentials/dry-run', { body: JSON.stringify({ kind: 'review.attestation.v1', body: fewer }) });
     expect(r.status).toBe(200);
     const j = r.json();

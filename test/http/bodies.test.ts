@@ -43,22 +43,31 @@ function manyKeys(n: number, kind = 'graph'): string {
   return `{"kind":${JSON.stringify(kind)},"payload":{${keys.join(',')}}}`;
 }
 
+/** One array of n elements under `payload`: 2 bytes an element. */
+const manyElements = (n: number) => `{"kind":"graph","payload":[${Array(n).fill(0).join(',')}]}`;
+
 const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
 
 describe('finding 1: a body is counted against its route before it is parsed', () => {
   beforeEach(() => open({ rateLimit: { burst: 1000, refillPerSecond: 0.001 } }));
 
   it('refuses a body of more members than its route takes with 413 too_many_members naming the bound, and never parses it', async () => {
-    // 90,000 keys in 700 KB: under the dry run's byte limit (1 MiB), far over its members.
-    const body = manyKeys(90_000);
-    for (const path of ['/api/knowledge/proposals/dry-run', '/api/mcp', '/api/credentials/dry-run']) {
-      const r = await send('POST', path, body, { accept: 'application/json, text/event-stream' });
-      expect([r.status, r.json().code], path).toEqual([413, 'too_many_members']);
-      const { maxMembers, error } = r.json();
-      expect(error).toContain(`at most ${maxMembers}`);
+    // 90,000 keys in 700 KB, or 90,000 elements: under the dry run's byte limit (1 MiB), far
+    // over its members (and the keys over what one object of it may hold).
+    for (const [body, bound] of [[manyKeys(90_000), 'maxKeys'], [manyElements(90_000), 'maxMembers']]) {
+      for (const path of ['/api/knowledge/proposals/dry-run', '/api/mcp', '/api/credentials/dry-run']) {
+        const r = await send('POST', path, body, { accept: 'application/json, text/event-stream' });
+        expect([r.status, r.json().code], path).toEqual([413, 'too_many_members']);
+        expect(r.json().error).toContain(`at most ${r.json()[bound]}`);
+      }
     }
     expect(parses).not.toHaveBeenCalled();
-    // The same route takes a body within its bound, parsed once.
+    // One object wider than the route takes, though its members are few: refused too.
+    const wide = await send('POST', '/api/knowledge/proposals/dry-run', manyKeys(1000));
+    expect([wide.status, wide.json().code, wide.json().maxKeys]).toEqual([413, 'too_many_members', 200]);
+    expect(wide.json().error).toContain('more than 200 keys');
+    expect(parses).not.toHaveBeenCalled();
+    // The same route takes a body within its bounds, parsed once.
     const within = await send('POST', '/api/knowledge/proposals/dry-run', manyKeys(100));
     expect(within.status).toBe(200);
     expect(parses).toHaveBeenCalledTimes(1);
@@ -77,8 +86,9 @@ describe('finding 1: a body is counted against its route before it is parsed', (
 
   it('names each route\'s bounds in /openapi.json, every JSON body bounded', async () => {
     const doc = (await send('GET', '/openapi.json')).json();
-    const limits: Record<string, { maxBytes: number; maxMembers: number }> = {};
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { requestBody?: { content: Record<string, unknown>; 'x-body-limits'?: { maxBytes: number; maxMembers: number } } }>>)) {
+    type Limits = { maxBytes: number; maxMembers: number; maxKeys: number };
+    const limits: Record<string, Limits> = {};
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { requestBody?: { content: Record<string, unknown>; 'x-body-limits'?: Limits } }>>)) {
       for (const [method, op] of Object.entries(item)) {
         if (!op.requestBody?.content['application/json']) continue;
         expect(op.requestBody['x-body-limits'], `${method} ${path}`).toBeDefined();
@@ -86,8 +96,8 @@ describe('finding 1: a body is counted against its route before it is parsed', (
       }
     }
     // A few KiB and a hundred members where the schema is small; what the schema allows where it is large.
-    expect(limits['POST /api/knowledge/judge/{id}']).toEqual({ maxBytes: 8 * 1024, maxMembers: 100 });
-    expect(limits['POST /api/agent/v1/appeal']).toEqual({ maxBytes: 32 * 1024, maxMembers: 100 });
+    expect(limits['POST /api/knowledge/judge/{id}']).toEqual({ maxBytes: 8 * 1024, maxMembers: 100, maxKeys: 100 });
+    expect(limits['POST /api/agent/v1/appeal']).toEqual({ maxBytes: 32 * 1024, maxMembers: 100, maxKeys: 100 });
     expect(limits['POST /api/knowledge/dg/propose'].maxMembers).toBeGreaterThanOrEqual(32 * 500);
     for (const [route, l] of Object.entries(limits)) expect(l.maxBytes, route).toBeLessThanOrEqual(node.app.akas.appConfig.bodyLimit);
   });

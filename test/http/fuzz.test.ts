@@ -36,7 +36,7 @@ interface Operation {
   parameters: Array<{ name: string; in: string; required?: boolean; schema: Schema }>;
   body?: Schema;
   /** The route's bounds (PROTOCOL 14), as /openapi.json names them. */
-  limits?: { maxBytes: number; maxMembers: number };
+  limits?: { maxBytes: number; maxMembers: number; maxKeys: number };
   binaryBody: boolean;
   eventStream: boolean;
 }
@@ -132,12 +132,13 @@ type Body = { bytes?: Buffer; contentType?: string; fits?: boolean; overBound?: 
 
 /**
  * The many-key shape (issue 30): one object of keys, or one array of elements, a little or far
- * past the route's bound of members, as compact as JSON lets them be.
+ * past the route's bound of members, or one object a key past its bound of keys, as compact as
+ * JSON lets them be.
  */
 function manyMembers(op: Operation): fc.Arbitrary<Body> {
-  const bound = op.limits!.maxMembers;
-  return fc.record({ extra: fc.constantFrom(1, 1000, 90_000), array: fc.boolean(), nested: fc.boolean() }).map(({ extra, array, nested }) => {
-    const n = bound + extra;
+  const { maxMembers, maxKeys } = op.limits!;
+  return fc.record({ extra: fc.constantFrom(1, 1000, 90_000), array: fc.boolean(), wide: fc.boolean(), nested: fc.boolean() }).map(({ extra, array, wide, nested }) => {
+    const n = wide && !array ? maxKeys + 1 : maxMembers + extra;
     const items: string[] = [];
     for (let i = 0; i < n; i++) items.push(array ? '0' : `"${i.toString(36)}":0`);
     const inner = array ? `[${items.join(',')}]` : `{${items.join(',')}}`;
