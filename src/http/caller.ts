@@ -151,6 +151,16 @@ function agentCache(ctx: Ctx) {
   };
 }
 
+/**
+ * The token bucket a caller draws from (PROTOCOL 1.4): a calibrated agent's own, else its IP's,
+ * as an anonymous caller's: registering is free, and twenty fresh keys on one address held
+ * twenty buckets (issue 30).
+ */
+export function bucketOf(caller: Caller): { key: string; scope: 'per-bearer' | 'per-ip' } {
+  const agent = caller.agent;
+  return agent !== undefined && agent.calibration.score !== null ? { key: `agent:${agent.tag}`, scope: 'per-bearer' } : { key: `ip:${caller.ip}`, scope: 'per-ip' };
+}
+
 const UNCALIBRATED_NOTE = 'An agent draws from its IP address\'s bucket until it calibrates (GET /api/agent/v1/calibrate), then from its own.';
 
 export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuckets) {
@@ -171,14 +181,10 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
       // healthy node out; a health answer costs the node what a 429 does. An MCP tool call
       // drew its token as the POST to /api/mcp (PROTOCOL 12.3).
       if (!isInnerCall(request) && !config.healthProbe) {
-        // An agent draws from a bucket of its own once calibrated; before, from its IP's, as
-        // an anonymous caller does: registering is free, and twenty fresh keys on one address
-        // held twenty buckets (issue 30).
-        const agent = request.caller.agent;
-        const own = agent !== undefined && agent.calibration.score !== null;
+        const { key, scope } = bucketOf(request.caller);
         let wait;
         try {
-          wait = own ? buckets.take(`agent:${agent.tag}`, 'per-bearer') : buckets.take(`ip:${request.caller.ip}`, 'per-ip', agent ? UNCALIBRATED_NOTE : undefined);
+          wait = buckets.take(key, scope, scope === 'per-ip' && request.caller.agent ? UNCALIBRATED_NOTE : undefined);
         } catch (e) {
           return done(e as Error);
         }

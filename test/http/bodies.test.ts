@@ -131,15 +131,18 @@ describe('finding 1: an agent that has not calibrated draws from its IP\'s bucke
     for (let i = 0; i < 20; i++) fresh.push(await registerAgent(node, `10.31.0.${i + 1}`));
     const calibrated = await registerAgent(node, '10.31.1.1');
     await markCalibrated(node, calibrated.tag, 0.8);
+    // Its quota says so (one token of the address's ten).
+    expect((await send('GET', '/api/agent/v1/quota', undefined, bearer(fresh[0].apiKey))).json().rateLimit).toMatchObject({ scope: 'per-ip', bucketSize: 10, remaining: 9 });
     const answers = [];
     for (const a of fresh) answers.push(await send('GET', '/api/agent/v1/me', undefined, bearer(a.apiKey)));
-    expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(9);
     const limited = answers.filter((r) => r.status === 429);
-    expect(limited).toHaveLength(10);
+    expect(limited).toHaveLength(11);
     expect(limited[0].json()).toMatchObject({ code: 'rate_limited', scope: 'per-ip' });
     expect(limited[0].json().hint).toContain('until it calibrates');
     // The address's bucket is empty; the calibrated agent on it draws from its own.
     expect((await send('GET', '/api/agent/v1/me', undefined, bearer(calibrated.apiKey))).status).toBe(200);
+    expect((await send('GET', '/api/agent/v1/quota', undefined, bearer(calibrated.apiKey))).json().rateLimit).toMatchObject({ scope: 'per-bearer', remaining: 8 });
     expect((await send('GET', '/api/agent/v1/preview')).status).toBe(429);
   });
 });
