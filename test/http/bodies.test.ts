@@ -3,6 +3,7 @@
 // parses it; an agent that has not calibrated draws from its IP's bucket; /healthz draws no
 // token. That a refused body was never parsed is shown by counting the parser's calls, not by
 // timing anything.
+import { readFileSync } from 'node:fs';
 import secureJson from 'secure-json-parse';
 import { Agent as Dispatcher, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -95,6 +96,11 @@ describe('finding 1: a body is counted against its route before it is parsed', (
         limits[`${method.toUpperCase()} ${path}`] = op.requestBody['x-body-limits']!;
       }
     }
+    // PROTOCOL 14 lists the same, row for row.
+    const protocol = readFileSync(new URL('../../docs/PROTOCOL.md', import.meta.url), 'utf8');
+    const size = (n: number) => (n % (1024 * 1024) === 0 ? `${n / 1024 / 1024} MiB` : `${n / 1024} KiB`);
+    const rows = protocol.split('\n').filter((l) => /^\| `(POST|PUT|PATCH|DELETE) [^`]+` \| \d+ [KM]iB \|/.test(l));
+    expect(rows.sort()).toEqual(Object.entries(limits).map(([route, l]) => `| \`${route}\` | ${size(l.maxBytes)} | ${l.maxMembers.toLocaleString('en-US')} | ${l.maxKeys.toLocaleString('en-US')} |`).sort());
     // A few KiB and a hundred members where the schema is small; what the schema allows where it is large.
     expect(limits['POST /api/knowledge/judge/{id}']).toEqual({ maxBytes: 8 * 1024, maxMembers: 100, maxKeys: 100 });
     expect(limits['POST /api/agent/v1/appeal']).toEqual({ maxBytes: 32 * 1024, maxMembers: 100, maxKeys: 100 });
