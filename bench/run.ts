@@ -16,6 +16,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   postgres: () => import('./postgres.js').then((m) => m.run()),
   explorer: () => import('./explorer.js').then((m) => m.run()),
   events: () => import('./events.js').then((m) => m.run()),
+  bodies: () => import('./bodies.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.
 const onDemand: Record<string, () => Promise<unknown>> = {

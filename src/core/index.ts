@@ -20,6 +20,7 @@ export * from './possession.js';
 export * from './content.js';
 export * from './brief.js';
 export * from './schema-limits.js';
+export * from './body-bounds.js';
 export * from './cosignature.js';
 export * from './tiles.js';
 export * from './witness-wire.js';

@@ -12,7 +12,8 @@ import { decodeUtf8Strict, PROPOSAL_KINDS, ServiceError, isServiceError, type Lo
 import { attestationKinds } from '../domain/attestations.js';
 import { childrenOf } from '../domain/knowledge.js';
 import { seqOfId } from '../domain/log.js';
-import { errorHandler } from '../http/errors.js';
+import { bodyBoundsOf } from '../http/bodies.js';
+import { errorHandler, tooManyMembers } from '../http/errors.js';
 import { innerCall } from '../http/inner-call.js';
 import { wantsHtml } from '../http/routes/discovery.js';
 import { Media } from '../http/schemas.js';
@@ -40,6 +41,8 @@ export interface ExplorerOptions {
 const Page = (description: string) => ({ 200: Media('text/html', { type: 'string' }, description) });
 const tags = ['explorer'];
 const PER_PAGE = 25;
+/** The walk form's byte limit: a path and up to 64 inputs. */
+const FORM_BYTES = 64 * 1024;
 const Cursor = Type.Optional(Type.String({ pattern: '^[0-9]{1,15}(:[a-z]+_[0-9a-f]{16})?$', maxLength: 64 }));
 const KindOf = (kinds: readonly string[]) => Type.Optional(Type.Union([Type.Literal(''), ...kinds.map((k) => Type.Literal(k))]));
 
@@ -70,7 +73,11 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
   // The traverse form posts application/x-www-form-urlencoded (this scope only: the API reads JSON).
   // Read as strictly as a JSON body (PROTOCOL 1.1): URLSearchParams would put U+FFFD in place of
   // bytes (raw or percent-escaped) that are not UTF-8, a lone surrogate's among them.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: 64 * 1024 }, (_req, body, done) => {
+  // Its fields are counted against the route's bound before any is decoded, as a JSON body's
+  // members are (src/http/bodies.ts).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BYTES }, (req, body, done) => {
+    const bounds = bodyBoundsOf(req);
+    if (formFields(body as Buffer) > bounds.keys) return done(tooManyMembers(bounds, true), undefined);
     try {
       done(null, parseFormStrict(body as Buffer));
     } catch (e) {
@@ -322,6 +329,7 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
         body: Type.Object({ path: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: true, maxProperties: 65 }),
         response: { 303: { description: 'See the traversal: Location /explore/traversals/{id}.', type: 'null' } },
       },
+      bodyLimit: FORM_BYTES,
       config: { section: 'tree', errors: ['not_found', 'graph_cycle'] },
     },
     async (request, reply) => {
@@ -415,6 +423,13 @@ export type { LogEntry };
  * An application/x-www-form-urlencoded body as fields, refused (400 invalid_json, as a JSON body
  * would be) when its bytes or a percent-escape are not UTF-8, or when a field comes twice.
  */
+/** How many fields a form holds (its '&'-separated pairs, empty ones too), counted on the bytes. */
+function formFields(body: Buffer): number {
+  let n = 1;
+  for (let i = body.indexOf(0x26); i !== -1; i = body.indexOf(0x26, i + 1)) n++;
+  return n;
+}
+
 export function parseFormStrict(body: Buffer): Record<string, string> {
   const refuse = (why: string) => new ServiceError('invalid_json', `The form is not strict: ${why}.`, { hint: 'Send UTF-8 text, each field once.' });
   const text = decodeUtf8Strict(body);

@@ -1,8 +1,7 @@
 // The composition root: createApp wires the store, clock, randomness, node keys and config
 // into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
 import Fastify, { LogController, type FastifyContextConfig, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import secureJson from 'secure-json-parse';
-import { cryptoRandom, decodeUtf8Strict, jsonDepth, MAX_JSON_DEPTH, ServiceError, strictJsonProblem, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
+import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { TransparencyLog } from '../domain/log.js';
 import { runMigrations } from '../domain/migrations.js';
@@ -11,6 +10,7 @@ import { calibrationSetOf } from '../domain/calibration-set.js';
 import { LogTileReader } from '../domain/tiles.js';
 import { WitnessClient, type WitnessConfig } from '../domain/witnesses.js';
 import type { Store } from '../store/index.js';
+import { registerBodies } from './bodies.js';
 import { proxyTrust, registerCaller } from './caller.js';
 import { clientError, errorHandler, expectationFailed, notFoundHandler, sendError } from './errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
@@ -46,7 +46,7 @@ export interface AppConfig extends DomainConfig {
   trustProxy: boolean | number | string[];
   /** Why the same-IP rule (sameIpCollusionCheck) is on or off here, as /healthz says it (server.ts sameIpPolicy). */
   sameIpReason?: string;
-  /** Largest JSON body, in bytes. */
+  /** Largest JSON body of any route, in bytes; each route's own limit is derived from its schema (bodies.ts). */
   bodyLimit: number;
   /**
    * How long a client may take to send a whole request, headers and body (ms); past it the
@@ -81,12 +81,6 @@ export const defaultAppConfig: AppConfig = {
   witnesses: [],
   witnessWaitMs: 3000,
 };
-
-/** The 400 of a body that parses but is not strict JSON (PROTOCOL 1.1). */
-const invalidJson = (why: string) =>
-  new ServiceError('invalid_json', `The body is not strict JSON: ${why}.`, {
-    hint: 'Send UTF-8 JSON (I-JSON, RFC 7493): no duplicate keys in an object, no lone surrogates (\\ud800-\\udfff not in a pair).',
-  });
 
 export interface AppOptions {
   store: Store;
@@ -168,35 +162,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
-  // Bodies are JSON: an empty body is "no body" (register needs none); proto poisoning is
-  // refused. Whatever the declared type: `curl -X POST -d ''` labels an empty body as a form,
-  // and agents often send JSON as text/plain; anything that is not JSON is 400 invalid_json.
-  // Every body is strict JSON, as the offline verifier reads signed documents (PROTOCOL 1.1):
-  // UTF-8 (never a U+FFFD silently put in place of bad bytes), no duplicate key, no lone
-  // surrogate. What the node accepts it may sign, hash (JCS is defined on I-JSON only, RFC
-  // 8785) and append to its log, and every independent verifier must read it the same way.
-  app.removeAllContentTypeParsers();
-  const parseJsonBody = (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
-    const text = typeof body === 'string' ? body : decodeUtf8Strict(body);
-    if (text === undefined) return done(invalidJson('its bytes are not UTF-8'), undefined);
-    if (text.trim() === '') return done(null, undefined);
-    // Refused before parsing: what walks a parsed body recursively (the idempotency hash,
-    // validation) would overflow the stack on thousands of levels.
-    if (jsonDepth(text) > MAX_JSON_DEPTH) {
-      return done(new ServiceError('invalid_json', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`, { hint: 'Send a flatter JSON body: no request of this node nests more than a few levels.' }), undefined);
-    }
-    let value: unknown;
-    try {
-      value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-    } catch {
-      return done(new ServiceError('invalid_json', 'The body is not valid JSON.', { hint: 'Send a JSON body (Content-Type: application/json), or no body at all.' }), undefined);
-    }
-    const problem = strictJsonProblem(text);
-    if (problem) return done(invalidJson(problem), undefined);
-    done(null, value);
-  };
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonBody);
+  // Every body is strict JSON, within its route's bounds in bytes and members (bodies.ts);
+  // routes declared from here on get theirs.
+  registerBodies(app, config.bodyLimit);
 
   const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   const log = new TransparencyLog(ctx, {

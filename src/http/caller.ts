@@ -74,6 +74,11 @@ declare module 'fastify' {
     banExempt?: boolean;
     /** Idempotency-Key surface name; absent means the header is ignored. */
     idempotency?: string;
+    /**
+     * A health probe (GET /healthz only): it draws no token, so it answers whatever the
+     * caller's bucket holds (PROTOCOL 1.4, 11.1). It must stay as cheap as a 429 would be.
+     */
+    healthProbe?: boolean;
   }
 }
 
@@ -146,6 +151,18 @@ function agentCache(ctx: Ctx) {
   };
 }
 
+/**
+ * The token bucket a caller draws from (PROTOCOL 1.4): a calibrated agent's own, else its IP's,
+ * as an anonymous caller's: registering is free, and twenty fresh keys on one address held
+ * twenty buckets (issue 30).
+ */
+export function bucketOf(caller: Caller): { key: string; scope: 'per-bearer' | 'per-ip' } {
+  const agent = caller.agent;
+  return agent !== undefined && agent.calibration.score !== null ? { key: `agent:${agent.tag}`, scope: 'per-bearer' } : { key: `ip:${caller.ip}`, scope: 'per-ip' };
+}
+
+const UNCALIBRATED_NOTE = 'An agent draws from its IP address\'s bucket until it calibrates (GET /api/agent/v1/calibrate), then from its own.';
+
 export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuckets) {
   app.decorateRequest('caller', null as unknown as Caller);
   const agents = agentCache(ctx);
@@ -158,14 +175,16 @@ export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuc
     request.caller = { ip: clientKey(request.ip) };
     // After auth: the token bucket (PROTOCOL 1.4), then the auth refusal, then a ban.
     const next = (authError?: ServiceError) => {
-      // Every route draws a token, health and preview included: no answer, however cheap, is
-      // free of the bucket (PROTOCOL 1.4). An MCP tool call drew its token as the POST to
-      // /api/mcp (PROTOCOL 12.3).
-      if (!isInnerCall(request)) {
-        const agent = request.caller.agent;
+      // Every route draws a token, preview and the dry run included: no answer is free of the
+      // bucket (PROTOCOL 1.4), but health: a load balancer or an orchestrator probing through
+      // a busy proxy shares its address with the proxy's clients, and a 429 would take a
+      // healthy node out; a health answer costs the node what a 429 does. An MCP tool call
+      // drew its token as the POST to /api/mcp (PROTOCOL 12.3).
+      if (!isInnerCall(request) && !config.healthProbe) {
+        const { key, scope } = bucketOf(request.caller);
         let wait;
         try {
-          wait = buckets.take(agent ? `agent:${agent.tag}` : `ip:${request.caller.ip}`, agent ? 'per-bearer' : 'per-ip');
+          wait = buckets.take(key, scope, scope === 'per-ip' && request.caller.agent ? UNCALIBRATED_NOTE : undefined);
         } catch (e) {
           return done(e as Error);
         }

@@ -84,8 +84,34 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: Ser
   return reply.code(err.status).send(envelope(request, err));
 }
 
-const FASTIFY_CODES: Record<string, () => ServiceError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new ServiceError('body_too_large', 'The request body is over the limit for this route.'),
+/** Bytes as people read them: 16 KiB, 1 MiB, 700 bytes. */
+const bytesText = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`);
+
+/** The 413 of a body over its route's byte limit (PROTOCOL 1.1, 14), naming the limit. */
+export function bodyTooLarge(maxBytes: number | undefined) {
+  return new ServiceError('body_too_large', maxBytes ? `The request body is over this route's limit of ${bytesText(maxBytes)}.` : 'The request body is over the limit for this route.', {
+    ...(maxBytes ? { maxBytes } : {}),
+    hint: 'Send a smaller body: PROTOCOL 14 lists what each route takes. Large content goes to the content store (POST /api/cas); send its sha256.',
+  });
+}
+
+/**
+ * The 413 of a body with more members and elements, or an object of more keys, than its route
+ * takes (PROTOCOL 1.1, 14), refused before it is parsed; `wide` when an object's keys were over.
+ */
+export function tooManyMembers(bounds: { members: number; keys: number }, wide = false) {
+  const error = wide
+    ? `An object of the body holds more than ${bounds.keys} keys; this route takes at most ${bounds.keys} in one object.`
+    : `The body holds more than ${bounds.members} object members and array elements together; this route takes at most ${bounds.members}.`;
+  return new ServiceError('too_many_members', error, {
+    maxMembers: bounds.members,
+    maxKeys: bounds.keys,
+    hint: "Send only the fields the route's schema names (GET /openapi.json; unknown fields are dropped anyway). PROTOCOL 14 lists what each route takes.",
+  });
+}
+
+const FASTIFY_CODES: Record<string, (request?: FastifyRequest) => ServiceError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: (request) => bodyTooLarge(request?.routeOptions.bodyLimit),
   // Only a Content-Type header that is not a media type at all gets here (every type is read
   // as JSON): the protocol has no 415 (PROTOCOL 1.1), so it is the body's 400.
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
@@ -98,11 +124,11 @@ const FASTIFY_CODES: Record<string, () => ServiceError> = {
     validationError([{ field: 'url', reason: 'has a malformed percent-escape' }], 'The request URL is not a valid URL component.'),
 };
 
-export function toServiceError(error: unknown): ServiceError | null {
+export function toServiceError(error: unknown, request?: FastifyRequest): ServiceError | null {
   if (isServiceError(error)) return error;
   const fe = error as FastifyError & { validation?: AjvLikeError[]; validationContext?: string };
   if (fe?.validation) return validationError(validationItems(fe.validation, fe.validationContext));
-  if (fe?.code && FASTIFY_CODES[fe.code]) return FASTIFY_CODES[fe.code]();
+  if (fe?.code && FASTIFY_CODES[fe.code]) return FASTIFY_CODES[fe.code](request);
   if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ServiceError('validation_failed', fe.message, {}, fe.statusCode);
   }
@@ -110,7 +136,7 @@ export function toServiceError(error: unknown): ServiceError | null {
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const se = toServiceError(error);
+  const se = toServiceError(error, request);
   if (se) {
     // A storage failure is logged once, when it starts and when it ends (server.ts), not per request.
     if (se.status >= 500 && se.code !== 'storage_unavailable') request.log.error({ code: se.code, err: error }, se.message);

@@ -112,13 +112,18 @@ export async function registerOpenApi(app: FastifyInstance) {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => documentUrl(url, documentSchema({ ...route, schema })),
     // @fastify/swagger marks every declared body required; some routes take none as well.
+    // Each body names its bounds (bodies.ts): `x-body-limits` {maxBytes, maxMembers, maxKeys}.
     transformObject: (documentObject) => {
       const { openapiObject } = documentObject as { openapiObject: { paths?: Record<string, Record<string, unknown>> } };
-      const optional = new Set(routes.filter((r) => r.config?.bodyOptional).map((r) => (r.schema as { operationId?: string } | undefined)?.operationId));
+      const operationOf = (r: RouteOptions) => (r.schema as { operationId?: string } | undefined)?.operationId;
+      const optional = new Set(routes.filter((r) => r.config?.bodyOptional).map(operationOf));
+      const bounds = new Map(routes.filter((r) => r.config?.bodyBounds).map((r) => [operationOf(r), r.config!.bodyBounds!]));
       for (const item of Object.values(openapiObject.paths ?? {})) {
         for (const op of Object.values(item ?? {})) {
-          const o = op as { operationId?: string; requestBody?: { required?: boolean } };
+          const o = op as { operationId?: string; requestBody?: { required?: boolean; 'x-body-limits'?: unknown } };
           if (o?.requestBody && optional.has(o.operationId)) o.requestBody.required = false;
+          const b = bounds.get(o?.operationId);
+          if (o?.requestBody && b) o.requestBody['x-body-limits'] = { maxBytes: b.bytes, maxMembers: b.members, maxKeys: b.keys };
         }
       }
       return openapiObject as never;

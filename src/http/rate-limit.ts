@@ -111,31 +111,32 @@ export class TokenBuckets {
    * with no promise on the way (the hot path of every request); a promise only when the bucket
    * must be read first (from the store, or drawn in a shared one).
    */
-  take(key: string, scope: 'per-bearer' | 'per-ip'): Promise<void> | undefined {
+  take(key: string, scope: 'per-bearer' | 'per-ip', note?: string): Promise<void> | undefined {
     if (this.store.buckets) {
       return this.store.buckets.draw(key, this.burst, this.refillPerSecond, this.clock.now(), true).then((drawn) => {
-        if (!drawn.taken) throw this.limited(drawn.tokens, scope);
+        if (!drawn.taken) throw this.limited(drawn.tokens, scope, note);
       });
     }
     const held = this.buckets.get(key);
-    if (held) return this.takeFrom(held, key, scope);
-    return this.bucket(key).then((b) => this.takeFrom(b, key, scope));
+    if (held) return this.takeFrom(held, key, scope, note);
+    return this.bucket(key).then((b) => this.takeFrom(b, key, scope, note));
   }
 
-  private takeFrom(b: Bucket, key: string, scope: 'per-bearer' | 'per-ip'): undefined {
+  private takeFrom(b: Bucket, key: string, scope: 'per-bearer' | 'per-ip', note?: string): undefined {
     this.refill(b, this.clock.now());
     this.dirty.add(key);
-    if (b.tokens < 1) throw this.limited(b.tokens, scope);
+    if (b.tokens < 1) throw this.limited(b.tokens, scope, note);
     b.tokens -= 1;
     return undefined;
   }
 
-  private limited(tokens: number, scope: 'per-bearer' | 'per-ip'): ServiceError {
+  /** The 429; `note` says why this bucket was drawn (an uncalibrated agent's is its IP's). */
+  private limited(tokens: number, scope: 'per-bearer' | 'per-ip', note?: string): ServiceError {
     const retryAfter = Math.ceil((1 - tokens) / this.refillPerSecond);
     return new ServiceError('rate_limited', `Too many requests: the bucket holds ${this.burst} and refills ${this.refillPerSecond} per second.`, {
       scope,
       retryAfter,
-      hint: `Wait ${retryAfter} s (the retry-after header) and go on; bursts up to ${this.burst} are fine.`,
+      hint: `Wait ${retryAfter} s (the retry-after header) and go on; bursts up to ${this.burst} are fine.${note ? ` ${note}` : ''}`,
     });
   }
 

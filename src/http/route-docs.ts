@@ -57,6 +57,7 @@ export function routeErrorCodes(route: DocumentedRoute): ErrorCode[] {
   if (takesBody && !binaryBody) {
     codes.add('invalid_json');
     codes.add('body_too_large');
+    codes.add('too_many_members');
   }
   const auth = config.auth ?? 'none';
   if (auth !== 'none') {

@@ -8,11 +8,14 @@
 // After the run the ledger, the proposals and the log pass the node's own audit. No refusal
 // (and no answer listing errors, such as a dry run's) is larger than ERROR_ANSWER_BOUND or
 // twice its request, whatever the request held (issue 22: one 1 MiB body once drew a 94 MiB
-// answer).
+// answer). A body past its route's bound of members (x-body-limits, issue 30: one object of
+// 90,000 keys held the event loop) is refused with 413 before the node parses it, and a body
+// that fits its schema is never refused for its size.
 // FUZZ_RUNS raises the number of requests per operation (default 12).
 import fc from 'fast-check';
+import secureJson from 'secure-json-parse';
 import { Agent as Dispatcher, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROPOSAL_KINDS } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
 import { checkLog } from '../../src/domain/log.js';
@@ -32,12 +35,16 @@ interface Operation {
   path: string;
   parameters: Array<{ name: string; in: string; required?: boolean; schema: Schema }>;
   body?: Schema;
+  /** The route's bounds (PROTOCOL 14), as /openapi.json names them. */
+  limits?: { maxBytes: number; maxMembers: number; maxKeys: number };
   binaryBody: boolean;
   eventStream: boolean;
 }
 
 let node: TestNode;
 let base: string;
+/** The bodies the node parses (every JSON body goes through secure-json-parse: src/http/bodies.ts). */
+let parses: ReturnType<typeof vi.spyOn>;
 let dispatcher: Dispatcher;
 let doc: { paths: Record<string, Record<string, Record<string, unknown>>>; components: { schemas: Record<string, Schema> } };
 let resolve: (s: Schema) => Schema;
@@ -46,6 +53,7 @@ let a: Agent;
 const known: Record<string, string[]> = {};
 
 beforeAll(async () => {
+  parses = vi.spyOn(secureJson, 'parse');
   node = await testNode({ rateLimit: { burst: 1e9, refillPerSecond: 1e9 }, registrationCapPerIp: 1e9, sameIpCollusionCheck: false });
   base = await node.app.listen({ host: '127.0.0.1', port: 0 });
   dispatcher = new Dispatcher({ connections: 8, headersTimeout: 10_000, bodyTimeout: 10_000 });
@@ -78,6 +86,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  parses?.mockRestore();
   await dispatcher?.close();
   await node?.close();
 });
@@ -86,7 +95,8 @@ function operations(): Operation[] {
   const ops: Operation[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
-      const content = ((op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined)?.content ?? {}) as Record<string, { schema: Schema }>;
+      const requestBody = op.requestBody as { content?: Record<string, { schema: Schema }>; 'x-body-limits'?: Operation['limits'] } | undefined;
+      const content = (requestBody?.content ?? {}) as Record<string, { schema: Schema }>;
       const json = content['application/json']?.schema;
       const responses = (op.responses ?? {}) as Record<string, { content?: Record<string, unknown> }>;
       ops.push({
@@ -94,6 +104,7 @@ function operations(): Operation[] {
         path,
         parameters: ((op.parameters ?? []) as Operation['parameters']).filter((p) => p.in !== 'header'),
         body: json,
+        limits: requestBody?.['x-body-limits'],
         binaryBody: !json && Object.keys(content).length > 0,
         eventStream: Object.values(responses).some((r) => r.content && 'text/event-stream' in r.content),
       });
@@ -116,7 +127,24 @@ const encoding = fc.constantFrom<'encoded' | 'raw'>('encoded', 'encoded', 'raw')
 const percent = (v: string) => [...Buffer.from(v, 'utf8')].map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
 const place = (v: string, how: 'encoded' | 'raw') => (how === 'encoded' ? percent(v) : [...v].map((c) => (/[\s#?%\u0000-\u001f\u007f-\uffff]/.test(c) ? percent(c) : c)).join(''));
 
-type Body = { bytes?: Buffer; contentType?: string };
+/** A body; `fits` when made to fit the route's schema, `overBound` when it holds more members than the route takes. */
+type Body = { bytes?: Buffer; contentType?: string; fits?: boolean; overBound?: boolean };
+
+/**
+ * The many-key shape (issue 30): one object of keys, or one array of elements, a little or far
+ * past the route's bound of members, or one object a key past its bound of keys, as compact as
+ * JSON lets them be.
+ */
+function manyMembers(op: Operation): fc.Arbitrary<Body> {
+  const { maxMembers, maxKeys } = op.limits!;
+  return fc.record({ extra: fc.constantFrom(1, 1000, 90_000), array: fc.boolean(), wide: fc.boolean(), nested: fc.boolean() }).map(({ extra, array, wide, nested }) => {
+    const n = wide && !array ? maxKeys + 1 : maxMembers + extra;
+    const items: string[] = [];
+    for (let i = 0; i < n; i++) items.push(array ? '0' : `"${i.toString(36)}":0`);
+    const inner = array ? `[${items.join(',')}]` : `{${items.join(',')}}`;
+    return { bytes: Buffer.from(nested ? `{"payload":${inner}}` : inner), contentType: 'application/json', overBound: true };
+  });
+}
 
 /**
  * A body built to draw many errors: every array of a valid value replaced by tens of thousands
@@ -151,9 +179,10 @@ function bodyOf(op: Operation): fc.Arbitrary<Body> {
   if (op.binaryBody) return fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 2048 }).map((u) => ({ bytes: Buffer.from(u), contentType: 'application/octet-stream' })), raw);
   if (!op.body) return fc.oneof({ weight: 4, arbitrary: fc.constant<Body>({}) }, { weight: 1, arbitrary: raw });
   return fc.oneof(
-    { weight: 4, arbitrary: valid(op.body, resolve).map(json) },
+    { weight: 4, arbitrary: valid(op.body, resolve).map((v) => ({ ...json(v), fits: true })) },
     { weight: 3, arbitrary: mutated(op.body, resolve).map(json) },
     { weight: 1, arbitrary: valid(op.body, resolve).map((v) => json(widen(v))) },
+    { weight: 1, arbitrary: manyMembers(op) },
     { weight: 2, arbitrary: raw },
   );
 }
@@ -177,6 +206,8 @@ interface Sent {
   url: string;
   headers: Record<string, string | string[]>;
   body?: Buffer;
+  fits?: boolean;
+  overBound?: boolean;
 }
 
 interface Failure {
@@ -192,6 +223,7 @@ const statuses = new Map<number, number>();
 async function send(op: Operation, s: Sent): Promise<Failure | null> {
   const describe = () => `${s.method} ${s.url.slice(0, 300)} headers=${JSON.stringify(Object.keys(s.headers))} body=${s.body?.subarray(0, 200).toString('latin1') ?? ''}`;
   let res;
+  parses.mockClear();
   try {
     res = await request(`${base}${s.url}`, { method: s.method as 'GET', headers: s.headers, body: s.body, dispatcher });
   } catch (e) {
@@ -205,6 +237,10 @@ async function send(op: Operation, s: Sent): Promise<Failure | null> {
   }
   const text = await res.body.text();
   if (res.statusCode >= 500) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 600), why: '5xx' };
+  // Requests go one at a time: what was parsed meanwhile was this request's body.
+  const parsed = parses.mock.calls.length > 0;
+  if (s.overBound && (parsed || res.statusCode < 400)) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: `a body past its route's bound of members was ${parsed ? 'parsed' : 'taken'}` };
+  if (s.fits && res.statusCode === 413) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: 'a body that fits its schema was refused for its size' };
   const requestBytes = s.url.length + (s.body?.length ?? 0) + JSON.stringify(s.headers).length;
   const answerBytes = Buffer.byteLength(text);
   const listsErrors = res.statusCode >= 400 || text.includes('"errors":[');
@@ -255,7 +291,7 @@ describe('fuzzing every route from /openapi.json', () => {
         if (r.auth) headers.authorization = r.auth;
         if (r.body.contentType) headers['content-type'] = r.body.contentType;
         if (op.path === '/api/mcp') headers.accept = 'application/json, text/event-stream';
-        const f = await send(op, { method: op.method, url, headers, body: r.body.bytes });
+        const f = await send(op, { method: op.method, url, headers, body: r.body.bytes, fits: r.body.fits, overBound: r.body.overBound });
         sent++;
         if (f) failures.push(f);
       }

@@ -4,11 +4,13 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DAY_MS, FakeClock, generateKeyPair, proveKeyPossession } from '../../src/core/index.js';
+import { DAY_MS, FakeClock, generateKeyPair, MAX_JSON_DEPTH, proveKeyPossession } from '../../src/core/index.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
+import { NO_BODY } from '../../src/http/bodies.js';
 import { openTempStore } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
+import { markCalibrated } from '../helpers/agents.js';
 import { bearer, registerAgent, testKeys, testNode, type TestNode } from '../helpers/app.js';
 import { agent, decide, proposeAs, signedBody } from '../helpers/flows.js';
 
@@ -120,7 +122,9 @@ describe('rate limits', () => {
   beforeEach(() => open({ rateLimit: { burst: 4, refillPerSecond: 0.001 } }));
 
   it('are one bucket per key whatever the letter case and spacing of the Bearer', async () => {
+    // A calibrated agent's: before, an agent draws from its IP's (issue 30, test/http/bodies.test.ts).
     const a = await registerAgent(node, '10.1.0.1');
+    await markCalibrated(node, a.tag, 0.8);
     const spellings = [`Bearer ${a.apiKey}`, `bearer ${a.apiKey}`, `BEARER   ${a.apiKey}`, `Bearer\t${a.apiKey}  `, `bEaReR ${a.apiKey}`];
     const statuses = [];
     for (const authorization of spellings) statuses.push((await node.app.inject({ url: '/api/agent/v1/me', headers: { authorization }, remoteAddress: `10.1.0.${statuses.length + 2}` })).statusCode);
@@ -164,13 +168,18 @@ describe('body limits', () => {
 describe('deeply nested bodies', () => {
   beforeEach(() => open({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } }));
 
-  it('are refused with 400 invalid_json on every route that takes a body, an Idempotency-Key included', async () => {
+  it('are refused before parsing on every route that takes a body, an Idempotency-Key included', async () => {
     // Found by the fuzzer: 10,000 nested arrays to recover with an Idempotency-Key overflowed
-    // the stack of the idempotency hash (500).
+    // the stack of the idempotency hash (500). A route whose byte limit is under the body's
+    // 20,000 bytes refuses it for them (413 body_too_large), and each level is a member too: a
+    // route that takes fewer members than 128 refuses it for them first (413
+    // too_many_members, issue 30); every other route for its depth.
     const a = await agent(node);
     const deep = '['.repeat(10_000) + ']'.repeat(10_000);
     const writes = node.app.akas.routes.filter((r) => r.method !== 'GET' && r.url !== '/api/cas');
     for (const r of writes) {
+      const bounds = r.config.bodyBounds ?? NO_BODY;
+      const expected = bounds.bytes < deep.length ? [413, 'body_too_large'] : bounds.members < MAX_JSON_DEPTH ? [413, 'too_many_members'] : [400, 'invalid_json'];
       const res = await node.app.inject({
         method: r.method as 'POST',
         url: concrete(r.url),
@@ -178,7 +187,7 @@ describe('deeply nested bodies', () => {
         remoteAddress: a.ip,
         payload: deep,
       });
-      expect([res.statusCode, res.json().code], `${r.method} ${r.url}`).toEqual([400, 'invalid_json']);
+      expect([res.statusCode, res.json().code], `${r.method} ${r.url}`).toEqual(expected);
     }
   });
 });

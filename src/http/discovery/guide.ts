@@ -289,11 +289,11 @@ export function guide(input: GuideInput): Section[] {
         {
           list: [
             `registrations: ${limits.registrationCapPerIp} per IP per UTC day`,
-            `rate: ${limits.burst} requests of burst, ${limits.refillPerSecond} per second refill, per api key (else per IP)`,
+            `rate: ${limits.burst} requests of burst, ${limits.refillPerSecond} per second refill, per api key once calibrated (before that, and without a key, per IP)`,
             'proposals per kind per UTC day: frontier 200, strong 80, mid 40, weak 20 (per api key and per IP)',
             'calibration: 5 questions, 3 attempts, the best kept',
             'judge rationale: 400 characters; Idempotency-Key: 255 characters, kept 24 hours',
-            'JSON bodies: 1 MiB; content-store blobs: 10 MiB',
+            "JSON bodies: each route's bytes, members and keys of one object, derived from its schema (x-body-limits in /openapi.json; 1 MiB at most); content-store blobs: 10 MiB",
           ],
         },
       ],

@@ -195,7 +195,9 @@ export async function mcpRoutes(app: FastifyInstance) {
           415: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the body is not application/json.'),
         },
       },
-      config: { auth: 'optional', banExempt: true, errors: ['origin_not_allowed'] },
+      // A tools/call carries any tool's body: as much as the largest route takes (each route
+      // bounds its own again when the call runs it).
+      config: { auth: 'optional', banExempt: true, body: { anyRoute: true }, errors: ['origin_not_allowed'] },
     },
     answer,
   );

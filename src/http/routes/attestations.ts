@@ -52,6 +52,10 @@ ${rows}
 </tbody></table></body></html>`;
 }
 
+// An attestation's body is free-form in the route's schema and checked against its kind's
+// (PROTOCOL 9.1): it holds at most what the largest kind's schema allows.
+const anyKindBody = () => ({ type: 'object', properties: { kind: { type: 'string', maxLength: 80 }, body: { anyOf: [...attestationKinds().values()].map((k) => k.schema) } } });
+
 const AttestBody = Type.Object({ kind: Type.String({ maxLength: 80 }), body: Type.Object({}, { additionalProperties: true, maxProperties: 100 }) }, { additionalProperties: false });
 const ListQuery = Type.Object(
   {
@@ -103,7 +107,7 @@ export async function attestationRoutes(app: FastifyInstance) {
         body: Type.Object({ kind: Type.String({ maxLength: 80 }), body: Type.Unknown() }, { additionalProperties: false }),
         response: { 200: DryRunAnswer },
       },
-      config: { errors: ['invalid_kind'] },
+      config: { body: { shape: anyKindBody() }, errors: ['invalid_kind'] },
     },
     async (request) => {
       const { kind, body } = request.body as { kind: string; body: unknown };
@@ -113,7 +117,7 @@ export async function attestationRoutes(app: FastifyInstance) {
   );
 
   const attestSchema = { operationId: 'attest', summary: 'Record an attestation in the transparency log', tags: ['attestations'], body: AttestBody, response: { 200: AttestAnswer } };
-  app.post('/api/attestations', { schema: attestSchema, config: { auth: 'required', idempotency: 'attest', errors: ['invalid_kind', 'calibration_required', 'entry_too_large'] } }, async (request) => {
+  app.post('/api/attestations', { schema: attestSchema, config: { auth: 'required', idempotency: 'attest', body: { shape: anyKindBody() }, errors: ['invalid_kind', 'calibration_required', 'entry_too_large'] } }, async (request) => {
     const { kind, body } = request.body as { kind: string; body: Record<string, unknown> };
     const entry = await attest(ctx, log, agentOf(request), kind, body);
     return { ...entryView(entry), url: `/api/attestations/${entry.id}`, note: 'Appended to the log; GET url for its inclusion proof against a signed checkpoint.' };

@@ -60,6 +60,9 @@ export async function healthRoutes(app: FastifyInstance) {
           503: Closed({ ...answer, ok: Type.Literal(false) }, 'The store does not accept writes (storage says why and what to do), or does not read; reads may still work.'),
         },
       },
+      // No token: a probe answers whatever the caller's bucket holds (PROTOCOL 1.4). One point
+      // read of the store and no scan, so it costs what a 429 would.
+      config: { healthProbe: true },
     },
     async (_request, reply) => {
       const { store, clock, keys, appConfig, witnesses } = app.akas;

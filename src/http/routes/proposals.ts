@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { credentialUrl, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
 import { judge, judgeStanding, type JudgeResult } from '../../domain/judging.js';
 import { evalManifest } from '../../domain/manifests.js';
+import { LOGIC_MAX_VALUES } from '../../domain/logic.js';
 import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, type PayloadOf } from '../../domain/proposal-kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
 import { dryRunProposal } from '../../domain/proposal-dry-run.js';
@@ -89,6 +90,15 @@ function judgedView(r: JudgeResult) {
   };
 }
 
+// A graph's branch conditions are free-form JSON Logic in its schema; propose bounds each to
+// LOGIC_MAX_VALUES values (PROTOCOL 6.2), so its body may hold that many members per branch
+// beyond what the schema derives (and strings of any length: up to the node's body limit).
+const GRAPH_BRANCHES = (PAYLOAD_SCHEMAS.graph.properties.payload.properties.branches as unknown as { maxItems: number }).maxItems;
+const GRAPH_CONDITIONS = { members: GRAPH_BRANCHES * LOGIC_MAX_VALUES, bytes: Infinity };
+const freeParts = (kind: ProposalKind) => (kind === 'graph' ? { extra: GRAPH_CONDITIONS } : undefined);
+// The dry run's payload is any kind's propose body: bounded as the largest of them.
+const ANY_PAYLOAD = { type: 'object', properties: { kind: { type: 'string', maxLength: 40 }, payload: { anyOf: PROPOSAL_KINDS.map((k) => PAYLOAD_SCHEMAS[k]) } } };
+
 export async function proposalRoutes(app: FastifyInstance) {
   const ctx = app.akas;
   const proposeAuth = ctx.config.allowAnonymousPropose ? 'optional' : 'required';
@@ -98,7 +108,7 @@ export async function proposalRoutes(app: FastifyInstance) {
       KIND_ROUTES[kind].propose,
       {
         schema: { operationId: `propose${camel(kind)}`, summary: `Propose ${article(kind)}`, tags: ['proposals'], body: PAYLOAD_SCHEMAS[kind], response: { 200: ProposalAccepted } },
-        config: { auth: proposeAuth, idempotency: 'propose', errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'] },
+        config: { auth: proposeAuth, idempotency: 'propose', body: freeParts(kind), errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'] },
       },
       async (request) => {
         const agent = request.caller.agent ?? null;
@@ -148,7 +158,7 @@ export async function proposalRoutes(app: FastifyInstance) {
         ),
         response: { 200: ProposeDryRunAnswer },
       },
-      config: { auth: 'optional', errors: ['invalid_kind'] },
+      config: { auth: 'optional', body: { shape: ANY_PAYLOAD, extra: GRAPH_CONDITIONS }, errors: ['invalid_kind'] },
     },
     async (request) => {
       const { kind, payload } = request.body as { kind: string; payload: unknown };

@@ -3,14 +3,17 @@ import type { FastifyInstance } from 'fastify';
 import { casQuotaOf, casQuotaStatus } from '../../domain/cas-quota.js';
 import { ProposeCounts, proposeQuota, proposeQuotaOfKey, tagOfProposeCount } from '../../domain/proposals.js';
 import { Type } from 'typebox';
-import { agentOf } from '../caller.js';
+import { agentOf, bucketOf } from '../caller.js';
 import { Any, Closed, Ms, Open, Tier } from '../schemas.js';
 
 const QuotaAnswer = Closed(
   {
     tag: Type.String(),
     tier: Tier,
-    rateLimit: Closed({ scope: Type.Literal('per-bearer'), bucketSize: Type.Number(), refillPerSecond: Type.Number(), remaining: Type.Integer() }),
+    rateLimit: Closed(
+      { scope: Type.String({ enum: ['per-bearer', 'per-ip'] }), bucketSize: Type.Number(), refillPerSecond: Type.Number(), remaining: Type.Integer() },
+      "The bucket the agent draws from: its own once calibrated, before that its IP's (PROTOCOL 1.4).",
+    ),
     proposeQuota: Closed({
       capPerKind: Type.Integer(),
       resetAt: Ms(),
@@ -40,14 +43,15 @@ export async function quotaRoutes(app: FastifyInstance) {
   app.get('/api/agent/v1/quota', { schema, config: { auth: 'required', banExempt: true } }, async (request) => {
     const agent = agentOf(request);
     const q = await proposeQuota(ctx, agent, request.caller.ip);
+    const bucket = bucketOf(request.caller);
     return {
       tag: agent.tag,
       tier: q.tier,
       rateLimit: {
-        scope: 'per-bearer',
+        scope: bucket.scope,
         bucketSize: ctx.buckets.burst,
         refillPerSecond: ctx.buckets.refillPerSecond,
-        remaining: await ctx.buckets.peek(`agent:${agent.tag}`),
+        remaining: await ctx.buckets.peek(bucket.key),
       },
       proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind, tierCapTable: q.tierCapTable, scopes: ['per-apikey-per-day', 'per-ip-per-day'] },
       tierCapTable: q.tierCapTable,

@@ -66,6 +66,17 @@ const UseToolBody = Type.Object(
   { additionalProperties: false, required: ['challengeId', 'answer', 'tool', 'toolInput'] },
 );
 
+// The answer and the tool input are free-form in the route's schema and checked against the
+// challenge's answer schema and the tool's input schema (PROTOCOL 4.3, 4.4): bounded by the largest of those.
+const USE_TOOL_SHAPE = {
+  type: 'object',
+  properties: {
+    ...UseToolBody.properties,
+    answer: { anyOf: Object.values(ANSWER_SCHEMAS) },
+    toolInput: { anyOf: TOOL_NAMES.map((t) => TOOLS[t].input) },
+  },
+};
+
 const TOOL_ERROR_CODES = { regex_timeout: 'regex_timeout', regex_busy: 'tool_busy', regex_unavailable: 'tool_unavailable' } as const;
 
 export async function toolRoutes(app: FastifyInstance) {
@@ -92,7 +103,7 @@ export async function toolRoutes(app: FastifyInstance) {
     'tool_busy',
     'tool_unavailable',
   ] as const;
-  app.post('/api/agent/v1/use-tool', { schema: useToolSchema, config: { auth: 'required', errors: [...useToolErrors] } }, async (request) => {
+  app.post('/api/agent/v1/use-tool', { schema: useToolSchema, config: { auth: 'required', body: { shape: USE_TOOL_SHAPE }, errors: [...useToolErrors] } }, async (request) => {
     const body = request.body as { challengeId: string; answer: unknown; tool: ToolName; toolInput: unknown };
     let r;
     try {
