@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../src/core/index.js';
-import { issueJudgmentCredential } from '../src/domain/credentials.js';
+import { issueJudgmentCredential } from '../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../src/domain/records.js';
 import { header, line } from './lib.js';
 

@@ -11,7 +11,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign, verify } from '../src/core/index.js';
-import { issueJudgmentCredential } from '../src/domain/credentials.js';
+import { issueJudgmentCredential } from '../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../src/domain/records.js';
 import { verifyCredential } from '../verifier/index.js';
 import { header, line, perSec, rate, type Rate } from './lib.js';

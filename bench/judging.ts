@@ -16,10 +16,10 @@ import {
   verify,
 } from '../src/core/index.js';
 import { defaultDomainConfig, type Ctx } from '../src/domain/context.js';
-import { register } from '../src/domain/identity.js';
-import { issueJudgmentCredential } from '../src/domain/credentials.js';
-import { judge, signingPayload } from '../src/domain/judging.js';
-import { propose } from '../src/domain/proposals.js';
+import { register } from '../src/domain/identity/identity.js';
+import { issueJudgmentCredential } from '../src/domain/credentials/credentials.js';
+import { judge, signingPayload } from '../src/domain/proposals/judging.js';
+import { propose } from '../src/domain/proposals/proposals.js';
 import { Agents, Proposals, type AgentRecord, type ProposalRecord, type Scores } from '../src/domain/records.js';
 import { openTempStore, space } from '../src/store/index.js';
 import { benchKeys, briefPayload, calibrateForBench, header, line, perSec, rate, type Rate } from './lib.js';

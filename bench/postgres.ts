@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { canonicalize, sign } from '../src/core/index.js';
-import { loadPools } from '../src/domain/calibration-scoring.js';
+import { loadPools } from '../src/domain/calibration/scoring.js';
 import { BlobStore, space } from '../src/store/index.js';
 import { startTempCluster, type TempCluster } from '../src/store/postgres/cluster.js';
 import { openPgStore, PgStore } from '../src/store/postgres/index.js';

@@ -5,9 +5,9 @@
 // child process) builds the same corpus. Also the queries the benches ask, chosen by how many
 // documents hold their words, and a misspelt word whose document must still be found.
 import type { ProposalKind } from '../src/core/index.js';
-import { briefFields, pathWords } from '../src/domain/search.js';
-import type { Doc } from '../src/domain/search-index.js';
-import { stopWords } from '../src/domain/tools/stopwords.js';
+import { briefFields, pathWords } from '../src/domain/knowledge/search.js';
+import type { Doc } from '../src/domain/knowledge/search-index.js';
+import { stopWords } from '../src/domain/shared/stopwords.js';
 import type { ProposalRecord } from '../src/domain/records.js';
 
 /** mulberry32: a small seeded PRNG (deterministic corpora, not security). */
@@ -110,7 +110,7 @@ export function corpus(n: number, seed = 7): Corpus {
       const definitions = Object.fromEntries(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => [words[rank()], cap(text(10, 20)) + '.']));
       const deep = { definitions, edgeCases: [cap(text(30, 60)) + '.'], sources: [{ citation: cap(text(4, 8)), author: `${cap(words[rank()])} ${cap(words[rank()])}`, year: 2000 + Math.floor(rnd() * 26) }] };
       const brief = { id: `kb:bench-${i}`, domain: 'bench', topic: `topic ${i}`, title, version: '2026-11', levels: { tldr, core, deep } };
-      // As the node indexes a brief (src/domain/search.ts): its spec is its tldr, indexed once.
+      // As the node indexes a brief (src/domain/knowledge/search.ts): its spec is its tldr, indexed once.
       docs.push({ id: path, path: pathWords(path, title), kind: 'leaf-brief', title, spec: '', ...briefFields(brief as never) });
       proposals.push({ ...base, proposalId: `prop_${hex}`, payload: { brief, path } } as unknown as ProposalRecord);
       continue;

@@ -1,15 +1,15 @@
 // One full-text library over the synthetic corpus, in a process of its own (bench/search.ts
 // runs one per library, with --expose-gc, so each heap and RSS is its own): build time, the
 // memory the index holds, and query latency, with the same fields, boosts, stop words and
-// typo tolerance as the node's index (src/domain/search-index.ts) as far as each library can
+// typo tolerance as the node's index (src/domain/knowledge/search-index.ts) as far as each library can
 // express them. Every library gets the query as the node passes it on (queryText).
 //
 // Usage: node --expose-gc search-lib.js '{"lib":"minisearch","n":100000}'
 // Prints one JSON line: {lib, n, buildMs, heapMiB, rssMiB, queries[{name, q, samplesUs[], hits, found?}]}.
 import MiniSearch from 'minisearch';
-import { kit, queryText } from '../src/domain/search.js';
-import type { Doc } from '../src/domain/search-index.js';
-import { stopWords } from '../src/domain/tools/stopwords.js';
+import { kit, queryText } from '../src/domain/knowledge/search.js';
+import type { Doc } from '../src/domain/knowledge/search-index.js';
+import { stopWords } from '../src/domain/shared/stopwords.js';
 import { corpus, queries, type SearchDoc } from './search-corpus.js';
 
 type Lib = 'minisearch' | 'orama' | 'flexsearch';

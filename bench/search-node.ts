@@ -7,7 +7,7 @@
 // yet collected (the index's worker thread is not collected: its heap is as it stands).
 //
 // Memory: RSS (the target), the main thread's heap, the worker threads' heaps (the index's,
-// src/domain/search.ts, from the diagnostic report), and on Linux what is resident by kind
+// src/domain/knowledge/search.ts, from the diagnostic report), and on Linux what is resident by kind
 // (/proc/self/smaps_rollup): anonymous (heaps, malloc) and file-backed (the node binary and
 // LevelDB's memory-mapped tables).
 //

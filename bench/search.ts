@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { KnowledgeNodes, publishToTree, treeLocks } from '../src/domain/knowledge.js';
+import { KnowledgeNodes, publishToTree, treeLocks } from '../src/domain/knowledge/tree.js';
 import { proposalLock, Proposals, type ProposalRecord } from '../src/domain/records.js';
 import { openLevelStore } from '../src/store/index.js';
 import { header, line } from './lib.js';

@@ -1,10 +1,10 @@
 // Priced tools: what the regex-test time limit costs per call (node:vm timeout inside one
 // worker_threads worker, ARCHITECTURE 6) against a direct RegExp loop on the same small input,
 // plus the per-call time of the text tools at their size limits.
-import { extract, clearExtractCache } from '../src/domain/tools/extract.js';
-import { jsonValidate } from '../src/domain/tools/json-validate.js';
-import { closeRegexWorker, regexTest, warmRegexWorker } from '../src/domain/tools/regex-test.js';
-import { wordCount } from '../src/domain/tools/word-count.js';
+import { extract, clearExtractCache } from '../src/domain/challenges/tools/extract.js';
+import { jsonValidate } from '../src/domain/challenges/tools/json-validate.js';
+import { closeRegexWorker, regexTest, warmRegexWorker } from '../src/domain/challenges/tools/regex-test.js';
+import { wordCount } from '../src/domain/challenges/tools/word-count.js';
 import { concurrentRate, header, line, median, perSec, rate, type Rate } from './lib.js';
 
 const us = (r: Rate) => `${(1e6 / r.opsPerSec).toFixed(1)} µs/call`;

@@ -11,8 +11,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { loadChallengeBank } from '../src/domain/challenge-bank.js';
-import { closeRegexWorker } from '../src/domain/tools/index.js';
+import { loadChallengeBank } from '../src/domain/calibration/bank.js';
+import { closeRegexWorker } from '../src/domain/challenges/tools/index.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
 import { benchKeys, calibrateForBench, header, line, perSec, type Rate } from './lib.js';

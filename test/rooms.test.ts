@@ -10,8 +10,12 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-// The explorer's browser code before the explorer: a file is in the first room its path starts with.
-const ROOMS = ['src/core', 'src/store', 'src/domain', 'src/http', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier', 'data'] as const;
+// The explorer's browser code before the explorer, and the domain's areas that have rules of their
+// own before the domain: a file is in the first room its path starts with.
+const DOMAIN_AREAS = ['src/domain/shared', 'src/domain/log', 'src/domain/proposals'] as const;
+const ROOMS = ['src/core', 'src/store', ...DOMAIN_AREAS, 'src/domain', 'src/ops', 'src/http', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier', 'data'] as const;
+/** The domain and every area of it with rules of its own. */
+const DOMAIN: Room[] = [...DOMAIN_AREAS, 'src/domain'];
 type Room = (typeof ROOMS)[number] | 'elsewhere';
 
 interface Import {
@@ -95,10 +99,26 @@ const RULES: Rule[] = [
     why: 'the witness (src/witness) stands on src/core and src/store only: it shares nothing else with a node, so it runs where no node does',
   },
   {
-    from: ['src/domain'],
-    forbidRooms: ['src/http', 'src/witness', 'cli', 'verifier'],
+    from: DOMAIN,
+    forbidRooms: ['src/http', 'src/ops', 'src/witness', 'cli', 'verifier'],
     forbidPackages: ['fastify', '@fastify/*'],
-    why: 'src/domain has no HTTP: it never imports src/http, cli or fastify',
+    why: 'src/domain has no HTTP: it never imports src/http, src/ops, cli or fastify',
+  },
+  {
+    from: ['src/domain/shared'],
+    allowRooms: ['src/domain/shared', 'src/core', 'data'],
+    why: 'src/domain/shared holds what every area uses (one Ajv factory, stop words): it imports no area and no store',
+  },
+  {
+    from: ['src/domain/log'],
+    forbidRooms: ['src/domain/proposals'],
+    why: 'the log (src/domain/log) records what the areas enqueue; it never imports src/domain/proposals, which writes to it',
+  },
+  {
+    from: ['src/ops'],
+    forbidRooms: ['src/http', 'cli', 'src/explorer'],
+    forbidPackages: ['fastify', '@fastify/*'],
+    why: 'src/ops (store migrate and copy, the admin channel) runs beside a node on src/domain and src/store, never through src/http',
   },
   {
     from: ['src/http'],
@@ -118,7 +138,7 @@ const RULES: Rule[] = [
     why: "the explorer's browser code imports no package and no room but the verifier's browser build (loaded by URL; its types only)",
   },
   {
-    from: ['src/domain', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'src/core', 'elsewhere'],
+    from: [...DOMAIN, 'src/ops', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'src/core', 'elsewhere'],
     forbidPackages: DATABASE,
     why: 'only src/store knows a database driver (LevelDB, PostgreSQL)',
   },
@@ -218,7 +238,18 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/witness/witness.ts', [{ specifier: '../domain/log.js', line: 3 }])).toHaveLength(1);
       expect(violations('src/witness/server.ts', [{ specifier: '../http/app.js', line: 4 }])).toHaveLength(1);
       expect(violations('src/witness/server.ts', [{ specifier: 'fastify', line: 5 }])).toHaveLength(1);
-      expect(violations('src/domain/witnesses.ts', [{ specifier: '../witness/witness.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/domain/log/witnesses.ts', [{ specifier: '../../witness/witness.js', line: 1 }])).toHaveLength(1);
+    });
+
+    it('keeps the areas of the domain apart where ARCHITECTURE 1 says so', () => {
+      expect(violations('src/domain/shared/ajv.ts', [{ specifier: '../../core/index.js', line: 1 }])).toEqual([]);
+      expect(violations('src/domain/shared/ajv.ts', [{ specifier: '../log/log.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/domain/shared/ajv.ts', [{ specifier: '../records.js', line: 2 }])).toHaveLength(1);
+      expect(violations('src/domain/log/log.ts', [{ specifier: '../proposals/judging.js', line: 3 }])).toHaveLength(1);
+      expect(violations('src/domain/log/log.ts', [{ specifier: '../context.js', line: 3 }])).toEqual([]);
+      expect(violations('src/domain/proposals/judging.ts', [{ specifier: '../log/log.js', line: 1 }])).toEqual([]);
+      expect(violations('src/domain/knowledge/tree.ts', [{ specifier: '../../http/app.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/ops/store-admin.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
     });
 
     it('lets only src/store import LevelDB', () => {
@@ -243,6 +274,11 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(files.filter((f) => roomOf(f) === 'src/core').length).toBeGreaterThan(3);
       expect(files.filter((f) => roomOf(f) === 'src/store').length).toBeGreaterThan(1);
       expect(files.filter((f) => roomOf(f) === 'src/witness').length).toBeGreaterThan(1);
+    });
+
+    it('keeps at most 12 files directly in src/domain: the rest live in their area (ARCHITECTURE 1)', () => {
+      const top = files.filter((f) => f.startsWith('src/domain/') && !f.slice('src/domain/'.length).includes('/'));
+      expect(top.length, top.join(', ')).toBeLessThanOrEqual(12);
     });
 
     it('has no import that breaks a one-way door', () => {

@@ -246,8 +246,8 @@ export function calibrationCommands(program: Command, cli: Cli) {
         mkdirSync(target, { recursive: true, mode: 0o700 });
         chmodSync(target, 0o700);
         const { cryptoRandom } = await import('../../src/core/index.js');
-        const { generateCalibrationSet } = await import('../../src/domain/calibration-generate.js');
-        const { readCalibrationSet } = await import('../../src/domain/calibration-set.js');
+        const { generateCalibrationSet } = await import('../../src/domain/calibration/generate.js');
+        const { readCalibrationSet } = await import('../../src/domain/calibration/set.js');
         const files = generateCalibrationSet(cryptoRandom, { entries });
         for (const [name, value] of Object.entries(files)) writeFileSync(join(target, name), JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
         writeFileSync(join(target, 'README.md'), CALIBRATION_README, { mode: 0o600 });
@@ -283,7 +283,7 @@ others can read. Every process of a deployment needs the same files.
   with \`decoy\` is a decoy: an answer containing a phrase of \`decoy.accept\` (whole words,
   case and punctuation ignored) and none of \`decoy.reject\` passes; three failures ban.
 
-These were drawn at random from public templates (src/domain/calibration-generate.ts in
+These were drawn at random from public templates (src/domain/calibration/generate.ts in
 the akas package): nothing here can be looked up, but a program written for the templates
 could answer them. For calibration that measures more, replace or add questions and
 challenges of your own in the same formats (decoys must look like ordinary entries of the

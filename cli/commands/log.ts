@@ -181,7 +181,7 @@ export function logCommands(program: Command, cli: Cli) {
         const dataDir = opts.data ?? process.env.AKAS_DATA ?? './.akas';
         const storeUrl = opts.store ?? (opts.data === undefined ? process.env.AKAS_STORE : undefined);
         const { checkNode, startError } = await import('../../src/http/server.js');
-        const { readNodeSecret } = await import('../../src/http/store-admin.js');
+        const { readNodeSecret } = await import('../../src/ops/store-admin.js');
         let r;
         try {
           r = await checkNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret: readNodeSecret(process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET) } : dataDir);

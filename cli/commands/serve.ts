@@ -108,7 +108,7 @@ export function serveCommands(program: Command, cli: Cli) {
         if (ttlHours !== undefined && !(Number.isFinite(ttlHours) && ttlHours > 0)) throw usageError(`--traversal-ttl is a number of hours above 0, got ${ttlArg}`);
         if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin)) throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
         const witnessSpecs = [...opts.witness, ...(opts.witnesses ? readKeyList(opts.witnesses) : [])];
-        const { parseWitnessSpec } = await import('../../src/domain/witnesses.js');
+        const { parseWitnessSpec } = await import('../../src/domain/log/witnesses.js');
         let witnesses;
         try {
           witnesses = witnessSpecs.map(parseWitnessSpec);
@@ -136,7 +136,7 @@ export function serveCommands(program: Command, cli: Cli) {
           const flags = ['--allow-same-ip', ...(opts.allowDemoCalibration ? [] : ['--allow-demo-calibration'])];
           throw usageError(`--demo seeds the tree with four demo agents from this one address, calibrated with the demo set's public answers: run it on a loopback node (the default --host), or add ${flags.join(' and ')} for a demo node others can reach (its tiers mean nothing)`);
         }
-        const { readNodeSecret } = await import('../../src/http/store-admin.js');
+        const { readNodeSecret } = await import('../../src/ops/store-admin.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
         try {
           if (storeUrl) where = { dataDir, store: storeUrl, nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET), logOrigin: opts.logOrigin };

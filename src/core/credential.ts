@@ -1,7 +1,7 @@
 // The judgment credential of L1 (PROTOCOL 8.1): a W3C VC 2.0 credential, secured with a
 // DataIntegrityProof of the eddsa-jcs-2022 cryptosuite and issued by the node's did:key.
 // The unsigned shape is built here, once, for the node that issues it and for the tests and
-// tools that check it; the signing itself lives with the node (src/domain/credentials.ts)
+// tools that check it; the signing itself lives with the node (src/domain/credentials/credentials.ts)
 // and the checking with the offline verifier (verifier/credential.ts).
 import type { ProposalKind } from './kinds.js';
 import type { ScoreDimensions } from './judgment.js';

@@ -1,6 +1,6 @@
 // The C2SP tlog-witness wire format of `add-checkpoint`: the request body a log sends and
 // the witness parses, and the 409 body. Pure; the witness (src/witness) and the node's
-// witness client (src/domain/witnesses.ts) both use it.
+// witness client (src/domain/log/witnesses.ts) both use it.
 import { decodeBase64 } from './note.js';
 
 /** tlog-witness: "The client MUST NOT send more than 63 consistency proof lines." */

@@ -3,11 +3,11 @@
 // bytes) are dropped once their day is over, and traversals once they are older than the
 // node keeps them. Run at start and every hour (http/app.ts), like the idempotency sweep.
 import type { Space, Store } from '../store/index.js';
-import { CasQuotaUse } from './cas-quota.js';
+import { CasQuotaUse } from './cas/quota.js';
 import type { Ctx } from './context.js';
-import { ProposeCounts } from './proposals.js';
+import { ProposeCounts } from './proposals/proposals.js';
 import { Counters } from './records.js';
-import { Traversals, traversalKeyBefore } from './traversal.js';
+import { Traversals, traversalKeyBefore } from './knowledge/traversal.js';
 
 /** Deletes keys in chunks, each re-checked under its lock (a key rewritten since the scan stays). */
 async function dropAll<T>(store: Store, space: Space<T>, keys: string[], stillExpired: (v: T) => boolean) {

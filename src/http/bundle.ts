@@ -6,15 +6,15 @@
 // proofs: enough to prove offline that what was judged is what is published (PROTOCOL 8.4).
 import { hashesNamedBy, proposalContent, ServiceError, type NamedHash } from '../core/index.js';
 import type { Ctx } from '../domain/context.js';
-import { Credentials } from '../domain/credentials.js';
-import { getProposal } from '../domain/proposals.js';
-import { casHashOfUri } from '../domain/proposal-kinds.js';
+import { Credentials } from '../domain/credentials/credentials.js';
+import { getProposal } from '../domain/proposals/proposals.js';
+import { casHashOfUri } from '../domain/proposals/kinds.js';
 import { Agents, type ProposalRecord } from '../domain/records.js';
 import { nodeKeysView } from './routes/credentials.js';
 import { entryView } from './routes/log.js';
-import type { TransparencyLog } from '../domain/log.js';
-import { EVENT_KIND } from '../domain/audit.js';
-import { servedCheckpoint, type WitnessClient } from '../domain/witnesses.js';
+import type { TransparencyLog } from '../domain/log/log.js';
+import { EVENT_KIND } from '../domain/log/events.js';
+import { servedCheckpoint, type WitnessClient } from '../domain/log/witnesses.js';
 import { proposalView } from './views.js';
 
 export const BUNDLE_FORMAT = 'akas.bundle.v2';

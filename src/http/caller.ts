@@ -3,10 +3,10 @@
 import { isIPv6 } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { API_KEY_RE, safeEqual, ServiceError, sha256Hex } from '../core/index.js';
-import { authenticate } from '../domain/identity.js';
+import { authenticate } from '../domain/identity/identity.js';
 import type { Ctx } from '../domain/context.js';
 import { Agents, ApiKeys, type AgentRecord } from '../domain/records.js';
-import { bannedError, isBanned } from '../domain/reputation.js';
+import { bannedError, isBanned } from '../domain/identity/reputation.js';
 import { Generations } from './generations.js';
 import { isInnerCall } from './inner-call.js';
 import type { TokenBuckets } from './rate-limit.js';

@@ -3,8 +3,8 @@
 // reads (the node at its path, the children under it, the evals of an artifact there: the
 // store's watch), and lives at most a second otherwise: its manifest's fetchedAt is then at
 // most a second old, as /me's body is (PROTOCOL 1.7).
-import type { NodeKind } from '../domain/knowledge.js';
-import { Evals, KnowledgeNodes, NodeChildren, pathOfKey } from '../domain/knowledge.js';
+import type { NodeKind } from '../domain/knowledge/tree.js';
+import { Evals, KnowledgeNodes, NodeChildren, pathOfKey } from '../domain/knowledge/tree.js';
 import type { Store } from '../store/index.js';
 import { Generations } from './generations.js';
 

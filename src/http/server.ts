@@ -23,7 +23,7 @@ import {
   type StorageCause,
   type Store,
 } from '../store/index.js';
-import { calibrationSetOf, CalibrationSetError } from '../domain/calibration-set.js';
+import { calibrationSetOf, CalibrationSetError } from '../domain/calibration/set.js';
 import { createApp, type AppConfig } from './app.js';
 import { nodeLogger } from './request-log.js';
 import { listenOrigin } from './urls.js';
@@ -126,9 +126,9 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
 export async function checkNode(opts: StoreOptions | string, onProgress?: (entries: number) => void) {
   const { store, keys, unfollow } = await openNode(typeof opts === 'string' ? { dataDir: opts } : opts, {}, true);
   try {
-    const { checkLog } = await import('../domain/log.js');
+    const { checkLog } = await import('../domain/log/log.js');
     const { checkLedger } = await import('../domain/ledger.js');
-    const { checkProposals } = await import('../domain/proposal-check.js');
+    const { checkProposals } = await import('../domain/proposals/check.js');
     const { checkRecords } = await import('../domain/records-check.js');
     const log = await checkLog(store, keys, onProgress);
     const ledger = await checkLedger(store);
@@ -344,7 +344,7 @@ export async function startNode(opts: StartOptions) {
     await app.close();
     await store.close();
     // The regex evaluator is one worker per process (unref'd); stop it with the node.
-    const { closeRegexWorker } = await import('../domain/tools/index.js');
+    const { closeRegexWorker } = await import('../domain/challenges/tools/index.js');
     await closeRegexWorker();
     resolveClosed();
   };

@@ -1,7 +1,7 @@
 // fastify validates with two ajv instances: bodies strictly (no type coercion), and query
 // strings, params and headers with coercion, since those arrive as strings. Unknown body
 // fields are dropped, not refused: the protocol closes only tool inputs (PROTOCOL 1.1, 4.4),
-// which the domain validates itself (src/domain/tools/validate.ts). Dropping them also keeps
+// which the domain validates itself (src/domain/shared/validate.ts). Dropping them also keeps
 // them out of stored records.
 //
 // allErrors: a refusal names every failing field, not only the first (PROTOCOL 1.3). That is
@@ -12,7 +12,7 @@
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { bounded } from '../domain/bounded-validate.js';
+import { bounded } from '../domain/shared/bounded-validate.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

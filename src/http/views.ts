@@ -1,7 +1,7 @@
 // How proposals and their judgments are shown (PROTOCOL 6.6): the detail route, the judge
 // queue's expanded items and the offline bundle all answer these same views.
 import { canonicalize, credentialUrl, type ProposalKind } from '../core/index.js';
-import { judgeUrl } from '../domain/proposal-kinds.js';
+import { judgeUrl } from '../domain/proposals/kinds.js';
 import type { JudgmentRecord, ProposalRecord } from '../domain/records.js';
 
 export function judgmentView(kind: ProposalKind, proposalId: string, j: JudgmentRecord) {

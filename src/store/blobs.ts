@@ -6,7 +6,7 @@
 //   rides the store's group commit, sharing one fsync with every transaction committing
 //   beside it, instead of paying a temp file, an fsync, a link and a folder fsync of its own.
 //   The store's read cache keeps nothing of them (the space is uncached); the domain keeps
-//   verified small blobs itself, bounded by bytes (src/domain/cas.ts).
+//   verified small blobs itself, bounded by bytes (src/domain/cas/cas.ts).
 // - Larger blobs are files beside the LevelDB folder, one per blob named by its sha256 in
 //   git's fan-out layout (<dataDir>/blobs/ab/cdef...): a value cannot be streamed (the whole
 //   blob, plus its base64 copy, sits in memory) and compaction rewrites big values again
@@ -21,7 +21,7 @@
 // point leaves either no blob or a whole one under a valid name, plus at most a temp file,
 // which the next start removes. An inline blob is one atomic batch: all or nothing. This
 // module only moves bytes: limits, deduplication and integrity decisions are the domain's
-// (src/domain/cas.ts).
+// (src/domain/cas/cas.ts).
 //
 // The store indexes every blob file (FileIndex: sha256 -> size), durably, before an upload is
 // acknowledged, and every file found at open that is not yet indexed (a crash between the

@@ -1,5 +1,5 @@
 // The Digital Bazaar VC packages are ES modules without type declarations; these are the
-// parts akas calls (issuing in src/domain/credentials.ts, interop checks in tests).
+// parts akas calls (issuing in src/domain/credentials/credentials.ts, interop checks in tests).
 declare module '@digitalbazaar/vc' {
   export function issue(options: { credential: object; suite: unknown; documentLoader: (url: string) => Promise<unknown>; now?: string | Date }): Promise<Record<string, unknown>>;
   export function verifyCredential(options: {

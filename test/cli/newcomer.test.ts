@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { CliError } from '../../cli/errors.js';
 import { routesToCommands } from '../../cli/next-steps.js';
 import { describeFailure } from '../../cli/output.js';
-import { PROPOSAL_TEMPLATES } from '../../src/domain/proposal-templates.js';
+import { PROPOSAL_TEMPLATES } from '../../src/domain/proposals/templates.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 
 let h: CliHarness;

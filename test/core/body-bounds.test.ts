@@ -4,9 +4,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BODY_SLACK, jsonShape, MAP_VALUE, MAX_JSON_DEPTH, roundCount, routeBodyBounds, schemaBounds } from '../../src/core/index.js';
-import { attestationKinds } from '../../src/domain/attestations.js';
-import { PAYLOAD_SCHEMAS } from '../../src/domain/proposal-kinds.js';
-import { TOOLS } from '../../src/domain/tools/index.js';
+import { attestationKinds } from '../../src/domain/log/attestations.js';
+import { PAYLOAD_SCHEMAS } from '../../src/domain/proposals/kinds.js';
+import { TOOLS } from '../../src/domain/challenges/tools/index.js';
 
 /** The keys of the widest object of a parsed value. */
 function widest(v: unknown): number {

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROPOSAL_TEMPLATES } from '../../src/domain/proposal-templates.js';
+import { PROPOSAL_TEMPLATES } from '../../src/domain/proposals/templates.js';
 import { calibratedProfiles, CLI, runCli, savedIdentity, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 import { onTerminal } from '../helpers/pty.js';
 import { readmeBlocks, runBlock, type ReadmeContext } from '../helpers/readme.js';

@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
-import { issueJudgmentCredential } from '../../src/domain/credentials.js';
+import { issueJudgmentCredential } from '../../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../../src/domain/records.js';
 import { PARALLEL_FROM } from '../../cli/verify-pool.js';
 import { runCli, tempDir } from '../helpers/e2e.js';

@@ -2,7 +2,7 @@
 // proposals and judgments, and a proposal taken all the way to published (or rejected).
 import { expect } from 'vitest';
 import { canonicalize, sign, type ProposalKind } from '../../src/core/index.js';
-import { KIND_ROUTES } from '../../src/domain/proposal-kinds.js';
+import { KIND_ROUTES } from '../../src/domain/proposals/kinds.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { markCalibrated } from './agents.js';
 import { bearer, registerAgent, type TestNode } from './app.js';

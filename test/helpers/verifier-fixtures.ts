@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addSignatureLines, cosign, cosignerVerifierKey, cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
-import { issueJudgmentCredential } from '../../src/domain/credentials.js';
+import { issueJudgmentCredential } from '../../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../../src/domain/records.js';
 import { testNode } from './app.js';
 import { decide } from './flows.js';

@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net';
 import { Agent as Dispatcher, request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { publishToTree } from '../../src/domain/knowledge.js';
+import { publishToTree } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import type { AppConfig } from '../../src/http/app.js';
 import { samplePayload } from '../fixtures/payloads.js';
@@ -335,7 +335,7 @@ describe('finding 6: anonymous storage is bounded', () => {
     // The hourly sweep deletes it; its id still tells it expired.
     const { sweepExpired } = await import('../../src/domain/retention.js');
     expect((await sweepExpired(node.app.akas)).traversals).toBe(1);
-    const { Traversals } = await import('../../src/domain/traversal.js');
+    const { Traversals } = await import('../../src/domain/knowledge/traversal.js');
     expect(await node.store.get(Traversals, t.traversalId)).toBeUndefined();
     expect((await send('GET', `/api/knowledge/dg/traversals/${t.traversalId}`)).json().code).toBe('expired');
   });
@@ -345,7 +345,7 @@ describe('finding 6: anonymous storage is bounded', () => {
     await send('POST', '/api/agent/v1/register');
     await upload(blob(1000, 1));
     const { Counters } = await import('../../src/domain/records.js');
-    const { CasQuotaUse } = await import('../../src/domain/cas-quota.js');
+    const { CasQuotaUse } = await import('../../src/domain/cas/quota.js');
     const keys = async () => [...(await node.store.list(Counters)).map(([k]) => k), ...(await node.store.list(CasQuotaUse)).map(([k]) => k)].filter((k) => k.includes('127.0.0.1'));
     expect(await keys()).toHaveLength(2);
     const { sweepExpired } = await import('../../src/domain/retention.js');
@@ -499,8 +499,8 @@ describe('finding 4: a node calibrates on its own private set, not on answers th
     expect((await send('GET', '/healthz')).json().calibration).toBe('private');
     const reg = (await send('POST', '/api/agent/v1/register')).json();
     const auth = { authorization: `Bearer ${reg.apiKey}` };
-    const { loadPools } = await import('../../src/domain/calibration-scoring.js');
-    const { loadChallengeBank } = await import('../../src/domain/challenge-bank.js');
+    const { loadPools } = await import('../../src/domain/calibration/scoring.js');
+    const { loadChallengeBank } = await import('../../src/domain/calibration/bank.js');
     const demoKeys = Object.fromEntries([...loadPools().A, ...loadPools().B].map((q) => [q.id, q.expected]));
     const questions = (await send('GET', '/api/agent/v1/calibrate', { headers: auth })).json().questions as Array<{ id: string; userPrompt: string }>;
     const answers = Object.fromEntries(questions.map((q) => [q.id, demoKeys[q.id]]));

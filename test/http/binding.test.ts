@@ -6,8 +6,8 @@ import { createHash, createPublicKey, verify as cryptoVerify } from 'node:crypto
 import canonicalizeImpl from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentSha256Of } from '../../src/core/index.js';
-import { issueJudgmentCredential } from '../../src/domain/credentials.js';
-import { checkProposals } from '../../src/domain/proposal-check.js';
+import { issueJudgmentCredential } from '../../src/domain/credentials/credentials.js';
+import { checkProposals } from '../../src/domain/proposals/check.js';
 import { Proposals, proposalLock } from '../../src/domain/records.js';
 import { verifyBundle, verifyNode } from '../../verifier/index.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CALIBRATION_BONUS, tierOf } from '../../src/core/index.js';
-import { loadPools } from '../../src/domain/calibration-scoring.js';
+import { loadPools } from '../../src/domain/calibration/scoring.js';
 import { checkLedger } from '../../src/domain/ledger.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
 

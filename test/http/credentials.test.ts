@@ -1,7 +1,7 @@
 // PROTOCOL 8: judgment credentials served at their credentialUrl, the node's key list, and
 // the offline bundle of a proposal, checked with the offline verifier.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Credentials } from '../../src/domain/credentials.js';
+import { Credentials } from '../../src/domain/credentials/credentials.js';
 import { Proposals } from '../../src/domain/records.js';
 import { verifyBundle, verifyCredential } from '../../verifier/index.js';
 import { testNode, type TestNode } from '../helpers/app.js';

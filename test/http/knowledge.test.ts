@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, nodeKeysFrom, rotateHmacKey, type NodeKeyMaterial, type ProposalKind } from '../../src/core/index.js';
-import { KnowledgeNodes, publishToTree } from '../../src/domain/knowledge.js';
+import { KnowledgeNodes, publishToTree } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import { createApp } from '../../src/http/app.js';
 import type { Store } from '../../src/store/index.js';

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { contentSha256Of, FakeClock } from '../../src/core/index.js';
 import { CONTENT_SHA256_MIGRATION, Migrations } from '../../src/domain/migrations.js';
-import { checkProposals } from '../../src/domain/proposal-check.js';
+import { checkProposals } from '../../src/domain/proposals/check.js';
 import { PendingQueue, Proposals, proposalLock, type ProposalRecord } from '../../src/domain/records.js';
 import { createApp } from '../../src/http/app.js';
 import { verifyBundle } from '../../verifier/index.js';

@@ -3,7 +3,7 @@
 // and the proposal section of GET /api/agent/v1/schemas.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROPOSAL_KINDS, type ProposalKind } from '../../src/core/index.js';
-import { PROPOSAL_TEMPLATES } from '../../src/domain/proposal-templates.js';
+import { PROPOSAL_TEMPLATES } from '../../src/domain/proposals/templates.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { agent, proposeAs, type Agent } from '../helpers/flows.js';
 

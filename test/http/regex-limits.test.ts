@@ -5,9 +5,9 @@
 // at the limit is charged and uses its challenge up. No assertion here reads a clock: the
 // timeout is either a pattern that never finishes or a call a test hook holds and expires.
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadChallengeBank } from '../../src/domain/challenge-bank.js';
+import { loadChallengeBank } from '../../src/domain/calibration/bank.js';
 import { checkLedger } from '../../src/domain/ledger.js';
-import { holdNextRegexForTests, REGEX_PATTERN_MAX } from '../../src/domain/tools/regex-test.js';
+import { holdNextRegexForTests, REGEX_PATTERN_MAX } from '../../src/domain/challenges/tools/regex-test.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { agent, type Agent } from '../helpers/flows.js';
 import { generousRegexBackstop } from '../helpers/regex.js';

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DAY_MS, FakeClock } from '../../src/core/index.js';
 import { createApp } from '../../src/http/app.js';
-import { loadChallengeBank } from '../../src/domain/challenge-bank.js';
+import { loadChallengeBank } from '../../src/domain/calibration/bank.js';
 import { openPgStore, WATCH_BOUND_MS, type PgStore } from '../../src/store/postgres/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer, testKeys, type TestNode } from '../helpers/app.js';

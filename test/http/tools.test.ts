@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/core/index.js';
-import { loadChallengeBank } from '../../src/domain/challenge-bank.js';
+import { loadChallengeBank } from '../../src/domain/calibration/bank.js';
 import { checkLedger } from '../../src/domain/ledger.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';

@@ -12,7 +12,7 @@ import { createSignCryptosuite, createVerifyCryptosuite } from '@digitalbazaar/e
 import * as vc from '@digitalbazaar/vc';
 import { describe, expect, it } from 'vitest';
 import { canonicalize, sha256 } from '../../src/core/index.js';
-import { documentLoader } from '../../src/domain/credentials.js';
+import { documentLoader } from '../../src/domain/credentials/credentials.js';
 import { isUrl, MAX_PROOFS_PER_DOCUMENT, verifyCredential, verifyPresentation, type Report } from '../../verifier/index.js';
 import { signer, signJcs, type Signer } from '../helpers/jcs-sign.js';
 import { vectorJson, vectorText } from '../helpers/vectors.js';

@@ -18,7 +18,7 @@ import {
   sign,
   type NodeKeys,
 } from '../../src/core/index.js';
-import { documentLoader, issueJudgmentCredential } from '../../src/domain/credentials.js';
+import { documentLoader, issueJudgmentCredential } from '../../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../../src/domain/records.js';
 import { trustIssuerKeys, verifyCredential, type CredentialReport } from '../../verifier/index.js';
 import { vectorJson, vectorText } from '../helpers/vectors.js';

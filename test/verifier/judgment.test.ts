@@ -2,7 +2,7 @@
 // untouched they hold; each kind of tampering, and a key that was not the judge's, fails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, generateKeyPair, sign } from '../../src/core/index.js';
-import { KIND_ROUTES } from '../../src/domain/proposal-kinds.js';
+import { KIND_ROUTES } from '../../src/domain/proposals/kinds.js';
 import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from '../../verifier/index.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';

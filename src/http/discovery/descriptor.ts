@@ -2,7 +2,7 @@
 // its origin: versions, where everything is, the trust layers and how to check them, the keys
 // (the issuer did:key with its history and signed rotations, the HMAC key ids, the log key).
 import { PROPOSAL_KINDS, type NodeKeys } from '../../core/index.js';
-import { KIND_ROUTES } from '../../domain/proposal-kinds.js';
+import { KIND_ROUTES } from '../../domain/proposals/kinds.js';
 import { nodeKeysView } from '../routes/credentials.js';
 
 export interface DescriptorInput {

@@ -4,7 +4,7 @@
 // callers list the read tools; a Bearer adds the tools that act for an agent.
 import type { RouteOptions } from 'fastify';
 import { PROPOSAL_KINDS, type ProposalKind } from '../../core/index.js';
-import { KIND_ROUTES } from '../../domain/proposal-kinds.js';
+import { KIND_ROUTES } from '../../domain/proposals/kinds.js';
 
 type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[] };
 

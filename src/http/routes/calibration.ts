@@ -1,7 +1,7 @@
 // GET and POST /api/agent/v1/calibrate (PROTOCOL 3.1, 3.2).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { calibrate, calibrationQuestions } from '../../domain/calibration.js';
+import { calibrate, calibrationQuestions } from '../../domain/calibration/calibration.js';
 import { agentOf } from '../caller.js';
 import { Closed, Tier } from '../schemas.js';
 import { originOf } from '../urls.js';

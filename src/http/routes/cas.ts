@@ -6,8 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';
-import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob, tooLarge } from '../../domain/cas.js';
-import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota } from '../../domain/cas-quota.js';
+import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob, tooLarge } from '../../domain/cas/cas.js';
+import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota } from '../../domain/cas/quota.js';
 import { Closed, Hex64, Media } from '../schemas.js';
 import { originOf } from '../urls.js';
 

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { canonicalize, ed25519Multibase, isoTime, PROPOSAL_KINDS, ServiceError, sha256Hex, type NodeKeys } from '../../core/index.js';
-import { Credentials } from '../../domain/credentials.js';
+import { Credentials } from '../../domain/credentials/credentials.js';
 import { JudgmentIndex } from '../../domain/records.js';
 import { Credential, NodeKeysAnswer } from './log-schemas.js';
 

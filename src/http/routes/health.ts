@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { calibrationSetOf } from '../../domain/calibration-set.js';
+import { calibrationSetOf } from '../../domain/calibration/set.js';
 import { storageCause, type StorageStatus } from '../../store/index.js';
 import { Closed, Ms, Nullable } from '../schemas.js';
 

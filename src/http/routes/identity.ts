@@ -13,7 +13,7 @@ import {
   TIER_BANDS,
   TIER_PRICE,
 } from '../../core/index.js';
-import { recoverWithClaim } from '../../domain/claims.js';
+import { recoverWithClaim } from '../../domain/identity/claims.js';
 import {
   agentStanding,
   getAgent,
@@ -22,11 +22,11 @@ import {
   register,
   registrationQuota,
   type Recovered,
-} from '../../domain/identity.js';
-import { Leaderboard } from '../../domain/leaderboard.js';
+} from '../../domain/identity/identity.js';
+import { Leaderboard } from '../../domain/identity/leaderboard.js';
 import { Agents, type AgentRecord } from '../../domain/records.js';
 import type { Space } from '../../store/index.js';
-import { isBanned, reputationView } from '../../domain/reputation.js';
+import { isBanned, reputationView } from '../../domain/identity/reputation.js';
 import { agentOf } from '../caller.js';
 import { validationError } from '../errors.js';
 import { originOf } from '../urls.js';

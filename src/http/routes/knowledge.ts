@@ -4,12 +4,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { briefTexts, canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
-import { blobInfo, openVerifiedBlob } from '../../domain/cas.js';
-import { briefOf, childrenOf, evalsOf, nodeAt, normalizePath, type KnowledgeNode, type NodeKind } from '../../domain/knowledge.js';
-import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, checkEvalManifest, isEvalManifest, type BriefLevel } from '../../domain/manifests.js';
-import { casHashOfUri } from '../../domain/proposal-kinds.js';
-import { KnowledgeSearch } from '../../domain/search.js';
-import { getTraversal, traverse } from '../../domain/traversal.js';
+import { blobInfo, openVerifiedBlob } from '../../domain/cas/cas.js';
+import { briefOf, childrenOf, evalsOf, nodeAt, normalizePath, type KnowledgeNode, type NodeKind } from '../../domain/knowledge/tree.js';
+import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, checkEvalManifest, isEvalManifest, type BriefLevel } from '../../domain/knowledge/manifests.js';
+import { casHashOfUri } from '../../domain/proposals/kinds.js';
+import { KnowledgeSearch } from '../../domain/knowledge/search.js';
+import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
 import { Any, Closed, Hex64, Ms, Nullable, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
 import { originOf } from '../urls.js';

@@ -3,8 +3,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from '../../core/index.js';
-import { cosignedNote } from '../../domain/log.js';
-import { servedCheckpoint } from '../../domain/witnesses.js';
+import { cosignedNote } from '../../domain/log/log.js';
+import { servedCheckpoint } from '../../domain/log/witnesses.js';
 import { EventFeed } from '../event-feed.js';
 import { Media } from '../schemas.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';

@@ -3,12 +3,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { credentialUrl, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
-import { judge, judgeStanding, type JudgeResult } from '../../domain/judging.js';
-import { evalManifest } from '../../domain/manifests.js';
-import { LOGIC_MAX_VALUES } from '../../domain/logic.js';
-import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, type PayloadOf } from '../../domain/proposal-kinds.js';
-import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals.js';
-import { dryRunProposal } from '../../domain/proposal-dry-run.js';
+import { judge, judgeStanding, type JudgeResult } from '../../domain/proposals/judging.js';
+import { evalManifest } from '../../domain/knowledge/manifests.js';
+import { LOGIC_MAX_VALUES } from '../../domain/knowledge/logic.js';
+import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, type PayloadOf } from '../../domain/proposals/kinds.js';
+import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals/proposals.js';
+import { dryRunProposal } from '../../domain/proposals/dry-run.js';
 import type { JudgmentRecord } from '../../domain/records.js';
 import { originOf } from '../urls.js';
 import { agentOf } from '../caller.js';

@@ -1,7 +1,7 @@
 // GET /api/agent/v1/quota: the caller's token bucket and today's propose counters per kind.
 import type { FastifyInstance } from 'fastify';
-import { casQuotaOf, casQuotaStatus } from '../../domain/cas-quota.js';
-import { ProposeCounts, proposeQuota, proposeQuotaOfKey, tagOfProposeCount } from '../../domain/proposals.js';
+import { casQuotaOf, casQuotaStatus } from '../../domain/cas/quota.js';
+import { ProposeCounts, proposeQuota, proposeQuotaOfKey, tagOfProposeCount } from '../../domain/proposals/proposals.js';
 import { Type } from 'typebox';
 import { agentOf, bucketOf } from '../caller.js';
 import { Any, Closed, Ms, Open, Tier } from '../schemas.js';

@@ -2,12 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { PROPOSAL_KINDS, ServiceError } from '../../core/index.js';
-import { KIND_ROUTES, PAYLOAD_SCHEMAS } from '../../domain/proposal-kinds.js';
-import { PROPOSAL_TEMPLATES } from '../../domain/proposal-templates.js';
-import { ANSWER_SCHEMA_DESCRIPTIONS, ANSWER_SCHEMAS } from '../../domain/challenge-bank.js';
-import { appeal, challengeReputation, issueChallenge, useTool, type Challenge } from '../../domain/challenges.js';
-import { reputationView } from '../../domain/reputation.js';
-import { isToolError, TOOL_NAMES, TOOLS, type ToolName } from '../../domain/tools/index.js';
+import { KIND_ROUTES, PAYLOAD_SCHEMAS } from '../../domain/proposals/kinds.js';
+import { PROPOSAL_TEMPLATES } from '../../domain/proposals/templates.js';
+import { ANSWER_SCHEMA_DESCRIPTIONS, ANSWER_SCHEMAS } from '../../domain/calibration/bank.js';
+import { appeal, challengeReputation, issueChallenge, useTool, type Challenge } from '../../domain/challenges/challenges.js';
+import { reputationView } from '../../domain/identity/reputation.js';
+import { isToolError, TOOL_NAMES, TOOLS, type ToolName } from '../../domain/challenges/tools/index.js';
 import { agentOf } from '../caller.js';
 import { Any, Closed, Nullable, Open } from '../schemas.js';
 import { originOf } from '../urls.js';
