@@ -140,14 +140,28 @@ describe('a plain clone stands alone', () => {
     expect(broken).toEqual([]);
   });
 
+  // A `../shared/` that stays inside the repository (src/domain/shared from one of its areas) is
+  // the repository's own folder; one that climbs out of it names the sibling folder.
+  const SIBLING = resolve(ROOT, '..', 'shared');
+  const mentionsSibling = (file: string, line: string) =>
+    /shared\/(vectors|SPEC|DESIGN|STYLE)/.test(line) ||
+    [...line.matchAll(/((?:\.\.\/)+)shared\//g)].some((m) => resolve(ROOT, dirname(file), m[1], 'shared') === SIBLING);
+
   it('has no mention of the sibling shared/ folder anywhere in the code or docs', () => {
     const all = [...CODE_DIRS.flatMap((d) => files(d, (n) => /\.(ts|tsx|mjs|js|json|md)$/.test(n))), ...files('docs', () => true), 'README.md', 'package.json', '.ci/run'];
     const hits = all.flatMap((file) =>
       readFileSync(join(ROOT, file), 'utf8')
         .split('\n')
-        .flatMap((line, i) => (/(\.\.\/shared\/|shared\/(vectors|SPEC|DESIGN|STYLE))/.test(line) && file !== 'test/standalone.test.ts' ? [`${file}:${i + 1}`] : [])),
+        .flatMap((line, i) => (mentionsSibling(file, line) && file !== 'test/standalone.test.ts' ? [`${file}:${i + 1}`] : [])),
     );
     expect(hits).toEqual([]);
+  });
+
+  it('tells the sibling shared/ folder from the src/domain/shared of the repository', () => {
+    expect(mentionsSibling('src/domain/calibration/bank.ts', "import { x } from '../shared/validate.js';")).toBe(false);
+    expect(mentionsSibling('README.md', 'see ../shared/SPEC.md')).toBe(true);
+    expect(mentionsSibling('test/x.test.ts', "readFileSync('../../shared/notes.md')")).toBe(true);
+    expect(mentionsSibling('docs/ARCHITECTURE.md', 'the vectors of shared/vectors')).toBe(true);
   });
 
   it('links README and docs/ only to files that exist in the repository', () => {
