@@ -1,6 +1,6 @@
 // The log's door: what the rest of the code uses of it, by name. The files of log/ import one
 // another directly, never this one.
-export { TransparencyLog, type LogOptions } from './log.js';
+export { TransparencyLog } from './log.js';
 export { enqueueLogEntry, leafBytesAtMost } from './sequencer.js';
 export {
   cosignedNote,
@@ -13,10 +13,9 @@ export {
   seqKey,
   seqOfId,
   storeNodes,
-  type OutboxItem,
   type StoredCheckpoint,
 } from './spaces.js';
-export { checkLog, type LogCheck } from './audit.js';
+export { checkLog } from './audit.js';
 export { auditEvent, EVENT_KIND } from './events.js';
 export { attest, attestationKinds, dryRun, kindOf } from './attestations.js';
 export { LogTileReader } from './tiles.js';

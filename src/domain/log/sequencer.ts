@@ -256,7 +256,9 @@ export class Sequencer {
     return { tickets, direct };
   }
 
-  // One append transaction under the `log` lock; the cached edge changes only once it committed.
+  // One append transaction under the `log` lock. One appender at a time, in every process: the
+  // tree only ever grows at its right edge, which is what keeps each checkpoint consistent with
+  // every one signed before it (checkpoints.ts). The cached edge changes only once it committed.
   private appendTickets(tickets: string[], direct: OutboxItem[]): Promise<Appended> {
     let edge = this.frontier; // kept as it is when nothing is appended
     return this.ctx.store.transact([LOG_LOCK], async (tx) => {
