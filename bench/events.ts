@@ -8,7 +8,7 @@
 // entry itself (3.1 s here, against 0.6 s after). Target: within 2.5x the bare writes.
 import { createServer, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { enqueueLogEntry } from '../src/domain/log/log.js';
+import { enqueueLogEntry } from '../src/domain/log/index.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line } from './lib.js';

@@ -12,8 +12,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalize, cryptoRandom, encodeTileIndex, FakeClock, freshNodeKeys, generateKeyPair, sign, systemClock, type NodeKeys } from '../src/core/index.js';
-import { enqueueLogEntry, LogOutbox, TransparencyLog } from '../src/domain/log/log.js';
-import { parseWitnessSpec, WitnessClient } from '../src/domain/log/witnesses.js';
+import { enqueueLogEntry, LogOutbox, parseWitnessSpec, TransparencyLog, WitnessClient } from '../src/domain/log/index.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore, space, type Store } from '../src/store/index.js';
 import { handleWitnessRequest, Witness } from '../src/witness/index.js';

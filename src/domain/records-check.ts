@@ -1,7 +1,7 @@
 // The node's own audit of the records the log does not cover (`akas log check`, `akas serve
 // --check`): agents and content-store blobs, each counted against the store's own index of
 // them, and what the store itself reports having dropped (a LevelDB log cut short at an open).
-// The log's own audit (domain/log/log.ts) covers judgments and attestations; an agent or a blob
+// The log's own audit (domain/log/audit.ts) covers judgments and attestations; an agent or a blob
 // that went missing shows up here instead.
 import { safeEqual } from '../core/index.js';
 import { blobsOf, StoreIncidents, type Store } from '../store/index.js';

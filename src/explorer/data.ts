@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ERROR_CODES, ServiceError, type ErrorCode, type LogEntry, type ProposalKind } from '../core/index.js';
 import { KnowledgeNodes } from '../domain/knowledge/tree.js';
-import { LogCheckpoints, LogEntries, LogIndex, seqKey, type StoredCheckpoint } from '../domain/log/log.js';
+import { LogCheckpoints, LogEntries, LogIndex, seqKey, type StoredCheckpoint } from '../domain/log/index.js';
 import { PendingQueue, Proposals, type ProposalRecord } from '../domain/records.js';
 import { innerCall } from '../http/inner-call.js';
 import type { Store } from '../store/index.js';

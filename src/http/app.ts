@@ -3,12 +3,10 @@
 import Fastify, { LogController, type FastifyContextConfig, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
-import { TransparencyLog } from '../domain/log/log.js';
+import { LogTileReader, TransparencyLog, WitnessClient, type WitnessConfig } from '../domain/log/index.js';
 import { runMigrations } from '../domain/migrations.js';
 import { sweepExpired } from '../domain/retention.js';
 import { calibrationSetOf } from '../domain/calibration/set.js';
-import { LogTileReader } from '../domain/log/tiles.js';
-import { WitnessClient, type WitnessConfig } from '../domain/log/witnesses.js';
 import type { Store } from '../store/index.js';
 import { registerBodies } from './bodies.js';
 import { proxyTrust, registerCaller } from './caller.js';

@@ -12,9 +12,7 @@ import { casHashOfUri } from '../domain/proposals/kinds.js';
 import { Agents, type ProposalRecord } from '../domain/records.js';
 import { nodeKeysView } from './routes/credentials.js';
 import { entryView } from './routes/log.js';
-import type { TransparencyLog } from '../domain/log/log.js';
-import { EVENT_KIND } from '../domain/log/events.js';
-import { servedCheckpoint, type WitnessClient } from '../domain/log/witnesses.js';
+import { EVENT_KIND, servedCheckpoint, type TransparencyLog, type WitnessClient } from '../domain/log/index.js';
 import { proposalView } from './views.js';
 
 export const BUNDLE_FORMAT = 'akas.bundle.v2';

@@ -4,7 +4,7 @@
 // each of 500 open streams read the store and hashed and serialised each entry for itself, and
 // an append took about 100 ms at that many streams.
 import type { LogEntry } from '../core/index.js';
-import { LogEntries, seqKey } from '../domain/log/log.js';
+import { LogEntries, seqKey } from '../domain/log/index.js';
 import type { Store } from '../store/index.js';
 
 /** One entry as a stream sends it: the entry, and its SSE event text. */

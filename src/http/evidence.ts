@@ -9,9 +9,8 @@
 // them at every read (an index scan and a proof of about 2 log2(n) tree hashes) doubled the
 // median time of a node read under load (`npm run bench -- load`).
 import { Lru, proposalContent, type ProposalContent, type ProposalKind } from '../core/index.js';
-import { EVENT_KIND } from '../domain/log/events.js';
+import { EVENT_KIND, type TransparencyLog } from '../domain/log/index.js';
 import type { Ctx } from '../domain/context.js';
-import type { TransparencyLog } from '../domain/log/log.js';
 import { Proposals } from '../domain/records.js';
 import { entryView } from './routes/log.js';
 

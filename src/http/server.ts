@@ -126,7 +126,7 @@ export async function openNode(opts: StoreOptions, rotate: StartOptions['rotate'
 export async function checkNode(opts: StoreOptions | string, onProgress?: (entries: number) => void) {
   const { store, keys, unfollow } = await openNode(typeof opts === 'string' ? { dataDir: opts } : opts, {}, true);
   try {
-    const { checkLog } = await import('../domain/log/log.js');
+    const { checkLog } = await import('../domain/log/audit.js');
     const { checkLedger } = await import('../domain/ledger.js');
     const { checkProposals } = await import('../domain/proposals/check.js');
     const { checkRecords } = await import('../domain/records-check.js');

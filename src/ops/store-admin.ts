@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { cryptoRandom, nodeKeysFrom, systemClock } from '../core/index.js';
 import { checkLedger } from '../domain/ledger.js';
-import { checkLog } from '../domain/log/log.js';
+import { checkLog } from '../domain/log/index.js';
 import {
   assertPrivateMode,
   BlobStore,

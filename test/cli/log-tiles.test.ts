@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cosignerVerifierKey, generateKeyPair } from '../../src/core/index.js';
-import { enqueueLogEntry } from '../../src/domain/log/log.js';
+import { enqueueLogEntry } from '../../src/domain/log/index.js';
 import { tileFetcher, watchTilesOnce, type FetchBytes } from '../../cli/log-watch.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 

@@ -2,7 +2,7 @@
 // against a node on 127.0.0.1: every way of rewriting the log is caught.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryHash, hmacSha256Hex } from '../../src/core/index.js';
-import { enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, LogIndex, LogNodes, seqKey } from '../../src/domain/log/log.js';
+import { enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, LogIndex, LogNodes, seqKey } from '../../src/domain/log/index.js';
 import type { Space } from '../../src/store/index.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 
@@ -91,7 +91,7 @@ describe('akas log watch', () => {
 
 describe('akas log check', () => {
   it('is the same audit the node runs (here through the in-process node\'s store)', async () => {
-    const { checkLog } = await import('../../src/domain/log/log.js');
+    const { checkLog } = await import('../../src/domain/log/index.js');
     await append(20);
     await h.node.app.akas.log.checkpoint();
     expect((await checkLog(h.node.store, h.node.keys)).ok).toBe(true);

@@ -5,7 +5,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LogEntries, seqKey } from '../../src/domain/log/log.js';
+import { LogEntries, seqKey } from '../../src/domain/log/index.js';
 import { openLevelStore } from '../../src/store/index.js';
 import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { sha256Hex } from '../../src/core/index.js';
 import { openVerifiedBlob } from '../../src/domain/cas/cas.js';
-import { LogEntries, seqKey, seqOfId } from '../../src/domain/log/log.js';
+import { LogEntries, seqKey, seqOfId } from '../../src/domain/log/index.js';
 import { Agents, ApiKeys, JudgmentIndex, Ledger, Proposals } from '../../src/domain/records.js';
 import { openLevelStore, type Store } from '../../src/store/index.js';
 import { openPgStore } from '../../src/store/postgres/index.js';

@@ -18,7 +18,7 @@ import { Agent as Dispatcher, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROPOSAL_KINDS } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
-import { checkLog } from '../../src/domain/log/log.js';
+import { checkLog } from '../../src/domain/log/index.js';
 import { checkProposals } from '../../src/domain/proposals/check.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { testNode, type TestNode } from '../helpers/app.js';

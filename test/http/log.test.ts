@@ -4,7 +4,7 @@
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryLeaf, leafHash, openNote, parseCheckpoint, verifyConsistency, verifyInclusion, type LogEntry } from '../../src/core/index.js';
-import { enqueueLogEntry } from '../../src/domain/log/log.js';
+import { enqueueLogEntry } from '../../src/domain/log/index.js';
 import { readEvents } from '../../cli/sse.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { decide } from '../helpers/flows.js';

@@ -6,8 +6,7 @@ import { createHash, createPublicKey, verify as edVerify } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ENTRY_BYTES } from '../../src/core/index.js';
-import { attestationKinds, kindOf } from '../../src/domain/log/attestations.js';
-import { enqueueLogEntry, leafBytesAtMost } from '../../src/domain/log/log.js';
+import { attestationKinds, enqueueLogEntry, kindOf, leafBytesAtMost } from '../../src/domain/log/index.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
 import { markCalibrated } from '../helpers/agents.js';
 

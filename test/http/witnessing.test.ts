@@ -7,8 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock, generateKeyPair, openNote, verifyCosignatures } from '../../src/core/index.js';
-import { enqueueLogEntry } from '../../src/domain/log/log.js';
-import { parseWitnessSpec } from '../../src/domain/log/witnesses.js';
+import { enqueueLogEntry, parseWitnessSpec } from '../../src/domain/log/index.js';
 import { createApp } from '../../src/http/app.js';
 import { openTempStore } from '../../src/store/index.js';
 import { serveWitness, Witness } from '../../src/witness/index.js';
@@ -107,7 +106,7 @@ describe('a node with two witnesses', () => {
     expect(silentStatus).toMatchObject({ cosignedSize: 0, cosignedAt: null });
     expect(silentStatus.lag).toBeGreaterThan(0);
     // The answering witness's cosignature is kept at once, while the round still waits for the other.
-    const { cosignedNote } = await import('../../src/domain/log/log.js');
+    const { cosignedNote } = await import('../../src/domain/log/index.js');
     await expect.poll(async () => verifyCosignatures(cosignedNote((await app.akas.log.checkpointAt(3))!), [good.witness.verifierKey]).valid.length).toBe(1);
   });
 

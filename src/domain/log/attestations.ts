@@ -8,7 +8,8 @@ import addFormatsModule from 'ajv-formats';
 import { canonicalize, capErrors, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../../core/index.js';
 import { bounded, type BoundedValidate } from '../shared/bounded-validate.js';
 import type { Ctx } from '../context.js';
-import { leafBytesAtMost, type TransparencyLog } from './log.js';
+import type { TransparencyLog } from './log.js';
+import { leafBytesAtMost } from './sequencer.js';
 import type { AgentRecord } from '../records.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;

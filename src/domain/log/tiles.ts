@@ -6,16 +6,10 @@
 // once: a full one is then kept in the store (tiles are files, never recomputed per request),
 // and every tile served is kept in memory, bounded by bytes.
 import { gzipSync } from 'node:zlib';
-import { encodeBundle, entryLeaf, leafHash, TILE_HEIGHT, TILE_WIDTH, tileWidthAt, type TileRef } from '../../core/index.js';
-import { space, type Store } from '../../store/index.js';
-import { LogEntries, LogNodes, seqKey, type TransparencyLog } from './log.js';
-
-/** Full tiles and full entry bundles, made once: `h/<level>/<index>` or `e/<index>` -> base64. */
-export const LogTiles = space<string>('log-tiles', { cached: false });
-
-const pad = (n: number, width = 16) => String(n).padStart(width, '0');
-const nodeKey = (level: number, index: number) => `${pad(level, 2)}:${pad(index)}`;
-const storeKey = (ref: TileRef) => (ref.kind === 'entries' ? `e/${pad(ref.index)}` : `h/${pad(ref.level, 2)}/${pad(ref.index)}`);
+import { encodeBundle, entryLeaf, TILE_HEIGHT, TILE_WIDTH, tileWidthAt, type TileRef } from '../../core/index.js';
+import type { Store } from '../../store/index.js';
+import type { TransparencyLog } from './log.js';
+import { entryLeafHash, LogEntries, LogNodes, LogTiles, nodeKey, seqKey, tileKey, tileLock } from './spaces.js';
 
 /** A tile as served: its bytes and, made on first demand, their gzip. */
 export interface ServedTile {
@@ -68,10 +62,12 @@ export class LogTileReader {
 
   /**
    * The tile or bundle `ref` names, or undefined when the log does not hold it (yet). A
-   * partial one is served at any width the log already holds: its bytes are final.
+   * partial one is served at any width the log already holds: its bytes are final. tlog-tiles:
+   * "Logs MUST serve partial tiles corresponding to tree sizes for which a checkpoint was
+   * produced": every checkpoint's size is a size the log held.
    */
   async read(ref: TileRef): Promise<ServedTile | undefined> {
-    const key = `${storeKey(ref)}/${ref.width}`;
+    const key = `${tileKey(ref)}/${ref.width}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
     let pending = this.making.get(key);
@@ -91,12 +87,12 @@ export class LogTileReader {
     if (tileWidthAt(level, ref.index, size) < ref.width) return undefined;
     const full = ref.width === TILE_WIDTH;
     if (full) {
-      const kept = await this.store.get(LogTiles, storeKey(ref));
+      const kept = await this.store.get(LogTiles, tileKey(ref));
       if (kept !== undefined) return served(Buffer.from(kept, 'base64'));
     }
     const bytes = ref.kind === 'entries' ? await this.bundle(ref.index, ref.width) : await this.hashes(ref.level, ref.index, ref.width);
     // Kept without a sync: it can always be made again from the tree.
-    if (full) await this.store.transact([`log-tile:${storeKey(ref)}`], async (tx) => tx.put(LogTiles, storeKey(ref), bytes.toString('base64')), { durable: false });
+    if (full) await this.store.transact([tileLock(ref)], async (tx) => tx.put(LogTiles, tileKey(ref), bytes.toString('base64')), { durable: false });
     return served(bytes);
   }
 
@@ -106,7 +102,7 @@ export class LogTileReader {
     if (level === 0) {
       const entries = await this.store.list(LogEntries, { gte: seqKey(first), lt: seqKey(first + width) });
       if (entries.length !== width) throw new Error(`log entries ${first}..${first + width - 1} are not all stored`);
-      return Buffer.concat(entries.map(([, e]) => leafHash(entryLeaf(e))));
+      return Buffer.concat(entries.map(([, e]) => entryLeafHash(e)));
     }
     const h = level * TILE_HEIGHT;
     const nodes = await this.store.list(LogNodes, { gte: nodeKey(h, first), lt: nodeKey(h, first + width) });
@@ -114,7 +110,11 @@ export class LogTileReader {
     return Buffer.concat(nodes.map(([, hex]) => Buffer.from(hex, 'hex')));
   }
 
-  /** The leaves themselves, uint16 length-prefixed: each hashes to its level-0 tile's hash. */
+  /**
+   * The leaves themselves. tlog-tiles: "Entry bundles are sequences of big-endian uint16
+   * length-prefixed log entries. Each entry in a bundle hashes to the corresponding entry in
+   * the corresponding level 0 Merkle Tree tile": the same leaf bytes the level-0 tile hashes.
+   */
   private async bundle(index: number, width: number): Promise<Buffer> {
     const first = index * TILE_WIDTH;
     const entries = await this.store.list(LogEntries, { gte: seqKey(first), lt: seqKey(first + width) });

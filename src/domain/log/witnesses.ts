@@ -16,7 +16,8 @@ import {
   verifyCosignatures,
   type Clock,
 } from '../../core/index.js';
-import { cosignedNote, type StoredCheckpoint, type TransparencyLog } from './log.js';
+import type { TransparencyLog } from './log.js';
+import { cosignedNote, type StoredCheckpoint } from './spaces.js';
 
 /** A witness the node asks: its cosigner key and where it takes add-checkpoint. */
 export interface WitnessConfig {

@@ -3,8 +3,7 @@
 // stored records alone. A crash or a bug that leaves half a write behind shows up here.
 import { contentSha256Of, JUDGMENT_V2 } from '../../core/index.js';
 import type { Store } from '../../store/index.js';
-import { EVENT_KIND } from '../log/events.js';
-import { LogEntries, LogOutbox } from '../log/log.js';
+import { EVENT_KIND, LogEntries, LogOutbox } from '../log/index.js';
 import { JudgmentIndex, Ledger, PendingKeys, PendingQueue, Proposals, type LedgerEntry, type ProposalRecord } from '../records.js';
 
 type EventBody = Record<string, unknown>;

@@ -1,7 +1,7 @@
 // Home: who this node is (issuer DID and key history, log key, origin), what it holds, its
 // latest checkpoint, and the decisions and attestations it records, as they happen.
 import type { LogEntry } from '../../core/index.js';
-import type { StoredCheckpoint } from '../../domain/log/log.js';
+import type { StoredCheckpoint } from '../../domain/log/index.js';
 import type { ProposalRow } from '../data.js';
 import { html } from '../html.js';
 import { agentLink, badge, code, entryLink, facts, hash, page, proposalLink, time, verifyState, type Assets } from '../layout.js';

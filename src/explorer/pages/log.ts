@@ -1,7 +1,7 @@
 // Log: checkpoints over time (and the log's growth drawn), entries by kind, one entry with its
 // inclusion proof, and a consistency check between two checkpoints, all checked in the browser.
 import type { LogEntry } from '../../core/index.js';
-import type { StoredCheckpoint } from '../../domain/log/log.js';
+import type { StoredCheckpoint } from '../../domain/log/index.js';
 import { growth } from '../charts.js';
 import { html } from '../html.js';
 import { agentLink, badge, code, entryLink, facts, hash, page, pager, qs, time, verifyState, type Assets } from '../layout.js';

@@ -3,12 +3,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ServiceError, type LogEntry } from '../../core/index.js';
-import { attest, attestationKinds, dryRun, kindOf } from '../../domain/log/attestations.js';
+import { attest, attestationKinds, cosignedNote, dryRun, kindOf, servedCheckpoint } from '../../domain/log/index.js';
 import { agentOf } from '../caller.js';
 import { originOf } from '../urls.js';
 import { entryView } from './log.js';
-import { cosignedNote } from '../../domain/log/log.js';
-import { servedCheckpoint } from '../../domain/log/witnesses.js';
 import { AttestAnswer, CatalogAnswer, DryRunAnswer, EntryList, EntryWithProof, LogHead } from './log-schemas.js';
 import { Media, Open } from '../schemas.js';
 

@@ -3,8 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from '../../core/index.js';
-import { cosignedNote } from '../../domain/log/log.js';
-import { servedCheckpoint } from '../../domain/log/witnesses.js';
+import { cosignedNote, servedCheckpoint } from '../../domain/log/index.js';
 import { EventFeed } from '../event-feed.js';
 import { Media } from '../schemas.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';

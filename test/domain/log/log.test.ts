@@ -1,4 +1,4 @@
-// src/domain/log/log.ts on a real LevelDB store: the outbox and the appender, the chain, the
+// src/domain/log on a real LevelDB store: the outbox and the appender, the chain, the
 // tree's stored subtrees, checkpoints, proofs, and the node's own audit catching every kind
 // of tampering with the stored entries.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ import {
   verifyInclusion,
   type NodeKeys,
 } from '../../../src/core/index.js';
-import { checkLog, enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, seqKey, storeNodes, TransparencyLog } from '../../../src/domain/log/log.js';
+import { checkLog, enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, seqKey, storeNodes, TransparencyLog } from '../../../src/domain/log/index.js';
 import { openTempStore, type Store } from '../../../src/store/index.js';
 
 let store: Store;
