@@ -12,13 +12,7 @@ import { decodeUtf8Strict, PROPOSAL_KINDS, ServiceError, isServiceError, type Lo
 import { attestationKinds } from '../domain/log/attestations.js';
 import { childrenOf } from '../domain/knowledge/tree.js';
 import { seqOfId } from '../domain/log/log.js';
-import { bodyBoundsOf } from '../http/bodies.js';
-import { errorHandler, tooManyMembers } from '../http/errors.js';
-import { innerCall } from '../http/inner-call.js';
-import { wantsHtml } from '../http/routes/discovery.js';
-import { Media } from '../http/schemas.js';
-import { helmetHeaders } from '../http/security-headers.js';
-import { originOf } from '../http/urls.js';
+import { bodyBoundsOf, errorHandler, helmetHeaders, innerCall, Media, originOf, tooManyMembers, wantsHtml } from '../http/kit/index.js';
 import { ASSET_PREFIX, encodingFor, loadAssets } from './assets.js';
 import { api, checkpoints, Counts, decidedProposals, entriesNewestFirst, pendingProposals } from './data.js';
 import type { Section } from './layout.js';
@@ -74,7 +68,7 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
   // Read as strictly as a JSON body (PROTOCOL 1.1): URLSearchParams would put U+FFFD in place of
   // bytes (raw or percent-escaped) that are not UTF-8, a lone surrogate's among them.
   // Its fields are counted against the route's bound before any is decoded, as a JSON body's
-  // members are (src/http/bodies.ts).
+  // members are (src/http/kit/bodies.ts).
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BYTES }, (req, body, done) => {
     const bounds = bodyBoundsOf(req);
     if (formFields(body as Buffer) > bounds.keys) return done(tooManyMembers(bounds, true), undefined);

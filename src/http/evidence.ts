@@ -13,7 +13,7 @@ import { EVENT_KIND } from '../domain/log/events.js';
 import type { Ctx } from '../domain/context.js';
 import type { TransparencyLog } from '../domain/log/log.js';
 import { Proposals } from '../domain/records.js';
-import { entryView } from './routes/log.js';
+import { entryView } from './views.js';
 
 export interface Evidence {
   proposalId: string;
