@@ -81,7 +81,7 @@ function shapeOf(app: FastifyInstance, node: NodeView) {
   );
 }
 
-/** The kind of the node each branch leads to (null where it cannot be read). */
+/** The kind of the node each branch leads to (null where it cannot be read): at most 32 reads at once, as a graph has at most 32 branches. */
 async function branchTargets(app: FastifyInstance, request: FastifyRequest, node: NodeView): Promise<Record<string, string | null>> {
   const branches = node.branches ?? [];
   const kinds = await Promise.all(
@@ -328,7 +328,7 @@ export function traverseRoutes({ app, urls }: Pages) {
   );
 }
 
-/** GET /explore/proofs: what a page checks in the browser, up to 50 entries with their proofs, read at once. */
+/** GET /explore/proofs: what a page checks in the browser, up to 50 entries with their proofs (the query's bound), read at once. */
 export function proofsRoute({ app }: Pages) {
   app.get(
     '/explore/proofs',
