@@ -10,10 +10,10 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-// The explorer's browser code before the explorer, and the domain's areas that have rules of their
-// own before the domain: a file is in the first room its path starts with.
+// The explorer's browser code before the explorer, http's kit before http, and the domain's areas
+// that have rules of their own before the domain: a file is in the first room its path starts with.
 const DOMAIN_AREAS = ['src/domain/shared', 'src/domain/log', 'src/domain/proposals'] as const;
-const ROOMS = ['src/core', 'src/store', ...DOMAIN_AREAS, 'src/domain', 'src/ops', 'src/http', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier', 'data'] as const;
+const ROOMS = ['src/core', 'src/store', ...DOMAIN_AREAS, 'src/domain', 'src/ops', 'src/http/kit', 'src/http', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier', 'data'] as const;
 /** The domain and every area of it with rules of its own. */
 const DOMAIN: Room[] = [...DOMAIN_AREAS, 'src/domain'];
 type Room = (typeof ROOMS)[number] | 'elsewhere';
@@ -100,7 +100,7 @@ const RULES: Rule[] = [
   },
   {
     from: DOMAIN,
-    forbidRooms: ['src/http', 'src/ops', 'src/witness', 'cli', 'verifier'],
+    forbidRooms: ['src/http/kit', 'src/http', 'src/ops', 'src/witness', 'cli', 'verifier'],
     forbidPackages: ['fastify', '@fastify/*'],
     why: 'src/domain has no HTTP: it never imports src/http, src/ops, cli or fastify',
   },
@@ -116,14 +116,19 @@ const RULES: Rule[] = [
   },
   {
     from: ['src/ops'],
-    forbidRooms: ['src/http', 'cli', 'src/explorer'],
+    forbidRooms: ['src/http/kit', 'src/http', 'cli', 'src/explorer'],
     forbidPackages: ['fastify', '@fastify/*'],
     why: 'src/ops (store migrate and copy, the admin channel) runs beside a node on src/domain and src/store, never through src/http',
   },
   {
-    from: ['src/http'],
+    from: ['src/http', 'src/http/kit'],
     forbidRooms: ['cli'],
     why: 'src/http never imports cli (cli -> src/http, not back)',
+  },
+  {
+    from: ['src/http/kit'],
+    allowRooms: ['src/http/kit', 'src/core'],
+    why: "src/http/kit (errors, media types, security headers, inner calls, body bounds, the node's origin) stands on src/core only: what the explorer takes of http brings no more of it",
   },
   {
     from: ['src/explorer'],
@@ -132,13 +137,18 @@ const RULES: Rule[] = [
     why: 'src/explorer reads through the API routes and src/domain; it never imports the CLI, and its checks run in the browser (src/explorer/client), not on the node',
   },
   {
+    from: ['src/explorer'],
+    forbidRooms: ['src/http'],
+    why: 'of src/http, src/explorer imports src/http/kit only (http registers the explorer: the explorer never reaches back into its routes)',
+  },
+  {
     from: ['src/explorer/client'],
     allowRooms: ['src/explorer/client', 'verifier'],
     forbidPackages: ['*'],
     why: "the explorer's browser code imports no package and no room but the verifier's browser build (loaded by URL; its types only)",
   },
   {
-    from: [...DOMAIN, 'src/ops', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'src/core', 'elsewhere'],
+    from: [...DOMAIN, 'src/ops', 'src/http/kit', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'src/core', 'elsewhere'],
     forbidPackages: DATABASE,
     why: 'only src/store knows a database driver (LevelDB, PostgreSQL)',
   },
@@ -252,6 +262,17 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/ops/store-admin.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
     });
 
+    it('lets the explorer take of src/http its kit only, and the kit nothing of http outside it', () => {
+      expect(violations('src/explorer/index.ts', [{ specifier: '../http/kit/index.js', line: 1 }])).toEqual([]);
+      expect(violations('src/explorer/index.ts', [{ specifier: '../http/routes/discovery.js', line: 2 }])).toHaveLength(1);
+      expect(violations('src/explorer/pages/home.ts', [{ specifier: '../../http/schemas.js', line: 3 }])).toHaveLength(1);
+      expect(violations('src/http/kit/errors.ts', [{ specifier: './urls.js', line: 1 }, { specifier: '../../core/index.js', line: 2 }])).toEqual([]);
+      expect(violations('src/http/kit/errors.ts', [{ specifier: '../schemas.js', line: 3 }])).toHaveLength(1);
+      expect(violations('src/http/kit/media.ts', [{ specifier: '../../domain/records.js', line: 4 }])).toHaveLength(1);
+      expect(violations('src/http/app.ts', [{ specifier: './kit/errors.js', line: 1 }, { specifier: '../explorer/index.js', line: 2 }])).toEqual([]);
+      expect(violations('src/domain/x.ts', [{ specifier: '../http/kit/index.js', line: 1 }])).toHaveLength(1);
+    });
+
     it('lets only src/store import LevelDB', () => {
       expect(violations('src/store/level.ts', [{ specifier: 'level', line: 1 }, { specifier: 'abstract-level', line: 2 }])).toEqual([]);
       expect(violations('src/domain/x.ts', [{ specifier: 'classic-level', line: 1 }])).toHaveLength(1);
@@ -269,6 +290,13 @@ describe('rooms (ARCHITECTURE 1)', () => {
 
   describe('the source tree', () => {
     const files = ['src', 'cli', 'verifier'].flatMap((d) => sourceFiles(d));
+    const parsed = new Map<string, Import[]>();
+    /** A file's imports, each file parsed once for every test below. */
+    const importsOfFile = (file: string) => {
+      let found = parsed.get(file);
+      if (!found) parsed.set(file, (found = importsOf(file, readFileSync(join(ROOT, file), 'utf8'))));
+      return found;
+    };
 
     it('has files in the rooms it checks (the scan is not empty)', () => {
       expect(files.filter((f) => roomOf(f) === 'src/core').length).toBeGreaterThan(3);
@@ -282,8 +310,34 @@ describe('rooms (ARCHITECTURE 1)', () => {
     });
 
     it('has no import that breaks a one-way door', () => {
-      const broken = files.flatMap((file) => violations(file, importsOf(file, readFileSync(join(ROOT, file), 'utf8'))));
+      const broken = files.flatMap((file) => violations(file, importsOfFile(file)));
       expect(broken).toEqual([]);
+    });
+
+    /** The relative imports of a file, resolved to repo paths (.js named as the .ts it is). */
+    const targetsOf = (file: string) =>
+      importsOfFile(file)
+        .filter(({ specifier }) => specifier.startsWith('.'))
+        .map(({ specifier, line }) => ({ line, target: relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts') }));
+
+    it('lets the explorer reach the kit through its index only, which names its exports', () => {
+      const explorer = files.filter((f) => roomOf(f) === 'src/explorer');
+      expect(explorer.length).toBeGreaterThan(3);
+      const throughKit = explorer.flatMap((file) => targetsOf(file).filter(({ target }) => roomOf(target) === 'src/http/kit').map((t) => ({ file, ...t })));
+      expect(throughKit.length).toBeGreaterThan(0);
+      expect(throughKit.filter(({ target }) => target !== 'src/http/kit/index.ts').map(({ file, line, target }) => `${file}:${line} imports ${target}`)).toEqual([]);
+      expect(readFileSync(join(ROOT, 'src/http/kit/index.ts'), 'utf8')).not.toMatch(/export \*/);
+    });
+
+    // Route files are plugins app.ts registers; what several answers share (views, schemas) lives
+    // beside them (src/http/views.ts, routes/*-schemas.ts), so no route reaches into another.
+    it('lets no file but src/http/app.ts import a route file (views and schemas are shared instead)', () => {
+      const routes = files.filter((f) => f.startsWith('src/http/routes/') && !f.endsWith('-schemas.ts'));
+      expect(routes.length).toBeGreaterThan(10);
+      const reaching = files
+        .filter((f) => f !== 'src/http/app.ts')
+        .flatMap((file) => targetsOf(file).filter(({ target }) => routes.includes(target)).map(({ line, target }) => `${file}:${line} imports ${target}`));
+      expect(reaching).toEqual([]);
     });
 
     // The verifier's browser build (scripts/build-verifier.mjs) takes verifier/ but its Node-only
@@ -294,7 +348,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
       const broken = files
         .filter((f) => roomOf(f) === 'verifier' && !NODE_ONLY.includes(f))
         .flatMap((file) =>
-          importsOf(file, readFileSync(join(ROOT, file), 'utf8'))
+          importsOfFile(file)
             .filter(({ specifier }) => specifier.startsWith('node:') || specifier.endsWith('/src/core/index.js') || specifier.endsWith('/cas.js'))
             .map(({ specifier, line }) => `${file}:${line} imports '${specifier}'`),
         );

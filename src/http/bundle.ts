@@ -10,10 +10,8 @@ import { Credentials } from '../domain/credentials/credentials.js';
 import { getProposal } from '../domain/proposals/proposals.js';
 import { casHashOfUri } from '../domain/proposals/kinds.js';
 import { Agents, type ProposalRecord } from '../domain/records.js';
-import { nodeKeysView } from './routes/credentials.js';
-import { entryView } from './routes/log.js';
 import { EVENT_KIND, servedCheckpoint, type TransparencyLog, type WitnessClient } from '../domain/log/index.js';
-import { proposalView } from './views.js';
+import { entryView, nodeKeysView, proposalView } from './views.js';
 
 export const BUNDLE_FORMAT = 'akas.bundle.v2';
 

@@ -130,9 +130,3 @@ export const Kind = Type.String({ enum: [...PROPOSAL_KINDS] });
 export const Url = Type.String({ description: 'A path or an absolute URL on this node.' });
 /** Any JSON value (free-form data). */
 export const Any = Type.Unknown();
-
-/** A response with another media type than JSON (text, HTML, bytes, an event stream). */
-export const Media = (mediaType: string, schema: TSchema | Record<string, unknown>, description: string) => ({
-  description,
-  content: { [mediaType]: { schema } },
-});

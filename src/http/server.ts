@@ -26,7 +26,7 @@ import {
 import { calibrationSetOf, CalibrationSetError } from '../domain/calibration/set.js';
 import { createApp, type AppConfig } from './app.js';
 import { nodeLogger } from './request-log.js';
-import { listenOrigin } from './urls.js';
+import { listenOrigin } from './kit/urls.js';
 
 export interface StoreOptions {
   /** The data folder of the embedded store (unused with `store`). */

@@ -1,6 +1,9 @@
-// How proposals and their judgments are shown (PROTOCOL 6.6): the detail route, the judge
-// queue's expanded items and the offline bundle all answer these same views.
-import { canonicalize, credentialUrl, type ProposalKind } from '../core/index.js';
+// How records are shown: proposals and their judgments (PROTOCOL 6.6: the detail route, the
+// judge queue's expanded items and the offline bundle all answer these same views), log entries
+// (9.5: the log's reads, attestations, evidence and bundles) and the node's public keys (8.3: the
+// keys route, the descriptor and bundles). Route files and the documents built beside them
+// import these, never each other.
+import { canonicalize, credentialUrl, ed25519Multibase, entryLeaf, isoTime, leafHash, type LogEntry, type NodeKeys, type ProposalKind } from '../core/index.js';
 import { judgeUrl } from '../domain/proposals/kinds.js';
 import type { JudgmentRecord, ProposalRecord } from '../domain/records.js';
 
@@ -72,3 +75,26 @@ export function proposalView(p: ProposalRecord) {
   };
 }
 
+/** An entry as served: the stored entry and its leaf hash (base64), which proofs start from. */
+export const entryView = ({ ticket: _ticket, ...e }: LogEntry) => ({ ...e, leafHash: leafHash(entryLeaf(e)).toString('base64') });
+
+/** The public half of the node's keys (GET /api/node/keys). */
+export function nodeKeysView(keys: NodeKeys) {
+  return {
+    issuer: {
+      current: keys.issuer.did,
+      keys: keys.issuers.map((k) => ({ ...k, validFromIso: isoTime(k.validFrom), validUntilIso: k.validUntil === null ? null : isoTime(k.validUntil) })),
+      rotations: keys.rotations,
+      note: 'Each rotation is signed by the old and the new key over the JCS of {type, from, to, at}: from any issuer DID you trust, the chain reaches the others, and each key was the issuer\'s from the rotation into it until the rotation out of it.',
+    },
+    hmac: keys.hmac.map((h, i) => ({ signingKeyId: h.signingKeyId, createdAt: h.createdAt, current: i === 0 })),
+    log: {
+      origin: keys.log.origin,
+      verifierKey: keys.log.verifierKey,
+      publicKey: keys.log.publicKey,
+      publicKeyMultibase: ed25519Multibase(keys.log.publicKey),
+      endorsement: keys.log.endorsement,
+      note: 'Checkpoints are C2SP signed notes under verifierKey; the current issuer key signs the JCS of {type, origin, verifierKey, issuer} (endorsement), so a pinned issuer pins the log too.',
+    },
+  };
+}

@@ -6,7 +6,7 @@
 // refusal leaves every check "not checked", never verified.
 import type * as VerifierModule from '../../../verifier/browser.js';
 
-type Verifier = typeof VerifierModule;
+export type Verifier = typeof VerifierModule;
 
 /** The Subresource Integrity of the package's browser verifier, built in by scripts/build-explorer.mjs. */
 declare const AKAS_VERIFIER_INTEGRITY: string;

@@ -3,7 +3,7 @@
 // (the issuer did:key with its history and signed rotations, the HMAC key ids, the log key).
 import { PROPOSAL_KINDS, type NodeKeys } from '../../core/index.js';
 import { KIND_ROUTES } from '../../domain/proposals/kinds.js';
-import { nodeKeysView } from '../routes/credentials.js';
+import { nodeKeysView } from '../views.js';
 
 export interface DescriptorInput {
   origin: string;

@@ -5,10 +5,11 @@ import { Type } from 'typebox';
 import { ServiceError, type LogEntry } from '../../core/index.js';
 import { attest, attestationKinds, cosignedNote, dryRun, kindOf, servedCheckpoint } from '../../domain/log/index.js';
 import { agentOf } from '../caller.js';
-import { originOf } from '../urls.js';
-import { entryView } from './log.js';
+import { originOf } from '../kit/urls.js';
+import { entryView } from '../views.js';
 import { AttestAnswer, CatalogAnswer, DryRunAnswer, EntryList, EntryWithProof, LogHead } from './log-schemas.js';
-import { Media, Open } from '../schemas.js';
+import { Open } from '../schemas.js';
+import { Media } from '../kit/media.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { calibrate, calibrationQuestions } from '../../domain/calibration/calibration.js';
 import { agentOf } from '../caller.js';
 import { Closed, Tier } from '../schemas.js';
-import { originOf } from '../urls.js';
+import { originOf } from '../kit/urls.js';
 
 const Questions = Closed(
   {

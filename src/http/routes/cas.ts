@@ -8,8 +8,9 @@ import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';
 import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob, tooLarge } from '../../domain/cas/cas.js';
 import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota } from '../../domain/cas/quota.js';
-import { Closed, Hex64, Media } from '../schemas.js';
-import { originOf } from '../urls.js';
+import { Closed, Hex64 } from '../schemas.js';
+import { Media } from '../kit/media.js';
+import { originOf } from '../kit/urls.js';
 
 const Stored = Closed(
   { sha256: Hex64, bytes: Type.Integer(), deduplicated: Type.Boolean(), fetchUrl: Type.String(), note: Type.String() },

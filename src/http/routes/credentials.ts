@@ -3,33 +3,13 @@
 // the log key).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { canonicalize, ed25519Multibase, isoTime, PROPOSAL_KINDS, ServiceError, sha256Hex, type NodeKeys } from '../../core/index.js';
+import { canonicalize, PROPOSAL_KINDS, ServiceError, sha256Hex } from '../../core/index.js';
 import { Credentials } from '../../domain/credentials/credentials.js';
 import { JudgmentIndex } from '../../domain/records.js';
+import { nodeKeysView } from '../views.js';
 import { Credential, NodeKeysAnswer } from './log-schemas.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-
-/** The public half of the node's keys (GET /api/node/keys). */
-export function nodeKeysView(keys: NodeKeys) {
-  return {
-    issuer: {
-      current: keys.issuer.did,
-      keys: keys.issuers.map((k) => ({ ...k, validFromIso: isoTime(k.validFrom), validUntilIso: k.validUntil === null ? null : isoTime(k.validUntil) })),
-      rotations: keys.rotations,
-      note: 'Each rotation is signed by the old and the new key over the JCS of {type, from, to, at}: from any issuer DID you trust, the chain reaches the others, and each key was the issuer\'s from the rotation into it until the rotation out of it.',
-    },
-    hmac: keys.hmac.map((h, i) => ({ signingKeyId: h.signingKeyId, createdAt: h.createdAt, current: i === 0 })),
-    log: {
-      origin: keys.log.origin,
-      verifierKey: keys.log.verifierKey,
-      publicKey: keys.log.publicKey,
-      publicKeyMultibase: ed25519Multibase(keys.log.publicKey),
-      endorsement: keys.log.endorsement,
-      note: 'Checkpoints are C2SP signed notes under verifierKey; the current issuer key signs the JCS of {type, origin, verifierKey, issuer} (endorsement), so a pinned issuer pins the log too.',
-    },
-  };
-}
 
 export async function credentialRoutes(app: FastifyInstance) {
   const ctx = app.akas;

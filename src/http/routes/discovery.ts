@@ -1,6 +1,6 @@
 // PROTOCOL 11.3 to 11.5: the error catalog, the agent guide (as text and as a page) and the
 // well-known descriptor. None takes a key; all draw from the token bucket like any route.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { descriptor } from '../discovery/descriptor.js';
 import { errorCatalog, errorCatalogPage } from '../discovery/error-catalog.js';
@@ -9,30 +9,9 @@ import { guideHtml, guideText } from '../discovery/render.js';
 import { MCP_PATH } from '../mcp/route.js';
 import { buildTools } from '../mcp/tools.js';
 import { OPENAPI_VERSION } from '../openapi.js';
-import { Closed, Media, Open } from '../schemas.js';
-import { originOf } from '../urls.js';
-
-/** The q of a media range in an Accept header (0 when absent). */
-function quality(accept: string, type: string): number {
-  let best = 0;
-  let specificity = -1;
-  for (const part of accept.split(',')) {
-    const [range, ...params] = part.trim().toLowerCase().split(';');
-    const [t, s] = range.trim().split('/');
-    const [wantT, wantS] = type.split('/');
-    const spec = t === wantT && s === wantS ? 2 : t === wantT && s === '*' ? 1 : t === '*' && s === '*' ? 0 : -1;
-    if (spec < specificity || spec < 0) continue;
-    const q = Number(params.map((x) => x.trim()).find((x) => x.startsWith('q='))?.slice(2) ?? 1);
-    if (spec > specificity || q > best) [best, specificity] = [Number.isFinite(q) ? q : 0, spec];
-  }
-  return best;
-}
-
-/** HTML only for a caller that asks for it at least as much as JSON (a browser); JSON otherwise. */
-export const wantsHtml = (request: FastifyRequest) => {
-  const accept = request.headers.accept ?? '*/*';
-  return quality(accept, 'text/html') > quality(accept, 'application/json');
-};
+import { Media, wantsHtml } from '../kit/media.js';
+import { originOf } from '../kit/urls.js';
+import { Closed, Open } from '../schemas.js';
 
 const CatalogSchema = Closed(
   {

@@ -28,8 +28,8 @@ import { Agents, type AgentRecord } from '../../domain/records.js';
 import type { Space } from '../../store/index.js';
 import { isBanned, reputationView } from '../../domain/identity/reputation.js';
 import { agentOf } from '../caller.js';
-import { validationError } from '../errors.js';
-import { originOf } from '../urls.js';
+import { validationError } from '../kit/errors.js';
+import { originOf } from '../kit/urls.js';
 import { LeaderboardAnswer, MeAnswer, PreviewAnswer, ProfileAnswer, RecoverAnswer, RecoverBody, RegisterAnswer, WakeupAnswer } from './identity-schemas.js';
 import { Generations } from '../generations.js';
 

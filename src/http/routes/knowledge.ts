@@ -12,7 +12,7 @@ import { KnowledgeSearch } from '../../domain/knowledge/search.js';
 import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
 import { Any, Closed, Hex64, Ms, Nullable, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
-import { originOf } from '../urls.js';
+import { originOf } from '../kit/urls.js';
 import { evidenceOf, stableEvidence, type Evidence } from '../evidence.js';
 
 const Str = Type.String();

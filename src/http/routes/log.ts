@@ -5,14 +5,12 @@ import { Type } from 'typebox';
 import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from '../../core/index.js';
 import { cosignedNote, servedCheckpoint } from '../../domain/log/index.js';
 import { EventFeed } from '../event-feed.js';
-import { Media } from '../schemas.js';
+import { Media } from '../kit/media.js';
+import { entryView } from '../views.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
 
 const b64 = (b: Buffer) => b.toString('base64');
 const Int = (o: object = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...o });
-
-/** An entry as served: the stored entry and its leaf hash (base64), which proofs start from. */
-export const entryView = ({ ticket: _ticket, ...e }: LogEntry) => ({ ...e, leafHash: b64(leafHash(entryLeaf(e))) });
 
 export const MAX_ENTRIES = 1000;
 

@@ -10,7 +10,7 @@ import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, typ
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals/proposals.js';
 import { dryRunProposal } from '../../domain/proposals/dry-run.js';
 import type { JudgmentRecord } from '../../domain/records.js';
-import { originOf } from '../urls.js';
+import { originOf } from '../kit/urls.js';
 import { agentOf } from '../caller.js';
 import { proposalView } from '../views.js';
 import { proposalBundle } from '../bundle.js';

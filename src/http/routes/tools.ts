@@ -10,7 +10,7 @@ import { reputationView } from '../../domain/identity/reputation.js';
 import { isToolError, TOOL_NAMES, TOOLS, type ToolName } from '../../domain/challenges/tools/index.js';
 import { agentOf } from '../caller.js';
 import { Any, Closed, Nullable, Open } from '../schemas.js';
-import { originOf } from '../urls.js';
+import { originOf } from '../kit/urls.js';
 
 const ChallengeAnswer = Closed(
   {

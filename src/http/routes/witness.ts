@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Witness } from '../../witness/index.js';
 import { MAX_BODY_BYTES } from '../../witness/index.js';
-import { Media } from '../schemas.js';
+import { Media } from '../kit/media.js';
 
 const text = (what: string) => Media('text/plain', { type: 'string' }, what);
 

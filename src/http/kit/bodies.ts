@@ -16,7 +16,7 @@
 // route, from anyone holding a token (issue 30).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { BODY_SLACK, decodeUtf8Strict, jsonShape, MAX_JSON_DEPTH, MIN_BODY_BYTES, routeBodyBounds, schemaBounds, ServiceError, strictJsonProblem, type Bounds } from '../core/index.js';
+import { BODY_SLACK, decodeUtf8Strict, jsonShape, MAX_JSON_DEPTH, MIN_BODY_BYTES, routeBodyBounds, schemaBounds, ServiceError, strictJsonProblem, type Bounds } from '../../core/index.js';
 import { bodyTooLarge, tooManyMembers } from './errors.js';
 
 declare module 'fastify' {
@@ -107,7 +107,7 @@ export function registerBodies(app: FastifyInstance, maxBytes: number) {
         derived.bytes += declared.extra.bytes;
       }
       if (!Number.isFinite(derived.members) || !Number.isFinite(derived.keys)) {
-        throw new Error(`${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/bodies.ts)`);
+        throw new Error(`${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/kit/bodies.ts)`);
       }
       bounds = routeBodyBounds(derived, maxBytes);
       largest.members = Math.max(largest.members, bounds.members);

@@ -1,0 +1,122 @@
+// The Verify page: files dropped or chosen and JSON pasted, each recognised by its shape and
+// checked with the verifier (bundles, presentations, credentials, log proofs, node reads,
+// proposal judgments; anything else hashed), under the keys given (the pinned ones by default).
+import type * as VerifierModule from '../../../verifier/browser.js';
+import { $, el, type Json } from './dom.js';
+import { nodeKeys } from './keys.js';
+import { resultCard, type Check, type Report } from './results.js';
+import { loadVerifier } from './verifier.js';
+
+async function readInputs(form: HTMLFormElement): Promise<Array<{ name: string; bytes: Uint8Array }>> {
+  const out: Array<{ name: string; bytes: Uint8Array }> = [];
+  const files = ($('input[type=file]', form) as HTMLInputElement).files;
+  for (const f of files ? [...files] : []) out.push({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) });
+  for (const f of dropped) out.push(f);
+  const text = ($('textarea', form) as HTMLTextAreaElement).value.trim();
+  if (text) out.push({ name: 'pasted JSON', bytes: new TextEncoder().encode(text) });
+  return out;
+}
+
+let dropped: Array<{ name: string; bytes: Uint8Array }> = [];
+
+/** A knowledge node read or a brief read (PROTOCOL 10.2, 10.3), as akas node/brief --json save them. */
+const isNodeRead = (j: Json) => typeof j.evidence === 'object' || (typeof j.path === 'string' && typeof j.kind === 'string' && /^(branch|leaf-)/.test(j.kind)) || (typeof j.brief === 'object' && typeof j.manifest === 'object');
+
+function parseJson(bytes: Uint8Array): Json | null {
+  try {
+    const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A proposal detail's judgments (akas verify judgments) as checks: the content shown, then each judgment. */
+function judgmentChecks(r: VerifierModule.JudgmentsReport): Report {
+  const checks: Check[] = [];
+  if (r.content) {
+    checks.push({ id: 'content.hash', layer: 'content', what: `the content shown hashes to the contentSha256 stated${r.content.binding === 'store' ? " (stored before content binding: bound by the node's store)" : ''}`, valid: r.content.ok, why: r.content.ok ? r.content.contentSha256 : r.content.problems.join('; ') } as Check);
+  }
+  for (const c of r.checks) {
+    checks.push(
+      { id: 'judgment.content', layer: 'content', what: `${c.agentTag} judged the content shown`, valid: c.signed === 'v2' ? c.contentSigned === true : null, why: c.signed === 'v2' ? (c.contentSigned ? 'signed over its contentSha256 (akas.judgment.v2)' : c.problems[0]) : "not checked: a v1 judgment signs no content: bound by the node's word only", subject: c.judgmentId } as Check,
+      { id: 'judgment.payload', layer: 'L2', what: `${c.agentTag}: the shown fields are what the judge signed`, valid: c.payloadMatches, subject: c.judgmentId } as Check,
+      { id: 'judgment.signature', layer: 'L2', what: `${c.agentTag}'s Ed25519 signature`, valid: c.signatureValid, subject: c.judgmentId } as Check,
+    );
+  }
+  return { verified: r.ok, checks };
+}
+
+/** The Verify page's form: drop and choose files, paste JSON, and check them all on submit. */
+export function verifyForm(form: HTMLFormElement) {
+  const results = $('[data-verify-results]')!;
+  const drop = $('[data-drop]', form);
+  if (drop) {
+    drop.addEventListener('dragover', (ev) => {
+      ev.preventDefault();
+      drop.classList.add('over');
+    });
+    drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+    drop.addEventListener('drop', async (ev) => {
+      ev.preventDefault();
+      drop.classList.remove('over');
+      const files = (ev as DragEvent).dataTransfer?.files;
+      dropped = [];
+      for (const f of files ? [...files] : []) dropped.push({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) });
+      drop.querySelector('.muted')!.textContent = `${dropped.length} file${dropped.length === 1 ? '' : 's'} dropped: ${dropped.map((d) => d.name).join(', ')}. Press Check.`;
+    });
+  }
+  void nodeKeys().then(
+    (k) => {
+      // The pinned keys, when this browser has some, are the default to check against.
+      ($('[name=issuer]', form) as HTMLInputElement).value = k.issuer;
+      ($('[name=logKey]', form) as HTMLInputElement).value = k.logKey;
+    },
+    () => undefined,
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    results.replaceChildren(el('p', { class: 'muted' }, 'Checking…'));
+    try {
+      const V = await loadVerifier();
+      const issuer = ($('[name=issuer]', form) as HTMLInputElement).value.trim();
+      const logKey = ($('[name=logKey]', form) as HTMLInputElement).value.trim();
+      const expected = ($('[name=sha256]', form) as HTMLInputElement).value.trim();
+      const issuerKeys = (await nodeKeys().catch(() => null))?.issuerKeys;
+      const inputs = await readInputs(form);
+      if (!inputs.length) return results.replaceChildren(el('p', {}, 'Choose or drop a file, or paste JSON, first.'));
+      const docs = inputs.map((i) => ({ ...i, json: parseJson(i.bytes) }));
+      // Files that are not JSON documents are bytes: a bundle's blobs, or files to hash.
+      const blobs = new Map<string, Uint8Array>();
+      const bytesOnly = docs.filter((d) => !d.json || !(d.json.format || d.json.proof || d.json.entry || d.json.judgments || d.json.type || isNodeRead(d.json)));
+      const hashed = await Promise.all(bytesOnly.map(async (d) => ({ d, r: await V.verifyCas(d.bytes, expected || undefined, d.name) })));
+      for (const { d, r } of hashed) blobs.set(r.sha256, d.bytes);
+      const cards: HTMLElement[] = [];
+      for (const d of docs) {
+        const j = d.json;
+        if (j && typeof j.format === 'string' && j.format.startsWith('akas.bundle')) {
+          cards.push(resultCard(d.name, 'bundle', await V.verifyBundle(d.bytes, { issuer: issuer || undefined, issuerKeys, logKey: logKey || undefined, blobs })));
+        } else if (j && V.isPresentation(j)) {
+          cards.push(resultCard(d.name, 'presentation', await V.verifyPresentation(d.bytes, { issuer: issuer || undefined })));
+        } else if (j && j.proof && j.credentialSubject) {
+          const trust = issuer && issuerKeys ? await V.trustIssuerKeys(issuer, issuerKeys) : undefined;
+          cards.push(resultCard(d.name, 'credential', await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true })));
+        } else if (j && j.entry && j.inclusion) {
+          cards.push(resultCard(d.name, 'log proof', await V.verifyLogProof(j, logKey)));
+        } else if (j && isNodeRead(j)) {
+          // akas node PATH --json, akas brief ID --json: the same checks as akas verify node.
+          cards.push(resultCard(d.name, 'node', await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined })));
+        } else if (j && Array.isArray(j.judgments) && typeof j.proposalId === 'string') {
+          cards.push(resultCard(d.name, 'proposal judgments', judgmentChecks(await V.verifyProposalJudgments(j))));
+        } else {
+          const h = hashed.find((x) => x.d === d);
+          const r = h ? h.r : await V.verifyCas(d.bytes, expected || undefined, d.name);
+          cards.push(resultCard(`${d.name} (sha256 ${r.sha256}, ${r.bytes} bytes)`, 'file', r));
+        }
+      }
+      results.replaceChildren(...cards);
+    } catch (err) {
+      results.replaceChildren(el('p', { class: 'v', 'data-state': 'bad' }, el('span', { class: 'v-text' }, `could not check: ${(err as Error).message}`)));
+    }
+  });
+}
