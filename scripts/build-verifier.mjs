@@ -114,9 +114,12 @@ async function verifyGroups() {
     group(program, {});
     if (program.commands.find((c) => c.name() === 'verify')?.commands.length) names.push(group.name);
   }
-  // Where each group is defined: the import lines of cli/commands/index.ts.
+  // Where each group is defined: the import lines of cli/commands/index.ts (a file may define
+  // several groups; the verify group is a folder, ./verify/index.js).
   const index = readFileSync(resolve(root, 'cli/commands/index.ts'), 'utf8');
-  const files = new Map([...index.matchAll(/import \{ (\w+) \} from '\.\/([\w-]+)\.js';/g)].map((m) => [m[1], resolve(root, 'cli/commands', `${m[2]}.ts`)]));
+  const files = new Map(
+    [...index.matchAll(/import \{ ([\w, ]+) \} from '\.\/([\w/-]+)\.js';/g)].flatMap((m) => m[1].split(',').map((name) => [name.trim(), resolve(root, 'cli/commands', `${m[2]}.ts`)])),
+  );
   const missing = names.filter((n) => !files.has(n));
   if (missing.length || !names.length) throw new Error(`cannot place the verify command groups ${missing.join(', ') || '(none found)'} (cli/commands/index.ts)`);
   return names.map((n) => ({ name: n, file: files.get(n) }));

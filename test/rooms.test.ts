@@ -65,6 +65,8 @@ interface Rule {
   forbidRooms?: Room[];
   /** Package names; 'scope/*' matches a whole scope. */
   forbidPackages?: string[];
+  /** Rooms a relative import may reach through the listed files only (their entry points). */
+  onlyThrough?: Partial<Record<Room, string[]>>;
   why: string;
 }
 
@@ -73,6 +75,13 @@ const LEVEL = ['level', 'classic-level', 'abstract-level'];
 const POSTGRES = ['pg', 'pg-pool', 'pg-cursor', 'pg-protocol', 'pg-native', 'postgres', '@electric-sql/pglite'];
 /** Every database driver: only src/store may import one. */
 const DATABASE = [...LEVEL, ...POSTGRES];
+/** The files through which the CLI enters the node's rooms (ARCHITECTURE 1): each names what it exports. */
+const CLI_ENTRIES: Partial<Record<Room, string[]>> = {
+  'src/http': ['src/http/server.ts'],
+  'src/ops': ['src/ops/index.ts'],
+  'src/witness': ['src/witness/index.ts'],
+  'src/store': ['src/store/index.ts'],
+};
 const RULES: Rule[] = [
   {
     from: ['verifier'],
@@ -131,6 +140,12 @@ const RULES: Rule[] = [
     why: "src/http/kit (errors, media types, security headers, inner calls, body bounds, the node's origin) stands on src/core only: what the explorer takes of http brings no more of it",
   },
   {
+    from: ['cli'],
+    forbidRooms: [...DOMAIN, 'src/http/kit'],
+    onlyThrough: CLI_ENTRIES,
+    why: 'cli reaches a node\'s rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts, src/witness/index.ts, src/store/index.ts), never src/domain or another room\'s inner files',
+  },
+  {
     from: ['src/explorer'],
     forbidRooms: ['cli', 'verifier'],
     forbidPackages: ['undici'],
@@ -154,6 +169,9 @@ const RULES: Rule[] = [
   },
 ];
 
+/** The source file an import of 'x.js' names: 'x.ts' (imports name the compiled file). */
+const sourceOf = (target: string) => target.replace(/\.js$/, '.ts');
+
 const matchesPackage = (pkg: string, pattern: string) => (pattern === '*' ? true : pattern.endsWith('/*') ? pkg.startsWith(pattern.slice(0, -1)) : pkg === pattern);
 
 /** The broken arrows of one file (path relative to the repo root), as "file:line ..." lines. */
@@ -167,8 +185,10 @@ function violations(file: string, imports: Import[]): string[] {
     const pkg = target === null ? packageOf(specifier) : null;
     for (const rule of RULES) {
       if (!rule.from.includes(from)) continue;
+      const entries = to === null ? undefined : rule.onlyThrough?.[to];
       const bad =
         (to !== null && ((rule.allowRooms && !rule.allowRooms.includes(to)) || rule.forbidRooms?.includes(to))) ||
+        (entries !== undefined && !entries.includes(sourceOf(target!))) ||
         (pkg !== null && rule.forbidPackages?.some((p) => matchesPackage(pkg, p)));
       if (bad) out.push(`${file}:${line} imports '${specifier}'${to ? ` (${to})` : ''}: ${rule.why}`);
     }
@@ -240,7 +260,23 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/domain/a.ts', [{ specifier: './store-helpers.js', line: 1 }])).toEqual([]);
       expect(violations('src/domain/a.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
       expect(violations('src/http/routes/a.ts', [{ specifier: '../../../cli/client.js', line: 1 }])).toHaveLength(1);
-      expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/http/app.js', line: 1 }])).toEqual([]);
+      expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/http/server.js', line: 1 }])).toEqual([]);
+    });
+
+    it('lets the CLI into the rooms of a node through their entry points only, and never into src/domain', () => {
+      const from = (specifier: string, file = 'cli/commands/serve.ts') => violations(file, [{ specifier, line: 1 }]);
+      for (const entry of ['../../src/http/server.js', '../../src/ops/index.js', '../../src/witness/index.js', '../../src/store/index.js']) expect(from(entry), entry).toEqual([]);
+      // Outside the doors' rooms the CLI imports what it needs, file by file: src/core and verifier/.
+      expect(from('../../src/core/jcs.js')).toEqual([]);
+      expect(from('../../verifier/credential.js')).toEqual([]);
+      expect(from('../src/core/version.js', 'cli/program.ts')).toEqual([]);
+      for (const inner of ['../../src/http/app.js', '../../src/http/routes/tools.js', '../../src/ops/store-admin.js', '../../src/witness/witness.js', '../../src/store/level.js', '../../src/store/postgres/index.js']) {
+        expect(from(inner), inner).toEqual([`cli/commands/serve.ts:1 imports '${inner}' (${inner.split('/').slice(2, 4).join('/')}): ${RULES.find((r) => r.onlyThrough)!.why}`]);
+      }
+      for (const domain of ['../../src/domain/log/witnesses.js', '../../src/domain/proposals/templates.js', '../../src/domain/calibration/generate.js', '../../src/domain/records.js']) expect(from(domain), domain).toHaveLength(1);
+      expect(from('../../../src/domain/shared/ajv.js', 'cli/commands/verify/node.ts')).toHaveLength(1);
+      // The doors bind the CLI only: src/http reaches src/domain and src/store's inner files as before.
+      expect(violations('src/http/server.ts', [{ specifier: '../domain/log/witnesses.js', line: 1 }, { specifier: '../store/level.js', line: 2 }])).toEqual([]);
     });
 
     it('keeps the witness on src/core and src/store', () => {

@@ -1,38 +1,18 @@
-// calibrate, challenge, tool, schemas, quota, appeal: calibration and the priced tools.
+// akas calibrate (answer your pool's questions) and akas calibration init (an operator's own
+// private calibration set): calibration, from the agent's side and the node operator's.
 import type { Command } from 'commander';
 import { answerProblems, describeProblem } from '../calibrate-answers.js';
 import { CliError, EXIT, usageError } from '../errors.js';
-import { jsonArg, readJsonFile } from '../input.js';
+import { readJsonFile } from '../input.js';
 import { table } from '../output.js';
 import { action, type Cli } from '../program.js';
-import { updateIdentity, type SavedIdentity } from '../profile.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const mib = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;
 /** The command for each nextStep.action of a calibration answer (PROTOCOL 3.2). */
 const NEXT_COMMAND: Record<string, string> = { judge: 'akas queue', challenge: 'akas challenge', recalibrate: 'akas calibrate', read: 'akas me' };
 
-const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];
-
-function rememberChallenge(cli: Cli, id: SavedIdentity, c: Json | null) {
-  updateIdentity(cli.globals().profile, id.baseUrl, (current) => {
-    if (!current) return undefined;
-    const next = { ...current };
-    if (c) next.challenge = { challengeId: c.challengeId, expiresAt: Date.now() + c.expiresIn * 1000, challenge: c.challenge };
-    else delete next.challenge;
-    return next;
-  });
-}
-
-const showChallenge = (c: Json) =>
-  [
-    `challenge ${c.challengeId} (${c.challenge.category}; answer schema ${c.challenge.schemaName}; expires in ${c.expiresIn} s)`,
-    `  ${c.challenge.systemPrompt}`,
-    `  ${c.challenge.userPrompt}`,
-  ].join('\n');
-
-export function calibrationCommands(program: Command, cli: Cli) {
+export function calibrateCommands(program: Command, cli: Cli) {
   program
     .command('calibrate')
     .description('answer the 5 calibration questions of your pool (an interactive questionnaire on a terminal)')
@@ -108,126 +88,9 @@ export function calibrationCommands(program: Command, cli: Cli) {
         );
       }),
     );
+}
 
-  program
-    .command('challenge')
-    .description('draw a challenge to answer with your next `akas tool` call')
-    .action(
-      action(cli, async () => {
-        const id = cli.requireIdentity();
-        const c = await cli.client().get<Json>('/api/agent/v1/challenge', true);
-        rememberChallenge(cli, cli.identity() ?? id, c);
-        cli.output().result(c, () => `${showChallenge(c)}\nanswer it with: akas tool NAME --input JSON --answer JSON`);
-      }),
-    );
-
-  program
-    .command('tool')
-    .description(`call a priced tool (${TOOLS.join(', ')}) while answering the current challenge`)
-    .argument('<name>', 'tool name')
-    .requiredOption('--input <json>', 'toolInput as JSON, @file or -')
-    .requiredOption('--answer <json>', 'your answer to the challenge as JSON, @file or - (a plain string becomes {"answer": ...})')
-    .option('--challenge <id>', 'challengeId (default: the one from `akas challenge` or the last tool call)')
-    .action(
-      action(cli, async (name: string, opts: { input: string; answer: string; challenge?: string }) => {
-        if (!TOOLS.includes(name)) throw usageError(`unknown tool ${name}: one of ${TOOLS.join(', ')}`);
-        const id = cli.requireIdentity();
-        const challengeId = opts.challenge ?? id.challenge?.challengeId;
-        if (!challengeId) throw usageError('No current challenge: run `akas challenge` first (or pass --challenge ID).');
-        const toolInput = jsonArg(opts.input, '--input');
-        let answer: unknown;
-        try {
-          answer = jsonArg(opts.answer, '--answer');
-        } catch {
-          answer = opts.answer; // a bare word is a plain-text answer
-        }
-        if (typeof answer === 'string') answer = { answer };
-        const r = await cli.client().post<Json>('/api/agent/v1/use-tool', { challengeId, answer, tool: name, toolInput }, { auth: true });
-        rememberChallenge(cli, cli.identity() ?? id, r.nextChallenge);
-        cli.output().result(r, () =>
-          [
-            JSON.stringify(r.result, null, 2),
-            `charged ${r.economy.charged}, balance ${r.economy.balance}; reputation ${r.reputation.score} (${r.reputation.status})`,
-            r.nextChallenge ? `next ${showChallenge(r.nextChallenge)}` : 'no further challenge for now',
-          ].join('\n'),
-        );
-      }),
-    );
-
-  program
-    .command('schemas')
-    .description('the tools with their prices, challenge answer schemas, and each proposal kind\'s payload (--proposal KIND: every field described)')
-    .option('--proposal <kind>', 'one proposal kind\'s payload, field by field, with its template')
-    .action(
-      action(cli, async (opts: { proposal?: string }) => {
-        const s = await cli.client().get<Json>('/api/agent/v1/schemas');
-        const proposals = (s.proposals ?? {}) as Json;
-        if (opts.proposal) {
-          const { parseKind, KIND_NAMES } = await import('../judge-input.js');
-          const kind = parseKind(opts.proposal);
-          if (!kind || !proposals[kind]) throw usageError(`unknown kind "${opts.proposal}"; one of: ${KIND_NAMES.join(', ')}`);
-          const p = proposals[kind];
-          cli.output().result(p, () =>
-            [
-              `${kind}: ${p.description}`,
-              `  propose: akas propose ${kind} --file payload.json (POST ${p.proposeUrl}); check first with --dry-run`,
-              '',
-              ...fieldLines(p.schema, 1),
-              '',
-              `a complete example (akas propose ${kind} --template):`,
-              JSON.stringify(p.template, null, 2),
-            ].join('\n'),
-          );
-          return;
-        }
-        cli.output().result(s, () =>
-          [
-            'tools:',
-            ...Object.entries(s.tools as Json).map(([k, v]) => `  ${k.padEnd(14)} x${v.costMultiplier}  ${v.description}`),
-            'challenge schemas:',
-            ...Object.entries(s.challenges as Json).map(([k, v]) => `  ${k.padEnd(16)} ${v.description}`),
-            s.note,
-            ...(Object.keys(proposals).length
-              ? [
-                  'proposal payloads (akas schemas --proposal KIND for every field; akas propose KIND --template prints one to edit, --dry-run checks it):',
-                  ...Object.entries(proposals).map(([k, v]) => `  ${k.padEnd(16)} ${(v as Json).description}`),
-                ]
-              : []),
-          ].join('\n'),
-        );
-      }),
-    );
-
-  program
-    .command('quota')
-    .description('your token bucket, today\'s propose counters per kind and your content-store upload quota')
-    .action(
-      action(cli, async () => {
-        const q = await cli.client().get<Json>('/api/agent/v1/quota', true);
-        cli.output().result(q, () =>
-          [
-            `tier ${q.tier}: ${q.proposeQuota.capPerKind} proposals per kind per day; bucket ${q.rateLimit.remaining}/${q.rateLimit.bucketSize}`,
-            ...Object.entries(q.proposeQuota.byKind as Json).map(([k, v]) => `  ${k.padEnd(16)} key ${v.usedByKey}  ip ${v.usedByIp}  left ${v.remaining}`),
-            ...(q.casQuota
-              ? [`content store: ${mib(q.casQuota.used)} of ${mib(q.casQuota.cap)} uploaded today (${q.casQuota.scope}), ${mib(q.casQuota.remaining)} left`]
-              : []),
-          ].join('\n'),
-        );
-      }),
-    );
-
-  program
-    .command('appeal')
-    .description('appeal a ban (works while banned)')
-    .requiredOption('--message <text>', 'what happened')
-    .option('--contact <how>', 'how the operator can reach you')
-    .action(
-      action(cli, async (opts: { message: string; contact?: string }) => {
-        const r = await cli.client().post<Json>('/api/agent/v1/appeal', { message: opts.message, ...(opts.contact ? { contact: opts.contact } : {}) }, { auth: true });
-        cli.output().result(r, `appeal ${r.appealId} received; answer within ${r.slaHours} hours`);
-      }),
-    );
-
+export function calibrationCommands(program: Command, cli: Cli) {
   program
     .command('calibration')
     .description("a node operator's own calibration set (private answers: the demo set's ship in the package)")
@@ -246,8 +109,7 @@ export function calibrationCommands(program: Command, cli: Cli) {
         mkdirSync(target, { recursive: true, mode: 0o700 });
         chmodSync(target, 0o700);
         const { cryptoRandom } = await import('../../src/core/index.js');
-        const { generateCalibrationSet } = await import('../../src/domain/calibration/generate.js');
-        const { readCalibrationSet } = await import('../../src/domain/calibration/set.js');
+        const { generateCalibrationSet, readCalibrationSet } = await import('../../src/ops/index.js');
         const files = generateCalibrationSet(cryptoRandom, { entries });
         for (const [name, value] of Object.entries(files)) writeFileSync(join(target, name), JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
         writeFileSync(join(target, 'README.md'), CALIBRATION_README, { mode: 0o600 });
@@ -289,25 +151,3 @@ could answer them. For calibration that measures more, replace or add questions 
 challenges of your own in the same formats (decoys must look like ordinary entries of the
 same category), then restart the node. Run \`akas calibration init\` again for a fresh draw.
 `;
-
-// A JSON Schema's fields as an indented list: name, required or optional, type, description.
-function fieldLines(schema: Json, depth: number): string[] {
-  const props = (schema?.properties ?? {}) as Json;
-  const required = new Set((schema?.required ?? []) as string[]);
-  const pad = '  '.repeat(depth);
-  const lines: string[] = [];
-  for (const [name, sub] of Object.entries(props) as Array<[string, Json]>) {
-    lines.push(`${pad}${name}  (${required.has(name) ? 'required' : 'optional'}, ${typeName(sub)})${sub.description ? `  ${sub.description}` : ''}`);
-    if (sub.properties) lines.push(...fieldLines(sub, depth + 1));
-    else if (sub.items?.properties) lines.push(...fieldLines(sub.items, depth + 1));
-  }
-  return lines;
-}
-
-function typeName(s: Json): string {
-  if (s.anyOf) return (s.anyOf as Json[]).map(typeName).join(' or ');
-  if (s.const !== undefined) return JSON.stringify(s.const);
-  if (s.type === 'array') return `array of ${s.items ? typeName(s.items) : 'any'}`;
-  if (s.type === 'object' && s.patternProperties) return 'object of name: value';
-  return String(s.type ?? 'any');
-}

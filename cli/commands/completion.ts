@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { KIND_NAMES } from '../judge-input.js';
 import { NODE_KINDS } from './knowledge.js';
+import { TOOLS } from './tools.js';
 import { usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';
 
@@ -15,7 +16,7 @@ type Shell = (typeof SHELLS)[number];
 /** Known values of positional arguments, by "command path:argument name". */
 const ARGUMENT_VALUES: Record<string, readonly string[]> = {
   'propose:kind': KIND_NAMES,
-  'tool:name': ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'],
+  'tool:name': TOOLS,
   'completion:shell': SHELLS,
 };
 /** Known values of options, by long flag (whatever the command). */

@@ -1,6 +1,7 @@
-// akas mcp, akas docs: plugging a node into an MCP client, and reading its agent guide
-// (PROTOCOL 11.4, 12). Both read the node's own documents: the MCP endpoint from its
-// descriptor, the guide from /llms.txt.
+// akas node-keys, mcp, explore, docs: what a node says of itself. Its public keys (to pin), the
+// snippet that plugs it into an MCP client, its explorer's pages, and its agent guide (PROTOCOL
+// 11.4, 12). Each reads the node's own documents: the MCP endpoint from its descriptor, the
+// guide from /llms.txt.
 import type { Command } from 'commander';
 import { realpathSync } from 'node:fs';
 import { CliError, usageError } from '../errors.js';

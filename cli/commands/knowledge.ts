@@ -1,13 +1,12 @@
-// node, brief, search, suggest, traverse, traversal, verify manifest: reading the knowledge
+// node, brief, search, suggest, traverse, traversal: reading the knowledge
 // tree from the shell (PROTOCOL 10). No identity is needed: every route here is anonymous.
 // The text views (cli/knowledge-view.ts) and the ink view (cli/views/node.tsx) are imported
 // inside the actions, the ink one only on a terminal without --json.
 import { Option, type Command } from 'commander';
 import { usageError } from '../errors.js';
-import { jsonArg, limitArg, readJsonFile } from '../input.js';
+import { jsonArg, limitArg } from '../input.js';
 import type { Output } from '../output.js';
 import { action, type Cli } from '../program.js';
-import { verifyGroup } from './verify.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -170,29 +169,6 @@ export function knowledgeCommands(program: Command, cli: Cli) {
         const out = cli.output();
         if (out.json) return out.result(t, '');
         out.result(t, (await import('../knowledge-view.js')).traversalText(t));
-      }),
-    );
-
-  verifyGroup(program)
-    .command('manifest')
-    .description('ask the node whether a brief, artifact or eval manifest is its own and unchanged (an HMAC only the node can check: NOT offline); exit 0 valid, 1 invalid, 2 could not ask')
-    .argument('<file>', 'a manifest, or a node, brief or eval-proposal answer that carries one, as --json prints it (- for stdin)')
-    .action(
-      action(cli, async (file: string) => {
-        const doc = readJsonFile(file);
-        const { checkManifest, subject } = await import('../manifest-check.js');
-        const r = await checkManifest(cli.client(), doc);
-        cli.output().result(r, () => {
-          const node = r.node;
-          return [
-            `${r.valid ? 'VALID  ' : 'INVALID'}  ${subject(r.kind, (doc as Json).manifest ?? doc)}, key ${node.signingKeyId ?? '-'}`,
-            `  signature  ${node.valid ? 'holds' : `does not hold: ${node.reason}`}`,
-            `             checked by the node at ${r.signatureCheckedBy}: an HMAC-SHA256 under the node's own key, which`,
-            '             only the node holds; this says the node vouches for the manifest, it is not an offline proof',
-            ...r.local.map((c) => `  ${c.check.padEnd(9)}  ${c.ok ? 'holds' : 'does not hold'}: ${c.detail} (checked here, offline)`),
-          ].join('\n');
-        });
-        return r.valid ? 0 : 1;
       }),
     );
 }

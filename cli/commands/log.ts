@@ -1,6 +1,7 @@
 // Attestations and the transparency log from the shell (PROTOCOL 9): attest and dry-run,
-// read an attestation with its proof, check one offline, follow the event stream, monitor
-// the log for forks and rewrites, audit a data folder, and gate a merge on reviews.
+// read an attestation with its proof (`verify log-proof` checks one offline: commands/verify/),
+// follow the event stream, monitor the log for forks and rewrites, audit a data folder, and
+// gate a merge on reviews.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -12,8 +13,7 @@ import type { GatePolicy } from '../log-watch.js';
 import { configDir } from '../profile.js';
 import { action, type Cli } from '../program.js';
 import { terminalSafe } from '../terminal-text.js';
-import { verifyGroup } from './verify.js';
-import { witnessPolicyArg } from './witness.js';
+import { witnessPolicyArg } from './verify/shared.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -96,23 +96,6 @@ export function logCommands(program: Command, cli: Cli) {
       }),
     );
 
-  verifyGroup(program)
-    .command('log-proof')
-    .description('check an attestation\'s inclusion proof and checkpoint offline (the JSON of `akas attestation ID --json`)')
-    .argument('<file>', 'the saved answer (- for stdin)')
-    .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too)")
-    .option('--witness <key>', 'a witness whose cosignature counts (its cosignature/v1 verifier key NAME+KEYID+KEY, as `akas witness` prints it); repeatable', collect, [])
-    .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned the checkpoint (default: all)')
-    .action(
-      action(cli, async (file: string, opts: { logKey: string; witness: string[]; witnessQuorum?: string }) => {
-        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
-        const { verifyLogProof } = await import('../../verifier/index.js');
-        const r = verifyLogProof(readJsonFile(file), opts.logKey, witnesses);
-        cli.output().result(r, () => r.checks.map((c) => `${c.valid === true ? 'ok  ' : c.valid === false ? 'FAIL' : '--  '}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`).join('\n'));
-        return r.verified ? 0 : 1;
-      }),
-    );
-
   program
     .command('events')
     .description('the node\'s log entries as they are appended (Server-Sent Events); without --follow, those so far')
@@ -181,7 +164,7 @@ export function logCommands(program: Command, cli: Cli) {
         const dataDir = opts.data ?? process.env.AKAS_DATA ?? './.akas';
         const storeUrl = opts.store ?? (opts.data === undefined ? process.env.AKAS_STORE : undefined);
         const { checkNode, startError } = await import('../../src/http/server.js');
-        const { readNodeSecret } = await import('../../src/ops/store-admin.js');
+        const { readNodeSecret } = await import('../../src/ops/index.js');
         let r;
         try {
           r = await checkNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret: readNodeSecret(process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET) } : dataDir);

@@ -108,7 +108,7 @@ export function serveCommands(program: Command, cli: Cli) {
         if (ttlHours !== undefined && !(Number.isFinite(ttlHours) && ttlHours > 0)) throw usageError(`--traversal-ttl is a number of hours above 0, got ${ttlArg}`);
         if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin)) throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
         const witnessSpecs = [...opts.witness, ...(opts.witnesses ? readKeyList(opts.witnesses) : [])];
-        const { parseWitnessSpec } = await import('../../src/domain/log/witnesses.js');
+        const { parseWitnessSpec, startNode, checkNode, sameIpPolicy, startError } = await import('../../src/http/server.js');
         let witnesses;
         try {
           witnesses = witnessSpecs.map(parseWitnessSpec);
@@ -124,7 +124,6 @@ export function serveCommands(program: Command, cli: Cli) {
           }
           if (storeUrl && !opts.witnessKey) throw usageError('with --store, --witness-log needs --witness-key FILE (there is no data folder to keep it in)');
         }
-        const { startNode, checkNode, sameIpPolicy, startError } = await import('../../src/http/server.js');
         const refusal = (e: unknown): never => refuse(e, startError(e, { dataDir, store: storeUrl }));
         const sameIp = sameIpPolicy({ host, trustProxy: trustProxy !== false, allowSameIp: Boolean(opts.allowSameIp) });
         // Everything --demo needs is said at once: four agents on one address, calibrated with
@@ -136,7 +135,7 @@ export function serveCommands(program: Command, cli: Cli) {
           const flags = ['--allow-same-ip', ...(opts.allowDemoCalibration ? [] : ['--allow-demo-calibration'])];
           throw usageError(`--demo seeds the tree with four demo agents from this one address, calibrated with the demo set's public answers: run it on a loopback node (the default --host), or add ${flags.join(' and ')} for a demo node others can reach (its tiers mean nothing)`);
         }
-        const { readNodeSecret } = await import('../../src/ops/store-admin.js');
+        const { readNodeSecret } = await import('../../src/ops/index.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
         try {
           if (storeUrl) where = { dataDir, store: storeUrl, nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET), logOrigin: opts.logOrigin };

@@ -18,7 +18,7 @@ export function storeCommands(program: Command, cli: Cli) {
       action(cli, async (opts: { store?: string }) => {
         const url = opts.store ?? process.env.AKAS_STORE;
         if (!url || !isPg(url)) throw usageError('--store takes a postgres:// URL (or set AKAS_STORE)');
-        const { migrateDatabase } = await import('../../src/ops/store-admin.js');
+        const { migrateDatabase } = await import('../../src/ops/index.js');
         const r = await migrateDatabase(url).catch((e: Error) => {
           throw new CliError(2, `cannot migrate: ${e.message}`, { code: e.name === 'SchemaError' ? 'schema_version' : 'unreachable', error: e.message });
         });
@@ -40,7 +40,7 @@ export function storeCommands(program: Command, cli: Cli) {
       action(cli, async (opts: { from: string; to: string; nodeSecretFile?: string }) => {
         if (!isPg(opts.to)) throw usageError('--to takes a postgres:// URL');
         if (isPg(opts.from)) throw usageError('--from is the data folder of a LevelDB node');
-        const { copyStore, readNodeSecret } = await import('../../src/ops/store-admin.js');
+        const { copyStore, readNodeSecret } = await import('../../src/ops/index.js');
         const out = cli.output();
         let r;
         try {

@@ -91,19 +91,3 @@ export function witnessCommands(program: Command, cli: Cli) {
       }),
     );
 }
-
-/**
- * The witness policy of `--witness KEY` (repeatable; a `KEY@URL` as `akas witness` prints it
- * is taken too) and `--witness-quorum K` (default: every witness given). Undefined when no
- * witness is given; a usage error for a quorum without witnesses or out of range.
- */
-export function witnessPolicyArg(witness: string[] = [], quorum?: string): { keys: string[]; quorum: number; now: number } | undefined {
-  if (witness.length === 0) {
-    if (quorum !== undefined) throw usageError('--witness-quorum needs the witnesses: --witness NAME+KEYID+KEY (repeatable)');
-    return undefined;
-  }
-  const keys = witness.map((w) => (w.includes('@') ? w.slice(0, w.lastIndexOf('@')) : w));
-  const k = quorum === undefined ? keys.length : Number(quorum);
-  if (!Number.isInteger(k) || k < 1 || k > keys.length) throw usageError(`--witness-quorum is a whole number from 1 to ${keys.length} (the witnesses given), got ${quorum}`);
-  return { keys, quorum: k, now: Math.floor(Date.now() / 1000) };
-}

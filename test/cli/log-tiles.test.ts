@@ -120,7 +120,7 @@ describe('akas log watch --tiles', () => {
 
 describe('--witness and --witness-quorum (cli/commands/witness.ts)', () => {
   it('take KEY or KEY@URL, default the quorum to all, and refuse a quorum without witnesses or out of range (exit 2)', async () => {
-    const { witnessPolicyArg } = await import('../../cli/commands/witness.js');
+    const { witnessPolicyArg } = await import('../../cli/commands/verify/shared.js');
     const k = cosignerVerifierKey('w.example/w', generateKeyPair().publicKey);
     expect(witnessPolicyArg([], undefined)).toBeUndefined();
     expect(witnessPolicyArg([k, `${k}@http://127.0.0.1:7380`])).toMatchObject({ keys: [k, k], quorum: 2 });
