@@ -170,7 +170,7 @@ export function proposalCommands(program: Command, cli: Cli) {
         const kind = kindArg(kindName);
         if (opts.template) {
           if (opts.file || opts.dryRun) throw usageError('--template prints a payload; give it alone');
-          const { PROPOSAL_TEMPLATES } = await import('../../src/ops/index.js');
+          const { PROPOSAL_TEMPLATES } = await import('../../src/ops/templates.js');
           cli.io.stdout.write(JSON.stringify(PROPOSAL_TEMPLATES[kind], null, 2) + '\n');
           return;
         }
