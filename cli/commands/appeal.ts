@@ -1,4 +1,4 @@
-// akas appeal: a banned agent's appeal to the operator (it works while banned).
+// akas appeal: a banned agent's appeal to the operator, which works while banned (PROTOCOL 2.9).
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 

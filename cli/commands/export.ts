@@ -1,4 +1,4 @@
-// akas export: the offline bundle of a proposal from a node (PROTOCOL 8), with its blobs and
+// akas export: the offline bundle of a proposal from a node (PROTOCOL 8.4), with its blobs and
 // credentials when asked, for `akas verify bundle` and `akas verify credential` to check with
 // no node (cli/commands/verify/).
 import type { Command } from 'commander';

@@ -1,5 +1,5 @@
 // akas quota: the agent's token bucket, today's propose counters per kind and its
-// content-store upload quota (GET /api/agent/v1/quota).
+// content-store upload quota (PROTOCOL 2.8).
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 

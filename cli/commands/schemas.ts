@@ -1,5 +1,5 @@
 // akas schemas: the node's tools with their prices, the challenge answer schemas, and each
-// proposal kind's payload (--proposal KIND: every field described, with its template).
+// proposal kind's payload (--proposal KIND: every field described, with its template; PROTOCOL 4.1).
 import type { Command } from 'commander';
 import { usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';

@@ -8,7 +8,7 @@ import { rememberChallenge, showChallenge } from './challenges.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** The priced tools (PROTOCOL 4.3). */
+/** The priced tools (PROTOCOL 4.4). */
 export const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];
 
 export function toolCommands(program: Command, cli: Cli) {
