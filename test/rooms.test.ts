@@ -143,7 +143,7 @@ const RULES: Rule[] = [
     from: ['cli'],
     forbidRooms: [...DOMAIN, 'src/http/kit'],
     onlyThrough: CLI_ENTRIES,
-    why: 'cli reaches a node\'s rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts and templates.ts, src/witness/index.ts, src/store/index.ts), never src/domain or another room\'s inner files',
+    why: 'cli reaches a node\'s rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts and templates.ts, src/witness/index.ts, src/store/index.ts), never src/domain, http\'s kit (the explorer\'s door) or another room\'s inner files',
   },
   {
     from: ['src/explorer'],
@@ -275,6 +275,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
       }
       for (const domain of ['../../src/domain/log/witnesses.js', '../../src/domain/proposals/templates.js', '../../src/domain/calibration/generate.js', '../../src/domain/records.js']) expect(from(domain), domain).toHaveLength(1);
       expect(from('../../../src/domain/shared/ajv.js', 'cli/commands/verify/node.ts')).toHaveLength(1);
+      expect(from('../../src/http/kit/index.js')).toHaveLength(1);
       // The doors bind the CLI only: src/http reaches src/domain and src/store's inner files as before.
       expect(violations('src/http/server.ts', [{ specifier: '../domain/log/witnesses.js', line: 1 }, { specifier: '../store/level.js', line: 2 }])).toEqual([]);
     });

@@ -30,7 +30,7 @@ import { listenOrigin } from './kit/urls.js';
 
 // This file is the CLI's one door into src/http (ARCHITECTURE 1): `akas serve --witness` parses
 // the witnesses it gives the node with the parser the node's own witness client uses.
-export { parseWitnessSpec } from '../domain/log/witnesses.js';
+export { parseWitnessSpec } from '../domain/log/index.js';
 
 export interface StoreOptions {
   /** The data folder of the embedded store (unused with `store`). */
