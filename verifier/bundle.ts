@@ -174,6 +174,7 @@ export async function verifyBundleAsync(input: string | Uint8Array | unknown, op
   return runAsync(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
 }
 
+/** A bundle's checks, layer by layer, in the order its report lists them. */
 function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: BlobHashes): Checking<BundleReport> {
   const c = new Checks();
   const proposal = bundle.proposal as Json;
