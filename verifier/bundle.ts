@@ -14,7 +14,10 @@
 // - CAS: each content hash the proposal names matches the bytes given with --blobs;
 // - L3: the node's log events about the proposal (submitted, each judgment, the decision), each
 //   with its inclusion proof against a checkpoint signed by a pinned (or issuer-endorsed) log
-//   key, naming the content; the node's HMACs need the node's key: reported as unchecked.
+//   key, naming the content (bundle-log.ts); the node's HMACs need the node's key: reported as
+//   unchecked.
+// Each layer's checks are a named sub-check below, a generator yielding the signatures it needs
+// (src/core/checking.ts), run in the order bundleChecking lists them.
 // What could not be checked (no pinned issuer, a blob not given, a v1 judgment that signed no
 // content, a v1 bundle) is said, not counted.
 // Free of Node built-ins (the browser build has it): the bytes of --blobs come through a
@@ -24,12 +27,13 @@ import { contentOfProposalView, hashesNamedBy, type ProposalContent } from '../s
 import { judgmentUrn } from '../src/core/credential.js';
 import { sha256 } from '../src/core/crypto.js';
 import { canonicalize } from '../src/core/jcs.js';
-import { compositeOf, PUBLISH_THRESHOLD, round6, weightedComposite } from '../src/core/judgment.js';
+import type { ProposalKind } from '../src/core/kinds.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
+import { logChecking, type BundleScope } from './bundle-log.js';
 import { credentialChecking } from './credential.js';
 import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { endorsedLogKeyChecking, logInclusionChecking, witnessesChecking, type WitnessPolicy } from './log.js';
-import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys } from './judgment.js';
+import type { WitnessPolicy } from './log.js';
+import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys, type JudgmentsReport } from './judgment.js';
 import { Checks, type Report } from './report.js';
 
 /** The format a node exports now; a v1 bundle (before content binding) still verifies. */
@@ -88,16 +92,8 @@ export interface BundleReport extends Report {
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const EVENT_KIND = 'attestation.event.v1';
-const DECISIONS = ['published', 'rejected', 'withdrawn'];
-
-/** One log item of a bundle: the entry, its event and its proof. */
-interface LogItem {
-  entry: Json;
-  body: Json;
-  event: string;
-  item: Json;
-}
+/** What the blobs given hash to, by the sha256 the bundle names (null: none were given). */
+type BlobHashes = Map<string, { sha256: string; bytes: number; name: string } | null>;
 
 /** Reads a bundle (text, bytes or parsed); throws NotCheckableError when it is not one. */
 export function parseBundle(input: string | Uint8Array | unknown): Json {
@@ -117,8 +113,8 @@ const SHA256_ANY_CASE = /^[0-9a-fA-F]{64}$/;
 const normalizeSha256 = (text: unknown) => (typeof text === 'string' && SHA256_ANY_CASE.test(text.trim()) ? text.trim().toLowerCase() : undefined);
 
 /** What the blobs given hash to, for every content hash the bundle names (read before the checks run). */
-async function hashBlobs(bundle: Json, blobs: Blobs | undefined): Promise<Map<string, { sha256: string; bytes: number; name: string } | null>> {
-  const out = new Map<string, { sha256: string; bytes: number; name: string } | null>();
+async function hashBlobs(bundle: Json, blobs: Blobs | undefined): Promise<BlobHashes> {
+  const out: BlobHashes = new Map();
   for (const ref of (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[]) {
     const sha = isObject(ref) ? normalizeSha256(ref.sha256) : undefined;
     if (sha && !out.has(sha)) out.set(sha, blobs ? await blobs.hash(sha) : null);
@@ -178,54 +174,90 @@ export async function verifyBundleAsync(input: string | Uint8Array | unknown, op
   return runAsync(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
 }
 
-function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<string, { sha256: string; bytes: number; name: string } | null>): Checking<BundleReport> {
+/** A bundle's checks, layer by layer, in the order its report lists them. */
+function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: BlobHashes): Checking<BundleReport> {
   const c = new Checks();
   const proposal = bundle.proposal as Json;
-  // The format is the bundle's word, not signed: a v1 label must not switch off the checks the
-  // evidence allows. A bundle that carries content binding signed by a judge, the issuer or the
-  // log (a v2 judgment, a credential or a log event naming a contentSha256) is checked as v2,
-  // and labelled v1 it fails: relabelling is how a changed status or proposer would hide.
+  const v2 = formatCheck(c, bundle);
+  const judges: AgentKeys[] = (Array.isArray(bundle.judges) ? bundle.judges : []).map((j, i) => parseAgentKeys(j, `judges[${i}]`));
+  const judgmentIds = judgmentSetCheck(c, proposal);
+  const trust = yield* issuerChecking(c, bundle, options);
+  const l2 = yield* proposalJudgmentsChecking(proposal, judges);
+  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
+  const { content, contentSha256 } = contentCheck(c, l2.kind, proposal, judgments, v2);
+  const scope: BundleScope = { bundle, proposal, judgments, judgmentIds, kind: l2.kind, v2, trust, content, contentSha256 };
+  judgeSignatureChecks(c, l2, v2);
+  yield* credentialsChecking(c, scope, options.at);
+  credentialSetCheck(c, scope);
+  const submitted = yield* logChecking(c, scope, options);
+  casChecks(c, scope, blobHashes, options.blobs);
+  return {
+    ...c.report(),
+    proposalId: String(proposal.proposalId),
+    kind: l2.kind,
+    format: String(bundle.format),
+    ...(contentSha256 !== undefined ? { contentSha256 } : {}),
+    binding: { judgesSigned: l2.checks.filter((j) => j.signed === 'v2').length, nodeOnly: l2.v1, submitted },
+  };
+}
+
+// content: the format is the bundle's word, not signed: a v1 label must not switch off the
+// checks the evidence allows. A bundle that carries content binding signed by a judge, the
+// issuer or the log (a v2 judgment, a credential or a log event naming a contentSha256) is
+// checked as v2, and labelled v1 it fails: relabelling is how a changed status or proposer
+// would hide. Answers whether the bundle is checked as v2.
+function formatCheck(c: Checks, bundle: Json): boolean {
   const bound = contentBindingEvidence(bundle);
-  const v2 = bundle.format === 'akas.bundle.v2' || bound.length > 0;
   if (bundle.format !== 'akas.bundle.v2') {
     c.add('bundle.format', 'content', 'an akas.bundle.v1 holds nothing a node that binds content made', bound.length === 0, bound.length ? `it says akas.bundle.v1 but carries content binding (${bound.join('; ')}): checked as akas.bundle.v2` : undefined);
   }
-  const judges: AgentKeys[] = (Array.isArray(bundle.judges) ? bundle.judges : []).map((j, i) => parseAgentKeys(j, `judges[${i}]`));
+  return bundle.format === 'akas.bundle.v2' || bound.length > 0;
+}
+
+// content: each judgment once (a judgment shown twice would count twice in anything read from
+// the bundle). Answers the judgment ids, in the order shown.
+function judgmentSetCheck(c: Checks, proposal: Json): string[] {
   const judgmentIds = (Array.isArray(proposal.judgments) ? (proposal.judgments as Json[]) : []).map((j) => String(j?.judgmentId));
-  // Each judgment once: a judgment shown twice would count twice in anything read from the bundle.
   const twice = [...new Set(judgmentIds.filter((id, i) => judgmentIds.indexOf(id) !== i))];
   c.add('set.judgments', 'content', 'each judgment is shown once', twice.length === 0, twice.length ? `shown more than once: ${twice.join(', ')}` : undefined);
+  return judgmentIds;
+}
 
-  // The issuer: pinned, then followed along its signed rotations (the bundle's, and those of
-  // the key list the auditor gave with --issuer-keys).
-  let trust: IssuerTrust | undefined;
-  if (options.issuer) {
-    trust = yield* trustChecking(options.issuer, mergeKeyLists(options.issuerKeys, bundle.issuerKeys as IssuerKeyList));
-    c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
-  } else c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer: akas node-keys, or its /healthz) to pin it');
+// L1: the issuer, pinned, then followed along its signed rotations (the bundle's, and those of
+// the key list the auditor gave with --issuer-keys). Answers undefined when none was pinned.
+function* issuerChecking(c: Checks, bundle: Json, options: BundleOptions): Checking<IssuerTrust | undefined> {
+  if (!options.issuer) {
+    c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer: akas node-keys, or its /healthz) to pin it');
+    return undefined;
+  }
+  const trust = yield* trustChecking(options.issuer, mergeKeyLists(options.issuerKeys, bundle.issuerKeys as IssuerKeyList));
+  c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
+  return trust;
+}
 
-  // L2: every judge signature, and each key's owner at the time.
-  const l2 = yield* proposalJudgmentsChecking(proposal, judges);
-  const kind = l2.kind;
-  const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as Json[];
+// content: the content, hashed here: the one hash every signature and event must name (a v1
+// bundle carries none). Answers the content and its hash when they can be recomputed.
+function contentCheck(c: Checks, kind: ProposalKind, proposal: Json, judgments: Json[], v2: boolean): { content?: ProposalContent; contentSha256?: string } {
+  if (!v2) {
+    c.add('content.hash', 'content', "the proposal's content hashes to what was judged", null, 'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)');
+    return {};
+  }
+  const shown = contentOfProposalView(kind, proposal);
+  if (!shown.ok) {
+    c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", false, shown.reason);
+    return {};
+  }
+  const same = shown.contentSha256 === proposal.contentSha256;
+  c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", same, same ? shown.contentSha256 : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`);
+  const problems = [...shown.problems];
+  for (const j of judgments) if (isObject(j) && j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256) problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
+  c.add('content.shown', 'content', "the path, title and kind shown, and each judgment's contentSha256, are those of the content", problems.length === 0, problems.join('; ') || undefined);
+  return { content: shown.content, contentSha256: shown.contentSha256 };
+}
 
-  // The content, hashed here: the one hash every signature and event must name.
-  let content: ProposalContent | undefined;
-  let contentSha256: string | undefined;
-  if (v2) {
-    const shown = contentOfProposalView(kind, proposal);
-    if (!shown.ok) c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", false, shown.reason);
-    else {
-      content = shown.content;
-      contentSha256 = shown.contentSha256;
-      const same = shown.contentSha256 === proposal.contentSha256;
-      c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", same, same ? shown.contentSha256 : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`);
-      const problems = [...shown.problems];
-      for (const j of judgments) if (isObject(j) && j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256) problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
-      c.add('content.shown', 'content', "the path, title and kind shown, and each judgment's contentSha256, are those of the content", problems.length === 0, problems.join('; ') || undefined);
-    }
-  } else c.add('content.hash', 'content', "the proposal's content hashes to what was judged", null, 'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)');
-
+// L2: every judge signature, and each key's owner at the time (checked by
+// proposalJudgmentsChecking, reported here one check each).
+function judgeSignatureChecks(c: Checks, l2: JudgmentsReport, v2: boolean) {
   for (const j of l2.checks) {
     c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : j.problems[0], j.judgmentId);
     c.add('judgment.signature', 'L2', `${j.agentTag}'s Ed25519 signature`, j.signatureValid, j.signatureValid ? undefined : 'does not verify under the public key shown', j.judgmentId);
@@ -244,25 +276,29 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
       c.add('judgment.content', 'L2', `${j.agentTag} signed the content it judged`, null, "not checked: a v1 judgment signs no content; it is bound to the content by the node's word only (its credential and log event)", j.judgmentId);
     }
   }
+}
 
-  // L1: one credential per judgment, saying what the judgment says.
+// L1: one credential per judgment, verifying (strict eddsa-jcs-2022) and saying what the
+// judgment says and the content it judged; beside it, the node's HMAC, which only the node can check.
+function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefined): Checking<void> {
+  const { bundle, proposal, trust, v2, contentSha256 } = scope;
   const credentials = (Array.isArray(bundle.credentials) ? bundle.credentials : []) as Json[];
   const bySubject = new Map(credentials.map((cr) => [isObject(cr.credentialSubject) ? cr.credentialSubject.id : undefined, cr]));
-  for (const j of judgments) {
+  for (const j of scope.judgments) {
     const id = String(j.judgmentId);
     const cred = bySubject.get(judgmentUrn(id));
     if (!cred) {
       c.add('credential.present', 'L1', 'the judgment has its credential', false, 'no credential in the bundle names this judgment', id);
       continue;
     }
-    const r = yield* credentialChecking(cred, { trust, at: options.at });
+    const r = yield* credentialChecking(cred, { trust, at });
     for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, id);
     const s = cred.credentialSubject as Json;
     const judge = isObject(s.judge) ? s.judge : {};
     const sig = isObject(j.signature) ? j.signature : {};
     const same =
       s.proposalId === proposal.proposalId &&
-      s.kind === (proposal.kind ?? l2.kind) &&
+      s.kind === (proposal.kind ?? scope.kind) &&
       judge.tag === j.agentTag &&
       judge.publicKey === sig.publicKey &&
       s.judgeSignature === sig.signature &&
@@ -278,82 +314,23 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
     // The node's HMAC over the judgment: only the node holds the key.
     c.add('judgment.nodeMac', 'L3', "the node's HMAC over the judgment", null, 'needs the node (HMAC-SHA256 under its key): not checkable offline', id);
   }
-  // One credential per judgment: a second credential of a judgment would not be checked above (a
-  // credential is found by its subject), so it is refused, in a bundle of either format.
+}
+
+// content: one credential per judgment. A second credential of a judgment would not be checked
+// by credentialsChecking (a credential is found by its subject), so it is refused, in a bundle
+// of either format; a v2 bundle holds no credential of a judgment it does not show.
+function credentialSetCheck(c: Checks, { bundle, judgmentIds, v2 }: BundleScope) {
+  const credentials = (Array.isArray(bundle.credentials) ? bundle.credentials : []) as Json[];
   const subjectIds = credentials.map((cr) => (isObject(cr) && isObject(cr.credentialSubject) ? String(cr.credentialSubject.id) : '(no subject)'));
   const extra = v2 ? subjectIds.filter((id) => !judgmentIds.some((j) => judgmentUrn(j) === id)) : [];
   const repeated = [...new Set(subjectIds.filter((id, i) => subjectIds.indexOf(id) !== i))];
   const problems = [extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : '', repeated.length ? `more than one credential of ${repeated.join(', ')}` : ''].filter(Boolean);
   c.add('set.credentials', 'content', 'every credential is of a judgment in the bundle, one each', problems.length === 0, problems.join('; ') || undefined);
+}
 
-  // L3 made verifiable: each judgment's entry in the node's log, proven against a checkpoint
-  // signed by a log key that is pinned, or endorsed by the pinned issuer.
-  const logPart = isObject(bundle.log) ? bundle.log : undefined;
-  let logKey = options.logKey;
-  if (!logKey && trust && logPart) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
-  if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart?.verifierKey === options.logKey, logPart?.verifierKey === options.logKey ? undefined : `the bundle names ${String(logPart?.verifierKey)}`);
-  else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin");
-  else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)');
-  const items: LogItem[] = ((Array.isArray(logPart?.entries) ? logPart!.entries : []) as unknown[]).filter(isObject).map((item) => {
-    const entry = isObject(item.entry) ? item.entry : {};
-    const body = isObject(entry.body) ? entry.body : {};
-    // A v1 bundle lists judgment entries by judgmentId only; what an entry records is its body's word.
-    return { entry, body, event: typeof body.event === 'string' ? body.event : '', item };
-  });
-  const inclusion = function* (it: LogItem, subject: string): Checking<void> {
-    if (logKey) yield* logInclusionChecking(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], subject);
-    else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', subject);
-  };
-  const names = (body: Json) => (contentSha256 === undefined || body.contentSha256 === undefined ? true : body.contentSha256 === contentSha256);
-  const proposer = proposal.proposer ?? null;
-
-  // The submitted event: the content, kind, path and proposer, as the node logged them at propose.
-  let submitted: BundleReport['binding']['submitted'] = 'not-checked';
-  if (v2) {
-    const sub = items.filter((it) => it.event === 'proposal.submitted' && it.body.proposalId === proposal.proposalId);
-    if (sub.length === 0) {
-      const store = proposal.contentBinding === 'store';
-      submitted = store ? 'store' : 'missing';
-      c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', store ? null : false, store ? "not checked: a proposal stored before content binding is bound by the node's store, not by the log" : 'the bundle holds no proposal.submitted event for it');
-    } else {
-      submitted = 'log';
-      const it = sub[0];
-      const problems: string[] = [];
-      if (sub.length > 1) problems.push(`${sub.length} proposal.submitted events`);
-      if (it.entry.kind !== EVENT_KIND) problems.push(`the entry is a ${String(it.entry.kind)}`);
-      if (it.body.kind !== kind) problems.push(`it logged kind ${String(it.body.kind)}`);
-      if (contentSha256 !== undefined && it.body.contentSha256 !== contentSha256) problems.push(`it logged content ${String(it.body.contentSha256)}, the content shown hashes to ${contentSha256}`);
-      if (content && it.body.path !== content.path) problems.push(`it logged path ${String(it.body.path)}`);
-      if (it.body.proposer !== proposer || it.entry.agent !== proposer) problems.push(`it logged proposer ${String(it.body.proposer)}, the proposal shows ${String(proposer)}`);
-      c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', problems.length === 0, problems.join('; ') || undefined, 'proposal.submitted');
-      yield* inclusion(it, 'proposal.submitted');
-    }
-  }
-
-  // Each judgment's event.
-  for (const id of judgmentIds) {
-    const it = items.find((x) => (x.event === 'judgment.recorded' && x.body.judgmentId === id) || (!v2 && x.item.judgmentId === id));
-    if (!it) {
-      c.add('log.inclusion', 'L3', "the judgment is in the node's log", v2 ? false : null, v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
-      continue;
-    }
-    const about = it.entry.kind === EVENT_KIND && it.event === 'judgment.recorded' && it.body.judgmentId === id && it.body.proposalId === proposal.proposalId;
-    const ofContent = names(it.body);
-    c.add('log.entry.about', 'L3', 'the log entry records this judgment of this content', about && ofContent, !about ? 'the entry is about something else' : ofContent ? undefined : `it names content ${String(it.body.contentSha256)}`, id);
-    yield* inclusion(it, id);
-  }
-  if (v2) {
-    const extra = items.filter((it) => it.event === 'judgment.recorded' && !judgmentIds.includes(String(it.body.judgmentId))).map((it) => String(it.body.judgmentId));
-    c.add('set.events', 'content', 'every judgment.recorded event is of a judgment in the bundle', extra.length === 0, extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined);
-    // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
-    yield* decisionChecking(c, proposal, judgments, items, { contentSha256, proposer, names, inclusion });
-  } else {
-    c.add('decision.recompute', 'content', `the status shown (${String(proposal.status)}) is the decision the judgments make`, null, 'not checked: an akas.bundle.v1 carries no decision event naming its judgments, weights and rule');
-  }
-  // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
-  if (options.witnesses) yield* witnessesChecking(c, logPart?.checkpoint, options.witnesses);
-
-  // CAS: the hashes named by the content, and each against the bytes given.
+// CAS: the content hashes listed are those the content names (content), and each matches the
+// bytes given with --blobs (CAS).
+function casChecks(c: Checks, { bundle, v2, content }: BundleScope, blobHashes: BlobHashes, blobs: Blobs | undefined) {
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];
   if (v2) {
     if (!content) c.add('cas.bound', 'content', 'the content hashes listed are those the content names', null, 'not checked: the content cannot be recomputed');
@@ -375,101 +352,11 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: Map<s
     }
     const got = blobHashes.get(sha);
     if (!got) {
-      c.add('cas.hash', 'CAS', what, null, options.blobs ? `not checked: no file named ${sha} in ${options.blobs.where}` : 'not checked: pass --blobs DIR with the bytes', sha);
+      c.add('cas.hash', 'CAS', what, null, blobs ? `not checked: no file named ${sha} in ${blobs.where}` : 'not checked: pass --blobs DIR with the bytes', sha);
       continue;
     }
     const { sha256, bytes, name: file } = got;
     const sizeOk = typeof ref.bytes !== 'number' || ref.bytes === bytes;
     c.add('cas.hash', 'CAS', what, sha256 === sha && sizeOk, sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`, sha);
   }
-
-  return {
-    ...c.report(),
-    proposalId: String(proposal.proposalId),
-    kind,
-    format: String(bundle.format),
-    ...(contentSha256 !== undefined ? { contentSha256 } : {}),
-    binding: { judgesSigned: l2.checks.filter((j) => j.signed === 'v2').length, nodeOnly: l2.v1, submitted },
-  };
-}
-
-/**
- * The decision of a bundle's proposal: a decided proposal has its decision event in the log (a
- * pending one has none), naming the status, the content and the proposer; and the decision
- * recomputes from the judgments shown, the weights its event names and the rule it applied
- * (PROTOCOL 7.4), with the same judgments, in the same order.
- */
-function* decisionChecking(
-  c: Checks,
-  proposal: Json,
-  judgments: Json[],
-  items: LogItem[],
-  ctx: { contentSha256: string | undefined; proposer: unknown; names: (body: Json) => boolean; inclusion: (it: LogItem, subject: string) => Checking<void> },
-): Checking<void> {
-  const status = String(proposal.status);
-  const decisions = items.filter((it) => DECISIONS.some((d) => it.event === `proposal.${d}`) && it.body.proposalId === proposal.proposalId);
-  const what = 'the log recorded the status shown, for this content and proposer';
-  if (!DECISIONS.includes(status)) {
-    c.add('log.decision', 'L3', what, decisions.length === 0, decisions.length ? `the log recorded ${decisions.map((d) => d.event).join(', ')} for a proposal shown ${status}` : undefined);
-    return;
-  }
-  if (decisions.length === 0) {
-    c.add('log.decision', 'L3', what, false, `the bundle holds no proposal.${status} event for a proposal shown ${status}`);
-    return;
-  }
-  const it = decisions[0];
-  const problems: string[] = [];
-  if (decisions.length > 1) problems.push(`${decisions.length} decision events: ${decisions.map((d) => d.event).join(', ')}`);
-  if (it.entry.kind !== EVENT_KIND) problems.push(`the entry is a ${String(it.entry.kind)}`);
-  if (it.event !== `proposal.${status}`) problems.push(`the log recorded ${it.event}, the proposal shows ${status}`);
-  if (!ctx.names(it.body)) problems.push(`it names content ${String(it.body.contentSha256)}, the content shown hashes to ${String(ctx.contentSha256)}`);
-  if (it.entry.agent !== ctx.proposer) problems.push(`its agent is ${String(it.entry.agent)}, the proposal shows proposer ${String(ctx.proposer)}`);
-  c.add('log.decision', 'L3', what, problems.length === 0, problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined), it.event);
-  yield* ctx.inclusion(it, it.event);
-  if (status === 'withdrawn') return;
-
-  const ev = it.body;
-  const counted = Array.isArray(ev.judgments) ? (ev.judgments as unknown[]).filter(isObject) : undefined;
-  const rule = isObject(ev.rule) ? ev.rule : undefined;
-  if (!counted || !rule) {
-    const why = 'not checked: a decision logged before content binding names no judgments, weights or rule';
-    c.add('set.decision', 'content', 'the judgments shown are those the decision counted', null, why);
-    c.add('decision.recompute', 'content', 'the decision recomputes from the judgments and the rule', null, why);
-    return;
-  }
-  const shownIds = judgments.map((j) => String(j.judgmentId));
-  const countedIds = counted.map((j) => String(j.judgmentId));
-  const setOk = shownIds.length === countedIds.length && shownIds.every((id, i) => id === countedIds[i]);
-  c.add('set.decision', 'content', 'the judgments shown are those the decision counted, in order', setOk, setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`);
-
-  const problems2: string[] = [];
-  const required = rule.requiredJudgments;
-  if (rule.publishThreshold !== PUBLISH_THRESHOLD) problems2.push(`the rule applied publishes at ${String(rule.publishThreshold)}, not PROTOCOL 7.4's ${PUBLISH_THRESHOLD}`);
-  if (required !== proposal.requiredJudgments) problems2.push(`the rule applied wants ${String(required)} judgments, the proposal shows ${String(proposal.requiredJudgments)}`);
-  if (counted.length !== required) problems2.push(`${counted.length} judgments counted, the rule wants ${String(required)}`);
-  const rows: Array<{ weight: number; composite: number }> = [];
-  for (const k of counted) {
-    const j = judgments.find((x) => x.judgmentId === k.judgmentId);
-    if (!j) continue; // set.decision names it
-    let composite: number;
-    try {
-      composite = compositeOf(j.scores as never);
-    } catch {
-      problems2.push(`judgment ${String(k.judgmentId)} has no four scores`);
-      continue;
-    }
-    if (k.composite !== composite || j.composite !== composite) problems2.push(`judgment ${String(k.judgmentId)}: its scores give composite ${composite}, the decision counted ${String(k.composite)}`);
-    if (typeof k.weight !== 'number' || !Number.isFinite(k.weight) || k.weight < 0) problems2.push(`judgment ${String(k.judgmentId)}: the decision counted no weight`);
-    else if (j.weight !== k.weight) problems2.push(`judgment ${String(k.judgmentId)} shows weight ${String(j.weight)}, the decision counted ${k.weight}`);
-    rows.push({ weight: Number(k.weight), composite });
-  }
-  const weighted = weightedComposite(rows);
-  const decision = weighted >= PUBLISH_THRESHOLD ? 'published' : 'rejected';
-  const outcome = isObject(proposal.outcome) ? proposal.outcome : {};
-  if (round6(weighted) !== ev.weightedComposite) problems2.push(`the judgments give a weighted composite of ${round6(weighted)}, the decision logged ${String(ev.weightedComposite)}`);
-  if (outcome.weightedComposite !== round6(weighted)) problems2.push(`the outcome shows a weighted composite of ${String(outcome.weightedComposite)}, the judgments give ${round6(weighted)}`);
-  if (decision !== status || outcome.decision !== decision || it.event !== `proposal.${decision}`) {
-    problems2.push(`the judgments decide ${decision} (${round6(weighted)} against ${PUBLISH_THRESHOLD}); the proposal shows ${status}, its outcome ${String(outcome.decision)}, the log ${it.event}`);
-  }
-  c.add('decision.recompute', 'content', `the decision recomputes from the judgments and the rule (${String(required)} judgments, publish at ${PUBLISH_THRESHOLD})`, problems2.length === 0, problems2.join('; ') || `${decision} at ${round6(weighted)}`);
 }

@@ -1,12 +1,12 @@
 // The offline verifier: checks that need no node and no network (ARCHITECTURE 1). Imports
-// src/core and data/ only.
-export * from './cas.js';
-export * from './judgment.js';
-export * from './report.js';
-export * from './credential.js';
-export * from './issuer-keys.js';
-export * from './bundle.js';
-export * from './log.js';
-export * from './presentation.js';
-export * from './vc.js';
-export * from './node.js';
+// src/core and data/ only. Named here is what the CLI and the benches use (issue 31, 7); the
+// browser build has its own entry (browser.ts), and a test of one check imports its module.
+export { blobsInFolder, hashFile, normalizeSha256, readCasManifest, verifyCasFile, verifyCasManifest } from './cas.js';
+export { NotCheckableError, parseAgentKeys, verifyProposalJudgments } from './judgment.js';
+export { type Check, Checks, tally } from './report.js';
+export { type CredentialReport, verifyCredential } from './credential.js';
+export { type IssuerTrust, trustIssuerKeys } from './issuer-keys.js';
+export { verifyBundle } from './bundle.js';
+export { type AuditState, checkLogInclusion, checkWitnesses, consistent, LogAuditor, openCheckpoint, type OpenedCheckpoint, verifyLogProof, type WitnessPolicy } from './log.js';
+export { verifyPresentation } from './presentation.js';
+export { verifyNode } from './node.js';

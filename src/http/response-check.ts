@@ -4,14 +4,11 @@
 // lacks, a refusal code the route never declared, a status it does not document) is replaced by
 // a 500 naming the mismatch, so any test that reaches it fails and says why. That is how the
 // document stays true without the serializer dropping fields (openapi.ts).
-import AjvModule, { type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createAjv } from '../domain/shared/ajv.js';
 import { documentedResponses } from './route-docs.js';
 import { SHARED_SCHEMAS } from './schemas.js';
-
-const Ajv = AjvModule as unknown as typeof AjvModule.default;
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export interface ResponseViolation {
   method: string;
@@ -31,8 +28,7 @@ declare module 'fastify' {
 const mediaOf = (ct: unknown) => String(ct ?? '').split(';')[0].trim().toLowerCase();
 
 export function registerResponseCheck(app: FastifyInstance) {
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  addFormats(ajv);
+  const ajv = createAjv('response');
   for (const s of SHARED_SCHEMAS) ajv.addSchema(s as object);
   const compiled = new Map<string, Map<string, ValidateFunction | null>>();
   const violations: ResponseViolation[] = [];

@@ -9,25 +9,14 @@
 // and array of every route schema has a maximum, and a body that breaks one is refused naming
 // that limit before any item of it is validated; within the limits the number of errors is
 // bounded by the schema. The errors a refusal lists are capped again by the error handler.
-import AjvModule from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { createAjv } from '../domain/shared/ajv.js';
 import { bounded } from '../domain/shared/bounded-validate.js';
 
-const Ajv = AjvModule as unknown as typeof AjvModule.default;
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-
-function make(coerce: boolean) {
-  // strictNumbers: JSON.parse reads 1e400 as Infinity, which JSON (and so JCS) cannot hold.
-  // removeAdditional: true removes what a schema with additionalProperties: false does not
-  // name (our unions are of literals or open objects, where ajv's removal is exact).
-  const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, coerceTypes: coerce ? 'array' : false, strict: false, strictNumbers: true });
-  addFormats(ajv);
-  return ajv;
-}
-
-const strict = make(false);
-const coercing = make(true);
+// Their options (strict numbers, unknown fields removed, defaults filled) are the 'body' and
+// 'params' presets of the one ajv factory.
+const strict = createAjv('body');
+const coercing = createAjv('params');
 
 // A body declared as raw bytes (`format: binary`, the content store's upload) reaches its
 // handler as a stream: the schema documents it (PROTOCOL 11.2); the handler counts and hashes it.

@@ -9,7 +9,9 @@ export { StorageHealth, storageCause, storageDetail, storageUnavailable, type St
 export { openTempStore } from './testing.js';
 export { loadOrCreateNodeKeys, checkLogOrigin, writePrivateFile, rotateNodeKeys, readNodeKeyMaterial, assertPrivateMode, assertPrivateFolder, NodeKeysError, NODE_KEYS_FILE } from './node-keys.js';
 export { loadOrCreateSealedNodeKeys, followSealedNodeKeys, sealedIssuer, checkNodeSecret, MIN_SECRET_LENGTH } from './sealed-keys.js';
-export { BlobStore, BlobUpload, StoredBlob, InlineBlob, InlineBlobs, BlobFiles, FileIndex, EMBEDDED_BLOB_SPACES, INLINE_BLOB_BYTES, blobLock, blobsOf } from './blobs.js';
+export { BlobStore, InlineBlobs, BlobFiles, FileIndex, EMBEDDED_BLOB_SPACES, INLINE_BLOB_BYTES, blobLock, blobsOf } from './blobs/store.js';
+export { BlobUpload } from './blobs/upload.js';
+export { StoredBlob, InlineBlob } from './blobs/readers.js';
 export { isPostgresUrl, redact } from './postgres/connect.js';
 
 /**

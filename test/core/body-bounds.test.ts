@@ -3,7 +3,8 @@
 // and the bounds derived from a schema hold the largest value the schema accepts.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BODY_SLACK, jsonShape, MAP_VALUE, MAX_JSON_DEPTH, roundCount, routeBodyBounds, schemaBounds } from '../../src/core/index.js';
+import { BODY_SLACK, jsonShape, MAX_JSON_DEPTH, routeBodyBounds, schemaBounds } from '../../src/core/index.js';
+import { MAP_VALUE, roundCount } from '../../src/core/body-bounds.js';
 import { attestationKinds } from '../../src/domain/log/attestations.js';
 import { PAYLOAD_SCHEMAS } from '../../src/domain/proposals/kinds.js';
 import { TOOLS } from '../../src/domain/challenges/tools/index.js';

@@ -1,7 +1,8 @@
 // The content hash of PROTOCOL 6.10 (src/core/content.ts): its worked example, the content of
 // each kind, the detail a reader rebuilds it from, and the v2 judge payload that signs it.
 import { describe, expect, it } from 'vitest';
-import { canonicalize, contentOfProposalView, contentSha256, contentSha256Of, judgmentSigningString, proposalContent, PROPOSAL_KINDS } from '../../src/core/index.js';
+import { canonicalize, contentSha256Of, judgmentSigningString, proposalContent, PROPOSAL_KINDS } from '../../src/core/index.js';
+import { contentOfProposalView, contentSha256 } from '../../src/core/content.js';
 import { samplePayload } from '../fixtures/payloads.js';
 
 const EXAMPLE = {

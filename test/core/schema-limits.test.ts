@@ -4,7 +4,8 @@
 import AjvModule from 'ajv';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capErrors, limitsSchema, MAX_ERRORS_LISTED, UNKNOWN_KEYS_NAMED } from '../../src/core/index.js';
+import { capErrors, limitsSchema } from '../../src/core/index.js';
+import { MAX_ERRORS_LISTED, UNKNOWN_KEYS_NAMED } from '../../src/core/schema-limits.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const ajv = new Ajv({ allErrors: true, strict: false });

@@ -1,7 +1,10 @@
 // src/core/strict-json.ts: the JSON a signed document may be, and isDateTimeStamp of
 // src/core/credential.ts.
 import { describe, expect, it } from 'vitest';
-import { hasLoneSurrogate, isDateTimeStamp, jsonDepth, MAX_JSON_DEPTH, parseDidKeyUrl, parseStrictJson } from '../../src/core/index.js';
+import { MAX_JSON_DEPTH } from '../../src/core/index.js';
+import { isDateTimeStamp } from '../../src/core/credential.js';
+import { parseDidKeyUrl } from '../../src/core/didkey.js';
+import { hasLoneSurrogate, jsonDepth, parseStrictJson } from '../../src/core/strict-json.js';
 
 describe('parseStrictJson', () => {
   it('reads what JSON.parse reads when it is strict', () => {

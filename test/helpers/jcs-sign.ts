@@ -3,7 +3,9 @@
 // library somewhere, or a fixture is meant to break a rule). The conformance suite checks it
 // against the library once: a document signed here verifies with @digitalbazaar/vc.
 import { createHash } from 'node:crypto';
-import { base58btcEncode, canonicalize, didKeyFromPublicKey, generateKeyPair, sign, type Ed25519KeyPair } from '../../src/core/index.js';
+import { canonicalize, didKeyFromPublicKey, generateKeyPair, sign } from '../../src/core/index.js';
+import { base58btcEncode } from '../../src/core/didkey.js';
+import type { Ed25519KeyPair } from '../../src/core/ed25519.js';
 
 export interface Signer extends Ed25519KeyPair {
   did: string;

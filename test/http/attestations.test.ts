@@ -2,7 +2,8 @@
 // and reading attestations back with their proofs.
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalize, entryLeaf, leafHash, openNote, parseCheckpoint, sha256Hex, verifyInclusion } from '../../src/core/index.js';
+import { canonicalize, entryLeaf, leafHash, openNote, parseCheckpoint, sha256Hex } from '../../src/core/index.js';
+import { verifyInclusion } from '../../src/core/merkle.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { agent, type Agent } from '../helpers/flows.js';
 

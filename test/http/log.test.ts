@@ -3,7 +3,8 @@
 // consumers dropped).
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entryLeaf, leafHash, openNote, parseCheckpoint, verifyConsistency, verifyInclusion, type LogEntry } from '../../src/core/index.js';
+import { entryLeaf, leafHash, openNote, parseCheckpoint, verifyConsistency, type LogEntry } from '../../src/core/index.js';
+import { verifyInclusion } from '../../src/core/merkle.js';
 import { enqueueLogEntry } from '../../src/domain/log/index.js';
 import { readEvents } from '../../cli/sse.js';
 import { testNode, type TestNode } from '../helpers/app.js';

@@ -2,7 +2,8 @@
 // Ed25519 public key and a proof of possession; the node then never makes, sees or returns a
 // private key, and judgments signed with the kept key verify as any other.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeyPair, KEY_POSSESSION_WINDOW_MS, proveKeyPossession } from '../../src/core/index.js';
+import { generateKeyPair, proveKeyPossession } from '../../src/core/index.js';
+import { KEY_POSSESSION_WINDOW_MS } from '../../src/core/possession.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';

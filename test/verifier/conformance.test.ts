@@ -11,9 +11,13 @@ import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
 import { createSignCryptosuite, createVerifyCryptosuite } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
 import * as vc from '@digitalbazaar/vc';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, sha256 } from '../../src/core/index.js';
+import { canonicalize } from '../../src/core/index.js';
+import { sha256 } from '../../src/core/crypto.js';
 import { documentLoader } from '../../src/domain/credentials/credentials.js';
-import { isUrl, MAX_PROOFS_PER_DOCUMENT, verifyCredential, verifyPresentation, type Report } from '../../verifier/index.js';
+import { verifyCredential, verifyPresentation } from '../../verifier/index.js';
+import { MAX_PROOFS_PER_DOCUMENT } from '../../verifier/credential.js';
+import type { Report } from '../../verifier/report.js';
+import { isUrl } from '../../verifier/vc.js';
 import { signer, signJcs, type Signer } from '../helpers/jcs-sign.js';
 import { vectorJson, vectorText } from '../helpers/vectors.js';
 

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, generateKeyPair, sign } from '../../src/core/index.js';
 import { KIND_ROUTES } from '../../src/domain/proposals/kinds.js';
-import { NotCheckableError, parseAgentKeys, verifyProposalJudgments, type AgentKeys } from '../../verifier/index.js';
+import { NotCheckableError, parseAgentKeys, verifyProposalJudgments } from '../../verifier/index.js';
+import type { AgentKeys } from '../../verifier/judgment.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
 import { samplePayload } from '../fixtures/payloads.js';

@@ -3,7 +3,8 @@
 // quorums that cannot be met are refused; a bundle's checkpoint is held to the same rule.
 import { describe, expect, it } from 'vitest';
 import { cosign, cosignerVerifierKey, formatCheckpoint, generateKeyPair, signNote } from '../../src/core/index.js';
-import { BUNDLE_FORMAT, checkWitnesses, Checks, verifyBundle } from '../../verifier/index.js';
+import { checkWitnesses, Checks, verifyBundle } from '../../verifier/index.js';
+import { BUNDLE_FORMAT } from '../../verifier/bundle.js';
 
 const log = generateKeyPair();
 const text = formatCheckpoint({ origin: 'example.com/log', size: 9, rootHash: Buffer.alloc(32, 3) });

@@ -9,12 +9,12 @@ import {
   formatAddCheckpoint,
   formatCheckpoint,
   generateKeyPair,
-  MemoryTree,
   openNote,
   signNote,
-  verifierKeyString,
   verifyCosignatures,
 } from '../../src/core/index.js';
+import { MemoryTree } from '../../src/core/merkle.js';
+import { verifierKeyString } from '../../src/core/note.js';
 import { openLevelStore, openTempStore, type Store } from '../../src/store/index.js';
 import { originHash, serveWitness, Witness } from '../../src/witness/index.js';
 

@@ -3,17 +3,14 @@
 // error explained, and attesting: a calibrated agent's attestation validated, recomputed
 // where the node can (leaderboard receipts), and appended to the log.
 import { readFileSync } from 'node:fs';
-import AjvModule, { type ErrorObject } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { canonicalize, capErrors, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../../core/index.js';
+import { createAjv } from '../shared/ajv.js';
 import { bounded, type BoundedValidate } from '../shared/bounded-validate.js';
 import type { Ctx } from '../context.js';
 import type { TransparencyLog } from './log.js';
 import { leafBytesAtMost } from './sequencer.js';
 import type { AgentRecord } from '../records.js';
-
-const Ajv = AjvModule as unknown as typeof AjvModule.default;
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export interface CatalogEntry {
   kind: string;
@@ -38,8 +35,7 @@ export function attestationKinds(): Map<string, Kind> {
   // errors stays cheap because the size limits are checked first (every string and array of
   // every schema has a maximum, and a closed object of far more keys than it declares is
   // refused by size): a body within them holds a bounded number of errors.
-  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true });
-  addFormats(ajv);
+  const ajv = createAjv('candidate');
   const kinds = new Map<string, Kind>();
   for (const entry of index.kinds) {
     const schema = JSON.parse(readFileSync(dataPath('attestations', `${entry.kind}.json`), 'utf8')) as Record<string, unknown>;

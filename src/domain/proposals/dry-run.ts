@@ -5,18 +5,15 @@
 // here the schema, the rules beyond it (JSON Logic, unique ids), the node's state (a pending
 // or published holder of the path, an artifact to evaluate, a content-store blob) and the
 // caller's standing (calibration, deposit) are all reported in one answer.
-import AjvModule, { type ErrorObject } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { capErrors, contentSha256Of, isServiceError, PROPOSE_CAP, TIER_PRICE, tierOf, type PaidTier, type ProposalKind } from '../../core/index.js';
+import { createAjv } from '../shared/ajv.js';
 import { bounded, type BoundedValidate } from '../shared/bounded-validate.js';
 import type { Tx } from '../../store/index.js';
 import type { Ctx } from '../context.js';
 import { conflictKeys, PAYLOAD_SCHEMAS, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './kinds.js';
 import { assertArtifactExists, assertBriefNotPublished, assertCasArtifactStored, assertNoConflict, assertPathFree } from './proposals.js';
 import type { AgentRecord } from '../records.js';
-
-const Ajv = AjvModule as unknown as typeof AjvModule.default;
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export interface DryRunItem {
   /** The field, as validation_failed names it (PROTOCOL 1.3): payload.recipe, brief.levels.core ... */
@@ -46,8 +43,7 @@ let validators: Map<ProposalKind, BoundedValidate> | undefined;
 // limits first, as for every body (bounded-validate.ts).
 function validatorOf(kind: ProposalKind): BoundedValidate {
   if (!validators) {
-    const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true });
-    addFormats(ajv);
+    const ajv = createAjv('candidate');
     validators = new Map(Object.entries(PAYLOAD_SCHEMAS).map(([k, schema]) => [k as ProposalKind, bounded(ajv.compile(schema), schema)]));
   }
   return validators.get(kind)!;

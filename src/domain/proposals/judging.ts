@@ -112,157 +112,205 @@ export function judgeStanding(agent: AgentRecord): { code: 'calibration_required
 
 /** Judges a proposal. Every refusal of PROTOCOL 7.5 is a ServiceError; a dry run changes nothing. */
 export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
-  const { judge: judgeAgent, proposalId } = input;
-  const score = judgeAgent.calibration.score;
-  const standing = judgeStanding(judgeAgent);
-  if (standing?.code === 'calibration_required') throw new ServiceError('calibration_required', standing.reason);
-  if (standing) throw new ServiceError('tier_too_low', standing.reason, { tier: tierOf(score!), floor: JUDGE_FLOOR });
-  const kind = kindOfProposalId(proposalId);
-  if (!kind || (input.routeKind && input.routeKind !== kind)) throw notFound(proposalId);
+  const kind = admitJudge(input);
+  return underJudgingLocks(ctx, input, kind, async (tx, proposal) => {
+    const me = await mayJudge(ctx, tx, proposal, input);
+    const content = judgedContent(kind, proposal, input);
+    if (input.dryRun) return dryRunOf(kind, proposal, me, input);
+    const signed = judgeSignature(kind, proposal, me, input);
+    const now = ctx.clock.now();
+    const judgment = judgmentOf(ctx, me, input, content, signed, now);
+    await recordJudgment(ctx, tx, kind, proposal, me, judgment);
+    const settlement = await decideWhenComplete(ctx, tx, proposal, me, now);
+    tx.put(Proposals, proposal.proposalId, proposal);
+    return {
+      dryRun: false as const,
+      kind,
+      proposalId: proposal.proposalId,
+      judgment,
+      statusChanged: settlement !== undefined,
+      newStatus: proposal.status,
+      weight: judgment.weight,
+      balance: me.balance,
+      ...(settlement ? { depositSettlement: settlement } : {}),
+    };
+  });
+}
 
-  // Lock the proposal, the judge, the proposer and every judge already recorded (their
-  // alignment changes at the decision). Judgments only join under the proposal lock, so if
-  // the set grew between the unlocked read and taking the locks, take the larger set.
+// Who may judge at all, and which kind the id names, settled before any lock is taken.
+function admitJudge(input: JudgeInput): ProposalKind {
+  const standing = judgeStanding(input.judge);
+  if (standing?.code === 'calibration_required') throw new ServiceError('calibration_required', standing.reason);
+  if (standing) throw new ServiceError('tier_too_low', standing.reason, { tier: tierOf(input.judge.calibration.score!), floor: JUDGE_FLOOR });
+  const kind = kindOfProposalId(input.proposalId);
+  if (!kind || (input.routeKind && input.routeKind !== kind)) throw notFound(input.proposalId);
+  return kind;
+}
+
+const RETRY = Symbol('retry with more locks');
+
+// Runs `step` on the proposal holding the locks of every record a judgment may change: the
+// proposal, the judge, the proposer and every judge already recorded (their alignment changes
+// at the decision), its pending keys and its place in the tree. Judgments only join under the
+// proposal lock, so if the set grew between the unlocked read and taking the locks, take the
+// larger set.
+async function underJudgingLocks<T>(ctx: Ctx, input: JudgeInput, kind: ProposalKind, step: (tx: Tx, proposal: ProposalRecord) => Promise<T>): Promise<T> {
+  const { proposalId } = input;
   for (let attempt = 0; ; attempt++) {
     const seen = await ctx.store.get(Proposals, proposalId);
     if (!seen || seen.kind !== kind) throw notFound(proposalId);
-    const lockedTags = new Set([judgeAgent.tag, ...(seen.proposer ? [seen.proposer.tag] : []), ...seen.judgments.map((j) => j.agentTag)]);
+    const lockedTags = new Set([input.judge.tag, ...(seen.proposer ? [seen.proposer.tag] : []), ...seen.judgments.map((j) => j.agentTag)]);
     const locks = [proposalLock(proposalId), ...[...lockedTags].map(agentLock), ...seen.conflictKeys.map((k) => `pending-key:${k}`), ...treeLocks(seen)];
     const result = await ctx.store.transact(locks, async (tx) => {
       const proposal = (await tx.get(Proposals, proposalId))!;
-      if (proposal.judgments.some((j) => !lockedTags.has(j.agentTag))) return null; // retry with more locks
-      if (proposal.status !== 'pending') {
-        throw new ServiceError('already_decided', `The proposal is already ${proposal.status}.`, { status: proposal.status });
-      }
-      if (proposal.proposer?.tag === judgeAgent.tag) throw new ServiceError('self_judge', 'You cannot judge your own proposal.');
-      if (proposal.judgments.some((j) => j.agentTag === judgeAgent.tag)) {
-        throw new ServiceError('already_judged', 'You have already judged this proposal.');
-      }
-      if (ctx.config.sameIpCollusionCheck) {
-        // PROTOCOL 7.5: another judge on the same IP. The proposer's IP is not counted: the
-        // self_judge rule covers the proposer.
-        if (proposal.judgments.some((j) => j.ip === input.ip)) {
-          throw new ServiceError('same_ip_collusion', 'Another agent on your IP already judged this proposal.', {
-            hint: 'A single-operator node can run `akas serve --allow-same-ip`.',
-          });
-        }
-      }
-      const me = (await tx.get(Agents, judgeAgent.tag))!;
-      if (isBanned(me, ctx.clock.now())) throw bannedError(me);
-      // PROTOCOL 7.2: the judge signs the content it read (v2). A v2 judgment of other content
-      // is refused, naming both hashes; a signature without a hash is tried over the v2 payload
-      // with this proposal's hash, then over SPEC's v1 (bound to the content by the node only).
-      const content = proposal.contentSha256;
-      if (input.contentSha256 !== undefined && input.contentSha256 !== content) {
-        throw new ServiceError('content_mismatch', `You signed content ${input.contentSha256}, but this proposal's content is ${content}: fetch it again and judge what it holds.`, {
-          field: 'contentSha256',
-          contentSha256: content,
-          signedContentSha256: input.contentSha256,
-          detailUrl: detailUrl(kind, proposalId),
-        });
-      }
-      let payload = signingPayload(kind, proposalId, me.tag, input.scores, input.rationale, content);
-      let signed = canonicalize(payload);
-      const c = composite(input.scores);
-      const weight = judgeWeight(me);
-      if (input.dryRun) {
-        return {
-          dryRun: true as const,
-          kind,
-          proposalId,
-          composite: round6(c),
-          weight: round6(weight),
-          creditsAwarded: CREDITS_PER_JUDGMENT,
-          tier: tierOf(me.calibration.score),
-          signingPayload: signed,
-          contentSha256: content,
-        };
-      }
-      if (!input.signature) {
-        throw new ServiceError('signature_required', 'Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and send the hex signature as `signature`.', {
-          field: 'signature',
-          signingPayload: signed,
-          contentSha256: content,
-          publicKey: me.signing.publicKey,
-        });
-      }
-      if (!verify(me.signing.publicKey, signed, input.signature)) {
-        const v1 = input.contentSha256 === undefined ? signingPayload(kind, proposalId, me.tag, input.scores, input.rationale) : undefined;
-        if (!v1 || !verify(me.signing.publicKey, canonicalize(v1), input.signature)) {
-          throw new ServiceError('invalid_signature', 'The signature does not verify against your current public key over signingPayload.', {
-            field: 'signature',
-            signingPayload: signed,
-            contentSha256: content,
-            publicKey: me.signing.publicKey,
-          });
-        }
-        payload = v1;
-        signed = canonicalize(v1);
-      }
-
-      const now = ctx.clock.now();
-      const hmac = currentHmac(ctx.keys);
-      const judgment: JudgmentRecord = {
-        judgmentId: newJudgmentId(ctx.random),
-        agentTag: me.tag,
-        scores: payload.scores,
-        composite: round6(c),
-        rationale: input.rationale,
-        receivedAt: now,
-        alignment: round6(smoothedAlignment(me)),
-        weight: round6(weight),
-        tier: tierOf(me.calibration.score),
-        intelligenceScore: me.calibration.score!,
-        ip: input.ip,
-        contentSha256: content,
-        signature: { algorithm: 'Ed25519', publicKey: me.signing.publicKey, signature: input.signature, payload },
-        attestation: {
-          type: 'akas.judgment.attestation.v1',
-          payloadSha256: sha256Hex(signed),
-          judgeSignature: { algorithm: 'Ed25519', publicKey: me.signing.publicKey, signature: input.signature },
-          nodeMac: { algorithm: 'HMAC-SHA256', signingKeyId: hmac.signingKeyId, mac: hmacSha256Hex(hmac.key, signed) },
-          attestedAt: now,
-        },
-      };
-      // L1: the credential is issued and stored in the same batch as the judgment it attests.
-      tx.put(Credentials, judgment.judgmentId, await issueJudgmentCredential(ctx.keys, kind, proposalId, judgment));
-      proposal.judgments.push(judgment);
-      me.contributions.judgments += 1;
-      moveCredits(tx, ctx, me, 'mint', CREDITS_PER_JUDGMENT, `judgment ${judgment.judgmentId}`, proposalId);
-      tx.put(JudgmentIndex, judgment.judgmentId, { proposalId, kind });
-      // The log (L3) records the judgment in the same commit (PROTOCOL 9.3).
-      enqueueLogEntry(tx, ctx, { kind: EVENT_KIND, tier: 'event', agent: me.tag, body: auditEvent('judgment.recorded', proposal, now, { judgmentId: judgment.judgmentId }) });
-
-      let settlement: 'refunded' | 'slashed' | 'none' | undefined;
-      if (proposal.judgments.length >= proposal.requiredJudgments) {
-        const agents = new Map<string, AgentRecord>([[me.tag, me]]);
-        const load = async (tag: string) => {
-          let a = agents.get(tag);
-          if (!a) {
-            a = (await tx.get(Agents, tag))!;
-            agents.set(tag, a);
-          }
-          return a;
-        };
-        settlement = await decide(ctx, tx, proposal, load, now);
-        for (const a of agents.values()) tx.put(Agents, a.tag, a);
-      }
-      tx.put(Proposals, proposalId, proposal);
-      return {
-        dryRun: false as const,
-        kind,
-        proposalId,
-        judgment,
-        statusChanged: settlement !== undefined,
-        newStatus: proposal.status,
-        weight: judgment.weight,
-        balance: me.balance,
-        ...(settlement ? { depositSettlement: settlement } : {}),
-      };
+      return proposal.judgments.some((j) => !lockedTags.has(j.agentTag)) ? RETRY : step(tx, proposal);
     });
-    if (result) return result;
+    if (result !== RETRY) return result;
     if (attempt > 10) throw new Error('judging could not settle its lock set');
   }
+}
+
+// PROTOCOL 7.5's refusals that depend on the proposal and the judge as they are under the
+// lock; answers the judge's record as stored.
+async function mayJudge(ctx: Ctx, tx: Tx, proposal: ProposalRecord, input: JudgeInput): Promise<AgentRecord> {
+  const judgeTag = input.judge.tag;
+  if (proposal.status !== 'pending') {
+    throw new ServiceError('already_decided', `The proposal is already ${proposal.status}.`, { status: proposal.status });
+  }
+  if (proposal.proposer?.tag === judgeTag) throw new ServiceError('self_judge', 'You cannot judge your own proposal.');
+  if (proposal.judgments.some((j) => j.agentTag === judgeTag)) {
+    throw new ServiceError('already_judged', 'You have already judged this proposal.');
+  }
+  if (ctx.config.sameIpCollusionCheck) {
+    // PROTOCOL 7.5: another judge on the same IP. The proposer's IP is not counted: the
+    // self_judge rule covers the proposer.
+    if (proposal.judgments.some((j) => j.ip === input.ip)) {
+      throw new ServiceError('same_ip_collusion', 'Another agent on your IP already judged this proposal.', {
+        hint: 'A single-operator node can run `akas serve --allow-same-ip`.',
+      });
+    }
+  }
+  const me = (await tx.get(Agents, judgeTag))!;
+  if (isBanned(me, ctx.clock.now())) throw bannedError(me);
+  return me;
+}
+
+// PROTOCOL 7.2: the judge signs the content it read (v2). A v2 judgment of other content is
+// refused, naming both hashes; answers the proposal's content hash.
+function judgedContent(kind: ProposalKind, proposal: ProposalRecord, input: JudgeInput): string {
+  const content = proposal.contentSha256;
+  if (input.contentSha256 !== undefined && input.contentSha256 !== content) {
+    throw new ServiceError('content_mismatch', `You signed content ${input.contentSha256}, but this proposal's content is ${content}: fetch it again and judge what it holds.`, {
+      field: 'contentSha256',
+      contentSha256: content,
+      signedContentSha256: input.contentSha256,
+      detailUrl: detailUrl(kind, proposal.proposalId),
+    });
+  }
+  return content;
+}
+
+// What the judge is asked to sign now: the v2 payload, bound to the proposal's content.
+const v2Payload = (kind: ProposalKind, proposal: ProposalRecord, me: AgentRecord, input: JudgeInput) =>
+  signingPayload(kind, proposal.proposalId, me.tag, input.scores, input.rationale, proposal.contentSha256);
+
+// A dry run answers what the judgment would be and what to sign, changing nothing.
+function dryRunOf(kind: ProposalKind, proposal: ProposalRecord, me: AgentRecord, input: JudgeInput): JudgeResult {
+  return {
+    dryRun: true as const,
+    kind,
+    proposalId: proposal.proposalId,
+    composite: round6(composite(input.scores)),
+    weight: round6(judgeWeight(me)),
+    creditsAwarded: CREDITS_PER_JUDGMENT,
+    tier: tierOf(me.calibration.score),
+    signingPayload: canonicalize(v2Payload(kind, proposal, me, input)),
+    contentSha256: proposal.contentSha256,
+  };
+}
+
+/** A judge's signature as verified: the payload it holds over, and that payload's JCS text. */
+interface SignedPayload {
+  payload: JudgmentSigningPayload;
+  signed: string;
+  signature: string;
+}
+
+// The judge's Ed25519 signature, over the v2 payload with this proposal's hash; a signature
+// sent without a hash is tried over SPEC's v1 too (bound to the content by the node only).
+function judgeSignature(kind: ProposalKind, proposal: ProposalRecord, me: AgentRecord, input: JudgeInput): SignedPayload {
+  const payload = v2Payload(kind, proposal, me, input);
+  const signed = canonicalize(payload);
+  const refusal = { field: 'signature', signingPayload: signed, contentSha256: proposal.contentSha256, publicKey: me.signing.publicKey };
+  if (!input.signature) {
+    throw new ServiceError('signature_required', 'Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and send the hex signature as `signature`.', refusal);
+  }
+  if (verify(me.signing.publicKey, signed, input.signature)) return { payload, signed, signature: input.signature };
+  const v1 = input.contentSha256 === undefined ? signingPayload(kind, proposal.proposalId, me.tag, input.scores, input.rationale) : undefined;
+  if (!v1 || !verify(me.signing.publicKey, canonicalize(v1), input.signature)) {
+    throw new ServiceError('invalid_signature', 'The signature does not verify against your current public key over signingPayload.', refusal);
+  }
+  return { payload: v1, signed: canonicalize(v1), signature: input.signature };
+}
+
+// The judgment as stored: the judge's signature (L2) paired with the node's HMAC over the same
+// bytes, and the weight and standing the judge had when it arrived.
+function judgmentOf(ctx: Ctx, me: AgentRecord, input: JudgeInput, content: string, { payload, signed, signature }: SignedPayload, now: number): JudgmentRecord {
+  const hmac = currentHmac(ctx.keys);
+  return {
+    judgmentId: newJudgmentId(ctx.random),
+    agentTag: me.tag,
+    scores: payload.scores,
+    composite: round6(composite(input.scores)),
+    rationale: input.rationale,
+    receivedAt: now,
+    alignment: round6(smoothedAlignment(me)),
+    weight: round6(judgeWeight(me)),
+    tier: tierOf(me.calibration.score),
+    intelligenceScore: me.calibration.score!,
+    ip: input.ip,
+    contentSha256: content,
+    signature: { algorithm: 'Ed25519', publicKey: me.signing.publicKey, signature, payload },
+    attestation: {
+      type: 'akas.judgment.attestation.v1',
+      payloadSha256: sha256Hex(signed),
+      judgeSignature: { algorithm: 'Ed25519', publicKey: me.signing.publicKey, signature },
+      nodeMac: { algorithm: 'HMAC-SHA256', signingKeyId: hmac.signingKeyId, mac: hmacSha256Hex(hmac.key, signed) },
+      attestedAt: now,
+    },
+  };
+}
+
+// Everything a judgment writes lands in the transaction's one batch: its credential (L1), the
+// judgment on the proposal, the judge's credit and count, its index entry and its log event (L3).
+async function recordJudgment(ctx: Ctx, tx: Tx, kind: ProposalKind, proposal: ProposalRecord, me: AgentRecord, judgment: JudgmentRecord): Promise<void> {
+  const { proposalId } = proposal;
+  // L1: the credential is issued and stored in the same batch as the judgment it attests.
+  tx.put(Credentials, judgment.judgmentId, await issueJudgmentCredential(ctx.keys, kind, proposalId, judgment));
+  proposal.judgments.push(judgment);
+  me.contributions.judgments += 1;
+  moveCredits(tx, ctx, me, 'mint', CREDITS_PER_JUDGMENT, `judgment ${judgment.judgmentId}`, proposalId);
+  tx.put(JudgmentIndex, judgment.judgmentId, { proposalId, kind });
+  // The log (L3) records the judgment in the same commit (PROTOCOL 9.3).
+  enqueueLogEntry(tx, ctx, { kind: EVENT_KIND, tier: 'event', agent: me.tag, body: auditEvent('judgment.recorded', proposal, judgment.receivedAt, { judgmentId: judgment.judgmentId }) });
+}
+
+// The judgment that completes requiredJudgments decides the proposal (PROTOCOL 7.4), writing
+// every judge and the proposer it touched; answers the deposit's settlement then, else undefined.
+async function decideWhenComplete(ctx: Ctx, tx: Tx, proposal: ProposalRecord, me: AgentRecord, now: number): Promise<'refunded' | 'slashed' | 'none' | undefined> {
+  if (proposal.judgments.length < proposal.requiredJudgments) return undefined;
+  const agents = new Map<string, AgentRecord>([[me.tag, me]]);
+  const load = async (tag: string) => {
+    let a = agents.get(tag);
+    if (!a) {
+      a = (await tx.get(Agents, tag))!;
+      agents.set(tag, a);
+    }
+    return a;
+  };
+  const settlement = await decide(ctx, tx, proposal, load, now);
+  for (const a of agents.values()) tx.put(Agents, a.tag, a);
+  return settlement;
 }
 
 // The decision rule of PROTOCOL 7.4: the weighted mean composite of the judgments decides;

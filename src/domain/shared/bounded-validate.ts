@@ -2,12 +2,12 @@
 // and propose dry runs; tool inputs) check a value's size limits first (PROTOCOL 1.3,
 // src/core/schema-limits.ts): a value over a limit is refused naming that limit alone, before
 // any of its items is validated, so the work and the errors of a hostile value stay bounded.
-import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { limitsSchema, type LimitsOptions } from '../../core/index.js';
+import { createAjv } from './ajv.js';
 
-const Ajv = AjvModule as unknown as typeof AjvModule.default;
 // Stops at the first limit broken; changes nothing in the value.
-const limits = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
+const limits = createAjv('limits');
 
 /** A validator like ajv's (call it, then read `errors`), with the size-limits pass run first. */
 export type BoundedValidate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };

@@ -1,11 +1,9 @@
-// One strict ajv 8 instance for the domain's own JSON Schemas (tool inputs, challenge answers,
+// One strict ajv 8 instance ('answer', ajv.ts) for the domain's own JSON Schemas (tool inputs, challenge answers,
 // calibration answer schemas), with errors turned into PROTOCOL 1.3 items {field, reason}.
 // src/domain may not import src/http, so this does not share fastify's instance.
-import AjvModule from 'ajv';
 import type { ErrorObject } from 'ajv';
+import { createAjv } from './ajv.js';
 import { bounded, type BoundedValidate } from './bounded-validate.js';
-
-const Ajv = AjvModule as unknown as typeof AjvModule.default;
 
 /** A plain JSON Schema object (draft-07 style, as ajv 8 takes it). */
 export type JSONSchema = Record<string, unknown>;
@@ -21,7 +19,7 @@ export type Validation = { ok: true } | { ok: false; errors: FieldError[] };
 
 // All errors so a client can fix every field at once; no coercion and no defaults written
 // into the caller's object.
-const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false, coerceTypes: false });
+const ajv = createAjv('answer');
 const compiled = new WeakMap<object, BoundedValidate>();
 const compiledSizesFirst = new WeakMap<object, BoundedValidate>();
 

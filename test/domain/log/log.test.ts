@@ -17,9 +17,9 @@ import {
   rootAt,
   signNote,
   verifyConsistency,
-  verifyInclusion,
   type NodeKeys,
 } from '../../../src/core/index.js';
+import { verifyInclusion } from '../../../src/core/merkle.js';
 import { checkLog, enqueueLogEntry, LogCheckpoints, LogEntries, LogHead, seqKey, storeNodes, TransparencyLog } from '../../../src/domain/log/index.js';
 import { openTempStore, type Store } from '../../../src/store/index.js';
 

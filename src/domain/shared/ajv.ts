@@ -1,0 +1,58 @@
+// The one place ajv instances are made. Every validator of the project is ajv 8 with the same
+// base, and a preset names what a use really changes (which value it may rewrite, how many
+// errors it reports, what it checks beyond types). Each call makes a fresh instance: an
+// instance caches what it compiles and may carry schemas of its own (addSchema), so users
+// never share one by accident.
+import AjvModule, { type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+
+const Ajv = AjvModule as unknown as typeof AjvModule.default;
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+/** An ajv 8 instance, as createAjv makes it. */
+export type AjvInstance = InstanceType<typeof Ajv>;
+
+// strict: false everywhere: the attestation schemas of data/ use union types and `required`
+// in anyOf branches, which ajv's strict mode refuses (test/data/attestations.test.ts compiles
+// them strictly with exactly those allowed).
+const BASE: Options = { strict: false };
+
+// allErrors: a refusal names every failing field (PROTOCOL 1.3), kept cheap by checking a
+// value's size limits first (bounded-validate.ts). strictNumbers: JSON.parse reads 1e400 as
+// Infinity, which JSON (and so JCS) cannot hold.
+const EVERY_ERROR: Options = { allErrors: true };
+const JSON_NUMBERS: Options = { strictNumbers: true };
+
+const PRESETS = {
+  // An HTTP body (src/http/validation.ts): unknown fields dropped, not refused (removeAdditional
+  // removes what a schema with additionalProperties: false does not name; our unions are of
+  // literals or open objects, where the removal is exact), defaults filled, no type coercion.
+  body: { options: { ...EVERY_ERROR, ...JSON_NUMBERS, removeAdditional: true, useDefaults: true, coerceTypes: false }, formats: true },
+  // Query strings, path parameters and headers: as a body, with types coerced, since those
+  // arrive as strings.
+  params: { options: { ...EVERY_ERROR, ...JSON_NUMBERS, removeAdditional: true, useDefaults: true, coerceTypes: 'array' }, formats: true },
+  // A document checked as it is (the attestation and propose dry runs): every error, nothing
+  // changed in it, extra fields reported rather than removed.
+  candidate: { options: { ...EVERY_ERROR, ...JSON_NUMBERS }, formats: true },
+  // The domain's own schemas (tool inputs, challenge answers, calibration answer schemas,
+  // validate.ts): every error, no coercion and no defaults written into the caller's object,
+  // and no format checks.
+  answer: { options: { ...EVERY_ERROR, useDefaults: false, coerceTypes: false }, formats: false },
+  // A node's own answers, checked against what its routes document (tests only,
+  // src/http/response-check.ts).
+  response: { options: { ...EVERY_ERROR }, formats: true },
+  // The size-limits pass run before a full validation (bounded-validate.ts): stops at the first
+  // limit broken and changes nothing in the value.
+  limits: { options: { allErrors: false, coerceTypes: false }, formats: false },
+} satisfies Record<string, { options: Options; formats: boolean }>;
+
+/** What a validator is for; each names its options above. */
+export type AjvPreset = keyof typeof PRESETS;
+
+/** A new ajv instance with the project's options for `preset` (and ajv-formats where it checks formats). */
+export function createAjv(preset: AjvPreset): AjvInstance {
+  const { options, formats } = PRESETS[preset];
+  const ajv = new Ajv({ ...BASE, ...options });
+  if (formats) addFormats(ajv);
+  return ajv;
+}

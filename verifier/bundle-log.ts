@@ -1,0 +1,230 @@
+// The L3 checks of a proposal bundle (bundle.ts; PROTOCOL 8.4, 9.3): the node's log events
+// about the proposal (submitted, each judgment, the decision), each with its inclusion proof
+// against a checkpoint signed by a pinned (or issuer-endorsed) log key and naming the content,
+// and the decision recomputed from the judgments and the rule its event names (PROTOCOL 7.4).
+// Each sub-check is a generator yielding the signatures it needs (src/core/checking.ts).
+import type { Checking } from '../src/core/checking.js';
+import type { ProposalContent } from '../src/core/content.js';
+import { compositeOf, PUBLISH_THRESHOLD, round6, weightedComposite } from '../src/core/judgment.js';
+import type { IssuerTrust } from './issuer-keys.js';
+import { endorsedLogKeyChecking, logInclusionChecking, witnessesChecking, type WitnessPolicy } from './log.js';
+import type { Checks } from './report.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const EVENT_KIND = 'attestation.event.v1';
+const DECISIONS = ['published', 'rejected', 'withdrawn'];
+
+/** What the checks after L2 share: the bundle's proposal and judgments, and what the earlier layers learnt. */
+export interface BundleScope {
+  bundle: Json;
+  proposal: Json;
+  judgments: Json[];
+  judgmentIds: string[];
+  kind: string;
+  /** Checked as akas.bundle.v2 (its label, or the content binding it carries). */
+  v2: boolean;
+  /** The issuer keys reached from the pin; undefined when none was pinned. */
+  trust: IssuerTrust | undefined;
+  content: ProposalContent | undefined;
+  /** The content hash recomputed here; undefined when the content cannot be. */
+  contentSha256: string | undefined;
+}
+
+/** How the proposal's content is bound at propose (BundleReport's binding.submitted). */
+export type Submitted = 'log' | 'store' | 'missing' | 'not-checked';
+
+/** One log item of a bundle: the entry, its event and its proof. */
+interface LogItem {
+  entry: Json;
+  body: Json;
+  event: string;
+  item: Json;
+}
+
+/** What the L3 sub-checks share: the log's items, the trusted key, and the two questions every event answers. */
+interface LogScope extends BundleScope {
+  items: LogItem[];
+  proposer: unknown;
+  /** The event names the content recomputed here (or one of the two does not say). */
+  names: (body: Json) => boolean;
+  /** The event's inclusion proof against the bundle's checkpoint, under the trusted log key. */
+  inclusion: (it: LogItem, subject: string) => Checking<void>;
+}
+
+/**
+ * L3 made verifiable: each event about the proposal in the node's log, proven against a
+ * checkpoint signed by a log key that is pinned, or endorsed by the pinned issuer; the
+ * checkpoint's witnesses when a quorum is asked for. Answers how the content was bound at propose.
+ */
+export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: string; witnesses?: WitnessPolicy }): Checking<Submitted> {
+  const logPart = isObject(scope.bundle.log) ? scope.bundle.log : undefined;
+  const logKey = yield* logKeyChecking(c, logPart, scope.trust, options.logKey);
+  const items: LogItem[] = ((Array.isArray(logPart?.entries) ? logPart!.entries : []) as unknown[]).filter(isObject).map((item) => {
+    const entry = isObject(item.entry) ? item.entry : {};
+    const body = isObject(entry.body) ? entry.body : {};
+    // A v1 bundle lists judgment entries by judgmentId only; what an entry records is its body's word.
+    return { entry, body, event: typeof body.event === 'string' ? body.event : '', item };
+  });
+  const { contentSha256 } = scope;
+  const log: LogScope = {
+    ...scope,
+    items,
+    proposer: scope.proposal.proposer ?? null,
+    names: (body) => (contentSha256 === undefined || body.contentSha256 === undefined ? true : body.contentSha256 === contentSha256),
+    *inclusion(it, subject) {
+      if (logKey) yield* logInclusionChecking(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], subject);
+      else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', subject);
+    },
+  };
+  const submitted = yield* submittedChecking(c, log);
+  yield* judgmentEventsChecking(c, log);
+  if (scope.v2) {
+    eventSetCheck(c, log);
+    // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
+    yield* decisionChecking(c, log);
+  } else {
+    c.add('decision.recompute', 'content', `the status shown (${String(scope.proposal.status)}) is the decision the judgments make`, null, 'not checked: an akas.bundle.v1 carries no decision event naming its judgments, weights and rule');
+  }
+  // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
+  if (options.witnesses) yield* witnessesChecking(c, logPart?.checkpoint, options.witnesses);
+  return submitted;
+}
+
+// The log key: the one pinned with --log-key, else the one the pinned issuer endorses in the
+// bundle; answers the key the inclusion proofs are checked under (undefined: none is trusted).
+function* logKeyChecking(c: Checks, logPart: Json | undefined, trust: IssuerTrust | undefined, pinned: string | undefined): Checking<string | undefined> {
+  let logKey = pinned;
+  if (!logKey && trust && logPart) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
+  if (pinned) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart?.verifierKey === pinned, logPart?.verifierKey === pinned ? undefined : `the bundle names ${String(logPart?.verifierKey)}`);
+  else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin");
+  else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)');
+  return logKey;
+}
+
+// The submitted event: the content, kind, path and proposer, as the node logged them at propose.
+function* submittedChecking(c: Checks, log: LogScope): Checking<Submitted> {
+  if (!log.v2) return 'not-checked';
+  const { proposal, kind, content, contentSha256, proposer } = log;
+  const sub = log.items.filter((it) => it.event === 'proposal.submitted' && it.body.proposalId === proposal.proposalId);
+  if (sub.length === 0) {
+    const store = proposal.contentBinding === 'store';
+    c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', store ? null : false, store ? "not checked: a proposal stored before content binding is bound by the node's store, not by the log" : 'the bundle holds no proposal.submitted event for it');
+    return store ? 'store' : 'missing';
+  }
+  const it = sub[0];
+  const problems: string[] = [];
+  if (sub.length > 1) problems.push(`${sub.length} proposal.submitted events`);
+  if (it.entry.kind !== EVENT_KIND) problems.push(`the entry is a ${String(it.entry.kind)}`);
+  if (it.body.kind !== kind) problems.push(`it logged kind ${String(it.body.kind)}`);
+  if (contentSha256 !== undefined && it.body.contentSha256 !== contentSha256) problems.push(`it logged content ${String(it.body.contentSha256)}, the content shown hashes to ${contentSha256}`);
+  if (content && it.body.path !== content.path) problems.push(`it logged path ${String(it.body.path)}`);
+  if (it.body.proposer !== proposer || it.entry.agent !== proposer) problems.push(`it logged proposer ${String(it.body.proposer)}, the proposal shows ${String(proposer)}`);
+  c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', problems.length === 0, problems.join('; ') || undefined, 'proposal.submitted');
+  yield* log.inclusion(it, 'proposal.submitted');
+  return 'log';
+}
+
+// Each judgment's event: recorded in the log, about this judgment of this content.
+function* judgmentEventsChecking(c: Checks, log: LogScope): Checking<void> {
+  const { v2, proposal } = log;
+  for (const id of log.judgmentIds) {
+    const it = log.items.find((x) => (x.event === 'judgment.recorded' && x.body.judgmentId === id) || (!v2 && x.item.judgmentId === id));
+    if (!it) {
+      c.add('log.inclusion', 'L3', "the judgment is in the node's log", v2 ? false : null, v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
+      continue;
+    }
+    const about = it.entry.kind === EVENT_KIND && it.event === 'judgment.recorded' && it.body.judgmentId === id && it.body.proposalId === proposal.proposalId;
+    const ofContent = log.names(it.body);
+    c.add('log.entry.about', 'L3', 'the log entry records this judgment of this content', about && ofContent, !about ? 'the entry is about something else' : ofContent ? undefined : `it names content ${String(it.body.contentSha256)}`, id);
+    yield* log.inclusion(it, id);
+  }
+}
+
+// content: no judgment.recorded event of a judgment the bundle leaves out.
+function eventSetCheck(c: Checks, log: LogScope) {
+  const extra = log.items.filter((it) => it.event === 'judgment.recorded' && !log.judgmentIds.includes(String(it.body.judgmentId))).map((it) => String(it.body.judgmentId));
+  c.add('set.events', 'content', 'every judgment.recorded event is of a judgment in the bundle', extra.length === 0, extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined);
+}
+
+/**
+ * The decision of a bundle's proposal: a decided proposal has its decision event in the log (a
+ * pending one has none), naming the status, the content and the proposer; and the decision
+ * recomputes from the judgments shown, the weights its event names and the rule it applied
+ * (PROTOCOL 7.4), with the same judgments, in the same order.
+ */
+function* decisionChecking(c: Checks, log: LogScope): Checking<void> {
+  const { proposal } = log;
+  const status = String(proposal.status);
+  const decisions = log.items.filter((it) => DECISIONS.some((d) => it.event === `proposal.${d}`) && it.body.proposalId === proposal.proposalId);
+  const what = 'the log recorded the status shown, for this content and proposer';
+  if (!DECISIONS.includes(status)) {
+    c.add('log.decision', 'L3', what, decisions.length === 0, decisions.length ? `the log recorded ${decisions.map((d) => d.event).join(', ')} for a proposal shown ${status}` : undefined);
+    return;
+  }
+  if (decisions.length === 0) {
+    c.add('log.decision', 'L3', what, false, `the bundle holds no proposal.${status} event for a proposal shown ${status}`);
+    return;
+  }
+  const it = decisions[0];
+  const problems: string[] = [];
+  if (decisions.length > 1) problems.push(`${decisions.length} decision events: ${decisions.map((d) => d.event).join(', ')}`);
+  if (it.entry.kind !== EVENT_KIND) problems.push(`the entry is a ${String(it.entry.kind)}`);
+  if (it.event !== `proposal.${status}`) problems.push(`the log recorded ${it.event}, the proposal shows ${status}`);
+  if (!log.names(it.body)) problems.push(`it names content ${String(it.body.contentSha256)}, the content shown hashes to ${String(log.contentSha256)}`);
+  if (it.entry.agent !== log.proposer) problems.push(`its agent is ${String(it.entry.agent)}, the proposal shows proposer ${String(log.proposer)}`);
+  c.add('log.decision', 'L3', what, problems.length === 0, problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined), it.event);
+  yield* log.inclusion(it, it.event);
+  if (status !== 'withdrawn') recomputeCheck(c, log, it);
+}
+
+// content: the judgments the decision counted are those shown, and the decision recomputes
+// from them, the weights it names and the rule it applied.
+function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
+  const { proposal, judgments } = log;
+  const status = String(proposal.status);
+  const ev = it.body;
+  const counted = Array.isArray(ev.judgments) ? (ev.judgments as unknown[]).filter(isObject) : undefined;
+  const rule = isObject(ev.rule) ? ev.rule : undefined;
+  if (!counted || !rule) {
+    const why = 'not checked: a decision logged before content binding names no judgments, weights or rule';
+    c.add('set.decision', 'content', 'the judgments shown are those the decision counted', null, why);
+    c.add('decision.recompute', 'content', 'the decision recomputes from the judgments and the rule', null, why);
+    return;
+  }
+  const shownIds = judgments.map((j) => String(j.judgmentId));
+  const countedIds = counted.map((j) => String(j.judgmentId));
+  const setOk = shownIds.length === countedIds.length && shownIds.every((id, i) => id === countedIds[i]);
+  c.add('set.decision', 'content', 'the judgments shown are those the decision counted, in order', setOk, setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`);
+
+  const problems: string[] = [];
+  const required = rule.requiredJudgments;
+  if (rule.publishThreshold !== PUBLISH_THRESHOLD) problems.push(`the rule applied publishes at ${String(rule.publishThreshold)}, not PROTOCOL 7.4's ${PUBLISH_THRESHOLD}`);
+  if (required !== proposal.requiredJudgments) problems.push(`the rule applied wants ${String(required)} judgments, the proposal shows ${String(proposal.requiredJudgments)}`);
+  if (counted.length !== required) problems.push(`${counted.length} judgments counted, the rule wants ${String(required)}`);
+  const rows: Array<{ weight: number; composite: number }> = [];
+  for (const k of counted) {
+    const j = judgments.find((x) => x.judgmentId === k.judgmentId);
+    if (!j) continue; // set.decision names it
+    let composite: number;
+    try {
+      composite = compositeOf(j.scores as never);
+    } catch {
+      problems.push(`judgment ${String(k.judgmentId)} has no four scores`);
+      continue;
+    }
+    if (k.composite !== composite || j.composite !== composite) problems.push(`judgment ${String(k.judgmentId)}: its scores give composite ${composite}, the decision counted ${String(k.composite)}`);
+    if (typeof k.weight !== 'number' || !Number.isFinite(k.weight) || k.weight < 0) problems.push(`judgment ${String(k.judgmentId)}: the decision counted no weight`);
+    else if (j.weight !== k.weight) problems.push(`judgment ${String(k.judgmentId)} shows weight ${String(j.weight)}, the decision counted ${k.weight}`);
+    rows.push({ weight: Number(k.weight), composite });
+  }
+  const weighted = weightedComposite(rows);
+  const decision = weighted >= PUBLISH_THRESHOLD ? 'published' : 'rejected';
+  const outcome = isObject(proposal.outcome) ? proposal.outcome : {};
+  if (round6(weighted) !== ev.weightedComposite) problems.push(`the judgments give a weighted composite of ${round6(weighted)}, the decision logged ${String(ev.weightedComposite)}`);
+  if (outcome.weightedComposite !== round6(weighted)) problems.push(`the outcome shows a weighted composite of ${String(outcome.weightedComposite)}, the judgments give ${round6(weighted)}`);
+  if (decision !== status || outcome.decision !== decision || it.event !== `proposal.${decision}`) {
+    problems.push(`the judgments decide ${decision} (${round6(weighted)} against ${PUBLISH_THRESHOLD}); the proposal shows ${status}, its outcome ${String(outcome.decision)}, the log ${it.event}`);
+  }
+  c.add('decision.recompute', 'content', `the decision recomputes from the judgments and the rule (${String(required)} judgments, publish at ${PUBLISH_THRESHOLD})`, problems.length === 0, problems.join('; ') || `${decision} at ${round6(weighted)}`);
+}
