@@ -3,6 +3,7 @@
 // after every write the store announces in the space (Store.watch, which LevelDB and
 // PostgreSQL both serve), so it holds as soon as the write lands, however busy the machine
 // (issue 31, item 6; DESIGN 4). A check that never holds fails the test at its timeout.
+import { LogOutbox } from '../../src/domain/log/index.js';
 import type { Space, Store } from '../../src/store/index.js';
 
 /** Resolves once check() holds; it is run now and after each announced write in `space`. */
@@ -39,4 +40,12 @@ export function untilWritten(store: Store, space: Space<unknown>, check: () => b
     const stop = store.watch(space, () => void run(), () => void run());
     void run();
   });
+}
+
+/**
+ * Resolves once the node's log has appended everything its outbox held: decisions and other
+ * events are appended by the log's own appender after the request that made them answered.
+ */
+export function untilLogSettled(node: { store: Store }): Promise<void> {
+  return untilWritten(node.store, LogOutbox, async () => (await node.store.list(LogOutbox, { limit: 1 })).length === 0);
 }
