@@ -49,3 +49,12 @@ export function untilWritten(store: Store, space: Space<unknown>, check: () => b
 export function untilLogSettled(node: { store: Store }): Promise<void> {
   return untilWritten(node.store, LogOutbox, async () => (await node.store.list(LogOutbox, { limit: 1 })).length === 0);
 }
+
+/**
+ * For state nothing announces (files on disk, rows of the blob tables, another process):
+ * checks again every `everyMs` until check() holds. No deadline of its own: the test's timeout
+ * is the only bound, so a busy machine makes the wait longer, never the test fail.
+ */
+export async function eventually(check: () => boolean | Promise<boolean>, everyMs = 10): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, everyMs));
+}
