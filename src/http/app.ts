@@ -64,6 +64,8 @@ export interface AppConfig extends DomainConfig {
   witnesses: WitnessConfig[];
   /** How long a read that hands out a checkpoint waits for the witnesses' round (ms). */
   witnessWaitMs: number;
+  /** How long one witness may take to answer add-checkpoint (ms); tests hold a silent one for good. */
+  witnessTimeoutMs: number;
   /** This node is a witness too, for the logs of these Ed25519 verifier keys, with this key (PROTOCOL 9.9). */
   witnessFor?: { logs: string[]; key: { name: string; seed: string } };
 }
@@ -78,6 +80,7 @@ export const defaultAppConfig: AppConfig = {
   checkResponses: false,
   witnesses: [],
   witnessWaitMs: 3000,
+  witnessTimeoutMs: 10_000,
 };
 
 export interface AppOptions {
@@ -172,7 +175,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const tiles = new LogTileReader(ctx.store, log);
   // Witness rounds run beside the log, never in an append's path (PROTOCOL 9.9).
   const witnesses = config.witnesses.length
-    ? new WitnessClient(log, config.witnesses, ctx.clock, { onError: (e) => app.log.error({ err: e }, 'witness round failed') })
+    ? new WitnessClient(log, config.witnesses, ctx.clock, { timeoutMs: config.witnessTimeoutMs, onError: (e) => app.log.error({ err: e }, 'witness round failed') })
     : undefined;
   // Security headers on every answer, JSON and HTML alike, errors included (registered before
   // the caller hook, whose 401 and 429 answers carry them too): security-headers.ts.

@@ -1,12 +1,13 @@
 // akas mcp and akas docs (PROTOCOL 11.4, 12): the client configuration of this node's MCP
 // endpoint, read from its descriptor, and its agent guide.
-import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpSnippets, mcpStdioSnippets, thisAkas } from '../../cli/commands/discovery.js';
 import { loadIdentity } from '../../cli/profile.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
+import { eventually } from '../helpers/written.js';
 
 let h: CliHarness;
 beforeAll(async () => {
@@ -111,15 +112,10 @@ describe('akas docs', () => {
       const r = await h.akas(['--json', 'docs', '--open']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.json()).toEqual({ opened: `${h.baseUrl}/agent-docs` });
-      for (let i = 0; i < 100; i++) {
-        try {
-          expect(readFileSync(join(dir, 'opened'), 'utf8').trim()).toBe(`${h.baseUrl}/agent-docs`);
-          break;
-        } catch (e) {
-          if (i === 99) throw e;
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      }
+      // The browser runs on its own: wait for the line it writes, however long it takes to start.
+      const opened = join(dir, 'opened');
+      await eventually(() => existsSync(opened) && readFileSync(opened, 'utf8').endsWith('\n'));
+      expect(readFileSync(opened, 'utf8').trim()).toBe(`${h.baseUrl}/agent-docs`);
     } finally {
       if (saved === undefined) delete process.env.BROWSER;
       else process.env.BROWSER = saved;

@@ -10,6 +10,7 @@ import { cosignerVerifierKey, generateKeyPair } from '../../src/core/index.js';
 import { enqueueLogEntry } from '../../src/domain/log/index.js';
 import { tileFetcher, watchTilesOnce, type FetchBytes } from '../../cli/log-watch.js';
 import { testNode, type TestNode } from '../helpers/app.js';
+import { untilLogSettled } from '../helpers/written.js';
 
 let node: TestNode;
 let dir: string;
@@ -55,7 +56,7 @@ describe('akas log watch --tiles', () => {
       await small.store.transact(['t'], async (tx) => {
         for (let i = 0; i < 600; i++) enqueueLogEntry(tx, small.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i } });
       });
-      for (let i = 0; i < 200 && (await small.app.akas.log.head()).size < 600; i++) await new Promise((r) => setTimeout(r, 20));
+      await untilLogSettled(small);
       await small.app.akas.log.checkpoint();
       const url = await small.app.listen({ host: '127.0.0.1', port: 0 });
       const waited: number[] = [];

@@ -2,31 +2,23 @@
 // and its Enter in one chunk (a paste, a slow SSH link, `tmux send-keys "3" Enter`) must
 // submit that answer, never put a carriage return into it. Rendered with ink's testing
 // library here; test/e2e/terminal.test.ts drives the built binary through a pseudo-terminal.
-import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Questionnaire, type CalibrationOutcome } from '../../cli/views/calibrate.js';
 import { splitChunk, splitLines } from '../../cli/views/line-input.js';
 import { Queue, type QueueItem, type QueueViewResult } from '../../cli/views/queue.js';
 import { inkFramesEverywhere } from '../helpers/cli.js';
+import { reactActEnvironment, renderInk, typeChunks as type } from '../helpers/ink.js';
 
 const restoreCi = inkFramesEverywhere();
-afterAll(() => restoreCi());
+const restoreAct = reactActEnvironment();
+afterAll(() => (restoreCi(), restoreAct()));
 
 const QUESTIONS = ['Q1', 'Q2', 'Q3'].map((id) => ({ id, systemPrompt: 'Answer briefly.', userPrompt: `What is ${id}?`, maxAnswerLen: 100 }));
 
-const tick = () => new Promise((r) => setTimeout(r, 20));
-
-// Writes one chunk the way a terminal delivers it, then lets ink draw and attach the next field.
-async function type(stdin: { write(s: string): void }, chunk: string) {
-  stdin.write(chunk);
-  await tick();
-  await tick();
-}
-
-function questionnaire() {
+async function questionnaire() {
   const onDone = vi.fn<(o: CalibrationOutcome) => void>();
-  const view = render(createElement(Questionnaire, { questions: QUESTIONS, attemptsRemaining: 3, onDone }));
+  const view = await renderInk(createElement(Questionnaire, { questions: QUESTIONS, attemptsRemaining: 3, onDone }));
   return { ...view, onDone };
 }
 
@@ -43,8 +35,7 @@ describe('splitChunk', () => {
 
 describe('the calibration questionnaire', () => {
   it('takes an answer and its Enter in one chunk as that answer', async () => {
-    const v = questionnaire();
-    await tick();
+    const v = await questionnaire();
     await type(v.stdin, '42\r');
     expect(v.lastFrame()).toContain('Question 2 of 3');
     await type(v.stdin, 'second\r');
@@ -56,8 +47,7 @@ describe('the calibration questionnaire', () => {
   });
 
   it('answers the following questions with the following lines of a paste', async () => {
-    const v = questionnaire();
-    await tick();
+    const v = await questionnaire();
     await type(v.stdin, 'one\rtwo\nthr');
     expect(v.lastFrame()).toContain('Question 3 of 3');
     expect(v.lastFrame()).toContain('thr');
@@ -70,11 +60,8 @@ describe('the calibration questionnaire', () => {
   });
 
   it('keeps keys typed faster than frames in order (a burst of single keys)', async () => {
-    const v = questionnaire();
-    await tick();
-    for (const c of ['4', '2']) v.stdin.write(c);
-    v.stdin.write('\r');
-    await tick();
+    const v = await questionnaire();
+    await type(v.stdin, '4', '2', '\r');
     await type(v.stdin, 'b\r');
     await type(v.stdin, 'c\r');
     await type(v.stdin, 'y');
@@ -82,8 +69,7 @@ describe('the calibration questionnaire', () => {
   });
 
   it('ends as interrupted on Ctrl-C, submitting nothing', async () => {
-    const v = questionnaire();
-    await tick();
+    const v = await questionnaire();
     await type(v.stdin, 'first\r');
     await type(v.stdin, '\u0003');
     expect(v.onDone).toHaveBeenCalledWith({ interrupted: true, answered: 1 });
@@ -93,16 +79,15 @@ describe('the calibration questionnaire', () => {
 describe('the judge form of the queue', () => {
   const item: QueueItem = { proposalId: 'prop_0123456789abcdef', kind: 'brief', title: 'A brief', path: '/a/b', submittedAt: 0, judgmentCount: 0, requiredJudgments: 3 };
 
-  function queue() {
+  async function queue() {
     const judge = vi.fn(async (input: unknown) => ({ judgmentId: 'jdg_0000000000000001', newStatus: 'pending', input }));
     const result: QueueViewResult = { judged: [], interrupted: false, inFlight: null };
-    const view = render(createElement(Queue, { stdout: process.stdout, items: [item], agentTag: 'ak_test0000', judge, result }));
+    const view = await renderInk(createElement(Queue, { stdout: process.stdout, items: [item], agentTag: 'ak_test0000', judge, result }));
     return { ...view, judge, result };
   }
 
   it('takes each score and the rationale with its Enter in one chunk', async () => {
-    const v = queue();
-    await tick();
+    const v = await queue();
     await type(v.stdin, '\r'); // open the proposal
     for (const chunk of ['0.9\r', '0.8\r', '0.7\r', '0.8\r', 'Accurate and sourced\r']) await type(v.stdin, chunk);
     expect(v.lastFrame()).toContain('Sign with your key and send?');
@@ -112,8 +97,7 @@ describe('the judge form of the queue', () => {
   });
 
   it('fills the form from one pasted chunk, stops at a refused value, and never confirms by itself', async () => {
-    const v = queue();
-    await tick();
+    const v = await queue();
     await type(v.stdin, '\r');
     await type(v.stdin, '0.9\r0.8\r7\r0.8\rWhy\r');
     expect(v.lastFrame()).toContain('compression is a number from 0 to 1');
@@ -126,8 +110,7 @@ describe('the judge form of the queue', () => {
   });
 
   it('ends as interrupted on Ctrl-C', async () => {
-    const v = queue();
-    await tick();
+    const v = await queue();
     await type(v.stdin, '\u0003');
     expect(v.result.interrupted).toBe(true);
   });

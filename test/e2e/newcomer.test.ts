@@ -12,6 +12,7 @@ import { PROPOSAL_TEMPLATES } from '../../src/domain/proposals/templates.js';
 import { calibratedProfiles, CLI, runCli, savedIdentity, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 import { onTerminal } from '../helpers/pty.js';
 import { readmeBlocks, runBlock, type ReadmeContext } from '../helpers/readme.js';
+import { eventually } from '../helpers/written.js';
 
 let node: RunningNode;
 let ctx: ReadmeContext;
@@ -65,7 +66,9 @@ describe('a closed pipe', () => {
   }
 
   async function followIntoHead(args: string[], lines: number) {
-    const script = `akas() { "$AKAS_NODE" "$AKAS_BIN" "$@"; }\nakas ${args.join(' ')} | head -${lines}\necho "akas-exit=\${PIPESTATUS[0]}" >&2\n`;
+    // Once head has its lines and has left, the group closes the pipe's last reader and says
+    // so on stderr: only then does the test append the entry whose write finds no reader.
+    const script = `akas() { "$AKAS_NODE" "$AKAS_BIN" "$@"; }\nakas ${args.join(' ')} | { head -${lines}; exec 0<&-; echo head-left >&2; }\necho "akas-exit=\${PIPESTATUS[0]}" >&2\n`;
     const child = spawn('bash', ['-c', script], {
       cwd: ctx.work,
       env: { ...process.env, AKAS_BASE_URL: node.url, AKAS_CONFIG_DIR: ctx.configDir, AKAS_BIN: CLI, AKAS_NODE: process.execPath, NO_COLOR: '1' },
@@ -76,8 +79,7 @@ describe('a closed pipe', () => {
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const closed = new Promise<void>((r) => child.once('close', () => r()));
-    for (let i = 0; i < 500 && out.split('\n').filter(Boolean).length < lines; i++) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 200)); // head has left
+    await eventually(() => err.includes('head-left'));
     await attestOne(); // a new log entry for the stream to write
     await closed;
     return { out, err };

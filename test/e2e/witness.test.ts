@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cosignerVerifierKey, generateKeyPair } from '../../src/core/index.js';
 import { calibratedProfiles, runCli, startServe, startWitness, tempDir, type RunningNode, type RunningWitness } from '../helpers/e2e.js';
+import { eventually } from '../helpers/written.js';
 
 let work: string;
 let dataDir: string;
@@ -116,11 +117,10 @@ describe('a node with two akas witness processes (e2e)', () => {
     // The witnesses' round follows each checkpoint: wait until neither lags, then export.
     const size = async () => ((await (await fetch(`${node.url}/api/attestations/head`)).json()) as { size: number }).size;
     const target = await size();
-    for (let i = 0; i < 150; i++) {
+    await eventually(async () => {
       const health = (await (await fetch(`${node.url}/healthz`)).json()) as { witnesses: Array<{ cosignedSize: number }> };
-      if (health.witnesses.every((w) => w.cosignedSize >= target)) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+      return health.witnesses.every((w) => w.cosignedSize >= target);
+    }, 200);
     const bundle = join(work, 'bundle.json');
     const exported = await akas(['export', artifact.proposalId, '-o', bundle, '--blobs', join(work, 'blobs')]);
     expect(exported.code, exported.stderr).toBe(0);

@@ -9,6 +9,7 @@ import { verifyConsistencyProof } from '../../verifier/log.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { agent, decide, proposeAs } from '../helpers/flows.js';
+import { untilLogSettled } from '../helpers/written.js';
 
 let node: TestNode;
 const HOSTILE = 'PDF <script>alert("x")</script> & "quotes" <img src=x onerror=alert(1)>';
@@ -29,7 +30,7 @@ beforeAll(async () => {
   const res = await proposeAs(node, a, 'capability', samplePayload('capability', 5));
   pending = res.json().proposalId;
   // The log's events are appended by its own appender: wait until the last decision is in it.
-  for (let i = 0; i < 100 && (await node.app.akas.log.head()).size < 16; i++) await new Promise((r) => setTimeout(r, 20));
+  await untilLogSettled(node);
   await node.app.inject({ url: '/api/log/checkpoint' });
 }, 120_000);
 afterAll(() => node?.close());
@@ -208,7 +209,7 @@ describe('the explorer pages', () => {
     const oldSize = Number(older.body.split('\n')[1]);
     await decide(node, 'capability', { n: 7 });
     // A decided proposal adds five entries: proposal.submitted, three judgments, the decision.
-    for (let i = 0; i < 100 && (await node.app.akas.log.head()).size < oldSize + 5; i++) await new Promise((r) => setTimeout(r, 20));
+    await untilLogSettled(node);
     const newer = await node.app.inject({ url: '/api/log/checkpoint' });
     const size = Number(newer.body.split('\n')[1]);
     expect(size).toBe(oldSize + 5);

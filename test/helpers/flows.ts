@@ -44,8 +44,9 @@ export async function contentOf(node: TestNode, proposalId: string): Promise<str
   return (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json().contentSha256;
 }
 
-export function judgeAs(node: TestNode, a: Agent, kind: ProposalKind, proposalId: string, body: unknown) {
-  return node.app.inject({ method: 'POST', url: `${KIND_ROUTES[kind].judge}/${proposalId}`, payload: body as object, headers: bearer(a.apiKey), remoteAddress: a.ip });
+/** Sends a judge body as `a`, to the kind's judge route (or `opts.url`), with any extra headers. */
+export function judgeAs(node: TestNode, a: Agent, kind: ProposalKind, proposalId: string, body: unknown, opts: { url?: string; headers?: Record<string, string> } = {}) {
+  return node.app.inject({ method: 'POST', url: opts.url ?? `${KIND_ROUTES[kind].judge}/${proposalId}`, payload: body as object, headers: { ...bearer(a.apiKey), ...opts.headers }, remoteAddress: a.ip });
 }
 
 /**

@@ -8,7 +8,7 @@ import { publishToTree } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import type { AppConfig } from '../../src/http/app.js';
 import { samplePayload } from '../fixtures/payloads.js';
-import { testNode, type TestNode } from '../helpers/app.js';
+import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { agent, type Agent } from '../helpers/flows.js';
 
 let node: TestNode;
@@ -46,8 +46,6 @@ async function send(method: string, path: string, opts: { body?: unknown; header
   const text = buf.toString('utf8');
   return { status: res.statusCode, headers: res.headers as Answer['headers'], text, bytes: buf.length, json: () => JSON.parse(text) };
 }
-
-const bearer = (a: Agent) => ({ authorization: `Bearer ${a.apiKey}` });
 
 /** An error answer is never larger than this, or twice its request. */
 const ERROR_ANSWER_BOUND = 16 * 1024;
@@ -99,7 +97,7 @@ describe('finding 1: validation answers are bounded and every route draws a toke
     const branches = Array.from({ length: 4_000 }, () => ({ id: 'X', condition: 1, to: '' }));
     const payload = { ...(samplePayload('graph', 1) as Record<string, unknown>), payload: { question: 'q', inputsRequired: [], branches } };
     const sent = JSON.stringify(payload);
-    const r = await send('POST', '/api/knowledge/dg/propose', { body: sent, headers: bearer(a) });
+    const r = await send('POST', '/api/knowledge/dg/propose', { body: sent, headers: bearer(a.apiKey) });
     expect(r.status).toBe(400);
     const j = r.json();
     expect(j.code).toBe('validation_failed');
@@ -112,7 +110,7 @@ describe('finding 1: validation answers are bounded and every route draws a toke
     const a = await agent(node, 0.9, 50);
     const branches = Array.from({ length: 32 }, () => ({ id: 'X', condition: 1, to: '', priors: 9 }));
     const payload = { path: 1, title: 2, spec: 3, payload: { question: 4, inputsRequired: [5], branches } };
-    const r = await send('POST', '/api/knowledge/dg/propose', { body: payload, headers: bearer(a) });
+    const r = await send('POST', '/api/knowledge/dg/propose', { body: payload, headers: bearer(a.apiKey) });
     expect(r.status).toBe(400);
     const j = r.json();
     expect(j.errors).toHaveLength(50);
@@ -148,7 +146,7 @@ describe('finding 2: JSON Logic conditions', () => {
       { method: ['abc', 'toUpperCase'] },
     ];
     for (const [i, rule] of rules.entries()) {
-      const r = await send('POST', '/api/knowledge/dg/propose', { body: graphWith({ '==': [rule, 1] }, i + 1), headers: bearer(a) });
+      const r = await send('POST', '/api/knowledge/dg/propose', { body: graphWith({ '==': [rule, 1] }, i + 1), headers: bearer(a.apiKey) });
       expect(r.status, JSON.stringify(rule)).toBe(400);
       expect(r.json().errors[0].reason).toMatch(/not an allowed JSON Logic operator/);
     }
@@ -159,11 +157,11 @@ describe('finding 2: JSON Logic conditions', () => {
     const a = await agent(node, 0.9, 50);
     let deep: unknown = { var: 'throughput' };
     for (let i = 0; i < 40; i++) deep = { '!': [deep] };
-    const deepR = await send('POST', '/api/knowledge/dg/propose', { body: graphWith(deep, 1), headers: bearer(a) });
+    const deepR = await send('POST', '/api/knowledge/dg/propose', { body: graphWith(deep, 1), headers: bearer(a.apiKey) });
     expect(deepR.status).toBe(400);
     expect(deepR.json().errors[0].reason).toMatch(/nests deeper than/);
     const large = { in: [{ var: 'throughput' }, Array.from({ length: 3000 }, (_, i) => i)] };
-    const largeR = await send('POST', '/api/knowledge/dg/propose', { body: graphWith(large, 2), headers: bearer(a) });
+    const largeR = await send('POST', '/api/knowledge/dg/propose', { body: graphWith(large, 2), headers: bearer(a.apiKey) });
     expect(largeR.status).toBe(400);
     expect(largeR.json().errors[0].reason).toMatch(/larger than/);
   });
@@ -200,9 +198,9 @@ describe('finding 3: a lone surrogate (and every other breach of strict JSON) is
     const before = (await send('GET', '/api/attestations/head')).json().size;
     const answers = [
       await send('POST', '/api/credentials/dry-run', { body: lone }),
-      await send('POST', '/api/attestations', { body: lone, headers: bearer(a) }),
+      await send('POST', '/api/attestations', { body: lone, headers: bearer(a.apiKey) }),
       await send('POST', '/api/agent/v1/register', { body: '{"promptId":"\\udfff"}' }),
-      await send('POST', '/api/knowledge/cap/propose', { body: JSON.stringify(samplePayload('capability', 1)).replace('"title":"', '"title":"\\ud83d'), headers: bearer(a) }),
+      await send('POST', '/api/knowledge/cap/propose', { body: JSON.stringify(samplePayload('capability', 1)).replace('"title":"', '"title":"\\ud83d'), headers: bearer(a.apiKey) }),
       // Duplicate keys and bytes that are not UTF-8: the same strict rules.
       await send('POST', '/api/credentials/dry-run', { body: '{"kind":"review.attestation.v1","kind":"x","body":{}}' }),
       await send('POST', '/api/credentials/dry-run', { body: Buffer.concat([Buffer.from('{"kind":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","body":{}}')]) }),
@@ -274,12 +272,12 @@ describe('finding 5: --trust-proxy trusts proxies, not clients; IPv6 is counted 
   it('keeps one IP from judging a proposal twice through X-Forwarded-For', async () => {
     await open({ trustProxy: true });
     const proposer = await agent(node, 0.9, 50);
-    const pid = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 7), headers: bearer(proposer) })).json().proposalId;
+    const pid = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 7), headers: bearer(proposer.apiKey) })).json().proposalId;
     const { signedBody } = await import('../helpers/flows.js');
     const judges = [await agent(node, 0.9, 0), await agent(node, 0.9, 0)];
     const answers = [];
     for (const [i, j] of judges.entries()) {
-      answers.push(await send('POST', `/api/knowledge/judge/${pid}`, { body: signedBody(j, 'capability', pid), headers: { ...bearer(j), 'x-forwarded-for': `10.9.${i}.1, 127.0.0.1` } }));
+      answers.push(await send('POST', `/api/knowledge/judge/${pid}`, { body: signedBody(j, 'capability', pid), headers: { ...bearer(j.apiKey), 'x-forwarded-for': `10.9.${i}.1, 127.0.0.1` } }));
     }
     expect(answers.map((r) => r.status)).toEqual([200, 403]);
     expect(answers[1].json().code).toBe('same_ip_collusion');
@@ -315,8 +313,8 @@ describe('finding 6: anonymous storage is bounded', () => {
     const a = await agent(node, 0.9, 10); // frontier
     expect((await upload(blob(MiB, 1))).status).toBe(200);
     expect((await upload(blob(MiB, 2))).status).toBe(429);
-    expect((await upload(blob(MiB, 3), bearer(a))).status).toBe(200);
-    const q = (await send('GET', '/api/agent/v1/quota', { headers: bearer(a) })).json();
+    expect((await upload(blob(MiB, 3), bearer(a.apiKey))).status).toBe(200);
+    const q = (await send('GET', '/api/agent/v1/quota', { headers: bearer(a.apiKey) })).json();
     expect(q.casQuota).toMatchObject({ scope: 'per-agent-per-day', cap: 20 * MiB, used: MiB, remaining: 19 * MiB });
   });
 
@@ -361,7 +359,7 @@ describe('finding 7: claimSecret stays out of transcripts, and channel A revokes
   const mcpCall = (a: Agent, name: string, args: Record<string, unknown>) =>
     send('POST', '/api/mcp', {
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
-      headers: { ...bearer(a), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      headers: { ...bearer(a.apiKey), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
     });
 
   it('leaves the claimSecret out of an MCP propose result unless the call asks for it', async () => {
@@ -378,7 +376,7 @@ describe('finding 7: claimSecret stays out of transcripts, and channel A revokes
   it('revokes every claimSecret issued before a recovery with the recovery token', async () => {
     await open();
     const a = await agent(node, 0.9, 50);
-    const before = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(a) })).json();
+    const before = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(a.apiKey) })).json();
     const recovered = await send('POST', '/api/agent/v1/recover', { body: { tag: a.tag, recoveryToken: a.recoveryToken } });
     expect(recovered.status).toBe(200);
     const stolen = await send('POST', '/api/agent/v1/recover', { body: { proposalId: before.proposalId, claimSecret: before.claimSecret } });
@@ -445,14 +443,14 @@ describe('finding 9: keys never enter a transcript', () => {
   const mcp = (a: Agent, method: string, params: Record<string, unknown>) =>
     send('POST', '/api/mcp', {
       body: { jsonrpc: '2.0', id: 1, method, params },
-      headers: { ...bearer(a), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      headers: { ...bearer(a.apiKey), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
     });
 
   it('the judge tool offers no privateKey, and a seed passed anyway signs nothing', async () => {
     await open();
     const proposer = await agent(node, 0.9, 50);
     const judge = await agent(node, 0.9, 50);
-    const { proposalId } = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(proposer) })).json();
+    const { proposalId } = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(proposer.apiKey) })).json();
     const listed = (await mcp(judge, 'tools/list', {})).json().result.tools.find((t: { name: string }) => t.name === 'judge');
     expect(Object.keys(listed.inputSchema.properties)).not.toContain('privateKey');
     expect(listed.description).toContain('akas mcp --stdio');
@@ -543,23 +541,29 @@ describe('finding 4: a node calibrates on its own private set, not on answers th
 // Past the review's list: what an outside attacker tried next on a default node (issue 22's
 // audit), each over real HTTP, each failing on the node before its fix.
 describe('connections an attacker holds open', () => {
-  /** A raw connection that sends `head` (and no more), and what the node has answered on it. */
-  function hold(head: string): { socket: Socket; answer: () => string; closed: Promise<void> } {
+  /**
+   * A raw connection that sends `head` (and no more), and what the node has answered on it;
+   * `status` resolves with the status of the answer once its status line is in (0 if the
+   * connection closed without one): a test waits for the answer itself, not for a while.
+   */
+  function hold(head: string): { socket: Socket; answer: () => string; closed: Promise<void>; status: Promise<number> } {
     const { port } = new URL(base);
     const socket = connect(Number(port), '127.0.0.1');
     let got = '';
-    socket.on('data', (d) => (got += d.toString('latin1')));
+    const statusLine = () => Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0);
+    const status = new Promise<number>((resolve) => {
+      socket.on('data', (d) => {
+        got += d.toString('latin1');
+        if (statusLine() > 0) resolve(statusLine());
+      });
+      socket.on('close', () => resolve(statusLine()));
+    });
     socket.on('error', () => {});
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     socket.write(head);
-    return { socket, answer: () => got, closed };
-  }
-  async function until(check: () => boolean, what: string) {
-    for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(check(), what).toBe(true);
+    return { socket, answer: () => got, closed, status };
   }
   const stream = (from: string) => hold(`GET /api/events HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${from}\r\n\r\n`);
-  const statusOf = (s: ReturnType<typeof hold>) => Number(/^HTTP\/1\.1 (\d{3})/.exec(s.answer())?.[1] ?? 0);
 
   it("answers an HTTP/1.1 request without Host, and an Expect it does not meet, in the envelope (Node's own answers are empty)", async () => {
     await open();
@@ -588,13 +592,11 @@ describe('connections an attacker holds open', () => {
     const opened: ReturnType<typeof hold>[] = [];
     for (const from of ['198.51.100.1', '198.51.100.1', '2001:db8:7:7::1']) {
       const s = stream(from);
-      await until(() => statusOf(s) > 0, 'an answer');
-      expect(statusOf(s)).toBe(200);
+      expect(await s.status).toBe(200);
       opened.push(s);
     }
     const second = stream('2001:db8:7:7::2');
-    await until(() => statusOf(second) > 0, 'an answer');
-    expect(statusOf(second)).toBe(200);
+    expect(await second.status).toBe(200);
     opened.push(second);
     // A third stream of one client, from another address of its IPv6 /64: refused.
     const over = await send('GET', '/api/events', { headers: { 'x-forwarded-for': '2001:db8:7:7::3' } });
@@ -608,8 +610,7 @@ describe('connections an attacker holds open', () => {
     let again = 0;
     for (let i = 0; i < 200 && again !== 200; i++) {
       const r = stream('203.0.113.9');
-      await until(() => statusOf(r) > 0, 'an answer');
-      again = statusOf(r);
+      again = await r.status;
       if (again === 200) opened.push(r);
       else r.socket.destroy();
     }
@@ -620,7 +621,10 @@ describe('connections an attacker holds open', () => {
   it('answers 408 and closes a connection whose body comes a byte at a time past the request timeout', async () => {
     await open({ requestTimeoutMs: 400 });
     const slow = hold('POST /api/credentials/dry-run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
-    const drip = setInterval(() => slow.socket.write(' '), 50);
+    // A byte every 50 ms, never the whole body (98 of its 100 bytes at most): however slowly
+    // the node's timers run, the body cannot arrive whole before the request timeout.
+    let dripped = 1;
+    const drip = setInterval(() => dripped < 98 && (dripped++, slow.socket.write(' ')), 50);
     await slow.closed;
     clearInterval(drip);
     expect(slow.answer()).toMatch(/^HTTP\/1\.1 408 /);

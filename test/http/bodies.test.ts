@@ -9,7 +9,7 @@ import { Agent as Dispatcher, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AppConfig } from '../../src/http/app.js';
 import { markCalibrated } from '../helpers/agents.js';
-import { registerAgent, testNode, type TestNode } from '../helpers/app.js';
+import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
 
 let node: TestNode;
 let base: string;
@@ -46,8 +46,6 @@ function manyKeys(n: number, kind = 'graph'): string {
 
 /** One array of n elements under `payload`: 2 bytes an element. */
 const manyElements = (n: number) => `{"kind":"graph","payload":[${Array(n).fill(0).join(',')}]}`;
-
-const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
 
 describe('finding 1: a body is counted against its route before it is parsed', () => {
   beforeEach(() => open({ rateLimit: { burst: 1000, refillPerSecond: 0.001 } }));

@@ -6,6 +6,7 @@ import { sha256Hex } from '../../src/core/index.js';
 import { blobsOf, INLINE_BLOB_BYTES } from '../../src/store/index.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { blobBackdoor } from '../helpers/stores.js';
+import { eventually } from '../helpers/written.js';
 
 const MiB = 1024 * 1024;
 const LIMIT = 10 * MiB;
@@ -435,10 +436,10 @@ describe('over a real socket', () => {
     const chunk = randomBytes(MiB);
     for (let i = 0; i < 3; i++) await new Promise<void>((r) => req.write(chunk, () => r()));
     // Wait until the node has spilled the upload to a temp file, then hang up.
-    for (let i = 0; i < 200 && (await pendingUploads()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => (await pendingUploads()) > 0);
     expect(await pendingUploads()).toBe(1);
     req.destroy();
-    for (let i = 0; i < 200 && (await pendingUploads()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => (await pendingUploads()) === 0);
     expect(await pendingUploads()).toBe(0);
     expect(await storedBlobs()).toEqual([]);
     const after = await chunkedUpload(1, 1000);

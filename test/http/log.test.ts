@@ -1,7 +1,7 @@
 // PROTOCOL 9.5 and 9.7 over HTTP: checkpoints, proofs and entries for every log size up to
 // 300, and the event stream (every entry after a resume point exactly once, in order; slow
 // consumers dropped).
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryLeaf, leafHash, openNote, parseCheckpoint, verifyConsistency, type LogEntry } from '../../src/core/index.js';
 import { verifyInclusion } from '../../src/core/merkle.js';
@@ -153,8 +153,11 @@ describe('GET /api/events', () => {
   it('drops a consumer that does not read, instead of holding what it has not taken', async () => {
     await append(1);
     const { port } = node.app.server.address() as { port: number };
+    // The node's end of this connection: it closes when the node drops the consumer.
+    const nodeSide = new Promise<Socket>((r) => node.app.server.once('connection', r));
     const socket = connect(port, '127.0.0.1');
     await new Promise<void>((r) => socket.on('connect', () => r()));
+    const dropped = nodeSide.then((s) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r()))));
     socket.pause(); // this consumer reads nothing until the end
     socket.write('GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n');
     let received = 0;
@@ -164,8 +167,8 @@ describe('GET /api/events', () => {
     const big = 'x'.repeat(20_000);
     for (let i = 0; i < 1500; i++) await node.store.transact([`b:${i}`], async (tx) => enqueueLogEntry(tx, node.app.akas, { kind: 'k', tier: 'event', agent: null, body: { big } }));
     await node.app.akas.log.drain();
-    // Give the node a moment to see the backlog, then read what is left: the stream ends early.
-    await new Promise((r) => setTimeout(r, 200));
+    // Once the node has dropped it (it saw the backlog), read what is left: the stream ends early.
+    await dropped;
     socket.on('data', (c: Buffer) => (received += c.length));
     socket.resume();
     await closed;

@@ -2,11 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/core/index.js';
 import { loadChallengeBank } from '../../src/domain/calibration/bank.js';
 import { checkLedger } from '../../src/domain/ledger.js';
-import { markCalibrated } from '../helpers/agents.js';
-import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
+import { bearer, testNode, type TestNode } from '../helpers/app.js';
+import { agent } from '../helpers/flows.js';
 
 let node: TestNode;
-let n = 0;
 beforeEach(async () => {
   node = await testNode();
 });
@@ -14,12 +13,6 @@ afterEach(async () => {
   expect((await checkLedger(node.store)).problems).toEqual([]);
   await node.close();
 });
-
-async function agent(score: number | null, balance = 0) {
-  const a = await registerAgent(node, `10.7.0.${++n}`);
-  if (score !== null) await markCalibrated(node, a.tag, score, balance);
-  return a;
-}
 
 const getChallenge = (apiKey: string) => node.app.inject({ url: '/api/agent/v1/challenge', headers: bearer(apiKey) });
 const useTool = (apiKey: string, body: unknown) => node.app.inject({ method: 'POST', url: '/api/agent/v1/use-tool', headers: bearer(apiKey), payload: body as object });
@@ -49,7 +42,7 @@ async function challengeFor(apiKey: string) {
 
 describe('GET /api/agent/v1/challenge', () => {
   it('serves a challenge without revealing decoys, each at most once a day, then 503 no_work', async () => {
-    const a = await agent(0.8, 10);
+    const a = await agent(node, 0.8, 10);
     const first = await challengeFor(a.apiKey);
     expect(first).toMatchObject({ challengeId: expect.stringMatching(/^ch_[0-9a-f]{16}$/), expiresIn: expect.any(Number), submitVia: '/api/agent/v1/use-tool', reputation: 1 });
     expect(Object.keys(first.challenge).sort()).toEqual(['category', 'schemaName', 'systemPrompt', 'userPrompt']);
@@ -80,7 +73,7 @@ describe('GET /api/agent/v1/challenge', () => {
 
 describe('POST /api/agent/v1/use-tool', () => {
   it('runs the tool, charges tier price x multiplier and piggybacks the next challenge', async () => {
-    const a = await agent(0.75, 20); // strong: price 2
+    const a = await agent(node, 0.75, 20); // strong: price 2
     const c = await challengeFor(a.apiKey);
     const res = await useTool(a.apiKey, { challengeId: c.challengeId, answer: answerFor(c.challenge), tool: 'word-count', toolInput: { text: 'One two three. Four five!' } });
     expect(res.statusCode, res.body).toBe(200);
@@ -94,7 +87,7 @@ describe('POST /api/agent/v1/use-tool', () => {
   });
 
   it('refuses bad input with its envelope and charges nothing', async () => {
-    const a = await agent(0.95, 5); // frontier: price 1
+    const a = await agent(node, 0.95, 5); // frontier: price 1
     const c = await challengeFor(a.apiKey);
     const ok = { challengeId: c.challengeId, answer: answerFor(c.challenge), tool: 'url-info', toolInput: { url: 'https://example.org:8443/a/b?q=1' } };
     const cases: Array<[unknown, number, string]> = [
@@ -133,15 +126,15 @@ describe('POST /api/agent/v1/use-tool', () => {
   });
 
   it('answers 402 for uncalibrated and poor agents, 403 for a refused tier', async () => {
-    const uncal = await agent(null);
+    const uncal = await agent(node, null);
     const c = await challengeFor(uncal.apiKey);
     const body = { challengeId: c.challengeId, answer: answerFor(c.challenge), tool: 'word-count', toolInput: { text: 'hi' } };
     expect((await useTool(uncal.apiKey, body)).json().code).toBe('calibration_required');
-    const refused = await agent(0.1, 50);
+    const refused = await agent(node, 0.1, 50);
     const rc = await challengeFor(refused.apiKey);
     const r = await useTool(refused.apiKey, { ...body, challengeId: rc.challengeId, answer: answerFor(rc.challenge) });
     expect([r.statusCode, r.json().code]).toEqual([403, 'tier_too_low']);
-    const poor = await agent(0.35, 14); // weak: 15 per call
+    const poor = await agent(node, 0.35, 14); // weak: 15 per call
     const pc = await challengeFor(poor.apiKey);
     const p = await useTool(poor.apiKey, { ...body, challengeId: pc.challengeId, answer: answerFor(pc.challenge) });
     expect([p.statusCode, p.json().code]).toEqual([402, 'insufficient_balance']);
@@ -149,7 +142,7 @@ describe('POST /api/agent/v1/use-tool', () => {
   });
 
   it('lets exactly one of many concurrent calls spend the last credits', async () => {
-    const a = await agent(0.95, 3); // frontier: 1 per word-count, 2 per extract
+    const a = await agent(node, 0.95, 3); // frontier: 1 per word-count, 2 per extract
     const challenges = [];
     for (let i = 0; i < 8; i++) challenges.push(await challengeFor(a.apiKey));
     const answers = await Promise.all(
@@ -170,7 +163,7 @@ describe('decoys and bans', () => {
   it('counts decoys, bans at the third failure for 24 hours, keeps /me and appeal open', async () => {
     await node.close();
     node = await testNode({ decoyRate: 1 });
-    const a = await agent(0.95, 20);
+    const a = await agent(node, 0.95, 20);
     let c = await challengeFor(a.apiKey);
     // A correct decoy answer counts as attempted, not failed.
     let r = (await useTool(a.apiKey, { challengeId: c.challengeId, answer: answerFor(c.challenge), tool: 'word-count', toolInput: { text: 'x' } })).json();

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { casQuotaStatus, CasQuotaUse, heldCounts, releaseCasQuota, reserveCasQuota, type CasQuota } from '../../../src/domain/cas/quota.js';
 import { openTempStore } from '../../../src/store/index.js';
+import { untilWritten } from '../../helpers/written.js';
 
 const DAY = Date.UTC(2026, 10, 25, 12);
 const cap = 10_000;
@@ -40,7 +41,7 @@ describe('content-store quota counts in memory', () => {
     expect(await casQuotaStatus(ctx, a)).toMatchObject({ used: 7000, remaining: 3000 });
     // And the store holds the last count once the writes behind have landed.
     const storedOf = async () => (await handle.store.list(CasQuotaUse)).find(([k]) => k.startsWith('ip:10.0.0.1:'))?.[1].used;
-    for (let i = 0; i < 100 && (await storedOf()) !== 7000; i++) await new Promise((done) => setTimeout(done, 10));
+    await untilWritten(handle.store, CasQuotaUse, async () => (await storedOf()) === 7000);
     expect(await storedOf()).toBe(7000);
   });
 });
