@@ -28,7 +28,8 @@ function object(n: number, from = 0): string {
 const manyKeys = (n: number) => `{"kind":"graph","payload":${object(n)}}`;
 
 /** A dry-run body whose payload is `count` objects of `width` distinct keys each. */
-const manyObjects = (count: number, width: number) => `{"kind":"graph","payload":[${Array.from({ length: count }, (_, j) => object(width, j * width)).join(',')}]}`;
+const manyObjects = (count: number, width: number) =>
+  `{"kind":"graph","payload":[${Array.from({ length: count }, (_, j) => object(width, j * width)).join(',')}]}`;
 
 /** A dry-run body of `bytes` whose payload is one string. */
 const oneString = (bytes: number) => `{"kind":"graph","payload":{"s":"${'x'.repeat(bytes - 40)}"}}`;

@@ -255,7 +255,9 @@ const THRESHOLD_SLICE_MS = 300;
  * ratio inline / file is taken per cycle.
  */
 export async function threshold() {
-  header(`inline threshold: small blobs as store values (one durable transaction each, group-committed) vs files (temp file, fsync, link, folder fsync); ${IN_FLIGHT} in flight, in process, no HTTP, sha256 included; ${THRESHOLD_CYCLES} cycles of ${THRESHOLD_SLICE_MS} ms slices, per-cycle ratios inline / file, medians`);
+  header(
+    `inline threshold: small blobs as store values (one durable transaction each, group-committed) vs files (temp file, fsync, link, folder fsync); ${IN_FLIGHT} in flight, in process, no HTTP, sha256 included; ${THRESHOLD_CYCLES} cycles of ${THRESHOLD_SLICE_MS} ms slices, per-cycle ratios inline / file, medians`,
+  );
   for (const [label, size] of THRESHOLD_SIZES) {
     // A fresh data folder per size (what earlier sizes left to compact is not this size's
     // cost); one store, and two views of it: everything inline, or nothing.
@@ -354,7 +356,11 @@ async function sliceCycles(measures: Record<string, Slice>, cycles = CYCLES, sli
 
 const perSecFmt = (x: number) => `${Math.round(x).toLocaleString('en-US')}/s`;
 const ratiosOf = (runs: Record<string, number[]>, name: string, base: string) => runs[name].map((x, i) => x / runs[base][i]);
-const fmtRatios = (rs: number[]) => [...rs].sort((a, b) => a - b).map((r) => r.toFixed(2)).join(' ');
+const fmtRatios = (rs: number[]) =>
+  [...rs]
+    .sort((a, b) => a - b)
+    .map((r) => r.toFixed(2))
+    .join(' ');
 
 /** How many blobs the downloads of small blobs rotate over (1 MiB of 1 KiB blobs). */
 const HOT_SET = 1000;
@@ -365,7 +371,9 @@ const HOT_SET = 1000;
  * measures interleaved in the same cycles; each ratio is taken within its cycle.
  */
 export async function smallOverHttp(node: NodeProcess, pool: Pool) {
-  header(`HTTP, 1 KiB blobs, ${IN_FLIGHT} in flight: uploads vs durable single-put transactions of the node's store, downloads vs GET /me (${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`);
+  header(
+    `HTTP, 1 KiB blobs, ${IN_FLIGHT} in flight: uploads vs durable single-put transactions of the node's store, downloads vs GET /me (${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`,
+  );
   const reg = await pool.request({ method: 'POST', path: '/api/agent/v1/register' });
   const { apiKey } = (await reg.body.json()) as { apiKey: string };
   if (reg.statusCode !== 200) throw new Error(`register answered ${reg.statusCode}`);
@@ -431,7 +439,13 @@ export async function smallOverHttp(node: NodeProcess, pool: Pool) {
   line(`  context: POST 1 KiB, hashed and answered, not stored (HTTP ceiling), ratio to the baseline`, perSecFmt(medianOf(runs.ceiling)), medianOf(ceiling));
   line(`  context: upload 1 KiB, ratio to the HTTP ceiling`, perSecFmt(medianOf(runs.upload)), medianOf(ofCeiling));
   line(`GET /me, ${IN_FLIGHT} in flight (baseline)`, perSecFmt(medianOf(runs.me)), 1);
-  line(`download 1 KiB, ${IN_FLIGHT} in flight (over ${HOT_SET} blobs)`, perSecFmt(medianOf(runs.download)), medianOf(down), `>= ${SMALL_TARGET}`, medianOf(down) >= SMALL_TARGET);
+  line(
+    `download 1 KiB, ${IN_FLIGHT} in flight (over ${HOT_SET} blobs)`,
+    perSecFmt(medianOf(runs.download)),
+    medianOf(down),
+    `>= ${SMALL_TARGET}`,
+    medianOf(down) >= SMALL_TARGET,
+  );
   line(`  per-cycle ratios: ${fmtRatios(down)}`, '');
 }
 
@@ -457,13 +471,15 @@ export async function overHttp() {
 }
 
 async function largeOverHttp(node: NodeProcess, pool: Pool, dir: string) {
-  header(`HTTP, 1 MiB and 10 MiB blobs, one at a time: the 10 MiB upload against a bare write + fsync of the same 10 MiB (the disk ceiling), sha256 of the same bytes as context (${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`);
+  header(
+    `HTTP, 1 MiB and 10 MiB blobs, one at a time: the 10 MiB upload against a bare write + fsync of the same 10 MiB (the disk ceiling), sha256 of the same bytes as context (${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`,
+  );
   let hash10 = 0;
   for (const [label, size] of SIZES) {
     const buf = randomBytes(size);
     const next = stamper(size);
     // Something to download from the first slice on.
-    let last = (await (await pool.request({ method: 'POST', path: '/api/cas', body: next() })).body.json() as { sha256: string }).sha256;
+    let last = ((await (await pool.request({ method: 'POST', path: '/api/cas', body: next() })).body.json()) as { sha256: string }).sha256;
     const measures: Record<string, () => Promise<unknown>> = {
       sha256: async () => createHash('sha256').update(buf).digest(),
       upload: async () => {

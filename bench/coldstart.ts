@@ -35,8 +35,23 @@ async function credentialFile(dir: string): Promise<{ file: string; issuer: stri
   const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
   const judge = generateKeyPair();
   const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
-  const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId: 'cprop_0000000000000001', judge: 'ak_benchjdg', scores, rationale: 'Sound.' };
-  const j = { judgmentId: 'jdg_0000000000000001', agentTag: 'ak_benchjdg', scores, composite: 0.8, rationale: 'Sound.', receivedAt: Date.UTC(2026, 0, 1), signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload } } as unknown as JudgmentRecord;
+  const payload = {
+    type: 'akas.judgment.v1' as const,
+    kind: 'capability' as const,
+    proposalId: 'cprop_0000000000000001',
+    judge: 'ak_benchjdg',
+    scores,
+    rationale: 'Sound.',
+  };
+  const j = {
+    judgmentId: 'jdg_0000000000000001',
+    agentTag: 'ak_benchjdg',
+    scores,
+    composite: 0.8,
+    rationale: 'Sound.',
+    receivedAt: Date.UTC(2026, 0, 1),
+    signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
+  } as unknown as JudgmentRecord;
   const file = join(dir, 'credential.json');
   writeFileSync(file, JSON.stringify(await issueJudgmentCredential(keys, 'capability', 'cprop_0000000000000001', j)));
   return { file, issuer: keys.issuer.did };
@@ -112,14 +127,23 @@ export async function run() {
       { name: 'akas --help', args: [CLI, '--help'], target: true },
       { name: 'akas --version', args: [CLI, '--version'], target: true },
       { name: 'akas me --json (running node, saved identity)', args: [CLI, '--base-url', url, 'me', '--json'], target: true },
-      { name: 'node dist/akas-verify.mjs verify credential X', args: [SINGLE, 'verify', 'credential', cred.file, '--issuer', cred.issuer], target: true, limit: SINGLE_TARGET },
+      {
+        name: 'node dist/akas-verify.mjs verify credential X',
+        args: [SINGLE, 'verify', 'credential', cred.file, '--issuer', cred.issuer],
+        target: true,
+        limit: SINGLE_TARGET,
+      },
       { name: 'akas verify credential X (for comparison)', args: [CLI, 'verify', 'credential', cred.file, '--issuer', cred.issuer], target: false },
       // Diagnostics: what one HTTP GET costs a fresh process, with fetch() (undici inside Node,
       // its llhttp WASM compiled at first use), with node:http (llhttp built in), and with a
       // bare node:net socket, which is what the CLI's http:// client (cli/http1.ts) adds to
       // the cost of its own code. The gap between `akas --help` and `akas me` is that client,
       // the profile read and the node's answer.
-      { name: 'diagnostic: node + one fetch() GET', args: ['--input-type=module', '-e', `await (await fetch(${JSON.stringify(`${url}/healthz`)})).text()`], target: false },
+      {
+        name: 'diagnostic: node + one fetch() GET',
+        args: ['--input-type=module', '-e', `await (await fetch(${JSON.stringify(`${url}/healthz`)})).text()`],
+        target: false,
+      },
       {
         name: 'diagnostic: node + one node:http GET',
         args: ['-e', `require('node:http').get(${JSON.stringify(`${url}/healthz`)}, (r) => r.resume())`],

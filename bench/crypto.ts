@@ -29,8 +29,7 @@ function kilobyteObject() {
       composite: 0.7875,
       rationale:
         'Accurate and well sourced; the core section answers the question directly, the deep section cites the two papers it relies on. Minor: the tldr repeats the title, and the path slug could be shorter; the examples in the deep section compile as written. Überprüft, ça va — 😂.',
-      judgeSignature:
-        '407cd12654b33d718ecbb99179a1506daaa849450bf3fc523cce3e1c96f8b80351da3f253d725c6f00b07c9e5448d50b3ef78012b9ab54255116d069c6dd2808',
+      judgeSignature: '407cd12654b33d718ecbb99179a1506daaa849450bf3fc523cce3e1c96f8b80351da3f253d725c6f00b07c9e5448d50b3ef78012b9ab54255116d069c6dd2808',
     },
   };
 }

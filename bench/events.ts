@@ -38,10 +38,17 @@ function stream(port: number, i: number, path = '/api/events?follow=1&from=0'): 
   return { socket, entries: () => entries, ready: isReady };
 }
 
-async function appendAndDeliver(app: Awaited<ReturnType<typeof createApp>>, store: Awaited<ReturnType<typeof openTempStore>>['store'], streams: Array<ReturnType<typeof stream>>, from: number) {
+async function appendAndDeliver(
+  app: Awaited<ReturnType<typeof createApp>>,
+  store: Awaited<ReturnType<typeof openTempStore>>['store'],
+  streams: Array<ReturnType<typeof stream>>,
+  from: number,
+) {
   const start = performance.now();
   for (let i = 0; i < APPENDS; i++) {
-    const id = await store.transact([`bench:${from + i}`], async (tx) => enqueueLogEntry(tx, app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i: from + i } }));
+    const id = await store.transact([`bench:${from + i}`], async (tx) =>
+      enqueueLogEntry(tx, app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i: from + i } }),
+    );
     await app.akas.log.appended(id);
   }
   const want = from + APPENDS;

@@ -57,11 +57,23 @@ async function firstVisit(url: string) {
     // The verifier loads when the page has something to check: wait until every check answered.
     // (Browser code as strings: the bench compiles without the DOM's types.)
     // A function, not a string: the explorer's policy forbids the eval a string predicate needs.
-    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
-    const lcp = (await page.evaluate(`new Promise((resolve) => new PerformanceObserver((list) => { const e = list.getEntries(); resolve(e[e.length - 1].startTime); }).observe({ type: 'largest-contentful-paint', buffered: true }))`)) as number;
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll(
+          '.v[data-state="off"], .v[data-state="pending"]',
+        ).length === 0,
+      undefined,
+      { timeout: 30_000 },
+    );
+    const lcp = (await page.evaluate(
+      `new Promise((resolve) => new PerformanceObserver((list) => { const e = list.getEntries(); resolve(e[e.length - 1].startTime); }).observe({ type: 'largest-contentful-paint', buffered: true }))`,
+    )) as number;
     const nav = (await page.evaluate(`performance.getEntriesByType('navigation')[0].responseEnd`)) as number;
     // What went over the wire: the node sends its scripts brotli-compressed (body() is decoded).
-    const compressed = scripts.map((s) => ({ ...s, br: brotliCompressSync(readFileSync(join('dist', s.url.includes('akas-verify') ? 'akas-verify.browser.js' : 'explorer/explorer.js'))).length }));
+    const compressed = scripts.map((s) => ({
+      ...s,
+      br: brotliCompressSync(readFileSync(join('dist', s.url.includes('akas-verify') ? 'akas-verify.browser.js' : 'explorer/explorer.js'))).length,
+    }));
     return { lcp, nav, htmlBytes, scripts: compressed };
   } finally {
     await context.close();
@@ -102,13 +114,21 @@ async function pages(url: string, c: ReturnType<typeof corpus>, n: number): Prom
   // Warm up (the first home page waits for its counts; a node that just started on a big store
   // is still compacting and building its search index), then rounds that interleave GET /me and
   // every page, so a burst of background work weighs on all of them alike.
-  await latencies(url, list.map(([, p]) => p), 5);
+  await latencies(
+    url,
+    list.map(([, p]) => p),
+    5,
+  );
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   const me: number[] = [];
   const samples: number[][] = list.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     me.push(...(await latencies(url, ['/api/agent/v1/me'], EACH / ROUNDS, { authorization: `Bearer ${apiKey}` }))[0]);
-    const got = await latencies(url, list.map(([, p]) => p), EACH / ROUNDS);
+    const got = await latencies(
+      url,
+      list.map(([, p]) => p),
+      EACH / ROUNDS,
+    );
     got.forEach((g, i) => samples[i].push(...g));
   }
   return { me, pages: list.map(([name, path], i) => ({ name, path, samples: samples[i] })) };
@@ -138,8 +158,14 @@ export async function run() {
     node = await startBenchNode(dir);
     const large = await pages(node.url, c, SMALL);
     await node.stop();
-    console.log(`\n  2. page server time (sequential, ${EACH} requests each in ${ROUNDS} rounds interleaved with GET /me, median; each page against /me in the same run, and the ratio 100,000 / 1,000)`);
-    line(`GET /api/agent/v1/me at ${SMALL.toLocaleString('en-US')} / ${LARGE.toLocaleString('en-US')}`, `${us(median(small.me))} / ${us(median(large.me))}`, median(large.me) / median(small.me));
+    console.log(
+      `\n  2. page server time (sequential, ${EACH} requests each in ${ROUNDS} rounds interleaved with GET /me, median; each page against /me in the same run, and the ratio 100,000 / 1,000)`,
+    );
+    line(
+      `GET /api/agent/v1/me at ${SMALL.toLocaleString('en-US')} / ${LARGE.toLocaleString('en-US')}`,
+      `${us(median(small.me))} / ${us(median(large.me))}`,
+      median(large.me) / median(small.me),
+    );
     for (const [i, p] of small.pages.entries()) {
       const s = median(p.samples);
       const l = median(large.pages[i].samples);

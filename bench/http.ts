@@ -47,7 +47,6 @@ export interface TargetResult {
   perCycle: number[];
 }
 
-
 /** Runs the load generator (a child process) over the targets in alternating slices (bench/mcp.ts uses it too). */
 export function load(targets: Target[], opts: { cycles?: number; sliceMs?: number; warmupMs?: number } = {}): Promise<TargetResult[]> {
   const cycles = opts.cycles ?? CYCLES;
@@ -75,7 +74,11 @@ const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 const rateOf = (name: string, r: TargetResult): Rate => ({ name, opsPerSec: (r.ok / r.ms) * 1000, ops: r.ok, ms: r.ms });
 
 /** A bare fastify app with one route, /x, and whatever setup() registers before it. */
-async function bareApp(setup: (app: FastifyInstance) => void = () => undefined, options: FastifyServerOptions = { logger: false }, routeConfig: Record<string, unknown> = {}) {
+async function bareApp(
+  setup: (app: FastifyInstance) => void = () => undefined,
+  options: FastifyServerOptions = { logger: false },
+  routeConfig: Record<string, unknown> = {},
+) {
   const app = Fastify(options);
   setup(app);
   app.get('/x', { config: routeConfig }, async () => ({ ok: true }));
@@ -83,7 +86,9 @@ async function bareApp(setup: (app: FastifyInstance) => void = () => undefined, 
 }
 
 export async function run() {
-  header(`http: GET /api/agent/v1/me vs a bare fastify route, and each per-request hook of the node on the bare route (child-process undici load, ${CONNECTIONS} in flight, targets alternating in ${SLICE_MS} ms slices x ${CYCLES} cycles)`);
+  header(
+    `http: GET /api/agent/v1/me vs a bare fastify route, and each per-request hook of the node on the bare route (child-process undici load, ${CONNECTIONS} in flight, targets alternating in ${SLICE_MS} ms slices x ${CYCLES} cycles)`,
+  );
 
   const { store, dispose } = await openTempStore();
   const node = await createApp({ store, keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });

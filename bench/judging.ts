@@ -6,15 +6,7 @@
 // eddsa-jcs-2022 through @digitalbazaar/vc) in the same transaction. Targets: judging with
 // issuing >= 0.2 of verify/s; the rate at 100,000 stored proposals within 20 percent of the
 // rate at 1,000.
-import {
-  canonicalize,
-  cryptoRandom,
-  FakeClock,
-  hmacSha256Hex,
-  sha256Hex,
-  sign,
-  verify,
-} from '../src/core/index.js';
+import { canonicalize, cryptoRandom, FakeClock, hmacSha256Hex, sha256Hex, sign, verify } from '../src/core/index.js';
 import { defaultDomainConfig, type Ctx } from '../src/domain/context.js';
 import { register } from '../src/domain/identity/identity.js';
 import { issueJudgmentCredential } from '../src/domain/credentials/credentials.js';
@@ -55,8 +47,6 @@ interface Task {
   signature: string;
   contentSha256: string;
 }
-
-
 
 /** Registers n agents calibrated at score, each on its own IP, funded with credits minted through the ledger. */
 async function makeAgents(ctx: Ctx, n: number, score: number, credits: number, net: number): Promise<BenchAgent[]> {
@@ -249,7 +239,9 @@ export async function run() {
       `  (${RUNS} rounds of ${PER_RUN} fresh proposals (propose(), untimed) x 3 judgments on each store, alternating which goes first, verify/s measured for 0.5 s between runs; rates are medians, ratios medians of per-run ratios;` +
         ` ${PROPOSERS} proposers, ${JUDGES} judges per store; bulk records ${n(templateBytes)} B (a real decided proposal); fill of ${n(LARGE - SMALL)} in ${(fillMs / 1000).toFixed(1)} s)`,
     );
-    console.log(`  per-round judgments/s: ${smalls.map((r) => ps(r.opsPerSec)).join(', ')} (small); ${larges.map((r) => ps(r.opsPerSec)).join(', ')} (large); verify ${verifies.map(ps).join(', ')}`);
+    console.log(
+      `  per-round judgments/s: ${smalls.map((r) => ps(r.opsPerSec)).join(', ')} (small); ${larges.map((r) => ps(r.opsPerSec)).join(', ')} (large); verify ${verifies.map(ps).join(', ')}`,
+    );
     line('raw Ed25519 verify (src/core, cached KeyObject)', ps(v), 1);
     line(`judge, ${n(smallFrom)} → ${n(small.bench.stored)} stored proposals`, ps(s), r1, `>= ${JUDGING_TARGET}`, r1 >= JUDGING_TARGET);
     line(`judge, ${n(largeFrom)} → ${n(large.bench.stored)} stored proposals`, ps(l), r2, `>= ${JUDGING_TARGET}`, r2 >= JUDGING_TARGET);
@@ -262,7 +254,11 @@ export async function run() {
     const parts: Rate[] = [
       await rate('canonicalize(signing payload)', () => canonicalize(payload), 0.4),
       await rate('sha256 + HMAC of the payload', () => (sha256Hex(message), hmacSha256Hex(hmacKey, message)), 0.4),
-      await rate('issue the judgment credential (@digitalbazaar/vc)', () => issueJudgmentCredential(small.bench.ctx.keys, record.kind, record.proposalId, record.judgments[0]), 0.4),
+      await rate(
+        'issue the judgment credential (@digitalbazaar/vc)',
+        () => issueJudgmentCredential(small.bench.ctx.keys, record.kind, record.proposalId, record.judgments[0]),
+        0.4,
+      ),
       await rate(`structuredClone(decided proposal, ${n(templateBytes)} B) (tx.put)`, () => structuredClone(record), 0.4),
       await rate(`JSON.stringify(decided proposal) (batch encoding)`, () => JSON.stringify(record), 0.4),
       await rate('store.get(Proposals) (read twice per judgment)', () => store.get(Proposals, template.proposalId), 0.4),

@@ -32,7 +32,11 @@ export async function rate(name: string, fn: () => unknown | Promise<unknown>, s
 /** Like rate(), but keeps `concurrency` calls in flight (HTTP throughput). */
 export async function concurrentRate(name: string, fn: () => Promise<unknown>, concurrency = 16, seconds = 2): Promise<Rate> {
   const warmEnd = performance.now() + 400;
-  await Promise.all(Array.from({ length: concurrency }, async () => { while (performance.now() < warmEnd) await fn(); }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < warmEnd) await fn();
+    }),
+  );
   let ops = 0;
   const start = performance.now();
   const end = start + seconds * 1000;
@@ -104,7 +108,9 @@ export function briefPayload(prefix: string) {
         deep: {
           definitions: { jitter: 'random spread added to a delay' },
           examples: [{ violation: 'retry in a tight loop', fix: 'sleep base * 2^n with jitter' }],
-          sources: [{ citation: 'Exponential Backoff And Jitter', url: 'https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/', year: 2015 }],
+          sources: [
+            { citation: 'Exponential Backoff And Jitter', url: 'https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/', year: 2015 },
+          ],
         },
       },
       pitfalls: ['retrying non-idempotent writes'],

@@ -35,7 +35,29 @@ interface Served {
 async function serve(nodeFlags: string[] = []): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), 'akas-bench-load-'));
   const reports = mkdtempSync(join(tmpdir(), 'akas-bench-reports-'));
-  const child = spawn(process.execPath, [...nodeFlags, '--report-on-signal', `--report-directory=${reports}`, CLI, 'serve', '--data', dir, '--port', '0', '--log-level', 'warn', '--trust-proxy', '--public-url', 'https://akas.example.org', '--allow-demo-calibration', '--registration-cap', '1000000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeFlags,
+      '--report-on-signal',
+      `--report-directory=${reports}`,
+      CLI,
+      'serve',
+      '--data',
+      dir,
+      '--port',
+      '0',
+      '--log-level',
+      'warn',
+      '--trust-proxy',
+      '--public-url',
+      'https://akas.example.org',
+      '--allow-demo-calibration',
+      '--registration-cap',
+      '1000000',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
@@ -117,14 +139,21 @@ function report(answers: Answer[], seconds: number, baseline: number) {
   }
   const byStatus = new Map<number, number>();
   for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
-  console.log(`  answers by status: ${[...byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s} × ${n.toLocaleString('en-US')}`).join(', ')}`);
+  console.log(
+    `  answers by status: ${[...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s} × ${n.toLocaleString('en-US')}`)
+      .join(', ')}`,
+  );
   const unexpected = answers.filter((a) => a.status >= 300 && a.status !== 429);
   const byOpStatus = new Map<string, number>();
   for (const a of unexpected) {
     const k = `${a.op} ${a.status}${a.code ? ` ${a.code}` : ''}`;
     byOpStatus.set(k, (byOpStatus.get(k) ?? 0) + 1);
   }
-  console.log(`  refusals other than 429: ${unexpected.length ? [...byOpStatus].map(([k, n]) => `${k} × ${n}`).join(', ') : 'none'}  ${unexpected.length ? '✗' : '✓'}`);
+  console.log(
+    `  refusals other than 429: ${unexpected.length ? [...byOpStatus].map(([k, n]) => `${k} × ${n}`).join(', ') : 'none'}  ${unexpected.length ? '✗' : '✓'}`,
+  );
 }
 
 /** The heaps of the node's threads, from a diagnostic report it writes on SIGUSR2 (soak only). */
@@ -164,7 +193,9 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
     // where the anonymous memory is, the main thread's heap or the worker threads'.
     const heaps: string[] = [];
     const minutesRun = Math.floor(seconds / 60);
-    const reporters = soak ? Array.from({ length: minutesRun }, (_, m) => setTimeout(() => void heapsOf(node).then((h) => h && (heaps[m] = h)), (m + 1) * 60_000 - 5_000)) : [];
+    const reporters = soak
+      ? Array.from({ length: minutesRun }, (_, m) => setTimeout(() => void heapsOf(node).then((h) => h && (heaps[m] = h)), (m + 1) * 60_000 - 5_000))
+      : [];
     const start = performance.now();
     const run = load.run(MIXED_MIX, CONCURRENCY, start + seconds * 1000);
     const { networkErrors } = await run.done;
@@ -184,7 +215,11 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
       const byMinute = (f: (x: (typeof samples)[number]) => number) =>
         Array.from({ length: minutes }, (_, m) => pct(samples.filter((x) => x.at - start >= m * 60_000 && x.at - start < (m + 1) * 60_000).map(f), 50));
       const mid = Math.floor(minutes / 2);
-      for (const [label, perMinute] of [['RSS', byMinute((x) => x.rss)], ['  anonymous', byMinute((x) => x.anon)], ['  file-backed', byMinute((x) => x.file)]] as const) {
+      for (const [label, perMinute] of [
+        ['RSS', byMinute((x) => x.rss)],
+        ['  anonymous', byMinute((x) => x.anon)],
+        ['  file-backed', byMinute((x) => x.file)],
+      ] as const) {
         console.log(`  ${label} median by minute: ${perMinute.map((r) => r.toFixed(0)).join(', ')} MiB`);
       }
       const anon = byMinute((x) => x.anon);
@@ -194,8 +229,20 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
       // median RSS within 5% of the lowest's (issue 21: a 30-minute soak, its last 10 minutes).
       const tail = rss.slice(minutes >= 20 ? minutes - 10 : mid);
       const spread = Math.max(...tail) / Math.min(...tail);
-      line(`RSS median of the last ${tail.length} minutes, highest / lowest`, `${Math.min(...tail).toFixed(0)}-${Math.max(...tail).toFixed(0)} MiB`, spread, '<= 1.05', spread <= 1.05);
-      line(`anonymous median, last minute / minute ${mid + 1} (caches full)`, `${anon[minutes - 1].toFixed(0)} MiB`, anon[minutes - 1] / anon[mid], 'drift <= 1.10', anon[minutes - 1] / anon[mid] <= 1.1);
+      line(
+        `RSS median of the last ${tail.length} minutes, highest / lowest`,
+        `${Math.min(...tail).toFixed(0)}-${Math.max(...tail).toFixed(0)} MiB`,
+        spread,
+        '<= 1.05',
+        spread <= 1.05,
+      );
+      line(
+        `anonymous median, last minute / minute ${mid + 1} (caches full)`,
+        `${anon[minutes - 1].toFixed(0)} MiB`,
+        anon[minutes - 1] / anon[mid],
+        'drift <= 1.10',
+        anon[minutes - 1] / anon[mid] <= 1.1,
+      );
       for (const [m, h] of heaps.entries()) if (h) console.log(`  heaps in use / committed, end of minute ${m + 1}: ${h}`);
       const written = Object.fromEntries(Object.entries(load.acked).map(([k, v]) => [k, v.length]));
       console.log(`  written meanwhile: ${JSON.stringify(written)}`);
@@ -207,7 +254,9 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
 }
 
 export async function run() {
-  header(`load: a mixed workload of ${AGENTS} agents (register, calibrate, tools, propose, judge, attest, cas, me, node, search) against \`akas serve\`, ${CONCURRENCY} requests in flight`);
+  header(
+    `load: a mixed workload of ${AGENTS} agents (register, calibrate, tools, propose, judge, attest, cas, me, node, search) against \`akas serve\`, ${CONCURRENCY} requests in flight`,
+  );
   await runLoad(Number(process.env.LOAD_SECONDS ?? 20), false);
 }
 

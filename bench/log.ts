@@ -44,7 +44,12 @@ async function open(): Promise<Bench> {
 }
 
 let n = 0;
-const item = () => ({ kind: 'pipeline.facet.v1', tier: 'pipeline' as const, agent: 'ak_benchagt', body: { schemaVersion: '1.0.0', step: `step-${n++}`, subjectSha256: 'ab'.repeat(32), at: Date.now() } });
+const item = () => ({
+  kind: 'pipeline.facet.v1',
+  tier: 'pipeline' as const,
+  agent: 'ak_benchagt',
+  body: { schemaVersion: '1.0.0', step: `step-${n++}`, subjectSha256: 'ab'.repeat(32), at: Date.now() },
+});
 const ctx = { clock: new FakeClock(Date.now()), random: cryptoRandom };
 
 /** Fills the log to `target` entries fast: large outbox batches, drained by the appender. */
@@ -53,9 +58,13 @@ async function fill(b: Bench, target: number) {
     const size = (await b.log.head()).size;
     if (size >= target) return;
     const count = Math.min(5000, target - size);
-    await b.store.transact(['bench-fill'], async (tx) => {
-      for (let i = 0; i < count; i++) enqueueLogEntry(tx, ctx, item());
-    }, { durable: false });
+    await b.store.transact(
+      ['bench-fill'],
+      async (tx) => {
+        for (let i = 0; i < count; i++) enqueueLogEntry(tx, ctx, item());
+      },
+      { durable: false },
+    );
     await b.log.drain();
   }
 }
@@ -83,7 +92,9 @@ function outboxRate(b: Bench, seconds = 2): Promise<Rate> {
 }
 
 export async function run() {
-  header(`log: appends/s with checkpointing (32 writers) vs durable single-put transactions/s (32 in flight); ${SMALL.toLocaleString('en-US')} vs ${LARGE.toLocaleString('en-US')} entries`);
+  header(
+    `log: appends/s with checkpointing (32 writers) vs durable single-put transactions/s (32 in flight); ${SMALL.toLocaleString('en-US')} vs ${LARGE.toLocaleString('en-US')} entries`,
+  );
   const t0 = performance.now();
   const small = await open();
   const large = await open();
@@ -99,7 +110,16 @@ export async function run() {
     const viaOutbox: number[] = [];
     for (let round = 0; round < 3; round++) {
       sequential.push((await rate('durable put, one at a time', () => small.store.transact(['solo'], async (tx) => tx.put(Solo, 'x', { n: 1 })), 1)).opsPerSec);
-      durable.push((await concurrentRate('durable put', () => small.store.transact([`solo:${cryptoRandom(2).readUInt16BE(0) % CONCURRENCY}`], async (tx) => tx.put(Solo, 'x', { n: 1 })), CONCURRENCY, 1.5)).opsPerSec);
+      durable.push(
+        (
+          await concurrentRate(
+            'durable put',
+            () => small.store.transact([`solo:${cryptoRandom(2).readUInt16BE(0) % CONCURRENCY}`], async (tx) => tx.put(Solo, 'x', { n: 1 })),
+            CONCURRENCY,
+            1.5,
+          )
+        ).opsPerSec,
+      );
       const [a, b2] = round % 2 ? [large, small] : [small, large];
       const ra = await appendRate(a);
       const rb = await appendRate(b2);
@@ -109,16 +129,40 @@ export async function run() {
     }
     if ((await small.store.list(LogOutbox, { limit: 1 })).length) throw new Error('the outbox did not drain');
     const base = med(durable);
-    console.log(`  (3 interleaved rounds, medians; fill of ${LARGE.toLocaleString('en-US')} entries in ${fillS.toFixed(1)} s, ${Math.round((LARGE + SMALL) / fillS).toLocaleString('en-US')} appends/s in batches)`);
+    console.log(
+      `  (3 interleaved rounds, medians; fill of ${LARGE.toLocaleString('en-US')} entries in ${fillS.toFixed(1)} s, ${Math.round((LARGE + SMALL) / fillS).toLocaleString('en-US')} appends/s in batches)`,
+    );
     line('durable single-put transactions, 32 in flight', perSec({ opsPerSec: base } as Rate), 1);
     const seq = med(sequential);
     line('durable single-put transactions, one at a time', perSec({ opsPerSec: seq } as Rate), seq / base);
-    line(`appends with checkpointing, ${SMALL.toLocaleString('en-US')} entries`, perSec({ opsPerSec: med(atSmall) } as Rate), med(atSmall) / base, `>= ${TARGET}`, med(atSmall) / base >= TARGET);
-    line(`appends with checkpointing, ${LARGE.toLocaleString('en-US')} entries`, perSec({ opsPerSec: med(atLarge) } as Rate), med(atLarge) / base, `>= ${TARGET}`, med(atLarge) / base >= TARGET);
+    line(
+      `appends with checkpointing, ${SMALL.toLocaleString('en-US')} entries`,
+      perSec({ opsPerSec: med(atSmall) } as Rate),
+      med(atSmall) / base,
+      `>= ${TARGET}`,
+      med(atSmall) / base >= TARGET,
+    );
+    line(
+      `appends with checkpointing, ${LARGE.toLocaleString('en-US')} entries`,
+      perSec({ opsPerSec: med(atLarge) } as Rate),
+      med(atLarge) / base,
+      `>= ${TARGET}`,
+      med(atLarge) / base >= TARGET,
+    );
     line(`  the same, as a ratio to one-at-a-time durable writes`, perSec({ opsPerSec: med(atSmall) } as Rate), med(atSmall) / seq);
-    line(`appends through the outbox (judgment events), ${SMALL.toLocaleString('en-US')}`, perSec({ opsPerSec: med(viaOutbox) } as Rate), med(viaOutbox) / base);
+    line(
+      `appends through the outbox (judgment events), ${SMALL.toLocaleString('en-US')}`,
+      perSec({ opsPerSec: med(viaOutbox) } as Rate),
+      med(viaOutbox) / base,
+    );
     const flat = med(atLarge) / med(atSmall);
-    line(`rate at ${LARGE.toLocaleString('en-US')} / rate at ${SMALL.toLocaleString('en-US')}`, `${flat.toFixed(2)}x`, flat, `${1 - FLAT}..${1 + FLAT}`, Math.abs(1 - flat) <= FLAT);
+    line(
+      `rate at ${LARGE.toLocaleString('en-US')} / rate at ${SMALL.toLocaleString('en-US')}`,
+      `${flat.toFixed(2)}x`,
+      flat,
+      `${1 - FLAT}..${1 + FLAT}`,
+      Math.abs(1 - flat) <= FLAT,
+    );
 
     // Inclusion proofs at 1,000,000 entries, random indexes, one at a time.
     const size = (await large.log.head()).size;
@@ -164,13 +208,39 @@ async function tilesVsNodeRead(large: Bench) {
     }
     const [proposer, ...judges] = agents;
     const path = '/bench/tiles-vs-node';
-    const payload = { path, title: 'Read-through cache', spec: 'Keep a cache in front of the store when reads dominate.', payload: { trigger: 'repeated reads', alternative: 'read through', cost: 'memory', whenNot: 'writes dominate', recipe: ['cache on read', 'drop on write'] } };
-    const p = await app.inject({ method: 'POST', url: '/api/knowledge/cap/propose', payload, headers: { authorization: `Bearer ${proposer.apiKey}` }, remoteAddress: proposer.ip });
+    const payload = {
+      path,
+      title: 'Read-through cache',
+      spec: 'Keep a cache in front of the store when reads dominate.',
+      payload: {
+        trigger: 'repeated reads',
+        alternative: 'read through',
+        cost: 'memory',
+        whenNot: 'writes dominate',
+        recipe: ['cache on read', 'drop on write'],
+      },
+    };
+    const p = await app.inject({
+      method: 'POST',
+      url: '/api/knowledge/cap/propose',
+      payload,
+      headers: { authorization: `Bearer ${proposer.apiKey}` },
+      remoteAddress: proposer.ip,
+    });
     const id = (p.json() as { proposalId: string }).proposalId;
     for (const j of judges) {
       const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
-      const signature = sign(j.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: j.tag, scores, rationale: 'Accurate.' }));
-      const r = await app.inject({ method: 'POST', url: `/api/knowledge/judge/${id}`, payload: { scores, rationale: 'Accurate.', signature }, headers: { authorization: `Bearer ${j.apiKey}` }, remoteAddress: j.ip });
+      const signature = sign(
+        j.signing.privateKey,
+        canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: j.tag, scores, rationale: 'Accurate.' }),
+      );
+      const r = await app.inject({
+        method: 'POST',
+        url: `/api/knowledge/judge/${id}`,
+        payload: { scores, rationale: 'Accurate.', signature },
+        headers: { authorization: `Bearer ${j.apiKey}` },
+        remoteAddress: j.ip,
+      });
       if (r.statusCode !== 200) throw new Error(`judge answered ${r.statusCode}: ${r.body}`);
     }
     const size = (await app.akas.log.head()).size;
@@ -197,11 +267,13 @@ async function tilesVsNodeRead(large: Bench) {
     const [node, tile, checkpoint] = await load(targets);
     const ratios = (r: TargetResult) => r.perCycle.map((x, i) => x / node.perCycle[i]);
     const ratio = med(ratios(tile));
-    console.log(`  (tiles vs a node read: median over ${CYCLES} cycles of req/s divided by the node read's in the same cycle, ${CONNECTIONS} in flight, ${SLICE_MS} ms slices)`);
+    console.log(
+      `  (tiles vs a node read: median over ${CYCLES} cycles of req/s divided by the node read's in the same cycle, ${CONNECTIONS} in flight, ${SLICE_MS} ms slices)`,
+    );
     line(targets[0].name, rateOf(node), 1);
     line(targets[1].name, rateOf(tile), ratio, `>= ${TILE_TARGET}`, ratio >= TILE_TARGET);
     line(targets[2].name, rateOf(checkpoint), med(ratios(checkpoint)));
-    line('  a full tile\'s first read (made from the stored tree, then kept), median', `${med(firstMs).toFixed(1)} ms`);
+    line("  a full tile's first read (made from the stored tree, then kept), median", `${med(firstMs).toFixed(1)} ms`);
   } finally {
     await app.close();
   }
@@ -223,12 +295,25 @@ async function witnessesAndAppends() {
   const plainFast = new TransparencyLog({ store: plain.store, clock: systemClock, keys: plain.keys }, { checkpointEveryMs: 100 });
   for (let i = 0; i < 2; i++) {
     const ws = await openTempStore();
-    const witness = new Witness({ store: ws.store, clock: systemClock, key: { name: `w${i}.bench/witness`, seed: generateKeyPair().privateKey }, logs: [keys.log.verifierKey] });
+    const witness = new Witness({
+      store: ws.store,
+      clock: systemClock,
+      key: { name: `w${i}.bench/witness`, seed: generateKeyPair().privateKey },
+      logs: [keys.log.verifierKey],
+    });
     const server = createServer((req, res) => void new Promise((r) => setTimeout(r, DELAY_MS)).then(() => handleWitnessRequest(witness, req, res)));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    servers.push({ spec: `${witness.verifierKey}@http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())), dispose: ws.dispose });
+    servers.push({
+      spec: `${witness.verifierKey}@http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
+      dispose: ws.dispose,
+    });
   }
-  const client = new WitnessClient(log, servers.map((s) => parseWitnessSpec(s.spec)), systemClock);
+  const client = new WitnessClient(
+    log,
+    servers.map((s) => parseWitnessSpec(s.spec)),
+    systemClock,
+  );
   try {
     const latencies = { with: [] as number[], without: [] as number[] };
     const rates = { with: [] as number[], without: [] as number[] };
@@ -243,11 +328,23 @@ async function witnessesAndAppends() {
     }
     const status = await client.status();
     const cosigned = Math.min(...status.map((s) => s.cosignedSize));
-    console.log(`  (appends with two witnesses answering in ${DELAY_MS} ms, checkpoints every 100 ms: 3 interleaved rounds of 2 s, medians; the witnesses cosigned up to ${cosigned.toLocaleString('en-US')} of ${(await log.head()).size.toLocaleString('en-US')} entries)`);
+    console.log(
+      `  (appends with two witnesses answering in ${DELAY_MS} ms, checkpoints every 100 ms: 3 interleaved rounds of 2 s, medians; the witnesses cosigned up to ${cosigned.toLocaleString('en-US')} of ${(await log.head()).size.toLocaleString('en-US')} entries)`,
+    );
     line('appends without witnesses', perSec({ opsPerSec: med(rates.without) } as Rate), 1);
-    line('appends with two witnesses', perSec({ opsPerSec: med(rates.with) } as Rate), med(rates.with) / med(rates.without), '>= 0.9', med(rates.with) / med(rates.without) >= 0.9);
+    line(
+      'appends with two witnesses',
+      perSec({ opsPerSec: med(rates.with) } as Rate),
+      med(rates.with) / med(rates.without),
+      '>= 0.9',
+      med(rates.with) / med(rates.without) >= 0.9,
+    );
     line('append latency without witnesses, median / p99', `${med(latencies.without).toFixed(2)} / ${pct(latencies.without, 99).toFixed(2)} ms`);
-    line('append latency with two witnesses, median / p99', `${med(latencies.with).toFixed(2)} / ${pct(latencies.with, 99).toFixed(2)} ms`, med(latencies.without) / med(latencies.with));
+    line(
+      'append latency with two witnesses, median / p99',
+      `${med(latencies.with).toFixed(2)} / ${pct(latencies.with, 99).toFixed(2)} ms`,
+      med(latencies.without) / med(latencies.with),
+    );
     if (cosigned === 0) throw new Error(`the witnesses cosigned nothing: ${JSON.stringify(status)}`);
   } finally {
     await client.close();
@@ -255,6 +352,6 @@ async function witnessesAndAppends() {
     await plainFast.close();
     await dispose();
     await plain.dispose();
-    for (const s of servers) (await s.close(), await s.dispose());
+    for (const s of servers) await s.close(), await s.dispose();
   }
 }

@@ -32,14 +32,20 @@ const modern = (name: string, args: Record<string, unknown>) =>
     params: {
       name,
       arguments: args,
-      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
     },
   });
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const modernHeaders = (name: string) => ({ ...MCP_HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name });
 
 export async function run() {
-  header(`mcp: a read tool through POST /api/mcp vs the same read over HTTP (child-process undici load, ${CONNECTIONS} in flight, ${SLICE_MS} ms slices x ${CYCLES} cycles)`);
+  header(
+    `mcp: a read tool through POST /api/mcp vs the same read over HTTP (child-process undici load, ${CONNECTIONS} in flight, ${SLICE_MS} ms slices x ${CYCLES} cycles)`,
+  );
   const { store, dispose } = await openTempStore();
   const app = await createApp({ store, keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -61,15 +67,36 @@ export async function run() {
         path,
         title: `${QUERY[0].toUpperCase()}${QUERY.slice(1)} pattern ${n}: invalidate on write`,
         spec: `When reads dominate and a stale answer costs little, keep a ${QUERY} in front of the store (variant ${n}).`,
-        payload: { trigger: 'repeated identical reads', alternative: 'read through every time', cost: 'memory', whenNot: 'writes dominate', recipe: ['cache on read', 'drop on write'] },
+        payload: {
+          trigger: 'repeated identical reads',
+          alternative: 'read through every time',
+          cost: 'memory',
+          whenNot: 'writes dominate',
+          recipe: ['cache on read', 'drop on write'],
+        },
       };
-      const p = await app.inject({ method: 'POST', url: '/api/knowledge/cap/propose', payload, headers: { authorization: `Bearer ${proposer.apiKey}` }, remoteAddress: proposer.ip });
+      const p = await app.inject({
+        method: 'POST',
+        url: '/api/knowledge/cap/propose',
+        payload,
+        headers: { authorization: `Bearer ${proposer.apiKey}` },
+        remoteAddress: proposer.ip,
+      });
       const id = (p.json() as { proposalId: string }).proposalId;
       for (const j of judges) {
         const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
         const rationale = 'Accurate.';
-        const signature = sign(j.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: j.tag, scores, rationale }));
-        const r = await app.inject({ method: 'POST', url: `/api/knowledge/judge/${id}`, payload: { scores, rationale, signature }, headers: { authorization: `Bearer ${j.apiKey}` }, remoteAddress: j.ip });
+        const signature = sign(
+          j.signing.privateKey,
+          canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: j.tag, scores, rationale }),
+        );
+        const r = await app.inject({
+          method: 'POST',
+          url: `/api/knowledge/judge/${id}`,
+          payload: { scores, rationale, signature },
+          headers: { authorization: `Bearer ${j.apiKey}` },
+          remoteAddress: j.ip,
+        });
         if (r.statusCode !== 200) throw new Error(`judge answered ${r.statusCode}: ${r.body}`);
       }
     }
@@ -79,10 +106,22 @@ export async function run() {
     const targets: Target[] = [
       { name: `HTTP GET /api/knowledge/search?q=${QUERY}`, url: `${base}/api/knowledge/search?q=${QUERY}&limit=10` },
       { name: 'MCP tools/call search (2025 JSON-RPC)', url: `${base}/api/mcp`, method: 'POST', headers: MCP_HEADERS, body: legacy('search', searchArgs) },
-      { name: 'MCP tools/call search (2026-07-28 envelope)', url: `${base}/api/mcp`, method: 'POST', headers: modernHeaders('search'), body: modern('search', searchArgs) },
+      {
+        name: 'MCP tools/call search (2026-07-28 envelope)',
+        url: `${base}/api/mcp`,
+        method: 'POST',
+        headers: modernHeaders('search'),
+        body: modern('search', searchArgs),
+      },
       { name: `HTTP GET /api/knowledge/node${samplePath}`, url: `${base}/api/knowledge/node${samplePath}` },
       { name: 'MCP tools/call node (2025 JSON-RPC)', url: `${base}/api/mcp`, method: 'POST', headers: MCP_HEADERS, body: legacy('node', nodeArgs) },
-      { name: 'diagnostic: MCP ping (the SDK alone, no tool)', url: `${base}/api/mcp`, method: 'POST', headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) },
+      {
+        name: 'diagnostic: MCP ping (the SDK alone, no tool)',
+        url: `${base}/api/mcp`,
+        method: 'POST',
+        headers: MCP_HEADERS,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      },
     ];
     // Every target answers what it should before it is timed: hits, and no tool error.
     for (const t of targets) {
@@ -90,7 +129,8 @@ export async function run() {
       const text = await res.text();
       t.name += ` (${Buffer.byteLength(text)} B)`;
       const ping = t.body?.includes('"ping"');
-      if (res.status !== 200 || text.includes('"isError":true') || !(ping || text.includes(`${QUERY}-pattern`) || text.includes(samplePath))) throw new Error(`${t.name} answered ${res.status}: ${text.slice(0, 300)}`);
+      if (res.status !== 200 || text.includes('"isError":true') || !(ping || text.includes(`${QUERY}-pattern`) || text.includes(samplePath)))
+        throw new Error(`${t.name} answered ${res.status}: ${text.slice(0, 300)}`);
     }
     const [search, mcpSearch, mcpSearchModern, nodeRead, mcpNode, ping] = await load(targets);
     const ratios = (r: TargetResult, base0: TargetResult) => r.perCycle.map((x, i) => x / base0.perCycle[i]);

@@ -81,7 +81,17 @@ interface Setup {
 }
 
 // No limits in the way, and a client IP per proposer (X-Forwarded-For), as the per-IP propose caps expect.
-const OPEN = ['--allow-same-ip', '--trust-proxy', '--public-url', 'https://akas.example.org', '--allow-demo-calibration', '--registration-cap', '100000000', '--rate-limit', '1000000000:1000000000'];
+const OPEN = [
+  '--allow-same-ip',
+  '--trust-proxy',
+  '--public-url',
+  'https://akas.example.org',
+  '--allow-demo-calibration',
+  '--registration-cap',
+  '100000000',
+  '--rate-limit',
+  '1000000000:1000000000',
+];
 
 async function levelSetup(dir: string): Promise<Setup> {
   const p = await serve(['--data', dir, ...OPEN]);
@@ -95,7 +105,8 @@ async function pgSetup(url: string, n: number): Promise<Setup> {
   return { name: `PostgreSQL, ${n} process${n > 1 ? 'es' : ''}`, shared: true, urls: procs.map((p) => p.url), procs };
 }
 
-async function post(url: string, path: string, body: unknown, key?: string, ip?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+async function post(url: string, path: string, body: unknown, key?: string, ip?: string): Promise<any> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const res = await fetch(url + path, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...(ip ? { 'x-forwarded-for': ip } : {}) },
@@ -177,7 +188,13 @@ interface LoadResult {
 }
 
 function load(targets: Array<{ name: string; urls: string[]; headers: Record<string, string> }>, cycles: number): Promise<LoadResult[]> {
-  const args = JSON.stringify({ targets: targets.map((t) => ({ url: t.urls[0], urls: t.urls, headers: t.headers })), connections: 32, sliceMs: 500, cycles, warmupMs: 500 });
+  const args = JSON.stringify({
+    targets: targets.map((t) => ({ url: t.urls[0], urls: t.urls, headers: t.headers })),
+    connections: 32,
+    sliceMs: 500,
+    cycles,
+    warmupMs: 500,
+  });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LOAD_SCRIPT, args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -222,7 +239,6 @@ interface JudgeRig {
   cores: Array<[number, number, number]>;
 }
 
-
 async function runPool<T>(items: T[], concurrency: number, fn: (item: T, i: number) => Promise<unknown>) {
   let next = 0;
   await Promise.all(
@@ -249,7 +265,10 @@ async function judgeRound(rig: JudgeRig, n: number): Promise<Rate> {
   for (let k = 0; k < 3; k++) {
     for (let i = 0; i < n; i++) {
       const judge = rig.judges[(3 * (base + i) + k) % rig.judges.length];
-      const signature = sign(judge.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'brief', proposalId: ids[i], judge: judge.tag, scores: SCORES, rationale: RATIONALE }));
+      const signature = sign(
+        judge.privateKey,
+        canonicalize({ type: 'akas.judgment.v1', kind: 'brief', proposalId: ids[i], judge: judge.tag, scores: SCORES, rationale: RATIONALE }),
+      );
       tasks.push({ id: ids[i], judge, body: { scores: SCORES, rationale: RATIONALE, signature } });
     }
   }
@@ -260,7 +279,11 @@ async function judgeRound(rig: JudgeRig, n: number): Promise<Rate> {
   await runPool(tasks, INFLIGHT, (t, i) => post(setup.urls[i % setup.urls.length], `/api/knowledge/judge/${t.id}`, t.body, t.judge.apiKey));
   const ms = performance.now() - start;
   const own = process.cpuUsage(cpu0[2]);
-  rig.cores.push([(cpuSeconds(servers) - cpu0[0]) / (ms / 1000), setup.shared ? (cpuSeconds(db) - cpu0[1]) / (ms / 1000) : 0, (own.user + own.system) / 1000 / ms]);
+  rig.cores.push([
+    (cpuSeconds(servers) - cpu0[0]) / (ms / 1000),
+    setup.shared ? (cpuSeconds(db) - cpu0[1]) / (ms / 1000) : 0,
+    (own.user + own.system) / 1000 / ms,
+  ]);
   return { name: setup.name, opsPerSec: (tasks.length / ms) * 1000, ops: tasks.length, ms };
 }
 
@@ -270,7 +293,9 @@ const wants = (section: string) => !process.env.AKAS_BENCH_PG || process.env.AKA
 async function judgingSection(setups: Setup[]) {
   const RUNS = 5;
   const PER_RUN = 150;
-  header(`postgres: judgments recorded/s over HTTP (signed bodies, ${INFLIGHT} in flight, ${PER_RUN} fresh proposals x 3 per run, ${RUNS} runs alternating), ratio to the LevelDB node`);
+  header(
+    `postgres: judgments recorded/s over HTTP (signed bodies, ${INFLIGHT} in flight, ${PER_RUN} fresh proposals x 3 per run, ${RUNS} runs alternating), ratio to the LevelDB node`,
+  );
   const rigs: JudgeRig[] = [];
   for (const s of setups) rigs.push({ setup: s, proposers: await agents(s, 24), judges: await agents(s, 90), round: 0, cores: [] });
   for (const rig of rigs) await judgeRound(rig, 30); // warm-up
@@ -340,7 +365,7 @@ async function watchSection(url: string) {
   const d = mid(delays);
   const sorted = [...delays].sort((a, b) => a - b);
   line('durable commit, 1 key (transact, sync commit)', fmtMs(c), 1);
-  line('commit returned -> other process\'s watcher called (median)', fmtMs(d), d / c);
+  line("commit returned -> other process's watcher called (median)", fmtMs(d), d / c);
   line('  95th percentile', fmtMs(sorted[Math.floor(sorted.length * 0.95)]), sorted[Math.floor(sorted.length * 0.95)] / c);
 }
 
@@ -351,19 +376,37 @@ async function layoutSection(store: PgStore) {
   const SPACES = 20;
   const ROWS = 5000;
   const ROUNDS = 5;
-  header(`postgres: one key-value table vs a table per space (${SPACES} spaces x ${ROWS} rows; upserts in batches of 100, point reads, scans of 100; 8 in flight; median of ${ROUNDS}, alternating which goes first)`);
-  const doc = (i: number) => JSON.stringify({ tag: `ak_${i}`, balance: i * 3, calibration: { score: 0.8, attempts: 1 }, keys: ['a'.repeat(44)], createdAt: 1_700_000_000_000 + i });
+  header(
+    `postgres: one key-value table vs a table per space (${SPACES} spaces x ${ROWS} rows; upserts in batches of 100, point reads, scans of 100; 8 in flight; median of ${ROUNDS}, alternating which goes first)`,
+  );
+  const doc = (i: number) =>
+    JSON.stringify({ tag: `ak_${i}`, balance: i * 3, calibration: { score: 0.8, attempts: 1 }, keys: ['a'.repeat(44)], createdAt: 1_700_000_000_000 + i });
   const key = (i: number) => Buffer.from(`k${String(i).padStart(7, '0')}`);
   const layouts = {
     'one table (space, key)': {
-      setup: ['DROP TABLE IF EXISTS $schema.bench_one', 'CREATE TABLE $schema.bench_one (space text COLLATE "C", key bytea, value text, PRIMARY KEY (space, key))'],
-      put: (s: number) => [`INSERT INTO $schema.bench_one SELECT $1, k, v FROM unnest($2::bytea[], $3::text[]) AS t(k, v) ON CONFLICT (space, key) DO UPDATE SET value = excluded.value`, (keys: Buffer[], vals: string[]) => [`space-${s}`, keys, vals]] as const,
+      setup: [
+        'DROP TABLE IF EXISTS $schema.bench_one',
+        'CREATE TABLE $schema.bench_one (space text COLLATE "C", key bytea, value text, PRIMARY KEY (space, key))',
+      ],
+      put: (s: number) =>
+        [
+          `INSERT INTO $schema.bench_one SELECT $1, k, v FROM unnest($2::bytea[], $3::text[]) AS t(k, v) ON CONFLICT (space, key) DO UPDATE SET value = excluded.value`,
+          (keys: Buffer[], vals: string[]) => [`space-${s}`, keys, vals],
+        ] as const,
       get: (s: number) => [`SELECT value FROM $schema.bench_one WHERE space = $1 AND key = $2`, (k: Buffer) => [`space-${s}`, k]] as const,
-      scan: (s: number) => [`SELECT key, value FROM $schema.bench_one WHERE space = $1 AND key >= $2 ORDER BY key LIMIT 100`, (k: Buffer) => [`space-${s}`, k]] as const,
+      scan: (s: number) =>
+        [`SELECT key, value FROM $schema.bench_one WHERE space = $1 AND key >= $2 ORDER BY key LIMIT 100`, (k: Buffer) => [`space-${s}`, k]] as const,
     },
     'a table per space': {
-      setup: Array.from({ length: SPACES }, (_, s) => [`DROP TABLE IF EXISTS $schema.bench_s${s}`, `CREATE TABLE $schema.bench_s${s} (key bytea PRIMARY KEY, value text)`]).flat(),
-      put: (s: number) => [`INSERT INTO $schema.bench_s${s} SELECT k, v FROM unnest($1::bytea[], $2::text[]) AS t(k, v) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, (keys: Buffer[], vals: string[]) => [keys, vals]] as const,
+      setup: Array.from({ length: SPACES }, (_, s) => [
+        `DROP TABLE IF EXISTS $schema.bench_s${s}`,
+        `CREATE TABLE $schema.bench_s${s} (key bytea PRIMARY KEY, value text)`,
+      ]).flat(),
+      put: (s: number) =>
+        [
+          `INSERT INTO $schema.bench_s${s} SELECT k, v FROM unnest($1::bytea[], $2::text[]) AS t(k, v) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          (keys: Buffer[], vals: string[]) => [keys, vals],
+        ] as const,
       get: (s: number) => [`SELECT value FROM $schema.bench_s${s} WHERE key = $1`, (k: Buffer) => [k]] as const,
       scan: (s: number) => [`SELECT key, value FROM $schema.bench_s${s} WHERE key >= $1 ORDER BY key LIMIT 100`, (k: Buffer) => [k]] as const,
     },
@@ -380,7 +423,13 @@ async function layoutSection(store: PgStore) {
         const from = Math.floor(b / SPACES) * 100;
         const keys = Array.from({ length: 100 }, (_, j) => key(from + j));
         const [text, values] = L.put(s);
-        await store.sql(text, values(keys, keys.map((_, j) => doc(from + j))));
+        await store.sql(
+          text,
+          values(
+            keys,
+            keys.map((_, j) => doc(from + j)),
+          ),
+        );
       });
       r.put.push((SPACES * ROWS) / ((performance.now() - t) / 1000));
       await store.sql('ANALYZE');
@@ -398,7 +447,8 @@ async function layoutSection(store: PgStore) {
       r.scan.push(100_000 / ((performance.now() - t) / 1000));
     }
   }
-  for (const sql of ['DROP TABLE IF EXISTS $schema.bench_one', ...Array.from({ length: SPACES }, (_, s) => `DROP TABLE IF EXISTS $schema.bench_s${s}`)]) await store.sql(sql);
+  for (const sql of ['DROP TABLE IF EXISTS $schema.bench_one', ...Array.from({ length: SPACES }, (_, s) => `DROP TABLE IF EXISTS $schema.bench_s${s}`)])
+    await store.sql(sql);
   const { 'one table (space, key)': one, 'a table per space': per } = results;
   for (const what of ['put', 'get', 'scan'] as const) {
     const label = { put: 'rows upserted', get: 'point reads', scan: 'rows scanned' }[what];
@@ -411,11 +461,17 @@ async function blobSection(store: PgStore) {
   const SIZE = 10 * MiB;
   const PIECE = 64 * 1024;
   const ROUNDS = 3;
-  header(`postgres: content-store blobs, 10 MiB written durably (${PIECE / 1024} KiB pieces, as off a socket) and read back; median of ${ROUNDS}, ratio to files`);
+  header(
+    `postgres: content-store blobs, 10 MiB written durably (${PIECE / 1024} KiB pieces, as off a socket) and read back; median of ${ROUNDS}, ratio to files`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'akas-pg-bench-blobs-'));
   const files = await BlobStore.open(dir);
   const chunks = await store.blobs();
-  const results: Record<string, { write: number[]; read: number[] }> = { files: { write: [], read: [] }, bytea: { write: [], read: [] }, lo: { write: [], read: [] } };
+  const results: Record<string, { write: number[]; read: number[] }> = {
+    files: { write: [], read: [] },
+    bytea: { write: [], read: [] },
+    lo: { write: [], read: [] },
+  };
   const mbps = (ms: number) => SIZE / MiB / (ms / 1000);
   try {
     for (let round = 0; round < ROUNDS; round++) {

@@ -24,7 +24,8 @@ const onDemand: Record<string, () => Promise<unknown>> = {
 };
 
 const wanted = process.argv.slice(2);
-for (const name of wanted) if (!(name in benches) && !(name in onDemand)) throw new Error(`no benchmark ${name}: ${[...Object.keys(benches), ...Object.keys(onDemand)].join(', ')}`);
+for (const name of wanted)
+  if (!(name in benches) && !(name in onDemand)) throw new Error(`no benchmark ${name}: ${[...Object.keys(benches), ...Object.keys(onDemand)].join(', ')}`);
 for (const [name, load] of Object.entries({ ...benches, ...onDemand })) {
   if (wanted.length ? !wanted.includes(name) : name in onDemand) continue;
   await load();

@@ -103,12 +103,33 @@ export function corpus(n: number, seed = 7): Corpus {
     while (used.has(path)) path += `-${words[rank()]}`;
     used.add(path);
     const hex = i.toString(16).padStart(16, '0');
-    const base = { proposalId: '', kind: kind as ProposalKind, status: 'published', submittedAt: 0, decidedAt: 0, proposer: null, proposerIp: '127.0.0.1', path, title, requiredJudgments: 3, judgments: [], deposit: 0, billable: false, tier: 'strong', conflictKeys: [], outcome: null };
+    const base = {
+      proposalId: '',
+      kind: kind as ProposalKind,
+      status: 'published',
+      submittedAt: 0,
+      decidedAt: 0,
+      proposer: null,
+      proposerIp: '127.0.0.1',
+      path,
+      title,
+      requiredJudgments: 3,
+      judgments: [],
+      deposit: 0,
+      billable: false,
+      tier: 'strong',
+      conflictKeys: [],
+      outcome: null,
+    };
     if (kind === 'brief') {
       const tldr = cap(text(20, 40)) + '.';
       const core = Array.from({ length: 3 + Math.floor(rnd() * 4) }, () => cap(text(8, 15)) + '.');
       const definitions = Object.fromEntries(Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => [words[rank()], cap(text(10, 20)) + '.']));
-      const deep = { definitions, edgeCases: [cap(text(30, 60)) + '.'], sources: [{ citation: cap(text(4, 8)), author: `${cap(words[rank()])} ${cap(words[rank()])}`, year: 2000 + Math.floor(rnd() * 26) }] };
+      const deep = {
+        definitions,
+        edgeCases: [cap(text(30, 60)) + '.'],
+        sources: [{ citation: cap(text(4, 8)), author: `${cap(words[rank()])} ${cap(words[rank()])}`, year: 2000 + Math.floor(rnd() * 26) }],
+      };
       const brief = { id: `kb:bench-${i}`, domain: 'bench', topic: `topic ${i}`, title, version: '2026-11', levels: { tldr, core, deep } };
       // As the node indexes a brief (src/domain/knowledge/search.ts): its spec is its tldr, indexed once.
       docs.push({ id: path, path: pathWords(path, title), kind: 'leaf-brief', title, spec: '', ...briefFields(brief as never) });
@@ -119,7 +140,14 @@ export function corpus(n: number, seed = 7): Corpus {
       kind === 'capability'
         ? { trigger: text(5, 10), alternative: text(5, 10), cost: text(2, 4), whenNot: text(5, 10), recipe: [text(5, 10)] }
         : kind === 'graph'
-          ? { question: `${cap(text(4, 8))}?`, inputsRequired: ['x'], branches: [{ id: 'a', condition: { '>': [{ var: 'x' }, 1] }, to: `${path}-a` }, { id: 'b', condition: true, to: `${path}-b` }] }
+          ? {
+              question: `${cap(text(4, 8))}?`,
+              inputsRequired: ['x'],
+              branches: [
+                { id: 'a', condition: { '>': [{ var: 'x' }, 1] }, to: `${path}-a` },
+                { id: 'b', condition: true, to: `${path}-b` },
+              ],
+            }
           : {
               uri: `https://example.org/models/${i}.onnx`,
               mediaType: 'application/octet-stream',
@@ -154,7 +182,8 @@ const misspell = (w: string) => w.slice(0, Math.floor(w.length / 2)) + w.slice(M
  */
 export function queries(c: Corpus, within = c.docs.length): Query[] {
   const df = new Map<string, number>();
-  for (const d of c.docs) for (const w of new Set(`${d.title} ${d.spec} ${d.tldr ?? ''} ${d.core ?? ''}`.toLowerCase().split(/\W+/))) df.set(w, (df.get(w) ?? 0) + 1);
+  for (const d of c.docs)
+    for (const w of new Set(`${d.title} ${d.spec} ${d.tldr ?? ''} ${d.core ?? ''}`.toLowerCase().split(/\W+/))) df.set(w, (df.get(w) ?? 0) + 1);
   const n = c.docs.length;
   const stop = stopWords();
   const nearest = (fraction: number, skip = 0, minLength = 6) => {
@@ -172,7 +201,11 @@ export function queries(c: Corpus, within = c.docs.length): Query[] {
   }
   const medium = nearest(0.003);
   // Two long words of one node's title (among the first `within`), whose node must come back.
-  const long = (d: SearchDoc) => d.title.toLowerCase().split(' ').filter((w) => w.length >= 6 && !stop.has(w));
+  const long = (d: SearchDoc) =>
+    d.title
+      .toLowerCase()
+      .split(' ')
+      .filter((w) => w.length >= 6 && !stop.has(w));
   const pair = c.docs.slice(0, within).find((d) => long(d).length >= 2)!;
   const [w1, w2] = long(pair);
   return [

@@ -47,7 +47,11 @@ async function orama(): Promise<Engine> {
   });
   return {
     async build(docs) {
-      await insertMultiple(db, docs.map((d) => ({ tldr: '', core: '', deep: '', ...d })), 1000);
+      await insertMultiple(
+        db,
+        docs.map((d) => ({ tldr: '', core: '', deep: '', ...d })),
+        1000,
+      );
     },
     async search(q) {
       // tolerance 1: one edit per word (Levenshtein), Orama's nearest to MiniSearch's 0.2 on words of 5 to 9 letters.
@@ -62,14 +66,22 @@ async function flexsearch(): Promise<Engine> {
   // forward: prefixes of every word (search as you type); LatinBalance folds case, accents and
   // doubled letters, FlexSearch's kind of typo tolerance; suggest keeps hits that miss a word.
   const index = new Document({
-    document: { id: 'id', index: FIELDS.map((field) => ({ field, tokenize: 'forward' as const, encoder: { ...Charset.LatinBalance, filter: stopWords() as Set<string> } })) },
+    document: {
+      id: 'id',
+      index: FIELDS.map((field) => ({ field, tokenize: 'forward' as const, encoder: { ...Charset.LatinBalance, filter: stopWords() as Set<string> } })),
+    },
   });
   return {
     async build(docs) {
       for (const d of docs) index.add(d as unknown as Parameters<typeof index.add>[0]);
     },
     async search(q) {
-      const r = index.search(queryText(q), { limit: LIMIT, suggest: true, merge: true, index: FIELDS.map((field) => ({ field, boost: kit().boost[field] })) } as never) as unknown as Array<{ id: string }>;
+      const r = index.search(queryText(q), {
+        limit: LIMIT,
+        suggest: true,
+        merge: true,
+        index: FIELDS.map((field) => ({ field, boost: kit().boost[field] })),
+      } as never) as unknown as Array<{ id: string }>;
       return { paths: r.map((h) => String(h.id)), total: r.length };
     },
   };
@@ -80,7 +92,7 @@ const qs = queries(c);
 gc();
 const heap0 = process.memoryUsage().heapUsed;
 const rss0 = process.memoryUsage().rss;
-const engine = await ({ minisearch, orama, flexsearch }[lib])();
+const engine = await { minisearch, orama, flexsearch }[lib]();
 const start = performance.now();
 await engine.build(c.docs);
 const buildMs = performance.now() - start;
@@ -99,6 +111,12 @@ for (const query of qs) {
     await engine.search(query.q);
     samplesUs.push((performance.now() - t) * 1000);
   }
-  results.push({ name: query.name, q: query.q, samplesUs, hits: first.total, ...(query.expect ? { found: first.paths.slice(0, 10).includes(query.expect) } : {}) });
+  results.push({
+    name: query.name,
+    q: query.q,
+    samplesUs,
+    hits: first.total,
+    ...(query.expect ? { found: first.paths.slice(0, 10).includes(query.expect) } : {}),
+  });
 }
 process.stdout.write(JSON.stringify({ lib, n, buildMs, heapMiB, rssMiB, queries: results }) + '\n');

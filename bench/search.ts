@@ -65,7 +65,8 @@ async function libraries() {
   console.log(`  1. the library, at ${LARGE.toLocaleString('en-US')} documents (a process each; ratios to MiniSearch, the node's index)`);
   const names = { minisearch: 'MiniSearch', orama: 'Orama', flexsearch: 'FlexSearch' } as const;
   const results: LibResult[] = [];
-  for (const lib of Object.keys(names)) results.push(JSON.parse(await child(LIB_SCRIPT, [JSON.stringify({ lib, n: LARGE })], ['--expose-gc', '--max-old-space-size=4096'])));
+  for (const lib of Object.keys(names))
+    results.push(JSON.parse(await child(LIB_SCRIPT, [JSON.stringify({ lib, n: LARGE })], ['--expose-gc', '--max-old-space-size=4096'])));
   const [base] = results;
   const all = (r: LibResult) => r.queries.flatMap((q) => q.samplesUs);
   for (const r of results) {
@@ -82,7 +83,9 @@ async function libraries() {
   }
   console.log(`  per query: median latency / hits (${results.map((r) => names[r.lib as keyof typeof names]).join(' | ')})`);
   for (const [i, q] of base.queries.entries()) {
-    console.log(`    ${`${q.name}: "${q.q}"`.padEnd(56)} ${results.map((r) => `${us(median(r.queries[i].samplesUs)).padStart(9)} / ${String(r.queries[i].hits).padStart(5)}`).join('  |')}`);
+    console.log(
+      `    ${`${q.name}: "${q.q}"`.padEnd(56)} ${results.map((r) => `${us(median(r.queries[i].samplesUs)).padStart(9)} / ${String(r.queries[i].hits).padStart(5)}`).join('  |')}`,
+    );
   }
 }
 
@@ -96,12 +99,16 @@ export async function populate(dir: string, proposals: ProposalRecord[], from: n
     for (let i = from; i < to; i += 500) {
       const batch = proposals.slice(i, Math.min(to, i + 500));
       const locks = [...new Set(batch.flatMap((p) => [...treeLocks(p), ...(records ? [proposalLock(p.proposalId)] : [])]))];
-      await store.transact(locks, async (tx) => {
-        for (const p of batch) {
-          await publishToTree(tx, p, 1_767_268_800_000);
-          if (records) tx.put(Proposals, p.proposalId, p);
-        }
-      }, { durable: false });
+      await store.transact(
+        locks,
+        async (tx) => {
+          for (const p of batch) {
+            await publishToTree(tx, p, 1_767_268_800_000);
+            if (records) tx.put(Proposals, p.proposalId, p);
+          }
+        },
+        { durable: false },
+      );
     }
     // The baseline of the rebuild: one plain scan of every node.
     const t = performance.now();
@@ -139,14 +146,15 @@ interface RunningBenchNode extends Memory {
 
 export function startBenchNode(dir: string): Promise<RunningBenchNode> {
   const c: ChildProcess = spawn(process.execPath, ['--expose-gc', NODE_SCRIPT, dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const next = (type: string) => new Promise<Record<string, number & string>>((resolve) => {
-    const on = (m: { type: string }) => {
-      if (m.type !== type) return;
-      c.off('message', on);
-      resolve(m as never);
-    };
-    c.on('message', on);
-  });
+  const next = (type: string) =>
+    new Promise<Record<string, number & string>>((resolve) => {
+      const on = (m: { type: string }) => {
+        if (m.type !== type) return;
+        c.off('message', on);
+        resolve(m as never);
+      };
+      c.on('message', on);
+    });
   return new Promise((resolve, reject) => {
     c.once('exit', (code) => reject(new Error(`bench node exited ${code}`)));
     void next('listening').then(({ url, listenMs, indexedMs, ...memory }) =>
@@ -218,15 +226,27 @@ export async function run() {
     node = await startBenchNode(dir);
     const largeLat = await latencies(node.url, qs.map(searchPath), PER_QUERY);
 
-    console.log(`\n  2. search over HTTP (sequential; ${PER_QUERY} requests per query; ratios to GET /healthz, median ${us(median(health))}, p99 ${us(p99(health))})`);
-    for (const [label, lat] of [[SMALL, smallLat], [LARGE, largeLat]] as const) {
+    console.log(
+      `\n  2. search over HTTP (sequential; ${PER_QUERY} requests per query; ratios to GET /healthz, median ${us(median(health))}, p99 ${us(p99(health))})`,
+    );
+    for (const [label, lat] of [
+      [SMALL, smallLat],
+      [LARGE, largeLat],
+    ] as const) {
       const all = lat.flat();
       line(`search at ${label.toLocaleString('en-US')} nodes: median`, us(median(all)), median(all) / median(health));
       line(`search at ${label.toLocaleString('en-US')} nodes: p99`, us(p99(all)), p99(all) / p99(health));
     }
     const growth = median(largeLat.flat()) / median(smallLat.flat());
-    line(`median at ${LARGE.toLocaleString('en-US')} / median at ${SMALL.toLocaleString('en-US')}`, '', growth, `<= ${LATENCY_TARGET}`, growth <= LATENCY_TARGET);
-    for (const [i, q] of qs.entries()) console.log(`    ${`${q.name}: "${q.q}"`.padEnd(56)} ${us(median(smallLat[i])).padStart(9)} -> ${us(median(largeLat[i])).padStart(9)}`);
+    line(
+      `median at ${LARGE.toLocaleString('en-US')} / median at ${SMALL.toLocaleString('en-US')}`,
+      '',
+      growth,
+      `<= ${LATENCY_TARGET}`,
+      growth <= LATENCY_TARGET,
+    );
+    for (const [i, q] of qs.entries())
+      console.log(`    ${`${q.name}: "${q.q}"`.padEnd(56)} ${us(median(smallLat[i])).padStart(9)} -> ${us(median(largeLat[i])).padStart(9)}`);
 
     // 3. Node reads against /me, one of each kind and a branch with 25 children.
     const reg = await fetch(`${node.url}/api/agent/v1/register`, { method: 'POST' });
@@ -245,7 +265,9 @@ export async function run() {
     const results = await load(targets);
     const [me] = results;
     const ratios = (r: TargetResult) => r.perCycle.map((x, i) => x / me.perCycle[i]);
-    console.log(`\n  3. node reads at ${LARGE.toLocaleString('en-US')} nodes (child-process undici load; ratio = median over cycles of req/s / GET /me req/s in the same cycle)`);
+    console.log(
+      `\n  3. node reads at ${LARGE.toLocaleString('en-US')} nodes (child-process undici load; ratio = median over cycles of req/s / GET /me req/s in the same cycle)`,
+    );
     line(targets[0].name, `${Math.round((me.ok / me.ms) * 1000).toLocaleString('en-US')}/s`, 1);
     for (const [i, r] of results.entries()) {
       if (i === 0) continue;
@@ -255,19 +277,33 @@ export async function run() {
 
     const after = await node.memory();
     await node.stop();
-    console.log(`\n  4. a node starting on ${large.nodes.toLocaleString('en-US')} tree nodes (${LARGE.toLocaleString('en-US')} published; the rest implicit branches)`);
+    console.log(
+      `\n  4. a node starting on ${large.nodes.toLocaleString('en-US')} tree nodes (${LARGE.toLocaleString('en-US')} published; the rest implicit branches)`,
+    );
     const rebuild = node.indexedMs - bare.indexedMs;
     line('empty node: listening, first search answered (baseline)', `${Math.round(bare.listenMs)}, ${Math.round(bare.indexedMs)} ms`);
     line(`${LARGE.toLocaleString('en-US')} published: listening`, `${Math.round(node.listenMs)} ms`, node.listenMs / bare.listenMs);
-    line(`index rebuild at start, ${SMALL.toLocaleString('en-US')} published`, `${((smallStart - bare.indexedMs) / 1000).toFixed(2)} s`, (smallStart - bare.indexedMs) / small.scanMs);
+    line(
+      `index rebuild at start, ${SMALL.toLocaleString('en-US')} published`,
+      `${((smallStart - bare.indexedMs) / 1000).toFixed(2)} s`,
+      (smallStart - bare.indexedMs) / small.scanMs,
+    );
     line(`index rebuild at start, ${LARGE.toLocaleString('en-US')} published`, `${(rebuild / 1000).toFixed(2)} s`, rebuild / large.scanMs);
-    console.log(`    (rebuild = time to the first search answer minus the empty node's; ratios to one plain scan of the nodes in the store: ${Math.round(small.scanMs)} ms and ${Math.round(large.scanMs)} ms)`);
+    console.log(
+      `    (rebuild = time to the first search answer minus the empty node's; ratios to one plain scan of the nodes in the store: ${Math.round(small.scanMs)} ms and ${Math.round(large.scanMs)} ms)`,
+    );
     line('RSS with the index built', mib(node.rssMiB), node.rssMiB / bare.rssMiB, `< ${RSS_TARGET_MIB} MiB`, node.rssMiB < RSS_TARGET_MIB);
     line('RSS after the benches above', mib(after.rssMiB), after.rssMiB / bare.rssMiB, `< ${RSS_TARGET_MIB} MiB`, after.rssMiB < RSS_TARGET_MIB);
     line('peak RSS (during the rebuild and the benches)', mib(after.peakRssMiB), after.peakRssMiB / bare.peakRssMiB);
     console.log(`    (after a collection of the main thread; ratios to an empty node's: RSS ${mib(bare.rssMiB)}, peak ${mib(bare.peakRssMiB)})`);
-    for (const [label, m] of [['empty node', bare], ['index built', node], ['after the benches', after]] as const) {
-      console.log(`    ${`${label}:`.padEnd(19)} heap in use / committed: main thread ${mib(m.heapMiB)} / ${mib(m.heapTotalMiB)}, index thread ${mib(m.workerHeapMiB)} / ${mib(m.workerHeapTotalMiB)}; resident: anonymous ${mib(m.anonMiB)}, file-backed ${mib(m.fileMiB)}`);
+    for (const [label, m] of [
+      ['empty node', bare],
+      ['index built', node],
+      ['after the benches', after],
+    ] as const) {
+      console.log(
+        `    ${`${label}:`.padEnd(19)} heap in use / committed: main thread ${mib(m.heapMiB)} / ${mib(m.heapTotalMiB)}, index thread ${mib(m.workerHeapMiB)} / ${mib(m.workerHeapTotalMiB)}; resident: anonymous ${mib(m.anonMiB)}, file-backed ${mib(m.fileMiB)}`,
+      );
     }
     console.log('    (file-backed: the node binary, and the LevelDB tables the rebuild read, which LevelDB maps into memory)');
   } finally {

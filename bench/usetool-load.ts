@@ -39,8 +39,7 @@ const TOOL_INPUTS = {
   'regex-test': { pattern: '(\\w+)@(\\w+)', text: 'a@b c@d' },
 } as const;
 
-const TOOL_DESCRIPTION =
-  'A bench answer long enough for the tool-description schema: fifty to six hundred characters are required here.';
+const TOOL_DESCRIPTION = 'A bench answer long enough for the tool-description schema: fifty to six hundred characters are required here.';
 
 let raw = '';
 for await (const chunk of process.stdin) raw += chunk;

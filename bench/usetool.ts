@@ -51,7 +51,6 @@ interface Measured extends Rate {
   timeouts: number;
 }
 
-
 /** Registered agents, calibrated frontier (price 1) and funded, with their open challenge if any. */
 class AgentPool {
   private free: BenchAgent[] = [];

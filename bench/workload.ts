@@ -175,7 +175,9 @@ export class Workload {
     // One calibration at a time per agent: several loops picking the last uncalibrated agent at
     // once used up its three attempts, and the fourth was refused (400 calibration_exhausted).
     a.calibrating = true;
-    const r = await this.call('calibrate', 'POST', '/api/agent/v1/calibrate', { agent: a, body: { answers: poolAnswers(a.pool) } }).finally(() => (a.calibrating = false));
+    const r = await this.call('calibrate', 'POST', '/api/agent/v1/calibrate', { agent: a, body: { answers: poolAnswers(a.pool) } }).finally(
+      () => (a.calibrating = false),
+    );
     if (r.status !== 200) return;
     a.calibrated = true;
     this.acked.calibrations.push({ tag: a.tag, score: r.json.intelligenceScore as number });
@@ -204,7 +206,14 @@ export class Workload {
     const challenge = ch.json.challenge as { schemaName: string };
     const answer =
       challenge.schemaName === 'tool-description'
-        ? { answer: 'A landing paragraph that explains what the tool does, who it is for, and why it saves time for teams that search large document sets every day.', confidence: 'medium', model: { family: 'other', version: 'load' }, via: 'local', elapsed_ms: 5 }
+        ? {
+            answer:
+              'A landing paragraph that explains what the tool does, who it is for, and why it saves time for teams that search large document sets every day.',
+            confidence: 'medium',
+            model: { family: 'other', version: 'load' },
+            via: 'local',
+            elapsed_ms: 5,
+          }
         : { answer: 'question' };
     const r = await this.call('tool', 'POST', '/api/agent/v1/use-tool', {
       agent: a,
@@ -240,7 +249,8 @@ export class Workload {
     const a = this.pick(this.calibrated().filter((x) => x.tag !== p.proposer && !p.judges.has(x.tag)));
     if (!a) return;
     p.judges.add(a.tag);
-    const scores = this.random() < 0.8 ? { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 } : { accuracy: 0.2, clarity: 0.3, compression: 0.2, sources: 0.1 };
+    const scores =
+      this.random() < 0.8 ? { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 } : { accuracy: 0.2, clarity: 0.3, compression: 0.2, sources: 0.1 };
     const rationale = 'Checked by the workload.';
     const signature = sign(a.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: p.kind, proposalId: id, judge: a.tag, scores, rationale }));
     const r = await this.call('judge', 'POST', `/api/knowledge/judge/${id}`, { agent: a, body: { scores, rationale, signature } });
@@ -256,8 +266,20 @@ export class Workload {
   async attest(): Promise<void> {
     const a = this.pick(this.calibrated());
     if (!a) return;
-    const sha = createHash('sha256').update(String(++this.counter)).digest('hex');
-    const body = { schemaVersion: '1.0.0', stepId: `s${this.counter}`, pipeline: 'load', step: 'copy', transform: 'copied', inputs: [{ sha256: sha }], outputs: [{ sha256: sha }], actor: a.tag, finishedAt: Date.now() };
+    const sha = createHash('sha256')
+      .update(String(++this.counter))
+      .digest('hex');
+    const body = {
+      schemaVersion: '1.0.0',
+      stepId: `s${this.counter}`,
+      pipeline: 'load',
+      step: 'copy',
+      transform: 'copied',
+      inputs: [{ sha256: sha }],
+      outputs: [{ sha256: sha }],
+      actor: a.tag,
+      finishedAt: Date.now(),
+    };
     const r = await this.call('attest', 'POST', '/api/attestations', { agent: a, body: { kind: 'pipeline.facet.v1', body } });
     if (r.status === 200) this.acked.attestations.push({ id: r.json.id as string, hash: r.json.hash as string });
   }

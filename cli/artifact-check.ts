@@ -34,7 +34,8 @@ export function namedBlob(doc: unknown): NamedBlob {
   const m = isObject(doc.manifest) ? doc.manifest : null;
   const sha256 = normalizeSha256(p.sha256);
   if (!sha256 || typeof p.uri !== 'string') throw notArtifact();
-  if (doc.kind !== undefined && doc.kind !== 'leaf-artifact') throw new CliError(2, `This is a ${doc.kind} node, not an artifact: only a leaf-artifact names a blob.`, { code: 'not_an_artifact' });
+  if (doc.kind !== undefined && doc.kind !== 'leaf-artifact')
+    throw new CliError(2, `This is a ${doc.kind} node, not an artifact: only a leaf-artifact names a blob.`, { code: 'not_an_artifact' });
   const differ = m ? ['sha256', 'bytes', 'uri'].filter((k) => m[k] !== undefined && String(m[k]).toLowerCase() !== String(p[k]).toLowerCase()) : [];
   return {
     path: typeof doc.path === 'string' ? doc.path : typeof doc.artifactPath === 'string' ? doc.artifactPath : null,
@@ -66,7 +67,15 @@ function compare(named: NamedBlob, source: BlobCheck['source'], actual: { sha256
   if (actual.sha256 !== named.sha256) problems.push(`the bytes hash to ${actual.sha256}, not ${named.sha256}`);
   if (named.bytes !== null && actual.bytes !== named.bytes) problems.push(`${actual.bytes} bytes, not the ${named.bytes} recorded`);
   if (named.inconsistent) problems.push(named.inconsistent);
-  return { ok: problems.length === 0, path: named.path, source, expected: { sha256: named.sha256, bytes: named.bytes }, actual, nodeStatus: named.nodeStatus, problems };
+  return {
+    ok: problems.length === 0,
+    path: named.path,
+    source,
+    expected: { sha256: named.sha256, bytes: named.bytes },
+    actual,
+    nodeStatus: named.nodeStatus,
+    problems,
+  };
 }
 
 /** Checks a local file against the named blob (offline). */
@@ -87,10 +96,17 @@ export function blobUrl(uri: string, baseUrl: string): string {
   try {
     u = new URL(uri);
   } catch {
-    throw new CliError(2, `Cannot fetch ${uri}: not a URL. Fetch the bytes yourself and pass the file: akas verify cas --node FILE BLOB`, { code: 'unfetchable', uri });
+    throw new CliError(2, `Cannot fetch ${uri}: not a URL. Fetch the bytes yourself and pass the file: akas verify cas --node FILE BLOB`, {
+      code: 'unfetchable',
+      uri,
+    });
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new CliError(2, `Cannot fetch ${uri} (${u.protocol} is not http or https). Fetch the bytes yourself and pass the file: akas verify cas --node FILE BLOB`, { code: 'unfetchable', uri });
+    throw new CliError(
+      2,
+      `Cannot fetch ${uri} (${u.protocol} is not http or https). Fetch the bytes yourself and pass the file: akas verify cas --node FILE BLOB`,
+      { code: 'unfetchable', uri },
+    );
   }
   return u.toString();
 }
@@ -146,15 +162,16 @@ export async function verifyArtifactBlob(cli: Cli, nodeFile: string, blobFile: s
         : r.nodeStatus
           ? 'the node reports a problem with its copy'
           : '';
-  cli.output().result(r, () =>
-    [
-      `${r.ok ? 'ok      ' : 'MISMATCH'}  ${r.path ?? named.uri}: ${from}`,
-      `  expected  sha256 ${r.expected.sha256}${r.expected.bytes === null ? '' : `, ${r.expected.bytes} bytes`} (as the node records)`,
-      `  checked   sha256 ${r.actual.sha256}, ${r.actual.bytes} bytes`,
-      ...r.problems.map((p) => `  problem   ${p}`),
-      `  node's sha256Verification: ${status}${nodeSays ? ` (${nodeSays})` : ''}`,
-    ].join('\n'),
-  );
+  cli
+    .output()
+    .result(r, () =>
+      [
+        `${r.ok ? 'ok      ' : 'MISMATCH'}  ${r.path ?? named.uri}: ${from}`,
+        `  expected  sha256 ${r.expected.sha256}${r.expected.bytes === null ? '' : `, ${r.expected.bytes} bytes`} (as the node records)`,
+        `  checked   sha256 ${r.actual.sha256}, ${r.actual.bytes} bytes`,
+        ...r.problems.map((p) => `  problem   ${p}`),
+        `  node's sha256Verification: ${status}${nodeSays ? ` (${nodeSays})` : ''}`,
+      ].join('\n'),
+    );
   return r.ok ? 0 : 1;
 }
-

@@ -188,4 +188,3 @@ export async function getBlob(cli: Cli, out: Output, sha256: string, output: str
     }
   }
 }
-

@@ -51,15 +51,19 @@ const nodeTransport: Transport = async (url, init) => {
   }
   const { request } = await import('node:https');
   return new Promise((resolve, reject) => {
-    const req = request(u, { method: init.method, headers: init.body ? { ...init.headers, 'content-length': Buffer.byteLength(init.body) } : init.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: headerGetter(res.headers), text: async () => text });
-      });
-    });
+    const req = request(
+      u,
+      { method: init.method, headers: init.body ? { ...init.headers, 'content-length': Buffer.byteLength(init.body) } : init.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: headerGetter(res.headers), text: async () => text });
+        });
+      },
+    );
     req.on('error', (e) => reject(Object.assign(new Error(e.message), { cause: e })));
     req.end(init.body);
   });
@@ -78,7 +82,10 @@ export function baseUrlProblem(baseUrl: string): CliError | undefined {
   }
   if (u && (u.protocol === 'http:' || u.protocol === 'https:')) return undefined;
   const guess = /^[a-z][a-z0-9+.-]*:\/\//i.test(baseUrl) ? baseUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, 'http://') : `http://${baseUrl}`;
-  return new CliError(2, `--base-url ${baseUrl} is not an http:// or https:// URL: try --base-url ${guess} (or AKAS_BASE_URL)`, { code: 'bad_base_url', baseUrl });
+  return new CliError(2, `--base-url ${baseUrl} is not an http:// or https:// URL: try --base-url ${guess} (or AKAS_BASE_URL)`, {
+    code: 'bad_base_url',
+    baseUrl,
+  });
 }
 
 /**
@@ -90,7 +97,10 @@ export function unreachableError(baseUrl: string, e: unknown): CliError {
   if (bad) return bad;
   const err = e as { code?: string; cause?: { code?: string }; message?: string };
   const cause = err.cause?.code ?? err.code ?? err.message;
-  return new CliError(2, `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, { code: 'unreachable', baseUrl });
+  return new CliError(2, `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
+    code: 'unreachable',
+    baseUrl,
+  });
 }
 
 export class AkasClient {
@@ -112,7 +122,13 @@ export class AkasClient {
   async call<T = Record<string, unknown>>(
     method: string,
     path: string,
-    opts: { body?: unknown; auth?: boolean; headers?: Record<string, string>; okStatuses?: number[]; /** A JSON answer is expected: anything else means this is not an akas node. */ json?: boolean } = {},
+    opts: {
+      body?: unknown;
+      auth?: boolean;
+      headers?: Record<string, string>;
+      okStatuses?: number[] /** A JSON answer is expected: anything else means this is not an akas node. */;
+      json?: boolean;
+    } = {},
   ): Promise<NodeResponse<T>> {
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
     if (opts.auth) {
@@ -146,11 +162,15 @@ export class AkasClient {
     const envelope = typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string';
     const failed = res.status >= 400 && !(opts.okStatuses ?? []).includes(res.status);
     if ((failed && !envelope) || (!failed && opts.json && (typeof body !== 'object' || body === null))) {
-      throw new CliError(2, `${this.baseUrl} is not an akas node: asked for ${path.split('?')[0]}, it answered HTTP ${res.status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}${failed ? '' : ' where JSON belongs'}. Check --base-url / AKAS_BASE_URL.`, {
-        code: 'not_akas',
-        baseUrl: this.baseUrl,
-        status: res.status,
-      });
+      throw new CliError(
+        2,
+        `${this.baseUrl} is not an akas node: asked for ${path.split('?')[0]}, it answered HTTP ${res.status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}${failed ? '' : ' where JSON belongs'}. Check --base-url / AKAS_BASE_URL.`,
+        {
+          code: 'not_akas',
+          baseUrl: this.baseUrl,
+          status: res.status,
+        },
+      );
     }
     if (failed) {
       const b = body as Record<string, unknown>;

@@ -50,9 +50,22 @@ const BRIEF = {
       ],
       deep: {
         definitions: { jitter: 'random spread added to a delay so that many clients do not retry at the same moment' },
-        examples: [{ violation: 'retrying in a tight loop after a 503', fix: 'sleep a random time up to base * 2^attempt, at most 5 tries', note: 'a tight loop turns one outage into a thundering herd' }],
+        examples: [
+          {
+            violation: 'retrying in a tight loop after a 503',
+            fix: 'sleep a random time up to base * 2^attempt, at most 5 tries',
+            note: 'a tight loop turns one outage into a thundering herd',
+          },
+        ],
         edgeCases: ['a POST without an idempotency key may run twice', 'a 429 with Retry-After: wait at least that long'],
-        sources: [{ citation: 'Exponential Backoff And Jitter, AWS Architecture Blog', url: 'https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/', author: 'Marc Brooker', year: 2015 }],
+        sources: [
+          {
+            citation: 'Exponential Backoff And Jitter, AWS Architecture Blog',
+            url: 'https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/',
+            author: 'Marc Brooker',
+            year: 2015,
+          },
+        ],
       },
     },
     pitfalls: ['retrying non-idempotent writes', 'retrying on errors that will not go away (400, 403)'],
@@ -99,7 +112,14 @@ const artifact = (origin: string) => ({
     mediaType: 'application/json',
     sha256: DEMO_MODEL_SHA256,
     artifactKind: 'model',
-    provenance: { trainedBy: 'akas demo', on: 'a handful of made-up reviews', framework: 'hand-written JSON', metrics: { accuracy: 0.81 }, license: 'CC0-1.0', createdAt: 1767225600000 },
+    provenance: {
+      trainedBy: 'akas demo',
+      on: 'a handful of made-up reviews',
+      framework: 'hand-written JSON',
+      metrics: { accuracy: 0.81 },
+      license: 'CC0-1.0',
+      createdAt: 1767225600000,
+    },
     bytes: DEMO_MODEL.length,
   },
 });
@@ -136,7 +156,15 @@ async function demoAgent(baseUrl: string): Promise<DemoAgent> {
   const health = await anonymous.get<Json>('/healthz');
   const pair = generateKeyPair();
   const r = await anonymous.post<Json>('/api/agent/v1/register', proveKeyPossession(pair, 'register', health.time));
-  const identity: SavedIdentity = { baseUrl, tag: r.tag, apiKey: r.apiKey, recoveryToken: r.recoveryToken, signing: pair, calibrationPoolId: r.calibrationPoolId, createdAt: r.createdAt };
+  const identity: SavedIdentity = {
+    baseUrl,
+    tag: r.tag,
+    apiKey: r.apiKey,
+    recoveryToken: r.recoveryToken,
+    signing: pair,
+    calibrationPoolId: r.calibrationPoolId,
+    createdAt: r.createdAt,
+  };
   const client = new AkasClient({ baseUrl, apiKey: r.apiKey });
   await client.post('/api/agent/v1/calibrate', { answers: referenceAnswers(r.calibrationPoolId) }, { auth: true });
   return { identity, client };
@@ -164,15 +192,23 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
   const existing = await reader.call('GET', '/api/knowledge/node/models/tiny-classifier', { okStatuses: [404] });
   if (existing.status === 200) return { seeded: false, note: 'the demo tree is there already', agents: [], proposals: [] };
   if (health.sameIpRule?.enforced) {
-    throw new CliError(2, 'The demo is seeded by four agents from this one address, and this node takes one judge per IP (it can tell clients apart). Seed a loopback node (akas serve --demo on 127.0.0.1), or one started with --allow-same-ip.', {
-      code: 'demo_needs_one_address',
-    });
+    throw new CliError(
+      2,
+      'The demo is seeded by four agents from this one address, and this node takes one judge per IP (it can tell clients apart). Seed a loopback node (akas serve --demo on 127.0.0.1), or one started with --allow-same-ip.',
+      {
+        code: 'demo_needs_one_address',
+      },
+    );
   }
 
   if (health.calibration === 'private') {
-    throw new CliError(2, "The demo agents calibrate with the demo set's published answers, and this node runs a private calibration set. Seed a node on the demo set (akas serve --demo, without --calibration).", {
-      code: 'demo_needs_demo_calibration',
-    });
+    throw new CliError(
+      2,
+      "The demo agents calibrate with the demo set's published answers, and this node runs a private calibration set. Seed a node on the demo set (akas serve --demo, without --calibration).",
+      {
+        code: 'demo_needs_demo_calibration',
+      },
+    );
   }
 
   progress('demo: registering and calibrating 4 demo agents');
@@ -194,7 +230,10 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
       });
       status = r.newStatus;
     }
-    const path = (payload as { path?: string; artifactPath?: string }).path ?? (payload as { artifactPath?: string }).artifactPath ?? (kind === 'brief' ? '/distributed-systems/retries-with-backoff' : null);
+    const path =
+      (payload as { path?: string; artifactPath?: string }).path ??
+      (payload as { artifactPath?: string }).artifactPath ??
+      (kind === 'brief' ? '/distributed-systems/retries-with-backoff' : null);
     proposals.push({ proposalId: p.proposalId, kind, path, status });
     progress(`demo: ${kind} ${path ?? ''} ${status} (${p.proposalId})`);
   };
@@ -203,12 +242,21 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
   await publish('capability', CAPABILITY, 1);
   await publish('graph', graph(1), 2);
   await publish('graph', graph(2), 2);
-  const stored = await http1Request(new URL(`${base}/api/cas`), 'POST', { 'content-type': 'application/octet-stream', accept: 'application/json' }, DEMO_MODEL.toString('utf8'));
-  if (stored.status !== 200) throw new CliError(2, `The demo artifact could not be stored (HTTP ${stored.status}: ${stored.body.toString('utf8').slice(0, 200)})`, { code: 'demo_failed' });
+  const stored = await http1Request(
+    new URL(`${base}/api/cas`),
+    'POST',
+    { 'content-type': 'application/octet-stream', accept: 'application/json' },
+    DEMO_MODEL.toString('utf8'),
+  );
+  if (stored.status !== 200)
+    throw new CliError(2, `The demo artifact could not be stored (HTTP ${stored.status}: ${stored.body.toString('utf8').slice(0, 200)})`, {
+      code: 'demo_failed',
+    });
   await publish('artifact', artifact(base), 3);
   await publish('eval-result', EVAL, 0);
   const unpublished = proposals.filter((p) => p.status !== 'published');
-  if (unpublished.length) throw new CliError(2, `The demo tree is incomplete: ${unpublished.map((p) => `${p.proposalId} is ${p.status}`).join(', ')}`, { code: 'demo_failed' });
+  if (unpublished.length)
+    throw new CliError(2, `The demo tree is incomplete: ${unpublished.map((p) => `${p.proposalId} is ${p.status}`).join(', ')}`, { code: 'demo_failed' });
   return {
     seeded: true,
     note: 'A demo tree made by 4 demo agents through the normal paths: a brief, a capability, a decision graph (2 versions), an artifact in the content store and an eval of it.',

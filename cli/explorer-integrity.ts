@@ -77,7 +77,15 @@ export async function explorerIntegrity(baseUrl: string, root = packageRoot()): 
       try {
         const sha256 = sha256Of(await bytesOf(url, '*/*'));
         const integrityOk = l.file === 'dist/akas-verify.browser.js' || tag.integrity === l.integrity;
-        return { ...l, served: { url, sha256, ...(l.file === 'dist/akas-verify.browser.js' ? {} : { integrity: tag.integrity }), same: l.sha256 !== null && sha256 === l.sha256 && integrityOk } };
+        return {
+          ...l,
+          served: {
+            url,
+            sha256,
+            ...(l.file === 'dist/akas-verify.browser.js' ? {} : { integrity: tag.integrity }),
+            same: l.sha256 !== null && sha256 === l.sha256 && integrityOk,
+          },
+        };
       } catch (e) {
         return { ...l, served: { notChecked: (e as Error).message } };
       }

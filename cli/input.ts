@@ -9,7 +9,10 @@ export function readSource(path: string): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (e) {
-    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path });
+    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      code: 'unreadable',
+      path,
+    });
   }
 }
 
@@ -23,9 +26,21 @@ export function readIssuerKeysFile(path: string): Record<string, unknown> {
   const where = path === '-' ? 'stdin' : path;
   if (!parsed.ok) throw new CliError(2, `${where} is not strict JSON: ${parsed.reason}`, { code: 'invalid_json', path });
   const doc = parsed.value as Record<string, unknown> | null;
-  const list = (doc && typeof doc === 'object' && !Array.isArray(doc) && doc.issuer && typeof doc.issuer === 'object' ? doc.issuer : doc) as Record<string, unknown> | null;
-  if (!list || typeof list !== 'object' || Array.isArray(list) || !Array.isArray(list.keys) || (list.rotations !== undefined && !Array.isArray(list.rotations))) {
-    throw new CliError(2, `${where} is not the node's key list ({keys[], rotations[]}, or GET /api/node/keys): fetch it with curl NODE/api/node/keys`, { code: 'not_a_key_list', path });
+  const list = (doc && typeof doc === 'object' && !Array.isArray(doc) && doc.issuer && typeof doc.issuer === 'object' ? doc.issuer : doc) as Record<
+    string,
+    unknown
+  > | null;
+  if (
+    !list ||
+    typeof list !== 'object' ||
+    Array.isArray(list) ||
+    !Array.isArray(list.keys) ||
+    (list.rotations !== undefined && !Array.isArray(list.rotations))
+  ) {
+    throw new CliError(2, `${where} is not the node's key list ({keys[], rotations[]}, or GET /api/node/keys): fetch it with curl NODE/api/node/keys`, {
+      code: 'not_a_key_list',
+      path,
+    });
   }
   return list;
 }

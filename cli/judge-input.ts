@@ -44,4 +44,3 @@ export function rationaleProblem(text: string): string | null {
   if (length > RATIONALE_MAX) return `the rationale is ${length} characters; at most ${RATIONALE_MAX}`;
   return null;
 }
-

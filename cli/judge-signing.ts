@@ -49,9 +49,21 @@ export function buildJudgeRequest(identity: Pick<SavedIdentity, 'tag' | 'signing
   const scores = { ...input.scores };
   if (input.dryRun) return { kind, path, body: { scores, rationale: input.rationale, dryRun: true } };
   if (!identity) throw new Error('signing a judgment needs a saved identity');
-  const signingPayload = judgmentSigningString({ kind, proposalId: input.proposalId, judge: identity.tag, scores, rationale: input.rationale, contentSha256: input.contentSha256 });
+  const signingPayload = judgmentSigningString({
+    kind,
+    proposalId: input.proposalId,
+    judge: identity.tag,
+    scores,
+    rationale: input.rationale,
+    contentSha256: input.contentSha256,
+  });
   const signature = sign(identity.signing.privateKey, signingPayload);
-  return { kind, path, signingPayload, body: { scores, rationale: input.rationale, signature, ...(input.contentSha256 ? { contentSha256: input.contentSha256 } : {}) } };
+  return {
+    kind,
+    path,
+    signingPayload,
+    body: { scores, rationale: input.rationale, signature, ...(input.contentSha256 ? { contentSha256: input.contentSha256 } : {}) },
+  };
 }
 
 /**
@@ -64,10 +76,12 @@ export async function fetchContentSha256(client: AkasClient, proposalId: string,
   const detail = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(proposalId)}`);
   if (detail.contentSha256 === undefined) return undefined;
   const shown = contentOfProposalView(kind, detail);
-  const refuse = (why: string) => new CliError(1, `Not signing ${proposalId}: ${why}.`, { error: `not signing: ${why}`, code: 'content_unverified', proposalId });
+  const refuse = (why: string) =>
+    new CliError(1, `Not signing ${proposalId}: ${why}.`, { error: `not signing: ${why}`, code: 'content_unverified', proposalId });
   if (!shown.ok) throw refuse(shown.reason);
   if (shown.problems.length) throw refuse(shown.problems.join('; '));
-  if (shown.contentSha256 !== detail.contentSha256) throw refuse(`the node says its content is ${detail.contentSha256}, but the proposal it served hashes to ${shown.contentSha256}`);
+  if (shown.contentSha256 !== detail.contentSha256)
+    throw refuse(`the node says its content is ${detail.contentSha256}, but the proposal it served hashes to ${shown.contentSha256}`);
   return shown.contentSha256;
 }
 
@@ -75,7 +89,11 @@ export async function fetchContentSha256(client: AkasClient, proposalId: string,
  * Fetches the proposal, hashes its content here, signs (unless a dry run) and sends one
  * judgment; answers the node's JudgmentRecorded or JudgmentDryRun and the content hash signed.
  */
-export async function judgeContent(client: AkasClient, identity: SavedIdentity | undefined, input: JudgmentInput): Promise<{ answer: Json; contentSha256?: string }> {
+export async function judgeContent(
+  client: AkasClient,
+  identity: SavedIdentity | undefined,
+  input: JudgmentInput,
+): Promise<{ answer: Json; contentSha256?: string }> {
   let contentSha256: string | undefined;
   if (!input.dryRun) {
     const kind = kindOfId(input.proposalId);

@@ -64,7 +64,8 @@ function briefLines(b: Json): Section[] {
     for (const [term, def] of Object.entries(deep.definitions ?? {})) lines.push(`${term}: ${text(def)}`);
     for (const e of deep.examples ?? []) lines.push(`✗ ${e.violation}  ✓ ${e.fix}${e.note ? `  (${e.note})` : ''}`);
     for (const e of deep.edgeCases ?? []) lines.push(`edge case: ${e}`);
-    for (const s of deep.sources ?? []) lines.push(`source: ${s.citation}${s.author ? `, ${s.author}` : ''}${s.year ? ` (${s.year})` : ''}${s.url ? ` ${s.url}` : ''}`);
+    for (const s of deep.sources ?? [])
+      lines.push(`source: ${s.citation}${s.author ? `, ${s.author}` : ''}${s.year ? ` (${s.year})` : ''}${s.url ? ` ${s.url}` : ''}`);
     if (lines.length) out.push({ title: 'deep', lines });
   }
   for (const d of b.disputes ?? []) out.push({ title: `dispute: ${d.claim}`, lines: (d.positions ?? []).map((p: unknown) => `• ${text(p)}`) });
@@ -87,11 +88,19 @@ function kindSections(n: Json): Section[] {
     case 'leaf-decision': {
       const p = n.payload ?? {};
       return [
-        { title: 'decision', rows: [{ label: 'question', value: text(p.question) }, { label: 'inputs', value: (p.inputsRequired ?? []).join(', ') || '(none)' }] },
+        {
+          title: 'decision',
+          rows: [
+            { label: 'question', value: text(p.question) },
+            { label: 'inputs', value: (p.inputsRequired ?? []).join(', ') || '(none)' },
+          ],
+        },
         {
           title: 'branches',
           note: `walk it: akas traverse ${n.path} --inputs '{...}'`,
-          lines: (n.branches ?? []).map((b: Json) => `${b.id} → ${b.to}  when ${text(b.condition)}${b.priors === null || b.priors === undefined ? '' : `  (prior ${b.priors})`}`),
+          lines: (n.branches ?? []).map(
+            (b: Json) => `${b.id} → ${b.to}  when ${text(b.condition)}${b.priors === null || b.priors === undefined ? '' : `  (prior ${b.priors})`}`,
+          ),
         },
       ];
     }
@@ -100,13 +109,17 @@ function kindSections(n: Json): Section[] {
       const prov = p.provenance ?? {};
       const v = n.sha256Verification ?? {};
       const summary = n.evalSummary ?? { count: 0, distinctRunners: 0, byMetric: {} };
-      const metrics = Object.entries(prov.metrics ?? {}).map(([k, x]) => `${k} ${num(x)}`).join(', ');
+      const metrics = Object.entries(prov.metrics ?? {})
+        .map(([k, x]) => `${k} ${num(x)}`)
+        .join(', ');
       const evalLines = [
         ...Object.entries(summary.byMetric ?? {}).map(([metric, m]) => {
           const s = m as Json;
           return `${metric}: mean ${num(s.mean)}, min ${num(s.min)}, max ${num(s.max)} over ${s.count}`;
         }),
-        ...(n.independentEvals ?? []).map((e: Json) => `${e.proposalId}  ${e.metric} ${num(e.score)} by ${e.runner}  (dataset ${String(e.datasetSha256).slice(0, 12)}…)`),
+        ...(n.independentEvals ?? []).map(
+          (e: Json) => `${e.proposalId}  ${e.metric} ${num(e.score)} by ${e.runner}  (dataset ${String(e.datasetSha256).slice(0, 12)}…)`,
+        ),
       ];
       return [
         {
@@ -117,7 +130,10 @@ function kindSections(n: Json): Section[] {
             { label: 'bytes', value: text(p.bytes) },
             { label: 'mediaType', value: text(p.mediaType) },
             { label: 'artifactKind', value: text(p.artifactKind) },
-            { label: 'trained by', value: `${text(prov.trainedBy)} on ${text(prov.on)} with ${text(prov.framework)}, ${text(prov.license)}, ${iso(prov.createdAt)}` },
+            {
+              label: 'trained by',
+              value: `${text(prov.trainedBy)} on ${text(prov.on)} with ${text(prov.framework)}, ${text(prov.license)}, ${iso(prov.createdAt)}`,
+            },
             { label: 'own metrics', value: metrics || '-', tone: 'weak' },
           ],
         },
@@ -132,7 +148,7 @@ function kindSections(n: Json): Section[] {
         },
         {
           title: `independent evals (${summary.count} by ${summary.distinctRunners} runner${summary.distinctRunners === 1 ? '' : 's'})`,
-          note: 'published eval results of these bytes by other agents, apart from the proposer\'s own metrics',
+          note: "published eval results of these bytes by other agents, apart from the proposer's own metrics",
           lines: evalLines.length ? evalLines : ['none yet'],
         },
         ...(n.manifest ? [manifestSection(n.manifest, 'akas verify manifest FILE (FILE: this node as --json prints it)')] : []),
@@ -177,7 +193,11 @@ export function briefModel(r: Json): NodeModel {
   };
 }
 
-const indent = (s: string, by = '  ') => s.split('\n').map((l) => by + l).join('\n');
+const indent = (s: string, by = '  ') =>
+  s
+    .split('\n')
+    .map((l) => by + l)
+    .join('\n');
 
 /** The plain text of a model: for pipes and files (no colours, no cursor codes). */
 export function modelText(m: NodeModel): string {

@@ -6,8 +6,34 @@
 // the one signed (an edited, removed or reordered entry fails).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { canonicalize, consistencyProof, decodeBundle, entryHash, perfectRoot, sha256Hex, TileHashReader, tilePath, bundlePath, tileWidthAt, TILE_HEIGHT, TILE_WIDTH, leafHash, verifyConsistency, type LogEntry } from '../src/core/index.js';
-import { checkLogInclusion, checkWitnesses, Checks, consistent, LogAuditor, openCheckpoint, type AuditState, type OpenedCheckpoint, type WitnessPolicy } from '../verifier/index.js';
+import {
+  canonicalize,
+  consistencyProof,
+  decodeBundle,
+  entryHash,
+  perfectRoot,
+  sha256Hex,
+  TileHashReader,
+  tilePath,
+  bundlePath,
+  tileWidthAt,
+  TILE_HEIGHT,
+  TILE_WIDTH,
+  leafHash,
+  verifyConsistency,
+  type LogEntry,
+} from '../src/core/index.js';
+import {
+  checkLogInclusion,
+  checkWitnesses,
+  Checks,
+  consistent,
+  LogAuditor,
+  openCheckpoint,
+  type AuditState,
+  type OpenedCheckpoint,
+  type WitnessPolicy,
+} from '../verifier/index.js';
 import type { AkasClient } from './client.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -54,12 +80,17 @@ function witnessProblem(note: string, witnesses?: WitnessPolicy): string | null 
 }
 
 /** One round of monitoring. */
-export async function watchOnce(client: AkasClient, statePath: string, opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {}): Promise<WatchResult> {
+export async function watchOnce(
+  client: AkasClient,
+  statePath: string,
+  opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {},
+): Promise<WatchResult> {
   const state = readWatchState(statePath);
   const { key, source } = await logKeyFor(client, opts.logKey, state);
   if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
   const published = await client.get<Json>('/api/node/keys');
-  if (published.log?.verifierKey !== key) return { ok: false, message: `the node now publishes another log key (${published.log?.verifierKey}) than the trusted one (${key})`, logKey: key };
+  if (published.log?.verifierKey !== key)
+    return { ok: false, message: `the node now publishes another log key (${published.log?.verifierKey}) than the trusted one (${key})`, logKey: key };
 
   const note = (await client.call<string>('GET', '/api/log/checkpoint')).body;
   const checked = checkedCheckpoint(note, key, opts.witnesses);
@@ -68,12 +99,19 @@ export async function watchOnce(client: AkasClient, statePath: string, opts: { f
 
   if (state) {
     const oldRoot = Buffer.from(state.root, 'hex');
-    if (cp.size < state.size) return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
-    if (cp.size === state.size && !root.equals(oldRoot)) return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size < state.size)
+      return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size === state.size && !root.equals(oldRoot))
+      return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
     if (cp.size > state.size && state.size > 0) {
       const proof = (await client.get<Json>(`/api/log/proof/consistency?old=${state.size}&new=${cp.size}`)).proof;
       if (!consistent(state.size, oldRoot, cp.size, root, proof)) {
-        return { ok: false, message: `FORK: the checkpoint of ${cp.size} entries does not extend the one of ${state.size} seen before (consistency proof fails)`, size: cp.size, previousSize: state.size };
+        return {
+          ok: false,
+          message: `FORK: the checkpoint of ${cp.size} entries does not extend the one of ${state.size} seen before (consistency proof fails)`,
+          size: cp.size,
+          previousSize: state.size,
+        };
       }
     }
   }
@@ -83,13 +121,15 @@ export async function watchOnce(client: AkasClient, statePath: string, opts: { f
   const from = auditor.size;
   while (auditor.size < cp.size) {
     const page = await client.get<Json>(`/api/log/entries?start=${auditor.size}&end=${Math.min(cp.size, auditor.size + 1000)}`);
-    if (!Array.isArray(page.entries) || page.entries.length === 0) return { ok: false, message: `the node serves no entry ${auditor.size} of the ${cp.size} its checkpoint signs` };
+    if (!Array.isArray(page.entries) || page.entries.length === 0)
+      return { ok: false, message: `the node serves no entry ${auditor.size} of the ${cp.size} its checkpoint signs` };
     for (const e of page.entries) {
       const problem = auditor.append(e);
       if (problem) return { ok: false, message: `REWRITE: ${problem}`, size: cp.size };
     }
   }
-  if (!auditor.root().equals(root)) return { ok: false, message: `REWRITE: the ${cp.size} entries served build another root than the signed checkpoint`, size: cp.size };
+  if (!auditor.root().equals(root))
+    return { ok: false, message: `REWRITE: the ${cp.size} entries served build another root than the signed checkpoint`, size: cp.size };
 
   writeWatchState(statePath, { ...auditor.state(cp.origin, key, Date.now()), checkpoint: note });
   const grew = state ? cp.size - state.size : cp.size;
@@ -130,10 +170,13 @@ const TIER_RANK: Record<string, number> = { frontier: 4, strong: 3, mid: 2, weak
 /** A reviewer's profile against the policy: why it does not count, or undefined when it does. */
 function policyRefusal(profile: Json | undefined, policy: GatePolicy, now: number): string | undefined {
   if (typeof profile?.intelligenceScore !== 'number' || profile.tier === 'refused') return 'the reviewer is not a calibrated agent';
-  if (policy.trusted && !policy.trusted.has(String(profile.tag)) && !policy.trusted.has(String(profile.signing?.publicKey).toLowerCase())) return 'the reviewer is not in the trusted list';
+  if (policy.trusted && !policy.trusted.has(String(profile.tag)) && !policy.trusted.has(String(profile.signing?.publicKey).toLowerCase()))
+    return 'the reviewer is not in the trusted list';
   if (policy.minTier && (TIER_RANK[profile.tier] ?? 0) < TIER_RANK[policy.minTier]) return `tier ${profile.tier} is below ${policy.minTier}`;
-  if (policy.minReputation !== undefined && !(Number(profile.reputationScore) >= policy.minReputation)) return `reputation ${profile.reputationScore} is below ${policy.minReputation}`;
-  if (policy.minAgeMs !== undefined && !(now - Number(profile.createdAt) >= policy.minAgeMs)) return `the agent is ${Math.floor((now - Number(profile.createdAt)) / 3_600_000)} h old, younger than the policy allows`;
+  if (policy.minReputation !== undefined && !(Number(profile.reputationScore) >= policy.minReputation))
+    return `reputation ${profile.reputationScore} is below ${policy.minReputation}`;
+  if (policy.minAgeMs !== undefined && !(now - Number(profile.createdAt) >= policy.minAgeMs))
+    return `the agent is ${Math.floor((now - Number(profile.createdAt)) / 3_600_000)} h old, younger than the policy allows`;
   return undefined;
 }
 
@@ -143,7 +186,10 @@ function policyRefusal(profile: Json | undefined, policy: GatePolicy, now: numbe
  * attestation (its tag); the reviewerId and reviewerDid in the body are the reviewer's own
  * claim, reported as such and never counted as verified.
  */
-export async function reviewGate(client: AkasClient, opts: { subject: string; verdict: string; min: number; logKey?: string; statePath: string; policy?: GatePolicy }) {
+export async function reviewGate(
+  client: AkasClient,
+  opts: { subject: string; verdict: string; min: number; logKey?: string; statePath: string; policy?: GatePolicy },
+) {
   const policy = opts.policy ?? {};
   const { key } = await logKeyFor(client, opts.logKey, readWatchState(opts.statePath));
   // Ages are measured by the node's clock, which set the agents' createdAt.
@@ -153,10 +199,18 @@ export async function reviewGate(client: AkasClient, opts: { subject: string; ve
   const refusals = new Map<string, string | undefined>();
   let cursor: string | null = null;
   do {
-    const page: Json = await client.get<Json>(`/api/attestations?kind=review.attestation.v1&subject=${opts.subject}&limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    const page: Json = await client.get<Json>(
+      `/api/attestations?kind=review.attestation.v1&subject=${opts.subject}&limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     for (const item of page.items as Json[]) {
       const reviewer = String(item.agent);
-      const review: GateReview = { id: item.id, reviewer, verdict: String(item.body.verdict), counted: false, claimed: { reviewerId: item.body.reviewerId ?? null, reviewerDid: item.body.reviewerDid ?? null } };
+      const review: GateReview = {
+        id: item.id,
+        reviewer,
+        verdict: String(item.body.verdict),
+        counted: false,
+        claimed: { reviewerId: item.body.reviewerId ?? null, reviewerDid: item.body.reviewerDid ?? null },
+      };
       reviews.push(review);
       if (item.body.verdict !== opts.verdict) review.why = `verdict ${item.body.verdict}`;
       else if (item.body.subjectSha256 !== opts.subject) review.why = 'another subject';
@@ -183,11 +237,24 @@ export async function reviewGate(client: AkasClient, opts: { subject: string; ve
     cursor = page.nextCursor;
   } while (cursor);
   const shownPolicy = { ...policy, ...(policy.trusted ? { trusted: [...policy.trusted] } : {}) };
-  return { subject: opts.subject, verdict: opts.verdict, required: opts.min, approvals: counted.size, passed: counted.size >= opts.min, policy: shownPolicy, logKey: key, reviews };
+  return {
+    subject: opts.subject,
+    verdict: opts.verdict,
+    required: opts.min,
+    approvals: counted.size,
+    passed: counted.size >= opts.min,
+    policy: shownPolicy,
+    logKey: key,
+    reviews,
+  };
 }
 
 /** A checkpoint note signed by the pinned log key and cosigned by the witnesses' quorum, or the refusal a watch answers. */
-function checkedCheckpoint(note: string, key: string, witnesses: WitnessPolicy | undefined): { cp: Extract<OpenedCheckpoint, { ok: true }>['checkpoint']; root: Buffer } | { refused: WatchResult } {
+function checkedCheckpoint(
+  note: string,
+  key: string,
+  witnesses: WitnessPolicy | undefined,
+): { cp: Extract<OpenedCheckpoint, { ok: true }>['checkpoint']; root: Buffer } | { refused: WatchResult } {
   const opened = openCheckpoint(note, [key]);
   if (!opened.ok) return { refused: { ok: false, message: `the checkpoint is refused: ${opened.reason}` } };
   const cp = opened.checkpoint;
@@ -248,7 +315,11 @@ function entryOfLeaf(leaf: Buffer): LogEntry | string {
  * re-chained against its level-0 tile, and the root the entries build and the root the tiles
  * give both equal to the signed one.
  */
-export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {}): Promise<WatchResult> {
+export async function watchTilesOnce(
+  fetchBytes: FetchBytes,
+  statePath: string,
+  opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {},
+): Promise<WatchResult> {
   const state = readWatchState(statePath);
   const key = opts.logKey ?? state?.logKey;
   if (!key) return { ok: false, message: 'following tiles needs the log key on the first run: --log-key KEY (akas node-keys prints it)' };
@@ -258,15 +329,23 @@ export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, 
   if ('refused' in checked) return checked.refused;
   const { cp, root } = checked;
   const tiles = new TileHashReader(cp.size, (level, index, width) => fetchBytes(tilePath(level, index, width)));
-  if (cp.size > 0 && !(await tiles.root()).equals(root)) return { ok: false, message: `REWRITE: the tiles of ${cp.size} entries give another root than the signed checkpoint`, size: cp.size };
+  if (cp.size > 0 && !(await tiles.root()).equals(root))
+    return { ok: false, message: `REWRITE: the tiles of ${cp.size} entries give another root than the signed checkpoint`, size: cp.size };
   if (state) {
     const oldRoot = Buffer.from(state.root, 'hex');
-    if (cp.size < state.size) return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
-    if (cp.size === state.size && !root.equals(oldRoot)) return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size < state.size)
+      return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
+    if (cp.size === state.size && !root.equals(oldRoot))
+      return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
     if (cp.size > state.size && state.size > 0) {
       const proof = await consistencyProof(state.size, cp.size, (l, i) => tiles.hash(l, i));
       if (!verifyConsistency(state.size, cp.size, proof, oldRoot, root)) {
-        return { ok: false, message: `FORK: the tiles of ${cp.size} entries do not extend the checkpoint of ${state.size} seen before`, size: cp.size, previousSize: state.size };
+        return {
+          ok: false,
+          message: `FORK: the tiles of ${cp.size} entries do not extend the checkpoint of ${state.size} seen before`,
+          size: cp.size,
+          previousSize: state.size,
+        };
       }
     }
   }
@@ -276,7 +355,8 @@ export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, 
     const width = tileWidthAt(0, n, cp.size);
     const leaves = decodeBundle(await fetchBytes(bundlePath(n, width)));
     const hashes = (await tiles.tile(0, n)).slice(0, width);
-    if (!leaves || leaves.length !== width) return { ok: false, message: `the entry bundle ${bundlePath(n, width)} does not hold ${width} entries`, size: cp.size };
+    if (!leaves || leaves.length !== width)
+      return { ok: false, message: `the entry bundle ${bundlePath(n, width)} does not hold ${width} entries`, size: cp.size };
     // A full level-0 tile is checked against the checkpoint too: its hash is in the level-1 tile.
     if (width === TILE_WIDTH && !perfectRoot(hashes).equals(await tiles.hash(TILE_HEIGHT, n))) {
       return { ok: false, message: `REWRITE: ${tilePath(0, n)} does not hash to what the level-1 tile and the signed root say`, size: cp.size };
@@ -284,14 +364,16 @@ export async function watchTilesOnce(fetchBytes: FetchBytes, statePath: string, 
     for (let i = 0; i < width; i++) {
       const seq = n * TILE_WIDTH + i;
       if (seq < from) continue;
-      if (!leafHash(leaves[i]).equals(hashes[i])) return { ok: false, message: `REWRITE: entry ${seq} of the bundle is not the leaf its tile names`, size: cp.size };
+      if (!leafHash(leaves[i]).equals(hashes[i]))
+        return { ok: false, message: `REWRITE: entry ${seq} of the bundle is not the leaf its tile names`, size: cp.size };
       const e = entryOfLeaf(leaves[i]);
       if (typeof e === 'string') return { ok: false, message: `entry ${seq}: ${e}`, size: cp.size };
       const problem = auditor.append(e);
       if (problem) return { ok: false, message: `REWRITE: ${problem}`, size: cp.size };
     }
   }
-  if (!auditor.root().equals(root)) return { ok: false, message: `REWRITE: the ${cp.size} entries of the bundles build another root than the signed checkpoint`, size: cp.size };
+  if (!auditor.root().equals(root))
+    return { ok: false, message: `REWRITE: the ${cp.size} entries of the bundles build another root than the signed checkpoint`, size: cp.size };
   writeWatchState(statePath, { ...auditor.state(cp.origin, key, Date.now()), checkpoint: note });
   return {
     ok: true,

@@ -35,7 +35,9 @@ export function findManifest(doc: unknown): { manifest: Json; kind: ManifestKind
   const around = isObject(doc) && isObject(doc.manifest) ? doc : null;
   const manifest = around ? around.manifest : doc;
   if (!isObject(manifest) || typeof manifest.signature !== 'string') {
-    throw new CliError(2, 'No manifest here: give a manifest, or a node, brief or eval-proposal answer that carries one (its `manifest` field).', { code: 'not_a_manifest' });
+    throw new CliError(2, 'No manifest here: give a manifest, or a node, brief or eval-proposal answer that carries one (its `manifest` field).', {
+      code: 'not_a_manifest',
+    });
   }
   // An eval manifest names its artifactPath too: the eval proposal id decides first.
   const kind: ManifestKind | null =
@@ -64,19 +66,41 @@ export function localChecks(kind: ManifestKind, manifest: Json, around: Json | n
   if (kind === 'brief' && isObject(around.brief)) {
     const actual = createHash('sha256').update(canonicalize(around.brief)).digest('hex');
     const ok = actual === manifest.contentSha256;
-    return [{ check: 'content', ok, detail: ok ? 'the brief in the file hashes to contentSha256' : `the brief in the file hashes to ${actual}, not contentSha256 ${manifest.contentSha256}: it was changed` }];
+    return [
+      {
+        check: 'content',
+        ok,
+        detail: ok
+          ? 'the brief in the file hashes to contentSha256'
+          : `the brief in the file hashes to ${actual}, not contentSha256 ${manifest.contentSha256}: it was changed`,
+      },
+    ];
   }
   if (kind === 'artifact' && isObject(around.payload)) {
     const fields = ['uri', 'mediaType', 'sha256', 'artifactKind', 'provenance', 'bytes'];
     const differ = fields.filter((f) => !same(around.payload[f], manifest[f]));
     const pathDiffers = typeof around.path === 'string' && around.path !== manifest.artifactPath;
     const ok = differ.length === 0 && !pathDiffers;
-    return [{ check: 'payload', ok, detail: ok ? 'the payload in the file is what the manifest signs' : `the file's ${[...differ.map((f) => `payload.${f}`), ...(pathDiffers ? ['path'] : [])].join(', ')} differ from the manifest` }];
+    return [
+      {
+        check: 'payload',
+        ok,
+        detail: ok
+          ? 'the payload in the file is what the manifest signs'
+          : `the file's ${[...differ.map((f) => `payload.${f}`), ...(pathDiffers ? ['path'] : [])].join(', ')} differ from the manifest`,
+      },
+    ];
   }
   if (kind === 'eval' && isObject(around.payload)) {
     const differ = Object.keys(around.payload).filter((f) => f in manifest && !same(around.payload[f], manifest[f]));
     const ok = differ.length === 0;
-    return [{ check: 'payload', ok, detail: ok ? 'the eval in the file is what the manifest signs' : `the file's ${differ.map((f) => `payload.${f}`).join(', ')} differ from the manifest` }];
+    return [
+      {
+        check: 'payload',
+        ok,
+        detail: ok ? 'the eval in the file is what the manifest signs' : `the file's ${differ.map((f) => `payload.${f}`).join(', ')} differ from the manifest`,
+      },
+    ];
   }
   return [];
 }

@@ -30,6 +30,7 @@ const ROUTES: Array<[RegExp, string | ((m: RegExpExecArray) => string)]> = [
 /** The text with every route it names as the akas command that does the same. */
 export function routesToCommands(text: string): string {
   let out = text;
-  for (const [re, to] of ROUTES) out = out.replace(re, (...args) => (typeof to === 'string' ? `\`${to}\`` : `\`${to(args.slice(0, -2) as unknown as RegExpExecArray)}\``));
+  for (const [re, to] of ROUTES)
+    out = out.replace(re, (...args) => (typeof to === 'string' ? `\`${to}\`` : `\`${to(args.slice(0, -2) as unknown as RegExpExecArray)}\``));
   return out;
 }

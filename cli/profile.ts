@@ -49,7 +49,9 @@ export function loadIdentity(profile: string, baseUrl: string): SavedIdentity | 
   if (process.platform !== 'win32') {
     const mode = statSync(path).mode & 0o777;
     if (mode & 0o077) {
-      throw new ProfileModeError(`${path} has mode ${mode.toString(8).padStart(4, '0')}: it holds your api key and private key and must be readable by you only. Run: chmod 600 ${path}`);
+      throw new ProfileModeError(
+        `${path} has mode ${mode.toString(8).padStart(4, '0')}: it holds your api key and private key and must be readable by you only. Run: chmod 600 ${path}`,
+      );
     }
   }
   let saved: unknown;

@@ -105,7 +105,11 @@ async function explainNoIdentity(cli: Cli, err: CliError): Promise<CliError> {
   }
   const elsewhere = savedNodes(g.profile).filter((url) => url !== g.baseUrl.replace(/\/$/, ''));
   if (elsewhere.length === 0) return err;
-  return new CliError(err.exitCode as 1 | 2, `${err.message}\nProfile "${g.profile}" holds identities for: ${elsewhere.join(', ')} (--base-url URL to use one).`, { ...err.body, savedFor: elsewhere });
+  return new CliError(
+    err.exitCode as 1 | 2,
+    `${err.message}\nProfile "${g.profile}" holds identities for: ${elsewhere.join(', ')} (--base-url URL to use one).`,
+    { ...err.body, savedFor: elsewhere },
+  );
 }
 
 // The nodes a profile holds identities for (each file names its baseUrl).

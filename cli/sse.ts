@@ -43,7 +43,13 @@ export class SseParser {
  * Rejects on a connection error, or an answer that is not a 200 event stream (with its
  * status, body and content type).
  */
-export async function readEvents(url: string, headers: Record<string, string>, onEvent: (e: SseEvent) => void, signal?: AbortSignal, onOpen?: () => void): Promise<void> {
+export async function readEvents(
+  url: string,
+  headers: Record<string, string>,
+  onEvent: (e: SseEvent) => void,
+  signal?: AbortSignal,
+  onOpen?: () => void,
+): Promise<void> {
   const u = new URL(url);
   const { request } = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {

@@ -16,7 +16,11 @@ const ASKS_A_NODE = new Set(['manifest']);
 
 /** Keeps the `verify` commands of the program, and names it akas-verify. */
 export function offlineOnly(program: Command) {
-  program.name('akas-verify').description('The offline checks of akas in one file: credentials, presentations, judge signatures, bundles, log proofs and content hashes, with no install, no node and no network.');
+  program
+    .name('akas-verify')
+    .description(
+      'The offline checks of akas in one file: credentials, presentations, judge signatures, bundles, log proofs and content hashes, with no install, no node and no network.',
+    );
   const commands = program.commands as Command[];
   for (let i = commands.length - 1; i >= 0; i--) if (commands[i].name() !== 'verify') commands.splice(i, 1);
   // The node-facing global options mean nothing here; they stay accepted (scripts share flags) but unlisted.
@@ -39,7 +43,9 @@ const inert: any = new Proxy(function inert() {}, { get: (_t, prop) => (prop ===
 export function verifyOnly(program: Command): Command {
   return new Proxy(program, {
     get(target, prop) {
-      if (prop === 'command') return (nameAndArgs: string, ...rest: unknown[]) => (nameAndArgs.split(' ')[0] === 'verify' ? (target.command as (...a: unknown[]) => Command)(nameAndArgs, ...rest) : inert);
+      if (prop === 'command')
+        return (nameAndArgs: string, ...rest: unknown[]) =>
+          nameAndArgs.split(' ')[0] === 'verify' ? (target.command as (...a: unknown[]) => Command)(nameAndArgs, ...rest) : inert;
       const value = Reflect.get(target, prop, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },

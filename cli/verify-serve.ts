@@ -41,7 +41,8 @@ function hostName(host: string): string | null {
 export function refusedCaller(headers: IncomingMessage['headers'], port: number): string | null {
   const host = headers.host;
   const name = typeof host === 'string' ? hostName(host) : null;
-  if (name === null || !LOOPBACK_NAMES.has(name)) return `Host ${JSON.stringify(host ?? null)} is not a loopback name (127.0.0.1, localhost, [::1]): the adapter answers local clients only`;
+  if (name === null || !LOOPBACK_NAMES.has(name))
+    return `Host ${JSON.stringify(host ?? null)} is not a loopback name (127.0.0.1, localhost, [::1]): the adapter answers local clients only`;
   const origin = headers.origin;
   if (origin === undefined) return null;
   let url: URL | null = null;
@@ -80,8 +81,15 @@ function answer(res: ServerResponse, checks: Check[]) {
   const body = {
     verified: failed.length === 0,
     checks: checks.filter((c) => c.valid === true).map((c) => (c.subject ? `${c.id} (${c.subject})` : c.id)),
-    warnings: checks.filter((c) => c.valid === null).map((c) => ({ type: 'https://www.w3.org/TR/vc-data-model#VERIFICATION_NOT_PERFORMED', title: c.id, detail: c.why ?? c.what })),
-    errors: failed.map((c) => ({ type: problemType(c), title: c.id, detail: `${c.what}: ${c.why ?? 'does not hold'}`, ...(c.subject ? { subject: c.subject } : {}) })),
+    warnings: checks
+      .filter((c) => c.valid === null)
+      .map((c) => ({ type: 'https://www.w3.org/TR/vc-data-model#VERIFICATION_NOT_PERFORMED', title: c.id, detail: c.why ?? c.what })),
+    errors: failed.map((c) => ({
+      type: problemType(c),
+      title: c.id,
+      detail: `${c.what}: ${c.why ?? 'does not hold'}`,
+      ...(c.subject ? { subject: c.subject } : {}),
+    })),
   };
   send(res, failed.length ? 400 : 200, body);
 }
@@ -96,7 +104,12 @@ function problemType(c: Check): string {
 }
 
 const badRequest = (res: ServerResponse, detail: string) =>
-  send(res, 400, { verified: false, checks: [], warnings: [], errors: [{ type: 'https://www.w3.org/TR/vc-data-model#PARSING_ERROR', title: 'invalid request', detail }] });
+  send(res, 400, {
+    verified: false,
+    checks: [],
+    warnings: [],
+    errors: [{ type: 'https://www.w3.org/TR/vc-data-model#PARSING_ERROR', title: 'invalid request', detail }],
+  });
 
 function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
@@ -125,19 +138,35 @@ export async function serveVerifier(opts: ServeOptions): Promise<{ url: string; 
       const path = (req.url ?? '/').split('?')[0];
       const route = path === '/credentials/verify' ? 'verifiableCredential' : path === '/presentations/verify' ? 'verifiablePresentation' : null;
       if (!route) return send(res, 404, { errors: [{ type: 'about:blank', title: 'not found', detail: 'POST /credentials/verify or /presentations/verify' }] });
-      if (req.method !== 'POST') return send(res, 405, { errors: [{ type: 'about:blank', title: 'method not allowed', detail: 'POST only' }] }, { allow: 'POST' });
+      if (req.method !== 'POST')
+        return send(res, 405, { errors: [{ type: 'about:blank', title: 'method not allowed', detail: 'POST only' }] }, { allow: 'POST' });
       if (!isJson(req.headers['content-type'])) {
         const got = req.headers['content-type'] === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(req.headers['content-type'].slice(0, 100))}`;
-        return send(res, 415, { errors: [{ type: 'about:blank', title: 'unsupported media type', detail: `the body must be Content-Type: application/json, not ${got}` }] }, { connection: 'close' });
+        return send(
+          res,
+          415,
+          { errors: [{ type: 'about:blank', title: 'unsupported media type', detail: `the body must be Content-Type: application/json, not ${got}` }] },
+          { connection: 'close' },
+        );
       }
       const bytes = await readBody(req);
-      if (bytes === null) return send(res, 413, { errors: [{ type: 'about:blank', title: 'too large', detail: `bodies are at most ${SERVE_BODY_LIMIT} bytes` }] }, { connection: 'close' });
+      if (bytes === null)
+        return send(
+          res,
+          413,
+          { errors: [{ type: 'about:blank', title: 'too large', detail: `bodies are at most ${SERVE_BODY_LIMIT} bytes` }] },
+          { connection: 'close' },
+        );
       const parsed = parseStrictJson(bytes);
       if (!parsed.ok) return badRequest(res, `the body is not strict JSON: ${parsed.reason}`);
       const body = parsed.value;
       if (!isObject(body) || body[route] === undefined) return badRequest(res, `the body is not {${route}, options}`);
       // The document itself, never a string holding one (the verifier reads a string as a file's text).
-      if (!isObject(body[route])) return badRequest(res, `${route} is ${Array.isArray(body[route]) ? 'an array' : `a JSON ${body[route] === null ? 'null' : typeof body[route]}`}, not a JSON object`);
+      if (!isObject(body[route]))
+        return badRequest(
+          res,
+          `${route} is ${Array.isArray(body[route]) ? 'an array' : `a JSON ${body[route] === null ? 'null' : typeof body[route]}`}, not a JSON object`,
+        );
       const options = isObject(body.options) ? body.options : {};
       const common = { at: opts.at, issuer: opts.issuer, trust: opts.trust };
       if (route === 'verifiableCredential') return answer(res, verifyCredential(body[route], common).checks);

@@ -34,7 +34,8 @@ export function hashesOf(bytes) {
 export async function buildExplorer() {
   mkdirSync(out, { recursive: true });
   const verifierPath = resolve(root, 'dist/akas-verify.browser.js');
-  if (!existsSync(verifierPath)) throw new Error('dist/akas-verify.browser.js is missing: build the verifier first (npm run build runs scripts/build-verifier.mjs before this)');
+  if (!existsSync(verifierPath))
+    throw new Error('dist/akas-verify.browser.js is missing: build the verifier first (npm run build runs scripts/build-verifier.mjs before this)');
   const verifierIntegrity = hashesOf(readFileSync(verifierPath)).integrity;
   const js = await build({
     entryPoints: [resolve(root, 'src/explorer/client/main.ts')],
@@ -50,7 +51,8 @@ export async function buildExplorer() {
     define: { AKAS_VERIFIER_INTEGRITY: JSON.stringify(verifierIntegrity) },
   });
   const imports = Object.values(js.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external || i.kind !== 'dynamic-import'));
-  if (imports.length) throw new Error(`the explorer's script imports ${imports.map((i) => i.path).join(', ')}: it must import nothing (the verifier is loaded by URL)`);
+  if (imports.length)
+    throw new Error(`the explorer's script imports ${imports.map((i) => i.path).join(', ')}: it must import nothing (the verifier is loaded by URL)`);
   await build({
     entryPoints: [resolve(root, 'src/explorer/client/explorer.css')],
     outfile: resolve(out, 'explorer.css'),
@@ -64,7 +66,10 @@ export async function buildExplorer() {
   });
   if (sizes[0].brotli > SCRIPT_BROTLI_LIMIT) throw new Error(`${sizes[0].file} is ${sizes[0].brotli} bytes compressed, over ${SCRIPT_BROTLI_LIMIT}`);
   const files = Object.fromEntries(INTEGRITY_FILES.map((f) => [f, hashesOf(readFileSync(resolve(root, f)))]));
-  writeFileSync(resolve(out, 'integrity.json'), `${JSON.stringify({ note: 'Written by scripts/build-explorer.mjs: the sha256 of each file and its Subresource Integrity value (the explorer page script carries the verifier\'s).', files }, null, 2)}\n`);
+  writeFileSync(
+    resolve(out, 'integrity.json'),
+    `${JSON.stringify({ note: "Written by scripts/build-explorer.mjs: the sha256 of each file and its Subresource Integrity value (the explorer page script carries the verifier's).", files }, null, 2)}\n`,
+  );
   return sizes;
 }
 

@@ -54,7 +54,10 @@ async function unbundleable(entry, groups) {
       outdir: resolve(dist, '.verifier-scan'),
       splitting: true,
       logLevel: 'silent',
-      plugins: [groupsPlugin(groups), { name: 'external-packages', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path, external: true })) }],
+      plugins: [
+        groupsPlugin(groups),
+        { name: 'external-packages', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path, external: true })) },
+      ],
     })
   ).metafile;
   const inputs = meta.inputs;
@@ -118,10 +121,13 @@ async function verifyGroups() {
   // several groups; the verify group is a folder, ./verify/index.js).
   const index = readFileSync(resolve(root, 'cli/commands/index.ts'), 'utf8');
   const files = new Map(
-    [...index.matchAll(/import \{ ([\w, ]+) \} from '\.\/([\w/-]+)\.js';/g)].flatMap((m) => m[1].split(',').map((name) => [name.trim(), resolve(root, 'cli/commands', `${m[2]}.ts`)])),
+    [...index.matchAll(/import \{ ([\w, ]+) \} from '\.\/([\w/-]+)\.js';/g)].flatMap((m) =>
+      m[1].split(',').map((name) => [name.trim(), resolve(root, 'cli/commands', `${m[2]}.ts`)]),
+    ),
   );
   const missing = names.filter((n) => !files.has(n));
-  if (missing.length || !names.length) throw new Error(`cannot place the verify command groups ${missing.join(', ') || '(none found)'} (cli/commands/index.ts)`);
+  if (missing.length || !names.length)
+    throw new Error(`cannot place the verify command groups ${missing.join(', ') || '(none found)'} (cli/commands/index.ts)`);
   return names.map((n) => ({ name: n, file: files.get(n) }));
 }
 
@@ -130,11 +136,15 @@ function groupsPlugin(groups) {
   return {
     name: 'verify-groups',
     setup(b) {
-      b.onResolve({ filter: /^\.\/commands\/index\.js$/ }, (args) => (args.importer === resolve(root, 'cli/verify-main.ts') ? { path: 'verify-groups', namespace: 'akas-verify-groups' } : undefined));
+      b.onResolve({ filter: /^\.\/commands\/index\.js$/ }, (args) =>
+        args.importer === resolve(root, 'cli/verify-main.ts') ? { path: 'verify-groups', namespace: 'akas-verify-groups' } : undefined,
+      );
       b.onLoad({ filter: /.*/, namespace: 'akas-verify-groups' }, () => ({
         loader: 'ts',
         resolveDir: resolve(root, 'cli/commands'),
-        contents: groups.map((g) => `import { ${g.name} } from ${JSON.stringify(g.file)};`).join('\n') + `\nexport const commandGroups = [${groups.map((g) => g.name).join(', ')}];\n`,
+        contents:
+          groups.map((g) => `import { ${g.name} } from ${JSON.stringify(g.file)};`).join('\n') +
+          `\nexport const commandGroups = [${groups.map((g) => g.name).join(', ')}];\n`,
       }));
     },
   };
@@ -177,8 +187,15 @@ throw e;`,
 const lateBuiltins = {
   name: 'late-builtins',
   setup(b) {
-    b.onResolve({ filter: /.*/ }, (args) => (isBuiltin(args.path) && args.namespace !== 'akas-builtin' && args.kind !== 'entry-point' ? { path: args.path.replace(/^node:/, ''), namespace: 'akas-builtin' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'akas-builtin' }, (args) => ({ loader: 'js', contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});` }));
+    b.onResolve({ filter: /.*/ }, (args) =>
+      isBuiltin(args.path) && args.namespace !== 'akas-builtin' && args.kind !== 'entry-point'
+        ? { path: args.path.replace(/^node:/, ''), namespace: 'akas-builtin' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'akas-builtin' }, (args) => ({
+      loader: 'js',
+      contents: `module.exports = require(${JSON.stringify(`node:${args.path}`)});`,
+    }));
   },
 };
 
@@ -209,15 +226,31 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
     legalComments: 'none',
     logLevel: 'warning',
     // commander is CommonJS and requires node builtins: give the ES module a real require.
-    banner: { js: format === 'esm' ? `#!/usr/bin/env node\n${banner}\nimport { createRequire as __akasRequire } from 'node:module'; const require = __akasRequire(import.meta.url);` : banner },
+    banner: {
+      js:
+        format === 'esm'
+          ? `#!/usr/bin/env node\n${banner}\nimport { createRequire as __akasRequire } from 'node:module'; const require = __akasRequire(import.meta.url);`
+          : banner,
+    },
     plugins: [groupsPlugin(groups), stubPlugin(cut), lateBuiltins],
     // The CommonJS build (the single executable) has no import.meta: the verify pool then uses one thread.
     ...(format === 'cjs' ? { define: { 'import.meta.url': 'undefined' } } : {}),
   });
   checkImports(outfile, metafile, { browser: false });
   const size = statSync(outfile).size;
-  if (process.env.AKAS_BUILD_SIZES) { const by = {}; for (const [f, v] of Object.entries(metafile.outputs[rel(outfile)].inputs)) { const k = f.split("/").slice(0, 3).join("/"); by[k] = (by[k] || 0) + v.bytesInOutput; } console.log(Object.entries(by).sort((a, b) => b[1] - a[1]).slice(0, 30)); }
-  if (format === "esm" && size > SINGLE_FILE_LIMIT) throw new Error(`${rel(outfile)} is ${size} bytes, over ${SINGLE_FILE_LIMIT}`);
+  if (process.env.AKAS_BUILD_SIZES) {
+    const by = {};
+    for (const [f, v] of Object.entries(metafile.outputs[rel(outfile)].inputs)) {
+      const k = f.split('/').slice(0, 3).join('/');
+      by[k] = (by[k] || 0) + v.bytesInOutput;
+    }
+    console.log(
+      Object.entries(by)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 30),
+    );
+  }
+  if (format === 'esm' && size > SINGLE_FILE_LIMIT) throw new Error(`${rel(outfile)} is ${size} bytes, over ${SINGLE_FILE_LIMIT}`);
   if (format === 'esm') chmodSync(outfile, 0o755);
   return { outfile, size, stubbed: [...cut.keys()].map(rel), groups: groups.map((g) => g.name) };
 }
@@ -261,7 +294,9 @@ export async function buildBrowser({ outfile = resolve(dist, 'akas-verify.browse
             b.onResolve({ filter: /^node:crypto$|^crypto$/ }, () => ({ path: 'node:crypto', namespace: 'akas-no-node-crypto' }));
             b.onLoad({ filter: /.*/, namespace: 'akas-no-node-crypto' }, () => ({ loader: 'js', contents: NO_NODE_CRYPTO }));
             // Any other Node built-in reached from the entry is a mistake: fail the build, naming it.
-            b.onResolve({ filter: /^node:/ }, (args) => ({ errors: [{ text: `${args.path} imported by ${rel(args.importer)}: the browser build takes no Node built-in` }] }));
+            b.onResolve({ filter: /^node:/ }, (args) => ({
+              errors: [{ text: `${args.path} imported by ${rel(args.importer)}: the browser build takes no Node built-in` }],
+            }));
           },
         },
       ],
@@ -288,7 +323,9 @@ export async function buildSea({ outfile = resolve(dist, `akas-verify-${process.
   copyFileSync(process.execPath, outfile);
   chmodSync(outfile, 0o755);
   const postject = resolve(root, 'node_modules/postject/dist/cli.js');
-  execFileSync(process.execPath, [postject, outfile, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [postject, outfile, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {
+    stdio: 'inherit',
+  });
   rmSync(work, { recursive: true, force: true });
   return { outfile, size: statSync(outfile).size };
 }
@@ -296,7 +333,9 @@ export async function buildSea({ outfile = resolve(dist, `akas-verify-${process.
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const started = Date.now();
   const one = await buildSingleFile();
-  console.log(`${rel(one.outfile)}  ${(one.size / 1024).toFixed(0)} KiB, from ${one.groups.join(', ')}${one.stubbed.length ? `  (lazy modules left to the full akas: ${one.stubbed.join(', ')})` : ''}`);
+  console.log(
+    `${rel(one.outfile)}  ${(one.size / 1024).toFixed(0)} KiB, from ${one.groups.join(', ')}${one.stubbed.length ? `  (lazy modules left to the full akas: ${one.stubbed.join(', ')})` : ''}`,
+  );
   const web = await buildBrowser();
   console.log(`${rel(web.outfile)}  ${(web.size / 1024).toFixed(0)} KiB`);
   if (process.argv.includes('--sea')) {

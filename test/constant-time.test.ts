@@ -16,7 +16,7 @@ const SECRET = /(apiKey|recoveryToken|claimSecret|secret|keyHash|tokenHash|\bmac
 
 /** Comparisons of public values whose operands merely look like secrets: `file: expression` -> why it is public. */
 const PUBLIC: Record<string, string> = {
-  "src/core/note.ts: keyHashOf(parts.name, parts.key) !== parts.hash": 'a C2SP note key hash identifies a public key',
+  'src/core/note.ts: keyHashOf(parts.name, parts.key) !== parts.hash': 'a C2SP note key hash identifies a public key',
   "src/core/note.ts: keyHashOf(parts.name, Buffer.from(publicKey, 'hex')) !== parts.hash": 'a C2SP note key hash identifies a public key',
   'src/core/note.ts: k.keyHash.toLowerCase() !== keyHash': 'a C2SP note key hash identifies a public key',
   'verifier/bundle.ts: s.judgeSignature === sig.signature': "a judge's Ed25519 signature is public (it is in the bundle)",
@@ -30,14 +30,23 @@ function sources(dir: string): string[] {
   });
 }
 
-const EQUALITY = new Set([ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken]);
+const EQUALITY = new Set([
+  ts.SyntaxKind.EqualsEqualsEqualsToken,
+  ts.SyntaxKind.ExclamationEqualsEqualsToken,
+  ts.SyntaxKind.EqualsEqualsToken,
+  ts.SyntaxKind.ExclamationEqualsToken,
+]);
 
 /** Every ==, ===, != or !== of a source text whose operands name a secret, neither side a literal. */
 function comparisonsIn(fileName: string, text: string): string[] {
   const found: string[] = [];
   const src = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const literal = (n: ts.Expression) =>
-    ts.isStringLiteralLike(n) || ts.isNumericLiteral(n) || ts.isTypeOfExpression(n) || [ts.SyntaxKind.NullKeyword, ts.SyntaxKind.TrueKeyword, ts.SyntaxKind.FalseKeyword].includes(n.kind) || n.getText(src) === 'undefined';
+    ts.isStringLiteralLike(n) ||
+    ts.isNumericLiteral(n) ||
+    ts.isTypeOfExpression(n) ||
+    [ts.SyntaxKind.NullKeyword, ts.SyntaxKind.TrueKeyword, ts.SyntaxKind.FalseKeyword].includes(n.kind) ||
+    n.getText(src) === 'undefined';
   const visit = (n: ts.Node) => {
     if (ts.isBinaryExpression(n) && EQUALITY.has(n.operatorToken.kind) && !literal(n.left) && !literal(n.right)) {
       if (SECRET.test(n.left.getText(src)) || SECRET.test(n.right.getText(src))) found.push(`${fileName}: ${n.getText(src)}`);
@@ -49,7 +58,9 @@ function comparisonsIn(fileName: string, text: string): string[] {
 }
 
 function secretComparisons(): string[] {
-  return ['src', 'cli', 'verifier'].flatMap((d) => sources(join(ROOT, d))).flatMap((file) => comparisonsIn(relative(ROOT, file).split('\\').join('/'), readFileSync(file, 'utf8')));
+  return ['src', 'cli', 'verifier']
+    .flatMap((d) => sources(join(ROOT, d)))
+    .flatMap((file) => comparisonsIn(relative(ROOT, file).split('\\').join('/'), readFileSync(file, 'utf8')));
 }
 
 describe('constant-time comparison of secrets', () => {

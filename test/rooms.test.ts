@@ -13,7 +13,21 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 // The explorer's browser code before the explorer, http's kit before http, and the domain's areas
 // that have rules of their own before the domain: a file is in the first room its path starts with.
 const DOMAIN_AREAS = ['src/domain/shared', 'src/domain/log', 'src/domain/proposals'] as const;
-const ROOMS = ['src/core', 'src/store', ...DOMAIN_AREAS, 'src/domain', 'src/ops', 'src/http/kit', 'src/http', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier', 'data'] as const;
+const ROOMS = [
+  'src/core',
+  'src/store',
+  ...DOMAIN_AREAS,
+  'src/domain',
+  'src/ops',
+  'src/http/kit',
+  'src/http',
+  'src/witness',
+  'src/explorer/client',
+  'src/explorer',
+  'cli',
+  'verifier',
+  'data',
+] as const;
 /** The domain and every area of it with rules of its own. */
 const DOMAIN: Room[] = [...DOMAIN_AREAS, 'src/domain'];
 type Room = (typeof ROOMS)[number] | 'elsewhere';
@@ -143,7 +157,7 @@ const RULES: Rule[] = [
     from: ['cli'],
     forbidRooms: [...DOMAIN, 'src/http/kit'],
     onlyThrough: CLI_ENTRIES,
-    why: 'cli reaches a node\'s rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts and templates.ts, src/witness/index.ts, src/store/index.ts), never src/domain, http\'s kit (the explorer\'s door) or another room\'s inner files',
+    why: "cli reaches a node's rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts and templates.ts, src/witness/index.ts, src/store/index.ts), never src/domain, http's kit (the explorer's door) or another room's inner files",
   },
   {
     from: ['src/explorer'],
@@ -172,7 +186,8 @@ const RULES: Rule[] = [
 /** The source file an import of 'x.js' names: 'x.ts' (imports name the compiled file). */
 const sourceOf = (target: string) => target.replace(/\.js$/, '.ts');
 
-const matchesPackage = (pkg: string, pattern: string) => (pattern === '*' ? true : pattern.endsWith('/*') ? pkg.startsWith(pattern.slice(0, -1)) : pkg === pattern);
+const matchesPackage = (pkg: string, pattern: string) =>
+  pattern === '*' ? true : pattern.endsWith('/*') ? pkg.startsWith(pattern.slice(0, -1)) : pkg === pattern;
 
 /** The broken arrows of one file (path relative to the repo root), as "file:line ..." lines. */
 function violations(file: string, imports: Import[]): string[] {
@@ -180,7 +195,11 @@ function violations(file: string, imports: Import[]): string[] {
   const out: string[] = [];
   for (const { specifier, line } of imports) {
     const relativeImport = specifier.startsWith('.') || specifier.startsWith('/');
-    const target = relativeImport ? relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/') : null;
+    const target = relativeImport
+      ? relative(ROOT, resolve(ROOT, dirname(file), specifier))
+          .split(sep)
+          .join('/')
+      : null;
     const to = target === null ? null : roomOf(target);
     const pkg = target === null ? packageOf(specifier) : null;
     for (const rule of RULES) {
@@ -221,7 +240,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
       "type T = import('../store/types.js').Store;", // 9
       "import 'react';", // 10
       "// import('commented-out'); import x from 'commented';", // 11
-      "const s = \"import('in-a-string')\";", // 12
+      'const s = "import(\'in-a-string\')";', // 12
       "import e = require('commander');", // 13
       "import { f } from './jcs.js';", // 14
       "import { g } from 'node:crypto';", // 15
@@ -246,7 +265,17 @@ describe('rooms (ARCHITECTURE 1)', () => {
     it('reports each forbidden one with file and line, and lets the allowed ones pass', () => {
       const found = violations('src/core/fake.ts', importsOf('src/core/fake.ts', text));
       const lines = [...new Set(found.map((v) => v.split(' ')[0]))];
-      expect(lines).toEqual(['src/core/fake.ts:1', 'src/core/fake.ts:2', 'src/core/fake.ts:3', 'src/core/fake.ts:4', 'src/core/fake.ts:5', 'src/core/fake.ts:8', 'src/core/fake.ts:9', 'src/core/fake.ts:10', 'src/core/fake.ts:13']);
+      expect(lines).toEqual([
+        'src/core/fake.ts:1',
+        'src/core/fake.ts:2',
+        'src/core/fake.ts:3',
+        'src/core/fake.ts:4',
+        'src/core/fake.ts:5',
+        'src/core/fake.ts:8',
+        'src/core/fake.ts:9',
+        'src/core/fake.ts:10',
+        'src/core/fake.ts:13',
+      ]);
     });
 
     it('resolves relative paths rather than matching strings', () => {
@@ -265,23 +294,55 @@ describe('rooms (ARCHITECTURE 1)', () => {
 
     it('lets the CLI into the rooms of a node through their entry points only, and never into src/domain', () => {
       const from = (specifier: string, file = 'cli/commands/serve.ts') => violations(file, [{ specifier, line: 1 }]);
-      for (const entry of ['../../src/http/server.js', '../../src/ops/index.js', '../../src/ops/templates.js', '../../src/witness/index.js', '../../src/store/index.js']) expect(from(entry), entry).toEqual([]);
+      for (const entry of [
+        '../../src/http/server.js',
+        '../../src/ops/index.js',
+        '../../src/ops/templates.js',
+        '../../src/witness/index.js',
+        '../../src/store/index.js',
+      ])
+        expect(from(entry), entry).toEqual([]);
       // Outside the doors' rooms the CLI imports what it needs, file by file: src/core and verifier/.
       expect(from('../../src/core/jcs.js')).toEqual([]);
       expect(from('../../verifier/credential.js')).toEqual([]);
       expect(from('../src/core/version.js', 'cli/program.ts')).toEqual([]);
-      for (const inner of ['../../src/http/app.js', '../../src/http/routes/tools.js', '../../src/ops/store-admin.js', '../../src/witness/witness.js', '../../src/store/level.js', '../../src/store/postgres/index.js']) {
-        expect(from(inner), inner).toEqual([`cli/commands/serve.ts:1 imports '${inner}' (${inner.split('/').slice(2, 4).join('/')}): ${RULES.find((r) => r.onlyThrough)!.why}`]);
+      for (const inner of [
+        '../../src/http/app.js',
+        '../../src/http/routes/tools.js',
+        '../../src/ops/store-admin.js',
+        '../../src/witness/witness.js',
+        '../../src/store/level.js',
+        '../../src/store/postgres/index.js',
+      ]) {
+        expect(from(inner), inner).toEqual([
+          `cli/commands/serve.ts:1 imports '${inner}' (${inner.split('/').slice(2, 4).join('/')}): ${RULES.find((r) => r.onlyThrough)!.why}`,
+        ]);
       }
-      for (const domain of ['../../src/domain/log/witnesses.js', '../../src/domain/proposals/templates.js', '../../src/domain/calibration/generate.js', '../../src/domain/records.js']) expect(from(domain), domain).toHaveLength(1);
+      for (const domain of [
+        '../../src/domain/log/witnesses.js',
+        '../../src/domain/proposals/templates.js',
+        '../../src/domain/calibration/generate.js',
+        '../../src/domain/records.js',
+      ])
+        expect(from(domain), domain).toHaveLength(1);
       expect(from('../../../src/domain/shared/ajv.js', 'cli/commands/verify/node.ts')).toHaveLength(1);
       expect(from('../../src/http/kit/index.js')).toHaveLength(1);
       // The doors bind the CLI only: src/http reaches src/domain and src/store's inner files as before.
-      expect(violations('src/http/server.ts', [{ specifier: '../domain/log/witnesses.js', line: 1 }, { specifier: '../store/level.js', line: 2 }])).toEqual([]);
+      expect(
+        violations('src/http/server.ts', [
+          { specifier: '../domain/log/witnesses.js', line: 1 },
+          { specifier: '../store/level.js', line: 2 },
+        ]),
+      ).toEqual([]);
     });
 
     it('keeps the witness on src/core and src/store', () => {
-      expect(violations('src/witness/witness.ts', [{ specifier: '../core/index.js', line: 1 }, { specifier: '../store/index.js', line: 2 }])).toEqual([]);
+      expect(
+        violations('src/witness/witness.ts', [
+          { specifier: '../core/index.js', line: 1 },
+          { specifier: '../store/index.js', line: 2 },
+        ]),
+      ).toEqual([]);
       expect(violations('src/witness/witness.ts', [{ specifier: '../domain/log.js', line: 3 }])).toHaveLength(1);
       expect(violations('src/witness/server.ts', [{ specifier: '../http/app.js', line: 4 }])).toHaveLength(1);
       expect(violations('src/witness/server.ts', [{ specifier: 'fastify', line: 5 }])).toHaveLength(1);
@@ -303,15 +364,30 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/explorer/index.ts', [{ specifier: '../http/kit/index.js', line: 1 }])).toEqual([]);
       expect(violations('src/explorer/index.ts', [{ specifier: '../http/routes/discovery.js', line: 2 }])).toHaveLength(1);
       expect(violations('src/explorer/pages/home.ts', [{ specifier: '../../http/schemas.js', line: 3 }])).toHaveLength(1);
-      expect(violations('src/http/kit/errors.ts', [{ specifier: './urls.js', line: 1 }, { specifier: '../../core/index.js', line: 2 }])).toEqual([]);
+      expect(
+        violations('src/http/kit/errors.ts', [
+          { specifier: './urls.js', line: 1 },
+          { specifier: '../../core/index.js', line: 2 },
+        ]),
+      ).toEqual([]);
       expect(violations('src/http/kit/errors.ts', [{ specifier: '../schemas.js', line: 3 }])).toHaveLength(1);
       expect(violations('src/http/kit/media.ts', [{ specifier: '../../domain/records.js', line: 4 }])).toHaveLength(1);
-      expect(violations('src/http/app.ts', [{ specifier: './kit/errors.js', line: 1 }, { specifier: '../explorer/index.js', line: 2 }])).toEqual([]);
+      expect(
+        violations('src/http/app.ts', [
+          { specifier: './kit/errors.js', line: 1 },
+          { specifier: '../explorer/index.js', line: 2 },
+        ]),
+      ).toEqual([]);
       expect(violations('src/domain/x.ts', [{ specifier: '../http/kit/index.js', line: 1 }])).toHaveLength(1);
     });
 
     it('lets only src/store import LevelDB', () => {
-      expect(violations('src/store/level.ts', [{ specifier: 'level', line: 1 }, { specifier: 'abstract-level', line: 2 }])).toEqual([]);
+      expect(
+        violations('src/store/level.ts', [
+          { specifier: 'level', line: 1 },
+          { specifier: 'abstract-level', line: 2 },
+        ]),
+      ).toEqual([]);
       expect(violations('src/domain/x.ts', [{ specifier: 'classic-level', line: 1 }])).toHaveLength(1);
       expect(violations('cli/x.ts', [{ specifier: 'level/whatever', line: 1 }])).toHaveLength(1);
     });
@@ -355,14 +431,26 @@ describe('rooms (ARCHITECTURE 1)', () => {
     const targetsOf = (file: string) =>
       importsOfFile(file)
         .filter(({ specifier }) => specifier.startsWith('.'))
-        .map(({ specifier, line }) => ({ line, target: relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts') }));
+        .map(({ specifier, line }) => ({
+          line,
+          target: relative(ROOT, resolve(ROOT, dirname(file), specifier))
+            .split(sep)
+            .join('/')
+            .replace(/\.js$/, '.ts'),
+        }));
 
     it('lets the explorer reach the kit through its index only, which names its exports', () => {
       const explorer = files.filter((f) => roomOf(f) === 'src/explorer');
       expect(explorer.length).toBeGreaterThan(3);
-      const throughKit = explorer.flatMap((file) => targetsOf(file).filter(({ target }) => roomOf(target) === 'src/http/kit').map((t) => ({ file, ...t })));
+      const throughKit = explorer.flatMap((file) =>
+        targetsOf(file)
+          .filter(({ target }) => roomOf(target) === 'src/http/kit')
+          .map((t) => ({ file, ...t })),
+      );
       expect(throughKit.length).toBeGreaterThan(0);
-      expect(throughKit.filter(({ target }) => target !== 'src/http/kit/index.ts').map(({ file, line, target }) => `${file}:${line} imports ${target}`)).toEqual([]);
+      expect(
+        throughKit.filter(({ target }) => target !== 'src/http/kit/index.ts').map(({ file, line, target }) => `${file}:${line} imports ${target}`),
+      ).toEqual([]);
       expect(readFileSync(join(ROOT, 'src/http/kit/index.ts'), 'utf8')).not.toMatch(/export \*/);
     });
 
@@ -373,7 +461,11 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(routes.length).toBeGreaterThan(10);
       const reaching = files
         .filter((f) => f !== 'src/http/app.ts')
-        .flatMap((file) => targetsOf(file).filter(({ target }) => routes.includes(target)).map(({ line, target }) => `${file}:${line} imports ${target}`));
+        .flatMap((file) =>
+          targetsOf(file)
+            .filter(({ target }) => routes.includes(target))
+            .map(({ line, target }) => `${file}:${line} imports ${target}`),
+        );
       expect(reaching).toEqual([]);
     });
 

@@ -32,8 +32,7 @@ function literalText(node: ts.Node | undefined): string | undefined {
   return undefined;
 }
 
-const isImportMetaUrl = (n: ts.Node | undefined) =>
-  !!n && ts.isPropertyAccessExpression(n) && n.name.text === 'url' && ts.isMetaProperty(n.expression);
+const isImportMetaUrl = (n: ts.Node | undefined) => !!n && ts.isPropertyAccessExpression(n) && n.name.text === 'url' && ts.isMetaProperty(n.expression);
 
 /**
  * The paths a source file resolves relative to its own folder: module specifiers,
@@ -148,7 +147,13 @@ describe('a plain clone stands alone', () => {
     [...line.matchAll(/((?:\.\.\/)+)shared\//g)].some((m) => resolve(ROOT, dirname(file), m[1], 'shared') === SIBLING);
 
   it('has no mention of the sibling shared/ folder anywhere in the code or docs', () => {
-    const all = [...CODE_DIRS.flatMap((d) => files(d, (n) => /\.(ts|tsx|mjs|js|json|md)$/.test(n))), ...files('docs', () => true), 'README.md', 'package.json', '.ci/run'];
+    const all = [
+      ...CODE_DIRS.flatMap((d) => files(d, (n) => /\.(ts|tsx|mjs|js|json|md)$/.test(n))),
+      ...files('docs', () => true),
+      'README.md',
+      'package.json',
+      '.ci/run',
+    ];
     const hits = all.flatMap((file) =>
       readFileSync(join(ROOT, file), 'utf8')
         .split('\n')

@@ -18,7 +18,21 @@ import { isPresentation, verifyPresentationAsync, type PresentationOptions, type
 import { tally, type Check, type Report } from './report.js';
 
 export { CRYPTO_PLATFORM, VERSION, tally, isPresentation };
-export type { NodeOptions, NodeReport, WitnessPolicy, BundleReport, Check, CredentialOptions, CredentialReport, IssuerKeyList, IssuerTrust, JudgmentsReport, PresentationOptions, PresentationReport, Report };
+export type {
+  NodeOptions,
+  NodeReport,
+  WitnessPolicy,
+  BundleReport,
+  Check,
+  CredentialOptions,
+  CredentialReport,
+  IssuerKeyList,
+  IssuerTrust,
+  JudgmentsReport,
+  PresentationOptions,
+  PresentationReport,
+  Report,
+};
 
 /** One credential (VC DM 2.0, eddsa-jcs-2022): its text, bytes or parsed value. Options: at, issuer, trust, checkJudgeSignature. */
 export const verifyCredential = (input: unknown, options?: CredentialOptions): Promise<CredentialReport> => verifyCredentialAsync(input, options);
@@ -42,7 +56,8 @@ export const verifyLogProof = (doc: unknown, logKey: string, witnesses?: Witness
 export const verifyConsistency = (doc: unknown, logKey: string): Promise<Report> => verifyConsistencyAsync(doc, logKey);
 
 /** Bytes against an expected sha256 (`akas verify cas FILE --sha256 HASH`); answers the hash too. */
-export const verifyCas = async (bytes: Uint8Array, expected?: string, name?: string): Promise<Report & { sha256: string; bytes: number }> => casBytes(bytes, expected, name);
+export const verifyCas = async (bytes: Uint8Array, expected?: string, name?: string): Promise<Report & { sha256: string; bytes: number }> =>
+  casBytes(bytes, expected, name);
 
 export interface BrowserBundleOptions extends Omit<BundleOptions, 'blobs'> {
   /** The bytes of the blobs the bundle names, by their sha256 (e.g. files the user dropped, read with arrayBuffer()). */

@@ -84,7 +84,13 @@ export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: 
     // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
     yield* decisionChecking(c, log);
   } else {
-    c.add('decision.recompute', 'content', `the status shown (${String(scope.proposal.status)}) is the decision the judgments make`, null, 'not checked: an akas.bundle.v1 carries no decision event naming its judgments, weights and rule');
+    c.add(
+      'decision.recompute',
+      'content',
+      `the status shown (${String(scope.proposal.status)}) is the decision the judgments make`,
+      null,
+      'not checked: an akas.bundle.v1 carries no decision event naming its judgments, weights and rule',
+    );
   }
   // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
   if (options.witnesses) yield* witnessesChecking(c, logPart?.checkpoint, options.witnesses);
@@ -96,9 +102,30 @@ export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: 
 function* logKeyChecking(c: Checks, logPart: Json | undefined, trust: IssuerTrust | undefined, pinned: string | undefined): Checking<string | undefined> {
   let logKey = pinned;
   if (!logKey && trust && logPart) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
-  if (pinned) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart?.verifierKey === pinned, logPart?.verifierKey === pinned ? undefined : `the bundle names ${String(logPart?.verifierKey)}`);
-  else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin");
-  else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)');
+  if (pinned)
+    c.add(
+      'log.key',
+      'L3',
+      'the log key is the one pinned with --log-key',
+      logPart?.verifierKey === pinned,
+      logPart?.verifierKey === pinned ? undefined : `the bundle names ${String(logPart?.verifierKey)}`,
+    );
+  else if (trust)
+    c.add(
+      'log.key',
+      'L3',
+      'the log key is endorsed by a pinned issuer key',
+      logKey !== undefined,
+      logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin",
+    );
+  else
+    c.add(
+      'log.key',
+      'L3',
+      'the log key is trusted',
+      null,
+      'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)',
+    );
   return logKey;
 }
 
@@ -109,7 +136,15 @@ function* submittedChecking(c: Checks, log: LogScope): Checking<Submitted> {
   const sub = log.items.filter((it) => it.event === 'proposal.submitted' && it.body.proposalId === proposal.proposalId);
   if (sub.length === 0) {
     const store = proposal.contentBinding === 'store';
-    c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', store ? null : false, store ? "not checked: a proposal stored before content binding is bound by the node's store, not by the log" : 'the bundle holds no proposal.submitted event for it');
+    c.add(
+      'log.submitted',
+      'L3',
+      'the log recorded this content, kind, path and proposer at propose',
+      store ? null : false,
+      store
+        ? "not checked: a proposal stored before content binding is bound by the node's store, not by the log"
+        : 'the bundle holds no proposal.submitted event for it',
+    );
     return store ? 'store' : 'missing';
   }
   const it = sub[0];
@@ -117,10 +152,19 @@ function* submittedChecking(c: Checks, log: LogScope): Checking<Submitted> {
   if (sub.length > 1) problems.push(`${sub.length} proposal.submitted events`);
   if (it.entry.kind !== EVENT_KIND) problems.push(`the entry is a ${String(it.entry.kind)}`);
   if (it.body.kind !== kind) problems.push(`it logged kind ${String(it.body.kind)}`);
-  if (contentSha256 !== undefined && it.body.contentSha256 !== contentSha256) problems.push(`it logged content ${String(it.body.contentSha256)}, the content shown hashes to ${contentSha256}`);
+  if (contentSha256 !== undefined && it.body.contentSha256 !== contentSha256)
+    problems.push(`it logged content ${String(it.body.contentSha256)}, the content shown hashes to ${contentSha256}`);
   if (content && it.body.path !== content.path) problems.push(`it logged path ${String(it.body.path)}`);
-  if (it.body.proposer !== proposer || it.entry.agent !== proposer) problems.push(`it logged proposer ${String(it.body.proposer)}, the proposal shows ${String(proposer)}`);
-  c.add('log.submitted', 'L3', 'the log recorded this content, kind, path and proposer at propose', problems.length === 0, problems.join('; ') || undefined, 'proposal.submitted');
+  if (it.body.proposer !== proposer || it.entry.agent !== proposer)
+    problems.push(`it logged proposer ${String(it.body.proposer)}, the proposal shows ${String(proposer)}`);
+  c.add(
+    'log.submitted',
+    'L3',
+    'the log recorded this content, kind, path and proposer at propose',
+    problems.length === 0,
+    problems.join('; ') || undefined,
+    'proposal.submitted',
+  );
   yield* log.inclusion(it, 'proposal.submitted');
   return 'log';
 }
@@ -131,20 +175,42 @@ function* judgmentEventsChecking(c: Checks, log: LogScope): Checking<void> {
   for (const id of log.judgmentIds) {
     const it = log.items.find((x) => (x.event === 'judgment.recorded' && x.body.judgmentId === id) || (!v2 && x.item.judgmentId === id));
     if (!it) {
-      c.add('log.inclusion', 'L3', "the judgment is in the node's log", v2 ? false : null, v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)', id);
+      c.add(
+        'log.inclusion',
+        'L3',
+        "the judgment is in the node's log",
+        v2 ? false : null,
+        v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)',
+        id,
+      );
       continue;
     }
     const about = it.entry.kind === EVENT_KIND && it.event === 'judgment.recorded' && it.body.judgmentId === id && it.body.proposalId === proposal.proposalId;
     const ofContent = log.names(it.body);
-    c.add('log.entry.about', 'L3', 'the log entry records this judgment of this content', about && ofContent, !about ? 'the entry is about something else' : ofContent ? undefined : `it names content ${String(it.body.contentSha256)}`, id);
+    c.add(
+      'log.entry.about',
+      'L3',
+      'the log entry records this judgment of this content',
+      about && ofContent,
+      !about ? 'the entry is about something else' : ofContent ? undefined : `it names content ${String(it.body.contentSha256)}`,
+      id,
+    );
     yield* log.inclusion(it, id);
   }
 }
 
 // content: no judgment.recorded event of a judgment the bundle leaves out.
 function eventSetCheck(c: Checks, log: LogScope) {
-  const extra = log.items.filter((it) => it.event === 'judgment.recorded' && !log.judgmentIds.includes(String(it.body.judgmentId))).map((it) => String(it.body.judgmentId));
-  c.add('set.events', 'content', 'every judgment.recorded event is of a judgment in the bundle', extra.length === 0, extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined);
+  const extra = log.items
+    .filter((it) => it.event === 'judgment.recorded' && !log.judgmentIds.includes(String(it.body.judgmentId)))
+    .map((it) => String(it.body.judgmentId));
+  c.add(
+    'set.events',
+    'content',
+    'every judgment.recorded event is of a judgment in the bundle',
+    extra.length === 0,
+    extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined,
+  );
 }
 
 /**
@@ -159,7 +225,13 @@ function* decisionChecking(c: Checks, log: LogScope): Checking<void> {
   const decisions = log.items.filter((it) => DECISIONS.some((d) => it.event === `proposal.${d}`) && it.body.proposalId === proposal.proposalId);
   const what = 'the log recorded the status shown, for this content and proposer';
   if (!DECISIONS.includes(status)) {
-    c.add('log.decision', 'L3', what, decisions.length === 0, decisions.length ? `the log recorded ${decisions.map((d) => d.event).join(', ')} for a proposal shown ${status}` : undefined);
+    c.add(
+      'log.decision',
+      'L3',
+      what,
+      decisions.length === 0,
+      decisions.length ? `the log recorded ${decisions.map((d) => d.event).join(', ')} for a proposal shown ${status}` : undefined,
+    );
     return;
   }
   if (decisions.length === 0) {
@@ -173,7 +245,14 @@ function* decisionChecking(c: Checks, log: LogScope): Checking<void> {
   if (it.event !== `proposal.${status}`) problems.push(`the log recorded ${it.event}, the proposal shows ${status}`);
   if (!log.names(it.body)) problems.push(`it names content ${String(it.body.contentSha256)}, the content shown hashes to ${String(log.contentSha256)}`);
   if (it.entry.agent !== log.proposer) problems.push(`its agent is ${String(it.entry.agent)}, the proposal shows proposer ${String(log.proposer)}`);
-  c.add('log.decision', 'L3', what, problems.length === 0, problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined), it.event);
+  c.add(
+    'log.decision',
+    'L3',
+    what,
+    problems.length === 0,
+    problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined),
+    it.event,
+  );
   yield* log.inclusion(it, it.event);
   if (status !== 'withdrawn') recomputeCheck(c, log, it);
 }
@@ -195,12 +274,20 @@ function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
   const shownIds = judgments.map((j) => String(j.judgmentId));
   const countedIds = counted.map((j) => String(j.judgmentId));
   const setOk = shownIds.length === countedIds.length && shownIds.every((id, i) => id === countedIds[i]);
-  c.add('set.decision', 'content', 'the judgments shown are those the decision counted, in order', setOk, setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`);
+  c.add(
+    'set.decision',
+    'content',
+    'the judgments shown are those the decision counted, in order',
+    setOk,
+    setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`,
+  );
 
   const problems: string[] = [];
   const required = rule.requiredJudgments;
-  if (rule.publishThreshold !== PUBLISH_THRESHOLD) problems.push(`the rule applied publishes at ${String(rule.publishThreshold)}, not PROTOCOL 7.4's ${PUBLISH_THRESHOLD}`);
-  if (required !== proposal.requiredJudgments) problems.push(`the rule applied wants ${String(required)} judgments, the proposal shows ${String(proposal.requiredJudgments)}`);
+  if (rule.publishThreshold !== PUBLISH_THRESHOLD)
+    problems.push(`the rule applied publishes at ${String(rule.publishThreshold)}, not PROTOCOL 7.4's ${PUBLISH_THRESHOLD}`);
+  if (required !== proposal.requiredJudgments)
+    problems.push(`the rule applied wants ${String(required)} judgments, the proposal shows ${String(proposal.requiredJudgments)}`);
   if (counted.length !== required) problems.push(`${counted.length} judgments counted, the rule wants ${String(required)}`);
   const rows: Array<{ weight: number; composite: number }> = [];
   for (const k of counted) {
@@ -213,18 +300,30 @@ function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
       problems.push(`judgment ${String(k.judgmentId)} has no four scores`);
       continue;
     }
-    if (k.composite !== composite || j.composite !== composite) problems.push(`judgment ${String(k.judgmentId)}: its scores give composite ${composite}, the decision counted ${String(k.composite)}`);
-    if (typeof k.weight !== 'number' || !Number.isFinite(k.weight) || k.weight < 0) problems.push(`judgment ${String(k.judgmentId)}: the decision counted no weight`);
+    if (k.composite !== composite || j.composite !== composite)
+      problems.push(`judgment ${String(k.judgmentId)}: its scores give composite ${composite}, the decision counted ${String(k.composite)}`);
+    if (typeof k.weight !== 'number' || !Number.isFinite(k.weight) || k.weight < 0)
+      problems.push(`judgment ${String(k.judgmentId)}: the decision counted no weight`);
     else if (j.weight !== k.weight) problems.push(`judgment ${String(k.judgmentId)} shows weight ${String(j.weight)}, the decision counted ${k.weight}`);
     rows.push({ weight: Number(k.weight), composite });
   }
   const weighted = weightedComposite(rows);
   const decision = weighted >= PUBLISH_THRESHOLD ? 'published' : 'rejected';
   const outcome = isObject(proposal.outcome) ? proposal.outcome : {};
-  if (round6(weighted) !== ev.weightedComposite) problems.push(`the judgments give a weighted composite of ${round6(weighted)}, the decision logged ${String(ev.weightedComposite)}`);
-  if (outcome.weightedComposite !== round6(weighted)) problems.push(`the outcome shows a weighted composite of ${String(outcome.weightedComposite)}, the judgments give ${round6(weighted)}`);
+  if (round6(weighted) !== ev.weightedComposite)
+    problems.push(`the judgments give a weighted composite of ${round6(weighted)}, the decision logged ${String(ev.weightedComposite)}`);
+  if (outcome.weightedComposite !== round6(weighted))
+    problems.push(`the outcome shows a weighted composite of ${String(outcome.weightedComposite)}, the judgments give ${round6(weighted)}`);
   if (decision !== status || outcome.decision !== decision || it.event !== `proposal.${decision}`) {
-    problems.push(`the judgments decide ${decision} (${round6(weighted)} against ${PUBLISH_THRESHOLD}); the proposal shows ${status}, its outcome ${String(outcome.decision)}, the log ${it.event}`);
+    problems.push(
+      `the judgments decide ${decision} (${round6(weighted)} against ${PUBLISH_THRESHOLD}); the proposal shows ${status}, its outcome ${String(outcome.decision)}, the log ${it.event}`,
+    );
   }
-  c.add('decision.recompute', 'content', `the decision recomputes from the judgments and the rule (${String(required)} judgments, publish at ${PUBLISH_THRESHOLD})`, problems.length === 0, problems.join('; ') || `${decision} at ${round6(weighted)}`);
+  c.add(
+    'decision.recompute',
+    'content',
+    `the decision recomputes from the judgments and the rule (${String(required)} judgments, publish at ${PUBLISH_THRESHOLD})`,
+    problems.length === 0,
+    problems.join('; ') || `${decision} at ${round6(weighted)}`,
+  );
 }

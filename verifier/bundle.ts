@@ -149,9 +149,17 @@ function contentBindingEvidence(bundle: Json): string[] {
   const out: string[] = [];
   const proposal = isObject(bundle.proposal) ? bundle.proposal : {};
   const judgments = (Array.isArray(proposal.judgments) ? proposal.judgments : []) as unknown[];
-  const v2Signed = judgments.filter((j) => isObject(j) && isObject(j.signature) && typeof j.signature.signingPayload === 'string' && j.signature.signingPayload.includes('"type":"akas.judgment.v2"')).length;
+  const v2Signed = judgments.filter(
+    (j) =>
+      isObject(j) &&
+      isObject(j.signature) &&
+      typeof j.signature.signingPayload === 'string' &&
+      j.signature.signingPayload.includes('"type":"akas.judgment.v2"'),
+  ).length;
   if (v2Signed) out.push(`${v2Signed} judgment(s) signed akas.judgment.v2`);
-  const creds = ((Array.isArray(bundle.credentials) ? bundle.credentials : []) as unknown[]).filter((cr) => isObject(cr) && isObject(cr.credentialSubject) && cr.credentialSubject.contentSha256 !== undefined).length;
+  const creds = ((Array.isArray(bundle.credentials) ? bundle.credentials : []) as unknown[]).filter(
+    (cr) => isObject(cr) && isObject(cr.credentialSubject) && cr.credentialSubject.contentSha256 !== undefined,
+  ).length;
   if (creds) out.push(`${creds} credential(s) naming a contentSha256`);
   const log = isObject(bundle.log) ? bundle.log : {};
   const events = ((Array.isArray(log.entries) ? log.entries : []) as unknown[]).filter((it) => {
@@ -209,7 +217,13 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: BlobH
 function formatCheck(c: Checks, bundle: Json): boolean {
   const bound = contentBindingEvidence(bundle);
   if (bundle.format !== 'akas.bundle.v2') {
-    c.add('bundle.format', 'content', 'an akas.bundle.v1 holds nothing a node that binds content made', bound.length === 0, bound.length ? `it says akas.bundle.v1 but carries content binding (${bound.join('; ')}): checked as akas.bundle.v2` : undefined);
+    c.add(
+      'bundle.format',
+      'content',
+      'an akas.bundle.v1 holds nothing a node that binds content made',
+      bound.length === 0,
+      bound.length ? `it says akas.bundle.v1 but carries content binding (${bound.join('; ')}): checked as akas.bundle.v2` : undefined,
+    );
   }
   return bundle.format === 'akas.bundle.v2' || bound.length > 0;
 }
@@ -227,11 +241,23 @@ function judgmentSetCheck(c: Checks, proposal: Json): string[] {
 // the key list the auditor gave with --issuer-keys). Answers undefined when none was pinned.
 function* issuerChecking(c: Checks, bundle: Json, options: BundleOptions): Checking<IssuerTrust | undefined> {
   if (!options.issuer) {
-    c.add('issuer.chain', 'L1', 'the credentials were issued by the node you trust', null, 'not checked: pass --issuer DID (the node\'s issuer: akas node-keys, or its /healthz) to pin it');
+    c.add(
+      'issuer.chain',
+      'L1',
+      'the credentials were issued by the node you trust',
+      null,
+      "not checked: pass --issuer DID (the node's issuer: akas node-keys, or its /healthz) to pin it",
+    );
     return undefined;
   }
   const trust = yield* trustChecking(options.issuer, mergeKeyLists(options.issuerKeys, bundle.issuerKeys as IssuerKeyList));
-  c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer} through rotations signed by both keys`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
+  c.add(
+    'issuer.chain',
+    'L1',
+    `the issuer keys reached from ${options.issuer} through rotations signed by both keys`,
+    trust.problems.length === 0,
+    trust.problems.join('; ') || `${trust.keys.size} key(s)`,
+  );
   return trust;
 }
 
@@ -239,7 +265,13 @@ function* issuerChecking(c: Checks, bundle: Json, options: BundleOptions): Check
 // bundle carries none). Answers the content and its hash when they can be recomputed.
 function contentCheck(c: Checks, kind: ProposalKind, proposal: Json, judgments: Json[], v2: boolean): { content?: ProposalContent; contentSha256?: string } {
   if (!v2) {
-    c.add('content.hash', 'content', "the proposal's content hashes to what was judged", null, 'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)');
+    c.add(
+      'content.hash',
+      'content',
+      "the proposal's content hashes to what was judged",
+      null,
+      'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)',
+    );
     return {};
   }
   const shown = contentOfProposalView(kind, proposal);
@@ -248,10 +280,26 @@ function contentCheck(c: Checks, kind: ProposalKind, proposal: Json, judgments: 
     return {};
   }
   const same = shown.contentSha256 === proposal.contentSha256;
-  c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", same, same ? shown.contentSha256 : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`);
+  c.add(
+    'content.hash',
+    'content',
+    "the proposal's content hashes to the contentSha256 it shows",
+    same,
+    same
+      ? shown.contentSha256
+      : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`,
+  );
   const problems = [...shown.problems];
-  for (const j of judgments) if (isObject(j) && j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256) problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
-  c.add('content.shown', 'content', "the path, title and kind shown, and each judgment's contentSha256, are those of the content", problems.length === 0, problems.join('; ') || undefined);
+  for (const j of judgments)
+    if (isObject(j) && j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256)
+      problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
+  c.add(
+    'content.shown',
+    'content',
+    "the path, title and kind shown, and each judgment's contentSha256, are those of the content",
+    problems.length === 0,
+    problems.join('; ') || undefined,
+  );
   return { content: shown.content, contentSha256: shown.contentSha256 };
 }
 
@@ -260,20 +308,49 @@ function contentCheck(c: Checks, kind: ProposalKind, proposal: Json, judgments: 
 function judgeSignatureChecks(c: Checks, l2: JudgmentsReport, v2: boolean) {
   for (const j of l2.checks) {
     c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : j.problems[0], j.judgmentId);
-    c.add('judgment.signature', 'L2', `${j.agentTag}'s Ed25519 signature`, j.signatureValid, j.signatureValid ? undefined : 'does not verify under the public key shown', j.judgmentId);
+    c.add(
+      'judgment.signature',
+      'L2',
+      `${j.agentTag}'s Ed25519 signature`,
+      j.signatureValid,
+      j.signatureValid ? undefined : 'does not verify under the public key shown',
+      j.judgmentId,
+    );
     c.add(
       'judgment.key',
       'L2',
       `the key was ${j.agentTag}'s when the judgment arrived`,
       j.key === 'current' || j.key === 'prior' ? true : j.key === 'unchecked' ? null : false,
-      j.key === 'unchecked' ? "not checked: the bundle has no public profile of this judge" : j.key === 'not-the-judges' ? "not one of the judge's keys in that window" : j.key,
+      j.key === 'unchecked'
+        ? 'not checked: the bundle has no public profile of this judge'
+        : j.key === 'not-the-judges'
+          ? "not one of the judge's keys in that window"
+          : j.key,
       j.judgmentId,
     );
     if (!v2) continue;
     if (j.signed === 'v2') {
-      c.add('judgment.content', 'L2', `${j.agentTag} signed the content it judged (akas.judgment.v2)`, j.contentSigned, j.contentSigned === null ? 'not checked: the content cannot be recomputed' : j.contentSigned ? undefined : j.problems.find((p) => p.startsWith('the judge signed content')), j.judgmentId);
+      c.add(
+        'judgment.content',
+        'L2',
+        `${j.agentTag} signed the content it judged (akas.judgment.v2)`,
+        j.contentSigned,
+        j.contentSigned === null
+          ? 'not checked: the content cannot be recomputed'
+          : j.contentSigned
+            ? undefined
+            : j.problems.find((p) => p.startsWith('the judge signed content')),
+        j.judgmentId,
+      );
     } else {
-      c.add('judgment.content', 'L2', `${j.agentTag} signed the content it judged`, null, "not checked: a v1 judgment signs no content; it is bound to the content by the node's word only (its credential and log event)", j.judgmentId);
+      c.add(
+        'judgment.content',
+        'L2',
+        `${j.agentTag} signed the content it judged`,
+        null,
+        "not checked: a v1 judgment signs no content; it is bound to the content by the node's word only (its credential and log event)",
+        j.judgmentId,
+      );
     }
   }
 }
@@ -305,11 +382,35 @@ function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefi
       s.rationale === j.rationale &&
       s.composite === j.composite &&
       JSON.stringify(s.scores) === JSON.stringify(j.scores);
-    c.add('credential.matches', 'L1', 'the credential says what the judgment says', same, same ? undefined : 'its subject differs from the judgment in the bundle', id);
+    c.add(
+      'credential.matches',
+      'L1',
+      'the credential says what the judgment says',
+      same,
+      same ? undefined : 'its subject differs from the judgment in the bundle',
+      id,
+    );
     if (v2) {
-      if (s.contentSha256 === undefined) c.add('credential.content', 'L1', 'the credential names the content judged', null, 'not checked: a credential issued before content binding names no content', id);
-      else if (contentSha256 === undefined) c.add('credential.content', 'L1', 'the credential names the content judged', null, 'not checked: the content cannot be recomputed', id);
-      else c.add('credential.content', 'L1', 'the credential names the content judged', s.contentSha256 === contentSha256, s.contentSha256 === contentSha256 ? undefined : `it names ${String(s.contentSha256)}; the content shown hashes to ${contentSha256}`, id);
+      if (s.contentSha256 === undefined)
+        c.add(
+          'credential.content',
+          'L1',
+          'the credential names the content judged',
+          null,
+          'not checked: a credential issued before content binding names no content',
+          id,
+        );
+      else if (contentSha256 === undefined)
+        c.add('credential.content', 'L1', 'the credential names the content judged', null, 'not checked: the content cannot be recomputed', id);
+      else
+        c.add(
+          'credential.content',
+          'L1',
+          'the credential names the content judged',
+          s.contentSha256 === contentSha256,
+          s.contentSha256 === contentSha256 ? undefined : `it names ${String(s.contentSha256)}; the content shown hashes to ${contentSha256}`,
+          id,
+        );
     }
     // The node's HMAC over the judgment: only the node holds the key.
     c.add('judgment.nodeMac', 'L3', "the node's HMAC over the judgment", null, 'needs the node (HMAC-SHA256 under its key): not checkable offline', id);
@@ -324,7 +425,10 @@ function credentialSetCheck(c: Checks, { bundle, judgmentIds, v2 }: BundleScope)
   const subjectIds = credentials.map((cr) => (isObject(cr) && isObject(cr.credentialSubject) ? String(cr.credentialSubject.id) : '(no subject)'));
   const extra = v2 ? subjectIds.filter((id) => !judgmentIds.some((j) => judgmentUrn(j) === id)) : [];
   const repeated = [...new Set(subjectIds.filter((id, i) => subjectIds.indexOf(id) !== i))];
-  const problems = [extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : '', repeated.length ? `more than one credential of ${repeated.join(', ')}` : ''].filter(Boolean);
+  const problems = [
+    extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : '',
+    repeated.length ? `more than one credential of ${repeated.join(', ')}` : '',
+  ].filter(Boolean);
   c.add('set.credentials', 'content', 'every credential is of a judgment in the bundle, one each', problems.length === 0, problems.join('; ') || undefined);
 }
 
@@ -340,7 +444,20 @@ function casChecks(c: Checks, { bundle, v2, content }: BundleScope, blobHashes: 
       const unnamed = refs.filter((r) => !named.some((n) => key(n) === key(r))).map(key);
       const missing = named.filter((n) => !refs.some((r) => key(n) === key(r))).map(key);
       const ok = unnamed.length === 0 && missing.length === 0;
-      c.add('cas.bound', 'content', 'the content hashes listed are those the content names', ok, ok ? undefined : [unnamed.length ? `listed but not named by the content: ${unnamed.join(', ')}` : '', missing.length ? `named by the content but not listed: ${missing.join(', ')}` : ''].filter(Boolean).join('; '));
+      c.add(
+        'cas.bound',
+        'content',
+        'the content hashes listed are those the content names',
+        ok,
+        ok
+          ? undefined
+          : [
+              unnamed.length ? `listed but not named by the content: ${unnamed.join(', ')}` : '',
+              missing.length ? `named by the content but not listed: ${missing.join(', ')}` : '',
+            ]
+              .filter(Boolean)
+              .join('; '),
+      );
     }
   }
   for (const ref of refs) {
@@ -357,6 +474,13 @@ function casChecks(c: Checks, { bundle, v2, content }: BundleScope, blobHashes: 
     }
     const { sha256, bytes, name: file } = got;
     const sizeOk = typeof ref.bytes !== 'number' || ref.bytes === bytes;
-    c.add('cas.hash', 'CAS', what, sha256 === sha && sizeOk, sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`, sha);
+    c.add(
+      'cas.hash',
+      'CAS',
+      what,
+      sha256 === sha && sizeOk,
+      sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`,
+      sha,
+    );
   }
 }

@@ -17,8 +17,10 @@ export function verifyCasBytes(bytes: Uint8Array, expected?: string, name = 'the
   const c = new Checks();
   const got = hashBytes(bytes);
   const want = typeof expected === 'string' && SHA256_ANY_CASE.test(expected.trim()) ? expected.trim().toLowerCase() : undefined;
-  if (expected !== undefined && expected !== '' && !want) c.add('cas.expected', 'input', 'the expected hash is a sha256', false, `not 64 hex characters: ${expected}`, name);
+  if (expected !== undefined && expected !== '' && !want)
+    c.add('cas.expected', 'input', 'the expected hash is a sha256', false, `not 64 hex characters: ${expected}`, name);
   else if (!want) c.add('cas.hash', 'CAS', `${name} hashes to ${got.sha256}`, null, 'not checked: no expected sha256 given to compare with', name);
-  else c.add('cas.hash', 'CAS', `${name} hashes to ${want}`, got.sha256 === want, got.sha256 === want ? `${got.bytes} bytes` : `it hashes to ${got.sha256}`, name);
+  else
+    c.add('cas.hash', 'CAS', `${name} hashes to ${want}`, got.sha256 === want, got.sha256 === want ? `${got.bytes} bytes` : `it hashes to ${got.sha256}`, name);
   return { ...c.report(), ...got };
 }

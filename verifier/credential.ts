@@ -79,7 +79,13 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
   const at = options.at ?? Date.now();
 
   const contextBad = contextProblem(vc['@context']);
-  c.add('context', 'L1', '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)', contextBad === null, contextBad ?? undefined);
+  c.add(
+    'context',
+    'L1',
+    '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)',
+    contextBad === null,
+    contextBad ?? undefined,
+  );
   const idBad = idProblem(vc.id, 'the credential');
   c.add('id', 'L1', "the credential's id, if any, is a single URL (VC DM 2.0 §4.4)", idBad === null, idBad ?? undefined);
   const typeBad = typeProblem(vc.type, 'VerifiableCredential');
@@ -105,10 +111,22 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
   const until = timeOf(vc.validUntil);
   const early = Number.isFinite(from) && at < from;
   const late = Number.isFinite(until) && at >= until;
-  c.add('validity', 'L1', `valid at ${new Date(at).toISOString()} (VC DM 2.0 §4.9)`, !early && !late, early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined);
+  c.add(
+    'validity',
+    'L1',
+    `valid at ${new Date(at).toISOString()} (VC DM 2.0 §4.9)`,
+    !early && !late,
+    early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined,
+  );
 
   if (options.issuer !== undefined && !options.trust) {
-    c.add('issuer.pinned', 'L1', `the issuer is ${options.issuer}`, issuer === options.issuer, issuer === options.issuer ? undefined : `the issuer is ${issuer}`);
+    c.add(
+      'issuer.pinned',
+      'L1',
+      `the issuer is ${options.issuer}`,
+      issuer === options.issuer,
+      issuer === options.issuer ? undefined : `the issuer is ${issuer}`,
+    );
   }
   if (options.trust && proofs.controllerKeys.length) {
     const t = options.trust;
@@ -129,7 +147,8 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
             : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}, not at ${vc.validFrom ?? proofs.created}`,
       );
     }
-  } else if (options.trust) c.add('issuer.key', 'L1', `the signing key was the issuer's (pinned ${options.trust.pinned}) at validFrom`, false, 'no proof by the issuer to check');
+  } else if (options.trust)
+    c.add('issuer.key', 'L1', `the signing key was the issuer's (pinned ${options.trust.pinned}) at validFrom`, false, 'no proof by the issuer to check');
   if (options.checkJudgeSignature) yield* judgeSignatureChecking(c, vc.credentialSubject);
   return { ...c.report(), ...(issuer ? { issuer } : {}), ...(typeof subjects?.[0]?.id === 'string' ? { subject: subjects[0].id } : {}) };
 }
@@ -201,7 +220,13 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
     return result;
   }
   if (list.length > MAX_PROOFS_PER_DOCUMENT) {
-    c.add('proof.shape', 'L1', SHAPE_WHAT[expect.purpose], false, `a set of ${list.length} proofs: a document carries at most ${MAX_PROOFS_PER_DOCUMENT} (PROTOCOL 8.5)`);
+    c.add(
+      'proof.shape',
+      'L1',
+      SHAPE_WHAT[expect.purpose],
+      false,
+      `a set of ${list.length} proofs: a document carries at most ${MAX_PROOFS_PER_DOCUMENT} (PROTOCOL 8.5)`,
+    );
     c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: too many proofs');
     return result;
   }
@@ -227,7 +252,11 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
       'L1',
       check.what,
       ok,
-      ok ? (isSet ? `${byController} of ${list.length} proofs by the ${expect.controllerName}` : undefined) : `no proof's verification method is controlled by the ${expect.controllerName} ${expect.controller ?? '(none given)'}`,
+      ok
+        ? isSet
+          ? `${byController} of ${list.length} proofs by the ${expect.controllerName}`
+          : undefined
+        : `no proof's verification method is controlled by the ${expect.controllerName} ${expect.controller ?? '(none given)'}`,
     );
   }
   return result;
@@ -265,7 +294,13 @@ class DocumentHashes {
 }
 
 /** One proof of a set: its shape, purpose, context, method, value, and the eddsa-jcs-2022 signature. Answers its did:key method, if well formed. */
-function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expect: ProofExpectations, subject: string | undefined): Checking<ReturnType<typeof parseDidKeyUrl>> {
+function* oneProofChecking(
+  c: Checks,
+  doc: DocumentHashes,
+  proof: unknown,
+  expect: ProofExpectations,
+  subject: string | undefined,
+): Checking<ReturnType<typeof parseDidKeyUrl>> {
   const problems: string[] = [];
   const p = isObject(proof) ? proof : undefined;
   if (!p) problems.push(`the proof is ${JSON.stringify(proof)?.slice(0, 60)}, not an object`);
@@ -290,18 +325,39 @@ function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expec
   // Data Integrity §2.1: a proof past its expires is no longer valid.
   if (p.expires !== undefined) {
     const live = expect.at < timeOf(p.expires);
-    c.add('proof.expires', 'L1', `the proof has not expired at ${new Date(expect.at).toISOString()} (Data Integrity §2.1)`, live, live ? undefined : `the proof expired at ${p.expires}`, subject);
+    c.add(
+      'proof.expires',
+      'L1',
+      `the proof has not expired at ${new Date(expect.at).toISOString()} (Data Integrity §2.1)`,
+      live,
+      live ? undefined : `the proof expired at ${p.expires}`,
+      subject,
+    );
   }
   // Data Integrity §4.4 steps 5 and 6: the domain and challenge the verifier gave.
   if (expect.domain !== undefined) {
     const want = Array.isArray(expect.domain) ? expect.domain : [expect.domain];
     const got = Array.isArray(p.domain) ? p.domain : p.domain === undefined ? [] : [p.domain];
     const ok = got.every((d) => typeof d === 'string') && sameSet(want, got as string[]);
-    c.add('proof.domain', 'L1', `the proof's domain is ${want.join(', ')} (Data Integrity §4.4)`, ok, ok ? undefined : `proof.domain is ${JSON.stringify(p.domain)}`, subject);
+    c.add(
+      'proof.domain',
+      'L1',
+      `the proof's domain is ${want.join(', ')} (Data Integrity §4.4)`,
+      ok,
+      ok ? undefined : `proof.domain is ${JSON.stringify(p.domain)}`,
+      subject,
+    );
   }
   if (expect.challenge !== undefined) {
     const ok = p.challenge === expect.challenge;
-    c.add('proof.challenge', 'L1', "the proof's challenge is the one given (Data Integrity §4.4)", ok, ok ? undefined : `proof.challenge is ${JSON.stringify(p.challenge)}`, subject);
+    c.add(
+      'proof.challenge',
+      'L1',
+      "the proof's challenge is the one given (Data Integrity §4.4)",
+      ok,
+      ok ? undefined : `proof.challenge is ${JSON.stringify(p.challenge)}`,
+      subject,
+    );
   }
 
   // eddsa-jcs-2022 §3.3.2 step 4: the proof's @context, when present, must start the document's.
@@ -318,7 +374,14 @@ function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expec
       contextPrefix = false;
     }
   }
-  c.add('proof.context', 'L1', "the proof's @context is a prefix of the document's (eddsa-jcs-2022 §3.3.2)", contextPrefix, contextPrefix ? undefined : 'proof.@context does not start the document @context', subject);
+  c.add(
+    'proof.context',
+    'L1',
+    "the proof's @context is a prefix of the document's (eddsa-jcs-2022 §3.3.2)",
+    contextPrefix,
+    contextPrefix ? undefined : 'proof.@context does not start the document @context',
+    subject,
+  );
 
   // The verification method: a did:key URL whose fragment is its Ed25519 Multikey (eddsa-jcs-2022 §2.1.1).
   const vm = parseDidKeyUrl(p.verificationMethod);
@@ -378,7 +441,14 @@ function* judgeSignatureChecking(c: Checks, subject: unknown): Checking<void> {
   const judge = isObject(s?.judge) ? s.judge : undefined;
   const proposalId = typeof s?.proposalId === 'string' ? s.proposalId : '';
   const kind = s?.kind as ProposalKind;
-  if (!s || !judge || typeof judge.tag !== 'string' || typeof judge.publicKey !== 'string' || !(PROPOSAL_KINDS as string[]).includes(kind) || kindOfProposalId(proposalId) !== kind) {
+  if (
+    !s ||
+    !judge ||
+    typeof judge.tag !== 'string' ||
+    typeof judge.publicKey !== 'string' ||
+    !(PROPOSAL_KINDS as string[]).includes(kind) ||
+    kindOfProposalId(proposalId) !== kind
+  ) {
     c.add('judge.signature', 'L2', "the judge's own Ed25519 signature", false, 'the subject is not a judgment (judge, kind and proposalId)');
     return;
   }
@@ -401,6 +471,12 @@ function* judgeSignatureChecking(c: Checks, subject: unknown): Checking<void> {
     'L2',
     `${judge.tag}'s Ed25519 signature over its judgment`,
     ok,
-    ok ? (signedV2 ? 'akas.judgment.v2: the judge signed the content named' : v2 !== undefined ? "akas.judgment.v1: the judge signed no content; the content is the node's word" : undefined) : "judgeSignature does not verify under the judge's key over the subject's fields",
+    ok
+      ? signedV2
+        ? 'akas.judgment.v2: the judge signed the content named'
+        : v2 !== undefined
+          ? "akas.judgment.v1: the judge signed no content; the content is the node's word"
+          : undefined
+      : "judgeSignature does not verify under the judge's key over the subject's fields",
   );
 }

@@ -7,6 +7,16 @@ export { type Check, Checks, tally } from './report.js';
 export { type CredentialReport, verifyCredential } from './credential.js';
 export { type IssuerTrust, trustIssuerKeys } from './issuer-keys.js';
 export { verifyBundle } from './bundle.js';
-export { type AuditState, checkLogInclusion, checkWitnesses, consistent, LogAuditor, openCheckpoint, type OpenedCheckpoint, verifyLogProof, type WitnessPolicy } from './log.js';
+export {
+  type AuditState,
+  checkLogInclusion,
+  checkWitnesses,
+  consistent,
+  LogAuditor,
+  openCheckpoint,
+  type OpenedCheckpoint,
+  verifyLogProof,
+  type WitnessPolicy,
+} from './log.js';
 export { verifyPresentation } from './presentation.js';
 export { verifyNode } from './node.js';

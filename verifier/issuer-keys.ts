@@ -42,7 +42,15 @@ export function rotationHolds(r: unknown): r is SignedIssuerRotation {
 
 /** rotationHolds as a check that yields its two signatures (src/core/checking.ts). */
 export function* rotationChecking(r: unknown): Checking<boolean> {
-  if (!isObject(r) || r.type !== 'akas.issuer-rotation.v1' || typeof r.from !== 'string' || typeof r.to !== 'string' || typeof r.at !== 'number' || !isObject(r.signatures)) return false;
+  if (
+    !isObject(r) ||
+    r.type !== 'akas.issuer-rotation.v1' ||
+    typeof r.from !== 'string' ||
+    typeof r.to !== 'string' ||
+    typeof r.at !== 'number' ||
+    !isObject(r.signatures)
+  )
+    return false;
   const fromKey = publicKeyFromMultibase(r.from);
   const toKey = publicKeyFromMultibase(r.to);
   if (!fromKey || !toKey || r.from !== didKeyFromPublicKey(fromKey) || r.to !== didKeyFromPublicKey(toKey)) return false;
@@ -103,7 +111,8 @@ export function* trustChecking(pinned: string, list: IssuerKeyList | undefined):
     if (!t) continue;
     if (Number.isFinite(t.from) && k.validFrom !== t.from) problems.push(`${k.did}: validFrom ${k.validFrom} disagrees with its signed rotation (${t.from})`);
     const until = k.validUntil ?? Infinity;
-    if (until !== t.until && !(k.validUntil === null && t.until === Infinity)) problems.push(`${k.did}: validUntil ${k.validUntil} disagrees with its signed rotation (${t.until})`);
+    if (until !== t.until && !(k.validUntil === null && t.until === Infinity))
+      problems.push(`${k.did}: validUntil ${k.validUntil} disagrees with its signed rotation (${t.until})`);
   }
   return { pinned, keys, problems };
 }

@@ -97,7 +97,9 @@ export function parseAgentKeys(value: unknown, source: string): AgentKeys {
     !Array.isArray(signing.priorKeys) ||
     !signing.priorKeys.every(window)
   ) {
-    throw new NotCheckableError(`${source} is not a public agent profile ({tag, signing: {publicKey, validFrom, priorKeys}}): fetch one with akas agents TAG --json`);
+    throw new NotCheckableError(
+      `${source} is not a public agent profile ({tag, signing: {publicKey, validFrom, priorKeys}}): fetch one with akas agents TAG --json`,
+    );
   }
   return value as unknown as AgentKeys;
 }
@@ -119,7 +121,13 @@ function signedOf(signingPayload: string): { type: 'v1' | 'v2' | 'unknown'; cont
   return { type: v.type === 'akas.judgment.v1' ? 'v1' : 'unknown' };
 }
 
-function* checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Map<string, AgentKeys>, contentSha256: string | undefined): Checking<JudgmentCheck> {
+function* checkOne(
+  kind: ProposalKind,
+  proposalId: string,
+  j: Json,
+  profiles: Map<string, AgentKeys>,
+  contentSha256: string | undefined,
+): Checking<JudgmentCheck> {
   const problems: string[] = [];
   const sig = isObject(j.signature) ? j.signature : {};
   const agentTag = typeof j.agentTag === 'string' ? j.agentTag : '';
@@ -135,7 +143,14 @@ function* checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Ma
   if (signed.type !== 'v2' || contentSha256 !== undefined) {
     try {
       const scores = j.scores as { accuracy: number; clarity: number; compression: number; sources: number };
-      const rebuilt = judgmentSigningString({ kind, proposalId, judge: agentTag, scores, rationale: j.rationale as string, ...(signed.type === 'v2' ? { contentSha256 } : {}) });
+      const rebuilt = judgmentSigningString({
+        kind,
+        proposalId,
+        judge: agentTag,
+        scores,
+        rationale: j.rationale as string,
+        ...(signed.type === 'v2' ? { contentSha256 } : {}),
+      });
       payloadMatches = rebuilt === signingPayload;
     } catch {
       // Missing or mistyped fields: nothing to rebuild, reported below.
@@ -162,7 +177,11 @@ function* checkOne(kind: ProposalKind, proposalId: string, j: Json, profiles: Ma
   if (j.attestation !== undefined) {
     const a = isObject(j.attestation) ? j.attestation : {};
     const js = isObject(a.judgeSignature) ? a.judgeSignature : {};
-    if (js.publicKey !== publicKey || js.signature !== signature || a.payloadSha256 !== Array.from(sha256(signingPayload), (b) => b.toString(16).padStart(2, '0')).join('')) {
+    if (
+      js.publicKey !== publicKey ||
+      js.signature !== signature ||
+      a.payloadSha256 !== Array.from(sha256(signingPayload), (b) => b.toString(16).padStart(2, '0')).join('')
+    ) {
       payloadMatches = false;
       problems.push("the judgment's attestation names another signature, key or signed payload than the judgment's");
     }
@@ -206,7 +225,8 @@ export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[
   if (shown) {
     const problems = shown.ok ? [...shown.problems] : [shown.reason];
     const stated = typeof detail.contentSha256 === 'string' ? detail.contentSha256 : undefined;
-    if (contentSha256 !== undefined && stated !== undefined && stated !== contentSha256) problems.push(`the detail states contentSha256 ${stated}, but the content shown hashes to ${contentSha256}`);
+    if (contentSha256 !== undefined && stated !== undefined && stated !== contentSha256)
+      problems.push(`the detail states contentSha256 ${stated}, but the content shown hashes to ${contentSha256}`);
     content = {
       ...(contentSha256 !== undefined ? { contentSha256 } : {}),
       ...(stated !== undefined ? { stated } : {}),

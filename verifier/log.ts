@@ -52,10 +52,16 @@ export function endorsedLogKey(endorsement: unknown, trust: IssuerTrust): string
 
 /** endorsedLogKey as a check that yields its signature. */
 export function* endorsedLogKeyChecking(endorsement: unknown, trust: IssuerTrust): Checking<string | null> {
-  if (!isObject(endorsement) || endorsement.type !== 'akas.log-key.v1' || typeof endorsement.issuer !== 'string' || typeof endorsement.verifierKey !== 'string') return null;
+  if (!isObject(endorsement) || endorsement.type !== 'akas.log-key.v1' || typeof endorsement.issuer !== 'string' || typeof endorsement.verifierKey !== 'string')
+    return null;
   const key = trust.keys.get(endorsement.issuer);
   if (!key) return null;
-  const statement: LogKeyEndorsement = { type: 'akas.log-key.v1', origin: String(endorsement.origin), verifierKey: endorsement.verifierKey, issuer: endorsement.issuer };
+  const statement: LogKeyEndorsement = {
+    type: 'akas.log-key.v1',
+    origin: String(endorsement.origin),
+    verifierKey: endorsement.verifierKey,
+    issuer: endorsement.issuer,
+  };
   const parsed = parseVerifierKey(statement.verifierKey);
   if (!parsed || parsed.name !== statement.origin) return null;
   return (yield* ed25519Hex(key.publicKey, canonicalize(statement), endorsement.signature)) ? statement.verifierKey : null;
@@ -66,12 +72,22 @@ export function* endorsedLogKeyChecking(endorsement: unknown, trust: IssuerTrust
  * the entry's fields hash to its hash, the checkpoint is signed by the log key, and the
  * entry's leaf is at its index in the tree the checkpoint signs.
  */
-export function checkLogInclusion(c: Checks, doc: { entry?: unknown; inclusion?: unknown; checkpoint?: unknown }, logKeys: string[], subject?: string): boolean {
+export function checkLogInclusion(
+  c: Checks,
+  doc: { entry?: unknown; inclusion?: unknown; checkpoint?: unknown },
+  logKeys: string[],
+  subject?: string,
+): boolean {
   return runNow(logInclusionChecking(c, doc, logKeys, subject));
 }
 
 /** checkLogInclusion as a check that yields its signatures. */
-export function* logInclusionChecking(c: Checks, doc: { entry?: unknown; inclusion?: unknown; checkpoint?: unknown }, logKeys: string[], subject?: string): Checking<boolean> {
+export function* logInclusionChecking(
+  c: Checks,
+  doc: { entry?: unknown; inclusion?: unknown; checkpoint?: unknown },
+  logKeys: string[],
+  subject?: string,
+): Checking<boolean> {
   const entry = doc.entry as LogEntry;
   const inc = isObject(doc.inclusion) ? doc.inclusion : {};
   let fieldsOk = false;
@@ -89,7 +105,14 @@ export function* logInclusionChecking(c: Checks, doc: { entry?: unknown; inclusi
       leafShown = `the leafHash shown (${String(shown)}) is not the leaf of the entry's fields`;
     }
   }
-  c.add('log.entry', 'L3', "the entry's fields hash to its hash", fieldsOk, fieldsOk ? undefined : leafShown ?? 'the entry was changed after it was hashed', subject);
+  c.add(
+    'log.entry',
+    'L3',
+    "the entry's fields hash to its hash",
+    fieldsOk,
+    fieldsOk ? undefined : (leafShown ?? 'the entry was changed after it was hashed'),
+    subject,
+  );
   const opened = yield* openCheckpointChecking(doc.checkpoint, logKeys);
   c.add('log.checkpoint', 'L3', 'the checkpoint is signed by the log key', opened.ok, opened.ok ? `size ${opened.checkpoint.size}` : opened.reason, subject);
   if (!opened.ok || !fieldsOk) {
@@ -107,7 +130,11 @@ export function* logInclusionChecking(c: Checks, doc: { entry?: unknown; inclusi
     'L3',
     `entry ${entry.seq} is in the tree of ${cp.size} entries the checkpoint signs`,
     included,
-    included ? undefined : !shapeOk ? 'the proof is for another index or size, or holds a hash that is not 32 bytes' : 'the inclusion proof does not lead to the signed root',
+    included
+      ? undefined
+      : !shapeOk
+        ? 'the proof is for another index or size, or holds a hash that is not 32 bytes'
+        : 'the inclusion proof does not lead to the signed root',
     subject,
   );
   return included;
@@ -138,9 +165,22 @@ export function* witnessesChecking(c: Checks, note: unknown, policy: WitnessPoli
   const bad = policy.keys.filter((k) => !parseCosignerKey(k));
   const quorum = policy.quorum ?? policy.keys.length;
   if (bad.length || !Number.isInteger(quorum) || quorum < 1 || quorum > policy.keys.length) {
-    return c.add('log.witnesses', 'L3', 'the checkpoint is cosigned by a quorum of the given witnesses', false, bad.length ? `not a witness key: ${bad.join(', ')}` : `a quorum of ${quorum} out of ${policy.keys.length} witness key(s) cannot be met`, subject) === true;
+    return (
+      c.add(
+        'log.witnesses',
+        'L3',
+        'the checkpoint is cosigned by a quorum of the given witnesses',
+        false,
+        bad.length ? `not a witness key: ${bad.join(', ')}` : `a quorum of ${quorum} out of ${policy.keys.length} witness key(s) cannot be met`,
+        subject,
+      ) === true
+    );
   }
-  if (typeof note !== 'string') return c.add('log.witnesses', 'L3', `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`, false, 'no checkpoint', subject) === true;
+  if (typeof note !== 'string')
+    return (
+      c.add('log.witnesses', 'L3', `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`, false, 'no checkpoint', subject) ===
+      true
+    );
   const r = yield* cosignaturesChecking(note, policy.keys, { now: policy.now });
   const ok = !r.error && r.invalid.length === 0 && r.valid.length >= quorum;
   const why = r.error
@@ -281,7 +321,17 @@ export function* consistencyChecking(doc: unknown, logKey: string): Checking<Rep
   }
   const [o, n] = [older.checkpoint, newer.checkpoint];
   const holds = o.size <= n.size && (o.size === n.size ? o.rootHash.equals(n.rootHash) : consistent(o.size, o.rootHash, n.size, n.rootHash, doc.proof));
-  c.add('log.consistency', 'L3', `the tree of ${n.size} entries extends the tree of ${o.size}`, holds, holds ? undefined : o.size > n.size ? 'the older checkpoint is the larger one' : 'the consistency proof does not link the two signed roots: the log was rewritten, or the proof is wrong');
+  c.add(
+    'log.consistency',
+    'L3',
+    `the tree of ${n.size} entries extends the tree of ${o.size}`,
+    holds,
+    holds
+      ? undefined
+      : o.size > n.size
+        ? 'the older checkpoint is the larger one'
+        : 'the consistency proof does not link the two signed roots: the log was rewritten, or the proof is wrong',
+  );
   return c.report();
 }
 

@@ -49,7 +49,12 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const EVENT_KIND = 'attestation.event.v1';
 const NODE_KINDS = ['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'];
-const KIND_OF_LEAF: Record<string, ProposalKind> = { 'leaf-brief': 'brief', 'leaf-capability': 'capability', 'leaf-decision': 'graph', 'leaf-artifact': 'artifact' };
+const KIND_OF_LEAF: Record<string, ProposalKind> = {
+  'leaf-brief': 'brief',
+  'leaf-capability': 'capability',
+  'leaf-decision': 'graph',
+  'leaf-artifact': 'artifact',
+};
 const LEVELS: BriefLevel[] = ['tldr', 'core', 'deep'];
 
 // Two JSON values are the same when their JCS forms are.
@@ -95,20 +100,39 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
   let trust: IssuerTrust | undefined;
   if (options.issuer) {
     trust = yield* trustChecking(options.issuer, options.issuerKeys);
-    c.add('issuer.chain', 'L1', `the issuer keys reached from ${options.issuer}${options.issuerKeys ? ' through rotations signed by both keys' : ''}`, trust.problems.length === 0, trust.problems.join('; ') || `${trust.keys.size} key(s)`);
+    c.add(
+      'issuer.chain',
+      'L1',
+      `the issuer keys reached from ${options.issuer}${options.issuerKeys ? ' through rotations signed by both keys' : ''}`,
+      trust.problems.length === 0,
+      trust.problems.join('; ') || `${trust.keys.size} key(s)`,
+    );
   }
 
   const ev = doc.evidence;
   if (!isObject(ev)) {
     const implicit = shape === 'node' && doc.kind === 'branch' && doc.proposalId === undefined;
-    c.add('evidence', 'content', 'what is served is bound to the proposal that published it', implicit ? null : false, implicit ? 'not checked: an implicit branch, which no proposal made: nothing is published here' : 'the read carries no evidence');
+    c.add(
+      'evidence',
+      'content',
+      'what is served is bound to the proposal that published it',
+      implicit ? null : false,
+      implicit ? 'not checked: an implicit branch, which no proposal made: nothing is published here' : 'the read carries no evidence',
+    );
     return report();
   }
   const evKind = ev.kind as ProposalKind;
   const evHash = typeof ev.contentSha256 === 'string' ? ev.contentSha256 : undefined;
   const ids: string[] = [];
-  if (shape === 'node' && doc.kind !== 'leaf-brief' && doc.proposalId !== ev.proposalId) ids.push(`the node names proposal ${String(doc.proposalId)}, its evidence ${String(ev.proposalId)}`);
-  c.add('evidence', 'content', 'the evidence is about the proposal that made what is served', ids.length === 0 && typeof ev.proposalId === 'string' && evHash !== undefined, ids.join('; ') || (evHash === undefined ? 'the evidence names no contentSha256' : undefined));
+  if (shape === 'node' && doc.kind !== 'leaf-brief' && doc.proposalId !== ev.proposalId)
+    ids.push(`the node names proposal ${String(doc.proposalId)}, its evidence ${String(ev.proposalId)}`);
+  c.add(
+    'evidence',
+    'content',
+    'the evidence is about the proposal that made what is served',
+    ids.length === 0 && typeof ev.proposalId === 'string' && evHash !== undefined,
+    ids.join('; ') || (evHash === undefined ? 'the evidence names no contentSha256' : undefined),
+  );
 
   if (shape === 'brief' || doc.kind === 'leaf-brief') yield* briefChecking(c, doc, shape, ev, trust);
   else checkServedContent(c, doc, ev, evKind);
@@ -117,9 +141,30 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
   const logPart = isObject(ev.log) ? ev.log : {};
   let logKey = options.logKey;
   if (!logKey && trust) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
-  if (options.logKey) c.add('log.key', 'L3', 'the log key is the one pinned with --log-key', logPart.verifierKey === options.logKey, logPart.verifierKey === options.logKey ? undefined : `the evidence names ${String(logPart.verifierKey)}`);
-  else if (trust) c.add('log.key', 'L3', 'the log key is endorsed by a pinned issuer key', logKey !== undefined, logKey ? undefined : "no endorsement of the evidence's log key by an issuer key reached from the pin");
-  else c.add('log.key', 'L3', 'the log key is trusted', null, 'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)');
+  if (options.logKey)
+    c.add(
+      'log.key',
+      'L3',
+      'the log key is the one pinned with --log-key',
+      logPart.verifierKey === options.logKey,
+      logPart.verifierKey === options.logKey ? undefined : `the evidence names ${String(logPart.verifierKey)}`,
+    );
+  else if (trust)
+    c.add(
+      'log.key',
+      'L3',
+      'the log key is endorsed by a pinned issuer key',
+      logKey !== undefined,
+      logKey ? undefined : "no endorsement of the evidence's log key by an issuer key reached from the pin",
+    );
+  else
+    c.add(
+      'log.key',
+      'L3',
+      'the log key is trusted',
+      null,
+      'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)',
+    );
   const pub = ev.publication;
   if (!isObject(pub)) {
     c.add('log.publication', 'L3', 'the log recorded the publication of this content', false, 'the evidence holds no proposal.published event');
@@ -130,22 +175,25 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
     if (entry.kind !== EVENT_KIND || body.event !== 'proposal.published') problems.push(`the entry records ${String(body.event ?? entry.kind)}`);
     if (body.proposalId !== ev.proposalId) problems.push(`it is about ${String(body.proposalId)}`);
     if (pub.id !== entry.id) problems.push(`the evidence names event ${String(pub.id)}, the entry is ${String(entry.id)}`);
-    if (body.contentSha256 !== undefined && body.contentSha256 !== evHash) problems.push(`it names content ${String(body.contentSha256)}, the evidence ${String(evHash)}`);
+    if (body.contentSha256 !== undefined && body.contentSha256 !== evHash)
+      problems.push(`it names content ${String(body.contentSha256)}, the evidence ${String(evHash)}`);
     // The path served, against the path the decision published at (PROTOCOL 9.3): what binds it
     // when the content cannot be rehashed here (a brief cut to tldr or core). Only kinds whose
     // node sits at the proposal's own path (an expansion's branches sit below it).
-    if (typeof body.path === 'string' && PATH_KINDS.includes(evKind) && typeof doc.path === 'string' && doc.path !== body.path) problems.push(`it published at ${body.path}, the read serves ${doc.path}`);
+    if (typeof body.path === 'string' && PATH_KINDS.includes(evKind) && typeof doc.path === 'string' && doc.path !== body.path)
+      problems.push(`it published at ${body.path}, the read serves ${doc.path}`);
     const legacy = body.contentSha256 === undefined;
     c.add(
       'log.publication',
       'L3',
       'the log recorded the publication of this content',
       problems.length ? false : legacy ? null : true,
-      problems.join('; ') || (legacy ? "not checked: published before content binding, its event names no content: bound by the node's store, not by the log" : undefined),
+      problems.join('; ') ||
+        (legacy ? "not checked: published before content binding, its event names no content: bound by the node's store, not by the log" : undefined),
       'proposal.published',
     );
     if (logKey) yield* logInclusionChecking(c, { entry: pub.entry, inclusion: pub.inclusion, checkpoint: pub.checkpoint }, [logKey], 'proposal.published');
-    else c.add('log.inclusion', 'L3', 'the event is in the node\'s log', null, 'not checked: no trusted log key', 'proposal.published');
+    else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', 'proposal.published');
   }
   return report({ proposalId: String(ev.proposalId), ...(evHash ? { contentSha256: evHash } : {}), contentBinding: String(ev.contentBinding) });
 }
@@ -158,12 +206,24 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
   if (evKind === 'tree-expansion' || evKind === 'spec-sharpening') {
     const content = isObject(ev.content) ? (ev.content as unknown as ProposalContent) : undefined;
     const hash = content ? hashOf(content) : undefined;
-    c.add('content.hash', 'content', "the evidence's content hashes to its contentSha256", hash !== undefined && hash === evHash && content?.kind === evKind, hash === undefined ? 'the evidence carries no readable content' : hash === evHash ? undefined : `it hashes to ${hash}, the evidence says ${String(evHash)}`);
+    c.add(
+      'content.hash',
+      'content',
+      "the evidence's content hashes to its contentSha256",
+      hash !== undefined && hash === evHash && content?.kind === evKind,
+      hash === undefined
+        ? 'the evidence carries no readable content'
+        : hash === evHash
+          ? undefined
+          : `it hashes to ${hash}, the evidence says ${String(evHash)}`,
+    );
     if (!content || hash === undefined) return;
     const problems: string[] = [];
     if (evKind === 'tree-expansion') {
       const base = content.path === '/' ? '' : String(content.path);
-      const child = ((content.payload as { children?: Array<{ slug: string; title: string; spec: string }> }).children ?? []).find((ch) => `${base}/${ch.slug}` === doc.path);
+      const child = ((content.payload as { children?: Array<{ slug: string; title: string; spec: string }> }).children ?? []).find(
+        (ch) => `${base}/${ch.slug}` === doc.path,
+      );
       if (!child) problems.push(`${String(doc.path)} is not a child the expansion added`);
       else {
         if (doc.kind !== 'branch') problems.push(`an expansion makes branches; this node is a ${String(doc.kind)}`);
@@ -176,7 +236,13 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
     }
     c.add('content.served', 'content', 'the path, title and spec served are those of the content', problems.length === 0, problems.join('; ') || undefined);
     if (evKind === 'spec-sharpening' && doc.kind !== 'branch') {
-      c.add('content.refined', 'content', 'the rest of a sharpened node (title, payload)', null, `not checked here: bound by the version it sharpened (read it with ?version=${Number(doc.version) - 1} and check that)`);
+      c.add(
+        'content.refined',
+        'content',
+        'the rest of a sharpened node (title, payload)',
+        null,
+        `not checked here: bound by the version it sharpened (read it with ?version=${Number(doc.version) - 1} and check that)`,
+      );
     }
     return;
   }
@@ -191,7 +257,15 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
     payload = rest;
   }
   const hash = hashOf({ kind, path: doc.path as string, title: doc.title as string, spec: doc.spec as string, payload });
-  c.add('content.hash', 'content', what, hash === evHash, hash === evHash ? String(hash) : `the path, title, spec and payload served hash to ${String(hash)}; the proposal's content is ${String(evHash)}: what is served was changed`);
+  c.add(
+    'content.hash',
+    'content',
+    what,
+    hash === evHash,
+    hash === evHash
+      ? String(hash)
+      : `the path, title, spec and payload served hash to ${String(hash)}; the proposal's content is ${String(evHash)}: what is served was changed`,
+  );
   // What the node serves beside the payload, restated from it (PROTOCOL 10.2): a decision's
   // branches (each with its priors, null when none), an artifact's manifest. An agent acts on
   // these, so they must say what the payload hashed above says.
@@ -205,23 +279,45 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
   };
   const problems: string[] = [];
   if (kind === 'graph' && doc.branches !== undefined) {
-    const restated = (Array.isArray(p.branches) ? p.branches : []).map((b) => (isObject(b) ? { id: b.id, condition: b.condition, to: b.to, priors: b.priors ?? null } : b));
+    const restated = (Array.isArray(p.branches) ? p.branches : []).map((b) =>
+      isObject(b) ? { id: b.id, condition: b.condition, to: b.to, priors: b.priors ?? null } : b,
+    );
     if (!same(doc.branches, restated)) problems.push("the branches served are not the payload's branches");
   }
   if (kind === 'artifact') {
     if (p.kind !== undefined && p.kind !== 'leaf-artifact') problems.push(`the payload is labelled ${JSON.stringify(p.kind)}`);
     if (doc.manifest !== undefined) {
       const m = isObject(doc.manifest) ? doc.manifest : {};
-      const want: Json = { artifactPath: doc.path, uri: p.uri, mediaType: p.mediaType, sha256: p.sha256, artifactKind: p.artifactKind, provenance: p.provenance, bytes: p.bytes };
+      const want: Json = {
+        artifactPath: doc.path,
+        uri: p.uri,
+        mediaType: p.mediaType,
+        sha256: p.sha256,
+        artifactKind: p.artifactKind,
+        provenance: p.provenance,
+        bytes: p.bytes,
+      };
       const differ = Object.keys(want).filter((k) => !same(m[k], want[k]));
       if (differ.length) problems.push(`the manifest's ${differ.join(', ')} ${differ.length > 1 ? 'are' : 'is'} not the payload's`);
     }
   }
   if (problems.length || (kind === 'graph' && doc.branches !== undefined) || (kind === 'artifact' && doc.manifest !== undefined)) {
-    c.add('content.served', 'content', kind === 'graph' ? 'the branches served are those of the payload' : "the artifact's manifest says what the payload says", problems.length === 0, problems.join('; ') || undefined);
+    c.add(
+      'content.served',
+      'content',
+      kind === 'graph' ? 'the branches served are those of the payload' : "the artifact's manifest says what the payload says",
+      problems.length === 0,
+      problems.join('; ') || undefined,
+    );
   }
   if (kind === 'artifact' && (doc.independentEvals !== undefined || doc.evalSummary !== undefined)) {
-    c.add('content.evals', 'content', "the independent evals and their summary shown beside the artifact", null, "not checked here: the node's word; each eval is a proposal of its own (akas export EVAL_ID, then akas verify bundle)");
+    c.add(
+      'content.evals',
+      'content',
+      'the independent evals and their summary shown beside the artifact',
+      null,
+      "not checked here: the node's word; each eval is a proposal of its own (akas export EVAL_ID, then akas verify bundle)",
+    );
   }
 }
 
@@ -241,33 +337,67 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
     cutHash = undefined;
   }
   const cutProblems: string[] = [];
-  if (cutHash !== m.contentSha256) cutProblems.push(`the brief served hashes to ${String(cutHash)}, its manifest says ${String(m.contentSha256)}: the text was changed`);
-  if (m.briefId !== brief.id || m.version !== brief.version) cutProblems.push(`the manifest is of ${String(m.briefId)}@${String(m.version)}, the brief ${String(brief.id)}@${String(brief.version)}`);
+  if (cutHash !== m.contentSha256)
+    cutProblems.push(`the brief served hashes to ${String(cutHash)}, its manifest says ${String(m.contentSha256)}: the text was changed`);
+  if (m.briefId !== brief.id || m.version !== brief.version)
+    cutProblems.push(`the manifest is of ${String(m.briefId)}@${String(m.version)}, the brief ${String(brief.id)}@${String(brief.version)}`);
   if (!LEVELS.includes(level)) cutProblems.push(`the manifest names level ${String(m.level)}`);
-  c.add('manifest.content', 'content', 'the brief served hashes to the contentSha256 of its manifest', cutProblems.length === 0, cutProblems.join('; ') || undefined);
+  c.add(
+    'manifest.content',
+    'content',
+    'the brief served hashes to the contentSha256 of its manifest',
+    cutProblems.length === 0,
+    cutProblems.join('; ') || undefined,
+  );
 
   if (shape === 'node') {
     // Every text the node serves beside the brief is the cut's (PROTOCOL 10.2).
     const problems: string[] = [];
     try {
       const texts = briefTexts(brief, LEVELS.includes(level) ? level : 'deep') as Record<string, string | undefined>;
-      for (const field of ['tldr', 'core', 'deep']) if (doc[field] !== texts[field]) problems.push(doc[field] === undefined ? `no ${field} text` : texts[field] === undefined ? `a ${field} text the level ${String(level)} does not serve` : `its ${field} text is not the brief's`);
+      for (const field of ['tldr', 'core', 'deep'])
+        if (doc[field] !== texts[field])
+          problems.push(
+            doc[field] === undefined
+              ? `no ${field} text`
+              : texts[field] === undefined
+                ? `a ${field} text the level ${String(level)} does not serve`
+                : `its ${field} text is not the brief's`,
+          );
     } catch {
       problems.push('the brief has no levels');
     }
     if (doc.title !== brief.title) problems.push(`title ${JSON.stringify(doc.title)}, the brief's is ${JSON.stringify(brief.title)}`);
     if (doc.briefId !== brief.id) problems.push(`briefId ${String(doc.briefId)}, the brief is ${String(brief.id)}`);
     if (doc.refinedAt === undefined && doc.spec !== (brief.levels as Json | undefined)?.tldr) problems.push("its spec is not the brief's tldr");
-    c.add('content.served', 'content', "the node's title, spec and texts are those of the brief served", problems.length === 0, problems.join('; ') || undefined);
+    c.add(
+      'content.served',
+      'content',
+      "the node's title, spec and texts are those of the brief served",
+      problems.length === 0,
+      problems.join('; ') || undefined,
+    );
   }
 
   // The proposal's content: recomputed when the whole brief is served.
   const evHash = ev.contentSha256;
   if (level === 'deep') {
     const hash = hashOf({ kind: 'brief', path: doc.path as string, title: brief.title as string, payload: brief });
-    c.add('content.hash', 'content', "the brief served hashes to the publishing proposal's contentSha256", hash === evHash, hash === evHash ? String(hash) : `the path, title and brief served hash to ${String(hash)}; the proposal's content is ${String(evHash)}`);
+    c.add(
+      'content.hash',
+      'content',
+      "the brief served hashes to the publishing proposal's contentSha256",
+      hash === evHash,
+      hash === evHash ? String(hash) : `the path, title and brief served hash to ${String(hash)}; the proposal's content is ${String(evHash)}`,
+    );
   } else {
-    c.add('content.hash', 'content', "the brief served hashes to the publishing proposal's contentSha256", null, `not checked here: the brief is cut to ${String(level)}; its manifest, signed by the node, binds this cut to the proposal's content (read it at level deep to recompute that)`);
+    c.add(
+      'content.hash',
+      'content',
+      "the brief served hashes to the publishing proposal's contentSha256",
+      null,
+      `not checked here: the brief is cut to ${String(level)}; its manifest, signed by the node, binds this cut to the proposal's content (read it at level deep to recompute that)`,
+    );
   }
 
   // The manifest's binding and its Ed25519 signature by the node's issuer key.
@@ -275,8 +405,15 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
   const binding: string[] = [];
   if (m.proposalId !== ev.proposalId) binding.push(`it names proposal ${String(m.proposalId)}, the evidence ${String(ev.proposalId)}`);
   if (m.proposalContentSha256 !== evHash) binding.push(`it names content ${String(m.proposalContentSha256)}, the evidence ${String(evHash)}`);
-  if ((m.publicationEventId ?? null) !== (pub?.id ?? null)) binding.push(`it names event ${String(m.publicationEventId)}, the evidence ${String(pub?.id ?? null)}`);
-  c.add('manifest.binding', 'content', 'the manifest names the publishing proposal, its content and its publication event', binding.length === 0, binding.join('; ') || undefined);
+  if ((m.publicationEventId ?? null) !== (pub?.id ?? null))
+    binding.push(`it names event ${String(m.publicationEventId)}, the evidence ${String(pub?.id ?? null)}`);
+  c.add(
+    'manifest.binding',
+    'content',
+    'the manifest names the publishing proposal, its content and its publication event',
+    binding.length === 0,
+    binding.join('; ') || undefined,
+  );
 
   const ns = isObject(m.nodeSignature) ? m.nodeSignature : undefined;
   const publicKey = typeof ns?.issuer === 'string' ? publicKeyFromMultibase(ns.issuer) : null;
@@ -287,12 +424,39 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
     statement = undefined;
   }
   const signed = ns?.algorithm === 'Ed25519' && publicKey !== null && statement !== undefined && (yield* ed25519Hex(publicKey, statement, ns.signature));
-  c.add('manifest.signature', 'L1', "the node's Ed25519 signature over the manifest", signed, signed ? `by ${String(ns!.issuer)}` : ns ? 'does not verify under the key it names: the manifest was changed' : 'the manifest carries no nodeSignature (a manifest made before content binding)');
+  c.add(
+    'manifest.signature',
+    'L1',
+    "the node's Ed25519 signature over the manifest",
+    signed,
+    signed
+      ? `by ${String(ns!.issuer)}`
+      : ns
+        ? 'does not verify under the key it names: the manifest was changed'
+        : 'the manifest carries no nodeSignature (a manifest made before content binding)',
+  );
   if (trust) {
     const key = signed ? trust.keys.get(String(ns!.issuer)) : undefined;
     const at = Number(m.fetchedAt);
     const inWindow = key !== undefined && at >= key.from && at < key.until;
-    c.add('manifest.issuer', 'L1', `the signing key was the issuer's (pinned ${trust.pinned}) when the manifest was made`, inWindow, inWindow ? undefined : key === undefined ? `${String(ns?.issuer)} is not an issuer key reached from ${trust.pinned}` : 'that key was not the issuer\'s at fetchedAt');
-  } else c.add('manifest.issuer', 'L1', 'the manifest was signed by the node you trust', null, "not checked: pass --issuer DID (the node's issuer: akas node-keys, or its /healthz)");
+    c.add(
+      'manifest.issuer',
+      'L1',
+      `the signing key was the issuer's (pinned ${trust.pinned}) when the manifest was made`,
+      inWindow,
+      inWindow
+        ? undefined
+        : key === undefined
+          ? `${String(ns?.issuer)} is not an issuer key reached from ${trust.pinned}`
+          : "that key was not the issuer's at fetchedAt",
+    );
+  } else
+    c.add(
+      'manifest.issuer',
+      'L1',
+      'the manifest was signed by the node you trust',
+      null,
+      "not checked: pass --issuer DID (the node's issuer: akas node-keys, or its /healthz)",
+    );
   c.add('manifest.hmac', 'L3', "the node's HMAC over the manifest", null, 'needs the node (akas verify manifest asks it): not checkable offline');
 }

@@ -54,14 +54,26 @@ export function* presentationChecking(input: unknown, options: PresentationOptio
   const at = options.at ?? Date.now();
 
   const contextBad = contextProblem(doc['@context']);
-  c.add('context', 'L1', '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)', contextBad === null, contextBad ?? undefined);
+  c.add(
+    'context',
+    'L1',
+    '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)',
+    contextBad === null,
+    contextBad ?? undefined,
+  );
   const idBad = idProblem(doc.id, 'the presentation');
   c.add('id', 'L1', "the presentation's id, if any, is a single URL (VC DM 2.0 §4.4)", idBad === null, idBad ?? undefined);
   const typeBad = typeProblem(doc.type, 'VerifiablePresentation');
   c.add('type', 'L1', 'type includes VerifiablePresentation (VC DM 2.0 §4.5)', typeBad === null, typeBad ?? undefined);
   const h = holderOf(doc.holder);
   const holder = 'id' in h ? h.id : undefined;
-  c.add('holder', 'L1', 'the holder, if any, is a URL or an object whose id is a URL (VC DM 2.0 §4.13)', !('problem' in h), 'problem' in h ? h.problem : holder);
+  c.add(
+    'holder',
+    'L1',
+    'the holder, if any, is a URL or an object whose id is a URL (VC DM 2.0 §4.13)',
+    !('problem' in h),
+    'problem' in h ? h.problem : holder,
+  );
 
   // §4.13: verifiableCredential, when present, is one or more verifiable credentials. An
   // enveloped credential (§4.13.1, another securing mechanism) is not one this verifier reads.
@@ -73,7 +85,11 @@ export function* presentationChecking(input: unknown, options: PresentationOptio
     'L1',
     'verifiableCredential holds credentials secured with an embedded proof (VC DM 2.0 §4.13)',
     shapedOk,
-    shapedOk ? `${carried.length} credential(s)` : enveloped ? `${enveloped} enveloped credential(s): not a securing mechanism this verifier reads` : 'verifiableCredential holds something that is not an object',
+    shapedOk
+      ? `${carried.length} credential(s)`
+      : enveloped
+        ? `${enveloped} enveloped credential(s): not a securing mechanism this verifier reads`
+        : 'verifiableCredential holds something that is not an object',
   );
 
   // The holder's proof (Data Integrity §2.2: authentication), by the holder's key when a holder is named.
@@ -84,17 +100,34 @@ export function* presentationChecking(input: unknown, options: PresentationOptio
       'L1',
       "the holder's proof (authentication) verifies",
       needed ? false : null,
-      needed ? 'the presentation has no proof, so its challenge and domain cannot hold' : 'not checked: the presentation has no proof (its holder is not authenticated; its credentials are checked each)',
+      needed
+        ? 'the presentation has no proof, so its challenge and domain cannot hold'
+        : 'not checked: the presentation has no proof (its holder is not authenticated; its credentials are checked each)',
     );
   } else {
-    yield* proofsChecking(c, doc, { purpose: 'authentication', controller: holder, controllerName: 'holder', at, challenge: options.challenge, domain: options.domain });
+    yield* proofsChecking(c, doc, {
+      purpose: 'authentication',
+      controller: holder,
+      controllerName: 'holder',
+      at,
+      challenge: options.challenge,
+      domain: options.domain,
+    });
   }
 
   for (const [i, vc] of carried.entries()) {
     if (!isObject(vc)) continue;
     const r = yield* credentialChecking(vc, options);
     credentials.push(r);
-    for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, check.subject ? `verifiableCredential[${i}] ${check.subject}` : `verifiableCredential[${i}]`);
+    for (const check of r.checks)
+      c.add(
+        `credential.${check.id}`,
+        check.layer,
+        check.what,
+        check.valid,
+        check.why,
+        check.subject ? `verifiableCredential[${i}] ${check.subject}` : `verifiableCredential[${i}]`,
+      );
   }
   return { ...c.report(), ...(holder ? { holder } : {}), credentials };
 }

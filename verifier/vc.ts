@@ -111,7 +111,8 @@ export function validityProblem(doc: Json): string | null {
     if (doc[field] !== undefined && !isDateTimeStamp(doc[field])) bad.push(`${field} ${show(doc[field])}`);
   }
   if (bad.length) return `not a dateTimeStamp: ${bad.join(', ')}`;
-  if (doc.validFrom !== undefined && doc.validUntil !== undefined && timeOf(doc.validFrom) > timeOf(doc.validUntil)) return `validFrom ${doc.validFrom} is later than validUntil ${doc.validUntil}`;
+  if (doc.validFrom !== undefined && doc.validUntil !== undefined && timeOf(doc.validFrom) > timeOf(doc.validUntil))
+    return `validFrom ${doc.validFrom} is later than validUntil ${doc.validUntil}`;
   return null;
 }
 

@@ -12,7 +12,9 @@ export function appealCommands(program: Command, cli: Cli) {
     .option('--contact <how>', 'how the operator can reach you')
     .action(
       action(cli, async (opts: { message: string; contact?: string }) => {
-        const r = await cli.client().post<Json>('/api/agent/v1/appeal', { message: opts.message, ...(opts.contact ? { contact: opts.contact } : {}) }, { auth: true });
+        const r = await cli
+          .client()
+          .post<Json>('/api/agent/v1/appeal', { message: opts.message, ...(opts.contact ? { contact: opts.contact } : {}) }, { auth: true });
         cli.output().result(r, `appeal ${r.appealId} received; answer within ${r.slaHours} hours`);
       }),
     );

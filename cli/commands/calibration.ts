@@ -27,14 +27,18 @@ export function calibrateCommands(program: Command, cli: Cli) {
         const q = await client.get<Json>('/api/agent/v1/calibrate', true);
         if (opts.questions) {
           out.result(q, () =>
-            [`pool ${q.poolId}, ${q.attemptsRemaining} attempt(s) left`, ...q.questions.map((x: Json) => `\n[${x.id}] (max ${x.maxAnswerLen} chars)\n  ${x.systemPrompt}\n  ${x.userPrompt}`)].join('\n'),
+            [
+              `pool ${q.poolId}, ${q.attemptsRemaining} attempt(s) left`,
+              ...q.questions.map((x: Json) => `\n[${x.id}] (max ${x.maxAnswerLen} chars)\n  ${x.systemPrompt}\n  ${x.userPrompt}`),
+            ].join('\n'),
           );
           return;
         }
         let answers: unknown;
         if (opts.answers) {
           answers = readJsonFile(opts.answers);
-          if (typeof answers !== 'object' || answers === null || Array.isArray(answers)) throw usageError('--answers must hold a JSON object {questionId: answer}');
+          if (typeof answers !== 'object' || answers === null || Array.isArray(answers))
+            throw usageError('--answers must hold a JSON object {questionId: answer}');
           // An attempt is one of three for life: refuse to spend it on an incomplete sheet.
           const problems = answerProblems(q.questions, answers as Record<string, unknown>);
           // An answers file for the other pool names none of this agent's questions.
@@ -54,7 +58,13 @@ export function calibrateCommands(program: Command, cli: Cli) {
                 ...problems.map((p) => `  ${describeProblem(p)}`),
                 `Fix ${opts.answers}, or pass --allow-missing to submit it anyway (${q.attemptsRemaining} attempt(s) left, the best is kept).`,
               ].join('\n'),
-              { code: 'incomplete_answers', problems, poolId: q.poolId, ...(foreign.length ? { unknownIds: foreign } : {}), attemptsRemaining: q.attemptsRemaining },
+              {
+                code: 'incomplete_answers',
+                problems,
+                poolId: q.poolId,
+                ...(foreign.length ? { unknownIds: foreign } : {}),
+                attemptsRemaining: q.attemptsRemaining,
+              },
             );
           }
         } else if (out.interactive && ((cli.io as { stdin?: NodeJS.ReadStream }).stdin ?? process.stdin).isTTY) {
@@ -63,15 +73,20 @@ export function calibrateCommands(program: Command, cli: Cli) {
           const { askCalibration } = await import('../views/calibrate.js');
           const outcome = await askCalibration(q.questions, q.attemptsRemaining, { stdout: out.io.stdout as NodeJS.WriteStream, stdin });
           if ('interrupted' in outcome) {
-            throw new CliError(EXIT.interrupted, `interrupted: nothing submitted, no attempt used (${outcome.answered === null ? 'the answers typed are not kept' : `${outcome.answered} of ${q.questions.length} questions answered; those answers are not kept`}); ${q.attemptsRemaining} attempt(s) left`, {
-              code: 'interrupted',
-              submitted: false,
-              attemptsRemaining: q.attemptsRemaining,
-            });
+            throw new CliError(
+              EXIT.interrupted,
+              `interrupted: nothing submitted, no attempt used (${outcome.answered === null ? 'the answers typed are not kept' : `${outcome.answered} of ${q.questions.length} questions answered; those answers are not kept`}); ${q.attemptsRemaining} attempt(s) left`,
+              {
+                code: 'interrupted',
+                submitted: false,
+                attemptsRemaining: q.attemptsRemaining,
+              },
+            );
           }
           if ('declined' in outcome) throw new CliError(2, 'not submitted: cancelled before submitting (no attempt used)', { code: 'cancelled' });
           answers = outcome.answers;
-        } else throw usageError('Not a terminal: give --answers FILE (a JSON object of question id to answer). `akas calibrate --questions --json` lists them.');
+        } else
+          throw usageError('Not a terminal: give --answers FILE (a JSON object of question id to answer). `akas calibrate --questions --json` lists them.');
         const r = await client.post<Json>('/api/agent/v1/calibrate', { answers }, { auth: true });
         out.result(r, () =>
           [
@@ -95,7 +110,9 @@ export function calibrationCommands(program: Command, cli: Cli) {
     .command('calibration')
     .description("a node operator's own calibration set (private answers: the demo set's ship in the package)")
     .command('init')
-    .description('make a private calibration set in DIR (new, or empty): two pools and a challenge bank drawn fresh, files readable by you only; then: akas serve --calibration DIR')
+    .description(
+      'make a private calibration set in DIR (new, or empty): two pools and a challenge bank drawn fresh, files readable by you only; then: akas serve --calibration DIR',
+    )
     .argument('<dir>', 'the folder to make (mode 0700)')
     .option('--entries <n>', 'challenges in the bank (about a tenth of the short-text ones decoys)', '300')
     .action(
@@ -105,7 +122,8 @@ export function calibrationCommands(program: Command, cli: Cli) {
         const { existsSync, mkdirSync, readdirSync, writeFileSync, chmodSync } = await import('node:fs');
         const { join, resolve } = await import('node:path');
         const target = resolve(dir);
-        if (existsSync(target) && readdirSync(target).length > 0) throw new CliError(2, `${target} is not empty: give a new or empty folder (a calibration set is never overwritten).`, { code: 'usage' });
+        if (existsSync(target) && readdirSync(target).length > 0)
+          throw new CliError(2, `${target} is not empty: give a new or empty folder (a calibration set is never overwritten).`, { code: 'usage' });
         mkdirSync(target, { recursive: true, mode: 0o700 });
         chmodSync(target, 0o700);
         const { cryptoRandom } = await import('../../src/core/index.js');
@@ -115,17 +133,25 @@ export function calibrationCommands(program: Command, cli: Cli) {
         writeFileSync(join(target, 'README.md'), CALIBRATION_README, { mode: 0o600 });
         // Read back as the node will: what was written is a set the node accepts.
         const set = readCalibrationSet(target);
-        cli.output().result(
-          { dir: target, questions: set.pools.A.length + set.pools.B.length, challenges: set.bank.normal.length, decoys: set.bank.decoys.length, next: `akas serve --calibration ${dir}` },
-          () =>
-            [
-              `private calibration set in ${target} (files readable by you only):`,
-              `  pool-A.json, pool-B.json  ${set.pools.A.length + set.pools.B.length} questions with their expected answers`,
-              `  bank.json                 ${set.bank.all.length} challenges, ${set.bank.decoys.length} of them decoys`,
-              `  README.md                 how to edit or extend them`,
-              `start a node on it: akas serve --calibration ${dir}`,
-            ].join('\n'),
-        );
+        cli
+          .output()
+          .result(
+            {
+              dir: target,
+              questions: set.pools.A.length + set.pools.B.length,
+              challenges: set.bank.normal.length,
+              decoys: set.bank.decoys.length,
+              next: `akas serve --calibration ${dir}`,
+            },
+            () =>
+              [
+                `private calibration set in ${target} (files readable by you only):`,
+                `  pool-A.json, pool-B.json  ${set.pools.A.length + set.pools.B.length} questions with their expected answers`,
+                `  bank.json                 ${set.bank.all.length} challenges, ${set.bank.decoys.length} of them decoys`,
+                `  README.md                 how to edit or extend them`,
+                `start a node on it: akas serve --calibration ${dir}`,
+              ].join('\n'),
+          );
       }),
     );
 }

@@ -59,7 +59,12 @@ export function commandTree(program: Command): Node[] {
         ...cmd.options.flatMap((o) =>
           [o.long, o.short]
             .filter((f): f is string => Boolean(f))
-            .map((flag) => ({ flag, takesValue: o.required || o.optional, description: o.description, values: o.argChoices ?? COMMAND_OPTION_VALUES[`${path} ${flag}`] ?? OPTION_VALUES[flag] })),
+            .map((flag) => ({
+              flag,
+              takesValue: o.required || o.optional,
+              description: o.description,
+              values: o.argChoices ?? COMMAND_OPTION_VALUES[`${path} ${flag}`] ?? OPTION_VALUES[flag],
+            })),
         ),
         { flag: '--help', takesValue: false, description: 'display help' },
       ],
@@ -90,7 +95,9 @@ function bashScript(nodes: Node[], forZsh: boolean): string {
     ...Object.entries(OPTION_VALUES).map(([flag, values]) => `_akas_val[${quote(flag)}]=${quote(values.join(' '))}`),
     // Values particular to one command: `_akas_val['search --kind']`.
     ...nodes.flatMap((n) =>
-      n.options.filter((o) => o.values && o.values !== OPTION_VALUES[o.flag]).map((o) => `_akas_val[${quote(`${n.path || '_'} ${o.flag}`)}]=${quote(o.values!.join(' '))}`),
+      n.options
+        .filter((o) => o.values && o.values !== OPTION_VALUES[o.flag])
+        .map((o) => `_akas_val[${quote(`${n.path || '_'} ${o.flag}`)}]=${quote(o.values!.join(' '))}`),
     ),
     `_akas_valued=${quote(` ${valued.join(' ')} `)}`,
     '_akas() {',

@@ -13,7 +13,9 @@ export function demoCommands(program: Command, cli: Cli) {
         const out = cli.output();
         const { seedDemo } = await import('../demo.js');
         const r = await seedDemo(cli.globals().baseUrl, (line) => out.note(line));
-        out.result(r, () => (r.seeded ? [r.note, table(r.proposals.map((p) => [p.proposalId, `${p.kind} ${p.path ?? ''} ${p.status}`]))].join('\n') : `${r.note}: nothing to do`));
+        out.result(r, () =>
+          r.seeded ? [r.note, table(r.proposals.map((p) => [p.proposalId, `${p.kind} ${p.path ?? ''} ${p.status}`]))].join('\n') : `${r.note}: nothing to do`,
+        );
       }),
     );
 }

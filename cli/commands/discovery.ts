@@ -22,7 +22,11 @@ export function mcpSnippets(url: string, authorization: string | null) {
     'claude-code': { file: null, text: `claude mcp add --transport http akas ${url}${header}` },
     'claude-desktop': {
       file: 'claude_desktop_config.json (through the mcp-remote bridge)',
-      text: JSON.stringify({ mcpServers: { akas: { command: 'npx', args: ['-y', 'mcp-remote', url, ...(authorization ? ['--header', `Authorization:${authorization}`] : [])] } } }, null, 2),
+      text: JSON.stringify(
+        { mcpServers: { akas: { command: 'npx', args: ['-y', 'mcp-remote', url, ...(authorization ? ['--header', `Authorization:${authorization}`] : [])] } } },
+        null,
+        2,
+      ),
     },
     cursor: { file: '~/.cursor/mcp.json', text: JSON.stringify({ mcpServers: { akas: { url, headers } } }, null, 2) },
     vscode: { file: '.vscode/mcp.json', text: JSON.stringify({ servers: { akas: { type: 'http', url, headers } } }, null, 2) },
@@ -58,7 +62,11 @@ export function thisAkas(execPath = process.execPath, script = process.argv[1]):
 
 export function stdioLaunch(baseUrl: string, profile: string, env: NodeJS.ProcessEnv = process.env, self = thisAkas()): StdioLaunch {
   // A config folder other than the default must reach the server the client launches.
-  return { command: self.command, args: [...self.args, '--base-url', baseUrl, '--profile', profile, 'mcp', '--stdio'], ...(env.AKAS_CONFIG_DIR ? { env: { AKAS_CONFIG_DIR: env.AKAS_CONFIG_DIR } } : {}) };
+  return {
+    command: self.command,
+    args: [...self.args, '--base-url', baseUrl, '--profile', profile, 'mcp', '--stdio'],
+    ...(env.AKAS_CONFIG_DIR ? { env: { AKAS_CONFIG_DIR: env.AKAS_CONFIG_DIR } } : {}),
+  };
 }
 
 const shellWord = (s: string) => (/^[A-Za-z0-9_/.:=@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -70,7 +78,9 @@ const shellWord = (s: string) => (/^[A-Za-z0-9_/.:=@%+,-]+$/.test(s) ? s : `'${s
 export function mcpStdioSnippets(launch: StdioLaunch) {
   const { command, args, env } = launch;
   const server = { command, args, ...(env ? { env } : {}) };
-  const envFlags = Object.entries(env ?? {}).map(([k, v]) => ` --env ${shellWord(`${k}=${v}`)}`).join('');
+  const envFlags = Object.entries(env ?? {})
+    .map(([k, v]) => ` --env ${shellWord(`${k}=${v}`)}`)
+    .join('');
   return {
     'claude-code': { file: null, text: `claude mcp add --transport stdio${envFlags} akas -- ${[command, ...args].map(shellWord).join(' ')}` },
     'claude-desktop': { file: 'claude_desktop_config.json', text: JSON.stringify({ mcpServers: { akas: server } }, null, 2) },
@@ -115,7 +125,9 @@ export function discoveryCommands(program: Command, cli: Cli) {
   program
     .command('node-keys')
     .alias('keys')
-    .description("the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes")
+    .description(
+      "the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes",
+    )
     .action(
       action(cli, async () => {
         const client = cli.client();
@@ -123,18 +135,23 @@ export function discoveryCommands(program: Command, cli: Cli) {
         const { explorerIntegrity, explorerLines } = await import('../explorer-integrity.js');
         const files = await explorerIntegrity(client.baseUrl);
         const k: Json = { ...keys, explorer: { akas: VERSION, files } };
-        cli.output().result(k, () =>
-          [
-            `issuer       ${k.issuer.current}`,
-            ...(k.issuer.keys as Json[]).map((x) => `  ${x.did === k.issuer.current ? 'current' : 'prior  '}  ${x.did}  ${day(x.validFromIso)} to ${x.validUntilIso ? day(x.validUntilIso) : 'now'}`),
-            ...(k.issuer.rotations?.length ? [`  ${k.issuer.rotations.length} rotation(s), each signed by both keys`] : []),
-            `log key      ${k.log.verifierKey}`,
-            `  origin     ${k.log.origin}   (akas verify log-proof FILE --log-key '${k.log.verifierKey}')`,
-            `hmac keys    ${(k.hmac as Json[]).map((h) => `${h.signingKeyId}${h.current ? ' (current)' : ''}`).join(', ')}`,
-            '  manifests are HMACs: only the node checks them (akas verify manifest asks it)',
-            ...explorerLines(files, VERSION, client.baseUrl),
-          ].join('\n'),
-        );
+        cli
+          .output()
+          .result(k, () =>
+            [
+              `issuer       ${k.issuer.current}`,
+              ...(k.issuer.keys as Json[]).map(
+                (x) =>
+                  `  ${x.did === k.issuer.current ? 'current' : 'prior  '}  ${x.did}  ${day(x.validFromIso)} to ${x.validUntilIso ? day(x.validUntilIso) : 'now'}`,
+              ),
+              ...(k.issuer.rotations?.length ? [`  ${k.issuer.rotations.length} rotation(s), each signed by both keys`] : []),
+              `log key      ${k.log.verifierKey}`,
+              `  origin     ${k.log.origin}   (akas verify log-proof FILE --log-key '${k.log.verifierKey}')`,
+              `hmac keys    ${(k.hmac as Json[]).map((h) => `${h.signingKeyId}${h.current ? ' (current)' : ''}`).join(', ')}`,
+              '  manifests are HMACs: only the node checks them (akas verify manifest asks it)',
+              ...explorerLines(files, VERSION, client.baseUrl),
+            ].join('\n'),
+          );
       }),
     );
 
@@ -145,7 +162,7 @@ export function discoveryCommands(program: Command, cli: Cli) {
     .option('--anonymous', 'without the api key (read tools only)')
     .option(
       '--stdio',
-      'be the MCP server, on stdin/stdout, for a client that launches it: the node\'s tools, proxied with the api key of this profile, judgments signed here with its private key; neither key appears in a tool call or result',
+      "be the MCP server, on stdin/stdout, for a client that launches it: the node's tools, proxied with the api key of this profile, judgments signed here with its private key; neither key appears in a tool call or result",
     )
     .action(
       action(cli, async (opts: { client?: string; anonymous?: boolean; stdio?: boolean }) => {
@@ -161,7 +178,11 @@ export function discoveryCommands(program: Command, cli: Cli) {
             identity,
             client,
             keepClaimSecret: (proposalId, claimSecret) =>
-              trySave(() => updateIdentity(g.profile, baseUrl, (current) => (current ? { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } } : undefined))),
+              trySave(() =>
+                updateIdentity(g.profile, baseUrl, (current) =>
+                  current ? { ...current, claimSecrets: { ...current.claimSecrets, [proposalId]: claimSecret } } : undefined,
+                ),
+              ),
             log: (line) => cli.io.stderr.write(`${line}\n`),
           });
           return;
@@ -189,25 +210,27 @@ export function discoveryCommands(program: Command, cli: Cli) {
           tools: identity || opts.anonymous ? undefined : 'read tools only until you register (akas register), then the agent tools with your key',
           clients: Object.fromEntries(chosen.map((c) => [c, snippets[c]])),
         };
-        cli.output().result(result, () =>
-          [
-            `Local (preferred): akas mcp --stdio, an MCP server your client launches on this machine over profile "${g.profile}"${identity ? ` (${identity.tag})` : ''}.`,
-            'It offers the node\'s tools with your api key taken from the profile, and signs judgments here with your private key: neither key is written in a',
-            'configuration file or enters a transcript.' + (identity || opts.anonymous ? '' : ' Register first (akas register) for the agent tools.'),
-            'It starts this akas by absolute path (Node, then the CLI), so a client launched from a desktop finds it: run akas mcp again after moving akas or changing Node.',
-            ...chosen.flatMap((c) => ['', `# ${c} (stdio)${local[c].file ? `: ${local[c].file}` : ''}`, local[c].text]),
-            '',
-            `Remote: MCP endpoint: ${url} (Streamable HTTP, stateless). The client holds the api key, and judgments must be signed by the agent itself.`,
-            authorization
-              ? identity
-                ? g.showSecrets
-                  ? `Authorization: the api key of ${identity.tag} (keep this configuration private)`
-                  : `Authorization: replace ${KEY_PLACEHOLDER} with the api key of ${identity.tag}, or run with --show-secrets`
-                : 'Authorization: register first (akas register) for the agent tools; without a key the read tools answer'
-              : 'No Authorization header: the read tools only.',
-            ...chosen.flatMap((c) => ['', `# ${c}${snippets[c].file ? `: ${snippets[c].file}` : ''}`, snippets[c].text]),
-          ].join('\n'),
-        );
+        cli
+          .output()
+          .result(result, () =>
+            [
+              `Local (preferred): akas mcp --stdio, an MCP server your client launches on this machine over profile "${g.profile}"${identity ? ` (${identity.tag})` : ''}.`,
+              "It offers the node's tools with your api key taken from the profile, and signs judgments here with your private key: neither key is written in a",
+              'configuration file or enters a transcript.' + (identity || opts.anonymous ? '' : ' Register first (akas register) for the agent tools.'),
+              'It starts this akas by absolute path (Node, then the CLI), so a client launched from a desktop finds it: run akas mcp again after moving akas or changing Node.',
+              ...chosen.flatMap((c) => ['', `# ${c} (stdio)${local[c].file ? `: ${local[c].file}` : ''}`, local[c].text]),
+              '',
+              `Remote: MCP endpoint: ${url} (Streamable HTTP, stateless). The client holds the api key, and judgments must be signed by the agent itself.`,
+              authorization
+                ? identity
+                  ? g.showSecrets
+                    ? `Authorization: the api key of ${identity.tag} (keep this configuration private)`
+                    : `Authorization: replace ${KEY_PLACEHOLDER} with the api key of ${identity.tag}, or run with --show-secrets`
+                  : 'Authorization: register first (akas register) for the agent tools; without a key the read tools answer'
+                : 'No Authorization header: the read tools only.',
+              ...chosen.flatMap((c) => ['', `# ${c}${snippets[c].file ? `: ${snippets[c].file}` : ''}`, snippets[c].text]),
+            ].join('\n'),
+          );
       }),
     );
 
@@ -215,7 +238,7 @@ export function discoveryCommands(program: Command, cli: Cli) {
     .command('explore')
     .description("open the node's explorer in a browser: its home, or a tree path, proposal, agent or attestation (--print: the URL only)")
     .argument('[target]', 'a tree path (/models/x), a proposal id, an agent tag (ak_...) or an attestation id (att_...)')
-    .option('--print', 'print the page\'s URL without opening a browser')
+    .option('--print', "print the page's URL without opening a browser")
     .action(
       action(cli, async (target: string | undefined, opts: { print?: boolean }) => {
         const client = cli.client();

@@ -15,7 +15,7 @@ export function exportCommands(program: Command, cli: Cli) {
     .description('download the offline bundle of a proposal (its judgments, signatures, credentials, keys, content hashes)')
     .argument('<id>', 'proposal id')
     .option('-o, --output <file>', 'write the bundle here instead of stdout')
-    .option('--blobs <dir>', "also fetch the blobs it references that this node stores, into DIR/<sha256> (each hash checked)")
+    .option('--blobs <dir>', 'also fetch the blobs it references that this node stores, into DIR/<sha256> (each hash checked)')
     .option('--credentials <dir>', 'also write each judgment credential to DIR/<judgmentId>.json (for akas verify credential DIR)')
     .action(
       action(cli, async (id: string, opts: { output?: string; blobs?: string; credentials?: string }) => {
@@ -26,11 +26,15 @@ export function exportCommands(program: Command, cli: Cli) {
           try {
             mkdirSync(opts.credentials, { recursive: true });
             for (const c of (bundle.credentials ?? []) as Json[]) {
-              const name = String(c.credentialSubject?.id ?? '').replace(/^urn:akas:judgment:/, '') || `credential-${(bundle.credentials as Json[]).indexOf(c)}`;
+              const name =
+                String(c.credentialSubject?.id ?? '').replace(/^urn:akas:judgment:/, '') || `credential-${(bundle.credentials as Json[]).indexOf(c)}`;
               writeFileSync(join(opts.credentials, `${name.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`), JSON.stringify(c, null, 2) + '\n');
             }
           } catch (e) {
-            throw new CliError(2, `Cannot write into ${opts.credentials}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unwritable', path: opts.credentials });
+            throw new CliError(2, `Cannot write into ${opts.credentials}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+              code: 'unwritable',
+              path: opts.credentials,
+            });
           }
         }
         if (opts.blobs) {

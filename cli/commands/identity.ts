@@ -16,7 +16,10 @@ import { generateKeyPair, proveKeyPossession, type PossessionPurpose } from '../
  */
 async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose) {
   if (serverKeys) return null;
-  const health = await cli.client().get<Json>('/healthz').catch(() => undefined);
+  const health = await cli
+    .client()
+    .get<Json>('/healthz')
+    .catch(() => undefined);
   const at = Number.isSafeInteger(health?.time) ? (health!.time as number) : Date.now();
   const pair = generateKeyPair();
   return { pair, body: proveKeyPossession(pair, purpose, at) };
@@ -42,17 +45,19 @@ function redact(id: SavedIdentity, show: boolean) {
  * are printed (whatever --show-secrets says) so they are not lost, and the exit code is 2.
  */
 function unsavedSecrets(cli: Cli, result: Json, done: string, error: string | undefined): number {
-  cli.output().result(result, () =>
-    [
-      `${done}, but the identity could NOT be saved: ${error}`,
-      'The node shows these secrets only once; keep them now:',
-      `  tag            ${result.tag}`,
-      `  apiKey         ${result.apiKey}`,
-      `  recoveryToken  ${result.recoveryToken}`,
-      `  privateKey     ${result.signing?.privateKey}`,
-      `  publicKey      ${result.signing?.publicKey}`,
-    ].join('\n'),
-  );
+  cli
+    .output()
+    .result(result, () =>
+      [
+        `${done}, but the identity could NOT be saved: ${error}`,
+        'The node shows these secrets only once; keep them now:',
+        `  tag            ${result.tag}`,
+        `  apiKey         ${result.apiKey}`,
+        `  recoveryToken  ${result.recoveryToken}`,
+        `  privateKey     ${result.signing?.privateKey}`,
+        `  publicKey      ${result.signing?.publicKey}`,
+      ].join('\n'),
+    );
   return 2;
 }
 
@@ -91,13 +96,17 @@ export function identityCommands(program: Command, cli: Cli) {
         const { path, error } = trySave(() => saveIdentity(g.profile, saved));
         const out = cli.output();
         if (!path) return unsavedSecrets(cli, { ...body, signing: saved.signing, savedTo: null, saveError: error }, `registered ${body.tag}`, error);
-        out.result(g.showSecrets ? { ...body, signing: { ...body.signing, ...saved.signing }, savedTo: path } : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep }, () =>
-          [
-            `registered ${body.tag} (pool ${body.calibrationPoolId}, uncalibrated)`,
-            own ? 'signing key made on this machine: the node has the public half only' : 'signing key made by the node (--server-keys) and shown once',
-            `identity saved to ${path} (mode 0600; the node cannot show the secrets again)`,
-            `next: akas calibrate`,
-          ].join('\n'),
+        out.result(
+          g.showSecrets
+            ? { ...body, signing: { ...body.signing, ...saved.signing }, savedTo: path }
+            : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep },
+          () =>
+            [
+              `registered ${body.tag} (pool ${body.calibrationPoolId}, uncalibrated)`,
+              own ? 'signing key made on this machine: the node has the public half only' : 'signing key made by the node (--server-keys) and shown once',
+              `identity saved to ${path} (mode 0600; the node cannot show the secrets again)`,
+              `next: akas calibrate`,
+            ].join('\n'),
         );
       }),
     );
@@ -108,19 +117,21 @@ export function identityCommands(program: Command, cli: Cli) {
     .action(
       action(cli, async () => {
         const me = await cli.client().get<Json>('/api/agent/v1/me', true);
-        cli.output().result(me, () =>
-          table([
-            ['tag', me.tag],
-            ['tier', me.tier],
-            ['intelligenceScore', me.intelligenceScore],
-            ['balance', me.balance],
-            ['reservedBalance', me.reservedBalance],
-            ['reputation', `${me.reputation.score} (${me.reputation.status})`],
-            ['decoyFailed', me.reputation.decoyFailed],
-            ['answered', me.totalAnswered],
-            ...(me.banBlock ? ([['banned until', me.banBlock.bannedUntilIso]] as Array<[string, unknown]>) : []),
-          ]),
-        );
+        cli
+          .output()
+          .result(me, () =>
+            table([
+              ['tag', me.tag],
+              ['tier', me.tier],
+              ['intelligenceScore', me.intelligenceScore],
+              ['balance', me.balance],
+              ['reservedBalance', me.reservedBalance],
+              ['reputation', `${me.reputation.score} (${me.reputation.status})`],
+              ['decoyFailed', me.reputation.decoyFailed],
+              ['answered', me.totalAnswered],
+              ...(me.banBlock ? ([['banned until', me.banBlock.bannedUntilIso]] as Array<[string, unknown]>) : []),
+            ]),
+          );
       }),
     );
 
@@ -172,7 +183,7 @@ export function identityCommands(program: Command, cli: Cli) {
     .option('--tag <tag>', 'agent tag (default: the saved one)')
     .option('--token <recoveryToken>', 'recovery token (default: the saved one)')
     .option('--proposal <id>', 'channel B: one of your proposal ids')
-    .option('--claim-secret <cs>', 'channel B: that proposal\'s claimSecret (default: the saved one)')
+    .option('--claim-secret <cs>', "channel B: that proposal's claimSecret (default: the saved one)")
     .option('--server-keys', 'let the node make the new signing keypair and send the private key (by default it is made here)')
     .action(
       action(cli, async (opts: { tag?: string; token?: string; proposal?: string; claimSecret?: string; serverKeys?: boolean }) => {
@@ -207,13 +218,19 @@ export function identityCommands(program: Command, cli: Cli) {
         );
         // The node has rotated everything already: the old token is spent, so these must not be lost.
         if (!path) return unsavedSecrets(cli, { ...r, signing, savedTo: null, saveError: error }, `recovered ${r.tag}`, error);
-        cli.output().result(g.showSecrets ? { ...r, signing: { ...r.signing, ...signing }, savedTo: path } : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path }, () =>
-          [
-            `recovered ${r.tag}: new api key, new signing key (${signing.publicKey.slice(0, 16)}..., made ${own ? 'on this machine' : 'by the node'}), new recovery token`,
-            `balance ${r.inherited.balance}, tier ${r.inherited.tier}; the old key is refused from now on`,
-            `identity saved to ${path}`,
-          ].join('\n'),
-        );
+        cli
+          .output()
+          .result(
+            g.showSecrets
+              ? { ...r, signing: { ...r.signing, ...signing }, savedTo: path }
+              : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path },
+            () =>
+              [
+                `recovered ${r.tag}: new api key, new signing key (${signing.publicKey.slice(0, 16)}..., made ${own ? 'on this machine' : 'by the node'}), new recovery token`,
+                `balance ${r.inherited.balance}, tier ${r.inherited.tier}; the old key is refused from now on`,
+                `identity saved to ${path}`,
+              ].join('\n'),
+          );
       }),
     );
 

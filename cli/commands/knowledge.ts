@@ -80,7 +80,8 @@ export function knowledgeCommands(program: Command, cli: Cli) {
         if (opts.cursor) q.set('cursor', opts.cursor);
         const url = `/api/knowledge/node/${path.slice(1).split('/').map(encodeURIComponent).join('/')}?${q}`;
         const n = await cli.client().get<Json>(url);
-        const again = (cursor: string) => `akas node ${path}${opts.nodeVersion ? ` --node-version ${opts.nodeVersion}` : ''}${opts.limit !== '100' ? ` --limit ${opts.limit}` : ''} --cursor ${cursor}`;
+        const again = (cursor: string) =>
+          `akas node ${path}${opts.nodeVersion ? ` --node-version ${opts.nodeVersion}` : ''}${opts.limit !== '100' ? ` --limit ${opts.limit}` : ''} --cursor ${cursor}`;
         await showModel(cli.output(), n, async () => (await import('../knowledge-view.js')).nodeModel(n, again));
       }),
     );
@@ -120,7 +121,8 @@ export function knowledgeCommands(program: Command, cli: Cli) {
         const out = cli.output();
         if (out.json) return out.result(r, '');
         out.result(r, (await import('../knowledge-view.js')).searchText(r));
-        if (r.nextCursor) out.note(`more: akas search ${words.join(' ')}${opts.kind ? ` --kind ${opts.kind}` : ''} --limit ${opts.limit} --cursor ${r.nextCursor}`);
+        if (r.nextCursor)
+          out.note(`more: akas search ${words.join(' ')}${opts.kind ? ` --kind ${opts.kind}` : ''} --limit ${opts.limit} --cursor ${r.nextCursor}`);
       }),
     );
 
@@ -136,7 +138,11 @@ export function knowledgeCommands(program: Command, cli: Cli) {
         const r = await cli.client().get<Json>(`/api/knowledge/suggest?${q}`);
         const list = (r.suggestions ?? []) as Json[];
         const width = Math.max(0, ...list.map((s) => String(s.path).length));
-        cli.output().result(r, () => (list.length ? list.map((s) => `${String(s.path).padEnd(width)}  ${s.title}  (${s.kind})`).join('\n') : `no completion for "${prefix}"`));
+        cli
+          .output()
+          .result(r, () =>
+            list.length ? list.map((s) => `${String(s.path).padEnd(width)}  ${s.title}  (${s.kind})`).join('\n') : `no completion for "${prefix}"`,
+          );
       }),
     );
 
@@ -144,7 +150,7 @@ export function knowledgeCommands(program: Command, cli: Cli) {
     .command('traverse')
     .description('walk a decision graph with your inputs: every branch that holds is followed (forks in parallel) to the leaves it reaches')
     .argument('<path>', 'the decision node to start from, e.g. /decisions/pick-a-queue')
-    .option('--inputs <json>', "the inputs as JSON: '{\"throughput\": 20000}', @FILE to read a file, - for stdin (required)")
+    .option('--inputs <json>', 'the inputs as JSON: \'{"throughput": 20000}\', @FILE to read a file, - for stdin (required)')
     .action(
       action(cli, async (pathArg: string, opts: { inputs?: string }) => {
         const path = treePath(pathArg);

@@ -10,16 +10,7 @@ import { routesToCommands } from '../next-steps.js';
 import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
 import { trySave, updateIdentity } from '../profile.js';
-import {
-  KIND_NAMES,
-  kindOfId,
-  parseKind,
-  parseScore,
-  rationaleProblem,
-  RATIONALE_MAX,
-  SCORE_NAMES,
-  type Scores,
-} from '../judge-input.js';
+import { KIND_NAMES, kindOfId, parseKind, parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from '../judge-input.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -164,7 +155,10 @@ export function proposalCommands(program: Command, cli: Cli) {
     .option('-f, --file <payload.json>', 'the payload as JSON (- reads stdin); --template prints a complete one to edit')
     .option('--template', 'print a complete, valid payload of this kind to edit (no node needed): akas propose KIND --template > payload.json')
     .option('--dry-run', 'have the node check the payload and list every error with what the field holds; nothing is stored or charged')
-    .addHelpText('after', '\nEach kind\'s fields, described: akas schemas --proposal KIND. A first proposal:\n  akas propose capability --template > payload.json    # edit it\n  akas propose capability --file payload.json --dry-run\n  akas propose capability --file payload.json')
+    .addHelpText(
+      'after',
+      "\nEach kind's fields, described: akas schemas --proposal KIND. A first proposal:\n  akas propose capability --template > payload.json    # edit it\n  akas propose capability --file payload.json --dry-run\n  akas propose capability --file payload.json",
+    )
     .action(
       action(cli, async (kindName: string, opts: { file?: string; template?: boolean; dryRun?: boolean }) => {
         const kind = kindArg(kindName);
@@ -174,7 +168,8 @@ export function proposalCommands(program: Command, cli: Cli) {
           cli.io.stdout.write(JSON.stringify(PROPOSAL_TEMPLATES[kind], null, 2) + '\n');
           return;
         }
-        if (!opts.file) throw usageError(`--file PAYLOAD.json is required (- reads stdin); \`akas propose ${kindName} --template > payload.json\` writes one to edit`);
+        if (!opts.file)
+          throw usageError(`--file PAYLOAD.json is required (- reads stdin); \`akas propose ${kindName} --template > payload.json\` writes one to edit`);
         const payload = await readPayload(cli, opts.file);
         const client = cli.client();
         if (opts.dryRun) {
@@ -195,9 +190,13 @@ export function proposalCommands(program: Command, cli: Cli) {
           const e = r.economy ?? {};
           return [
             `proposed ${r.proposalId} (${kind}): ${r.status}, ${r.judgmentCount} of ${r.requiredJudgments} judgments`,
-            e.billable ? `deposit ${e.deposit} reserved (refunded on publish or withdraw, slashed on reject); balance ${e.balanceRemaining}` : `anonymous: no deposit`,
+            e.billable
+              ? `deposit ${e.deposit} reserved (refunded on publish or withdraw, slashed on reject); balance ${e.balanceRemaining}`
+              : `anonymous: no deposit`,
             ...(savedTo ? [`claim secret saved to ${savedTo} (akas recover --proposal ${r.proposalId})`] : []),
-            ...(r.claimSecret && !savedTo ? [`claim secret: ${r.claimSecret} (${saveError ? `could not save it: ${saveError}` : 'no saved identity to keep it in'}: note it down)`] : []),
+            ...(r.claimSecret && !savedTo
+              ? [`claim secret: ${r.claimSecret} (${saveError ? `could not save it: ${saveError}` : 'no saved identity to keep it in'}: note it down)`]
+              : []),
             `check: akas proposal ${r.proposalId}`,
           ].join('\n');
         });
@@ -257,7 +256,12 @@ export function proposalCommands(program: Command, cli: Cli) {
         // A dry run needs only the Bearer key; a real judgment needs the private key too.
         const identity = opts.dryRun ? cli.identity() : cli.requireIdentity();
         // The proposal is fetched and its content hashed here; the judgment signs that hash (v2).
-        const { answer: r, contentSha256 } = await (await import('../judge-signing.js')).judgeContent(cli.client(), identity, { proposalId: id, scores, rationale: opts.rationale, dryRun: opts.dryRun });
+        const { answer: r, contentSha256 } = await (await import('../judge-signing.js')).judgeContent(cli.client(), identity, {
+          proposalId: id,
+          scores,
+          rationale: opts.rationale,
+          dryRun: opts.dryRun,
+        });
         cli.output().result(r, () => {
           if (r.dryRun) {
             const w = r.would ?? {};
@@ -339,7 +343,11 @@ export function proposalCommands(program: Command, cli: Cli) {
           const summary = judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing';
           if (view.interrupted) {
             const inFlight = view.inFlight ? `; a judgment of ${view.inFlight} was on its way to the node (check: akas proposal ${view.inFlight})` : '';
-            throw new CliError(EXIT.interrupted, `interrupted: ${summary}${inFlight}; nothing else was sent`, { code: 'interrupted', judged, inFlight: view.inFlight });
+            throw new CliError(EXIT.interrupted, `interrupted: ${summary}${inFlight}; nothing else was sent`, {
+              code: 'interrupted',
+              judged,
+              inFlight: view.inFlight,
+            });
           }
           out.result({ judged }, summary);
           return;

@@ -9,8 +9,8 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 export function schemasCommands(program: Command, cli: Cli) {
   program
     .command('schemas')
-    .description('the tools with their prices, challenge answer schemas, and each proposal kind\'s payload (--proposal KIND: every field described)')
-    .option('--proposal <kind>', 'one proposal kind\'s payload, field by field, with its template')
+    .description("the tools with their prices, challenge answer schemas, and each proposal kind's payload (--proposal KIND: every field described)")
+    .option('--proposal <kind>', "one proposal kind's payload, field by field, with its template")
     .action(
       action(cli, async (opts: { proposal?: string }) => {
         const s = await cli.client().get<Json>('/api/agent/v1/schemas');
@@ -20,34 +20,38 @@ export function schemasCommands(program: Command, cli: Cli) {
           const kind = parseKind(opts.proposal);
           if (!kind || !proposals[kind]) throw usageError(`unknown kind "${opts.proposal}"; one of: ${KIND_NAMES.join(', ')}`);
           const p = proposals[kind];
-          cli.output().result(p, () =>
-            [
-              `${kind}: ${p.description}`,
-              `  propose: akas propose ${kind} --file payload.json (POST ${p.proposeUrl}); check first with --dry-run`,
-              '',
-              ...fieldLines(p.schema, 1),
-              '',
-              `a complete example (akas propose ${kind} --template):`,
-              JSON.stringify(p.template, null, 2),
-            ].join('\n'),
-          );
+          cli
+            .output()
+            .result(p, () =>
+              [
+                `${kind}: ${p.description}`,
+                `  propose: akas propose ${kind} --file payload.json (POST ${p.proposeUrl}); check first with --dry-run`,
+                '',
+                ...fieldLines(p.schema, 1),
+                '',
+                `a complete example (akas propose ${kind} --template):`,
+                JSON.stringify(p.template, null, 2),
+              ].join('\n'),
+            );
           return;
         }
-        cli.output().result(s, () =>
-          [
-            'tools:',
-            ...Object.entries(s.tools as Json).map(([k, v]) => `  ${k.padEnd(14)} x${v.costMultiplier}  ${v.description}`),
-            'challenge schemas:',
-            ...Object.entries(s.challenges as Json).map(([k, v]) => `  ${k.padEnd(16)} ${v.description}`),
-            s.note,
-            ...(Object.keys(proposals).length
-              ? [
-                  'proposal payloads (akas schemas --proposal KIND for every field; akas propose KIND --template prints one to edit, --dry-run checks it):',
-                  ...Object.entries(proposals).map(([k, v]) => `  ${k.padEnd(16)} ${(v as Json).description}`),
-                ]
-              : []),
-          ].join('\n'),
-        );
+        cli
+          .output()
+          .result(s, () =>
+            [
+              'tools:',
+              ...Object.entries(s.tools as Json).map(([k, v]) => `  ${k.padEnd(14)} x${v.costMultiplier}  ${v.description}`),
+              'challenge schemas:',
+              ...Object.entries(s.challenges as Json).map(([k, v]) => `  ${k.padEnd(16)} ${v.description}`),
+              s.note,
+              ...(Object.keys(proposals).length
+                ? [
+                    'proposal payloads (akas schemas --proposal KIND for every field; akas propose KIND --template prints one to edit, --dry-run checks it):',
+                    ...Object.entries(proposals).map(([k, v]) => `  ${k.padEnd(16)} ${(v as Json).description}`),
+                  ]
+                : []),
+            ].join('\n'),
+          );
       }),
     );
 }

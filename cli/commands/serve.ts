@@ -45,28 +45,62 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--host <addr>', 'address to bind (env AKAS_HOST)')
     .option('--data <dir>', 'data folder of the embedded store (env AKAS_DATA; default ./.akas)')
     .option('--store <url>', 'a postgres:// URL: the database several processes share instead of a data folder (env AKAS_STORE)')
-    .option('--node-secret-file <file>', 'with --store: file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or the secret itself in AKAS_NODE_SECRET)')
-    .option('--public-url <url>', 'the origin clients reach the node at, named in its documents and absolute URLs (env AKAS_PUBLIC_URL; default: the address it listens on; required with --trust-proxy)')
-    .option('--trust-proxy [hops|addresses]', 'read the client IP from X-Forwarded-For behind reverse proxies: how many proxy hops (alone: 1), or the proxies\' addresses and CIDRs, comma-separated (env AKAS_TRUST_PROXY)')
+    .option(
+      '--node-secret-file <file>',
+      'with --store: file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or the secret itself in AKAS_NODE_SECRET)',
+    )
+    .option(
+      '--public-url <url>',
+      'the origin clients reach the node at, named in its documents and absolute URLs (env AKAS_PUBLIC_URL; default: the address it listens on; required with --trust-proxy)',
+    )
+    .option(
+      '--trust-proxy [hops|addresses]',
+      "read the client IP from X-Forwarded-For behind reverse proxies: how many proxy hops (alone: 1), or the proxies' addresses and CIDRs, comma-separated (env AKAS_TRUST_PROXY)",
+    )
     .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
     .option('--rate-limit <burst:perSecond>', 'token bucket per Bearer, else per IP (env AKAS_RATE_LIMIT; default 120:2)')
-    .option('--cas-quota <MiB>', 'content-store bytes a day per client IP for anonymous uploads; calibrated agents get 2 to 20 times it by tier (env AKAS_CAS_QUOTA; default 100)')
+    .option(
+      '--cas-quota <MiB>',
+      'content-store bytes a day per client IP for anonymous uploads; calibrated agents get 2 to 20 times it by tier (env AKAS_CAS_QUOTA; default 100)',
+    )
     .option('--traversal-ttl <hours>', 'how long decision-graph traversals are kept for GET (env AKAS_TRAVERSAL_TTL; default 24)')
-    .option('--calibration <dir>', 'the private calibration set (pools and challenge bank) made by `akas calibration init DIR` (env AKAS_CALIBRATION; default: the demo set, public answers)')
-    .option('--allow-demo-calibration', 'serve a node others can reach (a non-loopback address, behind --trust-proxy, or a --public-url that is not loopback) with the demo calibration set all the same (its answers ship in the package)')
+    .option(
+      '--calibration <dir>',
+      'the private calibration set (pools and challenge bank) made by `akas calibration init DIR` (env AKAS_CALIBRATION; default: the demo set, public answers)',
+    )
+    .option(
+      '--allow-demo-calibration',
+      'serve a node others can reach (a non-loopback address, behind --trust-proxy, or a --public-url that is not loopback) with the demo calibration set all the same (its answers ship in the package)',
+    )
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
-    .option('--witness <NAME+KEYID+KEY@URL>', "a witness to cosign every checkpoint (C2SP tlog-witness): its verifier key and URL, as `akas witness` prints them; repeatable", collect, [])
+    .option(
+      '--witness <NAME+KEYID+KEY@URL>',
+      'a witness to cosign every checkpoint (C2SP tlog-witness): its verifier key and URL, as `akas witness` prints them; repeatable',
+      collect,
+      [],
+    )
     .option('--witnesses <file>', 'witnesses from a file, one NAME+KEYID+KEY@URL a line (# comments)')
-    .option('--witness-log <key>', "be a witness too (at /witness, C2SP tlog-witness) for the log of this verifier key ORIGIN+KEYHASH+KEY; repeatable: two nodes can witness each other", collect, [])
+    .option(
+      '--witness-log <key>',
+      'be a witness too (at /witness, C2SP tlog-witness) for the log of this verifier key ORIGIN+KEYHASH+KEY; repeatable: two nodes can witness each other',
+      collect,
+      [],
+    )
     .option('--witness-key <file>', 'with --witness-log: the witness key file (default DATA/witness-key; made at the first start)')
     .option('--witness-name <name>', 'with --witness-log: the name of a new witness key (default <log origin>/witness)')
-    .option('--log-origin <origin>', "the log's origin, at the first start only (C2SP recommends the log's URL without scheme, e.g. example.com/akas; default akas/<issuer fingerprint>)")
-    .option('--demo', "seed a small demo tree through the normal paths once listening (demo agents propose and judge; the README's examples read it); kept in the data folder, seeded once")
+    .option(
+      '--log-origin <origin>',
+      "the log's origin, at the first start only (C2SP recommends the log's URL without scheme, e.g. example.com/akas; default akas/<issuer fingerprint>)",
+    )
+    .option(
+      '--demo',
+      "seed a small demo tree through the normal paths once listening (demo agents propose and judge; the README's examples read it); kept in the data folder, seeded once",
+    )
     .action(
       action(cli, async (opts: ServeOptions) => {
         const env = process.env;
@@ -76,8 +110,10 @@ export function serveCommands(program: Command, cli: Cli) {
         // A flag wins over the environment: --data alone ignores AKAS_STORE.
         const storeUrl = opts.store ?? (opts.data === undefined ? env.AKAS_STORE : undefined);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port must be 0..65535, got ${opts.port}`);
-        if (storeUrl !== undefined && !/^postgres(ql)?:\/\//i.test(storeUrl)) throw usageError('--store takes a postgres:// URL (the embedded store is --data DIR)');
-        if (storeUrl !== undefined && opts.data !== undefined) throw usageError('--data and --store exclude each other: with --store the data, blobs and node keys live in the database');
+        if (storeUrl !== undefined && !/^postgres(ql)?:\/\//i.test(storeUrl))
+          throw usageError('--store takes a postgres:// URL (the embedded store is --data DIR)');
+        if (storeUrl !== undefined && opts.data !== undefined)
+          throw usageError('--data and --store exclude each other: with --store the data, blobs and node keys live in the database');
         const cap = opts.registrationCap !== undefined ? Number(opts.registrationCap) : undefined;
         if (cap !== undefined && (!Number.isInteger(cap) || cap < 0)) throw usageError('--registration-cap must be a whole number');
         const logLevel = opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info';
@@ -102,11 +138,14 @@ export function serveCommands(program: Command, cli: Cli) {
         }
         const casQuotaArg = opts.casQuota ?? env.AKAS_CAS_QUOTA;
         const casQuotaMib = casQuotaArg === undefined ? undefined : Number(casQuotaArg);
-        if (casQuotaMib !== undefined && !(Number.isFinite(casQuotaMib) && casQuotaMib > 0)) throw usageError(`--cas-quota is a number of MiB above 0, got ${casQuotaArg}`);
+        if (casQuotaMib !== undefined && !(Number.isFinite(casQuotaMib) && casQuotaMib > 0))
+          throw usageError(`--cas-quota is a number of MiB above 0, got ${casQuotaArg}`);
         const ttlArg = opts.traversalTtl ?? env.AKAS_TRAVERSAL_TTL;
         const ttlHours = ttlArg === undefined ? undefined : Number(ttlArg);
-        if (ttlHours !== undefined && !(Number.isFinite(ttlHours) && ttlHours > 0)) throw usageError(`--traversal-ttl is a number of hours above 0, got ${ttlArg}`);
-        if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin)) throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
+        if (ttlHours !== undefined && !(Number.isFinite(ttlHours) && ttlHours > 0))
+          throw usageError(`--traversal-ttl is a number of hours above 0, got ${ttlArg}`);
+        if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin))
+          throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
         const witnessSpecs = [...opts.witness, ...(opts.witnesses ? readKeyList(opts.witnesses) : [])];
         const { parseWitnessSpec, startNode, checkNode, sameIpPolicy, startError } = await import('../../src/http/server.js');
         let witnesses;
@@ -129,16 +168,26 @@ export function serveCommands(program: Command, cli: Cli) {
         // Everything --demo needs is said at once: four agents on one address, calibrated with
         // the demo set's public answers (a node others can reach refuses that set by default).
         if (opts.demo && (opts.calibration ?? env.AKAS_CALIBRATION)) {
-          throw usageError('--demo calibrates its four agents with the demo set\'s public answers: start it without --calibration (or AKAS_CALIBRATION); a demo node\'s tiers mean nothing');
+          throw usageError(
+            "--demo calibrates its four agents with the demo set's public answers: start it without --calibration (or AKAS_CALIBRATION); a demo node's tiers mean nothing",
+          );
         }
         if (opts.demo && sameIp.enforced) {
           const flags = ['--allow-same-ip', ...(opts.allowDemoCalibration ? [] : ['--allow-demo-calibration'])];
-          throw usageError(`--demo seeds the tree with four demo agents from this one address, calibrated with the demo set's public answers: run it on a loopback node (the default --host), or add ${flags.join(' and ')} for a demo node others can reach (its tiers mean nothing)`);
+          throw usageError(
+            `--demo seeds the tree with four demo agents from this one address, calibrated with the demo set's public answers: run it on a loopback node (the default --host), or add ${flags.join(' and ')} for a demo node others can reach (its tiers mean nothing)`,
+          );
         }
         const { readNodeSecret } = await import('../../src/ops/index.js');
         let where: { dataDir: string; store?: string; nodeSecret?: string; logOrigin?: string } = { dataDir, logOrigin: opts.logOrigin };
         try {
-          if (storeUrl) where = { dataDir, store: storeUrl, nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET), logOrigin: opts.logOrigin };
+          if (storeUrl)
+            where = {
+              dataDir,
+              store: storeUrl,
+              nodeSecret: readNodeSecret(opts.nodeSecretFile ?? env.AKAS_NODE_SECRET_FILE, env.AKAS_NODE_SECRET),
+              logOrigin: opts.logOrigin,
+            };
         } catch (e) {
           refusal(e);
         }
@@ -150,7 +199,11 @@ export function serveCommands(program: Command, cli: Cli) {
             .note(
               `check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ${r.proposals.proposals} proposals, ${r.records.agents} agents, ${r.records.blobs.acknowledged} blobs${problems.length ? ':' : ': ok'}`,
             );
-          if (!r.ok) throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), { code: 'check_failed', problems });
+          if (!r.ok)
+            throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), {
+              code: 'check_failed',
+              problems,
+            });
         }
         const calibrationDir = opts.calibration ?? env.AKAS_CALIBRATION;
         const node = await startNode({
@@ -216,7 +269,11 @@ export function serveCommands(program: Command, cli: Cli) {
               ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
               `  same-IP rule ${sameIp.reason}`,
               `  calibration  ${calibrationLine}`,
-              ...(demo ? [`  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`] : []),
+              ...(demo
+                ? [
+                    `  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`,
+                  ]
+                : []),
               '  stop with Ctrl-C',
             ].join('\n'),
         );
@@ -238,10 +295,13 @@ export function parseTrustProxy(value: boolean | string | undefined): boolean | 
   if (value === true || value === 'true') return 1;
   if (/^\d+$/.test(value)) {
     const hops = Number(value);
-    if (hops < 1) throw usageError('--trust-proxy takes a number of hops from 1, or the proxies\' addresses');
+    if (hops < 1) throw usageError("--trust-proxy takes a number of hops from 1, or the proxies' addresses");
     return hops;
   }
-  const list = value.split(',').map((v) => v.trim()).filter(Boolean);
+  const list = value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
   for (const item of list) {
     const [address, bits, extra] = item.split('/');
     const family = isIP(address);
@@ -250,7 +310,7 @@ export function parseTrustProxy(value: boolean | string | undefined): boolean | 
       throw usageError(`--trust-proxy: ${item} is not an address, a CIDR or one of ${RANGE_NAMES.join(', ')} (or give a number of hops)`);
     }
   }
-  if (!list.length) throw usageError('--trust-proxy takes a number of hops, or the proxies\' addresses');
+  if (!list.length) throw usageError("--trust-proxy takes a number of hops, or the proxies' addresses");
   return list;
 }
 

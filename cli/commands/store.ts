@@ -22,20 +22,25 @@ export function storeCommands(program: Command, cli: Cli) {
         const r = await migrateDatabase(url).catch((e: Error) => {
           throw new CliError(2, `cannot migrate: ${e.message}`, { code: e.name === 'SchemaError' ? 'schema_version' : 'unreachable', error: e.message });
         });
-        cli.output().result(r, () =>
-          r.applied.length
-            ? [`${r.location}: schema version ${r.from} -> ${r.to}`, ...r.applied.map((m) => `  applied ${m.version}: ${m.description}`)].join('\n')
-            : `${r.location}: schema at version ${r.to}, nothing to apply`,
-        );
+        cli
+          .output()
+          .result(r, () =>
+            r.applied.length
+              ? [`${r.location}: schema version ${r.from} -> ${r.to}`, ...r.applied.map((m) => `  applied ${m.version}: ${m.description}`)].join('\n')
+              : `${r.location}: schema at version ${r.to}, nothing to apply`,
+          );
       }),
     );
 
   store
     .command('copy')
-    .description("copy a stopped LevelDB node (data, blobs, node keys) into an empty PostgreSQL database, then check counts, the ledger and the log there")
+    .description('copy a stopped LevelDB node (data, blobs, node keys) into an empty PostgreSQL database, then check counts, the ledger and the log there')
     .requiredOption('--from <dir>', 'the data folder of the LevelDB node (stop it first)')
     .requiredOption('--to <url>', 'postgres:// URL of an empty database (or a new ?schema=NAME)')
-    .option('--node-secret-file <file>', 'file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or AKAS_NODE_SECRET)')
+    .option(
+      '--node-secret-file <file>',
+      'file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or AKAS_NODE_SECRET)',
+    )
     .action(
       action(cli, async (opts: { from: string; to: string; nodeSecretFile?: string }) => {
         if (!isPg(opts.to)) throw usageError('--to takes a postgres:// URL');
@@ -56,7 +61,10 @@ export function storeCommands(program: Command, cli: Cli) {
             },
           });
         } catch (e) {
-          throw new CliError(2, `cannot copy: ${(e as Error).message}`, { code: (e as Error).name === 'NodeKeysError' ? 'node_keys' : 'copy_failed', error: (e as Error).message });
+          throw new CliError(2, `cannot copy: ${(e as Error).message}`, {
+            code: (e as Error).name === 'NodeKeysError' ? 'node_keys' : 'copy_failed',
+            error: (e as Error).message,
+          });
         }
         const report = r;
         out.result(report, () =>

@@ -35,13 +35,15 @@ export function toolCommands(program: Command, cli: Cli) {
         if (typeof answer === 'string') answer = { answer };
         const r = await cli.client().post<Json>('/api/agent/v1/use-tool', { challengeId, answer, tool: name, toolInput }, { auth: true });
         rememberChallenge(cli, cli.identity() ?? id, r.nextChallenge);
-        cli.output().result(r, () =>
-          [
-            JSON.stringify(r.result, null, 2),
-            `charged ${r.economy.charged}, balance ${r.economy.balance}; reputation ${r.reputation.score} (${r.reputation.status})`,
-            r.nextChallenge ? `next ${showChallenge(r.nextChallenge)}` : 'no further challenge for now',
-          ].join('\n'),
-        );
+        cli
+          .output()
+          .result(r, () =>
+            [
+              JSON.stringify(r.result, null, 2),
+              `charged ${r.economy.charged}, balance ${r.economy.balance}; reputation ${r.reputation.score} (${r.reputation.status})`,
+              r.nextChallenge ? `next ${showChallenge(r.nextChallenge)}` : 'no further challenge for now',
+            ].join('\n'),
+          );
       }),
     );
 }

@@ -27,7 +27,10 @@ export function readKeyList(path: string): string[] {
   } catch (e) {
     throw new CliError(2, `Cannot read ${path}: ${(e as Error).message}`, { code: 'unreadable', path });
   }
-  return text.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
+  return text
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter(Boolean);
 }
 
 export function witnessCommands(program: Command, cli: Cli) {
@@ -37,7 +40,12 @@ export function witnessCommands(program: Command, cli: Cli) {
     .option('--data <dir>', 'data folder of the witness state (env AKAS_WITNESS_DATA; default ./.akas-witness)')
     .option('--key <file>', 'the witness key file (mode 0600; made at the first start with --name; default DATA/witness-key)')
     .option('--name <name>', 'the witness name for a new key (a schema-less URL, e.g. witness.example.com/w1)')
-    .option('--log <vkey>', "a log to witness: its C2SP verifier key ORIGIN+KEYHASH+KEY (the node's GET /api/node/keys log.verifierKey); repeatable", collect, [])
+    .option(
+      '--log <vkey>',
+      "a log to witness: its C2SP verifier key ORIGIN+KEYHASH+KEY (the node's GET /api/node/keys log.verifierKey); repeatable",
+      collect,
+      [],
+    )
     .option('--logs <file>', 'log verifier keys from a file, one a line')
     .option('--port <n>', 'port to listen on (env AKAS_WITNESS_PORT; default 7380; 0 picks a free one)')
     .option('--host <addr>', 'address to bind (default 127.0.0.1)')
@@ -69,16 +77,18 @@ export function witnessCommands(program: Command, cli: Cli) {
         const store = await openStore(dataDir);
         const witness = new Witness({ store, clock: systemClock, key, logs });
         const server = await serveWitness(witness, { host, port, onError: (e) => process.stderr.write(`witness: ${(e as Error).stack ?? e}\n`) });
-        cli.output().result({ listening: server.url, name: witness.name, verifierKey: witness.verifierKey, dataDir, logs: witness.origins, created: key.created }, () =>
-          [
-            `akas witness ${witness.name} listening on ${server.url}`,
-            `  verifier key ${witness.verifierKey}`,
-            `  for a node   --witness '${witness.verifierKey}@${server.url}'`,
-            `  data folder  ${dataDir}`,
-            ...witness.origins.map((o) => `  witnesses    ${o}`),
-            '  stop with Ctrl-C',
-          ].join('\n'),
-        );
+        cli
+          .output()
+          .result({ listening: server.url, name: witness.name, verifierKey: witness.verifierKey, dataDir, logs: witness.origins, created: key.created }, () =>
+            [
+              `akas witness ${witness.name} listening on ${server.url}`,
+              `  verifier key ${witness.verifierKey}`,
+              `  for a node   --witness '${witness.verifierKey}@${server.url}'`,
+              `  data folder  ${dataDir}`,
+              ...witness.origins.map((o) => `  witnesses    ${o}`),
+              '  stop with Ctrl-C',
+            ].join('\n'),
+          );
         await new Promise<void>((done) => {
           const stop = async () => {
             await server.close();

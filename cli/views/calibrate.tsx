@@ -56,7 +56,7 @@ export function Questionnaire({ questions, attemptsRemaining, onDone }: Question
         <Text color="cyan">Your answers</Text>
         {questions.map((q) => (
           <Text key={q.id}>
-            {q.id}  {preview(answers[q.id] ?? '')}
+            {q.id} {preview(answers[q.id] ?? '')}
           </Text>
         ))}
         {problems.map((p) => (
@@ -65,9 +65,7 @@ export function Questionnaire({ questions, attemptsRemaining, onDone }: Question
           </Text>
         ))}
         <Box marginTop={1}>
-          <Text>
-            Submit? This uses 1 of your {attemptsRemaining} remaining attempt(s); the best score is kept.{' '}
-          </Text>
+          <Text>Submit? This uses 1 of your {attemptsRemaining} remaining attempt(s); the best score is kept. </Text>
           <YesNo defaultChoice="no" onYes={() => finish({ answers })} onNo={() => finish({ declined: true })} />
         </Box>
       </Box>

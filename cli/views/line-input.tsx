@@ -88,7 +88,14 @@ export function LineInput({ placeholder = '', defaultValue = '', onSubmit, isDis
 
   const chars = [...value.current];
   if (chars.length === 0) {
-    return isDisabled ? <Text dimColor>{placeholder}</Text> : <Text><Text inverse>{placeholder[0] ?? ' '}</Text><Text dimColor>{placeholder.slice(1)}</Text></Text>;
+    return isDisabled ? (
+      <Text dimColor>{placeholder}</Text>
+    ) : (
+      <Text>
+        <Text inverse>{placeholder[0] ?? ' '}</Text>
+        <Text dimColor>{placeholder.slice(1)}</Text>
+      </Text>
+    );
   }
   return (
     <Text>
@@ -103,7 +110,17 @@ export function LineInput({ placeholder = '', defaultValue = '', onSubmit, isDis
  * A yes/no question: y or n (any case), Enter for the default. A chunk such as "y\r"
  * answers by its first letter; a chunk that is neither is ignored.
  */
-export function YesNo({ defaultChoice, onYes, onNo, isDisabled = false }: { defaultChoice: 'yes' | 'no'; onYes: () => void; onNo: () => void; isDisabled?: boolean }) {
+export function YesNo({
+  defaultChoice,
+  onYes,
+  onNo,
+  isDisabled = false,
+}: {
+  defaultChoice: 'yes' | 'no';
+  onYes: () => void;
+  onNo: () => void;
+  isDisabled?: boolean;
+}) {
   const done = useRef(false);
   useInput(
     (input, key) => {

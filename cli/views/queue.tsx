@@ -135,7 +135,10 @@ function Details({ item }: { item: QueueItem }) {
         {item.path ? ` · ${item.path}` : ''} · {item.judgmentCount}/{item.requiredJudgments} judgments
       </Text>
       {typeof spec === 'string' && <Text>{spec}</Text>}
-      <Text dimColor>{lines.slice(0, PAYLOAD_LINES).join('\n') + (lines.length > PAYLOAD_LINES ? `\n… (${lines.length - PAYLOAD_LINES} more lines: akas proposal ${item.proposalId})` : '')}</Text>
+      <Text dimColor>
+        {lines.slice(0, PAYLOAD_LINES).join('\n') +
+          (lines.length > PAYLOAD_LINES ? `\n… (${lines.length - PAYLOAD_LINES} more lines: akas proposal ${item.proposalId})` : '')}
+      </Text>
     </Box>
   );
 }
@@ -204,8 +207,18 @@ function JudgeForm({ item, onSubmit, onCancel }: { item: QueueItem; onSubmit: (s
           {scores[n]}
         </Text>
       ))}
-      {step > SCORE_NAMES.length && <Text>{'rationale'.padEnd(12)}{rationale}</Text>}
-      {composite !== null && <Text dimColor>{'composite'.padEnd(12)}{composite.toFixed(3)} (published at ≥ 0.6 weighted over the judges)</Text>}
+      {step > SCORE_NAMES.length && (
+        <Text>
+          {'rationale'.padEnd(12)}
+          {rationale}
+        </Text>
+      )}
+      {composite !== null && (
+        <Text dimColor>
+          {'composite'.padEnd(12)}
+          {composite.toFixed(3)} (published at ≥ 0.6 weighted over the judges)
+        </Text>
+      )}
       {name === 'confirm' ? (
         <Box gap={1}>
           <Text>Sign with your key and send?</Text>
@@ -329,7 +342,16 @@ export function Queue(opts: QueueViewOptions & { result: QueueViewResult }) {
   switch (screen.name) {
     case 'list':
       // Drawn from copies whose text no terminal acts on (terminal-text.ts); what is judged and signed is the item itself.
-      return <List items={items.map(terminalSafeDeep)} selected={selected} nextCursor={cursor} agentTag={opts.agentTag} loading={loading} problem={problem && terminalSafe(problem)} />;
+      return (
+        <List
+          items={items.map(terminalSafeDeep)}
+          selected={selected}
+          nextCursor={cursor}
+          agentTag={opts.agentTag}
+          loading={loading}
+          problem={problem && terminalSafe(problem)}
+        />
+      );
     case 'judge':
       return <JudgeForm item={terminalSafeDeep(screen.item)} onSubmit={(s, r) => send(screen.item, s, r)} onCancel={() => setScreen({ name: 'list' })} />;
     case 'sending':

@@ -55,7 +55,9 @@ const FREE: Bounds = { members: Infinity, keys: Infinity, bytes: Infinity };
 const SCALAR = (bytes: number): Bounds => ({ members: 0, keys: 0, bytes });
 const isSchema = (s: unknown): s is Schema => typeof s === 'object' && s !== null && !Array.isArray(s);
 const each = (bs: Bounds[], f: (...xs: number[]) => number, empty: number): Bounds =>
-  bs.length ? { members: f(...bs.map((b) => b.members)), keys: f(...bs.map((b) => b.keys)), bytes: f(...bs.map((b) => b.bytes)) } : { members: empty, keys: empty, bytes: empty };
+  bs.length
+    ? { members: f(...bs.map((b) => b.members)), keys: f(...bs.map((b) => b.keys)), bytes: f(...bs.map((b) => b.bytes)) }
+    : { members: empty, keys: empty, bytes: empty };
 const max = (bs: Bounds[]) => each(bs, Math.max, 0);
 const min = (bs: Bounds[]) => each(bs, Math.min, Infinity);
 

@@ -14,7 +14,12 @@ export function cutBrief(b: Brief, level: BriefLevel): Record<string, unknown> {
   const head = { id: b.id, domain: b.domain, topic: b.topic, title: b.title, version: b.version, ...(b.verifiedBy ? { verifiedBy: b.verifiedBy } : {}) };
   if (level === 'tldr') return { ...head, levels: { tldr: b.levels.tldr } };
   if (level === 'core') {
-    return { ...head, levels: { tldr: b.levels.tldr, ...(b.levels.core ? { core: b.levels.core } : {}) }, ...(b.pitfalls ? { pitfalls: b.pitfalls } : {}), ...(b.heuristics ? { heuristics: b.heuristics } : {}) };
+    return {
+      ...head,
+      levels: { tldr: b.levels.tldr, ...(b.levels.core ? { core: b.levels.core } : {}) },
+      ...(b.pitfalls ? { pitfalls: b.pitfalls } : {}),
+      ...(b.heuristics ? { heuristics: b.heuristics } : {}),
+    };
   }
   return b;
 }
@@ -30,7 +35,8 @@ export function deepText(b: Brief): string {
   for (const [term, def] of Object.entries((d.definitions ?? {}) as Record<string, string>)) lines.push(`${term}: ${def}`);
   for (const e of d.examples ?? []) lines.push(`Violation: ${e.violation} Fix: ${e.fix}${e.note ? ` (${e.note})` : ''}`);
   for (const e of d.edgeCases ?? []) lines.push(`Edge case: ${e}`);
-  for (const s of d.sources ?? []) lines.push(`Source: ${s.citation}${s.author ? `, ${s.author}` : ''}${s.year ? ` (${s.year})` : ''}${s.url ? ` ${s.url}` : ''}`);
+  for (const s of d.sources ?? [])
+    lines.push(`Source: ${s.citation}${s.author ? `, ${s.author}` : ''}${s.year ? ` (${s.year})` : ''}${s.url ? ` ${s.url}` : ''}`);
   return lines.join('\n');
 }
 

@@ -155,7 +155,10 @@ export function hashesNamedBy(content: ProposalContent): NamedHash[] {
   const payload = content.payload as Body;
   if (content.kind === 'artifact') return [{ sha256: payload.sha256, role: 'artifact', uri: payload.uri, bytes: payload.bytes }];
   if (content.kind === 'eval-result') {
-    return [{ sha256: payload.datasetSha256, role: 'dataset' }, ...(payload.samplesSha256 ? [{ sha256: payload.samplesSha256 as string, role: 'samples' as const }] : [])];
+    return [
+      { sha256: payload.datasetSha256, role: 'dataset' },
+      ...(payload.samplesSha256 ? [{ sha256: payload.samplesSha256 as string, role: 'samples' as const }] : []),
+    ];
   }
   return [];
 }

@@ -203,7 +203,12 @@ export function* cosignaturesChecking(
 ): Checking<CosignatureReport> {
   const ring = new Map<string, CosignerKey>();
   for (const [i, k] of keys.entries()) {
-    const key = typeof k === 'string' ? parseCosignerKey(k) : k && isNoteKeyName(k.name) && HEX32.test(k.publicKey) ? { ...k, keyId: cosignerKeyId(k.name, k.publicKey) } : null;
+    const key =
+      typeof k === 'string'
+        ? parseCosignerKey(k)
+        : k && isNoteKeyName(k.name) && HEX32.test(k.publicKey)
+          ? { ...k, keyId: cosignerKeyId(k.name, k.publicKey) }
+          : null;
     if (!key) return { text: null, valid: [], invalid: [], missing: [], error: `witness key #${i} is not a cosignature/v1 (or Ed25519) verifier key` };
     ring.set(`${key.name}+${key.keyId}`, key);
   }
@@ -222,7 +227,11 @@ export function* cosignaturesChecking(
     // Every line under a given key is verified (signed-note: "If the key name and ID match a
     // known key, verifiers MUST verify the signature"): a valid line does not hide a failing one.
     const r = yield* checkLine(parsed.text, key, line);
-    const why = !r.ok ? r.why : options.now !== undefined && r.timestamp > options.now + (options.maxFutureSeconds ?? 600) ? `dated ${r.timestamp}, in the future` : null;
+    const why = !r.ok
+      ? r.why
+      : options.now !== undefined && r.timestamp > options.now + (options.maxFutureSeconds ?? 600)
+        ? `dated ${r.timestamp}, in the future`
+        : null;
     if (why !== null) {
       if (!invalidById.has(id)) invalidById.set(id, { name: line.name, keyId: line.keyId, why });
     } else if (r.ok && !validById.has(id)) validById.set(id, { name: line.name, keyId: line.keyId, timestamp: r.timestamp, line: line.line });

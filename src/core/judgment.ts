@@ -85,5 +85,4 @@ export const judgeUrl = (kind: ProposalKind, id: string) => `${KIND_ROUTES[kind]
 export const detailUrl = (kind: ProposalKind, id: string) =>
   kind === 'eval-result' ? `/api/knowledge/eval/proposals/${id}` : `/api/knowledge/proposals/${id}`;
 /** The L1 credential of a judgment (issued by the credentials layer). */
-export const credentialUrl = (kind: ProposalKind, proposalId: string, judgmentId: string) =>
-  `/api/credentials/judgment/${kind}/${proposalId}/${judgmentId}`;
+export const credentialUrl = (kind: ProposalKind, proposalId: string, judgmentId: string) => `/api/credentials/judgment/${kind}/${proposalId}/${judgmentId}`;

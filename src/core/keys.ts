@@ -55,7 +55,8 @@ export const hmacKeyId = (keyHex: string) => 'hk_' + sha256Hex(Buffer.from(keyHe
 
 /** Fresh key material for a new node. */
 export function newNodeKeyMaterial(random: RandomSource, now: number, logOrigin?: string): NodeKeyMaterial {
-  if (logOrigin !== undefined && !isNoteKeyName(logOrigin)) throw new TypeError(`a log origin is non-empty text with no space and no '+': ${JSON.stringify(logOrigin)}`);
+  if (logOrigin !== undefined && !isNoteKeyName(logOrigin))
+    throw new TypeError(`a log origin is non-empty text with no space and no '+': ${JSON.stringify(logOrigin)}`);
   const hmacKey = random(32).toString('hex');
   return {
     version: 2,
@@ -79,7 +80,10 @@ export function rotateIssuerKey(m: NodeKeyMaterial, now: number): NodeKeyMateria
   return {
     ...m,
     issuers: [...m.issuers.slice(0, -1), { ...old, validUntil: now }, { privateKey: next.privateKey, validFrom: now, validUntil: null }],
-    rotations: [...m.rotations, { ...issuerRotation(from, to, now), signatures: { from: sign(old.privateKey, statement), to: sign(next.privateKey, statement) } }],
+    rotations: [
+      ...m.rotations,
+      { ...issuerRotation(from, to, now), signatures: { from: sign(old.privateKey, statement), to: sign(next.privateKey, statement) } },
+    ],
   };
 }
 
@@ -102,7 +106,12 @@ export function nodeKeysFrom(m: NodeKeyMaterial): NodeKeys {
   const statement: LogKeyEndorsement = { type: 'akas.log-key.v1', origin, verifierKey, issuer: didKeyFromPublicKey(current.publicKey) };
   return {
     issuer: { publicKey: current.publicKey, privateKey: current.privateKey, did: didKeyFromPublicKey(current.publicKey), validFrom: current.validFrom },
-    issuers: issuers.map((k) => ({ did: didKeyFromPublicKey(k.publicKey), publicKeyMultibase: ed25519Multibase(k.publicKey), validFrom: k.validFrom, validUntil: k.validUntil })),
+    issuers: issuers.map((k) => ({
+      did: didKeyFromPublicKey(k.publicKey),
+      publicKeyMultibase: ed25519Multibase(k.publicKey),
+      validFrom: k.validFrom,
+      validUntil: k.validUntil,
+    })),
     rotations: m.rotations,
     hmac: m.hmac.map((h) => ({ signingKeyId: h.signingKeyId, key: Buffer.from(h.key, 'hex'), createdAt: h.createdAt })),
     log: {

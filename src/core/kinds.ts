@@ -22,4 +22,3 @@ export function kindOfProposalId(id: string): ProposalKind | null {
   for (const kind of PROPOSAL_KINDS) if (PROPOSAL_PREFIX[kind] === prefix) return kind;
   return null;
 }
-

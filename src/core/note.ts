@@ -319,7 +319,13 @@ const SIZE = /^(?:0|[1-9][0-9]*)$/;
 
 /** Why a checkpoint line cannot be written, or null. */
 const lineProblem = (line: unknown) =>
-  typeof line !== 'string' || line === '' ? 'is empty' : line.includes('\n') || CONTROL.test(line) ? 'holds a control character' : LONE_SURROGATE.test(line) ? 'is not well-formed Unicode' : null;
+  typeof line !== 'string' || line === ''
+    ? 'is empty'
+    : line.includes('\n') || CONTROL.test(line)
+      ? 'holds a control character'
+      : LONE_SURROGATE.test(line)
+        ? 'is not well-formed Unicode'
+        : null;
 
 /**
  * The C2SP tlog-checkpoint text: "<origin>\n<size>\n<base64 root>\n", then any extension

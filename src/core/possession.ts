@@ -31,10 +31,18 @@ export type PossessionCheck = { ok: true } | { ok: false; field: 'proof.at' | 'p
 /** Checks a proof of possession at the node's time `now`. */
 export function checkKeyPossession(p: KeyPossession, purpose: PossessionPurpose, now: number): PossessionCheck {
   if (Math.abs(now - p.proof.at) > KEY_POSSESSION_WINDOW_MS) {
-    return { ok: false, field: 'proof.at', reason: `must be within ${KEY_POSSESSION_WINDOW_MS / 60_000} minutes of the node's clock (it is ${new Date(now).toISOString()})` };
+    return {
+      ok: false,
+      field: 'proof.at',
+      reason: `must be within ${KEY_POSSESSION_WINDOW_MS / 60_000} minutes of the node's clock (it is ${new Date(now).toISOString()})`,
+    };
   }
   if (!verify(p.publicKey, possessionSigningString(purpose, p.publicKey, p.proof.at), p.proof.signature)) {
-    return { ok: false, field: 'proof.signature', reason: `does not verify: sign the JCS of {type: "${KEY_POSSESSION_TYPE}", purpose: "${purpose}", publicKey, at} with the private key of publicKey` };
+    return {
+      ok: false,
+      field: 'proof.signature',
+      reason: `does not verify: sign the JCS of {type: "${KEY_POSSESSION_TYPE}", purpose: "${purpose}", publicKey, at} with the private key of publicKey`,
+    };
   }
   return { ok: true };
 }

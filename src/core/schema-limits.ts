@@ -95,10 +95,11 @@ function derive(s: unknown, opts: LimitsOptions): Schema | true {
   // A union refuses only when no branch could accept: a branch without limits leaves the
   // union without any.
   const all: Schema[] = [];
-  if (Array.isArray(s.allOf)) for (const b of s.allOf as unknown[]) {
-    const d = derive(b, opts);
-    if (d !== true) all.push(d);
-  }
+  if (Array.isArray(s.allOf))
+    for (const b of s.allOf as unknown[]) {
+      const d = derive(b, opts);
+      if (d !== true) all.push(d);
+    }
   for (const k of ['anyOf', 'oneOf'] as const) {
     if (!Array.isArray(s[k])) continue;
     const branches = (s[k] as unknown[]).map((b) => derive(b, opts));

@@ -186,13 +186,14 @@ export class TileHashReader {
     let t = this.tiles.get(key);
     if (!t) {
       const width = tileWidthAt(level, index, this.size);
-      t = width === 0
-        ? Promise.reject(new RangeError(`tiles: the tree of ${this.size} has no tile ${level}/${index}`))
-        : this.getTile(level, index, width).then((bytes) => {
-            const hashes = tileHashes(bytes);
-            if (!hashes || hashes.length !== width) throw new Error(`tile ${tilePath(level, index, width)} is ${bytes.length} bytes, not ${width} hashes`);
-            return hashes;
-          });
+      t =
+        width === 0
+          ? Promise.reject(new RangeError(`tiles: the tree of ${this.size} has no tile ${level}/${index}`))
+          : this.getTile(level, index, width).then((bytes) => {
+              const hashes = tileHashes(bytes);
+              if (!hashes || hashes.length !== width) throw new Error(`tile ${tilePath(level, index, width)} is ${bytes.length} bytes, not ${width} hashes`);
+              return hashes;
+            });
       t.catch(() => this.tiles.delete(key));
       this.tiles.set(key, t);
     }
@@ -201,7 +202,8 @@ export class TileHashReader {
 
   /** The hash of the complete subtree at tree level `level`, index `index` (it must be complete in the tree of `size`). */
   async hash(level: number, index: number): Promise<Buffer> {
-    if (!isCount(level) || !isCount(index) || (index + 1) * 2 ** level > this.size) throw new RangeError(`tiles: no complete subtree ${level}:${index} in a tree of ${this.size}`);
+    if (!isCount(level) || !isCount(index) || (index + 1) * 2 ** level > this.size)
+      throw new RangeError(`tiles: no complete subtree ${level}:${index} in a tree of ${this.size}`);
     const tileLevel = Math.floor(level / TILE_HEIGHT);
     const k = level % TILE_HEIGHT;
     const first = index * 2 ** k; // the first hash under it, at tree level 8·tileLevel

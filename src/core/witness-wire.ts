@@ -38,7 +38,8 @@ export function parseAddCheckpoint(body: string): AddCheckpointRequest {
   const [oldLine, ...proofLines] = body.slice(0, split).split('\n');
   const checkpoint = body.slice(split + 2);
   const m = /^old ([0-9]+)$/.exec(oldLine);
-  if (!m || !DECIMAL.test(m[1]) || !Number.isSafeInteger(Number(m[1]))) return { ok: false, error: 'the first line is not "old <size>" (a decimal with no leading zeroes)' };
+  if (!m || !DECIMAL.test(m[1]) || !Number.isSafeInteger(Number(m[1])))
+    return { ok: false, error: 'the first line is not "old <size>" (a decimal with no leading zeroes)' };
   if (proofLines.length > MAX_PROOF_LINES) return { ok: false, error: `more than ${MAX_PROOF_LINES} consistency proof lines` };
   const proof: Buffer[] = [];
   for (const line of proofLines) {

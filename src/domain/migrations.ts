@@ -22,7 +22,8 @@ export const CONTENT_SHA256_MIGRATION = 'content-sha256';
 const BATCH = 100;
 
 // A proposal stored before content binding: no hash, or a judgment without one.
-const needsContent = (p: ProposalRecord) => typeof p.contentSha256 !== 'string' || !p.contentBinding || p.judgments.some((j) => typeof j.contentSha256 !== 'string');
+const needsContent = (p: ProposalRecord) =>
+  typeof p.contentSha256 !== 'string' || !p.contentBinding || p.judgments.some((j) => typeof j.contentSha256 !== 'string');
 
 /**
  * Computes the contentSha256 of every proposal stored before content binding from the body it

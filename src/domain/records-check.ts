@@ -53,7 +53,9 @@ export async function checkRecords(store: Store): Promise<RecordsCheck> {
   let incidents = 0;
   for await (const [, i] of store.iterate(StoreIncidents)) {
     incidents++;
-    say(`at ${new Date(i.at).toISOString()} the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before then may be lost`);
+    say(
+      `at ${new Date(i.at).toISOString()} the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before then may be lost`,
+    );
   }
   return {
     ok: problems.length === 0,

@@ -95,9 +95,10 @@ export function loadAssets(root = packageRoot()): LoadedAssets {
 /** The encoding to send for an Accept-Encoding header: br, then gzip, else none. */
 export function encodingFor(acceptEncoding: string | undefined): 'br' | 'gzip' | null {
   const a = (acceptEncoding ?? '').toLowerCase();
-  const allows = (name: string) => a.split(',').some((part) => {
-    const [coding, ...params] = part.trim().split(';');
-    return coding.trim() === name && !params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p));
-  });
+  const allows = (name: string) =>
+    a.split(',').some((part) => {
+      const [coding, ...params] = part.trim().split(';');
+      return coding.trim() === name && !params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p));
+    });
   return allows('br') ? 'br' : allows('gzip') ? 'gzip' : null;
 }

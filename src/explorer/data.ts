@@ -94,7 +94,12 @@ const DECISIONS = new Set(['proposal.published', 'proposal.rejected', 'proposal.
  * Decided proposals, most recent decision first: the node's own log events (PROTOCOL 9.3), read
  * backwards through the log's kind index. The cursor is the log index to continue below.
  */
-export async function decidedProposals(store: Store, limit: number, before?: number, kind?: string): Promise<Page<ProposalRow & { decision: string; entryId: string }>> {
+export async function decidedProposals(
+  store: Store,
+  limit: number,
+  before?: number,
+  kind?: string,
+): Promise<Page<ProposalRow & { decision: string; entryId: string }>> {
   const prefix = 'kind:attestation.event.v1:';
   const items: Array<ProposalRow & { decision: string; entryId: string }> = [];
   let upper = before === undefined ? `${prefix}\uffff` : `${prefix}${seqKey(before)}`;
@@ -119,7 +124,12 @@ export async function decidedProposals(store: Store, limit: number, before?: num
 export async function entriesNewestFirst(store: Store, limit: number, before?: number, by: { kind?: string; agent?: string } = {}): Promise<Page<LogEntry>> {
   const prefix = by.kind ? `kind:${by.kind}:` : by.agent ? `agent:${by.agent}:` : null;
   if (prefix) {
-    const refs = await store.list(LogIndex, { gte: prefix, lt: before === undefined ? `${prefix}\uffff` : `${prefix}${seqKey(before)}`, reverse: true, limit: limit + 1 });
+    const refs = await store.list(LogIndex, {
+      gte: prefix,
+      lt: before === undefined ? `${prefix}\uffff` : `${prefix}${seqKey(before)}`,
+      reverse: true,
+      limit: limit + 1,
+    });
     const items: LogEntry[] = [];
     for (const [, ref] of refs.slice(0, limit)) {
       const e = await store.get(LogEntries, seqKey(ref.seq));

@@ -16,7 +16,19 @@ import { Counts } from './data.js';
 import { FORM_BYTES, formFields, parseFormStrict } from './form.js';
 import type { Assets, Section } from './layout.js';
 import { errorPage } from './pages/error.js';
-import { agentRoutes, homeRoute, logRoutes, proofsRoute, proposalRoutes, searchRoute, tags, traverseRoutes, treeRoutes, verifyRoute, type Pages } from './routes.js';
+import {
+  agentRoutes,
+  homeRoute,
+  logRoutes,
+  proofsRoute,
+  proposalRoutes,
+  searchRoute,
+  tags,
+  traverseRoutes,
+  treeRoutes,
+  verifyRoute,
+  type Pages,
+} from './routes.js';
 
 export interface ExplorerOptions {
   /** The explorer pages' own policy (app.ts), computed once with helmet like the API's. */
@@ -54,8 +66,13 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
 /** The built files, read once; the pages read without them, so what is missing or altered is only warned of. */
 function builtFiles(app: FastifyInstance): LoadedAssets {
   const assets = loadAssets();
-  if (assets.missing.length) app.log.warn({ missing: assets.missing }, 'explorer: built files missing (npm run build makes them); pages are served without them');
-  if (assets.altered.length) app.log.warn({ altered: assets.altered }, "explorer: files changed since the build recorded their integrity (dist/explorer/integrity.json): browsers will refuse them; reinstall the package");
+  if (assets.missing.length)
+    app.log.warn({ missing: assets.missing }, 'explorer: built files missing (npm run build makes them); pages are served without them');
+  if (assets.altered.length)
+    app.log.warn(
+      { altered: assets.altered },
+      'explorer: files changed since the build recorded their integrity (dist/explorer/integrity.json): browsers will refuse them; reinstall the package',
+    );
   return assets;
 }
 
@@ -98,8 +115,18 @@ function pageErrors(app: FastifyInstance, urls: Assets) {
     if (status >= 500) request.log.error({ err: error }, 'explorer page failed');
     if (status === 429 && se?.extra.retryAfter) reply.header('retry-after', String(Math.max(1, Math.ceil(Number(se.extra.retryAfter)))));
     const message = status >= 500 ? `The node failed to build this page (request ${request.id}).` : (error as Error).message;
-    const errors = (se?.extra.errors as Array<{ field: string; reason: string }> | undefined) ?? (error as { validation?: Array<{ instancePath: string; message?: string }> }).validation?.map((v) => ({ field: v.instancePath.replace(/^\//, '') || 'query', reason: v.message ?? 'invalid' })) ?? [];
-    return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(errorPage(status, message, errors, urls, request.routeOptions.config?.section));
+    const errors =
+      (se?.extra.errors as Array<{ field: string; reason: string }> | undefined) ??
+      (error as { validation?: Array<{ instancePath: string; message?: string }> }).validation?.map((v) => ({
+        field: v.instancePath.replace(/^\//, '') || 'query',
+        reason: v.message ?? 'invalid',
+      })) ??
+      [];
+    return reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(errorPage(status, message, errors, urls, request.routeOptions.config?.section));
   });
 }
 
@@ -113,7 +140,13 @@ function assetRoute(app: FastifyInstance, assets: LoadedAssets) {
         summary: "The explorer's stylesheet and scripts (named by their hash, cached for a year)",
         tags,
         params: Type.Object({ file: Type.String({ maxLength: 100 }) }),
-        response: { 200: { description: 'The file (brotli or gzip when accepted).', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } }, 304: { description: 'Not modified.', type: 'null' } },
+        response: {
+          200: {
+            description: 'The file (brotli or gzip when accepted).',
+            content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } },
+          },
+          304: { description: 'Not modified.', type: 'null' },
+        },
       },
       config: { errors: ['not_found'] },
     },

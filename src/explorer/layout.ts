@@ -79,7 +79,8 @@ export function hash(h: string | null | undefined, keep = 12): Html {
 /** A whole value in code, wrapping anywhere (keys, DIDs, notes). */
 export const code = (s: string): Html => html`<code class="wrap">${s}</code>`;
 
-export const agentLink = (tag: string | null | undefined): Html => (tag ? html`<a href="/explore/agents/${tag}"><code>${tag}</code></a>` : html`<span class="muted">anonymous</span>`);
+export const agentLink = (tag: string | null | undefined): Html =>
+  tag ? html`<a href="/explore/agents/${tag}"><code>${tag}</code></a>` : html`<span class="muted">anonymous</span>`;
 
 export const proposalLink = (id: string, text?: string): Html => html`<a href="/explore/proposals/${id}">${text ?? html`<code>${id}</code>`}</a>`;
 
@@ -97,7 +98,7 @@ export const badge = (text: string, kind = text): Html => html`<span class="badg
  * A verification state the page script fills in. Without the script it says where the check
  * runs instead, never that something holds.
  */
-export function verifyState(attrs: Html, label: unknown = "verify"): Html {
+export function verifyState(attrs: Html, label: unknown = 'verify'): Html {
   return html`<span class="v" data-state="off" ${attrs} aria-live="polite"><span class="v-label">${label}:</span> <span class="v-text">checked in your browser (needs JavaScript) or offline with akas verify</span></span>`;
 }
 

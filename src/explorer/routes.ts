@@ -42,7 +42,15 @@ export function homeRoute({ app, urls, counts }: Pages) {
   const ctx = app.akas;
   app.get(
     '/',
-    { schema: { operationId: 'explorerHome', summary: "The explorer's home page: the node's identity, counts, latest checkpoint, recent decisions and attestations", tags, response: Page('The home page.') }, config: { section: 'home' } },
+    {
+      schema: {
+        operationId: 'explorerHome',
+        summary: "The explorer's home page: the node's identity, counts, latest checkpoint, recent decisions and attestations",
+        tags,
+        response: Page('The home page.'),
+      },
+      config: { section: 'home' },
+    },
     async (request, reply) => {
       const [descriptor, board, head, cp, decided, recent, c] = await Promise.all([
         api<HomeData['descriptor']>(app, request, '/.well-known/akas.json'),
@@ -53,7 +61,14 @@ export function homeRoute({ app, urls, counts }: Pages) {
         entriesNewestFirst(ctx.store, 15),
         counts.get(),
       ]);
-      const data: HomeData = { origin: originOf(request), descriptor, counts: { ...c, agents: board.total, entries: head.size }, checkpoint: cp ?? null, decisions: decided.items, entries: recent.items };
+      const data: HomeData = {
+        origin: originOf(request),
+        descriptor,
+        counts: { ...c, agents: board.total, entries: head.size },
+        checkpoint: cp ?? null,
+        decisions: decided.items,
+        entries: recent.items,
+      };
       return send(reply, homePage(data, urls));
     },
   );
@@ -110,8 +125,19 @@ export function treeRoutes({ app, urls }: Pages) {
     const [shape, targets] = await Promise.all([shapeOf(app, node), branchTargets(app, request, node)]);
     return send(reply, treePage({ node, level: q.level ?? 'core', versionAsked: q.version, shape, targets, read }, urls));
   }
-  app.get('/explore/tree', { schema: { operationId: 'explorerTreeRoot', summary: 'The root of the knowledge tree, as a page', tags, querystring: TreeQuery, response: Page('The root node.') }, config: { section: 'tree', errors: ['not_found'] } }, (request, reply) =>
-    tree(request, reply, '/'),
+  app.get(
+    '/explore/tree',
+    {
+      schema: {
+        operationId: 'explorerTreeRoot',
+        summary: 'The root of the knowledge tree, as a page',
+        tags,
+        querystring: TreeQuery,
+        response: Page('The root node.'),
+      },
+      config: { section: 'tree', errors: ['not_found'] },
+    },
+    (request, reply) => tree(request, reply, '/'),
   );
   app.get(
     '/explore/tree/*',
@@ -129,7 +155,8 @@ export function treeRoutes({ app, urls }: Pages) {
     (request, reply) => {
       const rest = (request.params as { '*': string })['*'];
       const path = '/' + rest.split('/').filter(Boolean).join('/');
-      if (!/^(\/[a-z0-9][a-z0-9-]*)+$|^\/$/.test(path) || path.length > 200) throw new ServiceError('not_found', `Not a tree path: ${path}.`, { field: 'path' });
+      if (!/^(\/[a-z0-9][a-z0-9-]*)+$|^\/$/.test(path) || path.length > 200)
+        throw new ServiceError('not_found', `Not a tree path: ${path}.`, { field: 'path' });
       return tree(request, reply, path);
     },
   );
@@ -144,7 +171,11 @@ export function searchRoute({ app, urls }: Pages) {
         operationId: 'explorerSearch',
         summary: 'Search the knowledge tree, as a page (matches highlighted, kind filters)',
         tags,
-        querystring: Type.Object({ q: Type.Optional(Type.String({ maxLength: 200 })), kind: KindOf(NODE_KINDS), cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })) }),
+        querystring: Type.Object({
+          q: Type.Optional(Type.String({ maxLength: 200 })),
+          kind: KindOf(NODE_KINDS),
+          cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+        }),
         response: Page('The search page with its hits.'),
       },
       config: { section: 'search' },
@@ -175,7 +206,11 @@ export function proposalRoutes({ app, urls }: Pages) {
         operationId: 'explorerProposals',
         summary: 'Pending and decided proposals, as a page',
         tags,
-        querystring: Type.Object({ status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('decided')])), kind: KindOf(PROPOSAL_KINDS), before: Cursor }),
+        querystring: Type.Object({
+          status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('decided')])),
+          kind: KindOf(PROPOSAL_KINDS),
+          before: Cursor,
+        }),
         response: Page('A page of proposals.'),
       },
       config: { section: 'proposals' },
@@ -193,7 +228,16 @@ export function proposalRoutes({ app, urls }: Pages) {
   );
   app.get(
     '/explore/proposals/:id',
-    { schema: { operationId: 'explorerProposal', summary: 'A proposal with its judgments and decision, as a page', tags, params: IdParams, response: Page('The proposal.') }, config: { section: 'proposals', errors: ['not_found'] } },
+    {
+      schema: {
+        operationId: 'explorerProposal',
+        summary: 'A proposal with its judgments and decision, as a page',
+        tags,
+        params: IdParams,
+        response: Page('The proposal.'),
+      },
+      config: { section: 'proposals', errors: ['not_found'] },
+    },
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const p = await api<ProposalDetail>(app, request, `/api/knowledge/proposals/${encodeURIComponent(id)}`);
@@ -209,7 +253,13 @@ export function agentRoutes({ app, urls }: Pages) {
   app.get(
     '/explore/agents',
     {
-      schema: { operationId: 'explorerAgents', summary: 'The leaderboard, as a page', tags, querystring: Type.Object({ cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })) }), response: Page('The leaderboard.') },
+      schema: {
+        operationId: 'explorerAgents',
+        summary: 'The leaderboard, as a page',
+        tags,
+        querystring: Type.Object({ cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })) }),
+        response: Page('The leaderboard.'),
+      },
       config: { section: 'agents' },
     },
     async (request, reply) => {
@@ -221,7 +271,14 @@ export function agentRoutes({ app, urls }: Pages) {
   app.get(
     '/explore/agents/:tag',
     {
-      schema: { operationId: 'explorerAgent', summary: "An agent's public profile, as a page", tags, params: Type.Object({ tag: Type.String({ maxLength: 64 }) }), querystring: Type.Object({ before: Cursor }), response: Page('The profile.') },
+      schema: {
+        operationId: 'explorerAgent',
+        summary: "An agent's public profile, as a page",
+        tags,
+        params: Type.Object({ tag: Type.String({ maxLength: 64 }) }),
+        querystring: Type.Object({ before: Cursor }),
+        response: Page('The profile.'),
+      },
       config: { section: 'agents', errors: ['not_found'] },
     },
     async (request, reply) => {
@@ -242,14 +299,27 @@ export function logRoutes({ app, urls }: Pages) {
   app.get(
     '/explore/log',
     {
-      schema: { operationId: 'explorerLog', summary: 'The log: checkpoints over time and entries by kind, as a page', tags, querystring: Type.Object({ kind: KindOf(logKinds), before: Cursor }), response: Page('The log.') },
+      schema: {
+        operationId: 'explorerLog',
+        summary: 'The log: checkpoints over time and entries by kind, as a page',
+        tags,
+        querystring: Type.Object({ kind: KindOf(logKinds), before: Cursor }),
+        response: Page('The log.'),
+      },
       config: { section: 'log' },
     },
     async (request, reply) => {
       const q = request.query as { kind?: string; before?: string };
       const kind = q.kind || undefined;
-      const [head, cps, list] = await Promise.all([ctx.log.head(), checkpoints(ctx.store, 60), entriesNewestFirst(ctx.store, PER_PAGE, q.before ? Number(q.before) : undefined, { kind })]);
-      return send(reply, logPage({ size: head.size, checkpoints: cps, entries: list.items, next: list.next, kind, kinds: logKinds, paged: Boolean(q.before) }, urls));
+      const [head, cps, list] = await Promise.all([
+        ctx.log.head(),
+        checkpoints(ctx.store, 60),
+        entriesNewestFirst(ctx.store, PER_PAGE, q.before ? Number(q.before) : undefined, { kind }),
+      ]);
+      return send(
+        reply,
+        logPage({ size: head.size, checkpoints: cps, entries: list.items, next: list.next, kind, kinds: logKinds, paged: Boolean(q.before) }, urls),
+      );
     },
   );
   app.get(
@@ -275,7 +345,16 @@ export function logRoutes({ app, urls }: Pages) {
   );
   app.get(
     '/explore/log/:id',
-    { schema: { operationId: 'explorerEntry', summary: 'A log entry with its inclusion proof, as a page', tags, params: IdParams, response: Page('The entry.') }, config: { section: 'log', errors: ['not_found'] } },
+    {
+      schema: {
+        operationId: 'explorerEntry',
+        summary: 'A log entry with its inclusion proof, as a page',
+        tags,
+        params: IdParams,
+        response: Page('The entry.'),
+      },
+      config: { section: 'log', errors: ['not_found'] },
+    },
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const doc = await api<EntryData['doc']>(app, request, `/api/attestations/${encodeURIComponent(id)}`);
@@ -286,10 +365,22 @@ export function logRoutes({ app, urls }: Pages) {
 
 /** GET /explore/verify: the page that checks what a reader drops or pastes, with the node's keys as defaults. */
 export function verifyRoute({ app, urls }: Pages) {
-  app.get('/explore/verify', { schema: { operationId: 'explorerVerify', summary: 'Check a credential, a bundle, a log proof or a file in the browser', tags, response: Page('The verify page.') }, config: { section: 'verify' } }, async (request, reply) => {
-    const d = await api<{ issuer: { did: string }; log: { verifierKey: string } }>(app, request, '/.well-known/akas.json');
-    return send(reply, verifyPage({ issuer: d.issuer.did, logKey: d.log.verifierKey }, urls));
-  });
+  app.get(
+    '/explore/verify',
+    {
+      schema: {
+        operationId: 'explorerVerify',
+        summary: 'Check a credential, a bundle, a log proof or a file in the browser',
+        tags,
+        response: Page('The verify page.'),
+      },
+      config: { section: 'verify' },
+    },
+    async (request, reply) => {
+      const d = await api<{ issuer: { did: string }; log: { verifierKey: string } }>(app, request, '/.well-known/akas.json');
+      return send(reply, verifyPage({ issuer: d.issuer.did, logKey: d.log.verifierKey }, urls));
+    },
+  );
 }
 
 /** POST /explore/traverse (the node page's walk form, answered 303) and GET /explore/traversals/:id. */
@@ -310,15 +401,29 @@ export function traverseRoutes({ app, urls }: Pages) {
     async (request, reply) => {
       const body = request.body as Record<string, unknown>;
       const inputs = walkInputs(body);
-      const res = await innerCall(app, { method: 'POST', url: '/api/knowledge/dg/traverse', headers: { host: request.headers.host ?? '127.0.0.1' }, ip: request.ip, payload: JSON.stringify({ path: String(body.path), inputs }) });
+      const res = await innerCall(app, {
+        method: 'POST',
+        url: '/api/knowledge/dg/traverse',
+        headers: { host: request.headers.host ?? '127.0.0.1' },
+        ip: request.ip,
+        payload: JSON.stringify({ path: String(body.path), inputs }),
+      });
       const answer = JSON.parse(res.body) as { traversalId?: string; code?: string; error?: string; errors?: unknown };
-      if (res.statusCode !== 200 || !answer.traversalId) throw new ServiceError((answer.code as never) ?? 'validation_failed', answer.error ?? 'The graph could not be walked.', answer.errors ? { errors: answer.errors } : {});
+      if (res.statusCode !== 200 || !answer.traversalId)
+        throw new ServiceError(
+          (answer.code as never) ?? 'validation_failed',
+          answer.error ?? 'The graph could not be walked.',
+          answer.errors ? { errors: answer.errors } : {},
+        );
       return reply.code(303).header('location', `/explore/traversals/${answer.traversalId}`).send();
     },
   );
   app.get(
     '/explore/traversals/:id',
-    { schema: { operationId: 'explorerTraversal', summary: 'A walk of a decision graph, as a page', tags, params: IdParams, response: Page('The traversal.') }, config: { section: 'tree', errors: ['not_found'] } },
+    {
+      schema: { operationId: 'explorerTraversal', summary: 'A walk of a decision graph, as a page', tags, params: IdParams, response: Page('The traversal.') },
+      config: { section: 'tree', errors: ['not_found'] },
+    },
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const t = await api<TraversalData>(app, request, `/api/knowledge/dg/traversals/${encodeURIComponent(id)}`);
@@ -336,10 +441,24 @@ export function proofsRoute({ app }: Pages) {
         operationId: 'explorerProofs',
         summary: 'Log entries with their inclusion proofs, several at once (what an explorer page checks in the browser)',
         tags,
-        querystring: Type.Object({ ids: Type.String({ pattern: '^att_[0-9a-f]{16}(,att_[0-9a-f]{16}){0,49}$', description: 'Up to 50 attestation ids, comma-separated.' }) }),
+        querystring: Type.Object({
+          ids: Type.String({ pattern: '^att_[0-9a-f]{16}(,att_[0-9a-f]{16}){0,49}$', description: 'Up to 50 attestation ids, comma-separated.' }),
+        }),
         response: {
           200: Type.Object(
-            { items: Type.Array(Type.Object({ entry: Type.Object({}, { additionalProperties: true }), inclusion: Type.Object({}, { additionalProperties: true }), checkpoint: Type.String() }, { additionalProperties: true })), missing: Type.Array(Type.String()) },
+            {
+              items: Type.Array(
+                Type.Object(
+                  {
+                    entry: Type.Object({}, { additionalProperties: true }),
+                    inclusion: Type.Object({}, { additionalProperties: true }),
+                    checkpoint: Type.String(),
+                  },
+                  { additionalProperties: true },
+                ),
+              ),
+              missing: Type.Array(Type.String()),
+            },
             { additionalProperties: false, description: 'Each entry as GET /api/attestations/{id} answers it; ids the log does not hold in missing.' },
           ),
         },

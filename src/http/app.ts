@@ -129,7 +129,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout: config.requestTimeoutMs,
     // requireHostHeader false: an HTTP/1.1 request without Host reaches the hook below and gets
     // the error envelope, where Node's own check answers an empty 400.
-    http: { headersTimeout: Math.min(60_000, config.requestTimeoutMs), connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))), requireHostHeader: false },
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
+      requireHostHeader: false,
+    },
     trustProxy: proxyTrust(config.trustProxy),
     requestIdHeader: false,
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
@@ -151,7 +155,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     const raw = request.raw;
     if (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && raw.headers.host === undefined) {
       reply.header('connection', 'close');
-      return done(new ServiceError('bad_request', 'An HTTP/1.1 request carries a Host header (RFC 9112 section 3.2); this one has none.', { hint: "Send Host: with the node's host and port, as every HTTP/1.1 client does." }));
+      return done(
+        new ServiceError('bad_request', 'An HTTP/1.1 request carries a Host header (RFC 9112 section 3.2); this one has none.', {
+          hint: "Send Host: with the node's host and port, as every HTTP/1.1 client does.",
+        }),
+      );
     }
     done();
   });
@@ -175,14 +183,18 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const tiles = new LogTileReader(ctx.store, log);
   // Witness rounds run beside the log, never in an append's path (PROTOCOL 9.9).
   const witnesses = config.witnesses.length
-    ? new WitnessClient(log, config.witnesses, ctx.clock, { timeoutMs: config.witnessTimeoutMs, onError: (e) => app.log.error({ err: e }, 'witness round failed') })
+    ? new WitnessClient(log, config.witnesses, ctx.clock, {
+        timeoutMs: config.witnessTimeoutMs,
+        onError: (e) => app.log.error({ err: e }, 'witness round failed'),
+      })
     : undefined;
   // Security headers on every answer, JSON and HTML alike, errors included (registered before
   // the caller hook, whose 401 and 429 answers carry them too): security-headers.ts.
   registerSecurityHeaders(app, nodeHelmetOptions(config.publicUrl));
   const routes: RouteSummary[] = [];
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url, config: (r.config ?? {}) as FastifyContextConfig, hasSchema: Boolean(r.schema) });
+    for (const method of [r.method].flat())
+      if (method !== 'HEAD') routes.push({ method, url: r.url, config: (r.config ?? {}) as FastifyContextConfig, hasSchema: Boolean(r.schema) });
   });
   app.decorate('akas', { ...ctx, appConfig: config, buckets, log, tiles, witnesses, routes });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
@@ -194,7 +206,10 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('onSend', (request, reply, payload, done) => {
     if (tenantMisconfigured(request)) {
-      reply.header('warning', '299 akas "X-Proxy-Tenant-Id without X-Idempotency-Inherit-Tenant-Id or X-Idempotency-Tenant-Suffix-Apikey: idempotency caches are not isolated per tenant"');
+      reply.header(
+        'warning',
+        '299 akas "X-Proxy-Tenant-Id without X-Idempotency-Inherit-Tenant-Id or X-Idempotency-Tenant-Suffix-Apikey: idempotency caches are not isolated per tenant"',
+      );
     }
     done(null, payload);
   });
@@ -218,7 +233,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   if (config.witnessFor?.logs.length) {
     const { Witness } = await import('../witness/index.js');
     const { witnessRoutes } = await import('./routes/witness.js');
-    await app.register(witnessRoutes, { witness: new Witness({ store: ctx.store, clock: ctx.clock, key: config.witnessFor.key, logs: config.witnessFor.logs }) });
+    await app.register(witnessRoutes, {
+      witness: new Witness({ store: ctx.store, clock: ctx.clock, key: config.witnessFor.key, logs: config.witnessFor.logs }),
+    });
   }
   // The explorer's pages (issue 25) at / and /explore/...: their own policy, stricter in what it
   // lets run than a page needs and no looser than the API's anywhere else: scripts and styles

@@ -23,7 +23,9 @@ export interface BundleCasRef extends NamedHash {
 
 /** The sha256 values a proposal's content names (src/core/content.ts, so the verifier derives the same list). */
 export function casRefs(p: ProposalRecord, origin?: string): BundleCasRef[] {
-  return hashesNamedBy(proposalContent(p.kind, p.payload)).map((ref) => (ref.role === 'artifact' ? { ...ref, platformVerified: casHashOfUri(ref.uri!, origin) === ref.sha256 } : ref));
+  return hashesNamedBy(proposalContent(p.kind, p.payload)).map((ref) =>
+    ref.role === 'artifact' ? { ...ref, platformVerified: casHashOfUri(ref.uri!, origin) === ref.sha256 } : ref,
+  );
 }
 
 /**

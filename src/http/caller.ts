@@ -43,7 +43,10 @@ export function clientKey(ip: string): string {
   const groups = ipv6Groups(ip);
   if (!groups) return ip;
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return `${groups[6] >> 8}.${groups[6] & 255}.${groups[7] >> 8}.${groups[7] & 255}`;
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /**
@@ -158,10 +161,12 @@ function agentCache(ctx: Ctx) {
  */
 export function bucketOf(caller: Caller): { key: string; scope: 'per-bearer' | 'per-ip' } {
   const agent = caller.agent;
-  return agent !== undefined && agent.calibration.score !== null ? { key: `agent:${agent.tag}`, scope: 'per-bearer' } : { key: `ip:${caller.ip}`, scope: 'per-ip' };
+  return agent !== undefined && agent.calibration.score !== null
+    ? { key: `agent:${agent.tag}`, scope: 'per-bearer' }
+    : { key: `ip:${caller.ip}`, scope: 'per-ip' };
 }
 
-const UNCALIBRATED_NOTE = 'An agent draws from its IP address\'s bucket until it calibrates (GET /api/agent/v1/calibrate), then from its own.';
+const UNCALIBRATED_NOTE = "An agent draws from its IP address's bucket until it calibrates (GET /api/agent/v1/calibrate), then from its own.";
 
 export function registerCaller(app: FastifyInstance, ctx: Ctx, buckets: TokenBuckets) {
   app.decorateRequest('caller', null as unknown as Caller);

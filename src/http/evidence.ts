@@ -29,7 +29,10 @@ export interface Evidence {
 
 /** The proposal.published event of a proposal, appending what waits in the outbox first if it is not found. */
 async function publicationEntry(log: TransparencyLog, proposalId: string) {
-  const find = async () => (await log.byIndex(`proposal:${proposalId}:`, 1000)).find((e) => e.kind === EVENT_KIND && e.body.event === 'proposal.published' && e.body.proposalId === proposalId);
+  const find = async () =>
+    (await log.byIndex(`proposal:${proposalId}:`, 1000)).find(
+      (e) => e.kind === EVENT_KIND && e.body.event === 'proposal.published' && e.body.proposalId === proposalId,
+    );
   const found = await find();
   if (found) return found;
   await log.drain();
@@ -56,7 +59,11 @@ async function provenPublication(log: TransparencyLog, proposalId: string): Prom
   let cp = await log.latestCheckpoint();
   if (!cp || cp.size <= entry.seq) cp = await log.checkpoint();
   const proof = await log.inclusion(entry.seq, cp.size);
-  const proven: Proven = { id: entry.id, entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) } };
+  const proven: Proven = {
+    id: entry.id,
+    entry: entryView(entry),
+    inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) },
+  };
   kept.set(proposalId, proven);
   return { proven, checkpoint: cp.note };
 }

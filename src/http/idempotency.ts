@@ -79,7 +79,8 @@ export function idempotencyCaller(request: FastifyRequest): string {
   // Either opt-in isolates the tenant (failing safe: tenants behind one proxy IP must never
   // replay each other's register or recover answers, which hold secrets). Only the opt-in
   // that fits the caller silences the Warning 299 (tenantMisconfigured), as PROTOCOL 1.6 says.
-  const isolate = tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
+  const isolate =
+    tenant !== undefined && (header(request, 'x-idempotency-tenant-suffix-apikey') === '1' || header(request, 'x-idempotency-inherit-tenant-id') === '1');
   const keyHash = request.caller?.agent?.apiKeyHash;
   if (keyHash) return isolate ? `key:${keyHash}|tenant:${tenant}` : `key:${keyHash}`;
   if (isolate) return `ip:${request.caller.ip}|tenant:${tenant}|hint:${header(request, 'x-idempotency-caller-hint') ?? ''}`;
@@ -153,10 +154,14 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
       }
       const proof = secrets?.bodyProof;
       if (proof && (typeof request.body !== 'object' || request.body === null || (request.body as Record<string, unknown>)[proof] === undefined)) {
-        throw new ServiceError('idempotency_conflict', 'This Idempotency-Key was already used from this address for the same request; its answer holds secrets shown once, and a request that cannot show it sent the first one does not get them.', {
-          field: 'Idempotency-Key',
-          hint: `Use a fresh Idempotency-Key. A request carrying your own ${proof} (and its proof) is bound to you: its replay is answered in full (PROTOCOL 1.5, 2.10).`,
-        });
+        throw new ServiceError(
+          'idempotency_conflict',
+          'This Idempotency-Key was already used from this address for the same request; its answer holds secrets shown once, and a request that cannot show it sent the first one does not get them.',
+          {
+            field: 'Idempotency-Key',
+            hint: `Use a fresh Idempotency-Key. A request carrying your own ${proof} (and its proof) is bound to you: its replay is answered in full (PROTOCOL 1.5, 2.10).`,
+          },
+        );
       }
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(cached.iv, 'base64'));
       decipher.setAuthTag(Buffer.from(cached.tag, 'base64'));

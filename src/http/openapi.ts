@@ -38,7 +38,11 @@ const TAGS = [
 
 const IDEMPOTENCY_HEADERS = {
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, description: 'Same key, same caller, same surface within 24 h: the first answer again, nothing changes (PROTOCOL 1.5).' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'Same key, same caller, same surface within 24 h: the first answer again, nothing changes (PROTOCOL 1.5).',
+    }),
   ),
   'x-proxy-tenant-id': Type.Optional(Type.String({ description: 'The tenant of a shared proxy (PROTOCOL 1.6).' })),
   'x-idempotency-inherit-tenant-id': Type.Optional(Type.Literal('1', { description: 'Isolate the idempotency cache of unauthenticated callers per tenant.' })),

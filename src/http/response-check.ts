@@ -25,7 +25,11 @@ declare module 'fastify' {
 }
 
 /** The media type of a content-type header, lowercased. */
-const mediaOf = (ct: unknown) => String(ct ?? '').split(';')[0].trim().toLowerCase();
+const mediaOf = (ct: unknown) =>
+  String(ct ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
 
 export function registerResponseCheck(app: FastifyInstance) {
   const ajv = createAjv('response');

@@ -31,7 +31,11 @@ export const ErrorEnvelope = Type.Object(
     errorCount: Type.Optional(ErrorCount),
     recovery: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
-  { $id: 'ErrorEnvelope', additionalProperties: true, description: 'A refusal (PROTOCOL 1.3); further fields carry the facts of the refusal (required, balance, tier, signingPayload, ...).' },
+  {
+    $id: 'ErrorEnvelope',
+    additionalProperties: true,
+    description: 'A refusal (PROTOCOL 1.3); further fields carry the facts of the refusal (required, balance, tier, signingPayload, ...).',
+  },
 );
 
 export const ValidationError = Type.Object(
@@ -82,7 +86,11 @@ export const Problem = Type.Object(
     code: Type.Literal('rate_limited'),
     retryAfter: Type.Optional(Type.Number({ description: 'Seconds to wait (also the Retry-After header).' })),
     hint: Type.Optional(Hint),
-    scope: Type.Optional(Type.String({ enum: ['per-bearer', 'per-ip', 'per-ip-per-day', 'per-apikey-per-day', 'per-agent-per-day', 'event-streams-per-client', 'event-streams-per-node'] })),
+    scope: Type.Optional(
+      Type.String({
+        enum: ['per-bearer', 'per-ip', 'per-ip-per-day', 'per-apikey-per-day', 'per-agent-per-day', 'event-streams-per-client', 'event-streams-per-node'],
+      }),
+    ),
     cap: Type.Optional(Type.Integer({ description: 'The daily cap: requests, or bytes for the content-store quota (unit: "bytes").' })),
     used: Type.Optional(Type.Integer({ description: 'Content-store quota: bytes taken today.' })),
     requested: Type.Optional(Type.Integer({ description: 'Content-store quota: the bytes of the refused upload (as declared, or as far as it got).' })),

@@ -153,7 +153,10 @@ export async function checkNode(opts: StoreOptions | string, onProgress?: (entri
 
 /** Addresses only this machine can reach: every client of a node listening on one has the same IP. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || /^::ffff:127(\.\d{1,3}){3}$/.test(h);
 }
 
@@ -175,7 +178,9 @@ export function sameIpPolicy(opts: { host: string; trustProxy: boolean; allowSam
   }
   return {
     enforced: true,
-    reason: opts.trustProxy ? 'on: one judge per client IP for each proposal (the IP read from X-Forwarded-For, --trust-proxy)' : `on: one judge per client IP for each proposal (listening on ${opts.host})`,
+    reason: opts.trustProxy
+      ? 'on: one judge per client IP for each proposal (the IP read from X-Forwarded-For, --trust-proxy)'
+      : `on: one judge per client IP for each proposal (listening on ${opts.host})`,
   };
 }
 
@@ -330,11 +335,17 @@ export async function startNode(opts: StartOptions) {
     store.health?.onChange((s, error) =>
       s.ok
         ? log.warn({ storage: s }, 'storage: writes are accepted again')
-        : log.error({ storage: s, err: error }, `storage failed (${s.cause}): every write is refused with 503 storage_unavailable until a probe write succeeds. ${s.action}`),
+        : log.error(
+            { storage: s, err: error },
+            `storage failed (${s.cause}): every write is refused with 503 storage_unavailable until a probe write succeeds. ${s.action}`,
+          ),
     ) ?? (() => undefined);
   for (const i of (store as Partial<LevelStore>).incidents ?? []) {
     {
-      log.error({ incident: i }, `the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before may be lost; \`akas log check\` reports it`);
+      log.error(
+        { incident: i },
+        `the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before may be lost; \`akas log check\` reports it`,
+      );
     }
   }
   let resolveClosed!: () => void;
@@ -359,7 +370,14 @@ export async function startNode(opts: StartOptions) {
     /** The origin the node's documents name (PROTOCOL 11.1): --public-url, else the listen address. */
     publicUrl: opts.config.publicUrl?.replace(/\/$/, '') ?? listenOrigin(app.server.address()) ?? address,
     dataDir: location,
-    calibration: { source: calibration.source, dir: calibration.dir, demoReason: calibration.demoReason, questions: calibration.pools.A.length + calibration.pools.B.length, challenges: calibration.bank.normal.length, decoys: calibration.bank.decoys.length },
+    calibration: {
+      source: calibration.source,
+      dir: calibration.dir,
+      demoReason: calibration.demoReason,
+      questions: calibration.pools.A.length + calibration.pools.B.length,
+      challenges: calibration.bank.normal.length,
+      decoys: calibration.bank.decoys.length,
+    },
     shared: store.shared === true,
     issuerDid: keys.issuer.did,
     logKey: keys.log.verifierKey,

@@ -135,7 +135,8 @@ export async function copyStore(opts: CopyOptions): Promise<CopyReport> {
       s.target = counts.get(s.space) ?? 0;
       if (s.target !== s.source) problems.push(`${s.space}: ${s.source} entries in the source, ${s.target} in the target`);
     }
-    for (const [name, n] of counts) if (name !== KEYS_SPACE && !spaces.some((s) => s.space === name)) problems.push(`${name}: ${n} entries in the target, none in the source`);
+    for (const [name, n] of counts)
+      if (name !== KEYS_SPACE && !spaces.some((s) => s.space === name)) problems.push(`${name}: ${n} entries in the target, none in the source`);
     for await (const _ of into.list()) blobs.target++;
     if (blobs.target !== blobs.source) problems.push(`blobs: ${blobs.source} in the source, ${blobs.target} in the target`);
     const ledger = await checkLedger(target);

@@ -37,16 +37,23 @@ const CAUSES: Array<[StorageCause, string[], RegExp]> = [
   ['io_error', ['EIO', '58030'], /input\/output error|i\/o error/i],
   ['permission_denied', ['EACCES', 'EPERM'], /permission denied|operation not permitted/i],
   // PostgreSQL gone, restarting or unreachable (SQLSTATE classes 08 and 57P, the driver's own words).
-  ['unavailable', ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'], /connection terminated|connection refused|not queryable|the database system is (starting up|shutting down|in recovery)|terminating connection/i],
+  [
+    'unavailable',
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'],
+    /connection terminated|connection refused|not queryable|the database system is (starting up|shutting down|in recovery)|terminating connection/i,
+  ],
 ];
 
 const ACTIONS: Record<StorageCause, string> = {
   disk_full: 'Free space on the disk that holds the data folder (or raise the quota); the node retries every second and accepts writes again by itself.',
-  read_only: 'Make the data folder writable again (remount the file system read-write, check the disk: a file system turns read-only after errors); the node retries every second and accepts writes again by itself.',
-  io_error: 'The disk reported an I/O error: check it (dmesg, smartctl) before anything else; the node retries every second and accepts writes again once writes succeed.',
-  permission_denied: 'Give the user running akas write access to the data folder and everything in it; the node retries every second and accepts writes again by itself.',
+  read_only:
+    'Make the data folder writable again (remount the file system read-write, check the disk: a file system turns read-only after errors); the node retries every second and accepts writes again by itself.',
+  io_error:
+    'The disk reported an I/O error: check it (dmesg, smartctl) before anything else; the node retries every second and accepts writes again once writes succeed.',
+  permission_denied:
+    'Give the user running akas write access to the data folder and everything in it; the node retries every second and accepts writes again by itself.',
   unavailable: 'Bring the database back (is PostgreSQL running, reachable, with space left?); the node reconnects by itself.',
-  failed: 'Look at the node\'s log for the error; the node retries every second and accepts writes again once a write succeeds.',
+  failed: "Look at the node's log for the error; the node retries every second and accepts writes again once a write succeeds.",
 };
 
 /**

@@ -7,7 +7,17 @@ export { space } from './types.js';
 export { openLevelStore, LevelStore, StoreIncidents, StoreInUseError, walDrops, type WalIncident } from './level.js';
 export { StorageHealth, storageCause, storageDetail, storageUnavailable, type StorageCause, type StorageStatus } from './health.js';
 export { openTempStore } from './testing.js';
-export { loadOrCreateNodeKeys, checkLogOrigin, writePrivateFile, rotateNodeKeys, readNodeKeyMaterial, assertPrivateMode, assertPrivateFolder, NodeKeysError, NODE_KEYS_FILE } from './node-keys.js';
+export {
+  loadOrCreateNodeKeys,
+  checkLogOrigin,
+  writePrivateFile,
+  rotateNodeKeys,
+  readNodeKeyMaterial,
+  assertPrivateMode,
+  assertPrivateFolder,
+  NodeKeysError,
+  NODE_KEYS_FILE,
+} from './node-keys.js';
 export { loadOrCreateSealedNodeKeys, followSealedNodeKeys, sealedIssuer, checkNodeSecret, MIN_SECRET_LENGTH } from './sealed-keys.js';
 export { BlobStore, InlineBlobs, BlobFiles, FileIndex, EMBEDDED_BLOB_SPACES, INLINE_BLOB_BYTES, blobLock, blobsOf } from './blobs/store.js';
 export { BlobUpload } from './blobs/upload.js';

@@ -293,7 +293,11 @@ export class LevelStore implements Store {
   }
 
   async list<T>(space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
-    const entries = await this.read(() => this.sub(space).iterator({ ...range, limit: range.limit ?? -1 }).all());
+    const entries = await this.read(() =>
+      this.sub(space)
+        .iterator({ ...range, limit: range.limit ?? -1 })
+        .all(),
+    );
     return entries.map(([k, v]) => [k, JSON.parse(v) as T]);
   }
 
@@ -307,8 +311,8 @@ export class LevelStore implements Store {
       const from: Range = { ...range };
       if (last !== undefined) {
         // Past the last key seen (no undefined bound: the encodings would take it for a key).
-        if (range.reverse) (delete from.lte, (from.lt = last));
-        else (delete from.gte, (from.gt = last));
+        if (range.reverse) delete from.lte, (from.lt = last);
+        else delete from.gte, (from.gt = last);
       }
       const it = this.sub(space).iterator({ ...from, limit: left === Infinity ? -1 : left });
       try {
@@ -457,7 +461,10 @@ export class LevelStore implements Store {
     if (found.length === 0) return;
     this.incidents.push(...found);
     const sub = this.sub(StoreIncidents);
-    await this.db.batch(found.map((incident, i) => ({ type: 'put' as const, key: sub.prefix + `${new Date(incident.at).toISOString()}-r${i}`, value: JSON.stringify(incident) })), { sync: true });
+    await this.db.batch(
+      found.map((incident, i) => ({ type: 'put' as const, key: sub.prefix + `${new Date(incident.at).toISOString()}-r${i}`, value: JSON.stringify(incident) })),
+      { sync: true },
+    );
   }
 
   /**

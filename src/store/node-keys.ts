@@ -41,7 +41,9 @@ export function assertPrivateMode(path: string) {
   if (process.platform === 'win32') return;
   const mode = statSync(path).mode & 0o777;
   if (mode & 0o077) {
-    throw new NodeKeysError(`${path} has mode ${mode.toString(8).padStart(4, '0')}: it holds secrets and must be readable by its owner only (chmod 600 ${path}).`);
+    throw new NodeKeysError(
+      `${path} has mode ${mode.toString(8).padStart(4, '0')}: it holds secrets and must be readable by its owner only (chmod 600 ${path}).`,
+    );
   }
 }
 
@@ -113,7 +115,9 @@ export function loadOrCreateNodeKeys(dataDir: string, random: RandomSource, now:
 /** Refuses keys whose log origin is not the one asked for (it is fixed when the log is made). */
 export function checkLogOrigin(keys: NodeKeys, logOrigin?: string): NodeKeys {
   if (logOrigin !== undefined && keys.log.origin !== logOrigin) {
-    throw new NodeKeysError(`this node's log has the origin ${keys.log.origin}, fixed at its first start; --log-origin ${logOrigin} cannot change it (drop the flag)`);
+    throw new NodeKeysError(
+      `this node's log has the origin ${keys.log.origin}, fixed at its first start; --log-origin ${logOrigin} cannot change it (drop the flag)`,
+    );
   }
   return keys;
 }

@@ -6,15 +6,7 @@
 // them and refuses to start. A rotation re-seals the keys, and every running process follows
 // it through the store's watch.
 import { createCipheriv, createDecipheriv, randomBytes, scrypt as scryptCb, type ScryptOptions } from 'node:crypto';
-import {
-  newNodeKeyMaterial,
-  nodeKeysFrom,
-  rotateHmacKey,
-  rotateIssuerKey,
-  type NodeKeyMaterial,
-  type NodeKeys,
-  type RandomSource,
-} from '../core/index.js';
+import { newNodeKeyMaterial, nodeKeysFrom, rotateHmacKey, rotateIssuerKey, type NodeKeyMaterial, type NodeKeys, type RandomSource } from '../core/index.js';
 import { NodeKeysError } from './node-keys.js';
 import { space, type Store } from './types.js';
 
@@ -60,7 +52,8 @@ export function checkNodeSecret(secret: string | undefined): string {
       'a shared store keeps the node keys in the database, sealed under a secret every process is given: set AKAS_NODE_SECRET (or --node-secret-file FILE), the same for every process',
     );
   }
-  if (secret.length < MIN_SECRET_LENGTH) throw new NodeKeysError(`the node secret must be at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -hex 32)`);
+  if (secret.length < MIN_SECRET_LENGTH)
+    throw new NodeKeysError(`the node secret must be at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -hex 32)`);
   return secret;
 }
 
@@ -109,7 +102,13 @@ export interface SealedKeysOptions {
  * The node keys of a shared store: opened with the secret, created (or `initial` stored) when
  * there are none, rotated when asked, all under one lock.
  */
-export async function loadOrCreateSealedNodeKeys(store: Store, secretIn: string | undefined, random: RandomSource, now: number, options: SealedKeysOptions = {}): Promise<NodeKeyMaterial> {
+export async function loadOrCreateSealedNodeKeys(
+  store: Store,
+  secretIn: string | undefined,
+  random: RandomSource,
+  now: number,
+  options: SealedKeysOptions = {},
+): Promise<NodeKeyMaterial> {
   const secret = checkNodeSecret(secretIn);
   const existing = await store.get(SealedKeys, KEY);
   // Open outside the lock first: a wrong secret is refused before anything is written.

@@ -1,7 +1,12 @@
 // The Digital Bazaar VC packages are ES modules without type declarations; these are the
 // parts akas calls (issuing in src/domain/credentials/credentials.ts, interop checks in tests).
 declare module '@digitalbazaar/vc' {
-  export function issue(options: { credential: object; suite: unknown; documentLoader: (url: string) => Promise<unknown>; now?: string | Date }): Promise<Record<string, unknown>>;
+  export function issue(options: {
+    credential: object;
+    suite: unknown;
+    documentLoader: (url: string) => Promise<unknown>;
+    now?: string | Date;
+  }): Promise<Record<string, unknown>>;
   export function verifyCredential(options: {
     credential: object;
     suite: unknown;

@@ -14,7 +14,8 @@ export class WitnessKeyError extends Error {
 export function loadOrCreateWitnessKey(path: string, name?: string): CosignerSigner & { created: boolean } {
   const created = !existsSync(path);
   if (created) {
-    if (!name) throw new WitnessKeyError(`${path} does not exist: give --name NAME (a schema-less URL such as witness.example.com/w1) to make a new witness key there`);
+    if (!name)
+      throw new WitnessKeyError(`${path} does not exist: give --name NAME (a schema-less URL such as witness.example.com/w1) to make a new witness key there`);
     if (!isNoteKeyName(name)) throw new WitnessKeyError(`the witness name ${JSON.stringify(name)} may hold no space and no '+'`);
     writePrivateFile(path, cosignerSignerKey(name, generateKeyPair().privateKey) + '\n');
   } else {

@@ -61,7 +61,10 @@ export async function handleWitnessRequest(witness: Witness, req: IncomingMessag
 }
 
 /** Starts the witness on host:port (0 picks a free port); answers its URL and a close function. */
-export async function serveWitness(witness: Witness, opts: { host: string; port: number; onError?: (e: unknown) => void }): Promise<{ url: string; server: Server; close: () => Promise<void> }> {
+export async function serveWitness(
+  witness: Witness,
+  opts: { host: string; port: number; onError?: (e: unknown) => void },
+): Promise<{ url: string; server: Server; close: () => Promise<void> }> {
   const server = createServer((req, res) => void handleWitnessRequest(witness, req, res, opts.onError));
   // "Clients SHOULD use, and witnesses SHOULD support, HTTP keep-alive".
   server.keepAliveTimeout = 30_000;

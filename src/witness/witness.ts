@@ -94,7 +94,11 @@ export interface WitnessAnswer {
   body: string;
 }
 
-const text = (status: number, body: string): WitnessAnswer => ({ status, contentType: 'text/plain; charset=utf-8', body: body.endsWith('\n') ? body : `${body}\n` });
+const text = (status: number, body: string): WitnessAnswer => ({
+  status,
+  contentType: 'text/plain; charset=utf-8',
+  body: body.endsWith('\n') ? body : `${body}\n`,
+});
 
 export interface WitnessOptions {
   store: Store;
@@ -170,7 +174,8 @@ export class Witness {
     const trusted = new Set(keys.map((k) => `${k.name}+${k.keyHash}`));
     const parsed = parseNote(req.checkpoint);
     const logLines = new Map<string, string>();
-    for (const s of parsed.ok ? parsed.signatures : []) if (trusted.has(`${s.name}+${s.keyId}`) && !logLines.has(`${s.name}+${s.keyId}`)) logLines.set(`${s.name}+${s.keyId}`, s.line);
+    for (const s of parsed.ok ? parsed.signatures : [])
+      if (trusted.has(`${s.name}+${s.keyId}`) && !logLines.has(`${s.name}+${s.keyId}`)) logLines.set(`${s.name}+${s.keyId}`, s.line);
     const logNote = `${opened.text}\n${[...logLines.values()].map((l) => `${l}\n`).join('')}`;
     const { store, clock } = this.options;
 
@@ -198,8 +203,16 @@ export class Witness {
         if ((await tx.get(WitnessRefused, key)) === undefined) {
           const at = clock.now();
           tx.put(WitnessRefused, key, {
-            origin, status: 422, reason, oldSize: req.oldSize, size: cp.size, root: cp.rootHash.toString('base64'), checkpoint: logNote,
-            proof: req.proof.map((h) => h.toString('base64')), cosigned: { size: knownSize, root: knownRoot.toString('base64') }, at,
+            origin,
+            status: 422,
+            reason,
+            oldSize: req.oldSize,
+            size: cp.size,
+            root: cp.rootHash.toString('base64'),
+            checkpoint: logNote,
+            proof: req.proof.map((h) => h.toString('base64')),
+            cosigned: { size: knownSize, root: knownRoot.toString('base64') },
+            at,
           });
           const summary = await tx.get(WitnessRefusedSummary, origin);
           tx.put(WitnessRefusedSummary, origin, { count: (summary?.count ?? 0) + 1, lastReason: reason, lastAt: at });
@@ -225,7 +238,10 @@ export class Witness {
         // at the size cosigned; a proof that leads nowhere says nothing about the log.
         const implied = consistencyOldRoot(req.oldSize, cp.size, req.proof, cp.rootHash);
         if (implied && !implied.equals(knownRoot)) {
-          return await refuse(`the consistency proof leads to the signed root of size ${cp.size} from another root at size ${req.oldSize} than the one cosigned: a fork`, true);
+          return await refuse(
+            `the consistency proof leads to the signed root of size ${cp.size} from another root at size ${req.oldSize} than the one cosigned: a fork`,
+            true,
+          );
         }
         return await refuse(`the consistency proof from ${req.oldSize} to ${cp.size} does not verify: the checkpoint does not extend the one cosigned`, false);
       }
@@ -272,7 +288,14 @@ export class Witness {
     for (const origin of this.origins) {
       const known = await this.options.store.get(WitnessLogs, origin);
       const refused = await this.options.store.get(WitnessRefusedSummary, origin);
-      logs.push({ origin, size: known?.size ?? 0, root: known?.root ?? null, at: known?.at ?? null, refused: refused?.count ?? 0, lastRefused: refused?.lastReason ?? null });
+      logs.push({
+        origin,
+        size: known?.size ?? 0,
+        root: known?.root ?? null,
+        at: known?.at ?? null,
+        refused: refused?.count ?? 0,
+        lastRefused: refused?.lastReason ?? null,
+      });
     }
     return { name: this.name, verifierKey: this.verifierKey, logs };
   }

@@ -35,7 +35,14 @@ const ids: Record<string, string> = {};
 const problems: string[] = [];
 
 const REVIEW = JSON.parse(readFileSync(new URL('../../data/attestations/review.attestation.v1.json', import.meta.url), 'utf8')).examples[0];
-const attest = (a: Agent, body: unknown) => node.app.inject({ method: 'POST', url: '/api/attestations', payload: { kind: 'review.attestation.v1', body }, headers: bearer(a.apiKey), remoteAddress: a.ip });
+const attest = (a: Agent, body: unknown) =>
+  node.app.inject({
+    method: 'POST',
+    url: '/api/attestations',
+    payload: { kind: 'review.attestation.v1', body },
+    headers: bearer(a.apiKey),
+    remoteAddress: a.ip,
+  });
 const api = async (url: string) => (await node.app.inject({ url })).json();
 
 beforeAll(async () => {
@@ -104,7 +111,11 @@ async function open(path: string): Promise<{ page: Page; errors: string[] }> {
   tabErrors = [];
   await tab.goto(base + path, { waitUntil: 'load' });
   // A function, not a string: the explorer's policy forbids eval, which a string predicate needs.
-  await tab.waitForFunction(() => (globalThis as unknown as { document: Dom }).document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
+  await tab.waitForFunction(
+    () => (globalThis as unknown as { document: Dom }).document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0,
+    undefined,
+    { timeout: 30_000 },
+  );
   return { page: tab, errors: tabErrors };
 }
 let closeTab: (() => Promise<void>) | undefined;
@@ -112,8 +123,18 @@ let closeTab: (() => Promise<void>) | undefined;
 /** axe-core in the page (evaluated through the devtools protocol, which the page's CSP does not govern). */
 async function axe(page: Page) {
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE);
-  const result = (await page.evaluate(`axe.run({ resultTypes: ['violations'] }).then((r) => ({ violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) })) }))`)) as { violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> };
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  const result = (await page.evaluate(
+    `axe.run({ resultTypes: ['violations'] }).then((r) => ({ violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) })) }))`,
+  )) as { violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.nodes
+          .slice(0, 3)
+          .map((n) => n.target.join(' '))
+          .join(', ')}`,
+    );
 }
 
 async function shoot(page: Page, name: string) {
@@ -150,7 +171,8 @@ async function tamper(page: Page, path: string, from: string, to: string): Promi
   };
 }
 
-const stateOf = async (page: Page, selector: string) => [await page.getAttribute(selector, 'data-state'), (await page.textContent(`${selector} .v-text`)) ?? ''] as const;
+const stateOf = async (page: Page, selector: string) =>
+  [await page.getAttribute(selector, 'data-state'), (await page.textContent(`${selector} .v-text`)) ?? ''] as const;
 
 describe('the explorer in Chromium', () => {
   it('opens every page: no console error, no failed request, nothing off the node, no serious accessibility violation, checks verified', async (ctx) => {
@@ -177,7 +199,10 @@ describe('the explorer in Chromium', () => {
       const { page, errors } = await open(path);
       expect(errors, name).toEqual([]);
       const s = await states(page);
-      expect(s.filter((x) => x === 'bad'), `${name}: a check failed`).toEqual([]);
+      expect(
+        s.filter((x) => x === 'bad'),
+        `${name}: a check failed`,
+      ).toEqual([]);
       if (expectation.verified) expect(s.filter((x) => x === 'ok').length, `${name}: something verified`).toBeGreaterThan(1);
       expect(await axe(page), name).toEqual([]);
       await shoot(page, name);
@@ -194,7 +219,8 @@ describe('the explorer in Chromium', () => {
     for (const j of detail.judgments) {
       const row = page.locator(`tr[data-judgment="${j.judgmentId}"]`);
       expect(await row.textContent()).toContain(j.rationale);
-      for (const layer of ['L1', 'L2', 'L3']) expect(await row.locator(`[data-check="${layer}"]`).getAttribute('data-state'), `${j.judgmentId} ${layer}`).toBe('ok');
+      for (const layer of ['L1', 'L2', 'L3'])
+        expect(await row.locator(`[data-check="${layer}"]`).getAttribute('data-state'), `${j.judgmentId} ${layer}`).toBe('ok');
       // The node's HMAC is said to need the node, never shown as verified.
       expect(await row.locator('.v[data-state="node"]').textContent()).toContain('needs the node');
       expect(await stateOf(page, `[data-verify-shown="${j.judgmentId}"]`)).toEqual(['ok', 'what the judge signed']);
@@ -208,7 +234,8 @@ describe('the explorer in Chromium', () => {
     ]) {
       const restore = await tamper(page, path, from, to);
       await open(path);
-      for (const j of detail.judgments) expect(await stateOf(page, `[data-verify-shown="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified: the page shows')]);
+      for (const j of detail.judgments)
+        expect(await stateOf(page, `[data-verify-shown="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified: the page shows')]);
       await restore();
     }
     const node = await api(`/api/knowledge/node${await (async () => (await api(`/api/knowledge/proposals/${ids.graph}`)).path)()}`);
@@ -284,29 +311,36 @@ describe('the explorer in Chromium', () => {
     expect(await page.textContent('[data-content-sha256]')).toBe(detail.contentSha256);
     const [state, text] = await stateOf(page, '[data-verify-content]');
     expect([state, text]).toEqual(['ok', expect.stringContaining('3 judges signed it')]);
-    for (const j of detail.judgments) expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['ok', 'the judge signed the content shown (v2)']);
-    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain('✓ [content] the content shown on this page is the content of the bundle');
+    for (const j of detail.judgments)
+      expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['ok', 'the judge signed the content shown (v2)']);
+    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain(
+      '✓ [content] the content shown on this page is the content of the bundle',
+    );
 
     // v1 judgments: the content is bound by the node's word only, never shown as verified.
     const v1 = await api(`/api/knowledge/proposals/${ids.rejected}`);
     await open(`/explore/proposals/${ids.rejected}`);
     expect(await stateOf(page, '[data-verify-content]')).toEqual(['unchecked', expect.stringContaining("node's word only")]);
-    for (const j of v1.judgments) expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['unchecked', expect.stringContaining("node's word only")]);
+    for (const j of v1.judgments)
+      expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['unchecked', expect.stringContaining("node's word only")]);
 
     // The page's HTML shows another recipe: the content shown is not the content judged.
     const restore = await tamper(page, path, RECIPE, EVIL);
     await open(path);
     expect(await page.textContent('[data-content="payload"]')).toContain(EVIL);
     expect(await stateOf(page, '[data-verify-content]')).toEqual(['bad', expect.stringContaining('not verified')]);
-    for (const j of detail.judgments) expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
+    for (const j of detail.judgments)
+      expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
     // The bundle downloaded from the node holds, but not for the content this page shows.
     expect(await stateOf(page, `[data-verify-bundle="${ids.v2}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
-    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain('✗ [content] the content shown on this page is the content of the bundle');
+    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain(
+      '✗ [content] the content shown on this page is the content of the bundle',
+    );
     await restore();
     expect(errors).toEqual([]);
   });
 
-  it("says a published node verified against its evidence in the browser, and not verified once its served text is altered", async (ctx) => {
+  it('says a published node verified against its evidence in the browser, and not verified once its served text is altered', async (ctx) => {
     if (!chrome) return ctx.skip();
     const nodePath = (await api(`/api/knowledge/proposals/${ids.v2}`)).path as string;
     const read = await api(`/api/knowledge/node${nodePath}`);
@@ -367,14 +401,19 @@ describe('the explorer in Chromium', () => {
     if (!chrome) return ctx.skip();
     for (const path of ['/', `/explore/proposals/${ids.rejected}`, '/explore/log']) {
       const { page } = await open(path);
-      const links = (await page.evaluate(`[...document.querySelectorAll('a[href]')].filter((a) => a.getClientRects().length > 0).map((a) => a.getAttribute('href'))`)) as string[];
+      const links = (await page.evaluate(
+        `[...document.querySelectorAll('a[href]')].filter((a) => a.getClientRects().length > 0).map((a) => a.getAttribute('href'))`,
+      )) as string[];
       const reached = new Set<string>();
       for (let i = 0; i < links.length * 2 + 40 && reached.size < new Set(links).size; i++) {
         await page.keyboard.press('Tab');
         const href = (await page.evaluate(`document.activeElement?.getAttribute('href')`)) as string | null;
         if (href) reached.add(href);
       }
-      expect([...new Set(links)].filter((l) => !reached.has(l)), path).toEqual([]);
+      expect(
+        [...new Set(links)].filter((l) => !reached.has(l)),
+        path,
+      ).toEqual([]);
       await page.close();
     }
   }, 120_000);
@@ -388,7 +427,11 @@ describe('the explorer in Chromium', () => {
     const id = r.json().id as string;
     const state = page.locator(`tr[data-entry="${id}"] .v`);
     await state.waitFor({ timeout: 15_000 });
-    await page.waitForFunction((x) => (globalThis as unknown as { document: Dom }).document.querySelector(`tr[data-entry="${x}"] .v`)?.getAttribute('data-state') === 'ok', id, { timeout: 15_000 });
+    await page.waitForFunction(
+      (x) => (globalThis as unknown as { document: Dom }).document.querySelector(`tr[data-entry="${x}"] .v`)?.getAttribute('data-state') === 'ok',
+      id,
+      { timeout: 15_000 },
+    );
     expect(errors).toEqual([]);
     await page.close();
   });
@@ -402,10 +445,18 @@ describe('the explorer in Chromium', () => {
       await page.route(/\/explore\/assets\/akas-verify\.[0-9a-f]+\.js$/, async (route) => {
         const res = await route.fetch();
         served++;
-        await route.fulfill({ status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8' }, body: `${await res.text()}\n// served by someone else\n` });
+        await route.fulfill({
+          status: 200,
+          headers: { 'content-type': 'text/javascript; charset=utf-8' },
+          body: `${await res.text()}\n// served by someone else\n`,
+        });
       });
       await page.goto(`${base}/explore/proposals/${ids.v2}`, { waitUntil: 'load' });
-      await page.waitForFunction(() => (globalThis as unknown as { document: Dom }).document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0, undefined, { timeout: 30_000 });
+      await page.waitForFunction(
+        () => (globalThis as unknown as { document: Dom }).document.querySelectorAll('.v[data-state="off"], .v[data-state="pending"]').length === 0,
+        undefined,
+        { timeout: 30_000 },
+      );
       expect(served).toBeGreaterThan(0);
       // (The footer's legend shows the word verified; the page's checks are in main.)
       const s = await page.$$eval('main .v[data-state]', (els) => els.map((e) => e.getAttribute('data-state')));

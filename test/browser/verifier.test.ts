@@ -31,7 +31,7 @@ let cases: Case[];
 
 beforeAll(async () => {
   if (!CHROMIUM) {
-    if (CI) throw new Error('chromium is not installed (.ci/run installs Debian\'s chromium)');
+    if (CI) throw new Error("chromium is not installed (.ci/run installs Debian's chromium)");
     return;
   }
   if (!existsSync(BUILD)) throw new Error(`${BUILD} is missing: run npm run build`);
@@ -45,7 +45,12 @@ beforeAll(async () => {
     ['a proof set', 'credential', 'proof-set.json', { at }],
     ['several subjects', 'credential', 'subjects.json', { at }],
     ['text that is not JSON', 'credential', 'garbage.json', { at }],
-    ['a presentation with its challenge and domain', 'presentation', 'presentation.json', { at, challenge: 'audit-2026', domain: 'auditor.example', issuer: fx.issuer }],
+    [
+      'a presentation with its challenge and domain',
+      'presentation',
+      'presentation.json',
+      { at, challenge: 'audit-2026', domain: 'auditor.example', issuer: fx.issuer },
+    ],
     ['a presentation with another challenge', 'presentation', 'presentation.json', { at, challenge: 'another' }],
     ['a bundle', 'bundle', 'bundle.json', { at, issuer: fx.issuer }],
     ['a changed bundle', 'bundle', 'bundle-tampered.json', { at, issuer: fx.issuer }],
@@ -56,7 +61,12 @@ beforeAll(async () => {
     ['a log proof', 'logProof', 'attestation.json', { logKey: fx.logKey }],
     ['a changed log entry', 'logProof', 'attestation-tampered.json', { logKey: fx.logKey }],
     ['a checkpoint cosigned by its witness', 'logProof', 'attestation-witnessed.json', { logKey: fx.logKey, witnesses: { keys: [fx.witnessKey] } }],
-    ["a checkpoint cosigned by another's key under the witness's name", 'logProof', 'attestation-unwitnessed.json', { logKey: fx.logKey, witnesses: { keys: [fx.witnessKey] } }],
+    [
+      "a checkpoint cosigned by another's key under the witness's name",
+      'logProof',
+      'attestation-unwitnessed.json',
+      { logKey: fx.logKey, witnesses: { keys: [fx.witnessKey] } },
+    ],
   ];
 
   // The page loads the build as a module, as the explorer will, and hands it to the test as window.akas.
@@ -64,7 +74,8 @@ beforeAll(async () => {
 <script type="module">import * as akas from '/akas-verify.browser.js'; window.akas = akas;</script>`;
   server = createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]);
-    const file = path === '/akas-verify.browser.js' ? BUILD : path.startsWith('/fixtures/') ? join(work, path.slice('/fixtures/'.length).replace(/[/\\]/g, '')) : null;
+    const file =
+      path === '/akas-verify.browser.js' ? BUILD : path.startsWith('/fixtures/') ? join(work, path.slice('/fixtures/'.length).replace(/[/\\]/g, '')) : null;
     if (path === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
     if (!file || !existsSync(file)) return res.writeHead(404).end();
     res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'application/octet-stream' }).end(readFileSync(file));

@@ -33,11 +33,16 @@ describe('akas mcp', () => {
     const j = hidden.json();
     expect(j).toMatchObject({ endpoint: `${h.baseUrl}/api/mcp`, transport: 'streamable-http' });
     expect(Object.keys(j.clients)).toEqual(['vscode']);
-    expect(JSON.parse(j.clients.vscode.text)).toEqual({ servers: { akas: { type: 'http', url: `${h.baseUrl}/api/mcp`, headers: { Authorization: j.headers.Authorization } } } });
+    expect(JSON.parse(j.clients.vscode.text)).toEqual({
+      servers: { akas: { type: 'http', url: `${h.baseUrl}/api/mcp`, headers: { Authorization: j.headers.Authorization } } },
+    });
     expect(hidden.stdout).not.toContain(apiKey);
     const shown = await h.akas(['--json', '--show-secrets', 'mcp', '--client', 'cursor'], { profile });
     expect(shown.json().headers).toEqual({ Authorization: `Bearer ${apiKey}` });
-    expect(JSON.parse(shown.json().clients.cursor.text).mcpServers.akas).toEqual({ url: `${h.baseUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } });
+    expect(JSON.parse(shown.json().clients.cursor.text).mcpServers.akas).toEqual({
+      url: `${h.baseUrl}/api/mcp`,
+      headers: { Authorization: `Bearer ${apiKey}` },
+    });
     const human = await h.akas(['mcp', '--client', 'claude-code'], { profile });
     expect(human.stdout).toContain(`the api key of ${tag}`);
     const anonymous = await h.akas(['--json', 'mcp', '--anonymous'], { profile });
@@ -57,8 +62,11 @@ describe('akas mcp', () => {
     expect(j.stdio).toMatchObject({ command, args, env });
     expect(Object.keys(j.stdio.clients)).toEqual(['claude-code', 'claude-desktop', 'cursor', 'vscode', 'windsurf', 'generic']);
     expect(JSON.parse(j.stdio.clients.vscode.text)).toEqual({ servers: { akas: { type: 'stdio', command, args, env } } });
-    for (const c of ['claude-desktop', 'cursor', 'windsurf']) expect(JSON.parse(j.stdio.clients[c].text)).toEqual({ mcpServers: { akas: { command, args, env } } });
-    expect(j.stdio.clients['claude-code'].text).toBe(`claude mcp add --transport stdio --env AKAS_CONFIG_DIR=${env.AKAS_CONFIG_DIR} akas -- ${command} ${args.join(' ')}`);
+    for (const c of ['claude-desktop', 'cursor', 'windsurf'])
+      expect(JSON.parse(j.stdio.clients[c].text)).toEqual({ mcpServers: { akas: { command, args, env } } });
+    expect(j.stdio.clients['claude-code'].text).toBe(
+      `claude mcp add --transport stdio --env AKAS_CONFIG_DIR=${env.AKAS_CONFIG_DIR} akas -- ${command} ${args.join(' ')}`,
+    );
     for (const secret of [saved.apiKey, saved.signing.privateKey, saved.recoveryToken]) expect(JSON.stringify(j.stdio)).not.toContain(secret);
     // Text: the local configuration before the remote one.
     const text = (await h.akas(['mcp', '--client', 'cursor'], { profile })).stdout;
@@ -74,7 +82,9 @@ describe('akas mcp', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    expect(mcpStdioSnippets({ command: 'akas', args: ['--profile', "it's"] })['claude-code'].text).toBe(`claude mcp add --transport stdio akas -- akas --profile 'it'\\''s'`);
+    expect(mcpStdioSnippets({ command: 'akas', args: ['--profile', "it's"] })['claude-code'].text).toBe(
+      `claude mcp add --transport stdio akas -- akas --profile 'it'\\''s'`,
+    );
   });
 
   it('refuses an unknown client (exit 2) and an unreachable node (exit 2)', async () => {

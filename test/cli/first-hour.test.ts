@@ -45,7 +45,8 @@ describe('a refusal in human output', () => {
     const r = await h.akas(['propose', 'capability', '--file', bad], { profile: a.profile });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('(validation_failed, HTTP 400)');
-    for (const field of ['path:', 'title:', 'payload.alternative:', 'payload.whenNot:', 'payload.recipe:', 'payload.cost:']) expect(r.stderr).toContain(`  ${field}`);
+    for (const field of ['path:', 'title:', 'payload.alternative:', 'payload.whenNot:', 'payload.recipe:', 'payload.cost:'])
+      expect(r.stderr).toContain(`  ${field}`);
     // The same refusal under --json is the node's body, every error included.
     const j = await h.akas(['--json', 'propose', 'capability', '--file', bad], { profile: a.profile });
     expect(j.code).toBe(1);
@@ -63,12 +64,19 @@ describe('a refusal in human output', () => {
     expect(text).toContain('next: Judge pending proposals meanwhile.');
     expect(text).toContain('next: The per-IP cap is shared.');
     expect(text).toContain('retry after: 3600 s');
-    expect(describeFailure(new CliError(1, 'x', { hint: 'Register first.', field: 'signature' }))).toBe('akas: x\n  field: signature\n  hint: Register first.\n');
+    expect(describeFailure(new CliError(1, 'x', { hint: 'Register first.', field: 'signature' }))).toBe(
+      'akas: x\n  field: signature\n  hint: Register first.\n',
+    );
   });
 
   it('tells an id conflict where the holder is', async () => {
     const a = await h.agent();
-    const payload = file('cap.json', { path: '/x/y', title: 'T', spec: 'S', payload: { trigger: 't', alternative: 'a', cost: 'c', whenNot: 'w', recipe: 'r' } });
+    const payload = file('cap.json', {
+      path: '/x/y',
+      title: 'T',
+      spec: 'S',
+      payload: { trigger: 't', alternative: 'a', cost: 'c', whenNot: 'w', recipe: 'r' },
+    });
     expect((await h.akas(['propose', 'capability', '--file', payload], { profile: a.profile })).code).toBe(0);
     const again = await h.akas(['propose', 'capability', '--file', payload], { profile: a.profile });
     expect(again.code).toBe(1);
@@ -168,12 +176,21 @@ describe('akas completion', () => {
     const path = file('akas.bash', '');
     writeFileSync(path, await script('bash'));
     const complete = (...words: string[]) =>
-      execFileSync('bash', ['-c', `source ${path}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _akas; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: 'utf8' })
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `source ${path}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _akas; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: 'utf8' },
+      )
         .split('\n')
         .filter(Boolean);
     expect(complete('akas', '')).toEqual(expect.arrayContaining(['serve', 'register', 'calibrate', 'propose', 'judge', 'verify', 'completion']));
     expect(complete('akas', 'pro')).toEqual(['profile', 'propose', 'proposal']);
-    expect(complete('akas', 'propose', '')).toEqual(expect.arrayContaining(['brief', 'capability', 'graph', 'artifact', 'eval-result', 'tree-expansion', 'spec-sharpening']));
+    expect(complete('akas', 'propose', '')).toEqual(
+      expect.arrayContaining(['brief', 'capability', 'graph', 'artifact', 'eval-result', 'tree-expansion', 'spec-sharpening']),
+    );
     expect(complete('akas', '--json', 'queue', '--kind', 'e')).toEqual(['eval-result']);
     expect(complete('akas', 'cas', '')).toEqual(['put', 'get', 'head']);
     expect(complete('akas', 'judge', 'x', '--acc')).toEqual(['--accuracy']);

@@ -34,7 +34,12 @@ describe('http1Request', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/json');
     expect(r.body.toString()).toBe('{"ok":true}');
-    expect(s.request()).toBe(`POST /api/x?y=1 HTTP/1.1\r\nHost: ${s.url.host}\r\nConnection: close\r\naccept: application/json\r\ncontent-type: application/json\r\nContent-Length: 10\r\n\r\n{"a":"é"}`.replace('é', '\xc3\xa9'));
+    expect(s.request()).toBe(
+      `POST /api/x?y=1 HTTP/1.1\r\nHost: ${s.url.host}\r\nConnection: close\r\naccept: application/json\r\ncontent-type: application/json\r\nContent-Length: 10\r\n\r\n{"a":"é"}`.replace(
+        'é',
+        '\xc3\xa9',
+      ),
+    );
   });
 
   it('answers as soon as a Content-Length body is in, even when the server keeps the connection', async () => {

@@ -31,7 +31,10 @@ async function publish(kind: ProposalKind, payload: unknown): Promise<string> {
   expect(p.code, p.stdout + p.stderr).toBe(0);
   const id = p.json().proposalId as string;
   for (const j of judges) {
-    const r = await h.akas(['--json', 'judge', id, '--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.8', '--sources', '0.8', '--rationale', 'Sound.'], { profile: j.profile });
+    const r = await h.akas(
+      ['--json', 'judge', id, '--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.8', '--sources', '0.8', '--rationale', 'Sound.'],
+      { profile: j.profile },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
   }
   return id;
@@ -143,7 +146,11 @@ describe('akas brief', () => {
   it('reads a brief at each level, with its manifest', async () => {
     const tldr = await h.akas(['--json', 'brief', 'kb:retries-x1', '--level', 'tldr']);
     expect(tldr.code).toBe(0);
-    expect(tldr.json()).toMatchObject({ brief: { levels: { tldr: expect.any(String) } }, manifest: { level: 'tldr', briefId: 'kb:retries-x1' }, path: '/distributed-systems/retries-with-backoff-x1' });
+    expect(tldr.json()).toMatchObject({
+      brief: { levels: { tldr: expect.any(String) } },
+      manifest: { level: 'tldr', briefId: 'kb:retries-x1' },
+      path: '/distributed-systems/retries-with-backoff-x1',
+    });
     expect(tldr.json().brief.levels.core).toBeUndefined();
     const deep = await h.akas(['brief', 'kb:retries-x1', '--level', 'deep']);
     expect(deep.stdout).toContain('• Back off exponentially.');
@@ -228,7 +235,10 @@ describe('akas verify manifest', () => {
     expect(ok.stdout).toContain('only the node holds');
     expect(ok.stdout).toMatch(/content\s+holds: the brief in the file hashes to contentSha256 \(checked here, offline\)/);
 
-    const manifestEdited = file('brief-m.json', brief.stdout.replace(/"tokenCount": (\d+)/, (_, n) => `"tokenCount": ${Number(n) + 1}`));
+    const manifestEdited = file(
+      'brief-m.json',
+      brief.stdout.replace(/"tokenCount": (\d+)/, (_, n) => `"tokenCount": ${Number(n) + 1}`),
+    );
     const bad = await h.akas(['--json', 'verify', 'manifest', manifestEdited]);
     expect(bad.code).toBe(1);
     expect(bad.json()).toMatchObject({ valid: false, kind: 'brief', node: { valid: false, reason: expect.any(String) } });
@@ -283,7 +293,12 @@ describe('akas verify cas --node', () => {
 
     const other = await h.akas(['--json', 'verify', 'cas', '--node', nodeFile, file('other.bin', 'other bytes')]);
     expect(other.code).toBe(1);
-    expect(other.json()).toMatchObject({ ok: false, expected: { sha256: blobSha, bytes: blob.length }, actual: { bytes: 11 }, nodeStatus: 'platform-verified' });
+    expect(other.json()).toMatchObject({
+      ok: false,
+      expected: { sha256: blobSha, bytes: blob.length },
+      actual: { bytes: 11 },
+      nodeStatus: 'platform-verified',
+    });
   });
 
   it('fetches nothing a proposer chose unless told to with --fetch (issue 22)', async () => {
@@ -297,7 +312,10 @@ describe('akas verify cas --node', () => {
     const port = (server.address() as { port: number }).port;
     try {
       const sha = createHash('sha256').update('bytes').digest('hex');
-      const chosen = file('chosen.json', JSON.stringify({ kind: 'leaf-artifact', path: '/x', payload: { uri: `http://127.0.0.1:${port}/internal/admin`, sha256: sha, bytes: 5 } }));
+      const chosen = file(
+        'chosen.json',
+        JSON.stringify({ kind: 'leaf-artifact', path: '/x', payload: { uri: `http://127.0.0.1:${port}/internal/admin`, sha256: sha, bytes: 5 } }),
+      );
       const refused = await h.akas(['verify', 'cas', '--node', chosen]);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('--fetch');
@@ -346,7 +364,14 @@ describe('akas completion', () => {
     const r = await h.akas(['completion', 'bash']);
     const path = file('akas.bash', r.stdout);
     const complete = (...words: string[]) =>
-      execFileSync('bash', ['-c', `source ${path}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _akas; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: 'utf8' })
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `source ${path}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _akas; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: 'utf8' },
+      )
         .split('\n')
         .filter(Boolean);
     expect(complete('akas', 'search', 'x', '--kind', 'leaf-')).toEqual(['leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact']);

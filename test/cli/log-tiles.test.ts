@@ -32,11 +32,13 @@ async function append(n: number, tag = 'x') {
 }
 
 /** Reads the node's tiles; `edit` may change a resource's bytes on the way. */
-const fetcher = (edit?: (path: string, bytes: Buffer) => Buffer): FetchBytes => async (path) => {
-  const r = await node.app.inject({ url: `/log/${path}` });
-  if (r.statusCode !== 200) throw new Error(`${path}: ${r.statusCode}`);
-  return edit ? edit(path, Buffer.from(r.rawPayload)) : Buffer.from(r.rawPayload);
-};
+const fetcher =
+  (edit?: (path: string, bytes: Buffer) => Buffer): FetchBytes =>
+  async (path) => {
+    const r = await node.app.inject({ url: `/log/${path}` });
+    if (r.statusCode !== 200) throw new Error(`${path}: ${r.statusCode}`);
+    return edit ? edit(path, Buffer.from(r.rawPayload)) : Buffer.from(r.rawPayload);
+  };
 
 describe('akas log watch --tiles', () => {
   it('follows the log through its tiles, auditing only what is new', async () => {
@@ -70,7 +72,9 @@ describe('akas log watch --tiles', () => {
       expect(waited.length).toBeGreaterThan(0);
       expect(waited.every((ms) => ms >= 1000 && ms <= 60_000)).toBe(true);
       // With no waits allowed, the same read says it was refused.
-      const never = await watchTilesOnce(tileFetcher(`${url}/log`, { maxWaits: 0, sleep }), join(dir, 'limited-2.json'), { logKey: small.keys.log.verifierKey }).catch((e: Error) => e);
+      const never = await watchTilesOnce(tileFetcher(`${url}/log`, { maxWaits: 0, sleep }), join(dir, 'limited-2.json'), {
+        logKey: small.keys.log.verifierKey,
+      }).catch((e: Error) => e);
       expect(String((never as Error).message ?? never)).toMatch(/answered 429/);
     } finally {
       await small.close();
@@ -94,7 +98,10 @@ describe('akas log watch --tiles', () => {
     expect(r).toMatchObject({ ok: false, message: expect.stringMatching(/REWRITE: tile\/0\/000 does not hash/) });
     // A tile the root is folded from directly: the root differs.
     const top = (path: string, b: Buffer) => (path === 'tile/1/000.p/1' ? Buffer.alloc(32, 9) : b);
-    expect(await watchTilesOnce(fetcher(top), join(dir, 'c2.json'), { logKey: node.keys.log.verifierKey })).toMatchObject({ ok: false, message: expect.stringMatching(/REWRITE: the tiles of \d+ entries give another root/) });
+    expect(await watchTilesOnce(fetcher(top), join(dir, 'c2.json'), { logKey: node.keys.log.verifierKey })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/REWRITE: the tiles of \d+ entries give another root/),
+    });
   });
 
   it('refuses a checkpoint short of its witnesses quorum', async () => {
@@ -126,7 +133,12 @@ describe('--witness and --witness-quorum (cli/commands/witness.ts)', () => {
     expect(witnessPolicyArg([], undefined)).toBeUndefined();
     expect(witnessPolicyArg([k, `${k}@http://127.0.0.1:7380`])).toMatchObject({ keys: [k, k], quorum: 2 });
     expect(witnessPolicyArg([k], '1')!.quorum).toBe(1);
-    for (const [w, q] of [[[], '1'], [[k], '2'], [[k], '0'], [[k], 'x']] as Array<[string[], string]>) {
+    for (const [w, q] of [
+      [[], '1'],
+      [[k], '2'],
+      [[k], '0'],
+      [[k], 'x'],
+    ] as Array<[string[], string]>) {
       expect(() => witnessPolicyArg(w, q)).toThrow(expect.objectContaining({ exitCode: 2 }));
     }
   });

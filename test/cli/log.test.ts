@@ -14,7 +14,12 @@ afterEach(async () => h.close());
 
 async function append(n: number, tag = 'a') {
   const ids = [];
-  for (let i = 0; i < n; i++) ids.push(await h.node.store.transact([`t:${tag}${i}`], async (tx) => enqueueLogEntry(tx, h.node.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { step: `${tag}${i}` } })));
+  for (let i = 0; i < n; i++)
+    ids.push(
+      await h.node.store.transact([`t:${tag}${i}`], async (tx) =>
+        enqueueLogEntry(tx, h.node.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { step: `${tag}${i}` } }),
+      ),
+    );
   for (const id of ids) await h.node.app.akas.log.appended(id);
 }
 
@@ -34,7 +39,7 @@ async function editEntry(seq: number, consistentHash = false) {
 }
 
 describe('akas log watch', () => {
-  it('trusts the node\'s log key at the first run, then checks each new checkpoint extends the last', async () => {
+  it("trusts the node's log key at the first run, then checks each new checkpoint extends the last", async () => {
     await append(10);
     const first = await watch();
     expect(first.code, first.stdout + first.stderr).toBe(0);
@@ -90,7 +95,7 @@ describe('akas log watch', () => {
 });
 
 describe('akas log check', () => {
-  it('is the same audit the node runs (here through the in-process node\'s store)', async () => {
+  it("is the same audit the node runs (here through the in-process node's store)", async () => {
     const { checkLog } = await import('../../src/domain/log/index.js');
     await append(20);
     await h.node.app.akas.log.checkpoint();
@@ -107,7 +112,12 @@ describe('akas events', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(4);
     const j = await h.akas(['--json', 'events', '--kind', 'pipeline.facet.v1', '--from', '2']);
-    expect(j.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual([2, 3]);
+    expect(
+      j.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).seq),
+    ).toEqual([2, 3]);
   });
 });
 
@@ -139,14 +149,23 @@ describe('akas gate review', () => {
   it('passes only with enough approving reviews from distinct calibrated agents, each proven in the log', async () => {
     const subject = 'c'.repeat(64);
     const [a, b, c] = [await h.agent(), await h.agent(), await h.agent()];
-    for (const [i, who, verdict] of [[1, a, 'approve'], [2, a, 'approve'], [3, b, 'approve'], [4, c, 'request-changes']] as const) {
+    for (const [i, who, verdict] of [
+      [1, a, 'approve'],
+      [2, a, 'approve'],
+      [3, b, 'approve'],
+      [4, c, 'request-changes'],
+    ] as const) {
       const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review(subject, verdict, i))], { profile: who.profile });
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }
     const two = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--min', '2']);
     expect(two.code, two.stdout).toBe(0);
     expect(JSON.parse(two.stdout)).toMatchObject({ approvals: 2, passed: true });
-    expect(JSON.parse(two.stdout).reviews.filter((r: { counted: boolean }) => !r.counted).map((r: { why: string }) => r.why)).toEqual(['this reviewer is already counted', 'verdict request-changes']);
+    expect(
+      JSON.parse(two.stdout)
+        .reviews.filter((r: { counted: boolean }) => !r.counted)
+        .map((r: { why: string }) => r.why),
+    ).toEqual(['this reviewer is already counted', 'verdict request-changes']);
     const three = await h.akas(['gate', 'review', '--subject', subject, '--min', '3']);
     expect(three.code).toBe(1);
     expect(three.stdout).toContain('2 of 3 required approve review(s)');
@@ -158,13 +177,15 @@ describe('akas gate review', () => {
     expect(JSON.parse(forged.stdout).approvals).toBe(0);
   });
 
-  it('gates on policy: tier, reputation, age and a trusted list; a reviewer\'s claimed identity is reported as claimed (issue 22)', async () => {
+  it("gates on policy: tier, reputation, age and a trusted list; a reviewer's claimed identity is reported as claimed (issue 22)", async () => {
     const subject = 'e'.repeat(64);
     // Five sock puppets registered a minute ago, all approving.
     const puppets: Array<{ profile: string; tag: string }> = [];
     for (let i = 0; i < 5; i++) puppets.push(await h.agent());
     for (const [i, p] of puppets.entries()) {
-      const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review(subject, 'approve', 100 + i))], { profile: p.profile });
+      const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review(subject, 'approve', 100 + i))], {
+        profile: p.profile,
+      });
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }
     expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '5'])).code).toBe(0);
@@ -188,11 +209,19 @@ describe('akas gate review', () => {
     writeFileSync(list, `# the two reviewers we know\n${puppets[0].tag}\n${puppets[3].tag}\n`);
     const trusted = await h.akas(['--json', 'gate', 'review', '--subject', subject, '--min', '2', '--trusted', list]);
     expect(trusted.code).toBe(0);
-    expect(trusted.json().reviews.filter((r: { counted: boolean }) => r.counted).map((r: { reviewer: string }) => r.reviewer).sort()).toEqual([puppets[0].tag, puppets[3].tag].sort());
+    expect(
+      trusted
+        .json()
+        .reviews.filter((r: { counted: boolean }) => r.counted)
+        .map((r: { reviewer: string }) => r.reviewer)
+        .sort(),
+    ).toEqual([puppets[0].tag, puppets[3].tag].sort());
     expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '3', '--trusted', list])).code).toBe(1);
     // Who a review says reviewed is a claim: reported, never verified.
     expect(trusted.json().reviews[0].claimed).toEqual({ reviewerId: 'reviewer-100', reviewerDid: 'did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2' });
-    expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '5'])).stdout).toContain('claims reviewerId "reviewer-100", reviewerDid did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2 (as claimed, not verified)');
+    expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '5'])).stdout).toContain(
+      'claims reviewerId "reviewer-100", reviewerDid did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2 (as claimed, not verified)',
+    );
     // A week later, the same agents are old enough.
     h.node.clock.advance(8 * 86_400_000);
     expect((await h.akas(['gate', 'review', '--subject', subject, '--min', '5', '--min-age', '7d'])).code).toBe(0);
@@ -200,7 +229,9 @@ describe('akas gate review', () => {
 
   it('checks a saved attestation with its proof offline (akas verify log-proof)', async () => {
     const a = await h.agent();
-    const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review('d'.repeat(64), 'approve', 9))], { profile: a.profile });
+    const r = await h.akas(['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review('d'.repeat(64), 'approve', 9))], {
+      profile: a.profile,
+    });
     const id = JSON.parse(r.stdout).id;
     const saved = await h.akas(['--json', 'attestation', id]);
     const { writeFileSync } = await import('node:fs');

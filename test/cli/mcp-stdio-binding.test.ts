@@ -26,7 +26,9 @@ beforeAll(async () => {
   strip = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k, v]) => typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k))) as Record<string, string>;
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k, v]) => typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)),
+    ) as Record<string, string>;
     const body = chunks.length ? Buffer.concat(chunks) : undefined;
     const upstream = await fetch(`${direct}${req.url}`, { method: req.method, headers, body });
     let bytes = Buffer.from(await upstream.arrayBuffer());
@@ -50,7 +52,14 @@ afterAll(async () => {
   await node.close();
 });
 
-const identityOf = (a: Agent, baseUrl: string): SavedIdentity => ({ baseUrl, tag: a.tag, apiKey: a.apiKey, recoveryToken: a.recoveryToken, signing: a.signing, createdAt: 0 });
+const identityOf = (a: Agent, baseUrl: string): SavedIdentity => ({
+  baseUrl,
+  tag: a.tag,
+  apiKey: a.apiKey,
+  recoveryToken: a.recoveryToken,
+  signing: a.signing,
+  createdAt: 0,
+});
 
 /** `akas mcp --stdio`'s proxy for this agent, talking to the node at baseUrl. */
 function stdioProxy(a: Agent, baseUrl: string) {
@@ -76,7 +85,11 @@ describe('akas mcp --stdio signs only what the node names (finding 7)', () => {
     try {
       const r = await proxy.callTool('judge', { id, scores: SCORES_HIGH, rationale: 'Looks right.' });
       expect(r.isError).toBe(true);
-      expect(r.structuredContent).toMatchObject({ code: 'content_not_named', proposalId: id, error: expect.stringContaining('the node did not name the proposal\'s content') });
+      expect(r.structuredContent).toMatchObject({
+        code: 'content_not_named',
+        proposalId: id,
+        error: expect.stringContaining("the node did not name the proposal's content"),
+      });
       expect(await judgmentsOf(id)).toBe(0);
     } finally {
       await proxy.close();
@@ -86,7 +99,11 @@ describe('akas mcp --stdio signs only what the node names (finding 7)', () => {
     try {
       const r = await honest.callTool('judge', { id, scores: SCORES_HIGH, rationale: 'Looks right.' });
       expect(r.isError, JSON.stringify(r.structuredContent)).toBeFalsy();
-      expect(r.structuredContent).toMatchObject({ judgmentRecorded: true, contentSha256: expect.stringMatching(/^[0-9a-f]{64}$/), signedLocally: { payloadType: 'akas.judgment.v2' } });
+      expect(r.structuredContent).toMatchObject({
+        judgmentRecorded: true,
+        contentSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        signedLocally: { payloadType: 'akas.judgment.v2' },
+      });
       expect(await judgmentsOf(id)).toBe(1);
     } finally {
       await honest.close();

@@ -17,7 +17,10 @@ const identity: SavedIdentity = {
   createdAt: 0,
 };
 
-const ok = (structured: Record<string, unknown>): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured });
+const ok = (structured: Record<string, unknown>): ToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(structured) }],
+  structuredContent: structured,
+});
 
 function proxyOver(upstream: Partial<NodeTools>, opts: { kept?: Array<[string, string]>; keepFails?: boolean } = {}) {
   const calls: Array<[string, Record<string, unknown>]> = [];
@@ -42,7 +45,15 @@ function proxyOver(upstream: Partial<NodeTools>, opts: { kept?: Array<[string, s
 
 describe('akas mcp --stdio: the proxy', () => {
   it('lists the judge tool without signature or privateKey, the propose tools keeping the claimSecret', () => {
-    const judge = { name: 'judge', description: 'node text', inputSchema: { type: 'object' as const, properties: { id: {}, scores: {}, rationale: {}, signature: {}, contentSha256: {}, dryRun: {} }, required: ['id', 'scores', 'rationale'] } };
+    const judge = {
+      name: 'judge',
+      description: 'node text',
+      inputSchema: {
+        type: 'object' as const,
+        properties: { id: {}, scores: {}, rationale: {}, signature: {}, contentSha256: {}, dryRun: {} },
+        required: ['id', 'scores', 'rationale'],
+      },
+    };
     const propose = { name: 'propose_brief', inputSchema: { type: 'object' as const, properties: { title: {}, includeClaimSecret: { type: 'boolean' } } } };
     const [j, p] = localListing([judge, propose], identity);
     expect(Object.keys(j.inputSchema.properties!)).toEqual(['id', 'scores', 'rationale', 'contentSha256', 'dryRun']);
@@ -76,11 +87,18 @@ describe('akas mcp --stdio: the proxy', () => {
     const { proxy, calls } = proxyOver({ callTool: async () => answer() }, { kept });
     const plain = await proxy.callTool('propose_capability', { title: 't' });
     expect(calls[0]).toEqual(['propose_capability', { title: 't', includeClaimSecret: true }]);
-    expect(plain.structuredContent).toMatchObject({ proposalId: 'cprop_0123456789abcdef', claimSecretWithheld: true, claimSecretNote: expect.stringContaining('akas recover --proposal cprop_0123456789abcdef') });
+    expect(plain.structuredContent).toMatchObject({
+      proposalId: 'cprop_0123456789abcdef',
+      claimSecretWithheld: true,
+      claimSecretNote: expect.stringContaining('akas recover --proposal cprop_0123456789abcdef'),
+    });
     expect(JSON.stringify(plain)).not.toContain('cs_');
     const asked = await proxy.callTool('propose_capability', { title: 't', includeClaimSecret: true });
     expect(asked.structuredContent).toMatchObject({ claimSecret: `cs_${'1'.repeat(64)}`, claimSecretSaved: true });
-    expect(kept).toEqual([['cprop_0123456789abcdef', `cs_${'1'.repeat(64)}`], ['cprop_0123456789abcdef', `cs_${'1'.repeat(64)}`]]);
+    expect(kept).toEqual([
+      ['cprop_0123456789abcdef', `cs_${'1'.repeat(64)}`],
+      ['cprop_0123456789abcdef', `cs_${'1'.repeat(64)}`],
+    ]);
     const { proxy: failing } = proxyOver({ callTool: async () => answer() }, { keepFails: true });
     expect((await failing.callTool('propose_capability', {})).structuredContent!.claimSecretNote).toContain('could not be kept in your profile (disk full)');
   });
@@ -97,7 +115,7 @@ describe('akas mcp --stdio: the proxy', () => {
     ]);
   });
 
-  it('answers a failed exchange as the tool error unreachable, and passes the node\'s JSON-RPC refusals on', async () => {
+  it("answers a failed exchange as the tool error unreachable, and passes the node's JSON-RPC refusals on", async () => {
     const { proxy } = proxyOver({ callTool: async () => Promise.reject(new Error(`fetch failed for ${identity.apiKey}`)) });
     const r = await proxy.callTool('search', { q: 'x' });
     expect(r.structuredContent).toMatchObject({ code: 'unreachable', error: expect.stringContaining('fetch failed for [withheld]') });

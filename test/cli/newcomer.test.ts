@@ -130,7 +130,9 @@ describe('an answers file of the other calibration pool', () => {
   it('is refused saying which pool the agent has and which the file answers', async () => {
     const reg = await h.akas(['--json', '--profile', 'pb', 'register', '--pool', 'B']);
     expect(reg.code).toBe(0);
-    const poolA = JSON.parse(readFileSync(new URL('../../data/calibration/pool-A.json', import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const poolA = JSON.parse(readFileSync(new URL('../../data/calibration/pool-A.json', import.meta.url), 'utf8')) as {
+      questions: Array<{ id: string; expected: string }>;
+    };
     const answers = file('a.json', Object.fromEntries(poolA.questions.map((q) => [q.id, q.expected])));
     const r = await h.akas(['calibrate', '--answers', answers], { profile: 'pb' });
     expect(r.code).toBe(2);
@@ -146,7 +148,9 @@ describe('hints and next steps', () => {
     );
     expect(routesToCommands('Calibrate before proposing: GET /api/agent/v1/calibrate.')).toBe('Calibrate before proposing: `akas calibrate`.');
     expect(routesToCommands('POST the bytes to /api/cas first')).toBe('`akas cas put FILE` first');
-    expect(routesToCommands('GET /api/knowledge/node/ lists the top of the tree; GET /api/knowledge/search finds nodes.')).toBe('`akas node` lists the top of the tree; `akas search` finds nodes.');
+    expect(routesToCommands('GET /api/knowledge/node/ lists the top of the tree; GET /api/knowledge/search finds nodes.')).toBe(
+      '`akas node` lists the top of the tree; `akas search` finds nodes.',
+    );
     expect(routesToCommands('see /api/knowledge/proposals/cprop_0123456789abcdef')).toBe('see `akas proposal cprop_0123456789abcdef`');
     const text = describeFailure(new CliError(1, 'x', { hint: 'Earn credits by judging pending proposals (GET /api/judge/queue) or answer challenges.' }));
     expect(text).toContain('hint: Earn credits by judging pending proposals (`akas queue`)');
@@ -155,7 +159,9 @@ describe('hints and next steps', () => {
   it('after calibrating, name the next command', async () => {
     const reg = await h.akas(['--json', '--profile', 'pa', 'register', '--pool', 'A']);
     expect(reg.code).toBe(0);
-    const poolA = JSON.parse(readFileSync(new URL('../../data/calibration/pool-A.json', import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const poolA = JSON.parse(readFileSync(new URL('../../data/calibration/pool-A.json', import.meta.url), 'utf8')) as {
+      questions: Array<{ id: string; expected: string }>;
+    };
     const r = await h.akas(['calibrate', '--answers', file('a.json', Object.fromEntries(poolA.questions.map((q) => [q.id, q.expected])))], { profile: 'pa' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('next: akas queue (');
@@ -163,7 +169,7 @@ describe('hints and next steps', () => {
 });
 
 describe('akas node-keys', () => {
-  it('prints the issuer DID, the log key an auditor pins and the HMAC key ids; --json is the node\'s answer', async () => {
+  it("prints the issuer DID, the log key an auditor pins and the HMAC key ids; --json is the node's answer", async () => {
     const r = await h.akas(['node-keys']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`issuer       ${h.node.keys.issuer.did}`);
@@ -213,7 +219,12 @@ describe('usage errors', () => {
   });
 
   it('under --json is JSON on stdout, as every other failure is', async () => {
-    for (const args of [['--json', 'regster'], ['--json', 'judge'], ['judge', '--json'], ['--json', 'me', '--no-such-option']]) {
+    for (const args of [
+      ['--json', 'regster'],
+      ['--json', 'judge'],
+      ['judge', '--json'],
+      ['--json', 'me', '--no-such-option'],
+    ]) {
       const r = await h.akas(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.json(), args.join(' ')).toMatchObject({ ok: false, code: 'usage' });

@@ -99,7 +99,12 @@ afterEach(async () => {
  * signs, and moves on once recorded, until `then` is drawn.
  */
 async function scoreSignAndGoOn(stdin: FakeTtyStdin, waitFor: ReturnType<typeof frameWaiter>, rationale: string, then: string) {
-  for (const [value, next] of [['0.9', 'clarity'], ['0.8', 'compression'], ['0.7', 'sources'], ['0.8', 'rationale']]) {
+  for (const [value, next] of [
+    ['0.9', 'clarity'],
+    ['0.8', 'compression'],
+    ['0.7', 'sources'],
+    ['0.8', 'rationale'],
+  ]) {
     stdin.press(value);
     await waitFor(value);
     stdin.press('\r');
@@ -161,7 +166,9 @@ describe('akas propose', () => {
     expect(profile.stdout).not.toMatch(/cs_[0-9a-f]{64}/);
     expect(profile.json().claimSecrets).toEqual({ [body.proposalId]: '(saved)', [shown.json().proposalId]: '(saved)' });
     expect((await akas(['profile'], { profile: a.profile })).stdout).not.toMatch(/cs_[0-9a-f]{64}/);
-    expect((await akas(['--json', '--show-secrets', 'profile'], { profile: a.profile })).json().claimSecrets[body.proposalId]).toBe(saved.claimSecrets![body.proposalId]);
+    expect((await akas(['--json', '--show-secrets', 'profile'], { profile: a.profile })).json().claimSecrets[body.proposalId]).toBe(
+      saved.claimSecrets![body.proposalId],
+    );
   });
 
   it('reads the payload from stdin with --file -, and takes dg as a decision graph', async () => {
@@ -206,14 +213,20 @@ describe('akas propose', () => {
 });
 
 describe('akas judge and akas proposal', () => {
-  it('publishes with three signed judgments that verify against the judges\' keys', async () => {
+  it("publishes with three signed judgments that verify against the judges' keys", async () => {
     const proposer = await agent();
     const judges = [await agent(0.9, 0), await agent(0.7, 0), await agent(0.6, 0)];
     const id = await propose(proposer, 'capability', 10);
     for (const [i, j] of judges.entries()) {
       const r = await akas(judgeArgs(id), { profile: j.profile });
       expect(r.code, r.stdout).toBe(0);
-      expect(r.json()).toMatchObject({ kind: 'capability', proposalId: id, judgmentRecorded: true, statusChanged: i === 2, newStatus: i === 2 ? 'published' : 'pending' });
+      expect(r.json()).toMatchObject({
+        kind: 'capability',
+        proposalId: id,
+        judgmentRecorded: true,
+        statusChanged: i === 2,
+        newStatus: i === 2 ? 'published' : 'pending',
+      });
     }
     const shown = await akas(['--json', 'proposal', id]);
     expect(shown.code).toBe(0);
@@ -306,7 +319,7 @@ describe('akas judge and akas proposal', () => {
     expect([r.code, r.json().code]).toEqual([2, 'no_identity']);
   });
 
-  it('exits 1 with the node\'s code when it refuses: own proposal, a signature by the wrong key, judged twice', async () => {
+  it("exits 1 with the node's code when it refuses: own proposal, a signature by the wrong key, judged twice", async () => {
     const proposer = await agent();
     const judge = await agent(0.8, 0);
     const id = await propose(proposer, 'brief', 14);
@@ -387,7 +400,7 @@ describe('akas recover --proposal', () => {
 });
 
 describe('akas queue', () => {
-  it('prints the pending work as a table, or the node\'s page with --json', async () => {
+  it("prints the pending work as a table, or the node's page with --json", async () => {
     const proposer = await agent(0.8, 100);
     const judge = await agent(0.8, 0);
     const ids = [];
@@ -468,7 +481,11 @@ describe('akas queue', () => {
 
     const judged = await detail(ids[1]);
     expect(judged.judgmentCount).toBe(1);
-    expect(judged.judgments[0]).toMatchObject({ agentTag: judge.tag, scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 }, rationale: 'Clear and correct.' });
+    expect(judged.judgments[0]).toMatchObject({
+      agentTag: judge.tag,
+      scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 },
+      rationale: 'Clear and correct.',
+    });
     expect(verify(judged.judgments[0].signature.publicKey, judged.judgments[0].signature.signingPayload, judged.judgments[0].signature.signature)).toBe(true);
     expect((await detail(ids[0])).judgmentCount).toBe(0);
   });
@@ -500,7 +517,6 @@ describe('akas queue', () => {
     expect(last).not.toContain('loads them');
   });
 });
-
 
 describe('text other agents wrote, on a terminal', () => {
   // What a hostile proposer puts in its title and spec: a window title (OSC), a colour, a

@@ -25,7 +25,14 @@ describe('--public-url', () => {
   });
 
   it('refuses what cannot start every absolute URL: not a URL, another scheme, a user, a query or a fragment', () => {
-    for (const bad of ['akas.example.org', 'ftp://akas.example.org', 'https://u:p@akas.example.org', 'https://akas.example.org/?a=1', 'https://akas.example.org/#x', 'https://akas.example.org?']) {
+    for (const bad of [
+      'akas.example.org',
+      'ftp://akas.example.org',
+      'https://u:p@akas.example.org',
+      'https://akas.example.org/?a=1',
+      'https://akas.example.org/#x',
+      'https://akas.example.org?',
+    ]) {
       expect(() => parsePublicUrl(bad), bad).toThrow(/--public-url/);
     }
   });

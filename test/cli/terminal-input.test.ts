@@ -77,7 +77,15 @@ describe('the calibration questionnaire', () => {
 });
 
 describe('the judge form of the queue', () => {
-  const item: QueueItem = { proposalId: 'prop_0123456789abcdef', kind: 'brief', title: 'A brief', path: '/a/b', submittedAt: 0, judgmentCount: 0, requiredJudgments: 3 };
+  const item: QueueItem = {
+    proposalId: 'prop_0123456789abcdef',
+    kind: 'brief',
+    title: 'A brief',
+    path: '/a/b',
+    submittedAt: 0,
+    judgmentCount: 0,
+    requiredJudgments: 3,
+  };
 
   async function queue() {
     const judge = vi.fn(async (input: unknown) => ({ judgmentId: 'jdg_0000000000000001', newStatus: 'pending', input }));
@@ -92,7 +100,11 @@ describe('the judge form of the queue', () => {
     for (const chunk of ['0.9\r', '0.8\r', '0.7\r', '0.8\r', 'Accurate and sourced\r']) await type(v.stdin, chunk);
     expect(v.lastFrame()).toContain('Sign with your key and send?');
     await type(v.stdin, 'y\r');
-    expect(v.judge).toHaveBeenCalledWith({ proposalId: item.proposalId, scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 }, rationale: 'Accurate and sourced' });
+    expect(v.judge).toHaveBeenCalledWith({
+      proposalId: item.proposalId,
+      scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 },
+      rationale: 'Accurate and sourced',
+    });
     expect(v.result.judged).toEqual([{ proposalId: item.proposalId, judgmentId: 'jdg_0000000000000001', newStatus: 'pending' }]);
   });
 
@@ -106,7 +118,11 @@ describe('the judge form of the queue', () => {
     expect(v.lastFrame()).toContain('Sign with your key and send?');
     expect(v.judge).not.toHaveBeenCalled();
     await type(v.stdin, 'y');
-    expect(v.judge).toHaveBeenCalledWith({ proposalId: item.proposalId, scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 }, rationale: 'Why not' });
+    expect(v.judge).toHaveBeenCalledWith({
+      proposalId: item.proposalId,
+      scores: { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 },
+      rationale: 'Why not',
+    });
   });
 
   it('ends as interrupted on Ctrl-C', async () => {

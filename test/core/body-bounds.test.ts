@@ -105,7 +105,12 @@ describe('schemaBounds', () => {
       additionalProperties: false,
       properties: {
         list: { type: 'array', maxItems: 3, items: { type: 'object', properties: { s: { type: 'string', maxLength: 5 } } } },
-        either: { anyOf: [{ type: 'string', maxLength: 2 }, { type: 'array', maxItems: 4, items: { type: 'number' } }] },
+        either: {
+          anyOf: [
+            { type: 'string', maxLength: 2 },
+            { type: 'array', maxItems: 4, items: { type: 'number' } },
+          ],
+        },
         map: { type: 'object', maxProperties: 2 },
       },
     };
@@ -114,9 +119,13 @@ describe('schemaBounds', () => {
     expect(schemaBounds(schema)).toMatchObject({ members: 7 + 5 + 1 + 2 * (1 + MAP_VALUE.members), keys: Math.max(3, MAP_VALUE.keys) });
   });
 
-  it('rounds a route\'s bounds up to round counts and powers of two, within the node\'s byte limit', () => {
+  it("rounds a route's bounds up to round counts and powers of two, within the node's byte limit", () => {
     expect([1, 2, 3, 73, 100, 101, 16_864].map(roundCount)).toEqual([1, 2, 5, 100, 100, 200, 20_000]);
-    expect(routeBodyBounds({ members: 9, keys: 4, bytes: 3000 }, 1024 * 1024)).toEqual({ members: roundCount(9 + BODY_SLACK.members), keys: roundCount(4 + BODY_SLACK.keys), bytes: 4096 });
+    expect(routeBodyBounds({ members: 9, keys: 4, bytes: 3000 }, 1024 * 1024)).toEqual({
+      members: roundCount(9 + BODY_SLACK.members),
+      keys: roundCount(4 + BODY_SLACK.keys),
+      bytes: 4096,
+    });
     expect(routeBodyBounds({ members: 9, keys: 4, bytes: 5000 }, 1024 * 1024).bytes).toBe(8192);
     expect(routeBodyBounds({ members: 9, keys: 4, bytes: Infinity }, 1024 * 1024).bytes).toBe(1024 * 1024);
   });

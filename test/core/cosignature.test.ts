@@ -51,10 +51,12 @@ function policy() {
 function proof() {
   const lines = sigsum.proofAscii.split('\n');
   const one = (k: string) => lines.find((l) => l.startsWith(`${k}=`))!.slice(k.length + 1);
-  const cosignatures = lines.filter((l) => l.startsWith('cosignature=')).map((l) => {
-    const [keyHash, time, sig] = l.slice('cosignature='.length).split(' ');
-    return { keyHash, timestamp: Number(time), signature: sig };
-  });
+  const cosignatures = lines
+    .filter((l) => l.startsWith('cosignature='))
+    .map((l) => {
+      const [keyHash, time, sig] = l.slice('cosignature='.length).split(' ');
+      return { keyHash, timestamp: Number(time), signature: sig };
+    });
   return { log: one('log'), size: Number(one('size')), rootHex: one('root_hash'), signature: one('signature'), cosignatures };
 }
 
@@ -78,7 +80,14 @@ function sigsumNote() {
     ts.writeBigUInt64BE(BigInt(c.timestamp));
     lines.push(`\u2014 ${w.name} ${Buffer.concat([Buffer.from(cosignerKeyId(w.name, w.key), 'hex'), ts, Buffer.from(c.signature, 'hex')]).toString('base64')}`);
   }
-  return { text, note: `${text}\n${lines.join('\n')}\n`, logVkey: verifierKeyString(origin, logKey), witnesses: used, all: witnesses, timestamps: p.cosignatures.map((c) => c.timestamp) };
+  return {
+    text,
+    note: `${text}\n${lines.join('\n')}\n`,
+    logVkey: verifierKeyString(origin, logKey),
+    witnesses: used,
+    all: witnesses,
+    timestamps: p.cosignatures.map((c) => c.timestamp),
+  };
 }
 
 describe('cosignatures (src/core/cosignature.ts)', () => {

@@ -61,9 +61,7 @@ describe('ServiceError', () => {
 
 describe('codes thrown in the source', () => {
   const files = ['src', 'cli', 'verifier'].flatMap((d) => sourceFiles(resolve(ROOT, d)));
-  const thrown = files.flatMap((file) =>
-    thrownCodes(readFileSync(file, 'utf8')).map((t) => ({ ...t, where: `${relative(ROOT, file)}:${t.line}` })),
-  );
+  const thrown = files.flatMap((file) => thrownCodes(readFileSync(file, 'utf8')).map((t) => ({ ...t, where: `${relative(ROOT, file)}:${t.line}` })));
 
   it('finds the thrown codes it looks for (the scan is not empty)', () => {
     expect(files.length).toBeGreaterThan(10);

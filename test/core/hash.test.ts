@@ -23,9 +23,7 @@ describe('hmacSha256Hex', () => {
   });
 
   it('answers RFC 4231 test case 2 (key "Jefe")', () => {
-    expect(hmacSha256Hex(Buffer.from('Jefe'), 'what do ya want for nothing?')).toBe(
-      '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
-    );
+    expect(hmacSha256Hex(Buffer.from('Jefe'), 'what do ya want for nothing?')).toBe('5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
   });
 });
 

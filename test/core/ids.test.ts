@@ -95,7 +95,17 @@ describe('proposal ids', () => {
   );
 
   it('name no kind for what is not a proposal id', () => {
-    for (const bad of ['', 'prop_', 'prop_0123456789abcde', 'prop_0123456789abcdef0', 'prop_0123456789ABCDEF', 'xprop_0123456789abcdef', 'jdg_0123456789abcdef', 'prop-0123456789abcdef', ' prop_0123456789abcdef']) {
+    for (const bad of [
+      '',
+      'prop_',
+      'prop_0123456789abcde',
+      'prop_0123456789abcdef0',
+      'prop_0123456789ABCDEF',
+      'xprop_0123456789abcdef',
+      'jdg_0123456789abcdef',
+      'prop-0123456789abcdef',
+      ' prop_0123456789abcdef',
+    ]) {
       expect(kindOfProposalId(bad)).toBeNull();
     }
   });

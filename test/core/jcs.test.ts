@@ -41,7 +41,10 @@ describe('canonicalize (RFC 8785)', () => {
   });
 
   describe('ES6 number serialization (es6-numbers-10000.txt)', () => {
-    const lines = read('es6-numbers-10000.txt').toString('ascii').split('\n').filter((l) => l.length > 0);
+    const lines = read('es6-numbers-10000.txt')
+      .toString('ascii')
+      .split('\n')
+      .filter((l) => l.length > 0);
 
     it('has 10,000 lines', () => {
       expect(lines).toHaveLength(10_000);

@@ -57,9 +57,7 @@ const consistencyCases = vectorFiles('consistency').map((file) => ({ file, ...ve
 const STRICTER_THAN_GO = ['consistency/additional/sizes-are-equal-one-and-proof-is-empty.json'];
 
 // The leaves transparency-dev/merkle (and Trillian before it) builds its test trees from.
-const RFC6962_LEAVES = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map((h) =>
-  Buffer.from(h, 'hex'),
-);
+const RFC6962_LEAVES = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map((h) => Buffer.from(h, 'hex'));
 
 /** The same bytes with one bit flipped (a copy). */
 const flipBit = (h: Uint8Array, byte = 0, bit = 0) => {
@@ -144,11 +142,20 @@ describe('Merkle tree (src/core/merkle.ts)', () => {
       for (const c of inc) {
         expect(tree.root(c.treeSize).toString('base64'), c.file).toBe(c.root);
         expect(tree.getNode(0, c.leafIdx).toString('base64'), c.file).toBe(c.leafHash);
-        expect(tree.inclusionProof(c.leafIdx, c.treeSize).map((h) => h.toString('base64')), c.file).toEqual(c.proof ?? []);
+        expect(
+          tree.inclusionProof(c.leafIdx, c.treeSize).map((h) => h.toString('base64')),
+          c.file,
+        ).toEqual(c.proof ?? []);
       }
       for (const c of cons) {
-        expect([tree.root(c.size1), tree.root(c.size2)].map((h) => h.toString('base64')), c.file).toEqual([c.root1, c.root2]);
-        expect(tree.consistencyProof(c.size1, c.size2).map((h) => h.toString('base64')), c.file).toEqual(c.proof ?? []);
+        expect(
+          [tree.root(c.size1), tree.root(c.size2)].map((h) => h.toString('base64')),
+          c.file,
+        ).toEqual([c.root1, c.root2]);
+        expect(
+          tree.consistencyProof(c.size1, c.size2).map((h) => h.toString('base64')),
+          c.file,
+        ).toEqual(c.proof ?? []);
       }
     });
 

@@ -121,7 +121,8 @@ describe('signed notes (src/core/note.ts)', () => {
   describe('keys', () => {
     it('accepts names as Go does: no "+", no Unicode space, not empty', () => {
       for (const ok of ['PeterNeumann', 'example.com/log', 'ünïcødé', 'a-b_c.d/e:f']) expect(isNoteKeyName(ok), ok).toBe(true);
-      for (const bad of ['', 'a+b', 'a b', 'a\tb', 'a\u00a0b', 'a\u0085b', 'a\u2003b', 'a\u3000b', 'a\ud800b']) expect(isNoteKeyName(bad), JSON.stringify(bad)).toBe(false);
+      for (const bad of ['', 'a+b', 'a b', 'a\tb', 'a\u00a0b', 'a\u0085b', 'a\u2003b', 'a\u3000b', 'a\ud800b'])
+        expect(isNoteKeyName(bad), JSON.stringify(bad)).toBe(false);
     });
 
     it('refuses a verifier key with a wrong hash, an unknown algorithm, a bad name, missing parts, or a short or badly encoded key', () => {

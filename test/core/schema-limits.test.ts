@@ -17,7 +17,12 @@ const schema = {
   properties: {
     list: { type: 'array', maxItems: 3, items: { type: 'object', properties: { s: { type: 'string', maxLength: 5 } } } },
     either: { anyOf: [{ type: 'string', maxLength: 2 }, { type: 'number' }] },
-    both: { anyOf: [{ type: 'string', maxLength: 2 }, { type: 'array', maxItems: 1 }] },
+    both: {
+      anyOf: [
+        { type: 'string', maxLength: 2 },
+        { type: 'array', maxItems: 1 },
+      ],
+    },
     map: { type: 'object', patternProperties: { '^k': { type: 'string', maxLength: 4 } }, maxProperties: 2 },
   },
 };
@@ -35,7 +40,9 @@ describe('limitsSchema', () => {
   });
 
   it('bounds a closed object by its declared keys plus 50 when asked', () => {
-    expect(limitsSchema({ type: 'object', additionalProperties: false, properties: { a: {}, b: {} } }, { closedObjectsBounded: true })).toEqual({ maxProperties: 2 + UNKNOWN_KEYS_NAMED });
+    expect(limitsSchema({ type: 'object', additionalProperties: false, properties: { a: {}, b: {} } }, { closedObjectsBounded: true })).toEqual({
+      maxProperties: 2 + UNKNOWN_KEYS_NAMED,
+    });
   });
 
   it('never refuses a value the full schema accepts', () => {

@@ -52,10 +52,21 @@ describe('parseStrictJson', () => {
 
 describe('isDateTimeStamp', () => {
   it('takes XML Schema dateTimeStamps: a real date and time, with a zone', () => {
-    for (const ok of ['2026-01-01T00:00:00Z', '2026-01-01T12:30:45.123Z', '2024-02-29T23:59:59+14:00', '2026-12-31T24:00:00Z', '-0044-03-15T12:00:00-05:30']) expect(isDateTimeStamp(ok), ok).toBe(true);
+    for (const ok of ['2026-01-01T00:00:00Z', '2026-01-01T12:30:45.123Z', '2024-02-29T23:59:59+14:00', '2026-12-31T24:00:00Z', '-0044-03-15T12:00:00-05:30'])
+      expect(isDateTimeStamp(ok), ok).toBe(true);
   });
   it('refuses a missing zone, impossible dates and times, and other shapes', () => {
-    for (const bad of ['2026-01-01T00:00:00', '2025-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T25:00:00Z', '2026-01-01T24:00:01Z', '2026-01-01 00:00:00Z', '2026-01-01T00:00:00+15:00', '2026-01-01', 1767225600000]) {
+    for (const bad of [
+      '2026-01-01T00:00:00',
+      '2025-02-29T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-01-01T25:00:00Z',
+      '2026-01-01T24:00:01Z',
+      '2026-01-01 00:00:00Z',
+      '2026-01-01T00:00:00+15:00',
+      '2026-01-01',
+      1767225600000,
+    ]) {
       expect(isDateTimeStamp(bad), String(bad)).toBe(false);
     }
   });
@@ -64,9 +75,14 @@ describe('isDateTimeStamp', () => {
 describe('parseDidKeyUrl', () => {
   const mb = 'z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2';
   it('reads the key of did:key:<mb>#<mb>', () => {
-    expect(parseDidKeyUrl(`did:key:${mb}#${mb}`)).toEqual({ did: `did:key:${mb}`, multibase: mb, publicKey: 'b00d8d938e7f773d51565aad36a623f5344f7f5d1960f9cf3e8e12620ea2810f' });
+    expect(parseDidKeyUrl(`did:key:${mb}#${mb}`)).toEqual({
+      did: `did:key:${mb}`,
+      multibase: mb,
+      publicKey: 'b00d8d938e7f773d51565aad36a623f5344f7f5d1960f9cf3e8e12620ea2810f',
+    });
   });
   it('refuses another fragment, no fragment, another method or a broken key', () => {
-    for (const bad of [`did:key:${mb}#key-1`, `did:key:${mb}`, `did:web:example.com#${mb}`, `did:key:${mb.slice(0, -1)}#${mb.slice(0, -1)}`, 42]) expect(parseDidKeyUrl(bad)).toBeNull();
+    for (const bad of [`did:key:${mb}#key-1`, `did:key:${mb}`, `did:web:example.com#${mb}`, `did:key:${mb.slice(0, -1)}#${mb.slice(0, -1)}`, 42])
+      expect(parseDidKeyUrl(bad)).toBeNull();
   });
 });

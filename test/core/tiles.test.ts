@@ -3,16 +3,7 @@
 // wire format of src/core/witness-wire.ts too.
 import { describe, expect, it } from 'vitest';
 import { MemoryTree } from '../../src/core/merkle.js';
-import {
-  bundlePath,
-  decodeBundle,
-  encodeBundle,
-  encodeTileIndex,
-  parseTilePath,
-  TileHashReader,
-  tilePath,
-  tileWidthAt,
-} from '../../src/core/tiles.js';
+import { bundlePath, decodeBundle, encodeBundle, encodeTileIndex, parseTilePath, TileHashReader, tilePath, tileWidthAt } from '../../src/core/tiles.js';
 import { formatAddCheckpoint, parseAddCheckpoint, parseTlogSize } from '../../src/core/witness-wire.js';
 
 describe('tiles (src/core/tiles.ts)', () => {
@@ -31,7 +22,22 @@ describe('tiles (src/core/tiles.ts)', () => {
     expect(parseTilePath('0/x001/x234/067')).toEqual({ kind: 'hashes', level: 0, index: 1234067, width: 256 });
     expect(parseTilePath('1/005.p/17')).toEqual({ kind: 'hashes', level: 1, index: 5, width: 17 });
     expect(parseTilePath('entries/x001/000.p/1')).toEqual({ kind: 'entries', index: 1000, width: 1 });
-    for (const bad of ['00/000', '64/000', '0/1', '0/0001', '0/001/002', '0/x000/001', '0/000.p/0', '0/000.p/256', '0/000.p/07', 'entries/', '0/', 'x/000', '0/000.p', '-1/000']) {
+    for (const bad of [
+      '00/000',
+      '64/000',
+      '0/1',
+      '0/0001',
+      '0/001/002',
+      '0/x000/001',
+      '0/000.p/0',
+      '0/000.p/256',
+      '0/000.p/07',
+      'entries/',
+      '0/',
+      'x/000',
+      '0/000.p',
+      '-1/000',
+    ]) {
       expect(parseTilePath(bad), bad).toBeNull();
     }
   });
@@ -109,7 +115,13 @@ describe('the add-checkpoint body (src/core/witness-wire.ts)', () => {
     }
     const lines = Array.from({ length: 64 }, () => Buffer.alloc(32).toString('base64')).join('\n');
     expect(parseAddCheckpoint(`old 1\n${lines}\n\n${note}`).ok).toBe(false);
-    expect(() => formatAddCheckpoint(1, Array.from({ length: 64 }, () => Buffer.alloc(32)), note)).toThrow();
+    expect(() =>
+      formatAddCheckpoint(
+        1,
+        Array.from({ length: 64 }, () => Buffer.alloc(32)),
+        note,
+      ),
+    ).toThrow();
   });
 
   it('a 409 body is the size and a newline', () => {

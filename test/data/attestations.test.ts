@@ -14,19 +14,40 @@ const DIR = fileURLToPath(new URL('../../data/attestations/', import.meta.url));
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const SPEC_KINDS = [
-  'review.attestation.v1', 'eval.run.attestation.v1', 'vulnerability.disclosure.v1', 'retrieval.citation.attestation.v1',
-  'tutorial.citation.attestation.v1', 'support.resolution.attestation.v1', 'alignment.attestation.v1', 'robot.action.attestation.v1',
-  'translation.attestation.v1', 'label.attestation.v1', 'embedding.response.v1', 'synthetic.media.attestation.v1',
-  'legal.citation.attestation.v1', 'bi.cited_number.attestation.v1', 'pipeline.facet.v1', 'experiment.receipt.v1',
-  'leaderboard.receipt.v1', 'governance.compliance.v1', 'sandbox.run.attestation.v1', 'attestation.event.v1',
-  'high-risk-classification.v1', 'serious-incident.v1',
+  'review.attestation.v1',
+  'eval.run.attestation.v1',
+  'vulnerability.disclosure.v1',
+  'retrieval.citation.attestation.v1',
+  'tutorial.citation.attestation.v1',
+  'support.resolution.attestation.v1',
+  'alignment.attestation.v1',
+  'robot.action.attestation.v1',
+  'translation.attestation.v1',
+  'label.attestation.v1',
+  'embedding.response.v1',
+  'synthetic.media.attestation.v1',
+  'legal.citation.attestation.v1',
+  'bi.cited_number.attestation.v1',
+  'pipeline.facet.v1',
+  'experiment.receipt.v1',
+  'leaderboard.receipt.v1',
+  'governance.compliance.v1',
+  'sandbox.run.attestation.v1',
+  'attestation.event.v1',
+  'high-risk-classification.v1',
+  'serious-incident.v1',
 ];
 const TIERS: Record<string, string> = {
-  'pipeline.facet.v1': 'pipeline', 'experiment.receipt.v1': 'experiment', 'leaderboard.receipt.v1': 'leaderboard',
-  'review.attestation.v1': 'review', 'governance.compliance.v1': 'governance',
+  'pipeline.facet.v1': 'pipeline',
+  'experiment.receipt.v1': 'experiment',
+  'leaderboard.receipt.v1': 'leaderboard',
+  'review.attestation.v1': 'review',
+  'governance.compliance.v1': 'governance',
 };
 
-const index = JSON.parse(readFileSync(DIR + 'index.json', 'utf8')) as { kinds: Array<{ kind: string; tier: string; schemaVersion: string; description: string }> };
+const index = JSON.parse(readFileSync(DIR + 'index.json', 'utf8')) as {
+  kinds: Array<{ kind: string; tier: string; schemaVersion: string; description: string }>;
+};
 const schemas = new Map(SPEC_KINDS.map((k) => [k, JSON.parse(readFileSync(`${DIR}${k}.json`, 'utf8')) as Json]));
 // Strict, to catch a misspelt keyword; a required list inside anyOf ("one of these fields") is fine.
 const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false });
@@ -48,10 +69,14 @@ describe('the attestation catalog', () => {
       expect(k.schemaVersion).toBe('1.0.0');
       expect(k.description.length).toBeGreaterThan(20);
     }
-    expect(readdirSync(DIR).filter((f) => f !== 'index.json').sort()).toEqual(SPEC_KINDS.map((k) => `${k}.json`).sort());
+    expect(
+      readdirSync(DIR)
+        .filter((f) => f !== 'index.json')
+        .sort(),
+    ).toEqual(SPEC_KINDS.map((k) => `${k}.json`).sort());
   });
 
-  it("has review.attestation.v1 with exactly the eight fields of the contract, all required", () => {
+  it('has review.attestation.v1 with exactly the eight fields of the contract, all required', () => {
     const r = schemas.get('review.attestation.v1')!;
     const fields = ['schemaVersion', 'reviewId', 'reviewerId', 'reviewerDid', 'subjectId', 'subjectSha256', 'verdict', 'reviewedAt'];
     expect(Object.keys(r.properties).sort()).toEqual([...fields].sort());
@@ -74,7 +99,10 @@ describe.each(SPEC_KINDS)('the %s schema', (kind) => {
     for (const field of schema.required as string[]) {
       const { [field]: _dropped, ...rest } = example;
       expect(validate(rest), field).toBe(false);
-      expect(validate.errors!.some((e) => e.keyword === 'required' && e.params.missingProperty === field), field).toBe(true);
+      expect(
+        validate.errors!.some((e) => e.keyword === 'required' && e.params.missingProperty === field),
+        field,
+      ).toBe(true);
     }
   });
 
@@ -89,7 +117,8 @@ describe.each(SPEC_KINDS)('the %s schema', (kind) => {
       const types = Array.isArray(s.type) ? s.type : [s.type];
       if (types.includes('string') && s.maxLength === undefined && !s.enum) problems.push(`${path}: string without maxLength`);
       if (types.includes('array') && s.maxItems === undefined) problems.push(`${path}: array without maxItems`);
-      if (types.includes('object') && s.additionalProperties !== false && s.maxProperties === undefined) problems.push(`${path}: open object without maxProperties`);
+      if (types.includes('object') && s.additionalProperties !== false && s.maxProperties === undefined)
+        problems.push(`${path}: open object without maxProperties`);
     });
     expect(problems).toEqual([]);
   });

@@ -41,12 +41,15 @@ async function assertLogExtends(url: string, lastNote: string | undefined) {
   expect(fresh.ok, JSON.stringify(fresh)).toBe(true);
   if (!lastNote || !fresh.ok) return;
   const old = openCheckpoint(lastNote, [keys.log.verifierKey]);
-  expect(old.ok, 'the last checkpoint handed out verifies under the restarted node\'s log key').toBe(true);
+  expect(old.ok, "the last checkpoint handed out verifies under the restarted node's log key").toBe(true);
   if (!old.ok) return;
   expect(fresh.checkpoint.size).toBeGreaterThanOrEqual(old.checkpoint.size);
   if (old.checkpoint.size === 0) return;
   const r = (await (await fetch(`${url}/api/log/proof/consistency?old=${old.checkpoint.size}&new=${fresh.checkpoint.size}`)).json()) as { proof: string[] };
-  expect(consistent(old.checkpoint.size, old.checkpoint.rootHash, fresh.checkpoint.size, fresh.checkpoint.rootHash, r.proof), 'the log after the crash extends the last checkpoint before it').toBe(true);
+  expect(
+    consistent(old.checkpoint.size, old.checkpoint.rootHash, fresh.checkpoint.size, fresh.checkpoint.rootHash, r.proof),
+    'the log after the crash extends the last checkpoint before it',
+  ).toBe(true);
 }
 
 describe('crash consistency (SIGKILL under a mixed write load)', () => {
@@ -71,9 +74,14 @@ describe('crash consistency (SIGKILL under a mixed write load)', () => {
         written = acked;
 
         const audit = await checkNode(dataDir);
-        expect([...audit.log.problems, ...audit.ledger.problems, ...audit.proposals.problems, ...audit.records.problems], `round ${round}: the node's own audit`).toEqual([]);
+        expect(
+          [...audit.log.problems, ...audit.ledger.problems, ...audit.proposals.problems, ...audit.records.problems],
+          `round ${round}: the node's own audit`,
+        ).toEqual([]);
         expect(audit.records.agents, `round ${round}: agents counted by the audit`).toBeGreaterThanOrEqual(load.acked.agents.length);
-        expect(audit.records.blobs.acknowledged, `round ${round}: blobs counted by the audit`).toBeGreaterThanOrEqual(new Set(load.acked.blobs.map((b) => b.sha256)).size);
+        expect(audit.records.blobs.acknowledged, `round ${round}: blobs counted by the audit`).toBeGreaterThanOrEqual(
+          new Set(load.acked.blobs.map((b) => b.sha256)).size,
+        );
         await assertAcknowledgedPresent(dataDir, load.acked);
 
         node = await startServe(SERVE_ARGS, { dataDir });

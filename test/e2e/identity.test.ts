@@ -19,7 +19,9 @@ afterAll(async () => {
 
 /** The expected answers of the pool, from the package's own data (what a perfect agent would write). */
 function perfectAnswers(poolId: string): Record<string, string> {
-  const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+  const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
+    questions: Array<{ id: string; expected: string }>;
+  };
   return Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]));
 }
 
@@ -56,7 +58,14 @@ describe('akas as a new user would run it', () => {
     const challenge = JSON.parse(ch.stdout).challenge;
     const answer =
       challenge.schemaName === 'tool-description'
-        ? JSON.stringify({ answer: 'Word Count tells you how many characters, words and sentences a text holds and how long it takes to read, so you can trim a draft to the length you need before you publish it anywhere at all.', confidence: 'high', model: { family: 'other', version: 'e2e' }, via: 'local', elapsed_ms: 5 })
+        ? JSON.stringify({
+            answer:
+              'Word Count tells you how many characters, words and sentences a text holds and how long it takes to read, so you can trim a draft to the length you need before you publish it anywhere at all.',
+            confidence: 'high',
+            model: { family: 'other', version: 'e2e' },
+            via: 'local',
+            elapsed_ms: 5,
+          })
         : '"blue"';
     const tool = await cli(['tool', 'word-count', '--input', '{"text":"One two. Three."}', '--answer', answer, '--json']);
     expect(tool.code, tool.stdout + tool.stderr).toBe(0);
@@ -79,7 +88,9 @@ describe('akas as a new user would run it', () => {
     const old = await fetch(`${node.url}/api/agent/v1/me`, { headers: { authorization: `Bearer ${before.apiKey}` } });
     expect(old.status).toBe(401);
     expect(((await old.json()) as { code: string }).code).toBe('key_rotated');
-    const profile = (await (await fetch(`${node.url}/api/agents/${tag}`)).json()) as { signing: { publicKey: string; priorKeys: Array<{ publicKey: string }> } };
+    const profile = (await (await fetch(`${node.url}/api/agents/${tag}`)).json()) as {
+      signing: { publicKey: string; priorKeys: Array<{ publicKey: string }> };
+    };
     expect(profile.signing.publicKey).toBe(after.signing.publicKey);
     expect(profile.signing.priorKeys.map((k: { publicKey: string }) => k.publicKey)).toEqual([before.signing.publicKey]);
     const shown = await cli(['agents', tag]);

@@ -29,7 +29,24 @@ async function publish(kind: ProposalKind, payload: unknown): Promise<string> {
   writeFileSync(file, JSON.stringify(payload));
   const { proposalId } = await json(['propose', kind, '--file', file]);
   for (const judge of ['p2', 'p3', 'p4']) {
-    const r = await akas(['--json', 'judge', proposalId, '--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.8', '--sources', '0.8', '--rationale', 'Correct and sourced.'], judge);
+    const r = await akas(
+      [
+        '--json',
+        'judge',
+        proposalId,
+        '--accuracy',
+        '0.9',
+        '--clarity',
+        '0.8',
+        '--compression',
+        '0.8',
+        '--sources',
+        '0.8',
+        '--rationale',
+        'Correct and sourced.',
+      ],
+      judge,
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
   }
   return proposalId;
@@ -61,7 +78,14 @@ describe('reading the knowledge tree (e2e)', () => {
     expect(root.stdout).not.toContain('\u001b['); // a pipe gets plain text
 
     expect(await json(['node', '/tools/pdf-to-text-x1'])).toMatchObject({ kind: 'leaf-capability', payload: { trigger: 'a PDF must be searched' } });
-    expect(await json(['node', '/decisions/pick-a-queue-x1'])).toMatchObject({ kind: 'leaf-decision', branches: [{ id: 'kafka', priors: 0.4 }, { id: 'sqs-fifo', priors: null }, { id: 'default', priors: null }] });
+    expect(await json(['node', '/decisions/pick-a-queue-x1'])).toMatchObject({
+      kind: 'leaf-decision',
+      branches: [
+        { id: 'kafka', priors: 0.4 },
+        { id: 'sqs-fifo', priors: null },
+        { id: 'default', priors: null },
+      ],
+    });
     const art = await json(['node', '/models/tiny-classifier-x1']);
     expect(art).toMatchObject({ kind: 'leaf-artifact', sha256Verification: { status: 'platform-verified' }, evalSummary: { count: 1, distinctRunners: 1 } });
     const text = await akas(['node', '/models/tiny-classifier-x1']);
@@ -71,7 +95,10 @@ describe('reading the knowledge tree (e2e)', () => {
 
   it('reads a brief at a level, searches (with a typo), suggests and traverses', async () => {
     const deep = await json(['brief', 'kb:retries-x1', '--level', 'deep']);
-    expect(deep).toMatchObject({ manifest: { level: 'deep', briefId: 'kb:retries-x1' }, brief: { levels: { deep: { sources: [{ author: 'Marc Brooker' }] } } } });
+    expect(deep).toMatchObject({
+      manifest: { level: 'deep', briefId: 'kb:retries-x1' },
+      brief: { levels: { deep: { sources: [{ author: 'Marc Brooker' }] } } },
+    });
     expect((await json(['search', 'exponentialy'])).items.map((i: { path: string }) => i.path)).toEqual(['/distributed-systems/retries-with-backoff-x1']);
     expect((await json(['search', 'pdf', '--kind', 'capability'])).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x1']);
     expect((await json(['suggest', '/de'])).suggestions.map((s: { path: string }) => s.path)).toEqual(['/decisions', '/decisions/pick-a-queue-x1']);
@@ -129,7 +156,8 @@ describe('reading the knowledge tree (e2e)', () => {
 
     // One character of every text served, each changed in turn: exit 1, naming what failed.
     const change = (s: string) => s.replace(/[a-z]/, (c) => (c === 'a' ? 'b' : 'a'));
-    const edits: Array<[string, (d: any) => void, string]> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
+    const edits: Array<[string, (d: any) => void, string]> = [
+      // eslint-disable-line @typescript-eslint/no-explicit-any
       ['brief-core.json', (d) => (d.brief.levels.tldr = change(d.brief.levels.tldr)), 'manifest.content'],
       ['brief-core.json', (d) => (d.brief.levels.core[1] = change(d.brief.levels.core[1])), 'manifest.content'],
       ['brief-core.json', (d) => (d.brief.pitfalls[0] = change(d.brief.pitfalls[0])), 'manifest.content'],
@@ -150,7 +178,12 @@ describe('reading the knowledge tree (e2e)', () => {
       writeFileSync(join(work, `changed-${file}`), JSON.stringify(d));
       const r = await offline(['--json', 'verify', 'node', `changed-${file}`, '--issuer', issuer]);
       expect(r.code, `${file} ${edit}: ${r.stdout}`).toBe(1);
-      expect(JSON.parse(r.stdout).checks.filter((c: { valid: boolean | null }) => c.valid === false).map((c: { id: string }) => c.id), `${file} ${edit}`).toContain(check);
+      expect(
+        JSON.parse(r.stdout)
+          .checks.filter((c: { valid: boolean | null }) => c.valid === false)
+          .map((c: { id: string }) => c.id),
+        `${file} ${edit}`,
+      ).toContain(check);
     }
     writeFileSync(join(work, 'not-a-node.json'), '{"hello": 1}');
     expect((await offline(['verify', 'node', 'not-a-node.json'])).code).toBe(2);

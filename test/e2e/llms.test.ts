@@ -21,7 +21,18 @@ const call = (method: string, path: string, body?: unknown, apiKey?: string): Pr
 const calibratedAgent = () => calibrated(node);
 
 function capability(path: string, title: string) {
-  return { path, title, spec: `${title}: when and how.`, payload: { trigger: 'a test fails now and then', alternative: 'fix the test first', cost: 'a rerun', whenNot: 'the failure is real', recipe: 'rerun once, quarantine on a second failure' } };
+  return {
+    path,
+    title,
+    spec: `${title}: when and how.`,
+    payload: {
+      trigger: 'a test fails now and then',
+      alternative: 'fix the test first',
+      cost: 'a rerun',
+      whenNot: 'the failure is real',
+      recipe: 'rerun once, quarantine on a second failure',
+    },
+  };
 }
 
 /** The `sh` blocks of a Markdown text, in order. */
@@ -33,11 +44,21 @@ beforeAll(async () => {
   work = tempDir('akas-llms-');
   const proposer = await calibratedAgent();
   const judges = [await calibratedAgent(), await calibratedAgent(), await calibratedAgent()];
-  const published = await call('POST', '/api/knowledge/cap/propose', capability('/testing/retry-flaky-tests', 'Retry flaky tests with a quarantine'), proposer.apiKey);
+  const published = await call(
+    'POST',
+    '/api/knowledge/cap/propose',
+    capability('/testing/retry-flaky-tests', 'Retry flaky tests with a quarantine'),
+    proposer.apiKey,
+  );
   const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.8, sources: 0.7 };
   for (const j of judges) {
     const payload = canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: published.proposalId, judge: j.tag, scores, rationale: 'Sound.' });
-    await call('POST', `/api/knowledge/judge/${published.proposalId}`, { scores, rationale: 'Sound.', signature: sign(j.signing.privateKey, payload) }, j.apiKey);
+    await call(
+      'POST',
+      `/api/knowledge/judge/${published.proposalId}`,
+      { scores, rationale: 'Sound.', signature: sign(j.signing.privateKey, payload) },
+      j.apiKey,
+    );
   }
   await call('POST', '/api/knowledge/cap/propose', capability('/testing/seed-randomness', 'Seed every random generator in tests'), proposer.apiKey);
 });
@@ -68,18 +89,17 @@ writeFileSync('answers.json', JSON.stringify({ answers: Object.fromEntries(quest
     const script = [
       'set -e',
       'curl() { command curl --fail-with-body "$@"; }',
-      ...blocks.flatMap((block, i) => [
-        ...(block.includes('@answers.json') ? ['node answer.mjs'] : []),
-        block,
-        `echo "@@ block ${i} ok" >&2`,
-      ]),
+      ...blocks.flatMap((block, i) => [...(block.includes('@answers.json') ? ['node answer.mjs'] : []), block, `echo "@@ block ${i} ok" >&2`]),
       'echo "$TAG" > tag.txt',
       'echo "$API_KEY" > key.txt',
     ].join('\n');
     writeFileSync(join(work, 'flow.sh'), script);
     const run = spawnSync('bash', ['flow.sh'], { cwd: work, encoding: 'utf8', timeout: 60_000 });
     const done = [...run.stderr.matchAll(/^@@ block (\d+) ok$/gm)].map((m) => Number(m[1]));
-    expect({ status: run.status, done: done.length, stderr: run.stderr.slice(-2000), stdout: run.stdout.slice(-2000) }).toMatchObject({ status: 0, done: blocks.length });
+    expect({ status: run.status, done: done.length, stderr: run.stderr.slice(-2000), stdout: run.stdout.slice(-2000) }).toMatchObject({
+      status: 0,
+      done: blocks.length,
+    });
 
     // What the flow did, seen from the node.
     const tag = readFileSync(join(work, 'tag.txt'), 'utf8').trim();

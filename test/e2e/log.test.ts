@@ -27,7 +27,17 @@ afterAll(async () => {
 
 describe('the log (e2e)', () => {
   it('records attestations, streams them, and the monitor follows; an edit made while the node was down is caught everywhere', async () => {
-    const body = { schemaVersion: '1.0.0', stepId: 's1', pipeline: 'ingest', step: 'copy', transform: 'copied', inputs: [{ sha256: 'a'.repeat(64) }], outputs: [{ sha256: 'b'.repeat(64) }], actor: 'cron', finishedAt: 1767268800000 };
+    const body = {
+      schemaVersion: '1.0.0',
+      stepId: 's1',
+      pipeline: 'ingest',
+      step: 'copy',
+      transform: 'copied',
+      inputs: [{ sha256: 'a'.repeat(64) }],
+      outputs: [{ sha256: 'b'.repeat(64) }],
+      actor: 'cron',
+      finishedAt: 1767268800000,
+    };
     writeFileSync(join(work, 'facet.json'), JSON.stringify(body));
     const dry = await akas(['attest', 'pipeline.facet.v1', '--file', join(work, 'facet.json'), '--dry-run']);
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);

@@ -71,7 +71,9 @@ async function connect(profile: string, generation: Generation, record = message
   stderrs.push(() => err);
   // Both directions: what the client sends, and what reaches its onmessage.
   const send = transport.send.bind(transport);
-  transport.send = ((m: unknown, o?: unknown) => (record.push(JSON.stringify(m)), (send as (a: unknown, b?: unknown) => Promise<void>)(m, o))) as typeof transport.send;
+  transport.send = ((m: unknown, o?: unknown) => (
+    record.push(JSON.stringify(m)), (send as (a: unknown, b?: unknown) => Promise<void>)(m, o)
+  )) as typeof transport.send;
   let handler: ((m: unknown, extra?: unknown) => void) | undefined;
   Object.defineProperty(transport, 'onmessage', {
     configurable: true,
@@ -103,17 +105,24 @@ describe('akas mcp --stdio (e2e, over stdio)', () => {
   let proposalId: string;
   let claimSecret: string;
 
-  it('offers the node\'s tools, reads and proposes, with the claimSecret kept in the profile', async () => {
+  it("offers the node's tools, reads and proposes, with the claimSecret kept in the profile", async () => {
     const proposer = await connect('proposer', 'v2-2025');
     const { tools } = await proposer.listTools();
     const names = tools.map((t) => t.name);
     for (const name of ['search', 'node', 'proposal', 'me', 'propose_capability', 'judge', 'queue']) expect(names).toContain(name);
     // The listing is the node's own (its tools/list with this Bearer), judge and propose adapted.
-    const remote = await (await fetch(`${node.url}/api/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', authorization: `Bearer ${saved('proposer').apiKey}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    })).json() as Json;
+    const remote = (await (
+      await fetch(`${node.url}/api/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+          authorization: `Bearer ${saved('proposer').apiKey}`,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+    ).json()) as Json;
     expect(names).toEqual(remote.result.tools.map((t: Json) => t.name));
     const judge = tools.find((t) => t.name === 'judge')!;
     expect(Object.keys(judge.inputSchema.properties).sort()).toEqual(['contentSha256', 'dryRun', 'id', 'rationale', 'scores']);
@@ -132,7 +141,10 @@ describe('akas mcp --stdio (e2e, over stdio)', () => {
     expect(claimSecret).toMatch(/^cs_[0-9a-f]{64}$/);
     // Asked for, it is shown (and kept too).
     const asked = await connect('proposer', 'v2-2025', []);
-    const shown = await asked.callTool({ name: 'propose_capability', arguments: { ...(samplePayload('capability', 2) as Record<string, unknown>), includeClaimSecret: true } });
+    const shown = await asked.callTool({
+      name: 'propose_capability',
+      arguments: { ...(samplePayload('capability', 2) as Record<string, unknown>), includeClaimSecret: true },
+    });
     expect(shown.structuredContent.claimSecret).toBe(saved('proposer').claimSecrets[shown.structuredContent.proposalId]);
     await asked.close();
     await proposer.close();
@@ -141,7 +153,11 @@ describe('akas mcp --stdio (e2e, over stdio)', () => {
   it('judges the proposal to published with three stdio judges, each judgment signed locally over the content', async () => {
     const detail = (await (await fetch(`${node.url}/api/knowledge/proposals/${proposalId}`)).json()) as Json;
     const statuses: string[] = [];
-    for (const [profile, generation] of [['j1', 'v2'], ['j2', 'v2-2025'], ['j3', 'v1']] as const) {
+    for (const [profile, generation] of [
+      ['j1', 'v2'],
+      ['j2', 'v2-2025'],
+      ['j3', 'v1'],
+    ] as const) {
       const session = await connect(profile, generation);
       if (profile === 'j1') {
         // Content other than what the agent read: refused here, nothing sent.
@@ -150,9 +166,17 @@ describe('akas mcp --stdio (e2e, over stdio)', () => {
         const dry = await session.callTool({ name: 'judge', arguments: { id: proposalId, scores: SCORES, rationale: 'Dry.', dryRun: true } });
         expect(dry.structuredContent).toMatchObject({ ok: true, dryRun: true });
       }
-      const r = await session.callTool({ name: 'judge', arguments: { id: proposalId, scores: SCORES, rationale: `Judged by ${profile} over stdio.`, contentSha256: detail.contentSha256 } });
+      const r = await session.callTool({
+        name: 'judge',
+        arguments: { id: proposalId, scores: SCORES, rationale: `Judged by ${profile} over stdio.`, contentSha256: detail.contentSha256 },
+      });
       expect(r.isError, JSON.stringify(r)).toBeFalsy();
-      expect(r.structuredContent).toMatchObject({ judgmentRecorded: true, proposalId, contentSha256: detail.contentSha256, signedLocally: { by: saved(profile).tag, payloadType: 'akas.judgment.v2' } });
+      expect(r.structuredContent).toMatchObject({
+        judgmentRecorded: true,
+        proposalId,
+        contentSha256: detail.contentSha256,
+        signedLocally: { by: saved(profile).tag, payloadType: 'akas.judgment.v2' },
+      });
       statuses.push(r.structuredContent.newStatus);
       await session.close();
     }
@@ -207,13 +231,16 @@ describe('akas mcp --stdio (e2e, over stdio)', () => {
     await new Promise<void>((resolve) => child.stdout.on('data', () => out.includes('"id":2') && resolve()));
     child.stdin.end();
     expect(await exited).toBe(0);
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Json);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
     expect(lines.map((l) => l.id)).toEqual([1, 2]);
     expect(lines[1].result.structuredContent).toMatchObject({ tag: saved('j2').tag });
     messages.push(out);
   });
 
-  it('no message of any session, nor any server\'s stderr or the node\'s log, holds a key, a recovery token or the claimSecret not asked for', () => {
+  it("no message of any session, nor any server's stderr or the node's log, holds a key, a recovery token or the claimSecret not asked for", () => {
     expect(messages.length).toBeGreaterThan(20);
     const secrets = PROFILES.flatMap((p) => [saved(p).apiKey, saved(p).signing.privateKey, saved(p).recoveryToken]).concat(claimSecret);
     for (const secret of secrets) expect(secret.length).toBeGreaterThan(20);

@@ -11,7 +11,11 @@ import { startServe, type RunningNode } from '../helpers/e2e.js';
 import { calibrated, ok } from '../helpers/remote.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type AnyClient = { listTools(): Promise<{ tools: Array<{ name: string }> }>; callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Json>; close(): Promise<void> };
+type AnyClient = {
+  listTools(): Promise<{ tools: Array<{ name: string }> }>;
+  callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Json>;
+  close(): Promise<void>;
+};
 
 let node: RunningNode;
 let agent: Json;
@@ -43,7 +47,12 @@ beforeAll(async () => {
     const p = await call(
       'POST',
       '/api/knowledge/cap/propose',
-      { path: `/e2e/mcp-${slug}`, title: `MCP e2e ${slug}`, spec: 'A capability to judge.', payload: { trigger: 't', alternative: 'a', cost: 'c', whenNot: 'w', recipe: 'r' } },
+      {
+        path: `/e2e/mcp-${slug}`,
+        title: `MCP e2e ${slug}`,
+        spec: 'A capability to judge.',
+        payload: { trigger: 't', alternative: 'a', cost: 'c', whenNot: 'w', recipe: 'r' },
+      },
       proposer.apiKey,
     );
     proposals.push(p.proposalId);

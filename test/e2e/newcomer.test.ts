@@ -33,7 +33,7 @@ afterAll(async () => {
 
 const akas = (args: string[], input?: string) => runCli(['--base-url', node.url, ...args], { configDir: ctx.configDir, cwd: ctx.work, input });
 
-describe('the README\'s first session on a fresh default node', () => {
+describe("the README's first session on a fresh default node", () => {
   it('goes from register to a published proposal and a verified bundle, four profiles on one machine', async () => {
     const health = (await (await fetch(`${node.url}/healthz`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(health.sameIpRule).toMatchObject({ enforced: false, reason: expect.stringContaining('loopback only') });
@@ -88,7 +88,10 @@ describe('a closed pipe', () => {
   it('ends akas events --follow quietly with exit 0, in human and JSON output', async () => {
     await calibratedProfiles(node.url, ctx.work, ['piper'], ctx.configDir);
     for (let i = 0; i < 2; i++) await attestOne(); // entries to stream before head leaves
-    for (const [args, lines] of [[['events', '--follow'], 2], [['events', '--follow', '--json'], 1]] as const) {
+    for (const [args, lines] of [
+      [['events', '--follow'], 2],
+      [['events', '--follow', '--json'], 1],
+    ] as const) {
       const { out, err } = await followIntoHead([...args], lines);
       expect(out.split('\n').filter(Boolean)).toHaveLength(lines);
       expect(err).toContain('akas-exit=0');
@@ -98,7 +101,11 @@ describe('a closed pipe', () => {
 });
 
 // The example body of the review attestation schema.
-const PROPOSAL_REVIEW = (JSON.parse(readFileSync(new URL('../../data/attestations/review.attestation.v1.json', import.meta.url), 'utf8')) as { examples: Array<Record<string, unknown>> }).examples[0];
+const PROPOSAL_REVIEW = (
+  JSON.parse(readFileSync(new URL('../../data/attestations/review.attestation.v1.json', import.meta.url), 'utf8')) as {
+    examples: Array<Record<string, unknown>>;
+  }
+).examples[0];
 
 describe('akas queue on a terminal', () => {
   beforeAll(async () => {
@@ -111,7 +118,18 @@ describe('akas queue on a terminal', () => {
     expect(proposed.code, proposed.stderr).toBe(0);
     const r = await onTerminal(
       ['--base-url', node.url, '--profile', 'queuer1', 'queue'],
-      [{ wait: 'waiting for' }, { send: '\r' }, { wait: 'accuracy' }, { send: '0.9\r0.8\r0.7\r0.8\rClear and sourced\r' }, { wait: 'Sign with your key and send?' }, { send: 'y' }, { wait: 'recorded' }, { send: ' ' }, { wait: 'q to quit' }, { send: 'q' }],
+      [
+        { wait: 'waiting for' },
+        { send: '\r' },
+        { wait: 'accuracy' },
+        { send: '0.9\r0.8\r0.7\r0.8\rClear and sourced\r' },
+        { wait: 'Sign with your key and send?' },
+        { send: 'y' },
+        { wait: 'recorded' },
+        { send: ' ' },
+        { wait: 'q to quit' },
+        { send: 'q' },
+      ],
       { AKAS_CONFIG_DIR: ctx.configDir },
     );
     expect(r.code, r.output).toBe(0);
@@ -121,7 +139,9 @@ describe('akas queue on a terminal', () => {
   it('exits 130 on a real SIGINT, saying what was judged', async () => {
     writeFileSync(join(ctx.work, 'graph.json'), JSON.stringify(PROPOSAL_TEMPLATES.graph));
     expect((await akas(['--profile', 'proposer', 'propose', 'graph', '--file', 'graph.json'])).code).toBe(0);
-    const r = await onTerminal(['--base-url', node.url, '--profile', 'queuer2', 'queue'], [{ wait: 'waiting for' }, { signal: 'INT' }], { AKAS_CONFIG_DIR: ctx.configDir });
+    const r = await onTerminal(['--base-url', node.url, '--profile', 'queuer2', 'queue'], [{ wait: 'waiting for' }, { signal: 'INT' }], {
+      AKAS_CONFIG_DIR: ctx.configDir,
+    });
     expect(r.code, r.output).toBe(130);
     expect(r.output).toContain('interrupted: judged nothing; nothing else was sent');
   }, 60_000);

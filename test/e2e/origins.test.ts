@@ -27,7 +27,11 @@ const DOCUMENTS: Array<[string, string, boolean]> = [
 const EVIL = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http', host: 'evil.example' };
 
 /** A GET with the headers as given (fetch would not send a Host of our choosing). */
-function get(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function get(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = request({ host: url.hostname, port: url.port, path: url.pathname, headers }, (res) => {
@@ -104,7 +108,10 @@ describe('the origin in the public documents (issue 30, finding 3)', () => {
         [['--trust-proxy', '10.0.0.5'], {}],
         [[], { AKAS_TRUST_PROXY: '1' }],
       ] as const) {
-        const r = await runCli(['serve', '--data', data, '--port', '0', '--log-level', 'warn', '--allow-demo-calibration', ...args], { env, timeoutMs: 15_000 });
+        const r = await runCli(['serve', '--data', data, '--port', '0', '--log-level', 'warn', '--allow-demo-calibration', ...args], {
+          env,
+          timeoutMs: 15_000,
+        });
         expect(r.code, r.stderr).toBe(2);
         expect(r.stderr).toContain('needs --public-url URL');
         expect(r.stderr).toContain('X-Forwarded-Host');

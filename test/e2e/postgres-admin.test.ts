@@ -61,7 +61,8 @@ describePg('akas store (e2e)', () => {
       const proposed = await call(level, 'POST', '/api/knowledge/propose', { key: agents[0].apiKey, body: samplePayload('brief', 7) });
       expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
       proposalId = proposed.body.proposalId;
-      for (const j of agents.slice(1)) expect((await call(level, 'POST', `/api/knowledge/judge/${proposalId}`, { key: j.apiKey, body: judgeBody(j, proposalId) })).status).toBe(200);
+      for (const j of agents.slice(1))
+        expect((await call(level, 'POST', `/api/knowledge/judge/${proposalId}`, { key: j.apiKey, body: judgeBody(j, proposalId) })).status).toBe(200);
       for (const b of blobs) expect((await call(level, 'POST', '/api/cas', { raw: b })).status).toBe(200);
       await untilTrue(async () => (await call(level, 'GET', `/api/attestations?proposalId=${proposalId}`)).body.items.length >= 4, 15_000, 'the log entries');
       await call(level, 'GET', '/api/log/checkpoint');

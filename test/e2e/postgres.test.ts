@@ -88,7 +88,9 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       const proposed = await call(b, 'POST', '/api/knowledge/propose', { key: proposer.apiKey, body: samplePayload('brief', 41) });
       expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
       const { proposalId } = proposed.body as { proposalId: string };
-      const answers = await Promise.all(judges.map((j, i) => call(i % 2 ? b : a, 'POST', `/api/knowledge/judge/${proposalId}`, { key: j.apiKey, body: judgeBody(j, proposalId) })));
+      const answers = await Promise.all(
+        judges.map((j, i) => call(i % 2 ? b : a, 'POST', `/api/knowledge/judge/${proposalId}`, { key: j.apiKey, body: judgeBody(j, proposalId) })),
+      );
       const ok = answers.filter((r) => r.status === 200);
       expect(ok).toHaveLength(3);
       expect(ok.filter((r) => r.body.statusChanged)).toHaveLength(1);
@@ -100,8 +102,14 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
         expect(new Set(detail.judgments.map((j: { agentTag: string }) => j.agentTag)).size).toBe(3);
       }
       // One decision in the log, with the three judgments (the appender of either process wrote them).
-      await untilTrue(async () => (await call(a, 'GET', `/api/attestations?proposalId=${proposalId}`)).body.items.length >= 5, 15_000, 'the log entries of the proposal');
-      const events = (await call(b, 'GET', `/api/attestations?proposalId=${proposalId}&limit=100`)).body.items.map((e: { body: { event: string } }) => e.body.event);
+      await untilTrue(
+        async () => (await call(a, 'GET', `/api/attestations?proposalId=${proposalId}`)).body.items.length >= 5,
+        15_000,
+        'the log entries of the proposal',
+      );
+      const events = (await call(b, 'GET', `/api/attestations?proposalId=${proposalId}&limit=100`)).body.items.map(
+        (e: { body: { event: string } }) => e.body.event,
+      );
       expect(events.sort()).toEqual(['judgment.recorded', 'judgment.recorded', 'judgment.recorded', 'proposal.published', 'proposal.submitted']);
       const ledger = await ledgerOf(url);
       expect(ledger.problems).toEqual([]);
@@ -115,7 +123,9 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       const recovered = await call(b, 'POST', '/api/agent/v1/recover', { body: { tag: agent.tag, recoveryToken: agent.recoveryToken } });
       expect(recovered.status, JSON.stringify(recovered.body)).toBe(200);
       await Promise.all(
-        [a, b].map((node) => untilTrue(async () => (await call(node, 'GET', '/api/agent/v1/me', { key: agent.apiKey })).status === 401, WATCH_BOUND_MS, 'the old key refused')),
+        [a, b].map((node) =>
+          untilTrue(async () => (await call(node, 'GET', '/api/agent/v1/me', { key: agent.apiKey })).status === 401, WATCH_BOUND_MS, 'the old key refused'),
+        ),
       );
       for (const node of [a, b]) expect((await call(node, 'GET', '/api/agent/v1/me', { key: recovered.body.apiKey })).status).toBe(200);
     });
@@ -127,7 +137,9 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       try {
         const after = (await call(rotating, 'GET', '/healthz')).body.issuer;
         expect(after).not.toBe(before);
-        await Promise.all([a, b].map((node) => untilTrue(async () => (await call(node, 'GET', '/healthz')).body.issuer === after, WATCH_BOUND_MS, 'the new issuer')));
+        await Promise.all(
+          [a, b].map((node) => untilTrue(async () => (await call(node, 'GET', '/healthz')).body.issuer === after, WATCH_BOUND_MS, 'the new issuer')),
+        );
         const keys = (await call(a, 'GET', '/api/node/keys')).body;
         expect(keys).toEqual((await call(rotating, 'GET', '/api/node/keys')).body);
         expect(JSON.stringify(keys)).toContain(before); // the prior key stays published
@@ -140,7 +152,12 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       const agent = await calibrated(a);
       const body = { kind: 'pipeline.facet.v1', body: { ...pipelineFacet(), stepId: 'idem-1' } };
       const headers = { authorization: `Bearer ${agent.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'same-key-both-processes' };
-      const send = (node: RunningNode) => fetch(node.url + '/api/attestations', { method: 'POST', headers, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, replayed: r.headers.get('idempotent-replayed'), body: await r.json() }));
+      const send = (node: RunningNode) =>
+        fetch(node.url + '/api/attestations', { method: 'POST', headers, body: JSON.stringify(body) }).then(async (r) => ({
+          status: r.status,
+          replayed: r.headers.get('idempotent-replayed'),
+          body: await r.json(),
+        }));
       const answers = await Promise.all([send(a), send(b), send(a), send(b)]);
       expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
       expect(new Set(answers.map((r) => JSON.stringify(r.body))).size).toBe(1);
@@ -165,7 +182,10 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
             const bytes = randomBytes(2000 + ((n * 7919 + i) % 3000));
             const put = await call(node, 'POST', '/api/cas', { raw: bytes });
             if (put.status === 200) acked.blobs.push(bytes);
-            const att = await call(node, 'POST', '/api/attestations', { key: attester.apiKey, body: { kind: 'pipeline.facet.v1', body: { ...pipelineFacet(), stepId: `w${n}-${i}` } } });
+            const att = await call(node, 'POST', '/api/attestations', {
+              key: attester.apiKey,
+              body: { kind: 'pipeline.facet.v1', body: { ...pipelineFacet(), stepId: `w${n}-${i}` } },
+            });
             if (att.status === 200) acked.attestations.push(att.body.attestationId ?? att.body.id);
           } catch {
             // The killed process: a request it never answered was never acknowledged.
@@ -203,10 +223,14 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       expect((await ledgerOf(url)).problems).toEqual([]);
 
       // The log the two wrote through one appender lock is whole (audited by the CLI, on the live store).
-      await untilTrue(async () => {
-        const head = (await call(a, 'GET', '/api/attestations/head')).body;
-        return head.size > 0;
-      }, 10_000, 'a log head');
+      await untilTrue(
+        async () => {
+          const head = (await call(a, 'GET', '/api/attestations/head')).body;
+          return head.size > 0;
+        },
+        10_000,
+        'a log head',
+      );
       const audit = await runCli(['--json', 'log', 'check', '--store', url], { env });
       expect(audit.code, audit.stdout + audit.stderr).toBe(0);
       expect(JSON.parse(audit.stdout)).toMatchObject({ ok: true, ledger: { ok: true } });
@@ -272,7 +296,8 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
           const killedAt = load.answers.length;
           await untilTrue(async () => load.answers.some((x) => x.status >= 500), 30_000, 'a write refused while the server is down').catch((e) => {
             const byStatus: Record<string, number> = {};
-            for (const x of load.answers.slice(killedAt)) byStatus[`${x.op} ${x.status} ${x.code ?? ''}`] = (byStatus[`${x.op} ${x.status} ${x.code ?? ''}`] ?? 0) + 1;
+            for (const x of load.answers.slice(killedAt))
+              byStatus[`${x.op} ${x.status} ${x.code ?? ''}`] = (byStatus[`${x.op} ${x.status} ${x.code ?? ''}`] ?? 0) + 1;
             throw new Error(`${(e as Error).message}; answers since: ${JSON.stringify(byStatus)}\n${node!.stderr().slice(-3000)}`);
           });
           const h = await call(node, 'GET', '/healthz');
@@ -298,7 +323,10 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
         await assertAcknowledgedPresent(url, load.acked);
         await assertAuditClean(url, load.acked, env);
         const bad = load.answers.filter((x) => x.status >= 500 && x.code !== 'storage_unavailable');
-        expect(bad.map((x) => `${x.op} ${x.status} ${x.code ?? ''}`), 'answers other than 503 storage_unavailable among the 5xx').toEqual([]);
+        expect(
+          bad.map((x) => `${x.op} ${x.status} ${x.code ?? ''}`),
+          'answers other than 503 storage_unavailable among the 5xx',
+        ).toEqual([]);
       } finally {
         await load.close();
       }

@@ -11,8 +11,7 @@ import { calibratedProfiles, runCli, savedIdentity, startServe, tempDir, type Ru
 let node: RunningNode;
 let work: string;
 
-const akas = (profile: string, args: string[], input?: string) =>
-  runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work, input });
+const akas = (profile: string, args: string[], input?: string) => runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work, input });
 
 const saved = (profile: string) => savedIdentity(profile);
 
@@ -30,8 +29,22 @@ async function propose(profile: string, kind: ProposalKind, n: number) {
 
 const me = async (profile: string) => JSON.parse((await akas(profile, ['--json', 'me'])).stdout) as { balance: number; reservedBalance: number; tag: string };
 
-const judgeArgs = (id: string, ...extra: string[]) =>
-  ['--json', 'judge', id, '--accuracy', '0.9', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'Correct, clear and sourced.', ...extra];
+const judgeArgs = (id: string, ...extra: string[]) => [
+  '--json',
+  'judge',
+  id,
+  '--accuracy',
+  '0.9',
+  '--clarity',
+  '0.8',
+  '--compression',
+  '0.7',
+  '--sources',
+  '0.8',
+  '--rationale',
+  'Correct, clear and sourced.',
+  ...extra,
+];
 
 beforeAll(async () => {
   node = await startServe(['--allow-same-ip']);
@@ -85,7 +98,10 @@ describe('proposals and judging (e2e)', () => {
     expect(bare.code).toBe(1);
     expect(bare.stdout).toMatch(/^FAIL {2}content\n {6}.*\(edited\)/);
     expect(bare.stdout).toContain('has no judgments to check; its content does not hold (above)');
-    writeFileSync(detailFile, JSON.stringify({ ...p, judgments: [{ ...p.judgments[0], scores: { ...p.judgments[0].scores, accuracy: 0.1 } }, ...p.judgments.slice(1)] }));
+    writeFileSync(
+      detailFile,
+      JSON.stringify({ ...p, judgments: [{ ...p.judgments[0], scores: { ...p.judgments[0].scores, accuracy: 0.1 } }, ...p.judgments.slice(1)] }),
+    );
     const tampered = await runCli(['verify', 'judgments', detailFile]);
     expect(tampered.code).toBe(1);
     expect(tampered.stdout).toContain('FAIL');
@@ -116,7 +132,21 @@ describe('proposals and judging (e2e)', () => {
     expect(JSON.parse((await akas('p2', ['--json', 'proposal', proposalId])).stdout).judgmentCount).toBe(0);
     expect((await me('p2')).balance).toBe(before.balance);
 
-    const bad = await akas('p2', ['--json', 'judge', proposalId, '--accuracy', '1.2', '--clarity', '0.8', '--compression', '0.7', '--sources', '0.8', '--rationale', 'x']);
+    const bad = await akas('p2', [
+      '--json',
+      'judge',
+      proposalId,
+      '--accuracy',
+      '1.2',
+      '--clarity',
+      '0.8',
+      '--compression',
+      '0.7',
+      '--sources',
+      '0.8',
+      '--rationale',
+      'x',
+    ]);
     expect(bad.code).toBe(2);
     expect(JSON.parse(bad.stdout).code).toBe('usage');
   }, 30_000);

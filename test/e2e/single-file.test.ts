@@ -32,7 +32,9 @@ function env() {
 }
 
 function single(args: string[]) {
-  const cmd = canUnshare ? ['unshare', ['-n', process.execPath, join(work, 'akas-verify.mjs'), ...args]] : [process.execPath, [join(work, 'akas-verify.mjs'), ...args]];
+  const cmd = canUnshare
+    ? ['unshare', ['-n', process.execPath, join(work, 'akas-verify.mjs'), ...args]]
+    : [process.execPath, [join(work, 'akas-verify.mjs'), ...args]];
   const r = spawnSync(cmd[0] as string, cmd[1] as string[], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000, maxBuffer: 256 * 1024 * 1024 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -53,7 +55,9 @@ describe('dist/akas-verify.mjs, alone', () => {
 
   it('runs in an empty network namespace (where unshare -n is allowed)', () => {
     if (!canUnshare) return void console.warn('unshare -n is not allowed here: the single file runs with the network present');
-    const r = spawnSync('unshare', ['-n', process.execPath, '-e', "require('node:net').connect(80, '1.1.1.1').on('error', (e) => { console.log(e.code); })"], { encoding: 'utf8' });
+    const r = spawnSync('unshare', ['-n', process.execPath, '-e', "require('node:net').connect(80, '1.1.1.1').on('error', (e) => { console.log(e.code); })"], {
+      encoding: 'utf8',
+    });
     expect(r.stdout.trim()).toMatch(/ENETUNREACH|EHOSTUNREACH|ECONNREFUSED/);
   });
 
@@ -89,7 +93,11 @@ describe('dist/akas-verify.mjs, alone', () => {
     expect(whole.stdout.length).toBeGreaterThan(256 * 1024);
     expect(JSON.parse(whole.stdout)).toEqual(JSON.parse(akas(args).stdout));
     // A reader that stops after 100 bytes: no EPIPE trace, exit 0.
-    const cut = spawnSync('bash', ['-c', `"$0" "$@" | head -c 100 >/dev/null; echo "exit=\${PIPESTATUS[0]}" >&2`, process.execPath, join(work, 'akas-verify.mjs'), ...args], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000 });
+    const cut = spawnSync(
+      'bash',
+      ['-c', `"$0" "$@" | head -c 100 >/dev/null; echo "exit=\${PIPESTATUS[0]}" >&2`, process.execPath, join(work, 'akas-verify.mjs'), ...args],
+      { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000 },
+    );
     expect(cut.stderr.trim()).toBe('exit=0');
   });
 
@@ -100,7 +108,10 @@ describe('dist/akas-verify.mjs, alone', () => {
     expect(single(['register']).code).toBe(2); // not a command of the single file
     expect(single(['verify', 'manifest', 'bundle.json']).code).toBe(2); // asks a node: not in it either
     // An artifact node without the bytes: `akas verify cas --node --fetch` would fetch them (undici), which the single file leaves out.
-    writeFileSync(join(work, 'artifact-node.json'), JSON.stringify({ kind: 'leaf-artifact', path: '/a', payload: { uri: '/api/cas/' + 'a'.repeat(64), sha256: 'a'.repeat(64), bytes: 1 } }));
+    writeFileSync(
+      join(work, 'artifact-node.json'),
+      JSON.stringify({ kind: 'leaf-artifact', path: '/a', payload: { uri: '/api/cas/' + 'a'.repeat(64), sha256: 'a'.repeat(64), bytes: 1 } }),
+    );
     // Without --fetch nothing is fetched at all (issue 22): a usage error naming the uri.
     expect(single(['verify', 'cas', '--node', 'artifact-node.json']).code).toBe(2);
     const online = single(['--json', 'verify', 'cas', '--node', 'artifact-node.json', '--fetch']);

@@ -68,7 +68,11 @@ describe('akas serve refuses to start, saying why in one line (e2e)', () => {
     cleanups.push(undo);
     const r = await refusedServe(['--data', dataDir]);
     expect(r.code).toBe(2);
-    expect(r.lines).toEqual([expect.stringMatching(/the data folder .* is on a read-only file system \(EROFS|Read-only file system\).*make it writable, or choose another folder with --data/)]);
+    expect(r.lines).toEqual([
+      expect.stringMatching(
+        /the data folder .* is on a read-only file system \(EROFS|Read-only file system\).*make it writable, or choose another folder with --data/,
+      ),
+    ]);
     expect(readdirSync(dataDir)).toEqual([]);
   });
 
@@ -83,7 +87,9 @@ describe('akas serve refuses to start, saying why in one line (e2e)', () => {
     const dataDir = join(fs.dir, 'data');
     const r = await refusedServe(['--data', dataDir]);
     expect(r.code).toBe(2);
-    expect(r.lines).toEqual([expect.stringMatching(/the disk holding the data folder .* is full \(.*\): free some space, or choose another folder with --data/)]);
+    expect(r.lines).toEqual([
+      expect.stringMatching(/the disk holding the data folder .* is full \(.*\): free some space, or choose another folder with --data/),
+    ]);
     expect(existsSync(dataDir), 'no data folder left behind').toBe(false);
   });
 });

@@ -21,7 +21,9 @@ async function registered(profile: string) {
   const r = await akas(profile, ['--json', 'register']);
   expect(r.code, r.stderr).toBe(0);
   const poolId = savedIdentity(profile).calibrationPoolId;
-  const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+  const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
+    questions: Array<{ id: string; expected: string }>;
+  };
   return pool.questions;
 }
 
@@ -40,7 +42,10 @@ describe('akas calibrate on a terminal', () => {
 
   it('exits 130 on Ctrl-C, saying nothing was submitted, and spends no attempt', async () => {
     await registered('ctrlc');
-    const r = await onTerminal(['--base-url', node.url, '--profile', 'ctrlc', 'calibrate'], [{ wait: 'Question 1 of' }, { send: 'half an answer\r' }, { wait: 'Question 2 of' }, { send: '\u0003' }]);
+    const r = await onTerminal(
+      ['--base-url', node.url, '--profile', 'ctrlc', 'calibrate'],
+      [{ wait: 'Question 1 of' }, { send: 'half an answer\r' }, { wait: 'Question 2 of' }, { send: '\u0003' }],
+    );
     expect(r.code, r.output).toBe(130);
     expect(r.output).toContain('interrupted: nothing submitted, no attempt used (1 of 5 questions answered');
     expect(await attemptsLeft('ctrlc')).toBe(3);

@@ -23,7 +23,15 @@ describe('akas verify credential, many at once', () => {
     for (let i = 0; i < count; i++) {
       const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
       const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
-      const j = { judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`, agentTag: 'ak_manyjudge', scores, composite: 0.8, rationale: `item ${i}`, receivedAt: Date.UTC(2026, 0, 1) + i, signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload } } as unknown as JudgmentRecord;
+      const j = {
+        judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
+        agentTag: 'ak_manyjudge',
+        scores,
+        composite: 0.8,
+        rationale: `item ${i}`,
+        receivedAt: Date.UTC(2026, 0, 1) + i,
+        signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
+      } as unknown as JudgmentRecord;
       lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j)));
     }
     // One credential in the middle is changed after issuing.

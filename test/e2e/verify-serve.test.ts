@@ -31,19 +31,36 @@ afterAll(async () => {
 });
 
 const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as { verified?: boolean; checks: string[]; errors: Array<{ type: string; title: string; detail: string }>; warnings: unknown[] } };
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as { verified?: boolean; checks: string[]; errors: Array<{ type: string; title: string; detail: string }>; warnings: unknown[] },
+  };
 };
 
 /** A POST to /credentials/verify with exactly these headers (fetch sets Host and may not send Origin). */
 function raw(headers: Record<string, string>, body: string): Promise<{ status: number; body: { errors: Array<{ detail: string }> } }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ hostname, port, method: 'POST', path: '/credentials/verify', headers: { 'content-length': String(Buffer.byteLength(body)), ...headers }, setHost: !('host' in headers) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
+    const req = request(
+      {
+        hostname,
+        port,
+        method: 'POST',
+        path: '/credentials/verify',
+        headers: { 'content-length': String(Buffer.byteLength(body)), ...headers },
+        setHost: !('host' in headers),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -51,7 +68,13 @@ function raw(headers: Record<string, string>, body: string): Promise<{ status: n
 
 const by = signer();
 const credential = signJcs(
-  { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: by.did, validFrom: '2026-01-01T00:00:00Z', credentialSubject: { id: 'did:example:s', name: 'Ada' } },
+  {
+    '@context': ['https://www.w3.org/ns/credentials/v2'],
+    type: ['VerifiableCredential'],
+    issuer: by.did,
+    validFrom: '2026-01-01T00:00:00Z',
+    credentialSubject: { id: 'did:example:s', name: 'Ada' },
+  },
   by,
 );
 
@@ -74,11 +97,15 @@ describe('akas verify serve (VC-API)', () => {
 
   it('POST /presentations/verify checks the challenge and domain given in options', async () => {
     const holder = signer();
-    const vp = signJcs({ '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiablePresentation'], holder: holder.did, verifiableCredential: [credential] }, holder, {
-      proofPurpose: 'authentication',
-      challenge: 'abc',
-      domain: 'suite.example',
-    });
+    const vp = signJcs(
+      { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiablePresentation'], holder: holder.did, verifiableCredential: [credential] },
+      holder,
+      {
+        proofPurpose: 'authentication',
+        challenge: 'abc',
+        domain: 'suite.example',
+      },
+    );
     expect((await post('/presentations/verify', { verifiablePresentation: vp, options: { challenge: 'abc', domain: 'suite.example' } })).status).toBe(200);
     const wrong = await post('/presentations/verify', { verifiablePresentation: vp, options: { challenge: 'xyz', domain: 'suite.example' } });
     expect(wrong.status).toBe(400);
@@ -89,7 +116,10 @@ describe('akas verify serve (VC-API)', () => {
     const asString = await post('/credentials/verify', { verifiableCredential: JSON.stringify(credential) });
     expect(asString.status).toBe(400);
     expect(asString.body.verified).toBe(false);
-    expect(asString.body.errors[0]).toMatchObject({ type: expect.stringMatching(/PARSING_ERROR/), detail: 'verifiableCredential is a JSON string, not a JSON object' });
+    expect(asString.body.errors[0]).toMatchObject({
+      type: expect.stringMatching(/PARSING_ERROR/),
+      detail: 'verifiableCredential is a JSON string, not a JSON object',
+    });
     for (const value of [[credential], 7, true, null]) expect((await post('/credentials/verify', { verifiableCredential: value })).status).toBe(400);
     const vp = { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiablePresentation'], verifiableCredential: [credential] };
     expect((await post('/presentations/verify', { verifiablePresentation: vp })).status).toBe(200);
@@ -106,9 +136,15 @@ describe('akas verify serve (VC-API)', () => {
     const refused = await raw({ ...json, origin: 'https://evil.example' }, body);
     expect(refused.status).toBe(403);
     expect(refused.body.errors[0].detail).toMatch(/Origin "https:\/\/evil\.example" is not this adapter's own/);
-    for (const origin of ['null', `http://127.0.0.1:${Number(port) + 1}`, `http://localhost.evil.example:${port}`]) expect((await raw({ ...json, origin }, body)).status, origin).toBe(403);
+    for (const origin of ['null', `http://127.0.0.1:${Number(port) + 1}`, `http://localhost.evil.example:${port}`])
+      expect((await raw({ ...json, origin }, body)).status, origin).toBe(403);
     // The adapter's own origin, under each loopback name, and no Origin at all (the suites' clients send none).
-    const local: Array<Record<string, string>> = [{ origin: `http://127.0.0.1:${port}` }, { origin: `http://localhost:${port}`, host: `localhost:${port}` }, { host: `[::1]:${port}` }, {}];
+    const local: Array<Record<string, string>> = [
+      { origin: `http://127.0.0.1:${port}` },
+      { origin: `http://localhost:${port}`, host: `localhost:${port}` },
+      { host: `[::1]:${port}` },
+      {},
+    ];
     for (const headers of local) {
       expect((await raw({ ...json, ...headers }, body)).status, JSON.stringify(headers)).toBe(200);
     }

@@ -16,7 +16,18 @@ let node: RunningNode;
 let logKey: string;
 const witnesses: RunningWitness[] = [];
 const akas = (args: string[], profile = 'p1', url = node.url) => runCli(['--base-url', url, '--profile', profile, ...args], { cwd: work });
-const facet = (i: number, tag = 'a') => JSON.stringify({ schemaVersion: '1.0.0', stepId: `${tag}${i}`, pipeline: 'ingest', step: 'copy', transform: 'copied', inputs: [{ sha256: 'a'.repeat(64) }], outputs: [{ sha256: 'b'.repeat(64) }], actor: 'cron', finishedAt: 1767268800000 });
+const facet = (i: number, tag = 'a') =>
+  JSON.stringify({
+    schemaVersion: '1.0.0',
+    stepId: `${tag}${i}`,
+    pipeline: 'ingest',
+    step: 'copy',
+    transform: 'copied',
+    inputs: [{ sha256: 'a'.repeat(64) }],
+    outputs: [{ sha256: 'b'.repeat(64) }],
+    actor: 'cron',
+    finishedAt: 1767268800000,
+  });
 
 beforeAll(async () => {
   work = tempDir('akas-e2e-witness-');
@@ -26,7 +37,10 @@ beforeAll(async () => {
   logKey = ((await (await fetch(`${first.url}/api/node/keys`)).json()) as { log: { verifierKey: string } }).log.verifierKey;
   await first.stop({ keepData: true });
   for (const n of [1, 2]) witnesses.push(await startWitness(join(work, `w${n}`), `w${n}.example/witness`, logKey));
-  node = await startServe(witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]), { dataDir });
+  node = await startServe(
+    witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]),
+    { dataDir },
+  );
   await calibratedProfiles(node.url, work, ['p1']);
 }, 120_000);
 afterAll(async () => {
@@ -50,11 +64,36 @@ describe('a node with two akas witness processes (e2e)', () => {
     expect(ok.stdout).toMatch(/log\.witnesses/);
 
     const stranger = cosignerVerifierKey('w2.example/witness', generateKeyPair().publicKey);
-    const wrong = await runCli(['--json', 'verify', 'log-proof', join(work, 'proof.json'), '--log-key', logKey, '--witness', k1, '--witness', stranger, '--witness-quorum', '2']);
+    const wrong = await runCli([
+      '--json',
+      'verify',
+      'log-proof',
+      join(work, 'proof.json'),
+      '--log-key',
+      logKey,
+      '--witness',
+      k1,
+      '--witness',
+      stranger,
+      '--witness-quorum',
+      '2',
+    ]);
     expect(wrong.code, wrong.stdout + wrong.stderr).toBe(1);
     expect(JSON.parse(wrong.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: false });
     // One of the two is enough when the quorum says so.
-    const one = await runCli(['verify', 'log-proof', join(work, 'proof.json'), '--log-key', logKey, '--witness', k1, '--witness', stranger, '--witness-quorum', '1']);
+    const one = await runCli([
+      'verify',
+      'log-proof',
+      join(work, 'proof.json'),
+      '--log-key',
+      logKey,
+      '--witness',
+      k1,
+      '--witness',
+      stranger,
+      '--witness-quorum',
+      '1',
+    ]);
     expect(one.code, one.stdout + one.stderr).toBe(0);
 
     const health = (await (await fetch(`${node.url}/healthz`)).json()) as { witnesses: Array<{ lag: number; lastError: string | null }> };
@@ -84,7 +123,10 @@ describe('a node with two akas witness processes (e2e)', () => {
     const forkDir = join(work, 'fork');
     mkdirSync(forkDir, { mode: 0o700 });
     copyFileSync(join(dataDir, 'node-keys.json'), join(forkDir, 'node-keys.json'));
-    const fork = await startServe(witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]), { dataDir: forkDir });
+    const fork = await startServe(
+      witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]),
+      { dataDir: forkDir },
+    );
     try {
       const config = tempDir('akas-e2e-witness-cfg-');
       await calibratedProfiles(fork.url, work, ['f1'], config);
@@ -97,7 +139,20 @@ describe('a node with two akas witness processes (e2e)', () => {
       const alone = await runCli(['verify', 'log-proof', join(work, 'fork-proof.json'), '--log-key', logKey]);
       expect(alone.code, alone.stdout + alone.stderr).toBe(0);
       const [k1, k2] = witnesses.map((w) => w.verifierKey);
-      const quorum = await runCli(['--json', 'verify', 'log-proof', join(work, 'fork-proof.json'), '--log-key', logKey, '--witness', k1, '--witness', k2, '--witness-quorum', '2']);
+      const quorum = await runCli([
+        '--json',
+        'verify',
+        'log-proof',
+        join(work, 'fork-proof.json'),
+        '--log-key',
+        logKey,
+        '--witness',
+        k1,
+        '--witness',
+        k2,
+        '--witness-quorum',
+        '2',
+      ]);
       expect(quorum.code, quorum.stdout + quorum.stderr).toBe(1);
       const health = (await (await fetch(`${fork.url}/healthz`)).json()) as { witnesses: Array<{ lastError: string | null }> };
       for (const w of health.witnesses) expect(w.lastError).toMatch(/refused with 422/);
@@ -109,7 +164,10 @@ describe('a node with two akas witness processes (e2e)', () => {
 
   it('exports bundles whose checkpoint both witnesses cosigned: verify bundle --witness-quorum 2 exits 0, and 1 with a wrong witness key', async () => {
     // The fork test stopped the node: it starts again on its own log, which the witnesses follow.
-    node = await startServe(witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]), { dataDir });
+    node = await startServe(
+      witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]),
+      { dataDir },
+    );
     const seeded = await runCli(['--base-url', node.url, '--json', 'demo', 'seed'], { cwd: work });
     expect(seeded.code, seeded.stdout + seeded.stderr).toBe(0);
     const { proposals } = JSON.parse(seeded.stdout) as { proposals: Array<{ proposalId: string; kind: string; status: string }> };
@@ -126,11 +184,41 @@ describe('a node with two akas witness processes (e2e)', () => {
     expect(exported.code, exported.stderr).toBe(0);
     const issuer = ((await (await fetch(`${node.url}/healthz`)).json()) as { issuer: string }).issuer;
     const [k1, k2] = witnesses.map((w) => w.verifierKey);
-    const both = await runCli(['--json', 'verify', 'bundle', bundle, '--blobs', join(work, 'blobs'), '--issuer', issuer, '--witness', k1, '--witness', k2, '--witness-quorum', '2']);
+    const both = await runCli([
+      '--json',
+      'verify',
+      'bundle',
+      bundle,
+      '--blobs',
+      join(work, 'blobs'),
+      '--issuer',
+      issuer,
+      '--witness',
+      k1,
+      '--witness',
+      k2,
+      '--witness-quorum',
+      '2',
+    ]);
     expect(both.code, both.stdout + both.stderr).toBe(0);
     expect(JSON.parse(both.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: true });
     const stranger = cosignerVerifierKey('w2.example/witness', generateKeyPair().publicKey);
-    const wrong = await runCli(['--json', 'verify', 'bundle', bundle, '--blobs', join(work, 'blobs'), '--issuer', issuer, '--witness', k1, '--witness', stranger, '--witness-quorum', '2']);
+    const wrong = await runCli([
+      '--json',
+      'verify',
+      'bundle',
+      bundle,
+      '--blobs',
+      join(work, 'blobs'),
+      '--issuer',
+      issuer,
+      '--witness',
+      k1,
+      '--witness',
+      stranger,
+      '--witness-quorum',
+      '2',
+    ]);
     expect(wrong.code, wrong.stdout + wrong.stderr).toBe(1);
     expect(JSON.parse(wrong.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: false });
   });

@@ -79,7 +79,7 @@ describe('finding 8: Subresource Integrity on the explorer, and the hashes akas 
     for (const file of FILES) expect(human.stdout).toMatch(new RegExp(`${file.replace(/\./g, '\\.')}\\s+${sha256(packageFile(file))}  served: the same`));
   });
 
-  it('akas node-keys says so when a node serves a verifier other than the package\'s', async () => {
+  it("akas node-keys says so when a node serves a verifier other than the package's", async () => {
     // In front of the node, a pass-through that serves the verifier with one line added.
     const altered: Server = createServer(async (req, res) => {
       const upstream = await fetch(`${h.baseUrl}${req.url}`, { headers: { accept: String(req.headers.accept ?? '*/*') } });

@@ -100,7 +100,12 @@ describe('the explorer pages', () => {
   });
 
   it('walk a decision graph from its form (a form post, then the traversal page)', async () => {
-    const res = await node.app.inject({ method: 'POST', url: '/explore/traverse', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' }, payload: 'path=%2Fdecisions%2Fpick-a-queue-x3&in.throughput=20000&in.ordered=true' });
+    const res = await node.app.inject({
+      method: 'POST',
+      url: '/explore/traverse',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      payload: 'path=%2Fdecisions%2Fpick-a-queue-x3&in.throughput=20000&in.ordered=true',
+    });
     expect(res.statusCode).toBe(303);
     const where = String(res.headers.location);
     expect(where).toMatch(/^\/explore\/traversals\/trv_[0-9a-f]{16}$/);
@@ -109,7 +114,12 @@ describe('the explorer pages', () => {
     expect(walk.inputsSha256).toBe(sha256Hex(canonicalize({ throughput: 20000, ordered: true })));
     const body = (await page(where)).body;
     expect(body).toContain('/tools/kafka');
-    const missing = await node.app.inject({ method: 'POST', url: '/explore/traverse', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' }, payload: 'path=%2Fdecisions%2Fpick-a-queue-x3&in.throughput=5' });
+    const missing = await node.app.inject({
+      method: 'POST',
+      url: '/explore/traverse',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      payload: 'path=%2Fdecisions%2Fpick-a-queue-x3&in.throughput=5',
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.body).toContain('inputs.ordered');
   });
@@ -138,7 +148,13 @@ describe('the explorer pages', () => {
     expect(body).toContain(`data-verify-content="${published}"`);
     for (const j of detail.judgments) expect(body).toContain(`data-verify-judged="${j.judgmentId}"`);
     // The payload shown reads back as the payload submitted, and it rehashes to the hash shown.
-    const unescape = (x: string) => x.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+    const unescape = (x: string) =>
+      x
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&amp;/g, '&');
     const shown = JSON.parse(unescape(body.match(/<pre class="json" data-content="payload">([^<]*)<\/pre>/)![1]));
     expect(shown).toEqual(detail.payload);
     const title = unescape(body.match(/<span data-content="title">([^<]*)<\/span>/)![1]);
@@ -168,7 +184,13 @@ describe('the explorer pages', () => {
     expect(marks.length).toBeGreaterThan(5);
     for (const [, at, text] of marks) {
       const v = at.split('/').reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], read); // eslint-disable-line @typescript-eslint/no-explicit-any
-      expect(text.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&'), at).toBe(typeof v === 'string' ? v : JSON.stringify(v));
+      expect(
+        text
+          .replace(/&#39;/g, "'")
+          .replace(/&quot;/g, '"')
+          .replace(/&amp;/g, '&'),
+        at,
+      ).toBe(typeof v === 'string' ? v : JSON.stringify(v));
     }
     expect(body).toContain(`<span data-field="brief/levels/core/1">${read.brief.levels.core[1]}</span>`);
   });
@@ -215,7 +237,14 @@ describe('the explorer pages', () => {
     expect(size).toBe(oldSize + 5);
     const cps = { size: oldSize };
     const body = (await page(`/explore/log/consistency?old=${cps.size}&new=${size}`)).body;
-    const notes = [...body.matchAll(/<pre class="note"[^>]*>([^<]*)<\/pre>/g)].map((m) => m[1].replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
+    const notes = [...body.matchAll(/<pre class="note"[^>]*>([^<]*)<\/pre>/g)].map((m) =>
+      m[1]
+        .replace(/&#39;/g, "'")
+        .replace(/&quot;/g, '"')
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&amp;/g, '&'),
+    );
     const proof = [...body.matchAll(/<li><code class="wrap">([^<]*)<\/code><\/li>/g)].map((m) => m[1]);
     const logKey = (await node.app.inject({ url: '/api/attestations/head' })).json().logKey;
     expect(notes).toHaveLength(2);

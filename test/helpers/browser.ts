@@ -12,7 +12,9 @@ export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
  * A browser with a fresh profile (playwright's persistent context: its own --user-data-dir), and
  * a function that closes it and removes the profile; null without chromium (an error in CI).
  */
-export async function launchChromium(options: { viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; close: () => Promise<void> } | null> {
+export async function launchChromium(
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<{ context: BrowserContext; close: () => Promise<void> } | null> {
   if (!CHROMIUM) {
     if (process.env.CI === 'true') throw new Error("chromium is not installed (.ci/run installs Debian's chromium)");
     return null;

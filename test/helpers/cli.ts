@@ -54,7 +54,10 @@ export class FakeTtyStdin extends EventEmitter {
 // React's scheduler, the very module ink's renderer queues its work on (one copy in
 // node_modules, loaded once by Node): a task queued here at low priority runs after the work
 // React queued before it, a frame's effects among it.
-const scheduler = createRequire(import.meta.url)('scheduler') as { unstable_scheduleCallback(priority: number, task: () => void): unknown; unstable_LowPriority: number };
+const scheduler = createRequire(import.meta.url)('scheduler') as {
+  unstable_scheduleCallback(priority: number, task: () => void): unknown;
+  unstable_LowPriority: number;
+};
 
 /** Resolves once React has run the work it had queued when this was called. */
 export const afterReactWork = () => new Promise<void>((resolve) => scheduler.unstable_scheduleCallback(scheduler.unstable_LowPriority, () => resolve()));

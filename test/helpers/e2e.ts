@@ -55,7 +55,8 @@ export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): P
   const where = opts.store ? ['--store', opts.store] : ['--data', dataDir];
   // Tests behind a pretend proxy run on the demo calibration set, which a node others can reach
   // refuses unless told (test/e2e/public-node.test.ts tests the refusal itself).
-  const demoOk = extraArgs.some((a) => a === '--trust-proxy' || a === '--public-url') && !extraArgs.includes('--calibration') ? ['--allow-demo-calibration'] : [];
+  const demoOk =
+    extraArgs.some((a) => a === '--trust-proxy' || a === '--public-url') && !extraArgs.includes('--calibration') ? ['--allow-demo-calibration'] : [];
   const child = spawn(process.execPath, [CLI, 'serve', ...where, '--port', '0', '--log-level', 'warn', ...demoOk, ...extraArgs], {
     env: cleanEnv(opts.env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -105,7 +106,10 @@ export interface RunningWitness {
 /** Starts `akas witness --json` on port 0 and waits for the JSON document it prints once listening. */
 export function startWitness(dataDir: string, name: string, logKey: string): Promise<RunningWitness> {
   requireBuild();
-  const child = spawn(process.execPath, [CLI, '--json', 'witness', '--data', dataDir, '--name', name, '--log', logKey, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, '--json', 'witness', '--data', dataDir, '--name', name, '--log', logKey, '--port', '0'], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
@@ -208,7 +212,9 @@ export async function calibratedProfiles(url: string, work: string, profiles: st
     const reg = await runCli(['--base-url', url, '--profile', profile, '--json', 'register'], { configDir });
     if (reg.code !== 0) throw new Error(`register ${profile}: ${reg.stdout}${reg.stderr}`);
     const poolId = savedIdentity(profile, configDir).calibrationPoolId;
-    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
+      questions: Array<{ id: string; expected: string }>;
+    };
     const answers = join(work, `answers-${profile}.json`);
     writeFileSync(answers, JSON.stringify(Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]))));
     const cal = await runCli(['--base-url', url, '--profile', profile, '--json', 'calibrate', '--answers', answers], { configDir });

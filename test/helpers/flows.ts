@@ -21,7 +21,13 @@ export async function agent(node: TestNode, score: number | null = 0.8, balance 
 }
 
 export function proposeAs(node: TestNode, a: Agent, kind: ProposalKind, payload: unknown, headers: Record<string, string> = {}) {
-  return node.app.inject({ method: 'POST', url: KIND_ROUTES[kind].propose, payload: payload as object, headers: { ...bearer(a.apiKey), ...headers }, remoteAddress: a.ip });
+  return node.app.inject({
+    method: 'POST',
+    url: KIND_ROUTES[kind].propose,
+    payload: payload as object,
+    headers: { ...bearer(a.apiKey), ...headers },
+    remoteAddress: a.ip,
+  });
 }
 
 export const SCORES_HIGH = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
@@ -34,7 +40,14 @@ export function signedBody(a: Agent, kind: ProposalKind, proposalId: string, sco
 }
 
 /** A judge body signed over the v2 payload of PROTOCOL 7.2: the judgment names the content it judged. */
-export function signedBodyV2(a: Agent, kind: ProposalKind, proposalId: string, contentSha256: string, scores = SCORES_HIGH, rationale = 'Accurate and well sourced.') {
+export function signedBodyV2(
+  a: Agent,
+  kind: ProposalKind,
+  proposalId: string,
+  contentSha256: string,
+  scores = SCORES_HIGH,
+  rationale = 'Accurate and well sourced.',
+) {
   const payload = canonicalize({ type: 'akas.judgment.v2', kind, proposalId, judge: a.tag, scores, rationale, contentSha256 });
   return { scores, rationale, contentSha256, signature: sign(a.signing.privateKey, payload) };
 }
@@ -45,8 +58,21 @@ export async function contentOf(node: TestNode, proposalId: string): Promise<str
 }
 
 /** Sends a judge body as `a`, to the kind's judge route (or `opts.url`), with any extra headers. */
-export function judgeAs(node: TestNode, a: Agent, kind: ProposalKind, proposalId: string, body: unknown, opts: { url?: string; headers?: Record<string, string> } = {}) {
-  return node.app.inject({ method: 'POST', url: opts.url ?? `${KIND_ROUTES[kind].judge}/${proposalId}`, payload: body as object, headers: { ...bearer(a.apiKey), ...opts.headers }, remoteAddress: a.ip });
+export function judgeAs(
+  node: TestNode,
+  a: Agent,
+  kind: ProposalKind,
+  proposalId: string,
+  body: unknown,
+  opts: { url?: string; headers?: Record<string, string> } = {},
+) {
+  return node.app.inject({
+    method: 'POST',
+    url: opts.url ?? `${KIND_ROUTES[kind].judge}/${proposalId}`,
+    payload: body as object,
+    headers: { ...bearer(a.apiKey), ...opts.headers },
+    remoteAddress: a.ip,
+  });
 }
 
 /**
@@ -54,7 +80,11 @@ export function judgeAs(node: TestNode, a: Agent, kind: ProposalKind, proposalId
  * high scores publish, low ones reject; they sign SPEC's v1 payload, or with `sign: 'v2'` the
  * content they read. Answers the proposal id, the judges and their answers.
  */
-export async function decide(node: TestNode, kind: ProposalKind, opts: { payload?: unknown; proposer?: Agent; outcome?: 'published' | 'rejected'; n?: number; sign?: 'v1' | 'v2' } = {}) {
+export async function decide(
+  node: TestNode,
+  kind: ProposalKind,
+  opts: { payload?: unknown; proposer?: Agent; outcome?: 'published' | 'rejected'; n?: number; sign?: 'v1' | 'v2' } = {},
+) {
   const proposer = opts.proposer ?? (await agent(node));
   if (kind === 'eval-result' && !opts.payload) {
     const other = await agent(node);

@@ -56,9 +56,11 @@ export function describePg(name: string, body: () => void) {
   if (pgUrl()) return describe(name, body);
   const why = `PostgreSQL tests cannot run: ${inject('pgError') || 'no cluster'}`;
   if (process.env.CI === 'true' || process.env.CI === '1') {
-    describe(name, () => it('needs a PostgreSQL server', () => {
-      throw new Error(why);
-    }));
+    describe(name, () =>
+      it('needs a PostgreSQL server', () => {
+        throw new Error(why);
+      }),
+    );
   } else {
     console.error(`\n!!! ${why}\n!!! SKIPPED: ${name} (in CI this fails)\n`);
     describe.skip(`${name} [SKIPPED: ${why}]`, body);

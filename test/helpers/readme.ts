@@ -54,7 +54,11 @@ const README = new URL('../../README.md', import.meta.url);
 
 // A trailing comment: whitespace, #, whitespace, outside quotes (the README's commands keep
 // # out of their quoted arguments).
-const stripComment = (line: string) => line.replace(/\s+#\s.*$/, '').replace(/\s+#$/, '').trim();
+const stripComment = (line: string) =>
+  line
+    .replace(/\s+#\s.*$/, '')
+    .replace(/\s+#$/, '')
+    .trim();
 
 function parseDirectives(text: string, block: ReadmeBlock) {
   for (const part of text.split(/;\s*(?=skip |exit |input )/)) {
@@ -175,7 +179,9 @@ const profileOf = (command: string) => /--profile\s+(\S+)/.exec(command)?.[1] ??
 function writeInputs(block: ReadmeBlock, command: string, ctx: ReadmeContext) {
   if (block.inputs.has('answers.json') && command.includes('answers.json')) {
     const poolId = ctx.profile(profileOf(command)).calibrationPoolId;
-    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
+      questions: Array<{ id: string; expected: string }>;
+    };
     writeFileSync(join(ctx.work, 'answers.json'), JSON.stringify(Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]))));
   }
   if (block.inputs.has('answer.json') && command.includes('@answer.json')) {
@@ -184,7 +190,13 @@ function writeInputs(block: ReadmeBlock, command: string, ctx: ReadmeContext) {
     if (!schema) throw new Error(`"${command}" answers a challenge, but profile ${profileOf(command)} has drawn none`);
     const answer =
       schema === 'tool-description'
-        ? { answer: 'word-count counts the words, sentences and characters of a text and answers them as numbers, in one call.', confidence: 'medium', model: { family: 'other', version: 'readme' }, via: 'local', elapsed_ms: 1 }
+        ? {
+            answer: 'word-count counts the words, sentences and characters of a text and answers them as numbers, in one call.',
+            confidence: 'medium',
+            model: { family: 'other', version: 'readme' },
+            via: 'local',
+            elapsed_ms: 1,
+          }
         : { answer: 'a short answer' };
     writeFileSync(join(ctx.work, 'answer.json'), JSON.stringify(answer));
   }
@@ -208,7 +220,9 @@ export async function runBlock(block: ReadmeBlock, ctx: ReadmeContext): Promise<
     runs.push(r);
     const expected = block.exits.get(c.bare) ?? 0;
     if (r.code !== expected) {
-      throw new Error(`README line ${block.at} (${block.section}): \`${command}\` exited ${r.code}, the README says ${expected}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      throw new Error(
+        `README line ${block.at} (${block.section}): \`${command}\` exited ${r.code}, the README says ${expected}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`,
+      );
     }
     if (/^akas(\s+--profile\s+\S+)?\s+propose\s/.test(c.bare) && !/--dry-run|--template/.test(c.bare)) {
       const m = /proposed ([a-z]+_[0-9a-f]{16})/.exec(r.stdout);

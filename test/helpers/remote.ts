@@ -11,7 +11,12 @@ export interface Answer {
 }
 
 /** One HTTP call to a node; a refused connection (a killed process) rejects. */
-export async function call(node: { url: string }, method: string, path: string, opts: { body?: unknown; key?: string; ip?: string; raw?: Buffer } = {}): Promise<Answer> {
+export async function call(
+  node: { url: string },
+  method: string,
+  path: string,
+  opts: { body?: unknown; key?: string; ip?: string; raw?: Buffer } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   if (opts.ip) headers['x-forwarded-for'] = opts.ip;
@@ -29,7 +34,8 @@ export async function call(node: { url: string }, method: string, path: string, 
 }
 
 /** A call that must answer 200: its JSON body, else an error naming the call and the answer. */
-export async function ok(node: { url: string }, method: string, path: string, body?: unknown, key?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function ok(node: { url: string }, method: string, path: string, body?: unknown, key?: string): Promise<any> {
+  // eslint-disable-line @typescript-eslint/no-explicit-any
   const r = await call(node, method, path, { body, key });
   if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${r.raw.toString('utf8')}`);
   return r.body;
@@ -39,7 +45,9 @@ const pools = new Map<string, Record<string, string>>();
 /** The expected answers of a calibration pool (a top score: the agent may judge and propose). */
 export function poolAnswers(poolId: string) {
   if (!pools.has(poolId)) {
-    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as { questions: Array<{ id: string; expected: string }> };
+    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
+      questions: Array<{ id: string; expected: string }>;
+    };
     pools.set(poolId, Object.fromEntries(pool.questions.map((q) => [q.id, q.expected])));
   }
   return pools.get(poolId)!;
@@ -75,7 +83,11 @@ export async function calibrated(node: { url: string }): Promise<Agent> {
 export function judgeBody(a: Agent, proposalId: string) {
   const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
   const rationale = 'Accurate, clear and sourced.';
-  return { scores, rationale, signature: sign(a.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'brief', proposalId, judge: a.tag, scores, rationale })) };
+  return {
+    scores,
+    rationale,
+    signature: sign(a.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'brief', proposalId, judge: a.tag, scores, rationale })),
+  };
 }
 
 export async function untilTrue(check: () => Promise<boolean>, within: number, what: string) {
@@ -88,6 +100,8 @@ export async function untilTrue(check: () => Promise<boolean>, within: number, w
 
 /** The example body of the pipeline.facet.v1 attestation schema. */
 export function pipelineFacet() {
-  const schema = JSON.parse(readFileSync(new URL('../../data/attestations/pipeline.facet.v1.json', import.meta.url), 'utf8')) as { examples: Array<Record<string, unknown>> };
+  const schema = JSON.parse(readFileSync(new URL('../../data/attestations/pipeline.facet.v1.json', import.meta.url), 'utf8')) as {
+    examples: Array<Record<string, unknown>>;
+  };
   return schema.examples[0];
 }

@@ -116,15 +116,11 @@ export function mutated(schema: Schema, resolve: (s: Schema) => Schema): fc.Arbi
   const base = valid(s, resolve);
   const props = Object.keys((s.properties ?? {}) as object);
   const required = (s.required as string[]) ?? [];
-  const options: Array<fc.Arbitrary<unknown>> = [
-    wrongType,
-    fc.constant('x'.repeat(100_000)),
-    nastyNumber,
-    nastyString,
-  ];
+  const options: Array<fc.Arbitrary<unknown>> = [wrongType, fc.constant('x'.repeat(100_000)), nastyNumber, nastyString];
   if (props.length) {
     const asObject = base.filter((v): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v));
-    if (required.length) options.push(fc.tuple(asObject, fc.constantFrom(...required)).map(([v, k]) => Object.fromEntries(Object.entries(v).filter(([key]) => key !== k))));
+    if (required.length)
+      options.push(fc.tuple(asObject, fc.constantFrom(...required)).map(([v, k]) => Object.fromEntries(Object.entries(v).filter(([key]) => key !== k))));
     options.push(fc.tuple(asObject, fc.constantFrom(...props), wrongType).map(([v, k, w]) => ({ ...v, [k]: w })));
     options.push(fc.tuple(asObject, fc.constantFrom(...props), nastyString).map(([v, k, w]) => ({ ...v, [k]: w })));
     options.push(fc.tuple(asObject, fc.constantFrom(...props), nastyNumber).map(([v, k, w]) => ({ ...v, [k]: w })));

@@ -49,7 +49,11 @@ export async function bytesAtRest(store: Store, dir: string): Promise<Buffer[]> 
   const other = await pg.sql<{ row: string }>(
     'SELECT t::text AS row FROM $schema.akas_buckets t UNION ALL SELECT t::text FROM $schema.akas_blobs t UNION ALL SELECT t::text FROM $schema.akas_schema_version t',
   );
-  return [...kv.map((r) => Buffer.concat([Buffer.from(r.space), r.key, Buffer.from(r.value)])), ...chunks.map((c) => c.bytes), ...other.map((r) => Buffer.from(r.row))];
+  return [
+    ...kv.map((r) => Buffer.concat([Buffer.from(r.space), r.key, Buffer.from(r.value)])),
+    ...chunks.map((c) => c.bytes),
+    ...other.map((r) => Buffer.from(r.row)),
+  ];
 }
 
 /** Access to stored blobs beneath the blob API: what tests check, and the damage they play. */
@@ -98,7 +102,10 @@ export function blobBackdoor(node: { store: Store; dir: string }): BlobBackdoor 
         return Number(rows[0].n);
       },
       where: async (sha) => {
-        const rows = await pg.sql<{ n: string }>('SELECT count(*) AS n FROM $schema.akas_blob_chunks c JOIN $schema.akas_blobs b ON b.upload = c.upload WHERE b.sha256 = $1', [sha]);
+        const rows = await pg.sql<{ n: string }>(
+          'SELECT count(*) AS n FROM $schema.akas_blob_chunks c JOIN $schema.akas_blobs b ON b.upload = c.upload WHERE b.sha256 = $1',
+          [sha],
+        );
         return `chunks:${rows[0].n}`;
       },
     };

@@ -6,14 +6,22 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { addSignatureLines, cosign, cosignerVerifierKey, cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
+import {
+  addSignatureLines,
+  cosign,
+  cosignerVerifierKey,
+  cryptoRandom,
+  freshNodeKeys,
+  generateKeyPair,
+  judgmentSigningString,
+  sign,
+} from '../../src/core/index.js';
 import { issueJudgmentCredential } from '../../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../../src/domain/records.js';
 import { testNode } from './app.js';
 import { decide } from './flows.js';
 import { signer, signJcs } from './jcs-sign.js';
 import { vectorText } from './vectors.js';
-
 
 export interface VerifierFixtures {
   dir: string;
@@ -73,16 +81,26 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     const witness = generateKeyPair();
     witnessKey = cosignerVerifierKey('witness.example/w1', witness.publicKey);
     const text = attestation.checkpoint.slice(0, attestation.checkpoint.indexOf('\n\n') + 1);
-    put('attestation-witnessed.json', { ...attestation, checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: witness.privateKey }, 1_767_225_600)]) });
-    put('attestation-unwitnessed.json', { ...attestation, checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: generateKeyPair().privateKey }, 1_767_225_600)]) });
+    put('attestation-witnessed.json', {
+      ...attestation,
+      checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: witness.privateKey }, 1_767_225_600)]),
+    });
+    put('attestation-unwitnessed.json', {
+      ...attestation,
+      checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: generateKeyPair().privateKey }, 1_767_225_600)]),
+    });
 
     // A presentation of those judgment credentials, signed by a holder for authentication.
     const holder = signer();
-    const vp = signJcs({ '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiablePresentation'], holder: holder.did, verifiableCredential: bundle.credentials }, holder, {
-      proofPurpose: 'authentication',
-      challenge: 'audit-2026',
-      domain: 'auditor.example',
-    });
+    const vp = signJcs(
+      { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiablePresentation'], holder: holder.did, verifiableCredential: bundle.credentials },
+      holder,
+      {
+        proofPurpose: 'authentication',
+        challenge: 'audit-2026',
+        domain: 'auditor.example',
+      },
+    );
     put('presentation.json', vp);
   } finally {
     await node.close();
@@ -93,7 +111,19 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
   const by = signer();
   const base = { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: by.did, validFrom: '2026-01-01T00:00:00Z' };
   put('proof-set.json', signJcs(signJcs({ ...base, credentialSubject: { id: 'did:example:a', name: 'A' } }, by), by, { created: '2026-01-02T00:00:00Z' }));
-  put('subjects.json', signJcs({ ...base, credentialSubject: [{ id: 'did:example:a', name: 'A' }, { id: 'did:example:b', name: 'B' }] }, by));
+  put(
+    'subjects.json',
+    signJcs(
+      {
+        ...base,
+        credentialSubject: [
+          { id: 'did:example:a', name: 'A' },
+          { id: 'did:example:b', name: 'B' },
+        ],
+      },
+      by,
+    ),
+  );
   put('garbage.json', 'not json at all');
   const blob = Buffer.from('the bytes of an artifact\n'.repeat(100));
   writeFileSync(join(dir, 'blob.bin'), blob);
@@ -130,7 +160,15 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     for (let i = 0; i < opts.many; i++) {
       const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
       const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
-      const j = { judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`, agentTag: 'ak_manyjudge', scores, composite: 0.8, rationale: `item ${i}`, receivedAt: Date.UTC(2026, 0, 1) + i, signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload } } as unknown as JudgmentRecord;
+      const j = {
+        judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
+        agentTag: 'ak_manyjudge',
+        scores,
+        composite: 0.8,
+        rationale: `item ${i}`,
+        receivedAt: Date.UTC(2026, 0, 1) + i,
+        signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
+      } as unknown as JudgmentRecord;
       lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j)));
     }
     lines[opts.many - 7] = lines[opts.many - 7].replace(`item ${opts.many - 7}`, 'item changed');

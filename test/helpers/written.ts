@@ -37,7 +37,11 @@ export function untilWritten(store: Store, space: Space<unknown>, check: () => b
         running = false;
       }
     };
-    const stop = store.watch(space, () => void run(), () => void run());
+    const stop = store.watch(
+      space,
+      () => void run(),
+      () => void run(),
+    );
     void run();
   });
 }

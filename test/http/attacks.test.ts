@@ -120,7 +120,13 @@ describe('finding 1: validation answers are bounded and every route draws a toke
 
 /** Puts a decision node straight into the published tree (as publishing would). */
 async function putGraph(path: string, branches: Array<{ id: string; condition: unknown; to: string }>, inputsRequired: string[] = ['x']) {
-  const p = { proposalId: 'gprop_0000000000000000', kind: 'graph', path, payload: { path, title: path, spec: 'test graph', payload: { question: `at ${path}?`, inputsRequired, branches } }, proposer: null } as unknown as ProposalRecord;
+  const p = {
+    proposalId: 'gprop_0000000000000000',
+    kind: 'graph',
+    path,
+    payload: { path, title: path, spec: 'test graph', payload: { question: `at ${path}?`, inputsRequired, branches } },
+    proposer: null,
+  } as unknown as ProposalRecord;
   await node.store.transact([`tree:${path}`], async (tx) => publishToTree(tx, p, node.clock.now()));
 }
 
@@ -181,7 +187,10 @@ describe('finding 2: JSON Logic conditions', () => {
     // Three true branches on every level, each an `in` over 400 literals: 3 + 9 + 27 decisions.
     for (let level = 0; level < 4; level++) {
       const to = level < 3 ? `/dg/l${level + 1}` : '/tools/end';
-      await putGraph(`/dg/l${level}`, ['a', 'b', 'c'].map((id) => ({ id, condition: { in: [{ var: 'x' }, list] }, to })));
+      await putGraph(
+        `/dg/l${level}`,
+        ['a', 'b', 'c'].map((id) => ({ id, condition: { in: [{ var: 'x' }, list] }, to })),
+      );
     }
     const r = await send('POST', '/api/knowledge/dg/traverse', { body: { path: '/dg/l0', inputs: { x: 399 } } });
     expect(r.status).toBe(200);
@@ -200,10 +209,15 @@ describe('finding 3: a lone surrogate (and every other breach of strict JSON) is
       await send('POST', '/api/credentials/dry-run', { body: lone }),
       await send('POST', '/api/attestations', { body: lone, headers: bearer(a.apiKey) }),
       await send('POST', '/api/agent/v1/register', { body: '{"promptId":"\\udfff"}' }),
-      await send('POST', '/api/knowledge/cap/propose', { body: JSON.stringify(samplePayload('capability', 1)).replace('"title":"', '"title":"\\ud83d'), headers: bearer(a.apiKey) }),
+      await send('POST', '/api/knowledge/cap/propose', {
+        body: JSON.stringify(samplePayload('capability', 1)).replace('"title":"', '"title":"\\ud83d'),
+        headers: bearer(a.apiKey),
+      }),
       // Duplicate keys and bytes that are not UTF-8: the same strict rules.
       await send('POST', '/api/credentials/dry-run', { body: '{"kind":"review.attestation.v1","kind":"x","body":{}}' }),
-      await send('POST', '/api/credentials/dry-run', { body: Buffer.concat([Buffer.from('{"kind":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","body":{}}')]) }),
+      await send('POST', '/api/credentials/dry-run', {
+        body: Buffer.concat([Buffer.from('{"kind":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","body":{}}')]),
+      }),
     ];
     expect(answers.map((r) => [r.status, r.json().code])).toEqual(Array.from({ length: 6 }, () => [400, 'invalid_json']));
     await node.app.akas.log.drain();
@@ -223,7 +237,10 @@ describe('finding 3: a lone surrogate (and every other breach of strict JSON) is
 describe("finding 3, the explorer's form post: as strict as a JSON body", () => {
   it('refuses bytes and percent-escapes that are not UTF-8 (a lone surrogate among them) and a field sent twice; a good form still walks', async () => {
     await open();
-    await putGraph('/dg/form', [{ id: 'a', condition: { '==': [{ var: 'x' }, 'é'] }, to: '/tools/a' }, { id: 'b', condition: true, to: '/tools/b' }]);
+    await putGraph('/dg/form', [
+      { id: 'a', condition: { '==': [{ var: 'x' }, 'é'] }, to: '/tools/a' },
+      { id: 'b', condition: true, to: '/tools/b' },
+    ]);
     const form = (body: string | Buffer) => send('POST', '/explore/traverse', { body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     const refused = [
       await form('path=%2Fdg%2Fform&in.x=%ED%A0%80'), // \ud800 as UTF-8 would spell it
@@ -272,12 +289,18 @@ describe('finding 5: --trust-proxy trusts proxies, not clients; IPv6 is counted 
   it('keeps one IP from judging a proposal twice through X-Forwarded-For', async () => {
     await open({ trustProxy: true });
     const proposer = await agent(node, 0.9, 50);
-    const pid = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 7), headers: bearer(proposer.apiKey) })).json().proposalId;
+    const pid = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 7), headers: bearer(proposer.apiKey) })).json()
+      .proposalId;
     const { signedBody } = await import('../helpers/flows.js');
     const judges = [await agent(node, 0.9, 0), await agent(node, 0.9, 0)];
     const answers = [];
     for (const [i, j] of judges.entries()) {
-      answers.push(await send('POST', `/api/knowledge/judge/${pid}`, { body: signedBody(j, 'capability', pid), headers: { ...bearer(j.apiKey), 'x-forwarded-for': `10.9.${i}.1, 127.0.0.1` } }));
+      answers.push(
+        await send('POST', `/api/knowledge/judge/${pid}`, {
+          body: signedBody(j, 'capability', pid),
+          headers: { ...bearer(j.apiKey), 'x-forwarded-for': `10.9.${i}.1, 127.0.0.1` },
+        }),
+      );
     }
     expect(answers.map((r) => r.status)).toEqual([200, 403]);
     expect(answers[1].json().code).toBe('same_ip_collusion');
@@ -286,7 +309,8 @@ describe('finding 5: --trust-proxy trusts proxies, not clients; IPv6 is counted 
 
 describe('finding 6: anonymous storage is bounded', () => {
   const MiB = 1024 * 1024;
-  const upload = (bytes: Buffer, headers: Record<string, string> = {}) => send('POST', '/api/cas', { body: bytes, headers: { 'content-type': 'application/octet-stream', ...headers } });
+  const upload = (bytes: Buffer, headers: Record<string, string> = {}) =>
+    send('POST', '/api/cas', { body: bytes, headers: { 'content-type': 'application/octet-stream', ...headers } });
   const blob = (n: number, seed: number) => Buffer.alloc(n, seed);
 
   it('refuses anonymous uploads from one IP past its daily byte quota, with the quota in the problem body', async () => {
@@ -295,14 +319,26 @@ describe('finding 6: anonymous storage is bounded', () => {
     const over = await upload(blob(MiB, 9));
     expect(over.status).toBe(429);
     expect(over.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(over.json()).toMatchObject({ code: 'rate_limited', scope: 'per-ip-per-day', cap: 3 * MiB, used: 3 * MiB, requested: MiB, tier: null, nextEligibleAt: expect.any(Number) });
+    expect(over.json()).toMatchObject({
+      code: 'rate_limited',
+      scope: 'per-ip-per-day',
+      cap: 3 * MiB,
+      used: 3 * MiB,
+      requested: MiB,
+      tier: null,
+      nextEligibleAt: expect.any(Number),
+    });
     // Nothing of the refused upload was stored.
     const sha = (await import('node:crypto')).createHash('sha256').update(blob(MiB, 9)).digest('hex');
     expect((await send('GET', `/api/cas/${sha}?head=1`)).json().exists).toBe(false);
     // A body sent without Content-Length is cut where the quota ends, too.
     node.clock.advance(24 * 60 * 60 * 1000);
     const { Readable } = await import('node:stream');
-    const chunks = Readable.from((async function* () { for (let i = 0; i < 4; i++) yield blob(MiB, 20 + i); })());
+    const chunks = Readable.from(
+      (async function* () {
+        for (let i = 0; i < 4; i++) yield blob(MiB, 20 + i);
+      })(),
+    );
     const chunked = await request(`${base}/api/cas`, { method: 'POST', body: chunks, dispatcher });
     expect(chunked.statusCode).toBe(429);
     await chunked.body.dump();
@@ -344,7 +380,8 @@ describe('finding 6: anonymous storage is bounded', () => {
     await upload(blob(1000, 1));
     const { Counters } = await import('../../src/domain/records.js');
     const { CasQuotaUse } = await import('../../src/domain/cas/quota.js');
-    const keys = async () => [...(await node.store.list(Counters)).map(([k]) => k), ...(await node.store.list(CasQuotaUse)).map(([k]) => k)].filter((k) => k.includes('127.0.0.1'));
+    const keys = async () =>
+      [...(await node.store.list(Counters)).map(([k]) => k), ...(await node.store.list(CasQuotaUse)).map(([k]) => k)].filter((k) => k.includes('127.0.0.1'));
     expect(await keys()).toHaveLength(2);
     const { sweepExpired } = await import('../../src/domain/retention.js');
     await sweepExpired(node.app.akas);
@@ -382,7 +419,12 @@ describe('finding 7: claimSecret stays out of transcripts, and channel A revokes
     const stolen = await send('POST', '/api/agent/v1/recover', { body: { proposalId: before.proposalId, claimSecret: before.claimSecret } });
     expect([stolen.status, stolen.json().code]).toEqual([401, 'recovery_failed']);
     // A claimSecret issued after it still recovers.
-    const after = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 2), headers: { authorization: `Bearer ${recovered.json().apiKey}` } })).json();
+    const after = (
+      await send('POST', '/api/knowledge/cap/propose', {
+        body: samplePayload('capability', 2),
+        headers: { authorization: `Bearer ${recovered.json().apiKey}` },
+      })
+    ).json();
     expect((await send('POST', '/api/agent/v1/recover', { body: { proposalId: after.proposalId, claimSecret: after.claimSecret } })).status).toBe(200);
   });
 });
@@ -433,7 +475,10 @@ describe('finding 8: lower', () => {
     await node.close();
     await open({ publicUrl: 'https://akas.example.org' });
     const pub = (headers: Record<string, string>) =>
-      send('POST', '/api/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers } });
+      send('POST', '/api/mcp', {
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+      });
     expect((await pub({ origin: 'https://akas.example.org' })).status).toBe(200);
     expect((await pub({ host: 'evil.example', origin: 'https://evil.example' })).status).toBe(403);
   });
@@ -450,7 +495,9 @@ describe('finding 9: keys never enter a transcript', () => {
     await open();
     const proposer = await agent(node, 0.9, 50);
     const judge = await agent(node, 0.9, 50);
-    const { proposalId } = (await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(proposer.apiKey) })).json();
+    const { proposalId } = (
+      await send('POST', '/api/knowledge/cap/propose', { body: samplePayload('capability', 1), headers: bearer(proposer.apiKey) })
+    ).json();
     const listed = (await mcp(judge, 'tools/list', {})).json().result.tools.find((t: { name: string }) => t.name === 'judge');
     expect(Object.keys(listed.inputSchema.properties)).not.toContain('privateKey');
     expect(listed.description).toContain('akas mcp --stdio');

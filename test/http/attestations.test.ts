@@ -24,7 +24,13 @@ describe('the catalog', () => {
   it('serves the 22 kinds as JSON with their schema URLs, each schema, and a readable page', async () => {
     const index = (await node.app.inject({ url: '/credentials/index.json' })).json();
     expect(index.kinds).toHaveLength(22);
-    expect(index.kinds[0]).toEqual({ kind: 'review.attestation.v1', tier: 'review', schemaVersion: '1.0.0', schemaUrl: 'http://localhost/credentials/schemas/review.attestation.v1.json', description: expect.any(String) });
+    expect(index.kinds[0]).toEqual({
+      kind: 'review.attestation.v1',
+      tier: 'review',
+      schemaVersion: '1.0.0',
+      schemaUrl: 'http://localhost/credentials/schemas/review.attestation.v1.json',
+      description: expect.any(String),
+    });
     const schema = await node.app.inject({ url: '/credentials/schemas/leaderboard.receipt.v1.json' });
     expect(schema.headers['content-type']).toMatch(/application\/schema\+json/);
     expect(schema.json().title).toBe('Leaderboard receipt');
@@ -39,7 +45,12 @@ describe('POST /api/credentials/dry-run', () => {
   it('answers valid for a correct review.attestation.v1', async () => {
     const r = await dryRun('review.attestation.v1', REVIEW);
     expect(r.statusCode).toBe(200);
-    expect(r.json()).toMatchObject({ valid: true, kind: 'review.attestation.v1', schemaVersion: '1.0.0', schemaUrl: expect.stringContaining('/credentials/schemas/review.attestation.v1.json') });
+    expect(r.json()).toMatchObject({
+      valid: true,
+      kind: 'review.attestation.v1',
+      schemaVersion: '1.0.0',
+      schemaUrl: expect.stringContaining('/credentials/schemas/review.attestation.v1.json'),
+    });
   });
 
   it('lists every error of a broken one, with the field descriptions and a hint', async () => {
@@ -48,10 +59,23 @@ describe('POST /api/credentials/dry-run', () => {
     expect(r.statusCode).toBe(200);
     const body = r.json();
     expect(body.valid).toBe(false);
-    const errors = body.errors as Array<{ instancePath: string; schemaPath: string; keyword: string; params: Record<string, unknown>; message: string; fieldDescription?: string }>;
+    const errors = body.errors as Array<{
+      instancePath: string;
+      schemaPath: string;
+      keyword: string;
+      params: Record<string, unknown>;
+      message: string;
+      fieldDescription?: string;
+    }>;
     const byKeyword = (k: string) => errors.filter((e) => e.keyword === k);
-    expect(byKeyword('required')).toEqual([expect.objectContaining({ params: { missingProperty: 'reviewedAt' }, fieldDescription: expect.stringContaining('epoch milliseconds') })]);
-    expect(byKeyword('enum')[0]).toMatchObject({ instancePath: '/verdict', schemaPath: '#/properties/verdict/enum', fieldDescription: expect.stringContaining('approve') });
+    expect(byKeyword('required')).toEqual([
+      expect.objectContaining({ params: { missingProperty: 'reviewedAt' }, fieldDescription: expect.stringContaining('epoch milliseconds') }),
+    ]);
+    expect(byKeyword('enum')[0]).toMatchObject({
+      instancePath: '/verdict',
+      schemaPath: '#/properties/verdict/enum',
+      fieldDescription: expect.stringContaining('approve'),
+    });
     expect(byKeyword('pattern')[0]).toMatchObject({ instancePath: '/subjectSha256' });
     expect(byKeyword('additionalProperties')[0].params).toEqual({ additionalProperty: 'extra' });
     expect(body.hint).toEqual(expect.any(String));
@@ -67,12 +91,19 @@ describe('POST /api/credentials/dry-run', () => {
 });
 
 describe('POST /api/attestations', () => {
-  it('records a calibrated agent\'s attestation in the log, with a proof against a signed checkpoint', async () => {
+  it("records a calibrated agent's attestation in the log, with a proof against a signed checkpoint", async () => {
     const a = await agent(node);
     const r = await attest(a, 'review.attestation.v1', REVIEW);
     expect(r.statusCode, r.body).toBe(200);
     const e = r.json();
-    expect(e).toMatchObject({ id: expect.stringMatching(/^att_[0-9a-f]{16}$/), kind: 'review.attestation.v1', tier: 'review', agent: a.tag, body: REVIEW, signingKeyId: 'hk_test' });
+    expect(e).toMatchObject({
+      id: expect.stringMatching(/^att_[0-9a-f]{16}$/),
+      kind: 'review.attestation.v1',
+      tier: 'review',
+      agent: a.tag,
+      body: REVIEW,
+      signingKeyId: 'hk_test',
+    });
     const got = (await node.app.inject({ url: `/api/attestations/${e.id}` })).json();
     const cp = parseCheckpoint(openNote(got.checkpoint, [node.keys.log.verifierKey]).text!)!;
     const proof = got.inclusion.proof.map((p: string) => Buffer.from(p, 'base64'));
@@ -83,19 +114,26 @@ describe('POST /api/attestations', () => {
     expect(head).toMatchObject({ size: e.seq + 1, lastId: e.id, logKey: node.keys.log.verifierKey });
   });
 
-  it('refuses the uncalibrated (402), bodies that do not fit (400, every error), and the node\'s own kind', async () => {
+  it("refuses the uncalibrated (402), bodies that do not fit (400, every error), and the node's own kind", async () => {
     const fresh = await agent(node, null);
     expect((await attest(fresh, 'review.attestation.v1', REVIEW)).json().code).toBe('calibration_required');
     const a = await agent(node);
     const bad = await attest(a, 'review.attestation.v1', { ...REVIEW, verdict: 'maybe', reviewedAt: -1 });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ code: 'validation_failed' });
-    expect(bad.json().errors.map((e: { field: string }) => e.field).sort()).toEqual(['reviewedAt', 'verdict']);
+    expect(
+      bad
+        .json()
+        .errors.map((e: { field: string }) => e.field)
+        .sort(),
+    ).toEqual(['reviewedAt', 'verdict']);
     expect((await attest(a, 'attestation.event.v1', example('attestation.event.v1'))).json().code).toBe('invalid_kind');
-    expect((await node.app.inject({ method: 'POST', url: '/api/attestations', payload: { kind: 'review.attestation.v1', body: REVIEW } })).statusCode).toBe(401);
+    expect((await node.app.inject({ method: 'POST', url: '/api/attestations', payload: { kind: 'review.attestation.v1', body: REVIEW } })).statusCode).toBe(
+      401,
+    );
   });
 
-  it('takes each of the 22 kinds\' examples, but the node\'s own', async () => {
+  it("takes each of the 22 kinds' examples, but the node's own", async () => {
     const a = await agent(node);
     const index = (await node.app.inject({ url: '/credentials/index.json' })).json();
     for (const { kind } of index.kinds as Array<{ kind: string }>) {

@@ -54,14 +54,31 @@ describe('contentSha256 (PROTOCOL 6.10)', () => {
     const hash = createHash('sha256').update(jcs(content), 'utf8').digest('hex');
     expect(p.contentSha256).toBe(hash);
     // Ed25519 with a raw 32-byte public key, as SPKI DER (RFC 8410's fixed 12-byte prefix).
-    const spki = (hex: string) => createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
+    const spki = (hex: string) =>
+      createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
     expect(p.judgments).toHaveLength(3);
     for (const j of p.judgments) {
-      const signed = jcs({ type: 'akas.judgment.v2', kind: 'capability', proposalId, judge: j.agentTag, scores: j.scores, rationale: j.rationale, contentSha256: hash });
+      const signed = jcs({
+        type: 'akas.judgment.v2',
+        kind: 'capability',
+        proposalId,
+        judge: j.agentTag,
+        scores: j.scores,
+        rationale: j.rationale,
+        contentSha256: hash,
+      });
       expect(j.signature.signingPayload).toBe(signed);
       expect(cryptoVerify(null, Buffer.from(signed, 'utf8'), spki(j.signature.publicKey), Buffer.from(j.signature.signature, 'hex'))).toBe(true);
       // Other content would not verify.
-      const other = jcs({ type: 'akas.judgment.v2', kind: 'capability', proposalId, judge: j.agentTag, scores: j.scores, rationale: j.rationale, contentSha256: 'f'.repeat(64) });
+      const other = jcs({
+        type: 'akas.judgment.v2',
+        kind: 'capability',
+        proposalId,
+        judge: j.agentTag,
+        scores: j.scores,
+        rationale: j.rationale,
+        contentSha256: 'f'.repeat(64),
+      });
       expect(cryptoVerify(null, Buffer.from(other, 'utf8'), spki(j.signature.publicKey), Buffer.from(j.signature.signature, 'hex'))).toBe(false);
     }
     for (const c of bundle.credentials) expect(c.credentialSubject.contentSha256).toBe(hash);
@@ -107,7 +124,10 @@ describe('published is immutable (PROTOCOL 6.5)', () => {
     expect(await valid(manifest)).toBe(true);
 
     const proposer = await agent(node);
-    const changed = (over: Json) => ({ ...over, brief: { ...original.brief, levels: { ...original.brief.levels, tldr: 'Retry forever, as fast as you can.' }, ...over.brief } });
+    const changed = (over: Json) => ({
+      ...over,
+      brief: { ...original.brief, levels: { ...original.brief.levels, tldr: 'Retry forever, as fast as you can.' }, ...over.brief },
+    });
     const refusals: Array<[string, Json]> = [
       ['the same id@version at another path (the scenario of issue 20)', changed({ path: '/elsewhere/retries', brief: {} })],
       ['the same id@version at its own path', changed({ brief: {} })],
@@ -144,7 +164,12 @@ describe('knowledge reads carry their evidence (PROTOCOL 10.7)', () => {
     ] as const) {
       const { proposalId } = await decide(node, kind, { n: 105, sign: 'v2' });
       const n = await get(`/api/knowledge/node${path}`);
-      expect(n.evidence).toMatchObject({ proposalId, contentSha256: await contentOf(node, proposalId), contentBinding: 'log', publication: { entry: { body: { event: 'proposal.published', proposalId } } } });
+      expect(n.evidence).toMatchObject({
+        proposalId,
+        contentSha256: await contentOf(node, proposalId),
+        contentBinding: 'log',
+        publication: { entry: { body: { event: 'proposal.published', proposalId } } },
+      });
       const r = verifyNode(n, pin());
       expect(failed(r), kind).toEqual([]);
       // An artifact's independent evals are the node's word (each eval has its own bundle): said, not counted.
@@ -164,7 +189,12 @@ describe('knowledge reads carry their evidence (PROTOCOL 10.7)', () => {
     const path = '/distributed-systems/retries-with-backoff-x106';
     for (const level of ['tldr', 'core', 'deep']) {
       for (const read of [await get(`/api/knowledge/node${path}?level=${level}`), await get(`/api/knowledge/briefs/${payload.brief.id}?level=${level}`)]) {
-        expect(read.manifest).toMatchObject({ proposalId, proposalContentSha256: await contentOf(node, proposalId), publicationEventId: read.evidence.publication.id, nodeSignature: { issuer: node.keys.issuer.did } });
+        expect(read.manifest).toMatchObject({
+          proposalId,
+          proposalContentSha256: await contentOf(node, proposalId),
+          publicationEventId: read.evidence.publication.id,
+          nodeSignature: { issuer: node.keys.issuer.did },
+        });
         const r = verifyNode(read, pin());
         expect(failed(r), level).toEqual([]);
         expect(r.checks.find((c) => c.id === 'content.hash')?.valid, level).toBe(level === 'deep' ? true : null);
@@ -222,7 +252,7 @@ describe('bundles and the node audit', () => {
     expect(r.checks.find((c) => c.id === 'decision.recompute')).toMatchObject({ valid: null, why: expect.stringContaining('akas.bundle.v1') });
   });
 
-  it("audits the content binding of the store (akas log check): a stored content changed afterwards is a problem", async () => {
+  it('audits the content binding of the store (akas log check): a stored content changed afterwards is a problem', async () => {
     const { proposalId } = await decide(node, 'capability', { n: 110, sign: 'v2' });
     await node.app.akas.log.drain();
     expect((await checkProposals(node.store)).problems).toEqual([]);

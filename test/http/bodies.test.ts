@@ -32,7 +32,12 @@ afterEach(async () => {
 });
 
 async function send(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
-  const res = await request(`${base}${path}`, { method: method as 'POST', headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, body, dispatcher });
+  const res = await request(`${base}${path}`, {
+    method: method as 'POST',
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body,
+    dispatcher,
+  });
   const text = await res.body.text();
   return { status: res.statusCode, json: () => JSON.parse(text) };
 }
@@ -53,7 +58,10 @@ describe('finding 1: a body is counted against its route before it is parsed', (
   it('refuses a body of more members than its route takes with 413 too_many_members naming the bound, and never parses it', async () => {
     // 90,000 keys in 700 KB, or 90,000 elements: under the dry run's byte limit (1 MiB), far
     // over its members (and the keys over what one object of it may hold).
-    for (const [body, bound] of [[manyKeys(90_000), 'maxKeys'], [manyElements(90_000), 'maxMembers']]) {
+    for (const [body, bound] of [
+      [manyKeys(90_000), 'maxKeys'],
+      [manyElements(90_000), 'maxMembers'],
+    ]) {
       for (const path of ['/api/knowledge/proposals/dry-run', '/api/mcp', '/api/credentials/dry-run']) {
         const r = await send('POST', path, body, { accept: 'application/json, text/event-stream' });
         expect([r.status, r.json().code], path).toEqual([413, 'too_many_members']);
@@ -72,7 +80,7 @@ describe('finding 1: a body is counted against its route before it is parsed', (
     expect(parses).toHaveBeenCalledTimes(1);
   });
 
-  it('refuses a body over its route\'s byte limit with 413 body_too_large naming the limit, unread past it', async () => {
+  it("refuses a body over its route's byte limit with 413 body_too_large naming the limit, unread past it", async () => {
     const a = await registerAgent(node, '10.30.0.1');
     const big = JSON.stringify({ message: 'x'.repeat(900_000) });
     const appeal = await send('POST', '/api/agent/v1/appeal', big, bearer(a.apiKey));
@@ -83,11 +91,13 @@ describe('finding 1: a body is counted against its route before it is parsed', (
     expect(parses).not.toHaveBeenCalled();
   });
 
-  it('names each route\'s bounds in /openapi.json, every JSON body bounded', async () => {
+  it("names each route's bounds in /openapi.json, every JSON body bounded", async () => {
     const doc = (await send('GET', '/openapi.json')).json();
     type Limits = { maxBytes: number; maxMembers: number; maxKeys: number };
     const limits: Record<string, Limits> = {};
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { requestBody?: { content: Record<string, unknown>; 'x-body-limits'?: Limits } }>>)) {
+    for (const [path, item] of Object.entries(
+      doc.paths as Record<string, Record<string, { requestBody?: { content: Record<string, unknown>; 'x-body-limits'?: Limits } }>>,
+    )) {
       for (const [method, op] of Object.entries(item)) {
         if (!op.requestBody?.content['application/json']) continue;
         expect(op.requestBody['x-body-limits'], `${method} ${path}`).toBeDefined();
@@ -98,7 +108,11 @@ describe('finding 1: a body is counted against its route before it is parsed', (
     const protocol = readFileSync(new URL('../../docs/PROTOCOL.md', import.meta.url), 'utf8');
     const size = (n: number) => (n % (1024 * 1024) === 0 ? `${n / 1024 / 1024} MiB` : `${n / 1024} KiB`);
     const rows = protocol.split('\n').filter((l) => /^\| `(POST|PUT|PATCH|DELETE) [^`]+` \| \d+ [KM]iB \|/.test(l));
-    expect(rows.sort()).toEqual(Object.entries(limits).map(([route, l]) => `| \`${route}\` | ${size(l.maxBytes)} | ${l.maxMembers.toLocaleString('en-US')} | ${l.maxKeys.toLocaleString('en-US')} |`).sort());
+    expect(rows.sort()).toEqual(
+      Object.entries(limits)
+        .map(([route, l]) => `| \`${route}\` | ${size(l.maxBytes)} | ${l.maxMembers.toLocaleString('en-US')} | ${l.maxKeys.toLocaleString('en-US')} |`)
+        .sort(),
+    );
     // A few KiB and a hundred members where the schema is small; what the schema allows where it is large.
     expect(limits['POST /api/knowledge/judge/{id}']).toEqual({ maxBytes: 8 * 1024, maxMembers: 100, maxKeys: 100 });
     expect(limits['POST /api/agent/v1/appeal']).toEqual({ maxBytes: 32 * 1024, maxMembers: 100, maxKeys: 100 });
@@ -112,7 +126,12 @@ describe('finding 1: a body is counted against its route before it is parsed', (
     // A condition of 500 values (LOGIC_MAX_VALUES): {in: [{var: x}, [495 numbers]]}.
     const condition = { in: [{ var: 'x' }, Array.from({ length: 495 }, (_, i) => i)] };
     const branches = Array.from({ length: 32 }, (_, i) => ({ id: `b${i}`, condition, to: `/tools/t${i}` }));
-    const graph = { path: '/decisions/wide', title: 'Wide', spec: 'Thirty-two wide conditions.', payload: { question: 'Which?', inputsRequired: ['x'], branches } };
+    const graph = {
+      path: '/decisions/wide',
+      title: 'Wide',
+      spec: 'Thirty-two wide conditions.',
+      payload: { question: 'Which?', inputsRequired: ['x'], branches },
+    };
     const dry = await send('POST', '/api/knowledge/proposals/dry-run', JSON.stringify({ kind: 'graph', payload: graph }), bearer(a.apiKey));
     expect(dry.status).toBe(200);
     expect(dry.json().errors ?? []).toEqual([]);
@@ -121,12 +140,17 @@ describe('finding 1: a body is counted against its route before it is parsed', (
     // json-validate's text of 100,000 characters, every one sent as a \u escape (600 KB): parsed
     // and handed to the domain, which refuses the unknown challenge.
     const text = '\\u00e9'.repeat(100_000);
-    const tool = await send('POST', '/api/agent/v1/use-tool', `{"challengeId":"ch_0000000000000000","answer":{"answer":"x"},"tool":"json-validate","toolInput":{"text":"${text}"}}`, bearer(a.apiKey));
+    const tool = await send(
+      'POST',
+      '/api/agent/v1/use-tool',
+      `{"challengeId":"ch_0000000000000000","answer":{"answer":"x"},"tool":"json-validate","toolInput":{"text":"${text}"}}`,
+      bearer(a.apiKey),
+    );
     expect([tool.status, tool.json().code]).toEqual([400, 'challenge_expired']);
   });
 });
 
-describe('finding 1: an agent that has not calibrated draws from its IP\'s bucket', () => {
+describe("finding 1: an agent that has not calibrated draws from its IP's bucket", () => {
   beforeEach(() => open({ rateLimit: { burst: 10, refillPerSecond: 0.001 } }));
 
   it('gives twenty fresh agents on one address one bucket between them; a calibrated agent keeps its own', async () => {
@@ -136,7 +160,11 @@ describe('finding 1: an agent that has not calibrated draws from its IP\'s bucke
     const calibrated = await registerAgent(node, '10.31.1.1');
     await markCalibrated(node, calibrated.tag, 0.8);
     // Its quota says so (one token of the address's ten).
-    expect((await send('GET', '/api/agent/v1/quota', undefined, bearer(fresh[0].apiKey))).json().rateLimit).toMatchObject({ scope: 'per-ip', bucketSize: 10, remaining: 9 });
+    expect((await send('GET', '/api/agent/v1/quota', undefined, bearer(fresh[0].apiKey))).json().rateLimit).toMatchObject({
+      scope: 'per-ip',
+      bucketSize: 10,
+      remaining: 9,
+    });
     const answers = [];
     for (const a of fresh) answers.push(await send('GET', '/api/agent/v1/me', undefined, bearer(a.apiKey)));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(9);
@@ -146,12 +174,15 @@ describe('finding 1: an agent that has not calibrated draws from its IP\'s bucke
     expect(limited[0].json().hint).toContain('until it calibrates');
     // The address's bucket is empty; the calibrated agent on it draws from its own.
     expect((await send('GET', '/api/agent/v1/me', undefined, bearer(calibrated.apiKey))).status).toBe(200);
-    expect((await send('GET', '/api/agent/v1/quota', undefined, bearer(calibrated.apiKey))).json().rateLimit).toMatchObject({ scope: 'per-bearer', remaining: 8 });
+    expect((await send('GET', '/api/agent/v1/quota', undefined, bearer(calibrated.apiKey))).json().rateLimit).toMatchObject({
+      scope: 'per-bearer',
+      remaining: 8,
+    });
     expect((await send('GET', '/api/agent/v1/preview')).status).toBe(429);
   });
 });
 
-describe('finding 6: /healthz answers whatever the caller\'s bucket holds', () => {
+describe("finding 6: /healthz answers whatever the caller's bucket holds", () => {
   beforeEach(() => open({ rateLimit: { burst: 5, refillPerSecond: 0.001 } }));
 
   it('answers 200 beside a flood of many-key bodies from twenty fresh agents, none of them parsed', async () => {
@@ -164,7 +195,8 @@ describe('finding 6: /healthz answers whatever the caller\'s bucket holds', () =
     const flood: Array<Promise<{ status: number; json: () => any }>> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
     const health: Array<Promise<{ status: number }>> = [];
     for (let round = 0; round < 10; round++) {
-      for (const a of fresh) flood.push(send('POST', round % 2 ? '/api/agent/v1/appeal' : '/api/knowledge/proposals/dry-run', round % 2 ? appeal : keys, bearer(a.apiKey)));
+      for (const a of fresh)
+        flood.push(send('POST', round % 2 ? '/api/agent/v1/appeal' : '/api/knowledge/proposals/dry-run', round % 2 ? appeal : keys, bearer(a.apiKey)));
       health.push(send('GET', '/healthz'));
     }
     const answers = await Promise.all(flood);

@@ -23,9 +23,19 @@ const post = (apiKey: string, body: unknown, headers: Record<string, string> = {
 
 describe('tier bands (PROTOCOL 3.3)', () => {
   it('puts each edge in the higher band', () => {
-    expect([tierOf(null), tierOf(0), tierOf(0.2999), tierOf(0.3), tierOf(0.4999), tierOf(0.5), tierOf(0.6999), tierOf(0.7), tierOf(0.8999), tierOf(0.9), tierOf(1)]).toEqual([
-      'uncalibrated', 'refused', 'refused', 'weak', 'weak', 'mid', 'mid', 'strong', 'strong', 'frontier', 'frontier',
-    ]);
+    expect([
+      tierOf(null),
+      tierOf(0),
+      tierOf(0.2999),
+      tierOf(0.3),
+      tierOf(0.4999),
+      tierOf(0.5),
+      tierOf(0.6999),
+      tierOf(0.7),
+      tierOf(0.8999),
+      tierOf(0.9),
+      tierOf(1),
+    ]).toEqual(['uncalibrated', 'refused', 'refused', 'weak', 'weak', 'mid', 'mid', 'strong', 'strong', 'frontier', 'frontier']);
   });
 });
 
@@ -48,11 +58,26 @@ describe('POST /api/agent/v1/calibrate', () => {
     const res = await post(a.apiKey, { answers: answers('A', 5) });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ intelligenceScore: 1, tier: 'frontier', calibrationBonus: 10, balance: 10, attemptsRemaining: 2, nextStep: { action: 'judge' } });
+    expect(body).toMatchObject({
+      intelligenceScore: 1,
+      tier: 'frontier',
+      calibrationBonus: 10,
+      balance: 10,
+      attemptsRemaining: 2,
+      nextStep: { action: 'judge' },
+    });
     expect(Object.keys(body.perQuestion)).toEqual(loadPools().A.map((q) => q.id));
     // A worse re-attempt keeps the best score and pays nothing.
     const worse = (await post(a.apiKey, { answers: answers('A', 1) })).json();
-    expect(worse).toMatchObject({ intelligenceScore: 1, attemptScore: 0.2, tier: 'frontier', calibrationBonus: 0, balance: 10, attemptsRemaining: 1, improved: false });
+    expect(worse).toMatchObject({
+      intelligenceScore: 1,
+      attemptScore: 0.2,
+      tier: 'frontier',
+      calibrationBonus: 0,
+      balance: 10,
+      attemptsRemaining: 1,
+      improved: false,
+    });
     await post(a.apiKey, { answers: answers('A', 5) });
     const exhausted = await post(a.apiKey, { answers: answers('A', 5) });
     expect([exhausted.statusCode, exhausted.json().code]).toEqual([400, 'calibration_exhausted']);
@@ -60,7 +85,7 @@ describe('POST /api/agent/v1/calibrate', () => {
     expect(me).toMatchObject({ tier: 'frontier', intelligenceScore: 1, balance: 10 });
   });
 
-  it('pays the bonus at the first attempt scoring 0.3 or more, by that attempt\'s tier', async () => {
+  it("pays the bonus at the first attempt scoring 0.3 or more, by that attempt's tier", async () => {
     const a = await registerAgent(node, '10.0.0.2', '?pool=B');
     const refused = (await post(a.apiKey, { answers: answers('B', 1) })).json();
     expect(refused).toMatchObject({ intelligenceScore: 0.2, tier: 'refused', calibrationBonus: 0, balance: 0, nextStep: { action: 'recalibrate' } });
@@ -79,7 +104,12 @@ describe('POST /api/agent/v1/calibrate', () => {
       const r = await post(a.apiKey, bad);
       expect([r.statusCode, r.json().code]).toEqual([400, 'validation_failed']);
     }
-    const json = await node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: { ...bearer(a.apiKey), 'content-type': 'application/json' }, payload: '{' });
+    const json = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/calibrate',
+      headers: { ...bearer(a.apiKey), 'content-type': 'application/json' },
+      payload: '{',
+    });
     expect(json.json().code).toBe('invalid_json');
     expect((await node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', payload: { answers: {} } })).statusCode).toBe(401);
     const q = (await node.app.inject({ url: '/api/agent/v1/calibrate', headers: bearer(a.apiKey) })).json();

@@ -102,11 +102,7 @@ describe('POST /api/cas', () => {
   });
 
   it('refuses an empty body with 400 empty_body', async () => {
-    for (const res of [
-      await put(Buffer.alloc(0)),
-      await node.app.inject({ method: 'POST', url: '/api/cas' }),
-      await put(Readable.from([])),
-    ]) {
+    for (const res of [await put(Buffer.alloc(0)), await node.app.inject({ method: 'POST', url: '/api/cas' }), await put(Readable.from([]))]) {
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe('empty_body');
     }

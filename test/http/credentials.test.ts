@@ -26,7 +26,12 @@ describe('GET /api/credentials/judgment/{kind}/{proposalId}/{judgmentId}', () =>
         type: ['VerifiableCredential', 'JudgmentCredential'],
         issuer: node.keys.issuer.did,
         validFrom: new Date(node.clock.now()).toISOString(),
-        credentialSubject: { id: `urn:akas:judgment:${a.judgmentId}`, proposalId, kind: 'graph', judge: { tag: judges[i].tag, publicKey: judges[i].signing.publicKey } },
+        credentialSubject: {
+          id: `urn:akas:judgment:${a.judgmentId}`,
+          proposalId,
+          kind: 'graph',
+          judge: { tag: judges[i].tag, publicKey: judges[i].signing.publicKey },
+        },
         proof: { type: 'DataIntegrityProof', cryptosuite: 'eddsa-jcs-2022', proofPurpose: 'assertionMethod' },
       });
       expect(verifyCredential(r.body, { issuer: node.keys.issuer.did, at: node.clock.now(), checkJudgeSignature: true }).verified).toBe(true);
@@ -77,7 +82,12 @@ describe('GET /api/knowledge/proposals/{id}/bundle', () => {
     const r = await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}/bundle` });
     expect(r.statusCode).toBe(200);
     const b = r.json();
-    expect(b).toMatchObject({ format: 'akas.bundle.v2', node: { issuer: node.keys.issuer.did }, proposal: { proposalId, judgmentCount: 3 }, issuerKeys: { current: node.keys.issuer.did } });
+    expect(b).toMatchObject({
+      format: 'akas.bundle.v2',
+      node: { issuer: node.keys.issuer.did },
+      proposal: { proposalId, judgmentCount: 3 },
+      issuerKeys: { current: node.keys.issuer.did },
+    });
     expect(b.judges).toHaveLength(3);
     expect(b.credentials).toHaveLength(3);
     expect(b.cas).toEqual([expect.objectContaining({ role: 'artifact', sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })]);

@@ -25,7 +25,14 @@ describe('GET /errors', () => {
     expect(codes.map((c) => c.code)).toEqual(Object.keys(ERROR_CODES));
     for (const c of codes) {
       const entry = ERROR_CODES[c.code as keyof typeof ERROR_CODES];
-      expect(c).toEqual({ code: c.code, status: entry.status, title: expect.any(String), type: `${ORIGIN}/errors#${c.code}`, meaning: entry.doc, action: entry.action });
+      expect(c).toEqual({
+        code: c.code,
+        status: entry.status,
+        title: expect.any(String),
+        type: `${ORIGIN}/errors#${c.code}`,
+        meaning: entry.doc,
+        action: entry.action,
+      });
     }
     // Without an Accept header (curl, agents): JSON.
     expect((await get('/errors')).headers['content-type']).toMatch(/^application\/json/);
@@ -70,7 +77,11 @@ describe('the links a new agent is handed', () => {
         expect([url, res.statusCode]).toEqual([url, 200]);
       }
       const wakeup = (await fresh.app.inject({ url: '/api/agent/v1/wakeup', headers: { host: HOST } })).json();
-      for (const path of [...Object.values(wakeup.discovery as Record<string, string>), wakeup.wedge.doc, wakeup.contract.docsLink.replace(ORIGIN, '').split('#')[0]]) {
+      for (const path of [
+        ...Object.values(wakeup.discovery as Record<string, string>),
+        wakeup.wedge.doc,
+        wakeup.contract.docsLink.replace(ORIGIN, '').split('#')[0],
+      ]) {
         const res = await fresh.app.inject({ url: path, headers: { host: HOST } });
         expect([path, res.statusCode]).toEqual([path, 200]);
       }
@@ -101,7 +112,8 @@ describe('GET /llms.txt and /agent-docs', () => {
       const doc = (await fresh.app.inject({ url: '/openapi.json', headers: { host: HOST } })).json() as { paths: Record<string, object> };
       expect(text).toMatch(/^# akas node at http:\/\/node\.test:7373\n/);
       expect(text).toContain(`BASE=${ORIGIN}\n`);
-      for (const step of ['1. Register', '2. Calibrate', '3. Your state', '4. Discover', '5. Judge', 'Signing a judgment', '6. Propose', '7. Recover', 'MCP']) expect(text).toContain(`## ${step}`);
+      for (const step of ['1. Register', '2. Calibrate', '3. Your state', '4. Discover', '5. Judge', 'Signing a judgment', '6. Propose', '7. Recover', 'MCP'])
+        expect(text).toContain(`## ${step}`);
       // Every path a curl example calls is a documented route.
       const called = [...text.matchAll(/"\$BASE(\/[^"?$]*)/g)].map((m) => m[1]);
       expect(called.length).toBeGreaterThan(10);
@@ -135,7 +147,12 @@ describe('GET /.well-known/akas.json', () => {
         log: { verifierKey: fresh.keys.log.verifierKey, publicKey: fresh.keys.log.publicKey },
       });
       expect(Object.keys(d.trustLayers)).toEqual(['L1', 'L2', 'L3']);
-      for (const secret of [fresh.keys.issuer.privateKey, fresh.keys.log.privateKey, fresh.keys.hmac[0].key.toString('hex'), fresh.keys.hmac[0].key.toString('base64')]) {
+      for (const secret of [
+        fresh.keys.issuer.privateKey,
+        fresh.keys.log.privateKey,
+        fresh.keys.hmac[0].key.toString('hex'),
+        fresh.keys.hmac[0].key.toString('base64'),
+      ]) {
         expect(res.body).not.toContain(secret);
       }
       for (const url of Object.values(d.discovery as Record<string, string>)) {

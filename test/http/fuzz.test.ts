@@ -66,9 +66,28 @@ beforeAll(async () => {
   const graph = await decide(node, 'graph', { n: 1 });
   const brief = await decide(node, 'brief', { n: 1 });
   const pending = (await proposeAs(node, a, 'artifact', samplePayload('artifact', 2))).json().proposalId as string;
-  const blob = (await node.app.inject({ method: 'POST', url: '/api/cas', payload: Buffer.from('fuzz me'), headers: { 'content-type': 'application/octet-stream' } })).json().sha256 as string;
-  const facet = { schemaVersion: '1.0.0', stepId: 's1', pipeline: 'p', step: 'copy', transform: 't', inputs: [{ sha256: blob }], outputs: [{ sha256: blob }], actor: 'cron', finishedAt: 1767268800000 };
-  const att = (await node.app.inject({ method: 'POST', url: '/api/attestations', headers: { authorization: `Bearer ${a.apiKey}` }, payload: { kind: 'pipeline.facet.v1', body: facet } })).json().id as string;
+  const blob = (
+    await node.app.inject({ method: 'POST', url: '/api/cas', payload: Buffer.from('fuzz me'), headers: { 'content-type': 'application/octet-stream' } })
+  ).json().sha256 as string;
+  const facet = {
+    schemaVersion: '1.0.0',
+    stepId: 's1',
+    pipeline: 'p',
+    step: 'copy',
+    transform: 't',
+    inputs: [{ sha256: blob }],
+    outputs: [{ sha256: blob }],
+    actor: 'cron',
+    finishedAt: 1767268800000,
+  };
+  const att = (
+    await node.app.inject({
+      method: 'POST',
+      url: '/api/attestations',
+      headers: { authorization: `Bearer ${a.apiKey}` },
+      payload: { kind: 'pipeline.facet.v1', body: facet },
+    })
+  ).json().id as string;
   const judgments = published.answers.map((x) => x.judgmentId as string);
   Object.assign(known, {
     id: [published.proposalId, pending, graph.proposalId, att, 'kb:retries-x1'],
@@ -124,8 +143,12 @@ function paramValue(p: Operation['parameters'][number]): fc.Arbitrary<string> {
 /** How a value is put in a URL: encoded as it should be, or raw as a careless client does. */
 const encoding = fc.constantFrom<'encoded' | 'raw'>('encoded', 'encoded', 'raw');
 // Byte by byte, so lone surrogates (which encodeURIComponent refuses) go out as UTF-8 would carry them.
-const percent = (v: string) => [...Buffer.from(v, 'utf8')].map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
-const place = (v: string, how: 'encoded' | 'raw') => (how === 'encoded' ? percent(v) : [...v].map((c) => (/[\s#?%\u0000-\u001f\u007f-\uffff]/.test(c) ? percent(c) : c)).join(''));
+const percent = (v: string) =>
+  [...Buffer.from(v, 'utf8')]
+    .map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`))
+    .join('');
+const place = (v: string, how: 'encoded' | 'raw') =>
+  how === 'encoded' ? percent(v) : [...v].map((c) => (/[\s#?%\u0000-\u001f\u007f-\uffff]/.test(c) ? percent(c) : c)).join('');
 
 /** A body; `fits` when made to fit the route's schema, `overBound` when it holds more members than the route takes. */
 type Body = { bytes?: Buffer; contentType?: string; fits?: boolean; overBound?: boolean };
@@ -137,13 +160,15 @@ type Body = { bytes?: Buffer; contentType?: string; fits?: boolean; overBound?: 
  */
 function manyMembers(op: Operation): fc.Arbitrary<Body> {
   const { maxMembers, maxKeys } = op.limits!;
-  return fc.record({ extra: fc.constantFrom(1, 1000, 90_000), array: fc.boolean(), wide: fc.boolean(), nested: fc.boolean() }).map(({ extra, array, wide, nested }) => {
-    const n = wide && !array ? maxKeys + 1 : maxMembers + extra;
-    const items: string[] = [];
-    for (let i = 0; i < n; i++) items.push(array ? '0' : `"${i.toString(36)}":0`);
-    const inner = array ? `[${items.join(',')}]` : `{${items.join(',')}}`;
-    return { bytes: Buffer.from(nested ? `{"payload":${inner}}` : inner), contentType: 'application/json', overBound: true };
-  });
+  return fc
+    .record({ extra: fc.constantFrom(1, 1000, 90_000), array: fc.boolean(), wide: fc.boolean(), nested: fc.boolean() })
+    .map(({ extra, array, wide, nested }) => {
+      const n = wide && !array ? maxKeys + 1 : maxMembers + extra;
+      const items: string[] = [];
+      for (let i = 0; i < n; i++) items.push(array ? '0' : `"${i.toString(36)}":0`);
+      const inner = array ? `[${items.join(',')}]` : `{${items.join(',')}}`;
+      return { bytes: Buffer.from(nested ? `{"payload":${inner}}` : inner), contentType: 'application/json', overBound: true };
+    });
 }
 
 /**
@@ -172,11 +197,18 @@ function bodyOf(op: Operation): fc.Arbitrary<Body> {
     fc.constant<Body>({ bytes: Buffer.from('{"__proto__": {"polluted": true}}'), contentType: 'application/json' }),
     fc.constant<Body>({ bytes: Buffer.from('<a>xml</a>'), contentType: 'text/xml' }),
     fc.constant<Body>({ bytes: Buffer.from('a=1&b=2'), contentType: 'application/x-www-form-urlencoded' }),
-    fc.constant<Body>({ bytes: Buffer.from('--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--'), contentType: 'multipart/form-data; boundary=x' }),
+    fc.constant<Body>({
+      bytes: Buffer.from('--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--'),
+      contentType: 'multipart/form-data; boundary=x',
+    }),
     fc.constant<Body>({ bytes: Buffer.from('{}', 'utf16le'), contentType: 'application/json; charset=utf-16' }),
     fc.constant<Body>({ bytes: Buffer.from('{}'), contentType: 'application/json;;;===' }),
   );
-  if (op.binaryBody) return fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 2048 }).map((u) => ({ bytes: Buffer.from(u), contentType: 'application/octet-stream' })), raw);
+  if (op.binaryBody)
+    return fc.oneof(
+      fc.uint8Array({ minLength: 0, maxLength: 2048 }).map((u) => ({ bytes: Buffer.from(u), contentType: 'application/octet-stream' })),
+      raw,
+    );
   if (!op.body) return fc.oneof({ weight: 4, arbitrary: fc.constant<Body>({}) }, { weight: 1, arbitrary: raw });
   return fc.oneof(
     { weight: 4, arbitrary: valid(op.body, resolve).map((v) => ({ ...json(v), fits: true })) },
@@ -188,7 +220,16 @@ function bodyOf(op: Operation): fc.Arbitrary<Body> {
 }
 
 const authHeader = () =>
-  fc.constantFrom<string[] | string | undefined>(undefined, undefined, `Bearer ${a.apiKey}`, `bearer   ${a.apiKey}`, 'Bearer ak_notakeyatall', 'Bearer', 'Basic Zm9vOmJhcg==', [`Bearer ${a.apiKey}`, 'Bearer ak_other']);
+  fc.constantFrom<string[] | string | undefined>(
+    undefined,
+    undefined,
+    `Bearer ${a.apiKey}`,
+    `bearer   ${a.apiKey}`,
+    'Bearer ak_notakeyatall',
+    'Bearer',
+    'Basic Zm9vOmJhcg==',
+    [`Bearer ${a.apiKey}`, 'Bearer ak_other'],
+  );
 
 const extraHeaders: fc.Arbitrary<Record<string, string | string[]>> = fc.oneof(
   fc.constant<Record<string, string | string[]>>({}),
@@ -221,7 +262,8 @@ interface Failure {
 const statuses = new Map<number, number>();
 
 async function send(op: Operation, s: Sent): Promise<Failure | null> {
-  const describe = () => `${s.method} ${s.url.slice(0, 300)} headers=${JSON.stringify(Object.keys(s.headers))} body=${s.body?.subarray(0, 200).toString('latin1') ?? ''}`;
+  const describe = () =>
+    `${s.method} ${s.url.slice(0, 300)} headers=${JSON.stringify(Object.keys(s.headers))} body=${s.body?.subarray(0, 200).toString('latin1') ?? ''}`;
   let res;
   parses.mockClear();
   try {
@@ -239,8 +281,15 @@ async function send(op: Operation, s: Sent): Promise<Failure | null> {
   if (res.statusCode >= 500) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 600), why: '5xx' };
   // Requests go one at a time: what was parsed meanwhile was this request's body.
   const parsed = parses.mock.calls.length > 0;
-  if (s.overBound && (parsed || res.statusCode < 400)) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: `a body past its route's bound of members was ${parsed ? 'parsed' : 'taken'}` };
-  if (s.fits && res.statusCode === 413) return { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: 'a body that fits its schema was refused for its size' };
+  if (s.overBound && (parsed || res.statusCode < 400))
+    return {
+      sent: describe(),
+      status: res.statusCode,
+      answer: text.slice(0, 300),
+      why: `a body past its route's bound of members was ${parsed ? 'parsed' : 'taken'}`,
+    };
+  if (s.fits && res.statusCode === 413)
+    return { sent: describe(), status: res.statusCode, answer: text.slice(0, 300), why: 'a body that fits its schema was refused for its size' };
   const requestBytes = s.url.length + (s.body?.length ?? 0) + JSON.stringify(s.headers).length;
   const answerBytes = Buffer.byteLength(text);
   const listsErrors = res.statusCode >= 400 || text.includes('"errors":[');
@@ -273,8 +322,17 @@ describe('fuzzing every route from /openapi.json', () => {
     const failures: Failure[] = [];
     let sent = 0;
     for (const op of ops) {
-      const params = fc.record(Object.fromEntries(op.parameters.map((p) => [`${p.in}:${p.name}`, p.required ? paramValue(p) : fc.option(paramValue(p), { nil: undefined, freq: 3 })])));
-      const requestOf = fc.record({ params, how: encoding, body: bodyOf(op), auth: authHeader(), extra: extraHeaders, junkQuery: fc.option(fc.constantFrom('&x=1&x=2', '&__proto__=1', '&limit=-1&limit=abc', `&${'q'.repeat(3000)}=1`), { freq: 3 }) });
+      const params = fc.record(
+        Object.fromEntries(op.parameters.map((p) => [`${p.in}:${p.name}`, p.required ? paramValue(p) : fc.option(paramValue(p), { nil: undefined, freq: 3 })])),
+      );
+      const requestOf = fc.record({
+        params,
+        how: encoding,
+        body: bodyOf(op),
+        auth: authHeader(),
+        extra: extraHeaders,
+        junkQuery: fc.option(fc.constantFrom('&x=1&x=2', '&__proto__=1', '&limit=-1&limit=abc', `&${'q'.repeat(3000)}=1`), { freq: 3 }),
+      });
       const samples = fc.sample(requestOf, { numRuns: RUNS, seed: SEED + sent });
       for (const r of samples) {
         let path = op.path;
@@ -282,7 +340,16 @@ describe('fuzzing every route from /openapi.json', () => {
         for (const p of op.parameters) {
           const v = r.params[`${p.in}:${p.name}`];
           if (v === undefined) continue;
-          if (p.in === 'path') path = path.replace(`{${p.name}}`, p.name === '*' ? v.split('/').map((seg) => place(seg, r.how)).join('/') : place(v, r.how));
+          if (p.in === 'path')
+            path = path.replace(
+              `{${p.name}}`,
+              p.name === '*'
+                ? v
+                    .split('/')
+                    .map((seg) => place(seg, r.how))
+                    .join('/')
+                : place(v, r.how),
+            );
           else if (p.in === 'query') query.append(p.name, v);
         }
         path = path.replace(/\{[^}]+\}/g, 'x');
@@ -297,12 +364,20 @@ describe('fuzzing every route from /openapi.json', () => {
       }
     }
     console.log(`fuzz: ${sent} requests over ${ops.length} operations (FUZZ_RUNS=${RUNS}, FUZZ_SEED=${SEED}), ${failures.length} failures`);
-    console.log(`fuzz: answers by status ${[...statuses].sort(([x], [y]) => x - y).map(([k, n]) => `${k}×${n}`).join(' ')}`);
+    console.log(
+      `fuzz: answers by status ${[...statuses]
+        .sort(([x], [y]) => x - y)
+        .map(([k, n]) => `${k}×${n}`)
+        .join(' ')}`,
+    );
     // The run reached past validation: many requests were taken, many refused.
     expect((statuses.get(200) ?? 0) + (statuses.get(304) ?? 0)).toBeGreaterThan(sent / 10);
     expect(statuses.get(400) ?? 0).toBeGreaterThan(sent / 10);
     expect(failures.slice(0, 10), `${failures.length} bad answers; first ones`).toEqual([]);
-    expect((node.app as unknown as { akasResponseViolations?: unknown[] }).akasResponseViolations ?? [], 'answers that did not fit their documented schema').toEqual([]);
+    expect(
+      (node.app as unknown as { akasResponseViolations?: unknown[] }).akasResponseViolations ?? [],
+      'answers that did not fit their documented schema',
+    ).toEqual([]);
 
     // The books after the storm.
     expect((await checkLedger(node.store)).problems).toEqual([]);

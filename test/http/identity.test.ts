@@ -23,10 +23,27 @@ describe('POST /api/agent/v1/register', () => {
   it('answers every field of PROTOCOL 2.1', async () => {
     const r = await registerAgent(node);
     for (const field of [
-      'apiKey', 'tag', 'createdAt', 'calibrationPoolId', 'signing', 'recoveryToken', 'recoveryTokenContract', 'recoveryTokenCanonical',
-      'recoveryNote', 'saveLocally', 'docs', 'endpoints', 'trustModel', 'nextStep', '_canonicalIdentity', 'memoryHint', 'rateLimit',
-      'notes', '_responseShapeVersion',
-    ]) expect(r, field).toHaveProperty(field);
+      'apiKey',
+      'tag',
+      'createdAt',
+      'calibrationPoolId',
+      'signing',
+      'recoveryToken',
+      'recoveryTokenContract',
+      'recoveryTokenCanonical',
+      'recoveryNote',
+      'saveLocally',
+      'docs',
+      'endpoints',
+      'trustModel',
+      'nextStep',
+      '_canonicalIdentity',
+      'memoryHint',
+      'rateLimit',
+      'notes',
+      '_responseShapeVersion',
+    ])
+      expect(r, field).toHaveProperty(field);
     expect(r.apiKey).toMatch(/^ak_[0-9A-Za-z]{40}$/);
     expect(r.tag).toBe(r.apiKey.slice(0, 11));
     expect(r.recoveryToken).toMatch(/^rec_[A-Za-z0-9_-]{43}$/);
@@ -103,7 +120,12 @@ describe('POST /api/agent/v1/register', () => {
 
 describe('GET /api/agents (leaderboard)', () => {
   it('ranks calibrated agents in pages, and follows their changes', async () => {
-    const [low, high, mid, uncal] = [await registerAgent(node, '10.6.0.1'), await registerAgent(node, '10.6.0.2'), await registerAgent(node, '10.6.0.3'), await registerAgent(node, '10.6.0.4')];
+    const [low, high, mid, uncal] = [
+      await registerAgent(node, '10.6.0.1'),
+      await registerAgent(node, '10.6.0.2'),
+      await registerAgent(node, '10.6.0.3'),
+      await registerAgent(node, '10.6.0.4'),
+    ];
     await markCalibrated(node, low.tag, 0.35);
     await markCalibrated(node, high.tag, 0.9);
     await markCalibrated(node, mid.tag, 0.6);
@@ -114,7 +136,13 @@ describe('GET /api/agents (leaderboard)', () => {
       [1, high.tag],
       [2, mid.tag],
     ]);
-    expect(first.json().rows[0]).toMatchObject({ tier: 'frontier', intelligenceScore: 0.9, contributions: { published: 0 }, alignment: null, profileUrl: `/api/agents/${high.tag}` });
+    expect(first.json().rows[0]).toMatchObject({
+      tier: 'frontier',
+      intelligenceScore: 0.9,
+      contributions: { published: 0 },
+      alignment: null,
+      profileUrl: `/api/agents/${high.tag}`,
+    });
     const rest = (await node.app.inject({ url: '/api/agents?limit=2&cursor=2' })).json();
     expect(rest).toMatchObject({ nextCursor: null, rows: [{ rank: 3, tag: low.tag }] });
     expect(JSON.stringify([first.json(), rest])).not.toContain(uncal.tag);
@@ -151,7 +179,8 @@ describe('--public-url', () => {
 
 describe('--trust-proxy', () => {
   it('counts registrations by X-Forwarded-For only when trusted', async () => {
-    const reg = (xff: string) => node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.8.0.1', headers: { 'x-forwarded-for': xff } });
+    const reg = (xff: string) =>
+      node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.8.0.1', headers: { 'x-forwarded-for': xff } });
     expect((await reg('203.0.113.7')).json().rateLimit.remaining).toBe(19);
     expect((await reg('203.0.113.8')).json().rateLimit.remaining).toBe(18); // untrusted: the proxy's address counts
     await node.close();
@@ -227,7 +256,15 @@ describe('GET /api/agent/v1/me', () => {
     const res = await me(r.apiKey);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ tag: r.tag, tier: 'uncalibrated', intelligenceScore: null, balance: 0, reservedBalance: 0, totalAnswered: 0, decoyAttempted: 0 });
+    expect(body).toMatchObject({
+      tag: r.tag,
+      tier: 'uncalibrated',
+      intelligenceScore: null,
+      balance: 0,
+      reservedBalance: 0,
+      totalAnswered: 0,
+      decoyAttempted: 0,
+    });
     expect(body.reputation).toMatchObject({
       score: 1,
       status: 'healthy',
@@ -347,7 +384,11 @@ describe('POST /api/agent/v1/recover', () => {
     const res = await recover({ tag: r.tag, recoveryToken: r.recoveryToken });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ tag: r.tag, recoveredAt: node.clock.now(), inherited: { balance: 17, intelligenceScore: 0.8, tier: 'strong', calibrationPoolId: r.calibrationPoolId } });
+    expect(body).toMatchObject({
+      tag: r.tag,
+      recoveredAt: node.clock.now(),
+      inherited: { balance: 17, intelligenceScore: 0.8, tier: 'strong', calibrationPoolId: r.calibrationPoolId },
+    });
     expect(body.apiKey.slice(0, 11)).toBe(r.tag);
     expect(body.apiKey).not.toBe(r.apiKey);
     expect(body.recoveryToken).not.toBe(r.recoveryToken);
@@ -399,7 +440,13 @@ describe('GET /api/agents/{tag}', () => {
 
 describe('Idempotency-Key', () => {
   const register = (key: string, ip = '10.3.0.1', headers: Record<string, string> = {}, payload?: object) =>
-    node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: ip, headers: { 'idempotency-key': key, ...headers }, ...(payload ? { payload } : {}) });
+    node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/register',
+      remoteAddress: ip,
+      headers: { 'idempotency-key': key, ...headers },
+      ...(payload ? { payload } : {}),
+    });
   /** A register body with the agent's own key: what binds a replay (and its secrets) to the client that sent it. */
   const ownKey = () => proveKeyPossession(generateKeyPair(), 'register', node.clock.now());
 
@@ -459,7 +506,12 @@ describe('Idempotency-Key', () => {
   it('isolates the tenants of one api key with an opt-in, and warns unless it is X-Idempotency-Tenant-Suffix-Apikey', async () => {
     const a = await registerAgent(node, '10.4.0.2');
     const calibrate = (key: string, headers: Record<string, string>) =>
-      node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: { ...bearer(a.apiKey), 'idempotency-key': key, ...headers }, payload: { answers: {} } });
+      node.app.inject({
+        method: 'POST',
+        url: '/api/agent/v1/calibrate',
+        headers: { ...bearer(a.apiKey), 'idempotency-key': key, ...headers },
+        payload: { answers: {} },
+      });
     const suffix = { 'x-idempotency-tenant-suffix-apikey': '1' };
     const t1 = await calibrate('ck', { 'x-proxy-tenant-id': 'a', ...suffix });
     const t2 = await calibrate('ck', { 'x-proxy-tenant-id': 'b', ...suffix });
@@ -489,7 +541,8 @@ describe('Idempotency-Key', () => {
 
   it('answers 409 when a key comes back with a different request (but on register, another body is another request)', async () => {
     const a = await registerAgent(node, '10.5.0.2');
-    const calibrate = (answers: object) => node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: { ...bearer(a.apiKey), 'idempotency-key': 'reuse' }, payload: { answers } });
+    const calibrate = (answers: object) =>
+      node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: { ...bearer(a.apiKey), 'idempotency-key': 'reuse' }, payload: { answers } });
     expect((await calibrate({})).statusCode).toBe(200);
     const other = await calibrate({ A1: '3' });
     expect([other.statusCode, other.json().code]).toEqual([409, 'idempotency_conflict']);
@@ -522,7 +575,12 @@ describe('bad input', () => {
       { payload: '{', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
       { payload: '[1,2', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
       { payload: '{"__proto__":{"x":1}}', headers: { 'content-type': 'application/json' }, code: 'invalid_json', status: 400 },
-      { payload: JSON.stringify({ promptId: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' }, code: 'body_too_large', status: 413 },
+      {
+        payload: JSON.stringify({ promptId: 'x'.repeat(2 * 1024 * 1024) }),
+        headers: { 'content-type': 'application/json' },
+        code: 'body_too_large',
+        status: 413,
+      },
       { payload: 'hello', headers: { 'content-type': 'text/plain' }, code: 'invalid_json', status: 400 },
       { payload: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' }, code: 'invalid_json', status: 400 },
       { payload: '{}', headers: { 'content-type': ';;;' }, code: 'invalid_json', status: 400 },
@@ -537,9 +595,19 @@ describe('bad input', () => {
 
   it('reads any declared type as JSON: an empty form body is no body, JSON sent as text/plain is JSON', async () => {
     // What `curl -X POST -d '' URL` sends.
-    const empty = await node.app.inject({ method: 'POST', url: '/api/agent/v1/register', payload: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const empty = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/register',
+      payload: '',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(empty.statusCode, empty.body).toBe(200);
-    const recover = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{"tag":"ak_x"}', headers: { 'content-type': 'text/plain' } });
+    const recover = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/recover',
+      payload: '{"tag":"ak_x"}',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect([recover.statusCode, recover.json().code]).toEqual([400, 'missing_fields']);
     const untyped = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{"tag":"ak_x"}' });
     expect(untyped.json().code).toBe('missing_fields');
@@ -584,7 +652,12 @@ describe('secrets at rest', () => {
     const reg = (await app.inject({ method: 'POST', url: '/api/agent/v1/register', headers: { 'idempotency-key': 'secret-scan' } })).json();
     await markCalibrated({ store, app } as never, reg.tag, 0.7);
     const rec = (
-      await app.inject({ method: 'POST', url: '/api/agent/v1/recover', headers: { 'idempotency-key': 'secret-scan' }, payload: { tag: reg.tag, recoveryToken: reg.recoveryToken } })
+      await app.inject({
+        method: 'POST',
+        url: '/api/agent/v1/recover',
+        headers: { 'idempotency-key': 'secret-scan' },
+        payload: { tag: reg.tag, recoveryToken: reg.recoveryToken },
+      })
     ).json();
     await app.inject({ url: '/api/agent/v1/me', headers: bearer(rec.apiKey) });
     await app.close();

@@ -31,14 +31,28 @@ describe('publishing builds the tree', () => {
     await decide(node, 'brief', { payload });
     const path = '/distributed-systems/retries-with-backoff-x1';
     const n = await json(`/api/knowledge/node${path}`);
-    expect(n).toMatchObject({ path, kind: 'leaf-brief', title: 'Retry with exponential backoff and jitter', spec: expect.stringContaining('Retry transient'), briefId: payload.brief.id, version: 1 });
+    expect(n).toMatchObject({
+      path,
+      kind: 'leaf-brief',
+      title: 'Retry with exponential backoff and jitter',
+      spec: expect.stringContaining('Retry transient'),
+      briefId: payload.brief.id,
+      version: 1,
+    });
     expect(n.tldr).toContain('Retry transient');
     expect(n.core).toBe('Back off exponentially.\nAdd full jitter.\nCap the number of attempts.');
     // The texts served are those of the level served (and signed): deep only at the deep level.
     expect(n).not.toHaveProperty('deep');
     expect((await json(`/api/knowledge/node${path}?level=deep`)).deep).toContain('jitter: random spread added to a delay');
     expect(await json(`/api/knowledge/node${path}?level=tldr`)).not.toHaveProperty('core');
-    expect(n.manifest).toMatchObject({ briefId: payload.brief.id, level: 'core', version: '2026-11', tokenCount: expect.any(Number), signingKeyId: 'hk_test', signature: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(n.manifest).toMatchObject({
+      briefId: payload.brief.id,
+      level: 'core',
+      version: '2026-11',
+      tokenCount: expect.any(Number),
+      signingKeyId: 'hk_test',
+      signature: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect((await json('/api/knowledge/node/')).children).toEqual(['/distributed-systems']);
     expect(await json('/api/knowledge/node/distributed-systems')).toMatchObject({ kind: 'branch', children: [path] });
     const brief = await json(`/api/knowledge/briefs/${payload.brief.id}?level=tldr`);
@@ -50,17 +64,44 @@ describe('publishing builds the tree', () => {
   it('makes a leaf-capability, a leaf-decision and a leaf-artifact with their payloads, reachable by their by-path routes', async () => {
     for (const kind of ['capability', 'graph', 'artifact'] as const) await decide(node, kind);
     const cap = await json('/api/knowledge/cap/by-path?path=/tools/pdf-to-text-x1');
-    expect(cap).toMatchObject({ kind: 'leaf-capability', payload: { trigger: expect.any(String), alternative: expect.any(String), cost: expect.any(String), whenNot: expect.any(String), recipe: expect.any(Array) } });
+    expect(cap).toMatchObject({
+      kind: 'leaf-capability',
+      payload: {
+        trigger: expect.any(String),
+        alternative: expect.any(String),
+        cost: expect.any(String),
+        whenNot: expect.any(String),
+        recipe: expect.any(Array),
+      },
+    });
     const dg = await json('/api/knowledge/dg/by-path?path=/decisions/pick-a-queue-x1');
-    expect(dg).toMatchObject({ kind: 'leaf-decision', payload: { question: 'Which queue fits?', inputsRequired: ['throughput', 'ordered'] }, branches: [{ id: 'kafka' }, { id: 'sqs-fifo' }, { id: 'default' }] });
+    expect(dg).toMatchObject({
+      kind: 'leaf-decision',
+      payload: { question: 'Which queue fits?', inputsRequired: ['throughput', 'ordered'] },
+      branches: [{ id: 'kafka' }, { id: 'sqs-fifo' }, { id: 'default' }],
+    });
     // Every branch has id, condition, to and priors (null when the proposer declared none).
     expect(dg.branches.map((b: object) => Object.keys(b).sort())).toEqual(Array(3).fill(['condition', 'id', 'priors', 'to']));
     expect(dg.branches.map((b: { priors: unknown }) => b.priors)).toEqual([0.4, null, null]);
     const art = await json('/api/knowledge/artifact/by-path?path=/models/tiny-classifier-x1');
     expect(art).toMatchObject({
       kind: 'leaf-artifact',
-      payload: { kind: 'leaf-artifact', uri: expect.any(String), mediaType: expect.any(String), sha256: 'a'.repeat(64), artifactKind: 'model', provenance: { trainedBy: expect.any(String) }, bytes: 2_000_000 },
-      manifest: { artifactPath: '/models/tiny-classifier-x1', sha256: 'a'.repeat(64), fetchedAt: expect.any(Number), signature: expect.stringMatching(/^[0-9a-f]{64}$/), signingKeyId: 'hk_test' },
+      payload: {
+        kind: 'leaf-artifact',
+        uri: expect.any(String),
+        mediaType: expect.any(String),
+        sha256: 'a'.repeat(64),
+        artifactKind: 'model',
+        provenance: { trainedBy: expect.any(String) },
+        bytes: 2_000_000,
+      },
+      manifest: {
+        artifactPath: '/models/tiny-classifier-x1',
+        sha256: 'a'.repeat(64),
+        fetchedAt: expect.any(Number),
+        signature: expect.stringMatching(/^[0-9a-f]{64}$/),
+        signingKeyId: 'hk_test',
+      },
       sha256Verification: { status: 'self-reported', method: expect.any(String), note: expect.stringContaining('Fetch'), casUploadHint: expect.any(String) },
       independentEvals: [],
       evalSummary: { count: 0, distinctRunners: 0, byMetric: {} },
@@ -73,11 +114,18 @@ describe('publishing builds the tree', () => {
   it('says platform-verified for an artifact whose bytes are in the content store, and integrity-failed once they rot', async () => {
     const bytes = Buffer.from('tiny model weights');
     const sha = createHash('sha256').update(bytes).digest('hex');
-    expect((await node.app.inject({ method: 'POST', url: '/api/cas', payload: bytes, headers: { 'content-type': 'application/octet-stream' } })).statusCode).toBe(200);
+    expect(
+      (await node.app.inject({ method: 'POST', url: '/api/cas', payload: bytes, headers: { 'content-type': 'application/octet-stream' } })).statusCode,
+    ).toBe(200);
     const p = samplePayload('artifact', 9) as { payload: Record<string, unknown> };
     await decide(node, 'artifact', { payload: { ...p, payload: { ...p.payload, uri: `/api/cas/${sha}`, sha256: sha, bytes: bytes.length } } });
     const url = '/api/knowledge/node/models/tiny-classifier-x9';
-    expect((await json(url)).sha256Verification).toMatchObject({ status: 'platform-verified', method: expect.any(String), note: expect.stringContaining(sha), casUploadHint: expect.any(String) });
+    expect((await json(url)).sha256Verification).toMatchObject({
+      status: 'platform-verified',
+      method: expect.any(String),
+      note: expect.stringContaining(sha),
+      casUploadHint: expect.any(String),
+    });
     // A download puts the verified bytes in the node's cache; the re-hash must still read the disk.
     expect((await node.app.inject({ url: `/api/cas/${sha}` })).statusCode).toBe(200);
     // Bit rot in the stored blob: the next full re-hash (at most a minute later) says so.
@@ -88,12 +136,20 @@ describe('publishing builds the tree', () => {
 
   it('attaches published eval results to their artifact, with a fresh summary', async () => {
     await decide(node, 'artifact', { n: 5 });
-    for (const [score, runner] of [[0.8, 'r1'], [0.9, 'r2'], [0.7, 'r1']] as const) {
+    for (const [score, runner] of [
+      [0.8, 'r1'],
+      [0.9, 'r2'],
+      [0.7, 'r1'],
+    ] as const) {
       await decide(node, 'eval-result', { payload: { ...samplePayload('eval-result', 5), score, runner } });
     }
     const art = await json('/api/knowledge/artifact/by-path?path=/models/tiny-classifier-x5');
     expect(art.independentEvals).toHaveLength(3);
-    expect(art.independentEvals[0]).toMatchObject({ artifactSha256: 'a'.repeat(64), metric: 'accuracy', manifestUrl: expect.stringMatching(/^\/api\/knowledge\/eval\/proposals\/eprop_/) });
+    expect(art.independentEvals[0]).toMatchObject({
+      artifactSha256: 'a'.repeat(64),
+      metric: 'accuracy',
+      manifestUrl: expect.stringMatching(/^\/api\/knowledge\/eval\/proposals\/eprop_/),
+    });
     expect(art.evalSummary).toEqual({ count: 3, distinctRunners: 2, byMetric: { accuracy: { count: 3, mean: 0.8, min: 0.7, max: 0.9 } } });
   });
 
@@ -104,7 +160,10 @@ describe('publishing builds the tree', () => {
     await decide(node, 'artifact', { payload: { ...v1, payload: { ...v1.payload, sha256: 'd'.repeat(64) } } });
     const now = await json('/api/knowledge/node/models/tiny-classifier-x6');
     expect(now).toMatchObject({ version: 2, payload: { sha256: 'd'.repeat(64) }, independentEvals: [], evalSummary: { count: 0 } });
-    expect(await json('/api/knowledge/node/models/tiny-classifier-x6?version=1')).toMatchObject({ payload: { sha256: 'a'.repeat(64) }, evalSummary: { count: 1 } });
+    expect(await json('/api/knowledge/node/models/tiny-classifier-x6?version=1')).toMatchObject({
+      payload: { sha256: 'a'.repeat(64) },
+      evalSummary: { count: 1 },
+    });
   });
 
   it('keeps the evals of a rejected artifact off the artifact published later at its path', async () => {
@@ -116,11 +175,23 @@ describe('publishing builds the tree', () => {
     for (const j of judges) expect((await judgeAs(node, j, 'artifact', art, signedBody(j, 'artifact', art, SCORES_LOW))).statusCode).toBe(200);
     const other = samplePayload('artifact', 7) as { payload: Record<string, unknown> };
     await decide(node, 'artifact', { payload: { ...other, payload: { ...other.payload, sha256: 'e'.repeat(64) } } });
-    expect(await json('/api/knowledge/node/models/tiny-classifier-x7')).toMatchObject({ payload: { sha256: 'e'.repeat(64) }, independentEvals: [], evalSummary: { count: 0, distinctRunners: 0, byMetric: {} } });
+    expect(await json('/api/knowledge/node/models/tiny-classifier-x7')).toMatchObject({
+      payload: { sha256: 'e'.repeat(64) },
+      independentEvals: [],
+      evalSummary: { count: 0, distinctRunners: 0, byMetric: {} },
+    });
   });
 
   it('adds branch children with tree-expansion, and sharpens a spec with refinedAt', async () => {
-    await decide(node, 'tree-expansion', { payload: { parentPath: '/', children: [{ slug: 'tools', title: 'Tools', spec: 'Callable tools.' }, { slug: 'ml', title: 'Machine learning', spec: 'Models and evals.' }] } });
+    await decide(node, 'tree-expansion', {
+      payload: {
+        parentPath: '/',
+        children: [
+          { slug: 'tools', title: 'Tools', spec: 'Callable tools.' },
+          { slug: 'ml', title: 'Machine learning', spec: 'Models and evals.' },
+        ],
+      },
+    });
     const root = await json('/api/knowledge/node/');
     expect(root.children).toEqual(['/ml', '/tools']);
     expect(await json('/api/knowledge/node/ml')).toMatchObject({ kind: 'branch', title: 'Machine learning', spec: 'Models and evals.' });
@@ -140,15 +211,23 @@ describe('publishing builds the tree', () => {
     expect((await get('/api/knowledge/node/decisions/pick-a-queue-x2?version=7')).statusCode).toBe(404);
   });
 
-  it.each(['brief', 'capability', 'graph', 'artifact', 'tree-expansion', 'spec-sharpening'] as ProposalKind[])('puts nothing in the tree for a rejected or withdrawn %s', async (kind) => {
-    await decide(node, kind, { n: 8, outcome: 'rejected' });
-    const a = await agent(node);
-    const r = await proposeAs(node, a, kind, samplePayload(kind, 9));
-    expect(r.statusCode).toBe(200);
-    await node.app.inject({ method: 'POST', url: `/api/knowledge/proposals/${r.json().proposalId}/withdraw`, headers: bearer(a.apiKey), remoteAddress: a.ip });
-    expect((await json('/api/knowledge/node/')).children).toEqual([]);
-    expect((await json('/api/knowledge/search?q=tools')).items).toEqual([]);
-  });
+  it.each(['brief', 'capability', 'graph', 'artifact', 'tree-expansion', 'spec-sharpening'] as ProposalKind[])(
+    'puts nothing in the tree for a rejected or withdrawn %s',
+    async (kind) => {
+      await decide(node, kind, { n: 8, outcome: 'rejected' });
+      const a = await agent(node);
+      const r = await proposeAs(node, a, kind, samplePayload(kind, 9));
+      expect(r.statusCode).toBe(200);
+      await node.app.inject({
+        method: 'POST',
+        url: `/api/knowledge/proposals/${r.json().proposalId}/withdraw`,
+        headers: bearer(a.apiKey),
+        remoteAddress: a.ip,
+      });
+      expect((await json('/api/knowledge/node/')).children).toEqual([]);
+      expect((await json('/api/knowledge/search?q=tools')).items).toEqual([]);
+    },
+  );
 
   it('answers ETags and 304, and 404 for paths with nothing published', async () => {
     await decide(node, 'capability');
@@ -186,7 +265,9 @@ describe('publishing builds the tree', () => {
   });
 
   it('pages the children of a branch', async () => {
-    await decide(node, 'tree-expansion', { payload: { parentPath: '/many', children: Array.from({ length: 12 }, (_, i) => ({ slug: `c${String(i).padStart(2, '0')}`, title: `C${i}`, spec: 'x' })) } });
+    await decide(node, 'tree-expansion', {
+      payload: { parentPath: '/many', children: Array.from({ length: 12 }, (_, i) => ({ slug: `c${String(i).padStart(2, '0')}`, title: `C${i}`, spec: 'x' })) },
+    });
     const first = await json('/api/knowledge/node/many?limit=5');
     expect(first.children).toHaveLength(5);
     const second = await json(`/api/knowledge/node/many?limit=5&cursor=${first.childrenNextCursor}`);
@@ -238,7 +319,16 @@ describe('manifests', () => {
     const { manifest } = await json('/api/knowledge/briefs/kb:retries-x1');
     // The same store and keys, then the keys with a new current HMAC key (the prior one kept).
     const material = { hmac: node.keys.hmac.map((h) => ({ ...h, key: h.key.toString('hex') })) } as unknown as NodeKeyMaterial;
-    const rotated = { ...node.keys, hmac: nodeKeysFrom({ ...rotateHmacKey(material, cryptoRandom, 1), issuers: [{ privateKey: node.keys.issuer.privateKey, validFrom: 0, validUntil: null }], rotations: [], log: { privateKey: node.keys.log.privateKey, createdAt: 0 }, version: 2 }).hmac };
+    const rotated = {
+      ...node.keys,
+      hmac: nodeKeysFrom({
+        ...rotateHmacKey(material, cryptoRandom, 1),
+        issuers: [{ privateKey: node.keys.issuer.privateKey, validFrom: 0, validUntil: null }],
+        rotations: [],
+        log: { privateKey: node.keys.log.privateKey, createdAt: 0 },
+        version: 2,
+      }).hmac,
+    };
     await node.app.close();
     for (const keys of [node.keys, rotated]) {
       const app = await createApp({ store: node.store, clock: node.clock, keys });
@@ -254,12 +344,19 @@ describe('manifests', () => {
 
 /** Puts a decision node straight into the tree, as publishing would (a shortcut for big graphs). */
 async function putGraph(path: string, branches: Array<{ id: string; condition: unknown; to: string }>, inputsRequired: string[] = ['x']) {
-  const p = { proposalId: 'gprop_0000000000000000', kind: 'graph', path, payload: { path, title: path, spec: 'test graph', payload: { question: `at ${path}?`, inputsRequired, branches } }, proposer: null } as unknown as ProposalRecord;
+  const p = {
+    proposalId: 'gprop_0000000000000000',
+    kind: 'graph',
+    path,
+    payload: { path, title: path, spec: 'test graph', payload: { question: `at ${path}?`, inputsRequired, branches } },
+    proposer: null,
+  } as unknown as ProposalRecord;
   await node.store.transact([`tree:${path}`], async (tx) => publishToTree(tx, p, node.clock.now()));
 }
 
 describe('decision-graph traversal', () => {
-  const traverse = (path: string, inputs: Record<string, unknown>) => node.app.inject({ method: 'POST', url: '/api/knowledge/dg/traverse', payload: { path, inputs } });
+  const traverse = (path: string, inputs: Record<string, unknown>) =>
+    node.app.inject({ method: 'POST', url: '/api/knowledge/dg/traverse', payload: { path, inputs } });
 
   it('forks when two branches hold, follows a branch into another graph, and names every leaf', async () => {
     await putGraph('/dg/start', [
@@ -273,7 +370,13 @@ describe('decision-graph traversal', () => {
     const t = r.json();
     expect(t).toMatchObject({ complete: true, forks: 1, traversalId: expect.stringMatching(/^trv_[0-9a-f]{16}$/) });
     expect(t.leaves.map((l: { to: string; via: unknown[] }) => [l.to, l.via])).toEqual([
-      ['/tools/a', [{ path: '/dg/start', branch: 'big' }, { path: '/dg/next', branch: 'end' }]],
+      [
+        '/tools/a',
+        [
+          { path: '/dg/start', branch: 'big' },
+          { path: '/dg/next', branch: 'end' },
+        ],
+      ],
       ['/tools/b', [{ path: '/dg/start', branch: 'also' }]],
     ]);
     expect((await json(`/api/knowledge/dg/traversals/${t.traversalId}`)).leaves).toEqual(t.leaves);
@@ -307,8 +410,17 @@ describe('decision-graph traversal', () => {
 describe('search and suggest', () => {
   it('finds a published brief by a word of its core and by a misspelt one, not a rejected one', async () => {
     await decide(node, 'brief', { n: 1 });
-    await decide(node, 'brief', { n: 2, outcome: 'rejected', payload: { ...samplePayload('brief', 2), brief: { ...(samplePayload('brief', 2) as { brief: object }).brief, levels: { tldr: 'Rejected thunderclap text.', core: ['thunderclap'] } } } });
-    expect((await json('/api/knowledge/search?q=exponentially')).items.map((i: { path: string }) => i.path)).toEqual(['/distributed-systems/retries-with-backoff-x1']);
+    await decide(node, 'brief', {
+      n: 2,
+      outcome: 'rejected',
+      payload: {
+        ...samplePayload('brief', 2),
+        brief: { ...(samplePayload('brief', 2) as { brief: object }).brief, levels: { tldr: 'Rejected thunderclap text.', core: ['thunderclap'] } },
+      },
+    });
+    expect((await json('/api/knowledge/search?q=exponentially')).items.map((i: { path: string }) => i.path)).toEqual([
+      '/distributed-systems/retries-with-backoff-x1',
+    ]);
     expect((await json('/api/knowledge/search?q=exponentialy')).items).toHaveLength(1); // one letter missing
     expect((await json('/api/knowledge/search?q=thunderclap')).items).toEqual([]);
     const hit = (await json('/api/knowledge/search?q=jitter&kind=leaf-brief')).items[0];
@@ -321,8 +433,19 @@ describe('search and suggest', () => {
     await decide(node, 'capability', { payload: cap(20, 'Spec only', 'Mentions the zebra crossing in its spec.') });
     await decide(node, 'capability', { payload: cap(21, 'Zebra crossing finder', 'Finds crossings.') });
     const b = samplePayload('brief', 22) as { brief: { levels: { deep: object } } };
-    await decide(node, 'brief', { payload: { brief: { ...b.brief, levels: { ...b.brief.levels, deep: { definitions: { zebra: 'a striped crossing' }, edgeCases: ['no zebra crossing in the road'] } } } } });
-    expect((await json('/api/knowledge/search?q=zebra')).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x21', '/tools/pdf-to-text-x20', '/distributed-systems/retries-with-backoff-x22']);
+    await decide(node, 'brief', {
+      payload: {
+        brief: {
+          ...b.brief,
+          levels: { ...b.brief.levels, deep: { definitions: { zebra: 'a striped crossing' }, edgeCases: ['no zebra crossing in the road'] } },
+        },
+      },
+    });
+    expect((await json('/api/knowledge/search?q=zebra')).items.map((i: { path: string }) => i.path)).toEqual([
+      '/tools/pdf-to-text-x21',
+      '/tools/pdf-to-text-x20',
+      '/distributed-systems/retries-with-backoff-x22',
+    ]);
 
     for (let i = 0; i < 5; i++) await decide(node, 'capability', { n: 10 + i });
     const first = await json('/api/knowledge/search?q=pdf&limit=2');
@@ -355,9 +478,15 @@ describe('search and suggest', () => {
     expect((await json('/api/knowledge/search?q=number')).items).toHaveLength(1);
     const b = (samplePayload('brief', 4) as { brief: { levels: object } }).brief;
     await decide(node, 'brief', { payload: { brief: { ...b, version: '2026-12', levels: { ...b.levels, core: ['Prefer decorrelated jitter.'] } } } });
-    expect((await json('/api/knowledge/search?q=decorrelated')).items.map((i: { path: string }) => i.path)).toEqual(['/distributed-systems/retries-with-backoff-x4']);
+    expect((await json('/api/knowledge/search?q=decorrelated')).items.map((i: { path: string }) => i.path)).toEqual([
+      '/distributed-systems/retries-with-backoff-x4',
+    ]);
     expect((await json('/api/knowledge/search?q=number')).items).toEqual([]); // only in the old core
-    expect(await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x4?version=1')).toMatchObject({ version: 1, manifest: { version: '2026-11' }, core: expect.stringContaining('Back off exponentially.') });
+    expect(await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x4?version=1')).toMatchObject({
+      version: 1,
+      manifest: { version: '2026-11' },
+      core: expect.stringContaining('Back off exponentially.'),
+    });
     expect((await json('/api/knowledge/briefs/kb:retries-x4?version=2026-11')).manifest.version).toBe('2026-11');
     expect((await json('/api/knowledge/briefs/kb:retries-x4')).manifest.version).toBe('2026-12');
   });
@@ -411,7 +540,10 @@ describe('search and suggest', () => {
       // And writes are followed again, into the rebuilt index.
       await decide(node, 'graph', { n: 1 });
       expect(await paths('queue')).toEqual(['/decisions/pick-a-queue-x1']);
-      expect((await other.inject({ url: '/api/knowledge/suggest?q=/to' })).json().suggestions.map((s: { path: string }) => s.path)).toEqual(['/tools', '/tools/pdf-to-text-x1']);
+      expect((await other.inject({ url: '/api/knowledge/suggest?q=/to' })).json().suggestions.map((s: { path: string }) => s.path)).toEqual([
+        '/tools',
+        '/tools/pdf-to-text-x1',
+      ]);
     } finally {
       await other.close();
     }

@@ -21,7 +21,11 @@ afterEach(async () => node.close());
 async function append(n: number) {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    ids.push(await node.store.transact([`t:${i}`], async (tx) => enqueueLogEntry(tx, node.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i } })));
+    ids.push(
+      await node.store.transact([`t:${i}`], async (tx) =>
+        enqueueLogEntry(tx, node.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i } }),
+      ),
+    );
   }
   for (const id of ids) await node.app.akas.log.appended(id);
 }
@@ -58,14 +62,36 @@ describe('the log routes', () => {
       }
     }
     const inc = (await get('/api/log/proof/inclusion?index=17&size=123')).json();
-    expect(verifyInclusion(17, 123, Buffer.from(inc.leafHash, 'base64'), inc.proof.map((p: string) => Buffer.from(p, 'base64')), roots[123])).toBe(true);
+    expect(
+      verifyInclusion(
+        17,
+        123,
+        Buffer.from(inc.leafHash, 'base64'),
+        inc.proof.map((p: string) => Buffer.from(p, 'base64')),
+        roots[123],
+      ),
+    ).toBe(true);
     const con = (await get('/api/log/proof/consistency?old=50&new=300')).json();
-    expect(verifyConsistency(50, 300, con.proof.map((p: string) => Buffer.from(p, 'base64')), roots[50], roots[300])).toBe(true);
+    expect(
+      verifyConsistency(
+        50,
+        300,
+        con.proof.map((p: string) => Buffer.from(p, 'base64')),
+        roots[50],
+        roots[300],
+      ),
+    ).toBe(true);
   }, 120_000);
 
   it('answers 400 for proofs outside the log, and at most 1,000 entries a page', async () => {
     await append(3);
-    for (const url of ['/api/log/proof/inclusion?index=3&size=3', '/api/log/proof/inclusion?index=0&size=4', '/api/log/proof/consistency?old=0&new=2', '/api/log/proof/consistency?old=3&new=2', '/api/log/proof/inclusion?index=-1']) {
+    for (const url of [
+      '/api/log/proof/inclusion?index=3&size=3',
+      '/api/log/proof/inclusion?index=0&size=4',
+      '/api/log/proof/consistency?old=0&new=2',
+      '/api/log/proof/consistency?old=3&new=2',
+      '/api/log/proof/inclusion?index=-1',
+    ]) {
       const r = await node.app.inject({ url });
       expect(r.statusCode, url).toBe(400);
       expect(r.json().code, url).toBe('validation_failed');
@@ -103,16 +129,26 @@ describe('GET /api/events', () => {
     const stop = new AbortController();
     const producing = append(60);
     // First connection: stop after 25 entries.
-    await readEvents(`${url}/api/events`, {}, (e) => {
-      seen.push(Number(e.id));
-      if (seen.length === 25) stop.abort();
-    }, stop.signal);
+    await readEvents(
+      `${url}/api/events`,
+      {},
+      (e) => {
+        seen.push(Number(e.id));
+        if (seen.length === 25) stop.abort();
+      },
+      stop.signal,
+    );
     // Resume from the last id received, until every one of the 100 arrived.
     const again = new AbortController();
-    const resumed = readEvents(`${url}/api/events`, { 'last-event-id': String(seen[seen.length - 1]) }, (e) => {
-      seen.push(Number(e.id));
-      if (seen.length === 100) again.abort();
-    }, again.signal);
+    const resumed = readEvents(
+      `${url}/api/events`,
+      { 'last-event-id': String(seen[seen.length - 1]) },
+      (e) => {
+        seen.push(Number(e.id));
+        if (seen.length === 100) again.abort();
+      },
+      again.signal,
+    );
     await producing;
     await resumed;
     expect(seen).toEqual([...Array(100).keys()]);
@@ -125,10 +161,15 @@ describe('GET /api/events', () => {
     const seen = starts.map(() => [] as number[]);
     const stops = starts.map(() => new AbortController());
     const reading = starts.map((from, i) =>
-      readEvents(`${url}/api/events?from=${from}`, {}, (e) => {
-        seen[i].push(Number(e.id));
-        if (seen[i].length === total - from) stops[i].abort();
-      }, stops[i].signal),
+      readEvents(
+        `${url}/api/events?from=${from}`,
+        {},
+        (e) => {
+          seen[i].push(Number(e.id));
+          if (seen[i].length === total - from) stops[i].abort();
+        },
+        stops[i].signal,
+      ),
     );
     // Appends in concurrent bursts, so that wake-ups arrive while reads are in flight.
     for (let burst = 0; burst < 9; burst++) await Promise.all([append(5), append(5)]);
@@ -141,7 +182,13 @@ describe('GET /api/events', () => {
     await append(5);
     const got: Array<Record<string, unknown>> = [];
     await readEvents(`${url}/api/events?follow=0&proposalId=${proposalId}`, {}, (e) => got.push(JSON.parse(e.data)));
-    expect(got.map((e) => (e.body as Record<string, unknown>).event)).toEqual(['proposal.submitted', 'judgment.recorded', 'judgment.recorded', 'judgment.recorded', 'proposal.published']);
+    expect(got.map((e) => (e.body as Record<string, unknown>).event)).toEqual([
+      'proposal.submitted',
+      'judgment.recorded',
+      'judgment.recorded',
+      'judgment.recorded',
+      'proposal.published',
+    ]);
     const byAgent: unknown[] = [];
     await readEvents(`${url}/api/events?follow=0&agent=${judges[0].tag}`, {}, (e) => byAgent.push(e));
     expect(byAgent).toHaveLength(1);
@@ -165,7 +212,8 @@ describe('GET /api/events', () => {
     socket.on('error', () => undefined);
     // Big entries so the backlog passes the limit quickly.
     const big = 'x'.repeat(20_000);
-    for (let i = 0; i < 1500; i++) await node.store.transact([`b:${i}`], async (tx) => enqueueLogEntry(tx, node.app.akas, { kind: 'k', tier: 'event', agent: null, body: { big } }));
+    for (let i = 0; i < 1500; i++)
+      await node.store.transact([`b:${i}`], async (tx) => enqueueLogEntry(tx, node.app.akas, { kind: 'k', tier: 'event', agent: null, body: { big } }));
     await node.app.akas.log.drain();
     // Once the node has dropped it (it saw the backlog), read what is left: the stream ends early.
     await dropped;

@@ -102,7 +102,9 @@ describe.each(['v2', 'v2-2025', 'v1'] as const)('the %s MCP client', (generation
     const client = await connect(generation, me.apiKey);
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(TOOL_DEFS.map((t) => t.name));
-    expect(names).toEqual(expect.arrayContaining(['me', 'calibrate', 'challenge', 'use_tool', 'propose_brief', 'propose_eval_result', 'judge', 'queue', 'withdraw']));
+    expect(names).toEqual(
+      expect.arrayContaining(['me', 'calibrate', 'challenge', 'use_tool', 'propose_brief', 'propose_eval_result', 'judge', 'queue', 'withdraw']),
+    );
     const state = await client.callTool({ name: 'me', arguments: {} });
     expect(state.structuredContent).toMatchObject({ tag: me.tag, tier: 'frontier' });
     const id = await pendingProposal({ v2: 11, 'v2-2025': 12, v1: 13 }[generation]);
@@ -110,7 +112,12 @@ describe.each(['v2', 'v2-2025', 'v1'] as const)('the %s MCP client', (generation
     expect(dry.isError).toBeFalsy();
     expect(dry.structuredContent).toMatchObject({ ok: true, dryRun: true, would: { proposalId: id, kind: 'capability' } });
     const signingPayload = (dry.structuredContent as { signingPayload: string }).signingPayload;
-    expect(JSON.parse(signingPayload)).toMatchObject({ type: 'akas.judgment.v2', proposalId: id, judge: me.tag, contentSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(JSON.parse(signingPayload)).toMatchObject({
+      type: 'akas.judgment.v2',
+      proposalId: id,
+      judge: me.tag,
+      contentSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const bad = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'Looks right.', signature: 'ab'.repeat(64) } });
     expect(bad.isError).toBe(true);
     expect(bad.structuredContent).toMatchObject({ code: 'invalid_signature', signingPayload });
@@ -123,12 +130,17 @@ describe('tools', () => {
   it('take the input schema of their route', async () => {
     const client = await connect('v2', me.apiKey);
     const tools = new Map((await client.listTools()).tools.map((t) => [t.name, t.inputSchema as { properties: Record<string, unknown>; required?: string[] }]));
-    const route = (method: string, url: string) => app.akasRoutes.find((r) => r.url === url && r.method === method)!.schema as Record<string, { properties: Record<string, unknown>; required?: string[] }>;
+    const route = (method: string, url: string) =>
+      app.akasRoutes.find((r) => r.url === url && r.method === method)!.schema as Record<string, { properties: Record<string, unknown>; required?: string[] }>;
     const search = route('GET', '/api/knowledge/search').querystring;
     expect(tools.get('search')!.properties).toEqual(JSON.parse(JSON.stringify(search.properties)));
     expect(tools.get('search')!.required).toEqual(['q']);
     const propose = route('POST', '/api/knowledge/cap/propose').body;
-    expect(tools.get('propose_capability')).toMatchObject({ type: 'object', properties: JSON.parse(JSON.stringify(propose.properties)), required: propose.required });
+    expect(tools.get('propose_capability')).toMatchObject({
+      type: 'object',
+      properties: JSON.parse(JSON.stringify(propose.properties)),
+      required: propose.required,
+    });
     const judge = tools.get('judge')!;
     expect(Object.keys(judge.properties).sort()).toEqual(['contentSha256', 'dryRun', 'id', 'rationale', 'scores', 'signature']);
     expect(judge.required).toEqual(expect.arrayContaining(['id', 'scores', 'rationale']));
@@ -148,7 +160,11 @@ describe('tools', () => {
     expect((invalid.structuredContent as { errors: Array<{ field: string }> }).errors.map((e) => e.field).sort()).toEqual(['limit', 'q']);
     // Unknown arguments are dropped, as unknown fields are over HTTP (PROTOCOL 1.1).
     const unknownArg = await client.callTool({ name: 'suggest', arguments: { q: 'x', colour: 'blue' } });
-    expect(unknownArg.structuredContent).toEqual({ untrustedContent: { authoredBy: 'other agents', fields: ['suggestions'], note: UNTRUSTED_NOTE }, query: 'x', suggestions: [] });
+    expect(unknownArg.structuredContent).toEqual({
+      untrustedContent: { authoredBy: 'other agents', fields: ['suggestions'], note: UNTRUSTED_NOTE },
+      query: 'x',
+      suggestions: [],
+    });
     const head = await client.callTool({ name: 'cas_head', arguments: { sha256: 'a'.repeat(64) } });
     expect(head.structuredContent).toEqual({ exists: false, bytes: 0, fetchUrl: `${base}/api/cas/${'a'.repeat(64)}` });
     await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
@@ -164,7 +180,17 @@ describe('tools', () => {
     // The v2 payload: it names the content the proposal holds (PROTOCOL 7.2).
     const { signingPayload: payload, contentSha256 } = first.structuredContent as { signingPayload: string; contentSha256: string };
     expect(contentSha256).toBe(((await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { contentSha256: string }).contentSha256);
-    expect(payload).toBe(canonicalize({ type: 'akas.judgment.v2', kind: 'capability', proposalId: id, judge: me.tag, scores: SCORES_HIGH, rationale: args.rationale, contentSha256 }));
+    expect(payload).toBe(
+      canonicalize({
+        type: 'akas.judgment.v2',
+        kind: 'capability',
+        proposalId: id,
+        judge: me.tag,
+        scores: SCORES_HIGH,
+        rationale: args.rationale,
+        contentSha256,
+      }),
+    );
     const second = await client.callTool({ name: 'judge', arguments: { ...args, signature: sign(me.signing.privateKey, payload), contentSha256 } });
     expect(second.structuredContent).toMatchObject({ judgmentRecorded: true, proposalId: id, kind: 'capability' });
     await client.close();
@@ -173,14 +199,24 @@ describe('tools', () => {
   it('judge takes no private key: one passed is refused, signs nothing and is kept nowhere', async () => {
     const client = await connect('v1', me.apiKey);
     const id = await pendingProposal(4);
-    const res = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'One-shot.', privateKey: me.signing.privateKey.toUpperCase() } });
+    const res = await client.callTool({
+      name: 'judge',
+      arguments: { id, scores: SCORES_HIGH, rationale: 'One-shot.', privateKey: me.signing.privateKey.toUpperCase() },
+    });
     expect(res.isError).toBe(true);
-    expect(res.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'privateKey', reason: 'is not accepted' }], hint: expect.stringContaining('akas mcp --stdio') });
+    expect(res.structuredContent).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'privateKey', reason: 'is not accepted' }],
+      hint: expect.stringContaining('akas mcp --stdio'),
+    });
     expect(JSON.stringify(res)).not.toContain(me.signing.privateKey.toUpperCase());
     const detail = (await (await fetch(`${base}/api/knowledge/proposals/${id}`)).json()) as { judgmentCount: number; judgments?: unknown[] };
     expect([detail.judgmentCount, detail.judgments ?? []]).toEqual([0, []]);
     // Even beside a signature, or malformed: refused before any route runs.
-    const wrongShape = await client.callTool({ name: 'judge', arguments: { id, scores: SCORES_HIGH, rationale: 'x', privateKey: 'not-hex', signature: 'ab'.repeat(64) } });
+    const wrongShape = await client.callTool({
+      name: 'judge',
+      arguments: { id, scores: SCORES_HIGH, rationale: 'x', privateKey: 'not-hex', signature: 'ab'.repeat(64) },
+    });
     expect(wrongShape.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'privateKey' }] });
     await client.close();
     // What the SDK may quote when it refuses a message is logged with key material cut out.
@@ -189,7 +225,12 @@ describe('tools', () => {
     const broken = await fetch(`${base}/api/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${me.apiKey}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: { privateKey: me.signing.privateKey }, method: 'tools/call', params: { name: 'judge', arguments: { privateKey: me.signing.privateKey } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: { privateKey: me.signing.privateKey },
+        method: 'tools/call',
+        params: { name: 'judge', arguments: { privateKey: me.signing.privateKey } },
+      }),
     });
     expect(broken.status).toBeGreaterThanOrEqual(400);
     // Nowhere: not in a log line, not in a file of the data folder.
@@ -244,7 +285,8 @@ describe('one source of truth', () => {
       const { untrustedContent, ...answer } = viaMcp.structuredContent as Record<string, unknown>;
       expect(answer, `${tool} ${JSON.stringify(args)}`).toEqual(overHttp);
       const marks = TOOL_DEFS.find((t) => t.name === tool)!.untrusted;
-      if (marks && res.status < 400) expect(untrustedContent, tool).toMatchObject({ authoredBy: 'other agents', fields: marks.filter((f) => overHttp[f] !== undefined) });
+      if (marks && res.status < 400)
+        expect(untrustedContent, tool).toMatchObject({ authoredBy: 'other agents', fields: marks.filter((f) => overHttp[f] !== undefined) });
       else expect(untrustedContent, tool).toBeUndefined();
     }
     await client.close();
@@ -253,7 +295,11 @@ describe('one source of truth', () => {
 
 describe('the endpoint', () => {
   const rpc = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+    fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
 
   it('answers a stateless JSON-RPC post with JSON, no session', async () => {
     const res = await rpc({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'suggest', arguments: { q: '/' } } });
@@ -308,7 +354,11 @@ describe('the endpoint', () => {
   it('answers the transport errors of the MCP specification', async () => {
     const noAccept = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { accept: 'application/json' });
     expect(noAccept.status).toBe(406);
-    const text = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    const text = await fetch(`${base}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
     expect(text.status).toBe(415);
     const garbage = await fetch(`${base}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":' });
     expect([garbage.status, ((await garbage.json()) as { code: string }).code]).toEqual([400, 'invalid_json']);

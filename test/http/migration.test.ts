@@ -50,9 +50,23 @@ describe('the content-sha256 migration', () => {
     const legacyId = 'cprop_00000000000000a1';
     const legacyBody = samplePayload('capability', 202);
     const legacy = {
-      proposalId: legacyId, kind: 'capability', status: 'pending', submittedAt: clock.now(), decidedAt: null,
-      proposer: { tag: proposer.tag, publicKey: proposer.signing.publicKey }, proposerIp: proposer.ip, path: legacyBody.path, title: legacyBody.title,
-      payload: legacyBody, requiredJudgments: 3, judgments: [], deposit: 0, billable: false, tier: 'strong', conflictKeys: [], outcome: null,
+      proposalId: legacyId,
+      kind: 'capability',
+      status: 'pending',
+      submittedAt: clock.now(),
+      decidedAt: null,
+      proposer: { tag: proposer.tag, publicKey: proposer.signing.publicKey },
+      proposerIp: proposer.ip,
+      path: legacyBody.path,
+      title: legacyBody.title,
+      payload: legacyBody,
+      requiredJudgments: 3,
+      judgments: [],
+      deposit: 0,
+      billable: false,
+      tier: 'strong',
+      conflictKeys: [],
+      outcome: null,
     };
     await node.app.akas.log.drain();
     await node.close();
@@ -77,7 +91,10 @@ describe('the content-sha256 migration', () => {
     const bundle = (await node.app.inject({ url: `/api/knowledge/proposals/${legacyId}/bundle` })).json();
     const report = await verifyBundle(bundle, { issuer: keys.issuer.did });
     expect(report.verified).toBe(true);
-    expect(report.checks.find((c) => c.id === 'log.submitted')).toMatchObject({ valid: null, why: expect.stringContaining("bound by the node's store, not by the log") });
+    expect(report.checks.find((c) => c.id === 'log.submitted')).toMatchObject({
+      valid: null,
+      why: expect.stringContaining("bound by the node's store, not by the log"),
+    });
     expect(report.binding.submitted).toBe('store');
     // The node's own audit agrees (the decided proposal's events are in the log, as before).
     expect((await checkProposals(store)).problems).toEqual([]);

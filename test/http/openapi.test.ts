@@ -90,7 +90,11 @@ describe('GET /openapi.json', () => {
     expect(routeProblems(routes, doc)).toEqual([]);
     // Nothing in the document that is not a route.
     const routed = new Set(routes.flatMap((r) => (Array.isArray(r.method) ? r.method : [r.method]).map((m) => `${String(m).toLowerCase()} ${docPath(r.url)}`)));
-    const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).filter((k) => METHODS.includes(k)).map((m) => `${m} ${path}`));
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((k) => METHODS.includes(k))
+        .map((m) => `${m} ${path}`),
+    );
     expect(documented.filter((d) => !routed.has(d))).toEqual([]);
   });
 
@@ -98,10 +102,19 @@ describe('GET /openapi.json', () => {
     const app = Fastify();
     await registerOpenApi(app);
     app.get('/bare', async () => ({ ok: true }));
-    app.get('/documented', { schema: { operationId: 'documented', summary: 'x', tags: ['discovery'], response: { 200: { type: 'object' } } } }, async () => ({}));
+    app.get(
+      '/documented',
+      { schema: { operationId: 'documented', summary: 'x', tags: ['discovery'], response: { 200: { type: 'object' } } } },
+      async () => ({}),
+    );
     await app.ready();
     const built = app.swagger() as unknown as Doc;
-    expect(routeProblems(app.akasRoutes, built)).toEqual(['GET /bare: no operationId', 'GET /bare: no summary', 'GET /bare: no tag', 'GET /bare: no response schema']);
+    expect(routeProblems(app.akasRoutes, built)).toEqual([
+      'GET /bare: no operationId',
+      'GET /bare: no summary',
+      'GET /bare: no tag',
+      'GET /bare: no response schema',
+    ]);
     const { ['/documented']: _gone, ...paths } = built.paths;
     expect(routeProblems(app.akasRoutes, { ...built, paths })).toContain('GET /documented: missing from /openapi.json');
     await app.close();
@@ -128,7 +141,9 @@ describe('GET /openapi.json', () => {
   it('documents the Idempotency-Key and proxy-tenant headers on the surfaces that honour them', () => {
     const headers = (op: Operation) => (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
     for (const op of [doc.paths['/api/agent/v1/register'].post, doc.paths['/api/knowledge/judge/{id}'].post, doc.paths['/api/knowledge/cap/propose'].post]) {
-      expect(headers(op)).toEqual(expect.arrayContaining(['idempotency-key', 'x-proxy-tenant-id', 'x-idempotency-inherit-tenant-id', 'x-idempotency-tenant-suffix-apikey']));
+      expect(headers(op)).toEqual(
+        expect.arrayContaining(['idempotency-key', 'x-proxy-tenant-id', 'x-idempotency-inherit-tenant-id', 'x-idempotency-tenant-suffix-apikey']),
+      );
     }
     expect(headers(doc.paths['/api/agent/v1/me'].get)).toEqual([]);
   });
@@ -136,7 +151,8 @@ describe('GET /openapi.json', () => {
   it('documents every refusal with its codes, and every code of the registry somewhere', () => {
     const judge = doc.paths['/api/knowledge/cap/judge-proposal/{id}'].post.responses;
     expect(Object.keys(judge).sort()).toEqual(['200', '400', '401', '402', '403', '404', '408', '409', '413', '414', '417', '429', '431', '500', '503']);
-    for (const code of ['signature_required', 'invalid_signature', 'validation_failed', 'invalid_idempotency_key']) expect(judge['400'].description).toContain(code);
+    for (const code of ['signature_required', 'invalid_signature', 'validation_failed', 'invalid_idempotency_key'])
+      expect(judge['400'].description).toContain(code);
     expect(doc.paths['/api/agent/v1/register'].post.responses['429'].content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
     const described = JSON.stringify(doc.paths);
     const missing = Object.keys(ERROR_CODES).filter((c) => !described.includes(c));
@@ -149,17 +165,25 @@ describe('GET /openapi.json', () => {
  * the request from the operation's path, parameters and security scheme, and validates the
  * answer against the operation's documented response for its status.
  */
-function generatedClient(document: Doc, send: (req: { method: string; url: string; headers: Record<string, string>; body?: string }) => Promise<{ status: number; body: string }>) {
+function generatedClient(
+  document: Doc,
+  send: (req: { method: string; url: string; headers: Record<string, string>; body?: string }) => Promise<{ status: number; body: string }>,
+) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema({ $id: 'doc', components: document.components });
-  const client: Record<string, (args?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; bearer?: string }) => Promise<{ status: number; body: unknown }>> = {};
+  const client: Record<
+    string,
+    (args?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; bearer?: string }) => Promise<{ status: number; body: unknown }>
+  > = {};
   for (const [path, item] of Object.entries(document.paths)) {
     for (const [method, op] of Object.entries(item)) {
       if (!op.operationId) continue;
       client[op.operationId] = async (args = {}) => {
         for (const p of op.parameters ?? []) if (p.required && p.in === 'path' && !args.params?.[p.name]) throw new Error(`${op.operationId} needs ${p.name}`);
-        const url = path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(args.params?.[name] ?? '')) + (args.query ? `?${new URLSearchParams(args.query)}` : '');
+        const url =
+          path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(args.params?.[name] ?? '')) +
+          (args.query ? `?${new URLSearchParams(args.query)}` : '');
         const headers: Record<string, string> = { accept: 'application/json' };
         const needsKey = (op.security ?? []).some((s) => 'bearerAuth' in s) && !(op.security ?? []).some((s) => Object.keys(s).length === 0);
         if (needsKey && !args.bearer) throw new Error(`${op.operationId} needs a bearer key`);

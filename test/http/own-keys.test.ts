@@ -15,7 +15,8 @@ beforeEach(async () => {
 });
 afterEach(async () => node.close());
 
-const register = (payload: unknown, ip = '10.7.0.1') => node.app.inject({ method: 'POST', url: '/api/agent/v1/register', payload: payload as object, remoteAddress: ip });
+const register = (payload: unknown, ip = '10.7.0.1') =>
+  node.app.inject({ method: 'POST', url: '/api/agent/v1/register', payload: payload as object, remoteAddress: ip });
 const remaining = async (ip = '10.7.0.1') => (await node.app.inject({ url: '/api/agent/v1/preview', remoteAddress: ip })).json().registration.remaining;
 
 describe('register with your own key', () => {
@@ -45,7 +46,11 @@ describe('register with your own key', () => {
     const other = generateKeyPair();
     const forged = { publicKey: keys.publicKey, proof: proveKeyPossession(other, 'register', node.clock.now()).proof };
     const bad = await register(forged);
-    expect([bad.statusCode, bad.json().code, bad.json().errors]).toEqual([400, 'invalid_signature', [{ field: 'proof.signature', reason: expect.stringContaining('does not verify') }]]);
+    expect([bad.statusCode, bad.json().code, bad.json().errors]).toEqual([
+      400,
+      'invalid_signature',
+      [{ field: 'proof.signature', reason: expect.stringContaining('does not verify') }],
+    ]);
     // A proof made for recover is not one for register.
     expect((await register(proveKeyPossession(keys, 'recover', node.clock.now()))).json().code).toBe('invalid_signature');
     const stale = await register(proveKeyPossession(keys, 'register', node.clock.now() - KEY_POSSESSION_WINDOW_MS - 1));
@@ -55,7 +60,7 @@ describe('register with your own key', () => {
     expect(await remaining()).toBe(before);
   });
 
-  it('keeps SPEC\'s no-body registration: the node makes the keypair and shows it once', async () => {
+  it("keeps SPEC's no-body registration: the node makes the keypair and shows it once", async () => {
     const r = (await register(undefined)).json();
     expect(r.signing.privateKey).toMatch(/^[0-9a-f]{64}$/);
     expect(r.saveLocally.signingPrivateKey).toBe(r.signing.privateKey);
@@ -66,7 +71,11 @@ describe('recover onto your own key', () => {
   it('makes the new key current, keeps the old one in priorKeys, and refuses a key already held', async () => {
     const a = await agent(node);
     const next = generateKeyPair();
-    const r = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken, ...proveKeyPossession(next, 'recover', node.clock.now()) } });
+    const r = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/recover',
+      payload: { tag: a.tag, recoveryToken: a.recoveryToken, ...proveKeyPossession(next, 'recover', node.clock.now()) },
+    });
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json().signing).not.toHaveProperty('privateKey');
     expect(r.json().saveLocally.signingPrivateKey).toBeNull();
@@ -75,7 +84,11 @@ describe('recover onto your own key', () => {
     expect(profile.signing.priorKeys.map((k: { publicKey: string }) => k.publicKey)).toContain(a.signing.publicKey);
 
     // Back onto the first key: refused, and the recovery token it came with is not spent.
-    const again = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: r.json().recoveryToken, ...proveKeyPossession(a.signing, 'recover', node.clock.now()) } });
+    const again = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/recover',
+      payload: { tag: a.tag, recoveryToken: r.json().recoveryToken, ...proveKeyPossession(a.signing, 'recover', node.clock.now()) },
+    });
     expect([again.statusCode, again.json().errors?.[0]?.field]).toEqual([400, 'publicKey']);
     const ok = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: r.json().recoveryToken } });
     expect(ok.statusCode).toBe(200);
@@ -88,6 +101,8 @@ describe('recover onto your own key', () => {
     const bad = { publicKey: keys.publicKey, proof: { at: node.clock.now(), signature: 'ab'.repeat(64) } };
     const r = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken, ...bad } });
     expect([r.statusCode, r.json().code]).toEqual([400, 'invalid_signature']);
-    expect((await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken } })).statusCode).toBe(200);
+    expect((await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken } })).statusCode).toBe(
+      200,
+    );
   });
 });

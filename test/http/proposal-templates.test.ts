@@ -14,7 +14,13 @@ beforeEach(async () => {
 afterEach(async () => node.close());
 
 const dryRun = async (kind: string, payload: unknown, a?: Agent) => {
-  const r = await node.app.inject({ method: 'POST', url: '/api/knowledge/proposals/dry-run', payload: { kind, payload }, headers: a ? bearer(a.apiKey) : {}, remoteAddress: a?.ip });
+  const r = await node.app.inject({
+    method: 'POST',
+    url: '/api/knowledge/proposals/dry-run',
+    payload: { kind, payload },
+    headers: a ? bearer(a.apiKey) : {},
+    remoteAddress: a?.ip,
+  });
   expect(r.statusCode, r.body).toBe(200);
   return r.json();
 };
@@ -33,7 +39,7 @@ describe('proposal templates', () => {
     }
   });
 
-  it('are served with each kind\'s described schema by GET /api/agent/v1/schemas', async () => {
+  it("are served with each kind's described schema by GET /api/agent/v1/schemas", async () => {
     const s = (await node.app.inject({ url: '/api/agent/v1/schemas' })).json();
     expect(Object.keys(s.proposals).sort()).toEqual([...PROPOSAL_KINDS].sort());
     expect(s.proposals.artifact.template).toEqual(PROPOSAL_TEMPLATES.artifact);

@@ -41,17 +41,34 @@ describe.each(PROPOSAL_KINDS)('a %s proposal', (kind) => {
       status: 'pending',
       requiredJudgments: 3,
       judgmentCount: 0,
-      economy: { tier: 'strong', deposit: 2, balanceRemaining: 18, billable: true, expectedRefundOnPublish: 2, perIpProposeQuota: { capPerKind: 80, used: 1, remaining: 79 } },
+      economy: {
+        tier: 'strong',
+        deposit: 2,
+        balanceRemaining: 18,
+        billable: true,
+        expectedRefundOnPublish: 2,
+        perIpProposeQuota: { capPerKind: 80, used: 1, remaining: 79 },
+      },
       instructions: { judgeAs: `${KIND_ROUTES[kind].judge}/${accepted.proposalId}` },
     });
     expect(accepted.claimSecret).toMatch(/^cs_[0-9a-f]{64}$/);
-    expect(await me(proposer)).toMatchObject({ balance: 18, reservedBalance: 2, proposeQuota: { capPerKind: 80, byKind: { [kind]: { cap: 80, usedByKey: 1, remaining: 79 } }, tierCapTable: { strong: 80, uncalibrated: 0 } } });
+    expect(await me(proposer)).toMatchObject({
+      balance: 18,
+      reservedBalance: 2,
+      proposeQuota: { capPerKind: 80, byKind: { [kind]: { cap: 80, usedByKey: 1, remaining: 79 } }, tierCapTable: { strong: 80, uncalibrated: 0 } },
+    });
 
     for (let i = 0; i < 3; i++) {
       const r = await judgeAs(node, judges[i], kind, accepted.proposalId, signedBody(judges[i], kind, accepted.proposalId));
       expect(r.statusCode, r.body).toBe(200);
       const body = r.json();
-      expect(body).toMatchObject({ kind, proposalId: accepted.proposalId, judgmentRecorded: true, statusChanged: i === 2, newStatus: i === 2 ? 'published' : 'pending' });
+      expect(body).toMatchObject({
+        kind,
+        proposalId: accepted.proposalId,
+        judgmentRecorded: true,
+        statusChanged: i === 2,
+        newStatus: i === 2 ? 'published' : 'pending',
+      });
       expect(body.credentialUrl).toBe(`/api/credentials/judgment/${kind}/${accepted.proposalId}/${body.judgmentId}`);
       expect(body.economy).toMatchObject({ creditsAwarded: 1, balance: 1 });
       if (i === 2) expect(body.economy.depositSettlement).toBe('refunded');
@@ -61,8 +78,16 @@ describe.each(PROPOSAL_KINDS)('a %s proposal', (kind) => {
     const detail = (await node.app.inject({ url: `/api/knowledge/proposals/${accepted.proposalId}` })).json();
     expect(detail).toMatchObject({ status: 'published', judgmentCount: 3, requiredJudgments: 3 });
     expect(detail.judgments).toHaveLength(3);
-    expect(detail.judgments[0]).toMatchObject({ agentTag: judges[0].tag, scores: SCORES_HIGH, composite: 0.8, rationale: expect.any(String), receivedAt: expect.any(Number), alignment: 1 });
-    if (kind === 'graph') expect(detail).toMatchObject({ path: expect.any(String), title: expect.any(String), payload: { question: expect.any(String) }, replaceExisting: false });
+    expect(detail.judgments[0]).toMatchObject({
+      agentTag: judges[0].tag,
+      scores: SCORES_HIGH,
+      composite: 0.8,
+      rationale: expect.any(String),
+      receivedAt: expect.any(Number),
+      alignment: 1,
+    });
+    if (kind === 'graph')
+      expect(detail).toMatchObject({ path: expect.any(String), title: expect.any(String), payload: { question: expect.any(String) }, replaceExisting: false });
   });
 
   it('goes to rejected with low scores: the deposit is slashed', async () => {
@@ -120,7 +145,10 @@ describe('judging', () => {
     expect(nodeVerify(null, Buffer.from(j.signature.signingPayload), key, Buffer.from(j.signature.signature, 'hex'))).toBe(true);
     const tampered = canonicalize({ ...payload, scores: { ...payload.scores, accuracy: 1 } });
     expect(nodeVerify(null, Buffer.from(tampered), key, Buffer.from(j.signature.signature, 'hex'))).toBe(false);
-    expect(j.attestation).toMatchObject({ judgeSignature: { signature: j.signature.signature }, nodeMac: { algorithm: 'HMAC-SHA256', signingKeyId: 'hk_test', mac: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    expect(j.attestation).toMatchObject({
+      judgeSignature: { signature: j.signature.signature },
+      nodeMac: { algorithm: 'HMAC-SHA256', signingKeyId: 'hk_test', mac: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
   });
 
   it('answers every refusal of PROTOCOL 7.5', async () => {
@@ -153,13 +181,21 @@ describe('judging', () => {
     expect(JSON.parse(unsigned.json().signingPayload)).toMatchObject({ type: 'akas.judgment.v2', proposalId, judge: judge.tag, contentSha256 });
     expect(unsigned.json().contentSha256).toBe(contentSha256);
     const otherContent = await judgeAs(node, judge, 'brief', proposalId, { ...body(judge), contentSha256: 'ab'.repeat(32) });
-    expect([otherContent.statusCode, otherContent.json()]).toMatchObject([409, { code: 'content_mismatch', contentSha256, signedContentSha256: 'ab'.repeat(32) }]);
+    expect([otherContent.statusCode, otherContent.json()]).toMatchObject([
+      409,
+      { code: 'content_mismatch', contentSha256, signedContentSha256: 'ab'.repeat(32) },
+    ]);
     const forged = await judgeAs(node, judge, 'brief', proposalId, { ...body(judge), scores: { ...SCORES_HIGH, accuracy: 1 } });
     expect([forged.statusCode, forged.json().code]).toEqual([400, 'invalid_signature']);
     const byOther = await judgeAs(node, judge, 'brief', proposalId, { ...body(judge), signature: sign(proposer.signing.privateKey, 'x') });
     expect(byOther.json().code).toBe('invalid_signature');
 
-    for (const bad of [{ scores: { ...SCORES_HIGH, accuracy: 2 }, rationale: 'x' }, { scores: { accuracy: 1 }, rationale: 'x' }, { scores: SCORES_HIGH, rationale: 'x'.repeat(401) }, { scores: SCORES_HIGH }]) {
+    for (const bad of [
+      { scores: { ...SCORES_HIGH, accuracy: 2 }, rationale: 'x' },
+      { scores: { accuracy: 1 }, rationale: 'x' },
+      { scores: SCORES_HIGH, rationale: 'x'.repeat(401) },
+      { scores: SCORES_HIGH },
+    ]) {
       const r = await judgeAs(node, judge, 'brief', proposalId, bad);
       expect([r.statusCode, r.json().code]).toEqual([400, 'validation_failed']);
     }
@@ -203,7 +239,14 @@ describe('judging', () => {
     expect(viaBody.statusCode).toBe(200);
     expect(viaBody.json()).toMatchObject({ ok: true, dryRun: true, would: { proposalId, kind: 'graph', composite: 0.8, creditsAwarded: 1, tier: 'strong' } });
     expect(viaBody.json().would.weight).toBeCloseTo((1 + 2 * 0.7) * 1);
-    const viaQuery = await judgeAs(node, judge, 'graph', proposalId, { scores: SCORES_HIGH, rationale: 'fine' }, { url: `${KIND_ROUTES.graph.judge}/${proposalId}?dryRun=1` });
+    const viaQuery = await judgeAs(
+      node,
+      judge,
+      'graph',
+      proposalId,
+      { scores: SCORES_HIGH, rationale: 'fine' },
+      { url: `${KIND_ROUTES.graph.judge}/${proposalId}?dryRun=1` },
+    );
     expect(viaQuery.json().dryRun).toBe(true);
     expect((await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json().judgmentCount).toBe(0);
     expect((await me(judge)).balance).toBe(0);
@@ -247,16 +290,36 @@ describe('judging', () => {
     const weakNo2 = await agent(node, 0.5, 0);
     const { proposalId } = (await proposeAs(node, proposer, 'brief', samplePayload('brief', 9))).json();
     // weights: 2.9 x 1.0 at 1.0, 2.0 x 0.5 twice -> (2.9 + 2*2*0.5) / 6.9 = 0.71 -> published
-    await judgeAs(node, strongYes, 'brief', proposalId, signedBody(strongYes, 'brief', proposalId, { accuracy: 1, clarity: 1, compression: 1, sources: 1 }, 'yes'));
-    await judgeAs(node, weakNo1, 'brief', proposalId, signedBody(weakNo1, 'brief', proposalId, { accuracy: 0.5, clarity: 0.5, compression: 0.5, sources: 0.5 }, 'meh'));
-    const last = (await judgeAs(node, weakNo2, 'brief', proposalId, signedBody(weakNo2, 'brief', proposalId, { accuracy: 0.5, clarity: 0.5, compression: 0.5, sources: 0.5 }, 'meh'))).json();
+    await judgeAs(
+      node,
+      strongYes,
+      'brief',
+      proposalId,
+      signedBody(strongYes, 'brief', proposalId, { accuracy: 1, clarity: 1, compression: 1, sources: 1 }, 'yes'),
+    );
+    await judgeAs(
+      node,
+      weakNo1,
+      'brief',
+      proposalId,
+      signedBody(weakNo1, 'brief', proposalId, { accuracy: 0.5, clarity: 0.5, compression: 0.5, sources: 0.5 }, 'meh'),
+    );
+    const last = (
+      await judgeAs(
+        node,
+        weakNo2,
+        'brief',
+        proposalId,
+        signedBody(weakNo2, 'brief', proposalId, { accuracy: 0.5, clarity: 0.5, compression: 0.5, sources: 0.5 }, 'meh'),
+      )
+    ).json();
     expect(last.newStatus).toBe('published');
     const detail = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json();
     expect(detail.outcome.weightedComposite).toBeCloseTo((2.9 * 1 + 2 * 0.5 * 2) / 6.9, 5);
     // The two who scored below 0.6 disagreed with the outcome: their alignment drops next time.
     const next = (await proposeAs(node, proposer, 'brief', samplePayload('brief', 10))).json();
     const dry = (await judgeAs(node, weakNo1, 'brief', next.proposalId, { scores: SCORES_HIGH, rationale: 'x', dryRun: true })).json();
-    expect(dry.would.weight).toBeCloseTo(2 * (0 + 1) / (1 + 1));
+    expect(dry.would.weight).toBeCloseTo((2 * (0 + 1)) / (1 + 1));
   });
 });
 
@@ -294,7 +357,12 @@ describe('proposing', () => {
       expect([r.statusCode, r.json().errors?.[0]?.field], r.body).toEqual([400, field]);
     }
     expect(await me(a)).toMatchObject({ balance: 100, reservedBalance: 0 });
-    const ok = await proposeAs(node, a, 'artifact', artifact(95, { uri: `/api/cas/${stored.sha256.toUpperCase()}`, sha256: stored.sha256, bytes: bytes.length }));
+    const ok = await proposeAs(
+      node,
+      a,
+      'artifact',
+      artifact(95, { uri: `/api/cas/${stored.sha256.toUpperCase()}`, sha256: stored.sha256, bytes: bytes.length }),
+    );
     expect(ok.statusCode, ok.body).toBe(200);
     // The absolute fetchUrl this node answered is the same store, checked the same way.
     expect(stored.fetchUrl).toMatch(/^http:\/\/.+\/api\/cas\//);
@@ -319,12 +387,51 @@ describe('proposing', () => {
       ['brief', { brief: { ...brief.brief, levels: { tldr: 'ok', core: Array(21).fill('c') } } }, 'brief.levels.core'],
       ['brief', { brief: { ...brief.brief, levels: { tldr: 'ok', core: ['c'.repeat(401)] } } }, 'brief.levels.core.0'],
       ['brief', { brief: { ...brief.brief, levels: { tldr: 'ok', deep: { sources: [{ url: 'https://x.org' }] } } } }, 'brief.levels.deep.sources.0.citation'],
-      ['graph', { ...samplePayload('graph', 31), payload: { question: 'q', inputsRequired: ['x'], branches: [{ id: 'a', condition: { bogus: [1] }, to: '/x' }] } }, 'payload.branches[0].condition'],
-      ['graph', { ...samplePayload('graph', 32), payload: { question: 'q', inputsRequired: [], branches: [{ id: 'a', condition: { '==': [{ var: 'undeclared' }, 1] }, to: '/x' }] } }, 'payload.branches[0].condition.==[0]'],
-      ['graph', { ...samplePayload('graph', 33), payload: { question: 'q', inputsRequired: [], branches: [{ id: 'a', condition: true, to: '/x' }, { id: 'a', condition: false, to: '/y' }] } }, 'payload.branches[1].id'],
-      ['artifact', { ...(samplePayload('artifact', 34) as object), payload: { ...(samplePayload('artifact', 34) as { payload: object }).payload, sha256: 'xyz' } }, 'payload.sha256'],
+      [
+        'graph',
+        { ...samplePayload('graph', 31), payload: { question: 'q', inputsRequired: ['x'], branches: [{ id: 'a', condition: { bogus: [1] }, to: '/x' }] } },
+        'payload.branches[0].condition',
+      ],
+      [
+        'graph',
+        {
+          ...samplePayload('graph', 32),
+          payload: { question: 'q', inputsRequired: [], branches: [{ id: 'a', condition: { '==': [{ var: 'undeclared' }, 1] }, to: '/x' }] },
+        },
+        'payload.branches[0].condition.==[0]',
+      ],
+      [
+        'graph',
+        {
+          ...samplePayload('graph', 33),
+          payload: {
+            question: 'q',
+            inputsRequired: [],
+            branches: [
+              { id: 'a', condition: true, to: '/x' },
+              { id: 'a', condition: false, to: '/y' },
+            ],
+          },
+        },
+        'payload.branches[1].id',
+      ],
+      [
+        'artifact',
+        { ...(samplePayload('artifact', 34) as object), payload: { ...(samplePayload('artifact', 34) as { payload: object }).payload, sha256: 'xyz' } },
+        'payload.sha256',
+      ],
       ['eval-result', samplePayload('eval-result', 35), 'artifactPath'],
-      ['tree-expansion', { parentPath: '/a', children: [{ slug: 'x', title: 'X', spec: 's' }, { slug: 'x', title: 'Y', spec: 's' }] }, 'children'],
+      [
+        'tree-expansion',
+        {
+          parentPath: '/a',
+          children: [
+            { slug: 'x', title: 'X', spec: 's' },
+            { slug: 'x', title: 'Y', spec: 's' },
+          ],
+        },
+        'children',
+      ],
       ['spec-sharpening', { path: 'no-slash', spec: 's', rationale: 'r' }, 'path'],
     ];
     for (const [kind, payload, field] of cases) {
@@ -364,7 +471,16 @@ describe('proposing', () => {
     expect(capped.statusCode).toBe(429);
     expect(capped.headers['content-type']).toContain('application/problem+json');
     expect(capped.headers['x-ratelimit-scope']).toBe('per-apikey-per-day');
-    expect(capped.json()).toMatchObject({ status: 429, code: 'rate_limited', scope: 'per-apikey-per-day', cap: 20, tier: 'weak', nextEligibleAt: expect.any(Number), resetIn: expect.any(Number), hint: { next: expect.any(Array) } });
+    expect(capped.json()).toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+      scope: 'per-apikey-per-day',
+      cap: 20,
+      tier: 'weak',
+      nextEligibleAt: expect.any(Number),
+      resetIn: expect.any(Number),
+      hint: { next: expect.any(Array) },
+    });
     // Another kind is a separate cap.
     expect((await proposeAs(node, a, 'spec-sharpening', samplePayload('spec-sharpening', 1))).statusCode).toBe(200);
     // Another weak agent on the same IP hits the per-IP cap.
@@ -399,10 +515,24 @@ describe('the anonymous path (serve --allow-anonymous-propose)', () => {
   it('takes no deposit, returns no claimSecret, and caps at 5 per IP per kind per day', async () => {
     await node.close();
     node = await testNode({ allowAnonymousPropose: true });
-    const post = (n: number) => node.app.inject({ method: 'POST', url: KIND_ROUTES['tree-expansion'].propose, payload: samplePayload('tree-expansion', 300 + n), remoteAddress: '10.99.0.1' });
+    const post = (n: number) =>
+      node.app.inject({
+        method: 'POST',
+        url: KIND_ROUTES['tree-expansion'].propose,
+        payload: samplePayload('tree-expansion', 300 + n),
+        remoteAddress: '10.99.0.1',
+      });
     const first = await post(0);
     expect(first.statusCode, first.body).toBe(200);
-    expect(first.json()).toMatchObject({ economy: { tier: 'uncalibrated', deposit: 0, billable: false, expectedRefundOnPublish: null, perIpProposeQuota: { capPerKind: 5, used: 1, remaining: 4 } } });
+    expect(first.json()).toMatchObject({
+      economy: {
+        tier: 'uncalibrated',
+        deposit: 0,
+        billable: false,
+        expectedRefundOnPublish: null,
+        perIpProposeQuota: { capPerKind: 5, used: 1, remaining: 4 },
+      },
+    });
     expect(first.json()).not.toHaveProperty('claimSecret');
     for (let i = 1; i < 5; i++) expect((await post(i)).statusCode).toBe(200);
     const capped = await post(5);
@@ -445,7 +575,11 @@ describe('GET /api/knowledge/eval/proposals/{id}', () => {
     const { signature, signingKeyId, ...fields } = body.manifest;
     expect(signingKeyId).toBe('hk_test');
     const { createHmac } = await import('node:crypto');
-    expect(createHmac('sha256', node.keys.hmac[0].key).update(canonicalize({ type: 'akas.eval-manifest.v1', ...fields })).digest('hex')).toBe(signature);
+    expect(
+      createHmac('sha256', node.keys.hmac[0].key)
+        .update(canonicalize({ type: 'akas.eval-manifest.v1', ...fields }))
+        .digest('hex'),
+    ).toBe(signature);
     const verify = async (manifest: unknown) => (await node.app.inject({ method: 'POST', url: '/api/knowledge/verify', payload: { manifest } })).json();
     expect(await verify(body.manifest)).toMatchObject({ valid: true, proposalId: ev.proposalId });
     expect(await verify({ ...body.manifest, score: 0.99 })).toMatchObject({ valid: false, reason: expect.any(String) });
@@ -469,9 +603,16 @@ describe('withdraw', () => {
 
     const judged = (await proposeAs(node, a, 'artifact', samplePayload('artifact', 51))).json();
     await judgeAs(node, other, 'artifact', judged.proposalId, signedBody(other, 'artifact', judged.proposalId));
-    const late = await node.app.inject({ method: 'POST', url: `/api/knowledge/proposals/${judged.proposalId}/withdraw`, headers: bearer(a.apiKey), remoteAddress: a.ip });
+    const late = await node.app.inject({
+      method: 'POST',
+      url: `/api/knowledge/proposals/${judged.proposalId}/withdraw`,
+      headers: bearer(a.apiKey),
+      remoteAddress: a.ip,
+    });
     expect([late.statusCode, late.json().code]).toEqual([409, 'not_withdrawable']);
-    expect((await node.app.inject({ method: 'POST', url: '/api/knowledge/proposals/prop_0000000000000000/withdraw', headers: bearer(a.apiKey) })).statusCode).toBe(404);
+    expect(
+      (await node.app.inject({ method: 'POST', url: '/api/knowledge/proposals/prop_0000000000000000/withdraw', headers: bearer(a.apiKey) })).statusCode,
+    ).toBe(404);
   });
 });
 

@@ -73,7 +73,10 @@ describe('finding 4: regex-test limits what it compiles, and a timeout is paid f
     expect(r.body.errors).toEqual([{ field: 'toolInput.pattern', reason: `must NOT have more than ${REGEX_PATTERN_MAX} characters` }]);
     expect(await balanceOf(a)).toBe(10);
     // Nothing ran: the same challenge still answers, with a pattern at the cap.
-    const ok = await send('POST', '/api/agent/v1/use-tool', a, { ...body, toolInput: { pattern: 'a'.repeat(REGEX_PATTERN_MAX), text: 'a'.repeat(REGEX_PATTERN_MAX) } });
+    const ok = await send('POST', '/api/agent/v1/use-tool', a, {
+      ...body,
+      toolInput: { pattern: 'a'.repeat(REGEX_PATTERN_MAX), text: 'a'.repeat(REGEX_PATTERN_MAX) },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ result: { matches: [{ index: 0 }] }, economy: { charged: 1, balance: 9 } });
   });
@@ -104,7 +107,12 @@ describe('finding 4: regex-test limits what it compiles, and a timeout is paid f
     await held.sent;
     expect((await send('GET', '/healthz')).status).toBe(200);
     const c = await send('GET', '/api/agent/v1/challenge', other);
-    const words = await send('POST', '/api/agent/v1/use-tool', other, { challengeId: c.body.challengeId, answer: answerFor(c.body.challenge), tool: 'word-count', toolInput: { text: 'one two' } });
+    const words = await send('POST', '/api/agent/v1/use-tool', other, {
+      challengeId: c.body.challengeId,
+      answer: answerFor(c.body.challenge),
+      tool: 'word-count',
+      toolInput: { text: 'one two' },
+    });
     expect(words.body).toMatchObject({ result: { words: 2 }, economy: { charged: 1 } });
     expect(settled).toBe(false);
     held.expire();

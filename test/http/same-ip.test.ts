@@ -22,14 +22,20 @@ describe('sameIpPolicy', () => {
   it('turns the rule off only where every client has the same address, or when the operator says so', () => {
     for (const host of ['127.0.0.1', '127.8.9.1', 'localhost', '::1', '[::1]']) {
       expect(isLoopbackHost(host), host).toBe(true);
-      expect(sameIpPolicy({ host, trustProxy: false, allowSameIp: false })).toMatchObject({ enforced: false, reason: expect.stringContaining('loopback only') });
+      expect(sameIpPolicy({ host, trustProxy: false, allowSameIp: false })).toMatchObject({
+        enforced: false,
+        reason: expect.stringContaining('loopback only'),
+      });
       expect(sameIpPolicy({ host, trustProxy: true, allowSameIp: false }).enforced).toBe(true);
     }
     for (const host of ['0.0.0.0', '::', '10.1.2.3', 'akas.example']) {
       expect(isLoopbackHost(host), host).toBe(false);
       expect(sameIpPolicy({ host, trustProxy: false, allowSameIp: false }).enforced).toBe(true);
     }
-    expect(sameIpPolicy({ host: '0.0.0.0', trustProxy: true, allowSameIp: true })).toMatchObject({ enforced: false, reason: expect.stringContaining('--allow-same-ip') });
+    expect(sameIpPolicy({ host: '0.0.0.0', trustProxy: true, allowSameIp: true })).toMatchObject({
+      enforced: false,
+      reason: expect.stringContaining('--allow-same-ip'),
+    });
   });
 });
 

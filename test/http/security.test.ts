@@ -21,12 +21,16 @@ const open = async (config: Partial<AppConfig> = {}) => {
 afterEach(async () => node?.close());
 
 /** A concrete URL for a route pattern (any id, any path). */
-const concrete = (url: string) => url.replace(/:id\b/, 'cprop_0000000000000000').replace(/:[a-zA-Z]+/g, 'x').replace('*', 'x');
+const concrete = (url: string) =>
+  url
+    .replace(/:id\b/, 'cprop_0000000000000000')
+    .replace(/:[a-zA-Z]+/g, 'x')
+    .replace('*', 'x');
 
 describe('security headers', () => {
   beforeEach(() => open({ rateLimit: { burst: 8, refillPerSecond: 0.001 } }));
 
-  it('are on every answer, errors and 429s included: nosniff and a policy that loads nothing and is never framed; HTML pages get helmet\'s whole set', async () => {
+  it("are on every answer, errors and 429s included: nosniff and a policy that loads nothing and is never framed; HTML pages get helmet's whole set", async () => {
     const answers = [
       await node.app.inject({ url: '/credentials' }), // HTML
       await node.app.inject({ url: '/healthz' }),
@@ -35,7 +39,12 @@ describe('security headers', () => {
       await node.app.inject({ url: '/api/agent/v1/me' }), // 401
       await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{' }), // 400
       // MCP answers are written by the SDK on the raw response (reply.hijack): they carry them too.
-      await node.app.inject({ method: 'POST', url: '/api/mcp', headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} } }),
+      await node.app.inject({
+        method: 'POST',
+        url: '/api/mcp',
+        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      }),
     ];
     let limited;
     do limited = await node.app.inject({ url: '/api/agent/v1/schemas' });
@@ -70,9 +79,16 @@ describe('security headers', () => {
 
   it('gives a negotiated page (the error catalog as HTML) the whole set, and its JSON the short one', async () => {
     const html = await node.app.inject({ url: '/errors', headers: { accept: 'text/html' } });
-    expect(html.headers).toMatchObject({ 'content-type': expect.stringMatching(/^text\/html/), 'x-frame-options': 'DENY', 'content-security-policy': expect.stringContaining("style-src 'unsafe-inline'") });
+    expect(html.headers).toMatchObject({
+      'content-type': expect.stringMatching(/^text\/html/),
+      'x-frame-options': 'DENY',
+      'content-security-policy': expect.stringContaining("style-src 'unsafe-inline'"),
+    });
     const json = await node.app.inject({ url: '/errors' });
-    expect(json.headers).toMatchObject({ 'content-type': expect.stringMatching(/json/), 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" });
+    expect(json.headers).toMatchObject({
+      'content-type': expect.stringMatching(/json/),
+      'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    });
     expect(json.headers['x-frame-options']).toBeUndefined();
   });
 
@@ -127,18 +143,27 @@ describe('rate limits', () => {
     await markCalibrated(node, a.tag, 0.8);
     const spellings = [`Bearer ${a.apiKey}`, `bearer ${a.apiKey}`, `BEARER   ${a.apiKey}`, `Bearer\t${a.apiKey}  `, `bEaReR ${a.apiKey}`];
     const statuses = [];
-    for (const authorization of spellings) statuses.push((await node.app.inject({ url: '/api/agent/v1/me', headers: { authorization }, remoteAddress: `10.1.0.${statuses.length + 2}` })).statusCode);
+    for (const authorization of spellings)
+      statuses.push(
+        (await node.app.inject({ url: '/api/agent/v1/me', headers: { authorization }, remoteAddress: `10.1.0.${statuses.length + 2}` })).statusCode,
+      );
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
   });
 
   it('ignore X-Forwarded-For unless the node runs with --trust-proxy', async () => {
     const statuses = [];
-    for (let i = 0; i < 5; i++) statuses.push((await node.app.inject({ url: '/api/agent/v1/schemas', remoteAddress: '10.2.0.1', headers: { 'x-forwarded-for': `203.0.113.${i}` } })).statusCode);
+    for (let i = 0; i < 5; i++)
+      statuses.push(
+        (await node.app.inject({ url: '/api/agent/v1/schemas', remoteAddress: '10.2.0.1', headers: { 'x-forwarded-for': `203.0.113.${i}` } })).statusCode,
+      );
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
     await node.close();
     await open({ rateLimit: { burst: 4, refillPerSecond: 0.001 }, trustProxy: true });
     const proxied = [];
-    for (let i = 0; i < 5; i++) proxied.push((await node.app.inject({ url: '/api/agent/v1/schemas', remoteAddress: '10.2.0.1', headers: { 'x-forwarded-for': `203.0.113.${i}` } })).statusCode);
+    for (let i = 0; i < 5; i++)
+      proxied.push(
+        (await node.app.inject({ url: '/api/agent/v1/schemas', remoteAddress: '10.2.0.1', headers: { 'x-forwarded-for': `203.0.113.${i}` } })).statusCode,
+      );
     expect(proxied).toEqual([200, 200, 200, 200, 200]);
   });
 });
@@ -179,7 +204,8 @@ describe('deeply nested bodies', () => {
     const writes = node.app.akas.routes.filter((r) => r.method !== 'GET' && r.url !== '/api/cas');
     for (const r of writes) {
       const bounds = r.config.bodyBounds ?? NO_BODY;
-      const expected = bounds.bytes < deep.length ? [413, 'body_too_large'] : bounds.members < MAX_JSON_DEPTH ? [413, 'too_many_members'] : [400, 'invalid_json'];
+      const expected =
+        bounds.bytes < deep.length ? [413, 'body_too_large'] : bounds.members < MAX_JSON_DEPTH ? [413, 'too_many_members'] : [400, 'invalid_json'];
       const res = await node.app.inject({
         method: r.method as 'POST',
         url: concrete(r.url),
@@ -195,7 +221,7 @@ describe('deeply nested bodies', () => {
 describe('idempotency', () => {
   beforeEach(() => open({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } }));
 
-  it('never answers one caller with another caller\'s response under the same key', async () => {
+  it("never answers one caller with another caller's response under the same key", async () => {
     const [a, b] = [await agent(node), await agent(node)];
     const headers = { 'idempotency-key': 'shared-key' };
     const ra = await proposeAs(node, a, 'capability', samplePayload('capability', 1), headers);
@@ -211,7 +237,13 @@ describe('idempotency', () => {
     // key: without one, a register's secrets are never replayed at all).
     const body = proveKeyPossession(generateKeyPair(), 'register', node.clock.now());
     const t = (tenant: string) =>
-      node.app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.3.0.3', payload: body, headers: { ...headers, 'x-proxy-tenant-id': tenant, 'x-idempotency-inherit-tenant-id': '1' } });
+      node.app.inject({
+        method: 'POST',
+        url: '/api/agent/v1/register',
+        remoteAddress: '10.3.0.3',
+        payload: body,
+        headers: { ...headers, 'x-proxy-tenant-id': tenant, 'x-idempotency-inherit-tenant-id': '1' },
+      });
     const [ta, tb] = [await t('alpha'), await t('beta')];
     expect(ta.json().tag).not.toBe(tb.json().tag);
     expect((await t('alpha')).json().tag).toBe(ta.json().tag);
@@ -231,20 +263,34 @@ describe('banned and rotated keys', () => {
     });
     const exempt: string[] = [];
     for (const r of authed()) {
-      const res = await node.app.inject({ method: r.method as 'GET', url: concrete(r.url), headers: bearer(a.apiKey), remoteAddress: a.ip, payload: r.method === 'POST' ? {} : undefined });
+      const res = await node.app.inject({
+        method: r.method as 'GET',
+        url: concrete(r.url),
+        headers: bearer(a.apiKey),
+        remoteAddress: a.ip,
+        payload: r.method === 'POST' ? {} : undefined,
+      });
       if (r.config.banExempt) {
         exempt.push(r.url);
         expect(res.json().code, `${r.method} ${r.url}`).not.toBe('banned');
       } else expect([res.statusCode, res.json().code], `${r.method} ${r.url}`).toEqual([403, 'banned']);
     }
     expect(exempt.sort()).toEqual(['/api/agent/v1/appeal', '/api/agent/v1/me', '/api/agent/v1/quota', '/api/agent/v1/wakeup', '/api/mcp']);
-    expect((await node.app.inject({ url: '/api/agent/v1/me', headers: bearer(a.apiKey) })).json()).toMatchObject({ bannedView: true, banBlock: expect.any(Object) });
+    expect((await node.app.inject({ url: '/api/agent/v1/me', headers: bearer(a.apiKey) })).json()).toMatchObject({
+      bannedView: true,
+      banBlock: expect.any(Object),
+    });
     // MCP is open to a banned agent only for what the routes behind its tools allow.
     const mcp = (name: string) =>
       node.app.inject({
         method: 'POST',
         url: '/api/mcp',
-        headers: { ...bearer(a.apiKey), accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' },
+        headers: {
+          ...bearer(a.apiKey),
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-06-18',
+        },
         remoteAddress: a.ip,
         payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } },
       });
@@ -260,7 +306,13 @@ describe('banned and rotated keys', () => {
     const rec = await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken } });
     expect(rec.statusCode).toBe(200);
     for (const r of authed()) {
-      const res = await node.app.inject({ method: r.method as 'GET', url: concrete(r.url), headers: bearer(a.apiKey), remoteAddress: a.ip, payload: r.method === 'POST' ? {} : undefined });
+      const res = await node.app.inject({
+        method: r.method as 'GET',
+        url: concrete(r.url),
+        headers: bearer(a.apiKey),
+        remoteAddress: a.ip,
+        payload: r.method === 'POST' ? {} : undefined,
+      });
       expect([res.statusCode, res.json().code], `${r.method} ${r.url}`).toEqual([401, 'key_rotated']);
     }
     expect((await node.app.inject({ url: '/api/agent/v1/me', headers: bearer(rec.json().apiKey) })).statusCode).toBe(200);
@@ -289,7 +341,18 @@ describe('secrets', () => {
     // Channel B first: a recovery with the token (channel A) revokes the claim secrets issued before it.
     const recB = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { proposalId, claimSecret } })).json();
     const recA = (await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: recB.recoveryToken } })).json();
-    const secrets: string[] = [a.apiKey, a.recoveryToken, a.signing.privateKey, claimSecret, recA.apiKey, recA.recoveryToken, recA.signing.privateKey, recB.apiKey, recB.recoveryToken, recB.signing.privateKey];
+    const secrets: string[] = [
+      a.apiKey,
+      a.recoveryToken,
+      a.signing.privateKey,
+      claimSecret,
+      recA.apiKey,
+      recA.recoveryToken,
+      recA.signing.privateKey,
+      recB.apiKey,
+      recB.recoveryToken,
+      recB.signing.privateKey,
+    ];
     // Every way a secret can come back at the node: a spent token, a rotated key in another
     // spelling, secrets in a query string, in the wrong field, in a body that fails validation.
     await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: a.tag, recoveryToken: a.recoveryToken } });
@@ -298,7 +361,12 @@ describe('secrets', () => {
     await call({ url: `/api/agent/v1/me?apiKey=${recB.apiKey}&token=${recB.recoveryToken}` });
     await call({ method: 'POST', url: '/api/agent/v1/calibrate', headers: bearer(recB.apiKey), payload: { answers: recB.recoveryToken } });
     await call({ method: 'POST', url: '/api/agent/v1/recover', payload: { tag: recB.recoveryToken, recoveryToken: recB.apiKey } });
-    await call({ method: 'POST', url: `/api/knowledge/judge/${proposalId}`, headers: bearer(recB.apiKey), payload: { ...signedBody({ ...a, tag: a.tag } as never, 'capability', proposalId), rationale: recB.signing.privateKey } });
+    await call({
+      method: 'POST',
+      url: `/api/knowledge/judge/${proposalId}`,
+      headers: bearer(recB.apiKey),
+      payload: { ...signedBody({ ...a, tag: a.tag } as never, 'capability', proposalId), rationale: recB.signing.privateKey },
+    });
     await call({ method: 'POST', url: '/api/cas', headers: { 'content-type': 'text/plain' }, payload: '' });
     await decide(node, 'brief', { n: 3 });
     expect(errors.length).toBeGreaterThanOrEqual(7);

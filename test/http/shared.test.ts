@@ -59,7 +59,9 @@ describePg('two apps on one PostgreSQL database', () => {
     const seen: string[] = [];
     for (;;) {
       // Two draws at once, one on each process.
-      const answers = await Promise.all([one, two].map((n) => n.app.inject({ url: '/api/agent/v1/challenge', headers: bearer(a.apiKey), remoteAddress: a.ip })));
+      const answers = await Promise.all(
+        [one, two].map((n) => n.app.inject({ url: '/api/agent/v1/challenge', headers: bearer(a.apiKey), remoteAddress: a.ip })),
+      );
       for (const r of answers) if (r.statusCode === 200) seen.push(r.json().challenge.userPrompt);
       if (answers.some((r) => r.statusCode === 503)) {
         for (const r of answers.filter((x) => x.statusCode !== 200)) expect(r.json().code).toBe('no_work');
@@ -75,7 +77,9 @@ describePg('two apps on one PostgreSQL database', () => {
 
   it('counts the daily propose cap of an api key across both processes', async () => {
     const a = await agent(one, 0.35, 1000); // weak: 20 per kind per day
-    const answers = await Promise.all(Array.from({ length: 26 }, (_, i) => proposeAs(i % 2 ? one : two, a, 'tree-expansion', samplePayload('tree-expansion', 300 + i))));
+    const answers = await Promise.all(
+      Array.from({ length: 26 }, (_, i) => proposeAs(i % 2 ? one : two, a, 'tree-expansion', samplePayload('tree-expansion', 300 + i))),
+    );
     expect(answers.filter((r) => r.statusCode === 200)).toHaveLength(20);
     const capped = answers.filter((r) => r.statusCode !== 200);
     expect(capped).toHaveLength(6);
@@ -87,10 +91,18 @@ describePg('two apps on one PostgreSQL database', () => {
     expect((await json(two, '/api/knowledge/search?q=exponentially')).items).toEqual([]);
     const proposer = await agent(one, 0.8, 20);
     // The other process ranks the proposer now, with nothing published: its ranking is built.
-    expect((await json(two, '/api/agents?limit=100')).rows.find((r: { tag: string }) => r.tag === proposer.tag)).toMatchObject({ contributions: { published: 0 } });
+    expect((await json(two, '/api/agents?limit=100')).rows.find((r: { tag: string }) => r.tag === proposer.tag)).toMatchObject({
+      contributions: { published: 0 },
+    });
     await decide(one, 'brief', { n: 1, proposer });
-    await until(async () => (await json(two, '/api/knowledge/search?q=exponentially')).items.length === 1, 'the published brief in the other process\'s index');
+    await until(async () => (await json(two, '/api/knowledge/search?q=exponentially')).items.length === 1, "the published brief in the other process's index");
     expect((await json(two, '/api/knowledge/search?q=exponentially')).items[0].path).toBe('/distributed-systems/retries-with-backoff-x1');
-    await until(async () => (await json(two, '/api/agents?limit=100')).rows.some((r: { tag: string; contributions: { published: number } }) => r.tag === proposer.tag && r.contributions.published === 1), 'the proposer ranked with its publication');
+    await until(
+      async () =>
+        (await json(two, '/api/agents?limit=100')).rows.some(
+          (r: { tag: string; contributions: { published: number } }) => r.tag === proposer.tag && r.contributions.published === 1,
+        ),
+      'the proposer ranked with its publication',
+    );
   });
 });

@@ -81,7 +81,9 @@ describe('bundles (PROTOCOL 8.4, 8.5)', () => {
     };
     expect(await bundleVerdict(rejected, relabel)).toEqual(expect.arrayContaining(['bundle.format', 'log.decision', 'decision.recompute']));
     // Its proposer changed, labelled v1.
-    expect(await bundleVerdict(published, (b) => ((b.format = 'akas.bundle.v1'), (b.proposal.proposer = b.proposal.judgments[0].agentTag)))).toEqual(expect.arrayContaining(['bundle.format', 'log.submitted']));
+    expect(await bundleVerdict(published, (b) => ((b.format = 'akas.bundle.v1'), (b.proposal.proposer = b.proposal.judgments[0].agentTag)))).toEqual(
+      expect.arrayContaining(['bundle.format', 'log.submitted']),
+    );
     // The binary and the single file, from a folder with no node_modules, say the same.
     const dir = mkdtempSync(join(tmpdir(), 'akas-tamper-'));
     try {
@@ -89,7 +91,12 @@ describe('bundles (PROTOCOL 8.4, 8.5)', () => {
       relabel(b);
       writeFileSync(join(dir, 'b.json'), JSON.stringify(b));
       copyFileSync(SINGLE, join(dir, 'akas-verify.mjs'));
-      const run = (file: string) => spawnSync(process.execPath, [file, '--json', 'verify', 'bundle', 'b.json', '--issuer', issuer], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir, AKAS_CONFIG_DIR: join(dir, '.config') } });
+      const run = (file: string) =>
+        spawnSync(process.execPath, [file, '--json', 'verify', 'bundle', 'b.json', '--issuer', issuer], {
+          cwd: dir,
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH, HOME: dir, AKAS_CONFIG_DIR: join(dir, '.config') },
+        });
       for (const r of [run(CLI), run(join(dir, 'akas-verify.mjs'))]) {
         expect(r.status, r.stderr).toBe(1);
         expect(failed(JSON.parse(r.stdout))).toEqual(expect.arrayContaining(['bundle.format', 'log.decision', 'decision.recompute']));
@@ -114,7 +121,9 @@ describe('bundles (PROTOCOL 8.4, 8.5)', () => {
   });
 
   it("refuse a judgment's attestation that restates another key, signature or payload hash", async () => {
-    expect(await bundleVerdict(published, (b) => (b.proposal.judgments[0].attestation.judgeSignature.publicKey = 'f'.repeat(64)))).toEqual(['judgment.payload']);
+    expect(await bundleVerdict(published, (b) => (b.proposal.judgments[0].attestation.judgeSignature.publicKey = 'f'.repeat(64)))).toEqual([
+      'judgment.payload',
+    ]);
     expect(await bundleVerdict(published, (b) => (b.proposal.judgments[1].attestation.payloadSha256 = 'f'.repeat(64)))).toEqual(['judgment.payload']);
   });
 

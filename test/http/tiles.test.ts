@@ -40,7 +40,9 @@ function path(m: number, leaves: Buffer[], memo: Map<string, Buffer>, lo = 0, hi
   if (n <= 1) return [];
   let k = 1;
   while (k * 2 < n) k *= 2;
-  return m < k ? [...path(m, leaves, memo, lo, lo + k), mth(leaves, lo + k, hi, memo)] : [...path(m - k, leaves, memo, lo + k, hi), mth(leaves, lo, lo + k, memo)];
+  return m < k
+    ? [...path(m, leaves, memo, lo, lo + k), mth(leaves, lo + k, hi, memo)]
+    : [...path(m - k, leaves, memo, lo + k, hi), mth(leaves, lo, lo + k, memo)];
 }
 /** RFC 9162 2.1.3.2: verifying an inclusion proof. */
 function verifyPath(index: number, size: number, leafHash: Buffer, proof: Buffer[], root: Buffer): boolean {
@@ -78,8 +80,17 @@ function openCheckpoint(note: string, vkey: string) {
   const split = note.lastIndexOf('\n\n');
   const text = note.slice(0, split + 1);
   const pub = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key.subarray(1).toString('base64url') }, format: 'jwk' });
-  const mine = note.slice(split + 2).split('\n').filter((l) => l.startsWith(`\u2014 ${name} `)).map((l) => Buffer.from(l.slice(l.lastIndexOf(' ') + 1), 'base64')).find((s) => s.subarray(0, 4).toString('hex') === id)!;
-  expect(sha256(Buffer.from(`${name}\n`), key).subarray(0, 4).toString('hex')).toBe(id);
+  const mine = note
+    .slice(split + 2)
+    .split('\n')
+    .filter((l) => l.startsWith(`\u2014 ${name} `))
+    .map((l) => Buffer.from(l.slice(l.lastIndexOf(' ') + 1), 'base64'))
+    .find((s) => s.subarray(0, 4).toString('hex') === id)!;
+  expect(
+    sha256(Buffer.from(`${name}\n`), key)
+      .subarray(0, 4)
+      .toString('hex'),
+  ).toBe(id);
   expect(edVerify(null, Buffer.from(text), pub, mine.subarray(4))).toBe(true);
   const [origin, size, root, ...rest] = text.slice(0, -1).split('\n');
   expect(rest).toEqual([]);
@@ -104,7 +115,8 @@ beforeAll(async () => {
   node = await testNode({ rateLimit: { burst: 1e6, refillPerSecond: 1e6 } });
   const ids: string[] = [];
   await node.store.transact(['fill'], async (tx) => {
-    for (let i = 0; i < SIZE; i++) ids.push(enqueueLogEntry(tx, node.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i, pad: 'x'.repeat(i % 97) } }));
+    for (let i = 0; i < SIZE; i++)
+      ids.push(enqueueLogEntry(tx, node.app.akas, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { i, pad: 'x'.repeat(i % 97) } }));
   });
   for (const id of ids) await node.app.akas.log.appended(id);
 });
@@ -177,7 +189,19 @@ describe('the tiles API (C2SP tlog-tiles)', () => {
   });
 
   it('empty tiles MUST NOT be served, nor tiles wider than the tree holds, nor malformed paths', async () => {
-    for (const url of ['/log/tile/0/003', '/log/tile/0/002', '/log/tile/0/002.p/89', '/log/tile/1/000', '/log/tile/2/000.p/1', '/log/tile/entries/002', '/log/tile/0/2', '/log/tile/00/000', '/log/tile/0/000.p/0', '/log/tile/0/000.p/256', '/log/tile/64/000']) {
+    for (const url of [
+      '/log/tile/0/003',
+      '/log/tile/0/002',
+      '/log/tile/0/002.p/89',
+      '/log/tile/1/000',
+      '/log/tile/2/000.p/1',
+      '/log/tile/entries/002',
+      '/log/tile/0/2',
+      '/log/tile/00/000',
+      '/log/tile/0/000.p/0',
+      '/log/tile/0/000.p/256',
+      '/log/tile/64/000',
+    ]) {
       const r = await get(url);
       expect(r.statusCode, url).toBe(404);
       expect(r.json().code).toBe('not_found');
@@ -207,7 +231,12 @@ describe('entries fit an entry bundle', () => {
     delete example.metrics.loss;
     const dry = await node.app.inject({ method: 'POST', url: '/api/credentials/dry-run', payload: { kind: 'experiment.receipt.v1', body: example } });
     expect(dry.json().valid, dry.body).toBe(true);
-    const big = await node.app.inject({ method: 'POST', url: '/api/attestations', headers: bearer(reg.apiKey), payload: { kind: 'experiment.receipt.v1', body: example } });
+    const big = await node.app.inject({
+      method: 'POST',
+      url: '/api/attestations',
+      headers: bearer(reg.apiKey),
+      payload: { kind: 'experiment.receipt.v1', body: example },
+    });
     expect(big.statusCode, big.body).toBe(400);
     expect(big.json()).toMatchObject({ code: 'entry_too_large', field: 'body' });
     expect(big.json().errors[0].reason).toMatch(/over 65535/);

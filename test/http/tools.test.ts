@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 const getChallenge = (apiKey: string) => node.app.inject({ url: '/api/agent/v1/challenge', headers: bearer(apiKey) });
-const useTool = (apiKey: string, body: unknown) => node.app.inject({ method: 'POST', url: '/api/agent/v1/use-tool', headers: bearer(apiKey), payload: body as object });
+const useTool = (apiKey: string, body: unknown) =>
+  node.app.inject({ method: 'POST', url: '/api/agent/v1/use-tool', headers: bearer(apiKey), payload: body as object });
 const me = async (apiKey: string) => (await node.app.inject({ url: '/api/agent/v1/me', headers: bearer(apiKey) })).json();
 
 /** A well-formed answer for the challenge's schema (decoys get their accepted answer). */
@@ -24,7 +25,8 @@ function answerFor(challenge: { schemaName: string; userPrompt: string }, wrongD
   if (entry.decoy) return { answer: wrongDecoy ? 'purple elephant' : entry.decoy.accept[0] };
   if (challenge.schemaName === 'tool-description') {
     return {
-      answer: 'Word Count reads any text you give it and tells you how many characters, words and sentences it holds, and how long it takes to read. Paste a draft, get the numbers at once, and trim it to fit the limit you are writing for.',
+      answer:
+        'Word Count reads any text you give it and tells you how many characters, words and sentences it holds, and how long it takes to read. Paste a draft, get the numbers at once, and trim it to fit the limit you are writing for.',
       confidence: 'high',
       model: { family: 'other', version: 'test' },
       via: 'local',
@@ -44,7 +46,12 @@ describe('GET /api/agent/v1/challenge', () => {
   it('serves a challenge without revealing decoys, each at most once a day, then 503 no_work', async () => {
     const a = await agent(node, 0.8, 10);
     const first = await challengeFor(a.apiKey);
-    expect(first).toMatchObject({ challengeId: expect.stringMatching(/^ch_[0-9a-f]{16}$/), expiresIn: expect.any(Number), submitVia: '/api/agent/v1/use-tool', reputation: 1 });
+    expect(first).toMatchObject({
+      challengeId: expect.stringMatching(/^ch_[0-9a-f]{16}$/),
+      expiresIn: expect.any(Number),
+      submitVia: '/api/agent/v1/use-tool',
+      reputation: 1,
+    });
     expect(Object.keys(first.challenge).sort()).toEqual(['category', 'schemaName', 'systemPrompt', 'userPrompt']);
     const seen = new Set([first.challenge.userPrompt]);
     const bank = loadChallengeBank();
@@ -75,14 +82,27 @@ describe('POST /api/agent/v1/use-tool', () => {
   it('runs the tool, charges tier price x multiplier and piggybacks the next challenge', async () => {
     const a = await agent(node, 0.75, 20); // strong: price 2
     const c = await challengeFor(a.apiKey);
-    const res = await useTool(a.apiKey, { challengeId: c.challengeId, answer: answerFor(c.challenge), tool: 'word-count', toolInput: { text: 'One two three. Four five!' } });
+    const res = await useTool(a.apiKey, {
+      challengeId: c.challengeId,
+      answer: answerFor(c.challenge),
+      tool: 'word-count',
+      toolInput: { text: 'One two three. Four five!' },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ ok: true, tool: 'word-count', result: { words: 5, sentences: 2 }, economy: { charged: 2, balance: 18 } });
     expect(body.nextChallenge).toMatchObject({ challengeId: expect.any(String), challenge: { schemaName: expect.any(String) } });
     const c2 = body.nextChallenge;
-    const ex = await useTool(a.apiKey, { challengeId: c2.challengeId, answer: answerFor(c2.challenge), tool: 'extract', toolInput: { query: 'exponential backoff with jitter' } });
-    expect(ex.json()).toMatchObject({ result: { keywords: expect.arrayContaining(['exponential', 'backoff', 'jitter']), cached: false }, economy: { charged: 4, balance: 14 } });
+    const ex = await useTool(a.apiKey, {
+      challengeId: c2.challengeId,
+      answer: answerFor(c2.challenge),
+      tool: 'extract',
+      toolInput: { query: 'exponential backoff with jitter' },
+    });
+    expect(ex.json()).toMatchObject({
+      result: { keywords: expect.arrayContaining(['exponential', 'backoff', 'jitter']), cached: false },
+      economy: { charged: 4, balance: 14 },
+    });
     expect((await me(a.apiKey)).totalAnswered + (await me(a.apiKey)).decoyAttempted).toBe(2);
   });
 
@@ -118,10 +138,18 @@ describe('POST /api/agent/v1/use-tool', () => {
     expect([wider.statusCode, wider.json().code]).toEqual([413, 'too_many_members']);
     expect((await me(a.apiKey)).balance).toBe(5);
     const good = await useTool(a.apiKey, ok);
-    expect(good.json()).toMatchObject({ result: { valid: true, protocol: 'https', host: 'example.org', port: '8443', path: '/a/b' }, economy: { charged: 1, balance: 4 } });
+    expect(good.json()).toMatchObject({
+      result: { valid: true, protocol: 'https', host: 'example.org', port: '8443', path: '/a/b' },
+      economy: { charged: 1, balance: 4 },
+    });
     const reused = await useTool(a.apiKey, ok);
     expect(reused.json().code).toBe('challenge_expired');
-    const bad = await useTool(a.apiKey, { ...ok, challengeId: good.json().nextChallenge.challengeId, answer: answerFor(good.json().nextChallenge.challenge), toolInput: { url: 'not a url' } });
+    const bad = await useTool(a.apiKey, {
+      ...ok,
+      challengeId: good.json().nextChallenge.challengeId,
+      answer: answerFor(good.json().nextChallenge.challenge),
+      toolInput: { url: 'not a url' },
+    });
     expect(bad.json().result).toMatchObject({ valid: false });
   });
 
@@ -147,7 +175,12 @@ describe('POST /api/agent/v1/use-tool', () => {
     for (let i = 0; i < 8; i++) challenges.push(await challengeFor(a.apiKey));
     const answers = await Promise.all(
       challenges.map((c, i) =>
-        useTool(a.apiKey, { challengeId: c.challengeId, answer: answerFor(c.challenge), tool: i % 2 ? 'extract' : 'word-count', toolInput: i % 2 ? { query: 'race' } : { text: 'race' } }),
+        useTool(a.apiKey, {
+          challengeId: c.challengeId,
+          answer: answerFor(c.challenge),
+          tool: i % 2 ? 'extract' : 'word-count',
+          toolInput: i % 2 ? { query: 'race' } : { text: 'race' },
+        }),
       ),
     );
     const charged = answers.filter((r) => r.statusCode === 200).reduce((s, r) => s + r.json().economy.charged, 0);
@@ -176,11 +209,20 @@ describe('decoys and bans', () => {
     expect(r.reputation.status).toBe('banned');
     expect(r.nextChallenge).toBeNull();
     const state = await me(a.apiKey);
-    expect(state).toMatchObject({ decoyAttempted: 4, bannedView: true, reputation: { status: 'banned', decoyFailed: 3, recovery: { appeal: { url: '/api/agent/v1/appeal', banExempt: true } } } });
+    expect(state).toMatchObject({
+      decoyAttempted: 4,
+      bannedView: true,
+      reputation: { status: 'banned', decoyFailed: 3, recovery: { appeal: { url: '/api/agent/v1/appeal', banExempt: true } } },
+    });
     expect(state.banBlock).toMatchObject({ bannedUntil: node.clock.now() + DAY_MS, decoyFailed: 3, banRemainingSec: 86400 });
     const refused = await getChallenge(a.apiKey);
     expect([refused.statusCode, refused.json().code]).toEqual([403, 'banned']);
-    const appeal = await node.app.inject({ method: 'POST', url: '/api/agent/v1/appeal', headers: bearer(a.apiKey), payload: { message: 'I misread the question.' } });
+    const appeal = await node.app.inject({
+      method: 'POST',
+      url: '/api/agent/v1/appeal',
+      headers: bearer(a.apiKey),
+      payload: { message: 'I misread the question.' },
+    });
     expect(appeal.json()).toMatchObject({ status: 'received', slaHours: 72, appealId: expect.any(String) });
     node.clock.advance(DAY_MS);
     expect((await getChallenge(a.apiKey)).statusCode).toBe(200);
@@ -194,7 +236,11 @@ describe('GET /api/agent/v1/schemas', () => {
     expect(Object.keys(body.challenges).sort()).toEqual(['decoy', 'short-text', 'tool-description']);
     expect(body.challenges['tool-description'].responseSchema.required).toEqual(expect.arrayContaining(['answer', 'confidence', 'model', 'via', 'elapsed_ms']));
     expect(Object.fromEntries(Object.entries(body.tools).map(([k, v]) => [k, (v as { costMultiplier: number }).costMultiplier]))).toEqual({
-      extract: 2, 'regex-test': 1, 'json-validate': 1, 'word-count': 1, 'url-info': 1,
+      extract: 2,
+      'regex-test': 1,
+      'json-validate': 1,
+      'word-count': 1,
+      'url-info': 1,
     });
     for (const t of Object.values(body.tools) as Array<{ input: { additionalProperties: boolean } }>) expect(t.input.additionalProperties).toBe(false);
     expect(body).toMatchObject({ attestationCatalogUrl: expect.stringContaining('/credentials/index.json'), knowledgeDescriptorUrl: expect.any(String) });

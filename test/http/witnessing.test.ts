@@ -52,7 +52,12 @@ describe('a node with two witnesses', () => {
     const keys = testKeys(new FakeClock().now());
     const [w1, w2] = [await startWitness('w1.example/witness', keys.log.verifierKey), await startWitness('w2.example/witness', keys.log.verifierKey)];
     const { store, dispose } = await openTempStore();
-    const app = await createApp({ store, clock: new FakeClock(), keys, config: { ...ROUND, checkResponses: true, witnesses: [w1.spec, w2.spec].map(parseWitnessSpec), rateLimit: { burst: 1e6, refillPerSecond: 1e6 } } });
+    const app = await createApp({
+      store,
+      clock: new FakeClock(),
+      keys,
+      config: { ...ROUND, checkResponses: true, witnesses: [w1.spec, w2.spec].map(parseWitnessSpec), rateLimit: { burst: 1e6, refillPerSecond: 1e6 } },
+    });
     await app.ready();
     cleanups.push(async () => (await app.close(), await dispose()));
     const node = { app, store, keys } as unknown as TestNode;
@@ -109,7 +114,12 @@ describe('a node with two witnesses', () => {
     const { cosignerVerifierKey } = await import('../../src/core/index.js');
     const silent = `${cosignerVerifierKey('silent.example/w', silentKey.publicKey)}@http://127.0.0.1:${(hang.address() as AddressInfo).port}`;
     await node.app.close();
-    const app = await createApp({ store: node.store, clock: node.clock, keys: node.keys, config: { checkResponses: true, witnesses: [parseWitnessSpec(good.spec), parseWitnessSpec(silent)], witnessWaitMs: 200, witnessTimeoutMs: DAY_MS } });
+    const app = await createApp({
+      store: node.store,
+      clock: node.clock,
+      keys: node.keys,
+      config: { checkResponses: true, witnesses: [parseWitnessSpec(good.spec), parseWitnessSpec(silent)], witnessWaitMs: 200, witnessTimeoutMs: DAY_MS },
+    });
     await app.ready();
     cleanups.push(() => app.close());
     const n2 = { ...node, app } as TestNode;
@@ -188,7 +198,7 @@ describe('a node with two witnesses', () => {
     expect(ws.refused).toBeGreaterThanOrEqual(1);
   });
 
-  it('two nodes witness each other: each cosigns the other\'s checkpoints at /witness (akas serve --witness-log)', async () => {
+  it("two nodes witness each other: each cosigns the other's checkpoints at /witness (akas serve --witness-log)", async () => {
     const keysA = testKeys(new FakeClock().now());
     const keysB = testKeys(new FakeClock().now());
     const wkA = { name: 'a.example/witness', seed: generateKeyPair().privateKey };

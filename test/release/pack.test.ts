@@ -31,16 +31,36 @@ afterAll(() => {
 
 describe.skipIf(!RELEASE)('npm pack and a global install from the tarball (AKAS_TEST_RELEASE=1)', () => {
   it('packs the CLI, the single file, the browser build and the data a node reads, and nothing the tests need', () => {
-    for (const f of ['package.json', 'README.md', 'dist/bin/main.cjs', 'dist/akas-verify.mjs', 'dist/akas-verify.browser.js', 'data/calibration', 'data/challenges', 'data/attestations', 'data/contexts', 'data/extract']) {
-      expect(files.some((p) => p === f || p.startsWith(f + '/')), f).toBe(true);
+    for (const f of [
+      'package.json',
+      'README.md',
+      'dist/bin/main.cjs',
+      'dist/akas-verify.mjs',
+      'dist/akas-verify.browser.js',
+      'data/calibration',
+      'data/challenges',
+      'data/attestations',
+      'data/contexts',
+      'data/extract',
+    ]) {
+      expect(
+        files.some((p) => p === f || p.startsWith(f + '/')),
+        f,
+      ).toBe(true);
     }
-    const unwanted = files.filter((p) => /^(test|bench|scripts|src|cli|verifier|docs)\//.test(p) || /^dist\/(test|bench|src|cli|verifier)\//.test(p) || /akas-verify-(linux|darwin|win)/.test(p));
+    const unwanted = files.filter(
+      (p) =>
+        /^(test|bench|scripts|src|cli|verifier|docs)\//.test(p) || /^dist\/(test|bench|src|cli|verifier)\//.test(p) || /akas-verify-(linux|darwin|win)/.test(p),
+    );
     expect(unwanted).toEqual([]);
   });
 
   it('installs globally with npm install -g, and akas serve and akas verify work', async () => {
     const prefix = join(work, 'prefix');
-    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], { encoding: 'utf8', timeout: 600_000 });
+    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], {
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
     expect(install.status, install.stderr).toBe(0);
     const akas = join(prefix, 'bin', 'akas');
     expect(existsSync(akas)).toBe(true);
@@ -76,7 +96,11 @@ describe.skipIf(!RELEASE)('npm pack and a global install from the tarball (AKAS_
       const vector = join(ROOT, 'test/vectors/w3c-vc-di-eddsa/eddsa-jcs-2022/signedJCS.json');
       const verify = spawnSync(akas, ['--json', 'verify', 'credential', vector], { encoding: 'utf8', env });
       expect(verify.status).toBe(1);
-      expect(JSON.parse(verify.stdout).results[0].checks.filter((c: { valid: boolean }) => c.valid === false).map((c: { id: string }) => c.id)).toEqual(['issuer.controller']);
+      expect(
+        JSON.parse(verify.stdout)
+          .results[0].checks.filter((c: { valid: boolean }) => c.valid === false)
+          .map((c: { id: string }) => c.id),
+      ).toEqual(['issuer.controller']);
     } finally {
       const exited = new Promise((r) => serve.once('exit', r));
       serve.kill('SIGTERM');

@@ -229,7 +229,10 @@ describe('BlobStore with small blobs inline in its store', () => {
     expect(readFileSync(fileOf(o.sha)).equals(over)).toBe(true);
     expect(tmp()).toEqual([]);
 
-    for (const [sha, bytes] of [[a.sha, at], [o.sha, over]] as const) {
+    for (const [sha, bytes] of [
+      [a.sha, at],
+      [o.sha, over],
+    ] as const) {
       expect(await inline.size(sha)).toBe(bytes.length);
       const blob = (await inline.open(sha))!;
       expect(blob.size).toBe(bytes.length);

@@ -30,14 +30,22 @@ describe('storage errors', () => {
 describe('StorageHealth', () => {
   it('fails once, refuses every write with the 503 of its cause, and recovers when the probe succeeds', async () => {
     let fixed = false;
-    const health = new StorageHealth(async () => {
-      if (!fixed) throw errno('ENOSPC', 'ENOSPC: no space left on device, write');
-    }, 60_000, () => 1234);
+    const health = new StorageHealth(
+      async () => {
+        if (!fixed) throw errno('ENOSPC', 'ENOSPC: no space left on device, write');
+      },
+      60_000,
+      () => 1234,
+    );
     const seen: boolean[] = [];
     health.onChange((s) => seen.push(s.ok));
     expect(health.status()).toEqual({ ok: true });
     const refusal = health.fail(errno('ENOSPC', 'ENOSPC: no space left on device, write'));
-    expect(refusal).toMatchObject({ code: 'storage_unavailable', status: 503, extra: { retryAfter: 5, storage: { ok: false, cause: 'disk_full', since: 1234, recovery: 'automatic' } } });
+    expect(refusal).toMatchObject({
+      code: 'storage_unavailable',
+      status: 503,
+      extra: { retryAfter: 5, storage: { ok: false, cause: 'disk_full', since: 1234, recovery: 'automatic' } },
+    });
     expect(refusal.extra.hint).toMatch(/free space/i);
     expect(() => health.check()).toThrow(expect.objectContaining({ code: 'storage_unavailable' }));
     expect(await health.tryProbe()).toBe(false);

@@ -131,7 +131,11 @@ describe('LevelStore when its disk fails (health.ts)', () => {
     writeFileSync(log, Buffer.concat([bytes.subarray(0, 50_000), bytes.subarray(51_000)]));
     const reopened = (await handle.reopen()) as LevelStore;
     expect(reopened.incidents.length).toBeGreaterThan(0);
-    expect(reopened.incidents[0]).toMatchObject({ file: expect.stringMatching(/\.log$/), bytes: expect.any(Number), reason: expect.stringMatching(/checksum|length/) });
+    expect(reopened.incidents[0]).toMatchObject({
+      file: expect.stringMatching(/\.log$/),
+      bytes: expect.any(Number),
+      reason: expect.stringMatching(/checksum|length/),
+    });
     const lost = [];
     for (let i = 0; i < 100; i++) if (!(await reopened.get(Things, key(i)))) lost.push(i);
     expect(lost.length).toBeGreaterThan(0);
@@ -144,7 +148,7 @@ describe('LevelStore when its disk fails (health.ts)', () => {
     await handle.dispose();
   });
 
-  it('reads the lines of LevelDB\'s info log in which recovery dropped bytes', async () => {
+  it("reads the lines of LevelDB's info log in which recovery dropped bytes", async () => {
     const { walDrops } = await import('../../src/store/index.js');
     const log = [
       '2026/11/25-16:04:17.227968 7fb4977fe6c0 Recovering log #3',
@@ -180,7 +184,10 @@ describe('LevelStore when its disk fails (health.ts)', () => {
 
   it('names a folder another store holds instead of opening it twice', async () => {
     const handle = await openLevel();
-    await expect(openLevelStore(handle.dir)).rejects.toMatchObject({ name: 'StoreInUseError', message: expect.stringContaining(`the data folder ${handle.dir} is in use by another akas process`) });
+    await expect(openLevelStore(handle.dir)).rejects.toMatchObject({
+      name: 'StoreInUseError',
+      message: expect.stringContaining(`the data folder ${handle.dir} is in use by another akas process`),
+    });
     await handle.dispose();
   });
 });

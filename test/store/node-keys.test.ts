@@ -32,7 +32,11 @@ describe('node keys', () => {
 
   it('upgrade a version 1 file, keeping its issuer and HMAC keys', () => {
     const issuer = generateKeyPair();
-    writeFileSync(file(), JSON.stringify({ version: 1, issuer: { privateKey: issuer.privateKey }, hmac: [{ signingKeyId: 'hk_old', key: '07'.repeat(32), createdAt: 500 }] }), { mode: 0o600 });
+    writeFileSync(
+      file(),
+      JSON.stringify({ version: 1, issuer: { privateKey: issuer.privateKey }, hmac: [{ signingKeyId: 'hk_old', key: '07'.repeat(32), createdAt: 500 }] }),
+      { mode: 0o600 },
+    );
     const keys = loadOrCreateNodeKeys(dir, cryptoRandom, 9000);
     expect(keys.issuer.did).toBe(didKeyFromPublicKey(issuer.publicKey));
     expect(keys.issuers[0]).toMatchObject({ validFrom: 500, validUntil: null });
@@ -54,7 +58,10 @@ describe('node keys', () => {
     expect([...trust.keys.keys()]).toEqual([first.issuer.did, second.issuer.did]);
     // The file keeps every private key, the public list none.
     const material = JSON.parse(readFileSync(file(), 'utf8'));
-    expect(material.issuers.map((k: { privateKey: string }) => didKeyFromPublicKey(publicKeyFromPrivate(k.privateKey)))).toEqual([first.issuer.did, second.issuer.did]);
+    expect(material.issuers.map((k: { privateKey: string }) => didKeyFromPublicKey(publicKeyFromPrivate(k.privateKey)))).toEqual([
+      first.issuer.did,
+      second.issuer.did,
+    ]);
     expect(JSON.stringify(second.issuers)).not.toContain(material.issuers[0].privateKey);
   });
 });

@@ -71,10 +71,12 @@ describePg('PgStore', () => {
       expect(seenByTwo).toEqual(['from-one', 'from-one']);
       await until(() => seenByOne.length === 2, WATCH_BOUND_MS, 'the first store hears of the delete');
       // A failed transaction announces nothing, anywhere.
-      await one.transact(['w'], async (tx) => {
-        tx.put(A, 'never', { n: 0 });
-        throw new Error('abort');
-      }).catch(() => undefined);
+      await one
+        .transact(['w'], async (tx) => {
+          tx.put(A, 'never', { n: 0 });
+          throw new Error('abort');
+        })
+        .catch(() => undefined);
       await two.transact(['w'], async (tx) => tx.put(A, 'marker', { n: 2 }));
       await until(() => seenByOne.includes('marker'), WATCH_BOUND_MS, 'the marker after the failed one');
       expect(seenByOne).toEqual(['from-one', 'from-one', 'marker']);
@@ -94,7 +96,11 @@ describePg('PgStore', () => {
     it('tell the watchers of a space to drop everything when a key is too long to announce', async () => {
       let lost = 0;
       const seen: string[] = [];
-      two.watch(A, (k) => seen.push(k), () => lost++);
+      two.watch(
+        A,
+        (k) => seen.push(k),
+        () => lost++,
+      );
       await one.transact(['long'], async (tx) => tx.put(A, 'y'.repeat(9000), { n: 1 }));
       await until(() => lost > 0, WATCH_BOUND_MS, 'lost for the long key');
       expect(seen).toEqual([]);
@@ -103,7 +109,11 @@ describePg('PgStore', () => {
     it('call `lost` within the bound when the notification channel dies, then hear commits again', async () => {
       let lost = 0;
       const seen: string[] = [];
-      two.watch(A, (k) => seen.push(k), () => lost++);
+      two.watch(
+        A,
+        (k) => seen.push(k),
+        () => lost++,
+      );
       const pid = await two.watchChannel.backendPid();
       expect(pid).toBeTypeOf('number');
       await one.sql('SELECT pg_terminate_backend($1)', [pid]);
@@ -199,7 +209,10 @@ describePg('PgStore', () => {
       await handle.dispose();
     });
 
-    const chunkRows = async () => (await handle.store.sql<{ upload: string; off: string; n: number }>('SELECT upload, off::text, length(bytes) AS n FROM $schema.akas_blob_chunks ORDER BY upload, off'));
+    const chunkRows = async () =>
+      await handle.store.sql<{ upload: string; off: string; n: number }>(
+        'SELECT upload, off::text, length(bytes) AS n FROM $schema.akas_blob_chunks ORDER BY upload, off',
+      );
 
     async function put(bytes: Buffer, piece = 64 * 1024, expected?: number) {
       const up = blobs.begin(undefined, expected);

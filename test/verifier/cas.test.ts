@@ -41,7 +41,15 @@ describe('verifier/cas', () => {
     const r = await verifyCasManifest(await readCasManifest(manifest));
     expect(r).toMatchObject({ ok: true, checked: 2, matched: 2, mismatched: 0, unreadable: 0 });
 
-    writeFileSync(manifest, JSON.stringify({ files: [{ path: 'sub/note.txt', sha256: sha256('another note') }, { path: 'gone.txt', sha256: sha256('x') }] }));
+    writeFileSync(
+      manifest,
+      JSON.stringify({
+        files: [
+          { path: 'sub/note.txt', sha256: sha256('another note') },
+          { path: 'gone.txt', sha256: sha256('x') },
+        ],
+      }),
+    );
     const bad = await verifyCasManifest(await readCasManifest(manifest));
     expect(bad).toMatchObject({ ok: false, matched: 0, mismatched: 1, unreadable: 1 });
 

@@ -50,12 +50,23 @@ async function libraryIssuer() {
   const did = `did:key:${key.publicKeyMultibase}`;
   const withIds = await Ed25519Multikey.from({ ...(key as object), id: `${did}#${key.publicKeyMultibase}`, controller: did });
   const issue = (credential: Json) =>
-    vc.issue({ credential, suite: new DataIntegrityProof({ signer: (withIds as { signer(): unknown }).signer(), cryptosuite: createSignCryptosuite() }), documentLoader: loader }) as Promise<Json>;
+    vc.issue({
+      credential,
+      suite: new DataIntegrityProof({ signer: (withIds as { signer(): unknown }).signer(), cryptosuite: createSignCryptosuite() }),
+      documentLoader: loader,
+    }) as Promise<Json>;
   return { did, issue };
 }
 
 const libraryVerifies = async (credential: Json) =>
-  (await vc.verifyCredential({ credential, suite: new DataIntegrityProof({ cryptosuite: createVerifyCryptosuite() }), documentLoader: loader, now: new Date(AT) })).verified as boolean;
+  (
+    await vc.verifyCredential({
+      credential,
+      suite: new DataIntegrityProof({ cryptosuite: createVerifyCryptosuite() }),
+      documentLoader: loader,
+      now: new Date(AT),
+    })
+  ).verified as boolean;
 
 describe('the hand signer of these tests (eddsa-jcs-2022 §3.3.1 Create Proof)', () => {
   it('signs what @digitalbazaar/vc verifies', async () => {
@@ -88,7 +99,13 @@ describe('VC Data Model 2.0', () => {
     });
     it('verifies a credential with the examples context issued by @digitalbazaar/vc', async () => {
       const lib = await libraryIssuer();
-      const credential = await lib.issue({ '@context': [V2, EXAMPLES], type: ['VerifiableCredential', 'ExampleAlumniCredential'], issuer: lib.did, validFrom: '2026-01-01T00:00:00Z', credentialSubject: { id: 'did:example:abc', alumniOf: 'The School of Examples' } });
+      const credential = await lib.issue({
+        '@context': [V2, EXAMPLES],
+        type: ['VerifiableCredential', 'ExampleAlumniCredential'],
+        issuer: lib.did,
+        validFrom: '2026-01-01T00:00:00Z',
+        credentialSubject: { id: 'did:example:abc', alumniOf: 'The School of Examples' },
+      });
       expect(verifyCredential(credential, { at: AT }).verified).toBe(true);
     });
   });
@@ -182,8 +199,15 @@ describe('VC Data Model 2.0', () => {
   describe('§4.13 Verifiable Presentations', () => {
     const holder = signer();
     const credentials = [signJcs(unsigned(by), by), signJcs(unsigned(by, { credentialSubject: { id: holder.did, degree: 'BSc' } }), by)];
-    const vp = (extra: Json = {}): Json => ({ '@context': [V2], type: ['VerifiablePresentation'], holder: holder.did, verifiableCredential: credentials, ...extra });
-    const signed = (extra: Json = {}, options: Json = {}) => signJcs(vp(extra), holder, { proofPurpose: 'authentication', challenge: 'c-123', domain: 'auditor.example', ...options });
+    const vp = (extra: Json = {}): Json => ({
+      '@context': [V2],
+      type: ['VerifiablePresentation'],
+      holder: holder.did,
+      verifiableCredential: credentials,
+      ...extra,
+    });
+    const signed = (extra: Json = {}, options: Json = {}) =>
+      signJcs(vp(extra), holder, { proofPurpose: 'authentication', challenge: 'c-123', domain: 'auditor.example', ...options });
 
     it("verifies the holder's authentication proof with the challenge and domain given, and every credential in it", () => {
       const r = verifyPresentation(signed(), { at: AT, challenge: 'c-123', domain: 'auditor.example' });
@@ -255,7 +279,9 @@ describe('Data Integrity 1.0', () => {
     it("a proof by another key beside the issuer's holds as a proof; a set with none by the issuer does not", () => {
       const notary = signer();
       expect(verifyCredential(signJcs(signJcs(unsigned(by), by), notary), { at: AT }).verified).toBe(true);
-      expect(failed(verifyCredential(signJcs(signJcs(unsigned(by), notary), notary, { created: '2026-01-02T00:00:00Z' }), { at: AT }))).toEqual(['issuer.controller']);
+      expect(failed(verifyCredential(signJcs(signJcs(unsigned(by), notary), notary, { created: '2026-01-02T00:00:00Z' }), { at: AT }))).toEqual([
+        'issuer.controller',
+      ]);
       expect(failed(verifyCredential({ ...unsigned(by), proof: [] }, { at: AT }))).toContain('proof.shape');
     });
   });
@@ -269,7 +295,9 @@ describe('Data Integrity 1.0', () => {
   });
 
   it('§2.2 Proof Purposes: a credential proof for authentication is not an assertion', () => {
-    expect(failed(verifyCredential(signJcs(unsigned(by), by, { proofPurpose: 'authentication' }), { at: AT }))).toEqual(expect.arrayContaining(['proof.shape']));
+    expect(failed(verifyCredential(signJcs(unsigned(by), by, { proofPurpose: 'authentication' }), { at: AT }))).toEqual(
+      expect.arrayContaining(['proof.shape']),
+    );
   });
 
   it('§4.4 Verify Proof: type, verificationMethod and proofPurpose MUST exist', () => {
@@ -285,8 +313,12 @@ describe('eddsa-jcs-2022 (Data Integrity EdDSA Cryptosuites 1.0)', () => {
   const by = signer();
   it('§2.1.1 Multikey: the verification method is a did:key URL whose fragment is its key', () => {
     const doc = signJcs(unsigned(by), by);
-    expect(failed(verifyCredential({ ...doc, proof: { ...doc.proof, verificationMethod: `${by.did}#key-1` } }, { at: AT }))).toContain('proof.verificationMethod');
-    expect(failed(verifyCredential({ ...doc, proof: { ...doc.proof, verificationMethod: 'https://issuer.example/keys/1' } }, { at: AT }))).toContain('proof.verificationMethod');
+    expect(failed(verifyCredential({ ...doc, proof: { ...doc.proof, verificationMethod: `${by.did}#key-1` } }, { at: AT }))).toContain(
+      'proof.verificationMethod',
+    );
+    expect(failed(verifyCredential({ ...doc, proof: { ...doc.proof, verificationMethod: 'https://issuer.example/keys/1' } }, { at: AT }))).toContain(
+      'proof.verificationMethod',
+    );
   });
   it('§3.3.2 Verify Proof step 4: the proof @context MUST start the document @context', () => {
     expect(failed(verifyCredential(signJcs(unsigned(by), by, { '@context': [EXAMPLES] }), { at: AT }))).toEqual(['proof.context']);
@@ -295,14 +327,15 @@ describe('eddsa-jcs-2022 (Data Integrity EdDSA Cryptosuites 1.0)', () => {
   it('§3.3.2 step 4 in a proof set: each proof is checked against the document under its own @context (one canonical form per distinct context)', () => {
     const doc = unsigned(by, { '@context': [V2, EXAMPLES] });
     // A proof over the document as its own @context makes it (§3.3.2 step 4 swaps it in).
-    const proofUnder = (context: unknown, created: string) => (signJcs({ ...doc, '@context': context } as Json, by, { '@context': context, created }).proof as Json);
+    const proofUnder = (context: unknown, created: string) =>
+      signJcs({ ...doc, '@context': context } as Json, by, { '@context': context, created }).proof as Json;
     const set = {
       ...doc,
       proof: [
         signJcs(doc, by).proof as Json, // the document's own @context
         proofUnder([V2], '2026-01-02T00:00:00Z'), // a prefix, as an array
         proofUnder(V2, '2026-01-03T00:00:00Z'), // the same prefix as a single value
-        (signJcs(doc, by, { '@context': undefined, created: '2026-01-04T00:00:00Z' }).proof as Json), // none: the document's
+        signJcs(doc, by, { '@context': undefined, created: '2026-01-04T00:00:00Z' }).proof as Json, // none: the document's
         proofUnder([V2], '2026-01-05T00:00:00Z'), // the prefix again
       ],
     };
@@ -323,7 +356,9 @@ describe('eddsa-jcs-2022 (Data Integrity EdDSA Cryptosuites 1.0)', () => {
     const more = signJcs(doc, by, { created: '2026-01-09T00:00:00Z' });
     const r = verifyCredential(more, { at: AT });
     expect(failed(r)).toEqual(['proof.shape']);
-    expect(r.checks.find((c) => c.id === 'proof.shape')!.why).toBe(`a set of ${MAX_PROOFS_PER_DOCUMENT + 1} proofs: a document carries at most ${MAX_PROOFS_PER_DOCUMENT} (PROTOCOL 8.5)`);
+    expect(r.checks.find((c) => c.id === 'proof.shape')!.why).toBe(
+      `a set of ${MAX_PROOFS_PER_DOCUMENT + 1} proofs: a document carries at most ${MAX_PROOFS_PER_DOCUMENT} (PROTOCOL 8.5)`,
+    );
   });
   it('§3.3.3 Transformation: the JCS of the document, so key order and white space do not matter, and a changed value does', () => {
     const doc = signJcs(unsigned(by), by);
@@ -350,10 +385,14 @@ describe('eddsa-jcs-2022 (Data Integrity EdDSA Cryptosuites 1.0)', () => {
     const doc = signJcs(unsigned(by), by);
     const p = doc.proof as Json;
     expect(failed(verifyCredential({ ...doc, proof: { ...p, proofValue: p.proofValue.slice(1) } }, { at: AT }))).toContain('proof.proofValue');
-    expect(failed(verifyCredential({ ...doc, proof: { ...p, proofValue: 'u' + Buffer.alloc(64).toString('base64url') } }, { at: AT }))).toContain('proof.proofValue');
+    expect(failed(verifyCredential({ ...doc, proof: { ...p, proofValue: 'u' + Buffer.alloc(64).toString('base64url') } }, { at: AT }))).toContain(
+      'proof.proofValue',
+    );
     const other = signer();
     const wrongKey = signJcs(unsigned(by), other);
-    expect(failed(verifyCredential({ ...wrongKey, proof: { ...(wrongKey.proof as Json), verificationMethod: by.vm } }, { at: AT }))).toEqual(['proof.signature']);
+    expect(failed(verifyCredential({ ...wrongKey, proof: { ...(wrongKey.proof as Json), verificationMethod: by.vm } }, { at: AT }))).toEqual([
+      'proof.signature',
+    ]);
   });
 });
 

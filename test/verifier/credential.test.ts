@@ -33,7 +33,14 @@ const held = (r: CredentialReport, id: string) => r.checks.find((c) => c.id === 
 function judgment(at: number, overrides: Partial<JudgmentRecord> = {}): JudgmentRecord {
   const judge = generateKeyPair();
   const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
-  const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId: 'cprop_0123456789abcdef', judge: 'ak_judge001', scores, rationale: 'Sound.' };
+  const payload = {
+    type: 'akas.judgment.v1' as const,
+    kind: 'capability' as const,
+    proposalId: 'cprop_0123456789abcdef',
+    judge: 'ak_judge001',
+    scores,
+    rationale: 'Sound.',
+  };
   const signature = sign(judge.privateKey, judgmentSigningString(payload));
   return {
     judgmentId: 'jdg_00112233445566ff',
@@ -60,7 +67,18 @@ const T0 = Date.UTC(2026, 0, 1, 12);
 describe('the W3C eddsa-jcs-2022 worked example', () => {
   it('has a proof that verifies: every proof check holds', () => {
     const r = verifyCredential(SIGNED, { at: T0 });
-    for (const id of ['json', 'context', 'type', 'dates', 'proof.shape', 'proof.context', 'proof.verificationMethod', 'proof.proofValue', 'proof.signature', 'validity']) {
+    for (const id of [
+      'json',
+      'context',
+      'type',
+      'dates',
+      'proof.shape',
+      'proof.context',
+      'proof.verificationMethod',
+      'proof.proofValue',
+      'proof.signature',
+      'validity',
+    ]) {
       expect(held(r, id), id).toBe(true);
     }
   });
@@ -70,23 +88,38 @@ describe('the W3C eddsa-jcs-2022 worked example', () => {
     expect(failedIds(verifyCredential(SIGNED, { at: T0 }))).toEqual(['issuer.controller']);
   });
 
-  it('verifies once the issuer is the verification method\'s DID, signed again with the vector key', async () => {
+  it("verifies once the issuer is the verification method's DID, signed again with the vector key", async () => {
     // The vector's own seed signs the same credential with a did:key issuer.
     const keyPair = vectorJson('w3c-vc-di-eddsa', 'keyPair.json');
     // The file names the secret `privateKeyMultibase`; the Multikey spec (and the library) `secretKeyMultibase`.
-    const key = await Ed25519Multikey.from({ publicKeyMultibase: keyPair.publicKeyMultibase, secretKeyMultibase: keyPair.privateKeyMultibase, type: 'Multikey', controller: `did:key:${keyPair.publicKeyMultibase}`, id: `did:key:${keyPair.publicKeyMultibase}#${keyPair.publicKeyMultibase}` });
+    const key = await Ed25519Multikey.from({
+      publicKeyMultibase: keyPair.publicKeyMultibase,
+      secretKeyMultibase: keyPair.privateKeyMultibase,
+      type: 'Multikey',
+      controller: `did:key:${keyPair.publicKeyMultibase}`,
+      id: `did:key:${keyPair.publicKeyMultibase}#${keyPair.publicKeyMultibase}`,
+    });
     const unsigned = { ...vectorJson('w3c-vc-di-eddsa', 'unsigned.json'), issuer: `did:key:${keyPair.publicKeyMultibase}` };
-    const suite = new DataIntegrityProof({ signer: (key as { signer(): unknown }).signer(), cryptosuite: createSignCryptosuite(), date: '2023-02-24T23:36:38Z' });
+    const suite = new DataIntegrityProof({
+      signer: (key as { signer(): unknown }).signer(),
+      cryptosuite: createSignCryptosuite(),
+      date: '2023-02-24T23:36:38Z',
+    });
     const credential = await vc.issue({ credential: unsigned, suite, documentLoader: exampleLoader });
     expect(verifyCredential(JSON.stringify(credential), { at: T0 }).verified).toBe(true);
   });
 
   describe('tampered', () => {
-    const cases: Array<[string, (d: Record<string, any>) => void, string]> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
+    const cases: Array<[string, (d: Record<string, any>) => void, string]> = [
+      // eslint-disable-line @typescript-eslint/no-explicit-any
       ['a subject value changed', (d) => (d.credentialSubject.alumniOf = 'Another University'), 'proof.signature'],
       ['validFrom moved', (d) => (d.validFrom = '2023-01-02T00:00:00Z'), 'proof.signature'],
       ['the proof created changed', (d) => (d.proof.created = '2023-02-24T23:36:39Z'), 'proof.signature'],
-      ['the proofValue re-encoded one character off', (d) => (d.proof.proofValue = d.proof.proofValue.slice(0, -1) + (d.proof.proofValue.endsWith('2') ? '3' : '2')), 'proof.signature'],
+      [
+        'the proofValue re-encoded one character off',
+        (d) => (d.proof.proofValue = d.proof.proofValue.slice(0, -1) + (d.proof.proofValue.endsWith('2') ? '3' : '2')),
+        'proof.signature',
+      ],
       ['the proofValue with 32 bytes of garbage appended', (d) => (d.proof.proofValue += 'JxqcWVfmeXyY9ALtbsjNpV6fTB33vLgs1qkNuEEe1uWtW'), 'proof.proofValue'],
       ['the proofValue not multibase', (d) => (d.proof.proofValue = d.proof.proofValue.slice(1)), 'proof.proofValue'],
       ['another cryptosuite', (d) => (d.proof.cryptosuite = 'eddsa-rdfc-2022'), 'proof.shape'],
@@ -95,7 +128,11 @@ describe('the W3C eddsa-jcs-2022 worked example', () => {
       ['a created without time zone', (d) => (d.proof.created = '2023-02-24T23:36:38'), 'proof.shape'],
       ['a validFrom that is no date', (d) => (d.validFrom = '2023-02-30T00:00:00Z'), 'dates'],
       ['a proof @context that is not a prefix', (d) => (d.proof['@context'] = ['https://www.w3.org/ns/credentials/examples/v2']), 'proof.context'],
-      ['a verificationMethod with another fragment', (d) => (d.proof.verificationMethod = d.proof.verificationMethod.replace(/#.*/, '#key-1')), 'proof.verificationMethod'],
+      [
+        'a verificationMethod with another fragment',
+        (d) => (d.proof.verificationMethod = d.proof.verificationMethod.replace(/#.*/, '#key-1')),
+        'proof.verificationMethod',
+      ],
       ['a verificationMethod that is not a did:key', (d) => (d.proof.verificationMethod = 'https://vc.example/issuers/5678#key-1'), 'proof.verificationMethod'],
       ['no proof', (d) => delete d.proof, 'proof.shape'],
       ['a VC 1.1 context', (d) => (d['@context'][0] = 'https://www.w3.org/2018/credentials/v1'), 'context'],
@@ -112,13 +149,16 @@ describe('the W3C eddsa-jcs-2022 worked example', () => {
       const lone = SIGNED.replace('"The School of Examples"', '"The School of \\ud800Examples"');
       expect(lone).not.toBe(SIGNED);
       expect(verifyCredential(lone).checks[0]).toMatchObject({ id: 'json', valid: false, why: expect.stringContaining('lone surrogate') });
-      expect(failedIds(verifyCredential(Buffer.concat([Buffer.from(SIGNED.slice(0, 20)), Buffer.from([0xff]), Buffer.from(SIGNED.slice(20))])))).toEqual(['json']);
+      expect(failedIds(verifyCredential(Buffer.concat([Buffer.from(SIGNED.slice(0, 20)), Buffer.from([0xff]), Buffer.from(SIGNED.slice(20))])))).toEqual([
+        'json',
+      ]);
     });
   });
 });
 
 const exampleLoader = async (url: string) => {
-  if (url === 'https://www.w3.org/ns/credentials/examples/v2') return { contextUrl: null, documentUrl: url, document: vectorJson('w3c-vc-di-eddsa', 'contexts/credentials-examples-v2.jsonld') };
+  if (url === 'https://www.w3.org/ns/credentials/examples/v2')
+    return { contextUrl: null, documentUrl: url, document: vectorJson('w3c-vc-di-eddsa', 'contexts/credentials-examples-v2.jsonld') };
   return documentLoader(url);
 };
 
@@ -171,13 +211,19 @@ describe('judgment credentials issued by the node', () => {
 });
 
 describe('credentials issued by @digitalbazaar/vc', () => {
-  it('verify with ours (a did:key issuer, the library\'s own Multikey signer)', async () => {
+  it("verify with ours (a did:key issuer, the library's own Multikey signer)", async () => {
     const key = await Ed25519Multikey.generate();
     const did = `did:key:${key.publicKeyMultibase}`;
     const keyWithIds = await Ed25519Multikey.from({ ...(key as object), id: `${did}#${key.publicKeyMultibase}`, controller: did });
     const suite = new DataIntegrityProof({ signer: (keyWithIds as { signer(): unknown }).signer(), cryptosuite: createSignCryptosuite() });
     const credential = await vc.issue({
-      credential: { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: did, validFrom: '2025-01-01T00:00:00Z', credentialSubject: { id: 'urn:example:subject', name: 'Ada' } },
+      credential: {
+        '@context': ['https://www.w3.org/ns/credentials/v2'],
+        type: ['VerifiableCredential'],
+        issuer: did,
+        validFrom: '2025-01-01T00:00:00Z',
+        credentialSubject: { id: 'urn:example:subject', name: 'Ada' },
+      },
       suite,
       documentLoader,
     });
@@ -219,7 +265,13 @@ describe('issuer key rotation', () => {
     expect(failedIds(verifyCredential(forged, { issuer: keys.issuer.did, at: T0 + 20 }))).toEqual(['issuer.pinned']);
 
     // A rotation into the stranger's key, signed by it alone, reaches nothing.
-    const fake = { type: 'akas.issuer-rotation.v1' as const, from: keys.issuer.did, to: stranger.issuer.did, at: T0 + 5, signatures: { from: '00'.repeat(64), to: '00'.repeat(64) } };
+    const fake = {
+      type: 'akas.issuer-rotation.v1' as const,
+      from: keys.issuer.did,
+      to: stranger.issuer.did,
+      at: T0 + 5,
+      signatures: { from: '00'.repeat(64), to: '00'.repeat(64) },
+    };
     const t = trustIssuerKeys(keys.issuer.did, { rotations: [fake] });
     expect(t.keys.has(stranger.issuer.did)).toBe(false);
     expect(t.problems[0]).toMatch(/not signed by both/);

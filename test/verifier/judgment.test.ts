@@ -21,25 +21,56 @@ beforeAll(async () => {
   node = await testNode();
   const proposer = await registerAgent(node, '10.7.0.1');
   await markCalibrated(node, proposer.tag, 0.8, 20);
-  const { proposalId } = (await node.app.inject({ method: 'POST', url: KIND_ROUTES.brief.propose, payload: samplePayload('brief', 1) as object, headers: bearer(proposer.apiKey), remoteAddress: '10.7.0.1' })).json();
+  const { proposalId } = (
+    await node.app.inject({
+      method: 'POST',
+      url: KIND_ROUTES.brief.propose,
+      payload: samplePayload('brief', 1) as object,
+      headers: bearer(proposer.apiKey),
+      remoteAddress: '10.7.0.1',
+    })
+  ).json();
   for (let i = 0; i < 2; i++) {
     const j = await registerAgent(node, `10.7.1.${i}`);
     await markCalibrated(node, j.tag, 0.8);
     const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.6 + i / 10 };
     const rationale = `Judged by number ${i}: sourced. ✓`;
     const signature = sign(j.signing.privateKey, canonicalize({ type: 'akas.judgment.v1', kind: 'brief', proposalId, judge: j.tag, scores, rationale }));
-    const r = await node.app.inject({ method: 'POST', url: `${KIND_ROUTES.brief.judge}/${proposalId}`, payload: { scores, rationale, signature }, headers: bearer(j.apiKey), remoteAddress: `10.7.1.${i}` });
+    const r = await node.app.inject({
+      method: 'POST',
+      url: `${KIND_ROUTES.brief.judge}/${proposalId}`,
+      payload: { scores, rationale, signature },
+      headers: bearer(j.apiKey),
+      remoteAddress: `10.7.1.${i}`,
+    });
     expect(r.statusCode, r.body).toBe(200);
     judges.push(j);
   }
   detail = (await node.app.inject({ url: `/api/knowledge/proposals/${proposalId}` })).json();
   // A second proposal, judged over the v2 payload (PROTOCOL 7.2): the judge signs the content hash.
-  const second = (await node.app.inject({ method: 'POST', url: KIND_ROUTES.capability.propose, payload: samplePayload('capability', 2) as object, headers: bearer(proposer.apiKey), remoteAddress: '10.7.0.1' })).json();
+  const second = (
+    await node.app.inject({
+      method: 'POST',
+      url: KIND_ROUTES.capability.propose,
+      payload: samplePayload('capability', 2) as object,
+      headers: bearer(proposer.apiKey),
+      remoteAddress: '10.7.0.1',
+    })
+  ).json();
   const shown = (await node.app.inject({ url: `/api/knowledge/proposals/${second.proposalId}` })).json();
   const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
   const v2 = { scores, rationale: 'Signed over the content.', contentSha256: shown.contentSha256 };
-  const signature = sign(judges[0].signing.privateKey, canonicalize({ type: 'akas.judgment.v2', kind: 'capability', proposalId: second.proposalId, judge: judges[0].tag, ...v2 }));
-  const r = await node.app.inject({ method: 'POST', url: `${KIND_ROUTES.capability.judge}/${second.proposalId}`, payload: { ...v2, signature }, headers: bearer(judges[0].apiKey), remoteAddress: '10.7.1.0' });
+  const signature = sign(
+    judges[0].signing.privateKey,
+    canonicalize({ type: 'akas.judgment.v2', kind: 'capability', proposalId: second.proposalId, judge: judges[0].tag, ...v2 }),
+  );
+  const r = await node.app.inject({
+    method: 'POST',
+    url: `${KIND_ROUTES.capability.judge}/${second.proposalId}`,
+    payload: { ...v2, signature },
+    headers: bearer(judges[0].apiKey),
+    remoteAddress: '10.7.1.0',
+  });
   expect(r.statusCode, r.body).toBe(200);
   v2detail = (await node.app.inject({ url: `/api/knowledge/proposals/${second.proposalId}` })).json();
   profiles = await Promise.all(judges.map(async (j) => parseAgentKeys((await node.app.inject({ url: `/api/agents/${j.tag}` })).json(), j.tag)));
@@ -85,7 +116,11 @@ describe('verifyProposalJudgments', () => {
     const e = copy();
     e.judgments[0].signature.publicKey = other.publicKey;
     e.judgments[0].signature.signature = sign(other.privateKey, e.judgments[0].signature.signingPayload);
-    e.judgments[0].attestation.judgeSignature = { ...e.judgments[0].attestation.judgeSignature, publicKey: other.publicKey, signature: e.judgments[0].signature.signature };
+    e.judgments[0].attestation.judgeSignature = {
+      ...e.judgments[0].attestation.judgeSignature,
+      publicKey: other.publicKey,
+      signature: e.judgments[0].signature.signature,
+    };
     expect(verifyProposalJudgments(e).checks[0]).toMatchObject({ signatureValid: true, payloadMatches: true, key: 'unchecked', ok: true });
     expect(verifyProposalJudgments(e, profiles).checks[0]).toMatchObject({ key: 'not-the-judges', ok: false });
   });

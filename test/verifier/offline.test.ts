@@ -70,7 +70,10 @@ describe('the verifier with the network disabled', () => {
     expect(cred.code, cred.stdout + cred.stderr).toBe(0);
     const bundle = await akas(['verify', 'bundle', join(work, 'bundle.json'), '--issuer', issuer, '--at', at]);
     expect(bundle.code, bundle.stdout + bundle.stderr).toBe(0);
-    writeFileSync(join(work, 'tampered.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(work, 'credential.json'), 'utf8')), validFrom: '2020-01-01T00:00:00.000Z' }));
+    writeFileSync(
+      join(work, 'tampered.json'),
+      JSON.stringify({ ...JSON.parse(readFileSync(join(work, 'credential.json'), 'utf8')), validFrom: '2020-01-01T00:00:00.000Z' }),
+    );
     expect((await akas(['verify', 'credential', join(work, 'tampered.json'), '--at', at])).code).toBe(1);
     expect(attempts).toEqual([]);
   });

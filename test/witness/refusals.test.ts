@@ -84,7 +84,12 @@ function expectEvidence(records: RefusedCheckpoint[], forked: Awaited<ReturnType
   const bySize = new Map(records.map((r) => [r.size, r]));
   expect([...bySize.keys()].sort((a, b) => a - b)).toEqual([13, 20]);
   expect(bySize.get(13)).toMatchObject({ checkpoint: forked.forked13, oldSize: 13, reason: expect.stringMatching(/fork/) });
-  expect(bySize.get(20)).toMatchObject({ checkpoint: forked.forked20, oldSize: 13, proof: forked.forkProof.map((h) => h.toString('base64')), reason: expect.stringMatching(/fork/) });
+  expect(bySize.get(20)).toMatchObject({
+    checkpoint: forked.forked20,
+    oldSize: 13,
+    proof: forked.forkProof.map((h) => h.toString('base64')),
+    reason: expect.stringMatching(/fork/),
+  });
   for (const r of records) {
     expect(JSON.stringify(r)).not.toContain('junk.example');
     expect(JSON.stringify(r).length).toBeLessThan(4096);
@@ -102,7 +107,8 @@ describe('a witness keeps only evidence (issue 30, finding 2)', () => {
     const w = await startWitness(dataDir, 'w.example/witness', log.vkey);
     let forked;
     try {
-      const status = async () => ((await (await fetch(`${w.url}/`)).json()) as { logs: Array<{ size: number; refused: number; lastRefused: string | null }> }).logs[0];
+      const status = async () =>
+        ((await (await fetch(`${w.url}/`)).json()) as { logs: Array<{ size: number; refused: number; lastRefused: string | null }> }).logs[0];
       forked = await attack(`${w.url}/add-checkpoint`, `${w.url}/${originHash('example.com/replayed')}/checkpoint`, log);
       expect(await status()).toMatchObject({ size: 13, refused: 2, lastRefused: expect.stringMatching(/fork/) });
     } finally {

@@ -59,7 +59,8 @@ function ownLog(origin = 'example.com/akas-test-log', leaves = 16, salt = '') {
   for (let i = 0; i < leaves; i++) tree.append(Buffer.from(`${salt}leaf ${i}`));
   const vkey = verifierKeyString(origin, key.publicKey);
   const checkpoint = (size: number, t = tree) => signNote(formatCheckpoint({ origin, size, rootHash: t.root(size) }), origin, key.privateKey);
-  const request = (old: number, size: number, t = tree) => formatAddCheckpoint(old, old > 0 && old < size ? t.consistencyProof(old, size) : [], checkpoint(size, t));
+  const request = (old: number, size: number, t = tree) =>
+    formatAddCheckpoint(old, old > 0 && old < size ? t.consistencyProof(old, size) : [], checkpoint(size, t));
   return { key, tree, vkey, origin, checkpoint, request };
 }
 

@@ -10,82 +10,118 @@ import { issuerArg, mark, readStdin, timeArg, witnessPolicyArg } from './shared.
 export function bundleCommand(verify: Command, cli: Cli) {
   verify
     .command('bundle')
-    .description('check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events (L3), content hashes; says what it could not check')
+    .description(
+      'check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events (L3), content hashes; says what it could not check',
+    )
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
-    .option('--issuer-keys <file>', "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer")
+    .option(
+      '--issuer-keys <file>',
+      "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer",
+    )
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key: akas node-keys prints it); else the one the pinned --issuer endorses")
-    .option('--witness <key>', "a witness whose cosignature of the bundle's checkpoint counts (NAME+KEYID+KEY); repeatable", (v: string, p: string[]) => [...p, v], [] as string[])
+    .option(
+      '--witness <key>',
+      "a witness whose cosignature of the bundle's checkpoint counts (NAME+KEYID+KEY); repeatable",
+      (v: string, p: string[]) => [...p, v],
+      [] as string[],
+    )
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned (default: all)')
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { blobs?: string; issuer?: string; issuerKeys?: string; at?: string; logKey?: string; witness: string[]; witnessQuorum?: string; verbose?: boolean }) => {
-        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
-        const at = timeArg(opts.at);
-        const issuer = issuerArg(opts.issuer);
-        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
-        const { verifyBundle, blobsInFolder, NotCheckableError, tally } = await import('../../../verifier/index.js');
-        let bytes: Buffer;
-        try {
-          bytes = file === '-' ? readStdin() : readFileSync(file);
-        } catch (e) {
-          throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
-        }
-        let report;
-        try {
-          report = await verifyBundle(bytes, { blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined, issuer, issuerKeys: list as never, at, logKey: opts.logKey, witnesses });
-        } catch (e) {
-          if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
-          const err = e as NodeJS.ErrnoException;
-          if (err.code) throw new CliError(2, `Cannot read ${opts.blobs}: ${err.code}`, { code: 'unreadable', path: opts.blobs });
-          throw e;
-        }
-        const t = tally(report.checks);
-        cli.output().result({ ...report, ...t }, () => {
-          const order = ['input', 'content', 'L2', 'L1', 'CAS', 'L3'];
-          const titles: Record<string, string> = {
-            input: 'input',
-            content: 'content  judged = published',
-            L1: 'L1  credentials',
-            L2: 'L2  judge signatures',
-            L3: "L3  the node's log and MACs",
-            CAS: 'CAS content hashes',
-          };
-          const b = report.binding;
-          const lines = [
-            `bundle of ${report.proposalId} (${report.kind}), ${report.format}`,
-            ...(report.contentSha256
-              ? [
-                  `content sha256 ${report.contentSha256} (recomputed here); judges who signed it: ${b.judgesSigned}` +
-                    (b.nodeOnly ? `, v1 judgments bound by the node's word only: ${b.nodeOnly}` : '') +
-                    (b.submitted === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''),
-                ]
-              : []),
-          ];
-          for (const layer of order) {
-            const checks = report.checks.filter((c) => c.layer === layer);
-            if (!checks.length) continue;
-            const lt = tally(checks);
-            lines.push(`${titles[layer].padEnd(34)} ${lt.held} held${lt.failed ? `, ${lt.failed} FAILED` : ''}${lt.unchecked ? `, ${lt.unchecked} not checked` : ''}`);
-            // Every check with --verbose; otherwise what failed, and each distinct reason a check could not run.
-            const shown = opts.verbose ? checks : checks.filter((c) => c.valid !== true);
-            const seen = new Set<string>();
-            for (const c of shown) {
-              const text = c.valid === true ? c.what : (c.why ?? c.what);
-              if (c.valid === null && !opts.verbose) {
-                if (seen.has(c.id + text)) continue;
-                seen.add(c.id + text);
-              }
-              lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.valid === null && !opts.verbose ? '' : `${c.subject ?? ''}  `}${text}`);
-            }
+      action(
+        cli,
+        async (
+          file: string,
+          opts: {
+            blobs?: string;
+            issuer?: string;
+            issuerKeys?: string;
+            at?: string;
+            logKey?: string;
+            witness: string[];
+            witnessQuorum?: string;
+            verbose?: boolean;
+          },
+        ) => {
+          const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
+          const at = timeArg(opts.at);
+          const issuer = issuerArg(opts.issuer);
+          if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+          const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
+          const { verifyBundle, blobsInFolder, NotCheckableError, tally } = await import('../../../verifier/index.js');
+          let bytes: Buffer;
+          try {
+            bytes = file === '-' ? readStdin() : readFileSync(file);
+          } catch (e) {
+            throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
           }
-          lines.push(`held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`);
-          return lines.join('\n');
-        });
-        return report.verified ? 0 : 1;
-      }),
+          let report;
+          try {
+            report = await verifyBundle(bytes, {
+              blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined,
+              issuer,
+              issuerKeys: list as never,
+              at,
+              logKey: opts.logKey,
+              witnesses,
+            });
+          } catch (e) {
+            if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
+            const err = e as NodeJS.ErrnoException;
+            if (err.code) throw new CliError(2, `Cannot read ${opts.blobs}: ${err.code}`, { code: 'unreadable', path: opts.blobs });
+            throw e;
+          }
+          const t = tally(report.checks);
+          cli.output().result({ ...report, ...t }, () => {
+            const order = ['input', 'content', 'L2', 'L1', 'CAS', 'L3'];
+            const titles: Record<string, string> = {
+              input: 'input',
+              content: 'content  judged = published',
+              L1: 'L1  credentials',
+              L2: 'L2  judge signatures',
+              L3: "L3  the node's log and MACs",
+              CAS: 'CAS content hashes',
+            };
+            const b = report.binding;
+            const lines = [
+              `bundle of ${report.proposalId} (${report.kind}), ${report.format}`,
+              ...(report.contentSha256
+                ? [
+                    `content sha256 ${report.contentSha256} (recomputed here); judges who signed it: ${b.judgesSigned}` +
+                      (b.nodeOnly ? `, v1 judgments bound by the node's word only: ${b.nodeOnly}` : '') +
+                      (b.submitted === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''),
+                  ]
+                : []),
+            ];
+            for (const layer of order) {
+              const checks = report.checks.filter((c) => c.layer === layer);
+              if (!checks.length) continue;
+              const lt = tally(checks);
+              lines.push(
+                `${titles[layer].padEnd(34)} ${lt.held} held${lt.failed ? `, ${lt.failed} FAILED` : ''}${lt.unchecked ? `, ${lt.unchecked} not checked` : ''}`,
+              );
+              // Every check with --verbose; otherwise what failed, and each distinct reason a check could not run.
+              const shown = opts.verbose ? checks : checks.filter((c) => c.valid !== true);
+              const seen = new Set<string>();
+              for (const c of shown) {
+                const text = c.valid === true ? c.what : (c.why ?? c.what);
+                if (c.valid === null && !opts.verbose) {
+                  if (seen.has(c.id + text)) continue;
+                  seen.add(c.id + text);
+                }
+                lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.valid === null && !opts.verbose ? '' : `${c.subject ?? ''}  `}${text}`);
+              }
+            }
+            lines.push(
+              `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
+            );
+            return lines.join('\n');
+          });
+          return report.verified ? 0 : 1;
+        },
+      ),
     );
 }

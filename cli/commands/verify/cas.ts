@@ -14,7 +14,9 @@ interface CasOptions {
 export function casCommand(verify: Command, cli: Cli) {
   verify
     .command('cas')
-    .description('check that a file hashes to its recorded sha256, every {path, sha256} of a manifest, or the blob an artifact node names (exit 0 match, 1 mismatch, 2 unreadable)')
+    .description(
+      'check that a file hashes to its recorded sha256, every {path, sha256} of a manifest, or the blob an artifact node names (exit 0 match, 1 mismatch, 2 unreadable)',
+    )
     .argument('[file]', 'the file to check (with --sha256, or --node)')
     .option('--sha256 <hex>', 'the sha256 FILE should hash to')
     .option('--manifest <file>', 'a JSON list of {path, sha256} (paths relative to the manifest)')
@@ -24,7 +26,8 @@ export function casCommand(verify: Command, cli: Cli) {
       action(cli, async (file: string | undefined, opts: CasOptions) => {
         if (opts.fetch && opts.node === undefined) throw usageError('--fetch goes with --node NODE.json (the artifact whose uri to fetch)');
         if (opts.node !== undefined) {
-          if (opts.sha256 !== undefined || opts.manifest !== undefined) throw usageError('--node takes the sha256 from the node: give no --sha256 or --manifest with it');
+          if (opts.sha256 !== undefined || opts.manifest !== undefined)
+            throw usageError('--node takes the sha256 from the node: give no --sha256 or --manifest with it');
           if (opts.fetch && file !== undefined) throw usageError('give FILE (checked offline) or --fetch (the bytes fetched from the uri), not both');
           return (await import('../../artifact-check.js')).verifyArtifactBlob(cli, opts.node, file, Boolean(opts.fetch));
         }
@@ -57,7 +60,8 @@ export function casCommand(verify: Command, cli: Cli) {
           return r.mismatched > 0 ? 1 : r.unreadable > 0 ? 2 : 0;
         }
 
-        if (file === undefined || opts.sha256 === undefined) throw usageError('usage: akas verify cas FILE --sha256 HEX, akas verify cas --manifest FILE, or akas verify cas --node NODE.json (FILE | --fetch)');
+        if (file === undefined || opts.sha256 === undefined)
+          throw usageError('usage: akas verify cas FILE --sha256 HEX, akas verify cas --manifest FILE, or akas verify cas --node NODE.json (FILE | --fetch)');
         const expected = normalizeSha256(opts.sha256);
         if (!expected) throw usageError(`--sha256 must be 64 hex characters, got ${opts.sha256}`);
         const c = await verifyCasFile(file, expected);

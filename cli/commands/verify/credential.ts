@@ -26,7 +26,10 @@ export function credentialCommand(verify: Command, cli: Cli) {
     .argument('<inputs...>', 'credential files, folders of .json/.jsonl files, or - (stdin)')
     .option('--at <time>', 'check the validity window at this instant (ISO 8601 or epoch ms; default now)')
     .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
-    .option('--issuer-keys <file>', "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window")
+    .option(
+      '--issuer-keys <file>',
+      "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window",
+    )
     .option('--judge-signature', "also check the judge's own signature (L2) a judgment credential carries")
     .action(
       action(cli, async (paths: string[], opts: { at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {

@@ -16,7 +16,7 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
         const { NotCheckableError, parseAgentKeys, verifyProposalJudgments } = await import('../../../verifier/index.js');
         const out = cli.output();
         // Each input is read and recognised on its own, so a bad one is named in the error.
-        const checkable = <T,>(path: string, read: () => T): T => {
+        const checkable = <T>(path: string, read: () => T): T => {
           try {
             return read();
           } catch (e) {

@@ -10,10 +10,15 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 export function logProofCommand(verify: Command, cli: Cli) {
   verify
     .command('log-proof')
-    .description('check an attestation\'s inclusion proof and checkpoint offline (the JSON of `akas attestation ID --json`)')
+    .description("check an attestation's inclusion proof and checkpoint offline (the JSON of `akas attestation ID --json`)")
     .argument('<file>', 'the saved answer (- for stdin)')
     .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too)")
-    .option('--witness <key>', 'a witness whose cosignature counts (its cosignature/v1 verifier key NAME+KEYID+KEY, as `akas witness` prints it); repeatable', collect, [])
+    .option(
+      '--witness <key>',
+      'a witness whose cosignature counts (its cosignature/v1 verifier key NAME+KEYID+KEY, as `akas witness` prints it); repeatable',
+      collect,
+      [],
+    )
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned the checkpoint (default: all)')
     .action(
       action(cli, async (file: string, opts: { logKey: string; witness: string[]; witnessQuorum?: string }) => {

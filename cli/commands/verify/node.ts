@@ -9,10 +9,15 @@ import { issuerArg, mark } from './shared.js';
 export function nodeCommand(verify: Command, cli: Cli) {
   verify
     .command('node')
-    .description('check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, the publication in the log (exit 0 holds, 1 does not, 2 unreadable)')
+    .description(
+      'check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, the publication in the log (exit 0 holds, 1 does not, 2 unreadable)',
+    )
     .argument('<file>', 'the node as `akas node PATH --json` prints it, or a brief as `akas brief ID --json` prints it (- for stdin)')
     .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
-    .option('--issuer-keys <file>', "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys), to follow the pinned issuer's signed rotations")
+    .option(
+      '--issuer-keys <file>',
+      "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys), to follow the pinned issuer's signed rotations",
+    )
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key); else the one the pinned --issuer endorses")
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
@@ -33,13 +38,17 @@ export function nodeCommand(verify: Command, cli: Cli) {
         cli.output().result({ ...report, ...t }, () => {
           const lines = [
             `${report.shape === 'brief' ? 'brief' : report.kind} ${report.path}` +
-              (report.proposalId ? `, published by ${report.proposalId} (content ${report.contentSha256 ?? '?'}${report.contentBinding === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''})` : ''),
+              (report.proposalId
+                ? `, published by ${report.proposalId} (content ${report.contentSha256 ?? '?'}${report.contentBinding === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''})`
+                : ''),
           ];
           for (const ch of report.checks) {
             if (!opts.verbose && ch.valid === true) continue;
             lines.push(`  ${mark(ch.valid)}  ${ch.layer.padEnd(7)} ${ch.id.padEnd(20)} ${ch.valid === true ? ch.what : (ch.why ?? ch.what)}`);
           }
-          lines.push(`held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`);
+          lines.push(
+            `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
+          );
           return lines.join('\n');
         });
         return report.verified ? 0 : 1;

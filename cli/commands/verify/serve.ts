@@ -9,11 +9,13 @@ import { issuerArg, timeArg } from './shared.js';
 export function serveCommand(verify: Command, cli: Cli) {
   verify
     .command('serve')
-    .description('serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test suites (docs/W3C-SUITES.md)')
+    .description(
+      'serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test suites (docs/W3C-SUITES.md)',
+    )
     .option('--port <port>', 'port (0: any free one)', '0')
     .option('--issuer <did>', 'pin the issuer of every credential')
     .option('--issuer-keys <file>', "with --issuer: the node's key list, followed from the pinned DID")
-    .option('--at <time>', 'check validity windows at this instant (default: each request\'s now)')
+    .option('--at <time>', "check validity windows at this instant (default: each request's now)")
     .action(
       action(cli, async (opts: { port: string; issuer?: string; issuerKeys?: string; at?: string }) => {
         const port = Number(opts.port);

@@ -46,6 +46,7 @@ export function witnessPolicyArg(witness: string[] = [], quorum?: string): { key
   }
   const keys = witness.map((w) => (w.includes('@') ? w.slice(0, w.lastIndexOf('@')) : w));
   const k = quorum === undefined ? keys.length : Number(quorum);
-  if (!Number.isInteger(k) || k < 1 || k > keys.length) throw usageError(`--witness-quorum is a whole number from 1 to ${keys.length} (the witnesses given), got ${quorum}`);
+  if (!Number.isInteger(k) || k < 1 || k > keys.length)
+    throw usageError(`--witness-quorum is a whole number from 1 to ${keys.length} (the witnesses given), got ${quorum}`);
   return { keys, quorum: k, now: Math.floor(Date.now() / 1000) };
 }

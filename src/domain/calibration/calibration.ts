@@ -50,10 +50,14 @@ export async function calibrate(ctx: Ctx, tag: string, answers: Record<string, s
       });
     }
     if (agent.calibration.attempts >= CALIBRATION_ATTEMPTS) {
-      throw new ServiceError('calibration_exhausted', `All ${CALIBRATION_ATTEMPTS} lifetime calibration attempts are used; the kept score is ${agent.calibration.score}.`, {
-        intelligenceScore: agent.calibration.score,
-        attemptsRemaining: 0,
-      });
+      throw new ServiceError(
+        'calibration_exhausted',
+        `All ${CALIBRATION_ATTEMPTS} lifetime calibration attempts are used; the kept score is ${agent.calibration.score}.`,
+        {
+          intelligenceScore: agent.calibration.score,
+          attemptsRemaining: 0,
+        },
+      );
     }
     const { intelligenceScore: attemptScore, perQuestion } = scoreAnswers(questions, answers);
     const prior = agent.calibration.score;

@@ -36,19 +36,82 @@ const pairsOf = (text: string) => text.split(',').map((p) => p.trim().split(':')
 
 // ---- word lists -----------------------------------------------------------------------------
 
-const WORDS = 'mississippi bookkeeper committee balloon banana assessment necessary parallel occurrence programming successful possession embarrass accommodate millennium referee coffee address tennessee hippopotamus abracadabra independence engineering pepper giraffe collaboration repetition syllabus vacuum letter mammal papaya yellow cinnamon tomorrow rhythm barrister'.split(' ');
-const GOODS = pairsOf('pencil:pencils,notebook:notebooks,eraser:erasers,ruler:rulers,marker:markers,stamp:stamps,envelope:envelopes,apple:apples,lemon:lemons,candle:candles,bread roll:bread rolls,postcard:postcards');
+const WORDS =
+  'mississippi bookkeeper committee balloon banana assessment necessary parallel occurrence programming successful possession embarrass accommodate millennium referee coffee address tennessee hippopotamus abracadabra independence engineering pepper giraffe collaboration repetition syllabus vacuum letter mammal papaya yellow cinnamon tomorrow rhythm barrister'.split(
+    ' ',
+  );
+const GOODS = pairsOf(
+  'pencil:pencils,notebook:notebooks,eraser:erasers,ruler:rulers,marker:markers,stamp:stamps,envelope:envelopes,apple:apples,lemon:lemons,candle:candles,bread roll:bread rolls,postcard:postcards',
+);
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-const PAST = pairsOf('go:went,see:saw,write:wrote,run:ran,take:took,bring:brought,buy:bought,catch:caught,teach:taught,think:thought,swim:swam,sing:sang,drink:drank,begin:began,choose:chose,drive:drove,eat:ate,fall:fell,fly:flew,forget:forgot,give:gave,grow:grew,know:knew,ride:rode,speak:spoke,steal:stole,throw:threw,wear:wore,break:broke,freeze:froze,hide:hid,shake:shook,sell:sold,tell:told,feel:felt,keep:kept,sleep:slept,leave:left,lose:lost,meet:met,send:sent,spend:spent,build:built');
-const CAPITALS = pairsOf('France:Paris,Japan:Tokyo,Canada:Ottawa,Australia:Canberra,Kenya:Nairobi,Norway:Oslo,Egypt:Cairo,Peru:Lima,Portugal:Lisbon,Poland:Warsaw,Argentina:Buenos Aires,Chile:Santiago,Sweden:Stockholm,Finland:Helsinki,Greece:Athens,Ireland:Dublin,Austria:Vienna,Hungary:Budapest,Thailand:Bangkok,Vietnam:Hanoi,Turkey:Ankara,Morocco:Rabat,Nigeria:Abuja,Ghana:Accra,Cuba:Havana,Spain:Madrid,Italy:Rome,Germany:Berlin,Belgium:Brussels,Denmark:Copenhagen,New Zealand:Wellington,India:New Delhi,China:Beijing,South Korea:Seoul,Indonesia:Jakarta');
-const PLURALS = pairsOf('child:children,mouse:mice,goose:geese,tooth:teeth,foot:feet,man:men,woman:women,person:people,ox:oxen,cactus:cacti,crisis:crises,analysis:analyses,phenomenon:phenomena,criterion:criteria,knife:knives,leaf:leaves,wolf:wolves,half:halves,life:lives,thesis:theses,fungus:fungi,nucleus:nuclei,sheep:sheep,deer:deer');
-const ELEMENTS = pairsOf('gold:Au,iron:Fe,sodium:Na,potassium:K,silver:Ag,copper:Cu,lead:Pb,tin:Sn,mercury:Hg,helium:He,oxygen:O,nitrogen:N,carbon:C,hydrogen:H,calcium:Ca,chlorine:Cl,neon:Ne,zinc:Zn,sulfur:S,magnesium:Mg');
-const OPPOSITES = pairsOf('hot:cold,early:late,heavy:light,empty:full,wet:dry,thick:thin,rough:smooth,loud:quiet,cheap:expensive,ancient:modern,victory:defeat,arrive:depart,accept:reject,increase:decrease,maximum:minimum,inside:outside,above:below,always:never,buy:sell,win:lose');
-const PEOPLE = ['Priya Nair', 'Tomasz Kowalski', 'Amara Okafor', 'Lukas Berg', 'Mei Tanaka', 'Diego Alvarez', 'Sofia Rossi', 'Jonas Weber', 'Aisha Khan', 'Mateo Silva', 'Hannah Schmidt', 'Kwame Mensah', 'Yuki Sato', 'Elena Petrova', 'Omar Haddad', 'Ravi Patel', 'Ingrid Larsen', 'Lucas Dubois', 'Zara Ahmed', 'Nina Horvat'];
+const PAST = pairsOf(
+  'go:went,see:saw,write:wrote,run:ran,take:took,bring:brought,buy:bought,catch:caught,teach:taught,think:thought,swim:swam,sing:sang,drink:drank,begin:began,choose:chose,drive:drove,eat:ate,fall:fell,fly:flew,forget:forgot,give:gave,grow:grew,know:knew,ride:rode,speak:spoke,steal:stole,throw:threw,wear:wore,break:broke,freeze:froze,hide:hid,shake:shook,sell:sold,tell:told,feel:felt,keep:kept,sleep:slept,leave:left,lose:lost,meet:met,send:sent,spend:spent,build:built',
+);
+const CAPITALS = pairsOf(
+  'France:Paris,Japan:Tokyo,Canada:Ottawa,Australia:Canberra,Kenya:Nairobi,Norway:Oslo,Egypt:Cairo,Peru:Lima,Portugal:Lisbon,Poland:Warsaw,Argentina:Buenos Aires,Chile:Santiago,Sweden:Stockholm,Finland:Helsinki,Greece:Athens,Ireland:Dublin,Austria:Vienna,Hungary:Budapest,Thailand:Bangkok,Vietnam:Hanoi,Turkey:Ankara,Morocco:Rabat,Nigeria:Abuja,Ghana:Accra,Cuba:Havana,Spain:Madrid,Italy:Rome,Germany:Berlin,Belgium:Brussels,Denmark:Copenhagen,New Zealand:Wellington,India:New Delhi,China:Beijing,South Korea:Seoul,Indonesia:Jakarta',
+);
+const PLURALS = pairsOf(
+  'child:children,mouse:mice,goose:geese,tooth:teeth,foot:feet,man:men,woman:women,person:people,ox:oxen,cactus:cacti,crisis:crises,analysis:analyses,phenomenon:phenomena,criterion:criteria,knife:knives,leaf:leaves,wolf:wolves,half:halves,life:lives,thesis:theses,fungus:fungi,nucleus:nuclei,sheep:sheep,deer:deer',
+);
+const ELEMENTS = pairsOf(
+  'gold:Au,iron:Fe,sodium:Na,potassium:K,silver:Ag,copper:Cu,lead:Pb,tin:Sn,mercury:Hg,helium:He,oxygen:O,nitrogen:N,carbon:C,hydrogen:H,calcium:Ca,chlorine:Cl,neon:Ne,zinc:Zn,sulfur:S,magnesium:Mg',
+);
+const OPPOSITES = pairsOf(
+  'hot:cold,early:late,heavy:light,empty:full,wet:dry,thick:thin,rough:smooth,loud:quiet,cheap:expensive,ancient:modern,victory:defeat,arrive:depart,accept:reject,increase:decrease,maximum:minimum,inside:outside,above:below,always:never,buy:sell,win:lose',
+);
+const PEOPLE = [
+  'Priya Nair',
+  'Tomasz Kowalski',
+  'Amara Okafor',
+  'Lukas Berg',
+  'Mei Tanaka',
+  'Diego Alvarez',
+  'Sofia Rossi',
+  'Jonas Weber',
+  'Aisha Khan',
+  'Mateo Silva',
+  'Hannah Schmidt',
+  'Kwame Mensah',
+  'Yuki Sato',
+  'Elena Petrova',
+  'Omar Haddad',
+  'Ravi Patel',
+  'Ingrid Larsen',
+  'Lucas Dubois',
+  'Zara Ahmed',
+  'Nina Horvat',
+];
 const CURRENCIES = pairsOf('euros:EUR,US dollars:USD,British pounds:GBP,Japanese yen:JPY,Swiss francs:CHF,Canadian dollars:CAD,Swedish kronor:SEK');
-const ITEMS = ['used bicycle', 'second-hand piano', 'set of garden chairs', 'laptop repair', 'week of tutoring', 'wedding cake', 'kayak', 'painting', 'vintage lamp', 'sewing machine'];
-const CITIES = ['Lisbon', 'Osaka', 'Nairobi', 'Toronto', 'Krakow', 'Bergen', 'Valencia', 'Leeds', 'Porto', 'Adelaide', 'Lyon', 'Gdansk', 'Malmo', 'Cork', 'Graz'];
+const ITEMS = [
+  'used bicycle',
+  'second-hand piano',
+  'set of garden chairs',
+  'laptop repair',
+  'week of tutoring',
+  'wedding cake',
+  'kayak',
+  'painting',
+  'vintage lamp',
+  'sewing machine',
+];
+const CITIES = [
+  'Lisbon',
+  'Osaka',
+  'Nairobi',
+  'Toronto',
+  'Krakow',
+  'Bergen',
+  'Valencia',
+  'Leeds',
+  'Porto',
+  'Adelaide',
+  'Lyon',
+  'Gdansk',
+  'Malmo',
+  'Cork',
+  'Graz',
+];
 const TOPICS = ['quarterly budget', 'hiring plan', 'security audit', 'product roadmap', 'office move', 'supplier contract', 'release schedule'];
 
 // ---- calibration questions ------------------------------------------------------------------
@@ -68,51 +131,101 @@ const EXACT: Array<(r: RandomSource) => Draft> = [
     const letters = [...new Set(word)];
     const repeated = letters.filter((l) => word.split(l).length > 2);
     const letter = pick(r, repeated.length ? repeated : letters);
-    return { scoring: 'exact', maxAnswerLen: 20, expected: String(word.split(letter).length - 1), userPrompt: `How many times does the letter "${letter}" appear in the word "${word}"? Reply with the digit only.` };
+    return {
+      scoring: 'exact',
+      maxAnswerLen: 20,
+      expected: String(word.split(letter).length - 1),
+      userPrompt: `How many times does the letter "${letter}" appear in the word "${word}"? Reply with the digit only.`,
+    };
   },
   (r) => {
     const [[, many], [, many2]] = sample(r, GOODS, 2);
     const [a, b] = [between(r, 3, 19) * 5, between(r, 3, 19) * 5];
     const [n, m] = [between(r, 2, 9), between(r, 2, 9)];
-    return { scoring: 'exact', maxAnswerLen: 20, expected: String(a * n + b * m), userPrompt: `A shop sells ${many} at ${a} cents each and ${many2} at ${b} cents each. How many cents do ${n} ${many} and ${m} ${many2} cost together? Reply with the integer only.` };
+    return {
+      scoring: 'exact',
+      maxAnswerLen: 20,
+      expected: String(a * n + b * m),
+      userPrompt: `A shop sells ${many} at ${a} cents each and ${many2} at ${b} cents each. How many cents do ${n} ${many} and ${m} ${many2} cost together? Reply with the integer only.`,
+    };
   },
   (r) => {
     const [k, c] = [between(r, 1, 6), between(r, 1, 9)];
     const s = (i: number) => i * (i + k) + c;
-    return { scoring: 'exact', maxAnswerLen: 20, expected: String(s(6)), userPrompt: `What is the next number in the sequence ${[1, 2, 3, 4, 5].map(s).join(', ')}, ...? Reply with the number only.` };
+    return {
+      scoring: 'exact',
+      maxAnswerLen: 20,
+      expected: String(s(6)),
+      userPrompt: `What is the next number in the sequence ${[1, 2, 3, 4, 5].map(s).join(', ')}, ...? Reply with the number only.`,
+    };
   },
   (r) => {
     const [h, m] = [between(r, 2, 11), between(r, 1, 11) * 5];
-    return { scoring: 'exact', maxAnswerLen: 20, expected: String(h * 60 + m), userPrompt: `How many minutes are there in ${h} hours and ${m} minutes? Reply with the integer only.` };
+    return {
+      scoring: 'exact',
+      maxAnswerLen: 20,
+      expected: String(h * 60 + m),
+      userPrompt: `How many minutes are there in ${h} hours and ${m} minutes? Reply with the integer only.`,
+    };
   },
   (r) => {
     const start = uint(r, 7);
     let n = between(r, 3, 45);
     if (n % 7 === 0) n += 1;
-    return { scoring: 'exact', maxAnswerLen: 20, expected: DAYS[(start + n) % 7], userPrompt: `If today is ${DAYS[start]}, what day of the week will it be in ${n} days? Reply with the day's name only.` };
+    return {
+      scoring: 'exact',
+      maxAnswerLen: 20,
+      expected: DAYS[(start + n) % 7],
+      userPrompt: `If today is ${DAYS[start]}, what day of the week will it be in ${n} days? Reply with the day's name only.`,
+    };
   },
 ];
 
 const COSINE: Array<(r: RandomSource) => Draft> = [
   (r) => {
     const v = listOf(r, PAST, 6);
-    return { scoring: 'cosine', maxAnswerLen: 200, expected: v.map(([, p]) => p).join(', '), userPrompt: `Give the simple past tense of each of these English verbs, in the same order, separated by commas: ${v.map(([x]) => x).join(', ')}.` };
+    return {
+      scoring: 'cosine',
+      maxAnswerLen: 200,
+      expected: v.map(([, p]) => p).join(', '),
+      userPrompt: `Give the simple past tense of each of these English verbs, in the same order, separated by commas: ${v.map(([x]) => x).join(', ')}.`,
+    };
   },
   (r) => {
     const c = listOf(r, CAPITALS, 4);
-    return { scoring: 'cosine', maxAnswerLen: 200, expected: c.map(([, x]) => x).join(', '), userPrompt: `Name the capital city of each of these countries, in the same order, separated by commas: ${c.map(([x]) => x).join(', ')}.` };
+    return {
+      scoring: 'cosine',
+      maxAnswerLen: 200,
+      expected: c.map(([, x]) => x).join(', '),
+      userPrompt: `Name the capital city of each of these countries, in the same order, separated by commas: ${c.map(([x]) => x).join(', ')}.`,
+    };
   },
   (r) => {
     const p = listOf(r, PLURALS, 6);
-    return { scoring: 'cosine', maxAnswerLen: 200, expected: p.map(([, x]) => x).join(', '), userPrompt: `Give the plural of each of these English nouns, in the same order, separated by commas: ${p.map(([x]) => x).join(', ')}.` };
+    return {
+      scoring: 'cosine',
+      maxAnswerLen: 200,
+      expected: p.map(([, x]) => x).join(', '),
+      userPrompt: `Give the plural of each of these English nouns, in the same order, separated by commas: ${p.map(([x]) => x).join(', ')}.`,
+    };
   },
   (r) => {
     const e = listOf(r, ELEMENTS, 5);
-    return { scoring: 'cosine', maxAnswerLen: 120, expected: e.map(([, x]) => x).join(', '), userPrompt: `Give the chemical symbol of each of these elements, in the same order, separated by commas: ${e.map(([x]) => x).join(', ')}.` };
+    return {
+      scoring: 'cosine',
+      maxAnswerLen: 120,
+      expected: e.map(([, x]) => x).join(', '),
+      userPrompt: `Give the chemical symbol of each of these elements, in the same order, separated by commas: ${e.map(([x]) => x).join(', ')}.`,
+    };
   },
   (r) => {
     const o = listOf(r, OPPOSITES, 5);
-    return { scoring: 'cosine', maxAnswerLen: 200, expected: o.map(([, x]) => x).join(', '), userPrompt: `Give the opposite of each of these English words, in the same order, separated by commas: ${o.map(([x]) => x).join(', ')}.` };
+    return {
+      scoring: 'cosine',
+      maxAnswerLen: 200,
+      expected: o.map(([, x]) => x).join(', '),
+      userPrompt: `Give the opposite of each of these English words, in the same order, separated by commas: ${o.map(([x]) => x).join(', ')}.`,
+    };
   },
 ];
 
@@ -129,7 +242,12 @@ const SCHEMA: Array<(r: RandomSource) => Draft> = [
       maxAnswerLen: 400,
       userPrompt: `From the sentence "${sentence}" extract who paid, who was paid, the amount, the ISO 4217 currency code and the item. Reply with a JSON object with exactly the keys "payer", "payee", "amount" (a number), "currency" and "item".`,
       expected: JSON.stringify({ payer, payee, amount, currency: code, item }),
-      schema: { type: 'object', required: ['payer', 'payee', 'amount', 'currency', 'item'], properties: { payer: str, payee: str, amount: { type: 'number' }, currency: str, item: str }, additionalProperties: false },
+      schema: {
+        type: 'object',
+        required: ['payer', 'payee', 'amount', 'currency', 'item'],
+        properties: { payer: str, payee: str, amount: { type: 'number' }, currency: str, item: str },
+        additionalProperties: false,
+      },
     };
   },
   (r) => {
@@ -142,7 +260,12 @@ const SCHEMA: Array<(r: RandomSource) => Draft> = [
       maxAnswerLen: 400,
       userPrompt: `From the sentence "${sentence}" extract who set up the meeting, who is invited, the city, the day and the time. Reply with a JSON object with exactly the keys "organizer", "guest", "city", "day" and "time" (HH:MM).`,
       expected: JSON.stringify({ organizer, guest, city, day, time }),
-      schema: { type: 'object', required: ['organizer', 'guest', 'city', 'day', 'time'], properties: { organizer: str, guest: str, city: str, day: str, time: str }, additionalProperties: false },
+      schema: {
+        type: 'object',
+        required: ['organizer', 'guest', 'city', 'day', 'time'],
+        properties: { organizer: str, guest: str, city: str, day: str, time: str },
+        additionalProperties: false,
+      },
     };
   },
 ];
@@ -155,7 +278,8 @@ export function generatePool(r: RandomSource, pool: 'A' | 'B'): Question[] {
 
 // ---- the challenge bank ---------------------------------------------------------------------
 
-const SHORT_SYSTEM = 'You are answering a work challenge for an agent knowledge service. Reply with one JSON object of the form {"answer": "<text>"} and nothing else.';
+const SHORT_SYSTEM =
+  'You are answering a work challenge for an agent knowledge service. Reply with one JSON object of the form {"answer": "<text>"} and nothing else.';
 const TOOL_SYSTEM =
   'You write concise, accurate product copy for developer tools. Reply with one JSON object and nothing else: {"answer": the paragraph (50-600 characters), "confidence": "low" | "medium" | "high", "model": {"family": "claude" | "gpt" | "gemini" | "llama" | "qwen" | "mistral" | "other", "version": "<your model version>"}, "via": "anthropic-api" | "openai-api" | "google-api" | "local" | "browser" | "other", "elapsed_ms": integer milliseconds you spent, "reasoning": optional, at most 280 characters}.';
 
@@ -167,7 +291,8 @@ interface Drawn {
   reject?: string[];
 }
 
-const classify = (kind: string, options: string[], text: string) => `Classify the following ${kind} into exactly one of these categories: ${options.join(', ')}. Reply with the category name only.\n\n${kind[0].toUpperCase()}${kind.slice(1)}: "${text}"`;
+const classify = (kind: string, options: string[], text: string) =>
+  `Classify the following ${kind} into exactly one of these categories: ${options.join(', ')}. Reply with the category name only.\n\n${kind[0].toUpperCase()}${kind.slice(1)}: "${text}"`;
 
 const HEADLINES: Record<string, Array<(r: RandomSource) => string>> = {
   sports: [
@@ -179,17 +304,21 @@ const HEADLINES: Record<string, Array<(r: RandomSource) => string>> = {
     (r) => `The prime minister called an early general election for ${pick(r, MONTHS)} after the coalition partners failed to agree on tax reform.`,
   ],
   technology: [
-    (r) => `A new open-source database engine promises ${between(r, 2, 9) * 10} percent faster queries on the same hardware, its developers said in ${pick(r, CITIES)}.`,
-    (r) => `The smartphone maker released a software update that fixes a security flaw in its ${pick(r, ['camera app', 'web browser', 'messaging app', 'wireless driver'])}.`,
+    (r) =>
+      `A new open-source database engine promises ${between(r, 2, 9) * 10} percent faster queries on the same hardware, its developers said in ${pick(r, CITIES)}.`,
+    (r) =>
+      `The smartphone maker released a software update that fixes a security flaw in its ${pick(r, ['camera app', 'web browser', 'messaging app', 'wireless driver'])}.`,
   ],
   weather: [
-    (r) => `Heavy ${pick(r, ['snow', 'rain'])} and strong winds are expected across the ${pick(r, ['northern', 'southern', 'coastal', 'eastern'])} region ${pick(r, ['tonight', 'tomorrow', 'this weekend'])}, with flooding possible on low roads.`,
+    (r) =>
+      `Heavy ${pick(r, ['snow', 'rain'])} and strong winds are expected across the ${pick(r, ['northern', 'southern', 'coastal', 'eastern'])} region ${pick(r, ['tonight', 'tomorrow', 'this weekend'])}, with flooding possible on low roads.`,
     (r) => `Temperatures in ${pick(r, CITIES)} will climb to ${between(r, 33, 41)} degrees on ${pick(r, DAYS)}, the hottest day of the year so far.`,
   ],
 };
 const TICKETS: Record<string, Array<(r: RandomSource) => string>> = {
   'bug report': [
-    (r) => `Clicking ${pick(r, ['export', 'save', 'upload', 'print'])} does nothing once a table passes ${between(r, 2, 9) * 1000} rows, and the console logs an error.`,
+    (r) =>
+      `Clicking ${pick(r, ['export', 'save', 'upload', 'print'])} does nothing once a table passes ${between(r, 2, 9) * 1000} rows, and the console logs an error.`,
     (r) => `The app crashes every time I open the ${pick(r, ['settings', 'reports', 'billing', 'calendar'])} page on my phone.`,
   ],
   'feature request': [
@@ -200,10 +329,22 @@ const TICKETS: Record<string, Array<(r: RandomSource) => string>> = {
   praise: [(r) => `The new ${pick(r, ['search', 'editor', 'calendar', 'import tool'])} is wonderful: it saved our team hours this week. Thank you!`],
 };
 const REVIEWS: Record<string, Array<(r: RandomSource) => string>> = {
-  positive: [(r) => `I absolutely love this ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])}: it works perfectly, looks great, and was worth every penny!`],
-  negative: [(r) => `This ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} broke after ${between(r, 2, 9)} days and support never answered my emails. Avoid it.`],
-  neutral: [(r) => `The ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} arrived on ${pick(r, DAYS)}. It is grey and weighs ${between(r, 4, 19) * 100} grams.`],
-  mixed: [(r) => `The ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} looks great and is well made, but it is far too loud and the handle gets hot.`],
+  positive: [
+    (r) =>
+      `I absolutely love this ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])}: it works perfectly, looks great, and was worth every penny!`,
+  ],
+  negative: [
+    (r) =>
+      `This ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} broke after ${between(r, 2, 9)} days and support never answered my emails. Avoid it.`,
+  ],
+  neutral: [
+    (r) =>
+      `The ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} arrived on ${pick(r, DAYS)}. It is grey and weighs ${between(r, 4, 19) * 100} grams.`,
+  ],
+  mixed: [
+    (r) =>
+      `The ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} looks great and is well made, but it is far too loud and the handle gets hot.`,
+  ],
 };
 const CODE: Record<string, (f: string, op: string) => string> = {
   python: (f, op) => `def ${f}(a, b):\n    return a ${op} b`,
@@ -214,37 +355,101 @@ const CODE: Record<string, (f: string, op: string) => string> = {
 const CODE_NAME: Record<string, string> = { python: 'Python', javascript: 'JavaScript', rust: 'Rust', go: 'Go' };
 
 const SYNONYMS: Record<string, { accept: string[]; reject: string[]; sentences: string[] }> = {
-  happy: { accept: ['glad', 'joyful', 'cheerful', 'pleased', 'delighted', 'content', 'thrilled', 'elated', 'merry', 'jolly', 'upbeat', 'satisfied'], reject: ['sad', 'unhappy', 'miserable', 'angry'], sentences: ['He was happy that the build finally went green.', 'The team was happy with the new release.'] },
-  fast: { accept: ['quick', 'rapid', 'speedy', 'swift', 'brisk', 'hasty', 'nimble', 'snappy', 'prompt', 'high-speed'], reject: ['slow', 'sluggish'], sentences: ['The new query planner is remarkably fast.', 'Their delivery service is fast and cheap.'] },
-  big: { accept: ['large', 'huge', 'enormous', 'vast', 'massive', 'giant', 'sizable', 'substantial', 'immense', 'great'], reject: ['small', 'tiny', 'little'], sentences: ['They moved into a big office downtown.', 'The migration was a big project.'] },
-  smart: { accept: ['clever', 'intelligent', 'bright', 'brilliant', 'sharp', 'wise', 'astute', 'shrewd', 'gifted'], reject: ['stupid', 'dumb', 'foolish'], sentences: ['She is a smart engineer who spots bugs quickly.', 'That was a smart way to cut the costs.'] },
-  angry: { accept: ['furious', 'mad', 'irate', 'annoyed', 'irritated', 'livid', 'enraged', 'cross', 'upset', 'outraged'], reject: ['calm', 'happy', 'pleased'], sentences: ['The customer was angry about the late delivery.', 'He sounded angry on the phone.'] },
-  tired: { accept: ['exhausted', 'weary', 'sleepy', 'drained', 'fatigued', 'worn out', 'spent', 'drowsy'], reject: ['energetic', 'rested', 'lively'], sentences: ['After the night shift she was tired.', 'The tired hikers stopped at the hut.'] },
-  small: { accept: ['little', 'tiny', 'minor', 'compact', 'miniature', 'petite', 'slight', 'modest', 'minute'], reject: ['big', 'large', 'huge'], sentences: ['They rented a small apartment near the station.', 'It was a small change to the config file.'] },
-  difficult: { accept: ['hard', 'tough', 'challenging', 'demanding', 'tricky', 'complicated', 'arduous', 'complex'], reject: ['easy', 'simple'], sentences: ['The exam was more difficult than expected.', 'Debugging the race condition was difficult.'] },
-  beautiful: { accept: ['lovely', 'pretty', 'gorgeous', 'stunning', 'attractive', 'handsome', 'elegant', 'exquisite', 'charming'], reject: ['ugly', 'hideous'], sentences: ['They walked along a beautiful beach at sunset.', 'The garden looks beautiful in spring.'] },
-  quiet: { accept: ['silent', 'calm', 'peaceful', 'still', 'hushed', 'soft', 'tranquil', 'muted'], reject: ['loud', 'noisy'], sentences: ['The library is quiet in the morning.', 'He found a quiet room to work in.'] },
-  begin: { accept: ['start', 'commence', 'initiate', 'launch', 'open', 'kick off', 'embark'], reject: ['end', 'finish', 'stop'], sentences: ['The meeting will begin at nine.', 'We begin the rollout next week.'] },
-  brave: { accept: ['courageous', 'bold', 'fearless', 'heroic', 'daring', 'valiant', 'gallant', 'intrepid'], reject: ['cowardly', 'afraid', 'timid'], sentences: ['The brave firefighter entered the building.', 'It was a brave decision to rewrite the system.'] },
+  happy: {
+    accept: ['glad', 'joyful', 'cheerful', 'pleased', 'delighted', 'content', 'thrilled', 'elated', 'merry', 'jolly', 'upbeat', 'satisfied'],
+    reject: ['sad', 'unhappy', 'miserable', 'angry'],
+    sentences: ['He was happy that the build finally went green.', 'The team was happy with the new release.'],
+  },
+  fast: {
+    accept: ['quick', 'rapid', 'speedy', 'swift', 'brisk', 'hasty', 'nimble', 'snappy', 'prompt', 'high-speed'],
+    reject: ['slow', 'sluggish'],
+    sentences: ['The new query planner is remarkably fast.', 'Their delivery service is fast and cheap.'],
+  },
+  big: {
+    accept: ['large', 'huge', 'enormous', 'vast', 'massive', 'giant', 'sizable', 'substantial', 'immense', 'great'],
+    reject: ['small', 'tiny', 'little'],
+    sentences: ['They moved into a big office downtown.', 'The migration was a big project.'],
+  },
+  smart: {
+    accept: ['clever', 'intelligent', 'bright', 'brilliant', 'sharp', 'wise', 'astute', 'shrewd', 'gifted'],
+    reject: ['stupid', 'dumb', 'foolish'],
+    sentences: ['She is a smart engineer who spots bugs quickly.', 'That was a smart way to cut the costs.'],
+  },
+  angry: {
+    accept: ['furious', 'mad', 'irate', 'annoyed', 'irritated', 'livid', 'enraged', 'cross', 'upset', 'outraged'],
+    reject: ['calm', 'happy', 'pleased'],
+    sentences: ['The customer was angry about the late delivery.', 'He sounded angry on the phone.'],
+  },
+  tired: {
+    accept: ['exhausted', 'weary', 'sleepy', 'drained', 'fatigued', 'worn out', 'spent', 'drowsy'],
+    reject: ['energetic', 'rested', 'lively'],
+    sentences: ['After the night shift she was tired.', 'The tired hikers stopped at the hut.'],
+  },
+  small: {
+    accept: ['little', 'tiny', 'minor', 'compact', 'miniature', 'petite', 'slight', 'modest', 'minute'],
+    reject: ['big', 'large', 'huge'],
+    sentences: ['They rented a small apartment near the station.', 'It was a small change to the config file.'],
+  },
+  difficult: {
+    accept: ['hard', 'tough', 'challenging', 'demanding', 'tricky', 'complicated', 'arduous', 'complex'],
+    reject: ['easy', 'simple'],
+    sentences: ['The exam was more difficult than expected.', 'Debugging the race condition was difficult.'],
+  },
+  beautiful: {
+    accept: ['lovely', 'pretty', 'gorgeous', 'stunning', 'attractive', 'handsome', 'elegant', 'exquisite', 'charming'],
+    reject: ['ugly', 'hideous'],
+    sentences: ['They walked along a beautiful beach at sunset.', 'The garden looks beautiful in spring.'],
+  },
+  quiet: {
+    accept: ['silent', 'calm', 'peaceful', 'still', 'hushed', 'soft', 'tranquil', 'muted'],
+    reject: ['loud', 'noisy'],
+    sentences: ['The library is quiet in the morning.', 'He found a quiet room to work in.'],
+  },
+  begin: {
+    accept: ['start', 'commence', 'initiate', 'launch', 'open', 'kick off', 'embark'],
+    reject: ['end', 'finish', 'stop'],
+    sentences: ['The meeting will begin at nine.', 'We begin the rollout next week.'],
+  },
+  brave: {
+    accept: ['courageous', 'bold', 'fearless', 'heroic', 'daring', 'valiant', 'gallant', 'intrepid'],
+    reject: ['cowardly', 'afraid', 'timid'],
+    sentences: ['The brave firefighter entered the building.', 'It was a brave decision to rewrite the system.'],
+  },
 };
 
 const EXTRACT: Array<(r: RandomSource) => Drawn> = [
   (r) => {
     const [first, last] = pick(r, PEOPLE).toLowerCase().split(' ');
     const email = `${first}.${last}@${pick(r, ['example.org', 'example.com', 'example.net'])}`;
-    return { category: 'extract', accept: [email], userPrompt: `Extract the email address from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "For ${pick(r, ['access requests', 'billing questions', 'press enquiries', 'refunds'])}, write to ${email} and include your order number."` };
+    return {
+      category: 'extract',
+      accept: [email],
+      userPrompt: `Extract the email address from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "For ${pick(r, ['access requests', 'billing questions', 'press enquiries', 'refunds'])}, write to ${email} and include your order number."`,
+    };
   },
   (r) => {
     const year = String(between(r, 1850, 2015));
-    return { category: 'extract', accept: [year], userPrompt: `Extract the year from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "The ${pick(r, ['old', 'new', 'great', 'north'])} bridge of ${pick(r, CITIES)} opened to traffic in ${year} after ${between(r, 2, 9)} years of construction."` };
+    return {
+      category: 'extract',
+      accept: [year],
+      userPrompt: `Extract the year from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "The ${pick(r, ['old', 'new', 'great', 'north'])} bridge of ${pick(r, CITIES)} opened to traffic in ${year} after ${between(r, 2, 9)} years of construction."`,
+    };
   },
   (r) => {
     const code = String(pick(r, [404, 429, 503, 500, 401, 403, 301, 502]));
-    return { category: 'extract', accept: [code], userPrompt: `Extract the HTTP status code from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "The client kept retrying although the server answered ${code} for ${between(r, 2, 59)} minutes during the ${pick(r, ['deployment', 'migration', 'sale', 'outage'])}."` };
+    return {
+      category: 'extract',
+      accept: [code],
+      userPrompt: `Extract the HTTP status code from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "The client kept retrying although the server answered ${code} for ${between(r, 2, 59)} minutes during the ${pick(r, ['deployment', 'migration', 'sale', 'outage'])}."`,
+    };
   },
   (r) => {
     const order = `${pick(r, ['A', 'B', 'K', 'Q', 'Z'])}-${between(r, 10000, 99999)}`;
-    return { category: 'extract', accept: [order], userPrompt: `Extract the order number from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "Order ${order} was shipped from ${pick(r, CITIES)} on ${pick(r, DAYS)} and should arrive within ${between(r, 2, 6)} days."` };
+    return {
+      category: 'extract',
+      accept: [order],
+      userPrompt: `Extract the order number from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "Order ${order} was shipped from ${pick(r, CITIES)} on ${pick(r, DAYS)} and should arrive within ${between(r, 2, 6)} days."`,
+    };
   },
 ];
 
@@ -253,7 +458,12 @@ function categorize(r: RandomSource): Drawn {
   const from = (table: Record<string, Array<(r: RandomSource) => string>>, kind: string, clear: string[]) => {
     const label = pick(r, clear);
     const options = Object.keys(table);
-    return { category: 'categorize' as const, userPrompt: classify(kind, options, pick(r, table[label])(r)), accept: [label], reject: options.filter((o) => o !== label) };
+    return {
+      category: 'categorize' as const,
+      userPrompt: classify(kind, options, pick(r, table[label])(r)),
+      accept: [label],
+      reject: options.filter((o) => o !== label),
+    };
   };
   if (family === 0) return from(HEADLINES, 'headline', Object.keys(HEADLINES));
   if (family === 1) return from(TICKETS, 'support ticket', Object.keys(TICKETS));
@@ -265,14 +475,21 @@ function categorize(r: RandomSource): Drawn {
     category: 'categorize',
     userPrompt: classify('code snippet', Object.values(CODE_NAME), text),
     accept: lang === 'go' ? ['go', 'golang'] : [lang],
-    reject: Object.keys(CODE).filter((l) => l !== lang).map((l) => (l === 'go' ? 'golang' : l)),
+    reject: Object.keys(CODE)
+      .filter((l) => l !== lang)
+      .map((l) => (l === 'go' ? 'golang' : l)),
   };
 }
 
 function synonyms(r: RandomSource): Drawn {
   const word = pick(r, Object.keys(SYNONYMS));
   const s = SYNONYMS[word];
-  return { category: 'synonyms', accept: s.accept, reject: s.reject, userPrompt: `Give three synonyms for the word "${word}" as it is used in this sentence, separated by commas: "${pick(r, s.sentences)}"` };
+  return {
+    category: 'synonyms',
+    accept: s.accept,
+    reject: s.reject,
+    userPrompt: `Give three synonyms for the word "${word}" as it is used in this sentence, separated by commas: "${pick(r, s.sentences)}"`,
+  };
 }
 
 const TOOLS = pairsOf(
@@ -283,7 +500,6 @@ const TOOLS = pairsOf(
     'httpie:a human-friendly command-line HTTP client,entr:a tool that runs a command whenever files change,direnv:a shell extension that loads environment variables per directory,age:a simple file encryption tool with small explicit keys,' +
     'mkcert:a tool that makes locally trusted development certificates,watchexec:a tool that runs commands when files are modified,yq:a command-line YAML; JSON and XML processor,tokei:a tool that counts lines of code by language',
 ).map(([name, what]) => [name, what.replace(/;/g, ',')] as [string, string]);
-
 
 /**
  * A fresh challenge bank of about `entries` entries (categorize, synonyms, extract, and the
@@ -302,7 +518,13 @@ export function generateBank(r: RandomSource, entries = 300, decoyShare = 0.1): 
     seen.add(d.userPrompt);
     drawn.push(d);
   }
-  const decoys = new Set(sample(r, drawn.map((_, i) => i), Math.max(1, Math.round(drawn.length * decoyShare))));
+  const decoys = new Set(
+    sample(
+      r,
+      drawn.map((_, i) => i),
+      Math.max(1, Math.round(drawn.length * decoyShare)),
+    ),
+  );
   const counters: Record<string, number> = {};
   const idOf = (category: string) => `${category.slice(0, 3)}-${String((counters[category] = (counters[category] ?? 0) + 1)).padStart(3, '0')}`;
   const short: ChallengeEntry[] = drawn.map((d, i) => ({
@@ -326,7 +548,8 @@ export function generateBank(r: RandomSource, entries = 300, decoyShare = 0.1): 
 
 /** The three files of a fresh private calibration set (calibration-set.ts), as JSON values. */
 export function generateCalibrationSet(r: RandomSource, opts: { entries?: number } = {}) {
-  const note = 'A private calibration set made by akas calibration init: fresh instances of public templates. Keep it readable by the node\'s user only; edit, replace or add entries as you like (same formats as data/ in the akas package).';
+  const note =
+    "A private calibration set made by akas calibration init: fresh instances of public templates. Keep it readable by the node's user only; edit, replace or add entries as you like (same formats as data/ in the akas package).";
   return {
     'pool-A.json': { pool: 'A', note, questions: generatePool(r, 'A') },
     'pool-B.json': { pool: 'B', note, questions: generatePool(r, 'B') },

@@ -89,7 +89,13 @@ function unfence(s: string): string {
 function leaves(value: unknown, path: string, out: Map<string, string>): Map<string, string> {
   if (Array.isArray(value)) {
     if (value.every((v) => v === null || typeof v !== 'object')) {
-      out.set(path, value.map((v) => normalizeText(String(v))).sort().join(' '));
+      out.set(
+        path,
+        value
+          .map((v) => normalizeText(String(v)))
+          .sort()
+          .join(' '),
+      );
     } else value.forEach((v, i) => leaves(v, `${path}/${i}`, out));
   } else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) leaves(v, `${path}/${k}`, out);

@@ -47,7 +47,9 @@ function assertOwnerOnly(path: string, what: 'folder' | 'file') {
   const mode = statSync(path).mode & 0o777;
   if (mode & 0o077) {
     const fix = what === 'folder' ? `chmod 700 ${path}` : `chmod 600 ${path}`;
-    throw new CalibrationSetError(`${path} has mode ${mode.toString(8).padStart(4, '0')}: a calibration set holds answer keys and must be readable by its owner only (${fix}).`);
+    throw new CalibrationSetError(
+      `${path} has mode ${mode.toString(8).padStart(4, '0')}: a calibration set holds answer keys and must be readable by its owner only (${fix}).`,
+    );
   }
 }
 
@@ -62,11 +64,13 @@ function readJson(path: string): unknown {
 /** Reads and checks a private calibration set folder (CALIBRATION_FILES); throws CalibrationSetError. */
 export function readCalibrationSet(dirIn: string): CalibrationSet {
   const dir = resolve(dirIn);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CalibrationSetError(`${dir} is not a folder: make a calibration set with \`akas calibration init ${dirIn}\`.`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new CalibrationSetError(`${dir} is not a folder: make a calibration set with \`akas calibration init ${dirIn}\`.`);
   assertOwnerOnly(dir, 'folder');
   for (const f of CALIBRATION_FILES) {
     const path = join(dir, f);
-    if (!existsSync(path)) throw new CalibrationSetError(`${path} is missing: a calibration set holds ${CALIBRATION_FILES.join(', ')} (\`akas calibration init\` makes them).`);
+    if (!existsSync(path))
+      throw new CalibrationSetError(`${path} is missing: a calibration set holds ${CALIBRATION_FILES.join(', ')} (\`akas calibration init\` makes them).`);
     assertOwnerOnly(path, 'file');
   }
   let pools: Record<PoolId, Question[]>;
@@ -78,7 +82,8 @@ export function readCalibrationSet(dirIn: string): CalibrationSet {
   } catch (e) {
     throw new CalibrationSetError((e as Error).message.replace(/^akas: /, ''));
   }
-  if (bank.decoys.length === 0) throw new CalibrationSetError(`${join(dir, 'bank.json')} has no decoys: without them no agent is ever caught answering at random.`);
+  if (bank.decoys.length === 0)
+    throw new CalibrationSetError(`${join(dir, 'bank.json')} has no decoys: without them no agent is ever caught answering at random.`);
   if (bank.normal.length === 0) throw new CalibrationSetError(`${join(dir, 'bank.json')} has only decoys: an agent would answer every one right.`);
   const demoReason = reusesDemo(raw, pools, bank);
   return { source: demoReason ? 'demo' : 'private', dir, ...(demoReason ? { demoReason } : {}), pools, bank };

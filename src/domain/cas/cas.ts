@@ -203,7 +203,8 @@ export async function putBlob(ctx: Pick<Ctx, 'store'>, source: AsyncIterable<Uin
   }
 }
 
-const isReadable = (s: AsyncIterable<Uint8Array> | Readable): s is Readable => typeof (s as Readable).pause === 'function' && typeof (s as Readable).on === 'function';
+const isReadable = (s: AsyncIterable<Uint8Array> | Readable): s is Readable =>
+  typeof (s as Readable).pause === 'function' && typeof (s as Readable).on === 'function';
 
 /**
  * Feeds every chunk of a stream to take(), pausing the stream only while a promise take()

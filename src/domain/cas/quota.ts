@@ -50,23 +50,27 @@ export async function casQuotaStatus(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQu
 export function casQuotaError(q: CasQuota, used: number, requested: number, now: number) {
   const resetAt = nextUtcMidnight(now);
   const mib = (n: number) => `${Math.round((n / 1048576) * 10) / 10} MiB`;
-  return new ServiceError('rate_limited', `This upload of ${mib(requested)} would pass the content-store quota of ${mib(q.cap)} a day (${q.scope}); ${mib(Math.max(0, q.cap - used))} are left today.`, {
-    scope: q.scope,
-    cap: q.cap,
-    used,
-    requested,
-    remaining: Math.max(0, q.cap - used),
-    unit: 'bytes',
-    tier: q.tier,
-    resetAt,
-    nextEligibleAt: resetAt,
-    resetIn: resetAt - now,
-    retryAfter: Math.ceil((resetAt - now) / 1000),
-    hint:
-      q.scope === 'per-ip-per-day'
-        ? 'Anonymous uploads share a daily quota per IP. Upload as a calibrated agent (Authorization: Bearer) for a larger quota of your own, or wait for the reset.'
-        : 'Your tier sets your daily quota (GET /api/agent/v1/quota shows it). Wait for the reset.',
-  });
+  return new ServiceError(
+    'rate_limited',
+    `This upload of ${mib(requested)} would pass the content-store quota of ${mib(q.cap)} a day (${q.scope}); ${mib(Math.max(0, q.cap - used))} are left today.`,
+    {
+      scope: q.scope,
+      cap: q.cap,
+      used,
+      requested,
+      remaining: Math.max(0, q.cap - used),
+      unit: 'bytes',
+      tier: q.tier,
+      resetAt,
+      nextEligibleAt: resetAt,
+      resetIn: resetAt - now,
+      retryAfter: Math.ceil((resetAt - now) / 1000),
+      hint:
+        q.scope === 'per-ip-per-day'
+          ? 'Anonymous uploads share a daily quota per IP. Upload as a calibrated agent (Authorization: Bearer) for a larger quota of your own, or wait for the reset.'
+          : 'Your tier sets your daily quota (GET /api/agent/v1/quota shows it). Wait for the reset.',
+    },
+  );
 }
 
 /**
@@ -145,7 +149,12 @@ function writeBehind(ctx: Pick<Ctx, 'store'>, q: CasQuota, key: string, entry: C
  * one what is left (at most `max`). Answers what was reserved and what was used before; throws
  * the 429 when the declared bytes do not fit, or nothing is left.
  */
-export async function reserveCasQuota(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota, declared: number | undefined, max: number): Promise<{ reserved: number; usedBefore: number; at: number }> {
+export async function reserveCasQuota(
+  ctx: Pick<Ctx, 'store' | 'clock'>,
+  q: CasQuota,
+  declared: number | undefined,
+  max: number,
+): Promise<{ reserved: number; usedBefore: number; at: number }> {
   const take = (used: number, now: number) => {
     const left = Math.max(0, q.cap - used);
     const reserve = declared ?? Math.min(max, left);

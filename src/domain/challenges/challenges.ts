@@ -68,7 +68,15 @@ async function drawChallenge(ctx: Ctx, tx: Tx, tag: string): Promise<Challenge> 
   const entry = pool[ctx.random(4).readUInt32BE(0) % pool.length];
   const challengeId = newChallengeId(ctx.random);
   tx.put(Served, `${tag}:${entry.id}`, { at: now });
-  tx.put(Challenges, challengeId, { challengeId, agent: tag, bankId: entry.id, decoy: Boolean(entry.decoy), issuedAt: now, expiresAt: now + CHALLENGE_TTL_MS, answeredAt: null });
+  tx.put(Challenges, challengeId, {
+    challengeId,
+    agent: tag,
+    bankId: entry.id,
+    decoy: Boolean(entry.decoy),
+    issuedAt: now,
+    expiresAt: now + CHALLENGE_TTL_MS,
+    answeredAt: null,
+  });
   return { challengeId, expiresIn: Math.round(CHALLENGE_TTL_MS / 1000), challenge: wireChallenge(entry) };
 }
 
@@ -117,7 +125,10 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
   const valid = validateAnswer(entry.schemaName, input.answer);
   if (!valid.ok) throw new ServiceError('invalid_answer', `The answer does not fit the ${entry.schemaName} schema.`, { errors: valid.errors });
   if (agent.balance < cost) {
-    throw new ServiceError('insufficient_balance', `This call costs ${cost} credits; the balance is ${agent.balance}.`, { required: cost, balance: agent.balance });
+    throw new ServiceError('insufficient_balance', `This call costs ${cost} credits; the balance is ${agent.balance}.`, {
+      required: cost,
+      balance: agent.balance,
+    });
   }
 
   // The tool validates its own input (400 invalid_tool_input) and may refuse. A pattern stopped

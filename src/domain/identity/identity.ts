@@ -60,10 +60,17 @@ export interface Registered {
 export function assertKeyPossession(ctx: Pick<Ctx, 'clock'>, own: KeyPossession, purpose: PossessionPurpose) {
   const r = checkKeyPossession(own, purpose, ctx.clock.now());
   if (r.ok) return;
-  throw new ServiceError(r.field === 'proof.at' ? 'validation_failed' : 'invalid_signature', `The proof of possession of publicKey ${r.field === 'proof.at' ? 'is stale' : 'does not verify'}.`, {
-    errors: [{ field: r.field, reason: r.reason }],
-    hint: 'Sign the JCS of {"at":<now, epoch ms>,"publicKey":"<hex>","purpose":"' + purpose + '","type":"akas.key-possession.v1"} with your Ed25519 private key; or send no publicKey and the node makes a keypair.',
-  });
+  throw new ServiceError(
+    r.field === 'proof.at' ? 'validation_failed' : 'invalid_signature',
+    `The proof of possession of publicKey ${r.field === 'proof.at' ? 'is stale' : 'does not verify'}.`,
+    {
+      errors: [{ field: r.field, reason: r.reason }],
+      hint:
+        'Sign the JCS of {"at":<now, epoch ms>,"publicKey":"<hex>","purpose":"' +
+        purpose +
+        '","type":"akas.key-possession.v1"} with your Ed25519 private key; or send no publicKey and the node makes a keypair.',
+    },
+  );
 }
 
 /** The keypair a register or recover hands out: the agent's own (public half only), or a fresh one made here. */
@@ -191,7 +198,13 @@ export interface Recovered {
  * keeping everything else. `check` runs under the agent's lock and decides whether the
  * presented secret is good.
  */
-export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: AgentRecord) => boolean, ownKey?: KeyPossession, opts: { revokeClaims?: boolean } = {}): Promise<Recovered> {
+export async function rotateIdentity(
+  ctx: Ctx,
+  tag: string,
+  check: (agent: AgentRecord) => boolean,
+  ownKey?: KeyPossession,
+  opts: { revokeClaims?: boolean } = {},
+): Promise<Recovered> {
   // A bad proof is refused before the secret is looked at: nothing is spent.
   const signing = signingKeyFor(ctx, ownKey, 'recover');
   return ctx.store.transact([agentLock(tag)], async (tx) => {
@@ -202,7 +215,9 @@ export async function rotateIdentity(ctx: Ctx, tag: string, check: (agent: Agent
     // with their key), and a signature under it could no longer be placed in one window.
     const held = [agent.signing.publicKey, ...agent.signing.priorKeys.map((k) => k.publicKey)];
     if (held.includes(signing.publicKey)) {
-      throw new ServiceError('validation_failed', 'publicKey is a key this agent already held: recover onto a new one.', { errors: [{ field: 'publicKey', reason: 'must be a key this agent never held' }] });
+      throw new ServiceError('validation_failed', 'publicKey is a key this agent already held: recover onto a new one.', {
+        errors: [{ field: 'publicKey', reason: 'must be a key this agent never held' }],
+      });
     }
     const now = ctx.clock.now();
     const apiKey = rotatedApiKey(ctx.random, tag);

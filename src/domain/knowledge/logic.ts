@@ -18,11 +18,33 @@ import jsonLogic from 'json-logic-js';
 
 /** The operators a condition may use. */
 export const LOGIC_OPERATORS: ReadonlySet<string> = new Set([
-  'var', 'missing', 'missing_some',
-  'if', '?:', 'and', 'or', '!', '!!',
-  '==', '===', '!=', '!==', '>', '>=', '<', '<=',
-  '+', '-', '*', '/', '%', 'max', 'min',
-  'in', 'cat', 'substr',
+  'var',
+  'missing',
+  'missing_some',
+  'if',
+  '?:',
+  'and',
+  'or',
+  '!',
+  '!!',
+  '==',
+  '===',
+  '!=',
+  '!==',
+  '>',
+  '>=',
+  '<',
+  '<=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  'max',
+  'min',
+  'in',
+  'cat',
+  'substr',
 ]);
 
 /** A condition holds at most this many JSON values (operators, arguments, literals). */

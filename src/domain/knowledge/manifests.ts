@@ -63,9 +63,23 @@ export interface BriefManifest extends BriefManifestFields {
  * The manifest of a brief served at a level, signed with the current HMAC key; given the
  * proposal that published it (binding), a v2 manifest, also signed by the issuer key.
  */
-export function briefManifest(keys: NodeKeys, b: Brief, level: BriefLevel, fetchedAt: number, binding?: BriefBinding): { brief: Record<string, unknown>; manifest: BriefManifest } {
+export function briefManifest(
+  keys: NodeKeys,
+  b: Brief,
+  level: BriefLevel,
+  fetchedAt: number,
+  binding?: BriefBinding,
+): { brief: Record<string, unknown>; manifest: BriefManifest } {
   const cut = cutBrief(b, level);
-  const unsigned = { briefId: b.id, level, version: b.version, tokenCount: tokenCount(levelText(b, level)), fetchedAt, contentSha256: briefCutSha256(cut), ...(binding ?? {}) };
+  const unsigned = {
+    briefId: b.id,
+    level,
+    version: b.version,
+    tokenCount: tokenCount(levelText(b, level)),
+    fetchedAt,
+    contentSha256: briefCutSha256(cut),
+    ...(binding ?? {}),
+  };
   const statement = briefManifestStatement(unsigned);
   const hmac = currentHmac(keys);
   const manifest: BriefManifest = { ...unsigned, signature: hmacSha256Hex(hmac.key, statement), signingKeyId: hmac.signingKeyId };
@@ -78,7 +92,8 @@ export type ManifestCheck = { valid: true } | { valid: false; reason: string };
 /** Why a v2 brief manifest's Ed25519 signature does not hold under one of this node's issuer keys, or null. */
 function nodeSignatureProblem(keys: NodeKeys, m: Record<string, unknown>): string | null {
   const ns = m.nodeSignature as Record<string, unknown> | undefined;
-  if (!ns || typeof ns !== 'object' || ns.algorithm !== 'Ed25519' || typeof ns.signature !== 'string' || Object.keys(ns).length !== 3) return 'no Ed25519 nodeSignature {algorithm, issuer, signature}';
+  if (!ns || typeof ns !== 'object' || ns.algorithm !== 'Ed25519' || typeof ns.signature !== 'string' || Object.keys(ns).length !== 3)
+    return 'no Ed25519 nodeSignature {algorithm, issuer, signature}';
   const issuer = keys.issuers.find((k) => k.did === ns.issuer);
   const publicKey = issuer ? publicKeyFromMultibase(issuer.publicKeyMultibase) : null;
   if (!publicKey) return `nodeSignature names ${JSON.stringify(ns.issuer)}, not an issuer key of this node`;
@@ -100,7 +115,12 @@ function keyOf(keys: NodeKeys, id: unknown) {
  * The first step of every manifest check: the key it names, a signature, and no field the
  * signature does not cover (a field added to a genuine manifest is a changed manifest too).
  */
-function precheck(keys: NodeKeys, m: Record<string, unknown>, signed: readonly string[], signatures: readonly string[] = []): { key: Buffer } | { valid: false; reason: string } {
+function precheck(
+  keys: NodeKeys,
+  m: Record<string, unknown>,
+  signed: readonly string[],
+  signatures: readonly string[] = [],
+): { key: Buffer } | { valid: false; reason: string } {
   const key = keyOf(keys, m.signingKeyId);
   if (!key) return { valid: false, reason: `unknown signingKeyId ${JSON.stringify(m.signingKeyId)}: not a key of this node` };
   if (typeof m.signature !== 'string') return { valid: false, reason: 'no signature' };
@@ -126,13 +146,15 @@ export function checkBriefManifest(keys: NodeKeys, m: Record<string, unknown>, b
   } catch {
     return { valid: false, reason: 'the manifest cannot be canonicalized' };
   }
-  if (!safeEqual(expected, m.signature as string)) return { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
+  if (!safeEqual(expected, m.signature as string))
+    return { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
   if (v2) {
     const bad = nodeSignatureProblem(keys, m);
     if (bad) return { valid: false, reason: bad };
   }
   if (!brief) return { valid: false, reason: `this node holds no brief ${String(m.briefId)} of version ${String(m.version)}` };
-  if (sha256Hex(canonicalize(cutBrief(brief, m.level as BriefLevel))) !== m.contentSha256) return { valid: false, reason: 'the brief served at that level no longer hashes to contentSha256' };
+  if (sha256Hex(canonicalize(cutBrief(brief, m.level as BriefLevel))) !== m.contentSha256)
+    return { valid: false, reason: 'the brief served at that level no longer hashes to contentSha256' };
   return { valid: true };
 }
 
@@ -178,7 +200,9 @@ export function checkArtifactManifest(keys: NodeKeys, m: Record<string, unknown>
   } catch {
     return { valid: false, reason: 'the manifest cannot be canonicalized' };
   }
-  return safeEqual(expected, m.signature as string) ? { valid: true } : { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
+  return safeEqual(expected, m.signature as string)
+    ? { valid: true }
+    : { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
 }
 
 /** The fields of an eval-result manifest (PROTOCOL 10.4): the eval as proposed, and its status when served. */
@@ -198,7 +222,21 @@ export type EvalManifestFields = {
   fetchedAt: number;
 };
 
-const EVAL_FIELDS = ['proposalId', 'status', 'artifactPath', 'metric', 'score', 'datasetSha256', 'harnessVersionSha', 'runner', 'samplesSha256', 'proposer', 'submittedAt', 'decidedAt', 'fetchedAt'] as const;
+const EVAL_FIELDS = [
+  'proposalId',
+  'status',
+  'artifactPath',
+  'metric',
+  'score',
+  'datasetSha256',
+  'harnessVersionSha',
+  'runner',
+  'samplesSha256',
+  'proposer',
+  'submittedAt',
+  'decidedAt',
+  'fetchedAt',
+] as const;
 
 // Exactly the named fields, under a type of their own, so that no other HMAC of the node
 // (brief or artifact manifests, claim secrets) can ever be passed off as an eval manifest.
@@ -223,5 +261,7 @@ export function checkEvalManifest(keys: NodeKeys, m: Record<string, unknown>): M
   } catch {
     return { valid: false, reason: 'the manifest cannot be canonicalized' };
   }
-  return safeEqual(expected, m.signature as string) ? { valid: true } : { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
+  return safeEqual(expected, m.signature as string)
+    ? { valid: true }
+    : { valid: false, reason: 'the signature does not match the manifest: a field was changed, or it was not made by this node' };
 }

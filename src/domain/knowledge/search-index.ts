@@ -82,7 +82,13 @@ export function searchKit(stopWordList: readonly string[]) {
     tokenize,
     processTerm: indexTerm,
     // Queries come through queryText, which already left function words out.
-    searchOptions: { processTerm: (term) => term.toLowerCase(), boost, prefix: (_term, i, terms) => i === terms.length - 1, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'AND' },
+    searchOptions: {
+      processTerm: (term) => term.toLowerCase(),
+      boost,
+      prefix: (_term, i, terms) => i === terms.length - 1,
+      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+      combineWith: 'AND',
+    },
   };
   return { boost, tokenize, queryText, options };
 }
@@ -160,7 +166,8 @@ export function createIndex(MiniSearchClass: typeof MiniSearch, kit: SearchKit):
       return this.get(doc) !== undefined;
     }
     set(doc: number, freq: number): this {
-      if (!(Number.isInteger(freq) && freq >= 1 && freq < SHIFT && Number.isInteger(doc) && doc >= 0 && doc < 2 ** 32)) throw new RangeError(`posting out of range: document ${doc}, frequency ${freq}`);
+      if (!(Number.isInteger(freq) && freq >= 1 && freq < SHIFT && Number.isInteger(doc) && doc >= 0 && doc < 2 ** 32))
+        throw new RangeError(`posting out of range: document ${doc}, frequency ${freq}`);
       const a = this.a;
       const n = a.length;
       const v = doc * SHIFT + freq;
@@ -230,7 +237,13 @@ export function createIndex(MiniSearchClass: typeof MiniSearch, kit: SearchKit):
     addFieldLength?: (doc: number, fieldId: number, count: number, length: number) => void;
   };
   const { addFieldLength } = internals;
-  if (typeof internals._index?.fetch !== 'function' || !(internals._fieldLength instanceof Map) || typeof internals.addTerm !== 'function' || typeof addFieldLength !== 'function') return index;
+  if (
+    typeof internals._index?.fetch !== 'function' ||
+    !(internals._fieldLength instanceof Map) ||
+    typeof internals.addTerm !== 'function' ||
+    typeof addFieldLength !== 'function'
+  )
+    return index;
   const terms = internals._index as { fetch: (term: string, make: () => FieldTermData) => FieldTermData };
   const lengths = internals._fieldLength as Map<number, number[]>;
   // MiniSearch's addTerm, with a Postings where it makes a Map.

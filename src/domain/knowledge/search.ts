@@ -22,7 +22,17 @@ import { Worker } from 'node:worker_threads';
 import type { Store } from '../../store/index.js';
 import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './tree.js';
 import type { PayloadOf } from '../proposals/kinds.js';
-import { createIndex, searchKit, serveIndex, type Doc, type IndexAnswer, type IndexMessage, type SearchKit, type SearchPage, type Suggestion } from './search-index.js';
+import {
+  createIndex,
+  searchKit,
+  serveIndex,
+  type Doc,
+  type IndexAnswer,
+  type IndexMessage,
+  type SearchKit,
+  type SearchPage,
+  type Suggestion,
+} from './search-index.js';
 import { stopWords } from '../shared/stopwords.js';
 
 export type { Doc, SearchHit, SearchPage } from './search-index.js';

@@ -65,9 +65,17 @@ export interface Traversal {
 export const Traversals = space<Traversal>('knowledge-traversals');
 
 /** The id of a traversal made at `now`: trv_ + 8 hex of its epoch second + 8 random hex. */
-const traversalIdAt = (random: RandomSource, now: number) => `trv_${Math.floor(now / 1000).toString(16).padStart(8, '0').slice(-8)}${hex(random, 4)}`;
+const traversalIdAt = (random: RandomSource, now: number) =>
+  `trv_${Math.floor(now / 1000)
+    .toString(16)
+    .padStart(8, '0')
+    .slice(-8)}${hex(random, 4)}`;
 /** The key every traversal made before `t` sorts below. */
-export const traversalKeyBefore = (t: number) => `trv_${Math.floor(t / 1000).toString(16).padStart(8, '0').slice(-8)}`;
+export const traversalKeyBefore = (t: number) =>
+  `trv_${Math.floor(t / 1000)
+    .toString(16)
+    .padStart(8, '0')
+    .slice(-8)}`;
 
 const decisionAt = async (store: Store, path: string) => {
   const node = await store.get(KnowledgeNodes, path);
@@ -83,7 +91,10 @@ export async function traverse(
   const path = normalizePath(pathIn);
   const start = path ? await decisionAt(ctx.store, path) : undefined;
   if (!path || !start) {
-    throw new ServiceError('not_found', `No published decision graph at ${pathIn}.`, { field: 'path', hint: 'GET /api/knowledge/dg/by-path?path=... shows one; search with kind=leaf-decision.' });
+    throw new ServiceError('not_found', `No published decision graph at ${pathIn}.`, {
+      field: 'path',
+      hint: 'GET /api/knowledge/dg/by-path?path=... shows one; search with kind=leaf-decision.',
+    });
   }
   const required = ((start.payload?.inputsRequired as string[]) ?? []).filter((name) => !(name.split('.')[0] in inputs));
   if (required.length) {
@@ -92,7 +103,18 @@ export async function traverse(
     });
   }
   const now = ctx.clock.now();
-  const t: Traversal = { traversalId: traversalIdAt(ctx.random, now), path, inputs, inputsSha256: sha256Hex(canonicalize(inputs)), complete: true, steps: [], leaves: [], forks: 0, deadEnds: [], at: now };
+  const t: Traversal = {
+    traversalId: traversalIdAt(ctx.random, now),
+    path,
+    inputs,
+    inputsSha256: sha256Hex(canonicalize(inputs)),
+    complete: true,
+    steps: [],
+    leaves: [],
+    forks: 0,
+    deadEnds: [],
+    at: now,
+  };
   // Depth first, each path carrying the decision nodes it went through (a cycle is one
   // repeated). Leaves wait on the stack too, so they come out in branch order, depth first.
   type Item = { node: KnowledgeNode; depth: number; via: TraversalLeaf['via']; trail: string[] } | { leaf: TraversalLeaf };
@@ -122,8 +144,10 @@ export async function traverse(
         break walk;
       }
       // A graph published before the operator allow-list may hold one off it: never evaluated.
-      const reason = e instanceof LogicRefused ? `${e.message}; this node does not evaluate it` : 'the graph\'s conditions cannot be evaluated on them';
-      throw new ServiceError('validation_failed', `A condition of ${node.path} cannot be evaluated on these inputs: ${(e as Error).message}`, { errors: [{ field: 'inputs', reason }] });
+      const reason = e instanceof LogicRefused ? `${e.message}; this node does not evaluate it` : "the graph's conditions cannot be evaluated on them";
+      throw new ServiceError('validation_failed', `A condition of ${node.path} cannot be evaluated on these inputs: ${(e as Error).message}`, {
+        errors: [{ field: 'inputs', reason }],
+      });
     }
     t.steps.push({ path: node.path, question: String(node.payload?.question ?? ''), depth, branches: results });
     const taken = results.filter((r) => r.holds);
@@ -169,9 +193,13 @@ export async function getTraversal(ctx: { store: Store; clock: { now(): number }
   const now = ctx.clock.now();
   const madeAt = t?.at ?? (well ? parseInt(id.slice(4, 12), 16) * 1000 : NaN);
   if (madeAt <= now && madeAt + ctx.config.traversalTtlMs <= now) {
-    throw new ServiceError('expired', `Traversal ${id} is older than this node keeps traversals (${Math.round(ctx.config.traversalTtlMs / 3_600_000)} hours).`, {
-      hint: 'Traverse again: POST /api/knowledge/dg/traverse with the same path and inputs.',
-    });
+    throw new ServiceError(
+      'expired',
+      `Traversal ${id} is older than this node keeps traversals (${Math.round(ctx.config.traversalTtlMs / 3_600_000)} hours).`,
+      {
+        hint: 'Traverse again: POST /api/knowledge/dg/traverse with the same path and inputs.',
+      },
+    );
   }
   if (!t) throw new ServiceError('not_found', `No traversal ${id}.`, { hint: 'POST /api/knowledge/dg/traverse answers a traversalId.' });
   return t;

@@ -234,7 +234,10 @@ export async function nodeAt(store: Store, path: string, version?: number): Prom
   if (path === '/' || (await childrenOf(store, path, 1)).children.length > 0) {
     return { path, kind: 'branch', title: path === '/' ? 'root' : lastSegment(path), spec: '', proposalId: null, version: 1, publishedAt: 0 };
   }
-  throw new ServiceError('not_found', `Nothing is published at ${path}.`, { field: 'path', hint: 'GET /api/knowledge/node/ lists the top of the tree; GET /api/knowledge/search finds nodes.' });
+  throw new ServiceError('not_found', `Nothing is published at ${path}.`, {
+    field: 'path',
+    hint: 'GET /api/knowledge/node/ lists the top of the tree; GET /api/knowledge/search finds nodes.',
+  });
 }
 
 /**
@@ -242,7 +245,9 @@ export async function nodeAt(store: Store, path: string, version?: number): Prom
  * distinct runners, mean/min/max by metric).
  */
 export async function evalsOf(store: Store, artifactPath: string, sha256: string) {
-  const evals = (await store.list(Evals, { gte: `${artifactPath}${SEP}`, lt: `${artifactPath}${SEP}\uffff` })).map(([, e]) => e).filter((e) => e.artifactSha256 === sha256);
+  const evals = (await store.list(Evals, { gte: `${artifactPath}${SEP}`, lt: `${artifactPath}${SEP}\uffff` }))
+    .map(([, e]) => e)
+    .filter((e) => e.artifactSha256 === sha256);
   const byMetric: Record<string, { count: number; mean: number; min: number; max: number }> = {};
   for (const e of evals) {
     const m = (byMetric[e.metric] ??= { count: 0, mean: 0, min: Infinity, max: -Infinity });
@@ -263,4 +268,9 @@ export async function briefOf(store: Store, id: string, version?: string): Promi
 }
 
 /** The node kind a proposal kind publishes (PROTOCOL 10.1). */
-export const NODE_KIND: Partial<Record<ProposalKind, NodeKind>> = { brief: 'leaf-brief', capability: 'leaf-capability', graph: 'leaf-decision', artifact: 'leaf-artifact' };
+export const NODE_KIND: Partial<Record<ProposalKind, NodeKind>> = {
+  brief: 'leaf-brief',
+  capability: 'leaf-capability',
+  graph: 'leaf-decision',
+  artifact: 'leaf-artifact',
+};

@@ -58,7 +58,10 @@ export function kindOf(kind: unknown): Kind {
 
 /** The `description` of the property an error is about, when the schema declares one. */
 function describe(schema: Record<string, unknown>, e: ErrorObject): string | undefined {
-  const path = e.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (e.keyword === 'required') path.push(String(e.params.missingProperty));
   if (e.keyword === 'additionalProperties') return undefined;
   let node: Record<string, unknown> | undefined = schema;
@@ -93,7 +96,13 @@ export type DryRun =
 export function dryRun(kind: unknown, body: unknown): DryRun {
   const k = kindOf(kind);
   if (k.validate(body)) {
-    return { valid: true, kind: k.kind, schemaVersion: (body as Record<string, unknown>).schemaVersion, tier: k.tier, note: `The candidate fits ${k.kind}; POST /api/attestations {kind, body} records it (Bearer, calibrated).` };
+    return {
+      valid: true,
+      kind: k.kind,
+      schemaVersion: (body as Record<string, unknown>).schemaVersion,
+      tier: k.tier,
+      note: `The candidate fits ${k.kind}; POST /api/attestations {kind, body} records it (Bearer, calibrated).`,
+    };
   }
   const { errors: listed, errorCount } = capErrors(k.validate.errors ?? []);
   const errors = listed.map((e) => {
@@ -107,7 +116,13 @@ export function dryRun(kind: unknown, body: unknown): DryRun {
       ...(fieldDescription ? { fieldDescription } : {}),
     };
   });
-  return { valid: false, kind: k.kind, errors, errorCount, hint: `Fix each error (fieldDescription says what the field holds); GET /credentials/schemas/${k.kind}.json is the whole schema.` };
+  return {
+    valid: false,
+    kind: k.kind,
+    errors,
+    errorCount,
+    hint: `Fix each error (fieldDescription says what the field holds); GET /credentials/schemas/${k.kind}.json is the whole schema.`,
+  };
 }
 
 /** The sha256 of a score sample: the JCS of the eval runs' scores sorted ascending (leaderboard.receipt.v1). */
@@ -134,13 +149,15 @@ async function checkLeaderboard(log: TransparencyLog, body: Record<string, unkno
     else if (e.kind !== EVAL_RUN) errors.push({ field: `evalRunAttestationIds[${i}]`, reason: `${id} is a ${e.kind}, not an ${EVAL_RUN}` });
     else {
       for (const f of ['subjectSha256', 'datasetSha256', 'harnessVersionSha', 'metric'] as const) {
-        if (e.body[f] !== body[f]) errors.push({ field: `evalRunAttestationIds[${i}]`, reason: `${id} has ${f} ${String(e.body[f])}, the receipt ${String(body[f])}` });
+        if (e.body[f] !== body[f])
+          errors.push({ field: `evalRunAttestationIds[${i}]`, reason: `${id} has ${f} ${String(e.body[f])}, the receipt ${String(body[f])}` });
       }
       runs.push(e);
     }
   }
   const experiment = await log.entryById(body.experimentReceiptId as string);
-  if (!experiment || experiment.kind !== 'experiment.receipt.v1') errors.push({ field: 'experimentReceiptId', reason: 'not an experiment.receipt.v1 in this node\'s log' });
+  if (!experiment || experiment.kind !== 'experiment.receipt.v1')
+    errors.push({ field: 'experimentReceiptId', reason: "not an experiment.receipt.v1 in this node's log" });
   if (errors.length === 0) {
     const scores = runs.map((r) => r.body.score as number);
     const m = median(scores);
@@ -151,7 +168,7 @@ async function checkLeaderboard(log: TransparencyLog, body: Record<string, unkno
   if (errors.length) {
     throw new ServiceError('validation_failed', 'The leaderboard receipt does not agree with the eval runs it references.', {
       errors,
-      hint: 'medianScore is the median of the referenced eval runs\' scores; scoreSamplesSha256 the sha256 of the JCS of those scores sorted ascending.',
+      hint: "medianScore is the median of the referenced eval runs' scores; scoreSamplesSha256 the sha256 of the JCS of those scores sorted ascending.",
     });
   }
 }
@@ -165,14 +182,15 @@ export async function attest(ctx: Ctx, log: TransparencyLog, agent: AgentRecord,
   if (agent.calibration.score === null) throw new ServiceError('calibration_required', 'Calibrate before attesting: GET /api/agent/v1/calibrate.');
   const k = kindOf(kind);
   if (k.kind === 'attestation.event.v1') {
-    throw new ServiceError('invalid_kind', 'attestation.event.v1 entries are the node\'s own audit trail; agents attest the other kinds.', { field: 'kind' });
+    throw new ServiceError('invalid_kind', "attestation.event.v1 entries are the node's own audit trail; agents attest the other kinds.", { field: 'kind' });
   }
   const checked = dryRun(k.kind, body);
   if (!checked.valid) {
     throw new ServiceError('validation_failed', `The body does not fit ${k.kind}.`, {
       errors: checked.errors.map((e) => {
         const at = e.instancePath.slice(1).replace(/\//g, '.');
-        const missing = e.keyword === 'required' ? String(e.params.missingProperty) : e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : '';
+        const missing =
+          e.keyword === 'required' ? String(e.params.missingProperty) : e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : '';
         return { field: [at, missing].filter(Boolean).join('.') || 'body', reason: e.message };
       }),
       details: checked.errors,
@@ -186,7 +204,12 @@ export async function attest(ctx: Ctx, log: TransparencyLog, agent: AgentRecord,
   if (bytes > MAX_ENTRY_BYTES) {
     throw new ServiceError('entry_too_large', `This attestation would make a log entry of ${bytes} bytes; an entry holds at most ${MAX_ENTRY_BYTES}.`, {
       field: 'body',
-      errors: [{ field: 'body', reason: `the log entry (the JCS of the body with its seq, prevHash, kind, tier, agent and time) would be ${bytes} bytes, over ${MAX_ENTRY_BYTES}` }],
+      errors: [
+        {
+          field: 'body',
+          reason: `the log entry (the JCS of the body with its seq, prevHash, kind, tier, agent and time) would be ${bytes} bytes, over ${MAX_ENTRY_BYTES}`,
+        },
+      ],
       hint: 'Attest a smaller body: put large content in the content store (POST /api/cas) and attest its sha256.',
     });
   }

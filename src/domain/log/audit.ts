@@ -1,6 +1,19 @@
 // The node's own audit of its log (`akas log check`, PROTOCOL 9.6): the whole log read back
 // from the store and every stored thing checked against what the entries give.
-import { entryHash, entryLeaf, formatCheckpoint, GENESIS_PREV_HASH, hmacSha256Hex, leafHash, nodesToStoreOnAppend, openNote, rootAt, safeEqual, type LogEntry, type NodeKeys } from '../../core/index.js';
+import {
+  entryHash,
+  entryLeaf,
+  formatCheckpoint,
+  GENESIS_PREV_HASH,
+  hmacSha256Hex,
+  leafHash,
+  nodesToStoreOnAppend,
+  openNote,
+  rootAt,
+  safeEqual,
+  type LogEntry,
+  type NodeKeys,
+} from '../../core/index.js';
 import type { Store } from '../../store/index.js';
 import { attestationId, LogCheckpoints, LogEntries, LogHead, LogNodes, nodeKey, seqKey, type StoredCheckpoint } from './spaces.js';
 
@@ -104,7 +117,8 @@ function checkCheckpoint(c: StoredCheckpoint, root: Buffer, keys: NodeKeys, prob
   const opened = openNote(c.note, [keys.log.verifierKey]);
   if (!opened.ok) problems.push(`checkpoint of size ${c.size}: its signature does not verify (${opened.errors.join('; ')})`);
   const expected = formatCheckpoint({ origin: keys.log.origin, size: c.size, rootHash: root });
-  if (opened.text !== expected || c.root !== root.toString('hex')) problems.push(`checkpoint of size ${c.size} signs a root the entries do not give: the log was rewritten`);
+  if (opened.text !== expected || c.root !== root.toString('hex'))
+    problems.push(`checkpoint of size ${c.size} signs a root the entries do not give: the log was rewritten`);
 }
 
 /** The head names as many entries as are stored, and the last of them. */

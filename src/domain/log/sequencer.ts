@@ -7,7 +7,19 @@
 // write, each append O(log n), the tree's complete subtrees stored so nothing is ever
 // recomputed from the leaves. The `log` lock is the only thing that orders the log; on a
 // shared database it orders the appenders of every process.
-import { currentHmac, entryLeaf, GENESIS_PREV_HASH, hmacSha256Hex, leafHash, MAX_ENTRY_BYTES, nodesToStoreOnAppend, sha256Hex, type GetNode, type LogEntry, type NodeKeys } from '../../core/index.js';
+import {
+  currentHmac,
+  entryLeaf,
+  GENESIS_PREV_HASH,
+  hmacSha256Hex,
+  leafHash,
+  MAX_ENTRY_BYTES,
+  nodesToStoreOnAppend,
+  sha256Hex,
+  type GetNode,
+  type LogEntry,
+  type NodeKeys,
+} from '../../core/index.js';
 import type { Tx } from '../../store/index.js';
 import type { Ctx } from '../context.js';
 import {
@@ -39,7 +51,15 @@ const SWEEP_EVERY_MS = 30_000;
  * 65,535 bytes.
  */
 export function leafBytesAtMost(item: Omit<OutboxItem, 'at'>): number {
-  return entryLeaf({ seq: Number.MAX_SAFE_INTEGER, prevHash: GENESIS_PREV_HASH, kind: item.kind, tier: item.tier, body: item.body, agent: item.agent, attestedAt: Number.MAX_SAFE_INTEGER }).length;
+  return entryLeaf({
+    seq: Number.MAX_SAFE_INTEGER,
+    prevHash: GENESIS_PREV_HASH,
+    kind: item.kind,
+    tier: item.tier,
+    body: item.body,
+    agent: item.agent,
+    attestedAt: Number.MAX_SAFE_INTEGER,
+  }).length;
 }
 
 /** Refuses (as a programming error: the routes refuse first) an item whose leaf would not fit an entry bundle. */
@@ -209,8 +229,7 @@ export class Sequencer {
         this.waiters.delete(ticket);
         throw new Error(`no log item ${ticket} in the outbox or among the newest entries`);
       }
-    }
-    else this.pending.add(ticket); // announced or not, it is in the outbox: take it
+    } else this.pending.add(ticket); // announced or not, it is in the outbox: take it
     void this.drain().catch(() => undefined); // the next write retries; the caller waits for it
     return done;
   }
@@ -231,7 +250,10 @@ export class Sequencer {
     for (const t of tickets) this.pending.delete(t);
     let result: Appended;
     try {
-      result = await this.appendTickets(tickets, direct.map((d) => d.item));
+      result = await this.appendTickets(
+        tickets,
+        direct.map((d) => d.item),
+      );
     } catch (e) {
       for (const t of tickets) this.pending.add(t); // they are still in the outbox: next time
       for (const d of direct) d.reject(e); // never written: their requests fail, nothing was acknowledged
@@ -261,29 +283,31 @@ export class Sequencer {
   // every one signed before it (checkpoints.ts). The cached edge changes only once it committed.
   private appendTickets(tickets: string[], direct: OutboxItem[]): Promise<Appended> {
     let edge = this.frontier; // kept as it is when nothing is appended
-    return this.ctx.store.transact([LOG_LOCK], async (tx) => {
-      const items = await take(tx, tickets, direct);
-      if (items.length === 0) return { fromOutbox: [], direct: [] };
-      const head = await readHead(tx);
-      // A copy: the cached edge changes only once this batch has committed.
-      const nodes: Edge = this.frontier?.size === head.size ? new Map(this.frontier.nodes) : new Map();
-      const batch: Batch = { tx, head, nodes, getNode: edgeOr(nodes, storeNodes(tx)), hmac: currentHmac(this.ctx.keys) };
-      const appended: LogEntry[] = [];
-      for (const [ticket, item] of items) appended.push(await appendOne(batch, ticket, item));
-      tx.put(LogHead, 'head', head);
-      edge = { size: head.size, nodes };
-      const fromOutbox = appended.slice(0, appended.length - direct.length);
-      return { fromOutbox, direct: appended.slice(fromOutbox.length) };
-    }).then(
-      (r) => {
-        this.frontier = edge;
-        return r;
-      },
-      (e) => {
-        this.frontier = null;
-        throw e;
-      },
-    );
+    return this.ctx.store
+      .transact([LOG_LOCK], async (tx) => {
+        const items = await take(tx, tickets, direct);
+        if (items.length === 0) return { fromOutbox: [], direct: [] };
+        const head = await readHead(tx);
+        // A copy: the cached edge changes only once this batch has committed.
+        const nodes: Edge = this.frontier?.size === head.size ? new Map(this.frontier.nodes) : new Map();
+        const batch: Batch = { tx, head, nodes, getNode: edgeOr(nodes, storeNodes(tx)), hmac: currentHmac(this.ctx.keys) };
+        const appended: LogEntry[] = [];
+        for (const [ticket, item] of items) appended.push(await appendOne(batch, ticket, item));
+        tx.put(LogHead, 'head', head);
+        edge = { size: head.size, nodes };
+        const fromOutbox = appended.slice(0, appended.length - direct.length);
+        return { fromOutbox, direct: appended.slice(fromOutbox.length) };
+      })
+      .then(
+        (r) => {
+          this.frontier = edge;
+          return r;
+        },
+        (e) => {
+          this.frontier = null;
+          throw e;
+        },
+      );
   }
 
   private settle(e: LogEntry) {
@@ -328,7 +352,14 @@ async function appendOne({ tx, head, nodes, getNode, hmac }: Batch, ticket: stri
   const fields = { seq: head.size, prevHash: head.lastHash, kind: item.kind, tier: item.tier, body: item.body, agent: item.agent, attestedAt: item.at };
   const leaf = entryLeaf(fields);
   const hash = sha256Hex(leaf);
-  const entry: LogEntry = { id: attestationId(head.size), ...fields, hash, mac: hmacSha256Hex(hmac.key, hash), signingKeyId: hmac.signingKeyId, ...(ticket ? { ticket } : {}) };
+  const entry: LogEntry = {
+    id: attestationId(head.size),
+    ...fields,
+    hash,
+    mac: hmacSha256Hex(hmac.key, hash),
+    signingKeyId: hmac.signingKeyId,
+    ...(ticket ? { ticket } : {}),
+  };
   tx.put(LogEntries, seqKey(entry.seq), entry);
   // RFC 9162 2.1.1: "The hash of a list with one entry (also known as a leaf hash) is:
   // MTH({d[0]}) = SHA-256(0x00 || d[0])". Each subtree the leaf completes is stored once, so a

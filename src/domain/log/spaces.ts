@@ -5,7 +5,17 @@
 // Keys are zero-padded decimals, so the store's byte order is the numbers' order: a range of
 // entries or of one level's subtrees is one range read.
 import { randomBytes } from 'node:crypto';
-import { addSignatureLines, entryLeaf, GENESIS_PREV_HASH, leafHash, type AttestationTier, type GetNode, type LogEntry, type RandomSource, type TileRef } from '../../core/index.js';
+import {
+  addSignatureLines,
+  entryLeaf,
+  GENESIS_PREV_HASH,
+  leafHash,
+  type AttestationTier,
+  type GetNode,
+  type LogEntry,
+  type RandomSource,
+  type TileRef,
+} from '../../core/index.js';
 import { space, type Tx } from '../../store/index.js';
 
 /** An item waiting to be appended (keyed in the outbox by its ticket). */

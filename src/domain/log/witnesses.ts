@@ -168,7 +168,10 @@ export class WitnessClient {
     };
     // Twice at most: a 409 tells the witness's size, and the request is sent again from it.
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (s.size > cp.size) return fail(`the witness holds size ${s.size} of this log, above the newest checkpoint (${cp.size}): it saw another view of this log, or this node lost entries`);
+      if (s.size > cp.size)
+        return fail(
+          `the witness holds size ${s.size} of this log, above the newest checkpoint (${cp.size}): it saw another view of this log, or this node lost entries`,
+        );
       let body: string;
       try {
         const proof = s.size > 0 && s.size < cp.size ? await this.log.consistency(s.size, cp.size) : [];
@@ -201,7 +204,9 @@ export class WitnessClient {
       // "The client MUST ignore any cosignatures from unknown keys. To parse the response, the
       // client MAY concatenate it to the checkpoint, and use a note verification function
       // configured with the witness keys it trusts."
-      const r = verifyCosignatures(`${cp.note}${answer.body.endsWith('\n') ? answer.body : `${answer.body}\n`}`, [w.verifierKey], { now: Math.floor(this.clock.now() / 1000) });
+      const r = verifyCosignatures(`${cp.note}${answer.body.endsWith('\n') ? answer.body : `${answer.body}\n`}`, [w.verifierKey], {
+        now: Math.floor(this.clock.now() / 1000),
+      });
       const mine = r.valid[0];
       if (!mine) return fail(`answered no valid cosignature by its key${r.invalid.length ? ` (${r.invalid.map((i) => i.why).join('; ')})` : ''}`);
       s.size = cp.size;
@@ -218,7 +223,14 @@ export class WitnessClient {
     const newest = (await this.log.latestCheckpoint())?.size ?? 0;
     return this.witnesses.map((w) => {
       const s = this.state.get(w.verifierKey)!;
-      return { name: w.name, url: w.url, cosignedSize: s.cosignedSize, lag: Math.max(0, newest - s.cosignedSize), cosignedAt: s.cosignedAt, lastError: s.lastError };
+      return {
+        name: w.name,
+        url: w.url,
+        cosignedSize: s.cosignedSize,
+        lag: Math.max(0, newest - s.cosignedSize),
+        cosignedAt: s.cosignedAt,
+        lastError: s.lastError,
+      };
     });
   }
 
@@ -253,7 +265,12 @@ export class WitnessClient {
 }
 
 /** The checkpoint to hand out when witnesses are configured: witnessed if one comes in time, else the newest (with what cosignatures it has). */
-export async function servedCheckpoint(log: TransparencyLog, client: WitnessClient | undefined, minSize: number, waitMs: number): Promise<{ cp: StoredCheckpoint; note: string }> {
+export async function servedCheckpoint(
+  log: TransparencyLog,
+  client: WitnessClient | undefined,
+  minSize: number,
+  waitMs: number,
+): Promise<{ cp: StoredCheckpoint; note: string }> {
   if (!client) {
     const cp = await log.checkpoint();
     return { cp, note: cosignedNote(cp) };

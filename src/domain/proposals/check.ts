@@ -65,27 +65,35 @@ function contentProblems(p: ProposalRecord, events: EventBody[]): string[] {
     problems.push('its stored content cannot be hashed');
   }
   if (typeof p.contentSha256 !== 'string') problems.push('it has no contentSha256 (the content-sha256 migration did not run)');
-  else if (hash !== undefined && hash !== p.contentSha256) problems.push(`its content hashes to ${hash}, not the stored contentSha256 ${p.contentSha256}: the store was changed`);
+  else if (hash !== undefined && hash !== p.contentSha256)
+    problems.push(`its content hashes to ${hash}, not the stored contentSha256 ${p.contentSha256}: the store was changed`);
   for (const j of p.judgments) {
     if (j.contentSha256 !== p.contentSha256) problems.push(`judgment ${j.judgmentId} is bound to content ${String(j.contentSha256)}`);
     const signed = j.signature.payload; // public: what the judge signed
-    if (signed.type === JUDGMENT_V2 && signed.contentSha256 !== p.contentSha256) problems.push(`judgment ${j.judgmentId} signed content ${signed.contentSha256}`);
-    if (events.filter((e) => e.event === 'judgment.recorded' && e.judgmentId === j.judgmentId).length !== 1) problems.push(`judgment ${j.judgmentId} has no single judgment.recorded event`);
+    if (signed.type === JUDGMENT_V2 && signed.contentSha256 !== p.contentSha256)
+      problems.push(`judgment ${j.judgmentId} signed content ${signed.contentSha256}`);
+    if (events.filter((e) => e.event === 'judgment.recorded' && e.judgmentId === j.judgmentId).length !== 1)
+      problems.push(`judgment ${j.judgmentId} has no single judgment.recorded event`);
   }
-  for (const e of events) if (e.contentSha256 !== undefined && e.contentSha256 !== p.contentSha256) problems.push(`its ${String(e.event)} event names content ${String(e.contentSha256)}`);
+  for (const e of events)
+    if (e.contentSha256 !== undefined && e.contentSha256 !== p.contentSha256)
+      problems.push(`its ${String(e.event)} event names content ${String(e.contentSha256)}`);
   const submitted = events.filter((e) => e.event === 'proposal.submitted');
   if (p.contentBinding === 'log') {
     if (submitted.length !== 1) problems.push(`${submitted.length} proposal.submitted events (expected 1)`);
-    else if (submitted[0].kind !== p.kind || submitted[0].path !== p.path || submitted[0].proposer !== (p.proposer?.tag ?? null)) problems.push('its proposal.submitted event names another kind, path or proposer');
+    else if (submitted[0].kind !== p.kind || submitted[0].path !== p.path || submitted[0].proposer !== (p.proposer?.tag ?? null))
+      problems.push('its proposal.submitted event names another kind, path or proposer');
   }
   if (p.status === 'published' || p.status === 'rejected') {
     const decision = events.filter((e) => e.event === `proposal.${p.status}`);
     if (decision.length !== 1) problems.push(`${decision.length} proposal.${p.status} events (expected 1)`);
-    else if (decision[0].path !== undefined && decision[0].path !== (p.path ?? null)) problems.push(`its decision event published at ${String(decision[0].path)}, the proposal is at ${String(p.path)}`);
+    else if (decision[0].path !== undefined && decision[0].path !== (p.path ?? null))
+      problems.push(`its decision event published at ${String(decision[0].path)}, the proposal is at ${String(p.path)}`);
     if (decision.length === 1 && Array.isArray(decision[0].judgments)) {
       const counted = (decision[0].judgments as Array<{ judgmentId: string }>).map((j) => j.judgmentId).join();
       if (counted !== p.judgments.map((j) => j.judgmentId).join()) problems.push('its decision event counted other judgments than those stored');
-      if (decision[0].weightedComposite !== p.outcome?.weightedComposite) problems.push(`its decision event logged ${String(decision[0].weightedComposite)}, the outcome says ${String(p.outcome?.weightedComposite)}`);
+      if (decision[0].weightedComposite !== p.outcome?.weightedComposite)
+        problems.push(`its decision event logged ${String(decision[0].weightedComposite)}, the outcome says ${String(p.outcome?.weightedComposite)}`);
     }
   }
   return problems;
@@ -158,7 +166,8 @@ export async function checkProposals(store: Store): Promise<ProposalCheck> {
     const settled = [...of('refund'), ...of('slash')];
     const escrowed = p.billable && p.deposit > 0;
     if (reserves.length !== (escrowed ? 1 : 0)) say(`${reserves.length} deposit reservations (expected ${escrowed ? 1 : 0})`);
-    if (escrowed && reserves[0] && (reserves[0].amount !== p.deposit || reserves[0].agent !== p.proposer?.tag)) say('its reservation is not the proposer\'s deposit');
+    if (escrowed && reserves[0] && (reserves[0].amount !== p.deposit || reserves[0].agent !== p.proposer?.tag))
+      say("its reservation is not the proposer's deposit");
     const expected = !escrowed || p.status === 'pending' ? [] : p.status === 'rejected' ? ['slash'] : ['refund'];
     const got = settled.map((e) => e.type);
     if (got.join() !== expected.join()) say(`deposit settled as [${got.join(', ')}], expected [${expected.join(', ')}]`);

@@ -77,7 +77,10 @@ function nodeAt(schema: SchemaNode, path: string[]): SchemaNode | undefined {
  * described ancestor (inside a JSON Logic rule, the condition's).
  */
 export function fieldDescription(kind: ProposalKind, field: string): string | undefined {
-  const path = field.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean);
+  const path = field
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .filter(Boolean);
   for (let n = path.length; n > 0; n--) {
     const node = nodeAt(PAYLOAD_SCHEMAS[kind] as unknown as SchemaNode, path.slice(0, n));
     if (typeof node?.description === 'string') return node.description;
@@ -132,7 +135,10 @@ async function attempt(kind: ProposalKind, check: () => Promise<unknown>): Promi
 }
 
 /** Checks a payload as `POST` on the kind's propose path would, storing and charging nothing. */
-export async function dryRunProposal(ctx: Ctx, input: { kind: ProposalKind; payload: unknown; agent: AgentRecord | null; origin?: string }): Promise<ProposalDryRun> {
+export async function dryRunProposal(
+  ctx: Ctx,
+  input: { kind: ProposalKind; payload: unknown; agent: AgentRecord | null; origin?: string },
+): Promise<ProposalDryRun> {
   const { kind } = input;
   const validate = validatorOf(kind);
   const schemaValid = validate(input.payload);
@@ -145,27 +151,32 @@ export async function dryRunProposal(ctx: Ctx, input: { kind: ProposalKind; payl
   // The route would drop the extra fields: check what it would keep.
   const payload = structuredClone(input.payload) as AnyPayload;
   dropExtra(PAYLOAD_SCHEMAS[kind] as unknown as SchemaNode, payload);
-  errors.push(...semanticErrors(kind, payload).map((i) => ({ ...i, ...(fieldDescription(kind, i.field) ? { fieldDescription: fieldDescription(kind, i.field)! } : {}) })));
+  errors.push(
+    ...semanticErrors(kind, payload).map((i) => ({ ...i, ...(fieldDescription(kind, i.field) ? { fieldDescription: fieldDescription(kind, i.field)! } : {}) })),
+  );
   if (kind === 'artifact') errors.push(...(await attempt(kind, () => assertCasArtifactStored(ctx, payload as PayloadOf<'artifact'>, input.origin))));
   // Reads only: the checks of the propose transaction, on the store as it is now.
   const reader = ctx.store as unknown as Tx;
   errors.push(...(await attempt(kind, () => assertNoConflict(reader, kind, conflictKeys(kind, payload)))));
   errors.push(...(await attempt(kind, () => assertPathFree(reader, kind, payload))));
   if (kind === 'brief') errors.push(...(await attempt(kind, () => assertBriefNotPublished(reader, payload as PayloadOf<'brief'>))));
-  if (kind === 'eval-result') errors.push(...(await attempt(kind, () => assertArtifactExists(ctx, reader, (payload as PayloadOf<'eval-result'>).artifactPath))));
+  if (kind === 'eval-result')
+    errors.push(...(await attempt(kind, () => assertArtifactExists(ctx, reader, (payload as PayloadOf<'eval-result'>).artifactPath))));
 
   // The caller's standing: who may propose, and the deposit.
   let tier = 'uncalibrated';
   let deposit = 0;
   if (!input.agent) {
-    if (!ctx.config.allowAnonymousPropose) errors.push({ field: '(caller)', reason: 'proposing needs an api key: send Authorization: Bearer (akas register, then akas calibrate)' });
+    if (!ctx.config.allowAnonymousPropose)
+      errors.push({ field: '(caller)', reason: 'proposing needs an api key: send Authorization: Bearer (akas register, then akas calibrate)' });
   } else {
     tier = tierOf(input.agent.calibration.score);
     if (tier === 'uncalibrated') errors.push({ field: '(caller)', reason: 'calibrate before proposing (akas calibrate) (calibration_required)' });
     else if (tier === 'refused') errors.push({ field: '(caller)', reason: 'a calibration score below 0.3 may not propose (tier_too_low)' });
     else {
       deposit = TIER_PRICE[tier as PaidTier];
-      if (input.agent.balance < deposit) errors.push({ field: '(caller)', reason: `the deposit is ${deposit} credits and the balance is ${input.agent.balance} (insufficient_balance)` });
+      if (input.agent.balance < deposit)
+        errors.push({ field: '(caller)', reason: `the deposit is ${deposit} credits and the balance is ${input.agent.balance} (insufficient_balance)` });
       if (PROPOSE_CAP[tier as PaidTier] === 0) errors.push({ field: '(caller)', reason: `the ${tier} tier may not propose (rate_limited)` });
     }
   }
@@ -174,7 +185,16 @@ export async function dryRunProposal(ctx: Ctx, input: { kind: ProposalKind; payl
     valid,
     kind,
     ...listed(errors, ignored),
-    would: valid ? { path: targetPath(kind, payload), title: titleOf(kind, payload), contentSha256: contentSha256Of(kind, payload), deposit, tier, requiredJudgments: ctx.config.requiredJudgments } : null,
+    would: valid
+      ? {
+          path: targetPath(kind, payload),
+          title: titleOf(kind, payload),
+          contentSha256: contentSha256Of(kind, payload),
+          deposit,
+          tier,
+          requiredJudgments: ctx.config.requiredJudgments,
+        }
+      : null,
     hint: valid ? `The payload would be taken; propose it without --dry-run (POST on the ${kind} propose path).` : hint,
   };
 }

@@ -71,8 +71,14 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
  * The exact object a judge signs; its JCS string is what goes into Ed25519. With the proposal's
  * contentSha256 it is the v2 payload (the judge signs what it read); without, SPEC's v1.
  */
-export const signingPayload = (kind: ProposalKind, proposalId: string, judge: string, scores: Scores, rationale: string, contentSha256?: string): JudgmentSigningPayload =>
-  judgmentSigningPayload({ kind, proposalId, judge, scores, rationale, contentSha256 });
+export const signingPayload = (
+  kind: ProposalKind,
+  proposalId: string,
+  judge: string,
+  scores: Scores,
+  rationale: string,
+  contentSha256?: string,
+): JudgmentSigningPayload => judgmentSigningPayload({ kind, proposalId, judge, scores, rationale, contentSha256 });
 
 export type JudgeResult =
   | {
@@ -200,12 +206,16 @@ async function mayJudge(ctx: Ctx, tx: Tx, proposal: ProposalRecord, input: Judge
 function judgedContent(kind: ProposalKind, proposal: ProposalRecord, input: JudgeInput): string {
   const content = proposal.contentSha256;
   if (input.contentSha256 !== undefined && input.contentSha256 !== content) {
-    throw new ServiceError('content_mismatch', `You signed content ${input.contentSha256}, but this proposal's content is ${content}: fetch it again and judge what it holds.`, {
-      field: 'contentSha256',
-      contentSha256: content,
-      signedContentSha256: input.contentSha256,
-      detailUrl: detailUrl(kind, proposal.proposalId),
-    });
+    throw new ServiceError(
+      'content_mismatch',
+      `You signed content ${input.contentSha256}, but this proposal's content is ${content}: fetch it again and judge what it holds.`,
+      {
+        field: 'contentSha256',
+        contentSha256: content,
+        signedContentSha256: input.contentSha256,
+        detailUrl: detailUrl(kind, proposal.proposalId),
+      },
+    );
   }
   return content;
 }
@@ -243,7 +253,11 @@ function judgeSignature(kind: ProposalKind, proposal: ProposalRecord, me: AgentR
   const signed = canonicalize(payload);
   const refusal = { field: 'signature', signingPayload: signed, contentSha256: proposal.contentSha256, publicKey: me.signing.publicKey };
   if (!input.signature) {
-    throw new ServiceError('signature_required', 'Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and send the hex signature as `signature`.', refusal);
+    throw new ServiceError(
+      'signature_required',
+      'Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and send the hex signature as `signature`.',
+      refusal,
+    );
   }
   if (verify(me.signing.publicKey, signed, input.signature)) return { payload, signed, signature: input.signature };
   const v1 = input.contentSha256 === undefined ? signingPayload(kind, proposal.proposalId, me.tag, input.scores, input.rationale) : undefined;
@@ -292,12 +306,23 @@ async function recordJudgment(ctx: Ctx, tx: Tx, kind: ProposalKind, proposal: Pr
   moveCredits(tx, ctx, me, 'mint', CREDITS_PER_JUDGMENT, `judgment ${judgment.judgmentId}`, proposalId);
   tx.put(JudgmentIndex, judgment.judgmentId, { proposalId, kind });
   // The log (L3) records the judgment in the same commit (PROTOCOL 9.3).
-  enqueueLogEntry(tx, ctx, { kind: EVENT_KIND, tier: 'event', agent: me.tag, body: auditEvent('judgment.recorded', proposal, judgment.receivedAt, { judgmentId: judgment.judgmentId }) });
+  enqueueLogEntry(tx, ctx, {
+    kind: EVENT_KIND,
+    tier: 'event',
+    agent: me.tag,
+    body: auditEvent('judgment.recorded', proposal, judgment.receivedAt, { judgmentId: judgment.judgmentId }),
+  });
 }
 
 // The judgment that completes requiredJudgments decides the proposal (PROTOCOL 7.4), writing
 // every judge and the proposer it touched; answers the deposit's settlement then, else undefined.
-async function decideWhenComplete(ctx: Ctx, tx: Tx, proposal: ProposalRecord, me: AgentRecord, now: number): Promise<'refunded' | 'slashed' | 'none' | undefined> {
+async function decideWhenComplete(
+  ctx: Ctx,
+  tx: Tx,
+  proposal: ProposalRecord,
+  me: AgentRecord,
+  now: number,
+): Promise<'refunded' | 'slashed' | 'none' | undefined> {
   if (proposal.judgments.length < proposal.requiredJudgments) return undefined;
   const agents = new Map<string, AgentRecord>([[me.tag, me]]);
   const load = async (tag: string) => {

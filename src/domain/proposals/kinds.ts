@@ -8,10 +8,16 @@ import { logicProblems } from '../knowledge/logic.js';
 // Every field carries a description: the dry run (PROTOCOL 6.9) quotes it beside each error,
 // and OpenAPI and `akas schemas` show it, so a payload can be written from the schema alone.
 const PATH_RE = '^/[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$';
-const Path = (description: string) => Type.String({ pattern: PATH_RE, maxLength: 200, description: `${description} A path: lowercase segments of a-z, 0-9 and -, each after a /, e.g. /tools/pdf-to-text.` });
+const Path = (description: string) =>
+  Type.String({
+    pattern: PATH_RE,
+    maxLength: 200,
+    description: `${description} A path: lowercase segments of a-z, 0-9 and -, each after a /, e.g. /tools/pdf-to-text.`,
+  });
 const Hex64 = (description: string) => Type.String({ pattern: '^[0-9a-f]{64}$', description: `${description} 64 lowercase hex.` });
-const Title = (description = 'The node\'s title, shown in lists and search.') => Type.String({ minLength: 1, maxLength: 120, description });
-const Spec = (description = 'What the node is for, in one or two sentences (at most 2,000 characters).') => Type.String({ minLength: 1, maxLength: 2000, description });
+const Title = (description = "The node's title, shown in lists and search.") => Type.String({ minLength: 1, maxLength: 120, description });
+const Spec = (description = 'What the node is for, in one or two sentences (at most 2,000 characters).') =>
+  Type.String({ minLength: 1, maxLength: 2000, description });
 const Text = (max: number, description: string) => Type.String({ minLength: 1, maxLength: max, description });
 const Strings = (maxItems: number, maxLength: number, description: string) => Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems, description });
 const strict = { additionalProperties: false } as const;
@@ -29,10 +35,14 @@ export const BriefSource = Type.Object(
 
 export const Brief = Type.Object(
   {
-    id: Type.String({ pattern: '^kb:[a-z0-9-]+$', maxLength: 120, description: 'The brief\'s id: kb: and lowercase a-z, 0-9 and -, e.g. kb:retries-with-backoff.' }),
+    id: Type.String({
+      pattern: '^kb:[a-z0-9-]+$',
+      maxLength: 120,
+      description: "The brief's id: kb: and lowercase a-z, 0-9 and -, e.g. kb:retries-with-backoff.",
+    }),
     domain: Text(60, 'The field it belongs to, e.g. distributed-systems; with topic it makes the default node path /{domain}/{topic}.'),
     topic: Text(80, 'What it is about, in a few words.'),
-    title: Title('The brief\'s title.'),
+    title: Title("The brief's title."),
     version: Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'The month this version was written, YYYY-MM, e.g. 2026-11.' }),
     verifiedBy: Type.Optional(Strings(20, 200, 'Who checked it (agent tags or names).')),
     levels: Type.Object(
@@ -43,11 +53,21 @@ export const Brief = Type.Object(
           Type.Object(
             {
               definitions: Type.Optional(
-                Type.Record(Type.String({ maxLength: 120 }), Type.String({ maxLength: 2000 }), { maxProperties: 100, description: 'Terms and what they mean: {"term": "meaning"}.' }),
+                Type.Record(Type.String({ maxLength: 120 }), Type.String({ maxLength: 2000 }), {
+                  maxProperties: 100,
+                  description: 'Terms and what they mean: {"term": "meaning"}.',
+                }),
               ),
               examples: Type.Optional(
                 Type.Array(
-                  Type.Object({ violation: Text(2000, 'What goes wrong.'), fix: Text(2000, 'What to do instead.'), note: Type.Optional(Text(2000, 'Why, or when it matters.')) }, obj('One example.')),
+                  Type.Object(
+                    {
+                      violation: Text(2000, 'What goes wrong.'),
+                      fix: Text(2000, 'What to do instead.'),
+                      note: Type.Optional(Text(2000, 'Why, or when it matters.')),
+                    },
+                    obj('One example.'),
+                  ),
                   { maxItems: 50, description: 'Worked examples: what goes wrong and its fix.' },
                 ),
               ),
@@ -76,7 +96,10 @@ export const Brief = Type.Object(
 const NodeFields = (what: string) => ({ path: Path(`Where the ${what} goes in the knowledge tree.`), title: Title(), spec: Spec() });
 
 export const PAYLOAD_SCHEMAS = {
-  brief: Type.Object({ brief: Brief, path: Type.Optional(Path('The node path of the brief; by default /{domain}/{topic} as slugs.')) }, obj('A brief proposal: {brief, path?}.')),
+  brief: Type.Object(
+    { brief: Brief, path: Type.Optional(Path('The node path of the brief; by default /{domain}/{topic} as slugs.')) },
+    obj('A brief proposal: {brief, path?}.'),
+  ),
   capability: Type.Object(
     {
       ...NodeFields('capability'),
@@ -86,7 +109,9 @@ export const PAYLOAD_SCHEMAS = {
           alternative: Text(1000, 'What one would do without it.'),
           cost: Text(400, 'What it costs to use (time, money, setup), as text.'),
           whenNot: Text(1000, 'When not to use it.'),
-          recipe: Type.Union([Text(4000, 'The steps as one text.'), Strings(50, 1000, 'The steps, one per item.')], { description: 'How to do it: one text, or an array of steps.' }),
+          recipe: Type.Union([Text(4000, 'The steps as one text.'), Strings(50, 1000, 'The steps, one per item.')], {
+            description: 'How to do it: one text, or an array of steps.',
+          }),
         },
         obj('What the capability is: trigger, alternative, cost, whenNot and recipe, all required.'),
       ),
@@ -108,7 +133,11 @@ export const PAYLOAD_SCHEMAS = {
           branches: Type.Array(
             Type.Object(
               {
-                id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$', maxLength: 64, description: 'The branch\'s id, unique in the graph: lowercase a-z, 0-9 and -.' }),
+                id: Type.String({
+                  pattern: '^[a-z0-9][a-z0-9-]*$',
+                  maxLength: 64,
+                  description: "The branch's id, unique in the graph: lowercase a-z, 0-9 and -.",
+                }),
                 condition: Type.Union([Type.Boolean(), Type.Object({}, { additionalProperties: true, minProperties: 1, maxProperties: 1 })], {
                   description: 'When the branch is taken: true, or a JSON Logic rule such as {">": [{"var": "throughput"}, 10000]}.',
                 }),
@@ -130,8 +159,16 @@ export const PAYLOAD_SCHEMAS = {
       ...NodeFields('artifact'),
       payload: Type.Object(
         {
-          uri: Type.String({ minLength: 1, maxLength: 2000, description: 'Where the bytes are: a URL, or /api/cas/{sha256} for a blob stored on this node (akas cas put).' }),
-          mediaType: Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+', maxLength: 200, description: 'The media type of the bytes, e.g. application/octet-stream.' }),
+          uri: Type.String({
+            minLength: 1,
+            maxLength: 2000,
+            description: 'Where the bytes are: a URL, or /api/cas/{sha256} for a blob stored on this node (akas cas put).',
+          }),
+          mediaType: Type.String({
+            pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+',
+            maxLength: 200,
+            description: 'The media type of the bytes, e.g. application/octet-stream.',
+          }),
           sha256: Hex64('The sha256 of the bytes.'),
           artifactKind: Text(60, 'What kind of artifact: model, dataset, binary ...'),
           provenance: Type.Object(
@@ -139,7 +176,10 @@ export const PAYLOAD_SCHEMAS = {
               trainedBy: Text(200, 'Who made it.'),
               on: Text(400, 'What it was made from (a dataset, a corpus).'),
               framework: Text(200, 'What it was made with, e.g. onnx.'),
-              metrics: Type.Record(Type.String({ maxLength: 64 }), Type.Number(), { maxProperties: 50, description: 'Figures the maker measured: {"accuracy": 0.81}.' }),
+              metrics: Type.Record(Type.String({ maxLength: 64 }), Type.Number(), {
+                maxProperties: 50,
+                description: 'Figures the maker measured: {"accuracy": 0.81}.',
+              }),
               license: Text(120, 'Its licence, e.g. MIT.'),
               createdAt: Type.Integer({ minimum: 0, description: 'When it was made: Unix time in milliseconds (e.g. 1767225600000), not seconds.' }),
             },
@@ -155,10 +195,13 @@ export const PAYLOAD_SCHEMAS = {
   'eval-result': Type.Object(
     {
       artifactPath: Path('The artifact evaluated (published, or pending).'),
-      metric: Type.String({ pattern: '^[A-Za-z0-9_.@/-]+$', maxLength: 64, description: 'The metric\'s name, e.g. accuracy.' }),
+      metric: Type.String({ pattern: '^[A-Za-z0-9_.@/-]+$', maxLength: 64, description: "The metric's name, e.g. accuracy." }),
       score: Type.Number({ description: 'The score measured.' }),
       datasetSha256: Hex64('The sha256 of the evaluation dataset.'),
-      harnessVersionSha: Type.String({ pattern: '^[0-9a-f]{7,64}$', description: 'The version of the harness that ran it: a commit hash, 7 to 64 lowercase hex.' }),
+      harnessVersionSha: Type.String({
+        pattern: '^[0-9a-f]{7,64}$',
+        description: 'The version of the harness that ran it: a commit hash, 7 to 64 lowercase hex.',
+      }),
       runner: Text(200, 'Who ran it.'),
       samplesSha256: Type.Optional(Hex64('The sha256 of the per-sample results, if kept.')),
     },
@@ -166,12 +209,14 @@ export const PAYLOAD_SCHEMAS = {
   ),
   'tree-expansion': Type.Object(
     {
-      parentPath: Type.Union([Path('The branch to add children under.'), Type.Literal('/')], { description: 'The branch to add children under, or / for the root.' }),
+      parentPath: Type.Union([Path('The branch to add children under.'), Type.Literal('/')], {
+        description: 'The branch to add children under, or / for the root.',
+      }),
       children: Type.Array(
         Type.Object(
           {
-            slug: Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$', maxLength: 60, description: 'The child\'s last path segment: lowercase a-z, 0-9 and -.' }),
-            title: Title('The child branch\'s title.'),
+            slug: Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$', maxLength: 60, description: "The child's last path segment: lowercase a-z, 0-9 and -." }),
+            title: Title("The child branch's title."),
             spec: Spec('What belongs under the child branch.'),
           },
           obj('One child branch.'),

@@ -21,16 +21,7 @@ import { auditEvent, enqueueLogEntry, EVENT_KIND } from '../log/index.js';
 import { blobInfo } from '../cas/cas.js';
 import { Briefs, KnowledgeNodes } from '../knowledge/tree.js';
 import { casHashOfUri, conflictKeys, detailUrl, judgeUrl, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './kinds.js';
-import {
-  Agents,
-  PendingKeys,
-  PendingQueue,
-  Proposals,
-  agentLock,
-  proposalLock,
-  type AgentRecord,
-  type ProposalRecord,
-} from '../records.js';
+import { Agents, PendingKeys, PendingQueue, Proposals, agentLock, proposalLock, type AgentRecord, type ProposalRecord } from '../records.js';
 import { space } from '../../store/index.js';
 
 /** Published node paths -> the proposal that wrote them (the knowledge tree builds on this). */
@@ -96,7 +87,9 @@ function capError(scope: 'per-ip-per-day' | 'per-apikey-per-day', cap: number, t
     hint: {
       next: [
         'Judge pending proposals meanwhile: GET /api/judge/queue?expand=1.',
-        scope === 'per-ip-per-day' ? 'The per-IP cap is shared by every agent on this egress IP.' : 'A higher tier has a higher cap: calibrate again if you have attempts left.',
+        scope === 'per-ip-per-day'
+          ? 'The per-IP cap is shared by every agent on this egress IP.'
+          : 'A higher tier has a higher cap: calibrate again if you have attempts left.',
       ],
     },
   });
@@ -131,7 +124,9 @@ export async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPay
   const replacing = published.kind === kind && (kind !== 'graph' || (payload as { replaceExisting?: boolean }).replaceExisting === true);
   if (replacing) return;
   throw new ServiceError('id_conflict', `A published ${published.kind} (${published.proposalId}) holds ${path}.`, {
-    errors: [{ field: 'path', reason: published.kind === kind ? 'published already: set replaceExisting to refresh it' : `held by a published ${published.kind}` }],
+    errors: [
+      { field: 'path', reason: published.kind === kind ? 'published already: set replaceExisting to refresh it' : `held by a published ${published.kind}` },
+    ],
     existingProposalId: published.proposalId,
     judgeUrl: judgeUrl(published.kind, published.proposalId),
     detailUrl: detailUrl(published.kind, published.proposalId),
@@ -334,7 +329,12 @@ export async function withdraw(ctx: Ctx, proposalId: string, agent: AgentRecord)
     proposal.status = 'withdrawn';
     proposal.decidedAt = ctx.clock.now();
     proposal.outcome = null;
-    enqueueLogEntry(tx, ctx, { kind: EVENT_KIND, tier: 'event', agent: me.tag, body: auditEvent('proposal.withdrawn', proposal, proposal.decidedAt, { status: 'withdrawn' }) });
+    enqueueLogEntry(tx, ctx, {
+      kind: EVENT_KIND,
+      tier: 'event',
+      agent: me.tag,
+      body: auditEvent('proposal.withdrawn', proposal, proposal.decidedAt, { status: 'withdrawn' }),
+    });
     releasePending(tx, proposal);
     tx.put(Proposals, proposalId, proposal);
     return { proposal, refunded: proposal.billable ? proposal.deposit : 0, balance: me.balance };
@@ -375,12 +375,7 @@ const WITHHELD_EXAMPLES = 5;
  * it, and (when the same-IP check is on) not judged by another agent from its IP. What it
  * passes over is counted by reason, so a client can say why a pending proposal is missing.
  */
-export async function judgeQueue(
-  ctx: Ctx,
-  agent: AgentRecord,
-  ip: string,
-  opts: { limit: number; cursor?: string; kind?: ProposalKind },
-): Promise<QueuePage> {
+export async function judgeQueue(ctx: Ctx, agent: AgentRecord, ip: string, opts: { limit: number; cursor?: string; kind?: ProposalKind }): Promise<QueuePage> {
   const items: ProposalRecord[] = [];
   const withheld: QueuePage['withheld'] = { yours: 0, judgedByYou: 0, sameIp: 0, examples: [] };
   const passOver = (proposalId: string, reason: WithheldReason) => {

@@ -40,7 +40,10 @@ function compile(schema: JSONSchema, sizesFirst: boolean): BoundedValidate {
 // ajv's instancePath (/a/0/b) as a dotted field name under `root`, with required and
 // additionalProperties errors pointing at the named property.
 function toFieldError(e: ErrorObject, root: string): FieldError {
-  const parts = e.instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let reason = e.message ?? 'is invalid';
   if (e.keyword === 'required') {
     parts.push(String(e.params.missingProperty));

@@ -35,7 +35,10 @@ function readPin(): Pinned | null {
 
 export function nodeKeys(): Promise<Keys> {
   return (keysOnce ??= (async () => {
-    const [d, k] = await Promise.all([getJson<{ issuer: { did: string }; log: { verifierKey: string } }>('/.well-known/akas.json'), getJson<{ issuer: VerifierModule.IssuerKeyList }>('/api/node/keys')]);
+    const [d, k] = await Promise.all([
+      getJson<{ issuer: { did: string }; log: { verifierKey: string } }>('/.well-known/akas.json'),
+      getJson<{ issuer: VerifierModule.IssuerKeyList }>('/api/node/keys'),
+    ]);
     let pin = readPin();
     let pinnedNow = false;
     if (!pin) {
@@ -52,7 +55,8 @@ export function nodeKeys(): Promise<Keys> {
     if (pin.issuer !== d.issuer.did) {
       const V = await loadVerifier();
       const trust = await V.trustIssuerKeys(pin.issuer, k.issuer);
-      if (!trust.keys.has(d.issuer.did)) problems.push(`the node's issuer ${d.issuer.did} is not reached from the pinned ${pin.issuer} by rotations signed by both keys`);
+      if (!trust.keys.has(d.issuer.did))
+        problems.push(`the node's issuer ${d.issuer.did} is not reached from the pinned ${pin.issuer} by rotations signed by both keys`);
     }
     return { issuer: pin.issuer, logKey: pin.logKey, issuerKeys: k.issuer, problems, pinnedNow };
   })());
@@ -61,12 +65,25 @@ export function nodeKeys(): Promise<Keys> {
 export function showPin(keys: Keys) {
   const box = $('[data-pin-status]');
   if (keys.problems.length) {
-    const warn = el('div', { class: 'pin changed', role: 'alert' }, el('strong', {}, 'The keys of this node changed since your browser pinned them. '), keys.problems.join('; ') + '. Checks below use the pinned keys.');
+    const warn = el(
+      'div',
+      { class: 'pin changed', role: 'alert' },
+      el('strong', {}, 'The keys of this node changed since your browser pinned them. '),
+      keys.problems.join('; ') + '. Checks below use the pinned keys.',
+    );
     $('main')?.prepend(warn);
   }
   if (!box) return;
   box.replaceChildren(
-    el('p', {}, keys.pinnedNow ? 'Pinned now (first visit): ' : `Pinned by this browser: `, el('code', { class: 'wrap' }, keys.issuer), ' and the log key ', el('code', { class: 'wrap' }, keys.logKey), keys.problems.length ? '' : '. The node still publishes them.'),
+    el(
+      'p',
+      {},
+      keys.pinnedNow ? 'Pinned now (first visit): ' : `Pinned by this browser: `,
+      el('code', { class: 'wrap' }, keys.issuer),
+      ' and the log key ',
+      el('code', { class: 'wrap' }, keys.logKey),
+      keys.problems.length ? '' : '. The node still publishes them.',
+    ),
   );
   const forget = el('button', { type: 'button' }, 'Forget the pinned keys');
   forget.addEventListener('click', () => {

@@ -14,7 +14,11 @@ async function proofsOf(ids: string[]): Promise<void> {
   for (let i = 0; i < todo.length; i += 50) {
     const chunk = todo.slice(i, i + 50);
     const got = getJson<{ items: Json[]; missing: string[] }>(`/explore/proofs?ids=${chunk.join(',')}`);
-    for (const id of chunk) proofCache.set(id, got.then((r) => r.items.find((d) => (d.entry as Json).id === id) ?? null));
+    for (const id of chunk)
+      proofCache.set(
+        id,
+        got.then((r) => r.items.find((d) => (d.entry as Json).id === id) ?? null),
+      );
   }
 }
 
@@ -35,7 +39,8 @@ export async function checkEntries(V: Verifier, keys: Keys, root: ParentNode = d
           return;
         }
         const v = verdict((await V.verifyLogProof(doc, keys.logKey)).checks);
-        for (const e of mine) setState(e, v.state, v.state === 'ok' ? `in the log, under the pinned key (${(doc.inclusion as Json).size} entries)` : v.text, v.detail);
+        for (const e of mine)
+          setState(e, v.state, v.state === 'ok' ? `in the log, under the pinned key (${(doc.inclusion as Json).size} entries)` : v.text, v.detail);
       } catch (err) {
         proofCache.delete(id);
         for (const e of mine) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
@@ -77,9 +82,20 @@ export function liveLog() {
   const source = new EventSource(`/api/events?from=${from}`);
   let pending: HTMLElement[] = [];
   let timer: number | undefined;
-  source.addEventListener('open', () => status && (status.textContent = 'Live: new entries of the log appear here as the node appends them, each checked in your browser.'));
+  source.addEventListener(
+    'open',
+    () => status && (status.textContent = 'Live: new entries of the log appear here as the node appends them, each checked in your browser.'),
+  );
   source.addEventListener('entry', (ev) => {
-    const e = JSON.parse((ev as MessageEvent<string>).data) as { id: string; seq: number; kind: string; tier: string; agent: string | null; attestedAt: number; body: Json };
+    const e = JSON.parse((ev as MessageEvent<string>).data) as {
+      id: string;
+      seq: number;
+      kind: string;
+      tier: string;
+      agent: string | null;
+      attestedAt: number;
+      body: Json;
+    };
     if (body.querySelector(`[data-entry="${CSS.escape(e.id)}"]`)) return;
     const row = entryRow(e);
     body.prepend(row);
@@ -109,10 +125,17 @@ function entryRow(e: { id: string; seq: number; kind: string; tier: string; agen
     if (e.body.status) what.append(` → ${String(e.body.status)}`);
   } else {
     if (typeof e.body.verdict === 'string') what.append(el('strong', {}, e.body.verdict), ' ');
-    if (typeof e.body.subjectSha256 === 'string') what.append('subject ', el('code', { class: 'hash', title: e.body.subjectSha256 }, `${e.body.subjectSha256.slice(0, 12)}…`));
+    if (typeof e.body.subjectSha256 === 'string')
+      what.append('subject ', el('code', { class: 'hash', title: e.body.subjectSha256 }, `${e.body.subjectSha256.slice(0, 12)}…`));
   }
   const iso = new Date(e.attestedAt).toISOString();
-  const v = el('span', { class: 'v', 'data-state': 'off', 'data-verify-entry': e.id, 'aria-live': 'polite' }, el('span', { class: 'v-label' }, 'log:'), ' ', el('span', { class: 'v-text' }, 'checking…'));
+  const v = el(
+    'span',
+    { class: 'v', 'data-state': 'off', 'data-verify-entry': e.id, 'aria-live': 'polite' },
+    el('span', { class: 'v-label' }, 'log:'),
+    ' ',
+    el('span', { class: 'v-text' }, 'checking…'),
+  );
   const row = el(
     'tr',
     { 'data-entry': e.id, class: 'fresh' },

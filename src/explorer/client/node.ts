@@ -25,7 +25,12 @@ function shownFieldsCheck(doc: Json): Check {
     const pointer = e.dataset.field!;
     const v = at(doc, pointer);
     const expected = typeof v === 'string' ? v : v === undefined ? undefined : JSON.stringify(v);
-    if (e.textContent !== expected) wrong.push(expected === undefined ? `${pointer}: the page shows text the node did not serve` : `${pointer}: the page shows ${JSON.stringify((e.textContent ?? '').slice(0, 60))}, the node served ${JSON.stringify(expected.slice(0, 60))}`);
+    if (e.textContent !== expected)
+      wrong.push(
+        expected === undefined
+          ? `${pointer}: the page shows text the node did not serve`
+          : `${pointer}: the page shows ${JSON.stringify((e.textContent ?? '').slice(0, 60))}, the node served ${JSON.stringify(expected.slice(0, 60))}`,
+      );
   }
   return {
     id: 'page.shown',

@@ -47,7 +47,13 @@ async function shownIsBundled(V: Verifier, bundle: Json, bundled: string | undef
     return { id: 'page.content', layer: 'content', what, valid: false, why: (err as Error).message } as Check;
   }
   const same = shown !== undefined && shown === bundled;
-  return { id: 'page.content', layer: 'content', what, valid: bundled === undefined ? null : same, why: same ? shown : `the page's content hashes to ${shown ?? 'nothing'}, the bundle's to ${bundled ?? 'nothing'}` } as Check;
+  return {
+    id: 'page.content',
+    layer: 'content',
+    what,
+    valid: bundled === undefined ? null : same,
+    why: same ? shown : `the page's content hashes to ${shown ?? 'nothing'}, the bundle's to ${bundled ?? 'nothing'}`,
+  } as Check;
 }
 
 const shortHash = (h: string | undefined) => (h ? `${h.slice(0, 12)}…` : 'nothing');
@@ -69,7 +75,12 @@ function shownProposal(): Json {
   } catch {
     throw new Error('the payload shown is not JSON');
   }
-  const shown: Json = { kind: textOf('[data-content="kind"]'), path: textOf('[data-content="path"]') ?? null, title: textOf('[data-content="title"]'), payload };
+  const shown: Json = {
+    kind: textOf('[data-content="kind"]'),
+    path: textOf('[data-content="path"]') ?? null,
+    title: textOf('[data-content="title"]'),
+    payload,
+  };
   const spec = textOf('[data-content="spec"]');
   if (spec !== undefined) shown.spec = spec;
   const stated = textOf('[data-content-sha256]');
@@ -117,9 +128,22 @@ export async function checkContent(V: Verifier) {
   ].join('\n');
   if (box) {
     if (!content || !content.ok) setState(box, 'bad', `not verified: ${content?.problems[0] ?? 'the content shown cannot be read'}`, details);
-    else if (v2bad.length) setState(box, 'bad', `not verified: ${v2bad[0].agentTag} signed content other than the content shown (${v2bad[0].problems[0]})`, details);
-    else if (v2.length) setState(box, 'ok', `verified: the content shown hashes to ${shortHash(hash)}, the hash stated, and ${v2.length} judge${v2.length === 1 ? '' : 's'} signed it${r.v1 ? `; ${r.v1} v1 judgment${r.v1 === 1 ? " is" : 's are'} bound by the node's word only` : ''}`, details);
-    else setState(box, 'unchecked', `not checked by any judge: the content shown hashes to ${shortHash(hash)}, the hash the node states, but ${r.checked ? "every judgment is v1, bound to it by the node's word only" : 'no judge has signed it yet'}`, details);
+    else if (v2bad.length)
+      setState(box, 'bad', `not verified: ${v2bad[0].agentTag} signed content other than the content shown (${v2bad[0].problems[0]})`, details);
+    else if (v2.length)
+      setState(
+        box,
+        'ok',
+        `verified: the content shown hashes to ${shortHash(hash)}, the hash stated, and ${v2.length} judge${v2.length === 1 ? '' : 's'} signed it${r.v1 ? `; ${r.v1} v1 judgment${r.v1 === 1 ? ' is' : 's are'} bound by the node's word only` : ''}`,
+        details,
+      );
+    else
+      setState(
+        box,
+        'unchecked',
+        `not checked by any judge: the content shown hashes to ${shortHash(hash)}, the hash the node states, but ${r.checked ? "every judgment is v1, bound to it by the node's word only" : 'no judge has signed it yet'}`,
+        details,
+      );
   }
   for (const e of shown) {
     const id = e.dataset.verifyShown!;
@@ -127,20 +151,29 @@ export async function checkContent(V: Verifier) {
     const j = ((detail.judgments ?? []) as Json[]).find((x) => x.judgmentId === id);
     const row = e.closest('tr');
     if (!c || !j || !row) setState(e, 'unchecked', 'not checked: not in the detail');
-    else if (!c.payloadMatches || !c.signatureValid) setState(e, 'bad', `not verified: ${c.problems[0] ?? "the judge's signature does not hold"}`, c.problems.join('\n'));
+    else if (!c.payloadMatches || !c.signatureValid)
+      setState(e, 'bad', `not verified: ${c.problems[0] ?? "the judge's signature does not hold"}`, c.problems.join('\n'));
     else {
       const wrong = shownJudgmentProblems(row, j);
       if (wrong.length) setState(e, 'bad', `not verified: ${wrong[0]}`, wrong.join('\n'));
-      else setState(e, 'ok', 'what the judge signed', `${c.agentTag}'s signature covers the judge, the four scores and the rationale shown; the composite shown is their mean`);
+      else
+        setState(
+          e,
+          'ok',
+          'what the judge signed',
+          `${c.agentTag}'s signature covers the judge, the four scores and the rationale shown; the composite shown is their mean`,
+        );
     }
   }
   for (const e of judged) {
     const c = r.checks.find((x) => x.judgmentId === e.dataset.verifyJudged);
     const j = ((detail.judgments ?? []) as Json[]).find((x) => x.judgmentId === e.dataset.verifyJudged);
     if (!c) setState(e, 'unchecked', 'not checked: not in the detail');
-    else if (c.signed === 'v2') setState(e, c.ok ? 'ok' : 'bad', c.ok ? 'the judge signed the content shown (v2)' : `not verified: ${c.problems[0]}`, c.problems.join('\n'));
+    else if (c.signed === 'v2')
+      setState(e, c.ok ? 'ok' : 'bad', c.ok ? 'the judge signed the content shown (v2)' : `not verified: ${c.problems[0]}`, c.problems.join('\n'));
     else if (content && !content.ok) setState(e, 'bad', `not verified: ${content.problems[0]}`);
-    else if (j && typeof j.contentSha256 === 'string' && hash !== undefined && j.contentSha256 !== hash) setState(e, 'bad', `not verified: the node says it judged ${shortHash(j.contentSha256)}, the content shown hashes to ${shortHash(hash)}`);
+    else if (j && typeof j.contentSha256 === 'string' && hash !== undefined && j.contentSha256 !== hash)
+      setState(e, 'bad', `not verified: the node says it judged ${shortHash(j.contentSha256)}, the content shown hashes to ${shortHash(hash)}`);
     else setState(e, 'unchecked', `v1: bound to this content by the node's word only (the judge signed no content hash)`);
   }
 }
@@ -164,11 +197,20 @@ function shownJudgmentProblems(row: Element, j: Json): string[] {
   }
   const mean = dims.reduce((sum, d) => sum + (scores[d] ?? NaN), 0) / dims.length;
   const composite = Number(text(row.querySelector('[data-judged-composite]')));
-  if (!(Math.abs(composite - mean) <= 0.005 + 1e-9)) problems.push(`the page shows the composite ${text(row.querySelector('[data-judged-composite]')) || 'nothing'}, the mean of the signed scores is ${mean.toFixed(3)}`);
+  if (!(Math.abs(composite - mean) <= 0.005 + 1e-9))
+    problems.push(
+      `the page shows the composite ${text(row.querySelector('[data-judged-composite]')) || 'nothing'}, the mean of the signed scores is ${mean.toFixed(3)}`,
+    );
   const rationale = row.querySelector('[data-judged-rationale]');
   const signedRationale = typeof j.rationale === 'string' ? j.rationale : '';
   if (rationale ? rationale.textContent !== signedRationale : signedRationale !== '') {
-    problems.push(signedRationale === '' ? 'the page shows a rationale the judge did not sign' : rationale ? 'the page shows another rationale than the one the judge signed' : 'the page does not show the rationale the judge signed');
+    problems.push(
+      signedRationale === ''
+        ? 'the page shows a rationale the judge did not sign'
+        : rationale
+          ? 'the page shows another rationale than the one the judge signed'
+          : 'the page does not show the rationale the judge signed',
+    );
   }
   return problems;
 }

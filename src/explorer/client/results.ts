@@ -22,8 +22,13 @@ export function verdict(checks: Check[]): { state: State; text: string; detail: 
   const unchecked = checks.filter((c) => c.valid === null);
   const detail = checks.map((c) => `${c.valid === true ? '✓' : c.valid === false ? '✗' : '–'} [${c.layer}] ${c.what}${c.why ? `: ${c.why}` : ''}`).join('\n');
   if (failed.length) return { state: 'bad', text: `not verified: ${failed[0].what}${failed[0].why ? ` (${failed[0].why})` : ''}`, detail };
-  if (!held.length) return { state: 'unchecked', text: unchecked.length ? `not checked: ${unchecked[0].why ?? unchecked[0].what}` : 'nothing to check', detail };
-  return { state: 'ok', text: unchecked.length ? `verified (${held.length} checks; ${unchecked.length} not checkable here)` : `verified (${held.length} checks)`, detail };
+  if (!held.length)
+    return { state: 'unchecked', text: unchecked.length ? `not checked: ${unchecked[0].why ?? unchecked[0].what}` : 'nothing to check', detail };
+  return {
+    state: 'ok',
+    text: unchecked.length ? `verified (${held.length} checks; ${unchecked.length} not checkable here)` : `verified (${held.length} checks)`,
+    detail,
+  };
 }
 
 /** A table of checks, layer by layer (content, L1, L2, L3, CAS), each layer with its own verdict. */
@@ -37,25 +42,71 @@ export function checksTable(checks: Check[]): HTMLTableElement {
     return el(
       'tbody',
       { 'data-layer': layer },
-      el('tr', { class: 'layer' }, el('th', { scope: 'rowgroup', colspan: '2' }, layer), el('td', { colspan: '2' }, el('span', { class: 'v', 'data-state': v.state }, el('span', { class: 'v-text' }, v.state === 'ok' ? 'holds' : v.state === 'bad' ? 'does not hold' : 'not checked')))),
+      el(
+        'tr',
+        { class: 'layer' },
+        el('th', { scope: 'rowgroup', colspan: '2' }, layer),
+        el(
+          'td',
+          { colspan: '2' },
+          el(
+            'span',
+            { class: 'v', 'data-state': v.state },
+            el('span', { class: 'v-text' }, v.state === 'ok' ? 'holds' : v.state === 'bad' ? 'does not hold' : 'not checked'),
+          ),
+        ),
+      ),
       ...mine.map((c) =>
         el(
           'tr',
           { 'data-check-id': c.id },
           el('td', {}, c.layer),
           el('td', {}, c.what, c.subject ? el('br') : null, c.subject ? el('code', { class: 'small' }, c.subject) : null),
-          el('td', {}, el('span', { class: 'v', 'data-state': state(c.valid) }, el('span', { class: 'v-text' }, c.valid === true ? 'holds' : c.valid === false ? 'does not hold' : 'not checked'))),
+          el(
+            'td',
+            {},
+            el(
+              'span',
+              { class: 'v', 'data-state': state(c.valid) },
+              el('span', { class: 'v-text' }, c.valid === true ? 'holds' : c.valid === false ? 'does not hold' : 'not checked'),
+            ),
+          ),
           el('td', {}, c.why ?? ''),
         ),
       ),
     );
   });
-  return el('table', { class: 'checks-table' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'layer'), el('th', { scope: 'col' }, 'check'), el('th', { scope: 'col' }, 'verdict'), el('th', { scope: 'col' }, 'why'))), ...bodies);
+  return el(
+    'table',
+    { class: 'checks-table' },
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'col' }, 'layer'),
+        el('th', { scope: 'col' }, 'check'),
+        el('th', { scope: 'col' }, 'verdict'),
+        el('th', { scope: 'col' }, 'why'),
+      ),
+    ),
+    ...bodies,
+  );
 }
 
 /** One result of the Verify page: what was checked, its kind, the overall verdict and its checks' table. */
 export function resultCard(title: string, kind: string, report: Report): HTMLElement {
   const v = verdict(report.checks);
-  const state = el('span', { class: 'v', 'data-state': report.verified ? (v.state === 'unchecked' ? 'unchecked' : 'ok') : 'bad' }, el('span', { class: 'v-text' }, report.verified ? (v.state === 'unchecked' ? 'nothing could be checked' : 'verified') : 'not verified'));
-  return el('div', { class: 'result', 'data-result': kind }, el('h3', {}, `${title} `, el('span', { class: 'badge' }, kind), ' ', state), checksTable(report.checks));
+  const state = el(
+    'span',
+    { class: 'v', 'data-state': report.verified ? (v.state === 'unchecked' ? 'unchecked' : 'ok') : 'bad' },
+    el('span', { class: 'v-text' }, report.verified ? (v.state === 'unchecked' ? 'nothing could be checked' : 'verified') : 'not verified'),
+  );
+  return el(
+    'div',
+    { class: 'result', 'data-result': kind },
+    el('h3', {}, `${title} `, el('span', { class: 'badge' }, kind), ' ', state),
+    checksTable(report.checks),
+  );
 }

@@ -37,12 +37,22 @@ export function liveSearch(input: HTMLInputElement) {
     timer = window.setTimeout(async () => {
       const mine = ++asked;
       try {
-        const r = await getJson<{ items: Array<{ path: string; kind: string; title: string; match: Record<string, string[]> }>; total: number }>(`/api/knowledge/search?q=${encodeURIComponent(q)}&limit=8`);
+        const r = await getJson<{ items: Array<{ path: string; kind: string; title: string; match: Record<string, string[]> }>; total: number }>(
+          `/api/knowledge/search?q=${encodeURIComponent(q)}&limit=8`,
+        );
         if (mine !== asked) return;
         list.replaceChildren(
           ...r.items.map((h) => {
             const words = Object.values(h.match).flat();
-            const a = el('a', { href: h.path === '/' ? '/explore/tree' : `/explore/tree${h.path}` }, markWords(h.title, words), ' ', el('span', { class: 'badge' }, h.kind), el('br'), el('code', { class: 'small' }, markWords(h.path, words)));
+            const a = el(
+              'a',
+              { href: h.path === '/' ? '/explore/tree' : `/explore/tree${h.path}` },
+              markWords(h.title, words),
+              ' ',
+              el('span', { class: 'badge' }, h.kind),
+              el('br'),
+              el('code', { class: 'small' }, markWords(h.path, words)),
+            );
             return a;
           }),
         );

@@ -14,11 +14,14 @@ declare const AKAS_VERIFIER_INTEGRITY: string;
 function preloadVerifier(url: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const link = document.createElement('link');
-    if (!link.relList.supports('modulepreload')) return reject(new Error('this browser cannot check the integrity of the verifier it would load (no modulepreload)'));
+    if (!link.relList.supports('modulepreload'))
+      return reject(new Error('this browser cannot check the integrity of the verifier it would load (no modulepreload)'));
     link.rel = 'modulepreload';
     link.integrity = AKAS_VERIFIER_INTEGRITY;
     link.addEventListener('load', () => resolve(), { once: true });
-    link.addEventListener('error', () => reject(new Error("the verifier this node serves is not the package's (its Subresource Integrity does not match)")), { once: true });
+    link.addEventListener('error', () => reject(new Error("the verifier this node serves is not the package's (its Subresource Integrity does not match)")), {
+      once: true,
+    });
     link.href = url;
     document.head.append(link);
   });

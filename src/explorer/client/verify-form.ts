@@ -20,7 +20,10 @@ async function readInputs(form: HTMLFormElement): Promise<Array<{ name: string; 
 let dropped: Array<{ name: string; bytes: Uint8Array }> = [];
 
 /** A knowledge node read or a brief read (PROTOCOL 10.2, 10.3), as akas node/brief --json save them. */
-const isNodeRead = (j: Json) => typeof j.evidence === 'object' || (typeof j.path === 'string' && typeof j.kind === 'string' && /^(branch|leaf-)/.test(j.kind)) || (typeof j.brief === 'object' && typeof j.manifest === 'object');
+const isNodeRead = (j: Json) =>
+  typeof j.evidence === 'object' ||
+  (typeof j.path === 'string' && typeof j.kind === 'string' && /^(branch|leaf-)/.test(j.kind)) ||
+  (typeof j.brief === 'object' && typeof j.manifest === 'object');
 
 function parseJson(bytes: Uint8Array): Json | null {
   try {
@@ -35,12 +38,36 @@ function parseJson(bytes: Uint8Array): Json | null {
 function judgmentChecks(r: VerifierModule.JudgmentsReport): Report {
   const checks: Check[] = [];
   if (r.content) {
-    checks.push({ id: 'content.hash', layer: 'content', what: `the content shown hashes to the contentSha256 stated${r.content.binding === 'store' ? " (stored before content binding: bound by the node's store)" : ''}`, valid: r.content.ok, why: r.content.ok ? r.content.contentSha256 : r.content.problems.join('; ') } as Check);
+    checks.push({
+      id: 'content.hash',
+      layer: 'content',
+      what: `the content shown hashes to the contentSha256 stated${r.content.binding === 'store' ? " (stored before content binding: bound by the node's store)" : ''}`,
+      valid: r.content.ok,
+      why: r.content.ok ? r.content.contentSha256 : r.content.problems.join('; '),
+    } as Check);
   }
   for (const c of r.checks) {
     checks.push(
-      { id: 'judgment.content', layer: 'content', what: `${c.agentTag} judged the content shown`, valid: c.signed === 'v2' ? c.contentSigned === true : null, why: c.signed === 'v2' ? (c.contentSigned ? 'signed over its contentSha256 (akas.judgment.v2)' : c.problems[0]) : "not checked: a v1 judgment signs no content: bound by the node's word only", subject: c.judgmentId } as Check,
-      { id: 'judgment.payload', layer: 'L2', what: `${c.agentTag}: the shown fields are what the judge signed`, valid: c.payloadMatches, subject: c.judgmentId } as Check,
+      {
+        id: 'judgment.content',
+        layer: 'content',
+        what: `${c.agentTag} judged the content shown`,
+        valid: c.signed === 'v2' ? c.contentSigned === true : null,
+        why:
+          c.signed === 'v2'
+            ? c.contentSigned
+              ? 'signed over its contentSha256 (akas.judgment.v2)'
+              : c.problems[0]
+            : "not checked: a v1 judgment signs no content: bound by the node's word only",
+        subject: c.judgmentId,
+      } as Check,
+      {
+        id: 'judgment.payload',
+        layer: 'L2',
+        what: `${c.agentTag}: the shown fields are what the judge signed`,
+        valid: c.payloadMatches,
+        subject: c.judgmentId,
+      } as Check,
       { id: 'judgment.signature', layer: 'L2', what: `${c.agentTag}'s Ed25519 signature`, valid: c.signatureValid, subject: c.judgmentId } as Check,
     );
   }
@@ -63,7 +90,8 @@ export function verifyForm(form: HTMLFormElement) {
       const files = (ev as DragEvent).dataTransfer?.files;
       dropped = [];
       for (const f of files ? [...files] : []) dropped.push({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) });
-      drop.querySelector('.muted')!.textContent = `${dropped.length} file${dropped.length === 1 ? '' : 's'} dropped: ${dropped.map((d) => d.name).join(', ')}. Press Check.`;
+      drop.querySelector('.muted')!.textContent =
+        `${dropped.length} file${dropped.length === 1 ? '' : 's'} dropped: ${dropped.map((d) => d.name).join(', ')}. Press Check.`;
     });
   }
   void nodeKeys().then(
@@ -88,14 +116,18 @@ export function verifyForm(form: HTMLFormElement) {
       const docs = inputs.map((i) => ({ ...i, json: parseJson(i.bytes) }));
       // Files that are not JSON documents are bytes: a bundle's blobs, or files to hash.
       const blobs = new Map<string, Uint8Array>();
-      const bytesOnly = docs.filter((d) => !d.json || !(d.json.format || d.json.proof || d.json.entry || d.json.judgments || d.json.type || isNodeRead(d.json)));
+      const bytesOnly = docs.filter(
+        (d) => !d.json || !(d.json.format || d.json.proof || d.json.entry || d.json.judgments || d.json.type || isNodeRead(d.json)),
+      );
       const hashed = await Promise.all(bytesOnly.map(async (d) => ({ d, r: await V.verifyCas(d.bytes, expected || undefined, d.name) })));
       for (const { d, r } of hashed) blobs.set(r.sha256, d.bytes);
       const cards: HTMLElement[] = [];
       for (const d of docs) {
         const j = d.json;
         if (j && typeof j.format === 'string' && j.format.startsWith('akas.bundle')) {
-          cards.push(resultCard(d.name, 'bundle', await V.verifyBundle(d.bytes, { issuer: issuer || undefined, issuerKeys, logKey: logKey || undefined, blobs })));
+          cards.push(
+            resultCard(d.name, 'bundle', await V.verifyBundle(d.bytes, { issuer: issuer || undefined, issuerKeys, logKey: logKey || undefined, blobs })),
+          );
         } else if (j && V.isPresentation(j)) {
           cards.push(resultCard(d.name, 'presentation', await V.verifyPresentation(d.bytes, { issuer: issuer || undefined })));
         } else if (j && j.proof && j.credentialSubject) {
@@ -105,7 +137,13 @@ export function verifyForm(form: HTMLFormElement) {
           cards.push(resultCard(d.name, 'log proof', await V.verifyLogProof(j, logKey)));
         } else if (j && isNodeRead(j)) {
           // akas node PATH --json, akas brief ID --json: the same checks as akas verify node.
-          cards.push(resultCard(d.name, 'node', await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined })));
+          cards.push(
+            resultCard(
+              d.name,
+              'node',
+              await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined }),
+            ),
+          );
         } else if (j && Array.isArray(j.judgments) && typeof j.proposalId === 'string') {
           cards.push(resultCard(d.name, 'proposal judgments', judgmentChecks(await V.verifyProposalJudgments(j))));
         } else {

@@ -49,21 +49,26 @@ ${d.descriptor.issuer.history.map((k) => html`<tr><td>${code(k.did)}</td><td>${t
 <p class="muted small">Counted at ${time(d.counts.at)}.</p>
 </section>
 <section aria-labelledby="cp"><h2 id="cp">Latest checkpoint</h2>
-${d.checkpoint
-  ? html`${facts([
-      ['Size', d.checkpoint.size],
-      ['Root', hash(d.checkpoint.root, 16)],
-      ['Signed at', time(d.checkpoint.at)],
-      ['Signature', verifyState(html`data-verify-checkpoint="${d.checkpoint.size}"`, 'signature')],
-    ])}<pre class="note" data-note="${d.checkpoint.size}">${d.checkpoint.note}</pre>`
-  : html`<p class="muted">No checkpoint yet: the log is empty.</p>`}
+${
+  d.checkpoint
+    ? html`${facts([
+        ['Size', d.checkpoint.size],
+        ['Root', hash(d.checkpoint.root, 16)],
+        ['Signed at', time(d.checkpoint.at)],
+        ['Signature', verifyState(html`data-verify-checkpoint="${d.checkpoint.size}"`, 'signature')],
+      ])}<pre class="note" data-note="${d.checkpoint.size}">${d.checkpoint.note}</pre>`
+    : html`<p class="muted">No checkpoint yet: the log is empty.</p>`
+}
 </section>
 <section aria-labelledby="dec"><h2 id="dec">Recent decisions</h2>
-${d.decisions.length
-  ? html`<ul class="list">${d.decisions.map(
-      (p) => html`<li>${badge(p.decision)} ${badge(p.kind, 'kind')} ${proposalLink(p.proposalId, p.title)} <span class="muted">by</span> ${agentLink(p.proposer)} · ${time(p.decidedAt)} · ${entryLink(p.entryId, 'log entry')} ${verifyState(html`data-verify-entry="${p.entryId}"`, 'log')}</li>`,
-    )}</ul>`
-  : html`<p class="muted">No proposal has been decided yet.</p>`}
+${
+  d.decisions.length
+    ? html`<ul class="list">${d.decisions.map(
+        (p) =>
+          html`<li>${badge(p.decision)} ${badge(p.kind, 'kind')} ${proposalLink(p.proposalId, p.title)} <span class="muted">by</span> ${agentLink(p.proposer)} · ${time(p.decidedAt)} · ${entryLink(p.entryId, 'log entry')} ${verifyState(html`data-verify-entry="${p.entryId}"`, 'log')}</li>`,
+      )}</ul>`
+    : html`<p class="muted">No proposal has been decided yet.</p>`
+}
 <p><a href="/explore/proposals?status=decided">All decisions</a></p>
 </section>
 <section aria-labelledby="live"><h2 id="live">Attestations as they happen</h2>

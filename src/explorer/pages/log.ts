@@ -22,30 +22,44 @@ export function logPage(d: LogData, assets: Assets): string {
   const body = html`<h1>Log</h1>
 <p>Every attestation, judgment and decision this node records is an entry of one append-only log: a hash chain whose entries are the leaves of an RFC 9162 Merkle tree, with checkpoints signed by the log key. ${d.size} entries so far.</p>
 <section aria-labelledby="cps"><h2 id="cps">Checkpoints</h2>
-<figure>${growth([...d.checkpoints].reverse().map((c) => ({ at: c.at, size: c.size })), 'Log size at each checkpoint')}<figcaption>The log's size at each of its latest ${d.checkpoints.length} checkpoints.</figcaption></figure>
-${d.checkpoints.length
-  ? html`<table><caption class="sr">Checkpoints</caption><thead><tr><th scope="col">size</th><th scope="col">root</th><th scope="col">signed</th><th scope="col">signature</th></tr></thead><tbody>
+<figure>${growth(
+    [...d.checkpoints].reverse().map((c) => ({ at: c.at, size: c.size })),
+    'Log size at each checkpoint',
+  )}<figcaption>The log's size at each of its latest ${d.checkpoints.length} checkpoints.</figcaption></figure>
+${
+  d.checkpoints.length
+    ? html`<table><caption class="sr">Checkpoints</caption><thead><tr><th scope="col">size</th><th scope="col">root</th><th scope="col">signed</th><th scope="col">signature</th></tr></thead><tbody>
 ${d.checkpoints.slice(0, 20).map((c) => html`<tr><td>${c.size}</td><td>${hash(c.root, 16)}</td><td>${time(c.at)}</td><td>${verifyState(html`data-verify-checkpoint="${c.size}"`, 'log key')}<template data-note="${c.size}">${c.note}</template></td></tr>`)}
 </tbody></table>`
-  : html`<p class="muted">No checkpoint yet.</p>`}
-${sizes.length >= 2
-  ? html`<form class="consistency" action="/explore/log/consistency" method="get"><h3>Consistency between two checkpoints</h3><p>That the newer tree extends the older one (nothing rewritten, nothing removed):</p>
+    : html`<p class="muted">No checkpoint yet.</p>`
+}
+${
+  sizes.length >= 2
+    ? html`<form class="consistency" action="/explore/log/consistency" method="get"><h3>Consistency between two checkpoints</h3><p>That the newer tree extends the older one (nothing rewritten, nothing removed):</p>
 <p><label for="old">older</label> <select id="old" name="old">${sizes.slice(1).map((s, i) => html`<option value="${s}"${i === Math.min(4, sizes.length - 2) ? ' selected' : ''}>${s}</option>`)}</select>
 <label for="new">newer</label> <select id="new" name="new">${sizes.map((s) => html`<option value="${s}">${s}</option>`)}</select> <button type="submit">Check</button></p></form>`
-  : ''}
+    : ''
+}
 </section>
 <section aria-labelledby="ents"><h2 id="ents">Entries</h2>
 <nav class="filters" aria-label="Kind"><ul>${[undefined, ...d.kinds].map((k) => html`<li><a href="/explore/log${qs({ kind: k })}"${k === d.kind ? html` aria-current="true"` : ''}>${k ?? 'all kinds'}</a></li>`)}</ul></nav>
-${d.entries.length
-  ? html`<table class="entries"><caption class="sr">Log entries, newest first</caption><thead><tr><th scope="col">entry</th><th scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr></thead><tbody${d.paged || d.kind ? '' : html` data-live-log data-from="${d.size}"`}>${d.entries.map(entryRow)}</tbody></table>`
-  : html`<p class="muted">No entry${d.kind ? html` of kind ${d.kind}` : ''}.</p>`}
+${
+  d.entries.length
+    ? html`<table class="entries"><caption class="sr">Log entries, newest first</caption><thead><tr><th scope="col">entry</th><th scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr></thead><tbody${d.paged || d.kind ? '' : html` data-live-log data-from="${d.size}"`}>${d.entries.map(entryRow)}</tbody></table>`
+    : html`<p class="muted">No entry${d.kind ? html` of kind ${d.kind}` : ''}.</p>`
+}
 ${pager(d.paged ? `/explore/log${qs({ kind: d.kind })}` : null, d.next ? `/explore/log${qs({ kind: d.kind, before: d.next })}` : null)}
 </section>`;
   return page({ title: 'Log', section: 'log', assets, body });
 }
 
 export interface EntryData {
-  doc: { entry: LogEntry & { mac: string; signingKeyId: string; leafHash: string }; inclusion: { index: number; size: number; proof: string[] }; checkpoint: string; logKey?: string };
+  doc: {
+    entry: LogEntry & { mac: string; signingKeyId: string; leafHash: string };
+    inclusion: { index: number; size: number; proof: string[] };
+    checkpoint: string;
+    logKey?: string;
+  };
 }
 
 export function entryPage(d: EntryData, assets: Assets): string {

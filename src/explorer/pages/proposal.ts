@@ -76,25 +76,44 @@ ${facts([
   ['Decided', p.decidedAt ? time(p.decidedAt) : 'pending'],
   ['Deposit', p.deposit ?? null],
   ['Judgments', `${p.judgmentCount} of ${p.requiredJudgments}`],
-  ['Bundle', html`<a href="/api/knowledge/proposals/${p.proposalId}/bundle" download="${p.proposalId}.bundle.json">${p.proposalId}.bundle.json</a> <span class="muted small">(check it offline: akas verify bundle, or drop it on <a href="/explore/verify">Verify</a>)</span>`],
+  [
+    'Bundle',
+    html`<a href="/api/knowledge/proposals/${p.proposalId}/bundle" download="${p.proposalId}.bundle.json">${p.proposalId}.bundle.json</a> <span class="muted small">(check it offline: akas verify bundle, or drop it on <a href="/explore/verify">Verify</a>)</span>`,
+  ],
   ['Checked here', js.length ? verifyState(html`data-verify-bundle="${p.proposalId}"`, 'bundle') : null],
 ])}
 <section aria-labelledby="decision"><h2 id="decision">Decision</h2>${computation(p)}</section>
 <section aria-labelledby="judgments"><h2 id="judgments">Judgments</h2>
-${js.length
-  ? html`<div class="charts">${[html`<figure>${histogram(js.map((j) => j.composite), 'Composite scores')}<figcaption>Composites</figcaption></figure>`, ...dims.map((dim) => html`<figure>${histogram(js.map((j) => j.scores[dim]), `${dim} scores`)}<figcaption>${dim}</figcaption></figure>`)]}</div>
+${
+  js.length
+    ? html`<div class="charts">${[
+        html`<figure>${histogram(
+          js.map((j) => j.composite),
+          'Composite scores',
+        )}<figcaption>Composites</figcaption></figure>`,
+        ...dims.map(
+          (dim) =>
+            html`<figure>${histogram(
+              js.map((j) => j.scores[dim]),
+              `${dim} scores`,
+            )}<figcaption>${dim}</figcaption></figure>`,
+        ),
+      ]}</div>
 <table class="judgments"><caption class="sr">Judgments</caption><thead><tr><th scope="col">judge</th><th scope="col">scores</th><th scope="col">composite</th><th scope="col">weight</th><th scope="col">rationale</th><th scope="col">checked in your browser</th></tr></thead><tbody>
 ${js.map(
   // data-judged-*: the texts the judge signed (judge, scores, rationale) and the composite made
   // of them, which the page script holds against the signed payload (data-verify-shown).
-  (j) => html`<tr data-judgment="${j.judgmentId}"><td><span data-judged-by>${agentLink(j.agentTag)}</span><br>${badge(j.tier, 'tier')}<br>${time(j.receivedAt)}</td>
+  (
+    j,
+  ) => html`<tr data-judgment="${j.judgmentId}"><td><span data-judged-by>${agentLink(j.agentTag)}</span><br>${badge(j.tier, 'tier')}<br>${time(j.receivedAt)}</td>
 <td><dl class="scores">${dims.map((dim) => html`<dt>${dim}</dt><dd data-judged-score="${dim}">${score(j.scores[dim])}</dd>`)}</dl></td>
 <td data-judged-composite>${score(j.composite)}</td><td>${j.weight.toFixed(3)}<br><span class="muted small">alignment ${j.alignment.toFixed(3)}</span></td>
 ${j.rationale ? html`<td data-judged-rationale>${j.rationale}</td>` : html`<td><span class="muted">none</span></td>`}
 <td><ul class="checks"><li>${verifyState(html`data-verify-shown="${j.judgmentId}"`, 'judge, scores and rationale shown')}</li><li>${verifyState(html`data-check="L2" data-subject="${j.judgmentId}"`, "judge's signature")}</li><li>${verifyState(html`data-check="L1" data-subject="${j.judgmentId}"`, html`<a href="${j.credentialUrl}">credential</a>`)}</li><li>${verifyState(html`data-check="L3" data-subject="${j.judgmentId}"`, 'log entry')}</li><li>${verifyState(html`data-verify-judged="${j.judgmentId}"`, 'content judged')}</li><li><span class="v" data-state="node"><span class="v-label">node HMAC:</span> needs the node (only it holds the key)</span></li></ul></td></tr>`,
 )}
 </tbody></table>`
-  : html`<p class="muted">No judgment yet.</p>`}
+    : html`<p class="muted">No judgment yet.</p>`
+}
 </section>
 <section aria-labelledby="payload"><h2 id="payload">What was proposed</h2>
 ${p.spec !== undefined ? html`<p data-content="spec">${p.spec}</p>` : ''}

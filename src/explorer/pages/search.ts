@@ -5,7 +5,11 @@ import { badge, page, qs, treeUrl, type Assets } from '../layout.js';
 export interface SearchData {
   q: string;
   kind?: string;
-  result: { items: Array<{ path: string; kind: string; title: string; score: number; match: Record<string, string[]> }>; total: number; nextCursor: string | null } | null;
+  result: {
+    items: Array<{ path: string; kind: string; title: string; score: number; match: Record<string, string[]> }>;
+    total: number;
+    nextCursor: string | null;
+  } | null;
   cursor?: string;
 }
 
@@ -28,15 +32,17 @@ export function searchPage(d: SearchData, assets: Assets): string {
   const body = html`<h1>Search</h1>
 <form class="bigsearch" role="search" action="/explore/search" method="get"><label for="q2">Words to find</label> <input id="q2" name="q" type="search" value="${d.q}" maxlength="200" data-live-search><input type="hidden" name="kind" value="${d.kind ?? ''}"> <button type="submit">Search</button></form>
 ${d.q ? kinds : ''}
-${!d.q
-  ? html`<p class="muted">Search titles, paths, specs and briefs (typos tolerated, the last word as a prefix).</p>`
-  : r && r.items.length
-    ? html`<p>${r.total} match${r.total === 1 ? '' : 'es'} for <strong>${d.q}</strong>${d.kind ? html` among ${d.kind}` : ''}.</p>
+${
+  !d.q
+    ? html`<p class="muted">Search titles, paths, specs and briefs (typos tolerated, the last word as a prefix).</p>`
+    : r && r.items.length
+      ? html`<p>${r.total} match${r.total === 1 ? '' : 'es'} for <strong>${d.q}</strong>${d.kind ? html` among ${d.kind}` : ''}.</p>
 <ol class="hits" start="${offset + 1}">${r.items.map((h) => {
-        const words = Object.values(h.match).flat();
-        return html`<li><a href="${treeUrl(h.path)}">${highlight(h.title, words)}</a> ${badge(h.kind, 'kind')}<br><code class="small">${highlight(h.path, words)}</code> <span class="muted small">matched ${Object.entries(h.match).map(([field, ws]) => html`${ws.map((w) => html`<mark>${w}</mark> `)}in ${field}; `)}</span></li>`;
-      })}</ol>
+          const words = Object.values(h.match).flat();
+          return html`<li><a href="${treeUrl(h.path)}">${highlight(h.title, words)}</a> ${badge(h.kind, 'kind')}<br><code class="small">${highlight(h.path, words)}</code> <span class="muted small">matched ${Object.entries(h.match).map(([field, ws]) => html`${ws.map((w) => html`<mark>${w}</mark> `)}in ${field}; `)}</span></li>`;
+        })}</ol>
 ${r.nextCursor ? html`<p><a rel="next" href="/explore/search${qs({ q: d.q, kind: d.kind, cursor: r.nextCursor })}">More results →</a></p>` : ''}`
-    : html`<p>No match for <strong>${d.q}</strong>${d.kind ? html` among ${d.kind}` : ''}.</p>`}`;
+      : html`<p>No match for <strong>${d.q}</strong>${d.kind ? html` among ${d.kind}` : ''}.</p>`
+}`;
   return page({ title: d.q ? `Search: ${d.q}` : 'Search', section: 'search', assets, body, query: d.q });
 }

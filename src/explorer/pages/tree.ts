@@ -66,7 +66,11 @@ function briefContent(b: Json, level: string, path: string): Html {
   const deep = (levels.deep ?? {}) as Json;
   const f = (v: unknown, ...at: Array<string | number>) => field(ptr('brief', ...at), v);
   const d = (v: unknown, ...at: Array<string | number>) => field(ptr('brief', 'levels', 'deep', ...at), v);
-  const tabs = ['tldr', 'core', 'deep'].map((l) => (l === level ? html`<li><a aria-current="true" href="${treeUrl(path)}${qs({ level: l })}">${l}</a></li>` : html`<li><a href="${treeUrl(path)}${qs({ level: l })}">${l}</a></li>`));
+  const tabs = ['tldr', 'core', 'deep'].map((l) =>
+    l === level
+      ? html`<li><a aria-current="true" href="${treeUrl(path)}${qs({ level: l })}">${l}</a></li>`
+      : html`<li><a href="${treeUrl(path)}${qs({ level: l })}">${l}</a></li>`,
+  );
   return html`<nav class="tabs" aria-label="Brief level"><ul>${tabs}</ul></nav>
 ${facts([
   ['Brief', html`<code class="wrap">${f(b.id, 'id')}</code>`],
@@ -80,12 +84,21 @@ ${list(levels.core).length ? html`<h3>Core</h3><ol class="core">${list(levels.co
 ${list(b.pitfalls).length ? html`<h3>Pitfalls</h3><ul>${list(b.pitfalls).map((c, i) => html`<li>${f(c, 'pitfalls', i)}</li>`)}</ul>` : ''}
 ${list(b.heuristics).length ? html`<h3>Heuristics</h3><ul>${list(b.heuristics).map((c, i) => html`<li>${f(c, 'heuristics', i)}</li>`)}</ul>` : ''}
 ${list(b.disputes).length ? html`<h3>Disputes</h3><ul>${list(b.disputes).map((x, i) => html`<li>${f((x as Json).claim, 'disputes', i, 'claim')}<ul>${list((x as Json).positions).map((p, j) => html`<li>${f(p, 'disputes', i, 'positions', j)}</li>`)}</ul></li>`)}</ul>` : ''}
-${level === 'deep'
-  ? html`${Object.keys((deep.definitions ?? {}) as Json).length ? html`<h3>Definitions</h3><dl class="facts">${Object.entries((deep.definitions ?? {}) as Json).map(([k, v]) => html`<dt>${k}</dt><dd>${d(v, 'definitions', k)}</dd>`)}</dl>` : ''}
+${
+  level === 'deep'
+    ? html`${Object.keys((deep.definitions ?? {}) as Json).length ? html`<h3>Definitions</h3><dl class="facts">${Object.entries((deep.definitions ?? {}) as Json).map(([k, v]) => html`<dt>${k}</dt><dd>${d(v, 'definitions', k)}</dd>`)}</dl>` : ''}
 ${list(deep.examples).length ? html`<h3>Examples</h3>${list(deep.examples).map((e, i) => html`<div class="example"><p><strong>Violation:</strong> ${d((e as Json).violation, 'examples', i, 'violation')}</p><p><strong>Fix:</strong> ${d((e as Json).fix, 'examples', i, 'fix')}</p>${(e as Json).note ? html`<p class="muted">${d((e as Json).note, 'examples', i, 'note')}</p>` : ''}</div>`)}` : ''}
 ${list(deep.edgeCases).length ? html`<h3>Edge cases</h3><ul>${list(deep.edgeCases).map((c, i) => html`<li>${d(c, 'edgeCases', i)}</li>`)}</ul>` : ''}
-${list(deep.sources).length ? html`<h3>Sources</h3><ul>${list(deep.sources).map((s, i) => { const x = s as Json; return html`<li>${d(x.citation, 'sources', i, 'citation')}${x.author ? html`, ${d(x.author, 'sources', i, 'author')}` : ''}${x.year ? html` (${d(x.year, 'sources', i, 'year')})` : ''}${safeUrl(x.url) ? html` <a href="${safeUrl(x.url)}" rel="noopener noreferrer nofollow">${d(x.url, 'sources', i, 'url')}</a>` : typeof x.url === 'string' ? html` <code>${d(x.url, 'sources', i, 'url')}</code>` : ''}</li>`; })}</ul>` : ''}`
-  : html`<p class="muted">The deep level (definitions, examples, edge cases, sources) is at <a href="${treeUrl(path)}?level=deep">deep</a>.</p>`}
+${
+  list(deep.sources).length
+    ? html`<h3>Sources</h3><ul>${list(deep.sources).map((s, i) => {
+        const x = s as Json;
+        return html`<li>${d(x.citation, 'sources', i, 'citation')}${x.author ? html`, ${d(x.author, 'sources', i, 'author')}` : ''}${x.year ? html` (${d(x.year, 'sources', i, 'year')})` : ''}${safeUrl(x.url) ? html` <a href="${safeUrl(x.url)}" rel="noopener noreferrer nofollow">${d(x.url, 'sources', i, 'url')}</a>` : typeof x.url === 'string' ? html` <code>${d(x.url, 'sources', i, 'url')}</code>` : ''}</li>`;
+      })}</ul>`
+    : ''
+}`
+    : html`<p class="muted">The deep level (definitions, examples, edge cases, sources) is at <a href="${treeUrl(path)}?level=deep">deep</a>.</p>`
+}
 ${list(b.related).length ? html`<h3>Related</h3><ul>${list(b.related).map((r, i) => html`<li>${f(r, 'related', i)}</li>`)}</ul>` : ''}`;
 }
 
@@ -127,7 +140,12 @@ function artifactContent(n: NodeView): Html {
   const summary = n.evalSummary;
   const f = (v: unknown, ...at: Array<string | number>) => field(ptr('payload', ...at), v);
   return html`${facts([
-    ['URI', typeof p.uri === 'string' && p.uri.startsWith('/api/cas/') ? html`<a href="${p.uri}">${f(p.uri, 'uri')}</a>` : html`<code class="wrap">${f(p.uri, 'uri')}</code>`],
+    [
+      'URI',
+      typeof p.uri === 'string' && p.uri.startsWith('/api/cas/')
+        ? html`<a href="${p.uri}">${f(p.uri, 'uri')}</a>`
+        : html`<code class="wrap">${f(p.uri, 'uri')}</code>`,
+    ],
     ['Media type', f(p.mediaType, 'mediaType')],
     ['sha256', html`<code class="wrap">${f(p.sha256, 'sha256')}</code>`],
     ['Bytes', f(p.bytes, 'bytes')],
@@ -141,13 +159,22 @@ function artifactContent(n: NodeView): Html {
   ])}
 ${v ? html`<p class="sha">${badge(v.status)} ${v.note} <span class="muted small">(${v.method})</span></p>` : ''}
 <h3>Independent evals</h3>
-${evals.length
-  ? html`<table><caption class="sr">Independent evals</caption><thead><tr><th scope="col">metric</th><th scope="col">score</th><th scope="col">runner</th><th scope="col">dataset</th><th scope="col">proposal</th><th scope="col">published</th></tr></thead><tbody>
+${
+  evals.length
+    ? html`<table><caption class="sr">Independent evals</caption><thead><tr><th scope="col">metric</th><th scope="col">score</th><th scope="col">runner</th><th scope="col">dataset</th><th scope="col">proposal</th><th scope="col">published</th></tr></thead><tbody>
 ${evals.map((e) => html`<tr><td><code>${text(e.metric)}</code></td><td>${text(e.score)}</td><td>${text(e.runner)}</td><td>${hash(text(e.datasetSha256))}</td><td>${proposalLink(text(e.proposalId))}</td><td>${time(e.publishedAt as number)}</td></tr>`)}
 </tbody></table>
 ${summary ? html`<p>${summary.count} eval${summary.count === 1 ? '' : 's'} by ${summary.distinctRunners} runner${summary.distinctRunners === 1 ? '' : 's'}: ${Object.entries(summary.byMetric).map(([m, s]) => html`<code>${m}</code> mean ${s.mean} (min ${s.min}, max ${s.max}) `)}</p>` : ''}
-${evals.every((e) => typeof e.score === 'number' && e.score >= 0 && e.score <= 1) ? html`<figure>${histogram(evals.map((e) => e.score as number), 'Eval scores')}<figcaption>Eval scores</figcaption></figure>` : ''}`
-  : html`<p class="muted">No independent eval of these bytes yet.</p>`}`;
+${
+  evals.every((e) => typeof e.score === 'number' && e.score >= 0 && e.score <= 1)
+    ? html`<figure>${histogram(
+        evals.map((e) => e.score as number),
+        'Eval scores',
+      )}<figcaption>Eval scores</figcaption></figure>`
+    : ''
+}`
+    : html`<p class="muted">No independent eval of these bytes yet.</p>`
+}`;
 }
 
 /** The evidence of a read (PROTOCOL 10.7) as facts, and the state the page script fills in with verifyNode's verdict. */
@@ -171,7 +198,10 @@ function evidenceFacts(n: NodeView, read: string): Array<[string, unknown]> {
 <details><summary>Inclusion proof and signed checkpoint</summary><ol class="proof">${list(inclusion.proof).map((h) => html`<li><code class="wrap">${text(h)}</code></li>`)}</ol><pre class="note">${text(pub.checkpoint)}</pre></details>`
         : html`<span class="muted">not in the log yet (the appender adds it shortly)</span>`,
     ],
-    ['Manifest signature', sig ? html`Ed25519 by <code class="wrap">${text(sig.issuer)}</code><br><code class="wrap small">${text(sig.signature)}</code>` : null],
+    [
+      'Manifest signature',
+      sig ? html`Ed25519 by <code class="wrap">${text(sig.issuer)}</code><br><code class="wrap small">${text(sig.signature)}</code>` : null,
+    ],
     check,
   ];
 }
@@ -195,27 +225,36 @@ ${breadcrumbs(n.path)}
 ${n.spec ? html`<p class="lede">${field('spec', n.spec)}</p>` : ''}
 <p class="muted small">${field('path', n.path)} · version ${n.version}${d.versionAsked ? html` (an earlier version; <a href="${treeUrl(n.path)}">the current one</a>)` : ''}${n.version > 1 && !d.versionAsked ? html` · earlier: ${Array.from({ length: Math.min(n.version - 1, 10) }, (_, i) => n.version - 1 - i).map((v) => html`<a href="${treeUrl(n.path)}${qs({ version: v })}">v${v}</a> `)}` : ''}${n.refinedAt ? html` · spec sharpened ${n.refinedAt}` : ''}</p>
 ${content}
-${children.length
-  ? html`<section aria-labelledby="children"><h2 id="children">Children</h2>
+${
+  children.length
+    ? html`<section aria-labelledby="children"><h2 id="children">Children</h2>
 ${d.shape.length > 1 ? html`<figure>${treeShape(n.path, d.shape)}<figcaption>The shape of the tree below: each child and how many children it has.</figcaption></figure>` : ''}
 <ul class="children">${children.map((c) => html`<li>${nodeLink(c)}</li>`)}</ul>
 ${n.childrenNextCursor ? html`<p><a href="${treeUrl(n.path)}${qs({ cursor: n.childrenNextCursor })}" rel="next">More children →</a></p>` : ''}</section>`
-  : n.kind === 'branch'
-    ? html`<p class="muted">Nothing is published under this branch yet.</p>`
-    : ''}
-${n.proposalId
-  ? html`<section aria-labelledby="evidence"><h2 id="evidence">Evidence</h2>
+    : n.kind === 'branch'
+      ? html`<p class="muted">Nothing is published under this branch yet.</p>`
+      : ''
+}
+${
+  n.proposalId
+    ? html`<section aria-labelledby="evidence"><h2 id="evidence">Evidence</h2>
 ${facts([
   ['Published by', proposalLink(n.proposalId)],
   ['Published', time(n.publishedAt ?? null)],
   ...evidenceFacts(n, d.read),
   ['Judgments', verifyState(html`data-verify-bundle="${n.proposalId}"`, 'judges, credentials, log')],
-  ['Manifest', n.manifest ? html`${code(`HMAC-SHA256 ${text(n.manifest.signingKeyId)}: ${text(n.manifest.signature)}`)} <span class="v" data-state="node">needs the node: an HMAC only the node can check (akas verify manifest asks it)</span>` : null],
+  [
+    'Manifest',
+    n.manifest
+      ? html`${code(`HMAC-SHA256 ${text(n.manifest.signingKeyId)}: ${text(n.manifest.signature)}`)} <span class="v" data-state="node">needs the node: an HMAC only the node can check (akas verify manifest asks it)</span>`
+      : null,
+  ],
 ])}
 <p class="muted small">What is served here is checked in your browser against its evidence, as <code>akas verify node</code> checks a saved read: the content shown hashes to the contentSha256 of the proposal that published it (or, for a brief cut to a level, to its manifest, which the node signed), the publication event is in the log under a checkpoint signed by the log key this browser pinned, and every text on this page is the text checked. The judgments are checked against the proposal's bundle (<a href="/api/knowledge/proposals/${n.proposalId}/bundle">download it</a>): each judge's signature, each credential under the pinned issuer, each judgment's entry in the log under the pinned log key.</p>
 <div data-node-checks></div>
 </section>`
-  : ''}
+    : ''
+}
 <p class="muted small">The same as JSON: <a href="/api/knowledge/node${n.path === '/' ? '' : n.path}">/api/knowledge/node${n.path === '/' ? '' : n.path}</a></p>`;
   return page({ title: n.path === '/' ? 'Knowledge' : n.title, section: 'tree', assets, body });
 }

@@ -64,7 +64,7 @@ export function descriptor({ origin, keys, nodeVersion, openapiVersion, mcpPath 
     auth: { scheme: 'bearer', header: 'Authorization: Bearer <apiKey>', obtain: u('/api/agent/v1/register') },
     trustLayers: {
       L1: { what: 'Judgment credentials: W3C VC 2.0, eddsa-jcs-2022, signed by the issuer did:key.', verifiableOffline: true, check: 'akas verify credential' },
-      L2: { what: 'Each judge\'s own Ed25519 signature over the JCS judgment payload.', verifiableOffline: true, check: 'akas verify judgments' },
+      L2: { what: "Each judge's own Ed25519 signature over the JCS judgment payload.", verifiableOffline: true, check: 'akas verify judgments' },
       L3: {
         what: 'The attestation chain: HMAC-SHA256 by this node, and the same entries as an RFC 9162 transparency log with checkpoints signed by the log key.',
         verifiableOffline: 'inclusion and append-only-ness yes; the HMACs no',

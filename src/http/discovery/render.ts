@@ -11,9 +11,7 @@ function blockText(b: Block): string {
 }
 
 export function guideText(sections: Section[]): string {
-  return sections
-    .map((s, i) => [`${i === 0 ? '#' : '##'} ${s.title}`, ...s.blocks.map(blockText)].join('\n\n'))
-    .join('\n\n') + '\n';
+  return sections.map((s, i) => [`${i === 0 ? '#' : '##'} ${s.title}`, ...s.blocks.map(blockText)].join('\n\n')).join('\n\n') + '\n';
 }
 
 function blockHtml(b: Block): string {

@@ -16,7 +16,18 @@
 // route, from anyone holding a token (issue 30).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { BODY_SLACK, decodeUtf8Strict, jsonShape, MAX_JSON_DEPTH, MIN_BODY_BYTES, routeBodyBounds, schemaBounds, ServiceError, strictJsonProblem, type Bounds } from '../../core/index.js';
+import {
+  BODY_SLACK,
+  decodeUtf8Strict,
+  jsonShape,
+  MAX_JSON_DEPTH,
+  MIN_BODY_BYTES,
+  routeBodyBounds,
+  schemaBounds,
+  ServiceError,
+  strictJsonProblem,
+  type Bounds,
+} from '../../core/index.js';
 import { bodyTooLarge, tooManyMembers } from './errors.js';
 
 declare module 'fastify' {
@@ -63,14 +74,22 @@ function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (er
   // reader that walks it.
   const shape = jsonShape(text, { members: bounds.members, keys: bounds.keys });
   if (shape.depth > MAX_JSON_DEPTH) {
-    return done(new ServiceError('invalid_json', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`, { hint: 'Send a flatter JSON body: no request of this node nests more than a few levels.' }), undefined);
+    return done(
+      new ServiceError('invalid_json', `The body nests deeper than ${MAX_JSON_DEPTH} levels.`, {
+        hint: 'Send a flatter JSON body: no request of this node nests more than a few levels.',
+      }),
+      undefined,
+    );
   }
   if (shape.members > bounds.members || shape.keys > bounds.keys) return done(tooManyMembers(bounds, shape.keys > bounds.keys), undefined);
   let value: unknown;
   try {
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch {
-    return done(new ServiceError('invalid_json', 'The body is not valid JSON.', { hint: 'Send a JSON body (Content-Type: application/json), or no body at all.' }), undefined);
+    return done(
+      new ServiceError('invalid_json', 'The body is not valid JSON.', { hint: 'Send a JSON body (Content-Type: application/json), or no body at all.' }),
+      undefined,
+    );
   }
   const problem = strictJsonProblem(text);
   if (problem) return done(invalidJson(problem), undefined);
@@ -107,7 +126,9 @@ export function registerBodies(app: FastifyInstance, maxBytes: number) {
         derived.bytes += declared.extra.bytes;
       }
       if (!Number.isFinite(derived.members) || !Number.isFinite(derived.keys)) {
-        throw new Error(`${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/kit/bodies.ts)`);
+        throw new Error(
+          `${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/kit/bodies.ts)`,
+        );
       }
       bounds = routeBodyBounds(derived, maxBytes);
       largest.members = Math.max(largest.members, bounds.members);

@@ -89,10 +89,14 @@ const bytesText = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)
 
 /** The 413 of a body over its route's byte limit (PROTOCOL 1.1, 14), naming the limit. */
 export function bodyTooLarge(maxBytes: number | undefined) {
-  return new ServiceError('body_too_large', maxBytes ? `The request body is over this route's limit of ${bytesText(maxBytes)}.` : 'The request body is over the limit for this route.', {
-    ...(maxBytes ? { maxBytes } : {}),
-    hint: 'Send a smaller body: PROTOCOL 14 lists what each route takes. Large content goes to the content store (POST /api/cas); send its sha256.',
-  });
+  return new ServiceError(
+    'body_too_large',
+    maxBytes ? `The request body is over this route's limit of ${bytesText(maxBytes)}.` : 'The request body is over the limit for this route.',
+    {
+      ...(maxBytes ? { maxBytes } : {}),
+      hint: 'Send a smaller body: PROTOCOL 14 lists what each route takes. Large content goes to the content store (POST /api/cas); send its sha256.',
+    },
+  );
 }
 
 /**
@@ -115,13 +119,14 @@ const FASTIFY_CODES: Record<string, (request?: FastifyRequest) => ServiceError> 
   // Only a Content-Type header that is not a media type at all gets here (every type is read
   // as JSON): the protocol has no 415 (PROTOCOL 1.1), so it is the body's 400.
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
-    new ServiceError('invalid_json', 'The Content-Type header is malformed.', { hint: 'Send Content-Type: application/json with a JSON body, or no body at all.' }),
+    new ServiceError('invalid_json', 'The Content-Type header is malformed.', {
+      hint: 'Send Content-Type: application/json with a JSON body, or no body at all.',
+    }),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ServiceError('invalid_json', 'The Content-Length does not match the body.'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new ServiceError('invalid_json', 'The body is empty but declared as JSON.'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => new ServiceError('invalid_json', 'The body is not valid JSON.'),
   // A path with a malformed percent-escape (e.g. a tree path `/api/knowledge/node/%E0%A4%A`).
-  FST_ERR_BAD_URL: () =>
-    validationError([{ field: 'url', reason: 'has a malformed percent-escape' }], 'The request URL is not a valid URL component.'),
+  FST_ERR_BAD_URL: () => validationError([{ field: 'url', reason: 'has a malformed percent-escape' }], 'The request URL is not a valid URL component.'),
 };
 
 export function toServiceError(error: unknown, request?: FastifyRequest): ServiceError | null {
@@ -186,7 +191,11 @@ export function clientError(err: NodeJS.ErrnoException, socket: import('node:str
 
 /** An Expect header other than 100-continue (RFC 9110 10.1.1): 417 in the envelope, the connection closed. */
 export function expectationFailed(res: import('node:http').ServerResponse) {
-  const body = JSON.stringify({ error: 'This node meets no expectation but 100-continue.', code: 'expectation_failed', hint: ERROR_CODES.expectation_failed.action });
+  const body = JSON.stringify({
+    error: 'This node meets no expectation but 100-continue.',
+    code: 'expectation_failed',
+    hint: ERROR_CODES.expectation_failed.action,
+  });
   res.writeHead(417, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),

@@ -123,7 +123,10 @@ class InnerServerResponse extends EventEmitter {
     if (chunk !== undefined && chunk !== null) this.chunks.push(chunk);
     this.headersSent = true;
     this.writableEnded = true;
-    const body = this.chunks.length === 1 && typeof this.chunks[0] === 'string' ? this.chunks[0] : Buffer.concat(this.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8');
+    const body =
+      this.chunks.length === 1 && typeof this.chunks[0] === 'string'
+        ? this.chunks[0]
+        : Buffer.concat(this.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString('utf8');
     this.settle({ statusCode: this.statusCode, headers: this.head, body });
     // As node does, 'finish' (fastify's onResponse hooks) comes after end() has returned.
     process.nextTick(() => {

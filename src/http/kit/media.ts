@@ -20,7 +20,12 @@ function quality(accept: string, type: string): number {
     const [wantT, wantS] = type.split('/');
     const spec = t === wantT && s === wantS ? 2 : t === wantT && s === '*' ? 1 : t === '*' && s === '*' ? 0 : -1;
     if (spec < specificity || spec < 0) continue;
-    const q = Number(params.map((x) => x.trim()).find((x) => x.startsWith('q='))?.slice(2) ?? 1);
+    const q = Number(
+      params
+        .map((x) => x.trim())
+        .find((x) => x.startsWith('q='))
+        ?.slice(2) ?? 1,
+    );
     if (spec > specificity || q > best) [best, specificity] = [Number.isFinite(q) ? q : 0, spec];
   }
   return best;

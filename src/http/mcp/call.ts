@@ -63,10 +63,14 @@ function refusal(code: ErrorCode, message: string, extra: Record<string, unknown
  */
 function refusePrivateKey(args: Record<string, unknown>): ToolResult | undefined {
   if (!('privateKey' in args)) return undefined;
-  return refusal('validation_failed', 'The judge tool takes no privateKey: the node never signs for an agent, since a key sent here crosses the network and stays in this transcript.', {
-    errors: [{ field: 'privateKey', reason: 'is not accepted' }],
-    hint: `${SIGN_LOCALLY} If what you sent was your real key, rotate it with a recovery (akas recover).`,
-  });
+  return refusal(
+    'validation_failed',
+    'The judge tool takes no privateKey: the node never signs for an agent, since a key sent here crosses the network and stays in this transcript.',
+    {
+      errors: [{ field: 'privateKey', reason: 'is not accepted' }],
+      hint: `${SIGN_LOCALLY} If what you sent was your real key, rotate it with a recovery (akas recover).`,
+    },
+  );
 }
 
 const queryString = (pairs: Array<[string, unknown]>) => {
@@ -78,7 +82,8 @@ const queryString = (pairs: Array<[string, unknown]>) => {
 
 /** Calls the tool's route with these arguments as the caller. */
 export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown, caller: McpCaller): Promise<ToolResult> {
-  if (argsIn !== undefined && !isObject(argsIn)) return refusal('validation_failed', 'Tool arguments must be an object.', { errors: [{ field: 'arguments', reason: 'must be object' }] });
+  if (argsIn !== undefined && !isObject(argsIn))
+    return refusal('validation_failed', 'Tool arguments must be an object.', { errors: [{ field: 'arguments', reason: 'must be object' }] });
   const args: Record<string, unknown> = { ...(argsIn ?? {}) };
   if (tool.name === 'judge') {
     const refused = refusePrivateKey(args);
@@ -109,7 +114,14 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   let payload: string | undefined;
   if (tool.hasBody) payload = JSON.stringify(args);
   else for (const [k, v] of Object.entries(args)) query.push([k, v]); // unknown arguments: the route drops them, as over HTTP (PROTOCOL 1.1)
-  const res = await innerCall(app, { method: tool.method, url: url + queryString(query), headers: caller.headers, ip: caller.ip, encrypted: caller.encrypted, payload });
+  const res = await innerCall(app, {
+    method: tool.method,
+    url: url + queryString(query),
+    headers: caller.headers,
+    ip: caller.ip,
+    encrypted: caller.encrypted,
+    payload,
+  });
   let body: unknown;
   try {
     body = JSON.parse(res.body);
@@ -119,14 +131,16 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
   const structured = isObject(body) ? body : { value: body };
   if (res.statusCode >= 400) {
     // Over MCP, the route's hint (sign signingPayload) gains where to sign: on the agent's side.
-    if (tool.name === 'judge' && structured.code === 'signature_required') structured.hint = `Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and call judge again with signature and contentSha256. ${SIGN_LOCALLY}`;
+    if (tool.name === 'judge' && structured.code === 'signature_required')
+      structured.hint = `Sign signingPayload (its UTF-8 bytes) with your Ed25519 key and call judge again with signature and contentSha256. ${SIGN_LOCALLY}`;
     return toolError(structured);
   }
   // A claimSecret recovers the whole identity: it goes into a transcript only when asked for.
   if (proposing && !includeClaimSecret && 'claimSecret' in structured) {
     delete structured.claimSecret;
     structured.claimSecretWithheld = true;
-    structured.claimSecretNote = 'The claimSecret of this proposal (recover channel B) is left out of MCP results unless the call passes includeClaimSecret: true. Your recovery token recovers you anyway.';
+    structured.claimSecretNote =
+      'The claimSecret of this proposal (recover channel B) is left out of MCP results unless the call passes includeClaimSecret: true. Your recovery token recovers you anyway.';
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }
   // Other agents' words are marked before the result (the top of tools.ts): first in the

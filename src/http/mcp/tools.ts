@@ -56,7 +56,13 @@ const kindTool = (kind: ProposalKind) => kind.replace(/-/g, '_');
 
 /** Every tool, in the order tools/list gives them. */
 export const TOOL_DEFS: ToolDef[] = [
-  { name: 'preview', method: 'GET', url: '/api/agent/v1/preview', bearer: false, note: 'Start here: registering is a POST /api/agent/v1/register over HTTP (no MCP tool: it returns secrets to keep).' },
+  {
+    name: 'preview',
+    method: 'GET',
+    url: '/api/agent/v1/preview',
+    bearer: false,
+    note: 'Start here: registering is a POST /api/agent/v1/register over HTTP (no MCP tool: it returns secrets to keep).',
+  },
   { name: 'schemas', method: 'GET', url: '/api/agent/v1/schemas', bearer: false },
   { name: 'search', method: 'GET', url: '/api/knowledge/search', bearer: false, untrusted: ['items'] },
   { name: 'suggest', method: 'GET', url: '/api/knowledge/suggest', bearer: false, untrusted: ['suggestions'] },
@@ -66,11 +72,41 @@ export const TOOL_DEFS: ToolDef[] = [
     url: '/api/knowledge/node/*',
     bearer: false,
     rename: { '*': 'path' },
-    untrusted: ['path', 'title', 'spec', 'children', 'briefId', 'brief', 'tldr', 'core', 'deep', 'manifest', 'payload', 'branches', 'independentEvals', 'evalSummary', 'evidence'],
+    untrusted: [
+      'path',
+      'title',
+      'spec',
+      'children',
+      'briefId',
+      'brief',
+      'tldr',
+      'core',
+      'deep',
+      'manifest',
+      'payload',
+      'branches',
+      'independentEvals',
+      'evalSummary',
+      'evidence',
+    ],
   },
   { name: 'brief', method: 'GET', url: '/api/knowledge/briefs/:id', bearer: false, untrusted: ['brief', 'manifest', 'path', 'evidence'] },
-  { name: 'proposal', method: 'GET', url: '/api/knowledge/proposals/:id', bearer: false, untrusted: ['path', 'title', 'spec', 'payload', 'manifest', 'judgments'] },
-  { name: 'cas_head', method: 'GET', url: '/api/cas/:hex', bearer: false, rename: { hex: 'sha256' }, fixedQuery: { head: '1' }, note: 'Answers {exists, bytes, fetchUrl}; the bytes themselves are a plain GET of fetchUrl.' },
+  {
+    name: 'proposal',
+    method: 'GET',
+    url: '/api/knowledge/proposals/:id',
+    bearer: false,
+    untrusted: ['path', 'title', 'spec', 'payload', 'manifest', 'judgments'],
+  },
+  {
+    name: 'cas_head',
+    method: 'GET',
+    url: '/api/cas/:hex',
+    bearer: false,
+    rename: { hex: 'sha256' },
+    fixedQuery: { head: '1' },
+    note: 'Answers {exists, bytes, fetchUrl}; the bytes themselves are a plain GET of fetchUrl.',
+  },
   { name: 'dry_run', method: 'POST', url: '/api/credentials/dry-run', bearer: false },
   { name: 'traverse', method: 'POST', url: '/api/knowledge/dg/traverse', bearer: false, untrusted: ['path', 'stopped', 'steps', 'leaves', 'deadEnds'] },
   {
@@ -79,15 +115,28 @@ export const TOOL_DEFS: ToolDef[] = [
     url: '/api/knowledge/verify',
     bearer: false,
     note: 'A brief manifest, or an artifact manifest (one with artifactPath).',
-    urlFor: (args) => ((args.manifest as Record<string, unknown> | undefined)?.artifactPath !== undefined ? '/api/knowledge/artifact/verify' : '/api/knowledge/verify'),
+    urlFor: (args) =>
+      (args.manifest as Record<string, unknown> | undefined)?.artifactPath !== undefined ? '/api/knowledge/artifact/verify' : '/api/knowledge/verify',
   },
   { name: 'me', method: 'GET', url: '/api/agent/v1/me', bearer: true },
   { name: 'calibration_questions', method: 'GET', url: '/api/agent/v1/calibrate', bearer: true },
-  { name: 'calibrate', method: 'POST', url: '/api/agent/v1/calibrate', bearer: true, note: 'answers maps each question id of calibration_questions to your answer.' },
+  {
+    name: 'calibrate',
+    method: 'POST',
+    url: '/api/agent/v1/calibrate',
+    bearer: true,
+    note: 'answers maps each question id of calibration_questions to your answer.',
+  },
   { name: 'challenge', method: 'GET', url: '/api/agent/v1/challenge', bearer: true },
   { name: 'use_tool', method: 'POST', url: '/api/agent/v1/use-tool', bearer: true },
   ...PROPOSAL_KINDS.map((kind): ToolDef => ({ name: `propose_${kindTool(kind)}`, method: 'POST', url: KIND_ROUTES[kind].propose, bearer: true })),
-  { name: 'propose_dry_run', method: 'POST', url: '/api/knowledge/proposals/dry-run', bearer: true, note: 'Checks {kind, payload} as propose would, storing nothing: every error at once, each with what its field holds. The schemas tool has a template per kind.' },
+  {
+    name: 'propose_dry_run',
+    method: 'POST',
+    url: '/api/knowledge/proposals/dry-run',
+    bearer: true,
+    note: 'Checks {kind, payload} as propose would, storing nothing: every error at once, each with what its field holds. The schemas tool has a template per kind.',
+  },
   { name: 'judge', method: 'POST', url: '/api/knowledge/judge/:id', bearer: true, note: JUDGE_NOTE },
   { name: 'queue', method: 'GET', url: '/api/judge/queue', bearer: true, untrusted: ['items'] },
   { name: 'withdraw', method: 'POST', url: '/api/knowledge/proposals/:id/withdraw', bearer: true },
@@ -132,7 +181,8 @@ export function buildTools(routes: RouteOptions[]): Tool[] {
         if (skip.includes(name)) continue;
         const as = def.rename?.[name] ?? name;
         if (properties[as]) continue; // a body field wins over a query parameter of the same name (judge's dryRun)
-        properties[as] = def.rename?.[name] === 'path' ? { type: 'string', maxLength: 200, description: 'The node path, e.g. /testing/flaky-tests (/ for the root).' } : prop;
+        properties[as] =
+          def.rename?.[name] === 'path' ? { type: 'string', maxLength: 200, description: 'The node path, e.g. /testing/flaky-tests (/ for the root).' } : prop;
         parts[part].push(name);
         if (part === 'path' || (s.required ?? []).includes(name)) required.add(as);
       }
@@ -142,7 +192,16 @@ export function buildTools(routes: RouteOptions[]): Tool[] {
     add('query', schema.querystring, Object.keys(def.fixedQuery ?? {}));
     if (def.name.startsWith('propose_')) properties.includeClaimSecret = INCLUDE_CLAIM_SECRET_ARG;
     const inputSchema: JsonSchema = { type: 'object', properties, ...(required.size ? { required: [...required] } : {}) };
-    const description = [schema.summary ? `${schema.summary}.` : '', `${def.method} ${def.url}.`, def.note ?? '', def.untrusted ? UNTRUSTED_DESCRIPTION : ''].filter(Boolean).join(' ');
-    return { ...def, description, inputSchema, readOnly: def.method === 'GET' || ['dry_run', 'traverse', 'verify_manifest'].includes(def.name), parts, hasBody: schema.body !== undefined };
+    const description = [schema.summary ? `${schema.summary}.` : '', `${def.method} ${def.url}.`, def.note ?? '', def.untrusted ? UNTRUSTED_DESCRIPTION : '']
+      .filter(Boolean)
+      .join(' ');
+    return {
+      ...def,
+      description,
+      inputSchema,
+      readOnly: def.method === 'GET' || ['dry_run', 'traverse', 'verify_manifest'].includes(def.name),
+      parts,
+      hasBody: schema.body !== undefined,
+    };
   });
 }

@@ -92,14 +92,16 @@ const lightPrototype: object = Object.create(Request.prototype, {
   },
   // Anything else is the real (body-less) Request's.
   ...Object.fromEntries(
-    ['body', 'bodyUsed', 'cache', 'credentials', 'destination', 'duplex', 'integrity', 'keepalive', 'mode', 'redirect', 'referrer', 'referrerPolicy'].map((name) => [
-      name,
-      {
-        get(this: LightRequest) {
-          return (nativeOf(this) as unknown as Record<string, unknown>)[name];
+    ['body', 'bodyUsed', 'cache', 'credentials', 'destination', 'duplex', 'integrity', 'keepalive', 'mode', 'redirect', 'referrer', 'referrerPolicy'].map(
+      (name) => [
+        name,
+        {
+          get(this: LightRequest) {
+            return (nativeOf(this) as unknown as Record<string, unknown>)[name];
+          },
         },
-      },
-    ]),
+      ],
+    ),
   ),
   ...Object.fromEntries(
     ['arrayBuffer', 'blob', 'bytes', 'clone', 'formData', 'json', 'text'].map((name) => [

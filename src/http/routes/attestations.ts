@@ -53,9 +53,15 @@ ${rows}
 
 // An attestation's body is free-form in the route's schema and checked against its kind's
 // (PROTOCOL 9.1): it holds at most what the largest kind's schema allows.
-const anyKindBody = () => ({ type: 'object', properties: { kind: { type: 'string', maxLength: 80 }, body: { anyOf: [...attestationKinds().values()].map((k) => k.schema) } } });
+const anyKindBody = () => ({
+  type: 'object',
+  properties: { kind: { type: 'string', maxLength: 80 }, body: { anyOf: [...attestationKinds().values()].map((k) => k.schema) } },
+});
 
-const AttestBody = Type.Object({ kind: Type.String({ maxLength: 80 }), body: Type.Object({}, { additionalProperties: true, maxProperties: 100 }) }, { additionalProperties: false });
+const AttestBody = Type.Object(
+  { kind: Type.String({ maxLength: 80 }), body: Type.Object({}, { additionalProperties: true, maxProperties: 100 }) },
+  { additionalProperties: false },
+);
 const ListQuery = Type.Object(
   {
     kind: Type.Optional(Type.String({ maxLength: 80 })),
@@ -72,14 +78,33 @@ export async function attestationRoutes(app: FastifyInstance) {
   const ctx = app.akas;
   const log = ctx.log;
 
-  const pageSchema = { operationId: 'attestationKindsPage', summary: 'The attestation kinds, as a page', tags: ['attestations'], response: { 200: Media('text/html', { type: 'string' }, 'An HTML page listing every kind.') } };
+  const pageSchema = {
+    operationId: 'attestationKindsPage',
+    summary: 'The attestation kinds, as a page',
+    tags: ['attestations'],
+    response: { 200: Media('text/html', { type: 'string' }, 'An HTML page listing every kind.') },
+  };
   app.get('/credentials', { schema: pageSchema }, async (request, reply) =>
-    reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(catalogPage(originOf(request))),
+    reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .send(catalogPage(originOf(request))),
   );
-  app.get('/credentials/index.json', { schema: { operationId: 'attestationKinds', summary: 'The attestation kinds with their schemas', tags: ['attestations'], response: { 200: CatalogAnswer } } }, async (request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    return catalog(originOf(request));
-  });
+  app.get(
+    '/credentials/index.json',
+    {
+      schema: {
+        operationId: 'attestationKinds',
+        summary: 'The attestation kinds with their schemas',
+        tags: ['attestations'],
+        response: { 200: CatalogAnswer },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return catalog(originOf(request));
+    },
+  );
   const schemaSchema = {
     operationId: 'attestationSchema',
     summary: 'The JSON Schema of one attestation kind',
@@ -115,19 +140,47 @@ export async function attestationRoutes(app: FastifyInstance) {
     },
   );
 
-  const attestSchema = { operationId: 'attest', summary: 'Record an attestation in the transparency log', tags: ['attestations'], body: AttestBody, response: { 200: AttestAnswer } };
-  app.post('/api/attestations', { schema: attestSchema, config: { auth: 'required', idempotency: 'attest', body: { shape: anyKindBody() }, errors: ['invalid_kind', 'calibration_required', 'entry_too_large'] } }, async (request) => {
-    const { kind, body } = request.body as { kind: string; body: Record<string, unknown> };
-    const entry = await attest(ctx, log, agentOf(request), kind, body);
-    return { ...entryView(entry), url: `/api/attestations/${entry.id}`, note: 'Appended to the log; GET url for its inclusion proof against a signed checkpoint.' };
-  });
+  const attestSchema = {
+    operationId: 'attest',
+    summary: 'Record an attestation in the transparency log',
+    tags: ['attestations'],
+    body: AttestBody,
+    response: { 200: AttestAnswer },
+  };
+  app.post(
+    '/api/attestations',
+    {
+      schema: attestSchema,
+      config: { auth: 'required', idempotency: 'attest', body: { shape: anyKindBody() }, errors: ['invalid_kind', 'calibration_required', 'entry_too_large'] },
+    },
+    async (request) => {
+      const { kind, body } = request.body as { kind: string; body: Record<string, unknown> };
+      const entry = await attest(ctx, log, agentOf(request), kind, body);
+      return {
+        ...entryView(entry),
+        url: `/api/attestations/${entry.id}`,
+        note: 'Appended to the log; GET url for its inclusion proof against a signed checkpoint.',
+      };
+    },
+  );
 
-  app.get('/api/attestations/head', { schema: { operationId: 'logHead', summary: 'The size and last entry of the log', tags: ['attestations'], response: { 200: LogHead } } }, async () => {
-    const head = await log.head();
-    const cp = await log.checkpoint();
-    const last = head.size ? await log.entry(head.size - 1) : undefined;
-    return { size: head.size, lastHash: head.lastHash, lastId: last?.id ?? null, checkpoint: cosignedNote(cp), origin: ctx.keys.log.origin, logKey: ctx.keys.log.verifierKey };
-  });
+  app.get(
+    '/api/attestations/head',
+    { schema: { operationId: 'logHead', summary: 'The size and last entry of the log', tags: ['attestations'], response: { 200: LogHead } } },
+    async () => {
+      const head = await log.head();
+      const cp = await log.checkpoint();
+      const last = head.size ? await log.entry(head.size - 1) : undefined;
+      return {
+        size: head.size,
+        lastHash: head.lastHash,
+        lastId: last?.id ?? null,
+        checkpoint: cosignedNote(cp),
+        origin: ctx.keys.log.origin,
+        logKey: ctx.keys.log.verifierKey,
+      };
+    },
+  );
 
   const entrySchema = {
     operationId: 'attestation',
@@ -143,27 +196,45 @@ export async function attestationRoutes(app: FastifyInstance) {
     return withProof(entry);
   });
 
-  app.get('/api/attestations', { schema: { operationId: 'attestations', summary: 'Log entries, filtered', tags: ['attestations'], querystring: ListQuery, response: { 200: EntryList } } }, async (request) => {
-    const q = request.query as { kind?: string; subject?: string; agent?: string; proposalId?: string; cursor?: string; limit: number };
-    const after = q.cursor === undefined ? undefined : Number(q.cursor);
-    // The most selective index the query names; the other filters are applied on its rows.
-    const prefix = q.subject ? `subject:${q.subject}:` : q.proposalId ? `proposal:${q.proposalId}:` : q.agent ? `agent:${q.agent}:` : q.kind ? `kind:${q.kind}:` : undefined;
-    const keep = (e: LogEntry) => (!q.kind || e.kind === q.kind) && (!q.agent || e.agent === q.agent) && (!q.subject || e.body.subjectSha256 === q.subject) && (!q.proposalId || e.body.proposalId === q.proposalId);
-    const items: LogEntry[] = [];
-    let cursor = after;
-    for (;;) {
-      const page = prefix ? await log.byIndex(prefix, q.limit * 2, cursor) : await log.entries(cursor === undefined ? 0 : cursor + 1, (cursor === undefined ? 0 : cursor + 1) + q.limit * 2);
-      if (page.length === 0) break;
-      for (const e of page) {
-        cursor = e.seq;
-        if (keep(e)) items.push(e);
+  app.get(
+    '/api/attestations',
+    { schema: { operationId: 'attestations', summary: 'Log entries, filtered', tags: ['attestations'], querystring: ListQuery, response: { 200: EntryList } } },
+    async (request) => {
+      const q = request.query as { kind?: string; subject?: string; agent?: string; proposalId?: string; cursor?: string; limit: number };
+      const after = q.cursor === undefined ? undefined : Number(q.cursor);
+      // The most selective index the query names; the other filters are applied on its rows.
+      const prefix = q.subject
+        ? `subject:${q.subject}:`
+        : q.proposalId
+          ? `proposal:${q.proposalId}:`
+          : q.agent
+            ? `agent:${q.agent}:`
+            : q.kind
+              ? `kind:${q.kind}:`
+              : undefined;
+      const keep = (e: LogEntry) =>
+        (!q.kind || e.kind === q.kind) &&
+        (!q.agent || e.agent === q.agent) &&
+        (!q.subject || e.body.subjectSha256 === q.subject) &&
+        (!q.proposalId || e.body.proposalId === q.proposalId);
+      const items: LogEntry[] = [];
+      let cursor = after;
+      for (;;) {
+        const page = prefix
+          ? await log.byIndex(prefix, q.limit * 2, cursor)
+          : await log.entries(cursor === undefined ? 0 : cursor + 1, (cursor === undefined ? 0 : cursor + 1) + q.limit * 2);
+        if (page.length === 0) break;
+        for (const e of page) {
+          cursor = e.seq;
+          if (keep(e)) items.push(e);
+          if (items.length === q.limit) break;
+        }
         if (items.length === q.limit) break;
       }
-      if (items.length === q.limit) break;
-    }
-    const more = items.length === q.limit;
-    return { items: items.map(entryView), nextCursor: more ? String(items[items.length - 1].seq) : null };
-  });
+      const more = items.length === q.limit;
+      return { items: items.map(entryView), nextCursor: more ? String(items[items.length - 1].seq) : null };
+    },
+  );
 
   /**
    * An entry with its inclusion proof against a checkpoint that covers it: with witnesses, the
@@ -178,6 +249,11 @@ export async function attestationRoutes(app: FastifyInstance) {
       note = cosignedNote(cp);
     }
     const proof = await log.inclusion(entry.seq, cp.size);
-    return { entry: entryView(entry), inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) }, checkpoint: note, logKey: ctx.keys.log.verifierKey };
+    return {
+      entry: entryView(entry),
+      inclusion: { index: entry.seq, size: cp.size, proof: proof.map((b) => b.toString('base64')) },
+      checkpoint: note,
+      logKey: ctx.keys.log.verifierKey,
+    };
   }
 }

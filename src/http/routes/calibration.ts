@@ -40,7 +40,10 @@ export async function calibrationRoutes(app: FastifyInstance) {
 
   app.get(
     '/api/agent/v1/calibrate',
-    { schema: { operationId: 'calibrationQuestions', summary: 'The calibration questions of your pool', tags: ['calibration'], response: { 200: Questions } }, config: { auth: 'required' } },
+    {
+      schema: { operationId: 'calibrationQuestions', summary: 'The calibration questions of your pool', tags: ['calibration'], response: { 200: Questions } },
+      config: { auth: 'required' },
+    },
     async (request) => calibrationQuestions(app.akas, agentOf(request)),
   );
 
@@ -51,28 +54,40 @@ export async function calibrationRoutes(app: FastifyInstance) {
     body: CalibrateBody,
     response: { 200: Calibrated },
   };
-  app.post('/api/agent/v1/calibrate', { schema: calibrateSchema, config: { auth: 'required', idempotency: 'calibrate', errors: ['calibration_exhausted'] } }, async (request) => {
-    const { answers } = request.body as { answers: Record<string, string> };
-    const r = await calibrate(ctx, agentOf(request).tag, answers);
-    const origin = originOf(request);
-    const nextStep =
-      r.tier === 'refused'
-        ? r.attemptsRemaining > 0
-          ? { action: 'recalibrate', url: `${origin}/api/agent/v1/calibrate`, note: `A score below 0.3 is refused; ${r.attemptsRemaining} attempt(s) left, the best one is kept.` }
-          : { action: 'read', url: `${origin}/api/agent/v1/me`, note: 'No attempts left: priced and propose surfaces stay closed to a refused tier.' }
-        : r.intelligenceScore >= 0.5
-          ? { action: 'judge', url: `${origin}/api/judge/queue?expand=1`, note: 'You may judge pending proposals (1 credit each) and propose.' }
-          : { action: 'challenge', url: `${origin}/api/agent/v1/challenge`, note: 'Answer challenges through the priced tools; judging needs a score of 0.5.' };
-    return {
-      intelligenceScore: r.intelligenceScore,
-      attemptScore: r.attemptScore,
-      tier: r.tier,
-      calibrationBonus: r.calibrationBonus,
-      balance: r.balance,
-      perQuestion: r.perQuestion,
-      attemptsRemaining: r.attemptsRemaining,
-      improved: r.improved,
-      nextStep,
-    };
-  });
+  app.post(
+    '/api/agent/v1/calibrate',
+    { schema: calibrateSchema, config: { auth: 'required', idempotency: 'calibrate', errors: ['calibration_exhausted'] } },
+    async (request) => {
+      const { answers } = request.body as { answers: Record<string, string> };
+      const r = await calibrate(ctx, agentOf(request).tag, answers);
+      const origin = originOf(request);
+      const nextStep =
+        r.tier === 'refused'
+          ? r.attemptsRemaining > 0
+            ? {
+                action: 'recalibrate',
+                url: `${origin}/api/agent/v1/calibrate`,
+                note: `A score below 0.3 is refused; ${r.attemptsRemaining} attempt(s) left, the best one is kept.`,
+              }
+            : { action: 'read', url: `${origin}/api/agent/v1/me`, note: 'No attempts left: priced and propose surfaces stay closed to a refused tier.' }
+          : r.intelligenceScore >= 0.5
+            ? { action: 'judge', url: `${origin}/api/judge/queue?expand=1`, note: 'You may judge pending proposals (1 credit each) and propose.' }
+            : {
+                action: 'challenge',
+                url: `${origin}/api/agent/v1/challenge`,
+                note: 'Answer challenges through the priced tools; judging needs a score of 0.5.',
+              };
+      return {
+        intelligenceScore: r.intelligenceScore,
+        attemptScore: r.attemptScore,
+        tier: r.tier,
+        calibrationBonus: r.calibrationBonus,
+        balance: r.balance,
+        perQuestion: r.perQuestion,
+        attemptsRemaining: r.attemptsRemaining,
+        improved: r.improved,
+        nextStep,
+      };
+    },
+  );
 }

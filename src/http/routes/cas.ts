@@ -29,7 +29,9 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 const DISCARD_LIMIT = 16 * 1024 * 1024;
 
 const Params = Type.Object({ hex: Type.String({ maxLength: 200, description: 'The sha256 of the bytes, 64 hex characters (either case).' }) });
-const Query = Type.Object({ head: Type.Optional(Type.String({ maxLength: 10, description: '1 or true: answer {exists, bytes, fetchUrl} instead of the bytes.' })) });
+const Query = Type.Object({
+  head: Type.Optional(Type.String({ maxLength: 10, description: '1 or true: answer {exists, bytes, fetchUrl} instead of the bytes.' })),
+});
 
 const fetchUrlOf = (request: FastifyRequest, sha256: string) => `${originOf(request)}/api/cas/${sha256}`;
 
@@ -55,7 +57,11 @@ function discardRest(payload: Readable) {
 function matchesEtag(header: string | undefined, sha256: string): boolean {
   if (!header) return false;
   return header.split(',').some((t) => {
-    const tag = t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase();
+    const tag = t
+      .trim()
+      .replace(/^W\//, '')
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
     return tag === '*' || tag === sha256;
   });
 }
@@ -107,7 +113,9 @@ export async function casRoutes(app: FastifyInstance) {
         operationId: 'casPut',
         summary: 'Store bytes under their sha256',
         tags: ['content-store'],
-        body: { content: { 'application/octet-stream': { schema: { ...Bytes, description: 'Raw bytes of any type, 1 byte to 10 MiB; hashed, never parsed.' } } } },
+        body: {
+          content: { 'application/octet-stream': { schema: { ...Bytes, description: 'Raw bytes of any type, 1 byte to 10 MiB; hashed, never parsed.' } } },
+        },
         response: { 200: Stored },
       },
       // Optional Bearer: a calibrated agent uploads against its own, larger daily quota.
@@ -139,7 +147,10 @@ export async function casRoutes(app: FastifyInstance) {
       const { reserved, usedBefore, at } = reservation;
       let result;
       try {
-        result = await putBlob(ctx, source, { declaredBytes: declared, quota: { bytes: reserved, error: () => casQuotaError(quota, usedBefore, reserved + 1, at) } });
+        result = await putBlob(ctx, source, {
+          declaredBytes: declared,
+          quota: { bytes: reserved, error: () => casQuotaError(quota, usedBefore, reserved + 1, at) },
+        });
       } catch (e) {
         await releaseCasQuota(ctx, quota, reserved, at).catch(() => undefined);
         if (request.raw.destroyed && !request.raw.complete) {

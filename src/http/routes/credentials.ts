@@ -46,7 +46,12 @@ export async function credentialRoutes(app: FastifyInstance) {
     },
   );
 
-  const keysSchema = { operationId: 'nodeKeys', summary: 'The public node keys: issuer did:keys, HMAC key ids, the log key', tags: ['credentials'], response: { 200: NodeKeysAnswer } };
+  const keysSchema = {
+    operationId: 'nodeKeys',
+    summary: 'The public node keys: issuer did:keys, HMAC key ids, the log key',
+    tags: ['credentials'],
+    response: { 200: NodeKeysAnswer },
+  };
   app.get('/api/node/keys', { schema: keysSchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=60');
     return nodeKeysView(ctx.keys);

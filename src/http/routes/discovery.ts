@@ -18,7 +18,14 @@ const CatalogSchema = Closed(
     url: Type.String(),
     envelope: Type.String(),
     codes: Type.Array(
-      Closed({ code: Type.String(), status: Type.Integer(), title: Type.String(), type: Type.String({ description: '<origin>/errors#<code>: the type URI of problem+json bodies.' }), meaning: Type.String(), action: Type.String() }),
+      Closed({
+        code: Type.String(),
+        status: Type.Integer(),
+        title: Type.String(),
+        type: Type.String({ description: '<origin>/errors#<code>: the type URI of problem+json bodies.' }),
+        meaning: Type.String(),
+        action: Type.String(),
+      }),
     ),
   },
   'Every error code with its status, meaning, what to do and its type URI.',
@@ -83,7 +90,11 @@ export async function discoveryRoutes(app: FastifyInstance) {
         response: { 200: Media('text/plain', { type: 'string' }, 'Markdown, per the llms.txt convention.') },
       },
     },
-    async (request, reply) => reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(guideFor(originOf(request)).text),
+    async (request, reply) =>
+      reply
+        .type('text/plain; charset=utf-8')
+        .header('cache-control', 'public, max-age=300')
+        .send(guideFor(originOf(request)).text),
   );
 
   app.get(
@@ -96,7 +107,11 @@ export async function discoveryRoutes(app: FastifyInstance) {
         response: { 200: Media('text/html', { type: 'string' }, 'The agent guide.') },
       },
     },
-    async (request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(guideFor(originOf(request)).html),
+    async (request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'public, max-age=300')
+        .send(guideFor(originOf(request)).html),
   );
 
   app.get(

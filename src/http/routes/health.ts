@@ -7,7 +7,12 @@ import { Closed, Ms, Nullable } from '../schemas.js';
 const Storage = Type.Object(
   {
     ok: Type.Boolean({ description: 'true: the store accepts writes.' }),
-    cause: Type.Optional(Type.Union(['disk_full', 'read_only', 'io_error', 'permission_denied', 'unavailable', 'failed'].map((c) => Type.Literal(c)), { description: 'What failed underneath.' })),
+    cause: Type.Optional(
+      Type.Union(
+        ['disk_full', 'read_only', 'io_error', 'permission_denied', 'unavailable', 'failed'].map((c) => Type.Literal(c)),
+        { description: 'What failed underneath.' },
+      ),
+    ),
     detail: Type.Optional(Type.String({ description: "The system's own words for the failure (no paths)." })),
     where: Type.Optional(Type.Union([Type.Literal('store'), Type.Literal('blobs'), Type.Literal('database')])),
     since: Type.Optional(Ms('When writes stopped being accepted.')),
@@ -44,7 +49,8 @@ export async function healthRoutes(app: FastifyInstance) {
     ),
     calibration: Type.String({
       enum: ['demo', 'private'],
-      description: 'The calibration set in use: demo (the public one shipped in the package: its answers are known) or private (the operator\'s own, akas serve --calibration DIR).',
+      description:
+        "The calibration set in use: demo (the public one shipped in the package: its answers are known) or private (the operator's own, akas serve --calibration DIR).",
     }),
     storage: Storage,
   };
@@ -57,7 +63,10 @@ export async function healthRoutes(app: FastifyInstance) {
         tags: ['discovery'],
         response: {
           200: Closed({ ...answer, ok: Type.Literal(true) }),
-          503: Closed({ ...answer, ok: Type.Literal(false) }, 'The store does not accept writes (storage says why and what to do), or does not read; reads may still work.'),
+          503: Closed(
+            { ...answer, ok: Type.Literal(false) },
+            'The store does not accept writes (storage says why and what to do), or does not read; reads may still work.',
+          ),
         },
       },
       // No token: a probe answers whatever the caller's bucket holds (PROTOCOL 1.4). One point
@@ -75,7 +84,9 @@ export async function healthRoutes(app: FastifyInstance) {
         if (storage.ok) storage = { ok: false, cause: storageCause(e) ?? 'failed', detail: 'the store failed a read' };
       }
       const enforced = appConfig.sameIpCollusionCheck;
-      const reason = appConfig.sameIpReason ?? (enforced ? 'one judge per client IP for each proposal' : 'turned off by the operator: agents on one IP may judge the same proposal');
+      const reason =
+        appConfig.sameIpReason ??
+        (enforced ? 'one judge per client IP for each proposal' : 'turned off by the operator: agents on one IP may judge the same proposal');
       const body = {
         ok: storage.ok,
         version: appConfig.version,

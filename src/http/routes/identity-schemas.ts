@@ -36,7 +36,12 @@ export const RegisterAnswer = Closed(
     signing: Closed({
       algorithm: Type.Literal('Ed25519'),
       publicKey: Hex64,
-      privateKey: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'The raw 32-byte seed, shown once; the node keeps no copy. Absent when the agent registered its own key (PROTOCOL 2.10).' })),
+      privateKey: Type.Optional(
+        Type.String({
+          pattern: '^[0-9a-f]{64}$',
+          description: 'The raw 32-byte seed, shown once; the node keeps no copy. Absent when the agent registered its own key (PROTOCOL 2.10).',
+        }),
+      ),
       keyHeldBy: Type.String({ description: 'Who holds the private key: the agent, handed once by the node, or the agent only (its own key).' }),
       canonical: Str,
       note: Str,
@@ -51,7 +56,16 @@ export const RegisterAnswer = Closed(
     trustModel: Closed({ layers: Closed({ L1: Str, L2: Str, L3: Str }), recipe: Str, migrationPlan: Str, honestSummary: Str }),
     nextStep: Closed({ action: Str, url: Str, canonical: Str, note: Str }),
     _canonicalIdentity: Type.Literal('memoryHint'),
-    memoryHint: Closed({ platform: Str, origin: Str, agentTag: Str, calibrationPoolId: Str, tier: Tier, firstActionURL: Str, recoveryPath: Str, markdown: Str }),
+    memoryHint: Closed({
+      platform: Str,
+      origin: Str,
+      agentTag: Str,
+      calibrationPoolId: Str,
+      tier: Tier,
+      firstActionURL: Str,
+      recoveryPath: Str,
+      markdown: Str,
+    }),
     rateLimit: Closed({ cap: Int, remaining: Int, resetAt: Ms(), scope: Str }),
     notes: Type.Array(Str),
     _responseShapeVersion: Str,
@@ -62,7 +76,16 @@ export const RegisterAnswer = Closed(
 
 export const PreviewAnswer = Closed(
   {
-    registration: Closed({ cap: Int, remaining: Int, remainingBucket: Int, bucketSize: Num, resetAt: Ms(), blocked: Type.Boolean(), blockedHint: Nullable(Str), cohortBan: Type.Boolean() }),
+    registration: Closed({
+      cap: Int,
+      remaining: Int,
+      remainingBucket: Int,
+      bucketSize: Num,
+      resetAt: Ms(),
+      blocked: Type.Boolean(),
+      blockedHint: Nullable(Str),
+      cohortBan: Type.Boolean(),
+    }),
     unlocks: Closed({
       freeCredits: Int,
       freeCreditsByTier: Type.Record(Type.String(), Int),
@@ -72,13 +95,18 @@ export const PreviewAnswer = Closed(
       pricedChannel: Str,
     }),
     tierTable: Closed({ description: Str, tiers: Type.Array(Closed({ score: Num, tier: Tier, costMultiplier: Nullable(Num) })) }),
-    calibration: Closed({ questionCount: Int, attemptsAllowed: Int, sampleQuestion: Open({ id: Str, systemPrompt: Str, userPrompt: Str, maxAnswerLen: Int }), sampleNote: Str }),
+    calibration: Closed({
+      questionCount: Int,
+      attemptsAllowed: Int,
+      sampleQuestion: Open({ id: Str, systemPrompt: Str, userPrompt: Str, maxAnswerLen: Int }),
+      sampleNote: Str,
+    }),
     nextStep: Closed({ action: Str, url: Str, note: Str }),
     recovery: Closed({ path: Str, channels: Type.Array(Str) }),
     anonymousNote: Str,
     generatedAt: Ms(),
   },
-  'What registering gives, and this IP\'s registrations left today (PROTOCOL 2.2).',
+  "What registering gives, and this IP's registrations left today (PROTOCOL 2.2).",
 );
 
 export const MeAnswer = Closed(
@@ -140,12 +168,18 @@ export const RecoverBody = Type.Object(
     publicKey: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: "The agent's own new Ed25519 public key, with proof (PROTOCOL 2.10)." })),
     proof: Type.Optional(
       Type.Object(
-        { at: Type.Integer({ description: 'Epoch ms, within 10 minutes of the node\'s clock.' }), signature: Type.String({ pattern: '^[0-9a-fA-F]{128}$', description: 'Ed25519 over the JCS of {type: "akas.key-possession.v1", purpose: "recover", publicKey, at}.' }) },
+        {
+          at: Type.Integer({ description: "Epoch ms, within 10 minutes of the node's clock." }),
+          signature: Type.String({
+            pattern: '^[0-9a-fA-F]{128}$',
+            description: 'Ed25519 over the JCS of {type: "akas.key-possession.v1", purpose: "recover", publicKey, at}.',
+          }),
+        },
         { additionalProperties: false },
       ),
     ),
   },
-  { description: 'One of two channels: {tag, recoveryToken} or {proposalId, claimSecret} (PROTOCOL 2.5), optionally with the agent\'s own new key (2.10).' },
+  { description: "One of two channels: {tag, recoveryToken} or {proposalId, claimSecret} (PROTOCOL 2.5), optionally with the agent's own new key (2.10)." },
 );
 
 export const RecoverAnswer = Closed(
@@ -173,7 +207,16 @@ export const RecoverAnswer = Closed(
 export const LeaderboardAnswer = Closed(
   {
     rows: Type.Array(
-      Closed({ rank: Int, tag: Str, tier: Tier, intelligenceScore: Num, reputationScore: Num, contributions: Contributions, alignment: Nullable(Num), profileUrl: Str }),
+      Closed({
+        rank: Int,
+        tag: Str,
+        tier: Tier,
+        intelligenceScore: Num,
+        reputationScore: Num,
+        contributions: Contributions,
+        alignment: Nullable(Num),
+        profileUrl: Str,
+      }),
     ),
     total: Int,
     nextCursor: Nullable(Str),

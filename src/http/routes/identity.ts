@@ -14,15 +14,7 @@ import {
   TIER_PRICE,
 } from '../../core/index.js';
 import { recoverWithClaim } from '../../domain/identity/claims.js';
-import {
-  agentStanding,
-  getAgent,
-  publicProfile,
-  recoverWithToken,
-  register,
-  registrationQuota,
-  type Recovered,
-} from '../../domain/identity/identity.js';
+import { agentStanding, getAgent, publicProfile, recoverWithToken, register, registrationQuota, type Recovered } from '../../domain/identity/identity.js';
 import { Leaderboard } from '../../domain/identity/leaderboard.js';
 import { Agents, type AgentRecord } from '../../domain/records.js';
 import type { Space } from '../../store/index.js';
@@ -51,12 +43,24 @@ const ME_CACHE_MS = 1000;
 
 /** An agent's own public key and its proof of possession (PROTOCOL 2.10). */
 const OwnKeyFields = {
-  publicKey: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: "The agent's own Ed25519 public key (64 hex): the node then makes no keypair and returns no private key." })),
+  publicKey: Type.Optional(
+    Type.String({
+      pattern: '^[0-9a-fA-F]{64}$',
+      description: "The agent's own Ed25519 public key (64 hex): the node then makes no keypair and returns no private key.",
+    }),
+  ),
   proof: Type.Optional(
     Type.Object(
       {
-        at: Type.Integer({ minimum: 0, maximum: 8_640_000_000_000_000, description: 'Epoch ms when the proof was made (within 10 minutes of the node\'s clock).' }),
-        signature: Type.String({ pattern: '^[0-9a-fA-F]{128}$', description: 'Ed25519 signature (128 hex) over the JCS of {type: "akas.key-possession.v1", purpose, publicKey, at}.' }),
+        at: Type.Integer({
+          minimum: 0,
+          maximum: 8_640_000_000_000_000,
+          description: "Epoch ms when the proof was made (within 10 minutes of the node's clock).",
+        }),
+        signature: Type.String({
+          pattern: '^[0-9a-fA-F]{128}$',
+          description: 'Ed25519 signature (128 hex) over the JCS of {type: "akas.key-possession.v1", purpose, publicKey, at}.',
+        }),
       },
       { additionalProperties: false },
     ),
@@ -77,11 +81,13 @@ function ownKeyOf(body: { publicKey?: unknown; proof?: unknown }): KeyPossession
   if (body.publicKey === undefined && body.proof === undefined) return undefined;
   const proof = body.proof as { at?: unknown; signature?: unknown } | undefined;
   const errors = [];
-  if (typeof body.publicKey !== 'string' || !/^[0-9a-fA-F]{64}$/.test(body.publicKey)) errors.push({ field: 'publicKey', reason: 'must be 64 hex characters (a raw Ed25519 public key) when proof is sent' });
+  if (typeof body.publicKey !== 'string' || !/^[0-9a-fA-F]{64}$/.test(body.publicKey))
+    errors.push({ field: 'publicKey', reason: 'must be 64 hex characters (a raw Ed25519 public key) when proof is sent' });
   if (!proof || typeof proof !== 'object') errors.push({ field: 'proof', reason: 'must be {at, signature} when publicKey is sent' });
   else {
     if (!Number.isSafeInteger(proof.at) || (proof.at as number) < 0) errors.push({ field: 'proof.at', reason: 'must be an integer (epoch ms)' });
-    if (typeof proof.signature !== 'string' || !/^[0-9a-fA-F]{128}$/.test(proof.signature)) errors.push({ field: 'proof.signature', reason: 'must be 128 hex characters' });
+    if (typeof proof.signature !== 'string' || !/^[0-9a-fA-F]{128}$/.test(proof.signature))
+      errors.push({ field: 'proof.signature', reason: 'must be 128 hex characters' });
   }
   if (errors.length) throw new ServiceError('validation_failed', 'publicKey and proof go together: your own key and the proof that you hold it.', { errors });
   return { publicKey: (body.publicKey as string).toLowerCase(), proof: { at: proof!.at as number, signature: (proof!.signature as string).toLowerCase() } };
@@ -91,7 +97,11 @@ function ownKeyOf(body: { publicKey?: unknown; proof?: unknown }): KeyPossession
 function signingBlock(signing: { publicKey: string; privateKey: string | null }, made: string) {
   return signing.privateKey
     ? { algorithm: 'Ed25519' as const, publicKey: signing.publicKey, privateKey: signing.privateKey, keyHeldBy: 'agent, shown once by the node' }
-    : { algorithm: 'Ed25519' as const, publicKey: signing.publicKey, keyHeldBy: `agent only: ${made} from the public key you proved you hold; the node never saw the private key` };
+    : {
+        algorithm: 'Ed25519' as const,
+        publicKey: signing.publicKey,
+        keyHeldBy: `agent only: ${made} from the public key you proved you hold; the node never saw the private key`,
+      };
 }
 
 const RegisterQuery = Type.Object(
@@ -105,14 +115,13 @@ const RegisterQuery = Type.Object(
 function trustModel() {
   return {
     layers: {
-      L1: 'Judgment credentials are W3C Verifiable Credentials 2.0 signed by this node\'s did:key with eddsa-jcs-2022; anyone verifies them offline.',
-      L2: 'Every judgment carries the judge\'s own Ed25519 signature over a JCS payload; it verifies against the judge\'s public key with no node involved.',
+      L1: "Judgment credentials are W3C Verifiable Credentials 2.0 signed by this node's did:key with eddsa-jcs-2022; anyone verifies them offline.",
+      L2: "Every judgment carries the judge's own Ed25519 signature over a JCS payload; it verifies against the judge's public key with no node involved.",
       L3: 'The attestation chain is HMAC-SHA256 by this node: platform-attested, not independently verifiable.',
     },
     recipe: '/agent-docs#verify',
     migrationPlan: '/agent-docs#migration',
-    honestSummary:
-      'L1 and L2 can be checked without trusting this node (akas verify ...). L3 and manifest HMACs only prove the node said so.',
+    honestSummary: 'L1 and L2 can be checked without trusting this node (akas verify ...). L3 and manifest HMACs only prove the node said so.',
   };
 }
 
@@ -156,7 +165,11 @@ function meView(agent: AgentRecord, now: number, origin: string) {
       gross: agent.balance + agent.reservedBalance,
     },
     signing: { algorithm: 'Ed25519', publicKey: agent.signing.publicKey, validFrom: agent.signing.validFrom, priorKeys: agent.signing.priorKeys },
-    recoveryHints: { url: '/api/agent/v1/recover', channels: ['tag + recoveryToken', 'proposalId + claimSecret'], profile: `${origin}/api/agents/${agent.tag}` },
+    recoveryHints: {
+      url: '/api/agent/v1/recover',
+      channels: ['tag + recoveryToken', 'proposalId + claimSecret'],
+      profile: `${origin}/api/agents/${agent.tag}`,
+    },
   };
   if (banned) {
     const bannedUntil = agent.bannedUntil!;
@@ -211,7 +224,7 @@ export async function identityRoutes(app: FastifyInstance) {
     {
       schema: {
         operationId: 'register',
-        summary: 'Register a new agent: an api key, an Ed25519 keypair (or the agent\'s own public key) and a recovery token, shown once',
+        summary: "Register a new agent: an api key, an Ed25519 keypair (or the agent's own public key) and a recovery token, shown once",
         tags: ['identity'],
         body: RegisterBody,
         querystring: RegisterQuery,
@@ -227,7 +240,13 @@ export async function identityRoutes(app: FastifyInstance) {
       const body = (request.body ?? {}) as { promptId?: string; attesterLineage?: Record<string, unknown>; publicKey?: string; proof?: unknown };
       const query = request.query as { pool?: 'A' | 'B'; from?: string };
       const origin = originOf(request);
-      const r = await register(ctx, { ip: request.caller.ip, pool: query.pool, promptId: body.promptId, attesterLineage: body.attesterLineage, ownKey: ownKeyOf(body) });
+      const r = await register(ctx, {
+        ip: request.caller.ip,
+        pool: query.pool,
+        promptId: body.promptId,
+        attesterLineage: body.attesterLineage,
+        ownKey: ownKeyOf(body),
+      });
       const { agent } = r;
       const tenant = tenantOf(request);
       noStore(reply);
@@ -342,7 +361,11 @@ export async function identityRoutes(app: FastifyInstance) {
       },
       tierTable: {
         description: 'Calibration score bands; price is per tool call, multiplied by the tool cost multiplier.',
-        tiers: TIER_BANDS.map((b) => ({ score: b.minScore, tier: b.tier, costMultiplier: b.tier in TIER_PRICE ? TIER_PRICE[b.tier as keyof typeof TIER_PRICE] : null })),
+        tiers: TIER_BANDS.map((b) => ({
+          score: b.minScore,
+          tier: b.tier,
+          costMultiplier: b.tier in TIER_PRICE ? TIER_PRICE[b.tier as keyof typeof TIER_PRICE] : null,
+        })),
       },
       calibration: {
         questionCount: CALIBRATION_QUESTIONS,
@@ -384,7 +407,10 @@ export async function identityRoutes(app: FastifyInstance) {
   let unwatch: Array<() => void> = [];
   // Extensions register after this plugin; watch what they read once every plugin is in.
   app.addHook('onReady', async () => {
-    unwatch = [ctx.store.watch(Agents, forget, forgetAll), ...meExtensions.flatMap((e) => e.reads.map((r) => ctx.store.watch(r.space, (k) => forget(r.tagOf(k)), forgetAll)))];
+    unwatch = [
+      ctx.store.watch(Agents, forget, forgetAll),
+      ...meExtensions.flatMap((e) => e.reads.map((r) => ctx.store.watch(r.space, (k) => forget(r.tagOf(k)), forgetAll))),
+    ];
   });
   app.addHook('onClose', async () => unwatch.forEach((stop) => stop()));
 
@@ -419,10 +445,19 @@ export async function identityRoutes(app: FastifyInstance) {
     return reply.type('application/json; charset=utf-8').send(cached.body);
   });
 
-  const wakeupSchema = { operationId: 'wakeup', summary: 'Where to start (no key) or when to come back (with a key)', tags: ['identity'], response: { 200: WakeupAnswer } };
+  const wakeupSchema = {
+    operationId: 'wakeup',
+    summary: 'Where to start (no key) or when to come back (with a key)',
+    tags: ['identity'],
+    response: { 200: WakeupAnswer },
+  };
   app.get('/api/agent/v1/wakeup', { schema: wakeupSchema, config: { auth: 'optional', banExempt: true } }, async (request) => {
     const origin = originOf(request);
-    const contract = { endpointVersion: 'v1', authedShape: 'agentTag, nextEligibleAt, pollAfterSeconds, balance, contract', docsLink: `${origin}/agent-docs#wakeup` };
+    const contract = {
+      endpointVersion: 'v1',
+      authedShape: 'agentTag, nextEligibleAt, pollAfterSeconds, balance, contract',
+      docsLink: `${origin}/agent-docs#wakeup`,
+    };
     const agent = request.caller.agent;
     const now = ctx.clock.now();
     if (!agent) {
@@ -479,8 +514,18 @@ export async function identityRoutes(app: FastifyInstance) {
     };
   });
 
-  const recoverSchema = { operationId: 'recover', summary: 'Rotate a lost identity onto a new api key and keypair', tags: ['identity'], response: { 200: RecoverAnswer } };
-  const recoverConfig = { idempotency: 'recover', idempotentSecrets: {}, documentedBody: RecoverBody, errors: ['missing_fields' as const, 'recovery_failed' as const, 'invalid_signature' as const, 'validation_failed' as const] };
+  const recoverSchema = {
+    operationId: 'recover',
+    summary: 'Rotate a lost identity onto a new api key and keypair',
+    tags: ['identity'],
+    response: { 200: RecoverAnswer },
+  };
+  const recoverConfig = {
+    idempotency: 'recover',
+    idempotentSecrets: {},
+    documentedBody: RecoverBody,
+    errors: ['missing_fields' as const, 'recovery_failed' as const, 'invalid_signature' as const, 'validation_failed' as const],
+  };
   app.post('/api/agent/v1/recover', { schema: recoverSchema, config: recoverConfig }, async (request, reply) => {
     const body = request.body as Record<string, unknown> | undefined;
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -511,7 +556,13 @@ export async function identityRoutes(app: FastifyInstance) {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
     cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
   });
-  const leaderboardSchema = { operationId: 'leaderboard', summary: 'Calibrated agents, ranked', tags: ['identity'], querystring: LeaderboardQuery, response: { 200: LeaderboardAnswer } };
+  const leaderboardSchema = {
+    operationId: 'leaderboard',
+    summary: 'Calibrated agents, ranked',
+    tags: ['identity'],
+    querystring: LeaderboardQuery,
+    response: { 200: LeaderboardAnswer },
+  };
   app.get('/api/agents', { schema: leaderboardSchema }, async (request, reply) => {
     const { limit, cursor } = request.query as { limit: number; cursor?: string };
     const page = await leaderboard.page(limit, cursor);
@@ -543,4 +594,3 @@ declare module 'fastify' {
     akasMeExtensions: MeExtension[];
   }
 }
-

@@ -6,7 +6,16 @@ import { Type } from 'typebox';
 import { briefTexts, canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
 import { blobInfo, openVerifiedBlob } from '../../domain/cas/cas.js';
 import { briefOf, childrenOf, evalsOf, nodeAt, normalizePath, type KnowledgeNode, type NodeKind } from '../../domain/knowledge/tree.js';
-import { artifactManifest, briefManifest, BRIEF_LEVELS, checkArtifactManifest, checkBriefManifest, checkEvalManifest, isEvalManifest, type BriefLevel } from '../../domain/knowledge/manifests.js';
+import {
+  artifactManifest,
+  briefManifest,
+  BRIEF_LEVELS,
+  checkArtifactManifest,
+  checkBriefManifest,
+  checkEvalManifest,
+  isEvalManifest,
+  type BriefLevel,
+} from '../../domain/knowledge/manifests.js';
 import { casHashOfUri } from '../../domain/proposals/kinds.js';
 import { KnowledgeSearch } from '../../domain/knowledge/search.js';
 import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
@@ -66,7 +75,9 @@ const NodeAnswer = Closed(
     manifest: Type.Optional(Open({ signature: Hex64, signingKeyId: Str }, 'A BriefManifest, or an artifact manifest (HMAC-SHA256 by the node).')),
     payload: Type.Optional(Open()),
     branches: Type.Optional(Type.Array(Any)),
-    sha256Verification: Type.Optional(Closed({ status: Type.String({ enum: ['self-reported', 'platform-verified', 'integrity-failed'] }), method: Str, note: Str, casUploadHint: Str })),
+    sha256Verification: Type.Optional(
+      Closed({ status: Type.String({ enum: ['self-reported', 'platform-verified', 'integrity-failed'] }), method: Str, note: Str, casUploadHint: Str }),
+    ),
     independentEvals: Type.Optional(Type.Array(Open())),
     evalSummary: Type.Optional(Open({ count: Type.Integer(), distinctRunners: Type.Integer(), byMetric: Open() })),
     note: Type.Optional(Str),
@@ -84,7 +95,9 @@ const TraversalAnswer = Closed(
     inputs: Type.Optional(Open({}, 'The inputs: in the answer to POST /api/knowledge/dg/traverse only (the node keeps their hash alone).')),
     inputsSha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 of the JCS of the inputs.' }),
     complete: Type.Boolean(),
-    stopped: Type.Optional(Closed({ reason: Type.String({ enum: ['depth-limit', 'step-limit', 'logic-budget'] }), at: Str, depth: Type.Integer(), limit: Type.Integer() })),
+    stopped: Type.Optional(
+      Closed({ reason: Type.String({ enum: ['depth-limit', 'step-limit', 'logic-budget'] }), at: Str, depth: Type.Integer(), limit: Type.Integer() }),
+    ),
     steps: Type.Array(Closed({ path: Str, question: Str, depth: Type.Integer(), branches: Type.Array(Closed({ id: Str, holds: Type.Boolean(), to: Str })) })),
     leaves: Type.Array(
       Closed({
@@ -123,7 +136,8 @@ const ByPathQuery = Type.Object(
 );
 
 /** What a v2 brief manifest names of the proposal that published the brief (PROTOCOL 10.3). */
-const bindingOf = (e: Evidence | undefined) => (e ? { proposalId: e.proposalId, proposalContentSha256: e.contentSha256, publicationEventId: e.publication?.id ?? null } : undefined);
+const bindingOf = (e: Evidence | undefined) =>
+  e ? { proposalId: e.proposalId, proposalContentSha256: e.contentSha256, publicationEventId: e.publication?.id ?? null } : undefined;
 
 /** How long a full re-hash of a platform-verified artifact's blob stands before the next read does it again. */
 const REHASH_MS = 60_000;
@@ -149,7 +163,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     if (named !== p.sha256) {
       return {
         status: 'self-reported',
-        method: 'none: the bytes are outside this node\'s content store',
+        method: "none: the bytes are outside this node's content store",
         note: `The sha256 is the proposer's claim. Fetch ${p.uri} and check that sha256(bytes) equals ${p.sha256} before trusting it (akas verify cas).`,
         casUploadHint: uploadHint,
       };
@@ -170,8 +184,18 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       ok = rehashed.get(named)!.ok;
     }
     return ok
-      ? { status: 'platform-verified', method: 'sha256 of the blob in this node\'s content store, checked on read', note: `The node holds these bytes and they hash to ${p.sha256}.`, casUploadHint: uploadHint }
-      : { status: 'integrity-failed', method: 'sha256 of the blob in this node\'s content store', note: `The blob ${named} is missing or no longer hashes to its name: do not trust these bytes.`, casUploadHint: uploadHint };
+      ? {
+          status: 'platform-verified',
+          method: "sha256 of the blob in this node's content store, checked on read",
+          note: `The node holds these bytes and they hash to ${p.sha256}.`,
+          casUploadHint: uploadHint,
+        }
+      : {
+          status: 'integrity-failed',
+          method: "sha256 of the blob in this node's content store",
+          note: `The blob ${named} is missing or no longer hashes to its name: do not trust these bytes.`,
+          casUploadHint: uploadHint,
+        };
   }
 
   /** The unified node response of PROTOCOL 10.2. */
@@ -203,18 +227,33 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     if (node.kind === 'leaf-decision') {
       view.payload = node.payload;
       // Every branch carries priors (PROTOCOL 10.2): null when the proposer declared none.
-      view.branches = ((node.payload?.branches as Array<Record<string, unknown>>) ?? []).map((b) => ({ id: b.id, condition: b.condition, to: b.to, priors: b.priors ?? null }));
+      view.branches = ((node.payload?.branches as Array<Record<string, unknown>>) ?? []).map((b) => ({
+        id: b.id,
+        condition: b.condition,
+        to: b.to,
+        priors: b.priors ?? null,
+      }));
     }
     if (node.kind === 'leaf-artifact') {
       const p = node.payload as { uri: string; mediaType: string; sha256: string; artifactKind: string; provenance: Record<string, unknown>; bytes: number };
       const { evals, summary } = await evalsOf(ctx.store, node.path, p.sha256);
       view.payload = { kind: 'leaf-artifact', ...p };
-      view.manifest = artifactManifest(ctx.keys, { artifactPath: node.path, uri: p.uri, mediaType: p.mediaType, sha256: p.sha256, artifactKind: p.artifactKind, provenance: p.provenance, bytes: p.bytes, fetchedAt: now });
+      view.manifest = artifactManifest(ctx.keys, {
+        artifactPath: node.path,
+        uri: p.uri,
+        mediaType: p.mediaType,
+        sha256: p.sha256,
+        artifactKind: p.artifactKind,
+        provenance: p.provenance,
+        bytes: p.bytes,
+        fetchedAt: now,
+      });
       view.sha256Verification = await verification(node, originOf(request));
       // Each eval links to its own signed manifest (PROTOCOL 6.6).
       view.independentEvals = evals.map((e) => ({ ...e, manifestUrl: `/api/knowledge/eval/proposals/${e.proposalId}` }));
       view.evalSummary = summary;
-      view.note = 'payload.provenance.metrics are the proposer\'s own; independentEvals are published eval results by others. Check the manifest with POST /api/knowledge/artifact/verify.';
+      view.note =
+        "payload.provenance.metrics are the proposer's own; independentEvals are published eval results by others. Check the manifest with POST /api/knowledge/artifact/verify.";
     }
     if (evidence) view.evidence = evidence;
     return view;
@@ -225,7 +264,13 @@ export async function knowledgeRoutes(app: FastifyInstance) {
    * The serialized answer is kept (src/http/node-cache.ts) until a write to what it reads, a
    * second at most.
    */
-  async function sendNode(request: FastifyRequest, reply: FastifyReply, path: string | null, q: { version?: number; level?: BriefLevel; limit?: number; cursor?: string }, want?: NodeKind) {
+  async function sendNode(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    path: string | null,
+    q: { version?: number; level?: BriefLevel; limit?: number; cursor?: string },
+    want?: NodeKind,
+  ) {
     if (!path) throw new ServiceError('not_found', 'Not a tree path: / followed by lowercase slug segments.', { field: 'path' });
     const variant = `${originOf(request)}\u0000${q.version ?? ''}\u0000${q.level ?? ''}\u0000${q.limit ?? ''}\u0000${q.cursor ?? ''}`;
     const answer = await views.get(path, variant, ctx.clock.now(), async () => {
@@ -244,7 +289,10 @@ export async function knowledgeRoutes(app: FastifyInstance) {
   const nodeResponses = { 200: NodeAnswer, 304: NotModified };
   app.get(
     '/api/knowledge/node',
-    { schema: { operationId: 'treeRoot', summary: 'The root of the published tree', tags: ['knowledge'], querystring: NodeQuery, response: nodeResponses }, config: { errors: ['not_found'] } },
+    {
+      schema: { operationId: 'treeRoot', summary: 'The root of the published tree', tags: ['knowledge'], querystring: NodeQuery, response: nodeResponses },
+      config: { errors: ['not_found'] },
+    },
     (request, reply) => sendNode(request, reply, '/', request.query as never),
   );
   const nodeSchema = {
@@ -265,7 +313,13 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     ['/api/knowledge/artifact/by-path', 'leaf-artifact'],
   ] as const) {
     const name = route.split('/')[3];
-    const byPathSchema = { operationId: `${name === 'dg' ? 'decision' : name === 'cap' ? 'capability' : name}ByPath`, summary: `A ${kind} node by its path`, tags: ['knowledge'], querystring: ByPathQuery, response: nodeResponses };
+    const byPathSchema = {
+      operationId: `${name === 'dg' ? 'decision' : name === 'cap' ? 'capability' : name}ByPath`,
+      summary: `A ${kind} node by its path`,
+      tags: ['knowledge'],
+      querystring: ByPathQuery,
+      response: nodeResponses,
+    };
     app.get(route, { schema: byPathSchema, config: { errors: ['not_found'] } }, (request, reply) => {
       const q = request.query as { path: string };
       return sendNode(request, reply, normalizePath(q.path), q as never, kind);
@@ -280,7 +334,10 @@ export async function knowledgeRoutes(app: FastifyInstance) {
         summary: 'A published brief at a level, with its signed manifest',
         tags: ['knowledge'],
         params: Type.Object({ id: Type.String({ maxLength: 120 }) }),
-        querystring: Type.Object({ level: Level, version: Type.Optional(Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { level: Level, version: Type.Optional(Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })) },
+          { additionalProperties: false },
+        ),
         response: {
           200: Closed(
             { brief: Open(), manifest: BriefManifestSchema, path: Str, evidence: Type.Optional(EvidenceSchema) },
@@ -304,13 +361,22 @@ export async function knowledgeRoutes(app: FastifyInstance) {
     summary: 'Check a brief manifest signature',
     tags: ['knowledge'],
     body: ManifestBody,
-    response: { 200: Closed({ ...Check, briefId: Type.Optional(Any), proposalId: Type.Optional(Any), signingKeyId: Any }, 'Whether the node signed this manifest: a brief manifest, or an eval proposal\'s (PROTOCOL 10.3, 10.4).') },
+    response: {
+      200: Closed(
+        { ...Check, briefId: Type.Optional(Any), proposalId: Type.Optional(Any), signingKeyId: Any },
+        "Whether the node signed this manifest: a brief manifest, or an eval proposal's (PROTOCOL 10.3, 10.4).",
+      ),
+    },
   };
   app.post('/api/knowledge/verify', { schema: verifySchema }, async (request) => {
     const { manifest } = request.body as { manifest: Record<string, unknown> };
     // The node's other HMAC manifest, of an eval result (PROTOCOL 10.4), is checked here too.
-    if (isEvalManifest(manifest)) return { ...checkEvalManifest(ctx.keys, manifest), proposalId: manifest.proposalId, signingKeyId: manifest.signingKeyId ?? null };
-    const brief = typeof manifest.briefId === 'string' && typeof manifest.version === 'string' ? await briefOf(ctx.store, manifest.briefId, manifest.version).catch(() => undefined) : undefined;
+    if (isEvalManifest(manifest))
+      return { ...checkEvalManifest(ctx.keys, manifest), proposalId: manifest.proposalId, signingKeyId: manifest.signingKeyId ?? null };
+    const brief =
+      typeof manifest.briefId === 'string' && typeof manifest.version === 'string'
+        ? await briefOf(ctx.store, manifest.briefId, manifest.version).catch(() => undefined)
+        : undefined;
     const r = checkBriefManifest(ctx.keys, manifest, brief?.brief);
     return { ...r, briefId: manifest.briefId ?? null, signingKeyId: manifest.signingKeyId ?? null };
   });
@@ -325,7 +391,12 @@ export async function knowledgeRoutes(app: FastifyInstance) {
   app.post('/api/knowledge/artifact/verify', { schema: verifyArtifactSchema }, async (request) => {
     const { manifest } = request.body as { manifest: Record<string, unknown> };
     const r = checkArtifactManifest(ctx.keys, manifest);
-    return { ...r, artifactPath: manifest.artifactPath ?? null, signingKeyId: manifest.signingKeyId ?? null, note: 'The signature says this node served this record; whether the bytes at uri hash to sha256 is checked by fetching them (akas verify cas).' };
+    return {
+      ...r,
+      artifactPath: manifest.artifactPath ?? null,
+      signingKeyId: manifest.signingKeyId ?? null,
+      note: 'The signature says this node served this record; whether the bytes at uri hash to sha256 is checked by fetching them (akas verify cas).',
+    };
   });
 
   app.post(
@@ -335,7 +406,10 @@ export async function knowledgeRoutes(app: FastifyInstance) {
         operationId: 'traverse',
         summary: 'Walk a decision graph from a node with your inputs',
         tags: ['knowledge'],
-        body: Type.Object({ path: Type.String({ minLength: 1, maxLength: 200 }), inputs: Type.Object({}, { additionalProperties: true, maxProperties: 64 }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { path: Type.String({ minLength: 1, maxLength: 200 }), inputs: Type.Object({}, { additionalProperties: true, maxProperties: 64 }) },
+          { additionalProperties: false },
+        ),
         response: { 200: TraversalAnswer },
       },
       config: { errors: ['not_found', 'graph_cycle'] },
@@ -367,7 +441,9 @@ export async function knowledgeRoutes(app: FastifyInstance) {
           200: Closed(
             {
               query: Str,
-              items: Type.Array(Closed({ path: Str, kind: Str, title: Str, score: Type.Number(), match: Type.Record(Str, Type.Array(Str)), briefId: Type.Optional(Str) })),
+              items: Type.Array(
+                Closed({ path: Str, kind: Str, title: Str, score: Type.Number(), match: Type.Record(Str, Type.Array(Str)), briefId: Type.Optional(Str) }),
+              ),
               total: Type.Integer(),
               nextCursor: Nullable(Str),
             },
@@ -398,8 +474,16 @@ export async function knowledgeRoutes(app: FastifyInstance) {
         operationId: 'suggest',
         summary: 'Completions of paths and titles',
         tags: ['knowledge'],
-        querystring: Type.Object({ q: Type.String({ minLength: 1, maxLength: 200 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })) }, { additionalProperties: false }),
-        response: { 200: Closed({ query: Str, suggestions: Type.Array(Closed({ path: Str, title: Str, kind: Str })) }, 'Paths and titles that complete q (PROTOCOL 10.6).') },
+        querystring: Type.Object(
+          { q: Type.String({ minLength: 1, maxLength: 200 }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Closed(
+            { query: Str, suggestions: Type.Array(Closed({ path: Str, title: Str, kind: Str })) },
+            'Paths and titles that complete q (PROTOCOL 10.6).',
+          ),
+        },
       },
     },
     async (request) => {

@@ -29,10 +29,7 @@ export const EntryWithProof = Closed(
   'The entry with its inclusion proof against a signed checkpoint that covers it (PROTOCOL 9.4).',
 );
 
-export const AttestAnswer = Closed(
-  { ...LogEntrySchema.properties, url: Str, note: Str },
-  'The log entry of the attestation (PROTOCOL 9.3).',
-);
+export const AttestAnswer = Closed({ ...LogEntrySchema.properties, url: Str, note: Str }, 'The log entry of the attestation (PROTOCOL 9.3).');
 
 export const EntryList = Closed({ items: Type.Array(LogEntrySchema), nextCursor: Nullable(Str) }, 'Entries in log order, filtered (PROTOCOL 9.4).');
 

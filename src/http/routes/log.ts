@@ -35,9 +35,9 @@ export async function logRoutes(app: FastifyInstance) {
   // PROTOCOL 9.8: the log as C2SP tlog-tiles under /log/.
   const tileCheckpointSchema = {
     operationId: 'tileCheckpoint',
-    summary: 'The checkpoint of the C2SP tlog-tiles API, with the witnesses\' cosignatures',
+    summary: "The checkpoint of the C2SP tlog-tiles API, with the witnesses' cosignatures",
     tags: ['attestations'],
-    response: { 200: Media('text/plain', { type: 'string' }, 'A C2SP tlog-checkpoint: the log\'s signature, then each witness\'s cosignature/v1.') },
+    response: { 200: Media('text/plain', { type: 'string' }, "A C2SP tlog-checkpoint: the log's signature, then each witness's cosignature/v1.") },
   };
   // Tiles draw a token like every route (PROTOCOL 1.4): immutable, they are made to be cached
   // in front of the node.
@@ -55,7 +55,9 @@ export async function logRoutes(app: FastifyInstance) {
     summary: 'A Merkle tile or an entry bundle (C2SP tlog-tiles)',
     tags: ['attestations'],
     params: Type.Object({ '*': Type.String({ maxLength: 120, description: '<L>/<N>[.p/<W>] or entries/<N>[.p/<W>]' }) }),
-    response: { 200: Media('application/octet-stream', { type: 'string', format: 'binary' }, 'A tile: 32-byte hashes; an entry bundle: uint16 length-prefixed leaves.') },
+    response: {
+      200: Media('application/octet-stream', { type: 'string', format: 'binary' }, 'A tile: 32-byte hashes; an entry bundle: uint16 length-prefixed leaves.'),
+    },
   };
   app.get('/log/tile/*', { schema: tileSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
@@ -221,8 +223,7 @@ function streamEvents(request: FastifyRequest, reply: FastifyReply, streams: Str
   const resumeAfter = typeof lastId === 'string' && /^\d+$/.test(lastId) ? Number(lastId) + 1 : undefined;
   let next = resumeAfter ?? q.from ?? 0;
   const follow = q.follow !== '0' && q.follow !== 'false';
-  const matches = (e: LogEntry) =>
-    (!q.kind || e.kind === q.kind) && (!q.proposalId || e.body.proposalId === q.proposalId) && (!q.agent || e.agent === q.agent);
+  const matches = (e: LogEntry) => (!q.kind || e.kind === q.kind) && (!q.proposalId || e.body.proposalId === q.proposalId) && (!q.agent || e.agent === q.agent);
 
   reply.hijack();
   const res = reply.raw;

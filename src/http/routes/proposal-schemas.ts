@@ -8,7 +8,13 @@ const Num = Type.Number();
 
 export const Scores = Closed({ accuracy: Num, clarity: Num, compression: Num, sources: Num });
 const Status = Type.String({ enum: ['pending', 'published', 'rejected', 'withdrawn'] });
-const Outcome = Nullable(Closed({ weightedComposite: Num, decision: Type.String({ enum: ['published', 'rejected'] }), depositSettlement: Type.String({ enum: ['refunded', 'slashed', 'none'] }) }));
+const Outcome = Nullable(
+  Closed({
+    weightedComposite: Num,
+    decision: Type.String({ enum: ['published', 'rejected'] }),
+    depositSettlement: Type.String({ enum: ['refunded', 'slashed', 'none'] }),
+  }),
+);
 
 export const ProposalAccepted = Closed(
   {
@@ -18,7 +24,10 @@ export const ProposalAccepted = Closed(
     submittedAt: Ms(),
     requiredJudgments: Int,
     judgmentCount: Int,
-    contentSha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256 of the JCS of the content submitted (PROTOCOL 6.10): what judges sign and the node publishes.' }),
+    contentSha256: Type.String({
+      pattern: '^[0-9a-f]{64}$',
+      description: 'sha256 of the JCS of the content submitted (PROTOCOL 6.10): what judges sign and the node publishes.',
+    }),
     economy: Closed({
       tier: Str,
       deposit: Num,
@@ -45,7 +54,10 @@ export const JudgmentView = Closed({
   weight: Num,
   tier: Str,
   contentSha256: Hex64,
-  contentBoundBy: Type.String({ enum: ['judge', 'node'], description: "judge: the judge signed the content hash (akas.judgment.v2); node: a v1 judgment, bound to the content by the node's word only." }),
+  contentBoundBy: Type.String({
+    enum: ['judge', 'node'],
+    description: "judge: the judge signed the content hash (akas.judgment.v2); node: a v1 judgment, bound to the content by the node's word only.",
+  }),
   signature: Closed({ algorithm: Type.Literal('Ed25519'), publicKey: Hex64, signature: Str, signingPayload: Str }),
   attestation: Closed({
     type: Str,
@@ -64,7 +76,10 @@ const CommonProposal = {
   judgmentCount: Int,
   requiredJudgments: Int,
   contentSha256: Hex64,
-  contentBinding: Type.String({ enum: ['log', 'store'], description: 'log: a proposal.submitted event binds the content; store: stored before content binding, bound by the node\'s store, not by the log.' }),
+  contentBinding: Type.String({
+    enum: ['log', 'store'],
+    description: "log: a proposal.submitted event binds the content; store: stored before content binding, bound by the node's store, not by the log.",
+  }),
   proposer: Nullable(Str),
   outcome: Outcome,
   judgments: Type.Optional(Type.Array(JudgmentView)),
@@ -193,7 +208,9 @@ export const ProposeDryRunAnswer = Closed(
   {
     valid: Type.Boolean(),
     kind: Kind,
-    errors: Type.Array(Closed({ field: Str, reason: Str, fieldDescription: Type.Optional(Str) }), { description: 'The first 50 errors (PROTOCOL 1.3): a payload over a size limit, that limit alone.' }),
+    errors: Type.Array(Closed({ field: Str, reason: Str, fieldDescription: Type.Optional(Str) }), {
+      description: 'The first 50 errors (PROTOCOL 1.3): a payload over a size limit, that limit alone.',
+    }),
     errorCount: Int,
     ignored: Type.Array(Str, { description: 'Fields the schema does not name, the first 50: the propose path drops them.' }),
     would: Nullable(Closed({ path: Nullable(Str), title: Str, contentSha256: Hex64, deposit: Int, tier: Str, requiredJudgments: Int })),

@@ -14,7 +14,16 @@ import { originOf } from '../kit/urls.js';
 import { agentOf } from '../caller.js';
 import { proposalView } from '../views.js';
 import { proposalBundle } from '../bundle.js';
-import { BundleAnswer, EvalProposalDetail, JudgeAnswer, ProposalAccepted, ProposalDetail, ProposeDryRunAnswer, QueueAnswer, WithdrawAnswer } from './proposal-schemas.js';
+import {
+  BundleAnswer,
+  EvalProposalDetail,
+  JudgeAnswer,
+  ProposalAccepted,
+  ProposalDetail,
+  ProposeDryRunAnswer,
+  QueueAnswer,
+  WithdrawAnswer,
+} from './proposal-schemas.js';
 
 /** The operationId of a kind's route: proposeBrief, judgeEvalResult ... */
 const camel = (kind: string) => kind.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
@@ -28,7 +37,11 @@ export const JudgeBody = Type.Object(
     dryRun: Type.Optional(Type.Boolean()),
     signature: Type.Optional(Type.String({ maxLength: 256 })),
     contentSha256: Type.Optional(
-      Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: "The proposal's contentSha256 you read and signed (the v2 payload of PROTOCOL 7.2); a judgment of other content is refused (409 content_mismatch)." }),
+      Type.String({
+        pattern: '^[0-9a-fA-F]{64}$',
+        description:
+          "The proposal's contentSha256 you read and signed (the v2 payload of PROTOCOL 7.2); a judgment of other content is refused (409 content_mismatch).",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -97,7 +110,10 @@ const GRAPH_BRANCHES = (PAYLOAD_SCHEMAS.graph.properties.payload.properties.bran
 const GRAPH_CONDITIONS = { members: GRAPH_BRANCHES * LOGIC_MAX_VALUES, bytes: Infinity };
 const freeParts = (kind: ProposalKind) => (kind === 'graph' ? { extra: GRAPH_CONDITIONS } : undefined);
 // The dry run's payload is any kind's propose body: bounded as the largest of them.
-const ANY_PAYLOAD = { type: 'object', properties: { kind: { type: 'string', maxLength: 40 }, payload: { anyOf: PROPOSAL_KINDS.map((k) => PAYLOAD_SCHEMAS[k]) } } };
+const ANY_PAYLOAD = {
+  type: 'object',
+  properties: { kind: { type: 'string', maxLength: 40 }, payload: { anyOf: PROPOSAL_KINDS.map((k) => PAYLOAD_SCHEMAS[k]) } },
+};
 
 export async function proposalRoutes(app: FastifyInstance) {
   const ctx = app.akas;
@@ -107,8 +123,19 @@ export async function proposalRoutes(app: FastifyInstance) {
     app.post(
       KIND_ROUTES[kind].propose,
       {
-        schema: { operationId: `propose${camel(kind)}`, summary: `Propose ${article(kind)}`, tags: ['proposals'], body: PAYLOAD_SCHEMAS[kind], response: { 200: ProposalAccepted } },
-        config: { auth: proposeAuth, idempotency: 'propose', body: freeParts(kind), errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'] },
+        schema: {
+          operationId: `propose${camel(kind)}`,
+          summary: `Propose ${article(kind)}`,
+          tags: ['proposals'],
+          body: PAYLOAD_SCHEMAS[kind],
+          response: { 200: ProposalAccepted },
+        },
+        config: {
+          auth: proposeAuth,
+          idempotency: 'propose',
+          body: freeParts(kind),
+          errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'],
+        },
       },
       async (request) => {
         const agent = request.caller.agent ?? null;
@@ -153,7 +180,13 @@ export async function proposalRoutes(app: FastifyInstance) {
         summary: 'Check a proposal payload as its propose path would, storing and charging nothing',
         tags: ['proposals'],
         body: Type.Object(
-          { kind: Type.String({ maxLength: 40, description: 'The proposal kind: brief, capability, graph, artifact, eval-result, tree-expansion or spec-sharpening.' }), payload: Type.Unknown({ description: 'The payload to check.' }) },
+          {
+            kind: Type.String({
+              maxLength: 40,
+              description: 'The proposal kind: brief, capability, graph, artifact, eval-result, tree-expansion or spec-sharpening.',
+            }),
+            payload: Type.Unknown({ description: 'The payload to check.' }),
+          },
           { additionalProperties: false, required: ['kind', 'payload'] },
         ),
         response: { 200: ProposeDryRunAnswer },
@@ -208,7 +241,13 @@ export async function proposalRoutes(app: FastifyInstance) {
     );
   }
 
-  const detailSchema = { operationId: 'proposal', summary: 'A proposal of any kind with its judgments', tags: ['proposals'], params: IdParams, response: { 200: ProposalDetail } };
+  const detailSchema = {
+    operationId: 'proposal',
+    summary: 'A proposal of any kind with its judgments',
+    tags: ['proposals'],
+    params: IdParams,
+    response: { 200: ProposalDetail },
+  };
   app.get('/api/knowledge/proposals/:id', { schema: detailSchema, config: { errors: ['not_found'] } }, async (request) => {
     const { id } = request.params as { id: string };
     checkId(id);
@@ -216,7 +255,13 @@ export async function proposalRoutes(app: FastifyInstance) {
   });
 
   // PROTOCOL 8.4: the offline bundle of a proposal.
-  const bundleSchema = { operationId: 'proposalBundle', summary: 'The offline bundle of a proposal', tags: ['credentials'], params: IdParams, response: { 200: BundleAnswer } };
+  const bundleSchema = {
+    operationId: 'proposalBundle',
+    summary: 'The offline bundle of a proposal',
+    tags: ['credentials'],
+    params: IdParams,
+    response: { 200: BundleAnswer },
+  };
   app.get('/api/knowledge/proposals/:id/bundle', { schema: bundleSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
     const { id } = request.params as { id: string };
     checkId(id);
@@ -226,12 +271,21 @@ export async function proposalRoutes(app: FastifyInstance) {
   });
 
   // PROTOCOL 6.6 and 10.4: one eval proposal with its signed manifest (POST /api/knowledge/verify checks it).
-  const evalSchema = { operationId: 'evalProposal', summary: 'An eval-result proposal with its signed manifest', tags: ['proposals'], params: IdParams, response: { 200: EvalProposalDetail } };
+  const evalSchema = {
+    operationId: 'evalProposal',
+    summary: 'An eval-result proposal with its signed manifest',
+    tags: ['proposals'],
+    params: IdParams,
+    response: { 200: EvalProposalDetail },
+  };
   app.get('/api/knowledge/eval/proposals/:id', { schema: evalSchema, config: { errors: ['not_found'] } }, async (request) => {
     const { id } = request.params as { id: string };
     checkId(id);
     const p = await getProposal(ctx, id);
-    if (p.kind !== 'eval-result') throw new ServiceError('not_found', `No eval proposal ${id}.`, { hint: 'Eval proposal ids start with eprop_; GET /api/knowledge/proposals/{id} shows any kind.' });
+    if (p.kind !== 'eval-result')
+      throw new ServiceError('not_found', `No eval proposal ${id}.`, {
+        hint: 'Eval proposal ids start with eprop_; GET /api/knowledge/proposals/{id} shows any kind.',
+      });
     const e = p.payload as PayloadOf<'eval-result'>;
     const manifest = evalManifest(ctx.keys, {
       proposalId: p.proposalId,
@@ -251,7 +305,13 @@ export async function proposalRoutes(app: FastifyInstance) {
     return { ...proposalView(p), manifest };
   });
 
-  const withdrawSchema = { operationId: 'withdraw', summary: 'Withdraw your pending, unjudged proposal', tags: ['proposals'], params: IdParams, response: { 200: WithdrawAnswer } };
+  const withdrawSchema = {
+    operationId: 'withdraw',
+    summary: 'Withdraw your pending, unjudged proposal',
+    tags: ['proposals'],
+    params: IdParams,
+    response: { 200: WithdrawAnswer },
+  };
   const withdrawErrors = ['not_found', 'not_proposer', 'already_decided', 'not_withdrawable'] as const;
   app.post('/api/knowledge/proposals/:id/withdraw', { schema: withdrawSchema, config: { auth: 'required', errors: [...withdrawErrors] } }, async (request) => {
     const { id } = request.params as { id: string };
@@ -308,9 +368,11 @@ export async function proposalRoutes(app: FastifyInstance) {
         })),
         nextCursor: page.nextCursor,
         withheld: page.withheld,
-        note: (cannotJudge ? `You cannot judge yet (${cannotJudge.code}): ${cannotJudge.reason} These are the proposals you could judge then. ` : '') + (ctx.config.sameIpCollusionCheck
-          ? 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP (withheld counts the others). Each accepted judgment earns 1 credit.'
-          : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP judge the same proposal). Each accepted judgment earns 1 credit.'),
+        note:
+          (cannotJudge ? `You cannot judge yet (${cannotJudge.code}): ${cannotJudge.reason} These are the proposals you could judge then. ` : '') +
+          (ctx.config.sameIpCollusionCheck
+            ? 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP (withheld counts the others). Each accepted judgment earns 1 credit.'
+            : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP judge the same proposal). Each accepted judgment earns 1 credit.'),
       };
     },
   );

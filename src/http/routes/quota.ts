@@ -30,11 +30,11 @@ const QuotaAnswer = Closed(
         remaining: Type.Integer(),
         resetAt: Ms(),
       },
-      'Your content-store upload quota today: your own by tier once calibrated, else your IP\'s (PROTOCOL 5.1).',
+      "Your content-store upload quota today: your own by tier once calibrated, else your IP's (PROTOCOL 5.1).",
     ),
     note: Type.String(),
   },
-  'Your token bucket, today\'s propose counters per kind by api key and by IP, and your content-store quota (PROTOCOL 2.8).',
+  "Your token bucket, today's propose counters per kind by api key and by IP, and your content-store quota (PROTOCOL 2.8).",
 );
 
 export async function quotaRoutes(app: FastifyInstance) {
@@ -53,7 +53,13 @@ export async function quotaRoutes(app: FastifyInstance) {
         refillPerSecond: ctx.buckets.refillPerSecond,
         remaining: await ctx.buckets.peek(bucket.key),
       },
-      proposeQuota: { capPerKind: q.capPerKind, resetAt: q.resetAt, byKind: q.byKind, tierCapTable: q.tierCapTable, scopes: ['per-apikey-per-day', 'per-ip-per-day'] },
+      proposeQuota: {
+        capPerKind: q.capPerKind,
+        resetAt: q.resetAt,
+        byKind: q.byKind,
+        tierCapTable: q.tierCapTable,
+        scopes: ['per-apikey-per-day', 'per-ip-per-day'],
+      },
       tierCapTable: q.tierCapTable,
       casQuota: await casQuotaStatus(ctx, casQuotaOf(ctx, request.caller.ip, agent)),
       note: 'Each kind has its own daily cap, counted both for your api key and for your egress IP (shared by every agent on it).',

@@ -42,7 +42,10 @@ const SchemasAnswer = Closed(
     proposals: Type.Record(
       Type.String(),
       Closed({ proposeUrl: Type.String(), dryRunUrl: Type.String(), description: Type.String(), schema: Open(), template: Open() }),
-      { description: 'Each proposal kind: where to propose it, its payload schema (every field described) and a complete, valid template to edit (PROTOCOL 6.2, 6.9).' },
+      {
+        description:
+          'Each proposal kind: where to propose it, its payload schema (every field described) and a complete, valid template to edit (PROTOCOL 6.2, 6.9).',
+      },
     ),
     note: Type.String(),
     attestationCatalogUrl: Type.String(),
@@ -90,7 +93,13 @@ export async function toolRoutes(app: FastifyInstance) {
     return challengeView(await issueChallenge(ctx, agent), challengeReputation(agent));
   });
 
-  const useToolSchema = { operationId: 'useTool', summary: 'Answer a challenge and run a priced tool', tags: ['challenges'], body: UseToolBody, response: { 200: UseToolAnswer } };
+  const useToolSchema = {
+    operationId: 'useTool',
+    summary: 'Answer a challenge and run a priced tool',
+    tags: ['challenges'],
+    body: UseToolBody,
+    response: { 200: UseToolAnswer },
+  };
   const useToolErrors = [
     'challenge_expired',
     'invalid_answer',
@@ -103,52 +112,66 @@ export async function toolRoutes(app: FastifyInstance) {
     'tool_busy',
     'tool_unavailable',
   ] as const;
-  app.post('/api/agent/v1/use-tool', { schema: useToolSchema, config: { auth: 'required', body: { shape: USE_TOOL_SHAPE }, errors: [...useToolErrors] } }, async (request) => {
-    const body = request.body as { challengeId: string; answer: unknown; tool: ToolName; toolInput: unknown };
-    let r;
-    try {
-      r = await useTool(ctx, agentOf(request), body);
-    } catch (e) {
-      if (isToolError(e)) throw new ServiceError(TOOL_ERROR_CODES[e.code], e.message, { tool: body.tool, charged: 0 });
-      throw e;
-    }
-    const rep = reputationView(r.agent, ctx.clock.now());
-    return {
-      ok: true,
-      tool: r.tool,
-      result: r.result,
-      economy: { charged: r.cost, balance: r.balance },
-      reputation: { score: rep.score, status: rep.status, decoyFailed: rep.decoyFailed, bannedUntil: rep.bannedUntil },
-      nextChallenge: r.next ? challengeView(r.next, challengeReputation(r.agent)) : null,
-    };
-  });
+  app.post(
+    '/api/agent/v1/use-tool',
+    { schema: useToolSchema, config: { auth: 'required', body: { shape: USE_TOOL_SHAPE }, errors: [...useToolErrors] } },
+    async (request) => {
+      const body = request.body as { challengeId: string; answer: unknown; tool: ToolName; toolInput: unknown };
+      let r;
+      try {
+        r = await useTool(ctx, agentOf(request), body);
+      } catch (e) {
+        if (isToolError(e)) throw new ServiceError(TOOL_ERROR_CODES[e.code], e.message, { tool: body.tool, charged: 0 });
+        throw e;
+      }
+      const rep = reputationView(r.agent, ctx.clock.now());
+      return {
+        ok: true,
+        tool: r.tool,
+        result: r.result,
+        economy: { charged: r.cost, balance: r.balance },
+        reputation: { score: rep.score, status: rep.status, decoyFailed: rep.decoyFailed, bannedUntil: rep.bannedUntil },
+        nextChallenge: r.next ? challengeView(r.next, challengeReputation(r.agent)) : null,
+      };
+    },
+  );
 
-  app.get('/api/agent/v1/schemas', { schema: { operationId: 'schemas', summary: 'Challenge answer schemas and the priced tools', tags: ['challenges'], response: { 200: SchemasAnswer } } }, async (request) => {
-    const origin = originOf(request);
-    return {
-      challenges: Object.fromEntries(
-        Object.entries(ANSWER_SCHEMAS).map(([name, schema]) => [name, { description: ANSWER_SCHEMA_DESCRIPTIONS[name as keyof typeof ANSWER_SCHEMAS], responseSchema: schema }]),
-      ),
-      tools: Object.fromEntries(
-        TOOL_NAMES.map((name) => [name, { description: TOOLS[name].description, costMultiplier: TOOLS[name].costMultiplier, input: TOOLS[name].input, output: TOOLS[name].output }]),
-      ),
-      proposals: Object.fromEntries(
-        PROPOSAL_KINDS.map((kind) => [
-          kind,
-          {
-            proposeUrl: `${origin}${KIND_ROUTES[kind].propose}`,
-            dryRunUrl: `${origin}/api/knowledge/proposals/dry-run`,
-            description: String((PAYLOAD_SCHEMAS[kind] as { description?: string }).description ?? kind),
-            schema: PAYLOAD_SCHEMAS[kind] as unknown as Record<string, unknown>,
-            template: PROPOSAL_TEMPLATES[kind] as unknown as Record<string, unknown>,
-          },
-        ]),
-      ),
-      note: 'A use-tool call costs tier price (frontier 1, strong 2, mid 5, weak 15) x the tool cost multiplier. The schema name decoy is an alias of short-text.',
-      attestationCatalogUrl: `${origin}/credentials/index.json`,
-      knowledgeDescriptorUrl: `${origin}/.well-known/akas.json`,
-    };
-  });
+  app.get(
+    '/api/agent/v1/schemas',
+    { schema: { operationId: 'schemas', summary: 'Challenge answer schemas and the priced tools', tags: ['challenges'], response: { 200: SchemasAnswer } } },
+    async (request) => {
+      const origin = originOf(request);
+      return {
+        challenges: Object.fromEntries(
+          Object.entries(ANSWER_SCHEMAS).map(([name, schema]) => [
+            name,
+            { description: ANSWER_SCHEMA_DESCRIPTIONS[name as keyof typeof ANSWER_SCHEMAS], responseSchema: schema },
+          ]),
+        ),
+        tools: Object.fromEntries(
+          TOOL_NAMES.map((name) => [
+            name,
+            { description: TOOLS[name].description, costMultiplier: TOOLS[name].costMultiplier, input: TOOLS[name].input, output: TOOLS[name].output },
+          ]),
+        ),
+        proposals: Object.fromEntries(
+          PROPOSAL_KINDS.map((kind) => [
+            kind,
+            {
+              proposeUrl: `${origin}${KIND_ROUTES[kind].propose}`,
+              dryRunUrl: `${origin}/api/knowledge/proposals/dry-run`,
+              description: String((PAYLOAD_SCHEMAS[kind] as { description?: string }).description ?? kind),
+              schema: PAYLOAD_SCHEMAS[kind] as unknown as Record<string, unknown>,
+              template: PROPOSAL_TEMPLATES[kind] as unknown as Record<string, unknown>,
+            },
+          ]),
+        ),
+        note: 'A use-tool call costs tier price (frontier 1, strong 2, mid 5, weak 15) x the tool cost multiplier. The schema name decoy is an alias of short-text.',
+        attestationCatalogUrl: `${origin}/credentials/index.json`,
+        knowledgeDescriptorUrl: `${origin}/.well-known/akas.json`,
+      };
+    },
+  );
 
   app.post(
     '/api/agent/v1/appeal',
@@ -157,7 +180,10 @@ export async function toolRoutes(app: FastifyInstance) {
         operationId: 'appeal',
         summary: 'Appeal a ban',
         tags: ['identity'],
-        body: Type.Object({ message: Type.String({ minLength: 1, maxLength: 4000 }), contact: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+        body: Type.Object(
+          { message: Type.String({ minLength: 1, maxLength: 4000 }), contact: Type.Optional(Type.String({ maxLength: 200 })) },
+          { additionalProperties: false },
+        ),
         response: { 200: AppealAnswer },
       },
       config: { auth: 'required', banExempt: true },
@@ -165,7 +191,13 @@ export async function toolRoutes(app: FastifyInstance) {
     async (request) => {
       const body = request.body as { message: string; contact?: string };
       const r = await appeal(ctx, agentOf(request), body.message, body.contact);
-      return { appealId: r.appealId, receivedAt: r.receivedAt, status: 'received', slaHours: 72, note: 'An operator reads appeals within 72 hours; the ban itself lifts at bannedUntil.' };
+      return {
+        appealId: r.appealId,
+        receivedAt: r.receivedAt,
+        status: 'received',
+        slaHours: 72,
+        note: 'An operator reads appeals within 72 hours; the ban itself lifts at bannedUntil.',
+      };
     },
   );
 }

@@ -35,7 +35,11 @@ export async function witnessRoutes(app: FastifyInstance, opts: { witness: Witne
     },
     async (request, reply) => {
       const a = await witness.addCheckpoint((request.body as Buffer | undefined) ?? Buffer.alloc(0));
-      return reply.code(a.status as 200).header('cache-control', 'no-store').type(a.contentType).send(a.body);
+      return reply
+        .code(a.status as 200)
+        .header('cache-control', 'no-store')
+        .type(a.contentType)
+        .send(a.body);
     },
   );
 
@@ -52,7 +56,11 @@ export async function witnessRoutes(app: FastifyInstance, opts: { witness: Witne
     },
     async (request, reply) => {
       const a = await witness.latest((request.params as { hash: string }).hash);
-      return reply.code(a.status as 200).header('cache-control', 'no-cache').type(a.contentType).send(a.body);
+      return reply
+        .code(a.status as 200)
+        .header('cache-control', 'no-cache')
+        .type(a.contentType)
+        .send(a.body);
     },
   );
 }

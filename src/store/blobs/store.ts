@@ -128,9 +128,12 @@ export class BlobStore implements Blobs {
     }
     for (let i = 0; i < unindexed.length; i += 500) {
       const part = unindexed.slice(i, i + 500);
-      await store.transact(part.map(([sha]) => blobLock(sha)), async (tx) => {
-        for (const [sha, bytes] of part) tx.put(FileIndex, sha, { bytes });
-      });
+      await store.transact(
+        part.map(([sha]) => blobLock(sha)),
+        async (tx) => {
+          for (const [sha, bytes] of part) tx.put(FileIndex, sha, { bytes });
+        },
+      );
     }
   }
 
@@ -153,7 +156,8 @@ export class BlobStore implements Blobs {
   private async learnFileSizes(store: Store) {
     const known = await store.get(BlobFiles, BLOB_FILES_KEY);
     const allAbove = Math.min(known ? known.allAbove : (await hasBlobFiles(this.root)) ? 0 : this.inlineBytes, this.inlineBytes);
-    if (known?.allAbove !== allAbove) await store.transact([`${BlobFiles.name}:${BLOB_FILES_KEY}`], async (tx) => tx.put(BlobFiles, BLOB_FILES_KEY, { allAbove }));
+    if (known?.allAbove !== allAbove)
+      await store.transact([`${BlobFiles.name}:${BLOB_FILES_KEY}`], async (tx) => tx.put(BlobFiles, BLOB_FILES_KEY, { allAbove }));
     this.filesAbove = allAbove;
   }
 

@@ -155,7 +155,7 @@ export class BlobUpload implements BlobWriter {
         if (isExists(e)) return false;
         // Filesystems without hard links: rename, which replaces atomically (same bytes by name).
         if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-        if (await this.blobs.size(sha) !== undefined) return false;
+        if ((await this.blobs.size(sha)) !== undefined) return false;
         await rename(temp.path, final);
       }
       await unlink(temp.path).catch(() => undefined);

@@ -96,7 +96,11 @@ export class PgBlobs implements Blobs {
   }
 
   async size(sha256: string): Promise<number | undefined> {
-    const r = await this.readers.query<{ size: string }>({ name: 'akas-blob-size', text: `SELECT size FROM ${this.s}.akas_blobs WHERE sha256 = $1`, values: [sha256] });
+    const r = await this.readers.query<{ size: string }>({
+      name: 'akas-blob-size',
+      text: `SELECT size FROM ${this.s}.akas_blobs WHERE sha256 = $1`,
+      values: [sha256],
+    });
     return r.rows.length ? Number(r.rows[0].size) : undefined;
   }
 
@@ -119,7 +123,9 @@ export class PgBlobs implements Blobs {
       // The offset is found first (the index alone), then only that row is read: with
       // ORDER BY ... LIMIT 1 a plan that sorts would encode every chunk of the blob first.
       text: `SELECT off::text AS off, encode(bytes, 'base64') AS b64 FROM ${this.s}.akas_blob_chunks WHERE upload = $1 AND off = (SELECT ${
-        first ? `max(off) FROM ${this.s}.akas_blob_chunks WHERE upload = $1 AND off <= $2` : `min(off) FROM ${this.s}.akas_blob_chunks WHERE upload = $1 AND off > $2`
+        first
+          ? `max(off) FROM ${this.s}.akas_blob_chunks WHERE upload = $1 AND off <= $2`
+          : `min(off) FROM ${this.s}.akas_blob_chunks WHERE upload = $1 AND off > $2`
       })`,
       values: [upload, at],
     });

@@ -43,11 +43,10 @@ export class PgBuckets implements SharedBuckets {
 
   async sweep(burst: number, refillPerSecond: number, now: number): Promise<number> {
     try {
-      const r = await this.pool.query(`DELETE FROM ${this.schema}.akas_buckets WHERE tokens + greatest(0, $3::bigint - at) / 1000.0 * $2::float8 >= $1::float8`, [
-        burst,
-        refillPerSecond,
-        Math.round(now),
-      ]);
+      const r = await this.pool.query(
+        `DELETE FROM ${this.schema}.akas_buckets WHERE tokens + greatest(0, $3::bigint - at) / 1000.0 * $2::float8 >= $1::float8`,
+        [burst, refillPerSecond, Math.round(now)],
+      );
       return r.rowCount ?? 0;
     } catch (e) {
       throw this.failure(e);

@@ -32,7 +32,8 @@ export function pgTarget(url: string): PgTarget {
     throw new Error(`not a valid URL: ${redact(url)}`);
   }
   const schema = u.searchParams.get('schema') ?? 'public';
-  if (!/^[a-z_][a-z0-9_]{0,39}$/.test(schema)) throw new Error(`schema must be a lowercase identifier of at most 40 characters ([a-z_][a-z0-9_]*), got ${schema}`);
+  if (!/^[a-z_][a-z0-9_]{0,39}$/.test(schema))
+    throw new Error(`schema must be a lowercase identifier of at most 40 characters ([a-z_][a-z0-9_]*), got ${schema}`);
   const poolParam = u.searchParams.get('pool');
   const pool = poolParam === null ? 10 : Number(poolParam);
   if (!Number.isInteger(pool) || pool < 2 || pool > 200) throw new Error(`pool must be a whole number from 2 to 200, got ${poolParam}`);

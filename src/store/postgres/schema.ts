@@ -99,7 +99,9 @@ export async function migrate(client: ClientBase, schema: string): Promise<Migra
   try {
     await client.query(`SELECT pg_advisory_xact_lock(${lockId(schema, '\u0000akas-migrate')})`);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${versionTable(s)} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${versionTable(s)} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const from = await schemaVersion(client, schema);
     if (from > LATEST_VERSION) throw newerError(from);
     const applied: MigrationReport['applied'] = [];
@@ -122,7 +124,9 @@ export async function assertCurrent(client: ClientBase, schema: string): Promise
   const v = await schemaVersion(client, schema);
   if (v > LATEST_VERSION) throw newerError(v);
   if (v < LATEST_VERSION) {
-    throw new SchemaError(`the database schema is at version ${v}; this akas needs ${LATEST_VERSION}: run \`akas store migrate --store URL\` (or start akas serve, which migrates)`);
+    throw new SchemaError(
+      `the database schema is at version ${v}; this akas needs ${LATEST_VERSION}: run \`akas store migrate --store URL\` (or start akas serve, which migrates)`,
+    );
   }
 }
 

@@ -354,7 +354,10 @@ export class PgStore implements Store {
       announced.push([w.space.name, w.key]);
     }
     const parts: string[] = [];
-    if (puts.length) parts.push(`put AS (INSERT INTO ${this.s}.akas_kv (space, key, value) VALUES ${puts.join(', ')} ON CONFLICT (space, key) DO UPDATE SET value = excluded.value)`);
+    if (puts.length)
+      parts.push(
+        `put AS (INSERT INTO ${this.s}.akas_kv (space, key, value) VALUES ${puts.join(', ')} ON CONFLICT (space, key) DO UPDATE SET value = excluded.value)`,
+      );
     if (dels.length) parts.push(`del AS (DELETE FROM ${this.s}.akas_kv WHERE (space, key) IN (${dels.join(', ')}))`);
     const payloads = this.options.notify === false ? [] : notifyPayloads(this.origin, announced);
     const channel = literal(this.target.channel);

@@ -15,7 +15,10 @@ const docs = c.docs as Doc[];
 function questions(): string[] {
   const qs = queries(c).map((q) => q.q);
   for (const d of docs.filter((_, i) => i % 97 === 0)) {
-    const words = `${d.title} ${d.spec} ${d.core ?? ''}`.toLowerCase().split(/\W+/).filter((w) => w.length >= 4);
+    const words = `${d.title} ${d.spec} ${d.core ?? ''}`
+      .toLowerCase()
+      .split(/\W+/)
+      .filter((w) => w.length >= 4);
     const [a, b] = words;
     qs.push(a, a.slice(0, 3), a.slice(0, -2) + a.slice(-1), `${a} ${b}`, (d.deep ?? d.path).split(/\s+/)[0] || a);
   }
@@ -64,7 +67,7 @@ describe('the compact index', () => {
     expect(serialized(compact)).toEqual(serialized(plain));
   });
 
-  it('keeps postings in arrays, not Maps, and field lengths in arrays of the fields\' count', () => {
+  it("keeps postings in arrays, not Maps, and field lengths in arrays of the fields' count", () => {
     const index = createIndex(MiniSearch, kit());
     index.addAll(docs.slice(0, 10));
     const internals = index as unknown as { _index: Map<string, Map<number, unknown>>; _fieldLength: Map<number, unknown[]> };

@@ -34,7 +34,8 @@ afterEach(async () => {
   await dispose();
 });
 
-const submit = (n: number) => Promise.all(Array.from({ length: n }, (_, i) => log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: null, body: { reviewId: `r${i}` } })));
+const submit = (n: number) =>
+  Promise.all(Array.from({ length: n }, (_, i) => log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: null, body: { reviewId: `r${i}` } })));
 /** The root a checkpoint signs, read from its note opened under the log key. */
 const rootOf = (cp: StoredCheckpoint) => parseCheckpoint(openNote(cp.note, [keys.log.verifierKey]).text!)!.rootHash;
 
@@ -58,7 +59,7 @@ describe('checkpoints (C2SP tlog-checkpoint)', () => {
     }
   });
 
-  it("the checkpoint MUST carry at least one Ed25519 signature by the log, whose key name matches the origin line", async () => {
+  it('the checkpoint MUST carry at least one Ed25519 signature by the log, whose key name matches the origin line', async () => {
     await submit(3);
     const cp = await log.checkpoint();
     const parsed = parseNote(cp.note);

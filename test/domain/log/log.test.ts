@@ -47,7 +47,11 @@ async function append(n: number, kind = 'pipeline.facet.v1') {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     clock.advance(1);
-    ids.push(await store.transact([`w:${i}`], async (tx) => enqueueLogEntry(tx, ctx(), { kind, tier: 'pipeline', agent: `ak_agent${i % 3}00`, body: { step: `s${i}`, subjectSha256: 'a'.repeat(64) } })));
+    ids.push(
+      await store.transact([`w:${i}`], async (tx) =>
+        enqueueLogEntry(tx, ctx(), { kind, tier: 'pipeline', agent: `ak_agent${i % 3}00`, body: { step: `s${i}`, subjectSha256: 'a'.repeat(64) } }),
+      ),
+    );
   }
   return Promise.all(ids.map((id) => log.appended(id)));
 }
@@ -55,7 +59,9 @@ async function append(n: number, kind = 'pipeline.facet.v1') {
 describe('the transparency log', () => {
   it('appends submitted items and outbox items in one chain, answering each once its batch is on disk', async () => {
     const outbox = append(5);
-    const direct = Array.from({ length: 7 }, (_, i) => log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: 'ak_direct000', body: { reviewId: `r${i}` } }));
+    const direct = Array.from({ length: 7 }, (_, i) =>
+      log.submit({ kind: 'review.attestation.v1', tier: 'review', agent: 'ak_direct000', body: { reviewId: `r${i}` } }),
+    );
     const entries = [...(await outbox), ...(await Promise.all(direct))].sort((a, b) => a.seq - b.seq);
     expect(entries.map((e) => e.seq)).toEqual([...Array(12).keys()]);
     for (let i = 1; i < 12; i++) expect(entries[i].prevHash).toBe(entries[i - 1].hash);
@@ -91,7 +97,9 @@ describe('the transparency log', () => {
 
   it('drains what many concurrent writers enqueue, in batches, losing none', async () => {
     const ids = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => store.transact([`c:${i}`], async (tx) => enqueueLogEntry(tx, ctx(), { kind: 'k', tier: 'event', agent: null, body: { i } }))),
+      Array.from({ length: 300 }, (_, i) =>
+        store.transact([`c:${i}`], async (tx) => enqueueLogEntry(tx, ctx(), { kind: 'k', tier: 'event', agent: null, body: { i } })),
+      ),
     );
     const entries = await Promise.all(ids.map((id) => log.appended(id)));
     expect(new Set(entries.map((e) => e.seq)).size).toBe(300);
@@ -125,7 +133,7 @@ describe('the transparency log', () => {
   });
 });
 
-describe('the node\'s own audit (checkLog)', () => {
+describe("the node's own audit (checkLog)", () => {
   beforeEach(async () => {
     await append(30);
     await log.checkpoint();
@@ -141,7 +149,9 @@ describe('the node\'s own audit (checkLog)', () => {
     const empty = await openTempStore();
     const first = new TransparencyLog({ store: empty.store, clock: new FakeClock(), keys }, { checkpointEveryMs: 0 });
     expect((await first.checkpoint()).size).toBe(0);
-    await empty.store.transact(['x'], async (tx) => enqueueLogEntry(tx, { clock: new FakeClock(), random: cryptoRandom }, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { step: 'a' } }));
+    await empty.store.transact(['x'], async (tx) =>
+      enqueueLogEntry(tx, { clock: new FakeClock(), random: cryptoRandom }, { kind: 'pipeline.facet.v1', tier: 'pipeline', agent: null, body: { step: 'a' } }),
+    );
     await first.drain();
     await first.checkpoint();
     expect(await checkLog(empty.store, keys)).toEqual({ ok: true, entries: 1, checkpoints: 2, problems: [] });
@@ -154,7 +164,10 @@ describe('the node\'s own audit (checkLog)', () => {
     await empty.dispose();
   });
 
-  const edit = (seq: number, change: (e: Record<string, any>) => void) => // eslint-disable-line @typescript-eslint/no-explicit-any
+  const edit = (
+    seq: number,
+    change: (e: Record<string, any>) => void, // eslint-disable-line @typescript-eslint/no-explicit-any
+  ) =>
     store.transact(['x'], async (tx) => {
       const e = (await tx.get(LogEntries, seqKey(seq)))!;
       change(e as unknown as Record<string, unknown>);

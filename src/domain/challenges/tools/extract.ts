@@ -48,7 +48,12 @@ export const extractOutputSchema = {
   additionalProperties: false,
   required: ['keywords', 'cached'],
   properties: {
-    keywords: { type: 'array', maxItems: EXTRACT_MAX_KEYWORDS, items: { type: 'string' }, description: 'Content words in order of first appearance, then adjacent two-word phrases.' },
+    keywords: {
+      type: 'array',
+      maxItems: EXTRACT_MAX_KEYWORDS,
+      items: { type: 'string' },
+      description: 'Content words in order of first appearance, then adjacent two-word phrases.',
+    },
     cached: { type: 'boolean', description: 'True when the result came from the cache.' },
   },
 } as const;
@@ -58,7 +63,12 @@ const cache = new Lru<readonly string[]>(EXTRACT_CACHE_SIZE);
 
 /** The cache key of a query: NFKC, lowercase, straight apostrophes, white space collapsed and trimmed. */
 export function normalizeQuery(query: string): string {
-  return query.normalize('NFKC').toLowerCase().replace(/[\u2018\u2019\u02bc]/gu, "'").replace(/\s+/gu, ' ').trim();
+  return query
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\u2018\u2019\u02bc]/gu, "'")
+    .replace(/\s+/gu, ' ')
+    .trim();
 }
 
 // A word: letters, digits and marks, with inner apostrophes or hyphens; the two sets do not

@@ -14,7 +14,18 @@ export { validateWithSchema } from '../../shared/validate.js';
 export { ToolError, isToolError, type ToolErrorCode } from './errors.js';
 export { closeRegexWorker, warmRegexWorker } from './regex-test.js';
 export { clearExtractCache } from './extract.js';
-export type { ExtractInput, ExtractOutput, JsonValidateInput, JsonValidateOutput, RegexTestInput, RegexTestOutput, UrlInfoInput, UrlInfoOutput, WordCountInput, WordCountOutput };
+export type {
+  ExtractInput,
+  ExtractOutput,
+  JsonValidateInput,
+  JsonValidateOutput,
+  RegexTestInput,
+  RegexTestOutput,
+  UrlInfoInput,
+  UrlInfoOutput,
+  WordCountInput,
+  WordCountOutput,
+};
 export type { RegexMatch } from './regex-test.js';
 
 /** Each tool's input and output types by name. */

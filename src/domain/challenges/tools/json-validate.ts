@@ -38,7 +38,11 @@ export const jsonValidateOutputSchema = {
   required: ['valid', 'type', 'bytes'],
   properties: {
     valid: { type: 'boolean', description: 'True when text is one JSON value (RFC 8259), surrounding white space allowed.' },
-    type: { type: 'string', enum: ['object', 'array', 'string', 'number', 'boolean', 'null', 'invalid'], description: "JSON type of the top-level value; 'invalid' when not JSON." },
+    type: {
+      type: 'string',
+      enum: ['object', 'array', 'string', 'number', 'boolean', 'null', 'invalid'],
+      description: "JSON type of the top-level value; 'invalid' when not JSON.",
+    },
     bytes: { type: 'integer', minimum: 0, description: 'UTF-8 byte length of text.' },
   },
 } as const;

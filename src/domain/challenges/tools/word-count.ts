@@ -50,7 +50,11 @@ export const wordCountOutputSchema = {
   required: ['characters', 'words', 'sentences', 'readingTimeSeconds'],
   properties: {
     characters: { type: 'integer', minimum: 0, description: 'Unicode code points.' },
-    words: { type: 'integer', minimum: 0, description: 'Letter/digit runs (inner apostrophes, hyphens and number separators kept); each CJK ideograph or kana is a word.' },
+    words: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Letter/digit runs (inner apostrophes, hyphens and number separators kept); each CJK ideograph or kana is a word.',
+    },
     sentences: { type: 'integer', minimum: 0, description: 'Pieces holding a word, cut at terminal punctuation followed by white space or the end.' },
     readingTimeSeconds: { type: 'integer', minimum: 0, description: 'words at 200 per minute, rounded up.' },
   },

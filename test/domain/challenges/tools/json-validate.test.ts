@@ -32,8 +32,6 @@ describe('json-validate', () => {
   });
 
   it('refuses a text over 100000 characters with invalid_tool_input', async () => {
-    await expect(jsonValidate({ text: ' '.repeat(100_001) })).rejects.toSatisfy(
-      (e) => e instanceof ServiceError && e.code === 'invalid_tool_input',
-    );
+    await expect(jsonValidate({ text: ' '.repeat(100_001) })).rejects.toSatisfy((e) => e instanceof ServiceError && e.code === 'invalid_tool_input');
   });
 });

@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../../src/core/index.js';
 import { ToolError } from '../../../../src/domain/challenges/tools/errors.js';
 import { generousRegexBackstop } from '../../../helpers/regex.js';
-import { closeRegexWorker, holdNextRegexForTests, REGEX_MAX_MATCHES, REGEX_PATTERN_MAX, regexTest, regexTestTool, setRegexLimitsForTests, warmRegexWorker } from '../../../../src/domain/challenges/tools/regex-test.js';
+import {
+  closeRegexWorker,
+  holdNextRegexForTests,
+  REGEX_MAX_MATCHES,
+  REGEX_PATTERN_MAX,
+  regexTest,
+  regexTestTool,
+  setRegexLimitsForTests,
+  warmRegexWorker,
+} from '../../../../src/domain/challenges/tools/regex-test.js';
 import { validateWithSchema } from '../../../../src/domain/shared/validate.js';
 
 // Room for a CPU-starved test machine (test/helpers/regex.ts); one test below sets a short
