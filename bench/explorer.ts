@@ -129,7 +129,7 @@ async function pages(url: string, c: ReturnType<typeof corpus>, n: number): Prom
       list.map(([, p]) => p),
       EACH / ROUNDS,
     );
-    got.forEach((g, i) => samples[i].push(...g));
+    for (const [i, g] of got.entries()) samples[i].push(...g);
   }
   return { me, pages: list.map(([name, path], i) => ({ name, path, samples: samples[i] })) };
 }

@@ -24,7 +24,7 @@ import { canonicalize, sign } from '../src/core/index.js';
 import { loadPools } from '../src/domain/calibration/scoring.js';
 import { BlobStore, space } from '../src/store/index.js';
 import { startTempCluster, type TempCluster } from '../src/store/postgres/cluster.js';
-import { openPgStore, PgStore } from '../src/store/postgres/index.js';
+import { openPgStore, type PgStore } from '../src/store/postgres/index.js';
 import { briefPayload, header, line, perSec, type Rate } from './lib.js';
 
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
@@ -106,7 +106,6 @@ async function pgSetup(url: string, n: number): Promise<Setup> {
 }
 
 async function post(url: string, path: string, body: unknown, key?: string, ip?: string): Promise<any> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
   const res = await fetch(url + path, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...(ip ? { 'x-forwarded-for': ip } : {}) },
@@ -202,7 +201,7 @@ function load(targets: Array<{ name: string; urls: string[]; headers: Record<str
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`load generator exited ${code}`));
       const results = (JSON.parse(out) as { targets: LoadResult[] }).targets;
-      results.forEach((r, i) => r.bad > 0 && reject(new Error(`${targets[i].name}: statuses ${JSON.stringify(r.statuses)}`)));
+      for (const [i, r] of results.entries()) if (r.bad > 0) reject(new Error(`${targets[i].name}: statuses ${JSON.stringify(r.statuses)}`));
       resolve(results);
     });
   });
@@ -305,7 +304,10 @@ async function judgingSection(setups: Setup[]) {
     const order = rigs.map((_, i) => (i + r) % rigs.length);
     const got: number[] = [];
     for (const i of order) got[i] = (await judgeRound(rigs[i], PER_RUN)).opsPerSec;
-    got.forEach((x, i) => (rates[i].push(x), ratios[i].push(x / got[0])));
+    for (const [i, x] of got.entries()) {
+      rates[i].push(x);
+      ratios[i].push(x / got[0]);
+    }
   }
   console.log(`  per-run judgments/s: ${rigs.map((rig, i) => `${rig.setup.name}: ${rates[i].map(ps).join(', ')}`).join('; ')}`);
   for (const [i, rig] of rigs.entries()) line(`judgments, ${rig.setup.name}`, ps(mid(rates[i])), mid(ratios[i]));

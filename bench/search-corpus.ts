@@ -54,7 +54,7 @@ export function vocabulary(seed = 1): string[] {
 function zipf(rnd: () => number, n: number) {
   const cdf = new Float64Array(n);
   let sum = 0;
-  for (let r = 0; r < n; r++) cdf[r] = sum += 1 / Math.pow(r + 1, 1.07);
+  for (let r = 0; r < n; r++) cdf[r] = sum += 1 / (r + 1) ** 1.07;
   return () => {
     const x = rnd() * sum;
     let lo = 0;

@@ -10,8 +10,7 @@ import { hashFile, normalizeSha256 } from '../verifier/index.js';
 import { CliError } from './errors.js';
 import { readJsonFile } from './input.js';
 import type { Cli } from './program.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from './json.js';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -14,8 +14,7 @@ import { unreachableError } from './client.js';
 import type { Output } from './output.js';
 import type { Cli } from './program.js';
 import type { ProgressHandle } from './views/progress.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from './json.js';
 
 /** Files from this size up get a progress bar on a terminal. */
 const PROGRESS_FROM = 1024 * 1024;

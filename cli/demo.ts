@@ -13,8 +13,7 @@ import { CliError } from './errors.js';
 import { http1Request } from './http1.js';
 import { sendJudgment } from './judge-signing.js';
 import type { SavedIdentity } from './profile.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from './json.js';
 
 /** The bytes of the demo artifact: a tiny bag-of-words sentiment model as JSON (synthetic, for the demo). */
 export const DEMO_MODEL = Buffer.from(

@@ -134,7 +134,9 @@ export function http1Request(url: URL, method: string, headers: Record<string, s
       if (complete(chunks, size)) finish();
     });
     socket.on('error', (e) => {
-      if (!done) (done = true), reject(e);
+      if (done) return;
+      done = true;
+      reject(e);
     });
     socket.on('end', finish);
   });

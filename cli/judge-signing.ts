@@ -14,10 +14,9 @@ import type { AkasClient } from './client.js';
 import { CliError } from './errors.js';
 import type { SavedIdentity } from './profile.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 export * from './judge-input.js';
 import { kindOfId, type Scores } from './judge-input.js';
+import type { Json } from './json.js';
 
 export interface JudgmentInput {
   proposalId: string;

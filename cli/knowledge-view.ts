@@ -3,7 +3,7 @@
 // either as plain text (stdout not a terminal) or by the ink view (cli/views/node.tsx), so
 // both show the same facts. Loaded lazily by the knowledge commands only.
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from './json.js';
 
 export interface Row {
   label: string;
@@ -214,7 +214,7 @@ export function modelText(m: NodeModel): string {
   }
   if (m.children.length || m.kind === 'branch') {
     out.push('', `children${m.children.length ? '' : ': none'}`);
-    m.children.forEach((c, i) => out.push(`${i === m.children.length - 1 && !m.more ? '└── ' : '├── '}${c}`));
+    for (const [i, c] of m.children.entries()) out.push(`${i === m.children.length - 1 && !m.more ? '└── ' : '├── '}${c}`);
     if (m.more) out.push(`└── … more: ${m.more}`);
   }
   return out.join('\n');

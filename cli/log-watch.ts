@@ -35,8 +35,7 @@ import {
   type WitnessPolicy,
 } from '../verifier/index.js';
 import type { AkasClient } from './client.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from './json.js';
 
 interface WatchState extends AuditState {
   checkpoint: string;

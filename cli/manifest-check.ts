@@ -7,8 +7,7 @@ import { createHash } from 'node:crypto';
 import { canonicalize } from '../src/core/jcs.js';
 import type { AkasClient } from './client.js';
 import { CliError } from './errors.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from './json.js';
 
 export type ManifestKind = 'brief' | 'artifact' | 'eval';
 

@@ -118,10 +118,10 @@ export function localListing(tools: ToolListing[], identity: SavedIdentity | und
 /** The profile's secrets, each as a case-insensitive pattern (hex may come back in capitals). */
 function secretPatterns(identity: SavedIdentity | undefined): RegExp[] {
   if (!identity) return [];
-  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return [identity.apiKey, identity.signing.privateKey, identity.recoveryToken]
     .filter((s) => typeof s === 'string' && s.length >= 16)
-    .map((s) => new RegExp(escape(s), 'gi'));
+    .map((s) => new RegExp(escapeRegExp(s), 'gi'));
 }
 
 /** The MCP client of the node, connected on first use and again after a failure. */
@@ -210,7 +210,10 @@ export class McpStdioProxy {
   }
 
   private holdsSecret(text: string) {
-    return this.secrets.some((re) => ((re.lastIndex = 0), re.test(text)));
+    return this.secrets.some((re) => {
+      re.lastIndex = 0; // the patterns are global: a test starts where the last one stopped
+      return re.test(text);
+    });
   }
 
   /** A result with any of the profile's secrets cut out (none is expected: a guard, not a filter the flow relies on). */

@@ -1,7 +1,7 @@
 // Human vs --json output. Results go to stdout, messages to stderr. With --json, stdout
 // gets exactly one JSON document: the node's response or the command's result (and on
 // failure, an error object), so a script can parse it.
-import { CliError } from './errors.js';
+import type { CliError } from './errors.js';
 import { routesToCommands } from './next-steps.js';
 import { terminalSafe } from './terminal-text.js';
 

@@ -77,6 +77,7 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
 }
 
 /** Wraps an action: CliErrors become output + exit code, anything else is a crash (exit 2). */
+// biome-ignore lint/suspicious/noConfusingVoidType: an action that only prints returns nothing (void); one that decides the exit code returns it
 export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promise<number | void>) {
   return async (...args: A) => {
     try {

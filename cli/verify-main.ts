@@ -36,7 +36,7 @@ export function offlineOnly(program: Command) {
 // A stand-in for the top-level commands the single file leaves out: every call on it chains and
 // nothing is built, so the groups run as in akas but only `verify` and its subcommands become
 // commander objects (building the whole command table was most of the single file's start).
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a stand-in for any command object, whatever is called on it
 const inert: any = new Proxy(function inert() {}, { get: (_t, prop) => (prop === 'then' ? undefined : () => inert), apply: () => inert });
 
 /** The program as the command groups see it: `program.command(name)` builds `verify` only. */

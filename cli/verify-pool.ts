@@ -87,7 +87,7 @@ export async function verifyMany(docs: Uint8Array[], options: PoolOptions, onPro
               w.postMessage(jobs[next++]);
             };
             w.on('message', (m: { id: number; reports: CredentialReport[] }) => {
-              m.reports.forEach((r, i) => (reports[m.id * CHUNK + i] = r));
+              for (const [i, r] of m.reports.entries()) reports[m.id * CHUNK + i] = r;
               done += m.reports.length;
               onProgress?.(done);
               feed();

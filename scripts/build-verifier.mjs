@@ -80,7 +80,7 @@ async function unbundleable(entry, groups) {
   const entryPackages = [...reach(rel(entry))].filter((p) => !ALLOWED.has(p));
   if (entryPackages.length) throw new Error(`the verifier's entry reaches ${entryPackages.join(', ')} statically: it cannot be one file`);
   const cut = new Map();
-  for (const [file, input] of Object.entries(inputs)) {
+  for (const input of Object.values(inputs)) {
     for (const imp of input.imports) {
       if (imp.kind !== 'dynamic-import' || imp.external) continue;
       const bad = [...reach(imp.path)].filter((p) => !ALLOWED.has(p));

@@ -39,7 +39,7 @@ const isImportMetaUrl = (n: ts.Node | undefined) => !!n && ts.isPropertyAccessEx
  * `new URL(path, import.meta.url)`, and the literal segments of join/resolve calls whose
  * first argument is the file's folder (`__dirname`, `import.meta.dirname`, `dirname(...)`).
  */
-export function pathUses(fileName: string, text: string): PathUse[] {
+function pathUses(fileName: string, text: string): PathUse[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const found: PathUse[] = [];
   const add = (node: ts.Node, path: string | undefined) => {
@@ -70,7 +70,7 @@ export function pathUses(fileName: string, text: string): PathUse[] {
 }
 
 /** Relative targets of Markdown links and images ([text](target)), without #anchors. */
-export function markdownLinks(text: string): PathUse[] {
+function markdownLinks(text: string): PathUse[] {
   const out: PathUse[] = [];
   text.split('\n').forEach((line, i) => {
     for (const m of line.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) out.push({ path: m[1], line: i + 1 });
@@ -95,6 +95,7 @@ describe('a plain clone stands alone', () => {
       const text = [
         "import { a } from '../src/core/index.js';", // 1
         "const v = new URL('../../../elsewhere/vectors/', import.meta.url);", // 2
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: source text the checker reads, a template literal inside
         'const w = new URL(`../../data/pool-${id}.json`, import.meta.url);', // 3
         "const x = join(__dirname, '..', '..', 'elsewhere');", // 4
         "const y = await import('./local.js');", // 5

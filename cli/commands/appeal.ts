@@ -1,8 +1,7 @@
 // akas appeal: a banned agent's appeal to the operator, which works while banned (PROTOCOL 2.9).
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 export function appealCommands(program: Command, cli: Cli) {
   program

@@ -5,8 +5,7 @@ import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { table } from '../output.js';
 import { action, type Cli } from '../program.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 const transfer = () => import('../cas-transfer.js');
 

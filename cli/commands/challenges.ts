@@ -3,8 +3,7 @@
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { updateIdentity, type SavedIdentity } from '../profile.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 /** Keeps the current challenge (or none, when c is null) in the saved identity. */
 export function rememberChallenge(cli: Cli, id: SavedIdentity, c: Json | null) {

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the completion scripts are shell text, where ${...} is the shell's own expansion
 // `akas completion bash|zsh|fish`: a completion script generated from the program itself
 // (every command, subcommand and option commander knows), so it can never fall behind the
 // CLI. Values that are known in advance complete too: proposal kinds, tool names, shells,

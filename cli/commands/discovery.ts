@@ -8,8 +8,7 @@ import { CliError, usageError } from '../errors.js';
 import { trySave, updateIdentity } from '../profile.js';
 import { VERSION } from '../../src/core/version.js';
 import { action, type Cli } from '../program.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 /** The Authorization header for a snippet: the saved key only with --show-secrets. */
 const KEY_PLACEHOLDER = '<apiKey: akas --show-secrets profile>';
@@ -115,7 +114,10 @@ async function openInBrowser(url: string) {
   await new Promise<void>((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
     child.once('error', (e) => reject(new CliError(2, `Cannot open a browser (${cmd}: ${e.message}); the page is ${url}`, { code: 'no_browser', url })));
-    child.once('spawn', () => (child.unref(), resolve()));
+    child.once('spawn', () => {
+      child.unref();
+      resolve();
+    });
   });
 }
 

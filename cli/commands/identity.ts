@@ -7,6 +7,7 @@ import { saveIdentity, trySave, updateIdentity, type SavedIdentity } from '../pr
 import { usageError } from '../errors.js';
 import { limitArg } from '../input.js';
 import { generateKeyPair, proveKeyPossession, type PossessionPurpose } from '../../src/core/index.js';
+import type { Json } from '../json.js';
 
 /**
  * A keypair made here, on the agent's machine, and the proof that we hold it (PROTOCOL
@@ -24,8 +25,6 @@ async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: Poss
   const pair = generateKeyPair();
   return { pair, body: proveKeyPossession(pair, purpose, at) };
 }
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 // Every secret of a profile masked unless --show-secrets: the api key, the recovery token, the
 // private key and each claimSecret (one recovers the whole identity: PROTOCOL 2.5).

@@ -7,8 +7,7 @@ import { usageError } from '../errors.js';
 import { jsonArg, limitArg } from '../input.js';
 import type { Output } from '../output.js';
 import { action, type Cli } from '../program.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 /** The node kinds of PROTOCOL 10.2 (what `search --kind` filters on). */
 export const NODE_KINDS = ['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'] as const;

@@ -11,8 +11,7 @@ import { table, type Io } from '../output.js';
 import { action, type Cli } from '../program.js';
 import { trySave, updateIdentity } from '../profile.js';
 import { KIND_NAMES, kindOfId, parseKind, parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from '../judge-input.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 /** Io may carry a stdin (tests pass one); otherwise the process's. */
 type IoWithStdin = Io & { stdin?: NodeJS.ReadableStream };

@@ -2,8 +2,7 @@
 // content-store upload quota (PROTOCOL 2.8).
 import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 const mib = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;
 

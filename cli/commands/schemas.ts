@@ -3,8 +3,7 @@
 import type { Command } from 'commander';
 import { usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 export function schemasCommands(program: Command, cli: Cli) {
   program

@@ -5,8 +5,7 @@ import { usageError } from '../errors.js';
 import { jsonArg } from '../input.js';
 import { action, type Cli } from '../program.js';
 import { rememberChallenge, showChallenge } from './challenges.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 /** The priced tools (PROTOCOL 4.4). */
 export const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];

@@ -16,6 +16,7 @@ function SectionView({ s }: { s: Section }) {
       </Text>
       {s.note && <Text dimColor>{s.note}</Text>}
       {(s.rows ?? []).map((r, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a section is printed once and never reordered; labels and titles may repeat
         <Box key={i} paddingLeft={2}>
           <Box width={width + 2} flexShrink={0}>
             <Text dimColor>{r.label}</Text>
@@ -26,6 +27,7 @@ function SectionView({ s }: { s: Section }) {
         </Box>
       ))}
       {(s.lines ?? []).map((l, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a section is printed once and never reordered; labels and titles may repeat
         <Box key={i} paddingLeft={2}>
           <Text>{l}</Text>
         </Box>
@@ -51,6 +53,7 @@ function NodeView({ m }: { m: NodeModel }) {
         )}
       </Box>
       {m.sections.map((s, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a section is printed once and never reordered; labels and titles may repeat
         <SectionView key={i} s={s} />
       ))}
       {(m.children.length > 0 || m.kind === 'branch') && (

@@ -10,8 +10,7 @@ import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores }
 import type { JudgmentInput } from '../judge-signing.js';
 import { LineInput, splitLines, YesNo } from './line-input.js';
 import { terminalSafe, terminalSafeDeep } from '../terminal-text.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../json.js';
 
 /** One item of GET /api/judge/queue?expand=1. */
 export interface QueueItem {

@@ -7,7 +7,8 @@ import { sha256Hex } from './hash.js';
 export type BriefLevel = 'tldr' | 'core' | 'deep';
 export const BRIEF_LEVELS: readonly BriefLevel[] = ['tldr', 'core', 'deep'];
 
-type Brief = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a brief is walked by level after its schema has checked it
+type Brief = Record<string, any>;
 
 /** The brief as served at a level: tldr only, then core with pitfalls and heuristics, then everything. */
 export function cutBrief(b: Brief, level: BriefLevel): Record<string, unknown> {

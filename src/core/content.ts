@@ -25,7 +25,8 @@ export interface ProposalContent {
   payload: unknown;
 }
 
-type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a payload is read by its kind after its schema has checked it
+type Body = Record<string, any>;
 
 /** A path segment made from free text (a brief's domain and topic): lowercase, hyphens, at most 60 characters. */
 export const slugOf = (s: string) =>

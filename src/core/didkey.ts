@@ -105,7 +105,7 @@ function decodeMultibaseKey(value: string): string | null {
   const mb = value.startsWith('did:key:') ? value.slice('did:key:'.length).split('#')[0] : value;
   if (!mb.startsWith('z')) return null;
   const bytes = base58btcDecode(mb.slice(1));
-  if (!bytes || bytes.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01) return null;
+  if (bytes?.length !== 34 || bytes[0] !== 0xed || bytes[1] !== 0x01) return null;
   return Buffer.from(bytes.subarray(2)).toString('hex');
 }
 

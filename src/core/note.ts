@@ -359,6 +359,6 @@ export function parseCheckpoint(text: string): Checkpoint | null {
   const size = Number(sizeLine);
   if (!Number.isSafeInteger(size)) return null; // a size past 2^53 cannot be held exactly
   const rootHash = decodeBase64(rootLine);
-  if (!rootHash || rootHash.length !== 32) return null;
+  if (rootHash?.length !== 32) return null;
   return { origin, size, rootHash, extensions };
 }

@@ -190,9 +190,9 @@ function scan(text: string): string | null {
     } else if (c === 0x22 /* " */) {
       let end = text.indexOf('"', i + 1);
       if (nextEscape !== -1 && nextEscape <= i) nextEscape = text.indexOf('\\', i + 1);
-      const escape = nextEscape;
+      const escapeAt = nextEscape;
       let value: string;
-      if (escape < 0 || escape > end) {
+      if (escapeAt < 0 || escapeAt > end) {
         value = text.slice(i + 1, end);
       } else {
         // An escape inside: find the real closing quote, then let JSON decode the string.

@@ -44,7 +44,7 @@ export function parseAddCheckpoint(body: string): AddCheckpointRequest {
   const proof: Buffer[] = [];
   for (const line of proofLines) {
     const h = decodeBase64(line);
-    if (!h || h.length !== 32) return { ok: false, error: 'a consistency proof line is not the base64 of a 32-byte hash' };
+    if (h?.length !== 32) return { ok: false, error: 'a consistency proof line is not the base64 of a 32-byte hash' };
     proof.push(h);
   }
   if (checkpoint === '') return { ok: false, error: 'no checkpoint after the empty line' };

@@ -70,11 +70,26 @@ export async function checkLedger(store: Store): Promise<LedgerCheck> {
   const problems: string[] = [];
   for await (const [, e] of store.iterate(Ledger)) {
     const acc = perAgent.get(e.agent) ?? { balance: 0, reserved: 0 };
-    if (e.type === 'mint') (acc.balance += e.amount), (totals.minted += e.amount);
-    if (e.type === 'spend') (acc.balance -= e.amount), (totals.spent += e.amount);
-    if (e.type === 'reserve') (acc.balance -= e.amount), (acc.reserved += e.amount);
-    if (e.type === 'refund') (acc.reserved -= e.amount), (acc.balance += e.amount);
-    if (e.type === 'slash') (acc.reserved -= e.amount), (totals.slashed += e.amount);
+    if (e.type === 'mint') {
+      acc.balance += e.amount;
+      totals.minted += e.amount;
+    }
+    if (e.type === 'spend') {
+      acc.balance -= e.amount;
+      totals.spent += e.amount;
+    }
+    if (e.type === 'reserve') {
+      acc.balance -= e.amount;
+      acc.reserved += e.amount;
+    }
+    if (e.type === 'refund') {
+      acc.reserved -= e.amount;
+      acc.balance += e.amount;
+    }
+    if (e.type === 'slash') {
+      acc.reserved -= e.amount;
+      totals.slashed += e.amount;
+    }
     if (acc.balance < 0 || acc.reserved < 0) problems.push(`${e.agent} went negative at entry ${e.id}`);
     perAgent.set(e.agent, acc);
   }

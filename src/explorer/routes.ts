@@ -107,7 +107,7 @@ async function branchTargets(app: FastifyInstance, request: FastifyRequest, node
     ),
   );
   const targets: Record<string, string | null> = {};
-  branches.forEach((b, i) => (targets[b.to] = kinds[i]));
+  for (const [i, b] of branches.entries()) targets[b.to] = kinds[i];
   return targets;
 }
 
@@ -221,7 +221,7 @@ export function proposalRoutes({ app, urls }: Pages) {
       const kind = q.kind || undefined;
       const list =
         status === 'pending'
-          ? await pendingProposals(ctx.store, PER_PAGE, q.before && q.before.includes(':') ? q.before : undefined, kind)
+          ? await pendingProposals(ctx.store, PER_PAGE, q.before?.includes(':') ? q.before : undefined, kind)
           : await decidedProposals(ctx.store, PER_PAGE, q.before && /^[0-9]+$/.test(q.before) ? Number(q.before) : undefined, kind);
       return send(reply, proposalsPage({ status, kind, list, paged: Boolean(q.before) }, urls));
     },

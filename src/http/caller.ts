@@ -150,7 +150,9 @@ function agentCache(ctx: Ctx) {
       keyHashOfTag.set(agent.tag, agent.apiKeyHash);
       return agent;
     },
-    close: () => unwatch.forEach((stop) => stop()),
+    close: () => {
+      for (const stop of unwatch) stop();
+    },
   };
 }
 

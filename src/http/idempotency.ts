@@ -257,8 +257,13 @@ function sharedClaims(opts: IdempotencyOptions) {
   const owner = randomBytes(12).toString('hex');
   const lock = (id: string) => `idempotency:${id}`;
   const wakers = new Map<string, Set<() => void>>();
-  const wake = (id: string) => wakers.get(id)?.forEach((w) => w());
-  const unwatch = opts.store.watch(IdempotencyCache, wake, () => wakers.forEach((set) => set.forEach((w) => w())));
+  const wake = (id: string) => {
+    for (const w of wakers.get(id) ?? []) w();
+  };
+  const wakeAll = () => {
+    for (const set of wakers.values()) for (const w of set) w();
+  };
+  const unwatch = opts.store.watch(IdempotencyCache, wake, wakeAll);
   const refreshing = new Map<string, NodeJS.Timeout>();
 
   const sleep = (id: string) =>
@@ -333,7 +338,7 @@ function sharedClaims(opts: IdempotencyOptions) {
     close() {
       unwatch();
       for (const t of refreshing.values()) clearInterval(t);
-      for (const set of wakers.values()) set.forEach((w) => w());
+      wakeAll();
     },
   };
 }

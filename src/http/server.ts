@@ -341,12 +341,10 @@ export async function startNode(opts: StartOptions) {
           ),
     ) ?? (() => undefined);
   for (const i of (store as Partial<LevelStore>).incidents ?? []) {
-    {
-      log.error(
-        { incident: i },
-        `the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before may be lost; \`akas log check\` reports it`,
-      );
-    }
+    log.error(
+      { incident: i },
+      `the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before may be lost; \`akas log check\` reports it`,
+    );
   }
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));

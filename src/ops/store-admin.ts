@@ -97,7 +97,9 @@ export async function copyStore(opts: CopyOptions): Promise<CopyReport> {
       const flush = async () => {
         const rows = batch;
         batch = [];
-        await target!.transact([`copy:${name}`], async (tx) => rows.forEach(([k, v]) => tx.put(sp, k, v)));
+        await target!.transact([`copy:${name}`], async (tx) => {
+          for (const [k, v] of rows) tx.put(sp, k, v);
+        });
         opts.onProgress?.(name, n);
       };
       for await (const entry of source.iterate(sp)) {

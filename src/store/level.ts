@@ -224,7 +224,7 @@ export class LevelStore implements Store {
     this.incidents = found;
     if (found.length === 0) return;
     await this.transact(['store-incidents'], async (tx) => {
-      found.forEach((incident, i) => tx.put(StoreIncidents, `${new Date(incident.at).toISOString()}-${i}`, incident));
+      for (const [i, incident] of found.entries()) tx.put(StoreIncidents, `${new Date(incident.at).toISOString()}-${i}`, incident);
     });
   }
 
@@ -311,8 +311,13 @@ export class LevelStore implements Store {
       const from: Range = { ...range };
       if (last !== undefined) {
         // Past the last key seen (no undefined bound: the encodings would take it for a key).
-        if (range.reverse) delete from.lte, (from.lt = last);
-        else delete from.gte, (from.gt = last);
+        if (range.reverse) {
+          delete from.lte;
+          from.lt = last;
+        } else {
+          delete from.gte;
+          from.gt = last;
+        }
       }
       const it = this.sub(space).iterator({ ...from, limit: left === Infinity ? -1 : left });
       try {

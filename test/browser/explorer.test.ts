@@ -23,7 +23,7 @@ import { launchChromium } from '../helpers/browser.js';
 import { agent, decide, proposeAs, type Agent } from '../helpers/flows.js';
 
 /** Where the screenshots go (under the OS temp folder; the README's two were copied from here once). */
-export const SCREENSHOTS = join(tmpdir(), 'akas-explorer-screenshots');
+const SCREENSHOTS = join(tmpdir(), 'akas-explorer-screenshots');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let node: TestNode;

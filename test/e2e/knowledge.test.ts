@@ -157,7 +157,6 @@ describe('reading the knowledge tree (e2e)', () => {
     // One character of every text served, each changed in turn: exit 1, naming what failed.
     const change = (s: string) => s.replace(/[a-z]/, (c) => (c === 'a' ? 'b' : 'a'));
     const edits: Array<[string, (d: any) => void, string]> = [
-      // eslint-disable-line @typescript-eslint/no-explicit-any
       ['brief-core.json', (d) => (d.brief.levels.tldr = change(d.brief.levels.tldr)), 'manifest.content'],
       ['brief-core.json', (d) => (d.brief.levels.core[1] = change(d.brief.levels.core[1])), 'manifest.content'],
       ['brief-core.json', (d) => (d.brief.pitfalls[0] = change(d.brief.pitfalls[0])), 'manifest.content'],

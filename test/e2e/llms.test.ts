@@ -11,7 +11,7 @@ import { canonicalize, sign } from '../../src/core/index.js';
 import { startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 import { calibrated, ok, poolAnswers } from '../helpers/remote.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 let node: RunningNode;
 let work: string;

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import type { PassThrough } from 'node:stream';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePayload } from '../fixtures/payloads.js';
 import { calibratedProfiles, CLI, defaultConfigDir, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 type Generation = 'v2' | 'v2-2025' | 'v1';
 interface Session {
   callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Json>;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type RunningNode } from '../helpers/e2e.js';
 import { calibrated, ok } from '../helpers/remote.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 type AnyClient = {
   listTools(): Promise<{ tools: Array<{ name: string }> }>;
   callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Json>;

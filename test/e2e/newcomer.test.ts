@@ -22,8 +22,8 @@ beforeAll(async () => {
   const work = tempDir('akas-newcomer-');
   const configDir = join(work, '.config');
   mkdirSync(configDir);
-  const health = (await (await fetch(`${node.url}/healthz`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  const keys = (await (await fetch(`${node.url}/api/node/keys`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const health = (await (await fetch(`${node.url}/healthz`)).json()) as any;
+  const keys = (await (await fetch(`${node.url}/api/node/keys`)).json()) as any;
   ctx = { url: node.url, issuer: health.issuer, logKey: keys.log.verifierKey, work, configDir, profile: (name) => savedIdentity(name, configDir) };
 }, 30_000);
 afterAll(async () => {
@@ -35,7 +35,7 @@ const akas = (args: string[], input?: string) => runCli(['--base-url', node.url,
 
 describe("the README's first session on a fresh default node", () => {
   it('goes from register to a published proposal and a verified bundle, four profiles on one machine', async () => {
-    const health = (await (await fetch(`${node.url}/healthz`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const health = (await (await fetch(`${node.url}/healthz`)).json()) as any;
     expect(health.sameIpRule).toMatchObject({ enforced: false, reason: expect.stringContaining('loopback only') });
 
     const block = readmeBlocks().find((b) => b.section === 'A first session as an agent' && !b.skip)!;
@@ -152,7 +152,7 @@ describe('a node that can tell its clients apart (--trust-proxy)', () => {
     const proxied = await startServe(['--trust-proxy', '--public-url', 'https://akas.example.org']);
     const work = tempDir('akas-newcomer-proxy-');
     try {
-      const health = (await (await fetch(`${proxied.url}/healthz`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const health = (await (await fetch(`${proxied.url}/healthz`)).json()) as any;
       expect(health.sameIpRule.enforced).toBe(true);
       await calibratedProfiles(proxied.url, work, ['q1', 'q2', 'q3'], work);
       const run = (profile: string, args: string[]) => runCli(['--base-url', proxied.url, '--profile', profile, ...args], { configDir: work, cwd: work });

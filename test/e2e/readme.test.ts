@@ -17,8 +17,8 @@ beforeAll(async () => {
   const work = tempDir('akas-readme-');
   const configDir = join(work, '.config');
   mkdirSync(configDir);
-  const health = (await (await fetch(`${node.url}/healthz`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  const keys = (await (await fetch(`${node.url}/api/node/keys`)).json()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const health = (await (await fetch(`${node.url}/healthz`)).json()) as any;
+  const keys = (await (await fetch(`${node.url}/api/node/keys`)).json()) as any;
   ctx = { url: node.url, issuer: health.issuer, logKey: keys.log.verifierKey, work, configDir, profile: (name) => savedIdentity(name, configDir) };
 }, 90_000);
 afterAll(async () => {

@@ -100,7 +100,7 @@ describe('finding 8: Subresource Integrity on the explorer, and the hashes akas 
         ['dist/akas-verify.browser.js', false],
       ]);
       const human = await h.akas(['--base-url', url, 'node-keys']);
-      expect(human.stdout).toMatch(/dist\/akas-verify\.browser\.js\s+[0-9a-f]{64}  served: OTHER BYTES \([0-9a-f]{64}\): not this package's/);
+      expect(human.stdout).toMatch(/dist\/akas-verify\.browser\.js\s+[0-9a-f]{64} {2}served: OTHER BYTES \([0-9a-f]{64}\): not this package's/);
     } finally {
       await new Promise<void>((resolve) => altered.close(() => resolve()));
     }

@@ -148,16 +148,16 @@ describe('the explorer pages', () => {
     expect(body).toContain(`data-verify-content="${published}"`);
     for (const j of detail.judgments) expect(body).toContain(`data-verify-judged="${j.judgmentId}"`);
     // The payload shown reads back as the payload submitted, and it rehashes to the hash shown.
-    const unescape = (x: string) =>
+    const unescapeHtml = (x: string) =>
       x
         .replace(/&lt;/g, '<')
         .replace(/&gt;/g, '>')
         .replace(/&quot;/g, '"')
         .replace(/&#39;/g, "'")
         .replace(/&amp;/g, '&');
-    const shown = JSON.parse(unescape(body.match(/<pre class="json" data-content="payload">([^<]*)<\/pre>/)![1]));
+    const shown = JSON.parse(unescapeHtml(body.match(/<pre class="json" data-content="payload">([^<]*)<\/pre>/)![1]));
     expect(shown).toEqual(detail.payload);
-    const title = unescape(body.match(/<span data-content="title">([^<]*)<\/span>/)![1]);
+    const title = unescapeHtml(body.match(/<span data-content="title">([^<]*)<\/span>/)![1]);
     expect(contentSha256Of('capability', shown)).toBe(detail.contentSha256);
     expect(title).toBe(detail.title);
     expect(body).toContain('<span data-content="kind"><span class="badge b-kind">capability</span></span>');
@@ -183,7 +183,7 @@ describe('the explorer pages', () => {
     const marks = [...body.matchAll(/<span data-field="([^"]+)">([^<]*)<\/span>/g)];
     expect(marks.length).toBeGreaterThan(5);
     for (const [, at, text] of marks) {
-      const v = at.split('/').reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], read); // eslint-disable-line @typescript-eslint/no-explicit-any
+      const v = at.split('/').reduce((o: any, k) => o?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], read);
       expect(
         text
           .replace(/&#39;/g, "'")

@@ -90,7 +90,7 @@ export interface Ran {
   code: number;
   stdout: string;
   stderr: string;
-  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json: () => any;
 }
 
 export interface CliHarness {

@@ -192,7 +192,7 @@ export async function assertAcknowledgedPresent(where: string, acked: Acked) {
 export async function logCheck(where: string, env?: NodeJS.ProcessEnv) {
   const target = where.startsWith('postgres://') ? ['--store', where] : ['--data', where];
   const r = await runCli(['log', 'check', ...target, '--json'], { timeoutMs: 60_000, env });
-  let report: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let report: any;
   try {
     report = JSON.parse(r.stdout);
   } catch {

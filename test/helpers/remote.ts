@@ -6,7 +6,7 @@ import { canonicalize, sign } from '../../src/core/index.js';
 
 export interface Answer {
   status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
   raw: Buffer;
 }
 
@@ -35,7 +35,6 @@ export async function call(
 
 /** A call that must answer 200: its JSON body, else an error naming the call and the answer. */
 export async function ok(node: { url: string }, method: string, path: string, body?: unknown, key?: string): Promise<any> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
   const r = await call(node, method, path, { body, key });
   if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${r.raw.toString('utf8')}`);
   return r.body;

@@ -98,6 +98,7 @@ export const nastyString = fc.oneof(
   fc.constant('\u202e\u0007\u001b[2J'),
   fc.constant('../../../../etc/passwd'),
   fc.constant('%2e%2e%2f%2e%2e%2f'),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the log4shell probe, meant literally
   fc.constant('${jndi:ldap://x}'),
   fc.constant('<script>alert(1)</script>'),
   fc.constant('__proto__'),

@@ -18,4 +18,4 @@ export function vectorPath(...parts: string[]): string {
 
 export const vectorText = (...parts: string[]) => readFileSync(vectorPath(...parts), 'utf8');
 export const vectorBytes = (...parts: string[]) => readFileSync(vectorPath(...parts));
-export const vectorJson = <T = any>(...parts: string[]): T => JSON.parse(vectorText(...parts)) as T; // eslint-disable-line @typescript-eslint/no-explicit-any
+export const vectorJson = <T = any>(...parts: string[]): T => JSON.parse(vectorText(...parts)) as T;

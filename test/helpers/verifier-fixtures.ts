@@ -63,7 +63,7 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     put('bundle.json', bundle);
     put('proposal.json', proposal);
     put('attestation.json', attestation);
-    bundle.credentials.forEach((c: unknown, i: number) => put(`credential-${i}.json`, c));
+    for (const [i, c] of (bundle.credentials as unknown[]).entries()) put(`credential-${i}.json`, c);
     put('credentials.jsonl', bundle.credentials.map((c: unknown) => JSON.stringify(c)).join('\n') + '\n');
     const tampered = structuredClone(bundle);
     tampered.credentials[1].credentialSubject.rationale = 'Changed after issuing.';

@@ -30,7 +30,7 @@ interface Answer {
   headers: Record<string, string | string[] | undefined>;
   text: string;
   bytes: number;
-  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json: () => any;
 }
 
 /** One request over real HTTP; `body` is sent as it is (a string or bytes) or as JSON. */

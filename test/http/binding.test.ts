@@ -14,7 +14,7 @@ import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { agent, contentOf, decide, judgeAs, proposeAs, SCORES_HIGH, signedBody, signedBodyV2 } from '../helpers/flows.js';
 import { samplePayload } from '../fixtures/payloads.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 let node: TestNode;
 beforeAll(async () => {

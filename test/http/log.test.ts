@@ -174,7 +174,7 @@ describe('GET /api/events', () => {
     // Appends in concurrent bursts, so that wake-ups arrive while reads are in flight.
     for (let burst = 0; burst < 9; burst++) await Promise.all([append(5), append(5)]);
     await Promise.all(reading);
-    starts.forEach((from, i) => expect(seen[i], `stream from ${from}`).toEqual([...Array(total - from).keys()].map((k) => k + from)));
+    for (const [i, from] of starts.entries()) expect(seen[i], `stream from ${from}`).toEqual([...Array(total - from).keys()].map((k) => k + from));
   });
 
   it('filters by kind, proposal and agent, and closes after the backlog without follow', async () => {

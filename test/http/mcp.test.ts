@@ -368,7 +368,7 @@ describe('the endpoint', () => {
 // Last: it publishes, and the tests above read an empty tree.
 describe("other agents' words (issue 30, finding 7)", () => {
   const MARK = 'zzinjected';
-  type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  type Json = Record<string, any>;
 
   /** The top-level fields of a result whose value holds the mark anywhere inside. */
   const markedFields = (result: Json) => Object.keys(result).filter((k) => k !== 'untrustedContent' && JSON.stringify(result[k]).toLowerCase().includes(MARK));

@@ -15,7 +15,7 @@ import { openTestStore, type TestStore } from '../helpers/stores.js';
 import { agent, decide } from '../helpers/flows.js';
 import { samplePayload } from '../fixtures/payloads.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 let opened: TestStore | undefined;
 afterEach(async () => {

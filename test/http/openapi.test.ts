@@ -115,7 +115,7 @@ describe('GET /openapi.json', () => {
       'GET /bare: no tag',
       'GET /bare: no response schema',
     ]);
-    const { ['/documented']: _gone, ...paths } = built.paths;
+    const { '/documented': _gone, ...paths } = built.paths;
     expect(routeProblems(app.akasRoutes, { ...built, paths })).toContain('GET /documented: missing from /openapi.json');
     await app.close();
   });

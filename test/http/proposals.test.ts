@@ -21,7 +21,7 @@ afterEach(async () => {
 
 const me = async (a: Agent) => (await node.app.inject({ url: '/api/agent/v1/me', headers: bearer(a.apiKey), remoteAddress: a.ip })).json();
 
-async function setupFor(kind: ProposalKind, proposer: Agent, n: number) {
+async function setupFor(kind: ProposalKind, n: number) {
   // An eval result references an artifact; propose one first (from another agent).
   if (kind === 'eval-result') {
     const other = await agent(node, 0.8);
@@ -34,7 +34,7 @@ describe.each(PROPOSAL_KINDS)('a %s proposal', (kind) => {
   it('goes to published with high scores: deposit refunded, judges paid, ledger balanced', async () => {
     const proposer = await agent(node, 0.8, 20); // strong: deposit 2, cap 80
     const judges = [await agent(node, 0.9, 0), await agent(node, 0.7, 0), await agent(node, 0.6, 0)];
-    const res = await proposeAs(node, proposer, kind, await setupFor(kind, proposer, 1));
+    const res = await proposeAs(node, proposer, kind, await setupFor(kind, 1));
     expect(res.statusCode, res.body).toBe(200);
     const accepted = res.json();
     expect(accepted).toMatchObject({
@@ -93,7 +93,7 @@ describe.each(PROPOSAL_KINDS)('a %s proposal', (kind) => {
   it('goes to rejected with low scores: the deposit is slashed', async () => {
     const proposer = await agent(node, 0.55, 20); // mid: deposit 5
     const judges = [await agent(node, 0.9, 0), await agent(node, 0.9, 0), await agent(node, 0.9, 0)];
-    const accepted = (await proposeAs(node, proposer, kind, await setupFor(kind, proposer, 2))).json();
+    const accepted = (await proposeAs(node, proposer, kind, await setupFor(kind, 2))).json();
     expect(accepted.economy.deposit).toBe(5);
     let last;
     for (const j of judges) last = (await judgeAs(node, j, kind, accepted.proposalId, signedBody(j, kind, accepted.proposalId, SCORES_LOW, 'Wrong.'))).json();

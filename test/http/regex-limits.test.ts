@@ -33,7 +33,7 @@ async function send(method: string, path: string, a?: Agent, body?: unknown) {
     headers: { ...(a ? { authorization: `Bearer ${a.apiKey}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { status: res.status, body: (await res.json()) as any };
 }
 
 /** A well-formed answer to a challenge of the bank. */

@@ -129,8 +129,8 @@ describe('what the HTTP layer refuses before a route runs', () => {
     expect(broken).toEqual({ status: 400, body: expect.objectContaining({ code: 'bad_request' }) });
     const long = await node.app.inject({ url: `/api/agents/${'a'.repeat(600)}` });
     expect([long.statusCode, long.json().code]).toEqual([414, 'uri_too_long']);
-    const escape = await node.app.inject({ url: '/api/agents/%E0%A4%A' });
-    expect([escape.statusCode, escape.json().code]).toEqual([400, 'validation_failed']);
+    const badEscape = await node.app.inject({ url: '/api/agents/%E0%A4%A' });
+    expect([badEscape.statusCode, badEscape.json().code]).toEqual([400, 'validation_failed']);
   });
 });
 

@@ -14,7 +14,7 @@ import { CLI } from '../helpers/e2e.js';
 import { agent, decide, judgeAs, proposeAs, signedBodyV2 } from '../helpers/flows.js';
 import { samplePayload } from '../fixtures/payloads.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 type Report = { verified: boolean; checks: Array<{ id: string; valid: boolean | null }> };
 
 const BROWSER = fileURLToPath(new URL('../../dist/akas-verify.browser.js', import.meta.url));
@@ -27,7 +27,6 @@ let pending: Json;
 let graphNode: Json;
 let artifactNode: Json;
 let attestation: Json;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 let browser: any;
 
 const get = async (url: string) => {

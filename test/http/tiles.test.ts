@@ -143,7 +143,7 @@ describe('the log as C2SP tiles, read independently', () => {
       expect(hashes).toHaveLength(w);
       expect(entries).toHaveLength(w);
       // "Each entry in a bundle hashes to the corresponding entry in the corresponding level 0 tile."
-      entries.forEach((e, i) => expect(leafH(e).equals(hashes[i])).toBe(true));
+      for (const [i, e] of entries.entries()) expect(leafH(e).equals(hashes[i])).toBe(true);
       leafHashes.push(...hashes);
       leaves.push(...entries);
     }
@@ -219,7 +219,7 @@ describe('entries fit an entry bundle', () => {
   it('refuses at attest, with a clear 400 entry_too_large, a body whose entry would be over 65,535 bytes', async () => {
     const reg = await registerAgent(node, '10.9.0.1');
     await markCalibrated(node, reg.tag, 0.8);
-    const example = structuredClone((kindOf('experiment.receipt.v1').schema.examples as unknown[])[0]) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const example = structuredClone((kindOf('experiment.receipt.v1').schema.examples as unknown[])[0]) as Record<string, any>;
     // Within its schema (100 hyperparameters of 500 characters, 50 metrics), but too big for one entry.
     for (let i = 0; i < 100; i++) {
       if (i < 50) example.metrics[`m${String(i).padStart(3, '0')}${'n'.repeat(90)}`] = i / 7;

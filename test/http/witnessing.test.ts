@@ -107,7 +107,7 @@ describe('a node with two witnesses', () => {
     });
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', () => r()));
     cleanups.push(async () => {
-      held.forEach((f) => f());
+      for (const f of held) f();
       await new Promise<void>((r) => hang.close(() => r()));
     });
     const silentKey = generateKeyPair();

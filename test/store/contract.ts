@@ -72,13 +72,17 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       it('holds numbers, strings, booleans and arrays as values', async () => {
         const any = space<unknown>('contract-any');
         const values: unknown[] = [0, -1, 3.25, 'text', '', true, false, [1, 'two', { three: 3 }], { a: [] }];
-        await store.transact(['any'], async (tx) => values.forEach((v, i) => tx.put(any, `v${i}`, v)));
+        await store.transact(['any'], async (tx) => {
+          for (const [i, v] of values.entries()) tx.put(any, `v${i}`, v);
+        });
         for (const [i, v] of values.entries()) expect(await store.get(any, `v${i}`)).toEqual(v);
       });
 
       it('keeps keys with separators and non-ASCII characters apart', async () => {
         const keys = ['a!b', 'a/b', 'a:b', 'a b', 'a\u00ffb', 'é', '😂', 'a'];
-        await store.transact(keys, async (tx) => keys.forEach((k, i) => tx.put(A, k, { n: i })));
+        await store.transact(keys, async (tx) => {
+          for (const [i, k] of keys.entries()) tx.put(A, k, { n: i });
+        });
         for (const [i, k] of keys.entries()) expect(await store.get(A, k)).toEqual({ n: i });
         expect((await store.list(A)).map(([k]) => k).sort()).toEqual([...keys].sort());
       });
@@ -169,7 +173,9 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       });
 
       it('lists committed entries in key order', async () => {
-        await store.transact(['x'], async (tx) => ['c', 'a', 'b'].forEach((k, i) => tx.put(A, k, { n: i })));
+        await store.transact(['x'], async (tx) => {
+          for (const [i, k] of ['c', 'a', 'b'].entries()) tx.put(A, k, { n: i });
+        });
         const listed = await store.transact(['y'], async (tx) => tx.list(A, { gte: 'b' }));
         expect(listed).toEqual([
           ['b', { n: 2 }],
@@ -439,7 +445,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
             async (tx) => {
               const current = await Promise.all(subset.map(async (k) => (await tx.get(COUNTERS, k)) ?? 0));
               await turn();
-              subset.forEach((k, j) => tx.put(COUNTERS, k, current[j] + 1));
+              for (const [j, k] of subset.entries()) tx.put(COUNTERS, k, current[j] + 1);
             },
           );
         });

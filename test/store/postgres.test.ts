@@ -6,8 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { buffer } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { space, type Store } from '../../src/store/index.js';
-import { LATEST_VERSION, migratePg, openPgStore, PgStore, WATCH_BOUND_MS, CHUNK_BYTES } from '../../src/store/postgres/index.js';
-import { PgBlobs } from '../../src/store/postgres/blobs.js';
+import { LATEST_VERSION, migratePg, openPgStore, type PgStore, WATCH_BOUND_MS, CHUNK_BYTES } from '../../src/store/postgres/index.js';
+import type { PgBlobs } from '../../src/store/postgres/blobs.js';
 import { storeContract } from './contract.js';
 import { describePg, dropSchema, freshSchemaUrl, openTestPgStore } from '../helpers/postgres.js';
 
@@ -87,7 +87,9 @@ describePg('PgStore', () => {
       const seen = new Set<string>();
       two.watch(A, (k) => seen.add(k));
       const keys = Array.from({ length: 3000 }, (_, i) => `k\u0000${i}:é/${'x'.repeat(i % 40)}`);
-      await one.transact(['big'], async (tx) => keys.forEach((k, i) => tx.put(A, k, { n: i })));
+      await one.transact(['big'], async (tx) => {
+        for (const [i, k] of keys.entries()) tx.put(A, k, { n: i });
+      });
       await until(() => seen.size === keys.length, WATCH_BOUND_MS, 'every key of the batch');
       expect([...seen].sort()).toEqual([...keys].sort());
       expect(await two.get(A, keys[7])).toEqual({ n: 7 });
@@ -146,10 +148,14 @@ describePg('PgStore', () => {
       const handle = await openTestPgStore();
       const nasty = ["'", "''", '\\', "\\'", "E'x'", '$$', "'); DROP TABLE akas_kv; --", '\\x00ff', '";\n', '\u2028\u0001', 'é€😂'];
       const Any = space<unknown>('pg-literals');
-      await handle.store.transact(['lit'], async (tx) => nasty.forEach((v, i) => tx.put(Any, `${v}:${i}`, { v, nested: [v, { [v]: v }] })));
+      await handle.store.transact(['lit'], async (tx) => {
+        for (const [i, v] of nasty.entries()) tx.put(Any, `${v}:${i}`, { v, nested: [v, { [v]: v }] });
+      });
       for (const [i, v] of nasty.entries()) expect(await handle.store.get(Any, `${v}:${i}`)).toEqual({ v, nested: [v, { [v]: v }] });
       expect((await handle.store.list(Any)).map(([k]) => k).sort()).toEqual(nasty.map((v, i) => `${v}:${i}`).sort());
-      await handle.store.transact(['lit'], async (tx) => nasty.forEach((v, i) => tx.del(Any, `${v}:${i}`)));
+      await handle.store.transact(['lit'], async (tx) => {
+        for (const [i, v] of nasty.entries()) tx.del(Any, `${v}:${i}`);
+      });
       expect(await handle.store.list(Any)).toEqual([]);
       await handle.dispose();
     });

@@ -21,7 +21,7 @@ import { isUrl } from '../../verifier/vc.js';
 import { signer, signJcs, type Signer } from '../helpers/jcs-sign.js';
 import { vectorJson, vectorText } from '../helpers/vectors.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const V2 = 'https://www.w3.org/ns/credentials/v2';
 const EXAMPLES = 'https://www.w3.org/ns/credentials/examples/v2';
 const AT = Date.UTC(2026, 5, 1);

@@ -24,7 +24,7 @@ import { trustIssuerKeys, verifyCredential, type CredentialReport } from '../../
 import { vectorJson, vectorText } from '../helpers/vectors.js';
 
 const SIGNED = vectorText('w3c-vc-di-eddsa', 'eddsa-jcs-2022/signedJCS.json');
-const signed = () => JSON.parse(SIGNED) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const signed = () => JSON.parse(SIGNED) as Record<string, any>;
 
 const failedIds = (r: CredentialReport) => r.checks.filter((c) => c.valid === false).map((c) => c.id);
 const held = (r: CredentialReport, id: string) => r.checks.find((c) => c.id === id)?.valid;
@@ -111,7 +111,6 @@ describe('the W3C eddsa-jcs-2022 worked example', () => {
 
   describe('tampered', () => {
     const cases: Array<[string, (d: Record<string, any>) => void, string]> = [
-      // eslint-disable-line @typescript-eslint/no-explicit-any
       ['a subject value changed', (d) => (d.credentialSubject.alumniOf = 'Another University'), 'proof.signature'],
       ['validFrom moved', (d) => (d.validFrom = '2023-01-02T00:00:00Z'), 'proof.signature'],
       ['the proof created changed', (d) => (d.proof.created = '2023-02-24T23:36:39Z'), 'proof.signature'],
@@ -204,7 +203,7 @@ describe('judgment credentials issued by the node', () => {
     const suite = new DataIntegrityProof({ cryptosuite: createVerifyCryptosuite() });
     const r = await vc.verifyCredential({ credential, suite, documentLoader, now: new Date(T0 + 1000) });
     expect(r.verified, String(r.error)).toBe(true);
-    const tampered = structuredClone(credential) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const tampered = structuredClone(credential) as Record<string, any>;
     tampered.credentialSubject.composite = 0.1;
     expect((await vc.verifyCredential({ credential: tampered, suite, documentLoader, now: new Date(T0 + 1000) })).verified).toBe(false);
   });

@@ -9,7 +9,7 @@ import { markCalibrated } from '../helpers/agents.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
 import { samplePayload } from '../fixtures/payloads.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 let node: TestNode;
 let detail: Json;

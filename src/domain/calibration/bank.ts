@@ -97,7 +97,7 @@ export const ANSWER_SCHEMA_DESCRIPTIONS: Readonly<Record<AnswerSchemaName, strin
 };
 
 /** Whether a string is an accepted answer schema name (the alias 'decoy' included). */
-export const isAnswerSchemaName = (s: unknown): s is AnswerSchemaName => typeof s === 'string' && Object.prototype.hasOwnProperty.call(ANSWER_SCHEMAS, s);
+export const isAnswerSchemaName = (s: unknown): s is AnswerSchemaName => typeof s === 'string' && Object.hasOwn(ANSWER_SCHEMAS, s);
 
 /**
  * Validates an answer against its schema name. Field names are dotted under 'answer'

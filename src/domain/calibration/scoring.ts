@@ -73,7 +73,7 @@ function truncate(s: string, max: number): string {
 function stripWrapping(s: string): string {
   let t = s.trim();
   const m = /^(["'`\u2018\u2019\u201c\u201d]+)([\s\S]*?)(["'`\u2018\u2019\u201c\u201d]+)$/u.exec(t);
-  if (m && m[2].trim()) t = m[2].trim();
+  if (m?.[2].trim()) t = m[2].trim();
   return t.replace(/[.!]$/u, '');
 }
 
@@ -96,7 +96,7 @@ function leaves(value: unknown, path: string, out: Map<string, string>): Map<str
           .sort()
           .join(' '),
       );
-    } else value.forEach((v, i) => leaves(v, `${path}/${i}`, out));
+    } else for (const [i, v] of value.entries()) leaves(v, `${path}/${i}`, out);
   } else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) leaves(v, `${path}/${k}`, out);
   } else {
@@ -153,7 +153,7 @@ export function scoreAnswers(
   const perQuestion: Record<string, number> = {};
   let sum = 0;
   for (const q of questions) {
-    const a = Object.prototype.hasOwnProperty.call(answers, q.id) ? answers[q.id] : undefined;
+    const a = Object.hasOwn(answers, q.id) ? answers[q.id] : undefined;
     const s = typeof a === 'string' ? scoreAnswer(q, a) : 0;
     perQuestion[q.id] = round4(s);
     sum += s;

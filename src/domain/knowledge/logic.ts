@@ -164,7 +164,10 @@ export function logicProblems(rule: unknown, inputs: ReadonlySet<string>, at: st
 // Walks a rule: every operator on the list, every var it reads declared in inputsRequired (so a
 // traversal can ask for everything it needs).
 function check(rule: unknown, inputs: ReadonlySet<string>, at: string, errors: Array<{ field: string; reason: string }>) {
-  if (Array.isArray(rule)) return rule.forEach((r, i) => check(r, inputs, `${at}[${i}]`, errors));
+  if (Array.isArray(rule)) {
+    for (const [i, r] of rule.entries()) check(r, inputs, `${at}[${i}]`, errors);
+    return;
+  }
   if (rule === null || typeof rule !== 'object') return;
   const ops = Object.keys(rule);
   if (ops.length !== 1 || !jsonLogic.is_logic(rule)) {

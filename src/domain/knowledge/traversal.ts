@@ -121,7 +121,7 @@ export async function traverse(
   const stack: Item[] = [{ node: start, depth: 0, via: [], trail: [path] }];
   const budget = ctx.config.traversalLogicBudget;
   const steps: LogicMeter = { left: budget };
-  walk: while (stack.length) {
+  while (stack.length) {
     const item = stack.pop()!;
     if ('leaf' in item) {
       t.leaves.push(item.leaf);
@@ -141,7 +141,7 @@ export async function traverse(
       if (e instanceof LogicBudgetSpent) {
         t.complete = false;
         t.stopped = { reason: 'logic-budget', at: node.path, depth, limit: budget };
-        break walk;
+        break;
       }
       // A graph published before the operator allow-list may hold one off it: never evaluated.
       const reason = e instanceof LogicRefused ? `${e.message}; this node does not evaluate it` : "the graph's conditions cannot be evaluated on them";

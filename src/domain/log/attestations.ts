@@ -7,7 +7,6 @@ import type { ErrorObject } from 'ajv';
 import { canonicalize, capErrors, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../../core/index.js';
 import { createAjv } from '../shared/ajv.js';
 import { bounded, type BoundedValidate } from '../shared/bounded-validate.js';
-import type { Ctx } from '../context.js';
 import type { TransparencyLog } from './log.js';
 import { leafBytesAtMost } from './sequencer.js';
 import type { AgentRecord } from '../records.js';
@@ -68,7 +67,7 @@ function describe(schema: Record<string, unknown>, e: ErrorObject): string | und
   for (const part of path) {
     if (!node) return undefined;
     const props = node.properties as Record<string, Record<string, unknown>> | undefined;
-    if (props && props[part]) node = props[part];
+    if (props?.[part]) node = props[part];
     else if (/^\d+$/.test(part) && node.items && typeof node.items === 'object') node = node.items as Record<string, unknown>;
     else return undefined;
   }
@@ -156,8 +155,7 @@ async function checkLeaderboard(log: TransparencyLog, body: Record<string, unkno
     }
   }
   const experiment = await log.entryById(body.experimentReceiptId as string);
-  if (!experiment || experiment.kind !== 'experiment.receipt.v1')
-    errors.push({ field: 'experimentReceiptId', reason: "not an experiment.receipt.v1 in this node's log" });
+  if (experiment?.kind !== 'experiment.receipt.v1') errors.push({ field: 'experimentReceiptId', reason: "not an experiment.receipt.v1 in this node's log" });
   if (errors.length === 0) {
     const scores = runs.map((r) => r.body.score as number);
     const m = median(scores);
@@ -178,7 +176,7 @@ async function checkLeaderboard(log: TransparencyLog, body: Record<string, unkno
  * kind's schema (400 validation_failed with every error, as the dry run). Answers the entry
  * once it is in the log. The node's own kind (attestation.event.v1) is not taken from agents.
  */
-export async function attest(ctx: Ctx, log: TransparencyLog, agent: AgentRecord, kind: unknown, body: unknown): Promise<LogEntry> {
+export async function attest(log: TransparencyLog, agent: AgentRecord, kind: unknown, body: unknown): Promise<LogEntry> {
   if (agent.calibration.score === null) throw new ServiceError('calibration_required', 'Calibrate before attesting: GET /api/agent/v1/calibrate.');
   const k = kindOf(kind);
   if (k.kind === 'attestation.event.v1') {

@@ -261,7 +261,7 @@ export class Sequencer {
     }
     // Our own deletions of these items were announced like puts: nothing to take there.
     for (const t of tickets) this.pending.delete(t);
-    direct.forEach((d, i) => d.resolve(result.direct[i]));
+    for (const [i, d] of direct.entries()) d.resolve(result.direct[i]);
     return result.fromOutbox;
   }
 

@@ -57,7 +57,7 @@ function nodeAt(schema: SchemaNode, path: string[]): SchemaNode | undefined {
   if (path.length === 0) return schema;
   const [step, ...rest] = path;
   const props = schema.properties as Record<string, SchemaNode> | undefined;
-  if (props && props[step]) return nodeAt(props[step], rest);
+  if (props?.[step]) return nodeAt(props[step], rest);
   if (/^\d+$/.test(step) && schema.items && typeof schema.items === 'object') return nodeAt(schema.items as SchemaNode, rest);
   if (schema.patternProperties && typeof schema.patternProperties === 'object') {
     const first = Object.values(schema.patternProperties as Record<string, SchemaNode>)[0];
@@ -157,7 +157,7 @@ export async function dryRunProposal(
   if (kind === 'artifact') errors.push(...(await attempt(kind, () => assertCasArtifactStored(ctx, payload as PayloadOf<'artifact'>, input.origin))));
   // Reads only: the checks of the propose transaction, on the store as it is now.
   const reader = ctx.store as unknown as Tx;
-  errors.push(...(await attempt(kind, () => assertNoConflict(reader, kind, conflictKeys(kind, payload)))));
+  errors.push(...(await attempt(kind, () => assertNoConflict(reader, conflictKeys(kind, payload)))));
   errors.push(...(await attempt(kind, () => assertPathFree(reader, kind, payload))));
   if (kind === 'brief') errors.push(...(await attempt(kind, () => assertBriefNotPublished(reader, payload as PayloadOf<'brief'>))));
   if (kind === 'eval-result')

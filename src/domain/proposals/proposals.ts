@@ -95,12 +95,12 @@ function capError(scope: 'per-ip-per-day' | 'per-apikey-per-day', cap: number, t
   });
 }
 
-export async function assertNoConflict(tx: Tx, kind: ProposalKind, keys: Array<{ key: string; field: string }>) {
+export async function assertNoConflict(tx: Tx, keys: Array<{ key: string; field: string }>) {
   for (const { key, field } of keys) {
     const held = await tx.get(PendingKeys, key);
     if (!held) continue;
     const existing = await tx.get(Proposals, held.proposalId);
-    if (!existing || existing.status !== 'pending') continue;
+    if (existing?.status !== 'pending') continue;
     throw new ServiceError('id_conflict', `A pending proposal (${existing.proposalId}) already holds this ${field}.`, {
       errors: [{ field, reason: `held by pending proposal ${existing.proposalId}` }],
       existingProposalId: existing.proposalId,
@@ -237,7 +237,7 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
   return ctx.store.transact(locks, async (tx) => {
     const now = ctx.clock.now();
     const day = utcDay(now);
-    await assertNoConflict(tx, kind, keys);
+    await assertNoConflict(tx, keys);
     await assertPathFree(tx, kind, payload);
     if (kind === 'brief') await assertBriefNotPublished(tx, payload as PayloadOf<'brief'>);
     if (kind === 'eval-result') await assertArtifactExists(ctx, tx, (payload as { artifactPath: string }).artifactPath);
@@ -399,7 +399,7 @@ export async function judgeQueue(ctx: Ctx, agent: AgentRecord, ip: string, opts:
         continue;
       }
       const p = await ctx.store.get(Proposals, proposalId);
-      if (!p || p.status !== 'pending') continue;
+      if (p?.status !== 'pending') continue;
       if (p.judgments.some((j) => j.agentTag === agent.tag)) {
         passOver(proposalId, 'judged_by_you');
         continue;

@@ -11,7 +11,7 @@ function at(doc: unknown, pointer: string): unknown {
   let v = doc;
   for (const raw of pointer.split('/')) {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (typeof v !== 'object' || v === null || !Object.prototype.hasOwnProperty.call(v, key)) return undefined;
+    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, key)) return undefined;
     v = (v as Json)[key];
   }
   return v;

@@ -127,7 +127,7 @@ export async function checkContent(V: Verifier) {
     ...r.checks.map((c) => `${c.agentTag} (${c.signed}): ${c.ok ? 'holds' : c.problems.join('; ')}`),
   ].join('\n');
   if (box) {
-    if (!content || !content.ok) setState(box, 'bad', `not verified: ${content?.problems[0] ?? 'the content shown cannot be read'}`, details);
+    if (!content?.ok) setState(box, 'bad', `not verified: ${content?.problems[0] ?? 'the content shown cannot be read'}`, details);
     else if (v2bad.length)
       setState(box, 'bad', `not verified: ${v2bad[0].agentTag} signed content other than the content shown (${v2bad[0].problems[0]})`, details);
     else if (v2.length)

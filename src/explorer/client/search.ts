@@ -10,7 +10,7 @@ function markWords(text: string, words: string[]): DocumentFragment {
     return frag;
   }
   const re = new RegExp(`(${ws.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`, 'giu');
-  text.split(re).forEach((part, i) => frag.append(i % 2 ? el('mark', {}, part) : part));
+  for (const [i, part] of text.split(re).entries()) frag.append(i % 2 ? el('mark', {}, part) : part);
   return frag;
 }
 

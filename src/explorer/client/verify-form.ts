@@ -130,10 +130,10 @@ export function verifyForm(form: HTMLFormElement) {
           );
         } else if (j && V.isPresentation(j)) {
           cards.push(resultCard(d.name, 'presentation', await V.verifyPresentation(d.bytes, { issuer: issuer || undefined })));
-        } else if (j && j.proof && j.credentialSubject) {
+        } else if (j?.proof && j.credentialSubject) {
           const trust = issuer && issuerKeys ? await V.trustIssuerKeys(issuer, issuerKeys) : undefined;
           cards.push(resultCard(d.name, 'credential', await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true })));
-        } else if (j && j.entry && j.inclusion) {
+        } else if (j?.entry && j.inclusion) {
           cards.push(resultCard(d.name, 'log proof', await V.verifyLogProof(j, logKey)));
         } else if (j && isNodeRead(j)) {
           // akas node PATH --json, akas brief ID --json: the same checks as akas verify node.

@@ -35,7 +35,7 @@ ${d.q ? kinds : ''}
 ${
   !d.q
     ? html`<p class="muted">Search titles, paths, specs and briefs (typos tolerated, the last word as a prefix).</p>`
-    : r && r.items.length
+    : r?.items.length
       ? html`<p>${r.total} match${r.total === 1 ? '' : 'es'} for <strong>${d.q}</strong>${d.kind ? html` among ${d.kind}` : ''}.</p>
 <ol class="hits" start="${offset + 1}">${r.items.map((h) => {
           const words = Object.values(h.match).flat();

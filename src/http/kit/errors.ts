@@ -18,7 +18,9 @@ function dedupe(items: Array<{ field: string; reason: string }>) {
   const seen = new Set<string>();
   return items.filter((i) => {
     const k = `${i.field}\u0000${i.reason}`;
-    return seen.has(k) ? false : (seen.add(k), true);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
   });
 }
 

@@ -131,7 +131,13 @@ export async function mcpRoutes(app: FastifyInstance) {
   // The SDK's refusals may quote the message they refused, arguments included: what looks like
   // key material (a private key seed, an api key) is cut out before anything is logged.
   const onerror = (e: Error) => app.log.warn({ mcp: e.name, message: redact(e.message).slice(0, 200) }, 'mcp: request refused by the SDK');
-  const modern = createMcpHandler(({ authInfo }) => serverFor((authInfo?.extra as { caller: McpCaller }).caller), {
+  // answer() below hands every request its caller; a request without one never reaches a tool.
+  const callerOf = (authInfo: AuthInfo | undefined): McpCaller => {
+    const caller = (authInfo?.extra as { caller?: McpCaller } | undefined)?.caller;
+    if (!caller) throw new Error('mcp: a request reached the handler without its caller');
+    return caller;
+  };
+  const modern = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo)), {
     legacy: 'reject',
     responseMode: 'auto',
     onerror,

@@ -127,7 +127,7 @@ export function webRequestOf(request: FastifyRequest, raw: ServerResponse): Requ
 /** Writes the SDK's Response on the raw response: a stream piped, anything else sent whole with its length. */
 export async function sendWebResponse(raw: ServerResponse, res: Response): Promise<void> {
   const headers: Record<string, string> = {};
-  res.headers.forEach((v, k) => (headers[k] = v));
+  for (const [k, v] of res.headers) headers[k] = v;
   if (res.body && (headers['content-type'] ?? '').includes('text/event-stream')) {
     raw.writeHead(res.status, headers);
     Readable.fromWeb(res.body as never).pipe(raw);

@@ -155,7 +155,7 @@ export async function attestationRoutes(app: FastifyInstance) {
     },
     async (request) => {
       const { kind, body } = request.body as { kind: string; body: Record<string, unknown> };
-      const entry = await attest(ctx, log, agentOf(request), kind, body);
+      const entry = await attest(log, agentOf(request), kind, body);
       return {
         ...entryView(entry),
         url: `/api/attestations/${entry.id}`,

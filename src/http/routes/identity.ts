@@ -412,7 +412,9 @@ export async function identityRoutes(app: FastifyInstance) {
       ...meExtensions.flatMap((e) => e.reads.map((r) => ctx.store.watch(r.space, (k) => forget(r.tagOf(k)), forgetAll))),
     ];
   });
-  app.addHook('onClose', async () => unwatch.forEach((stop) => stop()));
+  app.addHook('onClose', async () => {
+    for (const stop of unwatch) stop();
+  });
 
   const meSchema = {
     operationId: 'me',

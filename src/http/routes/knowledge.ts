@@ -175,7 +175,10 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       const now = ctx.clock.now();
       if (!last || now - last.at > REHASH_MS) {
         const blob = await openVerifiedBlob(ctx, named, { atRest: true }).then(
-          async (b) => (await b.close(), true),
+          async (b) => {
+            await b.close();
+            return true;
+          },
           () => false,
         );
         rehashed.set(named, { ok: blob, at: now });

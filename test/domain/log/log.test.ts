@@ -164,10 +164,7 @@ describe("the node's own audit (checkLog)", () => {
     await empty.dispose();
   });
 
-  const edit = (
-    seq: number,
-    change: (e: Record<string, any>) => void, // eslint-disable-line @typescript-eslint/no-explicit-any
-  ) =>
+  const edit = (seq: number, change: (e: Record<string, any>) => void) =>
     store.transact(['x'], async (tx) => {
       const e = (await tx.get(LogEntries, seqKey(seq)))!;
       change(e as unknown as Record<string, unknown>);

@@ -50,7 +50,7 @@ export const TOOLS: { readonly [K in ToolName]: ToolSpec<ToolIO[K][0], ToolIO[K]
 export const TOOL_NAMES = Object.keys(TOOLS) as ToolName[];
 
 /** Whether a string names a tool. */
-export const isToolName = (s: unknown): s is ToolName => typeof s === 'string' && Object.prototype.hasOwnProperty.call(TOOLS, s);
+export const isToolName = (s: unknown): s is ToolName => typeof s === 'string' && Object.hasOwn(TOOLS, s);
 
 /** Checks a toolInput against the named tool's input schema; errors are named 'toolInput.<field>'. */
 export const validateToolInput = (name: ToolName, input: unknown): Validation => validateWithSchema(TOOLS[name].input, input, 'toolInput');
