@@ -6,7 +6,8 @@
 // finely means every target sees the same conditions on a shared machine, so the ratios
 // between targets hold steady even when absolute rates swing.
 //
-// Usage: node http-load.js '{"targets":[{"url":"http://127.0.0.1:PORT/x","headers":{},"method":"GET","body":null}],"connections":32,"sliceMs":500,"cycles":8,"warmupMs":500}'
+// Usage: node http-load.js '{"targets":[{"url":"http://127.0.0.1:PORT/x","headers":{},"method":"GET","body":null}],
+//   "connections":32,"sliceMs":500,"cycles":8,"warmupMs":500}'  (one JSON argument, on one line)
 // Prints one JSON line: {"targets":[{"ok","bad","ms","statuses","perCycle":[req/s,...]}]}.
 import { Pool } from 'undici';
 

@@ -40,7 +40,10 @@ export const MIN_BODY_BYTES = 4 * 1024;
  */
 export const MAP_VALUE: Bounds = { members: 16, keys: 16, bytes: 6 * 1000 + 2 };
 
-/** A pattern-bound string without maxLength is taken as this many characters (every such pattern of the protocol fixes fewer: hashes, keys, signatures, versions). */
+/**
+ * A pattern-bound string without maxLength is taken as this many characters (every such pattern
+ * of the protocol fixes fewer: hashes, keys, signatures, versions).
+ */
 const PATTERN_CHARS = 256;
 /** A map key the schema does not name, in characters. */
 const MAP_KEY_CHARS = 128;

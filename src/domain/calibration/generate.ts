@@ -36,10 +36,11 @@ const pairsOf = (text: string) => text.split(',').map((p) => p.trim().split(':')
 
 // ---- word lists -----------------------------------------------------------------------------
 
-const WORDS =
-  'mississippi bookkeeper committee balloon banana assessment necessary parallel occurrence programming successful possession embarrass accommodate millennium referee coffee address tennessee hippopotamus abracadabra independence engineering pepper giraffe collaboration repetition syllabus vacuum letter mammal papaya yellow cinnamon tomorrow rhythm barrister'.split(
-    ' ',
-  );
+const WORDS = (
+  'mississippi bookkeeper committee balloon banana assessment necessary parallel occurrence programming successful possession ' +
+  'embarrass accommodate millennium referee coffee address tennessee hippopotamus abracadabra independence engineering pepper ' +
+  'giraffe collaboration repetition syllabus vacuum letter mammal papaya yellow cinnamon tomorrow rhythm barrister'
+).split(' ');
 const GOODS = pairsOf(
   'pencil:pencils,notebook:notebooks,eraser:erasers,ruler:rulers,marker:markers,stamp:stamps,envelope:envelopes,apple:apples,lemon:lemons,candle:candles,bread roll:bread rolls,postcard:postcards',
 );

@@ -15,7 +15,8 @@
 //
 // One Server per request, not one shared: a Server holds one transport at a time (connect()
 // refuses a second until close(), and close() aborts every handler in flight on it), so
-// concurrent exchanges cannot share one, and createMcpHandler refuses an instance still serving. Building one with its two handlers costs a few microseconds. The
+// concurrent exchanges cannot share one, and createMcpHandler refuses an instance still serving.
+// Building one with its two handlers costs a few microseconds. The
 // 2025-era Server and transport are dropped, not closed: a stateless exchange leaves nothing
 // pending, and close() only builds the errors that would reject pending requests.
 //

@@ -39,7 +39,12 @@ function catalogPage(origin: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>akas attestation kinds</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem .6rem;text-align:left;vertical-align:top}code{font-size:.9em}</style>
+<style>
+body{font:15px/1.5 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%}
+td,th{border-bottom:1px solid #ddd;padding:.4rem .6rem;text-align:left;vertical-align:top}
+code{font-size:.9em}
+</style>
 </head><body>
 <h1>Attestation kinds</h1>
 <p>Each kind has a JSON Schema. Check a candidate with <code>POST /api/credentials/dry-run {"kind", "body"}</code> (no key needed),

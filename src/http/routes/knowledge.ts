@@ -280,7 +280,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       const node = await nodeAt(ctx.store, path, q.version);
       const view = await nodeView(request, node, q);
       const { manifest, evidence, ...stable } = view as { manifest?: Record<string, unknown>; evidence?: Evidence };
-      const etag = `"${sha256Hex(canonicalize({ stable, manifest: manifest ? { ...manifest, fetchedAt: 0, signature: '', nodeSignature: null } : null, evidence: stableEvidence(evidence) })).slice(0, 32)}"`;
+      const stableManifest = manifest ? { ...manifest, fetchedAt: 0, signature: '', nodeSignature: null } : null;
+      const etag = `"${sha256Hex(canonicalize({ stable, manifest: stableManifest, evidence: stableEvidence(evidence) })).slice(0, 32)}"`;
       return { kind: node.kind, body: JSON.stringify(view), etag };
     });
     if (want && answer.kind !== want) throw new ServiceError('not_found', `${path} is a ${answer.kind}, not a ${want}.`, { field: 'path' });
