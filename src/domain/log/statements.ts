@@ -3,16 +3,7 @@
 // versioned URI, since no vetted in-toto predicate says what these kinds say (16.2 gives the
 // reason per near miss). A body that names none of its kind's subject digests has no Statement:
 // in-toto matches subjects by digest alone, and akas does not invent one.
-import {
-  AKAS_PREDICATE_BASE,
-  entryLeaf,
-  leafHash,
-  type LogEntry,
-  type ResourceDescriptor,
-  ServiceError,
-  type Statement,
-  STATEMENT_TYPE,
-} from '../../core/index.js';
+import { AKAS_PREDICATE_BASE, type LogEntry, type ResourceDescriptor, ServiceError, type Statement, STATEMENT_TYPE } from '../../core/index.js';
 
 /**
  * Per kind, the body fields whose sha256 is what the attestation is about, in subject order.
@@ -95,7 +86,7 @@ export function attestationStatement(entry: LogEntry, origin: string): Statement
       body: entry.body,
       attestedBy: entry.agent,
       attestedAt: new Date(entry.attestedAt).toISOString(),
-      log: { origin, id: entry.id, index: entry.seq, hash: entry.hash, leafHash: Buffer.from(leafHash(entryLeaf(entry))).toString('base64') },
+      log: { origin, id: entry.id, index: entry.seq, hash: entry.hash },
     },
   };
 }
