@@ -6,6 +6,7 @@
 import { createPublicKey } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { bundleFromJSON } from '@sigstore/bundle';
 import { PublicKeyDetails } from '@sigstore/protobuf-specs';
@@ -128,6 +129,15 @@ describe('an attestation as a Sigstore bundle and a DSSE envelope', () => {
     expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     expect(checked.stdout).toContain(`sha256:${review.subjectSha256}`);
     expect(sigstoreVerify(bundle).key.asymmetricKeyType).toBe('ed25519');
+
+    // The sigstore-js snippet of docs/INTEROP.md, as a reader runs it (its packages from this repository's node_modules).
+    const snippet = fileURLToPath(new URL('../../docs/interop/verify-sigstore.cjs', import.meta.url));
+    const env = { ...process.env, NODE_PATH: fileURLToPath(new URL('../../node_modules', import.meta.url)) };
+    const js = spawnSync(process.execPath, [snippet, file('review.sigstore.json'), pemFile], { encoding: 'utf8', env });
+    expect(js.status, js.stderr).toBe(0);
+    expect(js.stdout).toContain(`verified https://akas.dev/attestation/review.attestation/v1 subjectSha256 sha256:${review.subjectSha256}`);
+    writeFileSync(file('tampered.json'), JSON.stringify(withStatement(bundle, (s) => (s.subject[0].digest.sha256 = 'f'.repeat(64)))));
+    expect(spawnSync(process.execPath, [snippet, file('tampered.json'), pemFile], { encoding: 'utf8', env }).status).not.toBe(0);
   });
 
   it('refuses every tampered bundle, in akas and in @sigstore/verify, naming the check', async () => {
