@@ -128,6 +128,10 @@ describe('an attestation as a Sigstore bundle and a DSSE envelope', () => {
     const checked = await offline(['verify', 'sigstore', file('review.sigstore.json'), '--key', pemFile]);
     expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     expect(checked.stdout).toContain(`sha256:${review.subjectSha256}`);
+    // The single file carries the same check.
+    const single = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
+    const alone = spawnSync(process.execPath, [single, 'verify', 'sigstore', file('review.sigstore.json'), '--key', pemFile], { encoding: 'utf8' });
+    expect(alone.status, alone.stdout + alone.stderr).toBe(0);
     expect(sigstoreVerify(bundle).key.asymmetricKeyType).toBe('ed25519');
 
     // The sigstore-js snippet of docs/INTEROP.md, as a reader runs it (its packages from this repository's node_modules).
