@@ -3,7 +3,7 @@
 // key (Ed25519, or ECDSA P-256 with SHA-256 as raw r||s or DER), and the Statement's shape.
 // The Statement is read from the verified payload bytes, never re-parsed from elsewhere (DSSE).
 import { createPublicKey, type KeyObject, verify as nodeVerify } from 'node:crypto';
-import { dsseBase64, IN_TOTO_PAYLOAD_TYPE, pae, STATEMENT_TYPE } from '../src/core/index.js';
+import { dsseBase64, IN_TOTO_PAYLOAD_TYPE, pae, STATEMENT_TYPE } from '../src/core/dsse.js';
 import { Checks, type Report } from './report.js';
 
 type Json = Record<string, unknown>;

@@ -2,7 +2,9 @@
 // line holds the entry's leaf bytes, so the file alone says what is proven. They are read back
 // into the entry and checked as `akas verify log-proof` checks a saved answer: the leaf's
 // inclusion under the checkpoint the log key signs, and the witnesses' cosignatures.
-import { type LogEntry, parseTlogProof, sha256Hex } from '../src/core/index.js';
+import { sha256Hex } from '../src/core/hash.js';
+import type { LogEntry } from '../src/core/log-entry.js';
+import { parseTlogProof } from '../src/core/tlog-proof.js';
 import { runNow } from '../src/core/checking.js';
 import { logProofChecking, type WitnessPolicy } from './log.js';
 import { Checks, type Report } from './report.js';
