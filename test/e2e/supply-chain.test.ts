@@ -258,6 +258,17 @@ describe('bad input', () => {
     expect(r.stderr).toContain('telemetrySha256');
   });
 
+  it('a proposal not decided exits 2 saying so', async () => {
+    writeFileSync(file('pending.json'), JSON.stringify(samplePayload('capability', 4)));
+    const proposed = await akas('p1', ['--json', 'propose', 'capability', '--file', file('pending.json')]);
+    expect(proposed.code, proposed.stderr).toBe(0);
+    const pending = JSON.parse(proposed.stdout).proposalId;
+    const r = await akas('p1', ['export', pending, '--format', 'sigstore']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${pending} is pending: only a decided proposal`);
+    expect(r.stderr).toContain('not_exportable');
+  });
+
   it('verify dsse|sigstore without a usable key or readable file exits 2', async () => {
     expect((await offline(['verify', 'sigstore', file('review.sigstore.json')])).code).toBe(2);
     writeFileSync(file('not.pem'), 'not a key');
