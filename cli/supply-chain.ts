@@ -7,12 +7,17 @@ import { join } from 'node:path';
 import { entryLeaf, formatTlogProof, type LogEntry, publicKeyFromMultibase } from '../src/core/index.js';
 import { CliError } from './errors.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** An attestation with its proof as the node answers it (GET /api/attestations/{id}), or one event of a bundle's log. */
+export interface ProvenEntry {
+  entry: Record<string, unknown>;
+  inclusion: { index: number; proof: string[] };
+  checkpoint: string;
+}
 
 /** The tlog-proof of a saved `{entry, inclusion, checkpoint}` (GET /api/attestations/{id}, or an event of a bundle's log). */
-export function tlogProofOf(answer: { entry: Json; inclusion: { index: number; proof: string[] }; checkpoint: string }): string {
+export function tlogProofOf(answer: ProvenEntry): string {
   return formatTlogProof({
-    extra: entryLeaf(answer.entry as LogEntry),
+    extra: entryLeaf(answer.entry as unknown as LogEntry),
     index: answer.inclusion.index,
     hashes: answer.inclusion.proof.map((h) => Buffer.from(h, 'base64')),
     checkpoint: answer.checkpoint,
@@ -29,7 +34,7 @@ export function writeOut(path: string, text: string) {
 }
 
 /** Writes one tlog-proof per answer into `dir` as <attestation id>.tlog-proof; answers the paths written. */
-export function writeTlogProofs(dir: string, answers: Array<{ entry: Json; inclusion: { index: number; proof: string[] }; checkpoint: string }>): string[] {
+export function writeTlogProofs(dir: string, answers: ProvenEntry[]): string[] {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {

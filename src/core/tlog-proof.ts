@@ -44,7 +44,7 @@ export function parseTlogProof(text: string): TlogProof {
   const hashes: Buffer[] = [];
   for (; i < lines.length && lines[i] !== ''; i++) {
     const h = B64.test(lines[i]) ? Buffer.from(lines[i], 'base64') : null;
-    if (!h || h.length !== 32) throw new Error(`line ${i + 1} is not a base64 SHA-256 hash of the inclusion proof`);
+    if (h?.length !== 32) throw new Error(`line ${i + 1} is not a base64 SHA-256 hash of the inclusion proof`);
     hashes.push(h);
   }
   if (i >= lines.length) throw new Error('no blank line before the checkpoint');
