@@ -3,7 +3,7 @@
 // bundles, verified by `akas verify dsse|sigstore` and by @sigstore/verify with keyed trust
 // material, each tampering refused by both and named; the log proofs beside them as C2SP
 // tlog-proof files that `akas verify log-proof` checks; bad input exits 2 naming it.
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -236,6 +236,36 @@ describe('a decided proposal as a Sigstore bundle', () => {
     expect(proofs).toContain(`${s.predicate.log.id}.tlog-proof`);
     expect(proofs).toHaveLength(5);
     for (const p of proofs) expect((await offline(['verify', 'log-proof', join(file('decision-proofs'), p), '--log-key', logKey])).code).toBe(0);
+  });
+});
+
+describe('envelopes others made', () => {
+  it('checks an ECDSA P-256 envelope (DER or raw r||s) and refuses an RSA key', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    writeFileSync(file('p256.pem'), publicKey.export({ type: 'spki', format: 'pem' }));
+    const statement = {
+      _type: 'https://in-toto.io/Statement/v1',
+      subject: [{ name: 'a.txt', digest: { sha256: 'a'.repeat(64) } }],
+      predicateType: 'https://example.com/p/v1',
+    };
+    const payload = Buffer.from(JSON.stringify(statement));
+    const type = 'application/vnd.in-toto+json';
+    const paeBytes = Buffer.concat([Buffer.from(`DSSEv1 ${type.length} ${type} ${payload.length} `), payload]);
+    for (const dsaEncoding of ['der', 'ieee-p1363'] as const) {
+      const sig = cryptoSign('sha256', paeBytes, { key: privateKey, dsaEncoding });
+      // URL-safe base64 without padding: DSSE verifiers must take it.
+      writeFileSync(
+        file(`p256-${dsaEncoding}.json`),
+        JSON.stringify({ payload: payload.toString('base64url'), payloadType: type, signatures: [{ sig: sig.toString('base64url') }] }),
+      );
+      const r = await offline(['verify', 'dsse', file(`p256-${dsaEncoding}.json`), '--key', file('p256.pem')]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect((await offline(['verify', 'dsse', file(`p256-${dsaEncoding}.json`), '--key', pemFile])).code).toBe(1);
+    }
+    writeFileSync(file('rsa.pem'), generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }));
+    const rsa = await offline(['verify', 'dsse', file('p256-der.json'), '--key', file('rsa.pem')]);
+    expect(rsa.code).toBe(2);
+    expect(rsa.stderr).toContain('Ed25519 or ECDSA P-256');
   });
 });
 
