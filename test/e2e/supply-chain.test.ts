@@ -70,7 +70,7 @@ const verifyWith = async (kind: 'sigstore' | 'dsse', doc: Json) => {
 const failedIds = (stdout: string) => (JSON.parse(stdout).checks as Json[]).filter((c) => c.valid === false).map((c) => c.id);
 
 beforeAll(async () => {
-  node = await startServe(['--allow-same-ip']);
+  node = await startServe(['--allow-same-ip'], { timeoutMs: 60_000 });
   work = tempDir('akas-e2e-supply-chain-');
   await calibratedProfiles(node.url, work, ['p1', 'p2', 'p3', 'p4']);
   const attested = await akas('p1', ['--json', 'attest', 'review.attestation.v1', '--body', JSON.stringify(review)]);
