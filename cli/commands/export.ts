@@ -6,9 +6,9 @@ import type { Command } from 'commander';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROPOSAL_ID_RE, sigstoreBundle, type DsseEnvelope } from '../../src/core/index.js';
+import { writeOut, writeTlogProofs } from '../supply-chain.js';
 import { CliError, usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';
-import { writeOut, writeTlogProofs } from '../supply-chain.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
