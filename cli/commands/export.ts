@@ -35,7 +35,8 @@ export function exportCommands(program: Command, cli: Cli) {
     .argument('<id>', 'proposal id, or attestation id (att_...) with --format dsse|sigstore|akas')
     .option(
       '--format <format>',
-      'akas (the bundle; an attestation with its proof), dsse (an in-toto Statement signed by the issuer key), sigstore (that envelope in a Sigstore bundle v0.3)',
+      'akas (the bundle; an attestation with its proof), dsse (an in-toto Statement signed by the issuer key), ' +
+        'sigstore (that envelope in a Sigstore bundle v0.3)',
       'akas',
     )
     .option('--with-proof <dir>', "also write the akas log's inclusion proofs as C2SP tlog-proof files into DIR/<attestation id>.tlog-proof")

@@ -9,7 +9,10 @@ const { Verifier, toSignedEntity, toTrustMaterial } = require('@sigstore/verify'
 
 const bundle = bundleFromJSON(JSON.parse(readFileSync(process.argv[2], 'utf8')));
 const key = createPublicKey(readFileSync(process.argv[3], 'utf8'));
-const root = { mediaType: 'application/vnd.dev.sigstore.trustedroot+json;version=0.1', tlogs: [], certificateAuthorities: [], ctlogs: [], timestampAuthorities: [] };
+const root = {
+  mediaType: 'application/vnd.dev.sigstore.trustedroot+json;version=0.1',
+  tlogs: [], certificateAuthorities: [], ctlogs: [], timestampAuthorities: [],
+};
 const trust = toTrustMaterial(root, () => ({ publicKey: key, validFor: () => true }));
 new Verifier(trust, { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 }).verify(toSignedEntity(bundle)); // throws on a bad signature
 // sigstore-js checks the signature only: the payload type and the subject digests are the caller's.
