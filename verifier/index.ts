@@ -20,3 +20,6 @@ export {
 } from './log.js';
 export { verifyPresentation } from './presentation.js';
 export { verifyNode } from './node.js';
+export { dsseKey, verifyDsse } from './dsse.js';
+export { verifySigstore } from './sigstore.js';
+export { tlogProofDocument, verifyTlogProof } from './tlog-proof.js';

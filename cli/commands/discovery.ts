@@ -130,10 +130,16 @@ export function discoveryCommands(program: Command, cli: Cli) {
     .description(
       "the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes",
     )
+    .option('--pem', 'print only the current issuer key as SPKI PEM (the key of akas export --format dsse|sigstore, for tools that want a PEM)')
     .action(
-      action(cli, async () => {
+      action(cli, async (opts: { pem?: boolean }) => {
         const client = cli.client();
         const keys = await client.get<Json>('/api/node/keys');
+        if (opts.pem) {
+          const { issuerPem } = await import('../supply-chain.js');
+          cli.io.stdout.write(issuerPem(keys.issuer.current));
+          return 0;
+        }
         const { explorerIntegrity, explorerLines } = await import('../explorer-integrity.js');
         const files = await explorerIntegrity(client.baseUrl);
         const k: Json = { ...keys, explorer: { akas: VERSION, files } };

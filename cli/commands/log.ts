@@ -98,10 +98,22 @@ export function logCommands(program: Command, cli: Cli) {
     .command('attestation')
     .description('one attestation from the log, with its inclusion proof and the signed checkpoint (save with --json for akas verify log-proof)')
     .argument('<id>', 'att_ + 16 hex')
+    .option('--format <format>', 'tlog-proof: the C2SP tlog-proof@v1 file of its inclusion (akas verify log-proof takes it too)')
+    .option('-o, --output <file>', 'with --format: write it here instead of stdout')
     .action(
-      action(cli, async (id: string) => {
+      action(cli, async (id: string, opts: { format?: string; output?: string }) => {
         if (!/^att_[0-9a-f]{16}$/.test(id)) throw usageError(`not an attestation id: ${id}`);
+        if (opts.format !== undefined && opts.format !== 'tlog-proof') throw usageError(`--format is tlog-proof, got ${opts.format}`);
         const r = await cli.client().get<Json>(`/api/attestations/${id}`);
+        if (opts.format) {
+          const { tlogProofOf, writeOut } = await import('../supply-chain.js');
+          const text = tlogProofOf(r as never);
+          if (opts.output) {
+            writeOut(opts.output, text);
+            cli.output().note(`tlog-proof of ${id} written to ${opts.output}`);
+          } else cli.io.stdout.write(text);
+          return 0;
+        }
         cli.output().result(r, () =>
           [
             table([

@@ -170,6 +170,11 @@ export const ERROR_CODES = {
     doc: 'Only a pending proposal with no judgment can be withdrawn.',
     action: 'Nothing to do: a judged proposal runs to its decision.',
   },
+  not_exportable: {
+    status: 409,
+    doc: "An in-toto Statement was asked of what has none: an attestation whose body names no digest of its kind's subject fields, or a proposal not decided.",
+    action: "Export it in akas's own form (GET /api/attestations/{id}, GET /api/knowledge/proposals/{id}/bundle), or once the proposal is decided.",
+  },
   blob_too_large: {
     status: 413,
     doc: 'Content-store upload over 10 MiB, or a JSON body over the route limit.',

@@ -115,3 +115,18 @@ export {
   tileWidthAt,
 } from './tiles.js';
 export { formatAddCheckpoint, formatTlogSize, parseAddCheckpoint, parseTlogSize, TLOG_SIZE_CONTENT_TYPE } from './witness-wire.js';
+export {
+  AKAS_PREDICATE_BASE,
+  dsseBase64,
+  type DsseEnvelope,
+  dsseEnvelope,
+  IN_TOTO_PAYLOAD_TYPE,
+  pae,
+  type ResourceDescriptor,
+  SIGSTORE_BUNDLE_V03,
+  type SigstoreBundle,
+  sigstoreBundle,
+  type Statement,
+  STATEMENT_TYPE,
+} from './dsse.js';
+export { formatTlogProof, parseTlogProof, TLOG_PROOF_HEADER, type TlogProof } from './tlog-proof.js';

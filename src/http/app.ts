@@ -18,6 +18,7 @@ import { casRoutes } from './routes/cas.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { logRoutes } from './routes/log.js';
 import { attestationRoutes } from './routes/attestations.js';
+import { supplyChainRoutes } from './routes/supply-chain.js';
 import { knowledgeRoutes } from './routes/knowledge.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes, type MeExtension } from './routes/identity.js';
@@ -226,6 +227,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(credentialRoutes);
   await app.register(logRoutes);
   await app.register(attestationRoutes);
+  await app.register(supplyChainRoutes);
   await app.register(knowledgeRoutes);
   await app.register(openApiRoutes);
   await app.register(mcpRoutes);

@@ -18,7 +18,9 @@
 // 3. Inputs the test writes: answers.json, before each command that names it, holds the
 //    reference answers of the pool of the command's profile (--profile NAME, else default);
 //    answer.json an answer in the schema of the challenge that profile drew last; review.json
-//    the example of the review.attestation.v1 schema.
+//    the example of the review.attestation.v1 schema; verify-sigstore.cjs the sigstore-js snippet
+//    of docs/INTEROP.md (docs/interop/verify-sigstore.cjs), its packages resolved from this
+//    repository's node_modules (NODE_PATH) as after the `npm install` the README skips.
 // 4. Placeholders, replaced before a command runs:
 //      cprop_0123456789abcdef (any kind prefix + 0123456789abcdef)  the id the last `akas propose` printed
 //      did:key:z6Mk...                                             the node's issuer (GET /healthz)
@@ -29,6 +31,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CLI } from './e2e.js';
 
 export interface ReadmeCommand {
@@ -151,6 +154,8 @@ function bash(command: string, ctx: ReadmeContext): Promise<CommandRun> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AKAS_')) env[k] = v;
   Object.assign(env, { AKAS_BASE_URL: ctx.url, AKAS_CONFIG_DIR: ctx.configDir, NO_COLOR: '1', AKAS_BIN: CLI, AKAS_NODE: process.execPath });
+  // The packages a README snippet requires (the sigstore-js one) resolve from this repository, as after its `npm install`.
+  env.NODE_PATH = fileURLToPath(new URL('../../node_modules', import.meta.url));
   const script = `set -o pipefail\nakas() { "$AKAS_NODE" "$AKAS_BIN" "$@"; }\n${command}\n`;
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', script], { cwd: ctx.work, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -199,6 +204,9 @@ function writeInputs(block: ReadmeBlock, command: string, ctx: ReadmeContext) {
           }
         : { answer: 'a short answer' };
     writeFileSync(join(ctx.work, 'answer.json'), JSON.stringify(answer));
+  }
+  if (block.inputs.has('verify-sigstore.cjs') && command.includes('verify-sigstore.cjs')) {
+    writeFileSync(join(ctx.work, 'verify-sigstore.cjs'), readFileSync(new URL('../../docs/interop/verify-sigstore.cjs', import.meta.url)));
   }
   if (block.inputs.has('review.json') && command.includes('review.json')) {
     const schema = JSON.parse(readFileSync(new URL('../../data/attestations/review.attestation.v1.json', import.meta.url), 'utf8')) as { examples: unknown[] };

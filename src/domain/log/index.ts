@@ -18,5 +18,6 @@ export {
 export { checkLog } from './audit.js';
 export { auditEvent, EVENT_KIND } from './events.js';
 export { attest, attestationKinds, dryRun, kindOf } from './attestations.js';
+export { attestationStatement, predicateTypeOf, SUBJECT_FIELDS, subjectsOf } from './statements.js';
 export { LogTileReader } from './tiles.js';
 export { parseWitnessSpec, servedCheckpoint, WitnessClient, type WitnessConfig } from './witnesses.js';
