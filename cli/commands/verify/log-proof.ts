@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { readJsonFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { mark, witnessPolicyArg } from './shared.js';
+import { anchorLine, mark, trustArg, verdictExit, verdictFields, witnessPolicyArg } from './shared.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -12,7 +12,11 @@ export function logProofCommand(verify: Command, cli: Cli) {
     .command('log-proof')
     .description("check an attestation's inclusion proof and checkpoint offline (the JSON of `akas attestation ID --json`)")
     .argument('<file>', 'the saved answer (- for stdin)')
-    .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too)")
+    .option('--trust <file>', 'the log keys and witness quorum you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option(
+      '--log-key <key>',
+      "the node's log key to pin (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too); without it or --trust, exit 3",
+    )
     .option(
       '--witness <key>',
       'a witness whose cosignature counts (its cosignature/v1 verifier key NAME+KEYID+KEY, as `akas witness` prints it); repeatable',
@@ -21,12 +25,20 @@ export function logProofCommand(verify: Command, cli: Cli) {
     )
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned the checkpoint (default: all)')
     .action(
-      action(cli, async (file: string, opts: { logKey: string; witness: string[]; witnessQuorum?: string }) => {
-        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
+      action(cli, async (file: string, opts: { trust?: string; logKey?: string; witness: string[]; witnessQuorum?: string }) => {
+        const pinned = await trustArg(opts.trust, { '--log-key': opts.logKey, '--witness': opts.witness, '--witness-quorum': opts.witnessQuorum });
+        const witnesses = pinned ? pinned.witnesses : witnessPolicyArg(opts.witness, opts.witnessQuorum);
         const { verifyLogProof } = await import('../../../verifier/index.js');
-        const r = verifyLogProof(readJsonFile(file), opts.logKey, witnesses);
-        cli.output().result(r, () => r.checks.map((c) => `${mark(c.valid)}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`).join('\n'));
-        return r.verified ? 0 : 1;
+        const r = verifyLogProof(readJsonFile(file), pinned ? pinned.logKeys : opts.logKey, witnesses);
+        cli
+          .output()
+          .result({ ...r, ...verdictFields(r) }, () =>
+            [
+              ...r.checks.map((c) => `${mark(c.valid)}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`),
+              ...(r.verified && !r.anchored ? [anchorLine(r)] : []),
+            ].join('\n'),
+          );
+        return verdictExit(r);
       }),
     );
 }
