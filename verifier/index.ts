@@ -13,6 +13,7 @@ export {
   checkLogInclusion,
   checkWitnesses,
   consistent,
+  endorsedLogKey,
   LogAuditor,
   openCheckpoint,
   type OpenedCheckpoint,
