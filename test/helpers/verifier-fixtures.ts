@@ -89,10 +89,7 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     // window that ended long before it issued anything; and one with a witness quorum.
     const trust = (issuers: unknown[], policy: string) => ({ type: 'akas.trust.v1', source: 'auditor', issuers, policy });
     put('trust.json', trust([{ did: issuer, validFrom: null, validUntil: null }], `log ${logKey}\nquorum none\n`));
-    put(
-      'trust-expired.json',
-      trust([{ did: issuer, validFrom: '2000-01-01T00:00:00Z', validUntil: '2000-01-02T00:00:00Z' }], `log ${logKey}\nquorum none\n`),
-    );
+    put('trust-expired.json', trust([{ did: issuer, validFrom: '2000-01-01T00:00:00Z', validUntil: '2000-01-02T00:00:00Z' }], `log ${logKey}\nquorum none\n`));
     put('trust-witnessed.json', trust([], `log ${logKey}\nwitness w1 ${witnessKey}\nquorum w1\n`));
     put('attestation-unwitnessed.json', {
       ...attestation,
