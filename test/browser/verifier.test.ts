@@ -132,7 +132,7 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
         const text = await (await fetch(`/fixtures/${file}`)).text();
         const { trustFile, ...rest } = options as Record<string, unknown>;
         const pins = trustFile ? v.parseTrust(await (await fetch(`/fixtures/${trustFile}`)).text()) : undefined;
-        const o = pins ? { ...rest, trust: pins.trust, logKeys: pins.logKeys } : rest;
+        const o: Record<string, unknown> = pins ? { ...rest, trust: pins.trust, logKeys: pins.logKeys } : rest;
         if (fn === 'credential') out.reports.push(await v.verifyCredential(text, o));
         else if (fn === 'presentation') out.reports.push(await v.verifyPresentation(text, o));
         else if (fn === 'bundle') out.reports.push(await v.verifyBundle(text, o));
