@@ -79,7 +79,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 /** The problem type of an unanchored verdict: the checks held, but on an issuer nobody pinned. */
-export const UNANCHORED_PROBLEM = 'https://akas.dev/problems#UNANCHORED';
+export const UNANCHORED_PROBLEM = 'urn:akas:problem:unanchored';
 
 /** A VC-API answer from the verifier's checks: ProblemDetails (VC DM 2.0 §7.2) for each that failed, and one for an unanchored verdict. */
 function answer(res: ServerResponse, report: { checks: Check[]; unanchored: string[] }) {
