@@ -51,9 +51,9 @@ export const exitOf = (r: { verified: boolean; anchored: boolean }): 0 | 1 | 3 =
 
 /** The anchor checks of a list that could not run, each named once. */
 export function unanchoredOf(checks: Check[]): string[] {
-  const out = new Set<string>();
-  for (const c of checks) if (c.anchor && c.valid === null) out.add(c.subject ? `${c.id} (${c.subject})` : c.id);
-  return [...out];
+  let out: Set<string> | undefined; // made only when there is one: most reports have none
+  for (const c of checks) if (c.anchor && c.valid === null) (out ??= new Set()).add(c.subject ? `${c.id} (${c.subject})` : c.id);
+  return out ? [...out] : [];
 }
 
 /** Collects checks in order. */
@@ -61,15 +61,13 @@ export class Checks {
   readonly list: Check[] = [];
 
   add(id: string, layer: Layer, what: string, valid: boolean | null, why?: string, subject?: string, anchor?: boolean): boolean | null {
-    this.list.push({
-      id,
-      layer,
-      what,
-      valid,
-      ...(why !== undefined ? { why } : {}),
-      ...(subject !== undefined ? { subject } : {}),
-      ...(anchor ? { anchor: true as const } : {}),
-    });
+    // Fields set one by one, not spread from temporary objects: a batch of 10,000 credentials
+    // adds some 200,000 checks (issue 32, 6: the spreads were a tenth of the run's garbage).
+    const check: Check = { id, layer, what, valid };
+    if (why !== undefined) check.why = why;
+    if (subject !== undefined) check.subject = subject;
+    if (anchor) check.anchor = true;
+    this.list.push(check);
     return valid;
   }
 
@@ -79,7 +77,7 @@ export class Checks {
 
   report(): Report {
     const unanchored = unanchoredOf(this.list);
-    return { verified: this.failed.length === 0, anchored: unanchored.length === 0, unanchored, checks: this.list };
+    return { verified: !this.list.some((c) => c.valid === false), anchored: unanchored.length === 0, unanchored, checks: this.list };
   }
 }
 
