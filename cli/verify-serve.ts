@@ -6,9 +6,12 @@
 // - POST /credentials/verify   {verifiableCredential, options?}
 // - POST /presentations/verify {verifiablePresentation, options?: {challenge?, domain?}}
 //
-// 200 {verified: true, checks, warnings, errors: []} when every check that ran holds; 400
-// {verified: false, checks, warnings, errors: [ProblemDetails]} when one does not, or the body
-// is not strict JSON with that field as an object; 404 for another path, 405 for another
+// 200 {verified: true, anchored: true, unanchored: [], checks, warnings, errors: []} when every
+// check that ran holds and every issuer was one the adapter was started pinning (--trust FILE,
+// --issuer DID); 400 {verified: false, anchored, unanchored, checks, warnings, errors:
+// [ProblemDetails]} when a check does not hold, when the verdict is unanchored (no issuer
+// pinned: an `UNANCHORED` problem names what to pin, issue 32; never verified: true), or the
+// body is not strict JSON with that field as an object; 404 for another path, 405 for another
 // method, 413 for a body over 1 MiB, 415 for a body that is not application/json. `checks`
 // names every check that held; `warnings` those that could not run.
 //
@@ -75,11 +78,18 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(text);
 }
 
-/** A VC-API answer from the verifier's checks: ProblemDetails (VC DM 2.0 §7.2) for each that failed. */
-function answer(res: ServerResponse, checks: Check[]) {
+/** The problem type of an unanchored verdict: the checks held, but on an issuer nobody pinned. */
+export const UNANCHORED_PROBLEM = 'urn:akas:problem:unanchored';
+
+/** A VC-API answer from the verifier's checks: ProblemDetails (VC DM 2.0 §7.2) for each that failed, and one for an unanchored verdict. */
+function answer(res: ServerResponse, report: { checks: Check[]; unanchored: string[] }) {
+  const { checks, unanchored } = report;
   const failed = checks.filter((c) => c.valid === false);
+  const anchored = unanchored.length === 0;
   const body = {
-    verified: failed.length === 0,
+    verified: failed.length === 0 && anchored,
+    anchored,
+    unanchored,
     checks: checks.filter((c) => c.valid === true).map((c) => (c.subject ? `${c.id} (${c.subject})` : c.id)),
     warnings: checks
       .filter((c) => c.valid === null)
@@ -91,7 +101,13 @@ function answer(res: ServerResponse, checks: Check[]) {
       ...(c.subject ? { subject: c.subject } : {}),
     })),
   };
-  send(res, failed.length ? 400 : 200, body);
+  if (failed.length === 0 && !anchored)
+    body.errors.push({
+      type: UNANCHORED_PROBLEM,
+      title: 'unanchored',
+      detail: `the checks held, but on an issuer nobody pinned (${unanchored.join(', ')}): start akas verify serve with --trust FILE or --issuer DID`,
+    });
+  send(res, body.verified ? 200 : 400, body);
 }
 
 // The error types of VC DM 2.0 §7.2 (Problem Details) and Data Integrity §4.7.
@@ -169,10 +185,10 @@ export async function serveVerifier(opts: ServeOptions): Promise<{ url: string; 
         );
       const options = isObject(body.options) ? body.options : {};
       const common = { at: opts.at, issuer: opts.issuer, trust: opts.trust };
-      if (route === 'verifiableCredential') return answer(res, verifyCredential(body[route], common).checks);
+      if (route === 'verifiableCredential') return answer(res, verifyCredential(body[route], common));
       const challenge = typeof options.challenge === 'string' ? options.challenge : undefined;
       const domain = typeof options.domain === 'string' || Array.isArray(options.domain) ? (options.domain as string | string[]) : undefined;
-      return answer(res, verifyPresentation(body[route], { ...common, challenge, domain }).checks);
+      return answer(res, verifyPresentation(body[route], { ...common, challenge, domain }));
     } catch (e) {
       send(res, 500, { errors: [{ type: 'about:blank', title: 'internal error', detail: (e as Error).message }] });
     }

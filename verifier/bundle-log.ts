@@ -57,9 +57,10 @@ interface LogScope extends BundleScope {
  * checkpoint signed by a log key that is pinned, or endorsed by the pinned issuer; the
  * checkpoint's witnesses when a quorum is asked for. Answers how the content was bound at propose.
  */
-export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: string; witnesses?: WitnessPolicy }): Checking<Submitted> {
+export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: string; logKeys?: string[]; witnesses?: WitnessPolicy }): Checking<Submitted> {
   const logPart = isObject(scope.bundle.log) ? scope.bundle.log : undefined;
-  const logKey = yield* logKeyChecking(c, logPart, scope.trust, options.logKey);
+  const pinned = options.logKey ? [options.logKey] : options.logKeys?.length ? options.logKeys : undefined;
+  const logKeys = yield* logKeyChecking(c, logPart, scope.trust, pinned, options.logKey ? '--log-key' : 'the trust file');
   const items: LogItem[] = ((Array.isArray(logPart?.entries) ? logPart!.entries : []) as unknown[]).filter(isObject).map((item) => {
     const entry = isObject(item.entry) ? item.entry : {};
     const body = isObject(entry.body) ? entry.body : {};
@@ -73,8 +74,8 @@ export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: 
     proposer: scope.proposal.proposer ?? null,
     names: (body) => (contentSha256 === undefined || body.contentSha256 === undefined ? true : body.contentSha256 === contentSha256),
     *inclusion(it, subject) {
-      if (logKey) yield* logInclusionChecking(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, [logKey], subject);
-      else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', subject);
+      if (logKeys) yield* logInclusionChecking(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, logKeys, subject);
+      else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', subject, true);
     },
   };
   const submitted = yield* submittedChecking(c, log);
@@ -97,26 +98,39 @@ export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: 
   return submitted;
 }
 
-// The log key: the one pinned with --log-key, else the one the pinned issuer endorses in the
-// bundle; answers the key the inclusion proofs are checked under (undefined: none is trusted).
-function* logKeyChecking(c: Checks, logPart: Json | undefined, trust: IssuerTrust | undefined, pinned: string | undefined): Checking<string | undefined> {
-  let logKey = pinned;
-  if (!logKey && trust && logPart) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
-  if (pinned)
+// The log key, the anchor of L3: one pinned (--log-key, or a trust file's policy), else the one
+// the pinned issuer endorses in the bundle; answers the keys the inclusion proofs are checked
+// under (undefined: none is trusted, and the verdict is unanchored).
+function* logKeyChecking(
+  c: Checks,
+  logPart: Json | undefined,
+  trust: IssuerTrust | undefined,
+  pinned: string[] | undefined,
+  by: string,
+): Checking<string[] | undefined> {
+  if (pinned) {
+    const ok = pinned.includes(logPart?.verifierKey as string);
     c.add(
       'log.key',
       'L3',
-      'the log key is the one pinned with --log-key',
-      logPart?.verifierKey === pinned,
-      logPart?.verifierKey === pinned ? undefined : `the bundle names ${String(logPart?.verifierKey)}`,
+      `the log key is one pinned by ${by}`,
+      ok,
+      ok ? undefined : `the bundle names ${String(logPart?.verifierKey)}, which ${by} does not pin`,
+      undefined,
+      true,
     );
-  else if (trust)
+    return pinned;
+  }
+  const logKey = trust && logPart ? ((yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined) : undefined;
+  if (trust)
     c.add(
       'log.key',
       'L3',
       'the log key is endorsed by a pinned issuer key',
       logKey !== undefined,
-      logKey ? undefined : "no endorsement of the bundle's log key by an issuer key reached from the pin",
+      logKey ? undefined : "no endorsement of the bundle's log key by a pinned issuer key",
+      undefined,
+      true,
     );
   else
     c.add(
@@ -124,9 +138,11 @@ function* logKeyChecking(c: Checks, logPart: Json | undefined, trust: IssuerTrus
       'L3',
       'the log key is trusted',
       null,
-      'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)',
+      'not checked: pass --trust FILE, --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)',
+      undefined,
+      true,
     );
-  return logKey;
+  return logKey ? [logKey] : undefined;
 }
 
 // The submitted event: the content, kind, path and proposer, as the node logged them at propose.

@@ -76,6 +76,10 @@ export interface BundleOptions {
   at?: number;
   /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses, if any). */
   logKey?: string;
+  /** The issuer keys a trust file pins, each in its window (verifier/trust.ts issuerTrustOf), instead of --issuer. */
+  trust?: IssuerTrust;
+  /** The log keys a trust file's policy pins (any one signs the checkpoint), instead of --log-key. */
+  logKeys?: string[];
   /** Witnesses whose quorum must have cosigned the bundle's checkpoint (PROTOCOL 9.9; checked with Node's crypto only, not in the browser build). */
   witnesses?: WitnessPolicy;
 }
@@ -238,15 +242,22 @@ function judgmentSetCheck(c: Checks, proposal: Json): string[] {
 }
 
 // L1: the issuer, pinned, then followed along its signed rotations (the bundle's, and those of
-// the key list the auditor gave with --issuer-keys). Answers undefined when none was pinned.
+// the key list the auditor gave with --issuer-keys); or the keys a trust file pins, each in its
+// window. The anchor of L1: answers undefined when none was pinned (the verdict is unanchored).
 function* issuerChecking(c: Checks, bundle: Json, options: BundleOptions): Checking<IssuerTrust | undefined> {
+  if (options.trust) {
+    c.add('issuer.chain', 'L1', 'the issuer keys the trust file pins', true, `${options.trust.keys.size} key(s), each in its window`, undefined, true);
+    return options.trust;
+  }
   if (!options.issuer) {
     c.add(
       'issuer.chain',
       'L1',
       'the credentials were issued by the node you trust',
       null,
-      "not checked: pass --issuer DID (the node's issuer: akas node-keys, or its /healthz) to pin it",
+      "not checked: pass --trust FILE (akas node-keys --trust), or --issuer DID (the node's issuer: akas node-keys, or its /healthz), to pin it",
+      undefined,
+      true,
     );
     return undefined;
   }
@@ -257,6 +268,8 @@ function* issuerChecking(c: Checks, bundle: Json, options: BundleOptions): Check
     `the issuer keys reached from ${options.issuer} through rotations signed by both keys`,
     trust.problems.length === 0,
     trust.problems.join('; ') || `${trust.keys.size} key(s)`,
+    undefined,
+    true,
   );
   return trust;
 }
@@ -369,7 +382,7 @@ function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefi
       continue;
     }
     const r = yield* credentialChecking(cred, { trust, at });
-    for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, id);
+    for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, id, check.anchor);
     const s = cred.credentialSubject as Json;
     const judge = isObject(s.judge) ? s.judge : {};
     const sig = isObject(j.signature) ? j.signature : {};

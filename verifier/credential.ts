@@ -119,6 +119,7 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
     early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined,
   );
 
+  // The anchor (issue 32): the issuer is one the auditor pinned, else the verdict is unanchored.
   if (options.issuer !== undefined && !options.trust) {
     c.add(
       'issuer.pinned',
@@ -126,11 +127,14 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
       `the issuer is ${options.issuer}`,
       issuer === options.issuer,
       issuer === options.issuer ? undefined : `the issuer is ${issuer}`,
+      undefined,
+      true,
     );
   }
   if (options.trust && proofs.controllerKeys.length) {
     const t = options.trust;
     const signedAt = Number.isFinite(from) ? from : timeOf(proofs.created);
+    const pin = t.byTrustFile ? 'pinned by the trust file' : `pinned ${t.pinned}`;
     // Every proof the issuer's DID signs must be by a key the pinned chain reaches, valid then.
     for (const did of proofs.controllerKeys) {
       const key = t.keys.get(did);
@@ -138,21 +142,28 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
       c.add(
         'issuer.key',
         'L1',
-        `the signing key was the issuer's (pinned ${t.pinned}) at validFrom`,
+        `the signing key was the issuer's (${pin}) at validFrom`,
         inWindow,
         key === undefined
-          ? `${did} is not one of the issuer keys reached from ${t.pinned}${t.problems.length ? ` (${t.problems.join('; ')})` : ''}`
+          ? t.byTrustFile
+            ? `${did} is not one of the issuer keys the trust file pins`
+            : `${did} is not one of the issuer keys reached from ${t.pinned}${t.problems.length ? ` (${t.problems.join('; ')})` : ''}`
           : inWindow
             ? undefined
-            : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}, not at ${vc.validFrom ?? proofs.created}`,
+            : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}${t.byTrustFile ? ' (its window in the trust file)' : ''}, not at ${vc.validFrom ?? proofs.created}`,
+        undefined,
+        true,
       );
     }
   } else if (options.trust)
-    c.add('issuer.key', 'L1', `the signing key was the issuer's (pinned ${options.trust.pinned}) at validFrom`, false, 'no proof by the issuer to check');
+    c.add('issuer.key', 'L1', "the signing key was the issuer's at validFrom", false, 'no proof by the issuer to check', undefined, true);
+  else if (options.issuer === undefined) c.add('issuer.pinned', 'L1', ISSUER_PINNED, null, ISSUER_UNPINNED, undefined, true);
   if (options.checkJudgeSignature) yield* judgeSignatureChecking(c, vc.credentialSubject);
   return { ...c.report(), ...(issuer ? { issuer } : {}), ...(typeof subjects?.[0]?.id === 'string' ? { subject: subjects[0].id } : {}) };
 }
 
+const ISSUER_PINNED = 'the issuer is one you pinned';
+const ISSUER_UNPINNED = 'not checked: no issuer pinned (--trust FILE from akas node-keys --trust, or --issuer DID): unanchored';
 const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : t < 0 ? 'the start' : 'now');
 
 export interface ProofExpectations {

@@ -3,7 +3,8 @@
 // browser build has its own entry (browser.ts), and a test of one check imports its module.
 export { blobsInFolder, hashFile, normalizeSha256, readCasManifest, verifyCasFile, verifyCasManifest } from './cas.js';
 export { NotCheckableError, parseAgentKeys, verifyProposalJudgments } from './judgment.js';
-export { type Check, Checks, tally } from './report.js';
+export { type Check, Checks, exitOf, tally, verdictOf } from './report.js';
+export { parseTrust, parseTlogPolicy, TRUST_TYPE, TrustFileError, type Trust } from './trust.js';
 export { type CredentialReport, verifyCredential } from './credential.js';
 export { type IssuerTrust, trustIssuerKeys } from './issuer-keys.js';
 export { verifyBundle } from './bundle.js';
@@ -12,6 +13,7 @@ export {
   checkLogInclusion,
   checkWitnesses,
   consistent,
+  endorsedLogKey,
   LogAuditor,
   openCheckpoint,
   type OpenedCheckpoint,

@@ -24,6 +24,8 @@ export interface IssuerTrust {
   /** The keys reached from the pin, by DID. */
   keys: Map<string, TrustedKey>;
   problems: string[];
+  /** The keys are those a trust file pins (verifier/trust.ts), each with the window it gives, not reached by rotations. */
+  byTrustFile?: boolean;
 }
 
 /** The node's published key list (GET /api/node/keys, or the issuerKeys of a bundle). */
@@ -115,4 +117,35 @@ export function* trustChecking(pinned: string, list: IssuerKeyList | undefined):
       problems.push(`${k.did}: validUntil ${k.validUntil} disagrees with its signed rotation (${t.until})`);
   }
   return { pinned, keys, problems };
+}
+
+/** An issuer key a trust file pins (verifier/trust.ts), with the window it gives. */
+export interface IssuerPin {
+  did: string;
+  /** ms; -Infinity when unbounded. */
+  validFrom: number;
+  /** ms; Infinity when unbounded. */
+  validUntil: number;
+}
+
+/**
+ * The issuer keys a trust file pins, as the credential checks take them (undefined when none):
+ * each in the window the file gives, the auditor's word, not reached by rotations. Here, not in
+ * trust.ts, so the worker threads of verify credential rebuild it without the policy parser.
+ */
+export function issuerTrustFromPins(pins: IssuerPin[]): IssuerTrust | undefined {
+  if (!pins.length) return undefined;
+  const keys = new Map<string, TrustedKey>();
+  for (const p of pins) {
+    // One DID listed twice (a key that came back) keeps the widest window.
+    const had = keys.get(p.did);
+    keys.set(p.did, {
+      did: p.did,
+      publicKey: publicKeyFromMultibase(p.did)!,
+      from: Math.min(had?.from ?? Infinity, p.validFrom),
+      until: Math.max(had?.until ?? -Infinity, p.validUntil),
+    });
+  }
+  const current = pins.find((p) => p.validUntil === Infinity) ?? pins[pins.length - 1];
+  return { pinned: current.did, keys, problems: [], byTrustFile: true };
 }

@@ -47,6 +47,10 @@ export interface JudgmentsReport {
   failed: number;
   /** Judgments whose key could not be tied to the judge (no profile given). */
   keysUnchecked: number;
+  /** Every judge's key was tied to its judge by a profile the auditor gave (issue 32): else the signatures checked ran on keys the detail brought itself. */
+  anchored: boolean;
+  /** The judgments whose key was not tied to its judge, as `judge.key (JUDGMENT_ID by TAG)`. */
+  unanchored: string[];
   /** The contentSha256 recomputed from the proposal's content as shown (undefined when it cannot be). */
   contentSha256?: string;
   /** Judgments signed v1: bound to the content by the node's word only. */
@@ -255,6 +259,8 @@ export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[
     checked: checks.length,
     failed,
     keysUnchecked: checks.filter((c) => c.key === 'unchecked').length,
+    anchored: checks.every((c) => c.key !== 'unchecked'),
+    unanchored: checks.filter((c) => c.key === 'unchecked').map((c) => `judge.key (${c.judgmentId} by ${c.agentTag})`),
     ...(contentSha256 !== undefined ? { contentSha256 } : {}),
     v1: checks.filter((c) => c.signed === 'v1').length,
     ...(content ? { content } : {}),

@@ -12,6 +12,7 @@ import { leafHash, nodesToStoreOnAppend, rootAt, verifyConsistency, verifyInclus
 import { openNoteChecking, parseCheckpoint, parseVerifierKey, type Checkpoint } from '../src/core/note.js';
 import type { IssuerTrust } from './issuer-keys.js';
 import { Checks, type Report } from './report.js';
+import { quorumHolds, type QuorumRule } from './trust.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -147,6 +148,8 @@ export interface WitnessPolicy {
   quorum?: number;
   /** POSIX seconds: cosignatures dated more than 10 minutes after it are refused (default: no check). */
   now?: number;
+  /** A trust file's tlog-policy quorum (groups of witnesses, verifier/trust.ts): met instead of a count when given. */
+  rule?: QuorumRule;
 }
 
 /**
@@ -182,38 +185,71 @@ export function* witnessesChecking(c: Checks, note: unknown, policy: WitnessPoli
       true
     );
   const r = yield* cosignaturesChecking(note, policy.keys, { now: policy.now });
-  const ok = !r.error && r.invalid.length === 0 && r.valid.length >= quorum;
+  const met = policy.rule ? quorumHolds(policy.rule, new Set(r.valid.map((v) => `${v.name}+${v.keyId}`))) : r.valid.length >= quorum;
+  const ok = !r.error && r.invalid.length === 0 && met;
+  const what = policy.rule
+    ? "the checkpoint is cosigned as the trust file's quorum asks"
+    : `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`;
   const why = r.error
     ? r.error
     : r.invalid.length
       ? `a cosignature that does not verify: ${r.invalid.map((i) => `${i.name} (${i.why})`).join('; ')}`
       : ok
         ? `cosigned by ${r.valid.map((v) => `${v.name} at ${new Date(v.timestamp * 1000).toISOString()}`).join(', ')}`
-        : `only ${r.valid.length} of the ${quorum} required${r.valid.length ? ` (${r.valid.map((v) => v.name).join(', ')})` : ''}; none from ${r.missing.join(', ')}`;
-  return c.add('log.witnesses', 'L3', `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`, ok, why, subject) === true;
+        : policy.rule
+          ? `the quorum is not met: cosigned by ${r.valid.map((v) => v.name).join(', ') || 'none'}; none from ${r.missing.join(', ')}`
+          : `only ${r.valid.length} of the ${quorum} required${r.valid.length ? ` (${r.valid.map((v) => v.name).join(', ')})` : ''}; none from ${r.missing.join(', ')}`;
+  return c.add('log.witnesses', 'L3', what, ok, why, subject) === true;
 }
 
-/** Checks a saved GET /api/attestations/{id} answer offline (`akas verify log-proof`), with the witnesses' quorum when given. */
-export function verifyLogProof(doc: unknown, logKey: string, witnesses?: WitnessPolicy): Report {
+/**
+ * Checks a saved GET /api/attestations/{id} answer offline (`akas verify log-proof`) under the
+ * pinned log key (or a trust file's log keys, any one of which may sign), with the witnesses'
+ * quorum when given. With no key pinned the verdict is unanchored: nothing is checked under the
+ * key the answer names.
+ */
+export function verifyLogProof(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Report {
   return runNow(logProofChecking(doc, logKey, witnesses));
 }
 
 /** verifyLogProof where Ed25519 is asynchronous (WebCrypto in a browser). */
-export function verifyLogProofAsync(doc: unknown, logKey: string, witnesses?: WitnessPolicy): Promise<Report> {
+export function verifyLogProofAsync(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Promise<Report> {
   return runAsync(logProofChecking(doc, logKey, witnesses));
 }
 
 /** The checks of verifyLogProof, as a generator of the signatures they need. */
-export function* logProofChecking(doc: unknown, logKey: string, witnesses?: WitnessPolicy): Checking<Report> {
+export function* logProofChecking(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Checking<Report> {
   const c = new Checks();
   if (!isObject(doc)) {
     c.add('shape', 'input', 'an attestation with its proof ({entry, inclusion, checkpoint})', false, 'not a JSON object');
     return c.report();
   }
-  const key = parseVerifierKey(logKey);
-  c.add('log.key', 'L3', 'the pinned log key is a C2SP Ed25519 verifier key', key !== null, key ? key.name : `not a verifier key: ${logKey}`);
+  const keys = logKey === undefined ? [] : Array.isArray(logKey) ? logKey : [logKey];
   const subject = isObject(doc.entry) ? String(doc.entry.id) : undefined;
-  if (key) yield* logInclusionChecking(c, doc, [logKey], subject);
+  if (!keys.length) {
+    c.add(
+      'log.key',
+      'L3',
+      'the log key is one you pinned',
+      null,
+      'not checked: pass --trust FILE or --log-key KEY (akas node-keys prints it): unanchored',
+      undefined,
+      true,
+    );
+    return c.report();
+  }
+  const bad = keys.filter((k) => !parseVerifierKey(k));
+  const key = bad.length === 0;
+  c.add(
+    'log.key',
+    'L3',
+    'the pinned log key is a C2SP Ed25519 verifier key',
+    key,
+    key ? keys.map((k) => parseVerifierKey(k)!.name).join(', ') : `not a verifier key: ${bad.join(', ')}`,
+    undefined,
+    true,
+  );
+  if (key) yield* logInclusionChecking(c, doc, keys, subject);
   if (witnesses) yield* witnessesChecking(c, doc.checkpoint, witnesses, subject);
   return c.report();
 }

@@ -33,6 +33,10 @@ export interface NodeOptions {
   issuerKeys?: IssuerKeyList;
   /** The log's C2SP verifier key to pin (else the one the pinned issuer endorses). */
   logKey?: string;
+  /** The issuer keys a trust file pins, each in its window (verifier/trust.ts issuerTrustOf), instead of --issuer. */
+  trust?: IssuerTrust;
+  /** The log keys a trust file's policy pins, instead of --log-key. */
+  logKeys?: string[];
 }
 
 export interface NodeReport extends Report {
@@ -97,8 +101,9 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
   const kind = shape === 'brief' ? 'brief' : String(doc.kind);
   const report = (extra: Partial<NodeReport> = {}): NodeReport => ({ ...c.report(), shape, path: String(doc.path), kind, ...extra });
 
-  let trust: IssuerTrust | undefined;
-  if (options.issuer) {
+  let trust: IssuerTrust | undefined = options.trust;
+  if (trust) c.add('issuer.chain', 'L1', 'the issuer keys the trust file pins', true, `${trust.keys.size} key(s), each in its window`, undefined, true);
+  else if (options.issuer) {
     trust = yield* trustChecking(options.issuer, options.issuerKeys);
     c.add(
       'issuer.chain',
@@ -106,6 +111,8 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
       `the issuer keys reached from ${options.issuer}${options.issuerKeys ? ' through rotations signed by both keys' : ''}`,
       trust.problems.length === 0,
       trust.problems.join('; ') || `${trust.keys.size} key(s)`,
+      undefined,
+      true,
     );
   }
 
@@ -139,23 +146,34 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
 
   // L3: the publication event, in the log under a trusted key.
   const logPart = isObject(ev.log) ? ev.log : {};
-  let logKey = options.logKey;
-  if (!logKey && trust) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined;
-  if (options.logKey)
+  // The anchor of L3: a log key pinned (--log-key, a trust file's policy), else endorsed by a pinned issuer key.
+  const pinned = options.logKey ? [options.logKey] : options.logKeys?.length ? options.logKeys : undefined;
+  const by = options.logKey ? '--log-key' : 'the trust file';
+  let logKeys = pinned;
+  if (!logKeys && trust) {
+    const endorsed = yield* endorsedLogKeyChecking(logPart.endorsement, trust);
+    logKeys = endorsed ? [endorsed] : undefined;
+  }
+  if (pinned) {
+    const ok = pinned.includes(logPart.verifierKey as string);
     c.add(
       'log.key',
       'L3',
-      'the log key is the one pinned with --log-key',
-      logPart.verifierKey === options.logKey,
-      logPart.verifierKey === options.logKey ? undefined : `the evidence names ${String(logPart.verifierKey)}`,
+      `the log key is one pinned by ${by}`,
+      ok,
+      ok ? undefined : `the evidence names ${String(logPart.verifierKey)}, which ${by} does not pin`,
+      undefined,
+      true,
     );
-  else if (trust)
+  } else if (trust)
     c.add(
       'log.key',
       'L3',
       'the log key is endorsed by a pinned issuer key',
-      logKey !== undefined,
-      logKey ? undefined : "no endorsement of the evidence's log key by an issuer key reached from the pin",
+      logKeys !== undefined,
+      logKeys ? undefined : "no endorsement of the evidence's log key by a pinned issuer key",
+      undefined,
+      true,
     );
   else
     c.add(
@@ -163,7 +181,9 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
       'L3',
       'the log key is trusted',
       null,
-      'not checked: pass --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)',
+      'not checked: pass --trust FILE, --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)',
+      undefined,
+      true,
     );
   const pub = ev.publication;
   if (!isObject(pub)) {
@@ -192,8 +212,8 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
         (legacy ? "not checked: published before content binding, its event names no content: bound by the node's store, not by the log" : undefined),
       'proposal.published',
     );
-    if (logKey) yield* logInclusionChecking(c, { entry: pub.entry, inclusion: pub.inclusion, checkpoint: pub.checkpoint }, [logKey], 'proposal.published');
-    else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', 'proposal.published');
+    if (logKeys) yield* logInclusionChecking(c, { entry: pub.entry, inclusion: pub.inclusion, checkpoint: pub.checkpoint }, logKeys, 'proposal.published');
+    else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', 'proposal.published', true);
   }
   return report({ proposalId: String(ev.proposalId), ...(evHash ? { contentSha256: evHash } : {}), contentBinding: String(ev.contentBinding) });
 }
@@ -442,13 +462,15 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
     c.add(
       'manifest.issuer',
       'L1',
-      `the signing key was the issuer's (pinned ${trust.pinned}) when the manifest was made`,
+      `the signing key was the issuer's (${trust.byTrustFile ? 'pinned by the trust file' : `pinned ${trust.pinned}`}) when the manifest was made`,
       inWindow,
       inWindow
         ? undefined
         : key === undefined
-          ? `${String(ns?.issuer)} is not an issuer key reached from ${trust.pinned}`
+          ? `${String(ns?.issuer)} is not an issuer key ${trust.byTrustFile ? 'the trust file pins' : `reached from ${trust.pinned}`}`
           : "that key was not the issuer's at fetchedAt",
+      undefined,
+      true,
     );
   } else
     c.add(
@@ -456,7 +478,9 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
       'L1',
       'the manifest was signed by the node you trust',
       null,
-      "not checked: pass --issuer DID (the node's issuer: akas node-keys, or its /healthz)",
+      "not checked: pass --trust FILE, or --issuer DID (the node's issuer: akas node-keys, or its /healthz)",
+      undefined,
+      true,
     );
   c.add('manifest.hmac', 'L3', "the node's HMAC over the manifest", null, 'needs the node (akas verify manifest asks it): not checkable offline');
 }

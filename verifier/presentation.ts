@@ -127,6 +127,7 @@ export function* presentationChecking(input: unknown, options: PresentationOptio
         check.valid,
         check.why,
         check.subject ? `verifiableCredential[${i}] ${check.subject}` : `verifiableCredential[${i}]`,
+        check.anchor,
       );
   }
   return { ...c.report(), ...(holder ? { holder } : {}), credentials };

@@ -33,7 +33,7 @@ export function tlogProofDocument(text: string): { doc: Record<string, unknown> 
 }
 
 /** `akas verify log-proof FILE.tlog-proof --log-key KEY`. */
-export function verifyTlogProof(text: string, logKey: string, witnesses?: WitnessPolicy): Report {
+export function verifyTlogProof(text: string, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Report {
   const r = tlogProofDocument(text);
   if ('problem' in r) {
     const c = new Checks();

@@ -131,14 +131,29 @@ export function discoveryCommands(program: Command, cli: Cli) {
       "the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes",
     )
     .option('--pem', 'print only the current issuer key as SPKI PEM (the key of akas export --format dsse|sigstore, for tools that want a PEM)')
+    .option(
+      '--trust',
+      'print a trust file pinning this node (its issuer keys with their windows, its log key): `akas node-keys --trust > trust.json`, then `akas verify ... --trust trust.json`. Trust on first use: it pins what the node shows now',
+    )
     .action(
-      action(cli, async (opts: { pem?: boolean }) => {
+      action(cli, async (opts: { pem?: boolean; trust?: boolean }) => {
         const client = cli.client();
         const keys = await client.get<Json>('/api/node/keys');
         if (opts.pem) {
           const { issuerPem } = await import('../supply-chain.js');
           cli.io.stdout.write(issuerPem(keys.issuer.current));
           return 0;
+        }
+        if (opts.trust) {
+          const { trustFileFrom } = await import('../trust-file.js');
+          const url = client.baseUrl.replace(/\/$/, '');
+          const doc = await trustFileFrom(keys, url, Date.now());
+          cli.io.stderr.write(
+            `akas node-keys --trust: trust on first use: pinned the ${doc.issuers.length} issuer key(s) and the log key ${url} shows now; ` +
+              'compare them with keys you have from elsewhere (the file says where and when it was made)\n',
+          );
+          cli.io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+          return;
         }
         const { explorerIntegrity, explorerLines } = await import('../explorer-integrity.js');
         const files = await explorerIntegrity(client.baseUrl);

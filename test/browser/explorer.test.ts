@@ -436,6 +436,30 @@ describe('the explorer in Chromium', () => {
     await page.close();
   });
 
+  it('labels keys pinned on first visit as such, and keys the reader pins as pinned by the reader (issue 32)', async (ctx) => {
+    if (!chrome) return ctx.skip();
+    const page = await context.newPage();
+    const label = page.locator('[data-pin-status] p[data-pinned-by]');
+    try {
+      await page.goto(`${base}/`, { waitUntil: 'load' });
+      await label.waitFor({ timeout: 30_000 });
+      expect(await label.getAttribute('data-pinned-by')).toBe('first-visit');
+      expect(await label.textContent()).toMatch(/^Pinned on first visit.*trust on first use/);
+      await page.locator('[data-pin-status] details summary').click();
+      await page.fill('[name=pin-issuer]', node.keys.issuer.did);
+      await page.fill('[name=pin-log-key]', node.keys.log.verifierKey);
+      await Promise.all([page.waitForEvent('load'), page.click('[data-pin-own] button[type=submit]')]);
+      await label.waitFor({ timeout: 30_000 });
+      expect(await label.getAttribute('data-pinned-by')).toBe('reader');
+      expect(await label.textContent()).toMatch(/^Pinned by you/);
+      expect(await label.textContent()).not.toContain('first visit');
+    } finally {
+      // The other tests find the keys pinned on first visit again.
+      await page.evaluate(() => (globalThis as unknown as { localStorage: { clear(): void } }).localStorage.clear());
+      await page.close();
+    }
+  });
+
   it("runs no check with a verifier other than the package's: its Subresource Integrity fails and nothing is said verified (issue 30)", async (ctx) => {
     if (!chrome) return ctx.skip();
     // A page of its own (routing turns its HTTP cache off), served the verifier with one line added.

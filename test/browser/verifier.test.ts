@@ -13,6 +13,9 @@ import { mkdtempSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBundle, verifyCredential, verifyLogProof, verifyNode, verifyPresentation, verifyProposalJudgments } from '../../verifier/index.js';
+import { issuerTrustFromPins } from '../../verifier/issuer-keys.js';
+import { verdictOf } from '../../verifier/report.js';
+import { parseTrust } from '../../verifier/trust.js';
 import { writeVerifierFixtures, type VerifierFixtures } from '../helpers/verifier-fixtures.js';
 
 const BUILD = fileURLToPath(new URL('../../dist/akas-verify.browser.js', import.meta.url));
@@ -54,6 +57,10 @@ beforeAll(async () => {
     ['a presentation with another challenge', 'presentation', 'presentation.json', { at, challenge: 'another' }],
     ['a bundle', 'bundle', 'bundle.json', { at, issuer: fx.issuer }],
     ['a changed bundle', 'bundle', 'bundle-tampered.json', { at, issuer: fx.issuer }],
+    // Issue 32: nothing pinned is unanchored; a trust file anchors; its expired issuer window fails.
+    ['an unanchored bundle', 'bundle', 'bundle.json', { at }],
+    ['a bundle anchored by a trust file', 'bundle', 'bundle.json', { at, trustFile: 'trust.json' }],
+    ['a bundle under an expired issuer window', 'bundle', 'bundle.json', { at, trustFile: 'trust-expired.json' }],
     ["a proposal's judgments", 'judgments', 'proposal.json', {}],
     ['changed judgments', 'judgments', 'proposal-tampered.json', {}],
     ['a published node with its evidence', 'node', 'node.json', { issuer: fx.issuer }],
@@ -95,15 +102,19 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-/** What the Node verifier reports for a case. */
-async function nodeVerdict([, fn, file, options]: Case) {
+/** What the Node verifier reports for a case, settled as the browser build settles it: verified only when anchored. */
+async function nodeVerdict([, fn, file, o]: Case) {
   const text = readFileSync(join(work, file), 'utf8');
-  if (fn === 'credential') return verifyCredential(text, options);
-  if (fn === 'presentation') return verifyPresentation(text, options);
-  if (fn === 'bundle') return verifyBundle(text, options);
+  const { trustFile, ...rest } = o;
+  const pins = trustFile ? parseTrust(readFileSync(join(work, trustFile as string), 'utf8')) : undefined;
+  const options = pins ? { ...rest, trust: issuerTrustFromPins(pins.issuers), logKeys: pins.policy.logs } : rest;
+  const settled = <R extends { verified: boolean; anchored: boolean }>(r: R) => ({ ...r, verified: verdictOf(r) === 'verified', verdict: verdictOf(r) });
+  if (fn === 'credential') return settled(verifyCredential(text, options));
+  if (fn === 'presentation') return settled(verifyPresentation(text, options));
+  if (fn === 'bundle') return settled(await verifyBundle(text, options));
   if (fn === 'judgments') return verifyProposalJudgments(JSON.parse(text));
-  if (fn === 'node') return verifyNode(text, options);
-  return verifyLogProof(JSON.parse(text), options.logKey as string, options.witnesses as never);
+  if (fn === 'node') return settled(verifyNode(text, options));
+  return settled(verifyLogProof(JSON.parse(text), options.logKey as string, options.witnesses as never));
 }
 
 describe('dist/akas-verify.browser.js in Chromium', () => {
@@ -119,7 +130,9 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
       const out: { platform: string; reports: unknown[] } = { platform: v.CRYPTO_PLATFORM, reports: [] };
       for (const [, fn, file, options] of list) {
         const text = await (await fetch(`/fixtures/${file}`)).text();
-        const o = options as Record<string, unknown>;
+        const { trustFile, ...rest } = options as Record<string, unknown>;
+        const pins = trustFile ? v.parseTrust(await (await fetch(`/fixtures/${trustFile}`)).text()) : undefined;
+        const o: Record<string, unknown> = pins ? { ...rest, trust: pins.trust, logKeys: pins.logKeys } : rest;
         if (fn === 'credential') out.reports.push(await v.verifyCredential(text, o));
         else if (fn === 'presentation') out.reports.push(await v.verifyPresentation(text, o));
         else if (fn === 'bundle') out.reports.push(await v.verifyBundle(text, o));
@@ -132,13 +145,20 @@ describe('dist/akas-verify.browser.js in Chromium', () => {
     expect(errors).toEqual([]);
     expect(results.platform).toBe('webcrypto');
     const verdicts: boolean[] = [];
+    const named: Record<string, unknown> = {};
     for (const [i, c] of cases.entries()) {
-      const mine = results.reports[i] as { verified?: boolean; ok?: boolean };
+      const mine = results.reports[i] as { verified?: boolean; ok?: boolean; verdict?: string };
       expect(mine, c[0]).toEqual(JSON.parse(JSON.stringify(await nodeVerdict(c))));
       verdicts.push(Boolean(mine.verified ?? mine.ok));
+      named[c[0]] = mine.verdict;
     }
     // Both outcomes are among the fixtures: a build that answered one verdict to all would fail.
     expect(new Set(verdicts)).toEqual(new Set([true, false]));
+    expect(named).toMatchObject({
+      'an unanchored bundle': 'unanchored',
+      'a bundle anchored by a trust file': 'verified',
+      'a bundle under an expired issuer window': 'failed',
+    });
     await page.close();
   }, 120_000);
 

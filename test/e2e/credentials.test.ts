@@ -131,11 +131,14 @@ describe('akas export and akas verify bundle (e2e)', () => {
     expect((await offline(['verify', 'bundle', rejectedFile, '--issuer', issuer])).code).toBe(0);
   });
 
-  it('says what it could not check without --issuer and --blobs, and still exits 0', async () => {
+  it('says what it could not check without --issuer and --blobs, and exits 3: unanchored, never 0 (issue 32)', async () => {
     const r = await offline(['verify', 'bundle', bundleFile]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain("not checked: pass --issuer DID (the node's issuer: akas node-keys");
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain("or --issuer DID (the node's issuer: akas node-keys");
     expect(r.stdout).toContain('not checked: pass --blobs DIR');
+    expect(r.stdout).toMatch(/UNANCHORED \(exit 3\): \d+ check\(s\) ran on keys the input brought itself/);
+    // Blobs not given are not an anchor: pinned, the same bundle exits 0 with them unchecked.
+    expect((await offline(['verify', 'bundle', bundleFile, '--issuer', issuer])).code).toBe(0);
   });
 
   const tamperings: Array<[string, (b: any) => void, string]> = [
@@ -280,8 +283,9 @@ describe('akas verify credential (e2e)', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('6/6 credential(s) hold');
     const fromStdin = await offline(['--json', 'verify', 'credential', '-'], readFileSync(join(dir, 'c0.json'), 'utf8'));
-    expect(fromStdin.code).toBe(0);
-    expect(JSON.parse(fromStdin.stdout)).toMatchObject({ verified: true, total: 1, issuerPinned: false });
+    // No issuer pinned: the credential holds on the key it names itself, which anchors nothing (exit 3).
+    expect(fromStdin.code).toBe(3);
+    expect(JSON.parse(fromStdin.stdout)).toMatchObject({ verdict: 'unanchored', verified: false, anchored: false, total: 1, held: 1, issuerPinned: false });
   });
 
   it('exits 1 naming the check for a changed byte, 1 for another issuer, 2 for a file that is not JSON', async () => {
@@ -327,5 +331,31 @@ describe('issuer key rotation (e2e)', () => {
     expect((await akas('p1', ['export', proposalId, '-o', fresh])).code).toBe(0);
     const r = await offline(['verify', 'bundle', fresh, '--issuer', health.issuer]);
     expect(r.code, r.stdout).toBe(0);
+  }, 60_000);
+
+  it('akas node-keys --trust writes a trust file (trust on first use) that anchors verify bundle and credential, across the rotation', async () => {
+    const made = await akas('p1', ['node-keys', '--trust']);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stderr).toContain('trust on first use');
+    const trust = JSON.parse(made.stdout);
+    expect(trust).toMatchObject({ type: 'akas.trust.v1', source: 'tofu', url: node.url });
+    expect(trust.issuers).toHaveLength(2); // the key before the rotation, in its window, and the current one
+    expect(trust.issuers[1]).toMatchObject({ validUntil: null });
+    expect(trust.issuers[0].validUntil).toBe(trust.issuers[1].validFrom);
+    const file = join(work, 'trust.json');
+    writeFileSync(file, made.stdout);
+    // The bundle exported before the rotation, one exported after it, and a credential of the old key.
+    for (const b of [bundleFile, join(work, 'bundle-after.json')]) {
+      const r = await offline(['--json', 'verify', 'bundle', b, '--trust', file]);
+      expect(r.code, r.stdout).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'verified', verified: true, anchored: true, unanchored: [] });
+    }
+    expect((await offline(['verify', 'credential', join(work, 'creds'), '--trust', file])).code).toBe(0);
+    // The old key's window, shortened in the file to end before it issued: exit 1 naming the window.
+    trust.issuers[0].validUntil = new Date(Date.parse(trust.issuers[0].validFrom) + 1).toISOString();
+    writeFileSync(join(work, 'trust-short.json'), JSON.stringify(trust));
+    const short = await offline(['verify', 'credential', join(work, 'creds', 'c0.json'), '--trust', join(work, 'trust-short.json')]);
+    expect(short.code, short.stdout).toBe(1);
+    expect(short.stdout).toContain('(its window in the trust file)');
   }, 60_000);
 });

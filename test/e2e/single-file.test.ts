@@ -72,9 +72,38 @@ describe('dist/akas-verify.mjs, alone', () => {
       expect(JSON.parse(mine.stdout), name).toEqual(JSON.parse(theirs.stdout));
       codes[args.slice(1).join(' ')] = mine.code;
     }
-    // The fixtures cover every outcome: holds (0), does not hold (1), could not run (2).
-    expect(new Set(Object.values(codes))).toEqual(new Set([0, 1, 2]));
+    // The fixtures cover every outcome: holds (0), does not hold (1), could not run (2), unanchored (3).
+    expect(new Set(Object.values(codes))).toEqual(new Set([0, 1, 2, 3]));
+    // Issue 32: with nothing pinned a bundle, a node read and a log proof are unanchored (never 0);
+    // a trust file anchors them; an issuer window in it that ended before the credentials fails.
+    expect(codes[`bundle bundle.json --at ${fx.at}`]).toBe(3);
+    expect(codes[`bundle bundle.json --trust trust.json --at ${fx.at}`]).toBe(0);
+    expect(codes[`bundle bundle.json --trust trust-expired.json --at ${fx.at}`]).toBe(1);
+    expect(codes[`credential credential-0.json --trust trust.json --at ${fx.at}`]).toBe(0);
+    expect(codes[`credential credential-0.json --trust trust-expired.json --at ${fx.at}`]).toBe(1);
+    expect(codes['node node.json']).toBe(3);
+    expect(codes['node node.json --trust trust.json']).toBe(0);
+    expect(codes['log-proof attestation.json']).toBe(3);
+    expect(codes['log-proof attestation.json --trust trust.json']).toBe(0);
+    expect(codes['log-proof attestation-witnessed.json --trust trust-witnessed.json']).toBe(0);
+    expect(codes['log-proof attestation-unwitnessed.json --trust trust-witnessed.json']).toBe(1);
   }, 240_000);
+
+  it('says an unanchored bundle is unanchored and what to pin, and names the expired window of a trust file', () => {
+    const open = single(['verify', 'bundle', 'bundle.json', '--at', fx.at]);
+    expect(open.code).toBe(3);
+    expect(open.stdout).toMatch(
+      /UNANCHORED \(exit 3\): .*issuer\.chain.*pin --trust FILE \(akas node-keys --trust > trust\.json\), or --issuer DID and --log-key KEY/,
+    );
+    const json = JSON.parse(single(['--json', 'verify', 'bundle', 'bundle.json', '--at', fx.at]).stdout);
+    expect(json).toMatchObject({ verdict: 'unanchored', verified: false, anchored: false, failed: 0 });
+    expect(json.unanchored).toEqual(expect.arrayContaining(['issuer.chain', 'log.key']));
+    const expired = single(['verify', 'bundle', 'bundle.json', '--trust', 'trust-expired.json', '--at', fx.at]);
+    expect(expired.code).toBe(1);
+    expect(expired.stdout).toContain("that key was the issuer's from 2000-01-01T00:00:00.000Z until 2000-01-02T00:00:00.000Z (its window in the trust file)");
+    const mixed = single(['verify', 'bundle', 'bundle.json', '--trust', 'trust.json', '--issuer', fx.issuer]);
+    expect([mixed.code, mixed.stderr]).toEqual([2, expect.stringContaining('--trust pins the issuer, the log keys and the witnesses: leave out --issuer')]);
+  });
 
   it('prints the same human report as akas verify, and reads `akas-verify credential X` as `verify credential X`', () => {
     const args = ['verify', 'bundle', 'bundle-tampered.json', '--issuer', fx.issuer, '--at', fx.at];

@@ -1,33 +1,51 @@
 // `akas verify serve` (the built binary): the VC-API adapter the W3C test suites' verifier
 // tests are pointed at (docs/W3C-SUITES.md). Loopback only; 200 with verified true when every
-// check holds, 400 with ProblemDetails naming the failed checks, and the usual refusals.
+// check holds on an issuer it was started pinning (--trust), 400 with ProblemDetails naming the
+// failed checks, 400 unanchored when nothing pins the issuer (issue 32), and the usual refusals.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signer, signJcs } from '../helpers/jcs-sign.js';
-import { CLI } from '../helpers/e2e.js';
+import { CLI, tempDir } from '../helpers/e2e.js';
 
 let child: ChildProcess;
 let url: string;
+let unpinned: ChildProcess | undefined;
 
-beforeAll(async () => {
-  child = spawn(process.execPath, [CLI, 'verify', 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  url = await new Promise<string>((resolve, reject) => {
+/** Starts `akas verify serve` with these arguments; answers the process and its URL. */
+async function serve(args: string[]): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, [CLI, 'verify', 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const at = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    proc.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) resolve(m[1]);
     });
-    child.once('exit', (code) => reject(new Error(`akas verify serve exited ${code}: ${out}`)));
+    proc.once('exit', (code) => reject(new Error(`akas verify serve exited ${code}: ${out}`)));
   });
-});
-afterAll(async () => {
-  if (child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
+  return { proc, url: at };
+}
+
+async function stop(proc: ChildProcess | undefined) {
+  if (proc && proc.exitCode === null) {
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
     await exited;
   }
+}
+
+beforeAll(async () => {
+  // The adapter pins the issuer of the test's credentials in a trust file (PROTOCOL 8.6).
+  const trust = join(tempDir('akas-verify-serve-'), 'trust.json');
+  writeFileSync(trust, JSON.stringify({ type: 'akas.trust.v1', issuers: [{ did: by.did, validFrom: null, validUntil: null }], policy: 'quorum none\n' }));
+  ({ proc: child, url } = await serve(['--trust', trust]));
+});
+afterAll(async () => {
+  await stop(child);
+  await stop(unpinned);
 });
 
 const post = async (path: string, body: unknown) => {
@@ -86,13 +104,35 @@ describe('akas verify serve (VC-API)', () => {
   it('POST /credentials/verify: 200 verified for a good credential, 400 naming the check for a changed one', async () => {
     const ok = await post('/credentials/verify', { verifiableCredential: credential, options: { checks: ['proof'] } });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ verified: true, errors: [] });
+    expect(ok.body).toMatchObject({ verified: true, anchored: true, unanchored: [], errors: [] });
     expect(ok.body.checks).toContain('proof.signature');
     const bad = await post('/credentials/verify', { verifiableCredential: { ...credential, credentialSubject: { id: 'did:example:s', name: 'Eve' } } });
     expect(bad.status).toBe(400);
     expect(bad.body.verified).toBe(false);
     expect(bad.body.errors.map((e) => e.title)).toEqual(['proof.signature']);
     expect(bad.body.errors[0].type).toMatch(/PROOF_VERIFICATION_ERROR/);
+  });
+
+  it('never answers verified for an issuer nobody pinned: 400, anchored false, an unanchored problem naming what to pin', async () => {
+    const open = await serve([]);
+    unpinned = open.proc;
+    const res = await fetch(`${open.url}/credentials/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ verifiableCredential: credential }),
+    });
+    const body = (await res.json()) as {
+      verified: boolean;
+      anchored: boolean;
+      unanchored: string[];
+      checks: string[];
+      errors: Array<{ title: string; detail: string }>;
+    };
+    expect(res.status).toBe(400);
+    expect(body).toMatchObject({ verified: false, anchored: false, unanchored: ['issuer.pinned'] });
+    expect(body.checks).toContain('proof.signature'); // the checks held: only the anchor is missing
+    expect(body.errors).toEqual([expect.objectContaining({ title: 'unanchored', detail: expect.stringContaining('--trust FILE or --issuer DID') })]);
+    await stop(open.proc);
   });
 
   it('POST /presentations/verify checks the challenge and domain given in options', async () => {

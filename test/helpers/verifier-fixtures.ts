@@ -85,6 +85,12 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
       ...attestation,
       checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: witness.privateKey }, 1_767_225_600)]),
     });
+    // Trust files (PROTOCOL 8.6): the node's issuer and log key pinned, and the issuer pinned in a
+    // window that ended long before it issued anything; and one with a witness quorum.
+    const trust = (issuers: unknown[], policy: string) => ({ type: 'akas.trust.v1', source: 'auditor', issuers, policy });
+    put('trust.json', trust([{ did: issuer, validFrom: null, validUntil: null }], `log ${logKey}\nquorum none\n`));
+    put('trust-expired.json', trust([{ did: issuer, validFrom: '2000-01-01T00:00:00Z', validUntil: '2000-01-02T00:00:00Z' }], `log ${logKey}\nquorum none\n`));
+    put('trust-witnessed.json', trust([], `log ${logKey}\nwitness w1 ${witnessKey}\nquorum w1\n`));
     put('attestation-unwitnessed.json', {
       ...attestation,
       checkpoint: addSignatureLines(attestation.checkpoint, [cosign(text, { name: 'witness.example/w1', seed: generateKeyPair().privateKey }, 1_767_225_600)]),
@@ -149,6 +155,18 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     ['verify', 'log-proof', 'attestation-unwitnessed.json', '--log-key', logKey, '--witness', witnessKey!],
     ['verify', 'cas', 'blob.bin', '--sha256', sha],
     ['verify', 'cas', 'blob.bin', '--sha256', '0'.repeat(64)],
+    // Anchoring (issue 32): nothing pinned exits 3; a trust file anchors; an expired window fails.
+    ['verify', 'bundle', 'bundle.json', '--at', at],
+    ['verify', 'bundle', 'bundle.json', '--trust', 'trust.json', '--at', at],
+    ['verify', 'bundle', 'bundle.json', '--trust', 'trust-expired.json', '--at', at],
+    ['verify', 'credential', 'credential-0.json', '--trust', 'trust.json', '--at', at],
+    ['verify', 'credential', 'credential-0.json', '--trust', 'trust-expired.json', '--at', at],
+    ['verify', 'node', 'node.json'],
+    ['verify', 'node', 'node.json', '--trust', 'trust.json'],
+    ['verify', 'log-proof', 'attestation.json'],
+    ['verify', 'log-proof', 'attestation.json', '--trust', 'trust.json'],
+    ['verify', 'log-proof', 'attestation-witnessed.json', '--trust', 'trust-witnessed.json'],
+    ['verify', 'log-proof', 'attestation-unwitnessed.json', '--trust', 'trust-witnessed.json'],
   ];
 
   if (opts.many) {

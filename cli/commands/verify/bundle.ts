@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { CliError, usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { issuerArg, mark, readStdin, timeArg, witnessPolicyArg } from './shared.js';
+import { anchorLine, issuerArg, mark, readStdin, timeArg, trustArg, verdictExit, verdictFields, witnessPolicyArg } from './shared.js';
 
 export function bundleCommand(verify: Command, cli: Cli) {
   verify
@@ -14,6 +14,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
       'check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events (L3), content hashes; says what it could not check',
     )
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
+    .option('--trust <file>', 'the issuers, log keys and witness quorum you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
@@ -36,6 +37,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
         async (
           file: string,
           opts: {
+            trust?: string;
             blobs?: string;
             issuer?: string;
             issuerKeys?: string;
@@ -46,7 +48,14 @@ export function bundleCommand(verify: Command, cli: Cli) {
             verbose?: boolean;
           },
         ) => {
-          const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
+          const pinned = await trustArg(opts.trust, {
+            '--issuer': opts.issuer,
+            '--issuer-keys': opts.issuerKeys,
+            '--log-key': opts.logKey,
+            '--witness': opts.witness,
+            '--witness-quorum': opts.witnessQuorum,
+          });
+          const witnesses = pinned ? pinned.witnesses : witnessPolicyArg(opts.witness, opts.witnessQuorum);
           const at = timeArg(opts.at);
           const issuer = issuerArg(opts.issuer);
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
@@ -66,6 +75,8 @@ export function bundleCommand(verify: Command, cli: Cli) {
               issuerKeys: list as never,
               at,
               logKey: opts.logKey,
+              trust: pinned?.issuers,
+              logKeys: pinned?.logKeys,
               witnesses,
             });
           } catch (e) {
@@ -75,7 +86,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
             throw e;
           }
           const t = tally(report.checks);
-          cli.output().result({ ...report, ...t }, () => {
+          cli.output().result({ ...report, ...t, ...verdictFields(report) }, () => {
             const order = ['input', 'content', 'L2', 'L1', 'CAS', 'L3'];
             const titles: Record<string, string> = {
               input: 'input',
@@ -118,9 +129,10 @@ export function bundleCommand(verify: Command, cli: Cli) {
             lines.push(
               `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
             );
+            if (report.verified && !report.anchored) lines.push(anchorLine(report));
             return lines.join('\n');
           });
-          return report.verified ? 0 : 1;
+          return verdictExit(report);
         },
       ),
     );

@@ -6,7 +6,7 @@ import { readIssuerKeysFile } from '../../input.js';
 import type { Output } from '../../output.js';
 import { action, type Cli } from '../../program.js';
 import type { CredentialReport } from '../../../verifier/index.js';
-import { failing, issuerArg, mark, readStdin, timeArg } from './shared.js';
+import { anchorLine, failing, issuerArg, mark, readStdin, timeArg, trustArg } from './shared.js';
 
 async function progressBar(out: Output, total: number) {
   if (!out.interactive || total < 50) return undefined;
@@ -25,6 +25,7 @@ export function credentialCommand(verify: Command, cli: Cli) {
     .description('check W3C VC 2.0 credentials (eddsa-jcs-2022) offline, strictly: files, folders, - for stdin, or JSON lines')
     .argument('<inputs...>', 'credential files, folders of .json/.jsonl files, or - (stdin)')
     .option('--at <time>', 'check the validity window at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--trust <file>', 'the issuers you pin, each in its window, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
     .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
     .option(
       '--issuer-keys <file>',
@@ -32,7 +33,8 @@ export function credentialCommand(verify: Command, cli: Cli) {
     )
     .option('--judge-signature', "also check the judge's own signature (L2) a judgment credential carries")
     .action(
-      action(cli, async (paths: string[], opts: { at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
+      action(cli, async (paths: string[], opts: { trust?: string; at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
+        const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys });
         const at = timeArg(opts.at);
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
@@ -47,7 +49,7 @@ export function credentialCommand(verify: Command, cli: Cli) {
         // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
         const reports = await verifyMany(
           inputs.map((i) => i.bytes),
-          { at, issuer, issuerKeys: list as never, checkJudgeSignature: opts.judgeSignature },
+          { at, issuer, issuerKeys: list as never, trustIssuers: pinned?.file.issuers, checkJudgeSignature: opts.judgeSignature },
           (done) => bar?.update(done),
         );
         for (const [i, input] of inputs.entries()) {
@@ -59,14 +61,20 @@ export function credentialCommand(verify: Command, cli: Cli) {
         }
         bar?.finish();
         const failed = results.filter((r) => !r.verified).length;
-        const unpinned = !issuer;
+        // Unanchored: held, but with no issuer pinned (a trust file that pins none included).
+        const unanchored = [...new Set(results.filter((r) => r.verified && !r.anchored).flatMap((r) => r.unanchored))];
+        const anchored = unanchored.length === 0;
+        const verdict = failed > 0 ? 'failed' : unreadable.length > 0 || results.length === 0 ? 'unreadable' : anchored ? 'verified' : 'unanchored';
         const summary = {
-          verified: failed === 0 && unreadable.length === 0,
+          verdict,
+          verified: verdict === 'verified',
+          anchored,
+          unanchored,
           total: results.length,
           held: results.length - failed,
           failed,
           unreadable,
-          issuerPinned: !unpinned,
+          issuerPinned: anchored,
           results,
         };
         out.result(summary, () => {
@@ -79,12 +87,12 @@ export function credentialCommand(verify: Command, cli: Cli) {
             ]);
           for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
           lines.push(
-            `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
-              (unpinned ? '; issuer not pinned (--issuer DID ties the credentials to a node)' : ''),
+            `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}`,
           );
+          if (verdict === 'unanchored') lines.push(anchorLine({ unanchored: ['issuer.pinned'] }));
           return lines.join('\n');
         });
-        return failed > 0 ? 1 : unreadable.length > 0 || results.length === 0 ? 2 : 0;
+        return { failed: 1, unreadable: 2, unanchored: 3, verified: 0 }[verdict];
       }),
     );
 }

@@ -1,6 +1,7 @@
 // akas verify ...: offline checks, no node and no network, one file per subcommand in this
 // folder (verifier/ is loaded lazily inside each action). Exit codes: 0 the check holds, 1 it
-// does not, 2 it could not be run (unreadable file, bad arguments). Two exceptions say so when
+// does not, 2 it could not be run (unreadable file, bad arguments), 3 it held but is unanchored:
+// no issuer or log key pinned by the auditor (--trust, --issuer, --log-key; PROTOCOL 8.6). Two exceptions say so when
 // they run: `verify manifest` asks the node (an HMAC only it can check), and `verify cas --node
 // --fetch` fetches the bytes the artifact names (a URI its proposer chose: only when told to).
 //

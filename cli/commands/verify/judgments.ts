@@ -4,11 +4,14 @@ import type { Command } from 'commander';
 import { CliError } from '../../errors.js';
 import { readJsonFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
+import { anchorLine } from './shared.js';
 
 export function judgmentsCommand(verify: Command, cli: Cli) {
   verify
     .command('judgments')
-    .description("check every judge's Ed25519 signature (L2) of a proposal, and the content it signed, offline (exit 0 all hold, 1 one does not, 2 unreadable)")
+    .description(
+      "check every judge's Ed25519 signature (L2) of a proposal, and the content it signed, offline (exit 0 all hold, 1 one does not, 2 unreadable, 3 a judge's key not tied to it by --agent)",
+    )
     .argument('<file>', 'the proposal as `akas proposal ID --json` prints it (- for stdin)')
     .option('--agent <file...>', "judges' public profiles (`akas agents TAG --json`): also check each key was that judge's when it signed")
     .action(
@@ -34,7 +37,8 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
           : content.ok
             ? [`ok    content ${content.contentSha256 ?? ''} (hashed here) is the contentSha256 the proposal states`]
             : ['FAIL  content', ...content.problems.map((p) => `      ${p}`)];
-        out.result(report, () =>
+        const verdict = !report.ok ? 'failed' : report.anchored ? 'verified' : 'unanchored';
+        out.result({ ...report, verdict, verified: verdict === 'verified' }, () =>
           [
             ...contentLines,
             ...report.checks.map((c) =>
@@ -48,9 +52,10 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
               : `${report.checked - report.failed}/${report.checked} judgments of ${report.proposalId} hold` +
                 (report.contentSha256 ? `, over content ${report.contentSha256} (hashed here)` : '') +
                 (report.keysUnchecked ? `; ${report.keysUnchecked} key owner(s) unchecked (pass --agent PROFILE.json to tie keys to judges)` : ''),
+            ...(verdict === 'unanchored' ? [anchorLine(report)] : []),
           ].join('\n'),
         );
-        return report.ok ? 0 : 1;
+        return { failed: 1, unanchored: 3, verified: 0 }[verdict];
       }),
     );
 }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { CliError } from '../../errors.js';
 import { readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { mark, witnessPolicyArg } from './shared.js';
+import { anchorLine, mark, trustArg, verdictExit, verdictFields, witnessPolicyArg } from './shared.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -15,7 +15,11 @@ export function logProofCommand(verify: Command, cli: Cli) {
       "check an attestation's inclusion proof and checkpoint offline: the JSON of `akas attestation ID --json`, or its C2SP tlog-proof (`--format tlog-proof`)",
     )
     .argument('<file>', 'the saved answer or .tlog-proof file (- for stdin)')
-    .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too)")
+    .option('--trust <file>', 'the log keys and witness quorum you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option(
+      '--log-key <key>',
+      "the node's log key to pin (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too); without it or --trust, exit 3",
+    )
     .option(
       '--witness <key>',
       'a witness whose cosignature counts (its cosignature/v1 verifier key NAME+KEYID+KEY, as `akas witness` prints it); repeatable',
@@ -24,13 +28,15 @@ export function logProofCommand(verify: Command, cli: Cli) {
     )
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned the checkpoint (default: all)')
     .action(
-      action(cli, async (file: string, opts: { logKey: string; witness: string[]; witnessQuorum?: string }) => {
-        const witnesses = witnessPolicyArg(opts.witness, opts.witnessQuorum);
+      action(cli, async (file: string, opts: { trust?: string; logKey?: string; witness: string[]; witnessQuorum?: string }) => {
+        const pinned = await trustArg(opts.trust, { '--log-key': opts.logKey, '--witness': opts.witness, '--witness-quorum': opts.witnessQuorum });
+        const witnesses = pinned ? pinned.witnesses : witnessPolicyArg(opts.witness, opts.witnessQuorum);
+        const logKey = pinned ? pinned.logKeys : opts.logKey;
         const { verifyLogProof, verifyTlogProof } = await import('../../../verifier/index.js');
         const text = readSource(file);
         // A C2SP tlog-proof starts with its header line (PROTOCOL 16.5); anything else is the JSON answer.
         let r: ReturnType<typeof verifyLogProof>;
-        if (text.startsWith('c2sp.org/tlog-proof@')) r = verifyTlogProof(text, opts.logKey, witnesses);
+        if (text.startsWith('c2sp.org/tlog-proof@')) r = verifyTlogProof(text, logKey, witnesses);
         else {
           let doc: unknown;
           try {
@@ -38,10 +44,17 @@ export function logProofCommand(verify: Command, cli: Cli) {
           } catch {
             throw new CliError(2, `${file === '-' ? 'stdin' : file} is neither JSON nor a C2SP tlog-proof`, { code: 'invalid_json', path: file });
           }
-          r = verifyLogProof(doc, opts.logKey, witnesses);
+          r = verifyLogProof(doc, logKey, witnesses);
         }
-        cli.output().result(r, () => r.checks.map((c) => `${mark(c.valid)}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`).join('\n'));
-        return r.verified ? 0 : 1;
+        cli
+          .output()
+          .result({ ...r, ...verdictFields(r) }, () =>
+            [
+              ...r.checks.map((c) => `${mark(c.valid)}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`),
+              ...(r.verified && !r.anchored ? [anchorLine(r)] : []),
+            ].join('\n'),
+          );
+        return verdictExit(r);
       }),
     );
 }

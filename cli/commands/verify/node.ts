@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { CliError, usageError } from '../../errors.js';
 import { readIssuerKeysFile, readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { issuerArg, mark } from './shared.js';
+import { anchorLine, issuerArg, mark, trustArg, verdictExit, verdictFields } from './shared.js';
 
 export function nodeCommand(verify: Command, cli: Cli) {
   verify
@@ -13,6 +13,7 @@ export function nodeCommand(verify: Command, cli: Cli) {
       'check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, the publication in the log (exit 0 holds, 1 does not, 2 unreadable)',
     )
     .argument('<file>', 'the node as `akas node PATH --json` prints it, or a brief as `akas brief ID --json` prints it (- for stdin)')
+    .option('--trust <file>', 'the issuers and log keys you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
     .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
     .option(
       '--issuer-keys <file>',
@@ -21,7 +22,8 @@ export function nodeCommand(verify: Command, cli: Cli) {
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key); else the one the pinned --issuer endorses")
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { issuer?: string; issuerKeys?: string; logKey?: string; verbose?: boolean }) => {
+      action(cli, async (file: string, opts: { trust?: string; issuer?: string; issuerKeys?: string; logKey?: string; verbose?: boolean }) => {
+        const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys, '--log-key': opts.logKey });
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
         const { verifyNode, NotCheckableError, tally } = await import('../../../verifier/index.js');
@@ -29,13 +31,13 @@ export function nodeCommand(verify: Command, cli: Cli) {
         const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         let report;
         try {
-          report = verifyNode(text, { issuer, issuerKeys: list as never, logKey: opts.logKey });
+          report = verifyNode(text, { issuer, issuerKeys: list as never, logKey: opts.logKey, trust: pinned?.issuers, logKeys: pinned?.logKeys });
         } catch (e) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           throw e;
         }
         const t = tally(report.checks);
-        cli.output().result({ ...report, ...t }, () => {
+        cli.output().result({ ...report, ...t, ...verdictFields(report) }, () => {
           const lines = [
             `${report.shape === 'brief' ? 'brief' : report.kind} ${report.path}` +
               (report.proposalId
@@ -49,9 +51,10 @@ export function nodeCommand(verify: Command, cli: Cli) {
           lines.push(
             `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
           );
+          if (report.verified && !report.anchored) lines.push(anchorLine(report));
           return lines.join('\n');
         });
-        return report.verified ? 0 : 1;
+        return verdictExit(report);
       }),
     );
 }

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { CliError, usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { failing, issuerArg, mark, readStdin, timeArg } from './shared.js';
+import { anchorLine, failing, issuerArg, mark, readStdin, timeArg, trustArg, verdictExit, verdictFields } from './shared.js';
 
 export function presentationCommand(verify: Command, cli: Cli) {
   verify
@@ -16,6 +16,7 @@ export function presentationCommand(verify: Command, cli: Cli) {
     .option('--domain <domain...>', 'the domain(s) you gave the holder: the proof must carry exactly these')
     .option('--require-proof', 'refuse a presentation without a proof (otherwise reported as not checked)')
     .option('--at <time>', 'check the validity windows at this instant (ISO 8601 or epoch ms; default now)')
+    .option('--trust <file>', 'the issuers you pin, each in its window, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
     .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
     .option(
       '--issuer-keys <file>',
@@ -27,8 +28,18 @@ export function presentationCommand(verify: Command, cli: Cli) {
         cli,
         async (
           file: string,
-          opts: { challenge?: string; domain?: string[]; requireProof?: boolean; at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean },
+          opts: {
+            trust?: string;
+            challenge?: string;
+            domain?: string[];
+            requireProof?: boolean;
+            at?: string;
+            issuer?: string;
+            issuerKeys?: string;
+            judgeSignature?: boolean;
+          },
         ) => {
+          const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys });
           const at = timeArg(opts.at);
           const issuer = issuerArg(opts.issuer);
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
@@ -40,7 +51,7 @@ export function presentationCommand(verify: Command, cli: Cli) {
           } catch (e) {
             throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
           }
-          const trust = list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
+          const trust = pinned ? pinned.issuers : list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
           const domain = opts.domain === undefined ? undefined : opts.domain.length === 1 ? opts.domain[0] : opts.domain;
           const r = verifyPresentation(bytes, {
             at,
@@ -56,16 +67,17 @@ export function presentationCommand(verify: Command, cli: Cli) {
             throw new CliError(2, `${file} is not JSON: ${first.why}`, { code: 'invalid_json', path: file });
           cli
             .output()
-            .result(r, () =>
+            .result({ ...r, ...verdictFields(r) }, () =>
               [
                 `presentation${r.holder ? ` of ${r.holder}` : ''}: ${r.credentials.length} credential(s)`,
                 ...r.checks
                   .filter((c) => c.valid !== true)
                   .map((c) => `  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.subject ? `${c.subject}  ` : ''}${c.why ?? c.what}`),
                 `${r.verified ? 'holds' : 'does NOT hold'}: ${r.checks.filter((c) => c.valid === true).length} checks held, ${failing(r.checks).length} failed, ${r.checks.filter((c) => c.valid === null).length} not checked`,
+                ...(r.verified && !r.anchored ? [anchorLine(r)] : []),
               ].join('\n'),
             );
-          return r.verified ? 0 : 1;
+          return verdictExit(r);
         },
       ),
     );

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { issuerArg, timeArg } from './shared.js';
+import { issuerArg, timeArg, trustArg } from './shared.js';
 
 export function serveCommand(verify: Command, cli: Cli) {
   verify
@@ -13,11 +13,16 @@ export function serveCommand(verify: Command, cli: Cli) {
       'serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test suites (docs/W3C-SUITES.md)',
     )
     .option('--port <port>', 'port (0: any free one)', '0')
+    .option(
+      '--trust <file>',
+      'pin the issuers of the credentials, each in its window (a trust file: PROTOCOL 8.6); without it or --issuer every answer is unanchored',
+    )
     .option('--issuer <did>', 'pin the issuer of every credential')
     .option('--issuer-keys <file>', "with --issuer: the node's key list, followed from the pinned DID")
     .option('--at <time>', "check validity windows at this instant (default: each request's now)")
     .action(
-      action(cli, async (opts: { port: string; issuer?: string; issuerKeys?: string; at?: string }) => {
+      action(cli, async (opts: { port: string; trust?: string; issuer?: string; issuerKeys?: string; at?: string }) => {
+        const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys });
         const port = Number(opts.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(`--port must be 0 to 65535, got ${opts.port}`);
         const at = timeArg(opts.at);
@@ -26,7 +31,8 @@ export function serveCommand(verify: Command, cli: Cli) {
         const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         const { trustIssuerKeys } = await import('../../../verifier/index.js');
         const { serveVerifier } = await import('../../verify-serve.js');
-        const server = await serveVerifier({ port, at, issuer, trust: list && issuer ? trustIssuerKeys(issuer, list as never) : undefined });
+        const trust = pinned ? pinned.issuers : list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
+        const server = await serveVerifier({ port, at, issuer, trust });
         cli.io.stdout.write(`akas verify serve: listening on ${server.url} (POST /credentials/verify, /presentations/verify; Ctrl-C stops)\n`);
         await new Promise<void>((resolve) => {
           const stop = () => void server.close().then(resolve);

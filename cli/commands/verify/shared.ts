@@ -1,8 +1,9 @@
-// What the verify subcommands share: the --at, --issuer and --witness arguments, the mark a
-// report line starts with, and stdin read whole (akas log watch and gate take --witness too).
+// What the verify subcommands share: the --at, --issuer, --trust and --witness arguments, the
+// mark a report line starts with, the verdict and its exit code (0 verified, 1 failed, 3
+// unanchored), and stdin read whole (akas log watch and gate take --witness too).
 // The checks themselves live in verifier/, never here.
 import { readFileSync } from 'node:fs';
-import { usageError } from '../../errors.js';
+import { CliError, usageError } from '../../errors.js';
 
 export interface CheckLike {
   id: string;
@@ -50,3 +51,74 @@ export function witnessPolicyArg(witness: string[] = [], quorum?: string): { key
     throw usageError(`--witness-quorum is a whole number from 1 to ${keys.length} (the witnesses given), got ${quorum}`);
   return { keys, quorum: k, now: Math.floor(Date.now() / 1000) };
 }
+
+/** What `--trust FILE` pins (verifier/trust.ts), as the verifier's options take it. */
+export interface TrustArg {
+  /** The trust file as parsed: its issuers (plain values, for the worker threads of verify credential) and policy. */
+  file: import('../../../verifier/trust.js').Trust;
+  /** The issuer keys it pins, each in its window; undefined when it pins none. */
+  issuers?: import('../../../verifier/issuer-keys.js').IssuerTrust;
+  /** The log keys its policy pins; undefined when none. */
+  logKeys?: string[];
+  /** Its witness quorum; undefined for `quorum none`. */
+  witnesses?: import('../../../verifier/log.js').WitnessPolicy;
+}
+
+/**
+ * `--trust FILE`: the issuers, log keys and witness quorum an auditor pins in one file (PROTOCOL
+ * 8.6). It stands instead of --issuer, --issuer-keys, --log-key and --witness: given with any of
+ * them it is a usage error, so no verdict mixes two sources of trust. A file that is not a trust
+ * file: exit 2 naming what is wrong.
+ */
+export async function trustArg(path: string | undefined, others: Record<string, unknown> = {}): Promise<TrustArg | undefined> {
+  if (path === undefined) return undefined;
+  const mixed = Object.entries(others)
+    .filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))
+    .map(([k]) => k);
+  if (mixed.length) throw usageError(`--trust pins the issuer, the log keys and the witnesses: leave out ${mixed.join(', ')}`);
+  const { parseTrust, issuerTrustOf, TrustFileError } = await import('../../../verifier/trust.js');
+  let bytes: Buffer;
+  try {
+    bytes = path === '-' ? readStdin() : readFileSync(path);
+  } catch (e) {
+    throw new CliError(2, `Cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path });
+  }
+  try {
+    const file = parseTrust(bytes);
+    const q = file.policy.quorum;
+    return {
+      file,
+      issuers: issuerTrustOf(file),
+      logKeys: file.policy.logs.length ? file.policy.logs : undefined,
+      witnesses: q ? { keys: file.policy.witnesses, rule: q, now: Math.floor(Date.now() / 1000) } : undefined,
+    };
+  } catch (e) {
+    if (e instanceof TrustFileError) throw new CliError(2, `${path} is not a trust file: ${e.message}`, { code: 'not_a_trust_file', path });
+    throw e;
+  }
+}
+
+/** The line an unanchored verdict ends with (exit 3): which checks could not be tied to a pinned key, and what to pin. */
+export function anchorLine(r: { unanchored: string[] }): string {
+  const ids = r.unanchored;
+  const issuer = ids.some((id) => id.includes('issuer'));
+  const log = ids.some((id) => id.startsWith('log.'));
+  const judges = ids.some((id) => id.startsWith('judge.key'));
+  const pins = [
+    issuer || log
+      ? `--trust FILE (akas node-keys --trust > trust.json)${issuer ? ', or --issuer DID' : ''}${log ? `${issuer ? ' and' : ', or'} --log-key KEY` : ''}`
+      : '',
+    judges ? '--agent PROFILE.json for each judge (akas agents TAG --json): its keys and their windows' : '',
+  ].filter(Boolean);
+  const shown = ids.length > 4 ? `${ids.slice(0, 4).join(', ')} and ${ids.length - 4} more` : ids.join(', ');
+  return `UNANCHORED (exit 3): ${ids.length} check(s) ran on keys the input brought itself, none pinned by you (${shown}); pin ${pins.join('; ')}`;
+}
+
+/** The verdict fields every verify command's --json carries: verified only when anchored with no failure (issue 32). */
+export function verdictFields(r: { verified: boolean; anchored: boolean; unanchored: string[] }) {
+  const verdict = !r.verified ? 'failed' : r.anchored ? 'verified' : 'unanchored';
+  return { verdict, verified: verdict === 'verified', anchored: r.anchored, unanchored: r.unanchored };
+}
+
+/** The exit code of a verdict (DESIGN): 0 verified, 1 a check failed (false beats unknown), 3 unanchored. */
+export const verdictExit = (r: { verified: boolean; anchored: boolean }) => (!r.verified ? 1 : r.anchored ? 0 : 3);

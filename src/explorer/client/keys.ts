@@ -1,5 +1,7 @@
 // The node's keys this browser trusts: pinned on the first visit (trust on first use, in
-// localStorage per origin); a changed log key, or an issuer the pinned one does not reach by
+// localStorage per origin), or pinned by the reader, who pastes an issuer DID and log key they
+// have from elsewhere (issue 32: the label says which, "pinned on first visit" is the node's own
+// word at that moment); a changed log key, or an issuer the pinned one does not reach by
 // rotations signed by both keys, is said on every page, and checks use the pinned keys.
 import type * as VerifierModule from '../../../verifier/browser.js';
 import { $, el, getJson } from './dom.js';
@@ -9,6 +11,8 @@ interface Pinned {
   issuer: string;
   logKey: string;
   at: number;
+  /** How the keys were pinned: on the first visit, from the node's own answer (trust on first use), or by the reader. Older pins say nothing: first visit. */
+  by?: 'first-visit' | 'reader';
 }
 export interface Keys {
   /** The issuer DID and log key this browser trusts (pinned on first visit). */
@@ -19,6 +23,10 @@ export interface Keys {
   /** What changed since the pin, if anything. */
   problems: string[];
   pinnedNow: boolean;
+  /** Who pinned them: this browser on the first visit (trust on first use), or the reader. */
+  pinnedBy: 'first-visit' | 'reader';
+  /** When they were pinned (ms). */
+  pinnedAt: number;
 }
 
 const PIN_KEY = `akas.pin.${location.origin}`;
@@ -42,7 +50,7 @@ export function nodeKeys(): Promise<Keys> {
     let pin = readPin();
     let pinnedNow = false;
     if (!pin) {
-      pin = { issuer: d.issuer.did, logKey: d.log.verifierKey, at: Date.now() };
+      pin = { issuer: d.issuer.did, logKey: d.log.verifierKey, at: Date.now(), by: 'first-visit' };
       pinnedNow = true;
       try {
         localStorage.setItem(PIN_KEY, JSON.stringify(pin));
@@ -58,7 +66,15 @@ export function nodeKeys(): Promise<Keys> {
       if (!trust.keys.has(d.issuer.did))
         problems.push(`the node's issuer ${d.issuer.did} is not reached from the pinned ${pin.issuer} by rotations signed by both keys`);
     }
-    return { issuer: pin.issuer, logKey: pin.logKey, issuerKeys: k.issuer, problems, pinnedNow };
+    return {
+      issuer: pin.issuer,
+      logKey: pin.logKey,
+      issuerKeys: k.issuer,
+      problems,
+      pinnedNow,
+      pinnedBy: pin.by === 'reader' ? 'reader' : 'first-visit',
+      pinnedAt: pin.at,
+    };
   })());
 }
 
@@ -74,11 +90,18 @@ export function showPin(keys: Keys) {
     $('main')?.prepend(warn);
   }
   if (!box) return;
+  const when = new Date(keys.pinnedAt).toISOString().slice(0, 16).replace('T', ' ');
+  const label =
+    keys.pinnedBy === 'reader'
+      ? `Pinned by you (${when} UTC): `
+      : keys.pinnedNow
+        ? 'Pinned on first visit, now (trust on first use: the keys this node shows today; pin your own below): '
+        : `Pinned on first visit (${when} UTC; trust on first use: the keys this node showed then; pin your own below): `;
   box.replaceChildren(
     el(
       'p',
-      {},
-      keys.pinnedNow ? 'Pinned now (first visit): ' : `Pinned by this browser: `,
+      { 'data-pinned-by': keys.pinnedBy },
+      label,
       el('code', { class: 'wrap' }, keys.issuer),
       ' and the log key ',
       el('code', { class: 'wrap' }, keys.logKey),
@@ -90,5 +113,32 @@ export function showPin(keys: Keys) {
     localStorage.removeItem(PIN_KEY);
     location.reload();
   });
-  box.append(forget);
+  box.append(forget, pinOwnForm());
+}
+
+/** The reader pins keys they have from elsewhere (the operator, akas node-keys --trust on a machine they trust): the label then says "pinned by you". */
+function pinOwnForm(): HTMLElement {
+  const issuer = el('input', { name: 'pin-issuer', size: '60', placeholder: 'did:key:z6Mk...', 'aria-label': 'issuer did:key' }) as HTMLInputElement;
+  const logKey = el('input', { name: 'pin-log-key', size: '60', placeholder: 'akas/...+...+...', 'aria-label': 'log key' }) as HTMLInputElement;
+  const form = el(
+    'form',
+    { class: 'pin-own', 'data-pin-own': '' },
+    el('label', {}, 'Issuer ', issuer),
+    ' ',
+    el('label', {}, 'Log key ', logKey),
+    ' ',
+    el('button', { type: 'submit' }, 'Pin these keys'),
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const pin: Pinned = { issuer: issuer.value.trim(), logKey: logKey.value.trim(), at: Date.now(), by: 'reader' };
+    if (!/^did:key:z[1-9A-HJ-NP-Za-km-z]+$/.test(pin.issuer) || !/^[^+\s]+\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+$/.test(pin.logKey)) {
+      issuer.setCustomValidity('a did:key issuer and a C2SP log key (NAME+KEYHASH+KEY), as akas node-keys prints them');
+      issuer.reportValidity();
+      return;
+    }
+    localStorage.setItem(PIN_KEY, JSON.stringify(pin));
+    location.reload();
+  });
+  return el('details', {}, el('summary', {}, 'Pin keys you have from elsewhere'), form);
 }

@@ -98,10 +98,22 @@ export function checksTable(checks: Check[]): HTMLTableElement {
 /** One result of the Verify page: what was checked, its kind, the overall verdict and its checks' table. */
 export function resultCard(title: string, kind: string, report: Report): HTMLElement {
   const v = verdict(report.checks);
+  // Unanchored (issue 32): the checks held, but on keys the file brought itself: not verified.
+  const unanchored = report.anchored === false && report.checks.every((c) => c.valid !== false);
   const state = el(
     'span',
-    { class: 'v', 'data-state': report.verified ? (v.state === 'unchecked' ? 'unchecked' : 'ok') : 'bad' },
-    el('span', { class: 'v-text' }, report.verified ? (v.state === 'unchecked' ? 'nothing could be checked' : 'verified') : 'not verified'),
+    { class: 'v', 'data-state': report.verified ? (v.state === 'unchecked' ? 'unchecked' : 'ok') : unanchored ? 'unchecked' : 'bad' },
+    el(
+      'span',
+      { class: 'v-text' },
+      report.verified
+        ? v.state === 'unchecked'
+          ? 'nothing could be checked'
+          : 'verified'
+        : unanchored
+          ? `unanchored: no key pinned for ${report.unanchored.slice(0, 3).join(', ')} (give the issuer and log key above)`
+          : 'not verified',
+    ),
   );
   return el(
     'div',

@@ -71,7 +71,8 @@ function judgmentChecks(r: VerifierModule.JudgmentsReport): Report {
       { id: 'judgment.signature', layer: 'L2', what: `${c.agentTag}'s Ed25519 signature`, valid: c.signatureValid, subject: c.judgmentId } as Check,
     );
   }
-  return { verified: r.ok, checks };
+  // A judge's key not tied to the judge by its profile anchors nothing (issue 32): said, not verified.
+  return { verified: r.ok && r.anchored, anchored: r.anchored, unanchored: r.unanchored, checks };
 }
 
 /** The Verify page's form: drop and choose files, paste JSON, and check them all on submit. */
