@@ -99,7 +99,7 @@ export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promis
 async function explainNoIdentity(cli: Cli, err: CliError): Promise<CliError> {
   const g = cli.globals();
   try {
-    await new AkasClient({ baseUrl: g.baseUrl }).get('/healthz');
+    await new AkasClient({ baseUrl: g.baseUrl }).health();
   } catch (e) {
     if (CliError.is(e) && (e.body.code === 'unreachable' || e.body.code === 'not_akas' || e.body.code === 'bad_base_url')) return e;
   }
@@ -142,6 +142,16 @@ export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: 
   // commander's "Did you mean ...?" and a pointer, not the whole command list after it (which
   // pushed the suggestion off the screen); a subcommand's usage error still shows its short help.
   program.showHelpAfterError(`(${program.name()} --help lists every command)`);
+  // A mistyped option of a subcommand gets the same: the error, commander's "Did you mean
+  // --port?" and one pointer, not the whole help (83 lines for serve) pushing the suggestion off.
+  const pointTo = (command: Command, path: string) => {
+    for (const sub of command.commands) {
+      const name = `${path} ${sub.name()}`;
+      sub.showHelpAfterError(`(${name} --help lists its options)`);
+      pointTo(sub, name);
+    }
+  };
+  pointTo(program, program.name());
   process.exitCode = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -323,9 +323,13 @@ export async function buildSea({ outfile = resolve(dist, `akas-verify-${process.
   copyFileSync(process.execPath, outfile);
   chmodSync(outfile, 0o755);
   const postject = resolve(root, 'node_modules/postject/dist/cli.js');
-  const injected = spawnSync(process.execPath, [postject, outfile, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], {
-    encoding: 'utf8',
-  });
+  const injected = spawnSync(
+    process.execPath,
+    [postject, outfile, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'],
+    {
+      encoding: 'utf8',
+    },
+  );
   // Node's Linux binaries are built on RHEL 8 with gcc's annobin plugin, which leaves a
   // .gnu.build.attributes section of NOTE type whose notes LIEF (postject's ELF library)
   // cannot name: it warns "Can't find string offset for section name '.note.100'" (or

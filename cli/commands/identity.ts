@@ -18,7 +18,7 @@ async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: Poss
   if (serverKeys) return null;
   const health = await cli
     .client()
-    .get<Json>('/healthz')
+    .health<Json>()
     .catch(() => undefined);
   const at = Number.isSafeInteger(health?.time) ? (health!.time as number) : Date.now();
   const pair = generateKeyPair();
@@ -163,13 +163,24 @@ export function identityCommands(program: Command, cli: Cli) {
       action(cli, async () => {
         const client = cli.client();
         const w = await client.get<Json>('/api/agent/v1/wakeup', Boolean(client.apiKey));
+        // The node says work "may be waiting" without looking: the queue is asked, so the
+        // line says what it holds (the --json answer stays the node's own).
+        let detail = routesToCommands(String(w.nextEligibleAt?.reasonDetail));
+        if (w.authenticated !== false && w.nextEligibleAt?.reason === 'work-available' && !cli.globals().json) {
+          const queue = await client.get<Json>('/api/judge/queue?limit=1', true).catch(() => undefined);
+          if (queue && Array.isArray(queue.items)) {
+            detail = queue.items.length
+              ? `proposals wait for your judgment: akas queue (${queue.nextCursor ? 'more than one' : 'one'})`
+              : 'no proposal waits for your judgment now (akas queue says why a pending one is not offered)';
+          }
+        }
         cli.output().result(w, () =>
           w.authenticated === false
             ? `not registered here: ${w.nextStep.note}\n  register: akas register (${w.nextStep.registerUrl})`
             : table([
                 ['agent', w.agentTag],
                 ['next', `${w.nextEligibleAt.reason} at ${w.nextEligibleAt.iso}`],
-                ['detail', routesToCommands(String(w.nextEligibleAt.reasonDetail))],
+                ['detail', detail],
                 ['poll after', `${w.pollAfterSeconds} s`],
                 ['balance', w.balance.spendable],
               ]),

@@ -31,6 +31,17 @@ export function verdict(checks: Check[]): { state: State; text: string; detail: 
   };
 }
 
+/**
+ * "verified" with the count `akas verify bundle` or `akas verify node` prints for the same report
+ * (its checks that held): a check of the page's own (what it shows against what was checked) is
+ * said apart, never added to the count, so the browser and the CLI give one number.
+ */
+export function verifiedAsTheCliSays(reportChecks: Check[], command: string, pageSays?: string): string {
+  const held = reportChecks.filter((c) => c.valid === true).length;
+  const unchecked = reportChecks.filter((c) => c.valid === null).length;
+  return `verified (${held} checks held${unchecked ? `, ${unchecked} not checkable here` : ''}, as ${command} counts them${pageSays ? `; ${pageSays}` : ''})`;
+}
+
 /** A table of checks, layer by layer (content, L1, L2, L3, CAS), each layer with its own verdict. */
 export function checksTable(checks: Check[]): HTMLTableElement {
   const order = ['input', 'content', 'L1', 'L2', 'L3', 'CAS'];
