@@ -79,14 +79,26 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
 /** Wraps an action: CliErrors become output + exit code, anything else is a crash (exit 2). */
 export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promise<number | void>) {
   return async (...args: A) => {
-    try {
-      const code = await fn(...args);
-      process.exitCode = code ?? EXIT.ok;
-    } catch (e) {
-      let err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
-      if (err.body.code === 'no_identity') err = await explainNoIdentity(cli, err);
-      cli.output().failure(err);
-      process.exitCode = err.exitCode;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const code = await fn(...args);
+        process.exitCode = code ?? EXIT.ok;
+        return;
+      } catch (e) {
+        let err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
+        if (err.body.code === 'no_identity') err = await explainNoIdentity(cli, err);
+        // The saved api key refused: is the identity another node's (a fresh node on the port)?
+        // When the one kept for this node is put back, the command runs once more (a 401 did nothing).
+        if (err.body.status === 401 && attempt === 0) {
+          const { otherNodesIdentity } = await import('./node-identity.js');
+          const other = await otherNodesIdentity(cli, err).catch(() => undefined);
+          if (other === 'switched') continue;
+          if (other) err = other;
+        }
+        cli.output().failure(err);
+        process.exitCode = err.exitCode;
+        return;
+      }
     }
   };
 }

@@ -14,16 +14,19 @@ import { generateKeyPair, proveKeyPossession, type PossessionPurpose } from '../
  * the node makes the keypair and shows the private key once). The proof is dated by the
  * node's clock (GET /healthz), so a skewed clock here does not make it stale there.
  */
-async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose) {
+async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose, health?: Json) {
   if (serverKeys) return null;
-  const health = await cli
-    .client()
-    .health<Json>()
-    .catch(() => undefined);
+  health ??= await nodeHealth(cli);
   const at = Number.isSafeInteger(health?.time) ? (health!.time as number) : Date.now();
   const pair = generateKeyPair();
   return { pair, body: proveKeyPossession(pair, purpose, at) };
 }
+
+const nodeHealth = (cli: Cli) =>
+  cli
+    .client()
+    .health<Json>()
+    .catch(() => undefined);
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -74,18 +77,25 @@ export function identityCommands(program: Command, cli: Cli) {
       action(cli, async (opts: { pool?: string; promptId?: string; from?: string; force?: boolean; serverKeys?: boolean }) => {
         const g = cli.globals();
         if (opts.pool && !['A', 'B'].includes(opts.pool)) throw usageError('--pool is A or B');
-        const existing = cli.identity();
+        // Identities belong to a node (its issuer), not to a URL: another node's identity saved
+        // for this URL is kept for that node, and only this node's stops a register without --force.
+        const health = await nodeHealth(cli);
+        const issuer = typeof health?.issuer === 'string' ? health.issuer : undefined;
+        const { identityForNode } = await import('../node-identity.js');
+        const { existing, note } = await identityForNode(cli, issuer);
         if (existing && !opts.force) {
-          throw usageError(`Profile "${g.profile}" already holds ${existing.tag} for ${g.baseUrl}; use --profile NAME or --force.`);
+          throw usageError(`Profile "${g.profile}" already holds ${existing.tag} for this node (${issuer ?? g.baseUrl}); use --profile NAME or --force.`);
         }
+        if (note) cli.output().note(note);
         const q = new URLSearchParams();
         if (opts.pool) q.set('pool', opts.pool);
         if (opts.from) q.set('from', opts.from);
-        const own = await localKey(cli, opts.serverKeys, 'register');
+        const own = await localKey(cli, opts.serverKeys, 'register', health);
         const request = { ...(opts.promptId ? { promptId: opts.promptId } : {}), ...own?.body };
         const body = await cli.client().post<Json>(`/api/agent/v1/register${q.size ? `?${q}` : ''}`, Object.keys(request).length ? request : undefined);
         const saved: SavedIdentity = {
           baseUrl: g.baseUrl.replace(/\/$/, ''),
+          ...(issuer ? { issuer } : {}),
           tag: body.tag,
           apiKey: body.apiKey,
           recoveryToken: body.recoveryToken,
@@ -117,6 +127,8 @@ export function identityCommands(program: Command, cli: Cli) {
     .action(
       action(cli, async () => {
         const me = await cli.client().get<Json>('/api/agent/v1/me', true);
+        // An identity saved before identities recorded their node learns it here (the node took its key).
+        await (await import('../node-identity.js')).recordIssuer(cli, cli.identity());
         cli
           .output()
           .result(me, () =>
