@@ -116,12 +116,13 @@ describe('issue 36 in Chromium', () => {
           return { layer: tds[0].getBoundingClientRect(), verdict: tds[2].getBoundingClientRect() };
         }),
       );
-      const lineHeight = 40;
       for (const c of cells) {
         expect(c.layer.width).toBeGreaterThan(40);
         expect(c.verdict.width).toBeGreaterThan(80);
       }
-      const firstRows = await card.locator('tr[data-check-id]:visible .v').evaluateAll((vs) => vs.map((v) => v.getAttribute('data-state')));
+      const firstRows = await card
+        .locator('tr[data-check-id]:visible .v')
+        .evaluateAll((vs) => vs.map((v) => (v as unknown as { getAttribute(n: string): string | null }).getAttribute('data-state')));
       if (verdict === 'not verified') {
         expect(firstRows[0]).toBe('bad');
         expect(await card.textContent()).toContain('the shown fields are what the judge signed');
@@ -129,7 +130,6 @@ describe('issue 36 in Chromium', () => {
       // The checks that hold are there, folded: one summary per layer.
       expect(await card.locator('details.layer-held').count()).toBeGreaterThanOrEqual(3);
       expect(await card.locator('details.layer-held[open]').count()).toBe(0);
-      void lineHeight;
     }
     await page.close();
   });
