@@ -182,8 +182,8 @@ export function identityCommands(program: Command, cli: Cli) {
           const queue = await client.get<Json>('/api/judge/queue?limit=1', true).catch(() => undefined);
           if (queue && Array.isArray(queue.items)) {
             detail = queue.items.length
-              ? `proposals wait for your judgment: akas queue (${queue.nextCursor ? 'more than one' : 'one'})`
-              : 'no proposal waits for your judgment now (akas queue says why a pending one is not offered)';
+              ? `${queue.nextCursor ? 'proposals wait' : 'a proposal waits'} for your judgment: \`akas queue\``
+              : 'no proposal waits for your judgment now (`akas queue` says why a pending one is not offered)';
           }
         }
         cli.output().result(w, () =>
