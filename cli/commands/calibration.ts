@@ -139,23 +139,25 @@ export function calibrationCommands(program: Command, cli: Cli) {
         writeFileSync(join(target, 'README.md'), CALIBRATION_README, { mode: 0o600 });
         // Read back as the node will: what was written is a set the node accepts.
         const set = readCalibrationSet(target);
-        cli.output().result(
-          {
-            dir: target,
-            questions: set.pools.A.length + set.pools.B.length,
-            challenges: set.bank.normal.length,
-            decoys: set.bank.decoys.length,
-            next: `akas serve --calibration ${dir}`,
-          },
-          () =>
-            [
-              `private calibration set in ${target} (files readable by you only):`,
-              `  pool-A.json, pool-B.json  ${set.pools.A.length + set.pools.B.length} questions with their expected answers`,
-              `  bank.json                 ${set.bank.all.length} challenges, ${set.bank.decoys.length} of them decoys`,
-              `  README.md                 how to edit or extend them`,
-              `start a node on it: akas serve --calibration ${dir}`,
-            ].join('\n'),
-        );
+        cli
+          .output()
+          .result(
+            {
+              dir: target,
+              questions: set.pools.A.length + set.pools.B.length,
+              challenges: set.bank.normal.length,
+              decoys: set.bank.decoys.length,
+              next: `akas serve --calibration ${dir}`,
+            },
+            () =>
+              [
+                `private calibration set in ${target} (files readable by you only):`,
+                `  pool-A.json, pool-B.json  ${set.pools.A.length + set.pools.B.length} questions with their expected answers`,
+                `  bank.json                 ${set.bank.all.length} challenges, ${set.bank.decoys.length} of them decoys`,
+                `  README.md                 how to edit or extend them`,
+                `start a node on it: akas serve --calibration ${dir}`,
+              ].join('\n'),
+          );
       }),
     );
 }
