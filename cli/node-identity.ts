@@ -60,7 +60,8 @@ export async function otherNodesIdentity(cli: Cli, refusal: CliError): Promise<'
     1,
     [
       `The identity profile "${g.profile}" holds for ${baseUrl} (${saved.tag}) is ${whose}; the node answering at ${baseUrl} now is ${issuer}.`,
-      `\`akas register\` makes an identity on this node and keeps ${saved.tag} for its node (used again when that node answers here); --profile NAME uses another profile.`,
+      `\`akas register\` makes an identity on this node and keeps ${saved.tag} for its node (used again when that node answers here); ` +
+        '--profile NAME uses another profile.',
     ].join('\n'),
     // The node's hint (register for an api key) is what this says already, with why.
     { ...refusal.body, hint: undefined, savedIssuer: saved.issuer ?? null, nodeIssuer: issuer, tag: saved.tag },

@@ -79,7 +79,8 @@ function scoresFrom(opts: JudgeOptions): Scores {
   const missing = [...SCORE_NAMES.filter((name) => opts[name] === undefined).map((n) => `--${n}`), ...(opts.rationale === undefined ? ['--rationale'] : [])];
   if (missing.length)
     throw usageError(
-      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required: the four scores are numbers from 0 to 1, the rationale at most ${RATIONALE_MAX} characters`,
+      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required: ` +
+        `the four scores are numbers from 0 to 1, the rationale at most ${RATIONALE_MAX} characters`,
     );
   const scores = {} as Scores;
   for (const name of SCORE_NAMES) {

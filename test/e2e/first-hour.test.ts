@@ -38,7 +38,7 @@ function freePort(): Promise<number> {
 const issuerOf = async (url: string) => ((await (await fetch(`${url}/healthz`)).json()) as { issuer: string }).issuer;
 
 describe('a saved identity belongs to a node, not to a URL (issue 36, 1)', () => {
-  it('on another node at the same URL: me names both nodes, register makes a new identity without --force, and the old one is used again on its node', async () => {
+  it('on another node at the same URL: me names both nodes, register makes one without --force, the old one is used again on its node', async () => {
     const port = await freePort();
     const configDir = tempDir('akas-fh-config-');
     const dataA = tempDir('akas-fh-a-');

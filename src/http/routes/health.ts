@@ -71,7 +71,8 @@ export async function healthRoutes(app: FastifyInstance) {
           200: Closed({ ...answer, ok: Type.Literal(true) }),
           503: Closed(
             { ...answer, ok: Type.Literal(false) },
-            'The store does not accept writes (storage says why and what to do), or does not read; reads may still work. Or the demo tree is being seeded (seeding).',
+            'The store does not accept writes (storage says why and what to do), or does not read; reads may still work. ' +
+              'Or the demo tree is being seeded (seeding).',
           ),
         },
       },
