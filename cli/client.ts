@@ -181,6 +181,11 @@ export class AkasClient {
     return { status: res.status, headers: res.headers, body: body as T };
   }
 
+  /** GET /healthz: its answer whether 200 or 503 (a node seeding its demo tree, or whose store fails, answers 503 with the same body). */
+  health<T = Record<string, unknown>>() {
+    return this.call<T>('GET', '/healthz', { json: true, okStatuses: [503] }).then((r) => r.body);
+  }
+
   get<T = Record<string, unknown>>(path: string, auth = false) {
     return this.call<T>('GET', path, { auth, json: true }).then((r) => r.body);
   }

@@ -152,7 +152,7 @@ function referenceAnswers(poolId: string): Record<string, string> {
 
 async function demoAgent(baseUrl: string): Promise<DemoAgent> {
   const anonymous = new AkasClient({ baseUrl });
-  const health = await anonymous.get<Json>('/healthz');
+  const health = await anonymous.health<Json>();
   const pair = generateKeyPair();
   const r = await anonymous.post<Json>('/api/agent/v1/register', proveKeyPossession(pair, 'register', health.time));
   const identity: SavedIdentity = {
@@ -187,7 +187,7 @@ const ROUTES: Record<ProposalKind, string> = {
 export async function seedDemo(baseUrl: string, progress: (line: string) => void = () => undefined): Promise<DemoSummary> {
   const base = baseUrl.replace(/\/$/, '');
   const reader = new AkasClient({ baseUrl: base });
-  const health = await reader.get<Json>('/healthz');
+  const health = await reader.health<Json>();
   const existing = await reader.call('GET', '/api/knowledge/node/models/tiny-classifier', { okStatuses: [404] });
   if (existing.status === 200) return { seeded: false, note: 'the demo tree is there already', agents: [], proposals: [] };
   if (health.sameIpRule?.enforced) {

@@ -192,7 +192,7 @@ export async function reviewGate(
   const policy = opts.policy ?? {};
   const { key } = await logKeyFor(client, opts.logKey, readWatchState(opts.statePath));
   // Ages are measured by the node's clock, which set the agents' createdAt.
-  const now = policy.minAgeMs !== undefined ? Number((await client.get<Json>('/healthz')).time) : Date.now();
+  const now = policy.minAgeMs !== undefined ? Number((await client.health<Json>()).time) : Date.now();
   const reviews: GateReview[] = [];
   const counted = new Set<string>();
   const refusals = new Map<string, string | undefined>();

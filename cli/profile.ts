@@ -1,5 +1,8 @@
-// Identities saved per profile and per node (base URL) under $XDG_CONFIG_HOME/akas/, in
-// files of mode 0600 written atomically. Secrets are never printed again unless
+// Identities saved per profile and per node under $XDG_CONFIG_HOME/akas/, in files of mode 0600
+// written atomically. A node is its issuer DID, found at its base URL: the identity in use at a
+// URL is profiles/NAME/<url>.json (it records the issuer it was made on), and an identity of
+// another node that answered at the same URL before is kept in profiles/NAME/kept/ under that
+// node's issuer, to be taken back when that node answers there again (cli/node-identity.ts). Secrets are never printed again unless
 // --show-secrets is given. Every change is a read-modify-write under a lock file, so two
 // akas processes of one profile (two `akas propose` in parallel) never lose each other's
 // additions.
@@ -9,6 +12,8 @@ import { join } from 'node:path';
 
 export interface SavedIdentity {
   baseUrl: string;
+  /** The issuer DID of the node this identity was made on (absent in files saved before akas recorded it). */
+  issuer?: string;
   tag: string;
   apiKey: string;
   recoveryToken: string;
@@ -38,6 +43,37 @@ const slug = (baseUrl: string) => baseUrl.replace(/^https?:\/\//, '').replace(/[
 export function identityPath(profile: string, baseUrl: string): string {
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(profile)) throw new Error(`profile names are letters, digits, . _ -: ${profile}`);
   return join(configDir(), 'profiles', profile, `${slug(baseUrl)}.json`);
+}
+
+/** The file an identity of the node `issuer` is kept in while another node answers at its URL. */
+export function keptPath(profile: string, baseUrl: string, issuer: string): string {
+  return join(identityPath(profile, baseUrl), '..', 'kept', `${slug(baseUrl)}@${issuer.replace(/^did:key:/, '').replace(/[^A-Za-z0-9]+/g, '_')}.json`);
+}
+
+/**
+ * Moves the identity in use at baseUrl aside, kept for its node (`issuer`: the node it was made
+ * on, or a label when that is not known), so another can be made or taken back. Answers where it went.
+ */
+export function keepAside(profile: string, baseUrl: string, issuer: string): string {
+  const from = identityPath(profile, baseUrl);
+  const to = keptPath(profile, baseUrl, issuer);
+  mkdirSync(join(to, '..'), { recursive: true, mode: 0o700 });
+  return withFileLock(from, () => {
+    if (existsSync(to)) renameSync(to, `${to}.${Date.now()}.old`);
+    renameSync(from, to);
+    return to;
+  });
+}
+
+/** Puts the identity kept for `issuer` back in use at baseUrl (the one in use, if any, kept for its node first). */
+export function takeBack(profile: string, baseUrl: string, issuer: string, current?: SavedIdentity): boolean {
+  const kept = keptPath(profile, baseUrl, issuer);
+  if (!existsSync(kept)) return false;
+  if (current) keepAside(profile, baseUrl, current.issuer ?? `unknown-node-${current.createdAt}`);
+  const to = identityPath(profile, baseUrl);
+  mkdirSync(join(to, '..'), { recursive: true, mode: 0o700 });
+  withFileLock(to, () => renameSync(kept, to));
+  return true;
 }
 
 /** A profile file others can read (or write) is refused: it holds an api key and a private key. */

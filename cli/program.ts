@@ -80,14 +80,26 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
 // biome-ignore lint/suspicious/noConfusingVoidType: an action that only prints returns nothing (void); one that decides the exit code returns it
 export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promise<number | void>) {
   return async (...args: A) => {
-    try {
-      const code = await fn(...args);
-      process.exitCode = code ?? EXIT.ok;
-    } catch (e) {
-      let err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
-      if (err.body.code === 'no_identity') err = await explainNoIdentity(cli, err);
-      cli.output().failure(err);
-      process.exitCode = err.exitCode;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const code = await fn(...args);
+        process.exitCode = code ?? EXIT.ok;
+        return;
+      } catch (e) {
+        let err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
+        if (err.body.code === 'no_identity') err = await explainNoIdentity(cli, err);
+        // The saved api key refused: is the identity another node's (a fresh node on the port)?
+        // When the one kept for this node is put back, the command runs once more (a 401 did nothing).
+        if (err.body.status === 401 && attempt === 0) {
+          const { otherNodesIdentity } = await import('./node-identity.js');
+          const other = await otherNodesIdentity(cli, err).catch(() => undefined);
+          if (other === 'switched') continue;
+          if (other) err = other;
+        }
+        cli.output().failure(err);
+        process.exitCode = err.exitCode;
+        return;
+      }
     }
   };
 }
@@ -100,7 +112,7 @@ export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promis
 async function explainNoIdentity(cli: Cli, err: CliError): Promise<CliError> {
   const g = cli.globals();
   try {
-    await new AkasClient({ baseUrl: g.baseUrl }).get('/healthz');
+    await new AkasClient({ baseUrl: g.baseUrl }).health();
   } catch (e) {
     if (CliError.is(e) && (e.body.code === 'unreachable' || e.body.code === 'not_akas' || e.body.code === 'bad_base_url')) return e;
   }
@@ -143,6 +155,16 @@ export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: 
   // commander's "Did you mean ...?" and a pointer, not the whole command list after it (which
   // pushed the suggestion off the screen); a subcommand's usage error still shows its short help.
   program.showHelpAfterError(`(${program.name()} --help lists every command)`);
+  // A mistyped option of a subcommand gets the same: the error, commander's "Did you mean
+  // --port?" and one pointer, not the whole help (83 lines for serve) pushing the suggestion off.
+  const pointTo = (command: Command, path: string) => {
+    for (const sub of command.commands) {
+      const name = `${path} ${sub.name()}`;
+      sub.showHelpAfterError(`(${name} --help lists its options)`);
+      pointTo(sub, name);
+    }
+  };
+  pointTo(program, program.name());
   process.exitCode = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });

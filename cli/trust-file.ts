@@ -6,8 +6,7 @@
 // the current key through rotations signed by both keys, and the log key must be endorsed by an
 // issuer key; a key list that does not hold is refused (exit 1), never pinned.
 import { CliError } from './errors.js';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from './json.js';
 
 const iso = (ms: unknown) => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null);
 

@@ -84,7 +84,7 @@ export function parseTlogPolicy(text: string): TlogPolicy {
         if (members.has(m)) throw bad(`${m} is a member of a group already`);
         return r;
       });
-      of.forEach((m) => members.add(m));
+      for (const m of of) members.add(m);
       if (new Set(of).size !== of.length) throw bad('a member listed twice');
       const k = rule === 'all' ? of.length : rule === 'any' ? 1 : /^[1-9][0-9]*$/.test(rule) ? Number(rule) : NaN;
       if (!Number.isInteger(k) || k < 1 || k > of.length) throw bad(`the threshold ${rule} is not all, any, or 1 to ${of.length}`);

@@ -15,7 +15,7 @@ export function calibrateCommands(program: Command, cli: Cli) {
   program
     .command('calibrate')
     .description('answer the 5 calibration questions of your pool (an interactive questionnaire on a terminal)')
-    .option('--answers <file>', 'JSON object {questionId: answer} (- for stdin): for scripts')
+    .option('--answers <file>', "JSON object {questionId: answer} (- for stdin): for scripts; it may answer other pools too (only this agent's pool is sent)")
     .option('--questions', 'only print the questions (and attempts left)')
     .option('--allow-missing', 'submit even when a question has no answer or an answer is over its maxAnswerLen')
     .action(
@@ -65,6 +65,12 @@ export function calibrateCommands(program: Command, cli: Cli) {
                 attemptsRemaining: q.attemptsRemaining,
               },
             );
+          }
+          // One file may answer several pools (the README's answers.json answers both demo
+          // pools, for four profiles drawn into either): this agent's pool is sent, the rest left out.
+          if (foreign.length && problems.length === 0) {
+            answers = Object.fromEntries(Object.entries(answers as Record<string, unknown>).filter(([id]) => ours.has(id)));
+            out.note(`sending pool ${q.poolId}'s ${ours.size} answers; left out ${foreign.join(', ')} (not questions of this agent's pool)`);
           }
         } else if (out.interactive && ((cli.io as { stdin?: NodeJS.ReadStream }).stdin ?? process.stdin).isTTY) {
           if (q.attemptsRemaining === 0) throw usageError('No calibration attempts left.');

@@ -108,17 +108,49 @@ export function explorerPage(target: string | undefined): string {
   throw usageError(`not a tree path, proposal id, agent tag or attestation id: ${target}`);
 }
 
-async function openInBrowser(url: string) {
+/** Past this, an opener still running is a browser started in the foreground: taken as shown. */
+const OPENER_WAIT_MS = 5000;
+
+/**
+ * Asks for a browser to show the URL and answers whether one was: no display on Linux (and no
+ * $BROWSER), an opener that is not installed, or one that exits non-zero (xdg-open with no
+ * browser configured, a $BROWSER that fails) all mean nothing opened, and say why.
+ */
+async function openInBrowser(url: string): Promise<{ opened: true } | { opened: false; why: string }> {
+  if (!process.env.BROWSER && process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
+    return { opened: false, why: 'no display here (DISPLAY and WAYLAND_DISPLAY are unset) and no $BROWSER' };
+  }
   const { spawn } = await import('node:child_process');
   const [cmd, args] = opener(url);
-  await new Promise<void>((resolve, reject) => {
+  return new Promise((resolve) => {
     const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
-    child.once('error', (e) => reject(new CliError(2, `Cannot open a browser (${cmd}: ${e.message}); the page is ${url}`, { code: 'no_browser', url })));
-    child.once('spawn', () => {
+    const timer = setTimeout(() => {
       child.unref();
-      resolve();
+      resolve({ opened: true });
+    }, OPENER_WAIT_MS);
+    timer.unref();
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      const code = (e as NodeJS.ErrnoException).code;
+      resolve({ opened: false, why: code === 'ENOENT' ? `${cmd} is not installed` : `${cmd}: ${e.message}` });
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? { opened: true } : { opened: false, why: `${cmd} exited ${code ?? signal}` });
     });
   });
+}
+
+/** The URL on stdout either way; "opened" only when a browser took it, else why not and exit 2. */
+async function showInBrowser(cli: Cli, url: string): Promise<number> {
+  const r = await openInBrowser(url);
+  if (r.opened) {
+    cli.output().result({ opened: url }, `opened ${url} (a browser was asked to show it)`);
+    return 0;
+  }
+  cli.output().result({ opened: false, url, why: r.why }, url);
+  cli.output().note(`nothing opened: ${r.why}; open the URL above yourself (or set $BROWSER)`);
+  return 2;
 }
 
 const day = (iso: unknown) => (typeof iso === 'string' ? iso.slice(0, 19) + 'Z' : 'now');
@@ -267,13 +299,12 @@ export function discoveryCommands(program: Command, cli: Cli) {
         const client = cli.client();
         const page = explorerPage(target);
         // The node must be there and the page exist before a browser is sent to it.
-        await client.get('/healthz');
+        await client.health();
         const url = client.url(page);
         const r = await client.call('GET', page, { headers: { accept: 'text/html' }, okStatuses: [404] });
         if (r.status === 404) throw new CliError(1, `the node has no such page: ${url} (no ${target} there)`, { code: 'not_found', url });
         if (opts.print) return void cli.output().result({ url }, url);
-        await openInBrowser(url);
-        cli.output().result({ opened: url }, `opened ${url} (a browser was asked to show it)`);
+        return showInBrowser(cli, url);
       }),
     );
 
@@ -288,9 +319,7 @@ export function discoveryCommands(program: Command, cli: Cli) {
           const url = client.url('/agent-docs');
           // The page must exist before a browser is sent to it.
           await client.call('GET', '/agent-docs', { headers: { accept: 'text/html' } });
-          await openInBrowser(url);
-          cli.output().result({ opened: url }, `opened ${url}`);
-          return;
+          return showInBrowser(cli, url);
         }
         const res = await client.call<string>('GET', '/llms.txt', { headers: { accept: 'text/plain' } });
         const text = String(res.body);

@@ -15,16 +15,19 @@ import type { Json } from '../json.js';
  * the node makes the keypair and shows the private key once). The proof is dated by the
  * node's clock (GET /healthz), so a skewed clock here does not make it stale there.
  */
-async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose) {
+async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose, health?: Json) {
   if (serverKeys) return null;
-  const health = await cli
-    .client()
-    .get<Json>('/healthz')
-    .catch(() => undefined);
+  health ??= await nodeHealth(cli);
   const at = Number.isSafeInteger(health?.time) ? (health!.time as number) : Date.now();
   const pair = generateKeyPair();
   return { pair, body: proveKeyPossession(pair, purpose, at) };
 }
+
+const nodeHealth = (cli: Cli) =>
+  cli
+    .client()
+    .health<Json>()
+    .catch(() => undefined);
 
 // Every secret of a profile masked unless --show-secrets: the api key, the recovery token, the
 // private key and each claimSecret (one recovers the whole identity: PROTOCOL 2.5).
@@ -73,18 +76,25 @@ export function identityCommands(program: Command, cli: Cli) {
       action(cli, async (opts: { pool?: string; promptId?: string; from?: string; force?: boolean; serverKeys?: boolean }) => {
         const g = cli.globals();
         if (opts.pool && !['A', 'B'].includes(opts.pool)) throw usageError('--pool is A or B');
-        const existing = cli.identity();
+        // Identities belong to a node (its issuer), not to a URL: another node's identity saved
+        // for this URL is kept for that node, and only this node's stops a register without --force.
+        const health = await nodeHealth(cli);
+        const issuer = typeof health?.issuer === 'string' ? health.issuer : undefined;
+        const { identityForNode } = await import('../node-identity.js');
+        const { existing, note } = await identityForNode(cli, issuer);
         if (existing && !opts.force) {
-          throw usageError(`Profile "${g.profile}" already holds ${existing.tag} for ${g.baseUrl}; use --profile NAME or --force.`);
+          throw usageError(`Profile "${g.profile}" already holds ${existing.tag} for this node (${issuer ?? g.baseUrl}); use --profile NAME or --force.`);
         }
+        if (note) cli.output().note(note);
         const q = new URLSearchParams();
         if (opts.pool) q.set('pool', opts.pool);
         if (opts.from) q.set('from', opts.from);
-        const own = await localKey(cli, opts.serverKeys, 'register');
+        const own = await localKey(cli, opts.serverKeys, 'register', health);
         const request = { ...(opts.promptId ? { promptId: opts.promptId } : {}), ...own?.body };
         const body = await cli.client().post<Json>(`/api/agent/v1/register${q.size ? `?${q}` : ''}`, Object.keys(request).length ? request : undefined);
         const saved: SavedIdentity = {
           baseUrl: g.baseUrl.replace(/\/$/, ''),
+          ...(issuer ? { issuer } : {}),
           tag: body.tag,
           apiKey: body.apiKey,
           recoveryToken: body.recoveryToken,
@@ -116,6 +126,8 @@ export function identityCommands(program: Command, cli: Cli) {
     .action(
       action(cli, async () => {
         const me = await cli.client().get<Json>('/api/agent/v1/me', true);
+        // An identity saved before identities recorded their node learns it here (the node took its key).
+        await (await import('../node-identity.js')).recordIssuer(cli, cli.identity());
         cli
           .output()
           .result(me, () =>
@@ -162,13 +174,24 @@ export function identityCommands(program: Command, cli: Cli) {
       action(cli, async () => {
         const client = cli.client();
         const w = await client.get<Json>('/api/agent/v1/wakeup', Boolean(client.apiKey));
+        // The node says work "may be waiting" without looking: the queue is asked, so the
+        // line says what it holds (the --json answer stays the node's own).
+        let detail = routesToCommands(String(w.nextEligibleAt?.reasonDetail));
+        if (w.authenticated !== false && w.nextEligibleAt?.reason === 'work-available' && !cli.globals().json) {
+          const queue = await client.get<Json>('/api/judge/queue?limit=1', true).catch(() => undefined);
+          if (queue && Array.isArray(queue.items)) {
+            detail = queue.items.length
+              ? `${queue.nextCursor ? 'proposals wait' : 'a proposal waits'} for your judgment: \`akas queue\``
+              : 'no proposal waits for your judgment now (`akas queue` says why a pending one is not offered)';
+          }
+        }
         cli.output().result(w, () =>
           w.authenticated === false
             ? `not registered here: ${w.nextStep.note}\n  register: akas register (${w.nextStep.registerUrl})`
             : table([
                 ['agent', w.agentTag],
                 ['next', `${w.nextEligibleAt.reason} at ${w.nextEligibleAt.iso}`],
-                ['detail', routesToCommands(String(w.nextEligibleAt.reasonDetail))],
+                ['detail', detail],
                 ['poll after', `${w.pollAfterSeconds} s`],
                 ['balance', w.balance.spendable],
               ]),

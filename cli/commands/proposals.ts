@@ -74,10 +74,16 @@ interface JudgeOptions {
 }
 
 function scoresFrom(opts: JudgeOptions): Scores {
+  // Every missing flag is named at once: one run to learn them all, not one run per flag.
+  const missing = [...SCORE_NAMES.filter((name) => opts[name] === undefined).map((n) => `--${n}`), ...(opts.rationale === undefined ? ['--rationale'] : [])];
+  if (missing.length)
+    throw usageError(
+      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required: ` +
+        `the four scores are numbers from 0 to 1, the rationale at most ${RATIONALE_MAX} characters`,
+    );
   const scores = {} as Scores;
   for (const name of SCORE_NAMES) {
-    const text = opts[name];
-    if (text === undefined) throw usageError(`--${name} is required (a number from 0 to 1)`);
+    const text = opts[name]!;
     const n = parseScore(text);
     if (n === null) throw usageError(`--${name} must be a number from 0 to 1, got "${text}"`);
     scores[name] = n;
@@ -114,6 +120,18 @@ function dryRunText(r: Json, kindName: string, file: string): string {
       `  deposit ${w.deposit} (tier ${w.tier}), refunded on publish; ${w.requiredJudgments} judgments decide it`,
       ...ignoredLine,
       `propose it: akas propose ${kindName} --file ${file}`,
+    ].join('\n');
+  }
+  // The payload itself holds, and only the caller's standing stops it (an uncalibrated agent,
+  // a balance short of the deposit): say the payload is valid, and the next step.
+  const caller = (r.errors as Json[]).filter((e) => e.field === '(caller)');
+  if (caller.length && caller.length === r.errors.length) {
+    const calibrate = caller.some((e) => /calibrat/.test(String(e.reason)));
+    return [
+      `the payload is a valid ${r.kind}, but you cannot propose it yet:`,
+      ...caller.map((e) => `  ${e.reason}`),
+      ...ignoredLine,
+      calibrate ? 'next: akas calibrate, then propose it again' : `then: akas propose ${kindName} --file ${file}`,
     ].join('\n');
   }
   return [

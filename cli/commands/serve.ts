@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { action, type Cli } from '../program.js';
 import { CliError, usageError } from '../errors.js';
 import { readKeyList } from './witness.js';
+import { listenUrls } from '../listen-addresses.js';
 
 interface ServeOptions {
   port?: string;
@@ -23,6 +24,7 @@ interface ServeOptions {
   calibration?: string;
   allowDemoCalibration?: boolean;
   logLevel?: string;
+  logFormat?: string;
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
   check?: boolean;
@@ -75,6 +77,10 @@ export function serveCommands(program: Command, cli: Cli) {
       'serve a node others can reach (a non-loopback address, behind --trust-proxy, or a --public-url that is not loopback) with the demo calibration set all the same (its answers ship in the package)',
     )
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
+    .option(
+      '--log-format <format>',
+      'json (one JSON line each, the default when stderr is not a terminal) or pretty (the default on a terminal) (env AKAS_LOG_FORMAT)',
+    )
     .option('--rotate-issuer-key', 'start with a new credential issuer key (prior keys stay published, so old credentials verify)')
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
@@ -118,6 +124,9 @@ export function serveCommands(program: Command, cli: Cli) {
         if (cap !== undefined && (!Number.isInteger(cap) || cap < 0)) throw usageError('--registration-cap must be a whole number');
         const logLevel = opts.logLevel ?? env.AKAS_LOG_LEVEL ?? 'info';
         if (!LOG_LEVELS.includes(logLevel)) throw usageError(`unknown --log-level ${logLevel}: use one of ${LOG_LEVELS.join(', ')}`);
+        // A person at a terminal reads lines; anything else (a pipe, a file, a log collector) gets JSON.
+        const logFormat = opts.logFormat ?? env.AKAS_LOG_FORMAT ?? (process.stderr.isTTY ? 'pretty' : 'json');
+        if (logFormat !== 'json' && logFormat !== 'pretty') throw usageError(`--log-format is json or pretty, got ${logFormat}`);
         const rateLimitArg = opts.rateLimit ?? env.AKAS_RATE_LIMIT;
         let rateLimit: { burst: number; refillPerSecond: number } | undefined;
         if (rateLimitArg !== undefined) {
@@ -212,6 +221,8 @@ export function serveCommands(program: Command, cli: Cli) {
           port,
           allowDemoCalibration: Boolean(opts.allowDemoCalibration),
           logLevel,
+          logFormat,
+          ...(opts.demo ? { seeding: 'the demo tree (akas serve --demo)' } : {}),
           rotate: { issuer: opts.rotateIssuerKey, hmac: opts.rotateHmacKey },
           ...(opts.witnessLog.length ? { witnessFor: { logs: opts.witnessLog, keyFile: opts.witnessKey, name: opts.witnessName } } : {}),
           config: {
@@ -229,6 +240,29 @@ export function serveCommands(program: Command, cli: Cli) {
           },
         }).catch(refusal);
         const out = cli.output();
+        const c = node.calibration;
+        const calibrationLine =
+          c.source === 'private'
+            ? `private set ${c.dir} (${c.questions} questions, ${c.challenges} challenges, ${c.decoys} decoys)`
+            : `DEMO set${c.demoReason ? ` (${c.demoReason})` : ''}: its answers ship in the package; for a public node, akas calibration init DIR and --calibration DIR`;
+        const addresses = listenUrls(node.app.server.address());
+        const wildcard = host === '0.0.0.0' || host === '::';
+        const banner = () =>
+          [
+            `akas node listening on ${node.url}${wildcard ? ` and every address below (--host ${host}: all interfaces)` : ''}`,
+            ...(addresses.length > 1 || wildcard ? [`  addresses    ${addresses.join(', ')}`] : []),
+            `  public URL   ${node.publicUrl}${publicUrl ? '' : ' (the listen address: give --public-url for the one clients use)'}`,
+            node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
+            `  issuer       ${node.issuerDid}`,
+            `  log key      ${node.logKey}`,
+            ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
+            ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
+            `  same-IP rule ${sameIp.reason}`,
+            `  calibration  ${calibrationLine}`,
+          ].join('\n');
+        // A person reads the banner first, then the demo's seeding and the log; JSON is one
+        // document, once the demo is in.
+        if (!cli.globals().json) out.result(null, banner);
         let demo: Awaited<ReturnType<typeof import('../demo.js').seedDemo>> | undefined;
         if (opts.demo) {
           const { seedDemo } = await import('../demo.js');
@@ -239,44 +273,35 @@ export function serveCommands(program: Command, cli: Cli) {
             throw e;
           }
         }
-        const c = node.calibration;
-        const calibrationLine =
-          c.source === 'private'
-            ? `private set ${c.dir} (${c.questions} questions, ${c.challenges} challenges, ${c.decoys} decoys)`
-            : `DEMO set${c.demoReason ? ` (${c.demoReason})` : ''}: its answers ship in the package; for a public node, akas calibration init DIR and --calibration DIR`;
-        out.result(
-          {
-            listening: node.url,
-            publicUrl: node.publicUrl,
-            ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }),
-            issuer: node.issuerDid,
-            signingKeyId: node.signingKeyId,
-            sameIpRule: sameIp,
-            calibration: { set: c.source, ...(c.dir ? { dir: c.dir } : {}) },
-            ...(demo ? { demo } : {}),
-            logKey: node.logKey,
-            witnesses: witnesses.map((w) => w.verifierKey),
-            ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}),
-          },
-          () =>
-            [
-              `akas node listening on ${node.url}`,
-              `  public URL   ${node.publicUrl}${publicUrl ? '' : ' (the listen address: give --public-url for the one clients use)'}`,
-              node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
-              `  issuer       ${node.issuerDid}`,
-              `  log key      ${node.logKey}`,
-              ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
-              ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
-              `  same-IP rule ${sameIp.reason}`,
-              `  calibration  ${calibrationLine}`,
-              ...(demo
-                ? [
-                    `  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`,
-                  ]
-                : []),
-              '  stop with Ctrl-C',
-            ].join('\n'),
-        );
+        // /healthz answered 503 `seeding` until now (PROTOCOL 11.1).
+        node.ready();
+        const tail = [
+          ...(demo
+            ? [
+                `  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`,
+              ]
+            : []),
+          '  stop with Ctrl-C',
+        ].join('\n');
+        if (cli.globals().json)
+          out.result(
+            {
+              listening: node.url,
+              addresses,
+              publicUrl: node.publicUrl,
+              ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }),
+              issuer: node.issuerDid,
+              signingKeyId: node.signingKeyId,
+              sameIpRule: sameIp,
+              calibration: { set: c.source, ...(c.dir ? { dir: c.dir } : {}) },
+              ...(demo ? { demo } : {}),
+              logKey: node.logKey,
+              witnesses: witnesses.map((w) => w.verifierKey),
+              ...(node.witnessKey ? { witness: { verifierKey: node.witnessKey, url: `${node.url}/witness` } } : {}),
+            },
+            '',
+          );
+        else out.result(null, tail);
         await node.closed;
       }),
     );

@@ -105,7 +105,16 @@ export interface RouteSummary {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    akas: Ctx & { appConfig: AppConfig; buckets: TokenBuckets; log: TransparencyLog; tiles: LogTileReader; witnesses?: WitnessClient; routes: RouteSummary[] };
+    akas: Ctx & {
+      appConfig: AppConfig;
+      buckets: TokenBuckets;
+      log: TransparencyLog;
+      tiles: LogTileReader;
+      witnesses?: WitnessClient;
+      routes: RouteSummary[];
+      /** Set while `akas serve --demo` seeds its tree: /healthz answers 503 `seeding` until it is in (PROTOCOL 11.1). */
+      seeding?: { what: string; since: number };
+    };
   }
 }
 

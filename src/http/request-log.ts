@@ -7,10 +7,20 @@
 // line still goes out at once.
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { prettyDestination } from './log-lines.js';
 
-/** The node's logger at `level`, writing to the file descriptor `fd` (stderr) asynchronously. */
-export function nodeLogger(level: string, fd = 2): Logger {
-  return pino({ level }, pino.destination({ dest: fd, sync: false }));
+/**
+ * The node's logger at `level`, writing to the file descriptor `fd` (stderr) asynchronously:
+ * pino's JSON lines, or with format `pretty` each as one line a person reads (log-lines.ts),
+ * leaving out fastify's "Server listening at" lines, which `akas serve`'s banner says whole.
+ */
+export function nodeLogger(level: string, fd = 2, format: 'json' | 'pretty' = 'json'): Logger {
+  const out = pino.destination({ dest: fd, sync: false });
+  if (format === 'json') return pino({ level }, out);
+  return pino(
+    { level },
+    prettyDestination(out, (line) => line.includes('"msg":"Server listening at ')),
+  );
 }
 
 /** One line per answered request (a callback hook: no promise per request), when the logger takes info lines. */

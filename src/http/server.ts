@@ -47,11 +47,15 @@ export interface StartOptions extends StoreOptions {
   host: string;
   port: number;
   logLevel: string;
+  /** JSON lines (the default), or one line a person reads each (`akas serve` on a terminal). */
+  logFormat?: 'json' | 'pretty';
   config: Partial<AppConfig>;
   /** Start on the demo calibration set on a non-loopback address all the same (--allow-demo-calibration). */
   allowDemoCalibration?: boolean;
   /** Rotate these node keys before starting (the prior keys stay, so old signatures verify). */
   rotate?: { issuer?: boolean; hmac?: boolean };
+  /** Listen not ready: /healthz answers 503 `seeding` (naming this) until ready() is called. */
+  seeding?: string;
   /** Be a witness too, for these logs (PROTOCOL 9.9): their keys, the witness key file, its name for a new key. */
   witnessFor?: { logs: string[]; keyFile?: string; name?: string };
 }
@@ -318,8 +322,9 @@ export async function startNode(opts: StartOptions) {
       keys,
       config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
       // Logs go to stderr (asynchronously: request-log.ts); stdout carries the command's own output.
-      ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel) }),
+      ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel, 2, opts.logFormat) }),
     });
+    if (opts.seeding) app.akas.seeding = { what: opts.seeding, since: Date.now() };
     address = await app.listen({ host: opts.host, port: opts.port });
   } catch (e) {
     unfollow();
@@ -382,6 +387,8 @@ export async function startNode(opts: StartOptions) {
     witnessKey: witnessKey?.verifierKey,
     signingKeyId: keys.hmac[0].signingKeyId,
     app,
+    /** Ends the seeding state: /healthz answers 200 from now on (when the store is well). */
+    ready: () => void delete app.akas.seeding,
     close,
     closed,
   };

@@ -211,11 +211,12 @@ describe('usage errors', () => {
     expect(r.stderr).toContain('(Did you mean register?)');
     expect(r.stderr).toContain('akas --help lists every command');
     expect(r.stderr).not.toContain('Commands:');
-    // A subcommand's usage error still shows its own short help.
+    // A subcommand's usage error gets one pointer to its help, not the help itself (issue 36, 6).
     const missing = await h.akas(['judge']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("missing required argument 'id'");
-    expect(missing.stderr).toContain('Usage: akas judge');
+    expect(missing.stderr).toContain('(akas judge --help lists its options)');
+    expect(missing.stderr).not.toContain('Usage: akas judge');
   });
 
   it('under --json is JSON on stdout, as every other failure is', async () => {

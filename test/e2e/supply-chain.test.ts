@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePayload } from '../fixtures/payloads.js';
 import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 let node: RunningNode;
 let work: string;

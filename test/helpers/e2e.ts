@@ -34,6 +34,8 @@ export interface RunningNode {
   process: ChildProcess;
   /** Everything the node wrote to stderr so far (its log). */
   stderr(): string;
+  /** Everything it wrote to stdout so far (its banner). */
+  stdout(): string;
   /** Stops the node (SIGTERM, then SIGKILL) and removes its data folder unless keepData. */
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
@@ -86,7 +88,7 @@ export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): P
       const m = /listening on (https?:\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ url: m[1], dataDir, process: child, stderr: () => err, stop });
+        resolve({ url: m[1], dataDir, process: child, stderr: () => err, stdout: () => out, stop });
       }
     });
     child.once('exit', (code, signal) => {

@@ -8,15 +8,20 @@
 //    `<!-- readme-test: skip block: WHY -->`.
 // 2. Commands. Each line of a block is one command; a line ending in `\` continues on the next.
 //    A line that is only a comment (spaces then #) explains the line above and is not run.
-//    Each command runs in bash (pipefail on) with `akas` being the built binary, AKAS_BASE_URL
+//    Each command runs in bash (pipefail on) with `akas` on PATH being the built binary, AKAS_BASE_URL
 //    the node, and must exit 0, unless the block's comment says otherwise:
 //      skip "COMMAND": WHY      that command is not run (it needs a terminal, or runs until
 //                               stopped); COMMAND is the line without its trailing comment
 //      exit N "COMMAND": WHY    that command must exit N
 //      input FILE: WHAT         a file the reader writes; the test writes it (below)
+//      script: WHY              the block runs whole as one bash script (set -e, pipefail): for
+//                               blocks whose commands share shell variables and background jobs.
+//                               Each port given to --port in it is replaced by a free one
+//                               everywhere in the block, placeholders are not replaced, and its
+//                               background jobs are stopped when it ends.
 //    Directives are separated by `;` in one comment: `<!-- readme-test: skip "x": why; exit 1 "y": why -->`.
 // 3. Inputs the test writes: answers.json, before each command that names it, holds the
-//    reference answers of the pool of the command's profile (--profile NAME, else default);
+//    reference answers of both demo pools (A1..A5 and B1..B5: each agent sends its own pool's);
 //    answer.json an answer in the schema of the challenge that profile drew last; review.json
 //    the example of the review.attestation.v1 schema; verify-sigstore.cjs the sigstore-js snippet
 //    of docs/INTEROP.md (docs/interop/verify-sigstore.cjs), its packages resolved from this
@@ -29,7 +34,8 @@
 //      ak_judge001                                                 the tag of profile judge1
 //      http://127.0.0.1:7373                                       the node's URL
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI } from './e2e.js';
@@ -47,6 +53,10 @@ export interface ReadmeBlock {
   /** 1-based line of the ```sh fence. */
   at: number;
   skip: string | null;
+  /** Runs whole as one script (rule 2's `script:`), and why. */
+  script: string | null;
+  /** The block's text between its fences. */
+  text: string;
   skipCommands: Map<string, string>;
   exits: Map<string, number>;
   inputs: Map<string, string>;
@@ -64,10 +74,11 @@ const stripComment = (line: string) =>
     .trim();
 
 function parseDirectives(text: string, block: ReadmeBlock) {
-  for (const part of text.split(/;\s*(?=skip |exit |input )/)) {
+  for (const part of text.split(/;\s*(?=skip |exit |input |script:)/)) {
     const d = part.trim();
     let m: RegExpExecArray | null;
     if ((m = /^skip block:\s*(.+)$/s.exec(d))) block.skip = m[1].trim();
+    else if ((m = /^script:\s*(.+)$/s.exec(d))) block.script = m[1].trim();
     else if ((m = /^skip "([^"]+)":\s*(.+)$/s.exec(d))) block.skipCommands.set(m[1], m[2].trim());
     else if ((m = /^exit (\d+) "([^"]+)":\s*(.+)$/s.exec(d))) block.exits.set(m[2], Number(m[1]));
     else if ((m = /^input (\S+):\s*(.+)$/s.exec(d))) block.inputs.set(m[1], m[2].trim());
@@ -83,7 +94,17 @@ export function readmeBlocks(): ReadmeBlock[] {
   for (let i = 0; i < lines.length; i++) {
     if (lines[i].startsWith('## ')) section = lines[i].slice(3).trim();
     if (lines[i].trim() !== '```sh') continue;
-    const block: ReadmeBlock = { section, at: i + 1, skip: null, skipCommands: new Map(), exits: new Map(), inputs: new Map(), commands: [] };
+    const block: ReadmeBlock = {
+      section,
+      at: i + 1,
+      skip: null,
+      script: null,
+      text: '',
+      skipCommands: new Map(),
+      exits: new Map(),
+      inputs: new Map(),
+      commands: [],
+    };
     let k = i - 1;
     while (k >= 0 && lines[k].trim() === '') k--;
     const m = k >= 0 ? /^<!--\s*readme-test:\s*(.*?)\s*-->$/.exec(lines[k].trim()) : null;
@@ -102,6 +123,7 @@ export function readmeBlocks(): ReadmeBlock[] {
       pending = '';
       block.commands.push({ line: joined, bare: stripComment(joined) });
     }
+    block.text = lines.slice(i + 1, j).join('\n');
     for (const name of block.skipCommands.keys()) {
       if (!block.commands.some((c) => c.bare === name)) throw new Error(`README line ${block.at}: skip "${name}" names no command of the block`);
     }
@@ -150,20 +172,33 @@ function substitute(command: string, ctx: ReadmeContext): string {
   return out;
 }
 
-function bash(command: string, ctx: ReadmeContext): Promise<CommandRun> {
+// `akas` as the reader has it (npm link, or the alias): a program on PATH, so `akas ... &` is
+// the node itself and `kill %1` stops it (a shell function would run in a subshell).
+function akasOnPath(ctx: ReadmeContext): string {
+  const bin = join(ctx.work, '.bin');
+  if (!existsSync(join(bin, 'akas'))) {
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'akas'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`);
+    chmodSync(join(bin, 'akas'), 0o755);
+  }
+  return bin;
+}
+
+function bash(command: string, ctx: ReadmeContext, opts: { script?: boolean } = {}): Promise<CommandRun> {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AKAS_')) env[k] = v;
-  Object.assign(env, { AKAS_BASE_URL: ctx.url, AKAS_CONFIG_DIR: ctx.configDir, NO_COLOR: '1', AKAS_BIN: CLI, AKAS_NODE: process.execPath });
+  Object.assign(env, { AKAS_BASE_URL: ctx.url, AKAS_CONFIG_DIR: ctx.configDir, NO_COLOR: '1', PATH: `${akasOnPath(ctx)}:${process.env.PATH}` });
   // The packages a README snippet requires (the sigstore-js one) resolve from this repository, as after its `npm install`.
   env.NODE_PATH = fileURLToPath(new URL('../../node_modules', import.meta.url));
-  const script = `set -o pipefail\nakas() { "$AKAS_NODE" "$AKAS_BIN" "$@"; }\n${command}\n`;
+  // A whole block stops what it started in the background when it ends, however it ends.
+  const script = opts.script ? `set -eo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n${command}\n` : `set -o pipefail\n${command}\n`;
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', script], { cwd: ctx.work, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.script ? 180_000 : 60_000);
     child.once('error', reject);
     child.once('close', (code) => {
       clearTimeout(timer);
@@ -183,11 +218,13 @@ const profileOf = (command: string) => /--profile\s+(\S+)/.exec(command)?.[1] ??
 /** Writes the inputs a command needs (rule 3). */
 function writeInputs(block: ReadmeBlock, command: string, ctx: ReadmeContext) {
   if (block.inputs.has('answers.json') && command.includes('answers.json')) {
-    const poolId = ctx.profile(profileOf(command)).calibrationPoolId;
-    const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
-      questions: Array<{ id: string; expected: string }>;
-    };
-    writeFileSync(join(ctx.work, 'answers.json'), JSON.stringify(Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]))));
+    const answers = ['A', 'B'].flatMap((poolId) => {
+      const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
+        questions: Array<{ id: string; expected: string }>;
+      };
+      return pool.questions.map((q) => [q.id, q.expected]);
+    });
+    writeFileSync(join(ctx.work, 'answers.json'), JSON.stringify(Object.fromEntries(answers)));
   }
   if (block.inputs.has('answer.json') && command.includes('@answer.json')) {
     const saved = JSON.parse(readFileSync(savedPath(ctx, profileOf(command)), 'utf8')) as { challenge?: { challenge: { schemaName: string } } };
@@ -219,6 +256,7 @@ function writeInputs(block: ReadmeBlock, command: string, ctx: ReadmeContext) {
  * command that does not exit as the README says, with what it printed.
  */
 export async function runBlock(block: ReadmeBlock, ctx: ReadmeContext): Promise<CommandRun[]> {
+  if (block.script) return [await runScript(block, ctx)];
   const runs: CommandRun[] = [];
   for (const c of block.commands) {
     if (block.skipCommands.has(c.bare)) continue;
@@ -244,4 +282,28 @@ export async function runBlock(block: ReadmeBlock, ctx: ReadmeContext): Promise<
     }
   }
   return runs;
+}
+
+/** A port free now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A `script:` block, whole (rule 2): its --port values replaced by free ports everywhere in it. */
+async function runScript(block: ReadmeBlock, ctx: ReadmeContext): Promise<CommandRun> {
+  let text = block.text;
+  for (const port of new Set([...text.matchAll(/--port (\d+)/g)].map((m) => m[1]))) {
+    text = text.replace(new RegExp(`(:|--port )${port}\\b`, 'g'), `$1${await freePort()}`);
+  }
+  const r = await bash(text, ctx, { script: true });
+  if (r.code !== 0) {
+    throw new Error(`README line ${block.at} (${block.section}): the block exited ${r.code} as one script\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  }
+  return r;
 }

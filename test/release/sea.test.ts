@@ -19,6 +19,7 @@ const canUnshare = spawnSync('unshare', ['-n', 'true']).status === 0;
 let work: string;
 let fx: VerifierFixtures;
 let buildSeconds = 0;
+let buildOutput = '';
 
 beforeAll(async () => {
   if (!RELEASE) return;
@@ -26,6 +27,7 @@ beforeAll(async () => {
   const built = spawnSync(process.execPath, [join(ROOT, 'scripts/build-verifier.mjs'), '--sea'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
   buildSeconds = (Date.now() - started) / 1000;
   if (built.status !== 0) throw new Error(`npm run build:sea failed: ${built.stdout}${built.stderr}`);
+  buildOutput = `${built.stdout}${built.stderr}`;
   console.log(`npm run build:sea took ${buildSeconds.toFixed(1)} s`);
   work = mkdtempSync(join(tmpdir(), 'akas-sea-'));
   copyFileSync(BINARY, join(work, 'akas-verify'));
@@ -48,6 +50,11 @@ describe.skipIf(!RELEASE)('the Node single executable (AKAS_TEST_RELEASE=1)', ()
     const r = run(join(work, 'akas-verify'), ['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('akas-verify');
+  });
+
+  it("prints none of postject's warnings about Node's annobin notes, and says it left them out (issue 36, 8)", () => {
+    expect(buildOutput).not.toContain("Can't find string offset");
+    expect(buildOutput).toMatch(/postject: \d+ warnings about the annobin notes of Node's own binary left out/);
   });
 
   it('gives the verdicts of akas verify on every fixture, with no network', () => {

@@ -3,7 +3,7 @@
 // against that read.
 import { $, $$, el, getJson, type Json } from './dom.js';
 import type { Keys } from './keys.js';
-import { checksTable, setState, verdict, type Check } from './results.js';
+import { checksTable, setState, verdict, verifiedAsTheCliSays, type Check } from './results.js';
 import type { Verifier } from './verifier.js';
 
 /** Reads the value at a JSON Pointer (no leading slash) in a document. */
@@ -53,8 +53,10 @@ export async function checkNode(V: Verifier, keys: Keys) {
   try {
     const doc = await getJson(box.dataset.verifyNode!);
     const report = await V.verifyNode(doc, { issuer: keys.issuer, issuerKeys: keys.issuerKeys, logKey: keys.logKey });
-    const checks = [...report.checks, shownFieldsCheck(doc)];
+    const shown = shownFieldsCheck(doc);
+    const checks = [...report.checks, shown];
     const v = verdict(checks);
+    if (v.state === 'ok') v.text = verifiedAsTheCliSays(report.checks, 'akas verify node', shown.valid ? 'the text shown is the text checked' : undefined);
     setState(box, v.state, v.text, v.detail);
     $('[data-node-checks]')?.replaceChildren(el('details', {}, el('summary', {}, 'Each check, layer by layer'), checksTable(checks)));
   } catch (err) {

@@ -5,7 +5,7 @@
 import type * as VerifierModule from '../../../verifier/browser.js';
 import { $, $$, getJson, type Json } from './dom.js';
 import type { Keys } from './keys.js';
-import { setState, verdict, type Check } from './results.js';
+import { setState, verdict, verifiedAsTheCliSays, type Check } from './results.js';
 import type { Verifier } from './verifier.js';
 
 export async function checkBundles(V: Verifier, keys: Keys) {
@@ -20,8 +20,10 @@ export async function checkBundles(V: Verifier, keys: Keys) {
       // The bundle's blobs are not here: CAS checks are the Verify page's (drop the bytes there).
       const checks = report.checks.filter((c) => c.layer !== 'CAS' && c.id !== 'judgment.nodeMac');
       // On a proposal's page, the bundle holds for what this page shows only if it is the same content.
-      if ($('[data-content="payload"]')) checks.push(await shownIsBundled(V, bundle, report.contentSha256));
+      const shown = $('[data-content="payload"]') ? await shownIsBundled(V, bundle, report.contentSha256) : undefined;
+      if (shown) checks.push(shown);
       const v = verdict(checks);
+      if (v.state === 'ok') v.text = verifiedAsTheCliSays(report.checks, 'akas verify bundle', shown ? 'the content shown is the content judged' : undefined);
       for (const e of overall) setState(e, v.state, v.text, v.detail);
       const global = checks.filter((c) => c.subject === undefined);
       for (const e of parts) {

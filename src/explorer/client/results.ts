@@ -31,54 +31,29 @@ export function verdict(checks: Check[]): { state: State; text: string; detail: 
   };
 }
 
-/** A table of checks, layer by layer (content, L1, L2, L3, CAS), each layer with its own verdict. */
-export function checksTable(checks: Check[]): HTMLTableElement {
-  const order = ['input', 'content', 'L1', 'L2', 'L3', 'CAS'];
-  const layers = [...new Set(checks.map((c) => c.layer as string))].sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
-  const state = (valid: boolean | null) => (valid === true ? 'ok' : valid === false ? 'bad' : 'unchecked');
-  const bodies = layers.map((layer) => {
-    const mine = checks.filter((c) => c.layer === layer);
-    const v = verdict(mine);
-    return el(
-      'tbody',
-      { 'data-layer': layer },
-      el(
-        'tr',
-        { class: 'layer' },
-        el('th', { scope: 'rowgroup', colspan: '2' }, layer),
-        el(
-          'td',
-          { colspan: '2' },
-          el(
-            'span',
-            { class: 'v', 'data-state': v.state },
-            el('span', { class: 'v-text' }, v.state === 'ok' ? 'holds' : v.state === 'bad' ? 'does not hold' : 'not checked'),
-          ),
-        ),
-      ),
-      ...mine.map((c) =>
-        el(
-          'tr',
-          { 'data-check-id': c.id },
-          el('td', {}, c.layer),
-          el('td', {}, c.what, c.subject ? el('br') : null, c.subject ? el('code', { class: 'small' }, c.subject) : null),
-          el(
-            'td',
-            {},
-            el(
-              'span',
-              { class: 'v', 'data-state': state(c.valid) },
-              el('span', { class: 'v-text' }, c.valid === true ? 'holds' : c.valid === false ? 'does not hold' : 'not checked'),
-            ),
-          ),
-          el('td', {}, c.why ?? ''),
-        ),
-      ),
-    );
-  });
+/**
+ * "verified" with the count `akas verify bundle` or `akas verify node` prints for the same report
+ * (its checks that held): a check of the page's own (what it shows against what was checked) is
+ * said apart, never added to the count, so the browser and the CLI give one number.
+ */
+export function verifiedAsTheCliSays(reportChecks: Check[], command: string, pageSays?: string): string {
+  const held = reportChecks.filter((c) => c.valid === true).length;
+  const unchecked = reportChecks.filter((c) => c.valid === null).length;
+  return `verified (${held} checks held${unchecked ? `, ${unchecked} not checkable here` : ''}, as ${command} counts them${pageSays ? `; ${pageSays}` : ''})`;
+}
+
+const LAYER_ORDER = ['input', 'content', 'L1', 'L2', 'L3', 'CAS'];
+const byLayer = (a: string, b: string) => (LAYER_ORDER.indexOf(a) + 1 || 99) - (LAYER_ORDER.indexOf(b) + 1 || 99);
+const stateOf = (valid: boolean | null): State => (valid === true ? 'ok' : valid === false ? 'bad' : 'unchecked');
+const verdictText = (valid: boolean | null) => (valid === true ? 'holds' : valid === false ? 'does not hold' : 'not checked');
+
+/** Rows of checks under a head of four fixed columns (layer and verdict never wrap letter by letter). */
+function rows(checks: Check[], caption: string): HTMLTableElement {
   return el(
     'table',
     { class: 'checks-table' },
+    el('caption', { class: 'sr' }, caption),
+    el('colgroup', {}, el('col', { class: 'c-layer' }), el('col', { class: 'c-check' }), el('col', { class: 'c-verdict' }), el('col', { class: 'c-why' })),
     el(
       'thead',
       {},
@@ -91,7 +66,53 @@ export function checksTable(checks: Check[]): HTMLTableElement {
         el('th', { scope: 'col' }, 'why'),
       ),
     ),
-    ...bodies,
+    el(
+      'tbody',
+      {},
+      ...checks.map((c) =>
+        el(
+          'tr',
+          { 'data-check-id': c.id, 'data-layer': c.layer },
+          el('td', {}, c.layer),
+          el('td', {}, c.what, c.subject ? el('br') : null, c.subject ? el('code', { class: 'small' }, c.subject) : null),
+          el('td', {}, el('span', { class: 'v', 'data-state': stateOf(c.valid) }, el('span', { class: 'v-text' }, verdictText(c.valid)))),
+          el('td', {}, c.why ?? ''),
+        ),
+      ),
+    ),
+  );
+}
+
+/**
+ * Checks for a person: what failed first, then what could not be checked, each in full; the
+ * checks that hold folded per layer (content, L1, L2, L3, CAS), each layer saying how many hold.
+ * A bundle's 90-odd checks no longer make a table thousands of pixels tall.
+ */
+export function checksTable(checks: Check[]): HTMLElement {
+  const failed = checks.filter((c) => c.valid === false);
+  const unchecked = checks.filter((c) => c.valid === null);
+  const held = checks.filter((c) => c.valid === true);
+  const layers = [...new Set(held.map((c) => c.layer as string))].sort(byLayer);
+  return el(
+    'div',
+    { class: 'checks' },
+    failed.length ? el('h4', { class: 'checks-failed' }, `${failed.length} check${failed.length === 1 ? '' : 's'} failed`) : null,
+    failed.length ? rows(failed, 'Checks that failed') : null,
+    unchecked.length ? el('h4', {}, `${unchecked.length} not checked (never counted as verified)`) : null,
+    unchecked.length ? rows(unchecked, 'Checks that could not run') : null,
+    ...layers.map((layer) => {
+      const mine = held.filter((c) => c.layer === layer);
+      return el(
+        'details',
+        { class: 'layer-held', 'data-layer': layer },
+        el(
+          'summary',
+          {},
+          el('span', { class: 'v', 'data-state': 'ok' }, el('span', { class: 'v-text' }, `${layer}: ${mine.length} hold${mine.length === 1 ? 's' : ''}`)),
+        ),
+        rows(mine, `Checks of ${layer} that hold`),
+      );
+    }),
   );
 }
 

@@ -25,20 +25,7 @@ export function homePage(d: HomeData, assets: Assets): string {
   const body = html`
 <h1>akas node <small class="muted">${d.origin}</small></h1>
 <p class="lede">A node of the Agent Knowledge and Attestation Service: published knowledge, the judgments behind it, and an append-only log anyone can check. Every signature and proof on these pages is checked in your browser with the keys pinned below.</p>
-<section aria-labelledby="who"><h2 id="who">Identity</h2>
-${facts([
-  ['Issuer (current)', code(d.descriptor.issuer.did)],
-  ['Log origin', code(d.descriptor.log.origin)],
-  ['Log key', code(d.descriptor.log.verifierKey)],
-  ['HMAC keys', html`${d.descriptor.hmac.signingKeyIds.map((k) => html`<code>${k}</code> `)}<span class="muted">(only the node can check its HMACs)</span>`],
-  ['Version', d.descriptor.version.node],
-])}
 <div class="pin" data-pin-status><p class="muted">With JavaScript, this page pins the issuer and the log key the first time you visit, and warns when they change.</p></div>
-<details><summary>Issuer key history (${d.descriptor.issuer.history.length} key${d.descriptor.issuer.history.length === 1 ? '' : 's'}, ${d.descriptor.issuer.rotations.length} signed rotation${d.descriptor.issuer.rotations.length === 1 ? '' : 's'})</summary>
-<table><caption class="sr">Issuer keys</caption><thead><tr><th scope="col">did:key</th><th scope="col">valid from</th><th scope="col">valid until</th></tr></thead><tbody>
-${d.descriptor.issuer.history.map((k) => html`<tr><td>${code(k.did)}</td><td>${time(k.validFrom)}</td><td>${k.validUntil === null ? 'current' : time(k.validUntil)}</td></tr>`)}
-</tbody></table></details>
-</section>
 <section aria-labelledby="counts"><h2 id="counts">What it holds</h2>
 <ul class="counts">
 <li><a href="/explore/tree"><strong>${d.counts.nodes}</strong> published nodes</a></li>
@@ -47,18 +34,6 @@ ${d.descriptor.issuer.history.map((k) => html`<tr><td>${code(k.did)}</td><td>${t
 <li><a href="/explore/log"><strong data-live-count>${d.counts.entries}</strong> log entries</a></li>
 </ul>
 <p class="muted small">Counted at ${time(d.counts.at)}.</p>
-</section>
-<section aria-labelledby="cp"><h2 id="cp">Latest checkpoint</h2>
-${
-  d.checkpoint
-    ? html`${facts([
-        ['Size', d.checkpoint.size],
-        ['Root', hash(d.checkpoint.root, 16)],
-        ['Signed at', time(d.checkpoint.at)],
-        ['Signature', verifyState(html`data-verify-checkpoint="${d.checkpoint.size}"`, 'signature')],
-      ])}<pre class="note" data-note="${d.checkpoint.size}">${d.checkpoint.note}</pre>`
-    : html`<p class="muted">No checkpoint yet: the log is empty.</p>`
-}
 </section>
 <section aria-labelledby="dec"><h2 id="dec">Recent decisions</h2>
 ${
@@ -78,6 +53,31 @@ ${
 ${d.entries.map(entryRow)}
 </tbody></table>
 <p><a href="/explore/log">The whole log</a></p>
+</section>
+<section aria-labelledby="cp"><h2 id="cp">Latest checkpoint</h2>
+${
+  d.checkpoint
+    ? html`${facts([
+        ['Size', d.checkpoint.size],
+        ['Root', hash(d.checkpoint.root, 16)],
+        ['Signed at', time(d.checkpoint.at)],
+        ['Signature', verifyState(html`data-verify-checkpoint="${d.checkpoint.size}"`, 'signature')],
+      ])}<pre class="note" data-note="${d.checkpoint.size}">${d.checkpoint.note}</pre>`
+    : html`<p class="muted">No checkpoint yet: the log is empty.</p>`
+}
+</section>
+<section aria-labelledby="who"><h2 id="who">Identity and keys</h2>
+${facts([
+  ['Issuer (current)', code(d.descriptor.issuer.did)],
+  ['Log origin', code(d.descriptor.log.origin)],
+  ['Log key', code(d.descriptor.log.verifierKey)],
+  ['HMAC keys', html`${d.descriptor.hmac.signingKeyIds.map((k) => html`<code>${k}</code> `)}<span class="muted">(only the node can check its HMACs)</span>`],
+  ['Version', d.descriptor.version.node],
+])}
+<details><summary>Issuer key history (${d.descriptor.issuer.history.length} key${d.descriptor.issuer.history.length === 1 ? '' : 's'}, ${d.descriptor.issuer.rotations.length} signed rotation${d.descriptor.issuer.rotations.length === 1 ? '' : 's'})</summary>
+<table><caption class="sr">Issuer keys</caption><thead><tr><th scope="col">did:key</th><th scope="col">valid from</th><th scope="col">valid until</th></tr></thead><tbody>
+${d.descriptor.issuer.history.map((k) => html`<tr><td>${code(k.did)}</td><td>${time(k.validFrom)}</td><td>${k.validUntil === null ? 'current' : time(k.validUntil)}</td></tr>`)}
+</tbody></table></details>
 </section>`;
   return page({ title: 'Home', section: 'home', assets, body });
 }

@@ -53,6 +53,12 @@ export async function healthRoutes(app: FastifyInstance) {
         "The calibration set in use: demo (the public one shipped in the package: its answers are known) or private (the operator's own, akas serve --calibration DIR).",
     }),
     storage: Storage,
+    seeding: Type.Optional(
+      Closed(
+        { what: Type.String(), since: Ms('When seeding began.') },
+        'Present while `akas serve --demo` seeds its demo tree: the node answers 503 until the tree is in, so a script waiting for health reads it whole.',
+      ),
+    ),
   };
   app.get(
     '/healthz',
@@ -65,7 +71,8 @@ export async function healthRoutes(app: FastifyInstance) {
           200: Closed({ ...answer, ok: Type.Literal(true) }),
           503: Closed(
             { ...answer, ok: Type.Literal(false) },
-            'The store does not accept writes (storage says why and what to do), or does not read; reads may still work.',
+            'The store does not accept writes (storage says why and what to do), or does not read; reads may still work. ' +
+              'Or the demo tree is being seeded (seeding).',
           ),
         },
       },
@@ -74,7 +81,7 @@ export async function healthRoutes(app: FastifyInstance) {
       config: { healthProbe: true },
     },
     async (_request, reply) => {
-      const { store, clock, keys, appConfig, witnesses } = app.akas;
+      const { store, clock, keys, appConfig, witnesses, seeding } = app.akas;
       let storage: StorageStatus = store.health?.status() ?? { ok: true };
       try {
         await store.get({ name: 'agents' }, '\u0000healthz');
@@ -96,8 +103,9 @@ export async function healthRoutes(app: FastifyInstance) {
         calibration: calibrationSetOf(appConfig).source,
         ...(witnesses ? { witnesses: await witnesses.status() } : {}),
         storage,
+        ...(seeding ? { seeding } : {}),
       };
-      return storage.ok ? body : reply.code(503).send(body);
+      return storage.ok && !seeding ? body : reply.code(503).send({ ...body, ok: false });
     },
   );
 }
