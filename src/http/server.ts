@@ -321,6 +321,8 @@ export async function startNode(opts: StartOptions) {
       ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel) }),
     });
     address = await app.listen({ host: opts.host, port: opts.port });
+    // The status lists' URLs (PROTOCOL 8.6) name the listen address when no --public-url is given.
+    app.akas.config.listenOrigin = listenOrigin(app.server.address());
   } catch (e) {
     unfollow();
     await app?.close().catch(() => undefined);
