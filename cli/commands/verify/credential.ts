@@ -31,60 +31,96 @@ export function credentialCommand(verify: Command, cli: Cli) {
       "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window",
     )
     .option('--judge-signature', "also check the judge's own signature (L2) a judgment credential carries")
+    .option('--status', "also check revocation and suspension: read each status list the credentials name from the node (the verifier's one network call)")
+    .option('--status-list <files...>', 'also check revocation and suspension against these saved status list credentials (offline)')
     .action(
-      action(cli, async (paths: string[], opts: { at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
-        const at = timeArg(opts.at);
-        const issuer = issuerArg(opts.issuer);
-        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const { verifyMany } = await import('../../verify-pool.js');
-        const { readCredentialInputs } = await import('../../credential-inputs.js');
-        const out = cli.output();
-        // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
-        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
-        const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
-        const bar = await progressBar(out, inputs.length);
-        const results: Array<CredentialReport & { source: string }> = [];
-        // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
-        const reports = await verifyMany(
-          inputs.map((i) => i.bytes),
-          { at, issuer, issuerKeys: list as never, checkJudgeSignature: opts.judgeSignature },
-          (done) => bar?.update(done),
-        );
-        for (const [i, input] of inputs.entries()) {
-          const r = reports[i];
-          // Text that is not JSON at all is not a credential that failed: the check could not run on it.
-          const first = r.checks[0];
-          if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
-          else results.push({ source: input.source, ...r });
-        }
-        bar?.finish();
-        const failed = results.filter((r) => !r.verified).length;
-        const unpinned = !issuer;
-        const summary = {
-          verified: failed === 0 && unreadable.length === 0,
-          total: results.length,
-          held: results.length - failed,
-          failed,
-          unreadable,
-          issuerPinned: !unpinned,
-          results,
-        };
-        out.result(summary, () => {
-          const many = results.length > 20;
-          const lines = results
-            .filter((r) => !many || !r.verified)
-            .flatMap((r) => [
-              `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
-              ...failing(r.checks).map((c) => `      ${c.layer} ${c.id}: ${c.why ?? c.what}`),
-            ]);
-          for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
-          lines.push(
-            `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
-              (unpinned ? '; issuer not pinned (--issuer DID ties the credentials to a node)' : ''),
+      action(
+        cli,
+        async (
+          paths: string[],
+          opts: { at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean; status?: boolean; statusList?: string[] },
+        ) => {
+          const at = timeArg(opts.at);
+          const issuer = issuerArg(opts.issuer);
+          if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+          const { verifyMany } = await import('../../verify-pool.js');
+          const { readCredentialInputs } = await import('../../credential-inputs.js');
+          const out = cli.output();
+          // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
+          const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
+          const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
+          const bar = await progressBar(out, inputs.length);
+          const results: Array<CredentialReport & { source: string }> = [];
+          // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
+          const reports = await verifyMany(
+            inputs.map((i) => i.bytes),
+            { at, issuer, issuerKeys: list as never, checkJudgeSignature: opts.judgeSignature },
+            (done) => bar?.update(done),
           );
-          return lines.join('\n');
-        });
-        return failed > 0 ? 1 : unreadable.length > 0 || results.length === 0 ? 2 : 0;
-      }),
+          for (const [i, input] of inputs.entries()) {
+            const r = reports[i];
+            // Text that is not JSON at all is not a credential that failed: the check could not run on it.
+            const first = r.checks[0];
+            if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
+            else results.push({ source: input.source, ...r });
+          }
+          bar?.finish();
+          // Status (PROTOCOL 8.6): each credential's entries read in the lists, checked first.
+          let statusUnknown = 0;
+          if (opts.status || opts.statusList) {
+            const { readStatusLists, statusChecksOf } = await import('../../status-check.js');
+            const parsed = results.map((r) => JSON.parse(Buffer.from(inputs.find((i) => i.source === r.source)!.bytes).toString('utf8')) as unknown);
+            const issuers = [...new Set(results.map((r) => r.issuer).filter((i): i is string => i !== undefined))];
+            const trust = list && issuer ? (await import('../../../verifier/index.js')).trustIssuerKeys(issuer, list as never) : undefined;
+            const status = await readStatusLists(parsed, {
+              fetch: Boolean(opts.status),
+              files: opts.statusList ?? [],
+              issuers: issuer ? [issuer] : issuers,
+              trust,
+              at,
+            });
+            for (const [i, r] of results.entries()) {
+              const checks = statusChecksOf(parsed[i], status, r.subject);
+              r.checks.push(...checks);
+              if (checks.some((k) => k.valid === false)) r.verified = false;
+              else if (checks.some((k) => k.valid === null)) statusUnknown++;
+            }
+          }
+          const failed = results.filter((r) => !r.verified).length;
+          const unpinned = !issuer;
+          const summary = {
+            verified: failed === 0 && unreadable.length === 0 && statusUnknown === 0,
+            total: results.length,
+            held: results.length - failed,
+            failed,
+            unreadable,
+            ...(opts.status || opts.statusList ? { statusUnknown } : {}),
+            issuerPinned: !unpinned,
+            results,
+          };
+          out.result(summary, () => {
+            const many = results.length > 20;
+            const lines = results
+              .filter((r) => !many || !r.verified)
+              .flatMap((r) => [
+                `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
+                ...failing(r.checks).map((c) => `      ${c.layer} ${c.id}: ${c.why ?? c.what}`),
+              ]);
+            for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
+            for (const r of results) {
+              for (const k of r.checks.filter((k) => k.valid === null && k.id.startsWith('status')))
+                lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
+            }
+            lines.push(
+              `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
+                (statusUnknown ? `; status unknown for ${statusUnknown}` : '') +
+                (unpinned ? '; issuer not pinned (--issuer DID ties the credentials to a node)' : ''),
+            );
+            return lines.join('\n');
+          });
+          // Revoked or suspended is a failed check (1); a status that could not be read is unknown (3), never good.
+          return failed > 0 ? 1 : unreadable.length > 0 || results.length === 0 ? 2 : statusUnknown > 0 ? 3 : 0;
+        },
+      ),
     );
 }
