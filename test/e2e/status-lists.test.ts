@@ -15,6 +15,7 @@ let work: string;
 let dataDir: string;
 let issuer: string;
 let judgments: Array<{ judgmentId: string; credentialUrl: string }>;
+let proposalId: string;
 
 const akas = (profile: string, args: string[]) => runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work });
 const admin = (args: string[]) => runCli(['admin', 'revoke', '--data', dataDir, ...args], { cwd: work });
@@ -42,7 +43,7 @@ beforeAll(async () => {
   writeFileSync(join(work, 'capability.json'), JSON.stringify(samplePayload('capability', 1)));
   const proposed = await akas('p1', ['--json', 'propose', 'capability', '--file', join(work, 'capability.json')]);
   expect(proposed.code, proposed.stderr).toBe(0);
-  const proposalId = JSON.parse(proposed.stdout).proposalId;
+  proposalId = JSON.parse(proposed.stdout).proposalId;
   for (const j of ['p2', 'p3', 'p4']) {
     const r = await akas(j, [
       '--json',
@@ -93,10 +94,15 @@ describe('status lists (e2e, LevelDB)', () => {
     expect(s.mode & 0o777).toBe(0o600);
   });
 
-  it('verifies a credential whose status is clear (exit 0)', async () => {
+  it('verifies a credential whose status is clear (exit 0), and a bundle whose stapled lists say so, naming the time they speak for', async () => {
     const file = await saveCredential(0);
     const r = await verifyStatus(file, ['--status']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
+    const bundle = join(work, 'clear.json');
+    expect((await akas('p1', ['export', proposalId, '-o', bundle])).code).toBe(0);
+    const v = await runCli(['verify', 'bundle', bundle, '--issuer', issuer], { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
+    expect(v.code, v.stdout).toBe(0);
+    expect(v.stdout).toMatch(/status: revocation as of \d{4}-[\d-]+T[\d:.]+Z, suspension as of/);
   });
 
   it('revokes while the node runs: a new logged version, verify --status exits 1 naming purpose, reason and time; revoking twice writes one entry', async () => {
@@ -119,6 +125,19 @@ describe('status lists (e2e, LevelDB)', () => {
     expect(past.headers.get('cache-control')).toContain('immutable');
     const detail = await getJson(`/api/credentials/status/${judgments[0].judgmentId}`);
     expect(detail.revocation).toMatchObject({ set: true, reason: 'the key was stolen', version: 1 });
+
+    // The bundle staples the list and the version that revoked, proven in the log: checked offline.
+    const bundle = join(work, 'revoked.json');
+    expect((await akas('p1', ['export', proposalId, '-o', bundle])).code).toBe(0);
+    const offline = await runCli(['verify', 'bundle', bundle, '--issuer', issuer], { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
+    expect(offline.code, offline.stdout).toBe(1);
+    expect(offline.stdout).toMatch(/status\.revocation\s+jdg_[0-9a-f]{16}\s+REVOKED [\dT:.Z-]+: the key was stolen/);
+    // Two judgments of the three the rule requires remain: the decision would not stand.
+    expect(offline.stdout).toContain('status.decision');
+    expect(offline.stdout).toContain(`withdrawn: ${judgments[0].judgmentId} (revocation)`);
+    const report = JSON.parse((await runCli(['--json', 'verify', 'bundle', bundle, '--issuer', issuer], { cwd: work })).stdout);
+    const held = report.checks.filter((k: { id: string; valid: boolean }) => k.valid === true).map((k: { id: string }) => k.id);
+    expect(held).toEqual(expect.arrayContaining(['status.list', 'status.log', 'log.inclusion', 'status.suspension']));
   });
 
   it('suspends and unsuspends by the credential path', async () => {

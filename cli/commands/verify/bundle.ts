@@ -67,6 +67,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
               at,
               logKey: opts.logKey,
               witnesses,
+              inflate: (await import('../../status-check.js')).inflateNode,
             });
           } catch (e) {
             if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
@@ -115,12 +116,19 @@ export function bundleCommand(verify: Command, cli: Cli) {
                 lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.valid === null && !opts.verbose ? '' : `${c.subject ?? ''}  `}${text}`);
               }
             }
+            if (report.status) {
+              const asOf = Object.entries(report.status.asOf).map(([p, t]) => `${p} as of ${t}`);
+              lines.push(
+                `status: ${asOf.join(', ') || 'no list could be read'}${report.status.withdrawn.length ? `; withdrawn: ${report.status.withdrawn.map((w) => `${w.judgmentId} (${w.purpose})`).join(', ')}` : ''}`,
+              );
+            }
             lines.push(
               `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
             );
             return lines.join('\n');
           });
-          return report.verified ? 0 : 1;
+          // A status that could not be read is unknown (3), never good (PROTOCOL 8.6).
+          return report.verified ? (report.checks.some((c) => c.id.startsWith('status') && c.valid === null) ? 3 : 0) : 1;
         },
       ),
     );
