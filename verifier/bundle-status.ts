@@ -77,9 +77,14 @@ export function* statusChecking(
   const lists = new Map<string, ReadList>();
   const unreadable = new Map<string, string>();
   const asOf: Record<string, string> = {};
-  const issuers = options.issuer
-    ? [options.issuer]
-    : [...new Set(((scope.bundle.credentials ?? []) as Json[]).map((cr) => (isObject(cr) ? String(cr.issuer) : '')))];
+  // Unpinned, a list may be by the credentials' issuer or by any issuer key the bundle lists (a
+  // rotation since): as self-consistent as the rest of an unpinned bundle, and said so by issuer.chain.
+  const listed =
+    isObject(scope.bundle.issuerKeys) && Array.isArray(scope.bundle.issuerKeys.keys)
+      ? scope.bundle.issuerKeys.keys.filter(isObject).map((k) => String(k.did))
+      : [];
+  const credentialIssuers = ((scope.bundle.credentials ?? []) as Json[]).map((cr) => (isObject(cr) ? String(cr.issuer) : ''));
+  const issuers = options.issuer ? [options.issuer] : [...new Set([...credentialIssuers, ...listed])];
   for (const item of (Array.isArray(part.lists) ? part.lists : []).filter(isObject)) {
     const list = yield* statusListChecking(c, item.credential, { at: options.at, issuers, trust: scope.trust, inflate: options.inflate });
     const url = isObject(item.credential) ? String(item.credential.id) : '?';

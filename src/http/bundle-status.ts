@@ -4,9 +4,8 @@
 // bundle's one checkpoint. Version 0, the empty list, is never logged and carries no entry.
 import { STATUS_LIST_EVENT_KIND, STATUS_PURPOSES, type LogEntry } from '../core/index.js';
 import type { Ctx } from '../domain/context.js';
-import { statusListVersion, statusListVersions, type StatusListVersion } from '../domain/credentials/status-lists.js';
+import { statusListVersion, statusListVersions, versionView, type StatusListVersion } from '../domain/credentials/status-lists.js';
 import type { TransparencyLog } from '../domain/log/index.js';
-import { versionView } from './routes/status-lists.js';
 import { entryView } from './views.js';
 
 /** The log entries of status list versions, by `purpose:version` (a node makes few: they are read whole). */

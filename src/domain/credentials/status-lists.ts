@@ -166,6 +166,17 @@ export async function statusListVersion(
   return ctx.store.get(StatusListVersions, versionKey(purpose, wanted));
 }
 
+/** A version as served: what it changed and why, and the sha256 its log entry names (not the node-internal ticket). */
+export const versionView = (v: StatusListVersion) => ({
+  purpose: v.purpose,
+  version: v.version,
+  at: v.at,
+  action: v.action,
+  reason: v.reason,
+  changes: v.changes,
+  credentialSha256: v.credentialSha256,
+});
+
 /** Every stored version of a list from `from` on (at most `limit`), oldest first. */
 export async function statusListVersions(ctx: Pick<Ctx, 'store'>, purpose: StatusPurpose, from = 1, limit = 100): Promise<StatusListVersion[]> {
   const rows = await ctx.store.list(StatusListVersions, { gte: versionKey(purpose, from), lt: `${purpose}:~`, limit });

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { isStatusPurpose, ServiceError, STATUS_LIST_TTL_MS, STATUS_PURPOSES, type StatusPurpose } from '../../core/index.js';
-import { credentialStatusOf, statusListVersion, statusListVersions, type StatusListVersion } from '../../domain/credentials/status-lists.js';
+import { credentialStatusOf, statusListVersion, statusListVersions, versionView } from '../../domain/credentials/status-lists.js';
 import { Credential } from './log-schemas.js';
 import { Open } from '../schemas.js';
 
@@ -19,17 +19,6 @@ function purposeOf(purpose: string): StatusPurpose {
   }
   return purpose;
 }
-
-/** A version as served: what it changed and why, and the sha256 its log entry names (not the node-internal ticket). */
-export const versionView = (v: StatusListVersion) => ({
-  purpose: v.purpose,
-  version: v.version,
-  at: v.at,
-  action: v.action,
-  reason: v.reason,
-  changes: v.changes,
-  credentialSha256: v.credentialSha256,
-});
 
 export async function statusListRoutes(app: FastifyInstance) {
   const ctx = app.akas;
