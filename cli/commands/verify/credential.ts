@@ -51,6 +51,7 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
           const bar = await progressBar(out, inputs.length);
           const results: Array<CredentialReport & { source: string }> = [];
+          const checkedBytes: Uint8Array[] = [];
           // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
           const reports = await verifyMany(
             inputs.map((i) => i.bytes),
@@ -62,14 +63,17 @@ export function credentialCommand(verify: Command, cli: Cli) {
             // Text that is not JSON at all is not a credential that failed: the check could not run on it.
             const first = r.checks[0];
             if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
-            else results.push({ source: input.source, ...r });
+            else {
+              results.push({ source: input.source, ...r });
+              checkedBytes.push(input.bytes);
+            }
           }
           bar?.finish();
           // Status (PROTOCOL 8.6): each credential's entries read in the lists, checked first.
           let statusUnknown = 0;
           if (opts.status || opts.statusList) {
             const { readStatusLists, statusChecksOf } = await import('../../status-check.js');
-            const parsed = results.map((r) => JSON.parse(Buffer.from(inputs.find((i) => i.source === r.source)!.bytes).toString('utf8')) as unknown);
+            const parsed = checkedBytes.map((b) => JSON.parse(Buffer.from(b).toString('utf8')) as unknown);
             const issuers = [...new Set(results.map((r) => r.issuer).filter((i): i is string => i !== undefined))];
             const trust = list && issuer ? (await import('../../../verifier/index.js')).trustIssuerKeys(issuer, list as never) : undefined;
             const status = await readStatusLists(parsed, {
