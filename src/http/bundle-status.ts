@@ -4,7 +4,8 @@
 // bundle's one checkpoint. Version 0, the empty list, is never logged and carries no entry.
 import { STATUS_LIST_EVENT_KIND, STATUS_PURPOSES, type LogEntry } from '../core/index.js';
 import type { Ctx } from '../domain/context.js';
-import { statusListVersion, statusListVersions, versionView, type StatusListVersion } from '../domain/credentials/status-lists.js';
+import type { StoredCredential } from '../domain/credentials/credentials.js';
+import { entriesOf, statusListVersion, statusListVersions, versionView, type StatusListVersion } from '../domain/credentials/status-lists.js';
 import type { TransparencyLog } from '../domain/log/index.js';
 import { entryView } from './views.js';
 
@@ -25,13 +26,15 @@ type Proven = { entry: ReturnType<typeof entryView>; inclusion: { index: number;
  * What the bundle's status part holds, with a function that proves each logged version against
  * the checkpoint the bundle carries (of `size` entries, at least `minSize`).
  */
-export async function statusPart(ctx: Ctx, log: TransparencyLog, judgmentIds: string[]) {
+export async function statusPart(ctx: Ctx, log: TransparencyLog, judgmentIds: string[], credentials: StoredCredential[]) {
   await log.drain();
+  // The URL the bundle's credentials name for each list (an empty list staples under it).
+  const named = (purpose: string) => credentials.flatMap(entriesOf).find((e) => e.statusPurpose === purpose)?.statusListCredential;
   const entries = await versionEntries(log);
   const ids = new Set(judgmentIds);
   const picked: Array<{ v: StatusListVersion; current: boolean; entry?: LogEntry }> = [];
   for (const purpose of STATUS_PURPOSES) {
-    const current = (await statusListVersion(ctx, purpose))!;
+    const current = (await statusListVersion(ctx, purpose, undefined, named(purpose)))!;
     picked.push({ v: current, current: true, entry: entries.get(`${purpose}:${current.version}`) });
     for (let from = 1; from < current.version; ) {
       const page = await statusListVersions(ctx, purpose, from, 100);

@@ -74,6 +74,7 @@ export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId:
     ctx,
     log,
     p.judgments.map((j) => j.judgmentId),
+    credentials,
   );
   const logged = await logPart(ctx, log, p, witnesses, waitMs, status.minSize);
   return {

@@ -120,8 +120,8 @@ export function decodeBits(encodedList: string): Uint8Array {
 // Version 0 of a list: every bit clear, valid from when the current issuer key was made. It is
 // the same document every time it is made with one key, so it is neither stored nor logged.
 const zeros = new Map<string, Promise<StatusListVersion>>();
-function versionZero(ctx: Pick<Ctx, 'keys' | 'config'>, purpose: StatusPurpose): Promise<StatusListVersion> {
-  const listUrl = statusListUrl(ctx, purpose);
+function versionZero(ctx: Pick<Ctx, 'keys' | 'config'>, purpose: StatusPurpose, named?: string): Promise<StatusListVersion> {
+  const listUrl = named ?? statusListUrl(ctx, purpose);
   const key = `${ctx.keys.issuer.did} ${listUrl}`;
   let made = zeros.get(key);
   if (!made) {
@@ -153,15 +153,20 @@ function signVersion(ctx: Pick<Ctx, 'keys'>, f: { purpose: StatusPurpose; listUr
   return issueStatusListCredential(ctx.keys, unsigned, f.at);
 }
 
-/** A version of a list (the newest without `version`), or undefined when there is no such version. */
+/**
+ * A version of a list (the newest without `version`), or undefined when there is no such
+ * version. Version 0 names the URL credentials name when `listUrl` is given (a bundle's: the
+ * node may have moved since), else the node's URL now.
+ */
 export async function statusListVersion(
   ctx: Pick<Ctx, 'store' | 'keys' | 'config'>,
   purpose: StatusPurpose,
   version?: number,
+  listUrl?: string,
 ): Promise<StatusListVersion | undefined> {
   const head = await ctx.store.get(StatusListHeads, purpose);
   const wanted = version ?? head?.version ?? 0;
-  if (wanted === 0) return versionZero(ctx, purpose);
+  if (wanted === 0) return versionZero(ctx, purpose, head?.listUrl ?? listUrl);
   if (!head || wanted > head.version) return undefined;
   return ctx.store.get(StatusListVersions, versionKey(purpose, wanted));
 }
@@ -308,7 +313,7 @@ export async function changeStatus(ctx: Ctx, req: StatusChangeRequest): Promise<
     });
     const changes = credentials.filter((c) => c.changed).map(({ judgmentId, index }) => ({ judgmentId, index }));
     if (!changes.length) {
-      const current = head ? await tx.get(StatusListVersions, versionKey(purpose, head.version)) : await versionZero(ctx, purpose);
+      const current = head ? await tx.get(StatusListVersions, versionKey(purpose, head.version)) : await versionZero(ctx, purpose, listUrl);
       return {
         action: req.action,
         purpose,
