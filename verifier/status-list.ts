@@ -70,7 +70,10 @@ export function inflateList(encodedList: unknown, inflate: Inflate): Uint8Array 
 export function* statusListChecking(c: Checks, list: unknown, o: StatusListOptions): Checking<ReadList | undefined> {
   const url = isObject(list) && typeof list.id === 'string' ? list.id : '(a list without id)';
   const what = 'a status list: a BitstringStatusListCredential by the issuer, of at least 131,072 entries (Bitstring Status List §2.2, §3.2)';
-  const fail = (why: string) => (c.add('status.list', 'L1', what, false, why, url), undefined);
+  const fail = (why: string): undefined => {
+    c.add('status.list', 'L1', what, false, why, url);
+    return undefined;
+  };
   const vc = yield* credentialChecking(list, { at: o.at, trust: o.trust });
   const broken = vc.checks.filter((k) => k.valid === false);
   if (broken.length) return fail(`the list credential does not verify: ${broken.map((k) => `${k.id} (${k.why ?? k.what})`).join('; ')}`);
