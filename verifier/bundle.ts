@@ -35,6 +35,8 @@ import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-ke
 import type { WitnessPolicy } from './log.js';
 import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys, type JudgmentsReport } from './judgment.js';
 import { Checks, type Report } from './report.js';
+import { statusChecking, type StatusOutcome } from './bundle-status.js';
+import { preinflated, type Inflate } from './status-list.js';
 
 /** The format a node exports now; a v1 bundle (before content binding) still verifies. */
 export const BUNDLE_FORMAT = 'akas.bundle.v2';
@@ -82,6 +84,8 @@ export interface BundleOptions {
   logKeys?: string[];
   /** Witnesses whose quorum must have cosigned the bundle's checkpoint (PROTOCOL 9.9; checked with Node's crypto only, not in the browser build). */
   witnesses?: WitnessPolicy;
+  /** GZIP for the stapled status lists (node:zlib in the CLI); by default the platform's DecompressionStream. */
+  inflate?: Inflate;
 }
 
 export interface BundleReport extends Report {
@@ -92,6 +96,8 @@ export interface BundleReport extends Report {
   contentSha256?: string;
   /** How the content is bound: judgments signed v2 by their judges, v1 ones bound by the node's word only. */
   binding: { judgesSigned: number; nodeOnly: number; submitted: 'log' | 'store' | 'missing' | 'not-checked' };
+  /** The time the stapled status lists speak for, and the credentials they withdraw (PROTOCOL 8.7); absent when the bundle has none. */
+  status?: StatusOutcome;
 }
 
 type Json = Record<string, unknown>;
@@ -177,13 +183,20 @@ function contentBindingEvidence(bundle: Json): string[] {
 /** Checks a bundle offline (Node: Ed25519 answers at once). Throws NotCheckableError (the check cannot run) for input that is not a bundle. */
 export async function verifyBundle(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
   const bundle = parseBundle(input);
-  return runNow(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
+  return runNow(bundleChecking(bundle, await withInflate(bundle, options), await hashBlobs(bundle, options.blobs)));
+}
+
+// The stapled lists' GZIP: the caller's, else inflated first with the platform's DecompressionStream.
+async function withInflate(bundle: Json, options: BundleOptions): Promise<BundleOptions> {
+  if (options.inflate) return options;
+  const status = isObject(bundle.status) && Array.isArray(bundle.status.lists) ? bundle.status.lists : [];
+  return { ...options, inflate: await preinflated(status.map((l) => (isObject(l) ? l.credential : undefined))) };
 }
 
 /** verifyBundle where Ed25519 is asynchronous (WebCrypto in a browser). */
 export async function verifyBundleAsync(input: string | Uint8Array | unknown, options: BundleOptions = {}): Promise<BundleReport> {
   const bundle = parseBundle(input);
-  return runAsync(bundleChecking(bundle, options, await hashBlobs(bundle, options.blobs)));
+  return runAsync(bundleChecking(bundle, await withInflate(bundle, options), await hashBlobs(bundle, options.blobs)));
 }
 
 /** A bundle's checks, layer by layer, in the order its report lists them. */
@@ -202,6 +215,7 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: BlobH
   yield* credentialsChecking(c, scope, options.at);
   credentialSetCheck(c, scope);
   const submitted = yield* logChecking(c, scope, options);
+  const status = yield* statusChecking(c, scope, { inflate: options.inflate!, at: options.at, logKey: options.logKey, issuer: options.issuer });
   casChecks(c, scope, blobHashes, options.blobs);
   return {
     ...c.report(),
@@ -210,6 +224,7 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: BlobH
     format: String(bundle.format),
     ...(contentSha256 !== undefined ? { contentSha256 } : {}),
     binding: { judgesSigned: l2.checks.filter((j) => j.signed === 'v2').length, nodeOnly: l2.v1, submitted },
+    ...(status ? { status } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { CommandGroup } from '../program.js';
+import { adminCommands } from './admin.js';
 import { appealCommands } from './appeal.js';
 import { calibrateCommands, calibrationCommands } from './calibration.js';
 import { casCommands } from './cas.js';
@@ -24,6 +25,7 @@ export const commandGroups: CommandGroup[] = [
   serveCommands,
   demoCommands,
   storeCommands,
+  adminCommands,
   identityCommands,
   calibrateCommands,
   challengeCommands,

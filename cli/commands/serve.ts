@@ -263,6 +263,16 @@ export function serveCommands(program: Command, cli: Cli) {
         // A person reads the banner first, then the demo's seeding and the log; JSON is one
         // document, once the demo is in.
         if (!cli.globals().json) out.result(null, banner);
+        // The local admin channel (akas admin revoke while the node runs; PROTOCOL 8.7): a Unix
+        // socket in the data folder. A shared database's admin goes to the database itself.
+        if (!node.shared) {
+          const { openAdminChannel } = await import('../../src/ops/index.js');
+          const channel = await openAdminChannel(node.dataDir, node.app.akas).catch((e: Error) => {
+            out.note(`no admin channel (${e.message}): stop the node to run akas admin on its data folder`);
+            return undefined;
+          });
+          if (channel) void node.closed.then(() => channel.close());
+        }
         let demo: Awaited<ReturnType<typeof import('../demo.js').seedDemo>> | undefined;
         if (opts.demo) {
           const { seedDemo } = await import('../demo.js');

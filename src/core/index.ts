@@ -57,6 +57,23 @@ export {
 } from './judgment.js';
 export { VERSION } from './version.js';
 export { isoTime, judgmentCredential, VC_V2_CONTEXT } from './credential.js';
+// Status lists (PROTOCOL 8.7): domain/credentials issues and changes them, http serves them.
+export {
+  getStatusBit,
+  isStatusPurpose,
+  multibaseBase64url,
+  setStatusBit,
+  STATUS_LIST_EVENT_KIND,
+  STATUS_LIST_LENGTH,
+  STATUS_LIST_TTL_MS,
+  STATUS_PURPOSES,
+  statusEntry,
+  statusListCredential,
+  statusListPath,
+  toMultibaseBase64url,
+  type StatusEntry,
+  type StatusPurpose,
+} from './status-list.js';
 export { decodeUtf8Strict, jsonShape, MAX_JSON_DEPTH, strictJsonProblem } from './strict-json.js';
 export {
   consistencyOldRoot,

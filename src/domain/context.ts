@@ -21,6 +21,10 @@ export interface DomainConfig {
   casQuotaBytes: number;
   /** The operator's private calibration set (calibration-set.ts); absent: the demo set shipped in data/. */
   calibrationDir?: string;
+  /** The origin used in absolute URLs (--public-url); the status lists' URLs name it (PROTOCOL 8.7). */
+  publicUrl?: string;
+  /** The origin of the address the node listens on, set once it listens: the URLs' origin without --public-url. */
+  listenOrigin?: string;
 }
 
 export const defaultDomainConfig: DomainConfig = {

@@ -16,6 +16,7 @@ import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
 import { casRoutes } from './routes/cas.js';
 import { credentialRoutes } from './routes/credentials.js';
+import { statusListRoutes } from './routes/status-lists.js';
 import { logRoutes } from './routes/log.js';
 import { attestationRoutes } from './routes/attestations.js';
 import { supplyChainRoutes } from './routes/supply-chain.js';
@@ -234,6 +235,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(quotaRoutes);
   await app.register(toolRoutes);
   await app.register(credentialRoutes);
+  await app.register(statusListRoutes);
   await app.register(logRoutes);
   await app.register(attestationRoutes);
   await app.register(supplyChainRoutes);

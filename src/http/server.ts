@@ -326,6 +326,8 @@ export async function startNode(opts: StartOptions) {
     });
     if (opts.seeding) app.akas.seeding = { what: opts.seeding, since: Date.now() };
     address = await app.listen({ host: opts.host, port: opts.port });
+    // The status lists' URLs (PROTOCOL 8.7) name the listen address when no --public-url is given.
+    app.akas.config.listenOrigin = listenOrigin(app.server.address());
   } catch (e) {
     unfollow();
     await app?.close().catch(() => undefined);

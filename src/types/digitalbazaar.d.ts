@@ -32,3 +32,15 @@ declare module '@digitalbazaar/ed25519-multikey' {
   }>;
   export function from(key: object): Promise<unknown>;
 }
+
+// The W3C reference library for Bitstring Status List (a dev dependency: the conformance tests only).
+declare module '@digitalbazaar/vc-bitstring-status-list' {
+  export function checkStatus(options: {
+    credential: unknown;
+    documentLoader: (url: string) => Promise<unknown>;
+    suite: unknown;
+    verifyBitstringStatusListCredential?: boolean;
+    verifyMatchingIssuers?: boolean;
+  }): Promise<{ verified: boolean; results: Array<{ verified: boolean; status: boolean }>; error?: unknown }>;
+  export function decodeList(options: { encodedList: string }): Promise<{ length: number; getStatus(index: number): boolean }>;
+}

@@ -78,6 +78,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
               trust: pinned?.issuers,
               logKeys: pinned?.logKeys,
               witnesses,
+              inflate: (await import('../../status-check.js')).inflateNode,
             });
           } catch (e) {
             if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
@@ -126,12 +127,19 @@ export function bundleCommand(verify: Command, cli: Cli) {
                 lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.valid === null && !opts.verbose ? '' : `${c.subject ?? ''}  `}${text}`);
               }
             }
+            if (report.status) {
+              const asOf = Object.entries(report.status.asOf).map(([p, t]) => `${p} as of ${t}`);
+              lines.push(
+                `status: ${asOf.join(', ') || 'no list could be read'}${report.status.withdrawn.length ? `; withdrawn: ${report.status.withdrawn.map((w) => `${w.judgmentId} (${w.purpose})`).join(', ')}` : ''}`,
+              );
+            }
             lines.push(
               `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
             );
             if (report.verified && !report.anchored) lines.push(anchorLine(report));
             return lines.join('\n');
           });
+          // A status that could not be read is unknown (3), never good, as an unanchored verdict is.
           return verdictExit(report);
         },
       ),

@@ -32,67 +32,116 @@ export function credentialCommand(verify: Command, cli: Cli) {
       "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window",
     )
     .option('--judge-signature', "also check the judge's own signature (L2) a judgment credential carries")
+    .option('--status', "also check revocation and suspension: read each status list the credentials name from the node (the verifier's one network call)")
+    .option('--status-list <files...>', 'also check revocation and suspension against these saved status list credentials (offline)')
     .action(
-      action(cli, async (paths: string[], opts: { trust?: string; at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean }) => {
-        const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys });
-        const at = timeArg(opts.at);
-        const issuer = issuerArg(opts.issuer);
-        if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const { verifyMany } = await import('../../verify-pool.js');
-        const { readCredentialInputs } = await import('../../credential-inputs.js');
-        const out = cli.output();
-        // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
-        const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
-        const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
-        const bar = await progressBar(out, inputs.length);
-        const results: Array<CredentialReport & { source: string }> = [];
-        // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
-        const reports = await verifyMany(
-          inputs.map((i) => i.bytes),
-          { at, issuer, issuerKeys: list as never, trustIssuers: pinned?.file.issuers, checkJudgeSignature: opts.judgeSignature },
-          (done) => bar?.update(done),
-        );
-        for (const [i, input] of inputs.entries()) {
-          const r = reports[i];
-          // Text that is not JSON at all is not a credential that failed: the check could not run on it.
-          const first = r.checks[0];
-          if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
-          else results.push({ source: input.source, ...r });
-        }
-        bar?.finish();
-        const failed = results.filter((r) => !r.verified).length;
-        // Unanchored: held, but with no issuer pinned (a trust file that pins none included).
-        const unanchored = [...new Set(results.filter((r) => r.verified && !r.anchored).flatMap((r) => r.unanchored))];
-        const anchored = unanchored.length === 0;
-        const verdict = failed > 0 ? 'failed' : unreadable.length > 0 || results.length === 0 ? 'unreadable' : anchored ? 'verified' : 'unanchored';
-        const summary = {
-          verdict,
-          verified: verdict === 'verified',
-          anchored,
-          unanchored,
-          total: results.length,
-          held: results.length - failed,
-          failed,
-          unreadable,
-          issuerPinned: anchored,
-          results,
-        };
-        out.result(summary, () => {
-          const many = results.length > 20;
-          const lines = results
-            .filter((r) => !many || !r.verified)
-            .flatMap((r) => [
-              `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
-              ...failing(r.checks).map((c) => `      ${c.layer} ${c.id}: ${c.why ?? c.what}`),
-            ]);
-          for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
-          lines.push(
-            `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}`,
+      action(
+        cli,
+        async (
+          paths: string[],
+          opts: { trust?: string; at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean; status?: boolean; statusList?: string[] },
+        ) => {
+          const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys });
+          const at = timeArg(opts.at);
+          const issuer = issuerArg(opts.issuer);
+          if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
+          const { verifyMany } = await import('../../verify-pool.js');
+          const { readCredentialInputs } = await import('../../credential-inputs.js');
+          const out = cli.output();
+          // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
+          const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
+          const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
+          const bar = await progressBar(out, inputs.length);
+          const results: Array<CredentialReport & { source: string }> = [];
+          const checkedBytes: Uint8Array[] = [];
+          // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
+          const reports = await verifyMany(
+            inputs.map((i) => i.bytes),
+            { at, issuer, issuerKeys: list as never, trustIssuers: pinned?.file.issuers, checkJudgeSignature: opts.judgeSignature },
+            (done) => bar?.update(done),
           );
-          if (verdict === 'unanchored') lines.push(anchorLine({ unanchored: ['issuer.pinned'] }));
-          return lines.join('\n');
-        });
-        return { failed: 1, unreadable: 2, unanchored: 3, verified: 0 }[verdict];
-      }),
+          for (const [i, input] of inputs.entries()) {
+            const r = reports[i];
+            // Text that is not JSON at all is not a credential that failed: the check could not run on it.
+            const first = r.checks[0];
+            if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
+            else {
+              results.push({ source: input.source, ...r });
+              checkedBytes.push(input.bytes);
+            }
+          }
+          bar?.finish();
+          // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
+          // lists' issuer is pinned as the credentials' is (--trust, or --issuer with its key list).
+          let statusUnknown = 0;
+          if (opts.status || opts.statusList) {
+            const { readStatusLists, statusChecksOf } = await import('../../status-check.js');
+            const parsed = checkedBytes.map((b) => JSON.parse(Buffer.from(b).toString('utf8')) as unknown);
+            const issuers = [...new Set(results.map((r) => r.issuer).filter((i): i is string => i !== undefined))];
+            const trust = pinned
+              ? pinned.issuers
+              : list && issuer
+                ? (await import('../../../verifier/index.js')).trustIssuerKeys(issuer, list as never)
+                : undefined;
+            const pinnedDids = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : undefined;
+            const status = await readStatusLists(parsed, { fetch: Boolean(opts.status), files: opts.statusList ?? [], issuers: pinnedDids ?? issuers, trust, at });
+            for (const [i, r] of results.entries()) {
+              const checks = statusChecksOf(parsed[i], status, r.subject);
+              r.checks.push(...checks);
+              if (checks.some((k) => k.valid === false)) r.verified = false;
+              else if (checks.some((k) => k.valid === null)) statusUnknown++;
+            }
+          }
+          const failed = results.filter((r) => !r.verified).length;
+          // Unanchored: held, but with no issuer pinned (a trust file that pins none included).
+          const unanchored = [...new Set(results.filter((r) => r.verified && !r.anchored).flatMap((r) => r.unanchored))];
+          const anchored = unanchored.length === 0;
+          const verdict =
+            failed > 0
+              ? 'failed'
+              : unreadable.length > 0 || results.length === 0
+                ? 'unreadable'
+                : !anchored
+                  ? 'unanchored'
+                  : statusUnknown > 0
+                    ? 'status unknown'
+                    : 'verified';
+          const summary = {
+            verdict,
+            verified: verdict === 'verified',
+            anchored,
+            unanchored,
+            total: results.length,
+            held: results.length - failed,
+            failed,
+            unreadable,
+            ...(opts.status || opts.statusList ? { statusUnknown } : {}),
+            issuerPinned: anchored,
+            results,
+          };
+          out.result(summary, () => {
+            const many = results.length > 20;
+            const lines = results
+              .filter((r) => !many || !r.verified)
+              .flatMap((r) => [
+                `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
+                ...failing(r.checks).map((c) => `      ${c.layer} ${c.id}: ${c.why ?? c.what}`),
+              ]);
+            for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
+            for (const r of results) {
+              for (const k of r.checks.filter((k) => k.valid === null && k.id.startsWith('status'))) lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
+            }
+            lines.push(
+              `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}` +
+                `${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
+                (statusUnknown ? `; status unknown for ${statusUnknown} (exit 3)` : ''),
+            );
+            if (verdict === 'unanchored') lines.push(anchorLine({ unanchored: ['issuer.pinned'] }));
+            return lines.join('\n');
+          });
+          // Revoked or suspended is a failed check (1); unanchored or a status that could not be read is 3, never good.
+          return { failed: 1, unreadable: 2, unanchored: 3, 'status unknown': 3, verified: 0 }[verdict];
+        },
+      ),
     );
 }

@@ -115,10 +115,26 @@ export function anchorLine(r: { unanchored: string[] }): string {
 }
 
 /** The verdict fields every verify command's --json carries: verified only when anchored with no failure (issue 32). */
-export function verdictFields(r: { verified: boolean; anchored: boolean; unanchored: string[] }) {
-  const verdict = !r.verified ? 'failed' : r.anchored ? 'verified' : 'unanchored';
+export function verdictFields(r: Verdictable) {
+  const verdict = verdictOf(r);
   return { verdict, verified: verdict === 'verified', anchored: r.anchored, unanchored: r.unanchored };
 }
 
-/** The exit code of a verdict (DESIGN): 0 verified, 1 a check failed (false beats unknown), 3 unanchored. */
-export const verdictExit = (r: { verified: boolean; anchored: boolean }) => (!r.verified ? 1 : r.anchored ? 0 : 3);
+interface Verdictable {
+  verified: boolean;
+  anchored: boolean;
+  unanchored: string[];
+  checks?: Array<{ id: string; valid: boolean | null }>;
+}
+
+/** A status (revocation, suspension: PROTOCOL 8.7) that could not be read is unknown, never good. */
+const statusUnknown = (r: Verdictable) => (r.checks ?? []).some((c) => c.id.startsWith('status') && c.valid === null);
+
+function verdictOf(r: Verdictable): 'failed' | 'unanchored' | 'status unknown' | 'verified' {
+  if (!r.verified) return 'failed';
+  if (!r.anchored) return 'unanchored';
+  return statusUnknown(r) ? 'status unknown' : 'verified';
+}
+
+/** The exit code of a verdict (DESIGN): 0 verified, 1 a check failed (false beats unknown), 3 unanchored or status unknown. */
+export const verdictExit = (r: Verdictable) => (verdictOf(r) === 'failed' ? 1 : verdictOf(r) === 'verified' ? 0 : 3);

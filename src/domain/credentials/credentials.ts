@@ -19,6 +19,7 @@ import {
   VC_V2_CONTEXT,
   type NodeKeys,
   type ProposalKind,
+  type StatusEntry,
 } from '../../core/index.js';
 import { space } from '../../store/index.js';
 import type { JudgmentRecord } from '../records.js';
@@ -79,9 +80,18 @@ function issuerSigner(keys: NodeKeys): Signer {
 
 const cryptosuite = createSignCryptosuite();
 
-/** Issues the JudgmentCredential of a recorded judgment, signed by the node's current issuer key at judgedAt. */
-export async function issueJudgmentCredential(keys: NodeKeys, kind: ProposalKind, proposalId: string, j: JudgmentRecord): Promise<StoredCredential> {
-  const credential = judgmentCredential({
+/**
+ * Issues the JudgmentCredential of a recorded judgment, signed by the node's current issuer key
+ * at judgedAt; `status` is its credentialStatus (its entries in the node's status lists, PROTOCOL 8.7).
+ */
+export async function issueJudgmentCredential(
+  keys: NodeKeys,
+  kind: ProposalKind,
+  proposalId: string,
+  j: JudgmentRecord,
+  status?: StatusEntry[],
+): Promise<StoredCredential> {
+  const unsigned = judgmentCredential({
     issuer: keys.issuer.did,
     judgedAt: j.receivedAt,
     judgmentId: j.judgmentId,
@@ -95,7 +105,14 @@ export async function issueJudgmentCredential(keys: NodeKeys, kind: ProposalKind
     // The content judged (PROTOCOL 6.10), in the node's signed word even when the judge signed v1.
     contentSha256: j.contentSha256,
   });
+  const credential = status?.length ? { ...unsigned, credentialStatus: status } : unsigned;
   const suite = new DataIntegrityProof({ signer: issuerSigner(keys), cryptosuite, date: j.receivedAt });
   // vc.issue adds the proof to the object it is given: that is the fresh object built above.
   return vc.issue({ credential, suite, documentLoader });
+}
+
+/** Signs a BitstringStatusListCredential (PROTOCOL 8.7) with the node's current issuer key, its proof created at `at`. */
+export async function issueStatusListCredential(keys: NodeKeys, credential: object, at: number): Promise<StoredCredential> {
+  const suite = new DataIntegrityProof({ signer: issuerSigner(keys), cryptosuite, date: at });
+  return vc.issue({ credential: { ...credential }, suite, documentLoader });
 }

@@ -20,6 +20,7 @@ import {
 import type { Tx } from '../../store/index.js';
 import type { Ctx } from '../context.js';
 import { Credentials, issueJudgmentCredential } from '../credentials/credentials.js';
+import { claimSlots, drawStatusSlots, slotLocks, slotsFree, type StatusSlots } from '../credentials/status-lists.js';
 import { moveCredits } from '../ledger.js';
 import { auditEvent, enqueueLogEntry, EVENT_KIND } from '../log/index.js';
 import { publishToTree, treeLocks } from '../knowledge/tree.js';
@@ -119,14 +120,14 @@ export function judgeStanding(agent: AgentRecord): { code: 'calibration_required
 /** Judges a proposal. Every refusal of PROTOCOL 7.5 is a ServiceError; a dry run changes nothing. */
 export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
   const kind = admitJudge(input);
-  return underJudgingLocks(ctx, input, kind, async (tx, proposal) => {
+  return underJudgingLocks(ctx, input, kind, async (tx, proposal, slots) => {
     const me = await mayJudge(ctx, tx, proposal, input);
     const content = judgedContent(kind, proposal, input);
     if (input.dryRun) return dryRunOf(kind, proposal, me, input);
     const signed = judgeSignature(kind, proposal, me, input);
     const now = ctx.clock.now();
     const judgment = judgmentOf(ctx, me, input, content, signed, now);
-    await recordJudgment(ctx, tx, kind, proposal, me, judgment);
+    await recordJudgment(ctx, tx, kind, proposal, me, judgment, slots);
     const settlement = await decideWhenComplete(ctx, tx, proposal, me, now);
     tx.put(Proposals, proposal.proposalId, proposal);
     return {
@@ -159,17 +160,32 @@ const RETRY = Symbol('retry with more locks');
 // proposal, the judge, the proposer and every judge already recorded (their alignment changes
 // at the decision), its pending keys and its place in the tree. Judgments only join under the
 // proposal lock, so if the set grew between the unlocked read and taking the locks, take the
-// larger set.
-async function underJudgingLocks<T>(ctx: Ctx, input: JudgeInput, kind: ProposalKind, step: (tx: Tx, proposal: ProposalRecord) => Promise<T>): Promise<T> {
+// larger set. The credential's two status-list indexes are drawn first and locked too; one
+// another credential holds already is drawn again (PROTOCOL 8.7: unique per list).
+async function underJudgingLocks<T>(
+  ctx: Ctx,
+  input: JudgeInput,
+  kind: ProposalKind,
+  step: (tx: Tx, proposal: ProposalRecord, slots: StatusSlots) => Promise<T>,
+): Promise<T> {
   const { proposalId } = input;
   for (let attempt = 0; ; attempt++) {
     const seen = await ctx.store.get(Proposals, proposalId);
     if (!seen || seen.kind !== kind) throw notFound(proposalId);
     const lockedTags = new Set([input.judge.tag, ...(seen.proposer ? [seen.proposer.tag] : []), ...seen.judgments.map((j) => j.agentTag)]);
-    const locks = [proposalLock(proposalId), ...[...lockedTags].map(agentLock), ...seen.conflictKeys.map((k) => `pending-key:${k}`), ...treeLocks(seen)];
+    const slots = input.dryRun ? { revocation: 0, suspension: 0 } : drawStatusSlots(ctx);
+    const locks = [
+      proposalLock(proposalId),
+      ...[...lockedTags].map(agentLock),
+      ...seen.conflictKeys.map((k) => `pending-key:${k}`),
+      ...treeLocks(seen),
+      ...(input.dryRun ? [] : slotLocks(slots)),
+    ];
     const result = await ctx.store.transact(locks, async (tx) => {
       const proposal = (await tx.get(Proposals, proposalId))!;
-      return proposal.judgments.some((j) => !lockedTags.has(j.agentTag)) ? RETRY : step(tx, proposal);
+      if (proposal.judgments.some((j) => !lockedTags.has(j.agentTag))) return RETRY;
+      if (!input.dryRun && !(await slotsFree(tx, slots))) return RETRY;
+      return step(tx, proposal, slots);
     });
     if (result !== RETRY) return result;
     if (attempt > 10) throw new Error('judging could not settle its lock set');
@@ -297,10 +313,20 @@ function judgmentOf(ctx: Ctx, me: AgentRecord, input: JudgeInput, content: strin
 
 // Everything a judgment writes lands in the transaction's one batch: its credential (L1), the
 // judgment on the proposal, the judge's credit and count, its index entry and its log event (L3).
-async function recordJudgment(ctx: Ctx, tx: Tx, kind: ProposalKind, proposal: ProposalRecord, me: AgentRecord, judgment: JudgmentRecord): Promise<void> {
+async function recordJudgment(
+  ctx: Ctx,
+  tx: Tx,
+  kind: ProposalKind,
+  proposal: ProposalRecord,
+  me: AgentRecord,
+  judgment: JudgmentRecord,
+  slots: StatusSlots,
+): Promise<void> {
   const { proposalId } = proposal;
-  // L1: the credential is issued and stored in the same batch as the judgment it attests.
-  tx.put(Credentials, judgment.judgmentId, await issueJudgmentCredential(ctx.keys, kind, proposalId, judgment));
+  // L1: the credential is issued and stored in the same batch as the judgment it attests, with
+  // its entries in the status lists (PROTOCOL 8.7).
+  const status = claimSlots(tx, ctx, slots, judgment.judgmentId);
+  tx.put(Credentials, judgment.judgmentId, await issueJudgmentCredential(ctx.keys, kind, proposalId, judgment, status));
   proposal.judgments.push(judgment);
   me.contributions.judgments += 1;
   moveCredits(tx, ctx, me, 'mint', CREDITS_PER_JUDGMENT, `judgment ${judgment.judgmentId}`, proposalId);

@@ -200,6 +200,10 @@ export const BundleAnswer = Closed(
     issuerKeys: Open(),
     cas: Type.Array(Open({ sha256: Hex64, role: Str })),
     log: Open({ origin: Str, verifierKey: Str, checkpoint: Str, entries: Type.Array(Any) }),
+    status: Open(
+      { lists: Type.Array(Any), versions: Type.Array(Any) },
+      "The status lists as they stand, and the versions that changed these credentials' bits, with their log entries (PROTOCOL 8.7).",
+    ),
   },
   'Everything needed to check a proposal, its content, its judgments and its decision offline (PROTOCOL 8.4).',
 );

@@ -1,0 +1,122 @@
+// Status lists on PostgreSQL (issue 32, 3; PROTOCOL 8.7): two `akas serve` processes share one
+// database, and `akas admin revoke --store URL` changes the list directly on the database while
+// both run; the other process serves the new version on its very next request, for revoke,
+// suspend and unsuspend alike.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPgStore } from '../../src/store/postgres/index.js';
+import { samplePayload } from '../fixtures/payloads.js';
+import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { describePg, dropSchema, freshSchemaUrl } from '../helpers/postgres.js';
+
+const SECRET = `test-node-secret-${randomBytes(8).toString('hex')}`;
+const env = { AKAS_NODE_SECRET: SECRET };
+
+/** The bit of `index` in a list credential as served. */
+function bitOf(list: { credentialSubject: { encodedList: string } }, index: number): boolean {
+  const bits = gunzipSync(Buffer.from(list.credentialSubject.encodedList.slice(1), 'base64url'));
+  return ((bits[index >> 3] >> (7 - (index & 7))) & 1) === 1;
+}
+
+describePg('status lists on one PostgreSQL database served by two processes (e2e)', () => {
+  describe('akas admin revoke --store while both run', () => {
+    let url: string;
+    let a: RunningNode;
+    let b: RunningNode;
+    let work: string;
+    let judgmentId: string;
+    let credential: { credentialStatus: Array<{ statusPurpose: string; statusListIndex: string }> };
+    const args = ['--allow-same-ip', '--public-url', 'https://akas.example.org'];
+    const admin = (extra: string[]) => runCli(['admin', 'revoke', judgmentId, '--store', url, ...extra], { cwd: work, env });
+    const listOn = async (node: RunningNode, purpose: string) => {
+      const r = await fetch(`${node.url}/credentials/status/${purpose}`);
+      return { version: Number(r.headers.get('x-status-list-version')), list: (await r.json()) as { credentialSubject: { encodedList: string } } };
+    };
+    const indexOf = (purpose: string) => Number(credential.credentialStatus.find((e) => e.statusPurpose === purpose)!.statusListIndex);
+
+    beforeAll(async () => {
+      url = freshSchemaUrl('status');
+      a = await startServe(args, { store: url, env });
+      b = await startServe(args, { store: url, env });
+      work = tempDir('akas-e2e-status-pg-');
+      await calibratedProfiles(a.url, work, ['p1', 'p2', 'p3', 'p4']);
+      writeFileSync(join(work, 'capability.json'), JSON.stringify(samplePayload('capability', 1)));
+      const on = (profile: string, rest: string[]) => runCli(['--base-url', a.url, '--profile', profile, '--json', ...rest], { cwd: work });
+      const proposed = await on('p1', ['propose', 'capability', '--file', join(work, 'capability.json')]);
+      expect(proposed.code, proposed.stderr).toBe(0);
+      const proposalId = JSON.parse(proposed.stdout).proposalId;
+      const judged = await on('p2', [
+        'judge',
+        proposalId,
+        '--accuracy',
+        '0.9',
+        '--clarity',
+        '0.8',
+        '--compression',
+        '0.7',
+        '--sources',
+        '0.8',
+        '--rationale',
+        'Checked.',
+      ]);
+      expect(judged.code, judged.stdout + judged.stderr).toBe(0);
+      const detail = (await (await fetch(`${b.url}/api/knowledge/proposals/${proposalId}`)).json()) as {
+        judgments: Array<{ judgmentId: string; credentialUrl: string }>;
+      };
+      judgmentId = detail.judgments[0].judgmentId;
+      credential = (await (await fetch(`${b.url}${detail.judgments[0].credentialUrl}`)).json()) as typeof credential;
+    }, 120_000);
+    afterAll(async () => {
+      await a?.stop();
+      await b?.stop();
+      const store = await openPgStore(url, { migrate: false }).catch(() => undefined);
+      if (store) {
+        await dropSchema(store);
+        await store.close();
+      }
+      if (work) rmSync(work, { recursive: true, force: true });
+    });
+
+    it('names the public URL in the entries, on both processes', () => {
+      expect(credential.credentialStatus.map((e) => (e as unknown as { statusListCredential: string }).statusListCredential)).toEqual([
+        'https://akas.example.org/credentials/status/revocation',
+        'https://akas.example.org/credentials/status/suspension',
+      ]);
+    });
+
+    it('revokes on the database: both processes serve the new version at once; revoking twice changes nothing', async () => {
+      const r = await admin(['--reason', 'collusion found']);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain('via the database');
+      for (const node of [b, a]) {
+        const { version, list } = await listOn(node, 'revocation');
+        expect(version).toBe(1);
+        expect(bitOf(list, indexOf('revocation'))).toBe(true);
+      }
+      const again = await admin(['--reason', 'collusion found']);
+      expect(again.code).toBe(0);
+      expect((await listOn(b, 'revocation')).version).toBe(1);
+    });
+
+    it('suspends and unsuspends on the database: the other process sees each version at once', async () => {
+      expect((await admin(['--suspend', '--reason', 'review'])).code).toBe(0);
+      let seen = await listOn(b, 'suspension');
+      expect(seen.version).toBe(1);
+      expect(bitOf(seen.list, indexOf('suspension'))).toBe(true);
+      expect((await admin(['--unsuspend', '--reason', 'cleared'])).code).toBe(0);
+      seen = await listOn(b, 'suspension');
+      expect(seen.version).toBe(2);
+      expect(bitOf(seen.list, indexOf('suspension'))).toBe(false);
+      const versions = (await (await fetch(`${a.url}/credentials/status/suspension/versions`)).json()) as {
+        versions: Array<{ action: string; reason: string }>;
+      };
+      expect(versions.versions.map((v: { action: string; reason: string }) => [v.action, v.reason])).toEqual([
+        ['suspend', 'review'],
+        ['unsuspend', 'cleared'],
+      ]);
+    });
+  });
+});

@@ -1,0 +1,161 @@
+// The status checks of a proposal bundle (bundle.ts; PROTOCOL 8.4, 8.7), offline: each stapled
+// list checked as a list (status-list.ts), its version proven in the node's log (the entry names
+// the list, its version and the sha256 of the list credential, with an inclusion proof against
+// the bundle's checkpoint); the versions that changed the bundle's credentials, proven alike,
+// give the reason and time; then each credential's entries. It says the time the lists speak
+// for, and, where a judgment the decision counted is revoked or suspended, whether the decision
+// would still hold without it (recomputed here: the node never rewrites history).
+import type { Checking } from '../src/core/checking.js';
+import { sha256 } from '../src/core/crypto.js';
+import { canonicalize } from '../src/core/jcs.js';
+import { PUBLISH_THRESHOLD, round6, weightedComposite } from '../src/core/judgment.js';
+import { STATUS_LIST_EVENT_KIND } from '../src/core/status-list.js';
+import type { BundleScope } from './bundle-log.js';
+import { endorsedLogKeyChecking, logInclusionChecking } from './log.js';
+import type { Checks } from './report.js';
+import { credentialStatusChecks, statusListChecking, type Inflate, type ReadList, type StatusVerdict } from './status-list.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const jcsSha256 = (v: unknown) => {
+  try {
+    return Array.from(sha256(canonicalize(v)), (b) => b.toString(16).padStart(2, '0')).join('');
+  } catch {
+    return '';
+  }
+};
+
+export interface StatusOutcome {
+  /** The time each list speaks for (its validFrom), by purpose. */
+  asOf: Record<string, string>;
+  /** The bundle's credentials revoked or suspended. */
+  withdrawn: Array<{ judgmentId: string; purpose: string; reason?: string; at?: number }>;
+}
+
+/** The status sub-check: answers the time the lists speak for and what is withdrawn. */
+export function* statusChecking(
+  c: Checks,
+  scope: BundleScope,
+  options: { inflate: Inflate; at?: number; logKey?: string; issuer?: string },
+): Checking<StatusOutcome | undefined> {
+  const part = isObject(scope.bundle.status) ? scope.bundle.status : undefined;
+  if (!part) {
+    c.add(
+      'status',
+      'L1',
+      "the credentials' status (revocation, suspension)",
+      null,
+      'status unknown: the bundle carries no status lists (exported before status lists)',
+    );
+    return undefined;
+  }
+  const logPart = isObject(scope.bundle.log) ? scope.bundle.log : {};
+  let logKey = options.logKey;
+  if (!logKey && scope.trust) logKey = (yield* endorsedLogKeyChecking(logPart.endorsement, scope.trust)) ?? undefined;
+  // A version's log entry: the list, its version and its sha256 (or its changes), proven in the log.
+  function* logged(item: Json, expect: Json, subject: string): Checking<void> {
+    const entry = isObject(item.entry) ? item.entry : undefined;
+    const body = entry && isObject(entry.body) ? entry.body : {};
+    const wrong = Object.entries(expect).filter(([k, v]) => body[k] !== v);
+    const what = 'the version is recorded in the log: an entry naming the list, its version and the sha256 of the list credential';
+    if (!entry || entry.kind !== STATUS_LIST_EVENT_KIND || wrong.length) {
+      c.add(
+        'status.log',
+        'L3',
+        what,
+        false,
+        entry ? `the entry says ${wrong.map(([k]) => `${k} ${String(body[k])}`).join(', ') || String(entry.kind)}` : 'no log entry',
+        subject,
+      );
+      return;
+    }
+    c.add('status.log', 'L3', what, true, undefined, subject);
+    if (logKey) yield* logInclusionChecking(c, { entry, inclusion: item.inclusion, checkpoint: logPart.checkpoint }, [logKey], subject);
+    else c.add('log.inclusion', 'L3', "the entry is in the node's log", null, 'not checked: no trusted log key', subject);
+  }
+
+  const lists = new Map<string, ReadList>();
+  const unreadable = new Map<string, string>();
+  const asOf: Record<string, string> = {};
+  // Unpinned, a list may be by the credentials' issuer or by any issuer key the bundle lists (a
+  // rotation since): as self-consistent as the rest of an unpinned bundle, and said so by issuer.chain.
+  const listed =
+    isObject(scope.bundle.issuerKeys) && Array.isArray(scope.bundle.issuerKeys.keys)
+      ? scope.bundle.issuerKeys.keys.filter(isObject).map((k) => String(k.did))
+      : [];
+  const credentialIssuers = ((scope.bundle.credentials ?? []) as Json[]).map((cr) => (isObject(cr) ? String(cr.issuer) : ''));
+  const issuers = options.issuer ? [options.issuer] : [...new Set([...credentialIssuers, ...listed])];
+  for (const item of (Array.isArray(part.lists) ? part.lists : []).filter(isObject)) {
+    const list = yield* statusListChecking(c, item.credential, { at: options.at, issuers, trust: scope.trust, inflate: options.inflate });
+    const url = isObject(item.credential) ? String(item.credential.id) : '?';
+    if (!list) {
+      unreadable.set(url, 'the stapled list does not verify');
+      continue;
+    }
+    const subject = `${list.purpose} v${String(item.version)}`;
+    if (item.version === 0) {
+      // Version 0 is the empty list, never logged: it may set no bit.
+      const empty = list.bits.every((b) => b === 0);
+      c.add('status.log', 'L3', 'version 0 is the empty list (never logged)', empty, empty ? undefined : 'a version 0 with bits set', subject);
+    } else yield* logged(item, { list: url, purpose: list.purpose, version: item.version, credentialSha256: jcsSha256(item.credential) }, subject);
+    lists.set(list.url, list);
+    asOf[list.purpose] = list.validFrom;
+  }
+  // The versions that changed these credentials: what, when and why, proven in the log.
+  const reasonsByList = new Map<string, Array<{ version: number; at: number; reason: string; indexes: Set<number> }>>();
+  for (const v of (Array.isArray(part.versions) ? part.versions : []).filter(isObject)) {
+    const changes = Array.isArray(v.changes) ? v.changes.filter(isObject) : [];
+    const subject = `${String(v.purpose)} v${String(v.version)}`;
+    const entry = isObject(v.entry) ? v.entry : {};
+    const url = isObject(entry.body) ? String(entry.body.list) : '';
+    yield* logged(v, { purpose: v.purpose, version: v.version, action: v.action, reason: v.reason, changesSha256: jcsSha256(changes) }, subject);
+    const row = { version: Number(v.version), at: Number(v.at), reason: String(v.reason), indexes: new Set(changes.map((ch) => Number(ch.index))) };
+    reasonsByList.set(url, [...(reasonsByList.get(url) ?? []), row]);
+  }
+  const reasons = (url: string, index: number) => {
+    const rows = (reasonsByList.get(url) ?? []).filter((r) => r.indexes.has(index)).sort((a, b) => b.version - a.version);
+    return rows[0];
+  };
+  const withdrawn: StatusOutcome['withdrawn'] = [];
+  for (const cred of ((scope.bundle.credentials ?? []) as unknown[]).filter(isObject)) {
+    const subjectId = isObject(cred.credentialSubject) ? String(cred.credentialSubject.id) : '';
+    const judgmentId = subjectId.split(':').at(-1) ?? subjectId;
+    const verdicts: StatusVerdict[] = credentialStatusChecks(c, cred, lists, { unreadable, reasons, subject: judgmentId });
+    for (const v of verdicts)
+      if (v.state === 'set') withdrawn.push({ judgmentId, purpose: v.purpose, ...(v.reason ? { reason: v.reason } : {}), ...(v.at ? { at: v.at } : {}) });
+  }
+  if (withdrawn.length) decisionWithout(c, scope, new Set(withdrawn.map((w) => w.judgmentId)));
+  return { asOf, withdrawn };
+}
+
+// content: the decision recomputed without the withdrawn judgments, from what its log event counted.
+function decisionWithout(c: Checks, scope: BundleScope, out: Set<string>) {
+  const logPart = isObject(scope.bundle.log) ? scope.bundle.log : {};
+  const decision = ((Array.isArray(logPart.entries) ? logPart.entries : []) as unknown[])
+    .filter(isObject)
+    .map((it) => (isObject(it.entry) && isObject(it.entry.body) ? it.entry.body : {}))
+    .find((b) => b.event === 'proposal.published' || b.event === 'proposal.rejected');
+  const what = 'the decision would still hold without the revoked or suspended judgments (recomputed here; the node does not rewrite history)';
+  const counted = decision && Array.isArray(decision.judgments) ? (decision.judgments as unknown[]).filter(isObject) : undefined;
+  const rule = decision && isObject(decision.rule) ? decision.rule : undefined;
+  const named = [...out].join(', ');
+  if (!counted || !rule) {
+    c.add('status.decision', 'content', what, null, `not checked: ${named} withdrawn, and the bundle has no decision event naming what it counted`);
+    return;
+  }
+  const kept = counted.filter((k) => !out.has(String(k.judgmentId)));
+  const was = String(decision!.event).replace('proposal.', '');
+  if (kept.length < Number(rule.requiredJudgments)) {
+    c.add(
+      'status.decision',
+      'content',
+      what,
+      false,
+      `${named} withdrawn: ${kept.length} of the ${String(rule.requiredJudgments)} judgments required remain, no decision`,
+    );
+    return;
+  }
+  const w = weightedComposite(kept.map((k) => ({ weight: Number(k.weight), composite: Number(k.composite) })));
+  const now = w >= PUBLISH_THRESHOLD ? 'published' : 'rejected';
+  c.add('status.decision', 'content', what, now === was, `${named} withdrawn: the rest decide ${now} at ${round6(w)} (the decision was ${was})`);
+}
