@@ -2,7 +2,23 @@ import { openLevelStore } from './level.js';
 import { isPostgresUrl } from './postgres/connect.js';
 import type { Store } from './types.js';
 
-export type { Store, Tx, Space, Range, TransactOptions, SharedBuckets, Blobs, BlobReader, BlobWriter, BlobAudit } from './types.js';
+export type {
+  Store,
+  Tx,
+  Space,
+  Range,
+  TransactOptions,
+  TextDoc,
+  TextHit,
+  TextIndex,
+  TextQuery,
+  TextTerm,
+  SharedBuckets,
+  Blobs,
+  BlobReader,
+  BlobWriter,
+  BlobAudit,
+} from './types.js';
 export { space } from './types.js';
 export { openLevelStore, LevelStore, StoreIncidents, StoreInUseError, walDrops, type WalIncident } from './level.js';
 export { StorageHealth, storageCause, storageDetail, storageUnavailable, type StorageCause, type StorageStatus } from './health.js';
