@@ -66,16 +66,22 @@ export const TEXT_BOOSTS: [number, number, number, number] = [0.5 / 3, 1 / 3, 2 
 
 /** A node's document for a store's text index: each field's index terms, as MiniSearch would hold them. */
 export function textDoc(node: Pick<KnowledgeNode, 'path' | 'title' | 'spec' | 'kind'>, brief?: Brief): TextDoc {
+  return textDocOf(node.kind, node.title, docFields(node, brief));
+}
+
+/** The document of a node of this kind and title with these fields (docFields'), cut into index terms. */
+export function textDocOf(kind: string, title: string, texts: Record<string, string | undefined>): TextDoc {
   const { tokenize, options } = kit();
   const term = options.processTerm as (t: string) => string | null;
   const fields: TextDoc['fields'] = {};
-  for (const [name, text] of Object.entries(docFields(node, brief))) {
+  for (const [name, text] of Object.entries(texts)) {
+    if (!text || !(name in WEIGHT)) continue;
     const words = tokenize(text)
       .map(term)
       .filter((w): w is string => Boolean(w));
     if (words.length) fields[name] = { words, weight: WEIGHT[name as keyof typeof WEIGHT] };
   }
-  return { kind: node.kind, title: node.title, fields };
+  return { kind, title, fields };
 }
 
 /** The key of the brief version a leaf-brief node shows, or null for any other node. */
