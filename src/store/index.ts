@@ -54,7 +54,7 @@ export async function openStore(location: string, options: { migrate?: boolean; 
 }
 
 /** Runs the missing migrations of a PostgreSQL store, alone (`akas store migrate`). */
-export async function migrateStore(url: string) {
+export async function migrateStore(url: string, onStep?: (what: string) => void) {
   const { migratePg } = await import('./postgres/index.js');
-  return migratePg(url);
+  return migratePg(url, onStep);
 }

@@ -163,7 +163,9 @@ async function migrateInTransaction(client: ClientBase, schema: string): Promise
   const s = `"${schema}"`;
   await client.query('BEGIN');
   try {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    // Created only when missing: an operator may create it for a role that may not create schemas.
+    const exists = await client.query('SELECT to_regnamespace($1) AS n', [s]);
+    if (!exists.rows[0].n) await client.query(`CREATE SCHEMA ${s}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${versionTable(s)} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
