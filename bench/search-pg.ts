@@ -21,7 +21,7 @@ import { migratePg, openPgStore } from '../src/store/postgres/index.js';
 import { startTempCluster } from '../src/store/postgres/cluster.js';
 import { docWords, fieldsJson, tsvectorText } from '../src/store/postgres/search.js';
 import { header, line } from './lib.js';
-import { latencies } from './search.js';
+import { latencies, populate, startBenchNode } from './search.js';
 import { corpus, generate, queries, type Query } from './search-corpus.js';
 
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
@@ -122,7 +122,8 @@ export async function run() {
   const dir = mkdtempSync(join(tmpdir(), 'akas-bench-search-pg-'));
   chmodSync(dir, 0o755);
   // The queries of bench/search.ts, picked within the first 100,000 nodes: the same queries at both sizes.
-  const qs = queries(corpus(100_000), 100_000);
+  const small = corpus(100_000);
+  const qs = queries(small, 100_000);
   try {
     const emptyUrl = `${cluster.url}?schema=empty`;
     await migratePg(emptyUrl);
@@ -209,8 +210,35 @@ export async function run() {
         await node.stop();
       }
     }
+    await embedded(small.proposals);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await cluster.stop();
+  }
+}
+
+/**
+ * What the embedded node needs for the same tree (README: its limits): a LevelDB node's RSS
+ * with its MiniSearch index built, empty and at 100,000 published nodes, and how long the
+ * index takes to rebuild at start (bench/search.ts's node, in a process of its own).
+ */
+async function embedded(proposals: Parameters<typeof populate>[1]) {
+  const level = mkdtempSync(join(tmpdir(), 'akas-bench-search-pg-level-'));
+  try {
+    const empty = await startBenchNode(level);
+    await empty.stop();
+    const { nodes } = await populate(level, proposals, 0, proposals.length);
+    const node = await startBenchNode(level);
+    await node.stop();
+    const perHundredK = ((node.rssMiB - empty.rssMiB) / proposals.length) * 100_000;
+    line('embedded node (LevelDB, MiniSearch): RSS empty', `${Math.round(empty.rssMiB)} MiB`);
+    line(
+      `embedded node: RSS at ${proposals.length.toLocaleString('en-US')} published (${nodes.toLocaleString('en-US')} tree nodes), index built`,
+      `${Math.round(node.rssMiB)} MiB (${Math.round(perHundredK)} MiB per 100,000 more; index thread heap ${Math.round(node.workerHeapMiB)} MiB)`,
+      node.rssMiB / empty.rssMiB,
+    );
+    line('embedded node: index rebuilt at start (first search answered, minus the empty node)', `${((node.indexedMs - empty.indexedMs) / 1000).toFixed(1)} s`);
+  } finally {
+    rmSync(level, { recursive: true, force: true });
   }
 }
