@@ -12,6 +12,7 @@ import { publishToTree, treeLocks } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import { migrateDatabase } from '../../src/ops/index.js';
 import { migratePg, openPgStore, type PgStore } from '../../src/store/postgres/index.js';
+import { RANKED } from '../../src/store/postgres/search.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { describePg, dropSchema, freshSchemaUrl, pgUrl } from '../helpers/postgres.js';
 
@@ -71,6 +72,31 @@ describePg('the text index of the PostgreSQL store', () => {
     await publish(two, capability(1, 'Slerp for robot arms'));
     expect(await paths(one, 'quaternion')).toEqual([]);
     expect(await paths(one, 'slerp')).toEqual(['/tools/t-1']);
+  });
+
+  it(`ranks the first ${RANKED} matches of a query matching more, lists the rest after them, and counts them all: every match on some page, once`, async () => {
+    const store = await open(freshSchemaUrl());
+    const n = RANKED + 150;
+    await store.transact(['bulk'], async (tx) => {
+      for (let i = 0; i < n; i++)
+        tx.index!(`/bulk/d-${String(i).padStart(5, '0')}`, {
+          kind: 'leaf-capability',
+          title: `Doc ${i}`,
+          fields: { title: { words: ['common', `w${i}`], weight: 4 } },
+        });
+    });
+    const seen: string[] = [];
+    const query = { terms: [{ word: 'common', prefix: false, edits: 0 }], boosts: [1, 1, 1, 1] as [number, number, number, number], limit: 100 };
+    for (let offset = 0; offset < n + 100; offset += 100) {
+      const page = await store.text.search({ ...query, offset });
+      expect(page.total).toBe(n);
+      seen.push(...page.items.map((i) => i.id));
+    }
+    expect(seen).toHaveLength(n);
+    expect(new Set(seen).size).toBe(n);
+    expect((await store.text.search({ ...query, terms: [{ word: 'w7', prefix: false, edits: 0 }], offset: 0 })).items.map((i) => i.id)).toEqual([
+      '/bulk/d-00007',
+    ]);
   });
 
   it('migrates a version-1 store holding published nodes: the indexes built online, every node backfilled with progress, found at once', async () => {

@@ -19,6 +19,14 @@ export const MAX_WORD = 200;
 /** PostgreSQL keeps positions up to 16,383 and 256 positions a lexeme. */
 const MAX_POSITION = 16_383;
 const MAX_POSITIONS = 256;
+/**
+ * Matches ranked at most: a query matching more (a common word, a short prefix at a million
+ * nodes: tens of thousands of documents, each a heap read) ranks the first RANKED it finds,
+ * and lists the rest after them; 2,000 keeps such a query within tens of milliseconds.
+ */
+export const RANKED = 2_000;
+/** Matches counted at most (total): counting reads every match, and a one-letter prefix matches nearly all. */
+export const COUNTED = 100_000;
 /** Words of the index a misspelt word is compared with at most (the most similar by trigrams). */
 const CANDIDATES = 200;
 
@@ -150,32 +158,44 @@ export class PgText implements TextIndex {
     const terms = q.terms.filter((t) => indexable(t.word));
     if (!terms.length || terms.length !== q.terms.length) return { items: [], total: 0 };
     const { text, exact } = await this.tsquery({ ...q, terms });
-    const values: unknown[] = [text, `{${q.boosts.join(',')}}`, q.limit, q.offset];
-    let kind = '';
-    if (q.kind) {
-      values.push(q.kind);
-      kind = ` AND kind = $${values.length}`;
-    }
-    // Ranked by ts_rank over the field weights (normalized by the document's length: a word
-    // in a short title counts more than in a long one), then by id for a stable order.
-    const r = await this.query<{ id: string; kind: string; title: string; fields: string; score: number; total: string }>(
-      `WITH hits AS MATERIALIZED (SELECT id, ts_rank($2::float4[], tsv, $1::tsquery, 1) AS score FROM ${this.s}.akas_search ` +
-        `WHERE tsv @@ $1::tsquery${kind}), page AS (SELECT id, score FROM hits ORDER BY score DESC, id LIMIT $3 OFFSET $4) ` +
-        `SELECT p.id, a.kind, a.title, a.fields, p.score, (SELECT count(*) FROM hits) AS total ` +
-        `FROM page p JOIN ${this.s}.akas_search a ON a.id = p.id ORDER BY p.score DESC, p.id`,
-      values,
+    const where = `tsv @@ $1::tsquery${q.kind ? ' AND kind = $2' : ''}`;
+    const base = q.kind ? [text, q.kind] : [text];
+    const b = base.length + 1;
+    // The first RANKED matches (in storage order), ranked by ts_rank over the field weights
+    // (normalized by the document's length: a word in a short title counts more than in a
+    // long one), then by id; the page's part of them, and how many there were.
+    const r = await this.query<{ n: string; id: string | null; kind: string; title: string; fields: string; score: number }>(
+      `WITH c AS MATERIALIZED (SELECT id, tsv FROM ${this.s}.akas_search WHERE ${where} LIMIT ${RANKED}), ` +
+        `hits AS MATERIALIZED (SELECT id, ts_rank($${b}::float4[], tsv, $1::tsquery, 1) AS score FROM c), ` +
+        `page AS (SELECT id, score FROM hits ORDER BY score DESC, id LIMIT $${b + 1} OFFSET $${b + 2}) ` +
+        `SELECT t.n, p.id, a.kind, a.title, a.fields, p.score FROM (SELECT count(*) AS n FROM hits) t ` +
+        `LEFT JOIN (page p JOIN ${this.s}.akas_search a ON a.id = p.id) ON true ORDER BY p.score DESC, p.id`,
+      [...base, `{${q.boosts.join(',')}}`, q.limit, q.offset],
     );
-    if (!r.rows.length) {
-      // A page past the end still says how many there are.
-      if (q.offset === 0) return { items: [], total: 0 };
-      const c = await this.query<{ n: string }>(
-        `SELECT count(*) AS n FROM ${this.s}.akas_search WHERE tsv @@ $1::tsquery${q.kind ? ' AND kind = $2' : ''}`,
-        q.kind ? [text, q.kind] : [text],
-      );
-      return { items: [], total: Number(c.rows[0].n) };
-    }
-    const items = r.rows.map((row) => ({ id: row.id, kind: row.kind, title: row.title, score: row.score, match: matchOf(row.fields, terms, exact) }));
-    return { items, total: Number(r.rows[0].total) };
+    const hit = (row: { id: string | null; kind: string; title: string; fields: string; score: number }) => ({
+      id: row.id!,
+      kind: row.kind,
+      title: row.title,
+      score: row.score,
+      match: matchOf(row.fields, terms, exact),
+    });
+    const items = r.rows.filter((row) => row.id !== null).map(hit);
+    const ranked = Number(r.rows[0].n);
+    if (ranked < RANKED) return { items, total: ranked };
+    // More matches than are ranked: counted (up to COUNTED), and a page past the ranked ones
+    // goes on with the others in storage order.
+    const from = Math.max(q.offset, RANKED);
+    const [count, rest] = await Promise.all([
+      this.query<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${this.s}.akas_search WHERE ${where} LIMIT ${COUNTED}) m`, base),
+      q.offset + q.limit > RANKED
+        ? this.query<{ id: string; kind: string; title: string; fields: string; score: number }>(
+            `SELECT id, kind, title, fields, ts_rank($${b}::float4[], tsv, $1::tsquery, 1) AS score FROM ${this.s}.akas_search ` +
+              `WHERE ${where} OFFSET $${b + 1} LIMIT $${b + 2}`,
+            [...base, `{${q.boosts.join(',')}}`, from, q.offset + q.limit - from],
+          )
+        : null,
+    ]);
+    return { items: [...items, ...(rest?.rows.map(hit) ?? [])], total: Number(count.rows[0].n) };
   }
 
   async kinds(ids: string[]): Promise<Array<string | null>> {
