@@ -144,7 +144,9 @@ export async function schemaVersion(client: ClientBase, schema: string): Promise
 export async function migrate(client: ClientBase, schema: string, onStep?: (what: string) => void): Promise<MigrationReport> {
   const s = `"${schema}"`;
   const lock = lockId(schema, '\u0000akas-migrate');
-  await client.query(`SELECT pg_advisory_lock(${lock})`);
+  // Taken by polling, never by waiting in pg_advisory_lock: a statement waiting there holds a
+  // snapshot, which the holder's CREATE INDEX CONCURRENTLY waits for (a deadlock).
+  while (!(await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${lock}) AS ok`)).rows[0].ok) await new Promise((r) => setTimeout(r, 50));
   try {
     const report = await migrateInTransaction(client, schema);
     const indexes: string[] = [];
@@ -220,7 +222,10 @@ async function buildOnline(client: ClientBase, s: string, schema: string, ix: On
   if (r.rows[0]?.valid) return false;
   if (r.rows.length) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${s}.${ix.name}`);
   onStep?.(`building index ${ix.name}`);
-  await client.query(`CREATE INDEX CONCURRENTLY ${ix.name} ON ${s}.${ix.table} ${ix.using(trgm)}`);
+  // On an empty table (a new database) the plain build is instant, where CONCURRENTLY would
+  // wait for every transaction under way in the whole database.
+  const empty = (await client.query<{ empty: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${s}.${ix.table}) AS empty`)).rows[0].empty;
+  await client.query(`CREATE INDEX ${empty ? '' : 'CONCURRENTLY '}${ix.name} ON ${s}.${ix.table} ${ix.using(trgm)}`);
   return true;
 }
 
