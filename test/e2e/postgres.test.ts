@@ -121,14 +121,17 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       const judges = [await calibrated(a), await calibrated(b), await calibrated(a)];
       // Proposed and judged through one process; the other searches right after the last judgment's 200.
       const publish = async (via: RunningNode, n: number, title: string) => {
-        const proposed = await call(via, 'POST', '/api/knowledge/propose', { key: proposer.apiKey, body: { ...samplePayload('capability', n), title } });
+        const proposed = await call(via, 'POST', '/api/knowledge/propose', {
+          key: proposer.apiKey,
+          body: { brief: { ...(samplePayload('brief', n) as { brief: object }).brief, title } },
+        });
         expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
         const { proposalId } = proposed.body as { proposalId: string };
         for (const j of judges) {
           const judged = await call(via, 'POST', `/api/knowledge/judge/${proposalId}`, { key: j.apiKey, body: judgeBody(j, proposalId) });
           expect(judged.status, JSON.stringify(judged.body)).toBe(200);
         }
-        return `/tools/pdf-to-text-x${n}`;
+        return `/distributed-systems/retries-with-backoff-x${n}`;
       };
       const paths = async (node: RunningNode, q: string) =>
         (await call(node, 'GET', `/api/knowledge/search?q=${encodeURIComponent(q)}`)).body.items.map((i: { path: string }) => i.path);
@@ -138,7 +141,7 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       const onB = await publish(b, 62, 'Xylophone tuning schedule');
       expect(await paths(a, 'xyloph')).toEqual([onB]); // as typed
       expect((await call(a, 'GET', '/api/knowledge/suggest?q=xylo')).body.suggestions).toEqual([
-        { path: onB, title: 'Xylophone tuning schedule', kind: 'leaf-capability' },
+        { path: onB, title: 'Xylophone tuning schedule', kind: 'leaf-brief' },
       ]);
       expect(await paths(a, 'quaternion')).toEqual([onA]);
     });
