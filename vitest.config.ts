@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /** The HTTP suites that run on both stores (ARCHITECTURE 7): once on LevelDB, once on PostgreSQL. */
-const BOTH_STORES = ['test/http/identity.test.ts', 'test/http/proposals.test.ts', 'test/http/cas.test.ts', 'test/http/migration.test.ts'];
+const BOTH_STORES = ['test/http/identity.test.ts', 'test/http/proposals.test.ts', 'test/http/cas.test.ts', 'test/http/migration.test.ts', 'test/http/search.test.ts'];
 
 export default defineConfig({
   test: {

@@ -12,6 +12,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   usetool: () => import('./usetool.js').then((m) => m.run()),
   mcp: () => import('./mcp.js').then((m) => m.run()),
   search: () => import('./search.js').then((m) => m.run()),
+  'search-pg': () => import('./search-pg.js').then((m) => m.run()),
   load: () => import('./load.js').then((m) => m.run()),
   postgres: () => import('./postgres.js').then((m) => m.run()),
   explorer: () => import('./explorer.js').then((m) => m.run()),

@@ -81,6 +81,20 @@ const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** n documents (and the proposals that publish them) from the seeded generator. */
 export function corpus(n: number, seed = 7): Corpus {
+  const docs: SearchDoc[] = [];
+  const proposals: ProposalRecord[] = [];
+  for (const { doc, proposal } of generate(n, seed)) {
+    docs.push(doc);
+    proposals.push(proposal);
+  }
+  return { docs, proposals, words: vocabulary() };
+}
+
+/**
+ * The corpus one node at a time (bench/search-pg.ts writes a million without holding them):
+ * the first n of a larger corpus are the corpus of n.
+ */
+export function* generate(n: number, seed = 7): Generator<{ doc: SearchDoc; proposal: ProposalRecord }> {
   const words = vocabulary();
   const rnd = prng(seed);
   const rank = zipf(rnd, words.length);
@@ -90,8 +104,6 @@ export function corpus(n: number, seed = 7): Corpus {
     for (let i = 0; i < len; i++) out.push(words[rank()]);
     return out.join(' ');
   };
-  const docs: SearchDoc[] = [];
-  const proposals: ProposalRecord[] = [];
   const used = new Set<string>();
   for (let i = 0; i < n; i++) {
     const kind = (['brief', 'capability', 'graph', 'artifact'] as const)[i % 4];
@@ -132,8 +144,10 @@ export function corpus(n: number, seed = 7): Corpus {
       };
       const brief = { id: `kb:bench-${i}`, domain: 'bench', topic: `topic ${i}`, title, version: '2026-11', levels: { tldr, core, deep } };
       // As the node indexes a brief (src/domain/knowledge/search.ts): its spec is its tldr, indexed once.
-      docs.push({ id: path, path: pathWords(path, title), kind: 'leaf-brief', title, spec: '', ...briefFields(brief as never) });
-      proposals.push({ ...base, proposalId: `prop_${hex}`, payload: { brief, path } } as unknown as ProposalRecord);
+      yield {
+        doc: { id: path, path: pathWords(path, title), kind: 'leaf-brief', title, spec: '', ...briefFields(brief as never) },
+        proposal: { ...base, proposalId: `prop_${hex}`, payload: { brief, path } } as unknown as ProposalRecord,
+      };
       continue;
     }
     const payload =
@@ -157,11 +171,12 @@ export function corpus(n: number, seed = 7): Corpus {
               bytes: 1000 + i,
             };
     const nodeKind = kind === 'capability' ? 'leaf-capability' : kind === 'graph' ? 'leaf-decision' : 'leaf-artifact';
-    docs.push({ id: path, path: pathWords(path, title), kind: nodeKind, title, spec });
     const prefix = kind === 'capability' ? 'cprop_' : kind === 'graph' ? 'gprop_' : 'aprop_';
-    proposals.push({ ...base, proposalId: `${prefix}${hex}`, payload: { path, title, spec, payload } } as unknown as ProposalRecord);
+    yield {
+      doc: { id: path, path: pathWords(path, title), kind: nodeKind, title, spec },
+      proposal: { ...base, proposalId: `${prefix}${hex}`, payload: { path, title, spec, payload } } as unknown as ProposalRecord,
+    };
   }
-  return { docs, proposals, words };
 }
 
 export interface Query {

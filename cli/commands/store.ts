@@ -19,16 +19,26 @@ export function storeCommands(program: Command, cli: Cli) {
         const url = opts.store ?? process.env.AKAS_STORE;
         if (!url || !isPg(url)) throw usageError('--store takes a postgres:// URL (or set AKAS_STORE)');
         const { migrateDatabase } = await import('../../src/ops/index.js');
-        const r = await migrateDatabase(url).catch((e: Error) => {
+        const out = cli.output();
+        let last = '';
+        const r = await migrateDatabase(url, (what) => {
+          // Progress: each step once, and the backfill's count every 10,000 nodes.
+          const step = what.replace(/: \d+$/, '');
+          const n = Number(/: (\d+)$/.exec(what)?.[1] ?? 0);
+          if (step !== last || n % 10_000 === 0) out.note(what);
+          last = step;
+        }).catch((e: Error) => {
           throw new CliError(2, `cannot migrate: ${e.message}`, { code: e.name === 'SchemaError' ? 'schema_version' : 'unreachable', error: e.message });
         });
-        cli
-          .output()
-          .result(r, () =>
+        out.result(r, () =>
+          [
             r.applied.length
               ? [`${r.location}: schema version ${r.from} -> ${r.to}`, ...r.applied.map((m) => `  applied ${m.version}: ${m.description}`)].join('\n')
               : `${r.location}: schema at version ${r.to}, nothing to apply`,
-          );
+            ...r.indexes.map((name) => `  built index ${name} (concurrently)`),
+            ...(r.search.indexed ? [`  search index: ${r.search.indexed} published nodes indexed`] : []),
+          ].join('\n'),
+        );
       }),
     );
 
@@ -72,6 +82,7 @@ export function storeCommands(program: Command, cli: Cli) {
             `copied ${report.from} -> ${report.to} (issuer ${report.issuer})`,
             ...report.spaces.map((s) => `  ${s.space.padEnd(24)} ${String(s.source).padStart(9)} -> ${String(s.target).padStart(9)}`),
             `  ${'blobs'.padEnd(24)} ${String(report.blobs.source).padStart(9)} -> ${String(report.blobs.target).padStart(9)} (${report.blobs.bytes} bytes)`,
+            `search index: ${report.search.indexed} published nodes indexed`,
             `ledger: ${report.ledger.ok ? 'balanced' : 'NOT balanced'}; log: ${report.log.entries} entries, ${report.log.checkpoints} checkpoints, ${report.log.ok ? 'ok' : 'PROBLEMS'}`,
             ...report.problems.map((p) => `  ${p}`),
             report.ok ? 'the copy checks out: start akas serve --store with the same URL and secret' : 'the copy does NOT check out',

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { cryptoRandom, nodeKeysFrom, systemClock } from '../core/index.js';
+import { backfilled, backfillSearch, SearchState } from '../domain/knowledge/search-store.js';
 import { checkLedger } from '../domain/ledger.js';
 import { checkLog } from '../domain/log/index.js';
 import {
@@ -24,10 +25,21 @@ import {
 } from '../store/index.js';
 import type { PgStore } from '../store/postgres/index.js';
 
-/** Runs the missing migrations of the database at url and reports them. */
-export function migrateDatabase(url: string) {
+/**
+ * Runs the missing migrations of the database at url (its indexes built online), then gives
+ * the text index the documents of nodes written before it existed, in batches (onProgress
+ * hears each step and the nodes indexed so far); reports both.
+ */
+export async function migrateDatabase(url: string, onProgress?: (what: string) => void) {
   if (!isPostgresUrl(url)) throw new Error(`--store takes a postgres:// URL, got ${redact(url)}`);
-  return migrateStore(url);
+  const report = await migrateStore(url, onProgress);
+  const store = await openStore(url, { migrate: false });
+  try {
+    const indexed = (await backfilled(store)) ? 0 : await backfillSearch(store, { onProgress: (n) => onProgress?.(`indexing nodes for search: ${n}`) });
+    return { ...report, search: { indexed } };
+  } finally {
+    await store.close();
+  }
 }
 
 /** The node secret: the file's content (mode 0600 or it is refused) or the environment's value. */
@@ -57,6 +69,8 @@ export interface CopyReport {
   issuer: string;
   ledger: { ok: boolean; problems: string[]; totals: Record<string, number> };
   log: { ok: boolean; entries: number; checkpoints: number; problems: string[] };
+  /** Published nodes given to the target's text index. */
+  search: { indexed: number };
   problems: string[];
 }
 
@@ -130,6 +144,9 @@ export async function copyStore(opts: CopyOptions): Promise<CopyReport> {
       opts.onProgress?.('blobs', blobs.source);
     }
 
+    // The target's text index is filled from the nodes copied: searchable at once.
+    const indexed = await backfillSearch(target, { onProgress: (n) => opts.onProgress?.('search index', n) });
+
     // The checks read the target as a fresh process would.
     const counts = await target.counts();
     const problems: string[] = [];
@@ -138,7 +155,8 @@ export async function copyStore(opts: CopyOptions): Promise<CopyReport> {
       if (s.target !== s.source) problems.push(`${s.space}: ${s.source} entries in the source, ${s.target} in the target`);
     }
     for (const [name, n] of counts)
-      if (name !== KEYS_SPACE && !spaces.some((s) => s.space === name)) problems.push(`${name}: ${n} entries in the target, none in the source`);
+      if (name !== KEYS_SPACE && name !== SearchState.name && !spaces.some((s) => s.space === name))
+        problems.push(`${name}: ${n} entries in the target, none in the source`);
     for await (const _ of into.list()) blobs.target++;
     if (blobs.target !== blobs.source) problems.push(`blobs: ${blobs.source} in the source, ${blobs.target} in the target`);
     const ledger = await checkLedger(target);
@@ -150,6 +168,7 @@ export async function copyStore(opts: CopyOptions): Promise<CopyReport> {
       to: target.location,
       spaces,
       blobs,
+      search: { indexed },
       issuer: keys.issuer.did,
       ledger: { ok: ledger.ok, problems: ledger.problems, totals: ledger.totals },
       log: { ok: log.ok, entries: log.entries, checkpoints: log.checkpoints, problems: log.problems },

@@ -2,7 +2,23 @@ import { openLevelStore } from './level.js';
 import { isPostgresUrl } from './postgres/connect.js';
 import type { Store } from './types.js';
 
-export type { Store, Tx, Space, Range, TransactOptions, SharedBuckets, Blobs, BlobReader, BlobWriter, BlobAudit } from './types.js';
+export type {
+  Store,
+  Tx,
+  Space,
+  Range,
+  TransactOptions,
+  TextDoc,
+  TextHit,
+  TextIndex,
+  TextQuery,
+  TextTerm,
+  SharedBuckets,
+  Blobs,
+  BlobReader,
+  BlobWriter,
+  BlobAudit,
+} from './types.js';
 export { space } from './types.js';
 export { openLevelStore, LevelStore, StoreIncidents, StoreInUseError, walDrops, type WalIncident } from './level.js';
 export { StorageHealth, storageCause, storageDetail, storageUnavailable, type StorageCause, type StorageStatus } from './health.js';
@@ -38,7 +54,7 @@ export async function openStore(location: string, options: { migrate?: boolean; 
 }
 
 /** Runs the missing migrations of a PostgreSQL store, alone (`akas store migrate`). */
-export async function migrateStore(url: string) {
+export async function migrateStore(url: string, onStep?: (what: string) => void) {
   const { migratePg } = await import('./postgres/index.js');
-  return migratePg(url);
+  return migratePg(url, onStep);
 }

@@ -39,6 +39,61 @@ export interface Tx {
   del<T>(space: Space<T>, key: string): void;
   /** Committed entries in key order (this transaction's own writes are not merged in). */
   list<T>(space: Space<T>, range?: Range): Promise<Array<[string, T]>>;
+  /**
+   * Puts a document in the store's own text index under id, or takes it out (null), in this
+   * transaction's batch: it commits or fails with the rest. Present only on a store that
+   * indexes text itself (Store.text, PostgreSQL); LevelDB has none.
+   */
+  index?(id: string, doc: TextDoc | null): void;
+}
+
+/**
+ * A document of a store's text index: what a hit answers (kind, title), and the words it is
+ * found by, per field, as the caller cut them (lowercase, stop words out: the store indexes
+ * them as given, parsing nothing), each field at a weight from 1 to 4 (4 ranks highest).
+ */
+export interface TextDoc {
+  kind: string;
+  title: string;
+  fields: Record<string, { words: string[]; weight: 1 | 2 | 3 | 4 }>;
+}
+
+/** One word of a text query: every word is required. */
+export interface TextTerm {
+  word: string;
+  /** Also matches the words that start with it. */
+  prefix: boolean;
+  /** Also matches the index's words at most this many edits away (Levenshtein; 0: none). */
+  edits: number;
+}
+
+export interface TextQuery {
+  terms: TextTerm[];
+  /** Only documents of this kind. */
+  kind?: string | null;
+  /** Only words in fields of this weight (suggest: the titles). */
+  weight?: 1 | 2 | 3 | 4;
+  /** How much a match counts at each weight, 1 to 4 (for ranking). */
+  boosts: [number, number, number, number];
+  limit: number;
+  offset: number;
+}
+
+export interface TextHit {
+  id: string;
+  kind: string;
+  title: string;
+  score: number;
+  /** The document's words each field matched. */
+  match: Record<string, string[]>;
+}
+
+/** A store's own text index (PostgreSQL: tsvector, GIN and pg_trgm), written by Tx.index. */
+export interface TextIndex {
+  /** Hits, best first, and how many documents match in all. */
+  search(q: TextQuery): Promise<{ items: TextHit[]; total: number }>;
+  /** The kind of each id that is an indexed document (null for any other). */
+  kinds(ids: string[]): Promise<Array<string | null>>;
 }
 
 export interface TransactOptions {
@@ -87,6 +142,11 @@ export interface Store {
   readonly buckets?: SharedBuckets;
   /** The blob store of this store (absent: files beside it, in location/blobs). */
   blobs?(): Promise<Blobs>;
+  /**
+   * The store's own text index, which transactions write (Tx.index) and every process reads
+   * (absent: the caller indexes text itself, as the embedded node does with MiniSearch).
+   */
+  readonly text?: TextIndex;
   /**
    * Whether the store accepts writes, and if not why (health.ts). A store whose write failed
    * refuses every write after it with 503 storage_unavailable until a probe write succeeds;

@@ -36,7 +36,7 @@ describePg('akas store (e2e)', () => {
     const url = fresh();
     const first = await runCli(['--json', 'store', 'migrate', '--store', url]);
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ from: 0, to: LATEST_VERSION, applied: [{ version: 1 }] });
+    expect(JSON.parse(first.stdout)).toMatchObject({ from: 0, to: LATEST_VERSION, applied: [{ version: 1 }, { version: 2 }], search: { indexed: 0 } });
     const again = await runCli(['store', 'migrate'], { env: { AKAS_STORE: url } });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain(`schema at version ${LATEST_VERSION}, nothing to apply`);
@@ -80,6 +80,8 @@ describePg('akas store (e2e)', () => {
     const agentsSpace = report.spaces.find((s: { space: string }) => s.space === 'agents');
     expect(agentsSpace).toEqual({ space: 'agents', source: 4, target: 4 });
     for (const s of report.spaces) expect(s.target).toBe(s.source);
+    // The published node is in the target's text index: searchable at once.
+    expect(report.search).toEqual({ indexed: 1 });
 
     // Into a database that holds data: refused, nothing touched.
     const twice = await runCli(['store', 'copy', '--from', dataDir, '--to', url], { env });
@@ -97,6 +99,8 @@ describePg('akas store (e2e)', () => {
       const detail = (await call(pg, 'GET', `/api/knowledge/proposals/${proposalId!}`)).body;
       expect(detail).toMatchObject({ status: 'published', judgmentCount: 3 });
       for (const b of blobs) expect((await call(pg, 'GET', `/api/cas/${sha256Hex(b)}`)).raw.equals(b)).toBe(true);
+      const found = (await call(pg, 'GET', '/api/knowledge/search?q=exponentialy')).body.items.map((i: { path: string }) => i.path);
+      expect(found).toEqual(['/distributed-systems/retries-with-backoff-x7']);
       // The credentials the LevelDB node issued, served from PostgreSQL, verify offline against its issuer.
       const bundle = await call(pg, 'GET', `/api/knowledge/proposals/${proposalId!}/bundle`);
       expect(bundle.status).toBe(200);

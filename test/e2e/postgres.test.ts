@@ -116,6 +116,36 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       expect(ledger.totals.minted).toBeGreaterThan(0);
     });
 
+    it('publishes through each process and finds what the other published in the very next request: misspelt, by prefix, in suggest', async () => {
+      const proposer = await calibrated(a);
+      const judges = [await calibrated(a), await calibrated(b), await calibrated(a)];
+      // Proposed and judged through one process; the other searches right after the last judgment's 200.
+      const publish = async (via: RunningNode, n: number, title: string) => {
+        const proposed = await call(via, 'POST', '/api/knowledge/propose', {
+          key: proposer.apiKey,
+          body: { brief: { ...(samplePayload('brief', n) as { brief: object }).brief, title } },
+        });
+        expect(proposed.status, JSON.stringify(proposed.body)).toBe(200);
+        const { proposalId } = proposed.body as { proposalId: string };
+        for (const j of judges) {
+          const judged = await call(via, 'POST', `/api/knowledge/judge/${proposalId}`, { key: j.apiKey, body: judgeBody(j, proposalId) });
+          expect(judged.status, JSON.stringify(judged.body)).toBe(200);
+        }
+        return `/distributed-systems/retries-with-backoff-x${n}`;
+      };
+      const paths = async (node: RunningNode, q: string) =>
+        (await call(node, 'GET', `/api/knowledge/search?q=${encodeURIComponent(q)}`)).body.items.map((i: { path: string }) => i.path);
+      const onA = await publish(a, 61, 'Quaternion interpolator for robot arms');
+      expect(await paths(b, 'quaternion interpolator')).toEqual([onA]);
+      expect(await paths(b, 'quaternon')).toEqual([onA]); // one letter missing
+      const onB = await publish(b, 62, 'Xylophone tuning schedule');
+      expect(await paths(a, 'xyloph')).toEqual([onB]); // as typed
+      expect((await call(a, 'GET', '/api/knowledge/suggest?q=xylo')).body.suggestions).toEqual([
+        { path: onB, title: 'Xylophone tuning schedule', kind: 'leaf-brief' },
+      ]);
+      expect(await paths(a, 'quaternion')).toEqual([onA]);
+    });
+
     it(`refuses a rotated api key on both processes within the documented bound (${WATCH_BOUND_MS} ms)`, async () => {
       const agent = await calibrated(a); // recovery is for calibrated agents
       // Both processes now hold the agent in their auth caches.

@@ -1,12 +1,11 @@
 // PROTOCOL 10: what publishing makes in the tree, node reads with every field, briefs and their
-// signed manifests, artifacts, decision-graph traversal, search and suggest.
+// signed manifests, artifacts, decision-graph traversal (search and suggest: search.test.ts).
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, nodeKeysFrom, rotateHmacKey, type NodeKeyMaterial, type ProposalKind } from '../../src/core/index.js';
-import { KnowledgeNodes, publishToTree } from '../../src/domain/knowledge/tree.js';
+import { publishToTree } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import { createApp } from '../../src/http/app.js';
-import type { Store } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { blobBackdoor } from '../helpers/stores.js';
@@ -404,157 +403,5 @@ describe('decision-graph traversal', () => {
     expect(r.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'inputs.z' }] });
     expect((await traverse('/dg/none', {})).statusCode).toBe(404);
     expect((await get('/api/knowledge/dg/traversals/trv_0000000000000000')).statusCode).toBe(404);
-  });
-});
-
-describe('search and suggest', () => {
-  it('finds a published brief by a word of its core and by a misspelt one, not a rejected one', async () => {
-    await decide(node, 'brief', { n: 1 });
-    await decide(node, 'brief', {
-      n: 2,
-      outcome: 'rejected',
-      payload: {
-        ...samplePayload('brief', 2),
-        brief: { ...(samplePayload('brief', 2) as { brief: object }).brief, levels: { tldr: 'Rejected thunderclap text.', core: ['thunderclap'] } },
-      },
-    });
-    expect((await json('/api/knowledge/search?q=exponentially')).items.map((i: { path: string }) => i.path)).toEqual([
-      '/distributed-systems/retries-with-backoff-x1',
-    ]);
-    expect((await json('/api/knowledge/search?q=exponentialy')).items).toHaveLength(1); // one letter missing
-    expect((await json('/api/knowledge/search?q=thunderclap')).items).toEqual([]);
-    const hit = (await json('/api/knowledge/search?q=jitter&kind=leaf-brief')).items[0];
-    expect(hit).toMatchObject({ kind: 'leaf-brief', title: 'Retry with exponential backoff and jitter' });
-    expect((await json('/api/knowledge/search?q=jitter&kind=leaf-artifact')).items).toEqual([]);
-  });
-
-  it('ranks a title match above a spec match above a deep one, and pages with a cursor', async () => {
-    const cap = (n: number, title: string, spec: string) => ({ ...samplePayload('capability', n), title, spec });
-    await decide(node, 'capability', { payload: cap(20, 'Spec only', 'Mentions the zebra crossing in its spec.') });
-    await decide(node, 'capability', { payload: cap(21, 'Zebra crossing finder', 'Finds crossings.') });
-    const b = samplePayload('brief', 22) as { brief: { levels: { deep: object } } };
-    await decide(node, 'brief', {
-      payload: {
-        brief: {
-          ...b.brief,
-          levels: { ...b.brief.levels, deep: { definitions: { zebra: 'a striped crossing' }, edgeCases: ['no zebra crossing in the road'] } },
-        },
-      },
-    });
-    expect((await json('/api/knowledge/search?q=zebra')).items.map((i: { path: string }) => i.path)).toEqual([
-      '/tools/pdf-to-text-x21',
-      '/tools/pdf-to-text-x20',
-      '/distributed-systems/retries-with-backoff-x22',
-    ]);
-
-    for (let i = 0; i < 5; i++) await decide(node, 'capability', { n: 10 + i });
-    const first = await json('/api/knowledge/search?q=pdf&limit=2');
-    expect(first.items).toHaveLength(2);
-    expect(first.total).toBe(7);
-    const seen = [...first.items];
-    let cursor = first.nextCursor;
-    while (cursor) {
-      const page = await json(`/api/knowledge/search?q=pdf&limit=2&cursor=${cursor}`);
-      seen.push(...page.items);
-      cursor = page.nextCursor;
-    }
-    expect(new Set(seen.map((i: { path: string }) => i.path)).size).toBe(7);
-  });
-
-  it('follows every change to a node: a refresh, a sharpened spec, a new brief version', async () => {
-    await decide(node, 'graph', { n: 3 });
-    expect((await json('/api/knowledge/search?q=message')).items.map((i: { path: string }) => i.path)).toEqual(['/decisions/pick-a-queue-x3']);
-    await decide(node, 'graph', { payload: { ...samplePayload('graph', 3), title: 'Choose a broker', replaceExisting: true } });
-    expect((await json('/api/knowledge/search?q=message')).items).toEqual([]);
-    expect((await json('/api/knowledge/search?q=broker')).items).toMatchObject([{ path: '/decisions/pick-a-queue-x3', title: 'Choose a broker' }]);
-
-    await decide(node, 'capability', { n: 1 });
-    expect((await json('/api/knowledge/search?q=refuse')).items).toEqual([]);
-    await decide(node, 'spec-sharpening', { n: 1 }); // "...; refuse scanned pages."
-    expect((await json('/api/knowledge/search?q=refuse')).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x1']);
-    expect((await json('/api/knowledge/search?q=layer')).items.map((i: { path: string }) => i.path)).toEqual(['/tools/pdf-to-text-x1']);
-
-    await decide(node, 'brief', { n: 4 });
-    expect((await json('/api/knowledge/search?q=number')).items).toHaveLength(1);
-    const b = (samplePayload('brief', 4) as { brief: { levels: object } }).brief;
-    await decide(node, 'brief', { payload: { brief: { ...b, version: '2026-12', levels: { ...b.levels, core: ['Prefer decorrelated jitter.'] } } } });
-    expect((await json('/api/knowledge/search?q=decorrelated')).items.map((i: { path: string }) => i.path)).toEqual([
-      '/distributed-systems/retries-with-backoff-x4',
-    ]);
-    expect((await json('/api/knowledge/search?q=number')).items).toEqual([]); // only in the old core
-    expect(await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x4?version=1')).toMatchObject({
-      version: 1,
-      manifest: { version: '2026-11' },
-      core: expect.stringContaining('Back off exponentially.'),
-    });
-    expect((await json('/api/knowledge/briefs/kb:retries-x4?version=2026-11')).manifest.version).toBe('2026-11');
-    expect((await json('/api/knowledge/briefs/kb:retries-x4')).manifest.version).toBe('2026-12');
-  });
-
-  it('leaves function words out of the index and of queries (a lone one is a prefix)', async () => {
-    await decide(node, 'brief', { n: 1 }); // "Retry with exponential backoff and jitter"
-    const paths = async (q: string) => (await json(`/api/knowledge/search?q=${encodeURIComponent(q)}`)).items.map((i: { path: string }) => i.path);
-    expect(await paths('retry with exponential backoff and jitter')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
-    expect(await paths('the jitter')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
-    expect(await paths('with')).toEqual([]); // no indexed word starts with "with"
-    expect(await paths('idem')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // "idempotent", as typed
-  });
-
-  it("indexes the terms a brief's deep level defines and its sources, not the deep prose", async () => {
-    await decide(node, 'brief', { n: 1 });
-    const paths = async (q: string) => (await json(`/api/knowledge/search?q=${encodeURIComponent(q)}`)).items.map((i: { path: string }) => i.path);
-    expect(await paths('brooker')).toEqual(['/distributed-systems/retries-with-backoff-x1']); // a source's author
-    expect(await paths('herd')).toEqual([]); // only in an example's note
-    expect((await json('/api/knowledge/node/distributed-systems/retries-with-backoff-x1?level=deep')).deep).toContain('thundering herd'); // still served
-  });
-
-  it('builds the index from the store at start, and again when the store says writes were missed', async () => {
-    await decide(node, 'brief', { n: 1 });
-    // A second app on the same store, whose watch goes deaf on demand and reports a loss the
-    // way a shared store does when its notification channel drops.
-    let deaf = false;
-    const losses: Array<() => void> = [];
-    const watch: Store['watch'] = (space, listener, lost) => {
-      if (space.name === KnowledgeNodes.name && lost) losses.push(lost);
-      return node.store.watch(space, (key) => deaf || listener(key), lost);
-    };
-    const store = new Proxy(node.store, {
-      get: (target, key) => {
-        if (key === 'watch') return watch;
-        const value = Reflect.get(target, key, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const other = await createApp({ store, clock: node.clock, keys: node.keys, config: { checkResponses: true } });
-    try {
-      const paths = async (q: string) => (await other.inject({ url: `/api/knowledge/search?q=${q}` })).json().items.map((i: { path: string }) => i.path);
-      expect(await paths('exponentially')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
-      deaf = true;
-      await decide(node, 'capability', { n: 1 });
-      expect(await paths('pdf')).toEqual([]); // missed
-      deaf = false;
-      expect(losses).not.toHaveLength(0);
-      for (const lost of losses) lost();
-      expect(await paths('pdf')).toEqual(['/tools/pdf-to-text-x1']);
-      expect(await paths('exponentially')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
-      // And writes are followed again, into the rebuilt index.
-      await decide(node, 'graph', { n: 1 });
-      expect(await paths('queue')).toEqual(['/decisions/pick-a-queue-x1']);
-      expect((await other.inject({ url: '/api/knowledge/suggest?q=/to' })).json().suggestions.map((s: { path: string }) => s.path)).toEqual([
-        '/tools',
-        '/tools/pdf-to-text-x1',
-      ]);
-    } finally {
-      await other.close();
-    }
-  });
-
-  it('completes a path prefix and a title prefix', async () => {
-    await decide(node, 'capability', { n: 1 });
-    await decide(node, 'graph', { n: 1 });
-    const paths = (await json('/api/knowledge/suggest?q=/to')).suggestions.map((s: { path: string }) => s.path);
-    expect(paths).toEqual(['/tools', '/tools/pdf-to-text-x1']);
-    const titles = (await json('/api/knowledge/suggest?q=pic')).suggestions.map((s: { title: string }) => s.title);
-    expect(titles).toEqual(['Pick a message queue']);
   });
 });

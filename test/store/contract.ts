@@ -2,7 +2,11 @@
 // abstract-level's compliance suite: LevelDB today (test/store/level.test.ts), PostgreSQL
 // later, each calling storeContract with a factory for a fresh, empty store.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openKnowledgeSearch } from '../../src/domain/knowledge/search.js';
+import { publishToTree, treeLocks } from '../../src/domain/knowledge/tree.js';
+import type { ProposalRecord } from '../../src/domain/records.js';
 import { space, type Range, type Store } from '../../src/store/index.js';
+import { samplePayload } from '../fixtures/payloads.js';
 
 /** A fresh, empty store, plus what the suite needs to restart and remove it. */
 export interface OpenedStore {
@@ -400,6 +404,35 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
           expect(await tx.get(A, 'k')).toEqual({ n: 2 });
         });
         expect(await store.get(A, 'k')).toEqual({ n: 2 });
+      });
+    });
+
+    describe("search over the store (domain/knowledge: MiniSearch, or the store's own text index)", () => {
+      const capability = (n: number, title: string) =>
+        ({
+          proposalId: `cprop_${n}`,
+          kind: 'capability',
+          path: `/tools/t-${n}`,
+          payload: { ...samplePayload('capability', n), path: `/tools/t-${n}`, title },
+        }) as unknown as ProposalRecord;
+
+      it('finds a published node by a misspelt word and by a prefix, and suggests its title and its path', async () => {
+        for (const p of [capability(1, 'Quaternion interpolator for robot arms'), capability(2, 'Gyroscope drift compensation')])
+          await store.transact(treeLocks(p), (tx) => publishToTree(tx, p, 1_767_268_800_000));
+        const search = openKnowledgeSearch(store);
+        try {
+          await search.settled();
+          const paths = async (q: string) => (await search.search(q, { limit: 10 })).items.map((i) => i.path);
+          expect(await paths('quaternion')).toEqual(['/tools/t-1']);
+          expect(await paths('quaternon')).toEqual(['/tools/t-1']); // one letter missing
+          expect(await paths('gyroscpoe drift')).toEqual(['/tools/t-2']); // two letters swapped: two edits in nine letters
+          expect(await paths('interp')).toEqual(['/tools/t-1']); // the last word as typed
+          expect(await paths('robot gyro')).toEqual([]); // every word required
+          expect(await search.suggest('gyro')).toEqual([{ path: '/tools/t-2', title: 'Gyroscope drift compensation', kind: 'leaf-capability' }]);
+          expect((await search.suggest('/tools/t-')).map((s) => s.path)).toEqual(['/tools/t-1', '/tools/t-2']);
+        } finally {
+          await search.close();
+        }
       });
     });
 

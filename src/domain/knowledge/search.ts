@@ -1,4 +1,7 @@
-// Search and suggest over the published tree (PROTOCOL 10.6), with MiniSearch (chosen by a
+// Search and suggest over the published tree (PROTOCOL 10.6), behind one interface
+// (KnowledgeSearch) with two implementations, chosen by the store: a store that indexes text
+// itself (Store.text: PostgreSQL, search-store.ts) answers from its index, which publishing
+// writes in its own transaction; on the embedded store, this file's MiniSearch index. With MiniSearch (chosen by a
 // measurement at 100,000 nodes against Orama and FlexSearch: bench/search.ts). One document
 // per published node: its title, path, spec, and for a brief its three levels. The index
 // (search-index.ts) is rebuilt from the store at start (in the background), and follows every
@@ -21,57 +24,28 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Store } from '../../store/index.js';
 import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './tree.js';
-import type { PayloadOf } from '../proposals/kinds.js';
-import {
-  createIndex,
-  searchKit,
-  serveIndex,
-  type Doc,
-  type IndexAnswer,
-  type IndexMessage,
-  type SearchKit,
-  type SearchPage,
-  type Suggestion,
-} from './search-index.js';
+import { createIndex, searchKit, serveIndex, type Doc, type IndexAnswer, type IndexMessage, type SearchPage, type Suggestion } from './search-index.js';
 import { stopWords } from '../shared/stopwords.js';
+import { briefKey, docFields } from './search-doc.js';
+import { StoreSearch, suggestPaths } from './search-store.js';
 
 export type { Doc, SearchHit, SearchPage } from './search-index.js';
+export { kit, queryText, briefFields, pathWords } from './search-doc.js';
 
-type Brief = PayloadOf<'brief'>['brief'];
-
-let kitOnce: SearchKit | undefined;
-/** The index's terms and options (search-index.ts), built at first use. */
-export const kit = (): SearchKit => (kitOnce ??= searchKit([...stopWords()]));
-
-/** The words of a query that can match (search-index.ts). */
-export const queryText = (q: string): string => kit().queryText(q);
-
-/**
- * What is indexed of a brief's levels: its tldr; its core with pitfalls and heuristics; and of
- * the deep level, the terms it defines and its sources (citation, author), not its prose.
- * The deep prose (definitions' text, examples, edge cases) was a fifth of the index's
- * postings at 100,000 nodes and some 50 MiB of the node's RSS (bench/search.ts), at the
- * lowest boost, for words a reader mostly meets in the levels above; the node response and
- * the brief route still serve all of it.
- */
-export function briefFields(b: Brief): { tldr: string; core: string; deep: string } {
-  const deep = b.levels.deep;
-  return {
-    tldr: b.levels.tldr,
-    core: [...(b.levels.core ?? []), ...(b.pitfalls ?? []), ...(b.heuristics ?? [])].join('\n'),
-    deep: [...Object.keys(deep?.definitions ?? {}), ...(deep?.sources ?? []).flatMap((s) => [s.citation, s.author ?? ''])].join('\n'),
-  };
+/** Search and suggest over the published tree, whichever index answers. */
+export interface KnowledgeSearch {
+  /** Resolves once every write committed so far (in this process) is found. */
+  settled(): Promise<void>;
+  /** Ranked hits of a query (typo tolerant, prefix on the last word), filtered by kind, paged by offset. */
+  search(q: string, opts: { kind?: string; limit: number; cursor?: string }): Promise<SearchPage>;
+  /** Completions of a prefix: for `/...`, the published paths that start with it (and the branches on the way); otherwise titles with a word starting with it. */
+  suggest(q: string, limit?: number): Promise<Suggestion[]>;
+  close(): Promise<void>;
 }
 
-/**
- * The words of a path that its title does not already hold (where in the tree a node is:
- * its ancestors' names, and what its slug adds). A word in both is indexed once, in the
- * title, whose boost is the higher.
- */
-export function pathWords(path: string, title: string): string {
-  const { tokenize } = kit();
-  const inTitle = new Set(tokenize(title).map((t) => t.toLowerCase()));
-  return [...new Set(tokenize(path).map((t) => t.toLowerCase()))].filter((t) => !inTitle.has(t)).join(' ');
+/** The store's own text index when it has one (no per-process index then), else MiniSearch. */
+export function openKnowledgeSearch(store: Store): KnowledgeSearch {
+  return store.text ? new StoreSearch(store, store.text) : new MiniSearchIndex(store);
 }
 
 /** Documents sent to the worker in one message while rebuilding. */
@@ -166,7 +140,7 @@ class IndexWorker {
   }
 }
 
-export class KnowledgeSearch {
+export class MiniSearchIndex implements KnowledgeSearch {
   /** The worker holding the index; null while no node is indexed (an empty tree needs no thread). */
   private worker: IndexWorker | null = null;
   private readonly unwatch: () => void;
@@ -239,22 +213,12 @@ export class KnowledgeSearch {
 
   /** What is indexed of a node, its brief's levels aside (briefLevels adds them). */
   private static docOf(node: KnowledgeNode): Doc {
-    return { id: node.path, path: pathWords(node.path, node.title), kind: node.kind, title: node.title, spec: node.spec };
+    return { id: node.path, kind: node.kind, ...docFields(node) } as Doc;
   }
 
-  /** Adds a brief's three levels to its node's document. */
+  /** Adds a brief's three levels to its node's document (search-doc.ts: a brief's spec equal to its tldr is indexed once). */
   private static briefLevels(doc: Doc, b: BriefRecord | undefined): Doc {
-    if (!b) return doc;
-    Object.assign(doc, briefFields(b.brief));
-    // A brief's spec is its tldr (until a sharpening changes it): indexed once, as the tldr.
-    if (doc.spec === doc.tldr) doc.spec = '';
-    return doc;
-  }
-
-  /** The key of the brief version a leaf-brief node shows, or null for any other node. */
-  private static briefKey(node: KnowledgeNode): string | null {
-    if (node.kind !== 'leaf-brief' || !node.briefId) return null;
-    return node.briefVersion ? `${node.briefId}@${node.briefVersion}` : node.briefId;
+    return b ? Object.assign(doc, docFields({ path: doc.id, title: doc.title, spec: doc.spec }, b.brief)) : doc;
   }
 
   /**
@@ -290,14 +254,14 @@ export class KnowledgeSearch {
       const waiting = new Map<string, Doc[]>();
       for await (const [, node] of this.store.iterate(KnowledgeNodes)) {
         if (this.closed) return;
-        const key = KnowledgeSearch.briefKey(node);
-        if (key === null) await add(KnowledgeSearch.docOf(node));
-        else waiting.set(key, [...(waiting.get(key) ?? []), KnowledgeSearch.docOf(node)]);
+        const key = briefKey(node);
+        if (key === null) await add(MiniSearchIndex.docOf(node));
+        else waiting.set(key, [...(waiting.get(key) ?? []), MiniSearchIndex.docOf(node)]);
       }
       if (waiting.size) {
         for await (const [key, b] of this.store.iterate(Briefs)) {
           if (this.closed) return;
-          for (const doc of waiting.get(key) ?? []) await add(KnowledgeSearch.briefLevels(doc, b));
+          for (const doc of waiting.get(key) ?? []) await add(MiniSearchIndex.briefLevels(doc, b));
           waiting.delete(key);
         }
       }
@@ -328,8 +292,8 @@ export class KnowledgeSearch {
   /** Re-reads one node and puts its current version in the index (called through enqueue only). */
   private async refresh(path: string): Promise<void> {
     const node = await this.store.get(KnowledgeNodes, path);
-    const key = node && KnowledgeSearch.briefKey(node);
-    const doc = node && KnowledgeSearch.briefLevels(KnowledgeSearch.docOf(node), key ? await this.store.get(Briefs, key) : undefined);
+    const key = node && briefKey(node);
+    const doc = node && MiniSearchIndex.briefLevels(MiniSearchIndex.docOf(node), key ? await this.store.get(Briefs, key) : undefined);
     if (this.closed || (!doc && !this.worker)) return;
     (this.worker ??= this.spawn()).put(path, doc ?? null);
   }
@@ -347,29 +311,7 @@ export class KnowledgeSearch {
    */
   async suggest(q: string, limit = 10): Promise<Suggestion[]> {
     const prefix = q.trim();
-    if (prefix.startsWith('/')) {
-      const rows = await this.store.list(KnowledgeNodes, { gte: prefix, lt: `${prefix}\uffff`, limit: limit * 4 });
-      const out = new Map<string, Suggestion>();
-      const branches: string[] = [];
-      for (const [, n] of rows) {
-        // The next segment after the prefix is a branch to complete to, when the node lies deeper.
-        const rest = n.path.slice(prefix.length);
-        const cut = rest.indexOf('/', rest.startsWith('/') ? 1 : 0);
-        if (cut > 0) {
-          const branch = n.path.slice(0, prefix.length + cut);
-          if (!out.has(branch)) {
-            out.set(branch, { path: branch, title: branch.split('/').pop()!, kind: 'branch' });
-            branches.push(branch);
-          }
-        }
-        if (!out.has(n.path)) out.set(n.path, { path: n.path, title: n.title, kind: n.kind });
-        if (out.size >= limit) break;
-      }
-      // A branch on the way that is itself a published node says its own kind.
-      const kinds = this.worker && branches.length ? await this.worker.call<Array<string | null>>({ op: 'kinds', paths: branches }) : [];
-      for (const [i, kind] of kinds.entries()) if (kind) out.get(branches[i])!.kind = kind;
-      return [...out.values()].slice(0, limit);
-    }
+    if (prefix.startsWith('/')) return suggestPaths(this.store, prefix, limit, async (paths) => (this.worker ? this.worker.call({ op: 'kinds', paths }) : []));
     if (!prefix || !this.worker) return [];
     return this.worker.call<Suggestion[]>({ op: 'suggest', q: prefix, limit });
   }

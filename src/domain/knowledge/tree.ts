@@ -7,6 +7,7 @@ import { ServiceError, type ProposalKind } from '../../core/index.js';
 import { space, type Store, type Tx } from '../../store/index.js';
 import type { PayloadOf } from '../proposals/kinds.js';
 import { PendingKeys, Proposals, type ProposalRecord } from '../records.js';
+import { briefKey, indexNode } from './search-doc.js';
 
 export type NodeKind = 'branch' | 'leaf-brief' | 'leaf-capability' | 'leaf-decision' | 'leaf-artifact';
 
@@ -119,6 +120,12 @@ async function putNode(tx: Tx, node: Omit<KnowledgeNode, 'version'>): Promise<Kn
   const next: KnowledgeNode = { ...node, version: (previous?.version ?? 0) + 1 };
   tx.put(KnowledgeNodes, node.path, next);
   linkAncestors(tx, node.path);
+  // A store that indexes text itself gets the node's document in this same batch (a brief's
+  // record was put before its node, so the transaction reads its own write).
+  if (tx.index) {
+    const key = briefKey(next);
+    indexNode(tx, next, key ? await tx.get(Briefs, key) : undefined);
+  }
   return next;
 }
 

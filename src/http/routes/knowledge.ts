@@ -17,7 +17,7 @@ import {
   type BriefLevel,
 } from '../../domain/knowledge/manifests.js';
 import { casHashOfUri } from '../../domain/proposals/kinds.js';
-import { KnowledgeSearch } from '../../domain/knowledge/search.js';
+import { openKnowledgeSearch } from '../../domain/knowledge/search.js';
 import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
 import { Any, Closed, Hex64, Ms, Nullable, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
@@ -145,9 +145,10 @@ const REHASH_MS = 60_000;
 export async function knowledgeRoutes(app: FastifyInstance) {
   const ctx = app.akas;
   const log = app.akas.log;
-  // The index rebuilds in the background (seconds at 100,000 nodes, longer than fastify lets
-  // a plugin start): the node listens at once, and search and suggest wait for it (settled()).
-  const search = new KnowledgeSearch(ctx.store);
+  // MiniSearch's index rebuilds in the background (seconds at 100,000 nodes, longer than
+  // fastify lets a plugin start): the node listens at once, and search and suggest wait for it
+  // (settled()). A store with its own text index (PostgreSQL) needs no rebuild.
+  const search = openKnowledgeSearch(ctx.store);
   const views = new NodeViewCache(ctx.store);
   app.addHook('onClose', async () => {
     views.close();

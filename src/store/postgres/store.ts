@@ -19,11 +19,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { StorageHealth, storageCause } from '../health.js';
 import { KeyLocks } from '../locks.js';
-import type { Blobs, Range, SharedBuckets, Space, Store, TransactOptions, Tx } from '../types.js';
+import type { Blobs, Range, SharedBuckets, Space, Store, TextDoc, TextIndex, TransactOptions, Tx } from '../types.js';
 import { PgBlobs } from './blobs.js';
 import { PgBuckets } from './buckets.js';
 import { pgTarget, poolConfig, sortedLockIds, type PgTarget } from './connect.js';
-import { assertCurrent, migrate, type MigrationReport } from './schema.js';
+import { assertCurrent, extensionSchema, migrate, type MigrationReport } from './schema.js';
+import { indexBatch, PgText } from './search.js';
 import { notifyPayloads, WatchChannel } from './watch.js';
 
 const { Pool } = pg;
@@ -59,6 +60,8 @@ const keyBytes = (key: string) => Buffer.from(key, 'utf8');
  */
 class PgTx implements Tx {
   readonly writes = new Map<string, Write>();
+  /** Text index rows (search.ts), by document id: written in the same batch. */
+  readonly indexed = new Map<string, TextDoc | null>();
   /** The connection runs one query at a time: concurrent reads of fn queue here. */
   private queue: Promise<unknown> = Promise.resolve();
   private client: pg.PoolClient | null = null;
@@ -88,9 +91,10 @@ class PgTx implements Tx {
   /** Commits: the batch (if any) and COMMIT in one round trip, with BEGIN and the locks if no read sent them. */
   async commit(batch: () => string) {
     await this.settled();
-    if (!this.begun && this.writes.size === 0) return;
+    const writing = this.writes.size > 0 || this.indexed.size > 0;
+    if (!this.begun && !writing) return;
     const client = (this.client ??= await this.checkout());
-    const text = `${this.begun ? '' : `${this.begin}; `}${this.writes.size ? `${batch()}; ` : ''}COMMIT`;
+    const text = `${this.begun ? '' : `${this.begin}; `}${writing ? `${batch()}; ` : ''}COMMIT`;
     this.begun = true;
     await client.query(text);
   }
@@ -146,6 +150,9 @@ class PgTx implements Tx {
   del<T>(space: Space<T>, key: string): void {
     this.writes.set(writeId(space, key), { space, key, json: null });
   }
+  index(id: string, doc: TextDoc | null): void {
+    this.indexed.set(id, doc);
+  }
   async list<T>(space: Space<T>, range: Range = {}): Promise<Array<[string, T]>> {
     const r = await this.read<{ key: Buffer; value: string }>(this.store.listQuery(space, range));
     return r.rows.map((row) => [row.key.toString('utf8'), JSON.parse(row.value) as T]);
@@ -194,6 +201,9 @@ export class PgStore implements Store {
   readonly shared = true;
   readonly schema: string;
   readonly buckets: SharedBuckets;
+  readonly text: TextIndex;
+  /** The quoted schema of pg_trgm (found at open). */
+  private trgm = '';
   /** Connections for transactions. */
   private readonly writers: pg.Pool;
   /** Connections for reads outside transactions, token buckets and blob chunks (synchronous_commit off). */
@@ -223,7 +233,13 @@ export class PgStore implements Store {
     this.schema = target.schema;
     this.s = target.qschema;
     this.writers = new Pool(poolConfig(target, target.pool, 'akas'));
-    this.readers = new Pool(poolConfig(target, Math.max(4, Math.ceil(target.pool / 2)), 'akas-read', { options: '-c synchronous_commit=off' }));
+    this.readers = new Pool(
+      poolConfig(target, Math.max(4, Math.ceil(target.pool / 2)), 'akas-read', {
+        // pg_trgm's similarity threshold for the text index's typo candidates (search.ts): 0.2
+        // keeps a word two edits from a long one, which 0.3, the default, can miss.
+        options: '-c synchronous_commit=off -c pg_trgm.similarity_threshold=0.2',
+      }),
+    );
     // An idle connection the server dropped is replaced at the next checkout; not a crash.
     this.writers.on('error', () => undefined);
     this.readers.on('error', () => undefined);
@@ -234,6 +250,12 @@ export class PgStore implements Store {
       lost: (spaces) => this.lost(spaces),
     });
     this.buckets = new PgBuckets(this.readers, this.s, (e) => this.failure(e));
+    this.text = new PgText(
+      this.readers,
+      this.s,
+      () => this.trgm,
+      (e) => this.failure(e),
+    );
   }
 
   /** Opens a store on a postgres:// URL: migrates (unless told not to), then listens. */
@@ -244,6 +266,7 @@ export class PgStore implements Store {
       try {
         if (options.migrate === false) await assertCurrent(client, store.schema);
         else await migrate(client, store.schema);
+        store.trgm = await extensionSchema(client, 'pg_trgm');
       } finally {
         client.release();
       }
@@ -319,7 +342,7 @@ export class PgStore implements Store {
       let result: R;
       try {
         result = await fn(tx);
-        await tx.commit(() => this.batchSql(tx.writes));
+        await tx.commit(() => this.batchSql(tx.writes, tx.indexed));
       } catch (e) {
         await tx.rollback();
         throw e;
@@ -343,7 +366,7 @@ export class PgStore implements Store {
   // by PostgreSQL only if the transaction commits). Its values are inlined as literals, not
   // bound as parameters, so that COMMIT can follow in the same simple query: keys as bytea hex,
   // texts through `literal` (every quote and backslash doubled: nothing can end the string).
-  private batchSql(writes: Map<string, Write>): string {
+  private batchSql(writes: Map<string, Write>, indexed: Map<string, TextDoc | null>): string {
     const puts: string[] = [];
     const dels: string[] = [];
     const announced: Array<[string, string]> = [];
@@ -359,6 +382,7 @@ export class PgStore implements Store {
         `put AS (INSERT INTO ${this.s}.akas_kv (space, key, value) VALUES ${puts.join(', ')} ON CONFLICT (space, key) DO UPDATE SET value = excluded.value)`,
       );
     if (dels.length) parts.push(`del AS (DELETE FROM ${this.s}.akas_kv WHERE (space, key) IN (${dels.join(', ')}))`);
+    parts.push(...indexBatch(this.s, indexed));
     const payloads = this.options.notify === false ? [] : notifyPayloads(this.origin, announced);
     const channel = literal(this.target.channel);
     const select = payloads.length ? payloads.map((p) => `pg_notify(${channel}, ${literal(p)})`).join(', ') : '1';
@@ -471,13 +495,13 @@ export function openPgStore(url: string, options?: PgStoreOptions): Promise<PgSt
   return PgStore.open(url, options);
 }
 
-/** Runs the missing migrations of the database at url, alone (`akas store migrate`). */
-export async function migratePg(url: string): Promise<MigrationReport & { location: string }> {
+/** Runs the missing migrations of the database at url, alone (`akas store migrate`); onStep hears each long step. */
+export async function migratePg(url: string, onStep?: (what: string) => void): Promise<MigrationReport & { location: string }> {
   const target = pgTarget(url);
   const client = new pg.Client(poolConfig(target, 1, 'akas-migrate'));
   await client.connect();
   try {
-    return { ...(await migrate(client, target.schema)), location: target.display };
+    return { ...(await migrate(client, target.schema, onStep)), location: target.display };
   } finally {
     await client.end();
   }

@@ -1,0 +1,220 @@
+// The PostgreSQL store's own text index (Store.text; ARCHITECTURE 7): one row per document in
+// akas_search (kind, title, the words of each field as JSON, and a weighted tsvector under a
+// GIN index), and every word ever indexed in akas_search_words (under a pg_trgm GIN index),
+// for typo tolerance. Rows are written by Tx.index, in the batch the transaction commits, so a
+// document is found by every process from the moment its transaction committed.
+//
+// Nothing of a user's text reaches PostgreSQL as syntax: the tsvector is built here from the
+// words the caller cut (never parsed by PostgreSQL's text parser, so the index holds exactly
+// those words), and a query's tsquery is built here from its words, each one a quoted lexeme,
+// and bound as a parameter.
+import type pg from 'pg';
+import type { TextDoc, TextHit, TextIndex, TextQuery } from '../types.js';
+import { literal } from './store.js';
+
+/** The weight letters of a tsvector, by TextDoc weight (4 highest). */
+const LETTER = { 1: 'D', 2: 'C', 3: 'B', 4: 'A' } as const;
+/** Longer words are left out of the index (a tsvector lexeme holds at most 2 KiB; no one types such a word). */
+export const MAX_WORD = 200;
+/** PostgreSQL keeps positions up to 16,383 and 256 positions a lexeme. */
+const MAX_POSITION = 16_383;
+const MAX_POSITIONS = 256;
+/**
+ * Matches ranked at most: a query matching more (a common word, a short prefix at a million
+ * nodes: tens of thousands of documents, each a heap read) ranks the first RANKED it finds,
+ * and lists the rest after them (ARCHITECTURE 7: at 1,000,000 nodes a common word still took
+ * 840 ms, a cost not yet found).
+ */
+export const RANKED = 2_000;
+/** Matches counted at most (total): counting reads every match, and a one-letter prefix matches nearly all. */
+export const COUNTED = 100_000;
+/** Words of the index a misspelt word is compared with at most (the most similar by trigrams). */
+const CANDIDATES = 200;
+
+/**
+ * Whether a word can be in the index: not empty, not too long, and without U+0000, which
+ * PostgreSQL text cannot hold (such a word is left out of a document; a query with one finds nothing).
+ */
+const indexable = (w: string) => w.length > 0 && w.length <= MAX_WORD && !w.includes('\u0000');
+
+/** A word as a quoted lexeme of tsvector or tsquery input: quotes doubled, backslashes escaped. */
+const lexeme = (w: string) => `'${w.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** The tsvector of a document as tsvector input text: each word at its positions, with its field's weight. */
+export function tsvectorText(doc: TextDoc): string {
+  const at = new Map<string, string[]>();
+  let position = 0;
+  for (const { words, weight } of Object.values(doc.fields)) {
+    for (const w of words) {
+      position = Math.min(position + 1, MAX_POSITION);
+      if (!indexable(w)) continue;
+      let list = at.get(w);
+      if (!list) at.set(w, (list = []));
+      if (list.length < MAX_POSITIONS) list.push(`${position}${LETTER[weight]}`);
+    }
+  }
+  return [...at].map(([w, ps]) => `${lexeme(w)}:${ps.join(',')}`).join(' ');
+}
+
+/** The distinct words of a document, sorted (so concurrent writers insert new words in one order and never deadlock). */
+export function docWords(doc: TextDoc): string[] {
+  const set = new Set<string>();
+  for (const { words } of Object.values(doc.fields)) for (const w of words) if (indexable(w)) set.add(w);
+  return [...set].sort();
+}
+
+/** The words of each field, as kept beside the tsvector (a hit's match is read from them). */
+export const fieldsJson = (doc: TextDoc) => JSON.stringify(Object.fromEntries(Object.entries(doc.fields).map(([f, v]) => [f, v.words.join(' ')])));
+
+/**
+ * The statements (CTEs of the batch: store.ts) that put and delete index rows and add new
+ * words, as SQL text with every value a literal.
+ */
+export function indexBatch(s: string, writes: Map<string, TextDoc | null>): string[] {
+  const puts: string[] = [];
+  const dels: string[] = [];
+  const words = new Set<string>();
+  for (const [id, doc] of writes) {
+    if (!doc) {
+      dels.push(literal(id));
+      continue;
+    }
+    // A title is shown, never searched as such: a U+0000 in it (which text cannot hold) is dropped.
+    puts.push(
+      `(${literal(id)}, ${literal(doc.kind)}, ${literal(doc.title.replaceAll('\u0000', ''))}, ${literal(fieldsJson(doc))}, ${literal(tsvectorText(doc))}::tsvector)`,
+    );
+    for (const w of docWords(doc)) words.add(w);
+  }
+  const parts: string[] = [];
+  if (puts.length)
+    parts.push(
+      `sx_put AS (INSERT INTO ${s}.akas_search (id, kind, title, fields, tsv) VALUES ${puts.join(', ')} ` +
+        'ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title, fields = excluded.fields, tsv = excluded.tsv)',
+    );
+  if (dels.length) parts.push(`sx_del AS (DELETE FROM ${s}.akas_search WHERE id IN (${dels.join(', ')}))`);
+  if (words.size) {
+    const list = [...words].sort().map(literal).join(', ');
+    parts.push(`sx_words AS (INSERT INTO ${s}.akas_search_words (word) SELECT w FROM unnest(ARRAY[${list}]::text[]) AS w ORDER BY w ON CONFLICT DO NOTHING)`);
+  }
+  return parts;
+}
+
+/** Levenshtein distance of a and b, or max + 1 once it is sure to exceed max. */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (row[j] < best) best = row[j];
+    }
+    if (best > max) return max + 1;
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** The index: queries on the reading pool. */
+export class PgText implements TextIndex {
+  constructor(
+    private readonly readers: pg.Pool,
+    /** The quoted schema of the store's tables. */
+    private readonly s: string,
+    /** The quoted schema pg_trgm lives in (schema.ts finds it). */
+    private readonly trgm: () => string,
+    private readonly failure: (e: unknown) => unknown,
+  ) {}
+
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.readers.query<R>(text, values).catch((e) => Promise.reject(this.failure(e)));
+  }
+
+  /** The index's words at most `edits` edits from word (candidates by trigram similarity, then counted exactly). */
+  private async near(word: string, edits: number): Promise<string[]> {
+    const t = this.trgm();
+    const r = await this.query<{ word: string }>(
+      `SELECT word FROM ${this.s}.akas_search_words WHERE word OPERATOR(${t}.%) $1 AND length(word) BETWEEN $2 AND $3 ` +
+        `ORDER BY ${t}.similarity(word, $1) DESC LIMIT ${CANDIDATES}`,
+      [word, word.length - edits, word.length + edits],
+    );
+    return r.rows.map((row) => row.word).filter((w) => w !== word && editDistance(word, w, edits) <= edits);
+  }
+
+  /** The query as tsquery text, and the words each term matches exactly (prefixes aside), for the hits' match. */
+  private async tsquery(q: TextQuery): Promise<{ text: string; exact: Array<Set<string>> }> {
+    const weight = q.weight ? LETTER[q.weight] : '';
+    const exact = await Promise.all(q.terms.map(async (t) => new Set([t.word, ...(t.edits > 0 ? await this.near(t.word, t.edits) : [])])));
+    const text = q.terms
+      .map((t, i) => {
+        const alts = [...exact[i]].map((w) => `${lexeme(w)}${t.prefix && w === t.word ? ':*' : ':'}${weight}`.replace(/:$/, ''));
+        return `(${alts.join(' | ')})`;
+      })
+      .join(' & ');
+    return { text, exact };
+  }
+
+  async search(q: TextQuery): Promise<{ items: TextHit[]; total: number }> {
+    const terms = q.terms.filter((t) => indexable(t.word));
+    if (!terms.length || terms.length !== q.terms.length) return { items: [], total: 0 };
+    const { text, exact } = await this.tsquery({ ...q, terms });
+    const where = `tsv @@ $1::tsquery${q.kind ? ' AND kind = $2' : ''}`;
+    const base = q.kind ? [text, q.kind] : [text];
+    const b = base.length + 1;
+    // The first RANKED matches (in storage order), ranked by ts_rank over the field weights
+    // (normalized by the document's length: a word in a short title counts more than in a
+    // long one), then by id; the page's part of them, and how many there were.
+    const r = await this.query<{ n: string; id: string | null; kind: string; title: string; fields: string; score: number }>(
+      `WITH c AS MATERIALIZED (SELECT id, tsv FROM ${this.s}.akas_search WHERE ${where} LIMIT ${RANKED}), ` +
+        `hits AS MATERIALIZED (SELECT id, ts_rank($${b}::float4[], tsv, $1::tsquery, 1) AS score FROM c), ` +
+        `page AS (SELECT id, score FROM hits ORDER BY score DESC, id LIMIT $${b + 1} OFFSET $${b + 2}) ` +
+        `SELECT t.n, p.id, a.kind, a.title, a.fields, p.score FROM (SELECT count(*) AS n FROM hits) t ` +
+        `LEFT JOIN (page p JOIN ${this.s}.akas_search a ON a.id = p.id) ON true ORDER BY p.score DESC, p.id`,
+      [...base, `{${q.boosts.join(',')}}`, q.limit, q.offset],
+    );
+    const hit = (row: { id: string | null; kind: string; title: string; fields: string; score: number }) => ({
+      id: row.id!,
+      kind: row.kind,
+      title: row.title,
+      score: row.score,
+      match: matchOf(row.fields, terms, exact),
+    });
+    const items = r.rows.filter((row) => row.id !== null).map(hit);
+    const ranked = Number(r.rows[0].n);
+    if (ranked < RANKED) return { items, total: ranked };
+    // More matches than are ranked: counted (up to COUNTED), and a page past the ranked ones
+    // goes on with the others in storage order.
+    const from = Math.max(q.offset, RANKED);
+    const [count, rest] = await Promise.all([
+      this.query<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${this.s}.akas_search WHERE ${where} LIMIT ${COUNTED}) m`, base),
+      q.offset + q.limit > RANKED
+        ? this.query<{ id: string; kind: string; title: string; fields: string; score: number }>(
+            `SELECT id, kind, title, fields, ts_rank($${b}::float4[], tsv, $1::tsquery, 1) AS score FROM ${this.s}.akas_search ` +
+              `WHERE ${where} OFFSET $${b + 1} LIMIT $${b + 2}`,
+            [...base, `{${q.boosts.join(',')}}`, from, q.offset + q.limit - from],
+          )
+        : null,
+    ]);
+    return { items: [...items, ...(rest?.rows.map(hit) ?? [])], total: Number(count.rows[0].n) };
+  }
+
+  async kinds(ids: string[]): Promise<Array<string | null>> {
+    if (!ids.length) return [];
+    const r = await this.query<{ id: string; kind: string }>(`SELECT id, kind FROM ${this.s}.akas_search WHERE id = ANY($1::text[])`, [ids]);
+    const byId = new Map(r.rows.map((row) => [row.id, row.kind]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+}
+
+/** The document's words each field matched: a term's word or its near words, or (a prefix term) a word it starts. */
+function matchOf(fieldsText: string, terms: TextQuery['terms'], exact: Array<Set<string>>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [field, text] of Object.entries(JSON.parse(fieldsText) as Record<string, string>)) {
+    const words = new Set(text.split(' '));
+    const hit = new Set<string>();
+    for (const [i, t] of terms.entries()) for (const w of words) if (exact[i].has(w) || (t.prefix && w.startsWith(t.word))) hit.add(w);
+    if (hit.size) out[field] = [...hit];
+  }
+  return out;
+}

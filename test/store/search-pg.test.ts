@@ -1,0 +1,155 @@
+// The PostgreSQL store's text index (src/store/postgres/search.ts, schema.ts migration 2) and
+// the search on it (src/domain/knowledge/search-store.ts): documents written in the
+// publishing transaction and only if it commits; another store on the database (another
+// process) finds them at once; a store at schema version 1 with published nodes is migrated
+// online and backfilled; an index a failed concurrent build left invalid is built again; and
+// without pg_trgm the store fails closed, saying what an operator must do.
+import { randomBytes } from 'node:crypto';
+import { afterEach, expect, it } from 'vitest';
+import { openKnowledgeSearch } from '../../src/domain/knowledge/search.js';
+import { backfilled } from '../../src/domain/knowledge/search-store.js';
+import { publishToTree, treeLocks } from '../../src/domain/knowledge/tree.js';
+import type { ProposalRecord } from '../../src/domain/records.js';
+import { migrateDatabase } from '../../src/ops/index.js';
+import { migratePg, openPgStore, type PgStore } from '../../src/store/postgres/index.js';
+import { RANKED } from '../../src/store/postgres/search.js';
+import { samplePayload } from '../fixtures/payloads.js';
+import { describePg, dropSchema, freshSchemaUrl, pgUrl } from '../helpers/postgres.js';
+
+const opened: PgStore[] = [];
+afterEach(async () => {
+  const [first, ...rest] = opened.splice(0);
+  for (const s of rest) await s.close();
+  if (first) {
+    await dropSchema(first).catch(() => undefined);
+    await first.close();
+  }
+});
+const open = async (url: string) => {
+  const s = await openPgStore(url);
+  opened.push(s);
+  return s;
+};
+
+const capability = (n: number, title: string) =>
+  ({
+    proposalId: `cprop_${n}`,
+    kind: 'capability',
+    path: `/tools/t-${n}`,
+    payload: { ...samplePayload('capability', n), path: `/tools/t-${n}`, title },
+  }) as unknown as ProposalRecord;
+
+const publish = (store: PgStore, p: ProposalRecord, then?: () => void) =>
+  store.transact(treeLocks(p), async (tx) => {
+    await publishToTree(tx, p, 1_767_268_800_000);
+    then?.();
+  });
+
+const paths = async (store: PgStore, q: string) => {
+  const search = openKnowledgeSearch(store);
+  try {
+    return (await search.search(q, { limit: 20 })).items.map((i) => i.path);
+  } finally {
+    await search.close();
+  }
+};
+
+describePg('the text index of the PostgreSQL store', () => {
+  it('holds a document only once its transaction commits, and another store on the database finds it at once', async () => {
+    const url = freshSchemaUrl();
+    const [one, two] = [await open(url), await open(url)];
+    await expect(
+      publish(one, capability(1, 'Quaternion interpolator'), () => {
+        throw new Error('abandoned');
+      }),
+    ).rejects.toThrow('abandoned');
+    expect(await paths(two, 'quaternion')).toEqual([]);
+    await publish(one, capability(1, 'Quaternion interpolator'));
+    expect(await paths(two, 'quaternion')).toEqual(['/tools/t-1']);
+    expect(await paths(two, 'quaternon')).toEqual(['/tools/t-1']);
+    expect(await paths(two, 'interp')).toEqual(['/tools/t-1']);
+    // A refresh replaces the document: the old title's words find nothing.
+    await publish(two, capability(1, 'Slerp for robot arms'));
+    expect(await paths(one, 'quaternion')).toEqual([]);
+    expect(await paths(one, 'slerp')).toEqual(['/tools/t-1']);
+  });
+
+  it(`ranks the first ${RANKED} matches of a query matching more, lists the rest after them, and counts them all: every match on some page, once`, async () => {
+    const store = await open(freshSchemaUrl());
+    const n = RANKED + 150;
+    await store.transact(['bulk'], async (tx) => {
+      for (let i = 0; i < n; i++)
+        tx.index!(`/bulk/d-${String(i).padStart(5, '0')}`, {
+          kind: 'leaf-capability',
+          title: `Doc ${i}`,
+          fields: { title: { words: ['common', `w${i}`], weight: 4 } },
+        });
+    });
+    const seen: string[] = [];
+    const query = { terms: [{ word: 'common', prefix: false, edits: 0 }], boosts: [1, 1, 1, 1] as [number, number, number, number], limit: 100 };
+    for (let offset = 0; offset < n + 100; offset += 100) {
+      const page = await store.text.search({ ...query, offset });
+      expect(page.total).toBe(n);
+      seen.push(...page.items.map((i) => i.id));
+    }
+    expect(seen).toHaveLength(n);
+    expect(new Set(seen).size).toBe(n);
+    expect((await store.text.search({ ...query, terms: [{ word: 'w7', prefix: false, edits: 0 }], offset: 0 })).items.map((i) => i.id)).toEqual([
+      '/bulk/d-00007',
+    ]);
+  });
+
+  it('migrates a version-1 store holding published nodes: the indexes built online, every node backfilled with progress, found at once', async () => {
+    const url = freshSchemaUrl();
+    const store = await open(url);
+    for (let i = 0; i < 7; i++) await publish(store, capability(i, `Gyroscope calibration ${i}`));
+    // Back to version 1, as a store written before the text index existed.
+    await store.sql('DROP TABLE $schema.akas_search, $schema.akas_search_words');
+    await store.sql('DELETE FROM $schema.akas_schema_version WHERE version > 1');
+    await store.sql("DELETE FROM $schema.akas_kv WHERE space = 'knowledge-search-state'");
+    const steps: string[] = [];
+    const report = await migrateDatabase(url, (what) => steps.push(what));
+    expect(report).toMatchObject({ from: 1, to: 2, applied: [{ version: 2 }], indexes: ['akas_search_tsv', 'akas_search_words_trgm'], search: { indexed: 7 } });
+    expect(steps).toEqual(['building index akas_search_tsv', 'building index akas_search_words_trgm', 'indexing nodes for search: 7']);
+    expect(await backfilled(store)).toBe(true);
+    expect((await paths(store, 'gyroscpe')).sort()).toEqual(Array.from({ length: 7 }, (_, i) => `/tools/t-${i}`));
+    // Nothing left to do the second time.
+    expect(await migrateDatabase(url)).toMatchObject({ applied: [], indexes: [], search: { indexed: 0 } });
+  });
+
+  it('drops an index a failed concurrent build left invalid, and builds it again', async () => {
+    const url = freshSchemaUrl();
+    const store = await open(url);
+    await store.sql("UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass('$schema.akas_search_tsv')");
+    expect((await migratePg(url)).indexes).toEqual(['akas_search_tsv']);
+    const [row] = await store.sql<{ valid: boolean }>("SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass('$schema.akas_search_tsv')");
+    expect(row.valid).toBe(true);
+  });
+
+  it('fails closed when pg_trgm cannot be created, saying what an operator must grant', async () => {
+    const admin = await open(freshSchemaUrl());
+    const suffix = randomBytes(4).toString('hex');
+    const [db, role] = [`akas_noext_${suffix}`, `akas_low_${suffix}`];
+    await admin.sql(`CREATE DATABASE ${db}`);
+    await admin.sql(`CREATE ROLE ${role} LOGIN`);
+    const base = new URL(pgUrl()!);
+    const dbUrl = (user: string) => Object.assign(new URL(base), { username: user, pathname: `/${db}` }).toString();
+    // The schema is the role's (an operator's least-privilege set-up); the database's CREATE is not.
+    const setup = await import('pg').then(({ default: pg }) => new pg.Client({ connectionString: dbUrl('postgres') }));
+    await setup.connect();
+    try {
+      await setup.query(`CREATE SCHEMA akas AUTHORIZATION ${role}`);
+      await expect(openPgStore(`${dbUrl(role)}?schema=akas`)).rejects.toThrow(/pg_trgm.*trusted extension.*CREATE EXTENSION pg_trgm/);
+      // Nothing half-made: the migration's transaction rolled back.
+      expect((await setup.query("SELECT to_regclass('akas.akas_kv') AS t")).rows[0].t).toBeNull();
+      // Once the extension is there, the same role's store opens.
+      await setup.query('CREATE EXTENSION pg_trgm');
+      const ok = await openPgStore(`${dbUrl(role)}?schema=akas`);
+      await ok.close();
+    } finally {
+      await setup.end();
+      await admin.sql(`DROP DATABASE ${db} WITH (FORCE)`);
+      await admin.sql(`DROP ROLE ${role}`);
+    }
+  });
+});
