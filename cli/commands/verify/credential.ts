@@ -84,7 +84,13 @@ export function credentialCommand(verify: Command, cli: Cli) {
                 ? (await import('../../../verifier/index.js')).trustIssuerKeys(issuer, list as never)
                 : undefined;
             const pinnedDids = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : undefined;
-            const status = await readStatusLists(parsed, { fetch: Boolean(opts.status), files: opts.statusList ?? [], issuers: pinnedDids ?? issuers, trust, at });
+            const status = await readStatusLists(parsed, {
+              fetch: Boolean(opts.status),
+              files: opts.statusList ?? [],
+              issuers: pinnedDids ?? issuers,
+              trust,
+              at,
+            });
             for (const [i, r] of results.entries()) {
               const checks = statusChecksOf(parsed[i], status, r.subject);
               r.checks.push(...checks);
@@ -129,7 +135,8 @@ export function credentialCommand(verify: Command, cli: Cli) {
               ]);
             for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
             for (const r of results) {
-              for (const k of r.checks.filter((k) => k.valid === null && k.id.startsWith('status'))) lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
+              for (const k of r.checks.filter((k) => k.valid === null && k.id.startsWith('status')))
+                lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
             }
             lines.push(
               `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}` +
