@@ -8,6 +8,7 @@ import { demoCommands } from './demo.js';
 import { discoveryCommands } from './discovery.js';
 import { exportCommands } from './export.js';
 import { identityCommands } from './identity.js';
+import { journalCommands } from './journal.js';
 import { knowledgeCommands } from './knowledge.js';
 import { logCommands } from './log.js';
 import { proposalCommands } from './proposals.js';
@@ -38,6 +39,7 @@ export const commandGroups: CommandGroup[] = [
   verifyCommands,
   exportCommands,
   logCommands,
+  journalCommands,
   witnessCommands,
   discoveryCommands,
   completionCommands,
