@@ -11,6 +11,7 @@ import { identityCommands } from './identity.js';
 import { journalCommands } from './journal.js';
 import { knowledgeCommands } from './knowledge.js';
 import { logCommands } from './log.js';
+import { monitorCommands } from './monitor.js';
 import { proposalCommands } from './proposals.js';
 import { quotaCommands } from './quota.js';
 import { schemasCommands } from './schemas.js';
@@ -40,6 +41,7 @@ export const commandGroups: CommandGroup[] = [
   exportCommands,
   logCommands,
   journalCommands,
+  monitorCommands,
   witnessCommands,
   discoveryCommands,
   completionCommands,

@@ -11,6 +11,7 @@ import type { Cli } from '../../program.js';
 import { bundleCommand } from './bundle.js';
 import { casCommand } from './cas.js';
 import { credentialCommand } from './credential.js';
+import { forkCommand } from './fork.js';
 import { judgmentsCommand } from './judgments.js';
 import { logProofCommand } from './log-proof.js';
 import { manifestCommand } from './manifest.js';
@@ -29,6 +30,7 @@ const SUBCOMMANDS: Array<(verify: Command, cli: Cli) => void> = [
   serveCommand,
   bundleCommand,
   logProofCommand,
+  forkCommand,
 ];
 
 export function verifyCommands(program: Command, cli: Cli) {
