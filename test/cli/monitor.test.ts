@@ -10,6 +10,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AkasClient } from '../../cli/client.js';
+import { McpStdioProxy } from '../../cli/mcp-stdio.js';
 import { loadIdentity } from '../../cli/profile.js';
 import { FakeClock } from '../../src/core/index.js';
 import { KIND_ROUTES } from '../../src/domain/proposals/kinds.js';
@@ -19,7 +21,7 @@ import { samplePayload } from '../fixtures/payloads.js';
 import { bearer } from '../helpers/app.js';
 import { type CliHarness, cliHarness } from '../helpers/cli.js';
 import { CLI } from '../helpers/e2e.js';
-import { agent, contentOf, proposeAs, signedBodyV2 } from '../helpers/flows.js';
+import { agent, contentOf, proposeAs, SCORES_HIGH, signedBodyV2 } from '../helpers/flows.js';
 import { openTestStore } from '../helpers/stores.js';
 import { untilLogSettled } from '../helpers/written.js';
 
@@ -121,10 +123,27 @@ describe('akas journal', () => {
 });
 
 describe('akas monitor', () => {
-  it("flags a judgment made with the agent's copied key within one poll, not its own, and keeps a rotated key watched", async () => {
+  it("flags a judgment made with the agent's copied key within one poll, not its own (akas judge, akas mcp --stdio), and keeps a rotated key watched", async () => {
     const me = await h.agent();
     const [mine, stolen, later] = [await proposal(1), await proposal(2), await proposal(3)];
     expect((await h.akas(judgeArgs(mine.id), { profile: me.profile })).code).toBe(0);
+    // ...and one through akas mcp --stdio's judge tool, signed with the same profile's key.
+    const viaMcp = await proposal(5);
+    const identity = loadIdentity(me.profile, h.baseUrl)!;
+    const proxy = new McpStdioProxy({
+      endpoint: `${h.baseUrl}/api/mcp`,
+      profile: me.profile,
+      identity,
+      client: new AkasClient({ baseUrl: h.baseUrl, apiKey: identity.apiKey }),
+      keepClaimSecret: () => ({ error: 'not kept in this test' }),
+      log: () => undefined,
+    });
+    try {
+      const r = await proxy.callTool('judge', { id: viaMcp.id, scores: SCORES_HIGH, rationale: 'Looks right.' });
+      expect(r.isError, JSON.stringify(r)).toBeFalsy();
+    } finally {
+      await proxy.close();
+    }
     await stolenJudgment(me.profile, stolen.id, stolen.content);
     await untilLogSettled(h.node);
     const state = join(h.configDir, 'm1.json');
