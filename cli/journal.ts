@@ -90,7 +90,11 @@ export const attestationHash = (kind: string, body: unknown) => sha256Hex(canoni
 
 /** A profile's journal: its lines, and how many lines were not journal entries (a torn last line after a crash, an edit). */
 export function readJournal(profile: string): { entries: JournalEntry[]; unreadable: number; path: string } {
-  const path = journalPath(profile);
+  return readJournalFile(journalPath(profile));
+}
+
+/** A journal file (a copy kept elsewhere, e.g. a CI secret): as readJournal. */
+export function readJournalFile(path: string): { entries: JournalEntry[]; unreadable: number; path: string } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

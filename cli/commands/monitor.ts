@@ -2,11 +2,12 @@
 // reports what the watched agent did not do (cli/monitor/follow.ts). Exit codes: 0 no alert,
 // 1 an alert, 2 it could not run (no node answers: never "no alerts"), 3 it ran but something
 // given could not be checked (a --compare view unreadable or unsigned).
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { unreachableError } from '../client.js';
 import { CliError, usageError } from '../errors.js';
+import type { JournalEntry } from '../journal.js';
 import type { Json } from '../json.js';
 import { configDir } from '../profile.js';
 import { action, type Cli } from '../program.js';
@@ -39,6 +40,7 @@ interface MonitorOpts {
   policy?: string;
   compare: string[];
   state?: string;
+  journal?: string;
 }
 
 export function monitorCommands(program: Command, cli: Cli) {
@@ -56,6 +58,7 @@ export function monitorCommands(program: Command, cli: Cli) {
     .option('--log-key <key>', "pin the log key (default: the one kept in the state, else the policy's log line, else the one the node publishes now)")
     .option('--policy <file>', 'a C2SP tlog-policy file: each checkpoint must carry its witness quorum')
     .option('--compare <url|file>', "another view's checkpoint (a node, a witness, another monitor's state file); repeatable", collect, [])
+    .option('--journal <file>', "check the agent's entries against this journal file (a copy of `akas journal`'s, e.g. in CI), not the profile's")
     .option('--state <file>', 'where to keep the state (default: under the config folder, per log and agent)')
     .action(
       action(cli, async (opts: MonitorOpts) => {
@@ -67,7 +70,7 @@ export function monitorCommands(program: Command, cli: Cli) {
           throw usageError(`--agent is an agent tag (ak_ + 8 characters), got ${opts.agent}`);
         if (opts.tiles !== undefined && !/^https?:\/\//.test(opts.tiles))
           throw usageError(`--tiles is the http(s) URL of a tiled log's prefix, got ${opts.tiles}`);
-        const [{ monitorRound, Unreachable }, { parsePolicy }, { readJournal }, { tileFetcher }, { StateError }] = await Promise.all([
+        const [{ monitorRound, Unreachable }, { parsePolicy }, { readJournal, readJournalFile }, { tileFetcher }, { StateError }] = await Promise.all([
           import('../monitor/follow.js'),
           import('../monitor/policy.js'),
           import('../journal.js'),
@@ -85,8 +88,19 @@ export function monitorCommands(program: Command, cli: Cli) {
         const identity = cli.identity();
         const tag = opts.agent ?? identity?.tag;
         if (!tag) throw usageError(`profile "${g.profile}" holds no identity for ${g.baseUrl}: register (akas register), or watch someone with --agent TAG`);
-        const own = opts.agent === undefined || opts.agent === identity?.tag;
-        const journal = own ? readJournal(g.profile).entries.filter((e) => e.agent === tag) : [];
+        // One's own agent is checked against a journal (the profile's, or the file given); anyone else's is reported entry by entry.
+        const own = opts.journal !== undefined || opts.agent === undefined || opts.agent === identity?.tag;
+        let journal: JournalEntry[] = [];
+        if (own) {
+          try {
+            if (opts.journal) statSync(opts.journal);
+            journal = (opts.journal ? readJournalFile(opts.journal) : readJournal(g.profile)).entries.filter((e) => e.agent === tag);
+          } catch (e) {
+            throw new CliError(2, `Cannot read the journal ${opts.journal ?? ''}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+              code: 'unreadable',
+            });
+          }
+        }
         const client = cli.client();
         const tilesUrl = (opts.tiles ?? `${g.baseUrl.replace(/\/+$/, '')}/log`).replace(/\/+$/, '');
         const statePath = opts.state ?? monitorStatePath(tilesUrl, tag);

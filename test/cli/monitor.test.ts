@@ -5,9 +5,10 @@
 // SIGKILL mid-run neither loses nor repeats an alert; a rotated key stays watched; no node is
 // exit 2 and a malformed tile an alert.
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AkasClient } from '../../cli/client.js';
@@ -253,6 +254,32 @@ describe('akas monitor', () => {
       expect(r.lines().find((l) => l.type === 'alert')).toMatchObject({ what: 'malformed-log' });
     } finally {
       proxy.close();
+    }
+  });
+
+  it("the CI workflow (docs/ci/akas-monitor.yml) passes with only the agent's own judgments and fails on a stolen-key one", async () => {
+    const me = await h.agent();
+    const p = await proposal(31);
+    expect((await h.akas(judgeArgs(p.id), { profile: me.profile })).code).toBe(0);
+    await untilLogSettled(h.node);
+    const workflow = readFileSync(new URL('../../docs/ci/akas-monitor.yml', import.meta.url), 'utf8');
+    const line = /- name: akas monitor\n\s+run: (.+)\n/.exec(workflow)![1];
+    const runner = mkdtempSync(join(tmpdir(), 'akas-ci-'));
+    // The CI job's journal is a copy of the profile's (its secret), its config folder its own.
+    copyFileSync(join(h.configDir, 'profiles', me.profile, 'journal.jsonl'), join(runner, 'journal.jsonl'));
+    const env = { AKAS: `${process.execPath} ${CLI}`, AKAS_AGENT: me.tag, RUNNER_TEMP: runner, AKAS_CONFIG_DIR: join(runner, '.akas-config') };
+    const run = () =>
+      new Promise<number | null>((resolve) =>
+        spawn('bash', ['-c', line], { env: { ...process.env, AKAS_BASE_URL: h.baseUrl, ...env }, stdio: 'ignore' }).on('close', resolve),
+      );
+    try {
+      expect(await run()).toBe(0);
+      const q = await proposal(32);
+      await stolenJudgment(me.profile, q.id, q.content);
+      await untilLogSettled(h.node);
+      expect(await run()).toBe(1);
+    } finally {
+      rmSync(runner, { recursive: true, force: true });
     }
   });
 });
