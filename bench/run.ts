@@ -17,6 +17,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   explorer: () => import('./explorer.js').then((m) => m.run()),
   events: () => import('./events.js').then((m) => m.run()),
   bodies: () => import('./bodies.js').then((m) => m.run()),
+  monitor: () => import('./monitor.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.
 const onDemand: Record<string, () => Promise<unknown>> = {

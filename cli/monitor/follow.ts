@@ -213,6 +213,8 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
         const p = read(o.fetchBytes, bundleName(m, cp.size));
         p.catch(() => undefined);
         ahead.set(m, p);
+        // Its level-0 tile too (the reader keeps it for checkedBundle): both reads overlap the checks.
+        tiles.tile(0, m).catch(() => undefined);
       }
     const p = ahead.get(n)!;
     ahead.delete(n);
