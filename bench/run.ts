@@ -19,6 +19,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   events: () => import('./events.js').then((m) => m.run()),
   bodies: () => import('./bodies.js').then((m) => m.run()),
   interop: () => import('./interop.js').then((m) => m.run()),
+  monitor: () => import('./monitor.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.
 const onDemand: Record<string, () => Promise<unknown>> = {

@@ -19,7 +19,7 @@ export class CliError extends Error {
   }
 
   constructor(
-    readonly exitCode: 1 | 2 | 130,
+    readonly exitCode: 1 | 2 | 3 | 130,
     message: string,
     readonly body: Record<string, unknown> = {},
   ) {

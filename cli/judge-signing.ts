@@ -12,6 +12,7 @@ import type { ProposalKind } from '../src/core/kinds.js';
 import { judgmentSigningString, KIND_ROUTES } from '../src/core/judgment.js';
 import type { AkasClient } from './client.js';
 import { CliError } from './errors.js';
+import { appendJournal, type JournalTarget, payloadHash } from './journal.js';
 import type { SavedIdentity } from './profile.js';
 
 export * from './judge-input.js';
@@ -41,7 +42,7 @@ export interface JudgeRequest {
  * identity's private key (unsigned with dryRun for a dry run). Throws for an id that is not
  * a proposal id; callers check scores and rationale first.
  */
-export function buildJudgeRequest(identity: Pick<SavedIdentity, 'tag' | 'signing'> | undefined, input: JudgmentInput): JudgeRequest {
+export function buildJudgeRequest(identity: Pick<SavedIdentity, 'tag' | 'signing'> | undefined, input: JudgmentInput, journal?: JournalTarget): JudgeRequest {
   const kind = kindOfId(input.proposalId);
   if (!kind) throw new Error(`not a proposal id: ${input.proposalId}`);
   const path = `${KIND_ROUTES[kind].judge}/${input.proposalId}`;
@@ -57,6 +58,15 @@ export function buildJudgeRequest(identity: Pick<SavedIdentity, 'tag' | 'signing
     contentSha256: input.contentSha256,
   });
   const signature = sign(identity.signing.privateKey, signingPayload);
+  // Journaled (fsynced) before the caller can send it: `akas monitor` tells it from a stolen key's.
+  if (journal)
+    appendJournal(journal, {
+      kind: 'judgment',
+      payloadSha256: payloadHash(signingPayload),
+      agent: identity.tag,
+      publicKey: identity.signing.publicKey,
+      subject: input.proposalId,
+    });
   return {
     kind,
     path,
@@ -92,6 +102,7 @@ export async function judgeContent(
   client: AkasClient,
   identity: SavedIdentity | undefined,
   input: JudgmentInput,
+  journal?: JournalTarget,
 ): Promise<{ answer: Json; contentSha256?: string }> {
   let contentSha256: string | undefined;
   if (!input.dryRun) {
@@ -99,12 +110,12 @@ export async function judgeContent(
     if (!kind) throw new Error(`not a proposal id: ${input.proposalId}`);
     contentSha256 = await fetchContentSha256(client, input.proposalId, kind);
   }
-  const req = buildJudgeRequest(identity, { ...input, ...(contentSha256 ? { contentSha256 } : {}) });
+  const req = buildJudgeRequest(identity, { ...input, ...(contentSha256 ? { contentSha256 } : {}) }, journal);
   return { answer: await client.post<Json>(req.path, req.body, { auth: true }), ...(contentSha256 ? { contentSha256 } : {}) };
 }
 
 /** judgeContent, answering the node's answer with the content hash signed beside it (the queue view shows it). */
-export async function sendJudgment(client: AkasClient, identity: SavedIdentity | undefined, input: JudgmentInput): Promise<Json> {
-  const { answer, contentSha256 } = await judgeContent(client, identity, input);
+export async function sendJudgment(client: AkasClient, identity: SavedIdentity | undefined, input: JudgmentInput, journal?: JournalTarget): Promise<Json> {
+  const { answer, contentSha256 } = await judgeContent(client, identity, input, journal);
   return contentSha256 ? { ...answer, contentSha256 } : answer;
 }

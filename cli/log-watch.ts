@@ -9,17 +9,11 @@ import { dirname } from 'node:path';
 import {
   canonicalize,
   consistencyProof,
-  decodeBundle,
   entryHash,
-  perfectRoot,
   sha256Hex,
   TileHashReader,
   tilePath,
-  bundlePath,
-  tileWidthAt,
-  TILE_HEIGHT,
   TILE_WIDTH,
-  leafHash,
   verifyConsistency,
   type LogEntry,
 } from '../src/core/index.js';
@@ -35,6 +29,7 @@ import {
   type WitnessPolicy,
 } from '../verifier/index.js';
 import type { AkasClient } from './client.js';
+import { checkedBundle, type FetchBytes } from './tile-reader.js';
 import type { Json } from './json.js';
 
 interface WatchState extends AuditState {
@@ -262,35 +257,7 @@ function checkedCheckpoint(
   return { cp, root: Buffer.from(cp.rootHash) };
 }
 
-/** Reads one resource of a tiled log: its bytes (gzip is undone by fetch), or throws saying which. */
-export type FetchBytes = (path: string) => Promise<Buffer>;
-
-/**
- * GET <prefix>/<path> with the runtime's fetch, taking gzip (tlog-tiles: clients SHOULD include
- * gzip and identity). A node draws a token for every tile like for every route (PROTOCOL 1.4),
- * and a first audit of a long log reads more tiles than a burst holds: a 429 is waited out as
- * its Retry-After says (at most a minute each, `maxWaits` times), not taken for a failure.
- */
-export function tileFetcher(prefix: string, opts: { maxWaits?: number; sleep?: (ms: number) => Promise<void> } = {}): FetchBytes {
-  const base = prefix.replace(/\/+$/, '');
-  const maxWaits = opts.maxWaits ?? 600;
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  let waits = 0;
-  return async (path) => {
-    for (;;) {
-      const r = await fetch(`${base}/${path}`, { headers: { 'accept-encoding': 'gzip, identity' } });
-      if (r.status === 429 && waits < maxWaits) {
-        waits++;
-        await r.arrayBuffer().catch(() => undefined);
-        const seconds = Number(r.headers.get('retry-after'));
-        await sleep(Math.min(60, Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000);
-        continue;
-      }
-      if (r.status !== 200) throw new Error(`GET ${base}/${path} answered ${r.status}${r.status === 429 ? ` (still rate limited after ${waits} waits)` : ''}`);
-      return Buffer.from(await r.arrayBuffer());
-    }
-  };
-}
+export { type FetchBytes, tileFetcher } from './tile-reader.js';
 
 /** A leaf of the log (the JCS of an entry's hashed fields) as the entry the auditor extends the tree with, or why it is not one. */
 function entryOfLeaf(leaf: Buffer): LogEntry | string {
@@ -351,20 +318,12 @@ export async function watchTilesOnce(
   const auditor = new LogAuditor(opts.full ? undefined : state);
   const from = auditor.size;
   for (let n = Math.floor(from / TILE_WIDTH); n * TILE_WIDTH < cp.size; n++) {
-    const width = tileWidthAt(0, n, cp.size);
-    const leaves = decodeBundle(await fetchBytes(bundlePath(n, width)));
-    const hashes = (await tiles.tile(0, n)).slice(0, width);
-    if (!leaves || leaves.length !== width)
-      return { ok: false, message: `the entry bundle ${bundlePath(n, width)} does not hold ${width} entries`, size: cp.size };
-    // A full level-0 tile is checked against the checkpoint too: its hash is in the level-1 tile.
-    if (width === TILE_WIDTH && !perfectRoot(hashes).equals(await tiles.hash(TILE_HEIGHT, n))) {
-      return { ok: false, message: `REWRITE: ${tilePath(0, n)} does not hash to what the level-1 tile and the signed root say`, size: cp.size };
-    }
+    const bundle = await checkedBundle(fetchBytes, tiles, n);
+    if ('problem' in bundle) return { ok: false, message: bundle.problem, size: cp.size };
+    const { leaves, width } = bundle;
     for (let i = 0; i < width; i++) {
       const seq = n * TILE_WIDTH + i;
       if (seq < from) continue;
-      if (!leafHash(leaves[i]).equals(hashes[i]))
-        return { ok: false, message: `REWRITE: entry ${seq} of the bundle is not the leaf its tile names`, size: cp.size };
       const e = entryOfLeaf(leaves[i]);
       if (typeof e === 'string') return { ok: false, message: `entry ${seq}: ${e}`, size: cp.size };
       const problem = auditor.append(e);

@@ -310,7 +310,11 @@ export class McpStdioProxy {
       );
     }
     const picked = Object.fromEntries(SCORE_NAMES.map((n) => [n, scores[n]])) as Scores;
-    const req = buildJudgeRequest(identity, { proposalId: id as string, scores: picked, rationale, contentSha256 });
+    const req = buildJudgeRequest(
+      identity,
+      { proposalId: id as string, scores: picked, rationale, contentSha256 },
+      { profile: this.opts.profile, baseUrl: this.opts.client.baseUrl },
+    );
     const answer = await this.upstream.callTool('judge', { id, ...req.body });
     if (answer.isError || !isObject(answer.structuredContent)) return answer;
     const structured: Json = {

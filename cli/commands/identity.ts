@@ -7,6 +7,8 @@ import { saveIdentity, trySave, updateIdentity, type SavedIdentity } from '../pr
 import { usageError } from '../errors.js';
 import { limitArg } from '../input.js';
 import { generateKeyPair, proveKeyPossession, type PossessionPurpose } from '../../src/core/index.js';
+import { possessionSigningString } from '../../src/core/possession.js';
+import { appendJournal, payloadHash } from '../journal.js';
 import type { Json } from '../json.js';
 
 /**
@@ -15,12 +17,25 @@ import type { Json } from '../json.js';
  * the node makes the keypair and shows the private key once). The proof is dated by the
  * node's clock (GET /healthz), so a skewed clock here does not make it stale there.
  */
-async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose, health?: Json) {
+async function localKey(cli: Cli, serverKeys: boolean | undefined, purpose: PossessionPurpose, tag: string | null, health?: Json) {
   if (serverKeys) return null;
   health ??= await nodeHealth(cli);
   const at = Number.isSafeInteger(health?.time) ? (health!.time as number) : Date.now();
   const pair = generateKeyPair();
-  return { pair, body: proveKeyPossession(pair, purpose, at) };
+  const body = proveKeyPossession(pair, purpose, at);
+  // Journaled before it is sent (cli/journal.ts): the proof is a signature by the new key.
+  const g = cli.globals();
+  appendJournal(
+    { profile: g.profile, baseUrl: g.baseUrl },
+    {
+      kind: 'possession',
+      payloadSha256: payloadHash(possessionSigningString(purpose, pair.publicKey, at)),
+      agent: tag,
+      publicKey: pair.publicKey,
+      subject: purpose,
+    },
+  );
+  return { pair, body };
 }
 
 const nodeHealth = (cli: Cli) =>
@@ -89,7 +104,7 @@ export function identityCommands(program: Command, cli: Cli) {
         const q = new URLSearchParams();
         if (opts.pool) q.set('pool', opts.pool);
         if (opts.from) q.set('from', opts.from);
-        const own = await localKey(cli, opts.serverKeys, 'register', health);
+        const own = await localKey(cli, opts.serverKeys, 'register', null, health);
         const request = { ...(opts.promptId ? { promptId: opts.promptId } : {}), ...own?.body };
         const body = await cli.client().post<Json>(`/api/agent/v1/register${q.size ? `?${q}` : ''}`, Object.keys(request).length ? request : undefined);
         const saved: SavedIdentity = {
@@ -222,7 +237,7 @@ export function identityCommands(program: Command, cli: Cli) {
           if (!tag || !recoveryToken) throw usageError('give --tag and --token, or run it with a saved identity');
           body = { tag, recoveryToken };
         }
-        const own = await localKey(cli, opts.serverKeys, 'recover');
+        const own = await localKey(cli, opts.serverKeys, 'recover', typeof body.tag === 'string' ? body.tag : (saved?.tag ?? null));
         const r = await cli.client().post<Json>('/api/agent/v1/recover', { ...body, ...own?.body });
         const signing = own ? own.pair : { publicKey: r.signing.publicKey, privateKey: r.signing.privateKey };
         const baseUrl = g.baseUrl.replace(/\/$/, '');

@@ -9,8 +9,10 @@ import { demoCommands } from './demo.js';
 import { discoveryCommands } from './discovery.js';
 import { exportCommands } from './export.js';
 import { identityCommands } from './identity.js';
+import { journalCommands } from './journal.js';
 import { knowledgeCommands } from './knowledge.js';
 import { logCommands } from './log.js';
+import { monitorCommands } from './monitor.js';
 import { proposalCommands } from './proposals.js';
 import { quotaCommands } from './quota.js';
 import { schemasCommands } from './schemas.js';
@@ -40,6 +42,8 @@ export const commandGroups: CommandGroup[] = [
   verifyCommands,
   exportCommands,
   logCommands,
+  journalCommands,
+  monitorCommands,
   witnessCommands,
   discoveryCommands,
   completionCommands,

@@ -273,12 +273,17 @@ export function proposalCommands(program: Command, cli: Cli) {
         // A dry run needs only the Bearer key; a real judgment needs the private key too.
         const identity = opts.dryRun ? cli.identity() : cli.requireIdentity();
         // The proposal is fetched and its content hashed here; the judgment signs that hash (v2).
-        const { answer: r, contentSha256 } = await (await import('../judge-signing.js')).judgeContent(cli.client(), identity, {
-          proposalId: id,
-          scores,
-          rationale: opts.rationale,
-          dryRun: opts.dryRun,
-        });
+        const { answer: r, contentSha256 } = await (await import('../judge-signing.js')).judgeContent(
+          cli.client(),
+          identity,
+          {
+            proposalId: id,
+            scores,
+            rationale: opts.rationale,
+            dryRun: opts.dryRun,
+          },
+          { profile: cli.globals().profile, baseUrl: cli.globals().baseUrl },
+        );
         cli.output().result(r, () => {
           if (r.dryRun) {
             const w = r.would ?? {};
@@ -349,7 +354,8 @@ export function proposalCommands(program: Command, cli: Cli) {
             items: items as Parameters<typeof runQueueView>[0]['items'],
             nextCursor: page.nextCursor,
             agentTag: identity.tag,
-            judge: async (input) => (await import('../judge-signing.js')).sendJudgment(client, identity, input),
+            judge: async (input) =>
+              (await import('../judge-signing.js')).sendJudgment(client, identity, input, { profile: cli.globals().profile, baseUrl: cli.globals().baseUrl }),
             loadMore: async (cursor) => {
               q.set('cursor', cursor);
               const next = await client.get<Json>(`/api/judge/queue?${q}`, true);

@@ -4,8 +4,11 @@
 // real client) talks here, over HTTP, to a node listening on 127.0.0.1 through a pass-through
 // that strips contentSha256 from proposal details, as such a node would answer; and, as the
 // control, to the node directly.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AkasClient } from '../../cli/client.js';
 import { McpStdioProxy } from '../../cli/mcp-stdio.js';
@@ -19,7 +22,11 @@ let direct: string;
 let stripping: string;
 let strip: Server;
 
+// The judge tool journals what it signs in the profile's folder (cli/journal.ts): a temp config folder, never the user's.
+let configDir: string;
 beforeAll(async () => {
+  configDir = mkdtempSync(join(tmpdir(), 'akas-mcp-config-'));
+  process.env.AKAS_CONFIG_DIR = configDir;
   node = await testNode();
   direct = await node.app.listen({ host: '127.0.0.1', port: 0 });
   // Every request passed on as it is; a proposal's detail answered without its contentSha256.
@@ -48,6 +55,8 @@ beforeAll(async () => {
   stripping = `http://127.0.0.1:${(strip.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  delete process.env.AKAS_CONFIG_DIR;
+  rmSync(configDir, { recursive: true, force: true });
   await new Promise<void>((resolve) => strip.close(() => resolve()));
   await node.close();
 });

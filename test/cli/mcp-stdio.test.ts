@@ -2,7 +2,10 @@
 // it changes in the listing, the guard on the profile's secrets both ways, the claimSecret kept
 // in the profile, and how a failed exchange answers. The whole server, over stdio against a real
 // node, is test/e2e/mcp-stdio.test.ts.
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AkasClient } from '../../cli/client.js';
 import { localListing, McpStdioProxy, type NodeTools, type ToolResult } from '../../cli/mcp-stdio.js';
 import type { SavedIdentity } from '../../cli/profile.js';
@@ -42,6 +45,17 @@ function proxyOver(upstream: Partial<NodeTools>, opts: { kept?: Array<[string, s
   });
   return { proxy, calls, logs };
 }
+
+// The judge tool journals what it signs in the profile's folder (cli/journal.ts): a temp config folder, never the user's.
+let configDir: string;
+beforeAll(() => {
+  configDir = mkdtempSync(join(tmpdir(), 'akas-mcp-config-'));
+  process.env.AKAS_CONFIG_DIR = configDir;
+});
+afterAll(() => {
+  delete process.env.AKAS_CONFIG_DIR;
+  rmSync(configDir, { recursive: true, force: true });
+});
 
 describe('akas mcp --stdio: the proxy', () => {
   it('lists the judge tool without signature or privateKey, the propose tools keeping the claimSecret', () => {

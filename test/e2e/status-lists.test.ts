@@ -19,7 +19,7 @@ let proposalId: string;
 
 const akas = (profile: string, args: string[]) => runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work });
 const admin = (args: string[]) => runCli(['admin', 'revoke', '--data', dataDir, ...args], { cwd: work });
-const getJson = async (path: string) => (await fetch(`${node.url}${path}`)).json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const getJson = async (path: string) => (await fetch(`${node.url}${path}`)).json() as Promise<any>;
 
 /** Saves the credential of judgment i to a file and answers its path. */
 async function saveCredential(i: number): Promise<string> {

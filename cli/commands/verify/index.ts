@@ -13,6 +13,7 @@ import { bundleCommand } from './bundle.js';
 import { casCommand } from './cas.js';
 import { credentialCommand } from './credential.js';
 import { dsseCommand, sigstoreCommand } from './dsse.js';
+import { forkCommand } from './fork.js';
 import { judgmentsCommand } from './judgments.js';
 import { logProofCommand } from './log-proof.js';
 import { manifestCommand } from './manifest.js';
@@ -33,6 +34,7 @@ const SUBCOMMANDS: Array<(verify: Command, cli: Cli) => void> = [
   logProofCommand,
   dsseCommand,
   sigstoreCommand,
+  forkCommand,
 ];
 
 export function verifyCommands(program: Command, cli: Cli) {

@@ -1,0 +1,188 @@
+// akas monitor (issue 34, docs/MONITORING.md): follows a node's log through its C2SP tiles and
+// reports what the watched agent did not do (cli/monitor/follow.ts). Exit codes: 0 no alert,
+// 1 an alert, 2 it could not run (no node answers: never "no alerts"), 3 it ran but something
+// given could not be checked (a --compare view unreadable or unsigned).
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import { unreachableError } from '../client.js';
+import { CliError, usageError } from '../errors.js';
+import type { JournalEntry } from '../journal.js';
+import type { Json } from '../json.js';
+import { configDir } from '../profile.js';
+import { action, type Cli } from '../program.js';
+import { terminalSafe } from '../terminal-text.js';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+const slug = (s: string) => s.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_');
+
+/** Where `akas monitor` keeps its state for a log and an agent (evidence files beside it). */
+export const monitorStatePath = (tiles: string, tag: string) => join(configDir(), 'monitor', `${slug(tiles.replace(/\/+$/, ''))}__${tag}.json`);
+
+/** A checkpoint note from a text that is one, or from a saved monitor state / attestation answer that holds one. */
+function noteOf(text: string): string {
+  const t = text.trimStart();
+  if (t.startsWith('{')) {
+    const doc = JSON.parse(t) as Json;
+    if (typeof doc.checkpoint === 'string') return doc.checkpoint;
+    throw new Error('a JSON file without a checkpoint field');
+  }
+  return text;
+}
+
+interface MonitorOpts {
+  tiles?: string;
+  agent?: string;
+  from?: string;
+  once?: boolean;
+  interval: string;
+  logKey?: string;
+  policy?: string;
+  compare: string[];
+  state?: string;
+  journal?: string;
+}
+
+export function monitorCommands(program: Command, cli: Cli) {
+  program
+    .command('monitor')
+    .description(
+      "follow the node's log through its tiles and alert on what you did not do: an entry as your agent that your journal lacks, " +
+        'a fork, a checkpoint short of its witness quorum, a node key changed outside its history (exit 1 on an alert, 2 no node)',
+    )
+    .option('--once', 'catch up, report and exit (for cron and CI)')
+    .option('--interval <seconds>', 'seconds between polls without --once', '60')
+    .option('--agent <tag>', "watch another agent (an auditor's view): every entry it signed is reported, as there is no journal")
+    .option('--from <index>', 'start reading at this log index')
+    .option('--tiles <url>', "the log's tile prefix (default: the node's /log)")
+    .option('--log-key <key>', "pin the log key (default: the one kept in the state, else the policy's log line, else the one the node publishes now)")
+    .option('--policy <file>', 'a C2SP tlog-policy file: each checkpoint must carry its witness quorum')
+    .option('--compare <url|file>', "another view's checkpoint (a node, a witness, another monitor's state file); repeatable", collect, [])
+    .option('--journal <file>', "check the agent's entries against this journal file (a copy of `akas journal`'s, e.g. in CI), not the profile's")
+    .option('--state <file>', 'where to keep the state (default: under the config folder, per log and agent)')
+    .action(
+      action(cli, async (opts: MonitorOpts) => {
+        const g = cli.globals();
+        const seconds = Number(opts.interval);
+        if (!Number.isFinite(seconds) || seconds < 0.1) throw usageError('--interval is a number of seconds (at least 0.1)');
+        if (opts.from !== undefined && !/^\d+$/.test(opts.from)) throw usageError('--from is a log index');
+        if (opts.agent !== undefined && !/^ak_[A-Za-z0-9]{8}$/.test(opts.agent))
+          throw usageError(`--agent is an agent tag (ak_ + 8 characters), got ${opts.agent}`);
+        if (opts.tiles !== undefined && !/^https?:\/\//.test(opts.tiles))
+          throw usageError(`--tiles is the http(s) URL of a tiled log's prefix, got ${opts.tiles}`);
+        const [{ monitorRound, Unreachable }, { parsePolicy }, { readJournal, readJournalFile }, { tileFetcher }, { StateError }] = await Promise.all([
+          import('../monitor/follow.js'),
+          import('../monitor/policy.js'),
+          import('../journal.js'),
+          import('../tile-reader.js'),
+          import('../monitor/state.js'),
+        ]);
+        let policy;
+        if (opts.policy) {
+          try {
+            policy = parsePolicy(readFileSync(opts.policy, 'utf8'));
+          } catch (e) {
+            throw usageError(`--policy ${opts.policy}: ${(e as Error).message}`);
+          }
+        }
+        const identity = cli.identity();
+        const tag = opts.agent ?? identity?.tag;
+        if (!tag) throw usageError(`profile "${g.profile}" holds no identity for ${g.baseUrl}: register (akas register), or watch someone with --agent TAG`);
+        // One's own agent is checked against a journal (the profile's, or the file given); anyone else's is reported entry by entry.
+        const own = opts.journal !== undefined || opts.agent === undefined || opts.agent === identity?.tag;
+        let journal: JournalEntry[] = [];
+        if (own) {
+          try {
+            if (opts.journal) statSync(opts.journal);
+            journal = (opts.journal ? readJournalFile(opts.journal) : readJournal(g.profile)).entries.filter((e) => e.agent === tag);
+          } catch (e) {
+            throw new CliError(2, `Cannot read the journal ${opts.journal ?? ''}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+              code: 'unreadable',
+            });
+          }
+        }
+        const client = cli.client();
+        const tilesUrl = (opts.tiles ?? `${g.baseUrl.replace(/\/+$/, '')}/log`).replace(/\/+$/, '');
+        const statePath = opts.state ?? monitorStatePath(tilesUrl, tag);
+        const compare = opts.compare.map((c) => {
+          if (/^https?:\/\//.test(c)) {
+            const noteUrl = c.replace(/\/+$/, '').endsWith('/checkpoint') ? c : `${c.replace(/\/+$/, '')}/log/checkpoint`;
+            const prefix = noteUrl.slice(0, -'/checkpoint'.length);
+            return {
+              from: c,
+              note: async () => {
+                const r = await fetch(noteUrl);
+                if (r.status !== 200) throw new Error(`GET ${noteUrl} answered ${r.status}`);
+                return noteOf(await r.text());
+              },
+              tiles: tileFetcher(prefix),
+            };
+          }
+          return { from: c, note: async () => noteOf(readFileSync(c, 'utf8')) };
+        });
+        const out = cli.output();
+        const print = (r: Json) => {
+          if (out.json) out.io.stdout.write(`${JSON.stringify(r)}\n`);
+          else if (r.type === 'alert')
+            out.io.stdout.write(`${terminalSafe(`ALERT ${r.what}: ${r.message}`)}${r.evidenceFile ? `\n  evidence: ${r.evidenceFile}` : ''}\n`);
+          else out.io.stdout.write(`${terminalSafe(`${r.what}: ${r.message}`)}\n`);
+        };
+        const killAfter = process.env.AKAS_MONITOR_TEST_KILL_AFTER ? Number(process.env.AKAS_MONITOR_TEST_KILL_AFTER) : undefined;
+        for (let round = 0; ; round++) {
+          let r;
+          try {
+            r = await monitorRound({
+              fetchBytes: tileFetcher(tilesUrl),
+              statePath,
+              evidenceDir: join(dirname(statePath), 'evidence'),
+              watched: {
+                tag,
+                own,
+                judged: new Set(journal.filter((e) => e.kind === 'judgment').map((e) => e.subject)),
+                attested: new Set(journal.filter((e) => e.kind === 'attestation').map((e) => e.payloadSha256)),
+                keys: [...new Set([...journal.map((e) => e.publicKey ?? ''), ...(own && identity ? [identity.signing.publicKey] : [])].filter(Boolean))],
+              },
+              emit: print,
+              logKey: opts.logKey,
+              from: round === 0 && opts.from !== undefined ? Number(opts.from) : undefined,
+              policy,
+              compare,
+              nodeKeys: () => client.get<Json>('/api/node/keys'),
+              agentKeys: async (t) => {
+                const p = await client.get<Json>(`/api/agents/${encodeURIComponent(t)}`).catch(() => undefined);
+                return p?.signing ? [...(p.signing.priorKeys ?? []).map((k: Json) => String(k.publicKey)), String(p.signing.publicKey)] : [];
+              },
+              judgmentKey: async (proposalId, judgmentId) => {
+                const d = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(proposalId)}`);
+                const j = (d.judgments ?? []).find((x: Json) => x.judgmentId === judgmentId);
+                return typeof j?.signature?.publicKey === 'string' ? j.signature.publicKey : null;
+              },
+              killAfter,
+            });
+          } catch (e) {
+            if (e instanceof StateError) throw new CliError(2, e.message, { code: 'unreadable', path: statePath });
+            const unreachable = e instanceof Unreachable || (CliError.is(e) && e.exitCode === 2);
+            if (opts.once || round === 0) {
+              if (CliError.is(e)) throw e;
+              if (unreachable) throw unreachableError(tilesUrl, e);
+              throw new CliError(3, `the monitor could not complete: ${(e as Error).message}`, { code: 'incomplete' });
+            }
+            print({ type: 'event', what: unreachable ? 'unreachable' : 'incomplete', message: (e as Error).message });
+            await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+            continue;
+          }
+          for (const why of r.incomplete) print({ type: 'event', what: 'incomplete', message: why });
+          print({
+            type: 'event',
+            what: 'caught-up',
+            message: `${r.size} entries, ${r.read} read now, ${r.alerts} alert(s)`,
+            size: r.size,
+            read: r.read,
+            alerts: r.alerts,
+          });
+          if (opts.once) return r.alerts > 0 ? 1 : r.incomplete.length ? 3 : 0;
+          await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+        }
+      }),
+    );
+}

@@ -1,0 +1,21 @@
+// akas verify fork: the evidence `akas monitor` keeps of a log that signed two histories
+// (cli/monitor/evidence.ts), checked offline with the log key alone.
+import type { Command } from 'commander';
+import { readJsonFile } from '../../input.js';
+import { action, type Cli } from '../../program.js';
+
+export function forkCommand(verify: Command, cli: Cli) {
+  verify
+    .command('fork')
+    .description('check the evidence of a fork offline (a file akas monitor saved): exit 0 when it proves the log key signed two histories')
+    .argument('<file>', 'the evidence file (- for stdin)')
+    .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it)")
+    .action(
+      action(cli, async (file: string, opts: { logKey: string }) => {
+        const { checkForkEvidence } = await import('../../monitor/evidence.js');
+        const r = checkForkEvidence(readJsonFile(file), opts.logKey);
+        cli.output().result(r, () => `${r.proven ? 'FORK PROVEN' : 'not proven'}: ${r.why}`);
+        return r.proven ? 0 : 1;
+      }),
+    );
+}

@@ -1,0 +1,317 @@
+// One round of `akas monitor` (issue 34): the node's keys against those seen before, its
+// checkpoint (signature, witness quorum of a tlog-policy, the tiles giving its root, extending
+// the last one verified and every view given with --compare), then every new entry from the
+// entry bundles, each checked against its tile, and those of the watched agent matched with the
+// journal. What it finds goes out through `emit` as alerts (exit 1) and events; the state is
+// saved as cli/monitor/state.ts says, so a SIGKILL loses nothing and repeats nothing.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundlePath, inclusionProof, sha256Hex, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../src/core/index.js';
+import { openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
+import type { Json } from '../json.js';
+import { checkedBundle, type FetchBytes } from '../tile-reader.js';
+import { forkEvidence } from './evidence.js';
+import { quorumOf, type TlogPolicy } from './policy.js';
+import { type MonitorState, readState, writeState } from './state.js';
+
+/** The network failed under a read (no answer at all): the round could not run (exit 2). */
+export class Unreachable extends Error {}
+/** A log resource answered 404 (or bytes that are not one): the log misbehaves (an alert, not a crash). */
+export class Missing extends Error {}
+
+export interface Record {
+  type: 'alert' | 'event';
+  /** Alerts: a stable id (the same finding has the same id on every run). */
+  id?: string;
+  what: string;
+  message: string;
+  [k: string]: unknown;
+}
+
+/** Who is watched: one's own agent (entries checked against the journal) or, with --agent, anyone's (every signed entry reported). */
+export interface Watched {
+  tag: string;
+  own: boolean;
+  /** Proposal ids whose judgment the journal holds. */
+  judged: Set<string>;
+  /** sha256 of the JCS {kind, body} of the attestations the journal holds. */
+  attested: Set<string>;
+  /** Public keys known locally (the profile's, the journal's). */
+  keys: string[];
+}
+
+export interface CompareSource {
+  from: string;
+  note: () => Promise<string>;
+  /** The tiles of that view, when it is a node (to prove a newer view extends ours). */
+  tiles?: FetchBytes;
+}
+
+export interface MonitorRound {
+  fetchBytes: FetchBytes;
+  statePath: string;
+  evidenceDir: string;
+  watched: Watched;
+  emit: (r: Record) => void;
+  logKey?: string;
+  from?: number;
+  policy?: TlogPolicy;
+  compare?: CompareSource[];
+  /** GET /api/node/keys of the node (absent: only the tiles are read). */
+  nodeKeys?: () => Promise<Json>;
+  /** The watched agent's public keys as the node publishes them (current and prior). */
+  agentKeys?: (tag: string) => Promise<string[]>;
+  /** The public key a judgment was signed with, as the node shows it (PROTOCOL 6.6). */
+  judgmentKey?: (proposalId: string, judgmentId: string) => Promise<string | null>;
+  /** Test hook: SIGKILL this process after reading this many entries. */
+  killAfter?: number;
+}
+
+export interface RoundResult {
+  alerts: number;
+  /** What could not be checked (exit 3 when nothing else went wrong). */
+  incomplete: string[];
+  size: number;
+  read: number;
+}
+
+/** Bundles read ahead while the current one is checked. */
+const READ_AHEAD = 4;
+/** Bundles between two saves of the state when nothing is found (a save is an fsync). */
+const SAVE_EVERY = 64;
+
+export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
+  const saved = readState(o.statePath);
+  const result: RoundResult = { alerts: 0, incomplete: [], size: 0, read: 0 };
+  const published = o.nodeKeys ? await o.nodeKeys() : undefined;
+  const logKey = o.logKey ?? saved?.logKey ?? o.policy?.logs[0] ?? (typeof published?.log?.verifierKey === 'string' ? published.log.verifierKey : undefined);
+  if (!logKey) throw new Error('the log key is needed on the first run: --log-key KEY (akas node-keys prints it) or a policy file with a log line');
+  const state: MonitorState = saved ?? { version: 1, logKey, checkpoint: null, next: 0, emitted: [], keys: [] };
+  if (o.from !== undefined) state.next = o.from;
+  const emitted = new Set(state.emitted);
+  const alert = (id: string, what: string, message: string, extra: Json = {}) => {
+    result.alerts++;
+    if (emitted.has(id)) return;
+    o.emit({ type: 'alert', id, what, message, ...extra });
+    emitted.add(id);
+    state.emitted.push(id);
+    writeState(o.statePath, state);
+  };
+  const note8 = (note: string) => sha256Hex(note).slice(0, 16);
+
+  // The node's keys: the log key pinned, the issuer reached from the first one seen through signed rotations.
+  if (published) {
+    const nowLog = published.log?.verifierKey;
+    if (nowLog !== state.logKey)
+      alert(`log-key:${nowLog}`, 'log-key-changed', `the node now publishes another log key (${nowLog}) than the one pinned (${state.logKey})`, {
+        pinned: state.logKey,
+        published: nowLog,
+      });
+    const current = published.issuer?.current;
+    if (typeof current === 'string') {
+      state.issuer ??= current;
+      const trust = trustIssuerKeys(state.issuer, published.issuer);
+      if (!trust.keys.has(current))
+        alert(
+          `issuer-key:${current}`,
+          'issuer-key-changed',
+          `the node's issuer is now ${current}, which no rotation signed by both keys links to ${state.issuer}`,
+          { pinned: state.issuer, current, problems: trust.problems },
+        );
+    }
+  }
+  if (o.agentKeys) for (const k of await o.agentKeys(o.watched.tag)) if (!state.keys.includes(k)) state.keys.push(k);
+  for (const k of o.watched.keys) if (!state.keys.includes(k)) state.keys.push(k);
+
+  const note = (await read(o.fetchBytes, 'checkpoint')).toString('utf8');
+  const opened = openCheckpoint(note, [state.logKey]);
+  if (!opened.ok) {
+    alert(`checkpoint:${note8(note)}`, 'bad-checkpoint', `the checkpoint is not signed by the log key: ${opened.reason}`, { checkpoint: note });
+    return result;
+  }
+  const cp = opened.checkpoint;
+  const root = Buffer.from(cp.rootHash);
+  result.size = cp.size;
+  if (o.policy) {
+    const q = quorumOf(o.policy, note);
+    if (!q.met)
+      alert(`quorum:${note8(note)}`, 'witness-quorum', `the checkpoint of ${cp.size} entries lacks the policy's witness quorum (${o.policy.quorum})`, {
+        checkpoint: note,
+        cosigned: q.cosigned,
+        missing: q.missing,
+      });
+  }
+  const tiles = new TileHashReader(cp.size, (level, index, width) => read(o.fetchBytes, tilePath(level, index, width)));
+  try {
+    if (cp.size > 0 && !(await tiles.root()).equals(root)) {
+      alert(`tiles:${note8(note)}`, 'malformed-log', `the tiles of ${cp.size} entries give another root than the signed checkpoint`, { checkpoint: note });
+      return result;
+    }
+  } catch (e) {
+    if (!(e instanceof Missing)) throw e;
+    alert(`tiles:${note8(note)}`, 'malformed-log', `a tile of the signed tree cannot be read: ${e.message}`, { checkpoint: note });
+    return result;
+  }
+
+  // Two views of one log that disagree: the last checkpoint verified, and every --compare view.
+  const views: Array<{ note: string; from: string }> = state.checkpoint ? [{ note: state.checkpoint, from: 'the last checkpoint this monitor verified' }] : [];
+  for (const c of o.compare ?? []) {
+    try {
+      views.push({ note: await c.note(), from: c.from });
+    } catch (e) {
+      result.incomplete.push(`cannot read the checkpoint of ${c.from}: ${(e as Error).message}`);
+    }
+  }
+  const ours = { note, from: 'the node', size: cp.size, root };
+  for (const v of views) {
+    const other = openCheckpoint(v.note, [state.logKey]);
+    if (!other.ok) {
+      result.incomplete.push(`the checkpoint of ${v.from} is not signed by the log key: ${other.reason}`);
+      continue;
+    }
+    const theirs = { ...v, size: other.checkpoint.size, root: Buffer.from(other.checkpoint.rootHash) };
+    let newerTiles: TileHashReader | undefined = tiles;
+    if (theirs.size > cp.size) {
+      const source = o.compare?.find((c) => c.from === v.from)?.tiles;
+      if (!source) {
+        if (v.from === views[0]?.from && state.checkpoint === v.note)
+          alert(`rollback:${note8(v.note)}:${note8(note)}`, 'rollback', `the log shrank from ${theirs.size} to ${cp.size} entries`, {
+            older: note,
+            newer: v.note,
+          });
+        else result.incomplete.push(`${v.from} is ahead (${theirs.size} entries) and serves no tiles to check it against`);
+        continue;
+      }
+      newerTiles = new TileHashReader(theirs.size, (level, index, width) => read(source, tilePath(level, index, width)));
+      if (!(await newerTiles.root()).equals(theirs.root)) {
+        result.incomplete.push(`the tiles of ${v.from} do not give its signed root`);
+        continue;
+      }
+    }
+    const { forked, evidence } = await forkEvidence(state.logKey, theirs, ours, newerTiles);
+    if (!forked) continue;
+    const id = `fork:${note8(evidence.older.note)}:${note8(evidence.newer.note)}`;
+    if (emitted.has(id)) {
+      result.alerts++;
+      continue;
+    }
+    mkdirSync(o.evidenceDir, { recursive: true, mode: 0o700 });
+    const file = join(o.evidenceDir, `${id.replaceAll(':', '-')}.json`);
+    writeFileSync(file, `${JSON.stringify(evidence, null, 2)}\n`, { mode: 0o600 });
+    alert(id, 'fork', `the log signed two histories: ${v.from} (${theirs.size} entries) and the node (${cp.size}) disagree`, { evidence, evidenceFile: file });
+  }
+
+  // Every new entry, checked against its tile; the watched agent's matched with the journal.
+  const needle = Buffer.from(`"agent":${JSON.stringify(o.watched.tag)}`);
+  const start = Math.min(state.next, cp.size);
+  const first = Math.floor(start / TILE_WIDTH);
+  const last = Math.ceil(cp.size / TILE_WIDTH);
+  const ahead = new Map<number, Promise<Buffer>>();
+  const bundleOf = (n: number) => {
+    for (let m = n; m < Math.min(last, n + READ_AHEAD); m++)
+      if (!ahead.has(m)) {
+        const p = read(o.fetchBytes, bundleName(m, cp.size));
+        p.catch(() => undefined);
+        ahead.set(m, p);
+        // Its level-0 tile too (the reader keeps it for checkedBundle): both reads overlap the checks.
+        tiles.tile(0, m).catch(() => undefined);
+      }
+    const p = ahead.get(n)!;
+    ahead.delete(n);
+    return p;
+  };
+  for (let n = first; n < last; n++) {
+    let bundle: Awaited<ReturnType<typeof checkedBundle>>;
+    try {
+      bundle = await checkedBundle(o.fetchBytes, tiles, n, bundleOf(n));
+    } catch (e) {
+      if (!(e instanceof Missing)) throw e;
+      bundle = { problem: e.message };
+    }
+    if ('problem' in bundle) {
+      alert(`bundle:${note8(note)}:${n}`, 'malformed-log', bundle.problem, { checkpoint: note });
+      writeState(o.statePath, state);
+      return result;
+    }
+    for (let i = 0; i < bundle.width; i++) {
+      const seq = n * TILE_WIDTH + i;
+      if (seq < state.next) continue;
+      const leaf = bundle.leaves[i];
+      if (leaf.indexOf(needle) >= 0) await matchEntry(o, state, seq, leaf, note, tiles, alert);
+      state.next = seq + 1;
+      result.read++;
+      if (o.killAfter !== undefined && result.read === o.killAfter) process.kill(process.pid, 'SIGKILL');
+    }
+    if ((n - first) % SAVE_EVERY === SAVE_EVERY - 1) writeState(o.statePath, state);
+  }
+  state.next = Math.max(state.next, cp.size);
+  state.checkpoint = note;
+  writeState(o.statePath, state);
+  return result;
+}
+
+const bundleName = (n: number, size: number) => bundlePath(n, tileWidthAt(0, n, size));
+
+/** An entry naming the watched agent: a judgment or attestation the journal lacks is an alert; with --agent, each is reported. */
+async function matchEntry(
+  o: MonitorRound,
+  state: MonitorState,
+  seq: number,
+  leaf: Buffer,
+  note: string,
+  tiles: TileHashReader,
+  alert: (id: string, what: string, message: string, extra: Json) => void,
+) {
+  let fields: Json;
+  try {
+    fields = JSON.parse(leaf.toString('utf8'));
+  } catch {
+    alert(`leaf:${seq}`, 'malformed-log', `entry ${seq} is not JSON`, { seq });
+    return;
+  }
+  if (fields.agent !== o.watched.tag) return;
+  const judgment = fields.kind === 'attestation.event.v1' && fields.body?.event === 'judgment.recorded';
+  const attestation = fields.kind !== 'attestation.event.v1';
+  if (!judgment && !attestation) return;
+  const { attestationHash } = await import('../journal.js');
+  const journaled = judgment ? o.watched.judged.has(String(fields.body.proposalId)) : o.watched.attested.has(attestationHash(fields.kind, fields.body));
+  if (o.watched.own && journaled) return;
+  const proof = await inclusionProof(seq, tiles.size, (l, i) => tiles.hash(l, i));
+  const evidence = {
+    entry: { ...fields, hash: sha256Hex(leaf) },
+    inclusion: { index: seq, size: tiles.size, proof: proof.map((h) => h.toString('base64')) },
+    checkpoint: note,
+  };
+  let key: Json | undefined;
+  if (judgment && o.judgmentKey) {
+    const publicKey = await o.judgmentKey(String(fields.body.proposalId), String(fields.body.judgmentId)).catch(() => null);
+    if (publicKey) key = { publicKey, watched: state.keys.includes(publicKey), current: state.keys[state.keys.length - 1] === publicKey };
+  }
+  const what = judgment ? `a judgment of ${fields.body.proposalId}` : `an attestation ${fields.kind}`;
+  if (o.watched.own)
+    alert(
+      `entry:${seq}`,
+      judgment ? 'unjournaled-judgment' : 'unjournaled-attestation',
+      `entry ${seq}: ${what} as ${o.watched.tag} that this machine's journal does not hold`,
+      {
+        ...evidence,
+        ...(key ? { key } : {}),
+      },
+    );
+  else {
+    o.emit({ type: 'event', what: 'signed-entry', message: `entry ${seq}: ${what} by ${o.watched.tag}`, ...evidence, ...(key ? { key } : {}) });
+  }
+}
+
+/** A resource of the log: its bytes; a 404 is the log's fault (Missing), a failed connection the network's (Unreachable). */
+async function read(fetchBytes: FetchBytes, path: string): Promise<Buffer> {
+  try {
+    return await fetchBytes(path);
+  } catch (e) {
+    const m = String((e as Error).message);
+    if (/answered 404/.test(m)) throw new Missing(m);
+    if (e instanceof TypeError || /ECONNREFUSED|ENOTFOUND|fetch failed|ENOENT/.test(m))
+      throw new Unreachable(`${path}: ${(e as Error & { cause?: Error }).cause?.message ?? m}`);
+    throw e;
+  }
+}

@@ -1,0 +1,67 @@
+// What `akas monitor` keeps between runs (one JSON file, written whole to a temporary file,
+// fsynced, renamed over the old one, and the folder fsynced: a SIGKILL at any point leaves
+// either the old state or the new one). The order that makes a kill lose nothing and repeat
+// nothing: an alert is printed, then the state naming it (and the index after its entry) is
+// saved before the next entry is read; entries read since the last save are read again on the
+// next run, and an alert whose id the state holds is not printed again.
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface MonitorState {
+  version: 1;
+  /** The log key (C2SP verifier key) checkpoints are checked with, pinned at the first run. */
+  logKey: string;
+  /** The last checkpoint verified (its signed note), null before the first. */
+  checkpoint: string | null;
+  /** The next log index to read. */
+  next: number;
+  /** Ids of the alerts already printed. */
+  emitted: string[];
+  /** Every public key of the watched agent seen so far (current and rotated), 64 hex. */
+  keys: string[];
+  /** The node's issuer DID first seen (the pin its rotations are followed from). */
+  issuer?: string;
+}
+
+export class StateError extends Error {}
+
+/** The saved state, or undefined when there is none; a file that is not a state throws (never silently restarted from 0). */
+export function readState(path: string): MonitorState | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StateError(`cannot read the monitor state ${path}: ${(e as Error).message}`);
+  }
+  try {
+    const s = JSON.parse(text) as MonitorState;
+    if (s.version !== 1 || typeof s.logKey !== 'string' || !Number.isSafeInteger(s.next) || !Array.isArray(s.emitted) || !Array.isArray(s.keys))
+      throw new Error('not a monitor state');
+    return s;
+  } catch (e) {
+    throw new StateError(`${path} is not a monitor state (${(e as Error).message}): move it aside to start over`);
+  }
+}
+
+/** Writes the state atomically and durably (see above). */
+export function writeState(path: string, state: MonitorState) {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(state)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  if (process.platform !== 'win32') {
+    const dir = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
+  }
+}
