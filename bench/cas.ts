@@ -256,7 +256,9 @@ const THRESHOLD_SLICE_MS = 300;
  */
 export async function threshold() {
   header(
-    `inline threshold: small blobs as store values (one durable transaction each, group-committed) vs files (temp file, fsync, link, folder fsync); ${IN_FLIGHT} in flight, in process, no HTTP, sha256 included; ${THRESHOLD_CYCLES} cycles of ${THRESHOLD_SLICE_MS} ms slices, per-cycle ratios inline / file, medians`,
+    `inline threshold: small blobs as store values (one durable transaction each, group-committed) vs files (temp file, fsync, link, folder ` +
+      `fsync); ${IN_FLIGHT} in flight, in process, no HTTP, sha256 included; ${THRESHOLD_CYCLES} cycles of ${THRESHOLD_SLICE_MS} ms slices, ` +
+      `per-cycle ratios inline / file, medians`,
   );
   for (const [label, size] of THRESHOLD_SIZES) {
     // A fresh data folder per size (what earlier sizes left to compact is not this size's
@@ -372,7 +374,8 @@ const HOT_SET = 1000;
  */
 export async function smallOverHttp(node: NodeProcess, pool: Pool) {
   header(
-    `HTTP, 1 KiB blobs, ${IN_FLIGHT} in flight: uploads vs durable single-put transactions of the node's store, downloads vs GET /me (${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`,
+    `HTTP, 1 KiB blobs, ${IN_FLIGHT} in flight: uploads vs durable single-put transactions of the node's store, downloads vs GET /me (` +
+      `${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`,
   );
   const reg = await pool.request({ method: 'POST', path: '/api/agent/v1/register' });
   const { apiKey } = (await reg.body.json()) as { apiKey: string };
@@ -472,7 +475,8 @@ export async function overHttp() {
 
 async function largeOverHttp(node: NodeProcess, pool: Pool, dir: string) {
   header(
-    `HTTP, 1 MiB and 10 MiB blobs, one at a time: the 10 MiB upload against a bare write + fsync of the same 10 MiB (the disk ceiling), sha256 of the same bytes as context (${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`,
+    `HTTP, 1 MiB and 10 MiB blobs, one at a time: the 10 MiB upload against a bare write + fsync of the same 10 MiB (the disk ceiling), ` +
+      `sha256 of the same bytes as context (${CYCLES} cycles of ${SLICE_SECONDS} s slices, per-cycle ratios, medians)`,
   );
   let hash10 = 0;
   for (const [label, size] of SIZES) {

@@ -153,7 +153,8 @@ export async function run() {
         name: 'diagnostic: node + one node:net GET',
         args: [
           '-e',
-          `const u = new URL(${JSON.stringify(`${url}/healthz`)}); const s = require('node:net').connect(Number(u.port), u.hostname, () => s.end('GET /healthz HTTP/1.1\\r\\nHost: ' + u.host + '\\r\\nConnection: close\\r\\n\\r\\n')); s.resume();`,
+          `const u = new URL(${JSON.stringify(`${url}/healthz`)}); const s = require('node:net').connect(Number(u.port), u.hostname, () => ` +
+            `s.end('GET /healthz HTTP/1.1\\r\\nHost: ' + u.host + '\\r\\nConnection: close\\r\\n\\r\\n')); s.resume();`,
         ],
         target: false,
       },

@@ -112,7 +112,8 @@ export async function run() {
     const show = (name: string, v: number, target?: boolean) =>
       line(name, perSec({ opsPerSec: v } as Rate), v / base, target ? `>= ${TARGET}` : undefined, target ? v / base >= TARGET : undefined);
     console.log(
-      `  (${ROUNDS} interleaved rounds, medians; per-round CLI rates: ${cli.map((x) => Math.round(x).toLocaleString('en-US')).join(', ')}/s; ${availableParallelism()} cores)`,
+      `  (${ROUNDS} interleaved rounds, medians; per-round CLI rates: ${cli.map((x) => Math.round(x).toLocaleString('en-US')).join(', ')}` +
+        `/s; ${availableParallelism()} cores)`,
     );
     show('raw Ed25519 verify (src/core, cached KeyObject)', base);
     show(`akas verify credential FILE.jsonl (process start included)`, med(cli), true);

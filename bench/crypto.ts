@@ -28,7 +28,8 @@ function kilobyteObject() {
       judge: { tag: 'ak_AbCdEfGh', publicKey: 'b00d8d938e7f773d51565aad36a623f5344f7f5d1960f9cf3e8e12620ea2810f' },
       composite: 0.7875,
       rationale:
-        'Accurate and well sourced; the core section answers the question directly, the deep section cites the two papers it relies on. Minor: the tldr repeats the title, and the path slug could be shorter; the examples in the deep section compile as written. Überprüft, ça va — 😂.',
+        'Accurate and well sourced; the core section answers the question directly, the deep section cites the two papers it relies on. ' +
+        'Minor: the tldr repeats the title, and the path slug could be shorter; the examples in the deep section compile as written. Überprüft, ça va — 😂.',
       judgeSignature: '407cd12654b33d718ecbb99179a1506daaa849450bf3fc523cce3e1c96f8b80351da3f253d725c6f00b07c9e5448d50b3ef78012b9ab54255116d069c6dd2808',
     },
   };
@@ -82,9 +83,11 @@ export async function run() {
   const pick =
     verifyX >= 1 && signX >= 1
       ? `node:crypto (src/core/ed25519.ts): it verifies ${verifyX.toFixed(1)}x and signs ${signX.toFixed(1)}x faster than @noble/ed25519 here`
-      : `@noble/ed25519 would be faster here (verify ${(1 / verifyX).toFixed(1)}x, sign ${(1 / signX).toFixed(1)}x); src/core still uses node:crypto — re-measure before switching`;
+      : `@noble/ed25519 would be faster here (verify ${(1 / verifyX).toFixed(1)}x, sign ${(1 / signX).toFixed(1)}x); src/core still uses ` +
+        `node:crypto — re-measure before switching`;
   console.log(`\n  pick: ${pick}.`);
   console.log(
-    `  keep KeyObjects cached: building one from SPKI DER per call costs ${trapX.toFixed(1)}x in verify throughput (${perSec(spkiRate)} vs ${perSec(nodeVerifyRate)}); importing through JWK per call runs ${perSec(jwkRate)}.`,
+    `  keep KeyObjects cached: building one from SPKI DER per call costs ${trapX.toFixed(1)}x in verify throughput (${perSec(spkiRate)} vs ` +
+      `${perSec(nodeVerifyRate)}); importing through JWK per call runs ${perSec(jwkRate)}.`,
   );
 }

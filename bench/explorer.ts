@@ -66,7 +66,8 @@ async function firstVisit(url: string) {
       { timeout: 30_000 },
     );
     const lcp = (await page.evaluate(
-      `new Promise((resolve) => new PerformanceObserver((list) => { const e = list.getEntries(); resolve(e[e.length - 1].startTime); }).observe({ type: 'largest-contentful-paint', buffered: true }))`,
+      `new Promise((resolve) => new PerformanceObserver((list) => { const e = list.getEntries(); resolve(e[e.length - 1].startTime); ` +
+        `}).observe({ type: 'largest-contentful-paint', buffered: true }))`,
     )) as number;
     const nav = (await page.evaluate(`performance.getEntriesByType('navigation')[0].responseEnd`)) as number;
     // What went over the wire: the node sends its scripts brotli-compressed (body() is decoded).
@@ -159,7 +160,8 @@ export async function run() {
     const large = await pages(node.url, c, SMALL);
     await node.stop();
     console.log(
-      `\n  2. page server time (sequential, ${EACH} requests each in ${ROUNDS} rounds interleaved with GET /me, median; each page against /me in the same run, and the ratio 100,000 / 1,000)`,
+      `\n  2. page server time (sequential, ${EACH} requests each in ${ROUNDS} rounds interleaved with GET /me, median; each page against ` +
+        `/me in the same run, and the ratio 100,000 / 1,000)`,
     );
     line(
       `GET /api/agent/v1/me at ${SMALL.toLocaleString('en-US')} / ${LARGE.toLocaleString('en-US')}`,

@@ -87,7 +87,8 @@ async function bareApp(
 
 export async function run() {
   header(
-    `http: GET /api/agent/v1/me vs a bare fastify route, and each per-request hook of the node on the bare route (child-process undici load, ${CONNECTIONS} in flight, targets alternating in ${SLICE_MS} ms slices x ${CYCLES} cycles)`,
+    `http: GET /api/agent/v1/me vs a bare fastify route, and each per-request hook of the node on the bare route (child-process undici load,` +
+      ` ${CONNECTIONS} in flight, targets alternating in ${SLICE_MS} ms slices x ${CYCLES} cycles)`,
   );
 
   const { store, dispose } = await openTempStore();
@@ -160,7 +161,8 @@ export async function run() {
     const bareUs = med(cpu.get(costed[0].name)!);
     const meUs = med(cpu.get(costed[1].name)!);
     console.log(
-      `  CPU time of the server per answer, one target at a time (median of ${HOOK_ROUNDS} runs of ${HOOK_SLICE_MS} ms): bare route ${bareUs.toFixed(1)} µs, GET /me ${meUs.toFixed(1)} µs (${(bareUs / meUs).toFixed(2)} of the bare route's rate in CPU terms)`,
+      `  CPU time of the server per answer, one target at a time (median of ${HOOK_ROUNDS} runs of ${HOOK_SLICE_MS} ms): bare route ` +
+        `${bareUs.toFixed(1)} µs, GET /me ${meUs.toFixed(1)} µs (${(bareUs / meUs).toFixed(2)} of the bare route's rate in CPU terms)`,
     );
     console.log('  each hook of the node on the bare route, its cost per request (µs more than the bare route; ratio = share of a GET /me):');
     for (const t of costed.slice(2)) {

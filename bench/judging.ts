@@ -32,7 +32,8 @@ const Solo = space<{ n: number }>('bench-solo');
 const HIGH: Scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
 const LOW: Scores = { accuracy: 0.2, clarity: 0.3, compression: 0.4, sources: 0.1 };
 const RATIONALE =
-  'Accurate and well sourced; the core section answers the question directly and the deep section cites the paper it relies on. Minor: the tldr repeats the title.';
+  'Accurate and well sourced; the core section answers the question directly and the deep section cites the paper it relies on. Minor: the ' +
+  'tldr repeats the title.';
 
 interface BenchAgent {
   record: AgentRecord;
@@ -179,7 +180,8 @@ const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 
 export async function run() {
   header(
-    `judging: judgments recorded/s (verify + atomic durable write, ${CONCURRENCY} in flight) vs raw Ed25519 verify/s; ${SMALL.toLocaleString('en-US')} vs ${LARGE.toLocaleString('en-US')} stored proposals`,
+    `judging: judgments recorded/s (verify + atomic durable write, ${CONCURRENCY} in flight) vs raw Ed25519 verify/s; ` +
+      `${SMALL.toLocaleString('en-US')} vs ${LARGE.toLocaleString('en-US')} stored proposals`,
   );
   const t0 = performance.now();
   // Two stores, one filled to SMALL and one to LARGE, measured alternately so that drift on a
@@ -236,11 +238,14 @@ export async function run() {
     const ps = (x: number) => perSec({ name: '', opsPerSec: x, ops: 0, ms: 0 });
     const n = (x: number) => x.toLocaleString('en-US');
     console.log(
-      `  (${RUNS} rounds of ${PER_RUN} fresh proposals (propose(), untimed) x 3 judgments on each store, alternating which goes first, verify/s measured for 0.5 s between runs; rates are medians, ratios medians of per-run ratios;` +
-        ` ${PROPOSERS} proposers, ${JUDGES} judges per store; bulk records ${n(templateBytes)} B (a real decided proposal); fill of ${n(LARGE - SMALL)} in ${(fillMs / 1000).toFixed(1)} s)`,
+      `  (${RUNS} rounds of ${PER_RUN} fresh proposals (propose(), untimed) x 3 judgments on each store, alternating which goes first, ` +
+        `verify/s measured for 0.5 s between runs; rates are medians, ratios medians of per-run ratios;` +
+        ` ${PROPOSERS} proposers, ${JUDGES} judges per store; bulk records ${n(templateBytes)} B (a real decided proposal); fill of ` +
+        `${n(LARGE - SMALL)} in ${(fillMs / 1000).toFixed(1)} s)`,
     );
     console.log(
-      `  per-round judgments/s: ${smalls.map((r) => ps(r.opsPerSec)).join(', ')} (small); ${larges.map((r) => ps(r.opsPerSec)).join(', ')} (large); verify ${verifies.map(ps).join(', ')}`,
+      `  per-round judgments/s: ${smalls.map((r) => ps(r.opsPerSec)).join(', ')} (small); ${larges.map((r) => ps(r.opsPerSec)).join(', ')} ` +
+        `(large); verify ${verifies.map(ps).join(', ')}`,
     );
     line('raw Ed25519 verify (src/core, cached KeyObject)', ps(v), 1);
     line(`judge, ${n(smallFrom)} → ${n(small.bench.stored)} stored proposals`, ps(s), r1, `>= ${JUDGING_TARGET}`, r1 >= JUDGING_TARGET);

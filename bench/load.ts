@@ -255,7 +255,8 @@ async function runLoad(seconds: number, soak: boolean, nodeFlags: string[] = [])
 
 export async function run() {
   header(
-    `load: a mixed workload of ${AGENTS} agents (register, calibrate, tools, propose, judge, attest, cas, me, node, search) against \`akas serve\`, ${CONCURRENCY} requests in flight`,
+    `load: a mixed workload of ${AGENTS} agents (register, calibrate, tools, propose, judge, attest, cas, me, node, search) against \`akas ` +
+      `serve\`, ${CONCURRENCY} requests in flight`,
   );
   await runLoad(Number(process.env.LOAD_SECONDS ?? 20), false);
 }

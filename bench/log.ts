@@ -93,7 +93,8 @@ function outboxRate(b: Bench, seconds = 2): Promise<Rate> {
 
 export async function run() {
   header(
-    `log: appends/s with checkpointing (32 writers) vs durable single-put transactions/s (32 in flight); ${SMALL.toLocaleString('en-US')} vs ${LARGE.toLocaleString('en-US')} entries`,
+    `log: appends/s with checkpointing (32 writers) vs durable single-put transactions/s (32 in flight); ${SMALL.toLocaleString('en-US')} ` +
+      `vs ${LARGE.toLocaleString('en-US')} entries`,
   );
   const t0 = performance.now();
   const small = await open();
@@ -130,7 +131,8 @@ export async function run() {
     if ((await small.store.list(LogOutbox, { limit: 1 })).length) throw new Error('the outbox did not drain');
     const base = med(durable);
     console.log(
-      `  (3 interleaved rounds, medians; fill of ${LARGE.toLocaleString('en-US')} entries in ${fillS.toFixed(1)} s, ${Math.round((LARGE + SMALL) / fillS).toLocaleString('en-US')} appends/s in batches)`,
+      `  (3 interleaved rounds, medians; fill of ${LARGE.toLocaleString('en-US')} entries in ${fillS.toFixed(1)} s, ` +
+        `${Math.round((LARGE + SMALL) / fillS).toLocaleString('en-US')} appends/s in batches)`,
     );
     line('durable single-put transactions, 32 in flight', perSec({ opsPerSec: base } as Rate), 1);
     const seq = med(sequential);
@@ -268,7 +270,8 @@ async function tilesVsNodeRead(large: Bench) {
     const ratios = (r: TargetResult) => r.perCycle.map((x, i) => x / node.perCycle[i]);
     const ratio = med(ratios(tile));
     console.log(
-      `  (tiles vs a node read: median over ${CYCLES} cycles of req/s divided by the node read's in the same cycle, ${CONNECTIONS} in flight, ${SLICE_MS} ms slices)`,
+      `  (tiles vs a node read: median over ${CYCLES} cycles of req/s divided by the node read's in the same cycle, ${CONNECTIONS} in ` +
+        `flight, ${SLICE_MS} ms slices)`,
     );
     line(targets[0].name, rateOf(node), 1);
     line(targets[1].name, rateOf(tile), ratio, `>= ${TILE_TARGET}`, ratio >= TILE_TARGET);
@@ -329,7 +332,8 @@ async function witnessesAndAppends() {
     const status = await client.status();
     const cosigned = Math.min(...status.map((s) => s.cosignedSize));
     console.log(
-      `  (appends with two witnesses answering in ${DELAY_MS} ms, checkpoints every 100 ms: 3 interleaved rounds of 2 s, medians; the witnesses cosigned up to ${cosigned.toLocaleString('en-US')} of ${(await log.head()).size.toLocaleString('en-US')} entries)`,
+      `  (appends with two witnesses answering in ${DELAY_MS} ms, checkpoints every 100 ms: 3 interleaved rounds of 2 s, medians; the ` +
+        `witnesses cosigned up to ${cosigned.toLocaleString('en-US')} of ${(await log.head()).size.toLocaleString('en-US')} entries)`,
     );
     line('appends without witnesses', perSec({ opsPerSec: med(rates.without) } as Rate), 1);
     line(

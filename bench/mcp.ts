@@ -44,7 +44,8 @@ const modernHeaders = (name: string) => ({ ...MCP_HEADERS, 'mcp-protocol-version
 
 export async function run() {
   header(
-    `mcp: a read tool through POST /api/mcp vs the same read over HTTP (child-process undici load, ${CONNECTIONS} in flight, ${SLICE_MS} ms slices x ${CYCLES} cycles)`,
+    `mcp: a read tool through POST /api/mcp vs the same read over HTTP (child-process undici load, ${CONNECTIONS} in flight, ${SLICE_MS} ms ` +
+      `slices x ${CYCLES} cycles)`,
   );
   const { store, dispose } = await openTempStore();
   const app = await createApp({ store, keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });

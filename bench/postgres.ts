@@ -293,7 +293,8 @@ async function judgingSection(setups: Setup[]) {
   const RUNS = 5;
   const PER_RUN = 150;
   header(
-    `postgres: judgments recorded/s over HTTP (signed bodies, ${INFLIGHT} in flight, ${PER_RUN} fresh proposals x 3 per run, ${RUNS} runs alternating), ratio to the LevelDB node`,
+    `postgres: judgments recorded/s over HTTP (signed bodies, ${INFLIGHT} in flight, ${PER_RUN} fresh proposals x 3 per run, ${RUNS} runs ` +
+      `alternating), ratio to the LevelDB node`,
   );
   const rigs: JudgeRig[] = [];
   for (const s of setups) rigs.push({ setup: s, proposers: await agents(s, 24), judges: await agents(s, 90), round: 0, cores: [] });
@@ -379,7 +380,8 @@ async function layoutSection(store: PgStore) {
   const ROWS = 5000;
   const ROUNDS = 5;
   header(
-    `postgres: one key-value table vs a table per space (${SPACES} spaces x ${ROWS} rows; upserts in batches of 100, point reads, scans of 100; 8 in flight; median of ${ROUNDS}, alternating which goes first)`,
+    `postgres: one key-value table vs a table per space (${SPACES} spaces x ${ROWS} rows; upserts in batches of 100, point reads, scans of ` +
+      `100; 8 in flight; median of ${ROUNDS}, alternating which goes first)`,
   );
   const doc = (i: number) =>
     JSON.stringify({ tag: `ak_${i}`, balance: i * 3, calibration: { score: 0.8, attempts: 1 }, keys: ['a'.repeat(44)], createdAt: 1_700_000_000_000 + i });
@@ -392,7 +394,8 @@ async function layoutSection(store: PgStore) {
       ],
       put: (s: number) =>
         [
-          `INSERT INTO $schema.bench_one SELECT $1, k, v FROM unnest($2::bytea[], $3::text[]) AS t(k, v) ON CONFLICT (space, key) DO UPDATE SET value = excluded.value`,
+          `INSERT INTO $schema.bench_one SELECT $1, k, v FROM unnest($2::bytea[], $3::text[]) AS t(k, v) ON CONFLICT (space, key) DO UPDATE ` +
+            `SET value = excluded.value`,
           (keys: Buffer[], vals: string[]) => [`space-${s}`, keys, vals],
         ] as const,
       get: (s: number) => [`SELECT value FROM $schema.bench_one WHERE space = $1 AND key = $2`, (k: Buffer) => [`space-${s}`, k]] as const,

@@ -204,7 +204,8 @@ export async function run() {
             `    ${`${q.name}: "${q.q}"`.padEnd(60)} p50 ${(pct(lat[i], 0.5) / 1000).toFixed(1)} ms, p95 ${(pct(lat[i], 0.95) / 1000).toFixed(1)} ms`,
           );
         console.log(
-          `    (load average while querying: ${load1.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end, on ${availableParallelism()} cores shared with others)`,
+          `    (load average while querying: ${load1.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end, on ` +
+            `${availableParallelism()} cores shared with others)`,
         );
       } finally {
         await node.stop();

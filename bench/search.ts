@@ -84,7 +84,9 @@ async function libraries() {
   console.log(`  per query: median latency / hits (${results.map((r) => names[r.lib as keyof typeof names]).join(' | ')})`);
   for (const [i, q] of base.queries.entries()) {
     console.log(
-      `    ${`${q.name}: "${q.q}"`.padEnd(56)} ${results.map((r) => `${us(median(r.queries[i].samplesUs)).padStart(9)} / ${String(r.queries[i].hits).padStart(5)}`).join('  |')}`,
+      `    ${`${q.name}: "${q.q}"`.padEnd(56)} ${results
+        .map((r) => `${us(median(r.queries[i].samplesUs)).padStart(9)} / ` + `${String(r.queries[i].hits).padStart(5)}`)
+        .join('  |')}`,
     );
   }
 }
@@ -266,7 +268,8 @@ export async function run() {
     const [me] = results;
     const ratios = (r: TargetResult) => r.perCycle.map((x, i) => x / me.perCycle[i]);
     console.log(
-      `\n  3. node reads at ${LARGE.toLocaleString('en-US')} nodes (child-process undici load; ratio = median over cycles of req/s / GET /me req/s in the same cycle)`,
+      `\n  3. node reads at ${LARGE.toLocaleString('en-US')} nodes (child-process undici load; ratio = median over cycles of req/s / GET ` +
+        `/me req/s in the same cycle)`,
     );
     line(targets[0].name, `${Math.round((me.ok / me.ms) * 1000).toLocaleString('en-US')}/s`, 1);
     for (const [i, r] of results.entries()) {
@@ -290,7 +293,8 @@ export async function run() {
     );
     line(`index rebuild at start, ${LARGE.toLocaleString('en-US')} published`, `${(rebuild / 1000).toFixed(2)} s`, rebuild / large.scanMs);
     console.log(
-      `    (rebuild = time to the first search answer minus the empty node's; ratios to one plain scan of the nodes in the store: ${Math.round(small.scanMs)} ms and ${Math.round(large.scanMs)} ms)`,
+      `    (rebuild = time to the first search answer minus the empty node's; ratios to one plain scan of the nodes in the store: ` +
+        `${Math.round(small.scanMs)} ms and ${Math.round(large.scanMs)} ms)`,
     );
     line('RSS with the index built', mib(node.rssMiB), node.rssMiB / bare.rssMiB, `< ${RSS_TARGET_MIB} MiB`, node.rssMiB < RSS_TARGET_MIB);
     line('RSS after the benches above', mib(after.rssMiB), after.rssMiB / bare.rssMiB, `< ${RSS_TARGET_MIB} MiB`, after.rssMiB < RSS_TARGET_MIB);
@@ -302,7 +306,8 @@ export async function run() {
       ['after the benches', after],
     ] as const) {
       console.log(
-        `    ${`${label}:`.padEnd(19)} heap in use / committed: main thread ${mib(m.heapMiB)} / ${mib(m.heapTotalMiB)}, index thread ${mib(m.workerHeapMiB)} / ${mib(m.workerHeapTotalMiB)}; resident: anonymous ${mib(m.anonMiB)}, file-backed ${mib(m.fileMiB)}`,
+        `    ${`${label}:`.padEnd(19)} heap in use / committed: main thread ${mib(m.heapMiB)} / ${mib(m.heapTotalMiB)}, index thread ` +
+          `${mib(m.workerHeapMiB)} / ${mib(m.workerHeapTotalMiB)}; resident: anonymous ${mib(m.anonMiB)}, file-backed ${mib(m.fileMiB)}`,
       );
     }
     console.log('    (file-backed: the node binary, and the LevelDB tables the rebuild read, which LevelDB maps into memory)');

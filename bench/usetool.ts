@@ -83,7 +83,8 @@ class AgentPool {
 
 export async function run() {
   header(
-    `usetool: POST /api/agent/v1/use-tool (word-count, regex-test) vs GET /api/agent/v1/me (child-process undici load, ${CONNECTIONS} in flight, ${RUNS} alternating runs of ${SECONDS}s each)`,
+    `usetool: POST /api/agent/v1/use-tool (word-count, regex-test) vs GET /api/agent/v1/me (child-process undici load, ${CONNECTIONS} in ` +
+      `flight, ${RUNS} alternating runs of ${SECONDS}s each)`,
   );
   const { store, dispose } = await openTempStore();
   const node = await createApp({

@@ -146,7 +146,8 @@ export async function verifyArtifactBlob(cli: Cli, nodeFile: string, blobFile: s
     const where = named.uri.startsWith('/') ? `${cli.globals().baseUrl.replace(/\/$/, '')}${named.uri}` : named.uri;
     throw new CliError(
       2,
-      `No FILE to check. The bytes are at ${where}, a URI the artifact's proposer chose: fetch them yourself and give the file (akas verify cas --node ${nodeFile} FILE), or pass --fetch to fetch them from this machine.`,
+      `No FILE to check. The bytes are at ${where}, a URI the artifact's proposer chose: fetch them yourself and give the file (akas verify ` +
+        `cas --node ${nodeFile} FILE), or pass --fetch to fetch them from this machine.`,
       { code: 'usage', uri: named.uri },
     );
   }

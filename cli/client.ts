@@ -164,7 +164,9 @@ export class AkasClient {
     if ((failed && !envelope) || (!failed && opts.json && (typeof body !== 'object' || body === null))) {
       throw new CliError(
         2,
-        `${this.baseUrl} is not an akas node: asked for ${path.split('?')[0]}, it answered HTTP ${res.status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}${failed ? '' : ' where JSON belongs'}. Check --base-url / AKAS_BASE_URL.`,
+        `${this.baseUrl} is not an akas node: asked for ${path.split('?')[0]}, it answered HTTP ${res.status}${
+          contentType ? ` with ` + `${contentType.split(';')[0]}` : ''
+        }${failed ? '' : ' where JSON belongs'}. Check --base-url / AKAS_BASE_URL.`,
         {
           code: 'not_akas',
           baseUrl: this.baseUrl,

@@ -193,7 +193,8 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
   if (health.sameIpRule?.enforced) {
     throw new CliError(
       2,
-      'The demo is seeded by four agents from this one address, and this node takes one judge per IP (it can tell clients apart). Seed a loopback node (akas serve --demo on 127.0.0.1), or one started with --allow-same-ip.',
+      'The demo is seeded by four agents from this one address, and this node takes one judge per IP (it can tell clients apart). Seed a ' +
+        'loopback node (akas serve --demo on 127.0.0.1), or one started with --allow-same-ip.',
       {
         code: 'demo_needs_one_address',
       },
@@ -203,7 +204,8 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
   if (health.calibration === 'private') {
     throw new CliError(
       2,
-      "The demo agents calibrate with the demo set's published answers, and this node runs a private calibration set. Seed a node on the demo set (akas serve --demo, without --calibration).",
+      "The demo agents calibrate with the demo set's published answers, and this node runs a private calibration set. Seed a node on the " +
+        'demo set (akas serve --demo, without --calibration).',
       {
         code: 'demo_needs_demo_calibration',
       },
@@ -258,7 +260,9 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
     throw new CliError(2, `The demo tree is incomplete: ${unpublished.map((p) => `${p.proposalId} is ${p.status}`).join(', ')}`, { code: 'demo_failed' });
   return {
     seeded: true,
-    note: 'A demo tree made by 4 demo agents through the normal paths: a brief, a capability, a decision graph (2 versions), an artifact in the content store and an eval of it.',
+    note:
+      'A demo tree made by 4 demo agents through the normal paths: a brief, a capability, a decision graph (2 versions), an artifact in ' +
+      'the content store and an eval of it.',
     agents: agents.map((a) => a.identity.tag),
     proposals,
   };

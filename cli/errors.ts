@@ -1,6 +1,7 @@
 /**
  * Exit codes (README, ARCHITECTURE 5): 0 ok, 1 refused by the node or a check failed, 2 could
- * not run; 3 a verification that could not be anchored (no key pinned by the auditor: issue 32); 130 interrupted (Ctrl-C in an interactive view), as a shell reports a SIGINT.
+ * not run; 3 a verification that could not be anchored (no key pinned by the auditor: issue 32);
+ * 130 interrupted (Ctrl-C in an interactive view), as a shell reports a SIGINT.
  */
 export const EXIT = { ok: 0, refused: 1, broken: 2, unanchored: 3, interrupted: 130 } as const;
 

@@ -105,7 +105,9 @@ export function explorerLines(report: ExplorerFileReport[], version: string, bas
           ? `not checked: ${served.notChecked}`
           : served.same
             ? 'served: the same'
-            : `served: OTHER BYTES (${served.sha256}${served.integrity !== undefined && served.integrity !== r.integrity ? `, page integrity ${served.integrity ?? 'none'}` : ''}): not this package's`;
+            : `served: OTHER BYTES (${served.sha256}${
+                served.integrity !== undefined && served.integrity !== r.integrity ? `, page ` + `integrity ${served.integrity ?? 'none'}` : ''
+              }): not this package's`;
       return `  ${r.file.padEnd(width)}  ${r.sha256 ?? 'not in this install'}  ${verdict}`;
     }),
   ];

@@ -129,7 +129,9 @@ export async function watchOnce(
   const grew = state ? cp.size - state.size : cp.size;
   return {
     ok: true,
-    message: `${cp.origin} at ${cp.size} entries (root ${root.toString('hex').slice(0, 16)}…): ${state ? `+${grew} since the last check, consistent` : `first check (log key ${source})`}; ${cp.size - from} entries audited`,
+    message: `${cp.origin} at ${cp.size} entries (root ${root.toString('hex').slice(0, 16)}…): ${
+      state ? `+${grew} since the last check, ` + `consistent` : `first check (log key ${source})`
+    }; ${cp.size - from} entries audited`,
     size: cp.size,
     previousSize: state?.size,
     audited: cp.size - from,
@@ -335,7 +337,9 @@ export async function watchTilesOnce(
   writeWatchState(statePath, { ...auditor.state(cp.origin, key, Date.now()), checkpoint: note });
   return {
     ok: true,
-    message: `${cp.origin} at ${cp.size} entries (root ${root.toString('hex').slice(0, 16)}…), read through its tiles: ${state ? `+${cp.size - state.size} since the last check, consistent` : 'first check'}; ${cp.size - from} entries audited`,
+    message: `${cp.origin} at ${cp.size} entries (root ${root.toString('hex').slice(0, 16)}…), read through its tiles: ${
+      state ? `+` + `${cp.size - state.size} since the last check, consistent` : 'first check'
+    }; ${cp.size - from} entries audited`,
     size: cp.size,
     previousSize: state?.size,
     audited: cp.size - from,

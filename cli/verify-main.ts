@@ -19,7 +19,8 @@ export function offlineOnly(program: Command) {
   program
     .name('akas-verify')
     .description(
-      'The offline checks of akas in one file: credentials, presentations, judge signatures, bundles, log proofs and content hashes, with no install, no node and no network.',
+      'The offline checks of akas in one file: credentials, presentations, judge signatures, bundles, log proofs and content hashes, with ' +
+        'no install, no node and no network.',
     );
   const commands = program.commands as Command[];
   for (let i = commands.length - 1; i >= 0; i--) if (commands[i].name() !== 'verify') commands.splice(i, 1);

@@ -68,7 +68,16 @@ export async function buildExplorer() {
   const files = Object.fromEntries(INTEGRITY_FILES.map((f) => [f, hashesOf(readFileSync(resolve(root, f)))]));
   writeFileSync(
     resolve(out, 'integrity.json'),
-    `${JSON.stringify({ note: "Written by scripts/build-explorer.mjs: the sha256 of each file and its Subresource Integrity value (the explorer page script carries the verifier's).", files }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        note:
+          'Written by scripts/build-explorer.mjs: the sha256 of each file and its Subresource Integrity value (the ' +
+          "explorer page script carries the verifier's).",
+        files,
+      },
+      null,
+      2,
+    )}\n`,
   );
   return sizes;
 }

@@ -169,7 +169,10 @@ function stubPlugin(cut) {
       });
       b.onLoad({ filter: /.*/, namespace: 'akas-stub' }, (args) => ({
         loader: 'js',
-        contents: `const message = ${JSON.stringify(`this needs the full akas (npm install -g akas): the single-file verifier holds the offline checks only (${args.path} uses ${args.pluginData.join(', ')})`)};
+        contents: `const message = ${JSON.stringify(
+          `this needs the full akas (npm install -g akas): the single-file verifier holds the ` +
+            `offline checks only (${args.path} uses ${args.pluginData.join(', ')})`,
+        )};
 const e = new Error(message);
 e[Symbol.for('akas.CliError')] = true; e.exitCode = 2; e.body = { code: 'not_in_single_file', error: message };
 throw e;`,
@@ -256,9 +259,12 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
 }
 
 /** The node:crypto of the browser build: whatever a check never calls, throwing if it ever is. */
-const NO_NODE_CRYPTO = `const no = (name) => () => { throw new Error('akas verifier (browser build): node:crypto ' + name + ' is not available in a browser'); };
+const NO_NODE_CRYPTO =
+  `const no = (name) => () => { throw new Error('akas verifier (browser build): node:crypto ' + name + ' is not ` +
+  `available in a browser'); };
 export const createHash = no('createHash'), createHmac = no('createHmac'), timingSafeEqual = no('timingSafeEqual'), randomBytes = no('randomBytes'),
-  createPrivateKey = no('createPrivateKey'), createPublicKey = no('createPublicKey'), generateKeyPairSync = no('generateKeyPairSync'), sign = no('sign'), verify = no('verify'), hash = undefined;
+  createPrivateKey = no('createPrivateKey'), createPublicKey = no('createPublicKey'), generateKeyPairSync = no('generateKeyPairSync'), sign ` +
+  `= no('sign'), verify = no('verify'), hash = undefined;
 export default {};`;
 
 export async function buildBrowser({ outfile = resolve(dist, 'akas-verify.browser.js') } = {}) {
@@ -350,7 +356,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const started = Date.now();
   const one = await buildSingleFile();
   console.log(
-    `${rel(one.outfile)}  ${(one.size / 1024).toFixed(0)} KiB, from ${one.groups.join(', ')}${one.stubbed.length ? `  (lazy modules left to the full akas: ${one.stubbed.join(', ')})` : ''}`,
+    `${rel(one.outfile)}  ${(one.size / 1024).toFixed(0)} KiB, from ${one.groups.join(', ')}${
+      one.stubbed.length ? `  (lazy modules left to ` + `the full akas: ${one.stubbed.join(', ')})` : ''
+    }`,
   );
   const web = await buildBrowser();
   console.log(`${rel(web.outfile)}  ${(web.size / 1024).toFixed(0)} KiB`);

@@ -151,19 +151,25 @@ const RULES: Rule[] = [
   {
     from: ['src/http/kit'],
     allowRooms: ['src/http/kit', 'src/core'],
-    why: "src/http/kit (errors, media types, security headers, inner calls, body bounds, the node's origin) stands on src/core only: what the explorer takes of http brings no more of it",
+    why:
+      "src/http/kit (errors, media types, security headers, inner calls, body bounds, the node's origin) stands on src/core only: what " +
+      'the explorer takes of http brings no more of it',
   },
   {
     from: ['cli'],
     forbidRooms: [...DOMAIN, 'src/http/kit'],
     onlyThrough: CLI_ENTRIES,
-    why: "cli reaches a node's rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts and templates.ts, src/witness/index.ts, src/store/index.ts), never src/domain, http's kit (the explorer's door) or another room's inner files",
+    why:
+      "cli reaches a node's rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts and templates.ts, " +
+      "src/witness/index.ts, src/store/index.ts), never src/domain, http's kit (the explorer's door) or another room's inner files",
   },
   {
     from: ['src/explorer'],
     forbidRooms: ['cli', 'verifier'],
     forbidPackages: ['undici'],
-    why: 'src/explorer reads through the API routes and src/domain; it never imports the CLI, and its checks run in the browser (src/explorer/client), not on the node',
+    why:
+      'src/explorer reads through the API routes and src/domain; it never imports the CLI, and its checks run in the browser ' +
+      '(src/explorer/client), not on the node',
   },
   {
     from: ['src/explorer'],

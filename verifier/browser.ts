@@ -54,7 +54,10 @@ export interface Pinned {
   logKeys?: string[];
 }
 
-/** A trust file (akas node-keys --trust; PROTOCOL 8.6), its text or parsed value, as options for verifyBundle, verifyNode, verifyCredential. Throws TrustFileError. */
+/**
+ * A trust file (akas node-keys --trust; PROTOCOL 8.6), its text or parsed value, as options for
+ * verifyBundle, verifyNode, verifyCredential. Throws TrustFileError.
+ */
 export const parseTrust = (input: unknown): Pinned & { file: Trust } => {
   const file = parseTrustFile(input);
   return { file, trust: issuerTrustFromPins(file.issuers), logKeys: file.policy.logs.length ? file.policy.logs : undefined };

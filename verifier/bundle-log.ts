@@ -332,7 +332,8 @@ function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
     problems.push(`the outcome shows a weighted composite of ${String(outcome.weightedComposite)}, the judgments give ${round6(weighted)}`);
   if (decision !== status || outcome.decision !== decision || it.event !== `proposal.${decision}`) {
     problems.push(
-      `the judgments decide ${decision} (${round6(weighted)} against ${PUBLISH_THRESHOLD}); the proposal shows ${status}, its outcome ${String(outcome.decision)}, the log ${it.event}`,
+      `the judgments decide ${decision} (${round6(weighted)} against ${PUBLISH_THRESHOLD}); the proposal shows ${status}, its outcome ` +
+        `${String(outcome.decision)}, the log ${it.event}`,
     );
   }
   c.add(

@@ -150,7 +150,9 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
             : `${did} is not one of the issuer keys reached from ${t.pinned}${t.problems.length ? ` (${t.problems.join('; ')})` : ''}`
           : inWindow
             ? undefined
-            : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}${t.byTrustFile ? ' (its window in the trust file)' : ''}, not at ${vc.validFrom ?? proofs.created}`,
+            : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}${
+                t.byTrustFile ? ' (its window in the trust ' + 'file)' : ''
+              }, not at ${vc.validFrom ?? proofs.created}`,
         undefined,
         true,
       );

@@ -198,7 +198,8 @@ export function* witnessesChecking(c: Checks, note: unknown, policy: WitnessPoli
         ? `cosigned by ${r.valid.map((v) => `${v.name} at ${new Date(v.timestamp * 1000).toISOString()}`).join(', ')}`
         : policy.rule
           ? `the quorum is not met: cosigned by ${r.valid.map((v) => v.name).join(', ') || 'none'}; none from ${r.missing.join(', ')}`
-          : `only ${r.valid.length} of the ${quorum} required${r.valid.length ? ` (${r.valid.map((v) => v.name).join(', ')})` : ''}; none from ${r.missing.join(', ')}`;
+          : `only ${r.valid.length} of the ${quorum} required${r.valid.length ? ` (${r.valid.map((v) => v.name).join(', ')})` : ''}; none ` +
+            `from ${r.missing.join(', ')}`;
   return c.add('log.witnesses', 'L3', what, ok, why, subject) === true;
 }
 

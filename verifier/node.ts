@@ -416,7 +416,8 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
       'content',
       "the brief served hashes to the publishing proposal's contentSha256",
       null,
-      `not checked here: the brief is cut to ${String(level)}; its manifest, signed by the node, binds this cut to the proposal's content (read it at level deep to recompute that)`,
+      `not checked here: the brief is cut to ${String(level)}; its manifest, signed by the node, binds this cut to the proposal's content ` +
+        `(read it at level deep to recompute that)`,
     );
   }
 

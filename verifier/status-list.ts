@@ -179,7 +179,8 @@ export function credentialStatusChecks(
       'L1',
       what,
       false,
-      `${purpose === 'revocation' ? 'REVOKED' : purpose === 'suspension' ? 'SUSPENDED' : `set for ${purpose}`} ${when}: ${why ? why.reason : 'reason not given (the list versions name it)'} (list as of ${list.validFrom})`,
+      `${purpose === 'revocation' ? 'REVOKED' : purpose === 'suspension' ? 'SUSPENDED' : `set for ${purpose}`} ${when}: ` +
+        `${why ? why.reason : 'reason not given (the list versions name it)'} (list as of ${list.validFrom})`,
       o.subject,
     );
     return verdict('set', { asOf: list.validFrom, ...(why ? { reason: why.reason, at: why.at } : {}) });

@@ -50,7 +50,12 @@ export function calibrateCommands(program: Command, cli: Cli) {
                 `not submitted (no attempt used): ${problems.length} of the ${q.questions.length} questions of pool ${q.poolId} need attention`,
                 ...(foreign.length
                   ? [
-                      `  this agent's pool is ${q.poolId} (questions ${[...ours].join(', ')}); ${opts.answers} answers ${foreign.join(', ')}, which are not its questions${foreign.every((id) => /^[A-Z]\d+$/.test(id) && id[0] !== q.poolId) ? ` (pool ${[...new Set(foreign.map((id) => id[0]))].join(', ')})` : ''}`,
+                      `  this agent's pool is ${q.poolId} (questions ${[...ours].join(', ')}); ${opts.answers} answers ${foreign.join(', ')}` +
+                        `, which are not its questions${
+                          foreign.every((id) => /^[A-Z]\d+$/.test(id) && id[0] !== q.poolId)
+                            ? ` (pool ` + `${[...new Set(foreign.map((id) => id[0]))].join(', ')})`
+                            : ''
+                        }`,
                       `  the questions to answer: akas calibrate --questions`,
                     ]
                   : []),
@@ -80,7 +85,11 @@ export function calibrateCommands(program: Command, cli: Cli) {
           if ('interrupted' in outcome) {
             throw new CliError(
               EXIT.interrupted,
-              `interrupted: nothing submitted, no attempt used (${outcome.answered === null ? 'the answers typed are not kept' : `${outcome.answered} of ${q.questions.length} questions answered; those answers are not kept`}); ${q.attemptsRemaining} attempt(s) left`,
+              `interrupted: nothing submitted, no attempt used (${
+                outcome.answered === null
+                  ? 'the answers typed are not ' + 'kept'
+                  : `${outcome.answered} of ${q.questions.length} questions answered; those answers are not kept`
+              }); ` + `${q.attemptsRemaining} attempt(s) left`,
               {
                 code: 'interrupted',
                 submitted: false,
@@ -116,7 +125,8 @@ export function calibrationCommands(program: Command, cli: Cli) {
     .description("a node operator's own calibration set (private answers: the demo set's ship in the package)")
     .command('init')
     .description(
-      'make a private calibration set in DIR (new, or empty): two pools and a challenge bank drawn fresh, files readable by you only; then: akas serve --calibration DIR',
+      'make a private calibration set in DIR (new, or empty): two pools and a challenge bank drawn fresh, files readable by you only; then: ' +
+        'akas serve --calibration DIR',
     )
     .argument('<dir>', 'the folder to make (mode 0700)')
     .option('--entries <n>', 'challenges in the bank (about a tenth of the short-text ones decoys)', '300')

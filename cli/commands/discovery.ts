@@ -160,12 +160,14 @@ export function discoveryCommands(program: Command, cli: Cli) {
     .command('node-keys')
     .alias('keys')
     .description(
-      "the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes",
+      "the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and " +
+        "the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes",
     )
     .option('--pem', 'print only the current issuer key as SPKI PEM (the key of akas export --format dsse|sigstore, for tools that want a PEM)')
     .option(
       '--trust',
-      'print a trust file pinning this node (its issuer keys with their windows, its log key): `akas node-keys --trust > trust.json`, then `akas verify ... --trust trust.json`. Trust on first use: it pins what the node shows now',
+      'print a trust file pinning this node (its issuer keys with their windows, its log key): `akas node-keys --trust > trust.json`, then ' +
+        '`akas verify ... --trust trust.json`. Trust on first use: it pins what the node shows now',
     )
     .action(
       action(cli, async (opts: { pem?: boolean; trust?: boolean }) => {
@@ -197,7 +199,8 @@ export function discoveryCommands(program: Command, cli: Cli) {
               `issuer       ${k.issuer.current}`,
               ...(k.issuer.keys as Json[]).map(
                 (x) =>
-                  `  ${x.did === k.issuer.current ? 'current' : 'prior  '}  ${x.did}  ${day(x.validFromIso)} to ${x.validUntilIso ? day(x.validUntilIso) : 'now'}`,
+                  `  ${x.did === k.issuer.current ? 'current' : 'prior  '}  ${x.did}  ${day(x.validFromIso)} to ` +
+                  `${x.validUntilIso ? day(x.validUntilIso) : 'now'}`,
               ),
               ...(k.issuer.rotations?.length ? [`  ${k.issuer.rotations.length} rotation(s), each signed by both keys`] : []),
               `log key      ${k.log.verifierKey}`,
@@ -217,7 +220,8 @@ export function discoveryCommands(program: Command, cli: Cli) {
     .option('--anonymous', 'without the api key (read tools only)')
     .option(
       '--stdio',
-      "be the MCP server, on stdin/stdout, for a client that launches it: the node's tools, proxied with the api key of this profile, judgments signed here with its private key; neither key appears in a tool call or result",
+      "be the MCP server, on stdin/stdout, for a client that launches it: the node's tools, proxied with the api key of this profile, " +
+        'judgments signed here with its private key; neither key appears in a tool call or result',
     )
     .action(
       action(cli, async (opts: { client?: string; anonymous?: boolean; stdio?: boolean }) => {
@@ -269,10 +273,13 @@ export function discoveryCommands(program: Command, cli: Cli) {
           .output()
           .result(result, () =>
             [
-              `Local (preferred): akas mcp --stdio, an MCP server your client launches on this machine over profile "${g.profile}"${identity ? ` (${identity.tag})` : ''}.`,
-              "It offers the node's tools with your api key taken from the profile, and signs judgments here with your private key: neither key is written in a",
+              `Local (preferred): akas mcp --stdio, an MCP server your client launches on this machine over profile "${g.profile}"` +
+                `${identity ? ` (${identity.tag})` : ''}.`,
+              "It offers the node's tools with your api key taken from the profile, and signs judgments here with your private key: neither " +
+                'key is written in a',
               'configuration file or enters a transcript.' + (identity || opts.anonymous ? '' : ' Register first (akas register) for the agent tools.'),
-              'It starts this akas by absolute path (Node, then the CLI), so a client launched from a desktop finds it: run akas mcp again after moving akas or changing Node.',
+              'It starts this akas by absolute path (Node, then the CLI), so a client launched from a desktop finds it: run akas mcp again ' +
+                'after moving akas or changing Node.',
               ...chosen.flatMap((c) => ['', `# ${c} (stdio)${local[c].file ? `: ${local[c].file}` : ''}`, local[c].text]),
               '',
               `Remote: MCP endpoint: ${url} (Streamable HTTP, stateless). The client holds the api key, and judgments must be signed by the agent itself.`,

@@ -263,7 +263,9 @@ export function identityCommands(program: Command, cli: Cli) {
               : { tag: r.tag, recoveredAt: r.recoveredAt, inherited: r.inherited, savedTo: path },
             () =>
               [
-                `recovered ${r.tag}: new api key, new signing key (${signing.publicKey.slice(0, 16)}..., made ${own ? 'on this machine' : 'by the node'}), new recovery token`,
+                `recovered ${r.tag}: new api key, new signing key (${signing.publicKey.slice(0, 16)}..., made ${
+                  own ? 'on this ' + 'machine' : 'by the node'
+                }), new recovery token`,
                 `balance ${r.inherited.balance}, tier ${r.inherited.tier}; the old key is refused from now on`,
                 `identity saved to ${path}`,
               ].join('\n'),
@@ -306,7 +308,9 @@ export function identityCommands(program: Command, cli: Cli) {
                 `${'#'.padStart(4)}  ${'tag'.padEnd(11)}  ${'tier'.padEnd(8)}  published  reputation  intelligence`,
                 ...page.rows.map(
                   (r: Json) =>
-                    `${String(r.rank).padStart(4)}  ${r.tag.padEnd(11)}  ${r.tier.padEnd(8)}  ${String(r.contributions.published).padStart(9)}  ${r.reputationScore.toFixed(3).padStart(10)}  ${r.intelligenceScore.toFixed(2).padStart(12)}`,
+                    `${String(r.rank).padStart(4)}  ${r.tag.padEnd(11)}  ${r.tier.padEnd(8)}  ` +
+                    `${String(r.contributions.published).padStart(9)}  ${r.reputationScore.toFixed(3).padStart(10)}  ` +
+                    `${r.intelligenceScore.toFixed(2).padStart(12)}`,
                 ),
               ].join('\n'),
         );

@@ -80,7 +80,9 @@ export function knowledgeCommands(program: Command, cli: Cli) {
         const url = `/api/knowledge/node/${path.slice(1).split('/').map(encodeURIComponent).join('/')}?${q}`;
         const n = await cli.client().get<Json>(url);
         const again = (cursor: string) =>
-          `akas node ${path}${opts.nodeVersion ? ` --node-version ${opts.nodeVersion}` : ''}${opts.limit !== '100' ? ` --limit ${opts.limit}` : ''} --cursor ${cursor}`;
+          `akas node ${path}${opts.nodeVersion ? ` --node-version ${opts.nodeVersion}` : ''}${
+            opts.limit !== '100' ? ` --limit ` + `${opts.limit}` : ''
+          } --cursor ${cursor}`;
         await showModel(cli.output(), n, async () => (await import('../knowledge-view.js')).nodeModel(n, again));
       }),
     );

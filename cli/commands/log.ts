@@ -75,7 +75,9 @@ export function logCommands(program: Command, cli: Cli) {
                     r.errors,
                     r.errorCount,
                     (e) =>
-                      `  ${(e as Json).instancePath || '(body)'} ${(e as Json).message}${(e as Json).fieldDescription ? ` — ${(e as Json).fieldDescription}` : ''}`,
+                      `  ${(e as Json).instancePath || '(body)'} ${(e as Json).message}${
+                        (e as Json).fieldDescription ? ` — ` + `${(e as Json).fieldDescription}` : ''
+                      }`,
                   ),
                   r.hint,
                 ].join('\n'),
@@ -163,7 +165,8 @@ export function logCommands(program: Command, cli: Cli) {
           else
             out.io.stdout.write(
               terminalSafe(
-                `${String(entry.seq).padStart(6)}  ${new Date(entry.attestedAt).toISOString()}  ${entry.kind.padEnd(32)} ${entry.agent ?? '-'}  ${entry.body.event ?? entry.body.subjectSha256 ?? ''} ${entry.body.proposalId ?? ''}`,
+                `${String(entry.seq).padStart(6)}  ${new Date(entry.attestedAt).toISOString()}  ${entry.kind.padEnd(32)} ` +
+                  `${entry.agent ?? '-'}  ${entry.body.event ?? entry.body.subjectSha256 ?? ''} ${entry.body.proposalId ?? ''}`,
               ) + '\n',
             );
         };
@@ -193,7 +196,9 @@ export function logCommands(program: Command, cli: Cli) {
               } else if (!connected) {
                 throw new CliError(
                   2,
-                  `${client.baseUrl} is not an akas node: asked for /api/events, it answered HTTP ${status}${contentType ? ` with ${contentType.split(';')[0]}` : ''}. Check --base-url / AKAS_BASE_URL.`,
+                  `${client.baseUrl} is not an akas node: asked for /api/events, it answered HTTP ${status}${
+                    contentType ? ` with ` + `${contentType.split(';')[0]}` : ''
+                  }. Check --base-url / AKAS_BASE_URL.`,
                   { code: 'not_akas', baseUrl: client.baseUrl, status },
                 );
               } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: HTTP ${status}`, { code: 'unreachable', status });
@@ -211,7 +216,8 @@ export function logCommands(program: Command, cli: Cli) {
   log
     .command('check')
     .description(
-      "audit a data folder offline (stop the node first), or a shared PostgreSQL store: the log's chain, MACs, tree and checkpoints, the credit ledger, and the proposals (judgments, status, escrow)",
+      "audit a data folder offline (stop the node first), or a shared PostgreSQL store: the log's chain, MACs, tree and checkpoints, the " +
+        'credit ledger, and the proposals (judgments, status, escrow)',
     )
     .option('--data <dir>', 'data folder (env AKAS_DATA; default ./.akas)')
     .option('--store <url>', 'a postgres:// store instead (env AKAS_STORE; the node keys are opened with AKAS_NODE_SECRET or AKAS_NODE_SECRET_FILE)')
@@ -243,7 +249,8 @@ export function logCommands(program: Command, cli: Cli) {
               ...r.ledger.problems.map((p) => `  ${p}`),
               `proposals: ${r.proposals.proposals} checked: ${r.proposals.ok ? 'ok' : 'PROBLEMS'}`,
               ...r.proposals.problems.map((p) => `  ${p}`),
-              `agents: ${r.records.agents} (${r.records.liveKeys} live api keys), blobs: ${r.records.blobs.acknowledged} acknowledged, ${r.records.blobs.stored} stored: ${r.records.ok ? 'ok' : 'PROBLEMS'}`,
+              `agents: ${r.records.agents} (${r.records.liveKeys} live api keys), blobs: ${r.records.blobs.acknowledged} acknowledged, ` +
+                `${r.records.blobs.stored} stored: ${r.records.ok ? 'ok' : 'PROBLEMS'}`,
               ...r.records.problems.map((p) => `  ${p}`),
             ].join('\n'),
           );
@@ -254,7 +261,8 @@ export function logCommands(program: Command, cli: Cli) {
   log
     .command('watch')
     .description(
-      "monitor the node's log: each new checkpoint must extend the last one seen (consistency proof) and the entries must rebuild its root; exit 1 on a fork or a rewrite",
+      "monitor the node's log: each new checkpoint must extend the last one seen (consistency proof) and the entries must rebuild its root; " +
+        'exit 1 on a fork or a rewrite',
     )
     .option('--interval <seconds>', 'seconds between polls', '30')
     .option('--once', 'check once and exit (for cron)')
@@ -264,7 +272,8 @@ export function logCommands(program: Command, cli: Cli) {
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned each checkpoint (default: all)')
     .option(
       '--tiles <url>',
-      "follow the log through its C2SP tiles alone (the node's /log/ prefix, e.g. http://127.0.0.1:7373/log), checking every tile against the checkpoint; needs --log-key on the first run",
+      "follow the log through its C2SP tiles alone (the node's /log/ prefix, e.g. http://127.0.0.1:7373/log), checking every tile against " +
+        'the checkpoint; needs --log-key on the first run',
     )
     .action(
       action(
@@ -355,7 +364,9 @@ export function logCommands(program: Command, cli: Cli) {
             .result(r, () =>
               [
                 ...r.reviews.map((x) => `${x.counted ? 'ok  ' : '--  '}  ${x.id}  ${x.reviewer}  ${x.verdict}${x.counted ? '' : `  (${x.why})`}${claim(x)}`),
-                `${r.approvals} of ${min} required ${opts.require} review(s) from distinct calibrated agents${policyText.length ? ` (${policyText.join(', ')})` : ''}, each proven in the log: ${r.passed ? 'PASS' : 'FAIL'}`,
+                `${r.approvals} of ${min} required ${opts.require} review(s) from distinct calibrated agents${
+                  policyText.length ? ` (` + `${policyText.join(', ')})` : ''
+                }, each proven in the log: ${r.passed ? 'PASS' : 'FAIL'}`,
                 'the agent counted is the one the node vouches made each attestation; who it says it is (reviewerId, reviewerDid) is its own claim',
               ].join('\n'),
             );

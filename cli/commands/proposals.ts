@@ -174,7 +174,8 @@ export function proposalCommands(program: Command, cli: Cli) {
     .option('--dry-run', 'have the node check the payload and list every error with what the field holds; nothing is stored or charged')
     .addHelpText(
       'after',
-      "\nEach kind's fields, described: akas schemas --proposal KIND. A first proposal:\n  akas propose capability --template > payload.json    # edit it\n  akas propose capability --file payload.json --dry-run\n  akas propose capability --file payload.json",
+      "\nEach kind's fields, described: akas schemas --proposal KIND. A first proposal:\n  akas propose capability --template > " +
+        'payload.json    # edit it\n  akas propose capability --file payload.json --dry-run\n  akas propose capability --file payload.json',
     )
     .action(
       action(cli, async (kindName: string, opts: { file?: string; template?: boolean; dryRun?: boolean }) => {

@@ -49,15 +49,18 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--store <url>', 'a postgres:// URL: the database several processes share instead of a data folder (env AKAS_STORE)')
     .option(
       '--node-secret-file <file>',
-      'with --store: file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or the secret itself in AKAS_NODE_SECRET)',
+      'with --store: file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or the secret ' +
+        'itself in AKAS_NODE_SECRET)',
     )
     .option(
       '--public-url <url>',
-      'the origin clients reach the node at, named in its documents and absolute URLs (env AKAS_PUBLIC_URL; default: the address it listens on; required with --trust-proxy)',
+      'the origin clients reach the node at, named in its documents and absolute URLs (env AKAS_PUBLIC_URL; default: the address it listens ' +
+        'on; required with --trust-proxy)',
     )
     .option(
       '--trust-proxy [hops|addresses]',
-      "read the client IP from X-Forwarded-For behind reverse proxies: how many proxy hops (alone: 1), or the proxies' addresses and CIDRs, comma-separated (env AKAS_TRUST_PROXY)",
+      "read the client IP from X-Forwarded-For behind reverse proxies: how many proxy hops (alone: 1), or the proxies' addresses and CIDRs, " +
+        'comma-separated (env AKAS_TRUST_PROXY)',
     )
     .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
@@ -70,11 +73,13 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--traversal-ttl <hours>', 'how long decision-graph traversals are kept for GET (env AKAS_TRAVERSAL_TTL; default 24)')
     .option(
       '--calibration <dir>',
-      'the private calibration set (pools and challenge bank) made by `akas calibration init DIR` (env AKAS_CALIBRATION; default: the demo set, public answers)',
+      'the private calibration set (pools and challenge bank) made by `akas calibration init DIR` (env AKAS_CALIBRATION; default: the demo ' +
+        'set, public answers)',
     )
     .option(
       '--allow-demo-calibration',
-      'serve a node others can reach (a non-loopback address, behind --trust-proxy, or a --public-url that is not loopback) with the demo calibration set all the same (its answers ship in the package)',
+      'serve a node others can reach (a non-loopback address, behind --trust-proxy, or a --public-url that is not loopback) with the demo ' +
+        'calibration set all the same (its answers ship in the package)',
     )
     .option('--log-level <level>', 'pino level: info, warn, error, silent (env AKAS_LOG_LEVEL)')
     .option(
@@ -105,7 +110,8 @@ export function serveCommands(program: Command, cli: Cli) {
     )
     .option(
       '--demo',
-      "seed a small demo tree through the normal paths once listening (demo agents propose and judge; the README's examples read it); kept in the data folder, seeded once",
+      "seed a small demo tree through the normal paths once listening (demo agents propose and judge; the README's examples read it); kept " +
+        'in the data folder, seeded once',
     )
     .action(
       action(cli, async (opts: ServeOptions) => {
@@ -142,7 +148,9 @@ export function serveCommands(program: Command, cli: Cli) {
         // keeps what it writes): the operator names the origin.
         if (trustProxy !== false && !publicUrl) {
           throw usageError(
-            `${opts.trustProxy === undefined ? 'AKAS_TRUST_PROXY (--trust-proxy)' : '--trust-proxy'} needs --public-url URL, the origin clients reach the node at through the proxy (e.g. --public-url https://akas.example.org): the node names it in its documents and links, and never takes it from a request header such as X-Forwarded-Host`,
+            `${opts.trustProxy === undefined ? 'AKAS_TRUST_PROXY (--trust-proxy)' : '--trust-proxy'} needs --public-url URL, the origin ` +
+              `clients reach the node at through the proxy (e.g. --public-url https://akas.example.org): the node names it in its documents ` +
+              `and links, and never takes it from a request header such as X-Forwarded-Host`,
           );
         }
         const casQuotaArg = opts.casQuota ?? env.AKAS_CAS_QUOTA;
@@ -178,13 +186,15 @@ export function serveCommands(program: Command, cli: Cli) {
         // the demo set's public answers (a node others can reach refuses that set by default).
         if (opts.demo && (opts.calibration ?? env.AKAS_CALIBRATION)) {
           throw usageError(
-            "--demo calibrates its four agents with the demo set's public answers: start it without --calibration (or AKAS_CALIBRATION); a demo node's tiers mean nothing",
+            "--demo calibrates its four agents with the demo set's public answers: start it without --calibration (or AKAS_CALIBRATION); a " +
+              "demo node's tiers mean nothing",
           );
         }
         if (opts.demo && sameIp.enforced) {
           const flags = ['--allow-same-ip', ...(opts.allowDemoCalibration ? [] : ['--allow-demo-calibration'])];
           throw usageError(
-            `--demo seeds the tree with four demo agents from this one address, calibrated with the demo set's public answers: run it on a loopback node (the default --host), or add ${flags.join(' and ')} for a demo node others can reach (its tiers mean nothing)`,
+            `--demo seeds the tree with four demo agents from this one address, calibrated with the demo set's public answers: run it on a ` +
+              `loopback node (the default --host), or add ${flags.join(' and ')} for a demo node others can reach (its tiers mean nothing)`,
           );
         }
         const { readNodeSecret } = await import('../../src/ops/index.js');
@@ -206,7 +216,8 @@ export function serveCommands(program: Command, cli: Cli) {
           cli
             .output()
             .note(
-              `check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ${r.proposals.proposals} proposals, ${r.records.agents} agents, ${r.records.blobs.acknowledged} blobs${problems.length ? ':' : ': ok'}`,
+              `check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ` +
+                `${r.proposals.proposals} proposals, ${r.records.agents} agents, ${r.records.blobs.acknowledged} blobs${problems.length ? ':' : ': ok'}`,
             );
           if (!r.ok)
             throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), {
@@ -244,7 +255,8 @@ export function serveCommands(program: Command, cli: Cli) {
         const calibrationLine =
           c.source === 'private'
             ? `private set ${c.dir} (${c.questions} questions, ${c.challenges} challenges, ${c.decoys} decoys)`
-            : `DEMO set${c.demoReason ? ` (${c.demoReason})` : ''}: its answers ship in the package; for a public node, akas calibration init DIR and --calibration DIR`;
+            : `DEMO set${c.demoReason ? ` (${c.demoReason})` : ''}: its answers ship in the package; for a public node, akas calibration ` +
+              `init DIR and --calibration DIR`;
         const addresses = listenUrls(node.app.server.address());
         const wildcard = host === '0.0.0.0' || host === '::';
         const banner = () =>
@@ -288,7 +300,9 @@ export function serveCommands(program: Command, cli: Cli) {
         const tail = [
           ...(demo
             ? [
-                `  demo         ${demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo agents` : demo.note}; try: akas node /models/tiny-classifier`,
+                `  demo         ${
+                  demo.seeded ? `seeded: ${demo.proposals.length} proposals published by ${demo.agents.length} demo ` + `agents` : demo.note
+                }; try: akas node /models/tiny-classifier`,
               ]
             : []),
           '  stop with Ctrl-C',

@@ -83,7 +83,8 @@ export function storeCommands(program: Command, cli: Cli) {
             ...report.spaces.map((s) => `  ${s.space.padEnd(24)} ${String(s.source).padStart(9)} -> ${String(s.target).padStart(9)}`),
             `  ${'blobs'.padEnd(24)} ${String(report.blobs.source).padStart(9)} -> ${String(report.blobs.target).padStart(9)} (${report.blobs.bytes} bytes)`,
             `search index: ${report.search.indexed} published nodes indexed`,
-            `ledger: ${report.ledger.ok ? 'balanced' : 'NOT balanced'}; log: ${report.log.entries} entries, ${report.log.checkpoints} checkpoints, ${report.log.ok ? 'ok' : 'PROBLEMS'}`,
+            `ledger: ${report.ledger.ok ? 'balanced' : 'NOT balanced'}; log: ${report.log.entries} entries, ${report.log.checkpoints} ` +
+              `checkpoints, ${report.log.ok ? 'ok' : 'PROBLEMS'}`,
             ...report.problems.map((p) => `  ${p}`),
             report.ok ? 'the copy checks out: start akas serve --store with the same URL and secret' : 'the copy does NOT check out',
           ].join('\n'),

@@ -89,6 +89,8 @@ export function checkForkEvidence(doc: unknown, logKey: string): { proven: boole
   if (inner.equals(oRoot)) return { proven: false, why: `the tree of ${n.size} entries extends the tree of ${o.size}: no fork` };
   return {
     proven: true,
-    why: `the signed tree of ${n.size} entries holds, at ${o.size} entries, root ${inner.toString('hex').slice(0, 16)}…, not the root ${oRoot.toString('hex').slice(0, 16)}… the log key signed for ${o.size}`,
+    why:
+      `the signed tree of ${n.size} entries holds, at ${o.size} entries, root ${inner.toString('hex').slice(0, 16)}…, not the root ` +
+      `${oRoot.toString('hex').slice(0, 16)}… the log key signed for ${o.size}`,
   };
 }

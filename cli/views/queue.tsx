@@ -328,7 +328,9 @@ export function Queue(opts: QueueViewOptions & { result: QueueViewResult }) {
         opts.result.inFlight = null;
         opts.result.judged.push({ proposalId: item.proposalId, judgmentId: r.judgmentId ?? null, newStatus: r.newStatus });
         const settled = r.economy?.depositSettlement ? `, deposit ${r.economy.depositSettlement}` : '';
-        const text = `judgment ${r.judgmentId} recorded: ${item.proposalId} is ${r.newStatus}${r.statusChanged ? ' (decided by this judgment' + settled + ')' : ''}; +${r.economy?.creditsAwarded ?? 1} credit, balance ${r.economy?.balance}${r.contentSha256 ? `; signed content ${r.contentSha256}` : ''}`;
+        const text = `judgment ${r.judgmentId} recorded: ${item.proposalId} is ${r.newStatus}${
+          r.statusChanged ? ' (decided by this ' + 'judgment' + settled + ')' : ''
+        }; +${r.economy?.creditsAwarded ?? 1} credit, balance ${r.economy?.balance}${r.contentSha256 ? `; ` + `signed content ${r.contentSha256}` : ''}`;
         setScreen({ name: 'result', item, ok: true, text });
       },
       (e: Error) => {

@@ -8,7 +8,9 @@ export const ERROR_CODES = {
   invalid_json: { status: 400, doc: 'The request body is not valid JSON.', action: 'Send a JSON body with Content-Type: application/json, or no body at all.' },
   bad_request: {
     status: 400,
-    doc: 'The request is not well-formed HTTP, or an HTTP/1.1 request without a Host header (answered by the HTTP layer before any route; the connection is closed).',
+    doc:
+      'The request is not well-formed HTTP, or an HTTP/1.1 request without a Host header (answered by the HTTP layer before any route; ' +
+      'the connection is closed).',
     action: 'Send well-formed HTTP/1.1.',
   },
   missing_fields: {
@@ -50,7 +52,9 @@ export const ERROR_CODES = {
   },
   regex_timeout: {
     status: 400,
-    doc: 'regex-test: the pattern ran past the 50 ms evaluation limit, compiling included (e.g. catastrophic backtracking); the call was charged (charged, balance) and its challenge is used up.',
+    doc:
+      'regex-test: the pattern ran past the 50 ms evaluation limit, compiling included (e.g. catastrophic backtracking); the call was ' +
+      'charged (charged, balance) and its challenge is used up.',
     action: 'Simplify the pattern (no nested quantifiers such as (a+)+), draw a new challenge and call again.',
   },
   challenge_expired: {
@@ -67,7 +71,8 @@ export const ERROR_CODES = {
     status: 400,
     doc: "A signature does not verify: a judgment's against the judge's current public key, or a proof of key possession (PROTOCOL 2.10).",
     action:
-      'Sign exactly signingPayload with the key whose public half is publicKey (after a recover, the new key); for a proof of possession, sign the JCS of {type, purpose, publicKey, at} with the key you send.',
+      'Sign exactly signingPayload with the key whose public half is publicKey (after a recover, the new key); for a proof of possession, ' +
+      'sign the JCS of {type, purpose, publicKey, at} with the key you send.',
   },
   calibration_exhausted: {
     status: 400,
@@ -157,7 +162,9 @@ export const ERROR_CODES = {
   },
   content_mismatch: {
     status: 409,
-    doc: "A judgment signed the content hash of other content than the proposal holds (PROTOCOL 7.2): contentSha256 is the proposal's, signedContentSha256 the one signed.",
+    doc:
+      "A judgment signed the content hash of other content than the proposal holds (PROTOCOL 7.2): contentSha256 is the proposal's, " +
+      'signedContentSha256 the one signed.',
     action: 'Fetch the proposal again (GET /api/knowledge/proposals/{id}), read what it holds, and sign the v2 payload with its contentSha256.',
   },
   idempotency_conflict: {
@@ -187,7 +194,9 @@ export const ERROR_CODES = {
   },
   too_many_members: {
     status: 413,
-    doc: "The JSON body holds more object members and array elements together (maxMembers), or one object more keys (maxKeys), than its route takes (PROTOCOL 14 lists each route's); refused before it is parsed.",
+    doc:
+      'The JSON body holds more object members and array elements together (maxMembers), or one object more keys (maxKeys), than its ' +
+      "route takes (PROTOCOL 14 lists each route's); refused before it is parsed.",
     action: "Send only the fields the route's schema names, within its limits (GET /openapi.json).",
   },
   uri_too_long: {
@@ -225,7 +234,9 @@ export const ERROR_CODES = {
   },
   storage_unavailable: {
     status: 503,
-    doc: 'The node cannot write to its storage (a full disk, a read-only data folder, an I/O error, its database gone): nothing was written, and no write is acknowledged until a probe write succeeds; reads still work. `storage` says what failed and what the operator should do.',
+    doc:
+      'The node cannot write to its storage (a full disk, a read-only data folder, an I/O error, its database gone): nothing was written,' +
+      ' and no write is acknowledged until a probe write succeeds; reads still work. `storage` says what failed and what the operator should do.',
     action: 'Retry after Retry-After seconds with the same Idempotency-Key; the node accepts writes again by itself once its storage does.',
   },
 } as const satisfies Record<string, { status: number; doc: string; action: string }>;

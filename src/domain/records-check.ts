@@ -54,7 +54,8 @@ export async function checkRecords(store: Store): Promise<RecordsCheck> {
   for await (const [, i] of store.iterate(StoreIncidents)) {
     incidents++;
     say(
-      `at ${new Date(i.at).toISOString()} the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before then may be lost`,
+      `at ${new Date(i.at).toISOString()} the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): ` +
+        `writes acknowledged before then may be lost`,
     );
   }
   return {

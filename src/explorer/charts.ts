@@ -17,12 +17,15 @@ export function histogram(values: number[], label: string, bins = 10): Html {
     .map((c, i) => {
       const h = Math.round((c / max) * 80);
       return (
-        `<rect class="bar" x="${f2(i * bw + 1)}" y="${90 - h}" width="${f2(bw - 2)}" height="${h}"><title>${f2(i / bins)}–${f2((i + 1) / bins)}: ${c}</title></rect>` +
+        `<rect class="bar" x="${f2(i * bw + 1)}" y="${90 - h}" width="${f2(bw - 2)}" height="${h}"><title>${f2(i / bins)}–` +
+        `${f2((i + 1) / bins)}: ${c}</title></rect>` +
         (c ? `<text x="${f2(i * bw + bw / 2)}" y="${86 - h}" text-anchor="middle" class="lbl">${c}</text>` : '')
       );
     })
     .join('');
-  const axis = `<line x1="0" y1="90" x2="${W}" y2="90" class="axis"></line><text x="0" y="104" class="lbl">0</text><text x="${W / 2}" y="104" text-anchor="middle" class="lbl">0.5</text><text x="${W}" y="104" text-anchor="end" class="lbl">1</text>`;
+  const axis =
+    `<line x1="0" y1="90" x2="${W}" y2="90" class="axis"></line><text x="0" y="104" class="lbl">0</text><text x="${W / 2}" ` +
+    `y="104" text-anchor="middle" class="lbl">0.5</text><text x="${W}" y="104" text-anchor="end" class="lbl">1</text>`;
   const alt = `${label}: ${
     counts
       .map((c, i) => `${f2(i / bins)}–${f2((i + 1) / bins)} ${c}`)
@@ -50,7 +53,8 @@ export function growth(points: Array<{ at: number; size: number }>, label: strin
     `<svg class="chart wide" viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeText(alt)}"><title>${escapeText(label)}</title>` +
       `<line x1="40" y1="${H - 25}" x2="${W - 10}" y2="${H - 25}" class="axis"></line><line x1="40" y1="10" x2="40" y2="${H - 25}" class="axis"></line>` +
       `<text x="36" y="18" text-anchor="end" class="lbl">${y1}</text><text x="36" y="${H - 25}" text-anchor="end" class="lbl">0</text>` +
-      `<text x="40" y="${H - 8}" class="lbl">${escapeText(iso(x0))}</text><text x="${W - 10}" y="${H - 8}" text-anchor="end" class="lbl">${escapeText(iso(x1))}</text>` +
+      `<text x="40" y="${H - 8}" class="lbl">${escapeText(iso(x0))}</text><text x="${W - 10}" y="${H - 8}" text-anchor="end" class="lbl">` +
+      `${escapeText(iso(x1))}</text>` +
       `<path d="${d}" class="line"></path>` +
       points
         .map(
@@ -81,17 +85,21 @@ export function decisionGraph(question: string, branches: GraphBranch[]): Html {
   const rootX = W / 2;
   const parts: string[] = [];
   parts.push(
-    `<rect x="${f2(rootX - 160)}" y="8" width="320" height="40" rx="6" class="gnode root"></rect><text x="${f2(rootX)}" y="33" text-anchor="middle" class="gq">${escapeText(clip(question, 48))}</text>`,
+    `<rect x="${f2(rootX - 160)}" y="8" width="320" height="40" rx="6" class="gnode root"></rect><text x="${f2(rootX)}" y="33" ` +
+      `text-anchor="middle" class="gq">${escapeText(clip(question, 48))}</text>`,
   );
   branches.forEach((b, i) => {
     const cx = 10 + colW * i + colW / 2 + (W - 20 - n * colW) / 2;
     const cond = typeof b.condition === 'boolean' ? String(b.condition) : JSON.stringify(b.condition);
     parts.push(`<path d="M${f2(rootX)},48 C${f2(rootX)},100 ${f2(cx)},100 ${f2(cx)},148" class="edge"></path>`);
     parts.push(
-      `<text x="${f2(cx)}" y="118" text-anchor="middle" class="lbl"><tspan class="bid">${escapeText(clip(b.id, 22))}</tspan>${b.priors != null ? ` (${f2(b.priors)})` : ''}</text>`,
+      `<text x="${f2(cx)}" y="118" text-anchor="middle" class="lbl"><tspan class="bid">${escapeText(clip(b.id, 22))}</tspan>` +
+        `${b.priors != null ? ` (${f2(b.priors)})` : ''}</text>`,
     );
     parts.push(`<text x="${f2(cx)}" y="132" text-anchor="middle" class="lbl cond">${escapeText(clip(cond, 26))}</text>`);
-    const box = `<rect x="${f2(cx - colW / 2 + 6)}" y="150" width="${colW - 12}" height="34" rx="6" class="gnode${b.toKind ? ' pub' : ''}"></rect><text x="${f2(cx)}" y="171" text-anchor="middle" class="gt">${escapeText(clip(b.to, 24))}</text>`;
+    const box =
+      `<rect x="${f2(cx - colW / 2 + 6)}" y="150" width="${colW - 12}" height="34" rx="6" class="gnode${b.toKind ? ' pub' : ''}` +
+      `"></rect><text x="${f2(cx)}" y="171" text-anchor="middle" class="gt">${escapeText(clip(b.to, 24))}</text>`;
     parts.push(box);
   });
   const alt = `Decision graph: ${question} — ${branches.map((b) => `${b.id} leads to ${b.to}`).join('; ')}`;
@@ -113,12 +121,14 @@ export function treeShape(path: string, children: Array<{ path: string; count: n
       return (
         `<path d="M10,${H / 2} C60,${H / 2} 60,${y + 11} 110,${y + 11}" class="edge"></path>` +
         `<text x="116" y="${y + 15}" class="gt">${escapeText(clip(name, 36))}</text>` +
-        `<rect x="380" y="${y + 5}" width="${Math.max(w, c.count ? 2 : 0)}" height="12" rx="2" class="bar"></rect><text x="${386 + w}" y="${y + 15}" class="lbl">${c.count}${c.more ? '+' : ''}</text>`
+        `<rect x="380" y="${y + 5}" width="${Math.max(w, c.count ? 2 : 0)}" height="12" rx="2" class="bar"></rect><text x="${386 + w}" y="` +
+        `${y + 15}" class="lbl">${c.count}${c.more ? '+' : ''}</text>`
       );
     })
     .join('');
   const alt = `The tree under ${path}: ${children.map((c) => `${c.path} with ${c.count}${c.more ? ' or more' : ''} children`).join(', ')}`;
   return raw(
-    `<svg class="chart wide" viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeText(alt)}"><circle cx="10" cy="${H / 2}" r="4" class="dot"></circle>${rows}</svg>`,
+    `<svg class="chart wide" viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeText(alt)}"><circle cx="10" cy="${H / 2}" r="4" ` +
+      `class="dot"></circle>${rows}</svg>`,
   );
 }

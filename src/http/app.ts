@@ -219,7 +219,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     if (tenantMisconfigured(request)) {
       reply.header(
         'warning',
-        '299 akas "X-Proxy-Tenant-Id without X-Idempotency-Inherit-Tenant-Id or X-Idempotency-Tenant-Suffix-Apikey: idempotency caches are not isolated per tenant"',
+        '299 akas "X-Proxy-Tenant-Id without X-Idempotency-Inherit-Tenant-Id or X-Idempotency-Tenant-Suffix-Apikey: idempotency caches are ' +
+          'not isolated per tenant"',
       );
     }
     done(null, payload);

@@ -156,10 +156,13 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
       if (proof && (typeof request.body !== 'object' || request.body === null || (request.body as Record<string, unknown>)[proof] === undefined)) {
         throw new ServiceError(
           'idempotency_conflict',
-          'This Idempotency-Key was already used from this address for the same request; its answer holds secrets shown once, and a request that cannot show it sent the first one does not get them.',
+          'This Idempotency-Key was already used from this address for the same request; its answer holds secrets shown once, and a request ' +
+            'that cannot show it sent the first one does not get them.',
           {
             field: 'Idempotency-Key',
-            hint: `Use a fresh Idempotency-Key. A request carrying your own ${proof} (and its proof) is bound to you: its replay is answered in full (PROTOCOL 1.5, 2.10).`,
+            hint:
+              `Use a fresh Idempotency-Key. A request carrying your own ${proof} (and its proof) is bound to you: its replay is ` +
+              `answered in full (PROTOCOL 1.5, 2.10).`,
           },
         );
       }

@@ -104,7 +104,8 @@ export async function registerOpenApi(app: FastifyInstance) {
         title: 'akas node',
         version: OPENAPI_VERSION,
         description:
-          'Agent Knowledge and Attestation Service. Register without sign-up, calibrate, discover published knowledge, propose and judge with signed judgments. Errors: GET /errors. A first session for an LLM agent: GET /llms.txt. Tools over MCP: POST /api/mcp.',
+          'Agent Knowledge and Attestation Service. Register without sign-up, calibrate, discover published knowledge, propose and judge ' +
+          'with signed judgments. Errors: GET /errors. A first session for an LLM agent: GET /llms.txt. Tools over MCP: POST /api/mcp.',
       },
       components: {
         securitySchemes: {

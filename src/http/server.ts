@@ -289,8 +289,10 @@ export async function startNode(opts: StartOptions) {
   const outside = reachableFromOutside(opts);
   if (calibration.source === 'demo' && outside && !opts.allowDemoCalibration) {
     throw new CalibrationSetError(
-      `Refusing to serve ${outside} with the demo calibration set${calibration.demoReason ? ` (${calibration.demoReason})` : ''}: its answers and decoys ship in the package, so any agent reaches the top tier and recognises every decoy. ` +
-        'Make a private set (akas calibration init DIR) and start with --calibration DIR, or pass --allow-demo-calibration for a node whose tiers mean nothing.',
+      `Refusing to serve ${outside} with the demo calibration set${calibration.demoReason ? ` (${calibration.demoReason})` : ''}: its ` +
+        `answers and decoys ship in the package, so any agent reaches the top tier and recognises every decoy. ` +
+        'Make a private set (akas calibration init DIR) and start with --calibration DIR, or pass --allow-demo-calibration for a node whose ' +
+        'tiers mean nothing.',
     );
   }
   await checkPort(opts.host, opts.port);
@@ -350,7 +352,8 @@ export async function startNode(opts: StartOptions) {
   for (const i of (store as Partial<LevelStore>).incidents ?? []) {
     log.error(
       { incident: i },
-      `the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before may be lost; \`akas log check\` reports it`,
+      `the store dropped ${i.bytes} bytes of its write-ahead log ${i.file} while opening (${i.reason}): writes acknowledged before may be ` +
+        `lost; \`akas log check\` reports it`,
     );
   }
   let resolveClosed!: () => void;

@@ -85,7 +85,9 @@ export function nodeKeysView(keys: NodeKeys) {
       current: keys.issuer.did,
       keys: keys.issuers.map((k) => ({ ...k, validFromIso: isoTime(k.validFrom), validUntilIso: k.validUntil === null ? null : isoTime(k.validUntil) })),
       rotations: keys.rotations,
-      note: "Each rotation is signed by the old and the new key over the JCS of {type, from, to, at}: from any issuer DID you trust, the chain reaches the others, and each key was the issuer's from the rotation into it until the rotation out of it.",
+      note:
+        'Each rotation is signed by the old and the new key over the JCS of {type, from, to, at}: from any issuer DID you trust, the ' +
+        "chain reaches the others, and each key was the issuer's from the rotation into it until the rotation out of it.",
     },
     hmac: keys.hmac.map((h, i) => ({ signingKeyId: h.signingKeyId, createdAt: h.createdAt, current: i === 0 })),
     log: {
@@ -94,7 +96,9 @@ export function nodeKeysView(keys: NodeKeys) {
       publicKey: keys.log.publicKey,
       publicKeyMultibase: ed25519Multibase(keys.log.publicKey),
       endorsement: keys.log.endorsement,
-      note: 'Checkpoints are C2SP signed notes under verifierKey; the current issuer key signs the JCS of {type, origin, verifierKey, issuer} (endorsement), so a pinned issuer pins the log too.',
+      note:
+        'Checkpoints are C2SP signed notes under verifierKey; the current issuer key signs the JCS of {type, origin, verifierKey, ' +
+        'issuer} (endorsement), so a pinned issuer pins the log too.',
     },
   };
 }

@@ -47,9 +47,11 @@ const CAUSES: Array<[StorageCause, string[], RegExp]> = [
 const ACTIONS: Record<StorageCause, string> = {
   disk_full: 'Free space on the disk that holds the data folder (or raise the quota); the node retries every second and accepts writes again by itself.',
   read_only:
-    'Make the data folder writable again (remount the file system read-write, check the disk: a file system turns read-only after errors); the node retries every second and accepts writes again by itself.',
+    'Make the data folder writable again (remount the file system read-write, check the disk: a file system turns read-only after errors); ' +
+    'the node retries every second and accepts writes again by itself.',
   io_error:
-    'The disk reported an I/O error: check it (dmesg, smartctl) before anything else; the node retries every second and accepts writes again once writes succeed.',
+    'The disk reported an I/O error: check it (dmesg, smartctl) before anything else; the node retries every second and accepts writes ' +
+    'again once writes succeed.',
   permission_denied:
     'Give the user running akas write access to the data folder and everything in it; the node retries every second and accepts writes again by itself.',
   unavailable: 'Bring the database back (is PostgreSQL running, reachable, with space left?); the node reconnects by itself.',

@@ -58,7 +58,8 @@ export function assertPrivateFolder(dir: string) {
   const mode = statSync(dir).mode & 0o777;
   if (mode & 0o077) {
     throw new NodeKeysError(
-      `The data folder ${dir} has mode ${mode.toString(8).padStart(4, '0')}: it holds the node's store and keys and must be open to its owner only (chmod 700 ${dir}).`,
+      `The data folder ${dir} has mode ${mode.toString(8).padStart(4, '0')}: it holds the node's store and keys and must be open to its ` +
+        `owner only (chmod 700 ${dir}).`,
     );
   }
 }

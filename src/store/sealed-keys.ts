@@ -49,7 +49,8 @@ function deriveKey(secret: string, kdf: SealedNodeKeys['kdf']): Promise<Buffer> 
 export function checkNodeSecret(secret: string | undefined): string {
   if (!secret) {
     throw new NodeKeysError(
-      'a shared store keeps the node keys in the database, sealed under a secret every process is given: set AKAS_NODE_SECRET (or --node-secret-file FILE), the same for every process',
+      'a shared store keeps the node keys in the database, sealed under a secret every process is given: set AKAS_NODE_SECRET (or ' +
+        '--node-secret-file FILE), the same for every process',
     );
   }
   if (secret.length < MIN_SECRET_LENGTH)
@@ -86,7 +87,8 @@ async function unseal(sealed: SealedNodeKeys, secret: string, where: string): Pr
     return JSON.parse(json) as NodeKeyMaterial;
   } catch {
     throw new NodeKeysError(
-      `the node secret does not open the node keys in ${where} (issuer ${sealed.issuer}): these keys disagree with this process's. Every process of one deployment must be given the same AKAS_NODE_SECRET; not starting.`,
+      `the node secret does not open the node keys in ${where} (issuer ${sealed.issuer}): these keys disagree with this process's. Every ` +
+        `process of one deployment must be given the same AKAS_NODE_SECRET; not starting.`,
     );
   }
 }

@@ -124,7 +124,8 @@ let closeTab: (() => Promise<void>) | undefined;
 async function axe(page: Page) {
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE);
   const result = (await page.evaluate(
-    `axe.run({ resultTypes: ['violations'] }).then((r) => ({ violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) })) }))`,
+    `axe.run({ resultTypes: ['violations'] }).then((r) => ({ violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: ` +
+      `v.nodes.map((n) => ({ target: n.target })) })) }))`,
   )) as { violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> };
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
@@ -303,42 +304,45 @@ describe('the explorer in Chromium', () => {
     await page.close();
   });
 
-  it("says a proposal's content binding verified in the browser, v1 bound by the node's word only, and not verified once the page shows another payload", async (ctx) => {
-    if (!chrome) return ctx.skip();
-    const detail = await api(`/api/knowledge/proposals/${ids.v2}`);
-    const path = `/explore/proposals/${ids.v2}`;
-    const { page, errors } = await open(path);
-    expect(await page.textContent('[data-content-sha256]')).toBe(detail.contentSha256);
-    const [state, text] = await stateOf(page, '[data-verify-content]');
-    expect([state, text]).toEqual(['ok', expect.stringContaining('3 judges signed it')]);
-    for (const j of detail.judgments)
-      expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['ok', 'the judge signed the content shown (v2)']);
-    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain(
-      '✓ [content] the content shown on this page is the content of the bundle',
-    );
+  it(
+    "says a proposal's content binding verified in the browser, v1 bound by the node's word only, and not verified once the page shows " + 'another payload',
+    async (ctx) => {
+      if (!chrome) return ctx.skip();
+      const detail = await api(`/api/knowledge/proposals/${ids.v2}`);
+      const path = `/explore/proposals/${ids.v2}`;
+      const { page, errors } = await open(path);
+      expect(await page.textContent('[data-content-sha256]')).toBe(detail.contentSha256);
+      const [state, text] = await stateOf(page, '[data-verify-content]');
+      expect([state, text]).toEqual(['ok', expect.stringContaining('3 judges signed it')]);
+      for (const j of detail.judgments)
+        expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['ok', 'the judge signed the content shown (v2)']);
+      expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain(
+        '✓ [content] the content shown on this page is the content of the bundle',
+      );
 
-    // v1 judgments: the content is bound by the node's word only, never shown as verified.
-    const v1 = await api(`/api/knowledge/proposals/${ids.rejected}`);
-    await open(`/explore/proposals/${ids.rejected}`);
-    expect(await stateOf(page, '[data-verify-content]')).toEqual(['unchecked', expect.stringContaining("node's word only")]);
-    for (const j of v1.judgments)
-      expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['unchecked', expect.stringContaining("node's word only")]);
+      // v1 judgments: the content is bound by the node's word only, never shown as verified.
+      const v1 = await api(`/api/knowledge/proposals/${ids.rejected}`);
+      await open(`/explore/proposals/${ids.rejected}`);
+      expect(await stateOf(page, '[data-verify-content]')).toEqual(['unchecked', expect.stringContaining("node's word only")]);
+      for (const j of v1.judgments)
+        expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['unchecked', expect.stringContaining("node's word only")]);
 
-    // The page's HTML shows another recipe: the content shown is not the content judged.
-    const restore = await tamper(page, path, RECIPE, EVIL);
-    await open(path);
-    expect(await page.textContent('[data-content="payload"]')).toContain(EVIL);
-    expect(await stateOf(page, '[data-verify-content]')).toEqual(['bad', expect.stringContaining('not verified')]);
-    for (const j of detail.judgments)
-      expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
-    // The bundle downloaded from the node holds, but not for the content this page shows.
-    expect(await stateOf(page, `[data-verify-bundle="${ids.v2}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
-    expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain(
-      '✗ [content] the content shown on this page is the content of the bundle',
-    );
-    await restore();
-    expect(errors).toEqual([]);
-  });
+      // The page's HTML shows another recipe: the content shown is not the content judged.
+      const restore = await tamper(page, path, RECIPE, EVIL);
+      await open(path);
+      expect(await page.textContent('[data-content="payload"]')).toContain(EVIL);
+      expect(await stateOf(page, '[data-verify-content]')).toEqual(['bad', expect.stringContaining('not verified')]);
+      for (const j of detail.judgments)
+        expect(await stateOf(page, `[data-verify-judged="${j.judgmentId}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
+      // The bundle downloaded from the node holds, but not for the content this page shows.
+      expect(await stateOf(page, `[data-verify-bundle="${ids.v2}"]`)).toEqual(['bad', expect.stringContaining('not verified')]);
+      expect(await page.getAttribute(`[data-verify-bundle="${ids.v2}"]`, 'title')).toContain(
+        '✗ [content] the content shown on this page is the content of the bundle',
+      );
+      await restore();
+      expect(errors).toEqual([]);
+    },
+  );
 
   it('says a published node verified against its evidence in the browser, and not verified once its served text is altered', async (ctx) => {
     if (!chrome) return ctx.skip();

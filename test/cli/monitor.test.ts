@@ -124,55 +124,58 @@ describe('akas journal', () => {
 });
 
 describe('akas monitor', () => {
-  it("flags a judgment made with the agent's copied key within one poll, not its own (akas judge, akas mcp --stdio), and keeps a rotated key watched", async () => {
-    const me = await h.agent();
-    const [mine, stolen, later] = [await proposal(1), await proposal(2), await proposal(3)];
-    expect((await h.akas(judgeArgs(mine.id), { profile: me.profile })).code).toBe(0);
-    // ...and one through akas mcp --stdio's judge tool, signed with the same profile's key.
-    const viaMcp = await proposal(5);
-    const identity = loadIdentity(me.profile, h.baseUrl)!;
-    const proxy = new McpStdioProxy({
-      endpoint: `${h.baseUrl}/api/mcp`,
-      profile: me.profile,
-      identity,
-      client: new AkasClient({ baseUrl: h.baseUrl, apiKey: identity.apiKey }),
-      keepClaimSecret: () => ({ error: 'not kept in this test' }),
-      log: () => undefined,
-    });
-    try {
-      const r = await proxy.callTool('judge', { id: viaMcp.id, scores: SCORES_HIGH, rationale: 'Looks right.' });
-      expect(r.isError, JSON.stringify(r)).toBeFalsy();
-    } finally {
-      await proxy.close();
-    }
-    await stolenJudgment(me.profile, stolen.id, stolen.content);
-    await untilLogSettled(h.node);
-    const state = join(h.configDir, 'm1.json');
-    const first = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', state]);
-    expect(first.code, first.stderr).toBe(1);
-    const alerts = first.lines().filter((l) => l.type === 'alert');
-    expect(alerts.map((a) => [a.what, a.entry.body.proposalId])).toEqual([['unjournaled-judgment', stolen.id]]);
-    const oldKey = loadIdentity(me.profile, h.baseUrl)!.signing.publicKey;
-    expect(alerts[0].key).toMatchObject({ publicKey: oldKey, watched: true });
-    // The evidence is an inclusion proof `akas verify log-proof` checks.
-    expect(verifyLogProof(alerts[0], h.node.keys.log.verifierKey ?? '').verified).toBe(true);
+  it(
+    "flags a judgment made with the agent's copied key within one poll, not its own (akas judge, akas mcp --stdio), and keeps a rotated " + 'key watched',
+    async () => {
+      const me = await h.agent();
+      const [mine, stolen, later] = [await proposal(1), await proposal(2), await proposal(3)];
+      expect((await h.akas(judgeArgs(mine.id), { profile: me.profile })).code).toBe(0);
+      // ...and one through akas mcp --stdio's judge tool, signed with the same profile's key.
+      const viaMcp = await proposal(5);
+      const identity = loadIdentity(me.profile, h.baseUrl)!;
+      const proxy = new McpStdioProxy({
+        endpoint: `${h.baseUrl}/api/mcp`,
+        profile: me.profile,
+        identity,
+        client: new AkasClient({ baseUrl: h.baseUrl, apiKey: identity.apiKey }),
+        keepClaimSecret: () => ({ error: 'not kept in this test' }),
+        log: () => undefined,
+      });
+      try {
+        const r = await proxy.callTool('judge', { id: viaMcp.id, scores: SCORES_HIGH, rationale: 'Looks right.' });
+        expect(r.isError, JSON.stringify(r)).toBeFalsy();
+      } finally {
+        await proxy.close();
+      }
+      await stolenJudgment(me.profile, stolen.id, stolen.content);
+      await untilLogSettled(h.node);
+      const state = join(h.configDir, 'm1.json');
+      const first = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', state]);
+      expect(first.code, first.stderr).toBe(1);
+      const alerts = first.lines().filter((l) => l.type === 'alert');
+      expect(alerts.map((a) => [a.what, a.entry.body.proposalId])).toEqual([['unjournaled-judgment', stolen.id]]);
+      const oldKey = loadIdentity(me.profile, h.baseUrl)!.signing.publicKey;
+      expect(alerts[0].key).toMatchObject({ publicKey: oldKey, watched: true });
+      // The evidence is an inclusion proof `akas verify log-proof` checks.
+      expect(verifyLogProof(alerts[0], h.node.keys.log.verifierKey ?? '').verified).toBe(true);
 
-    // The key is rotated (akas recover); a judgment with the old key made before, seen only now, is still this agent's.
-    const p = await proposal(4);
-    await stolenJudgment(me.profile, p.id, p.content);
-    expect((await h.akas(['recover'], { profile: me.profile })).code).toBe(0);
-    await stolenJudgment(me.profile, later.id, later.content);
-    await untilLogSettled(h.node);
-    const second = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', state]);
-    expect(second.code, second.stderr).toBe(1);
-    const next = second.lines().filter((l) => l.type === 'alert');
-    expect(next.map((a) => a.entry.body.proposalId)).toEqual([p.id, later.id]);
-    expect(next[0].key).toMatchObject({ publicKey: oldKey, watched: true, current: false });
-    expect(next[1].key).toMatchObject({ publicKey: loadIdentity(me.profile, h.baseUrl)!.signing.publicKey, watched: true, current: true });
-    // Nothing new: no alert is printed twice.
-    const third = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', state]);
-    expect(third.lines().filter((l) => l.type === 'alert')).toEqual([]);
-  });
+      // The key is rotated (akas recover); a judgment with the old key made before, seen only now, is still this agent's.
+      const p = await proposal(4);
+      await stolenJudgment(me.profile, p.id, p.content);
+      expect((await h.akas(['recover'], { profile: me.profile })).code).toBe(0);
+      await stolenJudgment(me.profile, later.id, later.content);
+      await untilLogSettled(h.node);
+      const second = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', state]);
+      expect(second.code, second.stderr).toBe(1);
+      const next = second.lines().filter((l) => l.type === 'alert');
+      expect(next.map((a) => a.entry.body.proposalId)).toEqual([p.id, later.id]);
+      expect(next[0].key).toMatchObject({ publicKey: oldKey, watched: true, current: false });
+      expect(next[1].key).toMatchObject({ publicKey: loadIdentity(me.profile, h.baseUrl)!.signing.publicKey, watched: true, current: true });
+      // Nothing new: no alert is printed twice.
+      const third = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', state]);
+      expect(third.lines().filter((l) => l.type === 'alert')).toEqual([]);
+    },
+  );
 
   it('resumes after a SIGKILL with no missed and no repeated alert', async () => {
     const me = await h.agent();

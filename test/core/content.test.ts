@@ -21,7 +21,9 @@ const EXAMPLE = {
 describe('contentSha256 (PROTOCOL 6.10)', () => {
   it('gives the worked example of PROTOCOL 6.10, bytes and hash', () => {
     expect(canonicalize(proposalContent('capability', EXAMPLE))).toBe(
-      '{"kind":"capability","path":"/tools/pdf-to-text","payload":{"alternative":"OCR every page","cost":"about 50 ms per page","recipe":["pdftotext -layout in.pdf out.txt"],"trigger":"a PDF must be searched","whenNot":"scanned PDFs without a text layer"},"spec":"Extract the text layer of a PDF in reading order.","title":"Turn a PDF into plain text"}',
+      '{"kind":"capability","path":"/tools/pdf-to-text","payload":{"alternative":"OCR every page","cost":"about 50 ms per page",' +
+        '"recipe":["pdftotext -layout in.pdf out.txt"],"trigger":"a PDF must be searched","whenNot":"scanned PDFs without a text layer"},' +
+        '"spec":"Extract the text layer of a PDF in reading order.","title":"Turn a PDF into plain text"}',
     );
     expect(contentSha256Of('capability', EXAMPLE)).toBe('efad5fd9c0028697ed37f63adc4251babb3aad28bd07c9f9f832983d38529f70');
   });
@@ -94,7 +96,8 @@ describe('contentSha256 (PROTOCOL 6.10)', () => {
     expect(JSON.parse(judgmentSigningString(f))).toEqual({ type: 'akas.judgment.v1', ...f });
     const hash = contentSha256(proposalContent('capability', EXAMPLE));
     expect(judgmentSigningString({ ...f, contentSha256: hash })).toBe(
-      `{"contentSha256":"${hash}","judge":"ak_judge001","kind":"capability","proposalId":"cprop_0123456789abcdef","rationale":"Accurate and sourced.","scores":{"accuracy":0.9,"clarity":0.8,"compression":0.7,"sources":0.8},"type":"akas.judgment.v2"}`,
+      `{"contentSha256":"${hash}","judge":"ak_judge001","kind":"capability","proposalId":"cprop_0123456789abcdef","rationale":"Accurate and ` +
+        `sourced.","scores":{"accuracy":0.9,"clarity":0.8,"compression":0.7,"sources":0.8},"type":"akas.judgment.v2"}`,
     );
   });
 });

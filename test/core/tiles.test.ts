@@ -42,19 +42,23 @@ describe('tiles (src/core/tiles.ts)', () => {
     }
   });
 
-  it("the specification's example: a tree of 70,000 has 273 full level-0 tiles, one of width 112, a full level-1 tile, one of width 17, and a level-2 tile of width 1", () => {
-    const s = 70_000;
-    expect(tileWidthAt(0, 272, s)).toBe(256);
-    expect(tileWidthAt(0, 273, s)).toBe(112);
-    expect(tileWidthAt(0, 274, s)).toBe(0);
-    expect(tileWidthAt(1, 0, s)).toBe(256);
-    expect(tileWidthAt(1, 1, s)).toBe(17);
-    expect(tileWidthAt(2, 0, s)).toBe(1);
-    expect(tileWidthAt(3, 0, s)).toBe(0);
-    // "a tree of size 256 will be represented by a full level 0 tile and a partial level 1 tile of width 1"
-    expect(tileWidthAt(0, 0, 256)).toBe(256);
-    expect(tileWidthAt(1, 0, 256)).toBe(1);
-  });
+  it(
+    "the specification's example: a tree of 70,000 has 273 full level-0 tiles, one of width 112, a full level-1 tile, one of width 17, and " +
+      'a level-2 tile of width 1',
+    () => {
+      const s = 70_000;
+      expect(tileWidthAt(0, 272, s)).toBe(256);
+      expect(tileWidthAt(0, 273, s)).toBe(112);
+      expect(tileWidthAt(0, 274, s)).toBe(0);
+      expect(tileWidthAt(1, 0, s)).toBe(256);
+      expect(tileWidthAt(1, 1, s)).toBe(17);
+      expect(tileWidthAt(2, 0, s)).toBe(1);
+      expect(tileWidthAt(3, 0, s)).toBe(0);
+      // "a tree of size 256 will be represented by a full level 0 tile and a partial level 1 tile of width 1"
+      expect(tileWidthAt(0, 0, 256)).toBe(256);
+      expect(tileWidthAt(1, 0, 256)).toBe(1);
+    },
+  );
 
   it('entry bundles are big-endian uint16 length-prefixed entries, and refuse an entry over 65,535 bytes', () => {
     const entries = [Buffer.from('a'), Buffer.alloc(0), Buffer.alloc(300, 1)];

@@ -104,7 +104,8 @@ describe('storage faults under load (e2e)', () => {
     assertNoFailureButStorage(load);
   }, 180_000);
 
-  it(`refuses writes once the data folder turns read-only under load, resumes when it is writable again, and loses nothing it acknowledged (seed ${SEED})`, async (ctx) => {
+  it(`refuses writes once the data folder turns read-only under load, resumes when it is writable again, and loses nothing it acknowledged ` +
+    `(seed ${SEED})`, async (ctx) => {
     const dataDir = join(work, 'ro-data');
     node = await startServe(SERVE_ARGS, { dataDir });
     const load = new Workload(node.url, seeded(SEED + 1), 16);
@@ -143,7 +144,8 @@ describe('storage faults under load (e2e)', () => {
     assertNoFailureButStorage(load);
   }, 180_000);
 
-  it('answers a blob file removed or truncated underneath as damaged (not as never stored), has the audit name it, and repairs it from a re-upload', async () => {
+  it('answers a blob file removed or truncated underneath as damaged (not as never stored), has the audit name it, and repairs it from a ' +
+    're-upload', async () => {
     const dataDir = join(work, 'blob-data');
     node = await startServe(SERVE_ARGS, { dataDir });
     const load = new Workload(node.url, seeded(SEED + 2), 8);

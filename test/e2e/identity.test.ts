@@ -60,7 +60,8 @@ describe('akas as a new user would run it', () => {
       challenge.schemaName === 'tool-description'
         ? JSON.stringify({
             answer:
-              'Word Count tells you how many characters, words and sentences a text holds and how long it takes to read, so you can trim a draft to the length you need before you publish it anywhere at all.',
+              'Word Count tells you how many characters, words and sentences a text holds and how long it takes to read, so you can trim a ' +
+              'draft to the length you need before you publish it anywhere at all.',
             confidence: 'high',
             model: { family: 'other', version: 'e2e' },
             via: 'local',

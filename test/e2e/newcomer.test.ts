@@ -68,7 +68,9 @@ describe('a closed pipe', () => {
   async function followIntoHead(args: string[], lines: number) {
     // Once head has its lines and has left, the group closes the pipe's last reader and says
     // so on stderr: only then does the test append the entry whose write finds no reader.
-    const script = `akas() { "$AKAS_NODE" "$AKAS_BIN" "$@"; }\nakas ${args.join(' ')} | { head -${lines}; exec 0<&-; echo head-left >&2; }\necho "akas-exit=\${PIPESTATUS[0]}" >&2\n`;
+    const script =
+      `akas() { "$AKAS_NODE" "$AKAS_BIN" "$@"; }\nakas ${args.join(' ')} | { head -${lines}; exec 0<&-; echo head-left >&2; }\n` +
+      `echo "akas-exit=\${PIPESTATUS[0]}" >&2\n`;
     const child = spawn('bash', ['-c', script], {
       cwd: ctx.work,
       env: { ...process.env, AKAS_BASE_URL: node.url, AKAS_CONFIG_DIR: ctx.configDir, AKAS_BIN: CLI, AKAS_NODE: process.execPath, NO_COLOR: '1' },

@@ -310,7 +310,8 @@ describePg('several akas serve processes on one PostgreSQL database (e2e)', () =
       await cluster?.stop();
     });
 
-    it('answers 503 storage_unavailable (never 500, never 200) while PostgreSQL is down, resumes once it is back, and loses nothing it acknowledged', async () => {
+    it('answers 503 storage_unavailable (never 500, never 200) while PostgreSQL is down, resumes once it is back, and loses nothing it ' +
+      'acknowledged', async () => {
       cluster = await startTempCluster({ fsync: false });
       const url = `${cluster.url}?schema=faults`;
       const args = ['--trust-proxy', '--public-url', 'https://akas.example.org', '--registration-cap', '100000'];

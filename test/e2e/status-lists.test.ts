@@ -105,40 +105,43 @@ describe('status lists (e2e, LevelDB)', () => {
     expect(v.stdout).toMatch(/status: revocation as of \d{4}-[\d-]+T[\d:.]+Z, suspension as of/);
   });
 
-  it('revokes while the node runs: a new logged version, verify --status exits 1 naming purpose, reason and time; revoking twice writes one entry', async () => {
-    const before = (await versionEntries()).length;
-    const r = await admin([judgments[0].judgmentId, '--reason', 'the key was stolen']);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain('via the running node');
-    const again = await admin([`${node.url}${judgments[0].credentialUrl}`, '--reason', 'the key was stolen']);
-    expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(again.stdout).toContain('nothing changed');
-    await expect.poll(async () => (await versionEntries()).length).toBe(before + 1);
-    const entry = (await versionEntries()).at(-1)!;
-    expect(entry.body).toMatchObject({ purpose: 'revocation', version: 1, action: 'revoke', reason: 'the key was stolen', changed: 1 });
+  it(
+    'revokes while the node runs: a new logged version, verify --status exits 1 naming purpose, reason and time; revoking twice writes one ' + 'entry',
+    async () => {
+      const before = (await versionEntries()).length;
+      const r = await admin([judgments[0].judgmentId, '--reason', 'the key was stolen']);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain('via the running node');
+      const again = await admin([`${node.url}${judgments[0].credentialUrl}`, '--reason', 'the key was stolen']);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(again.stdout).toContain('nothing changed');
+      await expect.poll(async () => (await versionEntries()).length).toBe(before + 1);
+      const entry = (await versionEntries()).at(-1)!;
+      expect(entry.body).toMatchObject({ purpose: 'revocation', version: 1, action: 'revoke', reason: 'the key was stolen', changed: 1 });
 
-    const file = await saveCredential(0);
-    const v = await verifyStatus(file, ['--status']);
-    expect(v.code, v.stdout + v.stderr).toBe(1);
-    expect(v.stdout).toMatch(/status\.revocation: REVOKED \d{4}-\d\d-\d\dT[\d:.]+Z: the key was stolen/);
-    const past = await fetch(`${node.url}/credentials/status/revocation?version=0`);
-    expect(past.headers.get('cache-control')).toContain('immutable');
-    const detail = await getJson(`/api/credentials/status/${judgments[0].judgmentId}`);
-    expect(detail.revocation).toMatchObject({ set: true, reason: 'the key was stolen', version: 1 });
+      const file = await saveCredential(0);
+      const v = await verifyStatus(file, ['--status']);
+      expect(v.code, v.stdout + v.stderr).toBe(1);
+      expect(v.stdout).toMatch(/status\.revocation: REVOKED \d{4}-\d\d-\d\dT[\d:.]+Z: the key was stolen/);
+      const past = await fetch(`${node.url}/credentials/status/revocation?version=0`);
+      expect(past.headers.get('cache-control')).toContain('immutable');
+      const detail = await getJson(`/api/credentials/status/${judgments[0].judgmentId}`);
+      expect(detail.revocation).toMatchObject({ set: true, reason: 'the key was stolen', version: 1 });
 
-    // The bundle staples the list and the version that revoked, proven in the log: checked offline.
-    const bundle = join(work, 'revoked.json');
-    expect((await akas('p1', ['export', proposalId, '-o', bundle])).code).toBe(0);
-    const offline = await runCli(['verify', 'bundle', bundle, '--issuer', issuer], { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
-    expect(offline.code, offline.stdout).toBe(1);
-    expect(offline.stdout).toMatch(/status\.revocation\s+jdg_[0-9a-f]{16}\s+REVOKED [\dT:.Z-]+: the key was stolen/);
-    // Two judgments of the three the rule requires remain: the decision would not stand.
-    expect(offline.stdout).toContain('status.decision');
-    expect(offline.stdout).toContain(`withdrawn: ${judgments[0].judgmentId} (revocation)`);
-    const report = JSON.parse((await runCli(['--json', 'verify', 'bundle', bundle, '--issuer', issuer], { cwd: work })).stdout);
-    const held = report.checks.filter((k: { id: string; valid: boolean }) => k.valid === true).map((k: { id: string }) => k.id);
-    expect(held).toEqual(expect.arrayContaining(['status.list', 'status.log', 'log.inclusion', 'status.suspension']));
-  });
+      // The bundle staples the list and the version that revoked, proven in the log: checked offline.
+      const bundle = join(work, 'revoked.json');
+      expect((await akas('p1', ['export', proposalId, '-o', bundle])).code).toBe(0);
+      const offline = await runCli(['verify', 'bundle', bundle, '--issuer', issuer], { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
+      expect(offline.code, offline.stdout).toBe(1);
+      expect(offline.stdout).toMatch(/status\.revocation\s+jdg_[0-9a-f]{16}\s+REVOKED [\dT:.Z-]+: the key was stolen/);
+      // Two judgments of the three the rule requires remain: the decision would not stand.
+      expect(offline.stdout).toContain('status.decision');
+      expect(offline.stdout).toContain(`withdrawn: ${judgments[0].judgmentId} (revocation)`);
+      const report = JSON.parse((await runCli(['--json', 'verify', 'bundle', bundle, '--issuer', issuer], { cwd: work })).stdout);
+      const held = report.checks.filter((k: { id: string; valid: boolean }) => k.valid === true).map((k: { id: string }) => k.id);
+      expect(held).toEqual(expect.arrayContaining(['status.list', 'status.log', 'log.inclusion', 'status.suspension']));
+    },
+  );
 
   it('suspends and unsuspends by the credential path', async () => {
     const file = await saveCredential(1);

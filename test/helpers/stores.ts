@@ -47,7 +47,8 @@ export async function bytesAtRest(store: Store, dir: string): Promise<Buffer[]> 
   const kv = await pg.sql<{ space: string; key: Buffer; value: string }>('SELECT space, key, value FROM $schema.akas_kv');
   const chunks = await pg.sql<{ bytes: Buffer }>('SELECT bytes FROM $schema.akas_blob_chunks');
   const other = await pg.sql<{ row: string }>(
-    'SELECT t::text AS row FROM $schema.akas_buckets t UNION ALL SELECT t::text FROM $schema.akas_blobs t UNION ALL SELECT t::text FROM $schema.akas_schema_version t',
+    'SELECT t::text AS row FROM $schema.akas_buckets t UNION ALL SELECT t::text FROM $schema.akas_blobs t UNION ALL SELECT t::text FROM ' +
+      '$schema.akas_schema_version t',
   );
   return [
     ...kv.map((r) => Buffer.concat([Buffer.from(r.space), r.key, Buffer.from(r.value)])),
@@ -83,7 +84,8 @@ export function blobBackdoor(node: { store: Store; dir: string }): BlobBackdoor 
       },
       stamp: async (sha) => {
         const rows = await pg.sql<{ upload: string; stored_at: Date; chunks: string }>(
-          'SELECT upload, stored_at, (SELECT count(*) FROM $schema.akas_blob_chunks c WHERE c.upload = b.upload) AS chunks FROM $schema.akas_blobs b WHERE sha256 = $1',
+          'SELECT upload, stored_at, (SELECT count(*) FROM $schema.akas_blob_chunks c WHERE c.upload = b.upload) AS chunks FROM ' +
+            '$schema.akas_blobs b WHERE sha256 = $1',
           [sha],
         );
         return JSON.stringify(rows);

@@ -227,7 +227,9 @@ describe('finding 3: a lone surrogate (and every other breach of strict JSON) is
   it('on the MCP endpoint too', async () => {
     await open();
     const r = await send('POST', '/api/mcp', {
-      body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"dry_run","arguments":{"kind":"review.attestation.v1","body":{"reviewerId":"\\udc00"}}}}',
+      body:
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"dry_run","arguments":{"kind":"review.attestation.v1",' +
+        '"body":{"reviewerId":"\\udc00"}}}}',
       headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
     });
     expect([r.status, r.json().code]).toEqual([400, 'invalid_json']);

@@ -112,45 +112,48 @@ describe('judges sign what they read (PROTOCOL 7.2)', () => {
 });
 
 describe('published is immutable (PROTOCOL 6.5)', () => {
-  it('refuses a brief that would reuse a published id@version or move its id, keeps the node and its manifests valid, and takes a refresh as a new version', async () => {
-    const original = samplePayload('brief', 104) as Json;
-    const { proposalId } = await decide(node, 'brief', { payload: original, sign: 'v2' });
-    const id = original.brief.id;
-    const path = '/distributed-systems/retries-with-backoff-x104';
-    const before = await get(`/api/knowledge/node${path}`);
-    expect(before).toMatchObject({ proposalId, briefId: id, version: 1 });
-    const manifest = (await get(`/api/knowledge/briefs/${id}`)).manifest;
-    const valid = async (m: unknown) => (await node.app.inject({ method: 'POST', url: '/api/knowledge/verify', payload: { manifest: m } })).json().valid;
-    expect(await valid(manifest)).toBe(true);
+  it(
+    'refuses a brief that would reuse a published id@version or move its id, keeps the node and its manifests valid, and takes a refresh ' + 'as a new version',
+    async () => {
+      const original = samplePayload('brief', 104) as Json;
+      const { proposalId } = await decide(node, 'brief', { payload: original, sign: 'v2' });
+      const id = original.brief.id;
+      const path = '/distributed-systems/retries-with-backoff-x104';
+      const before = await get(`/api/knowledge/node${path}`);
+      expect(before).toMatchObject({ proposalId, briefId: id, version: 1 });
+      const manifest = (await get(`/api/knowledge/briefs/${id}`)).manifest;
+      const valid = async (m: unknown) => (await node.app.inject({ method: 'POST', url: '/api/knowledge/verify', payload: { manifest: m } })).json().valid;
+      expect(await valid(manifest)).toBe(true);
 
-    const proposer = await agent(node);
-    const changed = (over: Json) => ({
-      ...over,
-      brief: { ...original.brief, levels: { ...original.brief.levels, tldr: 'Retry forever, as fast as you can.' }, ...over.brief },
-    });
-    const refusals: Array<[string, Json]> = [
-      ['the same id@version at another path (the scenario of issue 20)', changed({ path: '/elsewhere/retries', brief: {} })],
-      ['the same id@version at its own path', changed({ brief: {} })],
-      ['the same id, a new version, at another path', changed({ path: '/elsewhere/retries', brief: { version: '2026-12' } })],
-      ['another id at its path', changed({ path, brief: { id: 'kb:another-id-x104', version: '2026-12' } })],
-    ];
-    for (const [what, payload] of refusals) {
-      const r = await proposeAs(node, proposer, 'brief', payload);
-      expect(r.statusCode, what).toBe(409);
-      expect(r.json(), what).toMatchObject({ code: 'id_conflict', existingProposalId: proposalId, publishedPath: path });
-    }
-    // Nothing changed: the node, its brief, and the manifest issued earlier.
-    expect(await get(`/api/knowledge/node${path}`)).toEqual(before);
-    expect(await valid(manifest)).toBe(true);
+      const proposer = await agent(node);
+      const changed = (over: Json) => ({
+        ...over,
+        brief: { ...original.brief, levels: { ...original.brief.levels, tldr: 'Retry forever, as fast as you can.' }, ...over.brief },
+      });
+      const refusals: Array<[string, Json]> = [
+        ['the same id@version at another path (the scenario of issue 20)', changed({ path: '/elsewhere/retries', brief: {} })],
+        ['the same id@version at its own path', changed({ brief: {} })],
+        ['the same id, a new version, at another path', changed({ path: '/elsewhere/retries', brief: { version: '2026-12' } })],
+        ['another id at its path', changed({ path, brief: { id: 'kb:another-id-x104', version: '2026-12' } })],
+      ];
+      for (const [what, payload] of refusals) {
+        const r = await proposeAs(node, proposer, 'brief', payload);
+        expect(r.statusCode, what).toBe(409);
+        expect(r.json(), what).toMatchObject({ code: 'id_conflict', existingProposalId: proposalId, publishedPath: path });
+      }
+      // Nothing changed: the node, its brief, and the manifest issued earlier.
+      expect(await get(`/api/knowledge/node${path}`)).toEqual(before);
+      expect(await valid(manifest)).toBe(true);
 
-    // A refresh is a new version at the same path; the old version stays readable and valid.
-    const refresh = changed({ brief: { version: '2026-12' } });
-    const { proposalId: second } = await decide(node, 'brief', { payload: refresh, sign: 'v2' });
-    expect(await get(`/api/knowledge/node${path}`)).toMatchObject({ proposalId: second, version: 2, tldr: 'Retry forever, as fast as you can.' });
-    expect((await get(`/api/knowledge/node${path}?version=1`)).tldr).toBe(original.brief.levels.tldr);
-    expect((await get(`/api/knowledge/briefs/${id}?version=2026-11`)).brief.levels.tldr).toBe(original.brief.levels.tldr);
-    expect(await valid(manifest)).toBe(true);
-  });
+      // A refresh is a new version at the same path; the old version stays readable and valid.
+      const refresh = changed({ brief: { version: '2026-12' } });
+      const { proposalId: second } = await decide(node, 'brief', { payload: refresh, sign: 'v2' });
+      expect(await get(`/api/knowledge/node${path}`)).toMatchObject({ proposalId: second, version: 2, tldr: 'Retry forever, as fast as you can.' });
+      expect((await get(`/api/knowledge/node${path}?version=1`)).tldr).toBe(original.brief.levels.tldr);
+      expect((await get(`/api/knowledge/briefs/${id}?version=2026-11`)).brief.levels.tldr).toBe(original.brief.levels.tldr);
+      expect(await valid(manifest)).toBe(true);
+    },
+  );
 });
 
 describe('knowledge reads carry their evidence (PROTOCOL 10.7)', () => {

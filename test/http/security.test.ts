@@ -30,52 +30,55 @@ const concrete = (url: string) =>
 describe('security headers', () => {
   beforeEach(() => open({ rateLimit: { burst: 8, refillPerSecond: 0.001 } }));
 
-  it("are on every answer, errors and 429s included: nosniff and a policy that loads nothing and is never framed; HTML pages get helmet's whole set", async () => {
-    const answers = [
-      await node.app.inject({ url: '/credentials' }), // HTML
-      await node.app.inject({ url: '/healthz' }),
-      await node.app.inject({ url: '/api/agent/v1/preview' }),
-      await node.app.inject({ url: '/no/such/route' }), // 404
-      await node.app.inject({ url: '/api/agent/v1/me' }), // 401
-      await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{' }), // 400
-      // MCP answers are written by the SDK on the raw response (reply.hijack): they carry them too.
-      await node.app.inject({
-        method: 'POST',
-        url: '/api/mcp',
-        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' },
-        payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
-      }),
-    ];
-    let limited;
-    do limited = await node.app.inject({ url: '/api/agent/v1/schemas' });
-    while (limited.statusCode === 200);
-    answers.push(limited); // 429
-    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 200, 404, 401, 400, 200, 429]);
-    for (const r of answers) {
-      expect(r.headers, `${r.statusCode} ${r.headers['content-type']}`).toMatchObject({
+  it(
+    "are on every answer, errors and 429s included: nosniff and a policy that loads nothing and is never framed; HTML pages get helmet's " + 'whole set',
+    async () => {
+      const answers = [
+        await node.app.inject({ url: '/credentials' }), // HTML
+        await node.app.inject({ url: '/healthz' }),
+        await node.app.inject({ url: '/api/agent/v1/preview' }),
+        await node.app.inject({ url: '/no/such/route' }), // 404
+        await node.app.inject({ url: '/api/agent/v1/me' }), // 401
+        await node.app.inject({ method: 'POST', url: '/api/agent/v1/recover', payload: '{' }), // 400
+        // MCP answers are written by the SDK on the raw response (reply.hijack): they carry them too.
+        await node.app.inject({
+          method: 'POST',
+          url: '/api/mcp',
+          headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' },
+          payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+        }),
+      ];
+      let limited;
+      do limited = await node.app.inject({ url: '/api/agent/v1/schemas' });
+      while (limited.statusCode === 200);
+      answers.push(limited); // 429
+      expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 200, 404, 401, 400, 200, 429]);
+      for (const r of answers) {
+        expect(r.headers, `${r.statusCode} ${r.headers['content-type']}`).toMatchObject({
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': expect.stringContaining("frame-ancestors 'none'"),
+        });
+        expect(r.headers['content-security-policy']).toContain("default-src 'none'");
+      }
+      // A JSON answer no browser renders carries those two only (each header costs every request: PROTOCOL 1.9).
+      for (const r of answers.slice(1)) {
+        expect(r.headers['content-security-policy'], `${r.statusCode}`).toBe("default-src 'none'; frame-ancestors 'none'");
+        expect(r.headers['x-frame-options']).toBeUndefined();
+      }
+      // An HTML page: the page's own policy (inline styles, its images) and the document headers.
+      const page = answers[0];
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.headers).toMatchObject({
         'x-content-type-options': 'nosniff',
-        'content-security-policy': expect.stringContaining("frame-ancestors 'none'"),
+        'x-frame-options': 'DENY',
+        'referrer-policy': 'no-referrer',
+        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-resource-policy': 'cross-origin',
+        'content-security-policy': expect.stringContaining("style-src 'unsafe-inline'"),
       });
-      expect(r.headers['content-security-policy']).toContain("default-src 'none'");
-    }
-    // A JSON answer no browser renders carries those two only (each header costs every request: PROTOCOL 1.9).
-    for (const r of answers.slice(1)) {
-      expect(r.headers['content-security-policy'], `${r.statusCode}`).toBe("default-src 'none'; frame-ancestors 'none'");
-      expect(r.headers['x-frame-options']).toBeUndefined();
-    }
-    // An HTML page: the page's own policy (inline styles, its images) and the document headers.
-    const page = answers[0];
-    expect(page.headers['content-type']).toMatch(/^text\/html/);
-    expect(page.headers).toMatchObject({
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-      'cross-origin-opener-policy': 'same-origin',
-      'cross-origin-resource-policy': 'cross-origin',
-      'content-security-policy': expect.stringContaining("style-src 'unsafe-inline'"),
-    });
-    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
-  });
+      expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    },
+  );
 
   it('gives a negotiated page (the error catalog as HTML) the whole set, and its JSON the short one', async () => {
     const html = await node.app.inject({ url: '/errors', headers: { accept: 'text/html' } });

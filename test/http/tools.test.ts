@@ -26,7 +26,8 @@ function answerFor(challenge: { schemaName: string; userPrompt: string }, wrongD
   if (challenge.schemaName === 'tool-description') {
     return {
       answer:
-        'Word Count reads any text you give it and tells you how many characters, words and sentences it holds, and how long it takes to read. Paste a draft, get the numbers at once, and trim it to fit the limit you are writing for.',
+        'Word Count reads any text you give it and tells you how many characters, words and sentences it holds, and how long it takes to ' +
+        'read. Paste a draft, get the numbers at once, and trim it to fit the limit you are writing for.',
       confidence: 'high',
       model: { family: 'other', version: 'test' },
       via: 'local',

@@ -72,7 +72,8 @@ describe('LevelStore when its disk fails (health.ts)', () => {
   const pad = 'x'.repeat(2000);
   const key = (i: number) => String(i).padStart(6, '0');
 
-  it('closes to writes at the first failed write (503 storage_unavailable), keeps reading, and resumes after a probe, losing nothing it acknowledged', async (ctx) => {
+  it('closes to writes at the first failed write (503 storage_unavailable), keeps reading, and resumes after a probe, losing nothing it ' +
+    'acknowledged', async (ctx) => {
     const { mountSmallFs, fillDisk } = await import('../helpers/faults.js');
     const { mkdtempSync, rmSync } = await import('node:fs');
     const { join } = await import('node:path');

@@ -101,21 +101,25 @@ describe('a witness keeps only evidence (issue 30, finding 2)', () => {
   beforeAll(() => void (work = mkdtempSync(join(tmpdir(), 'akas-refusals-'))));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('akas witness: the honest checkpoint replayed with a junk proof and 750 KiB of unknown-key lines is kept nowhere; a fork is kept with the log line and the proof', async () => {
-    const log = ownLog('example.com/replayed');
-    const dataDir = join(work, 'witness');
-    const w = await startWitness(dataDir, 'w.example/witness', log.vkey);
-    let forked;
-    try {
-      const status = async () =>
-        ((await (await fetch(`${w.url}/`)).json()) as { logs: Array<{ size: number; refused: number; lastRefused: string | null }> }).logs[0];
-      forked = await attack(`${w.url}/add-checkpoint`, `${w.url}/${originHash('example.com/replayed')}/checkpoint`, log);
-      expect(await status()).toMatchObject({ size: 13, refused: 2, lastRefused: expect.stringMatching(/fork/) });
-    } finally {
-      await w.stop();
-    }
-    expect(await kept(dataDir, 'example.com/replayed', (records) => expectEvidence(records, forked))).toBe(2);
-  });
+  it(
+    'akas witness: the honest checkpoint replayed with a junk proof and 750 KiB of unknown-key lines is kept nowhere; a fork is kept with ' +
+      'the log line and the proof',
+    async () => {
+      const log = ownLog('example.com/replayed');
+      const dataDir = join(work, 'witness');
+      const w = await startWitness(dataDir, 'w.example/witness', log.vkey);
+      let forked;
+      try {
+        const status = async () =>
+          ((await (await fetch(`${w.url}/`)).json()) as { logs: Array<{ size: number; refused: number; lastRefused: string | null }> }).logs[0];
+        forked = await attack(`${w.url}/add-checkpoint`, `${w.url}/${originHash('example.com/replayed')}/checkpoint`, log);
+        expect(await status()).toMatchObject({ size: 13, refused: 2, lastRefused: expect.stringMatching(/fork/) });
+      } finally {
+        await w.stop();
+      }
+      expect(await kept(dataDir, 'example.com/replayed', (records) => expectEvidence(records, forked))).toBe(2);
+    },
+  );
 
   it('akas witness: GET / lists an honest log, replayed at every size, with no refusal', async () => {
     const log = ownLog('example.com/honest');

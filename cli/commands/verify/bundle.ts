@@ -11,7 +11,8 @@ export function bundleCommand(verify: Command, cli: Cli) {
   verify
     .command('bundle')
     .description(
-      'check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events (L3), content hashes; says what it could not check',
+      'check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events ' +
+        '(L3), content hashes; says what it could not check',
     )
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
     .option('--trust <file>', 'the issuers, log keys and witness quorum you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
@@ -20,7 +21,8 @@ export function bundleCommand(verify: Command, cli: Cli) {
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')
     .option(
       '--issuer-keys <file>',
-      "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys) as you fetched it: its signed rotations are followed too, so a bundle exported before a rotation verifies pinned on today's issuer",
+      "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys) as you fetched it: its signed rotations are followed too," +
+        " so a bundle exported before a rotation verifies pinned on today's issuer",
     )
     .option('--log-key <key>', "the node's log key to pin (C2SP verifier key: akas node-keys prints it); else the one the pinned --issuer endorses")
     .option(
@@ -130,11 +132,15 @@ export function bundleCommand(verify: Command, cli: Cli) {
             if (report.status) {
               const asOf = Object.entries(report.status.asOf).map(([p, t]) => `${p} as of ${t}`);
               lines.push(
-                `status: ${asOf.join(', ') || 'no list could be read'}${report.status.withdrawn.length ? `; withdrawn: ${report.status.withdrawn.map((w) => `${w.judgmentId} (${w.purpose})`).join(', ')}` : ''}`,
+                `status: ${asOf.join(', ') || 'no list could be read'}${
+                  report.status.withdrawn.length ? `; withdrawn: ` + `${report.status.withdrawn.map((w) => `${w.judgmentId} (${w.purpose})`).join(', ')}` : ''
+                }`,
               );
             }
             lines.push(
-              `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
+              `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${
+                opts.verbose ? '' : '; --verbose ' + 'lists every check'
+              }`,
             );
             if (report.verified && !report.anchored) lines.push(anchorLine(report));
             return lines.join('\n');

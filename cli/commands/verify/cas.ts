@@ -15,7 +15,8 @@ export function casCommand(verify: Command, cli: Cli) {
   verify
     .command('cas')
     .description(
-      'check that a file hashes to its recorded sha256, every {path, sha256} of a manifest, or the blob an artifact node names (exit 0 match, 1 mismatch, 2 unreadable)',
+      'check that a file hashes to its recorded sha256, every {path, sha256} of a manifest, or the blob an artifact node names (exit 0 ' +
+        'match, 1 mismatch, 2 unreadable)',
     )
     .argument('[file]', 'the file to check (with --sha256, or --node)')
     .option('--sha256 <hex>', 'the sha256 FILE should hash to')

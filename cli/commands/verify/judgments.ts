@@ -10,7 +10,8 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
   verify
     .command('judgments')
     .description(
-      "check every judge's Ed25519 signature (L2) of a proposal, and the content it signed, offline (exit 0 all hold, 1 one does not, 2 unreadable, 3 a judge's key not tied to it by --agent)",
+      "check every judge's Ed25519 signature (L2) of a proposal, and the content it signed, offline (exit 0 all hold, 1 one does not, 2 " +
+        "unreadable, 3 a judge's key not tied to it by --agent)",
     )
     .argument('<file>', 'the proposal as `akas proposal ID --json` prints it (- for stdin)')
     .option('--agent <file...>', "judges' public profiles (`akas agents TAG --json`): also check each key was that judge's when it signed")
@@ -43,7 +44,9 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
             ...contentLines,
             ...report.checks.map((c) =>
               [
-                `${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]}; ${c.signed === 'v2' ? 'signed the content' : c.signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload'})`,
+                `${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]}; ${
+                  c.signed === 'v2' ? 'signed the ' + 'content' : c.signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload'
+                })`,
                 ...c.problems.map((p) => `      ${p}`),
               ].join('\n'),
             ),

@@ -9,7 +9,8 @@ export function manifestCommand(verify: Command, cli: Cli) {
   verify
     .command('manifest')
     .description(
-      'ask the node whether a brief, artifact or eval manifest is its own and unchanged (an HMAC only the node can check: NOT offline); exit 0 valid, 1 invalid, 2 could not ask',
+      'ask the node whether a brief, artifact or eval manifest is its own and unchanged (an HMAC only the node can check: NOT offline); ' +
+        'exit 0 valid, 1 invalid, 2 could not ask',
     )
     .argument('<file>', 'a manifest, or a node, brief or eval-proposal answer that carries one, as --json prints it (- for stdin)')
     .action(

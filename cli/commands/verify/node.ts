@@ -10,7 +10,8 @@ export function nodeCommand(verify: Command, cli: Cli) {
   verify
     .command('node')
     .description(
-      'check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, the publication in the log (exit 0 holds, 1 does not, 2 unreadable)',
+      'check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, ' +
+        'the publication in the log (exit 0 holds, 1 does not, 2 unreadable)',
     )
     .argument('<file>', 'the node as `akas node PATH --json` prints it, or a brief as `akas brief ID --json` prints it (- for stdin)')
     .option('--trust <file>', 'the issuers and log keys you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
@@ -41,7 +42,9 @@ export function nodeCommand(verify: Command, cli: Cli) {
           const lines = [
             `${report.shape === 'brief' ? 'brief' : report.kind} ${report.path}` +
               (report.proposalId
-                ? `, published by ${report.proposalId} (content ${report.contentSha256 ?? '?'}${report.contentBinding === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''})`
+                ? `, published by ${report.proposalId} (content ${report.contentSha256 ?? '?'}${
+                    report.contentBinding === 'store' ? '; ' + "stored before content binding: bound by the node's store, not by the log" : ''
+                  })`
                 : ''),
           ];
           for (const ch of report.checks) {

@@ -73,7 +73,8 @@ export function presentationCommand(verify: Command, cli: Cli) {
                 ...r.checks
                   .filter((c) => c.valid !== true)
                   .map((c) => `  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.subject ? `${c.subject}  ` : ''}${c.why ?? c.what}`),
-                `${r.verified ? 'holds' : 'does NOT hold'}: ${r.checks.filter((c) => c.valid === true).length} checks held, ${failing(r.checks).length} failed, ${r.checks.filter((c) => c.valid === null).length} not checked`,
+                `${r.verified ? 'holds' : 'does NOT hold'}: ${r.checks.filter((c) => c.valid === true).length} checks held, ` +
+                  `${failing(r.checks).length} failed, ${r.checks.filter((c) => c.valid === null).length} not checked`,
                 ...(r.verified && !r.anchored ? [anchorLine(r)] : []),
               ].join('\n'),
             );

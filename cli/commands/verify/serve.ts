@@ -10,7 +10,8 @@ export function serveCommand(verify: Command, cli: Cli) {
   verify
     .command('serve')
     .description(
-      'serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test suites (docs/W3C-SUITES.md)',
+      'serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test ' +
+        'suites (docs/W3C-SUITES.md)',
     )
     .option('--port <port>', 'port (0: any free one)', '0')
     .option(

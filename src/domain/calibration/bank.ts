@@ -92,7 +92,8 @@ export const ANSWER_SCHEMAS: Readonly<Record<AnswerSchemaName, JSONSchema>> = {
 export const ANSWER_SCHEMA_DESCRIPTIONS: Readonly<Record<AnswerSchemaName, string>> = {
   'short-text': 'An object with a required answer (string). Used for categorize, synonyms, extract and honeypot challenges.',
   'tool-description':
-    'A 40-60 word landing paragraph for a named tool: answer (50-600 chars), confidence (low/medium/high), model {family, version}, via, elapsed_ms (integer >= 0), optional reasoning (max 280 chars).',
+    'A 40-60 word landing paragraph for a named tool: answer (50-600 chars), confidence (low/medium/high), model {family, version}, via, ' +
+    'elapsed_ms (integer >= 0), optional reasoning (max 280 chars).',
   decoy: "Old name of 'short-text', still accepted as an alias.",
 };
 

@@ -42,24 +42,35 @@ const WORDS = (
   'giraffe collaboration repetition syllabus vacuum letter mammal papaya yellow cinnamon tomorrow rhythm barrister'
 ).split(' ');
 const GOODS = pairsOf(
-  'pencil:pencils,notebook:notebooks,eraser:erasers,ruler:rulers,marker:markers,stamp:stamps,envelope:envelopes,apple:apples,lemon:lemons,candle:candles,bread roll:bread rolls,postcard:postcards',
+  'pencil:pencils,notebook:notebooks,eraser:erasers,ruler:rulers,marker:markers,stamp:stamps,envelope:envelopes,apple:apples,lemon:lemons,' +
+    'candle:candles,bread roll:bread rolls,postcard:postcards',
 );
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 const PAST = pairsOf(
-  'go:went,see:saw,write:wrote,run:ran,take:took,bring:brought,buy:bought,catch:caught,teach:taught,think:thought,swim:swam,sing:sang,drink:drank,begin:began,choose:chose,drive:drove,eat:ate,fall:fell,fly:flew,forget:forgot,give:gave,grow:grew,know:knew,ride:rode,speak:spoke,steal:stole,throw:threw,wear:wore,break:broke,freeze:froze,hide:hid,shake:shook,sell:sold,tell:told,feel:felt,keep:kept,sleep:slept,leave:left,lose:lost,meet:met,send:sent,spend:spent,build:built',
+  'go:went,see:saw,write:wrote,run:ran,take:took,bring:brought,buy:bought,catch:caught,teach:taught,think:thought,swim:swam,sing:sang,' +
+    'drink:drank,begin:began,choose:chose,drive:drove,eat:ate,fall:fell,fly:flew,forget:forgot,give:gave,grow:grew,know:knew,ride:rode,' +
+    'speak:spoke,steal:stole,throw:threw,wear:wore,break:broke,freeze:froze,hide:hid,shake:shook,sell:sold,tell:told,feel:felt,keep:kept,' +
+    'sleep:slept,leave:left,lose:lost,meet:met,send:sent,spend:spent,build:built',
 );
 const CAPITALS = pairsOf(
-  'France:Paris,Japan:Tokyo,Canada:Ottawa,Australia:Canberra,Kenya:Nairobi,Norway:Oslo,Egypt:Cairo,Peru:Lima,Portugal:Lisbon,Poland:Warsaw,Argentina:Buenos Aires,Chile:Santiago,Sweden:Stockholm,Finland:Helsinki,Greece:Athens,Ireland:Dublin,Austria:Vienna,Hungary:Budapest,Thailand:Bangkok,Vietnam:Hanoi,Turkey:Ankara,Morocco:Rabat,Nigeria:Abuja,Ghana:Accra,Cuba:Havana,Spain:Madrid,Italy:Rome,Germany:Berlin,Belgium:Brussels,Denmark:Copenhagen,New Zealand:Wellington,India:New Delhi,China:Beijing,South Korea:Seoul,Indonesia:Jakarta',
+  'France:Paris,Japan:Tokyo,Canada:Ottawa,Australia:Canberra,Kenya:Nairobi,Norway:Oslo,Egypt:Cairo,Peru:Lima,Portugal:Lisbon,Poland:Warsaw,' +
+    'Argentina:Buenos Aires,Chile:Santiago,Sweden:Stockholm,Finland:Helsinki,Greece:Athens,Ireland:Dublin,Austria:Vienna,Hungary:Budapest,' +
+    'Thailand:Bangkok,Vietnam:Hanoi,Turkey:Ankara,Morocco:Rabat,Nigeria:Abuja,Ghana:Accra,Cuba:Havana,Spain:Madrid,Italy:Rome,' +
+    'Germany:Berlin,Belgium:Brussels,Denmark:Copenhagen,New Zealand:Wellington,India:New Delhi,China:Beijing,South Korea:Seoul,Indonesia:Jakarta',
 );
 const PLURALS = pairsOf(
-  'child:children,mouse:mice,goose:geese,tooth:teeth,foot:feet,man:men,woman:women,person:people,ox:oxen,cactus:cacti,crisis:crises,analysis:analyses,phenomenon:phenomena,criterion:criteria,knife:knives,leaf:leaves,wolf:wolves,half:halves,life:lives,thesis:theses,fungus:fungi,nucleus:nuclei,sheep:sheep,deer:deer',
+  'child:children,mouse:mice,goose:geese,tooth:teeth,foot:feet,man:men,woman:women,person:people,ox:oxen,cactus:cacti,crisis:crises,' +
+    'analysis:analyses,phenomenon:phenomena,criterion:criteria,knife:knives,leaf:leaves,wolf:wolves,half:halves,life:lives,thesis:theses,' +
+    'fungus:fungi,nucleus:nuclei,sheep:sheep,deer:deer',
 );
 const ELEMENTS = pairsOf(
-  'gold:Au,iron:Fe,sodium:Na,potassium:K,silver:Ag,copper:Cu,lead:Pb,tin:Sn,mercury:Hg,helium:He,oxygen:O,nitrogen:N,carbon:C,hydrogen:H,calcium:Ca,chlorine:Cl,neon:Ne,zinc:Zn,sulfur:S,magnesium:Mg',
+  'gold:Au,iron:Fe,sodium:Na,potassium:K,silver:Ag,copper:Cu,lead:Pb,tin:Sn,mercury:Hg,helium:He,oxygen:O,nitrogen:N,carbon:C,hydrogen:H,' +
+    'calcium:Ca,chlorine:Cl,neon:Ne,zinc:Zn,sulfur:S,magnesium:Mg',
 );
 const OPPOSITES = pairsOf(
-  'hot:cold,early:late,heavy:light,empty:full,wet:dry,thick:thin,rough:smooth,loud:quiet,cheap:expensive,ancient:modern,victory:defeat,arrive:depart,accept:reject,increase:decrease,maximum:minimum,inside:outside,above:below,always:never,buy:sell,win:lose',
+  'hot:cold,early:late,heavy:light,empty:full,wet:dry,thick:thin,rough:smooth,loud:quiet,cheap:expensive,ancient:modern,victory:defeat,' +
+    'arrive:depart,accept:reject,increase:decrease,maximum:minimum,inside:outside,above:below,always:never,buy:sell,win:lose',
 );
 const PEOPLE = [
   'Priya Nair',
@@ -147,7 +158,9 @@ const EXACT: Array<(r: RandomSource) => Draft> = [
       scoring: 'exact',
       maxAnswerLen: 20,
       expected: String(a * n + b * m),
-      userPrompt: `A shop sells ${many} at ${a} cents each and ${many2} at ${b} cents each. How many cents do ${n} ${many} and ${m} ${many2} cost together? Reply with the integer only.`,
+      userPrompt:
+        `A shop sells ${many} at ${a} cents each and ${many2} at ${b} cents each. How many cents do ${n} ${many} and ${m} ${many2}` +
+        ` cost together? Reply with the integer only.`,
     };
   },
   (r) => {
@@ -241,7 +254,9 @@ const SCHEMA: Array<(r: RandomSource) => Draft> = [
     return {
       scoring: 'schema-cosine',
       maxAnswerLen: 400,
-      userPrompt: `From the sentence "${sentence}" extract who paid, who was paid, the amount, the ISO 4217 currency code and the item. Reply with a JSON object with exactly the keys "payer", "payee", "amount" (a number), "currency" and "item".`,
+      userPrompt:
+        `From the sentence "${sentence}" extract who paid, who was paid, the amount, the ISO 4217 currency code and the item. ` +
+        `Reply with a JSON object with exactly the keys "payer", "payee", "amount" (a number), "currency" and "item".`,
       expected: JSON.stringify({ payer, payee, amount, currency: code, item }),
       schema: {
         type: 'object',
@@ -259,7 +274,9 @@ const SCHEMA: Array<(r: RandomSource) => Draft> = [
     return {
       scoring: 'schema-cosine',
       maxAnswerLen: 400,
-      userPrompt: `From the sentence "${sentence}" extract who set up the meeting, who is invited, the city, the day and the time. Reply with a JSON object with exactly the keys "organizer", "guest", "city", "day" and "time" (HH:MM).`,
+      userPrompt:
+        `From the sentence "${sentence}" extract who set up the meeting, who is invited, the city, the day and the time. Reply ` +
+        `with a JSON object with exactly the keys "organizer", "guest", "city", "day" and "time" (HH:MM).`,
       expected: JSON.stringify({ organizer, guest, city, day, time }),
       schema: {
         type: 'object',
@@ -282,7 +299,10 @@ export function generatePool(r: RandomSource, pool: 'A' | 'B'): Question[] {
 const SHORT_SYSTEM =
   'You are answering a work challenge for an agent knowledge service. Reply with one JSON object of the form {"answer": "<text>"} and nothing else.';
 const TOOL_SYSTEM =
-  'You write concise, accurate product copy for developer tools. Reply with one JSON object and nothing else: {"answer": the paragraph (50-600 characters), "confidence": "low" | "medium" | "high", "model": {"family": "claude" | "gpt" | "gemini" | "llama" | "qwen" | "mistral" | "other", "version": "<your model version>"}, "via": "anthropic-api" | "openai-api" | "google-api" | "local" | "browser" | "other", "elapsed_ms": integer milliseconds you spent, "reasoning": optional, at most 280 characters}.';
+  'You write concise, accurate product copy for developer tools. Reply with one JSON object and nothing else: {"answer": the paragraph ' +
+  '(50-600 characters), "confidence": "low" | "medium" | "high", "model": {"family": "claude" | "gpt" | "gemini" | "llama" | "qwen" | ' +
+  '"mistral" | "other", "version": "<your model version>"}, "via": "anthropic-api" | "openai-api" | "google-api" | "local" | "browser" ' +
+  '| "other", "elapsed_ms": integer milliseconds you spent, "reasoning": optional, at most 280 characters}.';
 
 /** A short-text challenge with the answer a decoy would accept (and the ones it rejects). */
 interface Drawn {
@@ -293,7 +313,8 @@ interface Drawn {
 }
 
 const classify = (kind: string, options: string[], text: string) =>
-  `Classify the following ${kind} into exactly one of these categories: ${options.join(', ')}. Reply with the category name only.\n\n${kind[0].toUpperCase()}${kind.slice(1)}: "${text}"`;
+  `Classify the following ${kind} into exactly one of these categories: ${options.join(', ')}. Reply with the category name only.\n\n` +
+  `${kind[0].toUpperCase()}${kind.slice(1)}: "${text}"`;
 
 const HEADLINES: Record<string, Array<(r: RandomSource) => string>> = {
   sports: [
@@ -306,20 +327,29 @@ const HEADLINES: Record<string, Array<(r: RandomSource) => string>> = {
   ],
   technology: [
     (r) =>
-      `A new open-source database engine promises ${between(r, 2, 9) * 10} percent faster queries on the same hardware, its developers said in ${pick(r, CITIES)}.`,
+      `A new open-source database engine promises ${between(r, 2, 9) * 10} percent faster queries on the same hardware, its developers said ` +
+      `in ${pick(r, CITIES)}.`,
     (r) =>
-      `The smartphone maker released a software update that fixes a security flaw in its ${pick(r, ['camera app', 'web browser', 'messaging app', 'wireless driver'])}.`,
+      `The smartphone maker released a software update that fixes a security flaw in its ${pick(r, [
+        'camera app',
+        'web browser',
+        'messaging ' + 'app',
+        'wireless driver',
+      ])}.`,
   ],
   weather: [
     (r) =>
-      `Heavy ${pick(r, ['snow', 'rain'])} and strong winds are expected across the ${pick(r, ['northern', 'southern', 'coastal', 'eastern'])} region ${pick(r, ['tonight', 'tomorrow', 'this weekend'])}, with flooding possible on low roads.`,
+      `Heavy ${pick(r, ['snow', 'rain'])} and strong winds are expected across the ` +
+      `${pick(r, ['northern', 'southern', 'coastal', 'eastern'])} region ${pick(r, ['tonight', 'tomorrow', 'this weekend'])}, with ` +
+      `flooding possible on low roads.`,
     (r) => `Temperatures in ${pick(r, CITIES)} will climb to ${between(r, 33, 41)} degrees on ${pick(r, DAYS)}, the hottest day of the year so far.`,
   ],
 };
 const TICKETS: Record<string, Array<(r: RandomSource) => string>> = {
   'bug report': [
     (r) =>
-      `Clicking ${pick(r, ['export', 'save', 'upload', 'print'])} does nothing once a table passes ${between(r, 2, 9) * 1000} rows, and the console logs an error.`,
+      `Clicking ${pick(r, ['export', 'save', 'upload', 'print'])} does nothing once a table passes ${between(r, 2, 9) * 1000} rows, and the ` +
+      `console logs an error.`,
     (r) => `The app crashes every time I open the ${pick(r, ['settings', 'reports', 'billing', 'calendar'])} page on my phone.`,
   ],
   'feature request': [
@@ -336,11 +366,13 @@ const REVIEWS: Record<string, Array<(r: RandomSource) => string>> = {
   ],
   negative: [
     (r) =>
-      `This ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} broke after ${between(r, 2, 9)} days and support never answered my emails. Avoid it.`,
+      `This ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} broke after ${between(r, 2, 9)} days and support never ` +
+      `answered my emails. Avoid it.`,
   ],
   neutral: [
     (r) =>
-      `The ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} arrived on ${pick(r, DAYS)}. It is grey and weighs ${between(r, 4, 19) * 100} grams.`,
+      `The ${pick(r, ['kettle', 'backpack', 'lamp', 'blender', 'desk chair'])} arrived on ${pick(r, DAYS)}. It is grey and weighs ` +
+      `${between(r, 4, 19) * 100} grams.`,
   ],
   mixed: [
     (r) =>
@@ -425,7 +457,9 @@ const EXTRACT: Array<(r: RandomSource) => Drawn> = [
     return {
       category: 'extract',
       accept: [email],
-      userPrompt: `Extract the email address from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "For ${pick(r, ['access requests', 'billing questions', 'press enquiries', 'refunds'])}, write to ${email} and include your order number."`,
+      userPrompt:
+        `Extract the email address from the text below. Reply with them separated by commas, in order of appearance.\n\nText: ` +
+        `"For ${pick(r, ['access requests', 'billing questions', 'press enquiries', 'refunds'])}, write to ${email} and include your order number."`,
     };
   },
   (r) => {
@@ -433,7 +467,10 @@ const EXTRACT: Array<(r: RandomSource) => Drawn> = [
     return {
       category: 'extract',
       accept: [year],
-      userPrompt: `Extract the year from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "The ${pick(r, ['old', 'new', 'great', 'north'])} bridge of ${pick(r, CITIES)} opened to traffic in ${year} after ${between(r, 2, 9)} years of construction."`,
+      userPrompt:
+        `Extract the year from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "The ` +
+        `${pick(r, ['old', 'new', 'great', 'north'])} bridge of ${pick(r, CITIES)} opened to traffic in ${year} after ${between(r, 2, 9)} ` +
+        `years of construction."`,
     };
   },
   (r) => {
@@ -441,7 +478,10 @@ const EXTRACT: Array<(r: RandomSource) => Drawn> = [
     return {
       category: 'extract',
       accept: [code],
-      userPrompt: `Extract the HTTP status code from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "The client kept retrying although the server answered ${code} for ${between(r, 2, 59)} minutes during the ${pick(r, ['deployment', 'migration', 'sale', 'outage'])}."`,
+      userPrompt:
+        `Extract the HTTP status code from the text below. Reply with them separated by commas, in order of appearance.\n\nText: ` +
+        `"The client kept retrying although the server answered ${code} for ${between(r, 2, 59)} minutes during the ` +
+        `${pick(r, ['deployment', 'migration', 'sale', 'outage'])}."`,
     };
   },
   (r) => {
@@ -449,7 +489,9 @@ const EXTRACT: Array<(r: RandomSource) => Drawn> = [
     return {
       category: 'extract',
       accept: [order],
-      userPrompt: `Extract the order number from the text below. Reply with them separated by commas, in order of appearance.\n\nText: "Order ${order} was shipped from ${pick(r, CITIES)} on ${pick(r, DAYS)} and should arrive within ${between(r, 2, 6)} days."`,
+      userPrompt:
+        `Extract the order number from the text below. Reply with them separated by commas, in order of appearance.\n\nText: ` +
+        `"Order ${order} was shipped from ${pick(r, CITIES)} on ${pick(r, DAYS)} and should arrive within ${between(r, 2, 6)} days."`,
     };
   },
 ];
@@ -494,12 +536,19 @@ function synonyms(r: RandomSource): Drawn {
 }
 
 const TOOLS = pairsOf(
-  'ripgrep:a command-line search tool that recursively searches directories for a regex pattern while respecting .gitignore,jq:a command-line JSON processor for slicing; filtering; mapping and transforming structured data,curl:a command-line tool and library for transferring data with URLs over many protocols,' +
-    'htop:an interactive process viewer for the terminal,fzf:a general-purpose command-line fuzzy finder,tmux:a terminal multiplexer that keeps sessions running after you disconnect,sqlite3:the command-line shell of an embedded SQL database stored in one file,' +
-    'ffmpeg:a command-line tool to record; convert and stream audio and video,rsync:a fast tool to copy and synchronise files locally or over SSH,git bisect:a git command that finds the commit that introduced a bug by binary search,' +
-    'shellcheck:a static analysis tool that finds bugs in shell scripts,hyperfine:a command-line benchmarking tool,bat:a cat clone with syntax highlighting and git integration,fd:a simple and fast alternative to find,' +
-    'httpie:a human-friendly command-line HTTP client,entr:a tool that runs a command whenever files change,direnv:a shell extension that loads environment variables per directory,age:a simple file encryption tool with small explicit keys,' +
-    'mkcert:a tool that makes locally trusted development certificates,watchexec:a tool that runs commands when files are modified,yq:a command-line YAML; JSON and XML processor,tokei:a tool that counts lines of code by language',
+  'ripgrep:a command-line search tool that recursively searches directories for a regex pattern while respecting .gitignore,jq:a ' +
+    'command-line JSON processor for slicing; filtering; mapping and transforming structured data,curl:a command-line tool and library for ' +
+    'transferring data with URLs over many protocols,' +
+    'htop:an interactive process viewer for the terminal,fzf:a general-purpose command-line fuzzy finder,tmux:a terminal multiplexer that ' +
+    'keeps sessions running after you disconnect,sqlite3:the command-line shell of an embedded SQL database stored in one file,' +
+    'ffmpeg:a command-line tool to record; convert and stream audio and video,rsync:a fast tool to copy and synchronise files locally or ' +
+    'over SSH,git bisect:a git command that finds the commit that introduced a bug by binary search,' +
+    'shellcheck:a static analysis tool that finds bugs in shell scripts,hyperfine:a command-line benchmarking tool,bat:a cat clone with ' +
+    'syntax highlighting and git integration,fd:a simple and fast alternative to find,' +
+    'httpie:a human-friendly command-line HTTP client,entr:a tool that runs a command whenever files change,direnv:a shell extension that ' +
+    'loads environment variables per directory,age:a simple file encryption tool with small explicit keys,' +
+    'mkcert:a tool that makes locally trusted development certificates,watchexec:a tool that runs commands when files are modified,yq:a ' +
+    'command-line YAML; JSON and XML processor,tokei:a tool that counts lines of code by language',
 ).map(([name, what]) => [name, what.replace(/;/g, ',')] as [string, string]);
 
 /**
@@ -540,7 +589,9 @@ export function generateBank(r: RandomSource, entries = 300, decoyShare = 0.1): 
     id: idOf('tool-description'),
     category: 'tool-description',
     systemPrompt: TOOL_SYSTEM,
-    userPrompt: `Write a 40-60 word landing paragraph for the tool "${name}": ${what}. Write for a developer meeting it for the first time: what it does, when it helps, and no claims you cannot back up.`,
+    userPrompt:
+      `Write a 40-60 word landing paragraph for the tool "${name}": ${what}. Write for a developer meeting it for the first time: ` +
+      `what it does, when it helps, and no claims you cannot back up.`,
     schemaName: 'tool-description',
   }));
   // Shuffled together: the order of the file tells nothing either.
@@ -550,7 +601,8 @@ export function generateBank(r: RandomSource, entries = 300, decoyShare = 0.1): 
 /** The three files of a fresh private calibration set (calibration-set.ts), as JSON values. */
 export function generateCalibrationSet(r: RandomSource, opts: { entries?: number } = {}) {
   const note =
-    "A private calibration set made by akas calibration init: fresh instances of public templates. Keep it readable by the node's user only; edit, replace or add entries as you like (same formats as data/ in the akas package).";
+    "A private calibration set made by akas calibration init: fresh instances of public templates. Keep it readable by the node's user " +
+    'only; edit, replace or add entries as you like (same formats as data/ in the akas package).';
   return {
     'pool-A.json': { pool: 'A', note, questions: generatePool(r, 'A') },
     'pool-B.json': { pool: 'B', note, questions: generatePool(r, 'B') },

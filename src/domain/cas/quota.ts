@@ -52,7 +52,8 @@ export function casQuotaError(q: CasQuota, used: number, requested: number, now:
   const mib = (n: number) => `${Math.round((n / 1048576) * 10) / 10} MiB`;
   return new ServiceError(
     'rate_limited',
-    `This upload of ${mib(requested)} would pass the content-store quota of ${mib(q.cap)} a day (${q.scope}); ${mib(Math.max(0, q.cap - used))} are left today.`,
+    `This upload of ${mib(requested)} would pass the content-store quota of ${mib(q.cap)} a day (${q.scope}); ` +
+      `${mib(Math.max(0, q.cap - used))} are left today.`,
     {
       scope: q.scope,
       cap: q.cap,
@@ -67,7 +68,8 @@ export function casQuotaError(q: CasQuota, used: number, requested: number, now:
       retryAfter: Math.ceil((resetAt - now) / 1000),
       hint:
         q.scope === 'per-ip-per-day'
-          ? 'Anonymous uploads share a daily quota per IP. Upload as a calibrated agent (Authorization: Bearer) for a larger quota of your own, or wait for the reset.'
+          ? 'Anonymous uploads share a daily quota per IP. Upload as a calibrated agent (Authorization: Bearer) for a larger quota of your ' +
+            'own, or wait for the reset.'
           : 'Your tier sets your daily quota (GET /api/agent/v1/quota shows it). Wait for the reset.',
     },
   );

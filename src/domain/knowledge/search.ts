@@ -38,7 +38,10 @@ export interface KnowledgeSearch {
   settled(): Promise<void>;
   /** Ranked hits of a query (typo tolerant, prefix on the last word), filtered by kind, paged by offset. */
   search(q: string, opts: { kind?: string; limit: number; cursor?: string }): Promise<SearchPage>;
-  /** Completions of a prefix: for `/...`, the published paths that start with it (and the branches on the way); otherwise titles with a word starting with it. */
+  /**
+   * Completions of a prefix: for `/...`, the published paths that start with it (and the branches
+   * on the way); otherwise titles with a word starting with it.
+   */
   suggest(q: string, limit?: number): Promise<Suggestion[]>;
   close(): Promise<void>;
 }

@@ -143,7 +143,9 @@ export async function dryRunProposal(
   const validate = validatorOf(kind);
   const schemaValid = validate(input.payload);
   const { errors, ignored } = itemsOf(kind, validate.errors ?? []);
-  const hint = `Fix each error (fieldDescription says what the field holds); \`akas propose ${kind} --template\` prints a complete example, GET /api/agent/v1/schemas has every kind's schema.`;
+  const hint =
+    `Fix each error (fieldDescription says what the field holds); \`akas propose ${kind} --template\` prints a complete example, ` +
+    `GET /api/agent/v1/schemas has every kind's schema.`;
   // Extra fields alone do not stop a proposal (the route drops them); anything else does,
   // and a payload the schema refuses cannot be checked further.
   if (!schemaValid && errors.length > 0) return { valid: false, kind, ...listed(errors, ignored), would: null, hint };

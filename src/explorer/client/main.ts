@@ -22,7 +22,8 @@ import { verifyForm } from './verify-form.js';
 /** The checks of whatever this page shows, once the verifier and the pinned keys are here. */
 async function verifyPage() {
   const wanted = $$(
-    '[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], [data-verify-judged], [data-verify-shown], [data-verify-node]',
+    '[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], ' +
+      '[data-verify-judged], [data-verify-shown], [data-verify-node]',
   );
   const pinBox = $('[data-pin-status]');
   if (!wanted.length && !pinBox) return;

@@ -136,14 +136,17 @@ export async function checkContent(V: Verifier) {
       setState(
         box,
         'ok',
-        `verified: the content shown hashes to ${shortHash(hash)}, the hash stated, and ${v2.length} judge${v2.length === 1 ? '' : 's'} signed it${r.v1 ? `; ${r.v1} v1 judgment${r.v1 === 1 ? ' is' : 's are'} bound by the node's word only` : ''}`,
+        `verified: the content shown hashes to ${shortHash(hash)}, the hash stated, and ${v2.length} judge${v2.length === 1 ? '' : 's'} ` +
+          `signed it${r.v1 ? `; ${r.v1} v1 judgment${r.v1 === 1 ? ' is' : 's are'} bound by the node's word only` : ''}`,
         details,
       );
     else
       setState(
         box,
         'unchecked',
-        `not checked by any judge: the content shown hashes to ${shortHash(hash)}, the hash the node states, but ${r.checked ? "every judgment is v1, bound to it by the node's word only" : 'no judge has signed it yet'}`,
+        `not checked by any judge: the content shown hashes to ${shortHash(hash)}, the hash the node states, but ${
+          r.checked ? 'every ' + "judgment is v1, bound to it by the node's word only" : 'no judge has signed it yet'
+        }`,
         details,
       );
   }

@@ -41,7 +41,9 @@ function judgmentChecks(r: VerifierModule.JudgmentsReport): Report {
     checks.push({
       id: 'content.hash',
       layer: 'content',
-      what: `the content shown hashes to the contentSha256 stated${r.content.binding === 'store' ? " (stored before content binding: bound by the node's store)" : ''}`,
+      what: `the content shown hashes to the contentSha256 stated${
+        r.content.binding === 'store' ? ' (stored before content binding: bound ' + "by the node's store)" : ''
+      }`,
       valid: r.content.ok,
       why: r.content.ok ? r.content.contentSha256 : r.content.problems.join('; '),
     } as Check);

@@ -12,5 +12,10 @@ export function entrySummary(e: LogEntry): Html {
   }
   const subject = typeof b.subjectSha256 === 'string' ? b.subjectSha256 : null;
   const verdict = typeof b.verdict === 'string' ? b.verdict : null;
-  return html`${verdict ? html`<strong>${verdict}</strong> ` : ''}${subject ? html`subject ${hash(subject)}` : html`<span class="muted">${Object.keys(b).slice(0, 4).join(', ')}</span>`}`;
+  return html`${verdict ? html`<strong>${verdict}</strong> ` : ''}${
+    subject
+      ? html`subject ${hash(subject)}`
+      : html`<span
+  class="muted">${Object.keys(b).slice(0, 4).join(', ')}</span>`
+  }`;
 }

@@ -28,14 +28,23 @@ ${facts([
   ['Walked', time(t.at)],
 ])}
 <h2>Leaves reached</h2>
-${
-  t.leaves.length
-    ? html`<ol>${t.leaves.map((l) => html`<li>${l.node ? html`${nodeLink(l.node.path, l.node.title)} ${badge(l.node.kind, 'kind')}` : html`<code>${l.to}</code>`} <span class="muted small">via ${l.via.map((v) => html`${v.path} (${v.branch}) `)}</span></li>`)}</ol>`
-    : html`<p class="muted">No branch led anywhere.</p>`
-}
+${t.leaves.length ? html`<ol>${t.leaves.map(leafItem)}</ol>` : html`<p class="muted">No branch led anywhere.</p>`}
 ${t.deadEnds.length ? html`<p>Dead ends (no branch held): ${t.deadEnds.map((p) => html`<code>${p}</code> `)}</p>` : ''}
 <h2>Steps</h2>
-<ol>${t.steps.map((s) => html`<li><strong>${s.question}</strong> <span class="muted small">${s.path}, depth ${s.depth}</span><ul>${s.branches.map((b) => html`<li>${b.holds ? badge('holds', 'published') : badge('does not hold', 'rejected')} <code>${b.id}</code> → <code>${b.to}</code></li>`)}</ul></li>`)}</ol>
-<p><a href="/explore/tree${t.path}#traverse">Walk it again</a> · <span class="muted small">as JSON: <a href="/api/knowledge/dg/traversals/${t.traversalId}">/api/knowledge/dg/traversals/${t.traversalId}</a></span></p>`;
+<ol>${t.steps.map(
+    (s) => html`<li><strong>${s.question}</strong> <span class="muted small">${s.path}, depth ${s.depth}</span>
+<ul>${s.branches.map(
+      (b) => html`<li>${b.holds ? badge('holds', 'published') : badge('does not hold', 'rejected')} <code>${b.id}</code> →
+<code>${b.to}</code></li>`,
+    )}</ul></li>`,
+  )}</ol>
+<p><a href="/explore/tree${t.path}#traverse">Walk it again</a> · <span class="muted small">as JSON: <a
+href="/api/knowledge/dg/traversals/${t.traversalId}">/api/knowledge/dg/traversals/${t.traversalId}</a></span></p>`;
   return page({ title: `Walk of ${t.path}`, section: 'tree', assets, body });
+}
+
+/** A leaf the walk reached: the node (or the path it names) and the branches that led there. */
+function leafItem(l: TraversalData['leaves'][number]) {
+  const target = l.node ? html`${nodeLink(l.node.path, l.node.title)} ${badge(l.node.kind, 'kind')}` : html`<code>${l.to}</code>`;
+  return html`<li>${target} <span class="muted small">via ${l.via.map((v) => html`${v.path} (${v.branch}) `)}</span></li>`;
 }

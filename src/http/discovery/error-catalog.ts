@@ -28,7 +28,8 @@ export function errorCatalog(origin: string) {
   return {
     url: `${origin}/errors`,
     envelope:
-      'Every refusal is JSON: {error, code, hint?, field?, errors[]?, recovery?} plus the facts of the refusal. A 401 adds orientation{}; a 429 is application/problem+json with type, title, status, detail, instance and retryAfter.',
+      'Every refusal is JSON: {error, code, hint?, field?, errors[]?, recovery?} plus the facts of the refusal. A 401 adds orientation{}; a ' +
+      '429 is application/problem+json with type, title, status, detail, instance and retryAfter.',
     codes,
   };
 }
@@ -38,7 +39,8 @@ export function errorCatalogPage(origin: string): string {
   const rows = catalog.codes
     .map(
       (e) =>
-        `<tr id="${e.code}"><td><a href="#${e.code}"><code>${e.code}</code></a></td><td>${e.status} ${escapeHtml(e.title)}</td><td>${inlineHtml(e.meaning)}</td><td>${inlineHtml(e.action)}</td></tr>`,
+        `<tr id="${e.code}"><td><a href="#${e.code}"><code>${e.code}</code></a></td><td>${e.status} ${escapeHtml(e.title)}</td><td>` +
+        `${inlineHtml(e.meaning)}</td><td>${inlineHtml(e.action)}</td></tr>`,
     )
     .join('\n');
   return page(

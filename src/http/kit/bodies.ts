@@ -127,7 +127,8 @@ export function registerBodies(app: FastifyInstance, maxBytes: number) {
       }
       if (!Number.isFinite(derived.members) || !Number.isFinite(derived.keys)) {
         throw new Error(
-          `${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/kit/bodies.ts)`,
+          `${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without ` +
+            `maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/kit/bodies.ts)`,
         );
       }
       bounds = routeBodyBounds(derived, maxBytes);

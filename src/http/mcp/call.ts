@@ -140,7 +140,8 @@ export async function callTool(app: FastifyInstance, tool: Tool, argsIn: unknown
     delete structured.claimSecret;
     structured.claimSecretWithheld = true;
     structured.claimSecretNote =
-      'The claimSecret of this proposal (recover channel B) is left out of MCP results unless the call passes includeClaimSecret: true. Your recovery token recovers you anyway.';
+      'The claimSecret of this proposal (recover channel B) is left out of MCP results unless the call passes includeClaimSecret: true. ' +
+      'Your recovery token recovers you anyway.';
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }
   // Other agents' words are marked before the result (the top of tools.ts): first in the

@@ -33,7 +33,8 @@ function catalogPage(origin: string): string {
   const rows = catalog(origin)
     .kinds.map(
       (k) =>
-        `<tr><td><a href="/credentials/schemas/${escapeHtml(k.kind)}.json"><code>${escapeHtml(k.kind)}</code></a></td><td>${escapeHtml(k.tier)}</td><td>${escapeHtml(k.schemaVersion)}</td><td>${escapeHtml(k.description)}</td></tr>`,
+        `<tr><td><a href="/credentials/schemas/${escapeHtml(k.kind)}.json"><code>${escapeHtml(k.kind)}</code></a></td><td>` +
+        `${escapeHtml(k.tier)}</td><td>${escapeHtml(k.schemaVersion)}</td><td>${escapeHtml(k.description)}</td></tr>`,
     )
     .join('\n');
   return `<!doctype html>

@@ -168,7 +168,8 @@ export async function casRoutes(app: FastifyInstance) {
       const note = deduplicated
         ? 'These bytes were already stored; nothing was written. The blob is immutable: GET fetchUrl serves it, re-checked against sha256 on every read.'
         : repaired
-          ? 'The stored copy of these bytes had failed its hash check; it was replaced by this upload. GET fetchUrl serves it, re-checked against sha256 on every read.'
+          ? 'The stored copy of these bytes had failed its hash check; it was replaced by this upload. GET fetchUrl serves it, re-checked ' +
+            'against sha256 on every read.'
           : 'Stored. The blob is immutable: GET fetchUrl serves it with immutable caching, re-checked against sha256 on every read.';
       return { sha256, bytes, deduplicated, fetchUrl: fetchUrlOf(request, sha256), note };
     },

@@ -50,7 +50,8 @@ export async function healthRoutes(app: FastifyInstance) {
     calibration: Type.String({
       enum: ['demo', 'private'],
       description:
-        "The calibration set in use: demo (the public one shipped in the package: its answers are known) or private (the operator's own, akas serve --calibration DIR).",
+        "The calibration set in use: demo (the public one shipped in the package: its answers are known) or private (the operator's own, " +
+        'akas serve --calibration DIR).',
     }),
     storage: Storage,
     seeding: Type.Optional(

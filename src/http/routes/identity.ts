@@ -261,7 +261,8 @@ export async function identityRoutes(app: FastifyInstance) {
           ...signingBlock(r.signing, 'registered'),
           canonical: 'signing.privateKey is the raw 32-byte Ed25519 seed as 64 hex chars; signing.publicKey the raw 32-byte public key.',
           note: r.signing.privateKey
-            ? 'The private key is shown once and never stored by the node. Judgments are signed with it; the public key is on your profile. To keep it from ever leaving you, register with your own publicKey and proof.'
+            ? 'The private key is shown once and never stored by the node. Judgments are signed with it; the public key is on your profile. ' +
+              'To keep it from ever leaving you, register with your own publicKey and proof.'
             : 'Your own key: judgments are signed with the private half you kept; the public key is on your profile.',
         },
         recoveryToken: r.recoveryToken,

@@ -51,7 +51,8 @@ const EvidenceSchema = Open(
     publication: Nullable(Open({ id: Str, entry: Open(), inclusion: Open(), checkpoint: Str })),
     log: Open({ verifierKey: Str, endorsement: Open() }),
   },
-  'The proposal that published what is served, its contentSha256, and its proposal.published event in the log with an inclusion proof and a signed checkpoint (PROTOCOL 10.7): `akas verify node` checks it offline.',
+  'The proposal that published what is served, its contentSha256, and its proposal.published event in the log with an inclusion proof and a ' +
+    'signed checkpoint (PROTOCOL 10.7): `akas verify node` checks it offline.',
 );
 
 /** The unified node response (PROTOCOL 10.2). */
@@ -257,7 +258,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
       view.independentEvals = evals.map((e) => ({ ...e, manifestUrl: `/api/knowledge/eval/proposals/${e.proposalId}` }));
       view.evalSummary = summary;
       view.note =
-        "payload.provenance.metrics are the proposer's own; independentEvals are published eval results by others. Check the manifest with POST /api/knowledge/artifact/verify.";
+        "payload.provenance.metrics are the proposer's own; independentEvals are published eval results by others. Check the manifest with " +
+        'POST /api/knowledge/artifact/verify.';
     }
     if (evidence) view.evidence = evidence;
     return view;
@@ -346,7 +348,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
         response: {
           200: Closed(
             { brief: Open(), manifest: BriefManifestSchema, path: Str, evidence: Type.Optional(EvidenceSchema) },
-            'The brief cut to the level, its BriefManifest, its node path, and the evidence binding it to the proposal that published it (PROTOCOL 10.3, 10.7).',
+            'The brief cut to the level, its BriefManifest, its node path, and the evidence binding it to the proposal that published it ' +
+              '(PROTOCOL 10.3, 10.7).',
           ),
         },
       },

@@ -371,8 +371,10 @@ export async function proposalRoutes(app: FastifyInstance) {
         note:
           (cannotJudge ? `You cannot judge yet (${cannotJudge.code}): ${cannotJudge.reason} These are the proposals you could judge then. ` : '') +
           (ctx.config.sameIpCollusionCheck
-            ? 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP (withheld counts the others). Each accepted judgment earns 1 credit.'
-            : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP judge the same proposal). Each accepted judgment earns 1 credit.'),
+            ? 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP (withheld counts the others). ' +
+              'Each accepted judgment earns 1 credit.'
+            : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP ' +
+              'judge the same proposal). Each accepted judgment earns 1 credit.'),
       };
     },
   );

@@ -166,7 +166,9 @@ export async function toolRoutes(app: FastifyInstance) {
             },
           ]),
         ),
-        note: 'A use-tool call costs tier price (frontier 1, strong 2, mid 5, weak 15) x the tool cost multiplier. The schema name decoy is an alias of short-text.',
+        note:
+          'A use-tool call costs tier price (frontier 1, strong 2, mid 5, weak 15) x the tool cost multiplier. The schema name decoy is ' +
+          'an alias of short-text.',
         attestationCatalogUrl: `${origin}/credentials/index.json`,
         knowledgeDescriptorUrl: `${origin}/.well-known/akas.json`,
       };

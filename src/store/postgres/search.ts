@@ -81,7 +81,8 @@ export function indexBatch(s: string, writes: Map<string, TextDoc | null>): stri
     }
     // A title is shown, never searched as such: a U+0000 in it (which text cannot hold) is dropped.
     puts.push(
-      `(${literal(id)}, ${literal(doc.kind)}, ${literal(doc.title.replaceAll('\u0000', ''))}, ${literal(fieldsJson(doc))}, ${literal(tsvectorText(doc))}::tsvector)`,
+      `(${literal(id)}, ${literal(doc.kind)}, ${literal(doc.title.replaceAll('\u0000', ''))}, ${literal(fieldsJson(doc))}, ` +
+        `${literal(tsvectorText(doc))}::tsvector)`,
     );
     for (const w of docWords(doc)) words.add(w);
   }

@@ -296,7 +296,8 @@ export class PgStore implements Store {
   private async probe() {
     // A durable write, as a transaction would make one (a SELECT alone passes on a full disk).
     await this.writers.query(
-      `INSERT INTO ${this.s}.akas_kv (space, key, value) VALUES ('store-probe', '\\x00'::bytea, $1) ON CONFLICT (space, key) DO UPDATE SET value = excluded.value`,
+      `INSERT INTO ${this.s}.akas_kv (space, key, value) VALUES ('store-probe', '\\x00'::bytea, $1) ON CONFLICT (space, key) DO UPDATE SET ` +
+        `value = excluded.value`,
       [String(Date.now())],
     );
   }

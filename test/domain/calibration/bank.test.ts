@@ -12,7 +12,8 @@ import {
 
 const goodToolDescription = {
   answer:
-    'ripgrep searches your whole project for a regular expression in a fraction of the time of grep, skipping files your .gitignore excludes and binary files by default. Point it at a folder and get every matching line with its file and line number.',
+    'ripgrep searches your whole project for a regular expression in a fraction of the time of grep, skipping files your .gitignore ' +
+    'excludes and binary files by default. Point it at a folder and get every matching line with its file and line number.',
   confidence: 'high',
   model: { family: 'claude', version: 'opus-4' },
   via: 'anthropic-api',

@@ -113,7 +113,8 @@ const PROOF: Record<string, { right: string; wrong: string }> = {
   },
   B4: {
     right:
-      'The CAP theorem states that a distributed data store cannot simultaneously guarantee consistency, availability, and partition tolerance; when a network partition occurs it must choose between consistency and availability.',
+      'The CAP theorem states that a distributed data store cannot simultaneously guarantee consistency, availability, and partition ' +
+      'tolerance; when a network partition occurs it must choose between consistency and availability.',
     wrong: 'It says that database transactions must be atomic, consistent, isolated and durable.',
   },
   B5: {

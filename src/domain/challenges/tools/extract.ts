@@ -127,7 +127,8 @@ export const clearExtractCache = (): void => cache.clear();
 export const extractTool: ToolSpec<ExtractInput, ExtractOutput> = {
   name: 'extract',
   description:
-    'Extracts the keywords of a short phrase (1..500 characters, plain text, not a regex): content words in order of first appearance with English stop-words removed, then adjacent two-word phrases. Results are cached; cached says whether this one was.',
+    'Extracts the keywords of a short phrase (1..500 characters, plain text, not a regex): content words in order of first appearance with ' +
+    'English stop-words removed, then adjacent two-word phrases. Results are cached; cached says whether this one was.',
   costMultiplier: 2,
   input: extractInputSchema,
   output: extractOutputSchema,

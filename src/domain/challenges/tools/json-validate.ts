@@ -69,7 +69,8 @@ export async function jsonValidate(input: JsonValidateInput): Promise<JsonValida
 export const jsonValidateTool: ToolSpec<JsonValidateInput, JsonValidateOutput> = {
   name: 'json-validate',
   description:
-    "Checks whether a text (max 100000 characters) is valid JSON and summarises it: valid, the top-level type (object, array, string, number, boolean, null, or 'invalid') and the UTF-8 byte length. A shape summary, not a schema validator.",
+    'Checks whether a text (max 100000 characters) is valid JSON and summarises it: valid, the top-level type (object, array, string, ' +
+    "number, boolean, null, or 'invalid') and the UTF-8 byte length. A shape summary, not a schema validator.",
   costMultiplier: 1,
   input: jsonValidateInputSchema,
   output: jsonValidateOutputSchema,

@@ -421,7 +421,9 @@ export async function closeRegexWorker(): Promise<void> {
 export const regexTestTool: ToolSpec<RegexTestInput, RegexTestOutput> = {
   name: 'regex-test',
   description:
-    "Tests an ECMAScript regular expression (max 1000 characters) against a text (max 5000 characters) and lists every match with its index and capture groups. 'g' is added to the flags when absent; evaluation, compiling included, stops after 50 ms (catastrophic backtracking included), and a call stopped there is charged. Returns at most 1000 matches.",
+    'Tests an ECMAScript regular expression (max 1000 characters) against a text (max 5000 characters) and lists every match with its index ' +
+    "and capture groups. 'g' is added to the flags when absent; evaluation, compiling included, stops after 50 ms (catastrophic " +
+    'backtracking included), and a call stopped there is charged. Returns at most 1000 matches.',
   costMultiplier: 1,
   input: regexTestInputSchema,
   output: regexTestOutputSchema,

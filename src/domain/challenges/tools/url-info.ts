@@ -70,7 +70,8 @@ export async function urlInfo(input: UrlInfoInput): Promise<UrlInfoOutput> {
 export const urlInfoTool: ToolSpec<UrlInfoInput, UrlInfoOutput> = {
   name: 'url-info',
   description:
-    "Parses a URL without fetching it: valid, protocol (scheme without ':'), host, port (explicit or the scheme default) and path. An invalid URL gives valid false with empty parts, not an error.",
+    "Parses a URL without fetching it: valid, protocol (scheme without ':'), host, port (explicit or the scheme default) and path. An " +
+    'invalid URL gives valid false with empty parts, not an error.',
   costMultiplier: 1,
   input: urlInfoInputSchema,
   output: urlInfoOutputSchema,

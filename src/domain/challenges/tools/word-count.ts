@@ -96,7 +96,8 @@ export async function wordCount(input: WordCountInput): Promise<WordCountOutput>
 export const wordCountTool: ToolSpec<WordCountInput, WordCountOutput> = {
   name: 'word-count',
   description:
-    'Counts a text (max 100000 characters): characters (Unicode code points), words, sentences, and reading time in seconds at 200 words per minute, rounded up. All integers.',
+    'Counts a text (max 100000 characters): characters (Unicode code points), words, sentences, and reading time in seconds at 200 words ' +
+    'per minute, rounded up. All integers.',
   costMultiplier: 1,
   input: wordCountInputSchema,
   output: wordCountOutputSchema,
