@@ -108,15 +108,12 @@ describe('the origin in the public documents (issue 30, finding 3)', () => {
         [['--trust-proxy', '10.0.0.5'], {}],
         [[], { AKAS_TRUST_PROXY: '1' }],
       ] as const) {
-        const r = await runCli(['serve', '--data', data, '--port', '0', '--log-level', 'warn', '--allow-demo-calibration', ...args], {
-          env,
-          timeoutMs: 15_000,
-        });
+        const r = await runCli(['serve', '--data', data, '--port', '0', '--log-level', 'warn', '--allow-demo-calibration', ...args], { env });
         expect(r.code, r.stderr).toBe(2);
         expect(r.stderr).toContain('needs --public-url URL');
         expect(r.stderr).toContain('X-Forwarded-Host');
       }
-      const bad = await runCli(['serve', '--data', data, '--port', '0', '--trust-proxy', '--public-url', 'akas.example.org'], { timeoutMs: 15_000 });
+      const bad = await runCli(['serve', '--data', data, '--port', '0', '--trust-proxy', '--public-url', 'akas.example.org']);
       expect(bad.code, bad.stderr).toBe(2);
       expect(bad.stderr).toContain('--public-url is the URL clients reach the node at');
     } finally {

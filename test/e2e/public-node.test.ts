@@ -17,7 +17,7 @@ describe('akas serve on a data folder others can read', () => {
     const data = join(parent, 'data');
     mkdirSync(data);
     chmodSync(data, 0o755);
-    const r = await runCli(['serve', '--data', data, '--port', '0', '--log-level', 'warn'], { timeoutMs: 15_000 });
+    const r = await runCli(['serve', '--data', data, '--port', '0', '--log-level', 'warn']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`chmod 700 ${data}`);
     expect(r.stderr).toContain('0755');
@@ -30,7 +30,7 @@ describe('akas serve and its calibration set', () => {
     const data = tempDir('akas-e2e-demo-');
     dirs.push(data);
     // Refused before anything listens: nothing is ever bound to 0.0.0.0 here.
-    const r = await runCli(['serve', '--data', data, '--host', '0.0.0.0', '--port', '0', '--log-level', 'warn'], { timeoutMs: 15_000 });
+    const r = await runCli(['serve', '--data', data, '--host', '0.0.0.0', '--port', '0', '--log-level', 'warn']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('demo calibration set');
     expect(r.stderr).toContain('akas calibration init DIR');
@@ -40,7 +40,7 @@ describe('akas serve and its calibration set', () => {
       [['--trust-proxy', '--public-url', 'https://akas.example.org'], 'behind a reverse proxy (--trust-proxy)'],
       [['--public-url', 'https://akas.example.org'], 'published at https://akas.example.org (--public-url)'],
     ] as const) {
-      const behind = await runCli(['serve', '--data', data, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn', ...args], { timeoutMs: 15_000 });
+      const behind = await runCli(['serve', '--data', data, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn', ...args]);
       expect(behind.code, behind.stderr).toBe(2);
       expect(behind.stderr).toContain(`Refusing to serve ${said} with the demo calibration set`);
     }

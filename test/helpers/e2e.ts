@@ -10,6 +10,13 @@ import { fileURLToPath } from 'node:url';
 /** The built CLI entry point. */
 export const CLI = fileURLToPath(new URL('../../dist/bin/main.cjs', import.meta.url));
 
+/**
+ * How long a child may take to start or finish before the helper gives up on it. A guard against
+ * a hang, never a measure: on a machine loaded twentyfold a node took 22 s to listen, so it sits
+ * well under vitest's 180 s test and hook timeouts (vitest.config.ts) and far over any start.
+ */
+const START_GUARD_MS = 120_000;
+
 function requireBuild() {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before the e2e tests`);
 }
@@ -81,8 +88,8 @@ export function startServe(extraArgs: string[] = [], opts: ServeOptions = {}): P
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void stop();
-      reject(new Error(`akas serve did not print its address within ${opts.timeoutMs ?? 15000} ms\nstdout: ${out}\nstderr: ${err}`));
-    }, opts.timeoutMs ?? 15000);
+      reject(new Error(`akas serve did not print its address within ${opts.timeoutMs ?? START_GUARD_MS} ms\nstdout: ${out}\nstderr: ${err}`));
+    }, opts.timeoutMs ?? START_GUARD_MS);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       const m = /listening on (https?:\/\/\S+)/.exec(out);
@@ -125,7 +132,7 @@ export function startWitness(dataDir: string, name: string, logKey: string): Pro
     }
   };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => void stop().then(() => reject(new Error(`akas witness did not start: ${out} ${err}`))), 15_000);
+    const timer = setTimeout(() => void stop().then(() => reject(new Error(`akas witness did not start: ${out} ${err}`))), START_GUARD_MS);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       let j: { listening: string; verifierKey: string };
@@ -188,8 +195,8 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`akas ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30000} ms`));
-    }, opts.timeoutMs ?? 30000);
+      reject(new Error(`akas ${args.join(' ')} did not finish within ${opts.timeoutMs ?? START_GUARD_MS} ms`));
+    }, opts.timeoutMs ?? START_GUARD_MS);
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(timer);
