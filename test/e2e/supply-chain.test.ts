@@ -12,6 +12,7 @@ import { bundleFromJSON } from '@sigstore/bundle';
 import { PublicKeyDetails } from '@sigstore/protobuf-specs';
 import { Verifier, toSignedEntity, toTrustMaterial } from '@sigstore/verify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { didKeyFromPublicKey, generateKeyPair } from '../../src/core/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 
@@ -181,6 +182,26 @@ describe('an attestation as a Sigstore bundle and a DSSE envelope', () => {
     const bad = await verifyWith('dsse', changed);
     expect(bad.code).toBe(1);
     expect(failedIds(bad.stdout)).toEqual(['dsse.signature']);
+  });
+
+  it('checks an envelope and a bundle under the issuer keys a trust file pins, and refuses them under a file pinning another key', async () => {
+    const made = await akas('p1', ['node-keys', '--trust']);
+    expect(made.code, made.stderr).toBe(0);
+    writeFileSync(file('trust.json'), made.stdout);
+    for (const [cmd, name] of [
+      ['dsse', 'review.dsse.json'],
+      ['sigstore', 'review.sigstore.json'],
+    ]) {
+      const held = await offline(['verify', cmd, file(name), '--trust', file('trust.json')]);
+      expect(held.code, held.stdout + held.stderr).toBe(0);
+    }
+    const other = { ...JSON.parse(made.stdout), issuers: [{ did: didKeyFromPublicKey(generateKeyPair().publicKey), validFrom: null, validUntil: null }] };
+    writeFileSync(file('other-trust.json'), JSON.stringify(other));
+    const refused = await offline(['--json', 'verify', 'sigstore', file('review.sigstore.json'), '--trust', file('other-trust.json')]);
+    expect(refused.code).toBe(1);
+    expect(failedIds(refused.stdout)).toEqual(['dsse.signature']);
+    const both = await offline(['verify', 'dsse', file('review.dsse.json'), '--trust', file('trust.json'), '--key', pemFile]);
+    expect(both.code).toBe(2);
   });
 
   it('writes the C2SP tlog-proof beside it, which akas verify log-proof checks, and refuses it changed', async () => {
