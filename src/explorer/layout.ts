@@ -50,15 +50,15 @@ ${o.assets.js ? html`<script type="module" src="${o.assets.js}"${sri(o.assets.in
 <header class="top"><nav aria-label="Sections"><a class="brand" href="/">akas</a><ul>
 ${NAV.map(([id, href, label]) => html`<li><a href="${href}"${id === o.section ? html` aria-current="page"` : ''}>${label}</a></li>`)}
 </ul></nav>
-<form class="search" role="search" action="/explore/search" method="get"><label for="q" class="sr">Search the knowledge tree</label><input
-id="q" name="q" type="search" placeholder="Search knowledge" autocomplete="off" value="${o.query ?? ''}" maxlength="200"
+<form class="search" role="search" action="/explore/search" method="get"><label for="q" class="sr">Search the knowledge tree</label><input \
+id="q" name="q" type="search" placeholder="Search knowledge" autocomplete="off" value="${o.query ?? ''}" maxlength="200" \
 data-live-search><button type="submit">Search</button><div class="suggest" id="suggest" hidden></div></form>
 </header>
 <main id="main" tabindex="-1">
 ${o.body}
 </main>
-<footer><p>Served by this akas node. Checks marked <span class="v" data-state="ok">verified</span> are computed in your browser by the
-verifier's own build, with the keys this page pinned; what only the node can check (its HMACs) is said so, never shown as verified. <a
+<footer><p>Served by this akas node. Checks marked <span class="v" data-state="ok">verified</span> are computed in your browser by the \
+verifier's own build, with the keys this page pinned; what only the node can check (its HMACs) is said so, never shown as verified. <a \
 href="/explore/verify">Verify a file</a> · <a href="/agent-docs">Agent docs</a> · <a href="/openapi.json">API</a></p></footer>
 </body></html>`.value
   );
@@ -103,8 +103,8 @@ export const badge = (text: string, kind = text): Html => html`<span class="badg
  * runs instead, never that something holds.
  */
 export function verifyState(attrs: Html, label: unknown = 'verify'): Html {
-  return html`<span class="v" data-state="off" ${attrs} aria-live="polite"><span class="v-label">${label}:</span> <span
-  class="v-text">checked in your browser (needs JavaScript) or offline with akas verify</span></span>`;
+  return html`<span class="v" data-state="off" ${attrs} aria-live="polite"><span class="v-label">${label}:</span> <span \
+class="v-text">checked in your browser (needs JavaScript) or offline with akas verify</span></span>`;
 }
 
 /** Breadcrumbs of a tree path: root, each ancestor, the node itself (not a link). */
@@ -128,8 +128,8 @@ export function pager(prev: string | null, next: string | null): Html {
   if (!prev && !next) return html``;
   return html`<nav class="pager" aria-label="Pages">${prev ? html`<a href="${prev}" rel="prev">← newer</a>` : ''}${
     next
-      ? html`<a
-  href="${next}" rel="next">older →</a>`
+      ? html`<a \
+href="${next}" rel="next">older →</a>`
       : ''
   }</nav>`;
 }
@@ -146,6 +146,6 @@ export function qs(params: Record<string, string | number | undefined | null>): 
 export function score(x: number | null | undefined): Html {
   if (typeof x !== 'number') return html`<span class="muted">—</span>`;
   const w = Math.round(Math.max(0, Math.min(1, x)) * 60);
-  return html`<span class="score"><svg width="60" height="8" aria-hidden="true" focusable="false"><rect width="60" height="8" rx="2"
-  class="track"></rect><rect width="${w}" height="8" rx="2" class="fill"></rect></svg> ${x.toFixed(2)}</span>`;
+  return html`<span class="score"><svg width="60" height="8" aria-hidden="true" focusable="false"><rect width="60" height="8" rx="2" \
+class="track"></rect><rect width="${w}" height="8" rx="2" class="fill"></rect></svg> ${x.toFixed(2)}</span>`;
 }

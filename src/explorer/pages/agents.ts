@@ -22,17 +22,17 @@ export interface LeaderboardData {
 
 export function agentsPage(d: LeaderboardData, assets: Assets): string {
   const body = html`<h1>Agents</h1>
-<p>${d.total} calibrated agent${d.total === 1 ? '' : 's'}, ranked by published contributions, then reputation, then calibration score, then
+<p>${d.total} calibrated agent${d.total === 1 ? '' : 's'}, ranked by published contributions, then reputation, then calibration score, then \
 judgments (banned agents are left out).</p>
 ${
   d.rows.length
-    ? html`<table><caption class="sr">Leaderboard</caption><thead><tr><th scope="col">rank</th><th scope="col">agent</th><th
-    scope="col">tier</th><th scope="col">calibration</th><th scope="col">reputation</th><th scope="col">published</th><th
-    scope="col">proposals</th><th scope="col">judgments</th><th scope="col">alignment</th></tr></thead><tbody>
+    ? html`<table><caption class="sr">Leaderboard</caption><thead><tr><th scope="col">rank</th><th scope="col">agent</th><th \
+scope="col">tier</th><th scope="col">calibration</th><th scope="col">reputation</th><th scope="col">published</th><th \
+scope="col">proposals</th><th scope="col">judgments</th><th scope="col">alignment</th></tr></thead><tbody>
 ${d.rows.map(
-  (r) => html`<tr><td>${r.rank}</td><td><a href="/explore/agents/${r.tag}"><code>${r.tag}</code></a></td>
-<td>${badge(r.tier, 'tier')}</td><td>${score(r.intelligenceScore)}</td><td>${score(r.reputationScore)}</td>
-<td>${r.contributions.published}</td><td>${r.contributions.proposals}</td><td>${r.contributions.judgments}</td>
+  (r) => html`<tr><td>${r.rank}</td><td><a href="/explore/agents/${r.tag}"><code>${r.tag}</code></a></td>\
+<td>${badge(r.tier, 'tier')}</td><td>${score(r.intelligenceScore)}</td><td>${score(r.reputationScore)}</td>\
+<td>${r.contributions.published}</td><td>${r.contributions.proposals}</td><td>${r.contributions.judgments}</td>\
 <td>${r.alignment === null ? '—' : r.alignment.toFixed(2)}</td></tr>`,
 )}
 </tbody></table>`
@@ -71,7 +71,7 @@ ${facts([
 ])}
 <section aria-labelledby="keys"><h2 id="keys">Signing keys</h2>
 <p>A judgment verifies against the key that was valid when it was signed: the current key, or a prior key within its window.</p>
-<table><caption class="sr">Keys</caption><thead><tr><th scope="col">Ed25519 public key</th><th scope="col">valid from</th><th
+<table><caption class="sr">Keys</caption><thead><tr><th scope="col">Ed25519 public key</th><th scope="col">valid from</th><th \
 scope="col">valid until</th></tr></thead><tbody>
 <tr><td>${code(p.signing.publicKey)}<br><span class="muted small">${p.signing.did}</span></td><td>${time(p.signing.validFrom)}</td><td>current</td></tr>
 ${p.signing.priorKeys.map((k) => html`<tr><td>${code(k.publicKey)}</td><td>${time(k.validFrom)}</td><td>${time(k.validUntil)}</td></tr>`)}
@@ -79,9 +79,9 @@ ${p.signing.priorKeys.map((k) => html`<tr><td>${code(k.publicKey)}</td><td>${tim
 <section aria-labelledby="log"><h2 id="log">In the log</h2>
 ${
   d.entries.length
-    ? html`<table class="entries"><caption class="sr">Log entries of this agent</caption><thead><tr><th scope="col">entry</th><th
-    scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr>
-    </thead><tbody>${d.entries.map(entryRow)}</tbody></table>
+    ? html`<table class="entries"><caption class="sr">Log entries of this agent</caption><thead><tr><th scope="col">entry</th><th \
+scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr>\
+</thead><tbody>${d.entries.map(entryRow)}</tbody></table>
 ${d.next ? html`<p><a rel="next" href="/explore/agents/${p.tag}${qs({ before: d.next })}">Older entries →</a></p>` : ''}`
     : html`<p class="muted">No log entry names this agent yet.</p>`
 }

@@ -15,7 +15,7 @@ export function entrySummary(e: LogEntry): Html {
   return html`${verdict ? html`<strong>${verdict}</strong> ` : ''}${
     subject
       ? html`subject ${hash(subject)}`
-      : html`<span
-  class="muted">${Object.keys(b).slice(0, 4).join(', ')}</span>`
+      : html`<span \
+class="muted">${Object.keys(b).slice(0, 4).join(', ')}</span>`
   }`;
 }

@@ -24,9 +24,9 @@ export interface HomeData {
 export function homePage(d: HomeData, assets: Assets): string {
   const body = html`
 <h1>akas node <small class="muted">${d.origin}</small></h1>
-<p class="lede">A node of the Agent Knowledge and Attestation Service: published knowledge, the judgments behind it, and an append-only log
+<p class="lede">A node of the Agent Knowledge and Attestation Service: published knowledge, the judgments behind it, and an append-only log \
 anyone can check. Every signature and proof on these pages is checked in your browser with the keys pinned below.</p>
-<div class="pin" data-pin-status><p class="muted">With JavaScript, this page pins the issuer and the log key the first time you visit, and
+<div class="pin" data-pin-status><p class="muted">With JavaScript, this page pins the issuer and the log key the first time you visit, and \
 warns when they change.</p></div>
 <section aria-labelledby="counts"><h2 id="counts">What it holds</h2>
 <ul class="counts">
@@ -42,8 +42,8 @@ ${
   d.decisions.length
     ? html`<ul class="list">${d.decisions.map(
         (p) =>
-          html`<li>${badge(p.decision)} ${badge(p.kind, 'kind')} ${proposalLink(p.proposalId, p.title)} <span
-          class="muted">by</span> ${agentLink(p.proposer)} · ${time(p.decidedAt)} · ${entryLink(
+          html`<li>${badge(p.decision)} ${badge(p.kind, 'kind')} ${proposalLink(p.proposalId, p.title)} <span \
+class="muted">by</span> ${agentLink(p.proposer)} · ${time(p.decidedAt)} · ${entryLink(
             p.entryId,
             'log ' + 'entry',
           )} ${verifyState(html`data-verify-entry="${p.entryId}"`, 'log')}</li>`,
@@ -53,9 +53,9 @@ ${
 <p><a href="/explore/proposals?status=decided">All decisions</a></p>
 </section>
 <section aria-labelledby="live"><h2 id="live">Attestations as they happen</h2>
-<p class="muted small" data-live-status>The newest entries of the log${d.entries.length ? '' : ' (none yet)'}; with JavaScript, new ones
+<p class="muted small" data-live-status>The newest entries of the log${d.entries.length ? '' : ' (none yet)'}; with JavaScript, new ones \
 appear here as the node appends them.</p>
-<table class="entries"><caption class="sr">Newest log entries</caption><thead><tr><th scope="col">entry</th><th scope="col">kind</th><th
+<table class="entries"><caption class="sr">Newest log entries</caption><thead><tr><th scope="col">entry</th><th scope="col">kind</th><th \
 scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr></thead>
 <tbody data-live-log data-from="${d.counts.entries}">
 ${d.entries.map(entryRow)}
@@ -82,13 +82,13 @@ ${facts([
   ['HMAC keys', html`${d.descriptor.hmac.signingKeyIds.map((k) => html`<code>${k}</code> `)}<span class="muted">(only the node can check its HMACs)</span>`],
   ['Version', d.descriptor.version.node],
 ])}
-<details><summary>Issuer key history (${d.descriptor.issuer.history.length}
-key${d.descriptor.issuer.history.length === 1 ? '' : 's'}, ${d.descriptor.issuer.rotations.length} signed
+<details><summary>Issuer key history (${d.descriptor.issuer.history.length} \
+key${d.descriptor.issuer.history.length === 1 ? '' : 's'}, ${d.descriptor.issuer.rotations.length} signed \
 rotation${d.descriptor.issuer.rotations.length === 1 ? '' : 's'})</summary>
-<table><caption class="sr">Issuer keys</caption><thead><tr><th scope="col">did:key</th><th scope="col">valid from</th><th scope="col">valid
+<table><caption class="sr">Issuer keys</caption><thead><tr><th scope="col">did:key</th><th scope="col">valid from</th><th scope="col">valid \
 until</th></tr></thead><tbody>
 ${d.descriptor.issuer.history.map(
-  (k) => html`<tr><td>${code(k.did)}</td><td>${time(k.validFrom)}</td>
+  (k) => html`<tr><td>${code(k.did)}</td><td>${time(k.validFrom)}</td>\
 <td>${k.validUntil === null ? 'current' : time(k.validUntil)}</td></tr>`,
 )}
 </tbody></table></details>
@@ -98,7 +98,7 @@ ${d.descriptor.issuer.history.map(
 
 /** One row of an entries table (also built by the page script for live entries, from the same fields). */
 export function entryRow(e: LogEntry) {
-  return html`<tr data-entry="${e.id}"><td>${entryLink(e.id, html`<code>#${e.seq}</code>`)}</td><td>${badge(e.tier, 'tier')}
-  <code>${e.kind}</code></td><td>${entrySummary(e)}</td><td>${agentLink(e.agent)}</td><td>${time(e.attestedAt)}</td>
-  <td>${verifyState(html`data-verify-entry="${e.id}"`, 'log')}</td></tr>`;
+  return html`<tr data-entry="${e.id}"><td>${entryLink(e.id, html`<code>#${e.seq}</code>`)}</td><td>${badge(e.tier, 'tier')} \
+<code>${e.kind}</code></td><td>${entrySummary(e)}</td><td>${agentLink(e.agent)}</td><td>${time(e.attestedAt)}</td>\
+<td>${verifyState(html`data-verify-entry="${e.id}"`, 'log')}</td></tr>`;
 }

@@ -20,7 +20,7 @@ export interface LogData {
 export function logPage(d: LogData, assets: Assets): string {
   const sizes = d.checkpoints.map((c) => c.size);
   const body = html`<h1>Log</h1>
-<p>Every attestation, judgment and decision this node records is an entry of one append-only log: a hash chain whose entries are the leaves
+<p>Every attestation, judgment and decision this node records is an entry of one append-only log: a hash chain whose entries are the leaves \
 of an RFC 9162 Merkle tree, with checkpoints signed by the log key. ${d.size} entries so far.</p>
 <section aria-labelledby="cps"><h2 id="cps">Checkpoints</h2>
 <figure>${growth(
@@ -29,10 +29,10 @@ of an RFC 9162 Merkle tree, with checkpoints signed by the log key. ${d.size} en
   )}<figcaption>The log's size at each of its latest ${d.checkpoints.length} checkpoints.</figcaption></figure>
 ${
   d.checkpoints.length
-    ? html`<table><caption class="sr">Checkpoints</caption><thead><tr><th scope="col">size</th><th scope="col">root</th><th
-    scope="col">signed</th><th scope="col">signature</th></tr></thead><tbody>
+    ? html`<table><caption class="sr">Checkpoints</caption><thead><tr><th scope="col">size</th><th scope="col">root</th><th \
+scope="col">signed</th><th scope="col">signature</th></tr></thead><tbody>
 ${d.checkpoints.slice(0, 20).map(
-  (c) => html`<tr><td>${c.size}</td><td>${hash(c.root, 16)}</td><td>${time(c.at)}</td>
+  (c) => html`<tr><td>${c.size}</td><td>${hash(c.root, 16)}</td><td>${time(c.at)}</td>\
 <td>${verifyState(html`data-verify-checkpoint="${c.size}"`, 'log key')}<template data-note="${c.size}">${c.note}</template></td></tr>`,
 )}
 </tbody></table>`
@@ -40,27 +40,27 @@ ${d.checkpoints.slice(0, 20).map(
 }
 ${
   sizes.length >= 2
-    ? html`<form class="consistency" action="/explore/log/consistency" method="get"><h3>Consistency between two checkpoints</h3><p>That the
-    newer tree extends the older one (nothing rewritten, nothing removed):</p>
+    ? html`<form class="consistency" action="/explore/log/consistency" method="get"><h3>Consistency between two checkpoints</h3><p>That the \
+newer tree extends the older one (nothing rewritten, nothing removed):</p>
 <p><label for="old">older</label> <select id="old" name="old">${sizes.slice(1).map(
-        (s, i) => html`<option
+        (s, i) => html`<option \
 value="${s}"${i === Math.min(4, sizes.length - 2) ? ' selected' : ''}>${s}</option>`,
       )}</select>
-<label for="new">newer</label> <select id="new" name="new">${sizes.map((s) => html`<option value="${s}">${s}</option>`)}</select> <button
+<label for="new">newer</label> <select id="new" name="new">${sizes.map((s) => html`<option value="${s}">${s}</option>`)}</select> <button \
 type="submit">Check</button></p></form>`
     : ''
 }
 </section>
 <section aria-labelledby="ents"><h2 id="ents">Entries</h2>
 <nav class="filters" aria-label="Kind"><ul>${[undefined, ...d.kinds].map(
-    (k) => html`<li><a
+    (k) => html`<li><a \
 href="/explore/log${qs({ kind: k })}"${k === d.kind ? html` aria-current="true"` : ''}>${k ?? 'all kinds'}</a></li>`,
   )}</ul></nav>
 ${
   d.entries.length
-    ? html`<table class="entries"><caption class="sr">Log entries, newest first</caption><thead><tr><th scope="col">entry</th><th
-    scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr>
-    </thead><tbody${d.paged || d.kind ? '' : html` data-live-log data-from="${d.size}"`}>${d.entries.map(entryRow)}</tbody></table>`
+    ? html`<table class="entries"><caption class="sr">Log entries, newest first</caption><thead><tr><th scope="col">entry</th><th \
+scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr>\
+</thead><tbody${d.paged || d.kind ? '' : html` data-live-log data-from="${d.size}"`}>${d.entries.map(entryRow)}</tbody></table>`
     : html`<p class="muted">No entry${d.kind ? html` of kind ${d.kind}` : ''}.</p>`
 }
 ${pager(d.paged ? `/explore/log${qs({ kind: d.kind })}` : null, d.next ? `/explore/log${qs({ kind: d.kind, before: d.next })}` : null)}
@@ -93,11 +93,11 @@ ${facts([
 ])}
 <h2>Body</h2><pre class="json">${JSON.stringify(e.body, null, 2)}</pre>
 <h2>Inclusion proof</h2>
-<p>Leaf ${d.doc.inclusion.index} of a tree of ${d.doc.inclusion.size} entries; ${d.doc.inclusion.proof.length} hashes lead from the leaf
+<p>Leaf ${d.doc.inclusion.index} of a tree of ${d.doc.inclusion.size} entries; ${d.doc.inclusion.proof.length} hashes lead from the leaf \
 (${code(e.leafHash)}) to the root the checkpoint signs.</p>
 <ol class="proof">${d.doc.inclusion.proof.map((h) => html`<li>${code(h)}</li>`)}</ol>
 <h2>Checkpoint</h2><pre class="note">${d.doc.checkpoint}</pre>
-<p class="muted small">Save <a href="/api/attestations/${e.id}" download="${e.id}.json">the entry with its proof</a> and check it offline:
+<p class="muted small">Save <a href="/api/attestations/${e.id}" download="${e.id}.json">the entry with its proof</a> and check it offline: \
 akas verify log-proof FILE --log-key KEY.</p>`;
   return page({ title: `Entry #${e.seq}`, section: 'log', assets, body });
 }
@@ -113,24 +113,24 @@ export interface ConsistencyData {
 export function consistencyPage(d: ConsistencyData, assets: Assets): string {
   const body = html`<p class="muted small"><a href="/explore/log">Log</a> / consistency</p>
 <h1>Checkpoint ${d.old} → ${d.new}</h1>
-<p>The log promises to be append-only: the tree of ${d.new} entries must contain the tree of ${d.old} unchanged. The consistency proof
+<p>The log promises to be append-only: the tree of ${d.new} entries must contain the tree of ${d.old} unchanged. The consistency proof \
 below shows it from the two signed roots alone.</p>
 ${facts([['Result', verifyState(html`data-verify-consistency data-old="${d.old}" data-new="${d.new}"`, 'consistency')]])}
 <h2>Older checkpoint</h2>${
     d.oldNote
       ? html`<pre class="note" data-note-old>${d.oldNote}</pre>`
-      : html`<p class="muted">The node keeps no
+      : html`<p class="muted">The node keeps no \
 signed checkpoint of size ${d.old}.</p>`
   }
 <h2>Newer checkpoint</h2>${
     d.newNote
       ? html`<pre class="note" data-note-new>${d.newNote}</pre>`
-      : html`<p class="muted">The node keeps no
+      : html`<p class="muted">The node keeps no \
 signed checkpoint of size ${d.new}.</p>`
   }
 <h2>Proof</h2><ol class="proof" data-proof>${d.proof.map((h) => html`<li>${code(h)}</li>`)}</ol>
-<p class="muted small">The same as JSON: <a
-href="/api/log/proof/consistency${qs({ old: d.old, new: d.new })}">/api/log/proof/consistency${qs({ old: d.old, new: d.new })}</a>; akas
+<p class="muted small">The same as JSON: <a \
+href="/api/log/proof/consistency${qs({ old: d.old, new: d.new })}">/api/log/proof/consistency${qs({ old: d.old, new: d.new })}</a>; akas \
 log watch checks it continuously.</p>`;
   return page({ title: `Consistency ${d.old} → ${d.new}`, section: 'log', assets, body });
 }

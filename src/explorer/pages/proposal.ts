@@ -52,13 +52,13 @@ function computation(p: ProposalDetail) {
   const sw = js.reduce((s, j) => s + j.weight, 0);
   const swc = js.reduce((s, j) => s + j.weight * j.composite, 0);
   const mean = sw > 0 ? swc / sw : 0;
-  return html`<p>Each judgment's composite is the mean of its four scores; its weight is (1 + 2 × the judge's calibration score) × the
-  judge's smoothed alignment. At ${p.requiredJudgments} judgments the weighted mean composite decides: 0.6 or more publishes.</p>
-<p class="calc"><code>(${js.map((j) => `${j.weight.toFixed(3)} × ${j.composite.toFixed(3)}`).join(' + ')}) /
+  return html`<p>Each judgment's composite is the mean of its four scores; its weight is (1 + 2 × the judge's calibration score) × the \
+judge's smoothed alignment. At ${p.requiredJudgments} judgments the weighted mean composite decides: 0.6 or more publishes.</p>
+<p class="calc"><code>(${js.map((j) => `${j.weight.toFixed(3)} × ${j.composite.toFixed(3)}`).join(' + ')}) / \
 (${js.map((j) => j.weight.toFixed(3)).join(' + ')}) = ${mean.toFixed(4)}</code>
 ${
   p.outcome
-    ? html` → <strong>${p.outcome.decision}</strong> (the node recorded ${p.outcome.weightedComposite};
+    ? html` → <strong>${p.outcome.decision}</strong> (the node recorded ${p.outcome.weightedComposite}; \
 deposit ${p.outcome.depositSettlement})`
     : html` <span class="muted">(${js.length} of ${p.requiredJudgments} judgments so far)</span>`
 }</p>`;
@@ -75,13 +75,13 @@ ${facts([
   [
     'Content',
     p.contentSha256
-      ? html`<code class="wrap" data-content-sha256>${p.contentSha256}</code><br><span class="muted small">contentSha256: the sha256 of the
-      JCS of the kind, path, title, spec and payload shown on this page; ${
-        p.contentBinding === 'store'
-          ? 'stored before content binding: ' + "bound by the node's store, not by the log"
-          : 'bound by the log (its proposal.submitted event)'
-      }</span>
-        <br>${verifyState(html`data-verify-content="${p.proposalId}"`, 'content shown is content judged')}`
+      ? html`<code class="wrap" data-content-sha256>${p.contentSha256}</code><br><span class="muted small">contentSha256: the sha256 of the \
+JCS of the kind, path, title, spec and payload shown on this page; ${
+          p.contentBinding === 'store'
+            ? 'stored before content binding: bound ' + "by the node's store, not by the log"
+            : 'bound by the log (its proposal.submitted event)'
+        }</span>\
+<br>${verifyState(html`data-verify-content="${p.proposalId}"`, 'content shown is content judged')}`
       : null,
   ],
   ['Proposer', agentLink(p.proposer)],
@@ -91,8 +91,8 @@ ${facts([
   ['Judgments', `${p.judgmentCount} of ${p.requiredJudgments}`],
   [
     'Bundle',
-    html`<a href="/api/knowledge/proposals/${p.proposalId}/bundle" download="${p.proposalId}.bundle.json">${p.proposalId}.bundle.json</a>
-    <span class="muted small">(check it offline: akas verify bundle, or drop it on <a href="/explore/verify">Verify</a>)</span>`,
+    html`<a href="/api/knowledge/proposals/${p.proposalId}/bundle" download="${p.proposalId}.bundle.json">${p.proposalId}.bundle.json</a> \
+<span class="muted small">(check it offline: akas verify bundle, or drop it on <a href="/explore/verify">Verify</a>)</span>`,
   ],
   ['Checked here', js.length ? verifyState(html`data-verify-bundle="${p.proposalId}"`, 'bundle') : null],
 ])}
@@ -113,26 +113,26 @@ ${
             )}<figcaption>${dim}</figcaption></figure>`,
         ),
       ]}</div>
-<table class="judgments"><caption class="sr">Judgments</caption><thead><tr><th scope="col">judge</th><th scope="col">scores</th><th
+<table class="judgments"><caption class="sr">Judgments</caption><thead><tr><th scope="col">judge</th><th scope="col">scores</th><th \
 scope="col">composite</th><th scope="col">weight</th><th scope="col">rationale</th><th scope="col">checked in your browser</th></tr></thead><tbody>
 ${js.map(
   // data-judged-*: the texts the judge signed (judge, scores, rationale) and the composite made
   // of them, which the page script holds against the signed payload (data-verify-shown).
-  (j) => html`<tr data-judgment="${j.judgmentId}"><td><span data-judged-by>${agentLink(j.agentTag)}</span>
-  <br>${badge(j.tier, 'tier')}<br>${time(j.receivedAt)}</td>
+  (j) => html`<tr data-judgment="${j.judgmentId}"><td><span data-judged-by>${agentLink(j.agentTag)}</span>\
+<br>${badge(j.tier, 'tier')}<br>${time(j.receivedAt)}</td>
 <td><dl class="scores">${dims.map((dim) => html`<dt>${dim}</dt><dd data-judged-score="${dim}">${score(j.scores[dim])}</dd>`)}</dl></td>
 <td data-judged-composite>${score(j.composite)}</td><td>${j.weight.toFixed(3)}<br><span class="muted small">alignment ${j.alignment.toFixed(3)}</span></td>
 ${j.rationale ? html`<td data-judged-rationale>${j.rationale}</td>` : html`<td><span class="muted">none</span></td>`}
-<td><ul class="checks"><li>${verifyState(html`data-verify-shown="${j.judgmentId}"`, 'judge, scores and rationale shown')}</li>
+<td><ul class="checks"><li>${verifyState(html`data-verify-shown="${j.judgmentId}"`, 'judge, scores and rationale shown')}</li>\
 <li>${verifyState(html`data-check="L2" data-subject="${j.judgmentId}"`, "judge's signature")}</li><li>${verifyState(
-    html`data-check="L1"
+    html`data-check="L1" \
 data-subject="${j.judgmentId}"`,
     html`<a href="${j.credentialUrl}">credential</a>`,
   )}</li><li>${verifyState(
-    html`data-check="L3"
+    html`data-check="L3" \
 data-subject="${j.judgmentId}"`,
     'log entry',
-  )}</li><li>${verifyState(html`data-verify-judged="${j.judgmentId}"`, 'content judged')}</li>
+  )}</li><li>${verifyState(html`data-verify-judged="${j.judgmentId}"`, 'content judged')}</li>\
 <li><span class="v" data-state="node"><span class="v-label">node HMAC:</span> needs the node (only it holds the key)</span></li></ul></td></tr>`,
 )}
 </tbody></table>`
@@ -142,7 +142,7 @@ data-subject="${j.judgmentId}"`,
 <section aria-labelledby="payload"><h2 id="payload">What was proposed</h2>
 ${p.spec !== undefined ? html`<p data-content="spec">${p.spec}</p>` : ''}
 <pre class="json" data-content="payload">${JSON.stringify(p.payload, null, 2)}</pre>
-<p class="muted small">Your browser hashes the title, path, kind${p.spec !== undefined ? ', spec' : ''} and payload shown here, as the node
+<p class="muted small">Your browser hashes the title, path, kind${p.spec !== undefined ? ', spec' : ''} and payload shown here, as the node \
 and the judges do (contentSha256, PROTOCOL 6.10), and checks that each judge who signed a content hash signed this one.</p>
 <p class="muted small">The same as JSON: <a href="/api/knowledge/proposals/${p.proposalId}">/api/knowledge/proposals/${p.proposalId}</a></p>
 </section>`;

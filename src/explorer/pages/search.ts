@@ -27,14 +27,14 @@ export function highlight(text: string, words: string[]): Html {
 
 export function searchPage(d: SearchData, assets: Assets): string {
   const kinds = html`<nav class="filters" aria-label="Kind"><ul>${[undefined, ...NODE_KINDS].map(
-    (k) => html`<li><a
-  href="/explore/search${qs({ q: d.q, kind: k })}"${k === d.kind ? html` aria-current="true"` : ''}>${k ?? 'all kinds'}</a></li>`,
+    (k) => html`<li><a \
+href="/explore/search${qs({ q: d.q, kind: k })}"${k === d.kind ? html` aria-current="true"` : ''}>${k ?? 'all kinds'}</a></li>`,
   )}</ul></nav>`;
   const r = d.result;
   const offset = d.cursor ? Number(d.cursor) : 0;
   const body = html`<h1>Search</h1>
-<form class="bigsearch" role="search" action="/explore/search" method="get"><label for="q2">Words to find</label> <input id="q2" name="q"
-type="search" value="${d.q}" maxlength="200" data-live-search><input type="hidden" name="kind" value="${d.kind ?? ''}"> <button
+<form class="bigsearch" role="search" action="/explore/search" method="get"><label for="q2">Words to find</label> <input id="q2" name="q" \
+type="search" value="${d.q}" maxlength="200" data-live-search><input type="hidden" name="kind" value="${d.kind ?? ''}"> <button \
 type="submit">Search</button></form>
 ${d.q ? kinds : ''}
 ${
@@ -44,9 +44,9 @@ ${
       ? html`<p>${r.total} match${r.total === 1 ? '' : 'es'} for <strong>${d.q}</strong>${d.kind ? html` among ${d.kind}` : ''}.</p>
 <ol class="hits" start="${offset + 1}">${r.items.map((h) => {
           const words = Object.values(h.match).flat();
-          return html`<li><a href="${treeUrl(h.path)}">${highlight(h.title, words)}</a> ${badge(h.kind, 'kind')}<br><code
-          class="small">${highlight(h.path, words)}</code> <span
-          class="muted small">matched ${Object.entries(h.match).map(([field, ws]) => matchedIn(field, ws))}</span></li>`;
+          return html`<li><a href="${treeUrl(h.path)}">${highlight(h.title, words)}</a> ${badge(h.kind, 'kind')}<br><code \
+class="small">${highlight(h.path, words)}</code> <span \
+class="muted small">matched ${Object.entries(h.match).map(([field, ws]) => matchedIn(field, ws))}</span></li>`;
         })}</ol>
 ${r.nextCursor ? html`<p><a rel="next" href="/explore/search${qs({ q: d.q, kind: d.kind, cursor: r.nextCursor })}">More results →</a></p>` : ''}`
       : html`<p>No match for <strong>${d.q}</strong>${d.kind ? html` among ${d.kind}` : ''}.</p>`

@@ -32,13 +32,13 @@ ${t.leaves.length ? html`<ol>${t.leaves.map(leafItem)}</ol>` : html`<p class="mu
 ${t.deadEnds.length ? html`<p>Dead ends (no branch held): ${t.deadEnds.map((p) => html`<code>${p}</code> `)}</p>` : ''}
 <h2>Steps</h2>
 <ol>${t.steps.map(
-    (s) => html`<li><strong>${s.question}</strong> <span class="muted small">${s.path}, depth ${s.depth}</span>
+    (s) => html`<li><strong>${s.question}</strong> <span class="muted small">${s.path}, depth ${s.depth}</span>\
 <ul>${s.branches.map(
-      (b) => html`<li>${b.holds ? badge('holds', 'published') : badge('does not hold', 'rejected')} <code>${b.id}</code> →
+      (b) => html`<li>${b.holds ? badge('holds', 'published') : badge('does not hold', 'rejected')} <code>${b.id}</code> → \
 <code>${b.to}</code></li>`,
     )}</ul></li>`,
   )}</ol>
-<p><a href="/explore/tree${t.path}#traverse">Walk it again</a> · <span class="muted small">as JSON: <a
+<p><a href="/explore/tree${t.path}#traverse">Walk it again</a> · <span class="muted small">as JSON: <a \
 href="/api/knowledge/dg/traversals/${t.traversalId}">/api/knowledge/dg/traversals/${t.traversalId}</a></span></p>`;
   return page({ title: `Walk of ${t.path}`, section: 'tree', assets, body });
 }

@@ -85,8 +85,7 @@ ${list(b.pitfalls).length ? html`<h3>Pitfalls</h3><ul>${list(b.pitfalls).map((c,
 ${list(b.heuristics).length ? html`<h3>Heuristics</h3><ul>${list(b.heuristics).map((c, i) => html`<li>${f(c, 'heuristics', i)}</li>`)}</ul>` : ''}
 ${
   list(b.disputes).length
-    ? html`<h3>Disputes</h3>
-<ul>${list(b.disputes).map((x, i) => {
+    ? html`<h3>Disputes</h3><ul>${list(b.disputes).map((x, i) => {
         const positions = list((x as Json).positions).map((p, j) => html`<li>${f(p, 'disputes', i, 'positions', j)}</li>`);
         return html`<li>${f((x as Json).claim, 'disputes', i, 'claim')}<ul>${positions}</ul></li>`;
       })}</ul>`
@@ -96,18 +95,18 @@ ${
   level === 'deep'
     ? html`${
         Object.keys((deep.definitions ?? {}) as Json).length
-          ? html`<h3>Definitions</h3><dl
-    class="facts">${Object.entries((deep.definitions ?? {}) as Json).map(([k, v]) => html`<dt>${k}</dt><dd>${d(v, 'definitions', k)}</dd>`)}</dl>`
+          ? html`<h3>Definitions</h3><dl \
+class="facts">${Object.entries((deep.definitions ?? {}) as Json).map(([k, v]) => html`<dt>${k}</dt><dd>${d(v, 'definitions', k)}</dd>`)}</dl>`
           : ''
       }
 ${
   list(deep.examples).length
     ? html`<h3>Examples</h3>${list(deep.examples).map(
-        (e, i) => html`<div class="example">
-<p><strong>Violation:</strong> ${d((e as Json).violation, 'examples', i, 'violation')}</p>
+        (e, i) => html`<div class="example">\
+<p><strong>Violation:</strong> ${d((e as Json).violation, 'examples', i, 'violation')}</p>\
 <p><strong>Fix:</strong> ${d((e as Json).fix, 'examples', i, 'fix')}</p>${
           (e as Json).note
-            ? html`<p
+            ? html`<p \
 class="muted">${d((e as Json).note, 'examples', i, 'note')}</p>`
             : ''
         }</div>`,
@@ -146,8 +145,8 @@ function capabilityContent(p: Json): Html {
   ])}<h3>Recipe</h3>${
     Array.isArray(recipe)
       ? html`<ol>${recipe.map((s, i) => html`<li>${f(s, 'recipe', i)}</li>`)}</ol>`
-      : html`<p
-  class="pre">${f(recipe, 'recipe')}</p>`
+      : html`<p \
+class="pre">${f(recipe, 'recipe')}</p>`
   }`;
 }
 
@@ -158,17 +157,17 @@ function decisionContent(n: NodeView, targets: Record<string, string | null>): H
   const served = list(p.branches) as Json[];
   const f = (v: unknown, shown: unknown, ...at: Array<string | number>) => field(ptr('payload', ...at), v, shown);
   return html`<p class="question"><strong>${f(p.question, text(p.question), 'question')}</strong></p>
-<figure>${decisionGraph(text(p.question), branches)}<figcaption>The branches of this decision and where each leads; the table below says
+<figure>${decisionGraph(text(p.question), branches)}<figcaption>The branches of this decision and where each leads; the table below says \
 the same.</figcaption></figure>
-<table><caption>Branches</caption><thead><tr><th scope="col">branch</th><th scope="col">condition (JSON Logic)</th><th scope="col">leads
+<table><caption>Branches</caption><thead><tr><th scope="col">branch</th><th scope="col">condition (JSON Logic)</th><th scope="col">leads \
 to</th><th scope="col">prior</th></tr></thead><tbody>
 ${branches.map((b, i) => {
   const condition = typeof b.condition === 'boolean' ? String(b.condition) : JSON.stringify(b.condition);
   const to = f(served[i]?.to, b.toKind ? nodeLink(b.to) : html`<code>${b.to}</code>`, 'branches', i, 'to');
   const prior = served[i]?.priors !== undefined ? f(served[i].priors, text(served[i].priors), 'branches', i, 'priors') : (b.priors ?? '—');
-  return html`<tr><td>${f(served[i]?.id, html`<code>${b.id}</code>`, 'branches', i, 'id')}</td><td><code
-class="wrap">${f(served[i]?.condition, condition, 'branches', i, 'condition')}</code></td>
-<td>${to} ${b.toKind ? badge(b.toKind, 'kind') : ''}</td><td>${prior}</td></tr>`;
+  const cells = html`<td><code class="wrap">${f(served[i]?.condition, condition, 'branches', i, 'condition')}</code></td>\
+<td>${to} ${b.toKind ? badge(b.toKind, 'kind') : ''}</td>`;
+  return html`<tr><td>${f(served[i]?.id, html`<code>${b.id}</code>`, 'branches', i, 'id')}</td>${cells}<td>${prior}</td></tr>`;
 })}
 </tbody></table>
 <h3 id="traverse">Walk it</h3>
@@ -177,13 +176,13 @@ class="wrap">${f(served[i]?.condition, condition, 'branches', i, 'condition')}</
 ${
   inputs.length
     ? inputs.map(
-        (name, i) => html`<p><label for="in-${name}">${f(list(p.inputsRequired)[i], name, 'inputsRequired', i)}</label>
- <input id="in-${name}" name="in.${name}" required maxlength="500"> <span class="muted small">a number, true or false, or
- text</span></p>`,
+        (name, i) => html`<p><label for="in-${name}">${f(list(p.inputsRequired)[i], name, 'inputsRequired', i)}</label>\
+ <input id="in-${name}" name="in.${name}" required maxlength="500"> <span class="muted small">a number, true or false, or \
+text</span></p>`,
       )
     : html`<p class="muted">This graph reads no input.</p>`
 }
-<p><button type="submit">Traverse</button> <span class="muted small">The node walks every branch whose condition holds (POST
+<p><button type="submit">Traverse</button> <span class="muted small">The node walks every branch whose condition holds (POST \
 /api/knowledge/dg/traverse).</span></p>
 </form>`;
 }
@@ -217,18 +216,18 @@ ${v ? html`<p class="sha">${badge(v.status)} ${v.note} <span class="muted small"
 <h3>Independent evals</h3>
 ${
   evals.length
-    ? html`<table><caption class="sr">Independent evals</caption><thead><tr><th scope="col">metric</th><th scope="col">score</th><th
-    scope="col">runner</th><th scope="col">dataset</th><th scope="col">proposal</th><th scope="col">published</th></tr></thead><tbody>
+    ? html`<table><caption class="sr">Independent evals</caption><thead><tr><th scope="col">metric</th><th scope="col">score</th><th \
+scope="col">runner</th><th scope="col">dataset</th><th scope="col">proposal</th><th scope="col">published</th></tr></thead><tbody>
 ${evals.map(
-  (e) => html`<tr><td><code>${text(e.metric)}</code></td><td>${text(e.score)}</td><td>${text(e.runner)}</td>
+  (e) => html`<tr><td><code>${text(e.metric)}</code></td><td>${text(e.score)}</td><td>${text(e.runner)}</td>\
 <td>${hash(text(e.datasetSha256))}</td><td>${proposalLink(text(e.proposalId))}</td><td>${time(e.publishedAt as number)}</td></tr>`,
 )}
 </tbody></table>
 ${
   summary
-    ? html`<p>${summary.count} eval${summary.count === 1 ? '' : 's'} by ${summary.distinctRunners}
+    ? html`<p>${summary.count} eval${summary.count === 1 ? '' : 's'} by ${summary.distinctRunners} \
 runner${summary.distinctRunners === 1 ? '' : 's'}: ${Object.entries(summary.byMetric).map(
-        ([m, s]) => html`<code>${m}</code> mean ${s.mean}
+        ([m, s]) => html`<code>${m}</code> mean ${s.mean} \
 (min ${s.min}, max ${s.max}) `,
       )}</p>`
     : ''
@@ -257,9 +256,9 @@ function evidenceFacts(n: NodeView, read: string): Array<[string, unknown]> {
     ['Publishing proposal', ev.proposalId !== n.proposalId ? proposalLink(text(ev.proposalId)) : null],
     [
       'Content',
-      html`<code class="wrap" data-evidence="contentSha256">${text(ev.contentSha256)}</code><br><span class="muted small">contentSha256 of
-      the ${text(ev.kind)} proposal that published it; ${
-        ev.contentBinding === 'store' ? 'stored before content binding: bound by the ' + "node's store, not by the log" : 'bound by the log'
+      html`<code class="wrap" data-evidence="contentSha256">${text(ev.contentSha256)}</code><br><span class="muted small">contentSha256 of \
+the ${text(ev.kind)} proposal that published it; ${
+        ev.contentBinding === 'store' ? "stored before content binding: bound by the node's " + 'store, not by the log' : 'bound by the log'
       }</span>`,
     ],
     [
@@ -267,7 +266,7 @@ function evidenceFacts(n: NodeView, read: string): Array<[string, unknown]> {
       pub
         ? html`${entryLink(text(pub.id))} (<code>proposal.published</code>), leaf ${text(inclusion.index)} of a tree of ${text(inclusion.size)}
 <details><summary>Inclusion proof and signed checkpoint</summary><ol class="proof">${list(inclusion.proof).map(
-            (h) => html`<li><code
+            (h) => html`<li><code \
 class="wrap">${text(h)}</code></li>`,
           )}</ol><pre class="note">${text(pub.checkpoint)}</pre></details>`
         : html`<span class="muted">not in the log yet (the appender adds it shortly)</span>`,
@@ -299,14 +298,14 @@ ${breadcrumbs(n.path)}
 ${n.spec ? html`<p class="lede">${field('spec', n.spec)}</p>` : ''}
 <p class="muted small">${field('path', n.path)} · version ${n.version}${
     d.versionAsked
-      ? html` (an earlier version; <a
+      ? html` (an earlier version; <a \
 href="${treeUrl(n.path)}">the current one</a>)`
       : ''
   }${
     n.version > 1 && !d.versionAsked
-      ? html` ·
+      ? html` · \
 earlier: ${Array.from({ length: Math.min(n.version - 1, 10) }, (_, i) => n.version - 1 - i).map(
-          (v) => html`<a
+          (v) => html`<a \
 href="${treeUrl(n.path)}${qs({ version: v })}">v${v}</a> `,
         )}`
       : ''
@@ -317,7 +316,7 @@ ${
     ? html`<section aria-labelledby="children"><h2 id="children">Children</h2>
 ${
   d.shape.length > 1
-    ? html`<figure>${treeShape(n.path, d.shape)}<figcaption>The shape of the tree below: each child and how many children
+    ? html`<figure>${treeShape(n.path, d.shape)}<figcaption>The shape of the tree below: each child and how many children \
 it has.</figcaption></figure>`
     : ''
 }
@@ -338,22 +337,22 @@ ${facts([
   [
     'Manifest',
     n.manifest
-      ? html`${code(`HMAC-SHA256 ${text(n.manifest.signingKeyId)}: ${text(n.manifest.signature)}`)} <span class="v" data-state="node">needs
-      the node: an HMAC only the node can check (akas verify manifest asks it)</span>`
+      ? html`${code(`HMAC-SHA256 ${text(n.manifest.signingKeyId)}: ${text(n.manifest.signature)}`)} <span class="v" data-state="node">needs \
+the node: an HMAC only the node can check (akas verify manifest asks it)</span>`
       : null,
   ],
 ])}
-<p class="muted small">What is served here is checked in your browser against its evidence, as <code>akas verify node</code> checks a saved
-read: the content shown hashes to the contentSha256 of the proposal that published it (or, for a brief cut to a level, to its manifest,
-which the node signed), the publication event is in the log under a checkpoint signed by the log key this browser pinned, and every text on
-this page is the text checked. The judgments are checked against the proposal's bundle (<a
-href="/api/knowledge/proposals/${n.proposalId}/bundle">download it</a>): each judge's signature, each credential under the pinned issuer,
+<p class="muted small">What is served here is checked in your browser against its evidence, as <code>akas verify node</code> checks a saved \
+read: the content shown hashes to the contentSha256 of the proposal that published it (or, for a brief cut to a level, to its manifest, \
+which the node signed), the publication event is in the log under a checkpoint signed by the log key this browser pinned, and every text on \
+this page is the text checked. The judgments are checked against the proposal's bundle (<a \
+href="/api/knowledge/proposals/${n.proposalId}/bundle">download it</a>): each judge's signature, each credential under the pinned issuer, \
 each judgment's entry in the log under the pinned log key.</p>
 <div data-node-checks></div>
 </section>`
     : ''
 }
-<p class="muted small">The same as JSON: <a
+<p class="muted small">The same as JSON: <a \
 href="/api/knowledge/node${n.path === '/' ? '' : n.path}">/api/knowledge/node${n.path === '/' ? '' : n.path}</a></p>`;
   return page({ title: n.path === '/' ? 'Knowledge' : n.title, section: 'tree', assets, body });
 }
