@@ -7,7 +7,7 @@
 import { sign as nodeSign } from 'node:crypto';
 import { cryptoRandom, entryHash, freshNodeKeys, GENESIS_PREV_HASH, type LogEntry, privateKeyObject, sigstoreBundle } from '../src/core/index.js';
 import { attestationStatement } from '../src/domain/log/statements.js';
-import { signStatement } from '../src/domain/shared/dsse-sign.js';
+import { signStatement } from '../src/domain/common/dsse-sign.js';
 import { header, line, perSec, rate, type Rate } from './lib.js';
 
 const COUNT = 10_000;

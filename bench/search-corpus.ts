@@ -7,7 +7,7 @@
 import type { ProposalKind } from '../src/core/index.js';
 import { briefFields, pathWords } from '../src/domain/knowledge/search.js';
 import type { Doc } from '../src/domain/knowledge/search-index.js';
-import { stopWords } from '../src/domain/shared/stopwords.js';
+import { stopWords } from '../src/domain/common/stopwords.js';
 import type { ProposalRecord } from '../src/domain/records.js';
 
 /** mulberry32: a small seeded PRNG (deterministic corpora, not security). */

@@ -9,7 +9,7 @@
 import MiniSearch from 'minisearch';
 import { kit, queryText } from '../src/domain/knowledge/search.js';
 import type { Doc } from '../src/domain/knowledge/search-index.js';
-import { stopWords } from '../src/domain/shared/stopwords.js';
+import { stopWords } from '../src/domain/common/stopwords.js';
 import { corpus, queries, type SearchDoc } from './search-corpus.js';
 
 type Lib = 'minisearch' | 'orama' | 'flexsearch';

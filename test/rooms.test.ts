@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 // The explorer's browser code before the explorer, http's kit before http, and the domain's areas
 // that have rules of their own before the domain: a file is in the first room its path starts with.
-const DOMAIN_AREAS = ['src/domain/shared', 'src/domain/log', 'src/domain/proposals'] as const;
+const DOMAIN_AREAS = ['src/domain/common', 'src/domain/log', 'src/domain/proposals'] as const;
 const ROOMS = [
   'src/core',
   'src/store',
@@ -128,9 +128,9 @@ const RULES: Rule[] = [
     why: 'src/domain has no HTTP: it never imports src/http, src/ops, cli or fastify',
   },
   {
-    from: ['src/domain/shared'],
-    allowRooms: ['src/domain/shared', 'src/core', 'data'],
-    why: 'src/domain/shared holds what every area uses (one Ajv factory, stop words): it imports no area and no store',
+    from: ['src/domain/common'],
+    allowRooms: ['src/domain/common', 'src/core', 'data'],
+    why: 'src/domain/common holds what every area uses (one Ajv factory, stop words): it imports no area and no store',
   },
   {
     from: ['src/domain/log'],
@@ -331,7 +331,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
         '../../src/domain/records.js',
       ])
         expect(from(domain), domain).toHaveLength(1);
-      expect(from('../../../src/domain/shared/ajv.js', 'cli/commands/verify/node.ts')).toHaveLength(1);
+      expect(from('../../../src/domain/common/ajv.js', 'cli/commands/verify/node.ts')).toHaveLength(1);
       expect(from('../../src/http/kit/index.js')).toHaveLength(1);
       // The doors bind the CLI only: src/http reaches src/domain and src/store's inner files as before.
       expect(
@@ -356,9 +356,9 @@ describe('rooms (ARCHITECTURE 1)', () => {
     });
 
     it('keeps the areas of the domain apart where ARCHITECTURE 1 says so', () => {
-      expect(violations('src/domain/shared/ajv.ts', [{ specifier: '../../core/index.js', line: 1 }])).toEqual([]);
-      expect(violations('src/domain/shared/ajv.ts', [{ specifier: '../log/log.js', line: 1 }])).toHaveLength(1);
-      expect(violations('src/domain/shared/ajv.ts', [{ specifier: '../records.js', line: 2 }])).toHaveLength(1);
+      expect(violations('src/domain/common/ajv.ts', [{ specifier: '../../core/index.js', line: 1 }])).toEqual([]);
+      expect(violations('src/domain/common/ajv.ts', [{ specifier: '../log/log.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/domain/common/ajv.ts', [{ specifier: '../records.js', line: 2 }])).toHaveLength(1);
       expect(violations('src/domain/log/log.ts', [{ specifier: '../proposals/judging.js', line: 3 }])).toHaveLength(1);
       expect(violations('src/domain/log/log.ts', [{ specifier: '../context.js', line: 3 }])).toEqual([]);
       expect(violations('src/domain/proposals/judging.ts', [{ specifier: '../log/log.js', line: 1 }])).toEqual([]);

@@ -140,8 +140,10 @@ describe('a plain clone stands alone', () => {
     expect(broken).toEqual([]);
   });
 
-  // A `../shared/` that stays inside the repository (src/domain/shared from one of its areas) is
-  // the repository's own folder; one that climbs out of it names the sibling folder.
+  // A relative path to a shared/ folder that stays inside the repository is the repository's own
+  // folder; one that climbs out of it names the sibling folder. (The examples below build their
+  // paths from UP so that this file does not itself read as a mention of the sibling.)
+  const UP = '..';
   const SIBLING = resolve(ROOT, '..', 'shared');
   const mentionsSibling = (file: string, line: string) =>
     /shared\/(vectors|SPEC|DESIGN|STYLE)/.test(line) ||
@@ -163,10 +165,10 @@ describe('a plain clone stands alone', () => {
     expect(hits).toEqual([]);
   });
 
-  it('tells the sibling shared/ folder from the src/domain/shared of the repository', () => {
-    expect(mentionsSibling('src/domain/calibration/bank.ts', "import { x } from '../shared/validate.js';")).toBe(false);
-    expect(mentionsSibling('README.md', 'see ../shared/SPEC.md')).toBe(true);
-    expect(mentionsSibling('test/x.test.ts', "readFileSync('../../shared/notes.md')")).toBe(true);
+  it('tells the sibling shared/ folder from a shared/ folder inside the repository', () => {
+    expect(mentionsSibling('src/domain/calibration/bank.ts', `import { x } from '${UP}/shared/validate.js';`)).toBe(false);
+    expect(mentionsSibling('README.md', `see ${UP}/shared/SPEC.md`)).toBe(true);
+    expect(mentionsSibling('test/x.test.ts', `readFileSync('${UP}/${UP}/shared/notes.md')`)).toBe(true);
     expect(mentionsSibling('docs/ARCHITECTURE.md', 'the vectors of shared/vectors')).toBe(true);
   });
 

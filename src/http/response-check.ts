@@ -6,7 +6,7 @@
 // document stays true without the serializer dropping fields (openapi.ts).
 import type { ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createAjv } from '../domain/shared/ajv.js';
+import { createAjv } from '../domain/common/ajv.js';
 import { documentedResponses } from './route-docs.js';
 import { SHARED_SCHEMAS } from './schemas.js';
 

@@ -1,7 +1,7 @@
 // fastify validates with two ajv instances: bodies strictly (no type coercion), and query
 // strings, params and headers with coercion, since those arrive as strings. Unknown body
 // fields are dropped, not refused: the protocol closes only tool inputs (PROTOCOL 1.1, 4.4),
-// which the domain validates itself (src/domain/shared/validate.ts). Dropping them also keeps
+// which the domain validates itself (src/domain/common/validate.ts). Dropping them also keeps
 // them out of stored records.
 //
 // allErrors: a refusal names every failing field, not only the first (PROTOCOL 1.3). That is
@@ -10,8 +10,8 @@
 // that limit before any item of it is validated; within the limits the number of errors is
 // bounded by the schema. The errors a refusal lists are capped again by the error handler.
 import type { FastifySchemaCompiler } from 'fastify';
-import { createAjv } from '../domain/shared/ajv.js';
-import { bounded } from '../domain/shared/bounded-validate.js';
+import { createAjv } from '../domain/common/ajv.js';
+import { bounded } from '../domain/common/bounded-validate.js';
 
 // Their options (strict numbers, unknown fields removed, defaults filled) are the 'body' and
 // 'params' presets of the one ajv factory.

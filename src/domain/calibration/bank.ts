@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { dataPath } from '../../core/index.js';
 import { normalizeText } from './similarity.js';
-import { validateWithSchema, type JSONSchema, type Validation } from '../shared/validate.js';
+import { validateWithSchema, type JSONSchema, type Validation } from '../common/validate.js';
 
 /** Challenge categories (PROTOCOL 4.2; decoys use one of the first three). */
 export const CHALLENGE_CATEGORIES = ['categorize', 'synonyms', 'extract', 'tool-description'] as const;

@@ -19,7 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { dataPath } from '../../core/index.js';
 import { cosineSimilarity, exactMatch, normalizeText } from './similarity.js';
-import { validateWithSchema, type JSONSchema } from '../shared/validate.js';
+import { validateWithSchema, type JSONSchema } from '../common/validate.js';
 
 /** How a question's answer is scored. */
 export type Scoring = 'exact' | 'cosine' | 'schema-cosine';

@@ -12,7 +12,7 @@
 //   "The dog is sleeping under the table." / "The dog sleeps under the table."  ~0.77
 //   "Force equals mass times acceleration" / "Every action has an equal and opposite reaction" ~0.1
 // Deterministic: no randomness, no locale, no model.
-import { stopWords } from '../shared/stopwords.js';
+import { stopWords } from '../common/stopwords.js';
 
 /**
  * The comparison form of a text: NFKC, lowercase, diacritics removed, every punctuation or

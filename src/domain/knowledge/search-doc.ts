@@ -5,7 +5,7 @@
 // the tree can import it.
 import type { TextDoc, Tx } from '../../store/index.js';
 import type { PayloadOf } from '../proposals/kinds.js';
-import { stopWords } from '../shared/stopwords.js';
+import { stopWords } from '../common/stopwords.js';
 import { searchKit, type SearchKit } from './search-index.js';
 import type { BriefRecord, KnowledgeNode } from './tree.js';
 

@@ -25,7 +25,7 @@ import { Worker } from 'node:worker_threads';
 import type { Store } from '../../store/index.js';
 import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './tree.js';
 import { createIndex, searchKit, serveIndex, type Doc, type IndexAnswer, type IndexMessage, type SearchPage, type Suggestion } from './search-index.js';
-import { stopWords } from '../shared/stopwords.js';
+import { stopWords } from '../common/stopwords.js';
 import { briefKey, docFields } from './search-doc.js';
 import { StoreSearch, suggestPaths } from './search-store.js';
 

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import type { ErrorObject } from 'ajv';
 import { canonicalize, capErrors, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../../core/index.js';
-import { createAjv } from '../shared/ajv.js';
-import { bounded, type BoundedValidate } from '../shared/bounded-validate.js';
+import { createAjv } from '../common/ajv.js';
+import { bounded, type BoundedValidate } from '../common/bounded-validate.js';
 import type { TransparencyLog } from './log.js';
 import { leafBytesAtMost } from './sequencer.js';
 import type { AgentRecord } from '../records.js';

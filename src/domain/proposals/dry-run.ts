@@ -7,8 +7,8 @@
 // caller's standing (calibration, deposit) are all reported in one answer.
 import type { ErrorObject } from 'ajv';
 import { capErrors, contentSha256Of, isServiceError, PROPOSE_CAP, TIER_PRICE, tierOf, type PaidTier, type ProposalKind } from '../../core/index.js';
-import { createAjv } from '../shared/ajv.js';
-import { bounded, type BoundedValidate } from '../shared/bounded-validate.js';
+import { createAjv } from '../common/ajv.js';
+import { bounded, type BoundedValidate } from '../common/bounded-validate.js';
 import type { Tx } from '../../store/index.js';
 import type { Ctx } from '../context.js';
 import { conflictKeys, PAYLOAD_SCHEMAS, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './kinds.js';

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { PROPOSAL_ID_RE, ServiceError } from '../../core/index.js';
 import { attestationStatement } from '../../domain/log/index.js';
 import { decisionStatement } from '../../domain/proposals/statement.js';
-import { signStatement } from '../../domain/shared/dsse-sign.js';
+import { signStatement } from '../../domain/common/dsse-sign.js';
 import { originOf } from '../kit/urls.js';
 
 const DsseEnvelope = Type.Object(

@@ -2,7 +2,7 @@
 // forgot to validate cannot push a 10 MB text into a tool. Size limits come first (PROTOCOL
 // 1.3): an input over one is refused naming that limit alone.
 import { ServiceError } from '../../../core/index.js';
-import { validateWithSchema, type JSONSchema } from '../../shared/validate.js';
+import { validateWithSchema, type JSONSchema } from '../../common/validate.js';
 
 /** Throws ServiceError invalid_tool_input (errors[] under 'toolInput') when input does not fit schema. */
 export function checkToolInput(schema: JSONSchema, input: unknown): void {

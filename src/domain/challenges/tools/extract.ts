@@ -11,7 +11,7 @@
 // the normalised query; `cached` is true when the answer came from it.
 import { checkToolInput } from './check-input.js';
 import { Lru } from '../../../core/index.js';
-import { stopWords } from '../../shared/stopwords.js';
+import { stopWords } from '../../common/stopwords.js';
 import type { ToolSpec } from './types.js';
 
 /** PROTOCOL 14: extract query length. */

@@ -5,12 +5,12 @@ import { jsonValidateTool, type JsonValidateInput, type JsonValidateOutput } fro
 import { regexTestTool, type RegexTestInput, type RegexTestOutput } from './regex-test.js';
 import type { ToolName, ToolSpec } from './types.js';
 import { urlInfoTool, type UrlInfoInput, type UrlInfoOutput } from './url-info.js';
-import { validateWithSchema, type Validation } from '../../shared/validate.js';
+import { validateWithSchema, type Validation } from '../../common/validate.js';
 import { wordCountTool, type WordCountInput, type WordCountOutput } from './word-count.js';
 
 export type { ToolName, ToolSpec } from './types.js';
-export type { JSONSchema, FieldError, Validation } from '../../shared/validate.js';
-export { validateWithSchema } from '../../shared/validate.js';
+export type { JSONSchema, FieldError, Validation } from '../../common/validate.js';
+export { validateWithSchema } from '../../common/validate.js';
 export { ToolError, isToolError, type ToolErrorCode } from './errors.js';
 export { closeRegexWorker, warmRegexWorker } from './regex-test.js';
 export { clearExtractCache } from './extract.js';

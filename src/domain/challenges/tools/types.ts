@@ -1,6 +1,6 @@
 // The shape every priced tool shares (PROTOCOL 4.4), so the registry, the schemas route and the
 // use-tool route can treat the five alike.
-import type { JSONSchema } from '../../shared/validate.js';
+import type { JSONSchema } from '../../common/validate.js';
 
 /** The five tools of PROTOCOL 4.4. */
 export type ToolName = 'extract' | 'regex-test' | 'json-validate' | 'word-count' | 'url-info';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../../src/core/index.js';
 import { clearExtractCache, extract, extractTool, keywordsOf, normalizeQuery } from '../../../../src/domain/challenges/tools/extract.js';
-import { validateWithSchema } from '../../../../src/domain/shared/validate.js';
+import { validateWithSchema } from '../../../../src/domain/common/validate.js';
 
 beforeEach(() => clearExtractCache());
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../../src/core/index.js';
 import { jsonValidate, jsonValidateTool } from '../../../../src/domain/challenges/tools/json-validate.js';
-import { validateWithSchema } from '../../../../src/domain/shared/validate.js';
+import { validateWithSchema } from '../../../../src/domain/common/validate.js';
 
 describe('json-validate', () => {
   it.each([

@@ -12,7 +12,7 @@ import {
   setRegexLimitsForTests,
   warmRegexWorker,
 } from '../../../../src/domain/challenges/tools/regex-test.js';
-import { validateWithSchema } from '../../../../src/domain/shared/validate.js';
+import { validateWithSchema } from '../../../../src/domain/common/validate.js';
 
 // Room for a CPU-starved test machine (test/helpers/regex.ts); one test below sets a short
 // backstop on purpose.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../../src/core/index.js';
 import { urlInfo, urlInfoTool } from '../../../../src/domain/challenges/tools/url-info.js';
-import { validateWithSchema } from '../../../../src/domain/shared/validate.js';
+import { validateWithSchema } from '../../../../src/domain/common/validate.js';
 
 describe('url-info', () => {
   it.each([

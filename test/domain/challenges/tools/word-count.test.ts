@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../../src/core/index.js';
-import { validateWithSchema } from '../../../../src/domain/shared/validate.js';
+import { validateWithSchema } from '../../../../src/domain/common/validate.js';
 import { countWords, wordCount, wordCountTool } from '../../../../src/domain/challenges/tools/word-count.js';
 
 describe('word-count', () => {

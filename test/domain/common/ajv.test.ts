@@ -1,10 +1,10 @@
-// The one ajv factory (src/domain/shared/ajv.ts): every validator of src/, cli/ and verifier/ is
+// The one ajv factory (src/domain/common/ajv.ts): every validator of src/, cli/ and verifier/ is
 // made there, and each preset differs from the others exactly where its users need it to.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createAjv } from '../../../src/domain/shared/ajv.js';
+import { createAjv } from '../../../src/domain/common/ajv.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -20,7 +20,7 @@ describe('createAjv', () => {
   it('is the only maker of ajv instances: no other file constructs one or adds formats', () => {
     const makers = ['src', 'cli', 'verifier']
       .flatMap(sources)
-      .filter((file) => file !== 'src/domain/shared/ajv.ts')
+      .filter((file) => file !== 'src/domain/common/ajv.ts')
       .filter((file) => /new Ajv\w*\(|from 'ajv-formats'|^import Ajv/m.test(readFileSync(join(ROOT, file), 'utf8')));
     expect(makers).toEqual([]);
   });
