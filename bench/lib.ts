@@ -1,3 +1,5 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { cryptoRandom, freshNodeKeys, type NodeKeys } from '../src/core/index.js';
 import type { Ctx } from '../src/domain/context.js';
 import { moveCredits } from '../src/domain/ledger.js';
@@ -116,4 +118,43 @@ export function briefPayload(prefix: string) {
       pitfalls: ['retrying non-idempotent writes'],
     },
   };
+}
+
+/** The built CLI, as the benches run it (dist/bench beside dist/bin). */
+export const BENCH_CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
+
+/** A running `akas serve` a bench started: its URL, how long it took to listen, and how to stop it. */
+export interface ServedProcess {
+  url: string;
+  child: ChildProcess;
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+/** Starts `akas serve --port 0 ARGS` with the node secret given, resolved once it listens. */
+export function serveProcess(args: string[], nodeSecret: string): Promise<ServedProcess> {
+  const t = performance.now();
+  const child = spawn(process.execPath, [BENCH_CLI, 'serve', '--port', '0', '--log-level', 'silent', ...args], {
+    env: { ...process.env, AKAS_NODE_SECRET: nodeSecret },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    err += c;
+  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ url: m[1], child, startMs: performance.now() - t, stop });
+    });
+    child.once('exit', (code) => reject(new Error(`akas serve exited ${code}: ${out}${err}`)));
+  });
 }

@@ -25,9 +25,8 @@ import { loadPools } from '../src/domain/calibration/scoring.js';
 import { BlobStore, space } from '../src/store/index.js';
 import { startTempCluster, type TempCluster } from '../src/store/postgres/cluster.js';
 import { openPgStore, type PgStore } from '../src/store/postgres/index.js';
-import { briefPayload, header, line, perSec, type Rate } from './lib.js';
+import { briefPayload, header, line, perSec, type Rate, serveProcess } from './lib.js';
 
-const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
 const WATCHER_FLAG = '--pg-bench-watcher';
@@ -48,29 +47,7 @@ interface Proc {
   stop: () => Promise<void>;
 }
 
-function serve(args: string[]): Promise<Proc> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--log-level', 'silent', ...args], {
-    env: { ...process.env, AKAS_NODE_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c));
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], child, stop });
-    });
-    child.once('exit', (code) => reject(new Error(`akas serve exited ${code}: ${out}${err}`)));
-  });
-}
+const serve = (args: string[]): Promise<Proc> => serveProcess(args, SECRET);
 
 /** A node under test: one LevelDB process, or one or two processes on one PostgreSQL schema. */
 interface Setup {

@@ -10,21 +10,19 @@
 // store's (the same at any size: it holds no index). Targets at 1,000,000: p95 <= 50 ms, RSS
 // <= 250 MiB, the misspelt word's node in the first 10. The load average is printed with it:
 // the machine may be shared.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, createWriteStream, mkdtempSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { textDocOf } from '../src/domain/knowledge/search-doc.js';
 import { TEXT_INDEX_VERSION } from '../src/domain/knowledge/search-store.js';
 import { migratePg, openPgStore } from '../src/store/postgres/index.js';
 import { startTempCluster } from '../src/store/postgres/cluster.js';
 import { docWords, fieldsJson, tsvectorText } from '../src/store/postgres/search.js';
-import { header, line } from './lib.js';
+import { header, line, serveProcess } from './lib.js';
 import { latencies, populate, startBenchNode } from './search.js';
 import { corpus, generate, queries, type Query } from './search-corpus.js';
 
-const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const SIZES = (process.env.AKAS_BENCH_SEARCH_PG_SIZES ?? '100000,1000000').split(',').map(Number);
 const PER_QUERY = 100;
 const P95_TARGET_MS = 50;
@@ -52,30 +50,7 @@ interface Serve {
   stop(): Promise<void>;
 }
 
-function serve(store: string): Promise<Serve> {
-  const t = performance.now();
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--log-level', 'silent', '--store', store, ...OPEN], {
-    env: { ...process.env, AKAS_NODE_SECRET: 'bench-search-pg-node-secret-0123456789' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c));
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], child, startMs: performance.now() - t, stop });
-    });
-    child.once('exit', (code) => reject(new Error(`akas serve exited ${code}: ${out}${err}`)));
-  });
-}
+const serve = (store: string): Promise<Serve> => serveProcess(['--store', store, ...OPEN], 'bench-search-pg-node-secret-0123456789');
 
 /** The resident memory of a process, in MiB (Linux). */
 const rssOf = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;

@@ -21,7 +21,7 @@ import { verifyLogProof } from '../../verifier/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer } from '../helpers/app.js';
 import { type CliHarness, cliHarness } from '../helpers/cli.js';
-import { CLI } from '../helpers/e2e.js';
+import { CLI, judgeCommand } from '../helpers/e2e.js';
 import { agent, contentOf, proposeAs, SCORES_HIGH, signedBodyV2 } from '../helpers/flows.js';
 import { openTestStore } from '../helpers/stores.js';
 import { untilLogSettled } from '../helpers/written.js';
@@ -91,20 +91,7 @@ async function stolenJudgment(profile: string, proposalId: string, content: stri
   expect(res.statusCode, res.body).toBe(200);
 }
 
-const judgeArgs = (id: string) => [
-  'judge',
-  id,
-  '--accuracy',
-  '0.9',
-  '--clarity',
-  '0.8',
-  '--compression',
-  '0.7',
-  '--sources',
-  '0.8',
-  '--rationale',
-  'Accurate.',
-];
+const judgeArgs = (id: string) => judgeCommand(id, 'Accurate.');
 
 describe('akas journal', () => {
   it('holds each signature the CLI made (hashes and public keys, mode 0600), never a secret', async () => {

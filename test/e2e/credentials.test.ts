@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
 
 let node: RunningNode;
 let work: string;
@@ -20,21 +20,7 @@ const blobs = () => join(work, 'blobs');
 const akas = (profile: string, args: string[]) => runCli(['--base-url', node.url, '--profile', profile, ...args], { cwd: work });
 /** An offline run: the base URL points nowhere, so anything that needed the node would fail. */
 const offline = (args: string[], input?: string) => runCli(args, { cwd: work, input, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
-const judgeArgs = (id: string) => [
-  '--json',
-  'judge',
-  id,
-  '--accuracy',
-  '0.9',
-  '--clarity',
-  '0.8',
-  '--compression',
-  '0.7',
-  '--sources',
-  '0.8',
-  '--rationale',
-  'Checked the bytes and the card.',
-];
+const judgeArgs = (id: string) => ['--json', ...judgeCommand(id, 'Checked the bytes and the card.')];
 
 beforeAll(async () => {
   node = await startServe(['--allow-same-ip']);

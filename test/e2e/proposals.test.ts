@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalKind } from '../../src/core/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, savedIdentity, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { calibratedProfiles, runCli, savedIdentity, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
 
 let node: RunningNode;
 let work: string;
@@ -29,22 +29,7 @@ async function propose(profile: string, kind: ProposalKind, n: number) {
 
 const me = async (profile: string) => JSON.parse((await akas(profile, ['--json', 'me'])).stdout) as { balance: number; reservedBalance: number; tag: string };
 
-const judgeArgs = (id: string, ...extra: string[]) => [
-  '--json',
-  'judge',
-  id,
-  '--accuracy',
-  '0.9',
-  '--clarity',
-  '0.8',
-  '--compression',
-  '0.7',
-  '--sources',
-  '0.8',
-  '--rationale',
-  'Correct, clear and sourced.',
-  ...extra,
-];
+const judgeArgs = (id: string, ...extra: string[]) => ['--json', ...judgeCommand(id, 'Correct, clear and sourced.', ...extra)];
 
 beforeAll(async () => {
   node = await startServe(['--allow-same-ip']);

@@ -230,3 +230,20 @@ export async function calibratedProfiles(url: string, work: string, profiles: st
     if (cal.code !== 0) throw new Error(`calibrate ${profile}: ${cal.stdout}${cal.stderr}`);
   }
 }
+
+/** `akas judge ID` with the scores the e2e tests judge by (0.9, 0.8, 0.7, 0.8) and a rationale. */
+export const judgeCommand = (id: string, rationale: string, ...extra: string[]) => [
+  'judge',
+  id,
+  '--accuracy',
+  '0.9',
+  '--clarity',
+  '0.8',
+  '--compression',
+  '0.7',
+  '--sources',
+  '0.8',
+  '--rationale',
+  rationale,
+  ...extra,
+];
