@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgStore } from '../../src/store/postgres/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
 import { describePg, dropSchema, freshSchemaUrl } from '../helpers/postgres.js';
 
 const SECRET = `test-node-secret-${randomBytes(8).toString('hex')}`;
@@ -48,20 +48,7 @@ describePg('status lists on one PostgreSQL database served by two processes (e2e
       const proposed = await on('p1', ['propose', 'capability', '--file', join(work, 'capability.json')]);
       expect(proposed.code, proposed.stderr).toBe(0);
       const proposalId = JSON.parse(proposed.stdout).proposalId;
-      const judged = await on('p2', [
-        'judge',
-        proposalId,
-        '--accuracy',
-        '0.9',
-        '--clarity',
-        '0.8',
-        '--compression',
-        '0.7',
-        '--sources',
-        '0.8',
-        '--rationale',
-        'Checked.',
-      ]);
+      const judged = await on('p2', judgeCommand(proposalId, 'Checked.'));
       expect(judged.code, judged.stdout + judged.stderr).toBe(0);
       const detail = (await (await fetch(`${b.url}/api/knowledge/proposals/${proposalId}`)).json()) as {
         judgments: Array<{ judgmentId: string; credentialUrl: string }>;

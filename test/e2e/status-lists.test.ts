@@ -8,7 +8,7 @@ import { statSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
 
 let node: RunningNode;
 let work: string;
@@ -45,21 +45,7 @@ beforeAll(async () => {
   expect(proposed.code, proposed.stderr).toBe(0);
   proposalId = JSON.parse(proposed.stdout).proposalId;
   for (const j of ['p2', 'p3', 'p4']) {
-    const r = await akas(j, [
-      '--json',
-      'judge',
-      proposalId,
-      '--accuracy',
-      '0.9',
-      '--clarity',
-      '0.8',
-      '--compression',
-      '0.7',
-      '--sources',
-      '0.8',
-      '--rationale',
-      'Checked.',
-    ]);
+    const r = await akas(j, ['--json', ...judgeCommand(proposalId, 'Checked.')]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
   }
   judgments = (await getJson(`/api/knowledge/proposals/${proposalId}`)).judgments;
