@@ -1,8 +1,11 @@
 // The explorer's static files, served from the package: its stylesheet and page script
 // (built by scripts/build-explorer.mjs into dist/explorer/) and the verifier's browser build
 // (dist/akas-verify.browser.js, scripts/build-verifier.mjs). Each is read once at start, named
-// by a hash of its bytes (so it can be cached for a year, immutable) and compressed once with
-// brotli and gzip; nothing is fetched from anywhere but the node.
+// by a hash of its bytes (so it can be cached for a year, immutable) and served brotli or gzip
+// compressed; nothing is fetched from anywhere but the node. The build writes both compressed
+// forms (dist/explorer/precompressed/): brotli at quality 11 costs about a second of CPU for the
+// verifier's 124 KB, which every start (and every test node) paid before. A node takes them only
+// when they decompress to the bytes it serves, and otherwise compresses on the first request.
 //
 // The pages' tags carry the Subresource Integrity the build recorded for each file
 // (dist/explorer/integrity.json, scripts/build-explorer.mjs), not a hash of the bytes found at
@@ -12,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { sha256Hex } from '../core/index.js';
 import { packageRoot } from '../core/paths.js';
 import type { Assets } from './layout.js';
@@ -21,8 +24,10 @@ export interface Asset {
   file: string;
   type: string;
   body: Buffer;
-  br: Buffer;
-  gzip: Buffer;
+  /** The brotli form (the build's, or made on first use). */
+  br: () => Buffer;
+  /** The gzip form (the build's, or made on first use). */
+  gzip: () => Buffer;
   etag: string;
 }
 
@@ -33,6 +38,27 @@ const SOURCES: Array<{ key: keyof Assets; path: string[]; base: string; ext: str
   { key: 'js', path: ['dist', 'explorer', 'explorer.js'], base: 'explorer', ext: 'js', type: 'text/javascript; charset=utf-8' },
   { key: 'verifier', path: ['dist', 'akas-verify.browser.js'], base: 'akas-verify', ext: 'js', type: 'text/javascript; charset=utf-8' },
 ];
+
+/** Where the build writes each file's brotli (NAME.br) and gzip (NAME.gz) forms. */
+export const PRECOMPRESSED_DIR = ['dist', 'explorer', 'precompressed'];
+
+/** The build's compressed form of `body`, when it is there and decompresses to exactly `body`. */
+function prebuilt(root: string, name: string, ext: 'br' | 'gz', body: Buffer): Buffer | undefined {
+  const at = join(root, ...PRECOMPRESSED_DIR, `${name}.${ext}`);
+  if (!existsSync(at)) return undefined;
+  const packed = readFileSync(at);
+  try {
+    return (ext === 'br' ? brotliDecompressSync(packed) : gunzipSync(packed)).equals(body) ? packed : undefined;
+  } catch {
+    return undefined; // damaged: made again on first use
+  }
+}
+
+/** A value computed on first use and kept. */
+function once(make: () => Buffer): () => Buffer {
+  let value: Buffer | undefined;
+  return () => (value ??= make());
+}
 
 /** Where the build records each file's sha256 and Subresource Integrity. */
 export const INTEGRITY_MANIFEST = ['dist', 'explorer', 'integrity.json'];
@@ -79,18 +105,28 @@ export function loadAssets(root = packageRoot()): LoadedAssets {
     if (s.key !== 'verifier') urls.integrity = { ...urls.integrity, [s.key]: built ?? found };
     const digest = sha256Hex(body).slice(0, 16);
     const file = `${s.base}.${digest}.${s.ext}`;
+    const name = s.path[s.path.length - 1];
+    const br = prebuilt(root, name, 'br', body);
+    const gz = prebuilt(root, name, 'gz', body);
     files.set(file, {
       file,
       type: s.type,
       body,
-      br: brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-      gzip: gzipSync(body, { level: 9 }),
+      br: br ? () => br : once(() => compressBrotli(body)),
+      gzip: gz ? () => gz : once(() => compressGzip(body)),
       etag: `"${digest}"`,
     });
     urls[s.key] = `${ASSET_PREFIX}${file}`;
   }
   return { urls, files, missing, altered };
 }
+
+/** The brotli form the build writes and a node makes when it has none (quality 11: made once, served for ever). */
+export const compressBrotli = (body: Buffer) =>
+  brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+
+/** The gzip form, likewise. */
+export const compressGzip = (body: Buffer) => gzipSync(body, { level: 9 });
 
 /** The encoding to send for an Accept-Encoding header: br, then gzip, else none. */
 export function encodingFor(acceptEncoding: string | undefined): 'br' | 'gzip' | null {

@@ -157,7 +157,7 @@ function assetRoute(app: FastifyInstance, assets: LoadedAssets) {
       if (request.headers['if-none-match'] === a.etag) return reply.code(304).send();
       const enc = encodingFor(request.headers['accept-encoding'] as string | undefined);
       if (enc) reply.header('content-encoding', enc);
-      return reply.send(enc === 'br' ? a.br : enc === 'gzip' ? a.gzip : a.body);
+      return reply.send(enc === 'br' ? a.br() : enc === 'gzip' ? a.gzip() : a.body);
     },
   );
 }

@@ -31,9 +31,28 @@ const mediaOf = (ct: unknown) =>
     .trim()
     .toLowerCase();
 
+// One Ajv and one validator per distinct schema for the whole process: the suites build a node
+// per test, and compiling the meta-schema and every route's answers again for each was about
+// half of what making a test node cost. Keyed by the schema's text, not its object, since
+// route documents are built per app.
+let sharedAjv: ReturnType<typeof createAjv> | undefined;
+const bySchemaText = new Map<string, ValidateFunction>();
+
+function validatorFor(schema: object): ValidateFunction {
+  const text = JSON.stringify(schema);
+  let fn = bySchemaText.get(text);
+  if (!fn) {
+    if (!sharedAjv) {
+      sharedAjv = createAjv('response');
+      for (const s of SHARED_SCHEMAS) sharedAjv.addSchema(s as object);
+    }
+    fn = sharedAjv.compile(schema);
+    bySchemaText.set(text, fn);
+  }
+  return fn;
+}
+
 export function registerResponseCheck(app: FastifyInstance) {
-  const ajv = createAjv('response');
-  for (const s of SHARED_SCHEMAS) ajv.addSchema(s as object);
   const compiled = new Map<string, Map<string, ValidateFunction | null>>();
   const violations: ResponseViolation[] = [];
   app.decorate('akasResponseViolations', violations);
@@ -47,7 +66,7 @@ export function registerResponseCheck(app: FastifyInstance) {
       const route = { method: request.method, url: request.routeOptions.url ?? '', schema: request.routeOptions.schema, config: request.routeOptions.config };
       for (const [status, r] of Object.entries(documentedResponses(route as never))) {
         const schema = r.schema ?? (r.content?.['application/json']?.schema as object | undefined);
-        byStatus.set(status, schema ? ajv.compile(schema) : null);
+        byStatus.set(status, schema ? validatorFor(schema) : null);
       }
       compiled.set(key, byStatus);
     }

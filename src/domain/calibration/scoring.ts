@@ -19,6 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { dataPath } from '../../core/index.js';
 import { cosineSimilarity, exactMatch, normalizeText } from './similarity.js';
+import { schemaProblems } from '../common/ajv.js';
 import { validateWithSchema, type JSONSchema } from '../common/validate.js';
 
 /** How a question's answer is scored. */
@@ -165,7 +166,9 @@ const SCORINGS: readonly Scoring[] = ['exact', 'cosine', 'schema-cosine'];
 
 // A pool file that does not hold 5 well-formed questions is a packaging (or an operator's)
 // error: fail at load, naming the file.
-export function checkPool(raw: unknown, file: string): Question[] {
+// A set from outside the package (an operator's, set.ts) has its answer schemas checked as JSON
+// Schemas too; the package's own are held to that by the tests (ajv.ts says why not at start).
+export function checkPool(raw: unknown, file: string, opts: { checkSchemas?: boolean } = {}): Question[] {
   const bad = (why: string) => new Error(`akas: ${file}: ${why}`);
   const qs = (raw as { questions?: unknown })?.questions;
   if (!Array.isArray(qs) || qs.length !== 5) throw bad('needs exactly 5 questions');
@@ -180,6 +183,8 @@ export function checkPool(raw: unknown, file: string): Question[] {
     if (!SCORINGS.includes(q.scoring)) throw bad(`${q.id}: unknown scoring ${String(q.scoring)}`);
     if (q.scoring === 'schema-cosine') {
       if (!q.schema || typeof q.schema !== 'object') throw bad(`${q.id}: schema-cosine needs a schema`);
+      const problems = opts.checkSchemas ? schemaProblems(q.schema) : [];
+      if (problems.length) throw bad(`${q.id}: its schema is not a JSON Schema (${problems.slice(0, 3).join('; ')})`);
       if (!validateWithSchema(q.schema, JSON.parse(q.expected)).ok) throw bad(`${q.id}: expected does not fit its schema`);
     }
   }

@@ -15,7 +15,14 @@ export type AjvInstance = InstanceType<typeof Ajv>;
 // strict: false everywhere: the attestation schemas of data/ use union types and `required`
 // in anyOf branches, which ajv's strict mode refuses (test/data/attestations.test.ts compiles
 // them strictly with exactly those allowed).
-const BASE: Options = { strict: false };
+//
+// validateSchema: false: ajv otherwise checks each schema against the JSON Schema meta-schema,
+// which it first compiles with the instance's own options: 150 to 350 ms for each of the six
+// instances a process makes, paid by every start of a node and every test file. The schemas
+// the project compiles are its own (routes, data/, tools) and the tests hold them to the
+// meta-schema (test/data/schemas.test.ts); the one kind that comes from outside, an operator's
+// calibration set, is checked when it is read (assertSchema below).
+const BASE: Options = { strict: false, validateSchema: false };
 
 // allErrors: a refusal names every failing field (PROTOCOL 1.3), kept cheap by checking a
 // value's size limits first (bounded-validate.ts). strictNumbers: JSON.parse reads 1e400 as
@@ -55,4 +62,13 @@ export function createAjv(preset: AjvPreset): AjvInstance {
   const ajv = new Ajv({ ...BASE, ...options });
   if (formats) addFormats(ajv);
   return ajv;
+}
+
+let meta: AjvInstance | undefined;
+
+/** The problems of `schema` as a JSON Schema (draft-07, ajv's meta-schema), or none. */
+export function schemaProblems(schema: unknown): string[] {
+  meta ??= new Ajv({ strict: false, allErrors: true });
+  if (meta.validateSchema(schema as object)) return [];
+  return (meta.errors ?? []).map((e) => `${e.instancePath || '(schema)'} ${e.message}`);
 }
