@@ -7,9 +7,6 @@
 //   touches the network, and refuses any other URL.
 import { sign as nodeSign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
-import { createSignCryptosuite } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
-import * as vc from '@digitalbazaar/vc';
 import {
   dataPath,
   didKeyDocument,
@@ -78,7 +75,23 @@ function issuerSigner(keys: NodeKeys): Signer {
   return signer;
 }
 
-const cryptosuite = createSignCryptosuite();
+// The VC stack (with jsonld and an HTTP client of its own) is a seventh of what a node loads
+// before it listens, and most processes that load this module (a CLI command, a test of
+// something else) never issue: it is loaded on the first credential instead.
+let stack: Promise<{ vc: typeof import('@digitalbazaar/vc'); proofSuite: (signer: Signer, date: number) => object }> | undefined;
+
+function vcStack() {
+  stack ??= (async () => {
+    const [{ DataIntegrityProof }, { createSignCryptosuite }, vc] = await Promise.all([
+      import('@digitalbazaar/data-integrity'),
+      import('@digitalbazaar/eddsa-jcs-2022-cryptosuite'),
+      import('@digitalbazaar/vc'),
+    ]);
+    const cryptosuite = createSignCryptosuite();
+    return { vc, proofSuite: (signer: Signer, date: number) => new DataIntegrityProof({ signer, cryptosuite, date }) };
+  })();
+  return stack;
+}
 
 /**
  * Issues the JudgmentCredential of a recorded judgment, signed by the node's current issuer key
@@ -106,13 +119,13 @@ export async function issueJudgmentCredential(
     contentSha256: j.contentSha256,
   });
   const credential = status?.length ? { ...unsigned, credentialStatus: status } : unsigned;
-  const suite = new DataIntegrityProof({ signer: issuerSigner(keys), cryptosuite, date: j.receivedAt });
+  const { vc, proofSuite } = await vcStack();
   // vc.issue adds the proof to the object it is given: that is the fresh object built above.
-  return vc.issue({ credential, suite, documentLoader });
+  return vc.issue({ credential, suite: proofSuite(issuerSigner(keys), j.receivedAt), documentLoader });
 }
 
 /** Signs a BitstringStatusListCredential (PROTOCOL 8.7) with the node's current issuer key, its proof created at `at`. */
 export async function issueStatusListCredential(keys: NodeKeys, credential: object, at: number): Promise<StoredCredential> {
-  const suite = new DataIntegrityProof({ signer: issuerSigner(keys), cryptosuite, date: at });
-  return vc.issue({ credential: { ...credential }, suite, documentLoader });
+  const { vc, proofSuite } = await vcStack();
+  return vc.issue({ credential: { ...credential }, suite: proofSuite(issuerSigner(keys), at), documentLoader });
 }
