@@ -4,6 +4,7 @@ import { loadChallengeBank } from '../../src/domain/calibration/bank.js';
 import { checkLedger } from '../../src/domain/ledger.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { agent } from '../helpers/flows.js';
+import { generousRegexTimeLimit } from '../helpers/regex.js';
 
 let node: TestNode;
 beforeEach(async () => {
@@ -80,6 +81,9 @@ describe('GET /api/agent/v1/challenge', () => {
 });
 
 describe('POST /api/agent/v1/use-tool', () => {
+  // A starved machine must not turn a refused pattern into regex_timeout (test/helpers/regex.ts).
+  generousRegexTimeLimit();
+
   it('runs the tool, charges tier price x multiplier and piggybacks the next challenge', async () => {
     const a = await agent(node, 0.75, 20); // strong: price 2
     const c = await challengeFor(a.apiKey);

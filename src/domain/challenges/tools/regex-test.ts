@@ -399,6 +399,13 @@ const theEvaluator = () => (evaluator ??= new RegexEvaluator());
 export async function regexTest(input: RegexTestInput): Promise<RegexTestOutput> {
   checkToolInput(regexTestInputSchema, input);
   const flags = input.flags ?? '';
+  // Flags are checked here, where no pattern runs (an empty one cannot backtrack): a wrong flag
+  // is refused at once, never raced against the worker's time limit on a loaded machine.
+  try {
+    new RegExp('', flags);
+  } catch (e) {
+    throw new ServiceError('invalid_pattern', `Invalid regular expression: ${(e as Error).message}`);
+  }
   return theEvaluator().evaluate(input.pattern, flags.includes('g') ? flags : `${flags}g`, input.text);
 }
 

@@ -1,7 +1,7 @@
 import AjvModule from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { isToolName, runTool, TOOL_NAMES, TOOLS, validateToolInput } from '../../../../src/domain/challenges/tools/index.js';
-import { generousRegexBackstop } from '../../../helpers/regex.js';
+import { generousRegexBackstop, generousRegexTimeLimit } from '../../../helpers/regex.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 
@@ -9,6 +9,8 @@ const Ajv = AjvModule as unknown as typeof AjvModule.default;
 generousRegexBackstop();
 
 describe('tool registry', () => {
+  generousRegexTimeLimit();
+
   it('lists the five tools of PROTOCOL 4.4 with their cost multipliers', () => {
     expect(TOOL_NAMES).toEqual(['extract', 'regex-test', 'json-validate', 'word-count', 'url-info']);
     expect(Object.fromEntries(TOOL_NAMES.map((n) => [n, TOOLS[n].costMultiplier]))).toEqual({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../../src/core/index.js';
 import { ToolError } from '../../../../src/domain/challenges/tools/errors.js';
-import { generousRegexBackstop } from '../../../helpers/regex.js';
+import { generousRegexBackstop, generousRegexTimeLimit } from '../../../helpers/regex.js';
 import {
   closeRegexWorker,
   holdNextRegexForTests,
@@ -30,6 +30,8 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 }
 
 describe('regex-test matching', () => {
+  generousRegexTimeLimit();
+
   it('lists every match with its index and capture groups, appending g', async () => {
     const out = await regexTest({ pattern: '(\\w+)@(\\w+)\\.org', text: 'mail ann@foo.org or bob@bar.org', flags: '' });
     expect(out).toEqual({
@@ -88,6 +90,8 @@ describe('regex-test matching', () => {
 });
 
 describe('regex-test refusals', () => {
+  generousRegexTimeLimit();
+
   it('refuses an invalid pattern with invalid_pattern', async () => {
     for (const pattern of ['(', '[a-', 'a{2,1}', '*a', '(?<n>a)(?<n>b)']) {
       expect(await codeOf(regexTest({ pattern, text: 'abc' }))).toBe('invalid_pattern');
