@@ -101,7 +101,7 @@ describePg('the text index of the PostgreSQL store', () => {
   };
   const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `/bulk/${prefix}-${String(i).padStart(5, '0')}`);
 
-  it(`ranks the first ${TITLED} title matches of a query matching more, lists the rest after them, and estimates the total: every match on some page, once`, async () => {
+  it(`ranks the first ${TITLED} title matches of a query matching more, then the rest, and estimates the total: every match on a page, once`, async () => {
     const store = await open(freshSchemaUrl());
     const all = ids('d', TITLED + 150);
     await put(

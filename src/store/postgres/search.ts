@@ -173,7 +173,8 @@ export class PgText implements TextIndex {
     // read only when t did not overflow (then they hold every title match). A weight other than
     // the titles' has no title candidates.
     const ctes =
-      `WITH t AS MATERIALIZED (SELECT id, tsv, ${block} AS blk FROM ${t} WHERE ${q.weight && !titles ? 'false' : `ts_filter(tsv, '{a}') @@ $1::tsquery${kind}`} ` +
+      `WITH t AS MATERIALIZED (SELECT id, tsv, ${block} AS blk FROM ${t} ` +
+      `WHERE ${q.weight && !titles ? 'false' : `ts_filter(tsv, '{a}') @@ $1::tsquery${kind}`} ` +
       `LIMIT ${TITLED + 1}), ` +
       `g AS MATERIALIZED (SELECT id, tsv, ${block} AS blk FROM ${t} WHERE ${titles ? 'false' : `tsv @@ $1::tsquery${kind}`} ` +
       `AND (SELECT count(*) FROM t) <= ${TITLED} LIMIT ${RANKED + 1})`;
@@ -185,7 +186,8 @@ export class PgText implements TextIndex {
         '(SELECT id, tsv FROM t UNION ALL SELECT id, tsv FROM g WHERE id NOT IN (SELECT id FROM t)) c), ' +
         `page AS (SELECT id, score FROM hits ORDER BY score DESC, id LIMIT $${b + 1} OFFSET $${b + 2}) ` +
         'SELECT (SELECT count(*) FROM t) AS nt, (SELECT count(*) FROM g) AS ng, (SELECT count(*) FROM hits) AS n, ' +
-        `(SELECT max(blk) FROM t) AS tb, (SELECT max(blk) FROM g) AS gb, pg_relation_size($${b + 3}::regclass) / current_setting('block_size')::int AS pages, ` +
+        '(SELECT max(blk) FROM t) AS tb, (SELECT max(blk) FROM g) AS gb, ' +
+        `pg_relation_size($${b + 3}::regclass) / current_setting('block_size')::int AS pages, ` +
         `p.id, a.kind, a.title, a.fields, p.score FROM (SELECT 1) one LEFT JOIN (page p JOIN ${t} a ON a.id = p.id) ON true ORDER BY p.score DESC, p.id`,
       [...base, `{${q.boosts.join(',')}}`, q.limit, q.offset, t],
     );
