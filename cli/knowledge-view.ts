@@ -250,5 +250,5 @@ export function searchText(r: Json): string {
   const head = ['PATH', 'KIND', 'SCORE', 'TITLE'];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
   const line = (row: string[]) => row.map((v, c) => (c === row.length - 1 ? v : v.padEnd(widths[c]))).join('  ');
-  return [line(head), ...rows.map(line), `${items.length} of ${r.total}`].join('\n');
+  return [line(head), ...rows.map(line), `${items.length} of ${r.totalIsEstimate ? 'about ' : ''}${r.total}`].join('\n');
 }

@@ -11,6 +11,7 @@ export type {
   TextDoc,
   TextHit,
   TextIndex,
+  TextPage,
   TextQuery,
   TextTerm,
   SharedBuckets,

@@ -73,6 +73,8 @@ export interface TextQuery {
   kind?: string | null;
   /** Only words in fields of this weight (suggest: the titles). */
   weight?: 1 | 2 | 3 | 4;
+  /** false: the caller needs no total (suggest), and the index may skip estimating it. */
+  total?: false;
   /** How much a match counts at each weight, 1 to 4 (for ranking). */
   boosts: [number, number, number, number];
   limit: number;
@@ -88,10 +90,19 @@ export interface TextHit {
   match: Record<string, string[]>;
 }
 
+export interface TextPage {
+  items: TextHit[];
+  /** How many documents match: exact, or an estimate when `estimated` (never below the matches the page proves). */
+  total: number;
+  estimated: boolean;
+  /** Whether any match lies after this page. */
+  more: boolean;
+}
+
 /** A store's own text index (PostgreSQL: tsvector, GIN and pg_trgm), written by Tx.index. */
 export interface TextIndex {
   /** Hits, best first, and how many documents match in all. */
-  search(q: TextQuery): Promise<{ items: TextHit[]; total: number }>;
+  search(q: TextQuery): Promise<TextPage>;
   /** The kind of each id that is an indexed document (null for any other). */
   kinds(ids: string[]): Promise<Array<string | null>>;
 }

@@ -36,7 +36,12 @@ describePg('akas store (e2e)', () => {
     const url = fresh();
     const first = await runCli(['--json', 'store', 'migrate', '--store', url]);
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ from: 0, to: LATEST_VERSION, applied: [{ version: 1 }, { version: 2 }], search: { indexed: 0 } });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      from: 0,
+      to: LATEST_VERSION,
+      applied: [{ version: 1 }, { version: 2 }, { version: 3 }],
+      search: { indexed: 0 },
+    });
     const again = await runCli(['store', 'migrate'], { env: { AKAS_STORE: url } });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain(`schema at version ${LATEST_VERSION}, nothing to apply`);

@@ -34,6 +34,8 @@ export interface SearchHit {
 export interface SearchPage {
   items: SearchHit[];
   total: number;
+  /** Present when total is an estimate (PostgreSQL, a query matching more documents than it ranks). */
+  totalIsEstimate?: true;
   nextCursor: string | null;
 }
 

@@ -129,7 +129,7 @@ export class StoreSearch {
     const r = await this.text.search({ terms, kind: opts.kind ?? null, boosts: TEXT_BOOSTS, limit: opts.limit, offset });
     const items = r.items.map((h) => ({ path: h.id, kind: h.kind, title: h.title, score: Math.round(h.score * 1000) / 1000, match: h.match }));
     const end = offset + items.length;
-    return { items, total: r.total, nextCursor: end < r.total ? String(end) : null };
+    return { items, total: r.total, ...(r.estimated ? { totalIsEstimate: true as const } : {}), nextCursor: r.more ? String(end) : null };
   }
 
   async suggest(q: string, limit = 10): Promise<Suggestion[]> {
@@ -138,7 +138,14 @@ export class StoreSearch {
     const words = kit().queryText(prefix).split(' ').filter(Boolean);
     if (!words.length) return [];
     // Titles with a word starting with each word typed.
-    const r = await this.text.search({ terms: words.map((word) => ({ word, prefix: true, edits: 0 })), weight: 4, boosts: TEXT_BOOSTS, limit, offset: 0 });
+    const r = await this.text.search({
+      terms: words.map((word) => ({ word, prefix: true, edits: 0 })),
+      weight: 4,
+      total: false,
+      boosts: TEXT_BOOSTS,
+      limit,
+      offset: 0,
+    });
     return r.items.map((h) => ({ path: h.id, title: h.title, kind: h.kind }));
   }
 

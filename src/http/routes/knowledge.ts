@@ -453,6 +453,7 @@ export async function knowledgeRoutes(app: FastifyInstance) {
                 Closed({ path: Str, kind: Str, title: Str, score: Type.Number(), match: Type.Record(Str, Type.Array(Str)), briefId: Type.Optional(Str) }),
               ),
               total: Type.Integer(),
+              totalIsEstimate: Type.Optional(Type.Literal(true)),
               nextCursor: Nullable(Str),
             },
             'Hits, best first (PROTOCOL 10.6).',

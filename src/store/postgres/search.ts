@@ -9,7 +9,7 @@
 // those words), and a query's tsquery is built here from its words, each one a quoted lexeme,
 // and bound as a parameter.
 import type pg from 'pg';
-import type { TextDoc, TextHit, TextIndex, TextQuery } from '../types.js';
+import type { TextDoc, TextIndex, TextPage, TextQuery } from '../types.js';
 import { literal } from './store.js';
 
 /** The weight letters of a tsvector, by TextDoc weight (4 highest). */
@@ -20,14 +20,15 @@ export const MAX_WORD = 200;
 const MAX_POSITION = 16_383;
 const MAX_POSITIONS = 256;
 /**
- * Matches ranked at most: a query matching more (a common word, a short prefix at a million
- * nodes: tens of thousands of documents, each a heap read) ranks the first RANKED it finds,
- * and lists the rest after them (ARCHITECTURE 7: at 1,000,000 nodes a common word still took
- * 840 ms, a cost not yet found).
+ * Title matches ranked at most. A query's candidates are its title matches first (the
+ * akas_search_title index: the A-weight words alone, migration 3), the first TITLED of them
+ * in storage order; when there are more, they are the ranked set, and nothing else is read.
+ * Reading a candidate is a heap read, so this bound is the query's cost: at 1,000,000 nodes a
+ * common word matched 19,387 documents, and ranking and counting them all read 17,000 pages.
  */
-export const RANKED = 2_000;
-/** Matches counted at most (total): counting reads every match, and a one-letter prefix matches nearly all. */
-export const COUNTED = 100_000;
+export const TITLED = 200;
+/** Matches ranked at most when there are no more than TITLED title matches: the first RANKED found (in storage order), with those. */
+export const RANKED = 500;
 /** Words of the index a misspelt word is compared with at most (the most similar by trigrams). */
 const CANDIDATES = 200;
 
@@ -156,48 +157,80 @@ export class PgText implements TextIndex {
     return { text, exact };
   }
 
-  async search(q: TextQuery): Promise<{ items: TextHit[]; total: number }> {
+  async search(q: TextQuery): Promise<TextPage> {
     const terms = q.terms.filter((t) => indexable(t.word));
-    if (!terms.length || terms.length !== q.terms.length) return { items: [], total: 0 };
-    const { text, exact } = await this.tsquery({ ...q, terms });
-    const where = `tsv @@ $1::tsquery${q.kind ? ' AND kind = $2' : ''}`;
+    if (!terms.length || terms.length !== q.terms.length) return { items: [], total: 0, estimated: false, more: false };
+    // Titles only (suggest) are the title index's words; another weight is a tsquery weight letter, checked on the row.
+    const titles = q.weight === 4;
+    const { text, exact } = await this.tsquery({ ...q, terms, weight: titles ? undefined : q.weight });
+    const kind = q.kind ? ' AND kind = $2' : '';
     const base = q.kind ? [text, q.kind] : [text];
     const b = base.length + 1;
-    // The first RANKED matches (in storage order), ranked by ts_rank over the field weights
-    // (normalized by the document's length: a word in a short title counts more than in a
-    // long one), then by id; the page's part of them, and how many there were.
-    const r = await this.query<{ n: string; id: string | null; kind: string; title: string; fields: string; score: number }>(
-      `WITH c AS MATERIALIZED (SELECT id, tsv FROM ${this.s}.akas_search WHERE ${where} LIMIT ${RANKED}), ` +
-        `hits AS MATERIALIZED (SELECT id, ts_rank($${b}::float4[], tsv, $1::tsquery, 1) AS score FROM c), ` +
+    const t = `${this.s}.akas_search`;
+    // A row's block: the candidates are read in storage order, so the block of the last one says how much of the table was read to find them.
+    const block = '(ctid::text::point)[0]';
+    // The candidates: t the first TITLED + 1 title matches; g the first RANKED + 1 matches,
+    // read only when t did not overflow (then they hold every title match). A weight other than
+    // the titles' has no title candidates.
+    const ctes =
+      `WITH t AS MATERIALIZED (SELECT id, tsv, ${block} AS blk FROM ${t} ` +
+      `WHERE ${q.weight && !titles ? 'false' : `ts_filter(tsv, '{a}') @@ $1::tsquery${kind}`} ` +
+      `LIMIT ${TITLED + 1}), ` +
+      `g AS MATERIALIZED (SELECT id, tsv, ${block} AS blk FROM ${t} WHERE ${titles ? 'false' : `tsv @@ $1::tsquery${kind}`} ` +
+      `AND (SELECT count(*) FROM t) <= ${TITLED} LIMIT ${RANKED + 1})`;
+    const score = titles ? `ts_rank($${b}::float4[], ts_filter(tsv, '{a}'), $1::tsquery, 1)` : `ts_rank($${b}::float4[], tsv, $1::tsquery, 1)`;
+    // Ranked by ts_rank over the field weights (normalized by the document's length: a word in a
+    // short title counts more than in a long one), then by id; the page's part of them, and how many there were.
+    const r = await this.query<{ nt: string; ng: string; n: string; tb: number | null; gb: number | null; pages: string } & Row>(
+      `${ctes}, hits AS MATERIALIZED (SELECT id, ${score} AS score FROM ` +
+        '(SELECT id, tsv FROM t UNION ALL SELECT id, tsv FROM g WHERE id NOT IN (SELECT id FROM t)) c), ' +
         `page AS (SELECT id, score FROM hits ORDER BY score DESC, id LIMIT $${b + 1} OFFSET $${b + 2}) ` +
-        `SELECT t.n, p.id, a.kind, a.title, a.fields, p.score FROM (SELECT count(*) AS n FROM hits) t ` +
-        `LEFT JOIN (page p JOIN ${this.s}.akas_search a ON a.id = p.id) ON true ORDER BY p.score DESC, p.id`,
-      [...base, `{${q.boosts.join(',')}}`, q.limit, q.offset],
+        'SELECT (SELECT count(*) FROM t) AS nt, (SELECT count(*) FROM g) AS ng, (SELECT count(*) FROM hits) AS n, ' +
+        '(SELECT max(blk) FROM t) AS tb, (SELECT max(blk) FROM g) AS gb, ' +
+        `pg_relation_size($${b + 3}::regclass) / current_setting('block_size')::int AS pages, ` +
+        `p.id, a.kind, a.title, a.fields, p.score FROM (SELECT 1) one LEFT JOIN (page p JOIN ${t} a ON a.id = p.id) ON true ORDER BY p.score DESC, p.id`,
+      [...base, `{${q.boosts.join(',')}}`, q.limit, q.offset, t],
     );
-    const hit = (row: { id: string | null; kind: string; title: string; fields: string; score: number }) => ({
-      id: row.id!,
-      kind: row.kind,
-      title: row.title,
-      score: row.score,
-      match: matchOf(row.fields, terms, exact),
-    });
+    const hit = (row: Row) => ({ id: row.id!, kind: row.kind, title: row.title, score: row.score, match: matchOf(row.fields, terms, exact) });
     const items = r.rows.filter((row) => row.id !== null).map(hit);
-    const ranked = Number(r.rows[0].n);
-    if (ranked < RANKED) return { items, total: ranked };
-    // More matches than are ranked: counted (up to COUNTED), and a page past the ranked ones
-    // goes on with the others in storage order.
-    const from = Math.max(q.offset, RANKED);
-    const [count, rest] = await Promise.all([
-      this.query<{ n: string }>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${this.s}.akas_search WHERE ${where} LIMIT ${COUNTED}) m`, base),
-      q.offset + q.limit > RANKED
-        ? this.query<{ id: string; kind: string; title: string; fields: string; score: number }>(
-            `SELECT id, kind, title, fields, ts_rank($${b}::float4[], tsv, $1::tsquery, 1) AS score FROM ${this.s}.akas_search ` +
-              `WHERE ${where} OFFSET $${b + 1} LIMIT $${b + 2}`,
-            [...base, `{${q.boosts.join(',')}}`, from, q.offset + q.limit - from],
-          )
-        : null,
-    ]);
-    return { items: [...items, ...(rest?.rows.map(hit) ?? [])], total: Number(count.rows[0].n) };
+    const [nt, ng, n] = [r.rows[0].nt, r.rows[0].ng, r.rows[0].n].map(Number);
+    const end = q.offset + q.limit;
+    // Every match is a candidate: all ranked, counted exactly.
+    if (nt <= TITLED && ng <= RANKED) return { items, total: n, estimated: false, more: end < n };
+    // More matches than candidates: the page goes on past the ranked ones with the others, in
+    // storage order (one more row than needed says whether any lies after the page).
+    let more = end < n;
+    if (!more) {
+      const from = Math.max(q.offset, n);
+      const rest = await this.query<Row>(
+        `${ctes} SELECT id, kind, title, fields, ${score} AS score FROM ${t} ` +
+          `WHERE ${titles ? "ts_filter(tsv, '{a}')" : 'tsv'} @@ $1::tsquery${kind} AND id NOT IN (SELECT id FROM t) AND id NOT IN (SELECT id FROM g) ` +
+          `OFFSET $${b + 1} LIMIT $${b + 2}`,
+        [...base, `{${q.boosts.join(',')}}`, from - n, end - from + 1],
+      );
+      more = rest.rows.length > end - from;
+      items.push(...rest.rows.slice(0, end - from).map(hit));
+    }
+    // The total, estimated (counting would read every match): the matches over the part of the
+    // table read to find the candidates, times the table (the matches spread as the rows were
+    // written); when only title matches were read, PostgreSQL's estimate from its statistics of
+    // the words, and at least as many as the title matches extrapolated alike. Never below what the pages prove.
+    const proven = Math.max(n, q.offset + items.length + (more ? 1 : 0));
+    const pages = Number(r.rows[0].pages);
+    const spread = (found: number, last: number | null) => (last === null ? 0 : Math.round((found * pages) / (Number(last) + 1)));
+    let estimate = 0;
+    if (ng > RANKED) estimate = spread(ng, r.rows[0].gb);
+    else if (q.total !== false) {
+      const planned = await this.estimate(`SELECT 1 FROM ${t} WHERE ${titles ? "ts_filter(tsv, '{a}')" : 'tsv'} @@ $1::tsquery${kind}`, base);
+      estimate = Math.max(planned, spread(nt, r.rows[0].tb));
+    }
+    return { items, total: Math.max(proven, estimate), estimated: true, more };
+  }
+
+  /** The planner's estimate of the rows a statement answers (EXPLAIN plans it; nothing is read). */
+  private async estimate(sql: string, values: unknown[]): Promise<number> {
+    const r = await this.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, values);
+    return Math.round(r.rows[0]['QUERY PLAN'][0].Plan['Plan Rows']);
   }
 
   async kinds(ids: string[]): Promise<Array<string | null>> {
@@ -206,6 +239,14 @@ export class PgText implements TextIndex {
     const byId = new Map(r.rows.map((row) => [row.id, row.kind]));
     return ids.map((id) => byId.get(id) ?? null);
   }
+}
+
+interface Row {
+  id: string | null;
+  kind: string;
+  title: string;
+  fields: string;
+  score: number;
 }
 
 /** The document's words each field matched: a term's word or its near words, or (a prefix term) a word it starts. */

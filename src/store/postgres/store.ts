@@ -236,8 +236,10 @@ export class PgStore implements Store {
     this.readers = new Pool(
       poolConfig(target, Math.max(4, Math.ceil(target.pool / 2)), 'akas-read', {
         // pg_trgm's similarity threshold for the text index's typo candidates (search.ts): 0.2
-        // keeps a word two edits from a long one, which 0.3, the default, can miss.
-        options: '-c synchronous_commit=off -c pg_trgm.similarity_threshold=0.2',
+        // keeps a word two edits from a long one, which 0.3, the default, can miss. No
+        // synchronized scans: a sequential scan then starts where another one is, and the text
+        // index's pages past the ranked matches are in storage order, which must hold from page to page.
+        options: '-c synchronous_commit=off -c pg_trgm.similarity_threshold=0.2 -c synchronize_seqscans=off',
       }),
     );
     // An idle connection the server dropped is replaced at the next checkout; not a crash.
