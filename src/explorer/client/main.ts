@@ -23,7 +23,7 @@ import { verifyForm } from './verify-form.js';
 async function verifyPage() {
   const wanted = $$(
     '[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], ' +
-      '[data-verify-judged], [data-verify-shown], [data-verify-node]',
+      '[data-verify-judged], [data-verify-shown], [data-verify-node], [data-verify-status], [data-verify-standing]',
   );
   const pinBox = $('[data-pin-status]');
   if (!wanted.length && !pinBox) return;
