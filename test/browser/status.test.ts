@@ -4,9 +4,12 @@
 // per credential "not revoked · not suspended (…, checked in your browser)"; once the operator
 // revokes one with `akas admin revoke` (the built CLI, through the node's admin channel), the page
 // says "revoked" with the reason, and that the decision would not hold without it (recomputed by
-// the verifier); a list served with a bad proof is "status unknown", never good; and the page's
+// the verifier), and so does the Verify page for the credential dropped on it; a list served with a bad proof is "status unknown", never good; and the page's
 // check count is the count `akas verify bundle` gives, status checks included.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAdminChannel } from '../../src/ops/index.js';
@@ -123,6 +126,36 @@ describe('credential status in the explorer (issue 32, 4)', () => {
       expect(errors).toEqual([]);
     } finally {
       await page.close();
+    }
+  });
+
+  it('checks the status of a credential dropped on the Verify page: not verified once revoked, verified while clear', async (ctx) => {
+    if (!chrome) return ctx.skip();
+    const bundle = await api(`/api/knowledge/proposals/${proposalId}/bundle`);
+    const credentialOf = (id: string) => bundle.credentials.find((c: { credentialSubject: { id: string } }) => c.credentialSubject.id.endsWith(id));
+    const dir = mkdtempSync(join(tmpdir(), 'akas-status-drop-'));
+    const page = await context.newPage();
+    try {
+      await page.goto(`${base}/explore/verify`, { waitUntil: 'load' });
+      for (const [id, verdict] of [
+        [judgmentIds[0], 'not verified'],
+        [judgmentIds[1], 'verified'],
+      ] as const) {
+        const file = join(dir, `${id}.json`);
+        writeFileSync(file, JSON.stringify(credentialOf(id)));
+        await page.setInputFiles('#v-files', file);
+        await page.click('form[data-verify-form] button[type=submit]');
+        const card = page.locator('[data-result="credential"]');
+        await card.waitFor();
+        expect(await card.locator('h3 .v-text').textContent(), id).toBe(verdict);
+        const row = card.locator('tr[data-check-id="status.revocation"]');
+        if (verdict === 'verified') expect(await row.getAttribute('data-layer')).toBe('L1');
+        else expect(await row.textContent()).toContain('REVOKED');
+        if (verdict === 'not verified') expect(await row.textContent()).toContain('found colluding');
+      }
+    } finally {
+      await page.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

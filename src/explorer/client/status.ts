@@ -69,6 +69,26 @@ function shown(verdicts: Verdict[], checks: Check[]): { state: State; text: stri
 }
 
 /**
+ * The status of credentials in the lists their entries name, read from this node and checked by
+ * the verifier (under options.trust, or by the issuers named), with the reason and time of a bit
+ * set read from the list's versions.
+ */
+export async function readStatus(V: Verifier, credentials: Json[], options: VerifierModule.StatusOptions): Promise<VerifierModule.StatusReport> {
+  const urls = new Set<string>();
+  for (const c of credentials) {
+    const s = c.credentialStatus;
+    for (const e of (Array.isArray(s) ? s : s === undefined ? [] : [s]) as Json[])
+      if (typeof e?.statusListCredential === 'string') urls.add(e.statusListCredential);
+  }
+  const lists = await Promise.all([...urls].map(fetchList));
+  const report = await V.verifyStatus(credentials, lists, options);
+  if (!report.needsVersions.length) return report;
+  // A bit is set: the list's versions name the reason and the time; checked again with them.
+  for (const l of lists) if (report.needsVersions.includes(l.url)) l.versions = await versionsOf(l.url);
+  return V.verifyStatus(credentials, lists, options);
+}
+
+/**
  * The status of the credentials given (a proposal's, from its bundle) on each badge
  * [data-verify-status=JUDGMENT_ID]; answers their checks (for the page's count), or undefined
  * when the page shows no credential's status.
@@ -78,20 +98,7 @@ export async function checkStatus(V: Verifier, keys: Keys, credentials: Json[]):
   if (!targets.length) return undefined;
   for (const e of targets) setState(e, 'pending', 'reading the status lists…');
   try {
-    const trust = await V.trustIssuerKeys(keys.issuer, keys.issuerKeys);
-    const urls = new Set<string>();
-    for (const c of credentials) {
-      const s = c.credentialStatus;
-      for (const e of (Array.isArray(s) ? s : s === undefined ? [] : [s]) as Json[])
-        if (typeof e?.statusListCredential === 'string') urls.add(e.statusListCredential);
-    }
-    const lists = await Promise.all([...urls].map(fetchList));
-    let report = await V.verifyStatus(credentials, lists, { trust });
-    if (report.needsVersions.length) {
-      // A bit is set: the list's versions name the reason and the time; checked again with them.
-      for (const l of lists) if (report.needsVersions.includes(l.url)) l.versions = await versionsOf(l.url);
-      report = await V.verifyStatus(credentials, lists, { trust });
-    }
+    const report = await readStatus(V, credentials, { trust: await V.trustIssuerKeys(keys.issuer, keys.issuerKeys) });
     for (const e of targets) {
       const mine = report.credentials.find((c) => c.subject === e.dataset.verifyStatus);
       if (!mine) {
