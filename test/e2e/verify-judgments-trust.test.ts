@@ -4,9 +4,12 @@
 // unanchored (3) naming the judges it does not pin (a trust file written before the section,
 // or one pinning some judges only); failed (1) for a key other than the one pinned, a window
 // that had ended, or a signature that does not hold; a bad agents section or --trust with
-// --agent, exit 2. The data comes from a node in this process; the checks run offline.
+// --agent, exit 2. The single file answers the same. The data comes from a node in this
+// process; the checks run offline.
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { runCli, tempDir } from '../helpers/e2e.js';
@@ -57,6 +60,8 @@ function trustFile(agents?: unknown): string {
 }
 
 const verify = (...args: string[]) => runCli(['verify', 'judgments', ...args]);
+/** The single-file verifier, as an auditor runs it with no package installed. */
+const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
 
 describe('akas verify judgments --trust FILE', () => {
   it("is anchored when the trust file pins every judge's key: exit 0", async () => {
@@ -67,6 +72,9 @@ describe('akas verify judgments --trust FILE', () => {
     expect(r.stdout).toContain('key the trust file pins, in its window');
     const json = await verify(detailFile, '--trust', trust, '--json');
     expect(JSON.parse(json.stdout)).toMatchObject({ verdict: 'verified', verified: true, anchored: true, unanchored: [], pinnedBy: 'trust' });
+    // The single file says the same, and exit 3 for a trust file that pins no judge.
+    expect(spawnSync(process.execPath, [SINGLE, 'verify', 'judgments', detailFile, '--trust', trust]).status).toBe(0);
+    expect(spawnSync(process.execPath, [SINGLE, 'verify', 'judgments', detailFile, '--trust', trustFile()]).status).toBe(3);
   });
 
   it('is unanchored (exit 3) naming the judges a trust file does not pin, a file written before the agents section included', async () => {

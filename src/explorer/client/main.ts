@@ -6,7 +6,8 @@
 // nothing the node sends is ever parsed as HTML.
 //
 // This file starts what a page has; each part is a file of its own: the pinned keys (keys.ts),
-// the checks of each kind of page (proposal.ts, log.ts with the live log, node.ts), how their
+// the checks of each kind of page (proposal.ts, log.ts with the live log, node.ts), each
+// credential's status read from the node's lists (status.ts), how their
 // results are shown (results.ts), search as you type (search.ts), the Verify page
 // (verify-form.ts), the verifier's loader (verifier.ts) and the DOM helpers (dom.ts).
 import { $, $$ } from './dom.js';
