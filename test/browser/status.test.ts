@@ -4,8 +4,10 @@
 // per credential "not revoked · not suspended (…, checked in your browser)"; once the operator
 // revokes one with `akas admin revoke` (the built CLI, through the node's admin channel), the page
 // says "revoked" with the reason, and that the decision would not hold without it (recomputed by
-// the verifier), and so does the Verify page for the credential dropped on it; a list served with a bad proof is "status unknown", never good; and the page's
-// check count is the count `akas verify bundle` gives, status checks included.
+// the verifier), and so does the Verify page for the credential dropped on it; "suspended" while
+// a judgment is suspended, and clear again once lifted; a list served with a bad proof is
+// "status unknown", never good; and the page's check count is the count `akas verify bundle`
+// gives, status checks included.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -157,6 +159,25 @@ describe('credential status in the explorer (issue 32, 4)', () => {
       await page.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('says "suspended" with the reason while a judgment is suspended, and not suspended once the operator lifts it', async (ctx) => {
+    if (!chrome) return ctx.skip();
+    const id = judgmentIds[2];
+    const suspend = await runCli(['admin', 'revoke', id, '--suspend', '--reason', 'under review', '--data', node.dir]);
+    expect(suspend.code, suspend.stderr).toBe(0);
+    let { page, errors } = await openProposal();
+    expect(await stateOf(page, `[data-verify-status="${id}"]`)).toEqual(['bad', expect.stringMatching(/^suspended: under review, \d{4}-.* UTC$/)]);
+    await page.close();
+    const lift = await runCli(['admin', 'revoke', id, '--unsuspend', '--reason', 'cleared', '--data', node.dir]);
+    expect(lift.code, lift.stderr).toBe(0);
+    ({ page, errors } = await openProposal());
+    expect(await stateOf(page, `[data-verify-status="${id}"]`)).toEqual([
+      'ok',
+      'not revoked · not suspended (revocation list version 1, suspension list version 2, checked in your browser)',
+    ]);
+    expect(errors).toEqual([]);
+    await page.close();
   });
 
   it('says "status unknown", never good, when the list the node serves does not verify or cannot be read', async (ctx) => {
