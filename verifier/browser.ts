@@ -12,6 +12,7 @@
 import { CRYPTO_PLATFORM } from '../src/core/crypto.js';
 import { VERSION } from '../src/core/version.js';
 import { blobsInMemory, verifyBundleAsync, type BundleOptions, type BundleReport } from './bundle.js';
+import { verifyStatusAsync, type FetchedStatusList, type StatusOptions, type StatusReport, type StatusVersionRecord } from './browser-status.js';
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
@@ -38,6 +39,10 @@ export type {
   PresentationOptions,
   PresentationReport,
   Report,
+  FetchedStatusList,
+  StatusOptions,
+  StatusReport,
+  StatusVersionRecord,
   Trust,
   Verdict,
 };
@@ -68,6 +73,14 @@ export const verifyCredential = async (input: unknown, options?: CredentialOptio
 
 /** A verifiable presentation and every credential in it. Options: challenge, domain, requireProof, and those of verifyCredential. */
 export const verifyPresentation = async (input: unknown, options?: PresentationOptions) => settled(await verifyPresentationAsync(input, options));
+
+/**
+ * Each credential's status (revocation, suspension: PROTOCOL 8.7) in the lists the caller fetched
+ * from the URLs its entries name, each list checked under the pinned issuer (options.trust). An
+ * entry whose list was not fetched or does not verify is "status unknown" (null), never good.
+ */
+export const verifyStatus = (credentials: unknown[], lists: FetchedStatusList[], options?: StatusOptions): Promise<StatusReport> =>
+  verifyStatusAsync(credentials, lists, options);
 
 /** The issuer keys reached from a pinned did:key through the node's signed rotations (GET /api/node/keys `issuer`). */
 export const trustIssuerKeys = (pinned: string, list: IssuerKeyList | undefined): Promise<IssuerTrust> => trustIssuerKeysAsync(pinned, list);

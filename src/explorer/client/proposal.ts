@@ -1,11 +1,14 @@
 // A proposal's page, checked in the browser: its bundle (verifyBundle: each judge's signature,
-// each credential under the pinned issuer, each judgment's log entry under the pinned log key),
-// and the content shown, read from the page's own text, against the content judged
+// each credential under the pinned issuer, each judgment's log entry under the pinned log key,
+// the stapled status lists and, where a judgment is revoked or suspended, whether the decision
+// would still hold), each credential's status in the lists the node serves now (status.ts), and
+// the content shown, read from the page's own text, against the content judged
 // (verifyProposalJudgments: PROTOCOL 6.10, 10.7).
 import type * as VerifierModule from '../../../verifier/browser.js';
 import { $, $$, getJson, type Json } from './dom.js';
 import type { Keys } from './keys.js';
 import { setState, verdict, verifiedAsTheCliSays, type Check } from './results.js';
+import { checkStatus } from './status.js';
 import type { Verifier } from './verifier.js';
 
 export async function checkBundles(V: Verifier, keys: Keys) {
@@ -16,27 +19,70 @@ export async function checkBundles(V: Verifier, keys: Keys) {
     for (const e of [...overall, ...parts]) setState(e, 'pending', 'checking…');
     try {
       const bundle = await getJson(`/api/knowledge/proposals/${encodeURIComponent(id)}/bundle`);
-      const report = await V.verifyBundle(bundle, { issuer: keys.issuer, issuerKeys: keys.issuerKeys, logKey: keys.logKey });
+      const [report, status] = await Promise.all([
+        V.verifyBundle(bundle, { issuer: keys.issuer, issuerKeys: keys.issuerKeys, logKey: keys.logKey }),
+        checkStatus(
+          V,
+          keys,
+          ((bundle.credentials ?? []) as unknown[]).filter((c): c is Json => typeof c === 'object' && c !== null),
+        ),
+      ]);
       // The bundle's blobs are not here: CAS checks are the Verify page's (drop the bytes there).
       const checks = report.checks.filter((c) => c.layer !== 'CAS' && c.id !== 'judgment.nodeMac');
       // On a proposal's page, the bundle holds for what this page shows only if it is the same content.
       const shown = $('[data-content="payload"]') ? await shownIsBundled(V, bundle, report.contentSha256) : undefined;
       if (shown) checks.push(shown);
+      // The status read now counts with the rest: a credential revoked since the bundle's lists fails here too.
+      checks.push(...(status ?? []));
       const v = verdict(checks);
-      if (v.state === 'ok') v.text = verifiedAsTheCliSays(report.checks, 'akas verify bundle', shown ? 'the content shown is the content judged' : undefined);
+      const says = [
+        shown ? 'the content shown is the content judged' : '',
+        status ? `${status.filter((c) => c.valid === true).length} status checks of the lists served now` : '',
+      ]
+        .filter(Boolean)
+        .join('; ');
+      if (v.state === 'ok') v.text = verifiedAsTheCliSays(report.checks, 'akas verify bundle', says || undefined);
       for (const e of overall) setState(e, v.state, v.text, v.detail);
-      const global = checks.filter((c) => c.subject === undefined);
+      standing(report);
+      // Each credential's status has a badge of its own (status.ts): the layer badges say the rest.
+      const layered = checks.filter((c) => !c.id.startsWith('status'));
+      const global = layered.filter((c) => c.subject === undefined);
       for (const e of parts) {
         const layer = e.dataset.check!;
-        const mine = checks.filter((c) => c.subject === e.dataset.subject && c.layer === layer);
+        const mine = layered.filter((c) => c.subject === e.dataset.subject && c.layer === layer);
         const theirs = global.filter((c) => c.layer === layer);
         const r = verdict([...theirs, ...mine]);
         setState(e, mine.length ? r.state : 'unchecked', mine.length ? r.text : 'not in the bundle', r.detail);
       }
     } catch (err) {
-      for (const e of [...overall, ...parts]) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
+      for (const e of [...overall, ...parts, ...$$('[data-verify-standing]')]) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
     }
   }
+}
+
+const withdrawnWord = (purpose: string) => (purpose === 'revocation' ? 'revoked' : 'suspended');
+
+/**
+ * The decision against the judgments revoked or suspended since (the bundle's stapled lists):
+ * which, and whether the decision would still hold without them, as the verifier recomputes it
+ * (status.decision of verifyBundle; the node never rewrites a decision).
+ */
+function standing(report: Awaited<ReturnType<Verifier['verifyBundle']>>) {
+  const box = $('[data-verify-standing]');
+  if (!box) return;
+  const status = report.status;
+  if (!status) {
+    const why = report.checks.find((c) => c.id === 'status' && c.valid === null)?.why;
+    return setState(box, 'unchecked', why ?? 'status unknown: the bundle carries no status lists');
+  }
+  const asOf = Object.values(status.asOf)[0];
+  if (!status.withdrawn.length) return setState(box, 'ok', `no judgment of it is revoked or suspended (lists of ${asOf ?? 'unknown time'})`);
+  const which = status.withdrawn.map((w) => `${w.judgmentId} ${withdrawnWord(w.purpose)}${w.reason ? ` (${w.reason})` : ''}`).join(', ');
+  const decision = report.checks.find((c) => c.id === 'status.decision');
+  const holds = decision?.valid;
+  const state = holds === true ? 'ok' : holds === false ? 'bad' : 'unchecked';
+  const verdictText = holds === true ? 'the decision would still hold' : holds === false ? 'the decision would not hold' : 'not checked';
+  setState(box, state, `${which}; ${verdictText}: ${decision?.why ?? 'no decision to recompute'}`, decision?.what);
 }
 
 /** The content this page shows, hashed here, against the content of the bundle checked. */

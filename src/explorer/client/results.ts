@@ -119,23 +119,22 @@ export function checksTable(checks: Check[]): HTMLElement {
 /** One result of the Verify page: what was checked, its kind, the overall verdict and its checks' table. */
 export function resultCard(title: string, kind: string, report: Report): HTMLElement {
   const v = verdict(report.checks);
+  const failed = report.checks.some((c) => c.valid === false);
   // Unanchored (issue 32): the checks held, but on keys the file brought itself: not verified.
-  const unanchored = report.anchored === false && report.checks.every((c) => c.valid !== false);
-  const state = el(
-    'span',
-    { class: 'v', 'data-state': report.verified ? (v.state === 'unchecked' ? 'unchecked' : 'ok') : unanchored ? 'unchecked' : 'bad' },
-    el(
-      'span',
-      { class: 'v-text' },
-      report.verified
-        ? v.state === 'unchecked'
-          ? 'nothing could be checked'
-          : 'verified'
-        : unanchored
-          ? `unanchored: no key pinned for ${report.unanchored.slice(0, 3).join(', ')} (give the issuer and log key above)`
-          : 'not verified',
-    ),
-  );
+  const unanchored = report.anchored === false && !failed;
+  // A status (revocation, suspension) that could not be read is unknown, never good (PROTOCOL 8.7), as akas verify says.
+  const unknown = report.checks.find((c) => c.id.startsWith('status') && c.valid === null);
+  const verified = report.verified && !failed;
+  const [stateName, text] = !verified
+    ? unanchored
+      ? ['unchecked', `unanchored: no key pinned for ${report.unanchored.slice(0, 3).join(', ')} (give the issuer and log key above)`]
+      : ['bad', 'not verified']
+    : unknown
+      ? ['unchecked', (unknown.why ?? 'status unknown').replace(/^(status unknown)?:?\s*/, 'status unknown: ')]
+      : v.state === 'unchecked'
+        ? ['unchecked', 'nothing could be checked']
+        : ['ok', 'verified'];
+  const state = el('span', { class: 'v', 'data-state': stateName }, el('span', { class: 'v-text' }, text));
   return el(
     'div',
     { class: 'result', 'data-result': kind },

@@ -5,7 +5,19 @@ import type * as VerifierModule from '../../../verifier/browser.js';
 import { $, el, type Json } from './dom.js';
 import { nodeKeys } from './keys.js';
 import { resultCard, type Check, type Report } from './results.js';
+import { readStatus } from './status.js';
 import { loadVerifier } from './verifier.js';
+
+/** A status that could not be read at all: unknown, never good. */
+const statusUnread = (err: Error): Pick<VerifierModule.StatusReport, 'credentials'> => ({
+  credentials: [
+    {
+      subject: '',
+      verdicts: [],
+      checks: [{ id: 'status', layer: 'L1', what: "the credential's status (Bitstring Status List §3.2)", valid: null, why: `status unknown: ${err.message}` }],
+    },
+  ],
+});
 
 async function readInputs(form: HTMLFormElement): Promise<Array<{ name: string; bytes: Uint8Array }>> {
   const out: Array<{ name: string; bytes: Uint8Array }> = [];
@@ -135,7 +147,11 @@ export function verifyForm(form: HTMLFormElement) {
           cards.push(resultCard(d.name, 'presentation', await V.verifyPresentation(d.bytes, { issuer: issuer || undefined })));
         } else if (j?.proof && j.credentialSubject) {
           const trust = issuer && issuerKeys ? await V.trustIssuerKeys(issuer, issuerKeys) : undefined;
-          cards.push(resultCard(d.name, 'credential', await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true })));
+          const report = await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true });
+          // Its status, read from this node's lists as akas verify credential --status reads them (PROTOCOL 8.7).
+          const issuers = issuer ? [issuer] : typeof j.issuer === 'string' ? [j.issuer] : [];
+          const status = await readStatus(V, [j], { trust, issuers }).catch((err: Error) => statusUnread(err));
+          cards.push(resultCard(d.name, 'credential', { ...report, checks: [...report.checks, ...status.credentials.flatMap((c) => c.checks)] }));
         } else if (j?.entry && j.inclusion) {
           cards.push(resultCard(d.name, 'log proof', await V.verifyLogProof(j, logKey)));
         } else if (j && isNodeRead(j)) {

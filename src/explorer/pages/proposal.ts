@@ -1,6 +1,7 @@
 // One proposal: its payload, its judgments (scores, weights, rationale, the judge and tier),
 // the decision and how it was computed, the bundle to download, and each judgment's signature,
-// credential and log entry checked in the browser. The content (kind, path, title, spec, payload)
+// credential, status (revoked, suspended: and whether the decision would still hold) and log
+// entry checked in the browser. The content (kind, path, title, spec, payload)
 // is shown marked with data-content, so that the page script rehashes what the reader sees
 // (PROTOCOL 6.10) and holds it against the contentSha256 shown and each judge's v2 signature.
 import { histogram } from '../charts.js';
@@ -96,7 +97,8 @@ JCS of the kind, path, title, spec and payload shown on this page; ${
   ],
   ['Checked here', js.length ? verifyState(html`data-verify-bundle="${p.proposalId}"`, 'bundle') : null],
 ])}
-<section aria-labelledby="decision"><h2 id="decision">Decision</h2>${computation(p)}</section>
+<section aria-labelledby="decision"><h2 id="decision">Decision</h2>${computation(p)}
+${js.length ? html`<p>${verifyState(html`data-verify-standing="${p.proposalId}"`, 'judgments revoked or suspended since')}</p>` : ''}</section>
 <section aria-labelledby="judgments"><h2 id="judgments">Judgments</h2>
 ${
   js.length
@@ -128,7 +130,7 @@ ${j.rationale ? html`<td data-judged-rationale>${j.rationale}</td>` : html`<td><
     html`data-check="L1" \
 data-subject="${j.judgmentId}"`,
     html`<a href="${j.credentialUrl}">credential</a>`,
-  )}</li><li>${verifyState(
+  )}</li><li>${verifyState(html`data-verify-status="${j.judgmentId}"`, 'status')}</li><li>${verifyState(
     html`data-check="L3" \
 data-subject="${j.judgmentId}"`,
     'log entry',

@@ -1,0 +1,110 @@
+// Status as a browser reads it (PROTOCOL 8.7; issue 32, 4): the status lists a page fetched from
+// the node at each credential's statusListCredential, checked here with the same checks as
+// `akas verify credential --status` (status-list.ts: the list's eddsa-jcs-2022 proof under the
+// pinned issuer, its type, purpose and length, its GZIP inflated by the platform's
+// DecompressionStream), then each credential's entries read in them. A list that could not be
+// fetched, or does not verify, leaves the entries that name it "status unknown", never good.
+// The verifier does no network itself: the page hands in what it fetched.
+import { runAsync, type Checking } from '../src/core/checking.js';
+import type { IssuerTrust } from './issuer-keys.js';
+import { Checks, type Check } from './report.js';
+import { credentialStatusChecks, preinflated, statusListChecking, type ReadList, type StatusVerdict } from './status-list.js';
+
+/** What a list's versions say changed (GET {list}/versions): the reason and time a bit was set. */
+export interface StatusVersionRecord {
+  version: number;
+  at: number;
+  reason: string;
+  changes: Array<{ index: number }>;
+}
+
+/** One list as the page fetched it from the URL a credential names: its document, or why it could not be. */
+export interface FetchedStatusList {
+  url: string;
+  doc?: unknown;
+  error?: string;
+  /** The version the node says it served (X-Status-List-Version): a label, the signed list is what counts. */
+  version?: number;
+  /** Its version records, when the page read them (to name the reason and time of a bit set). */
+  versions?: StatusVersionRecord[];
+}
+
+export interface StatusOptions {
+  /** The issuer keys a list may be signed by: the page's pinned issuer, followed through the node's signed rotations. */
+  trust?: IssuerTrust;
+  /** Without trust: the DIDs a list may be issued by. */
+  issuers?: string[];
+  /** The instant validity windows are checked at (ms); now by default. */
+  at?: number;
+}
+
+export interface CredentialStatus {
+  /** The credential's judgment id (the last part of its subject id), or its subject id. */
+  subject: string;
+  /** The checks of its entries (null for an entry whose list could not be read or did not verify). */
+  checks: Check[];
+  verdicts: Array<StatusVerdict & { version?: number }>;
+}
+
+export interface StatusReport {
+  /** The checks of the lists themselves (status.list). */
+  lists: Check[];
+  credentials: CredentialStatus[];
+  /** Whether a bit is set for one of the credentials in a list whose versions were not given: read them and ask again for the reason. */
+  needsVersions: string[];
+}
+
+const subjectOf = (credential: unknown): string => {
+  const s = (credential as { credentialSubject?: { id?: unknown } } | null)?.credentialSubject?.id;
+  return typeof s === 'string' ? (s.split(':').at(-1) ?? s) : '(a credential without subject id)';
+};
+
+function* statusChecking(
+  credentials: unknown[],
+  fetched: FetchedStatusList[],
+  options: StatusOptions & { inflate: Parameters<typeof statusListChecking>[2]['inflate'] },
+): Checking<StatusReport> {
+  const c = new Checks();
+  const lists = new Map<string, ReadList>();
+  const unreadable = new Map<string, string>();
+  const byUrl = new Map(fetched.map((f) => [f.url, f]));
+  for (const f of fetched) {
+    if (f.error !== undefined || f.doc === undefined) {
+      unreadable.set(f.url, f.error ?? 'not fetched');
+      continue;
+    }
+    const before = c.list.length;
+    const list = yield* statusListChecking(c, f.doc, { at: options.at, issuers: options.issuers, trust: options.trust, inflate: options.inflate });
+    if (!list) unreadable.set(f.url, `the list served there does not verify: ${c.list.slice(before).find((k) => k.valid === false)?.why ?? 'unknown'}`);
+    else if (list.url !== f.url) unreadable.set(f.url, `the list served there names itself ${list.url}`);
+    else lists.set(f.url, list);
+  }
+  const reasons = (url: string, index: number) => {
+    const last = [...(byUrl.get(url)?.versions ?? [])].reverse().find((v) => v.changes.some((ch) => ch.index === index));
+    return last ? { reason: last.reason, at: last.at, version: last.version } : undefined;
+  };
+  const needsVersions = new Set<string>();
+  const out: CredentialStatus[] = credentials.map((credential) => {
+    const subject = subjectOf(credential);
+    // A list that does not verify leaves its entries unknown (null), never good: its own failed
+    // check is in `lists`, and its reason in each entry's.
+    const own = new Checks();
+    const verdicts = credentialStatusChecks(own, credential, lists, { unreadable, reasons, subject }).map((v) => {
+      if (v.state === 'set' && !byUrl.get(v.list)?.versions) needsVersions.add(v.list);
+      const version = byUrl.get(v.list)?.version;
+      return version === undefined ? v : { ...v, version };
+    });
+    return { subject, checks: own.list, verdicts };
+  });
+  return { lists: c.list, credentials: out, needsVersions: [...needsVersions] };
+}
+
+/**
+ * The status of each credential (its credentialStatus entries) in the lists the page fetched.
+ * Answers per credential its checks (`status.revocation`, `status.suspension`: true not set,
+ * false set or malformed, null status unknown) and what each entry says.
+ */
+export async function verifyStatusAsync(credentials: unknown[], fetched: FetchedStatusList[], options: StatusOptions = {}): Promise<StatusReport> {
+  const inflate = await preinflated(fetched.map((f) => f.doc));
+  return runAsync(statusChecking(credentials, fetched, { ...options, inflate }));
+}
