@@ -127,7 +127,10 @@ export function monitorCommands(program: Command, cli: Cli) {
             out.io.stdout.write(`${terminalSafe(`ALERT ${r.what}: ${r.message}`)}${r.evidenceFile ? `\n  evidence: ${r.evidenceFile}` : ''}\n`);
           else out.io.stdout.write(`${terminalSafe(`${r.what}: ${r.message}`)}\n`);
         };
+        // Test hooks: SIGKILL after reading N entries, or at the N-th alert right after it is saved as pending or after it is printed.
         const killAfter = process.env.AKAS_MONITOR_TEST_KILL_AFTER ? Number(process.env.AKAS_MONITOR_TEST_KILL_AFTER) : undefined;
+        const killHook = /^(saved|printed):([1-9][0-9]*)$/.exec(process.env.AKAS_MONITOR_TEST_KILL_AT ?? '');
+        const killAt = killHook ? { point: killHook[1] as 'saved' | 'printed', record: Number(killHook[2]) } : undefined;
         for (let round = 0; ; round++) {
           let r;
           try {
@@ -157,7 +160,14 @@ export function monitorCommands(program: Command, cli: Cli) {
                 const j = (d.judgments ?? []).find((x: Json) => x.judgmentId === judgmentId);
                 return typeof j?.signature?.publicKey === 'string' ? j.signature.publicKey : null;
               },
+              credential: (kind, proposalId, judgmentId) =>
+                client.get(`/api/credentials/judgment/${[kind, proposalId, judgmentId].map(encodeURIComponent).join('/')}`).catch((e: unknown) => {
+                  if (CliError.is(e) && e.body.status === 404) return null;
+                  if (CliError.is(e) && e.exitCode === 2) throw e;
+                  throw new Error(`the credential of ${judgmentId}: ${(e as Error).message}`);
+                }),
               killAfter,
+              killAt,
             });
           } catch (e) {
             if (e instanceof StateError) throw new CliError(2, e.message, { code: 'unreadable', path: statePath });
