@@ -1,5 +1,5 @@
 // akas monitor (issue 34, docs/MONITORING.md): follows a node's log through its C2SP tiles and
-// reports what the watched agent did not do (cli/monitor/follow.ts). Exit codes: 0 no alert,
+// reports what the watched agent did not do, and what befell its credentials (cli/monitor/follow.ts). Exit codes: 0 no alert,
 // 1 an alert, 2 it could not run (no node answers: never "no alerts"), 3 it ran but something
 // given could not be checked (a --compare view unreadable or unsigned).
 import { readFileSync, statSync } from 'node:fs';
@@ -48,7 +48,8 @@ export function monitorCommands(program: Command, cli: Cli) {
     .command('monitor')
     .description(
       "follow the node's log through its tiles and alert on what you did not do: an entry as your agent that your journal lacks, " +
-        'a fork, a checkpoint short of its witness quorum, a node key changed outside its history (exit 1 on an alert, 2 no node)',
+        'a fork, a checkpoint short of its witness quorum, a node key changed outside its history, a revocation or suspension of your ' +
+        'credentials (exit 1 on an alert, 2 no node)',
     )
     .option('--once', 'catch up, report and exit (for cron and CI)')
     .option('--interval <seconds>', 'seconds between polls without --once', '60')
