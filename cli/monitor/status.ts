@@ -181,7 +181,8 @@ export class StatusWatch {
         'alert',
         `status-hash:${list}:${version}`,
         'status-list-mismatch',
-        `version ${version} of the ${purpose} list is not the list its log entry names (sha256 ${served ?? 'of no JSON'}, the entry says ${body.credentialSha256})`,
+        `version ${version} of the ${purpose} list is not the list its log entry names ` +
+          `(sha256 ${served ?? 'of no JSON'}, the entry says ${body.credentialSha256})`,
         { ...where, logged: body.credentialSha256, served, ...(await evidence()) },
       );
       return;
@@ -246,7 +247,8 @@ export class StatusWatch {
           'alert',
           id,
           purpose === 'revocation' ? 'credential-revoked' : 'credential-suspended',
-          `the credential of ${judgmentId} was ${PURPOSE_WORD[purpose]} at ${what.at} (version ${version} of the list, log entry ${where.logIndex}): ${String(body.reason)}`,
+          `the credential of ${judgmentId} was ${PURPOSE_WORD[purpose]} at ${what.at} ` +
+            `(version ${version} of the list, log entry ${where.logIndex}): ${String(body.reason)}`,
           { ...what, ...(await evidence()) },
         );
       } else {
