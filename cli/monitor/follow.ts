@@ -12,7 +12,7 @@ import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WID
 import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
 import type { Json } from '../json.js';
 import type { FetchBytes } from '../tile-reader.js';
-import { type CheckedBundle, checkBundle, entriesContaining, leafAt } from './bundle-check.js';
+import { BoundTiles, type CheckedBundle, checkBundle, entriesContaining, leafAt } from './bundle-check.js';
 import { forkEvidence } from './evidence.js';
 import { AlertOutput } from './output.js';
 import { quorumOf, type TlogPolicy } from './policy.js';
@@ -265,11 +265,12 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
     return p;
   };
   const entry = { o, state, note, tiles, alert, report, incomplete: (why: string) => result.incomplete.push(why), status };
+  const bound = new BoundTiles(tiles);
   for (let n = first; n < last; n++) {
     let bundle: CheckedBundle | { problem: string };
     try {
       const [bytes, tile] = await bundleOf(n);
-      bundle = await checkBundle(bytes, tile, n, tiles);
+      bundle = await checkBundle(bytes, tile, n, bound);
     } catch (e) {
       if (!(e instanceof Missing)) throw e;
       bundle = { problem: e.message };
