@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../src/core/index.js';
 import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
+import { attestationHash } from '../journal.js';
 import type { Json } from '../json.js';
 import type { FetchBytes } from '../tile-reader.js';
 import { BoundTiles, type CheckedBundle, checkBundle, entriesContaining, leafAt } from './bundle-check.js';
@@ -347,7 +348,6 @@ async function matchEntry(c: EntryContext, seq: number, fields: Json, evidence: 
   const attestation = fields.kind !== 'attestation.event.v1' && fields.kind !== STATUS_LIST_EVENT_KIND;
   if (!judgment && !attestation) return;
   if (judgment) c.status.judgment(fields.body);
-  const { attestationHash } = await import('../journal.js');
   const journaled = judgment ? o.watched.judged.has(String(fields.body.proposalId)) : o.watched.attested.has(attestationHash(fields.kind, fields.body));
   if (o.watched.own && journaled) return;
   let key: Json | undefined;
