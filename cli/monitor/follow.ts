@@ -82,8 +82,8 @@ export interface RoundResult {
 
 /** Bundles read ahead while the current one is checked. */
 const READ_AHEAD = 4;
-/** Bundles between two saves of the state when nothing is found (a save is an fsync). */
-const SAVE_EVERY = 64;
+/** Bundles between two saves of the state when nothing is found (65,536 entries: a save is three fsyncs, and at most this many are read again after a kill). */
+const SAVE_EVERY = 256;
 
 export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
   const saved = readState(o.statePath);
