@@ -1,5 +1,5 @@
 // akas monitor (issue 34, docs/MONITORING.md): follows a node's log through its C2SP tiles and
-// reports what the watched agent did not do (cli/monitor/follow.ts). Exit codes: 0 no alert,
+// reports what the watched agent did not do, and what befell its credentials (cli/monitor/follow.ts). Exit codes: 0 no alert,
 // 1 an alert, 2 it could not run (no node answers: never "no alerts"), 3 it ran but something
 // given could not be checked (a --compare view unreadable or unsigned).
 import { readFileSync, statSync } from 'node:fs';
@@ -48,7 +48,8 @@ export function monitorCommands(program: Command, cli: Cli) {
     .command('monitor')
     .description(
       "follow the node's log through its tiles and alert on what you did not do: an entry as your agent that your journal lacks, " +
-        'a fork, a checkpoint short of its witness quorum, a node key changed outside its history (exit 1 on an alert, 2 no node)',
+        'a fork, a checkpoint short of its witness quorum, a node key changed outside its history, a revocation or suspension of your ' +
+        'credentials (exit 1 on an alert, 2 no node)',
     )
     .option('--once', 'catch up, report and exit (for cron and CI)')
     .option('--interval <seconds>', 'seconds between polls without --once', '60')
@@ -127,7 +128,10 @@ export function monitorCommands(program: Command, cli: Cli) {
             out.io.stdout.write(`${terminalSafe(`ALERT ${r.what}: ${r.message}`)}${r.evidenceFile ? `\n  evidence: ${r.evidenceFile}` : ''}\n`);
           else out.io.stdout.write(`${terminalSafe(`${r.what}: ${r.message}`)}\n`);
         };
+        // Test hooks: SIGKILL after reading N entries, or at the N-th alert right after it is saved as pending or after it is printed.
         const killAfter = process.env.AKAS_MONITOR_TEST_KILL_AFTER ? Number(process.env.AKAS_MONITOR_TEST_KILL_AFTER) : undefined;
+        const killHook = /^(saved|printed):([1-9][0-9]*)$/.exec(process.env.AKAS_MONITOR_TEST_KILL_AT ?? '');
+        const killAt = killHook ? { point: killHook[1] as 'saved' | 'printed', record: Number(killHook[2]) } : undefined;
         for (let round = 0; ; round++) {
           let r;
           try {
@@ -157,7 +161,14 @@ export function monitorCommands(program: Command, cli: Cli) {
                 const j = (d.judgments ?? []).find((x: Json) => x.judgmentId === judgmentId);
                 return typeof j?.signature?.publicKey === 'string' ? j.signature.publicKey : null;
               },
+              credential: (kind, proposalId, judgmentId) =>
+                client.get(`/api/credentials/judgment/${[kind, proposalId, judgmentId].map(encodeURIComponent).join('/')}`).catch((e: unknown) => {
+                  if (CliError.is(e) && e.body.status === 404) return null;
+                  if (CliError.is(e) && e.exitCode === 2) throw e;
+                  throw new Error(`the credential of ${judgmentId}: ${(e as Error).message}`);
+                }),
               killAfter,
+              killAt,
             });
           } catch (e) {
             if (e instanceof StateError) throw new CliError(2, e.message, { code: 'unreadable', path: statePath });

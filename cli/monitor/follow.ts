@@ -1,32 +1,31 @@
 // One round of `akas monitor` (issue 34): the node's keys against those seen before, its
 // checkpoint (signature, witness quorum of a tlog-policy, the tiles giving its root, extending
 // the last one verified and every view given with --compare), then every new entry from the
-// entry bundles, each checked against its tile, and those of the watched agent matched with the
-// journal. What it finds goes out through `emit` as alerts (exit 1) and events; the state is
-// saved as cli/monitor/state.ts says, so a SIGKILL loses nothing and repeats nothing.
+// entry bundles, each checked against the tree (cli/monitor/bundle-check.ts); the watched
+// agent's entries matched with the journal, and every status-list version read for the agent's
+// credentials (cli/monitor/status.ts). What it finds goes out as alerts (exit 1) and events,
+// printed as cli/monitor/output.ts says, and the state is saved as cli/monitor/state.ts says, so
+// a SIGKILL loses nothing and repeats nothing.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundlePath, inclusionProof, sha256Hex, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../src/core/index.js';
-import { openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
+import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../src/core/index.js';
+import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
+import { attestationHash } from '../journal.js';
 import type { Json } from '../json.js';
-import { checkedBundle, type FetchBytes } from '../tile-reader.js';
+import type { FetchBytes } from '../tile-reader.js';
+import { BoundTiles, type CheckedBundle, checkBundle, entriesContaining, leafAt } from './bundle-check.js';
 import { forkEvidence } from './evidence.js';
+import { AlertOutput } from './output.js';
 import { quorumOf, type TlogPolicy } from './policy.js';
-import { type MonitorState, readState, writeState } from './state.js';
+import { type MonitorRecord, type MonitorState, readState, writeState } from './state.js';
+import { type GetUrl, type Report, StatusWatch } from './status.js';
 
 /** The network failed under a read (no answer at all): the round could not run (exit 2). */
 export class Unreachable extends Error {}
 /** A log resource answered 404 (or bytes that are not one): the log misbehaves (an alert, not a crash). */
 export class Missing extends Error {}
 
-export interface Record {
-  type: 'alert' | 'event';
-  /** Alerts: a stable id (the same finding has the same id on every run). */
-  id?: string;
-  what: string;
-  message: string;
-  [k: string]: unknown;
-}
+export type Record = MonitorRecord;
 
 /** Who is watched: one's own agent (entries checked against the journal) or, with --agent, anyone's (every signed entry reported). */
 export interface Watched {
@@ -63,8 +62,14 @@ export interface MonitorRound {
   agentKeys?: (tag: string) => Promise<string[]>;
   /** The public key a judgment was signed with, as the node shows it (PROTOCOL 6.6). */
   judgmentKey?: (proposalId: string, judgmentId: string) => Promise<string | null>;
+  /** The judgment credential as the node serves it, null when it answers 404 (its status indexes: cli/monitor/status.ts). */
+  credential?: (kind: string, proposalId: string, judgmentId: string) => Promise<unknown | null>;
+  /** GET of a status list's URL (default: fetch). */
+  getUrl?: GetUrl;
   /** Test hook: SIGKILL this process after reading this many entries. */
   killAfter?: number;
+  /** Test hook: SIGKILL this process at the n-th record printed once, right after it is saved as pending or right after it is printed. */
+  killAt?: { point: 'saved' | 'printed'; record: number };
 }
 
 export interface RoundResult {
@@ -77,8 +82,8 @@ export interface RoundResult {
 
 /** Bundles read ahead while the current one is checked. */
 const READ_AHEAD = 4;
-/** Bundles between two saves of the state when nothing is found (a save is an fsync). */
-const SAVE_EVERY = 64;
+/** Bundles between two saves of the state when nothing is found (65,536 entries: a save is three fsyncs, and at most this many are read again after a kill). */
+const SAVE_EVERY = 256;
 
 export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
   const saved = readState(o.statePath);
@@ -88,15 +93,51 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
   if (!logKey) throw new Error('the log key is needed on the first run: --log-key KEY (akas node-keys prints it) or a policy file with a log line');
   const state: MonitorState = saved ?? { version: 1, logKey, checkpoint: null, next: 0, emitted: [], keys: [] };
   if (o.from !== undefined) state.next = o.from;
+  state.pending ??= [];
+  let records = 0;
+  const killAt = (point: 'saved' | 'printed') => {
+    if (o.killAt?.point === point && o.killAt.record === records) process.kill(process.pid, 'SIGKILL');
+  };
+  const output = new AlertOutput(o.statePath, o.emit, () => killAt('printed'));
+  // Alerts saved by a run killed before it printed them are printed first (saved below).
+  const settled = output.settle(state);
   const emitted = new Set(state.emitted);
-  const alert = (id: string, what: string, message: string, extra: Json = {}) => {
-    result.alerts++;
-    if (emitted.has(id)) return;
-    o.emit({ type: 'alert', id, what, message, ...extra });
-    emitted.add(id);
-    state.emitted.push(id);
+  const counted = new Set<string>();
+  let trust: IssuerTrust | undefined;
+  const status = new StatusWatch(o.statePath, state, {
+    getUrl: async (url) => {
+      try {
+        return await (o.getUrl ?? httpGet)(url);
+      } catch (e) {
+        throw new Unreachable(`${url}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
+      }
+    },
+    credential: o.credential,
+    get trust() {
+      return trust;
+    },
+  });
+  const save = () => {
+    status.flush();
     writeState(o.statePath, state);
   };
+  // A finding printed once (cli/monitor/output.ts): saved as pending, printed, then kept as emitted.
+  const report: Report = (type, id, what, message, extra) => {
+    if (type === 'alert') counted.add(id);
+    result.alerts = counted.size;
+    if (emitted.has(id)) return;
+    emitted.add(id);
+    const r: MonitorRecord = { type, id, what, message, ...extra };
+    records++;
+    state.pending!.push(r);
+    save();
+    killAt('saved');
+    output.write(r);
+    state.pending = state.pending!.filter((p) => p !== r);
+    state.emitted.push(id);
+  };
+  const alert = (id: string, what: string, message: string, extra: Json = {}) => report('alert', id, what, message, extra);
+  if (settled) save();
   const note8 = (note: string) => sha256Hex(note).slice(0, 16);
 
   // The node's keys: the log key pinned, the issuer reached from the first one seen through signed rotations.
@@ -110,7 +151,7 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
     const current = published.issuer?.current;
     if (typeof current === 'string') {
       state.issuer ??= current;
-      const trust = trustIssuerKeys(state.issuer, published.issuer);
+      trust = trustIssuerKeys(state.issuer, published.issuer);
       if (!trust.keys.has(current))
         alert(
           `issuer-key:${current}`,
@@ -192,7 +233,8 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
     if (!forked) continue;
     const id = `fork:${note8(evidence.older.note)}:${note8(evidence.newer.note)}`;
     if (emitted.has(id)) {
-      result.alerts++;
+      counted.add(id);
+      result.alerts = counted.size;
       continue;
     }
     mkdirSync(o.evidenceDir, { recursive: true, mode: 0o700 });
@@ -201,87 +243,113 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
     alert(id, 'fork', `the log signed two histories: ${v.from} (${theirs.size} entries) and the node (${cp.size}) disagree`, { evidence, evidenceFile: file });
   }
 
-  // Every new entry, checked against its tile; the watched agent's matched with the journal.
-  const needle = Buffer.from(`"agent":${JSON.stringify(o.watched.tag)}`);
+  // Every new entry, checked against the tree; only those that may be the watched agent's or a
+  // status list's version are parsed (a byte search of the bundle finds them).
+  const mine = Buffer.from(`"agent":${JSON.stringify(o.watched.tag)}`);
+  const statusKind = Buffer.from(`"kind":${JSON.stringify(STATUS_LIST_EVENT_KIND)}`);
   const start = Math.min(state.next, cp.size);
   const first = Math.floor(start / TILE_WIDTH);
   const last = Math.ceil(cp.size / TILE_WIDTH);
-  const ahead = new Map<number, Promise<Buffer>>();
+  const ahead = new Map<number, Promise<[Buffer, Buffer | undefined]>>();
+  // The bundle and its full level-0 tile (a partial one the root was folded from is read through
+  // `tiles`), READ_AHEAD bundles ahead: the reads overlap the checks.
   const bundleOf = (n: number) => {
     for (let m = n; m < Math.min(last, n + READ_AHEAD); m++)
       if (!ahead.has(m)) {
-        const p = read(o.fetchBytes, bundleName(m, cp.size));
+        const width = tileWidthAt(0, m, cp.size);
+        const p = Promise.all([read(o.fetchBytes, bundlePath(m, width)), width === TILE_WIDTH ? read(o.fetchBytes, tilePath(0, m)) : undefined]);
         p.catch(() => undefined);
         ahead.set(m, p);
-        // Its level-0 tile too (the reader keeps it for checkedBundle): both reads overlap the checks.
-        tiles.tile(0, m).catch(() => undefined);
       }
     const p = ahead.get(n)!;
     ahead.delete(n);
     return p;
   };
+  const entry = { o, state, note, tiles, alert, report, incomplete: (why: string) => result.incomplete.push(why), status };
+  const bound = new BoundTiles(tiles);
   for (let n = first; n < last; n++) {
-    let bundle: Awaited<ReturnType<typeof checkedBundle>>;
+    let bundle: CheckedBundle | { problem: string };
     try {
-      bundle = await checkedBundle(o.fetchBytes, tiles, n, bundleOf(n));
+      const [bytes, tile] = await bundleOf(n);
+      bundle = await checkBundle(bytes, tile, n, bound);
     } catch (e) {
       if (!(e instanceof Missing)) throw e;
       bundle = { problem: e.message };
     }
     if ('problem' in bundle) {
       alert(`bundle:${note8(note)}:${n}`, 'malformed-log', bundle.problem, { checkpoint: note });
-      writeState(o.statePath, state);
+      save();
       return result;
     }
-    for (let i = 0; i < bundle.width; i++) {
-      const seq = n * TILE_WIDTH + i;
-      if (seq < state.next) continue;
-      const leaf = bundle.leaves[i];
-      if (leaf.indexOf(needle) >= 0) await matchEntry(o, state, seq, leaf, note, tiles, alert);
-      state.next = seq + 1;
-      result.read++;
-      if (o.killAfter !== undefined && result.read === o.killAfter) process.kill(process.pid, 'SIGKILL');
+    const base = n * TILE_WIDTH;
+    let done = Math.max(0, state.next - base);
+    // Entries done..to-1 are read (the test hook may stop the process exactly after the killAfter-th).
+    const advance = (to: number) => {
+      if (o.killAfter !== undefined && result.read < o.killAfter && result.read + to - done >= o.killAfter) {
+        state.next = base + done + (o.killAfter - result.read);
+        process.kill(process.pid, 'SIGKILL');
+      }
+      result.read += to - done;
+      done = to;
+      state.next = base + to;
+    };
+    const inspect = [...new Set([...entriesContaining(bundle, mine), ...entriesContaining(bundle, statusKind)])].filter((i) => i >= done);
+    for (const i of inspect.sort((a, b) => a - b)) {
+      advance(i);
+      await inspectEntry(entry, base + i, leafAt(bundle, i));
+      advance(i + 1);
     }
-    if ((n - first) % SAVE_EVERY === SAVE_EVERY - 1) writeState(o.statePath, state);
+    advance(bundle.width);
+    if ((n - first) % SAVE_EVERY === SAVE_EVERY - 1) save();
   }
   state.next = Math.max(state.next, cp.size);
   state.checkpoint = note;
-  writeState(o.statePath, state);
+  save();
   return result;
 }
 
-const bundleName = (n: number, size: number) => bundlePath(n, tileWidthAt(0, n, size));
+interface EntryContext {
+  o: MonitorRound;
+  state: MonitorState;
+  note: string;
+  tiles: TileHashReader;
+  alert: (id: string, what: string, message: string, extra: Json) => void;
+  report: Report;
+  incomplete: (why: string) => void;
+  status: StatusWatch;
+}
 
-/** An entry naming the watched agent: a judgment or attestation the journal lacks is an alert; with --agent, each is reported. */
-async function matchEntry(
-  o: MonitorRound,
-  state: MonitorState,
-  seq: number,
-  leaf: Buffer,
-  note: string,
-  tiles: TileHashReader,
-  alert: (id: string, what: string, message: string, extra: Json) => void,
-) {
+/** An entry the byte search picked: a status-list version is read for the watched credentials, one of the agent's matched. */
+async function inspectEntry(c: EntryContext, seq: number, leaf: Buffer) {
   let fields: Json;
   try {
     fields = JSON.parse(leaf.toString('utf8'));
   } catch {
-    alert(`leaf:${seq}`, 'malformed-log', `entry ${seq} is not JSON`, { seq });
+    c.alert(`leaf:${seq}`, 'malformed-log', `entry ${seq} is not JSON`, { seq });
     return;
   }
-  if (fields.agent !== o.watched.tag) return;
+  const evidence = async () => {
+    const proof = await inclusionProof(seq, c.tiles.size, (l, i) => c.tiles.hash(l, i));
+    return {
+      entry: { ...fields, hash: sha256Hex(leaf) },
+      inclusion: { index: seq, size: c.tiles.size, proof: proof.map((h) => h.toString('base64')) },
+      checkpoint: c.note,
+    };
+  };
+  if (fields.kind === STATUS_LIST_EVENT_KIND) await c.status.version(seq, fields.body ?? {}, evidence, c.report, c.incomplete);
+  if (fields.agent === c.o.watched.tag) await matchEntry(c, seq, fields, evidence);
+}
+
+/** An entry naming the watched agent: a judgment or attestation the journal lacks is an alert; with --agent, each is reported. */
+async function matchEntry(c: EntryContext, seq: number, fields: Json, evidence: () => Promise<Json>) {
+  const { o, state } = c;
   const judgment = fields.kind === 'attestation.event.v1' && fields.body?.event === 'judgment.recorded';
-  const attestation = fields.kind !== 'attestation.event.v1';
+  // The node's own events name an agent too (the judge a status-list version was made for): those are not the agent's.
+  const attestation = fields.kind !== 'attestation.event.v1' && fields.kind !== STATUS_LIST_EVENT_KIND;
   if (!judgment && !attestation) return;
-  const { attestationHash } = await import('../journal.js');
+  if (judgment) c.status.judgment(fields.body);
   const journaled = judgment ? o.watched.judged.has(String(fields.body.proposalId)) : o.watched.attested.has(attestationHash(fields.kind, fields.body));
   if (o.watched.own && journaled) return;
-  const proof = await inclusionProof(seq, tiles.size, (l, i) => tiles.hash(l, i));
-  const evidence = {
-    entry: { ...fields, hash: sha256Hex(leaf) },
-    inclusion: { index: seq, size: tiles.size, proof: proof.map((h) => h.toString('base64')) },
-    checkpoint: note,
-  };
   let key: Json | undefined;
   if (judgment && o.judgmentKey) {
     const publicKey = await o.judgmentKey(String(fields.body.proposalId), String(fields.body.judgmentId)).catch(() => null);
@@ -289,19 +357,25 @@ async function matchEntry(
   }
   const what = judgment ? `a judgment of ${fields.body.proposalId}` : `an attestation ${fields.kind}`;
   if (o.watched.own)
-    alert(
+    c.alert(
       `entry:${seq}`,
       judgment ? 'unjournaled-judgment' : 'unjournaled-attestation',
       `entry ${seq}: ${what} as ${o.watched.tag} that this machine's journal does not hold`,
       {
-        ...evidence,
+        ...(await evidence()),
         ...(key ? { key } : {}),
       },
     );
   else {
-    o.emit({ type: 'event', what: 'signed-entry', message: `entry ${seq}: ${what} by ${o.watched.tag}`, ...evidence, ...(key ? { key } : {}) });
+    o.emit({ type: 'event', what: 'signed-entry', message: `entry ${seq}: ${what} by ${o.watched.tag}`, ...(await evidence()), ...(key ? { key } : {}) });
   }
 }
+
+/** GET of an absolute URL with the runtime's fetch. */
+const httpGet: GetUrl = async (url) => {
+  const r = await fetch(url, { headers: { accept: 'application/json' } });
+  return { status: r.status, bytes: Buffer.from(await r.arrayBuffer()) };
+};
 
 /** A resource of the log: its bytes; a 404 is the log's fault (Missing), a failed connection the network's (Unreachable). */
 async function read(fetchBytes: FetchBytes, path: string): Promise<Buffer> {

@@ -1,9 +1,10 @@
 // What `akas monitor` keeps between runs (one JSON file, written whole to a temporary file,
 // fsynced, renamed over the old one, and the folder fsynced: a SIGKILL at any point leaves
 // either the old state or the new one). The order that makes a kill lose nothing and repeat
-// nothing: an alert is printed, then the state naming it (and the index after its entry) is
-// saved before the next entry is read; entries read since the last save are read again on the
-// next run, and an alert whose id the state holds is not printed again.
+// nothing (cli/monitor/output.ts): an alert is saved in `pending` before it is printed, and
+// once printed it is appended to the output log beside the state; entries read since the last
+// save are read again on the next run, an alert whose id the state holds is not printed again,
+// and a pending one is printed at the next start unless the output log holds it.
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -17,10 +18,26 @@ export interface MonitorState {
   next: number;
   /** Ids of the alerts already printed. */
   emitted: string[];
+  /** Alerts saved before being printed (cli/monitor/output.ts): at the next start, printed unless the output log holds them. */
+  pending?: MonitorRecord[];
+  /** The watched credentials whose bit was set in the last version of its list read, as `judgmentId:purpose` (cli/monitor/status.ts). */
+  statusSet?: string[];
+  /** The last version read of each status list, by its URL. */
+  listVersions?: Record<string, number>;
   /** Every public key of the watched agent seen so far (current and rotated), 64 hex. */
   keys: string[];
   /** The node's issuer DID first seen (the pin its rotations are followed from). */
   issuer?: string;
+}
+
+/** What the monitor reports: an alert (exit 1) or an event. */
+export interface MonitorRecord {
+  type: 'alert' | 'event';
+  /** Alerts (and events that must not repeat): a stable id, the same finding having the same id on every run. */
+  id?: string;
+  what: string;
+  message: string;
+  [k: string]: unknown;
 }
 
 export class StateError extends Error {}
@@ -38,11 +55,16 @@ export function readState(path: string): MonitorState | undefined {
     const s = JSON.parse(text) as MonitorState;
     if (s.version !== 1 || typeof s.logKey !== 'string' || !Number.isSafeInteger(s.next) || !Array.isArray(s.emitted) || !Array.isArray(s.keys))
       throw new Error('not a monitor state');
+    if ((s.pending !== undefined && !Array.isArray(s.pending)) || (s.statusSet !== undefined && !Array.isArray(s.statusSet)))
+      throw new Error('not a monitor state');
     return s;
   } catch (e) {
     throw new StateError(`${path} is not a monitor state (${(e as Error).message}): move it aside to start over`);
   }
 }
+
+/** Where the files kept beside a state are: `<state>.<suffix>` (the state's `.json` dropped). */
+export const besideState = (statePath: string, suffix: string) => `${statePath.replace(/\.json$/, '')}.${suffix}`;
 
 /** Writes the state atomically and durably (see above). */
 export function writeState(path: string, state: MonitorState) {

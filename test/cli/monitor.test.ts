@@ -1,9 +1,11 @@
 // akas monitor and akas journal (issue 34) over real nodes listening on port 0, the monitor run
 // as the built binary (dist/bin/main.cjs: `npm run build` first) in a child process: a judgment
 // made with the agent's key copied out of its profile is flagged, its own through `akas judge`
-// are not; a node showing another history is a fork with evidence a third party checks; a
-// SIGKILL mid-run neither loses nor repeats an alert; a rotated key stays watched; no node is
-// exit 2 and a malformed tile an alert.
+// are not, and so is an attestation sent with its api key by another client; a node showing
+// another history is a fork with evidence a third party checks, and a smaller checkpoint than
+// one seen before a rollback; a SIGKILL mid-run, or right after an alert is saved or printed,
+// neither loses nor repeats an alert; a rotated key stays watched; no node is exit 2 and a
+// malformed tile an alert. (Revocations and suspensions: test/e2e/monitor-status.test.ts.)
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -92,6 +94,35 @@ async function stolenJudgment(profile: string, proposalId: string, content: stri
 }
 
 const judgeArgs = (id: string) => judgeCommand(id, 'Accurate.');
+
+/** A review attestation body (PROTOCOL 9.1's review.attestation.v1), unique per i. */
+const review = (i: number) => ({
+  schemaVersion: '1.0.0',
+  reviewId: `rev-monitor-${i}`,
+  reviewerId: `reviewer-${i}`,
+  reviewerDid: 'did:key:z6MkrJVnaZkeFzdQyMZu1cgjg7k1pZZ6pvBQ7XJPt4swbTQ2',
+  subjectId: 'release v3',
+  subjectSha256: 'e'.repeat(64),
+  verdict: 'approve',
+  reviewedAt: 1767268800000,
+});
+
+/** The node's log answered by a proxy that may change what it serves (`change` sees each path and the node's bytes). */
+async function logProxy(change: (path: string, body: Buffer) => Buffer) {
+  const proxy: Server = createServer(async (req, res) => {
+    const r = await h.node.app.inject({ url: `/log${req.url}` });
+    const body = change(req.url ?? '/', Buffer.from(r.rawPayload));
+    res.writeHead(r.statusCode, { 'content-type': String(r.headers['content-type'] ?? 'application/octet-stream') }).end(body);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, close: () => proxy.close() };
+}
+
+/** The size of the node's log once every write is in it. */
+async function logSize() {
+  await untilLogSettled(h.node);
+  return Number((await h.node.app.inject({ url: '/log/checkpoint' })).body.split('\n')[1].trim());
+}
 
 describe('akas journal', () => {
   it('holds each signature the CLI made (hashes and public keys, mode 0600), never a secret', async () => {
@@ -230,20 +261,81 @@ describe('akas monitor', () => {
     ]);
     expect(none.code, none.stdout + none.stderr).toBe(2);
     // A proxy in front of the node that serves every level-0 tile with a flipped byte.
-    const proxy: Server = createServer(async (req, res) => {
-      const r = await h.node.app.inject({ url: `/log${req.url}` });
-      let body = Buffer.from(r.rawPayload);
-      if (req.url?.startsWith('/tile/0/')) body = Buffer.from(body.map((b, i) => (i === 0 ? b ^ 1 : b)));
-      res.writeHead(r.statusCode, { 'content-type': String(r.headers['content-type'] ?? 'application/octet-stream') }).end(body);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxy = await logProxy((path, body) => (path.startsWith('/tile/0/') ? Buffer.from(body.map((b, i) => (i === 0 ? b ^ 1 : b))) : body));
     try {
-      const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      const r = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', join(h.configDir, 'm5.json'), '--tiles', url]);
+      const r = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', join(h.configDir, 'm5.json'), '--tiles', proxy.url]);
       expect(r.code, r.stderr).toBe(1);
       expect(r.lines().find((l) => l.type === 'alert')).toMatchObject({ what: 'malformed-log' });
     } finally {
       proxy.close();
+    }
+  });
+
+  it("flags an attestation sent with the agent's api key by another client, not its own through akas attest", async () => {
+    const me = await h.agent();
+    const from = await logSize();
+    expect((await h.akas(['attest', 'review.attestation.v1', '--body', JSON.stringify(review(1))], { profile: me.profile })).code).toBe(0);
+    const id = loadIdentity(me.profile, h.baseUrl)!;
+    const stolen = await h.node.app.inject({
+      method: 'POST',
+      url: '/api/attestations',
+      payload: { kind: 'review.attestation.v1', body: review(2) },
+      headers: bearer(id.apiKey),
+      remoteAddress: '10.9.9.8',
+    });
+    expect(stolen.statusCode, stolen.body).toBe(200);
+    await untilLogSettled(h.node);
+    const r = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', join(h.configDir, 'm7.json'), '--from', String(from)]);
+    expect(r.code, r.stderr).toBe(1);
+    const alerts = r.lines().filter((l) => l.type === 'alert');
+    expect(alerts.map((a) => [a.what, a.entry.kind, a.entry.body.reviewId])).toEqual([['unjournaled-attestation', 'review.attestation.v1', 'rev-monitor-2']]);
+    expect(verifyLogProof(alerts[0], h.node.keys.log.verifierKey ?? '').verified).toBe(true);
+  });
+
+  it('flags a checkpoint smaller than the last one it verified (rollback), with both checkpoints', async () => {
+    const me = await h.agent();
+    await logSize();
+    const older = (await h.node.app.inject({ url: '/log/checkpoint' })).body;
+    await proposal(41);
+    await logSize();
+    const newer = (await h.node.app.inject({ url: '/log/checkpoint' })).body;
+    const state = join(h.configDir, 'm8.json');
+    const args = ['--json', '--profile', me.profile, 'monitor', '--once', '--state', state];
+    const first = await akas(args);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // The same node's tiles, but the checkpoint it signed before the last proposal.
+    const proxy = await logProxy((path, body) => (path === '/checkpoint' ? Buffer.from(older) : body));
+    try {
+      const r = await akas([...args, '--tiles', proxy.url]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.lines().filter((l) => l.type === 'alert')).toEqual([expect.objectContaining({ what: 'rollback', older, newer })]);
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it('a kill right after an alert is saved, or right after it is printed, neither loses nor repeats it; the output log holds each once', async () => {
+    for (const [k, point] of ['saved', 'printed'].entries()) {
+      const me = await h.agent();
+      const from = await logSize();
+      const ps = [await proposal(51 + 10 * k), await proposal(52 + 10 * k), await proposal(53 + 10 * k)];
+      for (const p of ps) await stolenJudgment(me.profile, p.id, p.content);
+      await untilLogSettled(h.node);
+      const state = join(h.configDir, `m9-${point}.json`);
+      const args = ['--json', '--profile', me.profile, 'monitor', '--once', '--state', state];
+      // Killed at the second alert: after saving it as pending (not yet printed), or after printing it (not yet saved as printed).
+      const killed = await akas([...args, '--from', String(from)], { AKAS_MONITOR_TEST_KILL_AT: `${point}:2` });
+      expect(killed.signal, killed.stderr).toBe('SIGKILL');
+      const before = killed.lines().filter((l) => l.type === 'alert');
+      expect(before.length).toBe(point === 'saved' ? 1 : 2);
+      const rest = await akas(args);
+      expect(rest.code, rest.stderr).toBe(1);
+      const printed = [...before, ...rest.lines().filter((l) => l.type === 'alert')].map((a) => a.entry.body.proposalId);
+      expect(printed, point).toEqual(ps.map((p) => p.id));
+      const logged = readFileSync(join(h.configDir, `m9-${point}.alerts.jsonl`), 'utf8')
+        .trim()
+        .split('\n');
+      expect(logged.map((l) => JSON.parse(l).entry.body.proposalId)).toEqual(ps.map((p) => p.id));
     }
   });
 
