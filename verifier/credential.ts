@@ -36,6 +36,8 @@ export interface CredentialOptions {
   trust?: IssuerTrust;
   /** Also check the judge's own signature (L2) that a JudgmentCredential carries. */
   checkJudgeSignature?: boolean;
+  /** Handed the document once parsed (the CLI reads its status entries without parsing it again). */
+  onDocument?: (doc: unknown) => void;
 }
 
 export interface CredentialReport extends Report {
@@ -74,6 +76,7 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
   const read = readInput(c, input);
   if (!read) return c.report();
   const doc = read.value;
+  options.onDocument?.(doc);
   if (!c.add('shape', 'L1', 'a JSON object', isObject(doc), isObject(doc) ? undefined : 'a credential is a JSON object')) return c.report();
   const vc = doc as Json;
   const at = options.at ?? Date.now();
