@@ -20,6 +20,7 @@ import { encodeBits } from '../src/domain/credentials/status-lists.js';
 import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../src/core/status-list.js';
 import type { JudgmentRecord } from '../src/domain/records.js';
 import { verifyCredential } from '../verifier/index.js';
+import { workersFor } from '../cli/verify-pool.js';
 import { header, line, perSec, rate, type Rate } from './lib.js';
 
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
@@ -88,6 +89,7 @@ export async function run() {
     const inProcess: number[] = [];
     const cli: number[] = [];
     const cliOneThread: number[] = [];
+    const cliEveryCore: number[] = [];
     const single: number[] = [];
     const withStatus: number[] = [];
     const startMs: number[] = [];
@@ -118,6 +120,7 @@ export async function run() {
       parseOnly.push((COUNT / (performance.now() - t3)) * 1000);
       cli.push(cliRun());
       cliOneThread.push(cliRun(1));
+      cliEveryCore.push(cliRun(availableParallelism()));
       single.push(cliRun(undefined, SINGLE));
       withStatus.push(cliRun(undefined, CLI, ['--status-list', ...lists]));
     }
@@ -126,11 +129,13 @@ export async function run() {
       line(name, perSec({ opsPerSec: v } as Rate), v / base, target ? `>= ${TARGET}` : undefined, target ? v / base >= TARGET : undefined);
     console.log(
       `  (${ROUNDS} interleaved rounds, medians; per-round CLI rates: ${cli.map((x) => Math.round(x).toLocaleString('en-US')).join(', ')}` +
-        `/s; ${availableParallelism()} cores, so ${Math.min(availableParallelism(), 8)} threads; load average ${loadavg()[0].toFixed(1)})`,
+        `/s; ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(1)}: ` +
+        `akas picks ${workersFor(COUNT, process.env, availableParallelism(), loadavg()[0]) + 1} thread(s))`,
     );
     show('raw Ed25519 verify (src/core, cached KeyObject)', base);
     show(`akas verify credential FILE.jsonl (process start included)`, med(cli), true);
     show(`  the same on one thread (AKAS_VERIFY_THREADS=1)`, med(cliOneThread));
+    show(`  the same on every core (AKAS_VERIFY_THREADS=${availableParallelism()}), whatever the load`, med(cliEveryCore));
     show('node dist/akas-verify.mjs verify credential FILE.jsonl (the single file)', med(single), true);
     show('verifyCredential in-process (no start-up, no file I/O)', med(inProcess));
     // One thread's ceiling: raw verify of every credential plus the CLI's start, nothing else.

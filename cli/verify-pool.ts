@@ -109,14 +109,17 @@ if (process.argv.includes(WORKER_ARG)) void serveChunks();
 
 /**
  * How many workers to use for n credentials beside this thread, which checks chunks too (0:
- * this thread alone): one thread per core, at most 8; AKAS_VERIFY_THREADS caps the threads
- * (1: no workers).
+ * this thread alone). AKAS_VERIFY_THREADS=N asks for N threads (1: no workers). Else one thread
+ * per core that the load average leaves free, at most 8: where other processes already keep the
+ * cores busy, a second thread adds its start and its own JIT warm-up and gains no core (Linux
+ * shares CPU between sessions, not threads), and measured slower than one (issue 32).
  */
-export function workersFor(n: number, env = process.env, cores = 1): number {
+export function workersFor(n: number, env = process.env, cores = 1, load = 0): number {
   if (n < PARALLEL_FROM || typeof here !== 'string' || !/\.m?js$/.test(here)) return 0;
-  const cap = Number(env.AKAS_VERIFY_THREADS ?? Infinity);
-  const threads = Math.min(cores, 8, Math.ceil(n / CHUNK), Number.isFinite(cap) && cap >= 1 ? Math.floor(cap) : Infinity);
-  return Math.max(0, threads - 1);
+  const asked = Number(env.AKAS_VERIFY_THREADS);
+  const wanted = Number.isFinite(asked) && asked >= 1 ? Math.floor(asked) : cores - Math.floor(load);
+  const threads = Math.min(Math.max(1, wanted), 8, Math.ceil(n / CHUNK));
+  return threads - 1;
 }
 
 /** The documents end to end in shared memory. */
@@ -151,7 +154,8 @@ export async function verifyMany(
   const opts = { ...options, at: options.at ?? Date.now() };
   const reports: PoolReport[] = new Array(docs.length);
   const statuses: unknown[] = new Array(docs.length);
-  const n = docs.length < PARALLEL_FROM ? 0 : workersFor(docs.length, process.env, (await import('node:os')).availableParallelism());
+  const os = docs.length < PARALLEL_FROM ? undefined : await import('node:os');
+  const n = os ? workersFor(docs.length, process.env, os.availableParallelism(), os.loadavg()[0]) : 0;
   if (n === 0) {
     // One thread: the reports are packed all the same, so that the checks every credential
     // shares are held once (10,000 reports of fresh checks were most of the garbage collector's work).

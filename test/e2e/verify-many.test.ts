@@ -45,7 +45,7 @@ describe('akas verify credential, many at once', () => {
     writeFileSync(file, lines.join('\n') + '\n');
 
     const args = ['--json', 'verify', 'credential', file, '--issuer', keys.issuer.did, '--at', '2026-06-01T00:00:00Z'];
-    const parallel = await runCli(args, { timeoutMs: 120_000 });
+    const parallel = await runCli(args, { env: { AKAS_VERIFY_THREADS: '3' }, timeoutMs: 120_000 });
     const single = await runCli(args, { env: { AKAS_VERIFY_THREADS: '1' }, timeoutMs: 120_000 });
     expect(parallel.code).toBe(1);
     expect(single.code).toBe(1);
@@ -104,9 +104,14 @@ describe('akas verify credential, many at once', () => {
     }
 
     const args = ['--json', 'verify', 'credential', file, '--issuer', keys.issuer.did, '--at', '2026-06-01T00:00:00Z', '--status-list', ...lists];
-    const parallel = await runCli(args, { timeoutMs: 120_000 });
+    const parallel = await runCli(args, { env: { AKAS_VERIFY_THREADS: '3' }, timeoutMs: 120_000 });
     const single = await runCli(args, { env: { AKAS_VERIFY_THREADS: '1' }, timeoutMs: 120_000 });
-    const singleFile = spawnSync(process.execPath, [SINGLE_FILE, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, timeout: 120_000 });
+    const singleFile = spawnSync(process.execPath, [SINGLE_FILE, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, AKAS_VERIFY_THREADS: '3' },
+      maxBuffer: 256 * 1024 * 1024,
+      timeout: 120_000,
+    });
     expect([parallel.code, single.code, singleFile.status]).toEqual([1, 1, 1]);
     const p = JSON.parse(parallel.stdout);
     expect(p).toMatchObject({ total: count, held: count - 22, failed: 22 });
