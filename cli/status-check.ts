@@ -44,6 +44,8 @@ export interface StatusContext {
   unreadable: Map<string, string>;
   /** The checks of the lists themselves. */
   listChecks: Check[];
+  /** Those of listChecks that failed, found once. */
+  failedLists?: Check[];
   reasons: StatusReasons;
 }
 
@@ -106,8 +108,12 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
 /** The status checks of one credential: its entries, and the failed check of any list it names that did not verify. */
 export function statusChecksOf(credential: unknown, ctx: StatusContext, subject?: string): Check[] {
   const c = new Checks();
-  const named = new Set(statusEntries(credential).map((e) => (e as { statusListCredential?: unknown }).statusListCredential));
-  for (const k of ctx.listChecks) if (k.valid === false && named.has(k.subject)) c.list.push(k);
+  // Looked up only when a list failed (once per batch, not per credential, when none did).
+  const failedLists = (ctx.failedLists ??= ctx.listChecks.filter((k) => k.valid === false));
+  if (failedLists.length) {
+    const named = new Set(statusEntries(credential).map((e) => (e as { statusListCredential?: unknown }).statusListCredential));
+    for (const k of failedLists) if (named.has(k.subject)) c.list.push(k);
+  }
   credentialStatusChecks(c, credential, ctx.lists, { unreadable: ctx.unreadable, reasons: ctx.reasons, subject });
   return c.list;
 }

@@ -36,6 +36,8 @@ export interface CredentialOptions {
   trust?: IssuerTrust;
   /** Also check the judge's own signature (L2) that a JudgmentCredential carries. */
   checkJudgeSignature?: boolean;
+  /** Handed the document once parsed (the CLI reads its status entries without parsing it again). */
+  onDocument?: (doc: unknown) => void;
 }
 
 export interface CredentialReport extends Report {
@@ -74,6 +76,7 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
   const read = readInput(c, input);
   if (!read) return c.report();
   const doc = read.value;
+  options.onDocument?.(doc);
   if (!c.add('shape', 'L1', 'a JSON object', isObject(doc), isObject(doc) ? undefined : 'a credential is a JSON object')) return c.report();
   const vc = doc as Json;
   const at = options.at ?? Date.now();
@@ -111,13 +114,7 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
   const until = timeOf(vc.validUntil);
   const early = Number.isFinite(from) && at < from;
   const late = Number.isFinite(until) && at >= until;
-  c.add(
-    'validity',
-    'L1',
-    `valid at ${new Date(at).toISOString()} (VC DM 2.0 §4.9)`,
-    !early && !late,
-    early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined,
-  );
+  c.add('validity', 'L1', validAtWhat(at), !early && !late, early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined);
 
   // The anchor (issue 32): the issuer is one the auditor pinned, else the verdict is unanchored.
   if (options.issuer !== undefined && !options.trust) {
@@ -161,8 +158,17 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
     c.add('issuer.key', 'L1', "the signing key was the issuer's at validFrom", false, 'no proof by the issuer to check', undefined, true);
   else if (options.issuer === undefined) c.add('issuer.pinned', 'L1', ISSUER_PINNED, null, ISSUER_UNPINNED, undefined, true);
   if (options.checkJudgeSignature) yield* judgeSignatureChecking(c, vc.credentialSubject);
-  return { ...c.report(), ...(issuer ? { issuer } : {}), ...(typeof subjects?.[0]?.id === 'string' ? { subject: subjects[0].id } : {}) };
+  // Fields set on the report, not spread into a new object: once per credential of a batch.
+  const report: CredentialReport = c.report();
+  if (issuer) report.issuer = issuer;
+  if (typeof subjects?.[0]?.id === 'string') report.subject = subjects[0].id;
+  return report;
 }
+
+// The validity check's text names the instant, the same for every credential of a batch: made once per instant.
+let validAt: { at: number; what: string } | undefined;
+const validAtWhat = (at: number) =>
+  validAt?.at === at ? validAt.what : (validAt = { at, what: `valid at ${new Date(at).toISOString()} (VC DM 2.0 §4.9)` }).what;
 
 const ISSUER_PINNED = 'the issuer is one you pinned';
 const ISSUER_UNPINNED = 'not checked: no issuer pinned (--trust FILE from akas node-keys --trust, or --issuer DID): unanchored';

@@ -113,6 +113,27 @@ export function statusEntries(credential: unknown): unknown[] {
   return s === undefined ? [] : Array.isArray(s) ? s : [s];
 }
 
+const INDEX = /^(0|[1-9][0-9]{0,15})$/;
+
+// A batch reads thousands of entries of the same purposes in the same lists: their checks'
+// texts are made once per purpose (and list time), not once per entry.
+const TEXTS = new Map<string, { id: string; what: string }>();
+function textsOf(purpose: string) {
+  let t = TEXTS.get(purpose);
+  if (!t) {
+    const done = purpose === 'revocation' ? 'revoked' : purpose === 'suspension' ? 'suspended' : `set for ${purpose}`;
+    t = { id: `status.${purpose}`, what: `not ${done} (Bitstring Status List §3.2)` };
+    if (TEXTS.size < 64) TEXTS.set(purpose, t);
+  }
+  return t;
+}
+let clear: { purpose: string; validFrom: string; text: string } | undefined;
+function clearText(purpose: string, validFrom: string) {
+  if (clear?.purpose !== purpose || clear.validFrom !== validFrom)
+    clear = { purpose, validFrom, text: `not ${purpose === 'revocation' ? 'revoked' : 'suspended'} as of ${validFrom}` };
+  return clear.text;
+}
+
 /**
  * Reads a credential's entries (§2.1, §3.2 steps 3, 6, 7) in the lists that checked out: one
  * check `status.PURPOSE` per entry; `unreadable` says why a list is missing (status unknown).
@@ -138,11 +159,11 @@ export function credentialStatusChecks(
   return entries.map((e) => {
     const entry = isObject(e) ? e : {};
     const purpose = typeof entry.statusPurpose === 'string' ? entry.statusPurpose : '?';
-    const id = `status.${purpose}`;
-    const what = `not ${purpose === 'revocation' ? 'revoked' : purpose === 'suspension' ? 'suspended' : `set for ${purpose}`} (Bitstring Status List §3.2)`;
+    const { id, what } = textsOf(purpose);
     const listUrl = typeof entry.statusListCredential === 'string' ? entry.statusListCredential : '';
-    const index = typeof entry.statusListIndex === 'string' && /^(0|[1-9][0-9]{0,15})$/.test(entry.statusListIndex) ? Number(entry.statusListIndex) : -1;
-    const verdict = (state: StatusVerdict['state'], extra: Partial<StatusVerdict> = {}): StatusVerdict => ({ purpose, index, list: listUrl, state, ...extra });
+    const index = typeof entry.statusListIndex === 'string' && INDEX.test(entry.statusListIndex) ? Number(entry.statusListIndex) : -1;
+    const verdict = (state: StatusVerdict['state'], extra?: Partial<StatusVerdict>): StatusVerdict =>
+      extra ? { purpose, index, list: listUrl, state, ...extra } : { purpose, index, list: listUrl, state };
     // §2.1: the entry's MUSTs (MALFORMED_VALUE_ERROR).
     if (entry.type !== STATUS_ENTRY_TYPE || purpose === '?' || index < 0 || !isUrl(listUrl) || entry.id === listUrl) {
       c.add(id, 'L1', what, false, `a malformed ${STATUS_ENTRY_TYPE} (MALFORMED_VALUE_ERROR)`, o.subject);
@@ -169,7 +190,7 @@ export function credentialStatusChecks(
       return verdict('malformed');
     }
     if (!getStatusBit(list.bits, index)) {
-      c.add(id, 'L1', what, true, `not ${purpose === 'revocation' ? 'revoked' : 'suspended'} as of ${list.validFrom}`, o.subject);
+      c.add(id, 'L1', what, true, clearText(purpose, list.validFrom), o.subject);
       return verdict('clear', { asOf: list.validFrom });
     }
     const why = o.reasons?.(listUrl, index);

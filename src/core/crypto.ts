@@ -28,7 +28,13 @@ const HEX32 = /^[0-9a-f]{64}$/i;
 
 const publicKeys = new Lru<KeyObject>(4096);
 
+// The key of the last call: a batch is mostly one issuer's key, and an LRU hit moves its entry
+// (a Map delete and set per signature) where one comparison of the same string suffices.
+let lastHex: string | undefined;
+let lastKey: KeyObject | undefined;
+
 function publicKeyObject(publicKeyHex: string): KeyObject | null {
+  if (publicKeyHex === lastHex) return lastKey!;
   if (typeof publicKeyHex !== 'string') return null; // keys from untrusted JSON may be anything
   const key = publicKeyHex.toLowerCase();
   let obj = publicKeys.get(key);
@@ -41,6 +47,8 @@ function publicKeyObject(publicKeyHex: string): KeyObject | null {
     }
     publicKeys.set(key, obj);
   }
+  lastHex = publicKeyHex;
+  lastKey = obj;
   return obj;
 }
 

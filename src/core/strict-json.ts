@@ -168,6 +168,9 @@ function stringEnd(text: string, start: number): number {
 const SURROGATE = /[\ud800-\udfff]/;
 
 function scan(text: string): string | null {
+  // A string without escapes holds a lone surrogate only if the text holds a raw surrogate at
+  // all: else such a string is looked at only as a key (most strings of a document are values).
+  const rawSurrogates = SURROGATE.test(text);
   const keys: Array<Set<string> | null> = []; // one entry per open container; null for arrays
   let expectKey = false;
   const n = text.length;
@@ -191,9 +194,9 @@ function scan(text: string): string | null {
       let end = text.indexOf('"', i + 1);
       if (nextEscape !== -1 && nextEscape <= i) nextEscape = text.indexOf('\\', i + 1);
       const escapeAt = nextEscape;
-      let value: string;
+      let value: string | undefined;
       if (escapeAt < 0 || escapeAt > end) {
-        value = text.slice(i + 1, end);
+        if (expectKey || rawSurrogates) value = text.slice(i + 1, end);
       } else {
         // An escape inside: find the real closing quote, then let JSON decode the string.
         let j = i + 1;
@@ -201,11 +204,12 @@ function scan(text: string): string | null {
         end = j;
         value = JSON.parse(text.slice(i, end + 1)) as string;
       }
-      if (SURROGATE.test(value) && hasLoneSurrogate(value)) return `a string holds a lone surrogate (${JSON.stringify(value.slice(0, 40))})`;
+      if (value !== undefined && SURROGATE.test(value) && hasLoneSurrogate(value))
+        return `a string holds a lone surrogate (${JSON.stringify(value.slice(0, 40))})`;
       if (expectKey) {
         const set = keys[keys.length - 1]!;
-        if (set.has(value)) return `duplicate key ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`;
-        set.add(value);
+        if (set.has(value!)) return `duplicate key ${JSON.stringify(value!.length > 80 ? `${value!.slice(0, 80)}…` : value)}`;
+        set.add(value!);
         expectKey = false;
       }
       i = end;

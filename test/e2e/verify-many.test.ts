@@ -1,15 +1,20 @@
 // akas verify credential over a large batch (the built binary): checked on worker threads
-// (cli/verify-pool.ts), with the same answers, in the same order, as on one thread, and a
-// tampered credential among thousands named by its line.
+// (cli/verify-pool.ts), with the same answers, in the same order, as on one thread and from the
+// single file, and a tampered credential among thousands named by its line.
+import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
-import { issueJudgmentCredential } from '../../src/domain/credentials/credentials.js';
+import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../../src/core/status-list.js';
+import { issueJudgmentCredential, issueStatusListCredential } from '../../src/domain/credentials/credentials.js';
+import { encodeBits } from '../../src/domain/credentials/status-lists.js';
 import type { JudgmentRecord } from '../../src/domain/records.js';
 import { PARALLEL_FROM } from '../../cli/verify-pool.js';
 import { runCli, tempDir } from '../helpers/e2e.js';
 
+const SINGLE_FILE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
 const work = tempDir('akas-e2e-verify-many-');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -40,7 +45,7 @@ describe('akas verify credential, many at once', () => {
     writeFileSync(file, lines.join('\n') + '\n');
 
     const args = ['--json', 'verify', 'credential', file, '--issuer', keys.issuer.did, '--at', '2026-06-01T00:00:00Z'];
-    const parallel = await runCli(args, { timeoutMs: 120_000 });
+    const parallel = await runCli(args, { env: { AKAS_VERIFY_THREADS: '3' }, timeoutMs: 120_000 });
     const single = await runCli(args, { env: { AKAS_VERIFY_THREADS: '1' }, timeoutMs: 120_000 });
     expect(parallel.code).toBe(1);
     expect(single.code).toBe(1);
@@ -50,5 +55,80 @@ describe('akas verify credential, many at once', () => {
     expect(p.results[failedAt].source).toBe(`${file}:1234`);
     expect(p.results.map((r: { source: string }) => r.source)).toEqual(lines.map((_, i) => `${file}:${i + 1}`));
     expect(p).toEqual(JSON.parse(single.stdout));
+  }, 180_000);
+
+  it('answers on every thread, and from the single file, what one thread answers: many distinct failures and stapled status lists', async () => {
+    // The threads hand reports back packed (cli/verify-pack.ts): each distinct check once. Here
+    // twenty credentials fail each with a reason of its own, and two are revoked in a stapled list.
+    const count = PARALLEL_FROM + 300;
+    const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
+    const judge = generateKeyPair();
+    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
+    const url = (p: StatusPurpose) => `https://akas.example.org/credentials/status/${p}`;
+    const lines: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
+      const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
+      const j = {
+        judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
+        agentTag: 'ak_manyjudge',
+        scores,
+        composite: 0.8,
+        rationale: `item ${i}`,
+        receivedAt: Date.UTC(2026, 0, 1) + i,
+        signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
+      } as unknown as JudgmentRecord;
+      const status = [statusEntry(url('revocation'), 'revocation', i * 7), statusEntry(url('suspension'), 'suspension', i * 7)];
+      lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j, status)));
+    }
+    for (let k = 0; k < 20; k++) {
+      const i = 50 + k * 61;
+      lines[i] = lines[i].replace(/"validFrom":"[^"]*"/, `"validFrom":"not a date ${k}"`);
+    }
+    const file = join(work, 'many-status.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const lists: string[] = [];
+    for (const purpose of ['revocation', 'suspension'] as const) {
+      const bits = new Uint8Array(STATUS_LIST_LENGTH / 8);
+      if (purpose === 'revocation') for (const i of [7, 1200]) setStatusBit(bits, i * 7, true);
+      const at = Date.UTC(2026, 0, 2);
+      const unsigned = statusListCredential({
+        listUrl: url(purpose),
+        issuer: keys.issuer.did,
+        purpose,
+        encodedList: encodeBits(bits),
+        validFrom: new Date(at).toISOString(),
+      });
+      lists.push(join(work, `${purpose}.json`));
+      writeFileSync(lists[lists.length - 1], JSON.stringify(await issueStatusListCredential(keys, unsigned, at)));
+    }
+
+    const args = ['--json', 'verify', 'credential', file, '--issuer', keys.issuer.did, '--at', '2026-06-01T00:00:00Z', '--status-list', ...lists];
+    const parallel = await runCli(args, { env: { AKAS_VERIFY_THREADS: '3' }, timeoutMs: 120_000 });
+    const single = await runCli(args, { env: { AKAS_VERIFY_THREADS: '1' }, timeoutMs: 120_000 });
+    const singleFile = spawnSync(process.execPath, [SINGLE_FILE, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, AKAS_VERIFY_THREADS: '3' },
+      maxBuffer: 256 * 1024 * 1024,
+      timeout: 120_000,
+    });
+    expect([parallel.code, single.code, singleFile.status]).toEqual([1, 1, 1]);
+    const p = JSON.parse(parallel.stdout);
+    expect(p).toMatchObject({ total: count, held: count - 22, failed: 22 });
+    const failed = p.results.filter((r: { verified: boolean }) => !r.verified);
+    expect(failed.filter((r: { checks: Array<{ id: string; valid: boolean }> }) => r.checks.some((c) => c.id === 'dates' && !c.valid))).toHaveLength(20);
+    expect(
+      new Set(
+        failed.flatMap((r: { checks: Array<{ id: string; valid: boolean; why?: string }> }) =>
+          r.checks.filter((c) => c.id === 'dates' && !c.valid).map((c) => c.why),
+        ),
+      ).size,
+    ).toBe(20);
+    const revoked = p.results.filter((r: { checks: Array<{ id: string; valid: boolean }> }) =>
+      r.checks.some((c) => c.id === 'status.revocation' && c.valid === false),
+    );
+    expect(revoked.map((r: { source: string }) => r.source)).toEqual([`${file}:8`, `${file}:1201`]);
+    expect(p).toEqual(JSON.parse(single.stdout));
+    expect(p).toEqual(JSON.parse(singleFile.stdout));
   }, 180_000);
 });

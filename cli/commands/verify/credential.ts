@@ -53,11 +53,20 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
           const bar = await progressBar(out, inputs.length);
           const results: Array<CredentialReport & { source: string }> = [];
-          const checkedBytes: Uint8Array[] = [];
+          const withStatus = Boolean(opts.status || opts.statusList);
+          // Each checked credential's credentialStatus, as the verifier parsed it (the status check parses nothing again).
+          const checkedStatus: Array<{ credentialStatus?: unknown }> = [];
           // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
-          const reports = await verifyMany(
+          const { reports, statuses } = await verifyMany(
             inputs.map((i) => i.bytes),
-            { at, issuer, issuerKeys: list as never, trustIssuers: pinned?.file.issuers, checkJudgeSignature: opts.judgeSignature },
+            {
+              at,
+              issuer,
+              issuerKeys: list as never,
+              trustIssuers: pinned?.file.issuers,
+              checkJudgeSignature: opts.judgeSignature,
+              keepStatus: withStatus,
+            },
             (done) => bar?.update(done),
           );
           for (const [i, input] of inputs.entries()) {
@@ -67,16 +76,16 @@ export function credentialCommand(verify: Command, cli: Cli) {
             if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
             else {
               results.push({ source: input.source, ...r });
-              checkedBytes.push(input.bytes);
+              if (withStatus) checkedStatus.push(statuses[i] === undefined ? {} : { credentialStatus: statuses[i] });
             }
           }
           bar?.finish();
           // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
           // lists' issuer is pinned as the credentials' is (--trust, or --issuer with its key list).
           let statusUnknown = 0;
-          if (opts.status || opts.statusList) {
+          if (withStatus) {
             const { readStatusLists, statusChecksOf } = await import('../../status-check.js');
-            const parsed = checkedBytes.map((b) => JSON.parse(Buffer.from(b).toString('utf8')) as unknown);
+            const parsed = checkedStatus;
             const issuers = [...new Set(results.map((r) => r.issuer).filter((i): i is string => i !== undefined))];
             const trust = pinned
               ? pinned.issuers
