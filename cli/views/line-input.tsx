@@ -7,7 +7,7 @@
 // what follows it is handed on (the next field takes it); the value lives in a ref, so
 // every key of a burst sees the keys before it.
 import { Text, useInput } from 'ink';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 /** What one chunk of input does to a line: the text to add, and whether (and with what rest) it submits. */
 export interface LineChunk {
@@ -85,9 +85,16 @@ export function LineInput({ placeholder = '', defaultValue = '', onSubmit, isDis
     },
     { isActive: !isDisabled },
   );
+  // The placeholder is drawn once the field listens: ink attaches useInput's handler in an
+  // effect after the first paint, and keys that arrive before it are lost. This effect runs
+  // after that one, so whoever waits for the placeholder (a person, a test's terminal driver)
+  // types into a field that hears it, on a machine of any load.
+  const [listening, setListening] = useState(false);
+  useEffect(() => setListening(!isDisabled), [isDisabled]);
 
   const chars = [...value.current];
   if (chars.length === 0) {
+    if (!isDisabled && !listening) return <Text> </Text>;
     return isDisabled ? (
       <Text dimColor>{placeholder}</Text>
     ) : (

@@ -32,7 +32,8 @@ const attemptsLeft = async (profile: string) => JSON.parse((await akas(profile, 
 describe('akas calibrate on a terminal', () => {
   it('takes each answer sent with its Enter in one chunk, and scores them', async () => {
     const questions = await registered('paste');
-    const steps = questions.flatMap((q, i) => [{ wait: `Question ${i + 1} of ${questions.length}` }, { send: `${q.expected}\r` }]);
+    // Each answer is sent once its field listens (its placeholder is drawn only then: line-input.tsx).
+    const steps = questions.flatMap((q, i) => [{ wait: `Question ${i + 1} of ${questions.length}` }, { wait: 'Enter to go on' }, { send: `${q.expected}\r` }]);
     const r = await onTerminal(['--base-url', node.url, '--profile', 'paste', 'calibrate'], [...steps, { wait: 'Submit?' }, { send: 'y\r' }]);
     expect(r.code, r.output).toBe(0);
     expect(r.output).not.toContain('^M');
@@ -44,7 +45,7 @@ describe('akas calibrate on a terminal', () => {
     await registered('ctrlc');
     const r = await onTerminal(
       ['--base-url', node.url, '--profile', 'ctrlc', 'calibrate'],
-      [{ wait: 'Question 1 of' }, { send: 'half an answer\r' }, { wait: 'Question 2 of' }, { send: '\u0003' }],
+      [{ wait: 'Question 1 of' }, { wait: 'Enter to go on' }, { send: 'half an answer\r' }, { wait: 'Question 2 of' }, { send: '\u0003' }],
     );
     expect(r.code, r.output).toBe(130);
     expect(r.output).toContain('interrupted: nothing submitted, no attempt used (1 of 5 questions answered');
