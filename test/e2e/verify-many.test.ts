@@ -6,13 +6,12 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../../src/core/index.js';
 import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../../src/core/status-list.js';
-import { issueJudgmentCredential, issueStatusListCredential } from '../../src/domain/credentials/credentials.js';
+import { issueStatusListCredential } from '../../src/domain/credentials/credentials.js';
 import { encodeBits } from '../../src/domain/credentials/status-lists.js';
-import type { JudgmentRecord } from '../../src/domain/records.js';
 import { PARALLEL_FROM } from '../../cli/verify-pool.js';
 import { runCli, tempDir } from '../helpers/e2e.js';
+import { manyJudgmentCredentials } from '../helpers/verifier-fixtures.js';
 
 const SINGLE_FILE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
 const work = tempDir('akas-e2e-verify-many-');
@@ -21,24 +20,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('akas verify credential, many at once', () => {
   it('answers on worker threads exactly what one thread answers, in input order', async () => {
     const count = PARALLEL_FROM + 300;
-    const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
-    const judge = generateKeyPair();
-    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
-    const lines: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
-      const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
-      const j = {
-        judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
-        agentTag: 'ak_manyjudge',
-        scores,
-        composite: 0.8,
-        rationale: `item ${i}`,
-        receivedAt: Date.UTC(2026, 0, 1) + i,
-        signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
-      } as unknown as JudgmentRecord;
-      lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j)));
-    }
+    const { keys, lines } = await manyJudgmentCredentials(count);
     // One credential in the middle is changed after issuing.
     lines[1233] = lines[1233].replace('item 1233', 'item 9999');
     const file = join(work, 'many.jsonl');
@@ -61,26 +43,11 @@ describe('akas verify credential, many at once', () => {
     // The threads hand reports back packed (cli/verify-pack.ts): each distinct check once. Here
     // twenty credentials fail each with a reason of its own, and two are revoked in a stapled list.
     const count = PARALLEL_FROM + 300;
-    const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
-    const judge = generateKeyPair();
-    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
     const url = (p: StatusPurpose) => `https://akas.example.org/credentials/status/${p}`;
-    const lines: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
-      const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
-      const j = {
-        judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
-        agentTag: 'ak_manyjudge',
-        scores,
-        composite: 0.8,
-        rationale: `item ${i}`,
-        receivedAt: Date.UTC(2026, 0, 1) + i,
-        signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
-      } as unknown as JudgmentRecord;
-      const status = [statusEntry(url('revocation'), 'revocation', i * 7), statusEntry(url('suspension'), 'suspension', i * 7)];
-      lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j, status)));
-    }
+    const { keys, lines } = await manyJudgmentCredentials(count, (i) => [
+      statusEntry(url('revocation'), 'revocation', i * 7),
+      statusEntry(url('suspension'), 'suspension', i * 7),
+    ]);
     for (let k = 0; k < 20; k++) {
       const i = 50 + k * 61;
       lines[i] = lines[i].replace(/"validFrom":"[^"]*"/, `"validFrom":"not a date ${k}"`);

@@ -15,6 +15,7 @@ import {
   generateKeyPair,
   judgmentSigningString,
   sign,
+  type StatusEntry,
 } from '../../src/core/index.js';
 import { issueJudgmentCredential } from '../../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../../src/domain/records.js';
@@ -171,27 +172,36 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
 
   if (opts.many) {
     // Enough credentials for the verifier's worker threads (cli/verify-pool.ts), one changed.
-    const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
-    const judge = generateKeyPair();
-    const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
-    const lines: string[] = [];
-    for (let i = 0; i < opts.many; i++) {
-      const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
-      const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
-      const j = {
-        judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
-        agentTag: 'ak_manyjudge',
-        scores,
-        composite: 0.8,
-        rationale: `item ${i}`,
-        receivedAt: Date.UTC(2026, 0, 1) + i,
-        signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
-      } as unknown as JudgmentRecord;
-      lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j)));
-    }
+    const { keys, lines } = await manyJudgmentCredentials(opts.many);
     lines[opts.many - 7] = lines[opts.many - 7].replace(`item ${opts.many - 7}`, 'item changed');
     writeFileSync(join(dir, 'many.jsonl'), lines.join('\n') + '\n');
     commands.push(['verify', 'credential', 'many.jsonl', '--issuer', keys.issuer.did, '--at', '2026-06-01T00:00:00Z']);
   }
   return { dir, issuer: issuer!, at: at!, logKey: logKey!, witnessKey: witnessKey!, docs, commands };
+}
+
+/**
+ * `count` judgment credentials (JSON texts) of one judge, one per proposal, issued by fresh node
+ * keys: enough for the verifier's worker threads. `status` gives each its credentialStatus.
+ */
+export async function manyJudgmentCredentials(count: number, status?: (i: number) => StatusEntry[]) {
+  const keys = freshNodeKeys(cryptoRandom, Date.UTC(2026, 0, 1));
+  const judge = generateKeyPair();
+  const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const proposalId = `cprop_${i.toString(16).padStart(16, '0')}`;
+    const payload = { type: 'akas.judgment.v1' as const, kind: 'capability' as const, proposalId, judge: 'ak_manyjudge', scores, rationale: `item ${i}` };
+    const j = {
+      judgmentId: `jdg_${i.toString(16).padStart(16, '0')}`,
+      agentTag: 'ak_manyjudge',
+      scores,
+      composite: 0.8,
+      rationale: `item ${i}`,
+      receivedAt: Date.UTC(2026, 0, 1) + i,
+      signature: { algorithm: 'Ed25519', publicKey: judge.publicKey, signature: sign(judge.privateKey, judgmentSigningString(payload)), payload },
+    } as unknown as JudgmentRecord;
+    lines.push(JSON.stringify(await issueJudgmentCredential(keys, 'capability', proposalId, j, status?.(i))));
+  }
+  return { keys, lines };
 }
