@@ -1,8 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/setup/sequencer.js';
 
 /** The HTTP suites that run on both stores (ARCHITECTURE 7): once on LevelDB, once on PostgreSQL. */
 const BOTH_STORES = ['test/http/identity.test.ts', 'test/http/proposals.test.ts', 'test/http/cas.test.ts', 'test/http/migration.test.ts', 'test/http/search.test.ts'];
+
+/** The CLI's suites, in-process (see `isolate` below). */
+const CLI_IN_PROCESS = ['test/cli/**/*.test.ts'];
 
 /** The suites that run akas in the test's own process (see `isolate` below). */
 const IN_PROCESS = ['test/{core,domain,verifier,witness,data,http,store,explorer}/**/*.test.ts', 'test/*.test.ts'];
@@ -19,6 +23,8 @@ export default defineConfig({
     hookTimeout: 180_000,
     // One throwaway PostgreSQL cluster for the run (test/setup/postgres.ts).
     globalSetup: ['test/setup/postgres.ts'],
+    // The longest files first, across the projects (test/setup/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       // The suites that run the node in their own process share one module graph per worker
       // (isolate: false): each file then skips importing the app again (about 1.5 s of CPU a
@@ -26,9 +32,15 @@ export default defineConfig({
       // matters: every test makes its own store and node, and what a file changes of the
       // process (the regex limits) it restores.
       { extends: true, test: { name: 'level', include: IN_PROCESS, isolate: false } },
-      // What drives the built binary or a browser, or changes the process itself (the CLI's
-      // config folder in process.env): a fresh process per file, as vitest's default.
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: IN_PROCESS } },
+      // The CLI run in-process against an in-process node (test/helpers/cli.ts): one module
+      // graph per worker too (each file imported the app and the CLI again, 1.6 s of CPU a file).
+      // Each file restores what it changes of the process (AKAS_CONFIG_DIR, BROWSER, the exit
+      // code). ink decides once, when first imported, whether it runs in CI (and then draws only
+      // its last frame): the tests that read frames need every frame, so the project says it
+      // is not in CI, whatever the machine says, and so every file sees the same ink.
+      { extends: true, test: { name: 'cli', include: CLI_IN_PROCESS, isolate: false, env: { CI: '0', CONTINUOUS_INTEGRATION: '0' } } },
+      // What drives the built binary or a browser: a fresh process per file, as vitest's default.
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...IN_PROCESS, ...CLI_IN_PROCESS] } },
       {
         extends: true,
         test: { name: 'postgres', include: BOTH_STORES, isolate: false, env: { AKAS_TEST_STORE: 'postgres' }, setupFiles: ['test/setup/store.ts'] },

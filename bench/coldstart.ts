@@ -5,7 +5,7 @@
 // single-file verifier, `node dist/akas-verify.mjs verify credential X` on one judgment
 // credential: target <= 1.3 (issue 24), beside `akas verify credential X` for comparison.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,6 +108,31 @@ function stopServe(child: ChildProcess): Promise<void> {
   });
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/**
+ * What `akas serve` costs to start: its CPU until it prints that it listens, median of 5. Every
+ * e2e test file starts nodes, and the node's own modules were most of this (scripts/bundle.mjs).
+ */
+async function serveStartCpu(env: NodeJS.ProcessEnv): Promise<number> {
+  const seconds: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'akas-bench-data-'));
+    const { child } = await startServe(dataDir, env);
+    try {
+      seconds.push(cpuSecondsOf(child.pid!));
+    } finally {
+      await stopServe(child);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  return med(seconds);
+}
+
 export async function run() {
   header(`coldstart: the CLI against \`node -e 0\` (spawnSync wall time, median of ${RUNS}, interleaved)`);
   const dataDir = mkdtempSync(join(tmpdir(), 'akas-bench-data-'));
@@ -177,6 +202,10 @@ export async function run() {
   } finally {
     await stopServe(child);
     rmSync(dataDir, { recursive: true, force: true });
+  }
+  try {
+    if (process.platform === 'linux') line('akas serve: CPU until it listens (median of 5)', `${(await serveStartCpu(env)).toFixed(2)} s`);
+  } finally {
     rmSync(configDir, { recursive: true, force: true });
   }
 }

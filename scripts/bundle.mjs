@@ -9,8 +9,14 @@
 //    with shared chunks, and loaded only by the commands that need them. They stay ES
 //    modules because some of what they import (ink, the VC stack) ships as ESM only.
 //
-// Runtime packages stay external and load from node_modules. Code shared by both parts is
-// duplicated, so nothing may rely on class identity across the two (CliError is recognised
+// Runtime packages stay external and load from node_modules, but for the pure-JS ones the
+// node's server is made of (`inlined` below), which the lazy chunks carry inside: loaded from
+// node_modules they are hundreds of small files, each found, read and compiled on its own, and
+// `akas serve` spent more CPU on that than on its own start (1.16 s of CPU to start and stop
+// a node here, 0.75 s with them inside; bench/coldstart.ts prints the CPU until it listens).
+// Packages with native code (classic-level), worker files (pino's transports), ESM-only trees
+// (ink, the VC stack) and what the front loads itself stay outside. Code shared by both parts
+// is duplicated, so nothing may rely on class identity across the two (CliError is recognised
 // by a brand, not instanceof: cli/errors.ts).
 import { build } from 'esbuild';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
@@ -21,6 +27,20 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = resolve(root, 'dist');
 const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
 const external = Object.keys(pkg.dependencies).filter((name) => name !== 'commander');
+/** Pure-JS packages the lazy chunks carry inside instead of loading them from node_modules (the top of this file). */
+const inlined = new Set([
+  'fastify',
+  'ajv',
+  'ajv-formats',
+  'typebox',
+  'helmet',
+  '@fastify/swagger',
+  'json-logic-js',
+  'canonicalize',
+  'secure-json-parse',
+  'minisearch',
+]);
+const lazyExternal = external.filter((name) => !inlined.has(name));
 
 rmSync(resolve(dist, 'bin'), { recursive: true, force: true });
 
@@ -65,7 +85,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external,
+  external: lazyExternal,
   logLevel: 'warning',
   // Bundled CommonJS code (if any) requires node builtins; give the ESM chunks a real require.
   banner: { js: "import { createRequire as __akasCreateRequire } from 'node:module'; const require = __akasCreateRequire(import.meta.url);" },

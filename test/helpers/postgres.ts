@@ -1,8 +1,11 @@
-// PostgreSQL for tests: the cluster the global setup started (test/setup/postgres.ts), a fresh
-// schema per store, and a loud refusal when there is no server: PostgreSQL tests fail in CI
-// (CI=true) and are skipped with a warning elsewhere, never silently.
+// PostgreSQL for tests: the cluster the global setup started (test/setup/postgres.ts), a schema
+// per store (fresh, or emptied after an earlier test: openTestPgStore), and a loud refusal
+// when there is no server: PostgreSQL tests fail in CI (CI=true) and are skipped with a
+// warning elsewhere, never silently.
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { describe, inject, it } from 'vitest';
+import { pgTarget } from '../../src/store/postgres/connect.js';
 import { openPgStore, type PgStore, type PgStoreOptions } from '../../src/store/postgres/index.js';
 
 /** The cluster's URL, or undefined (after saying why) when there is none. */
@@ -23,10 +26,70 @@ export async function dropSchema(store: PgStore) {
   await store.sql(`DROP SCHEMA IF EXISTS $schema CASCADE`);
 }
 
-/** A PgStore on a fresh schema; dispose closes it (and any reopened one) and drops the schema. */
+/** Runs fn on one plain connection to the cluster of a store URL; undefined when the cluster cannot be reached (a fault test stopped it). */
+async function withClient<T>(url: string, fn: (client: pg.Client, qschema: string) => Promise<T>): Promise<T | undefined> {
+  const target = pgTarget(url);
+  const client = new pg.Client({ connectionString: target.connectionString, application_name: 'akas-test-admin' });
+  client.on('error', () => undefined);
+  try {
+    if (
+      !(await client.connect().then(
+        () => true,
+        () => false,
+      ))
+    )
+      return undefined;
+    return await fn(client, target.qschema);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Drops the schema of a store URL with one plain connection (opening a store for it cost as much as the test's own store). */
+export async function dropSchemaAt(url: string) {
+  await withClient(url, (client, s) => client.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`));
+}
+
+// Schemas a test is done with, emptied, for the next test of this process. Creating a schema
+// and dropping it again (the migrations' tables and indexes) cost PostgreSQL about 150 ms of
+// CPU a test, more than the test itself on many suites; emptying one costs a few ms. A schema
+// goes back only as the migrations left it: the tables and valid indexes of the first fresh
+// one, at the latest version (a test that dropped or broke a table has its schema dropped).
+const spareSchemas: string[] = [];
+let migratedShape: string | undefined;
+
+const SHAPE_SQL = `SELECT (SELECT max(version) FROM $s.akas_schema_version)::text || ':' ||
+  (SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE schemaname = $1) || ':' ||
+  (SELECT string_agg(c.relname || CASE WHEN i.indisvalid THEN '' ELSE '!' END, ',' ORDER BY c.relname)
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1) AS shape`;
+
+/** The version, tables and indexes of a store's schema, as one text. */
+async function shapeOf(client: pg.Client, url: string, s: string): Promise<string> {
+  const r = await client.query<{ shape: string | null }>(SHAPE_SQL.replace('$s', s), [pgTarget(url).schema]);
+  return r.rows[0].shape ?? '';
+}
+
+/** Empties a schema the migrations made and puts it back for the next test, else drops it. */
+async function recycle(url: string) {
+  const kept = await withClient(url, async (client, s) => {
+    const shape = await shapeOf(client, url, s).catch(() => '');
+    if (!shape || shape !== migratedShape) return false;
+    await client.query(
+      ['akas_kv', 'akas_buckets', 'akas_blobs', 'akas_blob_chunks', 'akas_search', 'akas_search_words'].map((t) => `DELETE FROM ${s}.${t}`).join(';'),
+    );
+    return true;
+  });
+  if (kept) spareSchemas.push(url);
+  else if (kept === false) await dropSchemaAt(url);
+}
+
+/** A PgStore on a fresh schema (or an emptied one); dispose closes it (and any reopened one) and empties or drops the schema. */
 export async function openTestPgStore(options?: PgStoreOptions) {
-  const url = freshSchemaUrl();
+  // Only a store opened as a node opens it (migrating) may take an emptied schema.
+  const reuse = options === undefined || options.migrate !== false;
+  const url = (reuse && spareSchemas.pop()) || freshSchemaUrl();
   let current = await openPgStore(url, options);
+  if (migratedShape === undefined) migratedShape = (await withClient(url, (client, s) => shapeOf(client, url, s))) ?? undefined;
   return {
     url,
     get store() {
@@ -39,11 +102,7 @@ export async function openTestPgStore(options?: PgStoreOptions) {
     },
     dispose: async () => {
       await current.close();
-      const admin = await openPgStore(url, { migrate: false }).catch(() => undefined);
-      if (admin) {
-        await dropSchema(admin);
-        await admin.close();
-      }
+      await recycle(url);
     },
   };
 }

@@ -35,19 +35,9 @@
 // route's own, ~13%, the search ~9%, garbage collection ~8%; this route, call.ts, web.ts and
 // inner-call.ts ~12%. Calling the domain directly instead of the route would save only the
 // route's pipeline (~20 us), for a second source of validation, auth and errors.
-import {
-  createMcpHandler,
-  isJsonContentType,
-  isLegacyRequest,
-  ProtocolError,
-  ProtocolErrorCode,
-  Server,
-  WebStandardStreamableHTTPServerTransport,
-  type AuthInfo,
-} from '@modelcontextprotocol/server';
+import type { AuthInfo, ListToolsResult } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ListToolsResult } from '@modelcontextprotocol/server';
 import { ServiceError } from '../../core/index.js';
 import { sendError } from '../kit/errors.js';
 import { Media } from '../kit/media.js';
@@ -57,6 +47,13 @@ import { buildTools, type Tool } from './tools.js';
 import { sendWebResponse, webRequestOf } from './web.js';
 
 export const MCP_PATH = '/api/mcp';
+
+// The SDK (with zod) costs about 0.3 s of CPU to load, a sixth of what `akas serve` does before
+// it listens, and most nodes and most test nodes never answer an MCP request: it is loaded on
+// the first one.
+type Sdk = typeof import('@modelcontextprotocol/server');
+let sdkLoading: Promise<Sdk> | undefined;
+const loadSdk = () => (sdkLoading ??= import('@modelcontextprotocol/server'));
 
 /** Hex runs of key length and api keys, cut out of what is logged. */
 export const redact = (text: string) => text.replace(/[0-9a-fA-F]{32,}/g, '[hex]').replace(/ak_[A-Za-z0-9]{20,}/g, 'ak_[key]');
@@ -115,7 +112,7 @@ export async function mcpRoutes(app: FastifyInstance) {
   let index: Map<string, Tool> | undefined;
 
   /** One SDK server for one request, answering as this caller (not shared: the top of this file). */
-  function serverFor(caller: McpCaller) {
+  function serverFor({ Server, ProtocolError, ProtocolErrorCode }: Sdk, caller: McpCaller) {
     const server = new Server(
       { name: 'akas', version: app.akas.appConfig.version },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
@@ -139,12 +136,14 @@ export async function mcpRoutes(app: FastifyInstance) {
     if (!caller) throw new Error('mcp: a request reached the handler without its caller');
     return caller;
   };
-  const modern = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo)), {
-    legacy: 'reject',
-    responseMode: 'auto',
-    onerror,
-  });
-  app.addHook('onClose', async () => modern.close());
+  let modern: ReturnType<Sdk['createMcpHandler']> | undefined;
+  const modernOf = (sdk: Sdk) =>
+    (modern ??= sdk.createMcpHandler(({ authInfo }) => serverFor(sdk, callerOf(authInfo)), {
+      legacy: 'reject',
+      responseMode: 'auto',
+      onerror,
+    }));
+  app.addHook('onClose', async () => modern?.close());
 
   async function answer(request: FastifyRequest, reply: FastifyReply) {
     // MCP over HTTP: a browser page of another origin may not drive this node's tools (DNS
@@ -172,24 +171,25 @@ export async function mcpRoutes(app: FastifyInstance) {
     const authInfo: AuthInfo = { token: '', clientId: agent?.tag ?? 'anonymous', scopes: [], extra: { caller } };
     const body = request.body;
     const web = webRequestOf(request, reply.raw);
+    const sdk = await loadSdk();
 
     reply.hijack();
     let res: Response;
     try {
-      if (!isJsonContentType(request.headers['content-type'] ?? null) || (await isLegacyRequest(web, body))) {
+      if (!sdk.isJsonContentType(request.headers['content-type'] ?? null) || (await sdk.isLegacyRequest(web, body))) {
         // 2025-era: a stateless transport for this one request, answering JSON (it also
         // answers the 415/406/parse errors of the transport specification itself).
-        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-        const server = serverFor(caller);
+        const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        const server = serverFor(sdk, caller);
         await server.connect(transport);
         res = await transport.handleRequest(web, { parsedBody: body, authInfo });
         // Not closed (the top of this file says why).
       } else {
-        res = await modern.fetch(web, { parsedBody: body, authInfo });
+        res = await modernOf(sdk).fetch(web, { parsedBody: body, authInfo });
       }
     } catch (e) {
       request.log.error({ mcp: (e as Error).name, message: redact(String((e as Error).message)) }, 'mcp: the SDK failed');
-      res = Response.json({ jsonrpc: '2.0', id: null, error: { code: ProtocolErrorCode.InternalError, message: 'Internal error' } }, { status: 500 });
+      res = Response.json({ jsonrpc: '2.0', id: null, error: { code: sdk.ProtocolErrorCode.InternalError, message: 'Internal error' } }, { status: 500 });
     }
     try {
       await sendWebResponse(reply.raw, res);
