@@ -62,14 +62,21 @@ describe('crash consistency (SIGKILL under a mixed write load)', () => {
     try {
       for (let i = 0; i < 6; i++) await load.seedAgent();
       let written = 0;
+      const ackedSoFar = () => Object.values(load.acked).reduce((s, xs) => s + xs.length, 0);
       for (let round = 1; round <= ROUNDS; round++) {
         const run = load.run(WRITE_MIX, 12);
-        // Kill somewhere between 0.3 and 1.5 s into the load: mid-batch, mid-upload, mid-append.
-        await new Promise((r) => setTimeout(r, 300 + random() * 1200));
+        let ended = false;
+        void run.done.finally(() => (ended = true));
+        // Kill once the node has acknowledged a write of this round, then 0 to 1.2 s later:
+        // mid-batch, mid-upload, mid-append. Not a fixed pause from the start: beside two busy
+        // loops, a node just restarted answered nothing in 1.5 s once, and the round then
+        // tested no write (issue 31, 6).
+        while (ackedSoFar() <= written && !ended) await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, random() * 1200));
         await kill(node);
         run.stop();
         await run.done;
-        const acked = Object.values(load.acked).reduce((s, xs) => s + xs.length, 0);
+        const acked = ackedSoFar();
         expect(acked, `round ${round} acknowledged writes`).toBeGreaterThan(written);
         written = acked;
 
