@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { space, type Store } from '../../src/store/index.js';
 import { LATEST_VERSION, migratePg, openPgStore, type PgStore, WATCH_BOUND_MS, CHUNK_BYTES } from '../../src/store/postgres/index.js';
 import type { PgBlobs } from '../../src/store/postgres/blobs.js';
+import { pgTarget } from '../../src/store/postgres/connect.js';
 import { storeContract } from './contract.js';
 import { describePg, dropSchema, freshSchemaUrl, openTestPgStore } from '../helpers/postgres.js';
 
@@ -167,7 +168,8 @@ describePg('PgStore', () => {
       const first = await migratePg(url);
       expect(first).toMatchObject({ from: 0, to: LATEST_VERSION });
       expect(first.applied.map((m) => m.version)).toEqual(Array.from({ length: LATEST_VERSION }, (_, i) => i + 1));
-      expect(first.location).toBe(url);
+      // The location is the URL without a password and without our connection counts.
+      expect(first.location).toBe(url.replace('&readers=2', ''));
       const again = await migratePg(url);
       // A store at the latest version builds nothing again (every start runs this).
       expect(again).toMatchObject({ from: LATEST_VERSION, to: LATEST_VERSION, applied: [], indexes: [] });
@@ -202,6 +204,17 @@ describePg('PgStore', () => {
     it('refuse a URL that is not postgres:// or names a bad schema, without echoing the password', async () => {
       await expect(openPgStore('mysql://u:hunter2@h/db')).rejects.toThrow(/not a postgres:\/\/ URL: mysql:\/\/u:\*\*\*@h\/db/);
       await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?schema=Bad-Name')).rejects.toThrow(/lowercase identifier/);
+      await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?readers=0')).rejects.toThrow(/readers must be a whole number from 1 to 200, got 0/);
+      await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?pool=1')).rejects.toThrow(/pool must be a whole number from 2 to 200/);
+    });
+
+    it('read the connection counts from the URL and keep them from the driver and from messages', () => {
+      expect(pgTarget('postgres://u:pw@h/db')).toMatchObject({ pool: 10, readers: 5 });
+      expect(pgTarget('postgres://u:pw@h/db?pool=2')).toMatchObject({ pool: 2, readers: 4 });
+      const t = pgTarget('postgres://u:pw@h/db?pool=20&readers=2&schema=s1');
+      expect(t).toMatchObject({ pool: 20, readers: 2, schema: 's1' });
+      expect(t.connectionString).toBe('postgres://u:pw@h/db');
+      expect(t.display).toBe('postgres://u@h/db?schema=s1');
     });
   });
 

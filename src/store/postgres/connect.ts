@@ -1,7 +1,8 @@
 // Where a PostgreSQL store lives: a postgres:// URL, plus two settings of ours carried in its
 // query string and removed before the driver sees it: `schema` (the PostgreSQL schema that
-// holds the tables, default public; tests give every store its own) and `pool` (connections
-// for transactions, default 10).
+// holds the tables, default public; tests give every store its own), `pool` (connections
+// for transactions, default 10) and `readers` (connections for reads outside transactions,
+// default half of `pool` and at least 4).
 import { createHash } from 'node:crypto';
 import type { PoolConfig } from 'pg';
 
@@ -14,6 +15,8 @@ export interface PgTarget {
   qschema: string;
   /** Connections for transactions. */
   pool: number;
+  /** Connections for reads outside transactions, token buckets and blob chunks. */
+  readers: number;
   /** The URL without its password (logs, messages, Store.location). */
   display: string;
   /** The LISTEN/NOTIFY channel of this store (one per schema). */
@@ -37,12 +40,16 @@ export function pgTarget(url: string): PgTarget {
   const poolParam = u.searchParams.get('pool');
   const pool = poolParam === null ? 10 : Number(poolParam);
   if (!Number.isInteger(pool) || pool < 2 || pool > 200) throw new Error(`pool must be a whole number from 2 to 200, got ${poolParam}`);
+  const readersParam = u.searchParams.get('readers');
+  const readers = readersParam === null ? Math.max(4, Math.ceil(pool / 2)) : Number(readersParam);
+  if (!Number.isInteger(readers) || readers < 1 || readers > 200) throw new Error(`readers must be a whole number from 1 to 200, got ${readersParam}`);
   u.searchParams.delete('schema');
   u.searchParams.delete('pool');
+  u.searchParams.delete('readers');
   const connectionString = u.toString();
   u.password = '';
   if (schema !== 'public') u.searchParams.set('schema', schema);
-  return { connectionString, schema, qschema: `"${schema}"`, pool, display: u.toString(), channel: `akas:${schema}` };
+  return { connectionString, schema, qschema: `"${schema}"`, pool, readers, display: u.toString(), channel: `akas:${schema}` };
 }
 
 /** A URL with its password replaced, for messages (the URL may not even parse). */

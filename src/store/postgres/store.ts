@@ -234,7 +234,7 @@ export class PgStore implements Store {
     this.s = target.qschema;
     this.writers = new Pool(poolConfig(target, target.pool, 'akas'));
     this.readers = new Pool(
-      poolConfig(target, Math.max(4, Math.ceil(target.pool / 2)), 'akas-read', {
+      poolConfig(target, target.readers, 'akas-read', {
         // pg_trgm's similarity threshold for the text index's typo candidates (search.ts): 0.2
         // keeps a word two edits from a long one, which 0.3, the default, can miss. No
         // synchronized scans: a sequential scan then starts where another one is, and the text
