@@ -8,6 +8,9 @@ const BOTH_STORES = ['test/http/identity.test.ts', 'test/http/proposals.test.ts'
 /** The CLI's suites, in-process (see `isolate` below). */
 const CLI_IN_PROCESS = ['test/cli/**/*.test.ts'];
 
+/** The suites that drive the built binary, a browser or both. */
+const E2E = ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts'];
+
 /** The suites that run akas in the test's own process (see `isolate` below). */
 const IN_PROCESS = ['test/{core,domain,verifier,witness,data,http,store,explorer}/**/*.test.ts', 'test/*.test.ts'];
 
@@ -39,8 +42,13 @@ export default defineConfig({
       // its last frame): the tests that read frames need every frame, so the project says it
       // is not in CI, whatever the machine says, and so every file sees the same ink.
       { extends: true, test: { name: 'cli', include: CLI_IN_PROCESS, isolate: false, env: { CI: '0', CONTINUOUS_INTEGRATION: '0' } } },
-      // What drives the built binary or a browser: a fresh process per file, as vitest's default.
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...IN_PROCESS, ...CLI_IN_PROCESS] } },
+      // What drives the built binary or a browser: one module graph per worker too. These files
+      // spend their time in the processes they start; what they keep in the test's process is
+      // per file (the default config folder of test/helpers/e2e.ts is keyed by the file), and
+      // importing vitest and the helpers again for each file cost about 2 s of CPU a file.
+      { extends: true, test: { name: 'e2e', include: E2E, isolate: false } },
+      // The release checks (a packed install, the single executable): a fresh process per file.
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...IN_PROCESS, ...CLI_IN_PROCESS, ...E2E] } },
       {
         extends: true,
         test: { name: 'postgres', include: BOTH_STORES, isolate: false, env: { AKAS_TEST_STORE: 'postgres' }, setupFiles: ['test/setup/store.ts'] },

@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
+import { calibratedProfiles, runCli, setupCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
 
 let node: RunningNode;
 let work: string;
@@ -21,6 +21,8 @@ const akas = (profile: string, args: string[]) => runCli(['--base-url', node.url
 /** An offline run: the base URL points nowhere, so anything that needed the node would fail. */
 const offline = (args: string[], input?: string) => runCli(args, { cwd: work, input, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
 const judgeArgs = (id: string) => ['--json', ...judgeCommand(id, 'Checked the bytes and the card.')];
+/** The proposals and judgments this file exports, made through the CLI in this process (test/helpers/e2e.ts setupCli). */
+const setup = (profile: string, args: string[]) => setupCli(['--base-url', node.url, '--profile', profile, ...args]);
 
 beforeAll(async () => {
   node = await startServe(['--allow-same-ip']);
@@ -36,10 +38,10 @@ beforeAll(async () => {
   const payload = samplePayload('artifact', 1) as { payload: Record<string, unknown> };
   payload.payload = { ...payload.payload, uri: `/api/cas/${blob.sha256}`, sha256: blob.sha256, bytes: blob.bytes };
   writeFileSync(join(work, 'artifact.json'), JSON.stringify(payload));
-  const proposed = await akas('p1', ['--json', 'propose', 'artifact', '--file', join(work, 'artifact.json')]);
+  const proposed = await setup('p1', ['--json', 'propose', 'artifact', '--file', join(work, 'artifact.json')]);
   expect(proposed.code, proposed.stderr).toBe(0);
   proposalId = JSON.parse(proposed.stdout).proposalId;
-  for (const j of ['p2', 'p3', 'p4']) expect((await akas(j, judgeArgs(proposalId))).code).toBe(0);
+  for (const j of ['p2', 'p3', 'p4']) expect((await setup(j, judgeArgs(proposalId))).code).toBe(0);
 
   bundleFile = join(work, 'bundle.json');
   const exported = await akas('p1', ['export', proposalId, '-o', bundleFile, '--blobs', blobs()]);
@@ -47,11 +49,11 @@ beforeAll(async () => {
 
   // A capability the three judges reject (low scores), exported too.
   writeFileSync(join(work, 'capability.json'), JSON.stringify(samplePayload('capability', 1)));
-  const cap = await akas('p1', ['--json', 'propose', 'capability', '--file', join(work, 'capability.json')]);
+  const cap = await setup('p1', ['--json', 'propose', 'capability', '--file', join(work, 'capability.json')]);
   expect(cap.code, cap.stderr).toBe(0);
   const capId = JSON.parse(cap.stdout).proposalId;
   for (const j of ['p2', 'p3', 'p4']) {
-    const r = await akas(j, [
+    const r = await setup(j, [
       '--json',
       'judge',
       capId,

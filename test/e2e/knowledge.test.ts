@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalKind } from '../../src/core/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { calibratedProfiles, judgeCommand, runCli, setupCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 
 let node: RunningNode;
 let work: string;
@@ -23,32 +23,19 @@ const json = async (args: string[]) => {
   return JSON.parse(r.stdout);
 };
 
+/** The setup's steps, through the CLI in this process (test/helpers/e2e.ts setupCli): what this file checks is the reading. */
+const setup = async (profile: string, args: string[]) => {
+  const r = await setupCli(['--base-url', node.url, '--profile', profile, '--json', ...args]);
+  expect(r.code, `akas ${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
+  return JSON.parse(r.stdout);
+};
+
 let files = 0;
 async function publish(kind: ProposalKind, payload: unknown): Promise<string> {
   const file = join(work, `payload-${++files}.json`);
   writeFileSync(file, JSON.stringify(payload));
-  const { proposalId } = await json(['propose', kind, '--file', file]);
-  for (const judge of ['p2', 'p3', 'p4']) {
-    const r = await akas(
-      [
-        '--json',
-        'judge',
-        proposalId,
-        '--accuracy',
-        '0.9',
-        '--clarity',
-        '0.8',
-        '--compression',
-        '0.8',
-        '--sources',
-        '0.8',
-        '--rationale',
-        'Correct and sourced.',
-      ],
-      judge,
-    );
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-  }
+  const { proposalId } = await setup('p1', ['propose', kind, '--file', file]);
+  for (const judge of ['p2', 'p3', 'p4']) await setup(judge, judgeCommand(proposalId, 'Correct and sourced.', '--compression', '0.8'));
   return proposalId;
 }
 

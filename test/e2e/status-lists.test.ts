@@ -8,7 +8,7 @@ import { statSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
+import { calibratedProfiles, runCli, setupCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
 
 let node: RunningNode;
 let work: string;
@@ -41,11 +41,13 @@ beforeAll(async () => {
   await calibratedProfiles(node.url, work, ['p1', 'p2', 'p3', 'p4']);
   issuer = ((await (await fetch(`${node.url}/healthz`)).json()) as { issuer: string }).issuer;
   writeFileSync(join(work, 'capability.json'), JSON.stringify(samplePayload('capability', 1)));
-  const proposed = await akas('p1', ['--json', 'propose', 'capability', '--file', join(work, 'capability.json')]);
+  // The judgments whose credentials this file revokes, made through the CLI in this process (test/helpers/e2e.ts setupCli).
+  const setup = (profile: string, args: string[]) => setupCli(['--base-url', node.url, '--profile', profile, ...args]);
+  const proposed = await setup('p1', ['--json', 'propose', 'capability', '--file', join(work, 'capability.json')]);
   expect(proposed.code, proposed.stderr).toBe(0);
   proposalId = JSON.parse(proposed.stdout).proposalId;
   for (const j of ['p2', 'p3', 'p4']) {
-    const r = await akas(j, ['--json', ...judgeCommand(proposalId, 'Checked.')]);
+    const r = await setup(j, ['--json', ...judgeCommand(proposalId, 'Checked.')]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
   }
   judgments = (await getJson(`/api/knowledge/proposals/${proposalId}`)).judgments;

@@ -14,7 +14,7 @@ import { Verifier, toSignedEntity, toTrustMaterial } from '@sigstore/verify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { didKeyFromPublicKey, generateKeyPair } from '../../src/core/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
+import { calibratedProfiles, runCli, setupCli, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
 
 type Json = Record<string, any>;
 
@@ -85,11 +85,13 @@ beforeAll(async () => {
   noSubjectId = JSON.parse(noSubject.stdout).id;
 
   writeFileSync(file('cap.json'), JSON.stringify(samplePayload('capability', 3)));
-  const proposed = await akas('p1', ['--json', 'propose', 'capability', '--file', file('cap.json')]);
+  // The decision this file exports, made through the CLI in this process (test/helpers/e2e.ts setupCli).
+  const setup = (profile: string, args: string[]) => setupCli(['--base-url', node.url, '--profile', profile, ...args]);
+  const proposed = await setup('p1', ['--json', 'propose', 'capability', '--file', file('cap.json')]);
   expect(proposed.code, proposed.stderr).toBe(0);
   proposalId = JSON.parse(proposed.stdout).proposalId;
   for (const j of ['p2', 'p3', 'p4']) {
-    const judged = await akas(j, [
+    const judged = await setup(j, [
       '--json',
       'judge',
       proposalId,

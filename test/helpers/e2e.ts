@@ -5,7 +5,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 /** The built CLI entry point. */
 export const CLI = fileURLToPath(new URL('../../dist/bin/main.cjs', import.meta.url));
@@ -170,12 +172,16 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-let sharedConfigDir: string | undefined;
+// One config folder per test file. The e2e files share a module graph per worker (vitest.config.ts),
+// so the folder is keyed by the file running, not kept in a module variable.
+const configDirs = new Map<string, string>();
 
 /** The config folder runCli uses when none is given (one per test file). */
 export function defaultConfigDir(): string {
-  sharedConfigDir ??= tempDir('akas-e2e-config-');
-  return sharedConfigDir;
+  const file = expect.getState().testPath ?? '';
+  let dir = configDirs.get(file);
+  if (!dir) configDirs.set(file, (dir = tempDir('akas-e2e-config-')));
+  return dir;
 }
 
 /** Runs the built `akas` with args in a child process and collects its exit code and output. */
@@ -206,6 +212,40 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliRun> {
   });
 }
 
+/**
+ * Runs `akas ...args` in this process, from the source the binary is built from, for a test's
+ * setup: registering and calibrating its agents, publishing what it then reads. A run of the
+ * binary costs about 0.3 s of CPU on a loaded machine, and the e2e suites made hundreds of
+ * them for setup alone; here a step costs a few ms once the CLI is imported (once per worker,
+ * vitest.config.ts). What a test checks runs the binary (runCli); the config folder and the
+ * profiles written are the binary's own, so the binary reads them next.
+ */
+export async function setupCli(args: string[], opts: Pick<RunOptions, 'configDir' | 'env'> = {}): Promise<CliRun> {
+  const [{ run }, { commandGroups }] = await Promise.all([import('../../cli/program.js'), import('../../cli/commands/index.js')]);
+  const sink = () => {
+    const chunks: Buffer[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer | string, _enc, done) {
+        chunks.push(Buffer.from(chunk));
+        done();
+      },
+    });
+    return { stream, bytes: () => Buffer.concat(chunks) };
+  };
+  const [out, err] = [sink(), sink()];
+  const saved = process.env.AKAS_CONFIG_DIR;
+  process.env.AKAS_CONFIG_DIR = opts.configDir ?? defaultConfigDir();
+  try {
+    const code = await run(args, { stdout: out.stream, stderr: err.stream }, commandGroups, cleanEnv(opts.env));
+    const stdoutBytes = out.bytes();
+    return { code, stdout: stdoutBytes.toString(), stderr: err.bytes().toString(), stdoutBytes };
+  } finally {
+    if (saved === undefined) delete process.env.AKAS_CONFIG_DIR;
+    else process.env.AKAS_CONFIG_DIR = saved;
+    process.exitCode = 0;
+  }
+}
+
 /** The identity `akas register` saved for a profile under a config folder (one node per folder). */
 export function savedIdentity(profile: string, configDir = defaultConfigDir()): { tag: string; apiKey: string; calibrationPoolId: string } {
   const dir = join(configDir, 'profiles', profile);
@@ -214,11 +254,13 @@ export function savedIdentity(profile: string, configDir = defaultConfigDir()): 
 
 /**
  * Registers each profile on the node and calibrates it with its pool's expected answers (a
- * top score: every profile may judge), all through the built binary. `work` holds the answer files.
+ * top score: every profile may judge), through the CLI in this process (setupCli): the tests
+ * of `akas register` and `akas calibrate` themselves run the binary (identity, newcomer,
+ * readme). `work` holds the answer files.
  */
 export async function calibratedProfiles(url: string, work: string, profiles: string[], configDir = defaultConfigDir()): Promise<void> {
   for (const profile of profiles) {
-    const reg = await runCli(['--base-url', url, '--profile', profile, '--json', 'register'], { configDir });
+    const reg = await setupCli(['--base-url', url, '--profile', profile, '--json', 'register'], { configDir });
     if (reg.code !== 0) throw new Error(`register ${profile}: ${reg.stdout}${reg.stderr}`);
     const poolId = savedIdentity(profile, configDir).calibrationPoolId;
     const pool = JSON.parse(readFileSync(new URL(`../../data/calibration/pool-${poolId}.json`, import.meta.url), 'utf8')) as {
@@ -226,7 +268,7 @@ export async function calibratedProfiles(url: string, work: string, profiles: st
     };
     const answers = join(work, `answers-${profile}.json`);
     writeFileSync(answers, JSON.stringify(Object.fromEntries(pool.questions.map((q) => [q.id, q.expected]))));
-    const cal = await runCli(['--base-url', url, '--profile', profile, '--json', 'calibrate', '--answers', answers], { configDir });
+    const cal = await setupCli(['--base-url', url, '--profile', profile, '--json', 'calibrate', '--answers', answers], { configDir });
     if (cal.code !== 0) throw new Error(`calibrate ${profile}: ${cal.stdout}${cal.stderr}`);
   }
 }
