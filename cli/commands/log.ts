@@ -16,8 +16,7 @@ import { action, type Cli } from '../program.js';
 import { terminalSafe } from '../terminal-text.js';
 import { witnessPolicyArg } from './verify/shared.js';
 import type { Json } from '../json.js';
-
-const collect = (value: string, previous: string[]) => [...previous, value];
+import { collect } from '../options.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const slug = (baseUrl: string) => baseUrl.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_');

@@ -12,8 +12,8 @@ import type { Json } from '../json.js';
 import { configDir } from '../profile.js';
 import { action, type Cli } from '../program.js';
 import { terminalSafe } from '../terminal-text.js';
+import { collect } from '../options.js';
 
-const collect = (value: string, previous: string[]) => [...previous, value];
 const slug = (s: string) => s.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_');
 
 /** Where `akas monitor` keeps its state for a log and an agent (evidence files beside it). */

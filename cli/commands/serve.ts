@@ -6,6 +6,7 @@ import { action, type Cli } from '../program.js';
 import { CliError, usageError } from '../errors.js';
 import { readKeyList } from './witness.js';
 import { listenUrls } from '../listen-addresses.js';
+import { collect } from '../options.js';
 
 interface ServeOptions {
   port?: string;
@@ -36,8 +37,6 @@ interface ServeOptions {
   witnessName?: string;
   demo?: boolean;
 }
-
-const collect = (value: string, previous: string[]) => [...previous, value];
 
 export function serveCommands(program: Command, cli: Cli) {
   program

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';
+import { collect } from '../options.js';
 
 interface WitnessCliOptions {
   data?: string;
@@ -16,8 +17,6 @@ interface WitnessCliOptions {
   port?: string;
   host?: string;
 }
-
-const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Log keys from a file: one verifier key a line, `#` comments and blank lines skipped. */
 export function readKeyList(path: string): string[] {

@@ -5,8 +5,7 @@ import { CliError } from '../../errors.js';
 import { readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
 import { anchorLine, mark, trustArg, verdictExit, verdictFields, witnessPolicyArg } from './shared.js';
-
-const collect = (value: string, previous: string[]) => [...previous, value];
+import { collect } from '../../options.js';
 
 export function logProofCommand(verify: Command, cli: Cli) {
   verify
