@@ -10,8 +10,28 @@ import type { Json } from './json.js';
 
 const iso = (ms: unknown) => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null);
 
-/** The trust file for a node's key list as fetched from `url` at `now`; throws CliError (exit 1) when the list does not hold. */
-export async function trustFileFrom(keys: Json, url: string, now: number) {
+/**
+ * The `agents` section pinning judges (read by `akas verify judgments --trust`) from their public
+ * profiles (GET /api/agents/TAG): the current key from when it became the judge's, open-ended,
+ * and each prior key in the window it was the judge's. The node's word, as the rest of the file.
+ */
+export function agentsSection(profiles: Json[]) {
+  return profiles.flatMap((p) => [
+    { tag: String(p.tag), publicKey: String(p.signing?.publicKey), validFrom: iso(p.signing?.validFrom), validUntil: null },
+    ...((Array.isArray(p.signing?.priorKeys) ? p.signing.priorKeys : []) as Json[]).map((k) => ({
+      tag: String(p.tag),
+      publicKey: String(k.publicKey),
+      validFrom: iso(k.validFrom),
+      validUntil: iso(k.validUntil),
+    })),
+  ]);
+}
+
+/**
+ * The trust file for a node's key list as fetched from `url` at `now`, with the judges' keys
+ * when profiles are given; throws CliError (exit 1) when the list does not hold.
+ */
+export async function trustFileFrom(keys: Json, url: string, now: number, judges: Json[] = []) {
   const { endorsedLogKey, trustIssuerKeys, parseTrust, TRUST_TYPE } = await import('../verifier/index.js');
   const current = String(keys.issuer?.current);
   const trust = trustIssuerKeys(current, keys.issuer);
@@ -33,7 +53,8 @@ export async function trustFileFrom(keys: Json, url: string, now: number) {
     fetchedAt: at,
     note:
       `Trust on first use: written by akas node-keys --trust from ${url}/api/node/keys at ${at}. It pins what that node showed then; ` +
-      'compare the issuer and log key with ones you have from elsewhere. Add the witnesses you trust to the policy (C2SP tlog-policy).',
+      `compare the issuer and log key${judges.length ? " and the judges' keys" : ''} with ones you have from elsewhere. ` +
+      'Add the witnesses you trust to the policy (C2SP tlog-policy).',
     // The windows of the signed chain (the list's own validFrom/validUntil were checked against it).
     issuers: [...trust.keys.values()]
       .sort((a, b) => a.from - b.from)
@@ -45,6 +66,7 @@ export async function trustFileFrom(keys: Json, url: string, now: number) {
       'quorum none',
       '',
     ].join('\n'),
+    ...(judges.length ? { agents: agentsSection(judges) } : {}),
   };
   parseTrust(doc); // what is written is a trust file the verifier reads
   return doc;

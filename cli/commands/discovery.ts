@@ -9,6 +9,7 @@ import { trySave, updateIdentity } from '../profile.js';
 import { VERSION } from '../../src/core/version.js';
 import { action, type Cli } from '../program.js';
 import type { Json } from '../json.js';
+import { collect } from '../options.js';
 
 /** The Authorization header for a snippet: the saved key only with --show-secrets. */
 const KEY_PLACEHOLDER = '<apiKey: akas --show-secrets profile>';
@@ -169,9 +170,12 @@ export function discoveryCommands(program: Command, cli: Cli) {
       'print a trust file pinning this node (its issuer keys with their windows, its log key): `akas node-keys --trust > trust.json`, then ' +
         '`akas verify ... --trust trust.json`. Trust on first use: it pins what the node shows now',
     )
+    .option('--agent <tag>', "with --trust: pin this judge's keys too, in the file's agents section (for akas verify judgments); repeatable", collect, [])
+    .option('--judges-of <proposalId>', 'with --trust: pin the keys of every judge of this proposal')
     .action(
-      action(cli, async (opts: { pem?: boolean; trust?: boolean }) => {
+      action(cli, async (opts: { pem?: boolean; trust?: boolean; agent: string[]; judgesOf?: string }) => {
         const client = cli.client();
+        if ((opts.agent.length || opts.judgesOf) && !opts.trust) throw usageError('--agent and --judges-of add judges to a trust file: give --trust');
         const keys = await client.get<Json>('/api/node/keys');
         if (opts.pem) {
           const { issuerPem } = await import('../supply-chain.js');
@@ -181,9 +185,17 @@ export function discoveryCommands(program: Command, cli: Cli) {
         if (opts.trust) {
           const { trustFileFrom } = await import('../trust-file.js');
           const url = client.baseUrl.replace(/\/$/, '');
-          const doc = await trustFileFrom(keys, url, Date.now());
+          const tags = new Set(opts.agent);
+          if (opts.judgesOf) {
+            const detail = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(opts.judgesOf)}`);
+            for (const j of (detail.judgments ?? []) as Json[]) tags.add(String(j.agentTag));
+          }
+          const judges: Json[] = [];
+          for (const tag of tags) judges.push(await client.get<Json>(`/api/agents/${encodeURIComponent(tag)}`));
+          const doc = await trustFileFrom(keys, url, Date.now(), judges);
+          const pinnedJudges = judges.length ? `, the keys of ${judges.length} judge(s) (${[...tags].join(', ')})` : '';
           cli.io.stderr.write(
-            `akas node-keys --trust: trust on first use: pinned the ${doc.issuers.length} issuer key(s) and the log key ${url} shows now; ` +
+            `akas node-keys --trust: trust on first use: pinned the ${doc.issuers.length} issuer key(s) and the log key${pinnedJudges} ${url} shows now; ` +
               'compare them with keys you have from elsewhere (the file says where and when it was made)\n',
           );
           cli.io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
