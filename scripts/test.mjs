@@ -1,9 +1,10 @@
-// `npm test` after the build: the type check, the lint and vitest, the checks beside the tests.
-// On 2 cores vitest leaves about a quarter of the machine idle (files waiting on child
-// processes, fsync, PostgreSQL), and the checks (about 30 s of CPU, no output but their
-// findings) fit in it: run one after the other they added 30 s to every run. Their output is
-// held and printed after vitest's, under its own heading; any of the three failing fails the
-// run, with the exit code of the first that failed. Arguments go to vitest (`npm test -- test/http`).
+// `npm test`: the build, the type check, the lint and vitest. On 2 cores vitest leaves about a
+// quarter of the machine idle (files waiting on child processes, fsync, PostgreSQL), and the
+// build (about 8 s, on one core, before any test can run) leaves the other core idle: the checks
+// (about 30 s of CPU, no output but their findings) start first and fit in both. Run one after
+// the other they added 30 s to every run. Their output is held and printed after vitest's, under
+// its own heading; any of them failing fails the run, with the exit code of the first that
+// failed. Arguments go to vitest (`npm test -- test/http`).
 import { spawn } from 'node:child_process';
 import { accessSync, chmodSync, constants, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,13 +60,20 @@ function npmRun(script, { live = false, args = [], env = process.env } = {}) {
   });
 }
 
-// The checks start first, vitest at once beside them; the checks run one after the other so
-// that together they never take more than the one core vitest leaves.
+// The checks start first, the build and then vitest beside them; the checks run one after the
+// other so that together they never take more than the one core the others leave.
 const checks = (async () => {
   const results = [];
   for (const script of ['typecheck', 'lint']) results.push(await npmRun(script));
   return results;
 })();
+// The tests run the built binary: nothing runs until the build is done, and a failed build ends the run.
+const build = await npmRun('build', { live: true });
+if (build.code !== 0) {
+  for (const child of children) child.kill('SIGTERM');
+  process.stdout.write(`\nnpm test failed: the build (exit ${build.code})\n`);
+  process.exit(build.code);
+}
 const tmp = testTmpdir();
 const tests = await npmRun('vitest', { live: true, args: process.argv.slice(2), env: tmp ? { ...process.env, TMPDIR: tmp } : process.env });
 try {
