@@ -193,9 +193,13 @@ export function discoveryCommands(program: Command, cli: Cli) {
           const judges: Json[] = [];
           for (const tag of tags) judges.push(await client.get<Json>(`/api/agents/${encodeURIComponent(tag)}`));
           const doc = await trustFileFrom(keys, url, Date.now(), judges);
-          const pinnedJudges = judges.length ? `, the keys of ${judges.length} judge(s) (${[...tags].join(', ')})` : '';
+          const what = [
+            `${doc.issuers.length} issuer key(s)`,
+            'the log key',
+            ...(judges.length ? [`the keys of ${judges.length} judge(s) (${[...tags].join(', ')})`] : []),
+          ];
           cli.io.stderr.write(
-            `akas node-keys --trust: trust on first use: pinned the ${doc.issuers.length} issuer key(s) and the log key${pinnedJudges} ${url} shows now; ` +
+            `akas node-keys --trust: trust on first use: pinned ${what.slice(0, -1).join(', ')} and ${what.at(-1)} as ${url} shows them now; ` +
               'compare them with keys you have from elsewhere (the file says where and when it was made)\n',
           );
           cli.io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
