@@ -188,7 +188,9 @@ export function discoveryCommands(program: Command, cli: Cli) {
           const tags = new Set(opts.agent);
           if (opts.judgesOf) {
             const detail = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(opts.judgesOf)}`);
-            for (const j of (detail.judgments ?? []) as Json[]) tags.add(String(j.agentTag));
+            const judgments = (detail.judgments ?? []) as Json[];
+            if (!judgments.length) throw usageError(`${opts.judgesOf} has no judgments yet: there is no judge to pin`);
+            for (const j of judgments) tags.add(String(j.agentTag));
           }
           const judges: Json[] = [];
           for (const tag of tags) judges.push(await client.get<Json>(`/api/agents/${encodeURIComponent(tag)}`));

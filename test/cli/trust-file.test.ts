@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentsSection } from '../../cli/trust-file.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
-import { decide } from '../helpers/flows.js';
+import { agent, decide, proposeAs } from '../helpers/flows.js';
+import { samplePayload } from '../fixtures/payloads.js';
 
 let h: CliHarness;
 let proposalId: string;
@@ -60,6 +61,10 @@ describe('akas node-keys --trust with judges', () => {
     const unknown = await h.akas(['node-keys', '--trust', '--agent', 'ak_nobody00000']);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stdout).toBe('');
+    // A proposal nobody has judged yet: no judge to pin, and no file that would look as if it pinned them.
+    const pending = await proposeAs(h.node, await agent(h.node), 'brief', samplePayload('brief', 8));
+    const none = await h.akas(['node-keys', '--trust', '--judges-of', pending.json().proposalId]);
+    expect([none.code, none.stdout, none.stderr]).toEqual([2, '', expect.stringContaining('has no judgments yet')]);
   });
 
   it("puts a judge's prior keys in the windows they were its own, the current key open-ended", () => {
