@@ -64,13 +64,18 @@ function adminClient(connectionString: string): Promise<pg.Client | undefined> {
 async function withClient<T>(url: string, fn: (client: pg.Client, qschema: string) => Promise<T>): Promise<T | undefined> {
   const target = pgTarget(url);
   for (let attempt = 0; ; attempt++) {
-    const client = await adminClient(target.connectionString);
+    const pending = adminClient(target.connectionString);
+    const client = await pending;
     if (!client) return undefined;
     try {
       return await fn(client, target.qschema);
     } catch (e) {
-      // A connection that died under the query: once more on a new one.
-      if (admins.get(target.connectionString) || attempt > 0) throw e;
+      // The connection may have died under the query (a fault test restarts the cluster), which
+      // its events can tell only later: drop it and try once more on a new one. An error of
+      // the query itself comes back the same (each is idempotent) and is thrown.
+      if (admins.get(target.connectionString) === pending) admins.delete(target.connectionString);
+      void client.end().catch(() => undefined);
+      if (attempt > 0) throw e;
     }
   }
 }
