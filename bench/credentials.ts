@@ -10,7 +10,7 @@
 // two status entries (PROTOCOL 8.7); the status line checks the same file against the two
 // stapled lists (--status-list, offline), against the same command without: target >= 0.9.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,13 +20,13 @@ import { encodeBits } from '../src/domain/credentials/status-lists.js';
 import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../src/core/status-list.js';
 import type { JudgmentRecord } from '../src/domain/records.js';
 import { verifyCredential } from '../verifier/index.js';
-import { workersFor } from '../cli/verify-pool.js';
+import { busyElsewhere, workersFor } from '../cli/verify-pool.js';
 import { header, line, perSec, rate, type Rate } from './lib.js';
 
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const SINGLE = fileURLToPath(new URL('../akas-verify.mjs', import.meta.url));
 const COUNT = 10_000;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const TARGET = 0.6;
 const STATUS_TARGET = 0.9;
 const LIST_URL = (p: StatusPurpose) => `https://akas.example.org/credentials/status/${p}`;
@@ -125,12 +125,13 @@ export async function run() {
       withStatus.push(cliRun(undefined, CLI, ['--status-list', ...lists]));
     }
     const base = med(raw);
+    const busy = busyElsewhere(existsSync('/proc/loadavg') ? readFileSync('/proc/loadavg', 'utf8') : undefined, loadavg()[0]);
     const show = (name: string, v: number, target?: boolean) =>
       line(name, perSec({ opsPerSec: v } as Rate), v / base, target ? `>= ${TARGET}` : undefined, target ? v / base >= TARGET : undefined);
     console.log(
       `  (${ROUNDS} interleaved rounds, medians; per-round CLI rates: ${cli.map((x) => Math.round(x).toLocaleString('en-US')).join(', ')}` +
-        `/s; ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(1)}: ` +
-        `akas picks ${workersFor(COUNT, process.env, availableParallelism(), loadavg()[0]) + 1} thread(s))`,
+        `/s; ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(1)}, ${busy.toFixed(1)} busy elsewhere now: ` +
+        `akas picks ${workersFor(COUNT, process.env, availableParallelism(), busy) + 1} thread(s))`,
     );
     show('raw Ed25519 verify (src/core, cached KeyObject)', base);
     show(`akas verify credential FILE.jsonl (process start included)`, med(cli), true);

@@ -2,7 +2,10 @@
 // file inside, recursively, in name order), `-` for stdin; a file holds one JSON document or
 // JSON lines (one credential per line). Each input keeps its raw text, so the verifier can
 // refuse what plain JSON.parse would let through (duplicate keys, lone surrogates).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// The files are read straight into one SharedArrayBuffer, which is then the batch the verifier
+// threads share (cli/verify-pool.ts) with no copy: on this kind of machine, copying 16 MB cost
+// as much as reading it (every fresh page is a fault).
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface CredentialInput {
@@ -73,30 +76,84 @@ export function splitDocuments(source: string, bytes: Buffer): CredentialInput[]
   return out.length ? out : { source, reason: 'empty' };
 }
 
-/** Reads every input path (stdin for '-'); unreadable ones are listed, not thrown. */
-export function readCredentialInputs(paths: string[], stdin: () => Buffer): { inputs: CredentialInput[]; unreadable: Unreadable[] } {
-  const inputs: CredentialInput[] = [];
+/** The files the input paths name, in order, with their sizes ('-': stdin, size 0); paths that cannot be listed are unreadable. */
+export interface InputFiles {
+  files: Array<{ path: string; size: number }>;
+  /** Their sizes added up: what startWorkers sizes the pool by, before anything is read. */
+  bytes: number;
+  unreadable: Unreadable[];
+}
+
+const reasonOf = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+
+/** Lists every input path's files (folders walked, stdin as '-'); nothing is read yet. */
+export function listInputFiles(paths: string[]): InputFiles {
+  const files: InputFiles['files'] = [];
   const unreadable: Unreadable[] = [];
+  let bytes = 0;
   for (const path of paths) {
-    let files: string[];
-    try {
-      files = path === '-' ? ['-'] : filesOf(path);
-    } catch (e) {
-      unreadable.push({ source: path, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+    if (path === '-') {
+      files.push({ path, size: 0 });
       continue;
     }
-    for (const file of files) {
-      let bytes: Buffer;
-      try {
-        bytes = file === '-' ? stdin() : readFileSync(file);
-      } catch (e) {
-        unreadable.push({ source: file, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
-        continue;
-      }
-      const docs = splitDocuments(file === '-' ? 'stdin' : file, bytes);
-      if (Array.isArray(docs)) inputs.push(...docs);
-      else unreadable.push(docs);
+    let found: string[];
+    try {
+      found = filesOf(path);
+    } catch (e) {
+      unreadable.push({ source: path, reason: reasonOf(e) });
+      continue;
     }
+    for (const file of found) {
+      try {
+        const size = statSync(file).size;
+        files.push({ path: file, size });
+        bytes += size;
+      } catch (e) {
+        unreadable.push({ source: file, reason: reasonOf(e) });
+      }
+    }
+  }
+  return { files, bytes, unreadable };
+}
+
+/**
+ * Reads a file into `region` from `at`, answering the view of what it holds; undefined when it
+ * does not fit (it grew since it was listed), to be read on its own.
+ */
+function readInto(path: string, region: SharedArrayBuffer, at: number): Buffer | undefined {
+  const fd = openSync(path, 'r');
+  try {
+    const room = region.byteLength - at;
+    if (fstatSync(fd).size > room) return undefined;
+    const view = Buffer.from(region, at, room);
+    let got = 0;
+    for (let n; got < room && (n = readSync(fd, view, got, room - got, null)) > 0; ) got += n;
+    // Filled to the brim: one byte more would mean the file grew while it was read.
+    if (got === room && readSync(fd, Buffer.alloc(1), 0, 1, null) > 0) return undefined;
+    return view.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads every listed file (stdin for '-') and splits it into credentials; unreadable ones are listed, not thrown. */
+export function readCredentialInputs(listed: InputFiles, stdin: () => Buffer): { inputs: CredentialInput[]; unreadable: Unreadable[] } {
+  const inputs: CredentialInput[] = [];
+  const unreadable = [...listed.unreadable];
+  const region = new SharedArrayBuffer(listed.bytes);
+  let at = 0;
+  for (const { path } of listed.files) {
+    let bytes: Buffer;
+    try {
+      bytes = path === '-' ? stdin() : (readInto(path, region, at) ?? readFileSync(path));
+    } catch (e) {
+      unreadable.push({ source: path, reason: reasonOf(e) });
+      continue;
+    }
+    if (bytes.buffer === region) at += bytes.length;
+    const docs = splitDocuments(path === '-' ? 'stdin' : path, bytes);
+    if (Array.isArray(docs)) inputs.push(...docs);
+    else unreadable.push(docs);
   }
   return { inputs, unreadable };
 }

@@ -12,9 +12,15 @@
 // once (one SharedArrayBuffer, no copy per chunk), chunks are claimed from a shared counter
 // (no message to ask for work), and each thread sends its reports packed (verify-pack.ts):
 // every distinct check once, then each report as indexes into those.
+//
+// A worker takes some 0.2 s to load, and on a 16 MB file the reading took as long: so the
+// command starts its workers before it reads the input (startWorkers, sized by the files'
+// bytes), and reads the files straight into shared memory (cli/credential-inputs.ts), which the
+// batch then is without a copy.
 import { verifyCredential } from '../verifier/credential.js';
 import { issuerTrustFromPins, trustIssuerKeys, type IssuerKeyList, type IssuerPin } from '../verifier/issuer-keys.js';
 import { ReportPacker, unpackReports, type PackedChunk, type PackTables, type PoolReport } from './verify-pack.js';
+import { statusChecksOf, type StatusContext } from './status-check.js';
 import { WORKER_ARG } from './verify-worker.js';
 
 export type { PoolReport } from './verify-pack.js';
@@ -29,6 +35,13 @@ export interface PoolOptions {
   checkJudgeSignature?: boolean;
   /** Also answer each credential's credentialStatus as parsed (for the status check: no second parse). */
   keepStatus?: boolean;
+  /**
+   * The status lists, read and checked before the batch (saved lists, with the issuer pinned):
+   * each thread then checks the status of the credentials it verifies, and the status checks
+   * come in the reports. (Lists fetched from the node are read after, from the entries the
+   * credentials name: keepStatus.)
+   */
+  status?: Omit<StatusContext, 'reasons' | 'failedLists'>;
 }
 
 // The module's own file, which a worker loads: a .js chunk of the CLI bundle, or the single
@@ -41,17 +54,22 @@ export const PARALLEL_FROM = 1000;
 /** Credentials per claim: small enough that the threads finish together, large enough that claims are rare. */
 const CHUNK = 128;
 
-/** The batch as every thread sees it: the documents end to end in shared memory, and two shared counters. */
+/** A batch of at least this many bytes may hold PARALLEL_FROM credentials (a judgment credential is some 1.6 KB). */
+const PARALLEL_FROM_BYTES = PARALLEL_FROM * 1024;
+
+/** The batch as every thread sees it: the documents in shared memory, where each starts and ends, and two shared counters. */
 interface SharedBatch {
   bytes: SharedArrayBuffer;
-  /** ends[i]: where document i ends (it starts where i - 1 ends). */
+  /** Float64Array: starts[i], ends[i] are where document i starts and ends in bytes. */
+  starts: SharedArrayBuffer;
   ends: SharedArrayBuffer;
   /** [0]: the next chunk to claim; [1]: documents checked so far (for the progress bar). */
   counters: SharedArrayBuffer;
   count: number;
 }
 
-interface WorkerData {
+/** What a worker is sent once loaded: the one message it waits for. */
+interface BatchMessage {
   akasVerifyPool: PoolOptions;
   batch: SharedBatch;
 }
@@ -65,14 +83,26 @@ function verifierFor(opts: PoolOptions) {
       ? trustIssuerKeys(opts.issuer, opts.issuerKeys)
       : undefined;
   const base = { at: opts.at, issuer: opts.issuer, trust, checkJudgeSignature: opts.checkJudgeSignature };
-  if (!opts.keepStatus) return (bytes: Uint8Array) => ({ report: verifyCredential(bytes, base), status: undefined });
+  if (!opts.keepStatus && !opts.status) return (bytes: Uint8Array) => ({ report: verifyCredential(bytes, base), status: undefined });
   let status: unknown;
   const keep = { ...base, onDocument: (doc: unknown) => (status = (doc as { credentialStatus?: unknown } | null)?.credentialStatus) };
+  // Saved lists carry no version records: no reason for a set bit but the list's own time.
+  const lists: StatusContext | undefined = opts.status && { ...opts.status, reasons: () => undefined };
   return (bytes: Uint8Array) => {
     status = undefined;
-    return { report: verifyCredential(bytes, keep), status };
+    const report = verifyCredential(bytes, keep);
+    if (lists && !notJson(report)) {
+      const checks = statusChecksOf(status === undefined ? {} : { credentialStatus: status }, lists, report.subject);
+      for (const k of checks) report.checks.push(k);
+      if (checks.some((k) => k.valid === false)) report.verified = false;
+    }
+    return { report, status: opts.keepStatus ? status : undefined };
   };
 }
+
+/** Text that is not JSON at all is not a credential that failed: the command lists it as unreadable. */
+export const notJson = (r: { checks: Array<{ id: string; valid: boolean | null; why?: string }> }) =>
+  r.checks[0]?.id === 'json' && r.checks[0].valid === false && r.checks[0].why?.startsWith('not JSON') === true;
 
 /**
  * Claims chunks until none is left, checking each and handing it to `send` packed; the same
@@ -81,14 +111,15 @@ function verifierFor(opts: PoolOptions) {
 function checkChunks(batch: SharedBatch, opts: PoolOptions, packer: ReportPacker, send: (chunk: PackedChunk) => void, onChunk?: () => void) {
   const verify = verifierFor(opts);
   const bytes = new Uint8Array(batch.bytes);
-  const ends = new Int32Array(batch.ends);
+  const starts = new Float64Array(batch.starts);
+  const ends = new Float64Array(batch.ends);
   const counters = new Int32Array(batch.counters);
   const chunks = Math.ceil(batch.count / CHUNK);
   for (let k = Atomics.add(counters, 0, 1); k < chunks; k = Atomics.add(counters, 0, 1)) {
     const from = k * CHUNK;
     const to = Math.min(batch.count, from + CHUNK);
     for (let i = from; i < to; i++) {
-      const r = verify(bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i]));
+      const r = verify(bytes.subarray(starts[i], ends[i]));
       packer.add(r.report, r.status);
     }
     send(packer.take(from));
@@ -97,22 +128,26 @@ function checkChunks(batch: SharedBatch, opts: PoolOptions, packer: ReportPacker
   }
 }
 
-/** In a worker: checks chunks of the shared batch until none is left, then says so. */
+/** In a worker: waits for the batch, checks chunks of it until none is left, then says so. */
 export async function serveChunks() {
-  const { isMainThread, parentPort, workerData } = await import('node:worker_threads');
-  const data = workerData as WorkerData | null;
-  if (isMainThread || !data?.akasVerifyPool) return;
-  checkChunks(data.batch, data.akasVerifyPool, new ReportPacker(), (chunk) => parentPort!.postMessage({ chunk } satisfies Message));
-  parentPort!.postMessage({ done: true } satisfies Message);
+  const { isMainThread, parentPort } = await import('node:worker_threads');
+  if (isMainThread || !parentPort) return;
+  const port = parentPort;
+  port.once('message', (data: BatchMessage) => {
+    if (!data?.akasVerifyPool) return port.close(); // not a batch: nothing to do (the worker then ends)
+    checkChunks(data.batch, data.akasVerifyPool, new ReportPacker(), (chunk) => port.postMessage({ chunk } satisfies Message));
+    port.postMessage({ done: true } satisfies Message);
+  });
 }
 if (process.argv.includes(WORKER_ARG)) void serveChunks();
 
 /**
  * How many workers to use for n credentials beside this thread, which checks chunks too (0:
  * this thread alone). AKAS_VERIFY_THREADS=N asks for N threads (1: no workers). Else one thread
- * per core that the load average leaves free, at most 8: where other processes already keep the
- * cores busy, a second thread adds its start and its own JIT warm-up and gains no core (Linux
- * shares CPU between sessions, not threads), and measured slower than one (issue 32).
+ * per core that other work leaves free (`load`, from busyElsewhere), at most 8: where other
+ * processes already keep the cores busy, a second thread adds its start and its own JIT warm-up
+ * and gains no core (Linux shares CPU between sessions, not threads), and measured slower than
+ * one (issue 32).
  */
 export function workersFor(n: number, env = process.env, cores = 1, load = 0): number {
   if (n < PARALLEL_FROM || typeof here !== 'string' || !/\.m?js$/.test(here)) return 0;
@@ -122,76 +157,150 @@ export function workersFor(n: number, env = process.env, cores = 1, load = 0): n
   return threads - 1;
 }
 
-/** The documents end to end in shared memory. */
+/**
+ * How many cores other work keeps busy: the smaller of the tasks runnable now beside this
+ * thread (/proc/loadavg's fourth field, "running/total", on Linux) and the 1-minute load
+ * average. The average alone lags a minute, so a run just after another (a CI job checking
+ * bundles one after the other, or a bench) counted the one before as load and used one thread
+ * on an idle machine; the instant alone may catch a passing process. Either being low means
+ * the cores are free now, or have been for the last minute but for a passing blip.
+ */
+export function busyElsewhere(procLoadavg: string | undefined, load1: number): number {
+  const running = Number(procLoadavg?.split(' ')[3]?.split('/')[0]);
+  return Number.isInteger(running) && running >= 1 ? Math.min(load1, running - 1) : load1;
+}
+
+/** Workers for n credentials on this machine, now (workersFor with busyElsewhere). */
+async function workersHere(n: number): Promise<number> {
+  const os = await import('node:os');
+  const { readFileSync } = await import('node:fs');
+  let proc: string | undefined;
+  try {
+    proc = readFileSync('/proc/loadavg', 'utf8');
+  } catch {
+    proc = undefined; // not Linux: the load average alone
+  }
+  return workersFor(n, process.env, os.availableParallelism(), busyElsewhere(proc, os.loadavg()[0]));
+}
+
+/**
+ * The documents in shared memory: where they already are when every one is a view of the same
+ * SharedArrayBuffer (the files as cli/credential-inputs.ts reads them), else copied end to end.
+ */
 function shareBatch(docs: Uint8Array[]): SharedBatch {
+  const starts = new SharedArrayBuffer(8 * docs.length);
+  const ends = new SharedArrayBuffer(8 * docs.length);
+  const startsView = new Float64Array(starts);
+  const endsView = new Float64Array(ends);
+  const shared = docs[0]?.buffer;
+  if (shared instanceof SharedArrayBuffer && docs.every((d) => d.buffer === shared)) {
+    for (const [i, d] of docs.entries()) endsView[i] = (startsView[i] = d.byteOffset) + d.length;
+    return { bytes: shared, starts, ends, counters: new SharedArrayBuffer(8), count: docs.length };
+  }
   let total = 0;
   for (const d of docs) total += d.length;
   const bytes = new SharedArrayBuffer(total);
   const view = new Uint8Array(bytes);
-  const ends = new SharedArrayBuffer(4 * docs.length);
-  const endsView = new Int32Array(ends);
   let at = 0;
   for (const [i, d] of docs.entries()) {
-    view.set(d, at);
+    view.set(d, (startsView[i] = at));
     endsView[i] = at += d.length;
   }
-  return { bytes, ends, counters: new SharedArrayBuffer(8), count: docs.length };
+  return { bytes, starts, ends, counters: new SharedArrayBuffer(8), count: docs.length };
+}
+
+/** A worker, loading or loaded, whose chunks go to `onChunk` and whose end (done, or failed) is `ended`. */
+export interface PoolWorker {
+  worker: import('node:worker_threads').Worker;
+  onChunk?: (chunk: PackedChunk) => void;
+  ended: Promise<void>;
+}
+
+function startWorker(W: typeof import('node:worker_threads').Worker): PoolWorker {
+  const worker = new W(new URL(here!), { argv: [WORKER_ARG] });
+  const pw = { worker } as PoolWorker;
+  pw.ended = new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: Message) => ('done' in m ? resolve() : pw.onChunk?.(m.chunk)));
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code !== 0 ? reject(new Error(`a verifier worker stopped (exit ${code})`)) : resolve()));
+  });
+  // Awaited by verifyMany when the worker is used; one never used fails nothing.
+  pw.ended.catch(() => undefined);
+  return pw;
+}
+
+/**
+ * Starts, before the input is read, the workers a batch of `bytes` of input will use (none for
+ * less than PARALLEL_FROM credentials might hold, or where one thread is asked or best): they
+ * load while this thread reads. Hand them to verifyMany, which ends them.
+ */
+export async function startWorkers(bytes: number): Promise<PoolWorker[]> {
+  if (bytes < PARALLEL_FROM_BYTES) return [];
+  const n = await workersHere(Math.floor(bytes / 1024));
+  if (n === 0) return [];
+  const { Worker } = await import('node:worker_threads');
+  // Unreferenced until used: a command that fails before checking still ends.
+  return Array.from({ length: n }, () => {
+    const w = startWorker(Worker);
+    w.worker.unref();
+    return w;
+  });
 }
 
 const tables = (): PackTables => ({ checks: [], strings: [] });
 
 /**
- * Checks every document, in order, on this thread and on worker threads when there are many;
- * onProgress is told how many are done. Answers one report per document, and with keepStatus
- * each document's credentialStatus as parsed (undefined where it has none or is not JSON).
+ * Checks every document, in order, on this thread and on worker threads when there are many
+ * (those `started` before the input was read, or started now); onProgress is told how many are
+ * done. Answers one report per document, and with keepStatus each document's credentialStatus
+ * as parsed (undefined where it has none or is not JSON). Ends every worker it was handed.
  */
 export async function verifyMany(
   docs: Uint8Array[],
   options: PoolOptions,
   onProgress?: (done: number) => void,
+  started: PoolWorker[] = [],
 ): Promise<{ reports: PoolReport[]; statuses: unknown[] }> {
   // One instant for the whole batch, whichever thread checks a credential and when.
   const opts = { ...options, at: options.at ?? Date.now() };
   const reports: PoolReport[] = new Array(docs.length);
   const statuses: unknown[] = new Array(docs.length);
-  const os = docs.length < PARALLEL_FROM ? undefined : await import('node:os');
-  const n = os ? workersFor(docs.length, process.env, os.availableParallelism(), os.loadavg()[0]) : 0;
-  if (n === 0) {
-    // One thread: the reports are packed all the same, so that the checks every credential
-    // shares are held once (10,000 reports of fresh checks were most of the garbage collector's work).
-    const verify = verifierFor(opts);
-    const packer = new ReportPacker();
-    const mine = tables();
-    for (let start = 0; start < docs.length; start += CHUNK) {
-      for (let i = start; i < Math.min(docs.length, start + CHUNK); i++) {
-        const r = verify(docs[i]);
-        packer.add(r.report, r.status);
-      }
-      unpackReports(packer.take(start), mine, reports, statuses);
-      onProgress?.(Math.min(docs.length, start + CHUNK));
+  let workers = docs.length < PARALLEL_FROM ? [] : started;
+  if (workers.length === 0 && docs.length >= PARALLEL_FROM && typeof here === 'string') {
+    const n = await workersHere(docs.length);
+    if (n > 0) {
+      const { Worker } = await import('node:worker_threads');
+      workers = Array.from({ length: n }, () => startWorker(Worker));
     }
-    return { reports, statuses };
   }
-  const batch = shareBatch(docs);
-  const counters = new Int32Array(batch.counters);
-  const { Worker } = await import('node:worker_threads');
-  const workers = Array.from(
-    { length: n },
-    () => new Worker(new URL(here!), { workerData: { akasVerifyPool: opts, batch } satisfies WorkerData, argv: [WORKER_ARG] }),
-  );
   try {
-    const finished = workers.map((w) => {
+    if (workers.length === 0) {
+      // One thread: the reports are packed all the same, so that the checks every credential
+      // shares are held once (10,000 reports of fresh checks were most of the garbage collector's work).
+      const verify = verifierFor(opts);
+      const packer = new ReportPacker();
+      const mine = tables();
+      for (let start = 0; start < docs.length; start += CHUNK) {
+        for (let i = start; i < Math.min(docs.length, start + CHUNK); i++) {
+          const r = verify(docs[i]);
+          packer.add(r.report, r.status);
+        }
+        unpackReports(packer.take(start), mine, reports, statuses);
+        onProgress?.(Math.min(docs.length, start + CHUNK));
+      }
+      return { reports, statuses };
+    }
+    const batch = shareBatch(docs);
+    const counters = new Int32Array(batch.counters);
+    for (const w of workers) {
+      w.worker.ref();
       const theirs = tables();
-      return new Promise<void>((resolve, reject) => {
-        w.on('message', (m: Message) => {
-          if ('done' in m) return resolve();
-          unpackReports(m.chunk, theirs, reports, statuses);
-          onProgress?.(Atomics.load(counters, 1));
-        });
-        w.once('error', reject);
-        w.once('exit', (code) => (code !== 0 ? reject(new Error(`a verifier worker stopped (exit ${code})`)) : resolve()));
-      });
-    });
+      w.onChunk = (chunk) => {
+        unpackReports(chunk, theirs, reports, statuses);
+        onProgress?.(Atomics.load(counters, 1));
+      };
+      w.worker.postMessage({ akasVerifyPool: opts, batch } satisfies BatchMessage);
+    }
     // This thread claims chunks as the workers do (while they start, it is already checking).
     const mine = tables();
     checkChunks(
@@ -201,9 +310,9 @@ export async function verifyMany(
       (chunk) => unpackReports(chunk, mine, reports, statuses),
       () => onProgress?.(Atomics.load(counters, 1)),
     );
-    await Promise.all(finished);
+    await Promise.all(workers.map((w) => w.ended));
   } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
+    await Promise.all([...new Set([...started, ...workers])].map((w) => w.worker.terminate()));
   }
   // Every chunk was claimed by a thread that then sent it, or failed the batch above: a hole is a bug, never a pass.
   for (let i = 0; i < reports.length; i++) if (reports[i] === undefined) throw new Error(`credential ${i + 1} was not checked`);

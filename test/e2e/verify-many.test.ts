@@ -37,6 +37,13 @@ describe('akas verify credential, many at once', () => {
     expect(p.results[failedAt].source).toBe(`${file}:1234`);
     expect(p.results.map((r: { source: string }) => r.source)).toEqual(lines.map((_, i) => `${file}:${i + 1}`));
     expect(p).toEqual(JSON.parse(single.stdout));
+
+    // Its workers start before the file is read (cli/verify-pool.ts startWorkers): a command
+    // that fails after that (a status list file that is not there) still ends, with the reason.
+    const missing = join(work, 'no-such-list.json');
+    const failed = await runCli([...args, '--status-list', missing], { env: { AKAS_VERIFY_THREADS: '2' }, timeoutMs: 60_000 });
+    expect(failed.code).toBe(2);
+    expect(`${failed.stdout}${failed.stderr}`).toContain(missing);
   }, 180_000);
 
   it('answers on every thread, and from the single file, what one thread answers: many distinct failures and stapled status lists', async () => {

@@ -6,6 +6,7 @@ import { readIssuerKeysFile } from '../../input.js';
 import type { Output } from '../../output.js';
 import { action, type Cli } from '../../program.js';
 import type { CredentialReport } from '../../../verifier/index.js';
+import type { StatusContext } from '../../status-check.js';
 import { anchorLine, failing, issuerArg, mark, readStdin, timeArg, trustArg } from './shared.js';
 
 async function progressBar(out: Output, total: number) {
@@ -18,6 +19,9 @@ async function progressBar(out: Output, total: number) {
   }
   return view.startProgress(out.io.stdout as NodeJS.WriteStream, 'verifying', total, view.items);
 }
+
+/** The lists as the threads are handed them: data only (saved lists have no version records to give reasons from). */
+const listsOnly = ({ lists, unreadable, listChecks }: StatusContext) => ({ lists, unreadable, listChecks });
 
 export function credentialCommand(verify: Command, cli: Cli) {
   verify
@@ -45,18 +49,31 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const at = timeArg(opts.at);
           const issuer = issuerArg(opts.issuer);
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-          const { verifyMany } = await import('../../verify-pool.js');
-          const { readCredentialInputs } = await import('../../credential-inputs.js');
+          const { notJson, startWorkers, verifyMany } = await import('../../verify-pool.js');
+          const { listInputFiles, readCredentialInputs } = await import('../../credential-inputs.js');
           const out = cli.output();
           // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
           const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
-          const { inputs, unreadable } = readCredentialInputs(paths, readStdin);
+          const listed = listInputFiles(paths);
+          // A large batch's workers load while this thread reads it (cli/verify-pool.ts).
+          const started = await startWorkers(listed.bytes);
+          const { inputs, unreadable } = readCredentialInputs(listed, readStdin);
           const bar = await progressBar(out, inputs.length);
           const results: Array<CredentialReport & { source: string }> = [];
           const withStatus = Boolean(opts.status || opts.statusList);
-          // Each checked credential's credentialStatus, as the verifier parsed it (the status check parses nothing again).
-          const checkedStatus: Array<{ credentialStatus?: unknown }> = [];
-          // Many credentials are checked on every core (cli/verify-pool.ts), in input order.
+          // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
+          // lists' issuer is pinned as the credentials' is (--trust, or --issuer with its key list).
+          const statusCheck = withStatus ? await import('../../status-check.js') : undefined;
+          const trust = pinned
+            ? pinned.issuers
+            : list && issuer
+              ? (await import('../../../verifier/index.js')).trustIssuerKeys(issuer, list as never)
+              : undefined;
+          const pinnedDids = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : undefined;
+          const statusInputs = { fetch: Boolean(opts.status), files: opts.statusList ?? [], trust, at };
+          // Saved lists with the issuer pinned are read first, and each thread checks the status of
+          // what it verifies; lists to fetch are known only from the credentials, so read after.
+          const before = statusCheck && !opts.status && pinnedDids;
           const { reports, statuses } = await verifyMany(
             inputs.map((i) => i.bytes),
             {
@@ -65,48 +82,40 @@ export function credentialCommand(verify: Command, cli: Cli) {
               issuerKeys: list as never,
               trustIssuers: pinned?.file.issuers,
               checkJudgeSignature: opts.judgeSignature,
-              keepStatus: withStatus,
+              keepStatus: withStatus && !before,
+              status: before ? listsOnly(await statusCheck.readStatusLists([], { ...statusInputs, issuers: pinnedDids })) : undefined,
             },
             (done) => bar?.update(done),
+            started,
           );
+          // Each checked credential's credentialStatus, as the verifier parsed it (the status check parses nothing again).
+          const checkedStatus: Array<{ credentialStatus?: unknown }> = [];
           for (const [i, input] of inputs.entries()) {
             const r = reports[i];
             // Text that is not JSON at all is not a credential that failed: the check could not run on it.
-            const first = r.checks[0];
-            if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON')) unreadable.push({ source: input.source, reason: first.why });
+            if (notJson(r)) unreadable.push({ source: input.source, reason: r.checks[0].why! });
             else {
               results.push({ source: input.source, ...r });
-              if (withStatus) checkedStatus.push(statuses[i] === undefined ? {} : { credentialStatus: statuses[i] });
+              if (withStatus && !before) checkedStatus.push(statuses[i] === undefined ? {} : { credentialStatus: statuses[i] });
             }
           }
           bar?.finish();
-          // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
-          // lists' issuer is pinned as the credentials' is (--trust, or --issuer with its key list).
-          let statusUnknown = 0;
-          if (withStatus) {
-            const { readStatusLists, statusChecksOf } = await import('../../status-check.js');
-            const parsed = checkedStatus;
+          if (statusCheck && !before) {
             const issuers = [...new Set(results.map((r) => r.issuer).filter((i): i is string => i !== undefined))];
-            const trust = pinned
-              ? pinned.issuers
-              : list && issuer
-                ? (await import('../../../verifier/index.js')).trustIssuerKeys(issuer, list as never)
-                : undefined;
-            const pinnedDids = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : undefined;
-            const status = await readStatusLists(parsed, {
-              fetch: Boolean(opts.status),
-              files: opts.statusList ?? [],
-              issuers: pinnedDids ?? issuers,
-              trust,
-              at,
-            });
+            const status = await statusCheck.readStatusLists(checkedStatus, { ...statusInputs, issuers: pinnedDids ?? issuers });
             for (const [i, r] of results.entries()) {
-              const checks = statusChecksOf(parsed[i], status, r.subject);
+              const checks = statusCheck.statusChecksOf(checkedStatus[i], status, r.subject);
               r.checks.push(...checks);
               if (checks.some((k) => k.valid === false)) r.verified = false;
-              else if (checks.some((k) => k.valid === null)) statusUnknown++;
             }
           }
+          // Status unknown: no status check failed, but one could not be read (no entry, or an unreadable list).
+          let statusUnknown = 0;
+          if (withStatus)
+            for (const r of results) {
+              const status = r.checks.filter((k) => k.id.startsWith('status'));
+              if (!status.some((k) => k.valid === false) && status.some((k) => k.valid === null)) statusUnknown++;
+            }
           const failed = results.filter((r) => !r.verified).length;
           // Unanchored: held, but with no issuer pinned (a trust file that pins none included).
           const unanchored = [...new Set(results.filter((r) => r.verified && !r.anchored).flatMap((r) => r.unanchored))];
