@@ -69,56 +69,60 @@ function nativeOf(self: LightRequest): Request {
 
 const lightHeaders = (self: LightRequest) => (self[kHeaders] ??= headersOf(self[kRequest]));
 
-const lightPrototype: object = Object.create(Request.prototype, {
-  method: {
-    get(this: LightRequest) {
-      return this[kRequest].method;
+// Made at the first MCP request, not when this module loads: Request is a global that Node
+// makes on first read by loading its fetch (undici), about 40 ms of every node's start otherwise.
+let lightPrototype: object | undefined;
+const lightPrototypeOf = (): object =>
+  (lightPrototype ??= Object.create(Request.prototype, {
+    method: {
+      get(this: LightRequest) {
+        return this[kRequest].method;
+      },
     },
-  },
-  url: {
-    get(this: LightRequest) {
-      return urlOf(this[kRequest]);
+    url: {
+      get(this: LightRequest) {
+        return urlOf(this[kRequest]);
+      },
     },
-  },
-  headers: {
-    get(this: LightRequest) {
-      return lightHeaders(this);
+    headers: {
+      get(this: LightRequest) {
+        return lightHeaders(this);
+      },
     },
-  },
-  signal: {
-    get(this: LightRequest) {
-      return abortOf(this).signal;
+    signal: {
+      get(this: LightRequest) {
+        return abortOf(this).signal;
+      },
     },
-  },
-  // Anything else is the real (body-less) Request's.
-  ...Object.fromEntries(
-    ['body', 'bodyUsed', 'cache', 'credentials', 'destination', 'duplex', 'integrity', 'keepalive', 'mode', 'redirect', 'referrer', 'referrerPolicy'].map(
-      (name) => [
+    // Anything else is the real (body-less) Request's.
+    ...Object.fromEntries(
+      ['body', 'bodyUsed', 'cache', 'credentials', 'destination', 'duplex', 'integrity', 'keepalive', 'mode', 'redirect', 'referrer', 'referrerPolicy'].map(
+        (name) => [
+          name,
+          {
+            get(this: LightRequest) {
+              return (nativeOf(this) as unknown as Record<string, unknown>)[name];
+            },
+          },
+        ],
+      ),
+    ),
+    ...Object.fromEntries(
+      ['arrayBuffer', 'blob', 'bytes', 'clone', 'formData', 'json', 'text'].map((name) => [
         name,
         {
-          get(this: LightRequest) {
-            return (nativeOf(this) as unknown as Record<string, unknown>)[name];
+          value(this: LightRequest) {
+            const native = nativeOf(this) as unknown as Record<string, () => unknown>;
+            return native[name]();
           },
         },
-      ],
+      ]),
     ),
-  ),
-  ...Object.fromEntries(
-    ['arrayBuffer', 'blob', 'bytes', 'clone', 'formData', 'json', 'text'].map((name) => [
-      name,
-      {
-        value(this: LightRequest) {
-          const native = nativeOf(this) as unknown as Record<string, () => unknown>;
-          return native[name]();
-        },
-      },
-    ]),
-  ),
-});
+  }));
 
 /** The Request the SDK is given for this fastify request (its body goes as parsedBody), answered on raw. */
 export function webRequestOf(request: FastifyRequest, raw: ServerResponse): Request {
-  const light = Object.create(lightPrototype) as LightRequest;
+  const light = Object.create(lightPrototypeOf()) as LightRequest;
   light[kRequest] = request;
   light[kResponse] = raw;
   return light as unknown as Request;
