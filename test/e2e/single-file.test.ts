@@ -3,13 +3,15 @@
 // on its path, run in an empty network namespace (unshare -n, where the machine allows it),
 // on the public vectors and on what a live node exports. Every verdict (the --json document
 // and the exit code) must be the one `akas verify` gives, and its size stays within 400 KB.
+// (Here `akas` runs from its source in this process; the binary's own verify commands are run
+// by the other e2e suites: credentials, status lists, supply chain, the README.)
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/e2e.js';
+import { setupCli } from '../helpers/e2e.js';
 import { writeVerifierFixtures, type VerifierFixtures } from '../helpers/verifier-fixtures.js';
 
 const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
@@ -39,9 +41,20 @@ function single(args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function akas(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000, maxBuffer: 256 * 1024 * 1024 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+/**
+ * The reference verdict: `akas` itself, run in this process from the source both it and the
+ * single file are built from (setupCli), in the folder of the fixtures. The single file is what
+ * this file checks; some forty runs of the full binary beside it only cost their start.
+ */
+async function akas(args: string[]) {
+  const cwd = process.cwd();
+  process.chdir(work);
+  try {
+    const r = await setupCli(args, { configDir: join(work, '.config'), env: env() });
+    return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+  } finally {
+    process.chdir(cwd);
+  }
 }
 
 describe('dist/akas-verify.mjs, alone', () => {
@@ -61,11 +74,11 @@ describe('dist/akas-verify.mjs, alone', () => {
     expect(r.stdout.trim()).toMatch(/ENETUNREACH|EHOSTUNREACH|ECONNREFUSED/);
   });
 
-  it('gives the verdicts of akas verify, check for check, on every fixture', () => {
+  it('gives the verdicts of akas verify, check for check, on every fixture', async () => {
     const codes: Record<string, number | null> = {};
     for (const args of fx.commands) {
       const mine = single(['--json', ...args]);
-      const theirs = akas(['--json', ...args]);
+      const theirs = await akas(['--json', ...args]);
       const name = args.slice(1, 3).join(' ');
       expect(mine.stderr, name).toBe(theirs.stderr);
       expect(mine.code, `${name}: ${mine.stdout.slice(0, 300)}${mine.stderr}`).toBe(theirs.code);
@@ -105,22 +118,22 @@ describe('dist/akas-verify.mjs, alone', () => {
     expect([mixed.code, mixed.stderr]).toEqual([2, expect.stringContaining('--trust pins the issuer, the log keys and the witnesses: leave out --issuer')]);
   });
 
-  it('prints the same human report as akas verify, and reads `akas-verify credential X` as `verify credential X`', () => {
+  it('prints the same human report as akas verify, and reads `akas-verify credential X` as `verify credential X`', async () => {
     const args = ['verify', 'bundle', 'bundle-tampered.json', '--issuer', fx.issuer, '--at', fx.at];
     const mine = single(args);
     expect(mine.code).toBe(1);
-    expect(mine.stdout).toBe(akas(args).stdout);
+    expect(mine.stdout).toBe((await akas(args)).stdout);
     const short = single(['credential', 'credential-0.json', '--issuer', fx.issuer, '--at', fx.at]);
     expect(short.code, short.stdout + short.stderr).toBe(0);
   });
 
-  it('writes all of a long report to a pipe, and ends quietly when the reader goes early', () => {
+  it('writes all of a long report to a pipe, and ends quietly when the reader goes early', async () => {
     // 400 credentials in one report: several times a pipe's buffer, written in order and whole.
     const args = ['--json', 'verify', 'credential', ...Array.from({ length: 400 }, () => 'credential-0.json'), '--issuer', fx.issuer, '--at', fx.at];
     const whole = single(args);
     expect(whole.code, whole.stderr).toBe(0);
     expect(whole.stdout.length).toBeGreaterThan(256 * 1024);
-    expect(JSON.parse(whole.stdout)).toEqual(JSON.parse(akas(args).stdout));
+    expect(JSON.parse(whole.stdout)).toEqual(JSON.parse((await akas(args)).stdout));
     // A reader that stops after 100 bytes: no EPIPE trace, exit 0.
     const cut = spawnSync(
       'bash',
