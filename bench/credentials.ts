@@ -125,13 +125,14 @@ export async function run() {
       withStatus.push(cliRun(undefined, CLI, ['--status-list', ...lists]));
     }
     const base = med(raw);
+    // As the CLI reads it (this process's own helper threads aside, roughly: its main thread).
     const busy = busyElsewhere(existsSync('/proc/loadavg') ? readFileSync('/proc/loadavg', 'utf8') : undefined, loadavg()[0]);
     const show = (name: string, v: number, target?: boolean) =>
       line(name, perSec({ opsPerSec: v } as Rate), v / base, target ? `>= ${TARGET}` : undefined, target ? v / base >= TARGET : undefined);
     console.log(
       `  (${ROUNDS} interleaved rounds, medians; per-round CLI rates: ${cli.map((x) => Math.round(x).toLocaleString('en-US')).join(', ')}` +
         `/s; ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(1)}, ${busy.toFixed(1)} busy elsewhere now: ` +
-        `akas picks ${workersFor(COUNT, process.env, availableParallelism(), busy) + 1} thread(s))`,
+        `akas would pick ${workersFor(COUNT, process.env, availableParallelism(), busy) + 1} thread(s))`,
     );
     show('raw Ed25519 verify (src/core, cached KeyObject)', base);
     show(`akas verify credential FILE.jsonl (process start included)`, med(cli), true);

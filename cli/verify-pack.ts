@@ -21,7 +21,7 @@ export interface PackedChunk {
   flags: Uint8Array;
   issuers: Int32Array;
   subjects: Array<string | null>;
-  /** Every report's checks, as table indexes, end to end. */
+  /** Every report's checks, as table indexes, end to end (~i: table check i, about the report's subject). */
   indexes: Int32Array;
   /** Per report: its credential's credentialStatus, when asked for (keepStatus). */
   status?: unknown[];
@@ -76,7 +76,13 @@ export class ReportPacker {
   }
 
   add(r: CredentialReport, status?: unknown) {
-    for (const c of r.checks) this.indexes.push(this.checkIndex(c));
+    for (const c of r.checks) {
+      // A check about the report's own subject (a status entry's) is that check for every
+      // credential of the batch but for the subject: held once without it, and its index
+      // flipped (~i) so that unpacking puts the report's subject back.
+      if (c.subject !== undefined && c.subject === r.subject) this.indexes.push(~this.checkIndex({ ...c, subject: undefined }));
+      else this.indexes.push(this.checkIndex(c));
+    }
     this.counts.push(r.checks.length);
     this.flags.push((r.verified ? 1 : 0) | (r.anchored ? 2 : 0));
     this.issuers.push(r.issuer === undefined ? -1 : this.stringAt(r.issuer));
@@ -120,7 +126,11 @@ export function unpackReports(chunk: PackedChunk, tables: PackTables, reports: P
   let at = 0;
   for (let j = 0; j < chunk.counts.length; j++) {
     const checks: Check[] = new Array(chunk.counts[j]);
-    for (let q = 0; q < checks.length; q++) checks[q] = tables.checks[chunk.indexes[at++]];
+    const subject = chunk.subjects[j] ?? undefined;
+    for (let q = 0; q < checks.length; q++) {
+      const i = chunk.indexes[at++];
+      checks[q] = i >= 0 ? tables.checks[i] : { ...tables.checks[~i], subject };
+    }
     const flags = chunk.flags[j];
     // The fields in the order verifyCredential answers them.
     const r: PoolReport = { verified: (flags & 1) !== 0, anchored: (flags & 2) !== 0, unanchored: unanchoredOf(checks), checks };

@@ -165,22 +165,46 @@ export function workersFor(n: number, env = process.env, cores = 1, load = 0): n
  * on an idle machine; the instant alone may catch a passing process. Either being low means
  * the cores are free now, or have been for the last minute but for a passing blip.
  */
-export function busyElsewhere(procLoadavg: string | undefined, load1: number): number {
+export function busyElsewhere(procLoadavg: string | undefined, load1: number, ownRunning = 1): number {
   const running = Number(procLoadavg?.split(' ')[3]?.split('/')[0]);
-  return Number.isInteger(running) && running >= 1 ? Math.min(load1, running - 1) : load1;
+  return Number.isInteger(running) && running >= 1 ? Math.max(0, Math.min(load1, running - Math.max(1, ownRunning))) : load1;
 }
 
-/** Workers for n credentials on this machine, now (workersFor with busyElsewhere). */
+/** How many of this process's threads are runnable now (its own JIT and GC helpers count in /proc/loadavg too); 1 where /proc cannot tell. */
+function ownRunning(fs: typeof import('node:fs')): number {
+  try {
+    let n = 0;
+    for (const task of fs.readdirSync('/proc/self/task')) {
+      // "pid (name) S ...": the state follows the last parenthesis (a thread's name may hold one).
+      const stat = fs.readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      if (stat[stat.lastIndexOf(')') + 2] === 'R') n++;
+    }
+    return Math.max(1, n);
+  } catch {
+    return 1;
+  }
+}
+
+/**
+ * Workers for n credentials on this machine, now (workersFor with busyElsewhere). The instant
+ * is read five times a millisecond apart and the least taken: a task runnable at one reading
+ * (a kernel thread, a passing process) is seldom runnable at all five, where a busy loop is.
+ */
 async function workersHere(n: number): Promise<number> {
   const os = await import('node:os');
-  const { readFileSync } = await import('node:fs');
-  let proc: string | undefined;
-  try {
-    proc = readFileSync('/proc/loadavg', 'utf8');
-  } catch {
-    proc = undefined; // not Linux: the load average alone
+  const fs = await import('node:fs');
+  let busy = Infinity;
+  for (let i = 0; i < 5 && busy > 0; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 1));
+    let proc: string | undefined;
+    try {
+      proc = fs.readFileSync('/proc/loadavg', 'utf8');
+    } catch {
+      proc = undefined; // not Linux: the load average alone
+    }
+    busy = Math.min(busy, busyElsewhere(proc, os.loadavg()[0], proc === undefined ? 1 : ownRunning(fs)));
   }
-  return workersFor(n, process.env, os.availableParallelism(), busyElsewhere(proc, os.loadavg()[0]));
+  return workersFor(n, process.env, os.availableParallelism(), busy);
 }
 
 /**

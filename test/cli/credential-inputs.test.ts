@@ -76,5 +76,8 @@ describe('the load that decides how many threads check', () => {
     // No /proc (not Linux), or a line that is not one: the average alone.
     expect(busyElsewhere(undefined, 1.5)).toBe(1.5);
     expect(busyElsewhere('garbage', 1.5)).toBe(1.5);
+    // This process's own runnable threads (its JIT and GC helpers) are not other work.
+    expect(busyElsewhere('2.00 1.90 1.50 3/180 4242\n', 2.0, 3)).toBe(0);
+    expect(busyElsewhere('2.00 1.90 1.50 4/180 4242\n', 2.0, 2)).toBe(2);
   });
 });
