@@ -78,7 +78,8 @@ export function splitDocuments(source: string, bytes: Buffer): CredentialInput[]
 
 /** The files the input paths name, in order, with their sizes ('-': stdin, size 0); paths that cannot be listed are unreadable. */
 export interface InputFiles {
-  files: Array<{ path: string; size: number }>;
+  /** regular: a plain file, read into the shared buffer; anything else (a pipe, a device) is read as it comes. */
+  files: Array<{ path: string; size: number; regular: boolean }>;
   /** Their sizes added up: what startWorkers sizes the pool by, before anything is read. */
   bytes: number;
   unreadable: Unreadable[];
@@ -93,7 +94,7 @@ export function listInputFiles(paths: string[]): InputFiles {
   let bytes = 0;
   for (const path of paths) {
     if (path === '-') {
-      files.push({ path, size: 0 });
+      files.push({ path, size: 0, regular: false });
       continue;
     }
     let found: string[];
@@ -105,9 +106,11 @@ export function listInputFiles(paths: string[]): InputFiles {
     }
     for (const file of found) {
       try {
-        const size = statSync(file).size;
-        files.push({ path: file, size });
-        bytes += size;
+        const st = statSync(file);
+        // A pipe (`<(curl ...)`) or a device says nothing true of its size, and is read once.
+        const regular = st.isFile();
+        files.push({ path: file, size: regular ? st.size : 0, regular });
+        if (regular) bytes += st.size;
       } catch (e) {
         unreadable.push({ source: file, reason: reasonOf(e) });
       }
@@ -117,14 +120,16 @@ export function listInputFiles(paths: string[]): InputFiles {
 }
 
 /**
- * Reads a file into `region` from `at`, answering the view of what it holds; undefined when it
- * does not fit (it grew since it was listed), to be read on its own.
+ * Reads a regular file into `region` from `at`, answering the view of what it holds; undefined
+ * when it does not fit (it grew since it was listed) or is no longer a regular file, to be read
+ * on its own. Nothing is read then: a pipe must not lose a byte to the probe.
  */
 function readInto(path: string, region: SharedArrayBuffer, at: number): Buffer | undefined {
   const fd = openSync(path, 'r');
   try {
     const room = region.byteLength - at;
-    if (fstatSync(fd).size > room) return undefined;
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > room) return undefined;
     const view = Buffer.from(region, at, room);
     let got = 0;
     for (let n; got < room && (n = readSync(fd, view, got, room - got, null)) > 0; ) got += n;
@@ -142,10 +147,10 @@ export function readCredentialInputs(listed: InputFiles, stdin: () => Buffer): {
   const unreadable = [...listed.unreadable];
   const region = new SharedArrayBuffer(listed.bytes);
   let at = 0;
-  for (const { path } of listed.files) {
+  for (const { path, regular } of listed.files) {
     let bytes: Buffer;
     try {
-      bytes = path === '-' ? stdin() : (readInto(path, region, at) ?? readFileSync(path));
+      bytes = path === '-' ? stdin() : regular ? (readInto(path, region, at) ?? readFileSync(path)) : readFileSync(path);
     } catch (e) {
       unreadable.push({ source: path, reason: reasonOf(e) });
       continue;

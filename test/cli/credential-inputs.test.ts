@@ -1,6 +1,7 @@
 // What `akas verify credential` reads (cli/credential-inputs.ts) and how many threads it takes
 // (cli/verify-pool.ts): files read straight into one shared buffer, split into credentials with
 // their sources, and the load that decides the threads read from now, not only the last minute.
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -49,6 +50,22 @@ describe('reading the credentials to check', () => {
       [`${file}:2`, '{"n":2}'],
       [`${file}:3`, '{"n":3}'],
       ['stdin', '{"from":"stdin"}'],
+    ]);
+  });
+
+  it('reads a pipe as it comes, with nothing lost (akas verify credential <(curl ...))', () => {
+    const fifo = join(work, 'pipe.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    const listed = listInputFiles([fifo]);
+    expect(listed.files).toEqual([{ path: fifo, size: 0, regular: false }]);
+    expect(listed.bytes).toBe(0);
+    const writer = spawn('sh', ['-c', `printf '{"n":1}\n{"n":2}\n' > '${fifo}'`], { stdio: 'ignore' });
+    const { inputs, unreadable } = readCredentialInputs(listed, () => Buffer.alloc(0));
+    writer.kill();
+    expect(unreadable).toEqual([]);
+    expect(inputs.map((i) => [i.source, i.bytes.toString('utf8')])).toEqual([
+      [`${fifo}:1`, '{"n":1}'],
+      [`${fifo}:2`, '{"n":2}'],
     ]);
   });
 
