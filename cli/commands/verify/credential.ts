@@ -64,11 +64,14 @@ export function credentialCommand(verify: Command, cli: Cli) {
           // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
           // lists' issuer is pinned as the credentials' is (--trust, or --issuer with its key list).
           const statusCheck = withStatus ? await import('../../status-check.js') : undefined;
-          const trust = pinned
-            ? pinned.issuers
-            : list && issuer
-              ? (await import('../../../verifier/index.js')).trustIssuerKeys(issuer, list as never)
-              : undefined;
+          // The lists' issuer trust (the credentials' own is rebuilt in each thread from plain values).
+          const trust = !statusCheck
+            ? undefined
+            : pinned
+              ? pinned.issuers
+              : list && issuer
+                ? (await import('../../../verifier/issuer-keys.js')).trustIssuerKeys(issuer, list as never)
+                : undefined;
           const pinnedDids = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : undefined;
           const statusInputs = { fetch: Boolean(opts.status), files: opts.statusList ?? [], trust, at };
           // Saved lists with the issuer pinned are read first, and each thread checks the status of
