@@ -163,6 +163,24 @@ describe('status lists (e2e, LevelDB)', () => {
       cwd: work,
     });
     expect(both.code, both.stdout).toBe(0);
+    // The issuer pinned with the node's key list: the lists are checked against the same keys.
+    writeFileSync(join(work, 'keys.json'), JSON.stringify(await getJson('/api/node/keys')));
+    const keyed = await runCli(
+      [
+        'verify',
+        'credential',
+        file,
+        '--issuer',
+        issuer,
+        '--issuer-keys',
+        join(work, 'keys.json'),
+        '--status-list',
+        join(work, 'list.json'),
+        join(work, 'suspension.json'),
+      ],
+      { cwd: work },
+    );
+    expect(keyed.code, keyed.stdout + keyed.stderr).toBe(0);
     // Every bit set: a list whose encodedList was changed no longer verifies.
     const tampered = { ...list, credentialSubject: { ...list.credentialSubject, encodedList: suspension.credentialSubject.encodedList } };
     writeFileSync(join(work, 'tampered.json'), JSON.stringify(tampered));
