@@ -141,11 +141,20 @@ function readInto(path: string, region: SharedArrayBuffer, at: number): Buffer |
   }
 }
 
+/** One buffer for every file, or none (each file read on its own) where the machine will not give that much in one piece. */
+function sharedRegion(bytes: number): SharedArrayBuffer {
+  try {
+    return new SharedArrayBuffer(bytes);
+  } catch {
+    return new SharedArrayBuffer(0);
+  }
+}
+
 /** Reads every listed file (stdin for '-') and splits it into credentials; unreadable ones are listed, not thrown. */
 export function readCredentialInputs(listed: InputFiles, stdin: () => Buffer): { inputs: CredentialInput[]; unreadable: Unreadable[] } {
   const inputs: CredentialInput[] = [];
   const unreadable = [...listed.unreadable];
-  const region = new SharedArrayBuffer(listed.bytes);
+  const region = sharedRegion(listed.bytes);
   let at = 0;
   for (const { path, regular } of listed.files) {
     let bytes: Buffer;
