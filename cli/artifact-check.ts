@@ -7,7 +7,7 @@
 // result: it is the node's claim, this is the check.
 import { createHash } from 'node:crypto';
 import { hashFile, normalizeSha256 } from '../verifier/index.js';
-import { CliError } from './errors.js';
+import { CliError, reasonOf } from './errors.js';
 import { readJsonFile } from './input.js';
 import type { Cli } from './program.js';
 import type { Json } from './json.js';
@@ -83,7 +83,7 @@ export async function checkLocal(named: NamedBlob, file: string): Promise<BlobCh
   try {
     actual = await hashFile(file);
   } catch (e) {
-    throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
+    throw new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
   }
   return compare(named, { file }, actual);
 }

@@ -9,7 +9,7 @@ import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { CliError, usageError } from './errors.js';
+import { CliError, reasonOf, usageError } from './errors.js';
 import { unreachableError } from './client.js';
 import type { Output } from './output.js';
 import type { Cli } from './program.js';
@@ -52,8 +52,7 @@ async function refusal(res: Dispatcher.ResponseData): Promise<never> {
 }
 
 export async function putFile(cli: Cli, out: Output, file: string): Promise<Json> {
-  const unreadable = (e: unknown) =>
-    new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
+  const unreadable = (e: unknown) => new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
   const st = await stat(file).catch((e) => {
     throw unreadable(e);
   });

@@ -7,6 +7,7 @@
 // as much as reading it (every fresh page is a fault).
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { reasonOf } from './errors.js';
 
 export interface CredentialInput {
   /** file, file:line, or stdin. */
@@ -84,8 +85,6 @@ export interface InputFiles {
   bytes: number;
   unreadable: Unreadable[];
 }
-
-const reasonOf = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 
 /** Lists every input path's files (folders walked, stdin as '-'); nothing is read yet. */
 export function listInputFiles(paths: string[]): InputFiles {

@@ -31,3 +31,6 @@ export class CliError extends Error {
 
 /** Bad flags or arguments (exit 2). */
 export const usageError = (message: string) => new CliError(2, message, { error: message, code: 'usage' });
+
+/** Why a file operation failed, as a message says it: the errno code (ENOENT, EACCES), else the message. */
+export const reasonOf = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? (e as Error).message;

@@ -2,14 +2,14 @@
 // is a usage problem (exit 2), never a request to the node.
 import { readFileSync } from 'node:fs';
 import { parseStrictJson } from '../src/core/strict-json.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, reasonOf, usageError } from './errors.js';
 
 /** Reads a whole file, or stdin for '-'. */
 export function readSource(path: string): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (e) {
-    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${reasonOf(e)}`, {
       code: 'unreadable',
       path,
     });

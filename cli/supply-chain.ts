@@ -5,7 +5,7 @@ import { createPublicKey } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryLeaf, formatTlogProof, type LogEntry, publicKeyFromMultibase } from '../src/core/index.js';
-import { CliError } from './errors.js';
+import { CliError, reasonOf } from './errors.js';
 
 /** An attestation with its proof as the node answers it (GET /api/attestations/{id}), or one event of a bundle's log. */
 export interface ProvenEntry {
@@ -29,7 +29,7 @@ export function writeOut(path: string, text: string) {
   try {
     writeFileSync(path, text);
   } catch (e) {
-    throw new CliError(2, `Cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unwritable', path });
+    throw new CliError(2, `Cannot write ${path}: ${reasonOf(e)}`, { code: 'unwritable', path });
   }
 }
 
@@ -38,7 +38,7 @@ export function writeTlogProofs(dir: string, answers: ProvenEntry[]): string[] {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {
-    throw new CliError(2, `Cannot write into ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unwritable', path: dir });
+    throw new CliError(2, `Cannot write into ${dir}: ${reasonOf(e)}`, { code: 'unwritable', path: dir });
   }
   return answers.map((a) => {
     const path = join(dir, `${String(a.entry.id)}.tlog-proof`);

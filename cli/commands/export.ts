@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROPOSAL_ID_RE, sigstoreBundle, type DsseEnvelope } from '../../src/core/index.js';
 import { writeOut, writeTlogProofs } from '../supply-chain.js';
-import { CliError, usageError } from '../errors.js';
+import { CliError, reasonOf, usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';
 import type { Json } from '../json.js';
 
@@ -87,7 +87,7 @@ async function extras(cli: Cli, bundle: Json, opts: { blobs?: string; credential
         writeFileSync(join(opts.credentials, `${name.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`), JSON.stringify(c, null, 2) + '\n');
       }
     } catch (e) {
-      throw new CliError(2, `Cannot write into ${opts.credentials}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      throw new CliError(2, `Cannot write into ${opts.credentials}: ${reasonOf(e)}`, {
         code: 'unwritable',
         path: opts.credentials,
       });

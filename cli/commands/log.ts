@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { unreachableError } from '../client.js';
-import { CliError, usageError } from '../errors.js';
+import { CliError, reasonOf, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
 import { appendJournal, attestationHash } from '../journal.js';
 import { errorLines, table } from '../output.js';
@@ -400,7 +400,7 @@ function gatePolicy(opts: { minTier?: string; minReputation?: string; minAge?: s
     try {
       text = readFileSync(opts.trusted, 'utf8');
     } catch (e) {
-      throw new CliError(2, `Cannot read ${opts.trusted}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      throw new CliError(2, `Cannot read ${opts.trusted}: ${reasonOf(e)}`, {
         code: 'unreadable',
         path: opts.trusted,
       });

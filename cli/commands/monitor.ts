@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { unreachableError } from '../client.js';
-import { CliError, usageError } from '../errors.js';
+import { CliError, reasonOf, usageError } from '../errors.js';
 import type { JournalEntry } from '../journal.js';
 import type { Json } from '../json.js';
 import { configDir } from '../profile.js';
@@ -97,7 +97,7 @@ export function monitorCommands(program: Command, cli: Cli) {
             if (opts.journal) statSync(opts.journal);
             journal = (opts.journal ? readJournalFile(opts.journal) : readJournal(g.profile)).entries.filter((e) => e.agent === tag);
           } catch (e) {
-            throw new CliError(2, `Cannot read the journal ${opts.journal ?? ''}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+            throw new CliError(2, `Cannot read the journal ${opts.journal ?? ''}: ${reasonOf(e)}`, {
               code: 'unreadable',
             });
           }

@@ -4,7 +4,7 @@
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, EXIT, usageError } from '../errors.js';
+import { CliError, EXIT, reasonOf, usageError } from '../errors.js';
 import { limitArg } from '../input.js';
 import { routesToCommands } from '../next-steps.js';
 import { table, type Io } from '../output.js';
@@ -43,8 +43,7 @@ async function readPayload(cli: Cli, file: string): Promise<unknown> {
   try {
     text = file === '-' ? await readStream((cli.io as IoWithStdin).stdin ?? process.stdin) : readFileSync(file, 'utf8');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new CliError(2, `Cannot read ${file === '-' ? 'stdin' : file}: ${code}`, { code: 'unreadable', path: file });
+    throw new CliError(2, `Cannot read ${file === '-' ? 'stdin' : file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
   }
   try {
     return JSON.parse(text);

@@ -2,7 +2,7 @@
 // content judged is the content published, L2, L1, CAS, L3), saying what it could not check.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../errors.js';
+import { CliError, reasonOf, usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
 import { anchorLine, issuerArg, mark, readStdin, timeArg, trustArg, verdictExit, verdictFields, witnessPolicyArg } from './shared.js';
@@ -67,7 +67,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
           try {
             bytes = file === '-' ? readStdin() : readFileSync(file);
           } catch (e) {
-            throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
+            throw new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
           }
           let report;
           try {

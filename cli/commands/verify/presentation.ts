@@ -2,7 +2,7 @@
 // proof and every credential it carries.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../errors.js';
+import { CliError, reasonOf, usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
 import { anchorLine, failing, issuerArg, mark, readStdin, timeArg, trustArg, verdictExit, verdictFields } from './shared.js';
@@ -49,7 +49,7 @@ export function presentationCommand(verify: Command, cli: Cli) {
           try {
             bytes = file === '-' ? readStdin() : readFileSync(file);
           } catch (e) {
-            throw new CliError(2, `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path: file });
+            throw new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
           }
           const trust = pinned ? pinned.issuers : list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
           const domain = opts.domain === undefined ? undefined : opts.domain.length === 1 ? opts.domain[0] : opts.domain;

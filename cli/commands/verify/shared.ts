@@ -3,7 +3,7 @@
 // unanchored), and stdin read whole (akas log watch and gate take --witness too).
 // The checks themselves live in verifier/, never here.
 import { readFileSync } from 'node:fs';
-import { CliError, usageError } from '../../errors.js';
+import { CliError, reasonOf, usageError } from '../../errors.js';
 
 export interface CheckLike {
   id: string;
@@ -81,7 +81,7 @@ export async function trustArg(path: string | undefined, others: Record<string, 
   try {
     bytes = path === '-' ? readStdin() : readFileSync(path);
   } catch (e) {
-    throw new CliError(2, `Cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { code: 'unreadable', path });
+    throw new CliError(2, `Cannot read ${path}: ${reasonOf(e)}`, { code: 'unreadable', path });
   }
   try {
     const file = parseTrust(bytes);
