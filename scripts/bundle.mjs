@@ -110,6 +110,9 @@ function asciiOnly(dir) {
     const text = readFileSync(file, 'utf8');
     if (!/[^\x00-\x7f]/.test(text)) continue;
     if (text.includes('String.raw')) throw new Error(`${file}: String.raw beside non-ASCII text; escaping it would change what it means`);
-    writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+    writeFileSync(
+      file,
+      text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+    );
   }
 }
