@@ -98,7 +98,7 @@ chmodSync(resolve(dist, 'bin/main.cjs'), 0o755);
  * them everywhere but in template literals (where the escape would change a tag's raw
  * strings), and the explorer's pages are template literals with a few `·`, `—` and `→` in
  * them: one such character makes V8 hold and scan the whole 2 MB chunk of the node's server
- * as two-byte text, which cost about 30 ms of every `akas serve` start here. The escapes mean
+ * as two-byte text, which cost about 45 ms of every `akas serve` start here. The escapes mean
  * the same in strings, cooked template strings, regular expressions and identifiers; only
  * String.raw (or a tag reading `strings.raw`) would see them, and the build refuses a chunk
  * that calls String.raw rather than change what it means.
@@ -106,7 +106,7 @@ chmodSync(resolve(dist, 'bin/main.cjs'), 0o755);
 function asciiOnly(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
-    const file = join(entry.parentPath ?? entry.path, entry.name);
+    const file = join(entry.parentPath, entry.name);
     const text = readFileSync(file, 'utf8');
     if (!/[^\x00-\x7f]/.test(text)) continue;
     if (text.includes('String.raw')) throw new Error(`${file}: String.raw beside non-ASCII text; escaping it would change what it means`);
