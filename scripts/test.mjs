@@ -1,8 +1,10 @@
 // `npm test`: the build, the type check, the lint and vitest. On 2 cores vitest leaves about a
 // quarter of the machine idle (files waiting on child processes, fsync, PostgreSQL), and the
-// build (about 8 s, on one core, before any test can run) leaves the other core idle: the checks
-// (about 30 s of CPU, no output but their findings) start first and fit in both. Run one after
-// the other they added 30 s to every run. Their output is held and printed after vitest's, under
+// build (a few seconds, on one core, before any test can run) leaves the other core idle: the
+// lint starts first, beside the build, and the type check once the build is done (it builds on
+// the build's type information: tsconfig.test.json references tsconfig.json, so `tsc -b` of the
+// tests would otherwise write the same files as the build, at the same time). Run one after the
+// other they added 30 s to every run. Their output is held and printed after vitest's, under
 // its own heading; any of them failing fails the run, with the exit code of the first that
 // failed. Arguments go to vitest (`npm test -- test/http`).
 import { spawn } from 'node:child_process';
@@ -69,15 +71,19 @@ function npmRun(script, { live = false, args = [], env = baseEnv } = {}) {
   });
 }
 
-// The checks start first, the build and then vitest beside them; the checks run one after the
-// other so that together they never take more than the one core the others leave.
+// The lint starts first, the build beside it; the type check waits for both (one check at a
+// time: together they never take more than the one core the build or vitest leaves).
+let buildDone;
+const built = new Promise((resolve) => (buildDone = resolve));
 const checks = (async () => {
-  const results = [];
-  for (const script of ['typecheck', 'lint']) results.push(await npmRun(script));
+  const results = [await npmRun('lint')];
+  await built;
+  results.push(await npmRun('typecheck'));
   return results;
 })();
 // The tests run the built binary: nothing runs until the build is done, and a failed build ends the run.
 const build = await npmRun('build', { live: true });
+buildDone();
 if (build.code !== 0) {
   for (const child of children) child.kill('SIGTERM');
   process.stdout.write(`\nnpm test failed: the build (exit ${build.code})\n`);

@@ -4,6 +4,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+// Type only: the plugin's declaration of app.swagger() (the node's own sources are checked apart, tsconfig.test.json).
+import type {} from '@fastify/swagger';
 import Fastify, { type RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/index.js';
