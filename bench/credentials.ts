@@ -5,7 +5,7 @@
 // takes. Target: >= 0.6. The CLI checks large batches on every core (cli/verify-pool.ts), so
 // it is shown also on one thread, beside the limits measured in the same rounds: the CLI's own
 // start plus raw verify of every credential, and strict JSON reading alone, and the limit of a
-// fresh process on every core (coldScript below: what the CLI's threads can reach). Also the verifier
+// fresh process on every core (coldScript below: about what the CLI's threads can reach). Also the verifier
 // alone in-process (no start-up, no file reading), and issuing (@digitalbazaar/vc with a held
 // KeyObject) for context. Each credential carries its
 // two status entries (PROTOCOL 8.7); the status line checks the same file against the two
@@ -38,8 +38,8 @@ const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
  * The limit the CLI's pool works against: a fresh Node process that reads the file into shared
  * memory and verifies every line with the verifier module alone (no CLI start, no arguments, no
  * reports kept), split over `parts` threads. Each thread is a fresh V8 isolate whose code warms
- * up as it goes (a fresh process checks its first few thousand credentials about half as fast
- * as later ones, measured here), so on two cores two cold threads, not twice one warm thread,
+ * up as it goes (a fresh process checks its first few thousand credentials at about 60 % of
+ * the speed of later ones, measured here), so on two cores two cold threads, not twice one warm thread,
  * are what a command can have.
  */
 const coldScript = (verifierUrl: string) => `
