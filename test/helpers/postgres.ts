@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, inject, it } from 'vitest';
 import { pgTarget } from '../../src/store/postgres/connect.js';
-import { openPgStore, type PgStore, type PgStoreOptions } from '../../src/store/postgres/index.js';
+import { openPgStore, type PgPoolSource, type PgStore, type PgStoreOptions } from '../../src/store/postgres/index.js';
 
 /** The cluster's URL, or undefined (after saying why) when there is none. */
 export function pgUrl(): string | undefined {
@@ -82,7 +82,44 @@ async function withClient<T>(url: string, fn: (client: pg.Client, qschema: strin
 
 /** Drops the schema of a store URL with one plain connection (opening a store for it cost as much as the test's own store). */
 export async function dropSchemaAt(url: string) {
+  await forgetPools(url);
   await withClient(url, (client, s) => client.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`));
+}
+
+// The pools of the test stores, kept from one store of a schema to the next (an emptied schema
+// goes to the next test: below). A new connection costs the server about 30 ms of CPU here, and
+// a fresh one warms its catalog caches again, which the suites on PostgreSQL paid four or five
+// times a test. A store leaves nothing on its connections that the next store of the same
+// schema would not put there itself (src/store/postgres/store.ts, PgPoolSource). Idle ones
+// hold no process open, and close after the pool's idle timeout.
+const keptPools = new Map<string, pg.Pool>();
+
+const poolsOf = (target: { connectionString: string; schema: string }) => `${target.connectionString}\u0000${target.schema}\u0000`;
+
+const keepPools: PgPoolSource = {
+  pool(target, role, config) {
+    const key = `${poolsOf(target)}${role}\u0000${JSON.stringify(config)}`;
+    let pool = keptPools.get(key);
+    if (!pool) {
+      pool = new pg.Pool({ ...config, allowExitOnIdle: true });
+      pool.on('error', () => undefined);
+      keptPools.set(key, pool);
+    }
+    return pool;
+  },
+  release: async () => undefined,
+};
+
+/** Ends the kept pools of a store URL's schema (it is being dropped). */
+async function forgetPools(url: string) {
+  const prefix = poolsOf(pgTarget(url));
+  const ending: Array<Promise<void>> = [];
+  for (const [key, pool] of keptPools) {
+    if (!key.startsWith(prefix)) continue;
+    keptPools.delete(key);
+    ending.push(pool.end().catch(() => undefined));
+  }
+  await Promise.all(ending);
 }
 
 // Schemas a test is done with, emptied, for the next test of this process. Creating a schema
@@ -123,7 +160,8 @@ export async function openTestPgStore(options?: PgStoreOptions) {
   // Only a store opened as a node opens it (migrating) may take an emptied schema.
   const reuse = options === undefined || options.migrate !== false;
   const url = (reuse && spareSchemas.pop()) || freshSchemaUrl();
-  let current = await openPgStore(url, options);
+  const opts: PgStoreOptions = { pools: keepPools, ...options };
+  let current = await openPgStore(url, opts);
   if (migratedShape === undefined) migratedShape = (await withClient(url, (client, s) => shapeOf(client, url, s))) ?? undefined;
   return {
     url,
@@ -132,7 +170,7 @@ export async function openTestPgStore(options?: PgStoreOptions) {
     },
     reopen: async () => {
       await current.close();
-      current = await openPgStore(url, options);
+      current = await openPgStore(url, opts);
       return current;
     },
     dispose: async () => {

@@ -29,6 +29,32 @@ import { notifyPayloads, WatchChannel } from './watch.js';
 
 const { Pool } = pg;
 
+/** The two pools of a store: writers take transactions, readers the reads outside them. */
+export type PgPoolRole = 'writers' | 'readers';
+
+/**
+ * Where a store's pools come from, and where they go when it closes. By default a store owns
+ * them: made at open, ended at close. A source may instead keep them for the next store of the
+ * same target and schema (the tests do: each new connection costs the server about 30 ms of
+ * CPU here, and warms its catalog caches again), so a store must leave nothing on a connection
+ * but what the next store of that schema would put there itself: it runs the same statements
+ * under the same names, and holds no session lock past its close.
+ */
+export interface PgPoolSource {
+  pool(target: PgTarget, role: PgPoolRole, config: pg.PoolConfig): pg.Pool;
+  release(pool: pg.Pool): Promise<void>;
+}
+
+const ownPools: PgPoolSource = {
+  pool: (_target, _role, config) => {
+    const pool = new Pool(config);
+    // An idle connection the server dropped is replaced at the next checkout; not a crash.
+    pool.on('error', () => undefined);
+    return pool;
+  },
+  release: (pool) => pool.end(),
+};
+
 /** Rows an iteration reads per query. */
 const PAGE = 512;
 
@@ -37,6 +63,8 @@ export interface PgStoreOptions {
   migrate?: boolean;
   /** Announce committed keys to other processes (default true; a bulk copy into an idle database turns it off). */
   notify?: boolean;
+  /** Where the pools come from (default: the store's own, ended at close). */
+  pools?: PgPoolSource;
 }
 
 interface Write {
@@ -204,6 +232,7 @@ export class PgStore implements Store {
   readonly text: TextIndex;
   /** The quoted schema of pg_trgm (found at open). */
   private trgm = '';
+  private readonly pools: PgPoolSource;
   /** Connections for transactions. */
   private readonly writers: pg.Pool;
   /** Connections for reads outside transactions, token buckets and blob chunks (synchronous_commit off). */
@@ -232,8 +261,11 @@ export class PgStore implements Store {
     this.location = target.display;
     this.schema = target.schema;
     this.s = target.qschema;
-    this.writers = new Pool(poolConfig(target, target.pool, 'akas'));
-    this.readers = new Pool(
+    this.pools = options.pools ?? ownPools;
+    this.writers = this.pools.pool(target, 'writers', poolConfig(target, target.pool, 'akas'));
+    this.readers = this.pools.pool(
+      target,
+      'readers',
       poolConfig(target, target.readers, 'akas-read', {
         // pg_trgm's similarity threshold for the text index's typo candidates (search.ts): 0.2
         // keeps a word two edits from a long one, which 0.3, the default, can miss. No
@@ -242,9 +274,6 @@ export class PgStore implements Store {
         options: '-c synchronous_commit=off -c pg_trgm.similarity_threshold=0.2 -c synchronize_seqscans=off',
       }),
     );
-    // An idle connection the server dropped is replaced at the next checkout; not a crash.
-    this.writers.on('error', () => undefined);
-    this.readers.on('error', () => undefined);
     this.channel = new WatchChannel(target, this.origin, {
       keys: (entries) => {
         for (const [space, key] of entries) this.dispatch(space, key);
@@ -473,7 +502,7 @@ export class PgStore implements Store {
 
   private async end() {
     await this.channel.close();
-    await Promise.all([this.writers.end().catch(() => undefined), this.readers.end().catch(() => undefined)]);
+    await Promise.all([this.pools.release(this.writers).catch(() => undefined), this.pools.release(this.readers).catch(() => undefined)]);
   }
 }
 
