@@ -4,7 +4,7 @@
 // for transactions, default 10) and `readers` (connections for reads outside transactions,
 // default half of `pool` and at least 4).
 import { createHash } from 'node:crypto';
-import type { PoolConfig } from 'pg';
+import pg, { type PoolConfig } from 'pg';
 
 export interface PgTarget {
   /** What the driver gets: the URL without our settings. */
@@ -61,6 +61,33 @@ export function redact(url: string): string {
 export function poolConfig(t: PgTarget, max: number, applicationName: string, extra: Partial<PoolConfig> = {}): PoolConfig {
   return { connectionString: t.connectionString, max, application_name: applicationName, idleTimeoutMillis: 30_000, ...extra };
 }
+
+/** A store's pools: writers take transactions, readers the reads outside them, and listen is its notification channel's one connection. */
+export type PgPoolRole = 'writers' | 'readers' | 'listen';
+
+/**
+ * Where a store's pools come from, and where they go when it closes. By default a store owns
+ * them: made at open, ended at close. A source may instead keep them for the next store of the
+ * same target and schema (the tests do: each new connection costs the server about 30 ms of
+ * CPU here, and warms its catalog caches again), so a store must leave nothing on a connection
+ * but what the next store of that schema would put there itself: it runs the same statements
+ * under the same names, holds no session lock past its close, and listens no more.
+ */
+export interface PgPoolSource {
+  pool(target: PgTarget, role: PgPoolRole, config: PoolConfig): pg.Pool;
+  release(pool: pg.Pool): Promise<void>;
+}
+
+/** The default source: a store's own pools, ended when it closes. */
+export const ownPools: PgPoolSource = {
+  pool: (_target, _role, config) => {
+    const pool = new pg.Pool(config);
+    // An idle connection the server dropped is replaced at the next checkout; not a crash.
+    pool.on('error', () => undefined);
+    return pool;
+  },
+  release: (pool) => pool.end(),
+};
 
 /**
  * The advisory lock id of a lock key: 64 bits of sha256 over the schema and the key (two

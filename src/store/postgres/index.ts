@@ -1,7 +1,7 @@
 // The PostgreSQL store (ARCHITECTURE 7): loaded only when a postgres:// URL is given, so the
 // embedded default never loads the driver.
-export { PgStore, openPgStore, migratePg, type PgStoreOptions, type PgPoolSource, type PgPoolRole } from './store.js';
+export { PgStore, openPgStore, migratePg, type PgStoreOptions } from './store.js';
 export { PgBlobs, CHUNK_BYTES } from './blobs.js';
-export { pgTarget, isPostgresUrl, redact, type PgTarget } from './connect.js';
+export { pgTarget, isPostgresUrl, redact, type PgTarget, type PgPoolSource, type PgPoolRole } from './connect.js';
 export { MIGRATIONS, LATEST_VERSION, SchemaError, type MigrationReport } from './schema.js';
 export { WATCH_BOUND_MS, HEARTBEAT_EVERY_MS, HEARTBEAT_TIMEOUT_MS } from './watch.js';

@@ -22,38 +22,10 @@ import { KeyLocks } from '../locks.js';
 import type { Blobs, Range, SharedBuckets, Space, Store, TextDoc, TextIndex, TransactOptions, Tx } from '../types.js';
 import { PgBlobs } from './blobs.js';
 import { PgBuckets } from './buckets.js';
-import { pgTarget, poolConfig, sortedLockIds, type PgTarget } from './connect.js';
+import { ownPools, pgTarget, poolConfig, sortedLockIds, type PgPoolSource, type PgTarget } from './connect.js';
 import { assertCurrent, extensionSchema, migrate, type MigrationReport } from './schema.js';
 import { indexBatch, PgText } from './search.js';
 import { notifyPayloads, WatchChannel } from './watch.js';
-
-const { Pool } = pg;
-
-/** The two pools of a store: writers take transactions, readers the reads outside them. */
-export type PgPoolRole = 'writers' | 'readers';
-
-/**
- * Where a store's pools come from, and where they go when it closes. By default a store owns
- * them: made at open, ended at close. A source may instead keep them for the next store of the
- * same target and schema (the tests do: each new connection costs the server about 30 ms of
- * CPU here, and warms its catalog caches again), so a store must leave nothing on a connection
- * but what the next store of that schema would put there itself: it runs the same statements
- * under the same names, and holds no session lock past its close.
- */
-export interface PgPoolSource {
-  pool(target: PgTarget, role: PgPoolRole, config: pg.PoolConfig): pg.Pool;
-  release(pool: pg.Pool): Promise<void>;
-}
-
-const ownPools: PgPoolSource = {
-  pool: (_target, _role, config) => {
-    const pool = new Pool(config);
-    // An idle connection the server dropped is replaced at the next checkout; not a crash.
-    pool.on('error', () => undefined);
-    return pool;
-  },
-  release: (pool) => pool.end(),
-};
 
 /** Rows an iteration reads per query. */
 const PAGE = 512;
@@ -274,7 +246,7 @@ export class PgStore implements Store {
         options: '-c synchronous_commit=off -c pg_trgm.similarity_threshold=0.2 -c synchronize_seqscans=off',
       }),
     );
-    this.channel = new WatchChannel(target, this.origin, {
+    this.channel = new WatchChannel(target, this.origin, this.pools, {
       keys: (entries) => {
         for (const [space, key] of entries) this.dispatch(space, key);
       },

@@ -11,8 +11,8 @@
 // connection is replaced, `lost` runs again once the new one listens, and on every tick
 // without a live channel. So a commit at time t reaches a process's caches, or those caches
 // are dropped, by t + HEARTBEAT_EVERY_MS + HEARTBEAT_TIMEOUT_MS: WATCH_BOUND_MS.
-import pg from 'pg';
-import type { PgTarget } from './connect.js';
+import type pg from 'pg';
+import type { PgPoolSource, PgTarget } from './connect.js';
 import { poolConfig } from './connect.js';
 
 export const HEARTBEAT_EVERY_MS = 500;
@@ -58,8 +58,17 @@ export function notifyPayloads(origin: string, entries: Array<[string, string]>)
   return out;
 }
 
+/** The listening connection, and the listeners the channel put on it (taken off before it goes back). */
+interface Listening {
+  client: pg.PoolClient;
+  onError: () => void;
+  onNotification: (n: pg.Notification) => void;
+}
+
 export class WatchChannel {
-  private client: pg.Client | null = null;
+  /** A pool of one connection (its source may keep it for the next store of the schema). */
+  private readonly pool: pg.Pool;
+  private listening: Listening | null = null;
   private connecting: Promise<void> | null = null;
   private seq = 0;
   private readonly waiting = new Map<number, NodeJS.Timeout>();
@@ -73,8 +82,15 @@ export class WatchChannel {
   constructor(
     private readonly target: PgTarget,
     private readonly origin: string,
+    private readonly pools: PgPoolSource,
     private readonly events: ChannelEvents,
-  ) {}
+  ) {
+    this.pool = pools.pool(target, 'listen', poolConfig(target, 1, 'akas-watch'));
+  }
+
+  private get client(): pg.PoolClient | null {
+    return this.listening?.client ?? null;
+  }
 
   /** Connects and listens; the heartbeat starts. */
   async start(): Promise<void> {
@@ -84,24 +100,48 @@ export class WatchChannel {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(poolConfig(this.target, 1, 'akas-watch'));
-    client.on('error', () => this.lose(client));
-    client.on('notification', (n) => this.receive(client, n.payload ?? ''));
+    const client = await this.pool.connect();
+    const listening: Listening = {
+      client,
+      onError: () => this.lose(client),
+      onNotification: (n) => this.receive(client, n.payload ?? ''),
+    };
+    client.on('error', listening.onError);
+    client.on('notification', listening.onNotification);
     try {
-      await client.connect();
       await client.query(`LISTEN "${this.target.channel}"`);
     } catch (e) {
-      client.end().catch(() => undefined);
+      this.letGo(listening, e as Error);
       throw e;
     }
     if (this.closed) {
-      await client.end().catch(() => undefined);
+      await this.putBack(listening);
       return;
     }
-    this.client = client;
+    this.listening = listening;
   }
 
-  private receive(from: pg.Client, payload: string) {
+  /** Takes the channel's listeners off a connection and gives it up: destroyed (after an error), or back to the pool. */
+  private letGo(listening: Listening, error?: Error) {
+    const { client } = listening;
+    client.off('error', listening.onError);
+    client.off('notification', listening.onNotification);
+    // An error after this one, before the pool has the connection, must not crash the process.
+    if (error) client.on('error', () => undefined);
+    client.release(error);
+  }
+
+  /** Stops listening and gives the connection back; one that cannot even UNLISTEN is destroyed. */
+  private async putBack(listening: Listening) {
+    try {
+      await listening.client.query('UNLISTEN *');
+      this.letGo(listening);
+    } catch (e) {
+      this.letGo(listening, e as Error);
+    }
+  }
+
+  private receive(from: pg.PoolClient, payload: string) {
     if (from !== this.client) return;
     if (payload.startsWith('hb:')) {
       const [, origin, n] = payload.split(':');
@@ -145,15 +185,14 @@ export class WatchChannel {
   }
 
   /** Declares the channel lost (if `client` is still the live one): watchers drop everything, and a new connection is made. */
-  private lose(client: pg.Client) {
-    if (this.closed || client !== this.client) return;
-    this.client = null;
+  private lose(client: pg.PoolClient) {
+    if (this.closed || client !== this.client || !this.listening) return;
+    const listening = this.listening;
+    this.listening = null;
     this.losses++;
     for (const t of this.waiting.values()) clearTimeout(t);
     this.waiting.clear();
-    client.removeAllListeners('notification');
-    client.on('error', () => undefined);
-    client.end().catch(() => undefined);
+    this.letGo(listening, new Error('the notification channel was lost'));
     this.events.lost();
     this.reconnect();
   }
@@ -186,11 +225,9 @@ export class WatchChannel {
     for (const t of this.waiting.values()) clearTimeout(t);
     this.waiting.clear();
     await this.connecting?.catch(() => undefined);
-    const client = this.client;
-    this.client = null;
-    if (client) {
-      client.on('error', () => undefined);
-      await client.end().catch(() => undefined);
-    }
+    const listening = this.listening;
+    this.listening = null;
+    if (listening) await this.putBack(listening);
+    await this.pools.release(this.pool).catch(() => undefined);
   }
 }
