@@ -113,7 +113,8 @@ export function blobUrl(uri: string, baseUrl: string): string {
 /** Fetches the uri and hashes the bytes as they stream (never more than the recorded size plus one chunk). */
 export async function checkFetched(named: NamedBlob, baseUrl: string): Promise<BlobCheck> {
   const url = blobUrl(named.uri, baseUrl);
-  const { request } = await import('undici');
+  // `default`: inside the bundle's lazy chunk undici is a CommonJS module whose exports arrive as the default export alone.
+  const { request } = (await import('undici')).default;
   let res;
   try {
     res = await request(url, { method: 'GET' });

@@ -1,5 +1,5 @@
 // The work of `akas cas put | get`, loaded only when one of them runs. Transfers
-// stream (undici, loaded lazily: it costs ~130 ms and `akas --help` must stay fast), are
+// stream (undici, loaded lazily: it costs ~100 ms and `akas --help` must stay fast), are
 // hashed on the way, and are checked end to end: put compares the node's sha256 with the
 // local one, get writes to a temp file and renames it into place only when the bytes hash
 // to the name asked for.
@@ -58,7 +58,8 @@ export async function putFile(cli: Cli, out: Output, file: string): Promise<Json
   });
   if (!st.isFile()) throw new CliError(2, `${file} is not a regular file`, { code: 'unreadable', path: file });
 
-  const { request } = await import('undici');
+  // `default`: inside the bundle's lazy chunk undici is a CommonJS module whose exports arrive as the default export alone.
+  const { request } = (await import('undici')).default;
   const hash = createHash('sha256');
   let sent = 0;
   let readError: unknown;
@@ -125,7 +126,8 @@ const mismatch = (expected: string, actual: string, bytes: number) =>
   new CliError(1, `The bytes received hash to ${actual}, not ${expected}: nothing was written.`, { code: 'hash_mismatch', expected, actual, bytes });
 
 export async function getBlob(cli: Cli, out: Output, sha256: string, output: string): Promise<Json | undefined> {
-  const { request } = await import('undici');
+  // `default`: inside the bundle's lazy chunk undici is a CommonJS module whose exports arrive as the default export alone.
+  const { request } = (await import('undici')).default;
   let res: Dispatcher.ResponseData;
   try {
     res = await request(cli.client().url(`/api/cas/${sha256}`), { method: 'GET' });

@@ -14,6 +14,8 @@
 // node_modules they are hundreds of small files, each found, read and compiled on its own, and
 // `akas serve` spent more CPU on that than on its own start (1.16 s of CPU to start and stop
 // a node here, 0.75 s with them inside; bench/coldstart.ts prints the CPU until it listens).
+// undici too, for the blob transfers of `akas cas put | get` (about 80 ms less to load); inside
+// a chunk it is a CommonJS module whose exports arrive as the default export alone.
 // Packages with native code (classic-level), worker files (pino's transports), ESM-only trees
 // (ink, the VC stack) and what the front loads itself stay outside. Code shared by both parts
 // is duplicated, so nothing may rely on class identity across the two (CliError is recognised
@@ -39,6 +41,7 @@ const inlined = new Set([
   'canonicalize',
   'secure-json-parse',
   'minisearch',
+  'undici',
 ]);
 const lazyExternal = external.filter((name) => !inlined.has(name));
 
