@@ -47,11 +47,12 @@ export function adminCommands(program: Command, cli: Cli) {
         const storeUrl = opts.store ?? (opts.data ? undefined : process.env.AKAS_STORE);
         if (storeUrl && !isPg(storeUrl)) throw usageError('--store takes a postgres:// URL');
         const dataDir = opts.data ?? process.env.AKAS_DATA ?? './.akas';
-        const ops = await import('../../src/ops/index.js');
         // A running node answers on its channel; else this process opens the store itself.
-        let answer = storeUrl ? undefined : await ops.askAdminChannel(dataDir, request);
+        const { askAdminChannel } = await import('../../src/ops/admin-ask.js');
+        let answer = storeUrl ? undefined : await askAdminChannel(dataDir, request);
         const via = answer ? 'the running node' : storeUrl ? 'the database' : 'the stopped node';
         if (!answer) {
+          const ops = await import('../../src/ops/index.js');
           const { openNode } = await import('../../src/http/server.js');
           const nodeSecret = storeUrl ? ops.readNodeSecret(opts.nodeSecretFile ?? process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET) : undefined;
           const opened = await openNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret } : { dataDir }, {}, true).catch((e: Error) => {

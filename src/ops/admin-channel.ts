@@ -5,21 +5,16 @@
 // (applyStatusChange); on PostgreSQL, directly on the database while the nodes run, which read
 // the list from the database on every request and so serve the new version at once.
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
-import { join } from 'node:path';
+import { createServer, type Server } from 'node:net';
 import { cryptoRandom, isServiceError, systemClock, type NodeKeys } from '../core/index.js';
 import { defaultDomainConfig, type Ctx } from '../domain/context.js';
-import { changeStatus, type StatusChangeRequest, type StatusChangeResult } from '../domain/credentials/status-lists.js';
+import { changeStatus, type StatusChangeRequest } from '../domain/credentials/status-lists.js';
 import { TransparencyLog } from '../domain/log/index.js';
 import type { Store } from '../store/index.js';
+import { adminSocketPath, type AdminAnswer } from './admin-ask.js';
 
-export const ADMIN_SOCKET = 'admin.sock';
 /** Longest request line the channel reads (a revoke names ids and a reason: far less). */
 const MAX_LINE = 1024 * 1024;
-
-export type AdminAnswer = { ok: true; result: StatusChangeResult } | { ok: false; error: { code: string; message: string; status: number } };
-
-export const adminSocketPath = (dataDir: string) => join(dataDir, ADMIN_SOCKET);
 
 function answerOf(e: unknown): AdminAnswer {
   if (isServiceError(e)) return { ok: false, error: { code: e.code, message: e.message, status: e.status } };
@@ -72,27 +67,6 @@ export function openAdminChannel(dataDir: string, ctx: Ctx): Promise<{ path: str
           }),
       });
     });
-  });
-}
-
-/** Asks the node running in dataDir; undefined when none listens there (no socket, or a dead one's). */
-export function askAdminChannel(dataDir: string, request: StatusChangeRequest): Promise<AdminAnswer | undefined> {
-  const path = adminSocketPath(dataDir);
-  if (!existsSync(path)) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    const socket = connect(path);
-    let buffered = '';
-    socket.setEncoding('utf8');
-    socket.on('connect', () => socket.write(`${JSON.stringify({ op: 'status', request })}\n`));
-    socket.on('data', (chunk: string) => (buffered += chunk));
-    socket.on('end', () => {
-      try {
-        resolve(JSON.parse(buffered) as AdminAnswer);
-      } catch (e) {
-        reject(new Error(`the node's admin channel answered something that is not JSON: ${(e as Error).message}`));
-      }
-    });
-    socket.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNREFUSED' || e.code === 'ENOENT' ? resolve(undefined) : reject(e)));
   });
 }
 

@@ -7,5 +7,6 @@ export { copyStore, migrateDatabase, readNodeSecret, type CopyOptions, type Copy
 // akas calibration init: a private calibration set drawn fresh, read back as the node reads it.
 export { generateCalibrationSet } from '../domain/calibration/generate.js';
 export { readCalibrationSet } from '../domain/calibration/set.js';
-// akas admin revoke: the running node's local admin channel, or the change made on the store directly.
-export { applyStatusChange, askAdminChannel, openAdminChannel, type AdminAnswer } from './admin-channel.js';
+// akas serve: the local admin channel it answers. akas admin revoke: the change made on the store
+// directly, when no node runs there (asking a running node goes through admin-ask.ts, a door of its own).
+export { applyStatusChange, openAdminChannel } from './admin-channel.js';
