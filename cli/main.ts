@@ -14,7 +14,9 @@ quietOnEpipe();
 // that second compile before it exits: about 300 ms of CPU after a one-shot command such as
 // `akas cas put` or `akas verify credential --status` has printed its answer (660 ms of CPU
 // against 400 ms with Liftoff alone, here). Liftoff's code parses a response's headers just as
-// well. Set before any WebAssembly is compiled, as V8 reads it when it compiles.
-setFlagsFromString('--liftoff-only');
+// well. Set before any WebAssembly is compiled, as V8 reads it when it compiles. Only where
+// Liftoff is complete (x64, arm64): elsewhere V8 falls back to TurboFan for what Liftoff cannot
+// compile, which this flag would turn into a fatal error.
+if (process.arch === 'x64' || process.arch === 'arm64') setFlagsFromString('--liftoff-only');
 
 void run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }, commandGroups).then((c) => (process.exitCode = c));

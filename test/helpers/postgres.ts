@@ -98,7 +98,11 @@ const keptPools = new Map<string, pg.Pool>();
 
 const poolsOf = (target: { connectionString: string; schema: string }) => `${target.connectionString}\u0000${target.schema}\u0000`;
 
+// The channel's pool holds one connection: two helper stores open on one schema at once would
+// wait for it forever. No test does (reopen closes first); stores that stand for two processes
+// on one schema open their own pools (openPgStore without this source).
 const keepPools: PgPoolSource = {
+  keeps: true,
   pool(target, role, config) {
     const key = `${poolsOf(target)}${role}\u0000${JSON.stringify(config)}`;
     let pool = keptPools.get(key);

@@ -74,12 +74,15 @@ export type PgPoolRole = 'writers' | 'readers' | 'listen';
  * under the same names, holds no session lock past its close, and listens no more.
  */
 export interface PgPoolSource {
+  /** Whether a released pool serves a later store (then a store cleans a connection before it gives it back). */
+  readonly keeps: boolean;
   pool(target: PgTarget, role: PgPoolRole, config: PoolConfig): pg.Pool;
   release(pool: pg.Pool): Promise<void>;
 }
 
 /** The default source: a store's own pools, ended when it closes. */
 export const ownPools: PgPoolSource = {
+  keeps: false,
   pool: (_target, _role, config) => {
     const pool = new pg.Pool(config);
     // An idle connection the server dropped is replaced at the next checkout; not a crash.

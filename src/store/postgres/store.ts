@@ -266,12 +266,17 @@ export class PgStore implements Store {
     const store = new PgStore(pgTarget(url), options);
     try {
       const client = await store.writers.connect();
+      // After a failure the connection's state is unknown (a lock, a transaction): it is closed, never given back.
+      let failed: Error | undefined;
       try {
         if (options.migrate === false) await assertCurrent(client, store.schema);
         else await migrate(client, store.schema);
         store.trgm = await extensionSchema(client, 'pg_trgm');
+      } catch (e) {
+        failed = e as Error;
+        throw e;
       } finally {
-        client.release();
+        client.release(failed);
       }
       await store.channel.start();
     } catch (e) {

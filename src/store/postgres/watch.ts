@@ -133,12 +133,13 @@ export class WatchChannel {
 
   /** Stops listening and gives the connection back; one that cannot even UNLISTEN is destroyed. */
   private async putBack(listening: Listening) {
+    let error: Error | undefined;
     try {
       await listening.client.query('UNLISTEN *');
-      this.letGo(listening);
     } catch (e) {
-      this.letGo(listening, e as Error);
+      error = e as Error;
     }
+    this.letGo(listening, error);
   }
 
   private receive(from: pg.PoolClient, payload: string) {
@@ -222,12 +223,16 @@ export class WatchChannel {
   async close() {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    // A heartbeat not back yet: the connection may be stuck, and an UNLISTEN would wait behind it.
+    const stalled = this.waiting.size > 0;
     for (const t of this.waiting.values()) clearTimeout(t);
     this.waiting.clear();
     await this.connecting?.catch(() => undefined);
     const listening = this.listening;
     this.listening = null;
-    if (listening) await this.putBack(listening);
+    // Only a connection that serves a later store is cleaned and given back; else it is closed at once.
+    if (listening && this.pools.keeps && !stalled) await this.putBack(listening);
+    else if (listening) this.letGo(listening, new Error('the notification channel closed'));
     await this.pools.release(this.pool).catch(() => undefined);
   }
 }
