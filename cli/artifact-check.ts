@@ -11,6 +11,7 @@ import { CliError, reasonOf } from './errors.js';
 import { readJsonFile } from './input.js';
 import type { Cli } from './program.js';
 import type { Json } from './json.js';
+import { undiciRequest } from './undici.js';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -113,8 +114,7 @@ export function blobUrl(uri: string, baseUrl: string): string {
 /** Fetches the uri and hashes the bytes as they stream (never more than the recorded size plus one chunk). */
 export async function checkFetched(named: NamedBlob, baseUrl: string): Promise<BlobCheck> {
   const url = blobUrl(named.uri, baseUrl);
-  // `default`: inside the bundle's lazy chunk undici is a CommonJS module whose exports arrive as the default export alone.
-  const { request } = (await import('undici')).default;
+  const request = await undiciRequest();
   let res;
   try {
     res = await request(url, { method: 'GET' });

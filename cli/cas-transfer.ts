@@ -15,6 +15,7 @@ import type { Output } from './output.js';
 import type { Cli } from './program.js';
 import type { ProgressHandle } from './views/progress.js';
 import type { Json } from './json.js';
+import { undiciRequest } from './undici.js';
 
 /** Files from this size up get a progress bar on a terminal. */
 const PROGRESS_FROM = 1024 * 1024;
@@ -58,8 +59,7 @@ export async function putFile(cli: Cli, out: Output, file: string): Promise<Json
   });
   if (!st.isFile()) throw new CliError(2, `${file} is not a regular file`, { code: 'unreadable', path: file });
 
-  // `default`: inside the bundle's lazy chunk undici is a CommonJS module whose exports arrive as the default export alone.
-  const { request } = (await import('undici')).default;
+  const request = await undiciRequest();
   const hash = createHash('sha256');
   let sent = 0;
   let readError: unknown;
@@ -126,8 +126,7 @@ const mismatch = (expected: string, actual: string, bytes: number) =>
   new CliError(1, `The bytes received hash to ${actual}, not ${expected}: nothing was written.`, { code: 'hash_mismatch', expected, actual, bytes });
 
 export async function getBlob(cli: Cli, out: Output, sha256: string, output: string): Promise<Json | undefined> {
-  // `default`: inside the bundle's lazy chunk undici is a CommonJS module whose exports arrive as the default export alone.
-  const { request } = (await import('undici')).default;
+  const request = await undiciRequest();
   let res: Dispatcher.ResponseData;
   try {
     res = await request(cli.client().url(`/api/cas/${sha256}`), { method: 'GET' });

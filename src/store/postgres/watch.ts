@@ -115,7 +115,7 @@ export class WatchChannel {
       throw e;
     }
     if (this.closed) {
-      await this.putBack(listening);
+      await this.giveUp(listening, true);
       return;
     }
     this.listening = listening;
@@ -131,8 +131,14 @@ export class WatchChannel {
     client.release(error);
   }
 
-  /** Stops listening and gives the connection back; one that cannot even UNLISTEN is destroyed. */
-  private async putBack(listening: Listening) {
+  /**
+   * Gives up the listening connection of a closed channel. Only a connection that serves a later
+   * store (a source that keeps it) is cleaned (UNLISTEN) and given back, and only when it is
+   * answering (`answering`: no heartbeat outstanding, so an UNLISTEN would not wait behind a
+   * stuck one); any other is closed at once, as is one that cannot even UNLISTEN.
+   */
+  private async giveUp(listening: Listening, answering: boolean) {
+    if (!this.pools.keeps || !answering) return this.letGo(listening, new Error('the notification channel closed'));
     let error: Error | undefined;
     try {
       await listening.client.query('UNLISTEN *');
@@ -230,9 +236,7 @@ export class WatchChannel {
     await this.connecting?.catch(() => undefined);
     const listening = this.listening;
     this.listening = null;
-    // Only a connection that serves a later store is cleaned and given back; else it is closed at once.
-    if (listening && this.pools.keeps && !stalled) await this.putBack(listening);
-    else if (listening) this.letGo(listening, new Error('the notification channel closed'));
+    if (listening) await this.giveUp(listening, !stalled);
     await this.pools.release(this.pool).catch(() => undefined);
   }
 }
