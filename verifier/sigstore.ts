@@ -1,11 +1,11 @@
-// A keyed Sigstore bundle v0.3 holding a DSSE envelope, checked offline under a key the auditor
-// gives (PROTOCOL 16.4): the media type, exactly one DSSE signature, the key hint the envelope's
-// keyid as the bundle spec asks, then the envelope as verifier/dsse.ts checks it. A bundle that
+// A keyed Sigstore bundle v0.3 holding a DSSE envelope, checked offline (PROTOCOL 16.4): read as
+// strict JSON and in the shape of sigstore_bundle.proto (sigstore/protobuf-specs) with no field
+// it does not have, the media type, exactly one DSSE signature, the key hint the envelope's keyid
+// as the bundle spec asks, then the envelope as verifier/dsse.ts checks it. A bundle that
 // carries Rekor entries, timestamps or certificates is not what akas checks: those are refused
 // by name, never passed over (nothing unchecked counts as verified).
-import type { KeyObject } from 'node:crypto';
 import { Checks, type Report } from './report.js';
-import { envelopeChecking } from './dsse.js';
+import { type DsseOptions, type DsseSigner, envelopeChecking, readSupplyChainJson } from './dsse.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -15,14 +15,84 @@ const MEDIA_TYPES = [
   'application/vnd.dev.sigstore.bundle+json;version=0.2',
 ];
 
-export function verifySigstore(doc: unknown, key: KeyObject): Report & { statement?: Json } {
+/**
+ * The fields of each message akas reads (sigstore_bundle.proto, envelope.proto, and
+ * sigstore_common.proto's PublicKeyIdentifier), by their JSON names. Any other field is refused:
+ * proto JSON readers also take the proto's own names (`message_signature`), and a reader that
+ * takes a field akas passes over could verify something else than akas did.
+ */
+const FIELDS = {
+  Bundle: ['mediaType', 'verificationMaterial', 'dsseEnvelope', 'messageSignature'],
+  VerificationMaterial: ['publicKey', 'x509CertificateChain', 'certificate', 'tlogEntries', 'timestampVerificationData'],
+  TimestampVerificationData: ['rfc3161Timestamps'],
+  PublicKeyIdentifier: ['hint'],
+  Envelope: ['payload', 'payloadType', 'signatures'],
+  Signature: ['sig', 'keyid'],
+} as const;
+
+/** What is wrong with the bundle's shape: unknown fields, a oneof holding two members, a repeated field that is not an array. */
+function shapeProblems(b: Json): string[] {
+  const out: string[] = [];
+  const unknown = (o: Json, message: keyof typeof FIELDS, at: string) => {
+    const extra = Object.keys(o).filter((k) => !(FIELDS[message] as readonly string[]).includes(k));
+    if (extra.length) out.push(`${at} has ${extra.map((k) => JSON.stringify(k)).join(', ')}, which a ${message} does not`);
+  };
+  /** A oneof (sigstore_bundle.proto) holds one member: a reader given two takes the one it looks at first. */
+  const oneof = (o: Json, name: string, members: string[], at: string) => {
+    const set = members.filter((m) => o[m] !== undefined);
+    if (set.length > 1) out.push(`${at} holds ${set.join(' and ')}: its ${name} is one of them (a oneof), and readers differ on which they take`);
+  };
+  unknown(b, 'Bundle', 'the bundle');
+  oneof(b, 'content', ['dsseEnvelope', 'messageSignature'], 'the bundle');
+  if (b.dsseEnvelope === undefined) out.push('the bundle holds no dsseEnvelope (akas checks DSSE bundles, not a messageSignature)');
+  const vm = b.verificationMaterial;
+  if (!isObject(vm)) out.push('verificationMaterial is not an object');
+  else {
+    unknown(vm, 'VerificationMaterial', 'verificationMaterial');
+    oneof(vm, 'content', ['publicKey', 'x509CertificateChain', 'certificate'], 'verificationMaterial');
+    if (vm.tlogEntries !== undefined && !Array.isArray(vm.tlogEntries)) out.push('verificationMaterial.tlogEntries is not an array (a repeated field)');
+    const tvd = vm.timestampVerificationData;
+    if (tvd !== undefined && !isObject(tvd)) out.push('verificationMaterial.timestampVerificationData is not an object');
+    if (isObject(tvd)) {
+      unknown(tvd, 'TimestampVerificationData', 'timestampVerificationData');
+      if (tvd.rfc3161Timestamps !== undefined && !Array.isArray(tvd.rfc3161Timestamps))
+        out.push('timestampVerificationData.rfc3161Timestamps is not an array (a repeated field)');
+    }
+    if (isObject(vm.publicKey)) {
+      unknown(vm.publicKey, 'PublicKeyIdentifier', 'verificationMaterial.publicKey');
+      if (vm.publicKey.hint !== undefined && typeof vm.publicKey.hint !== 'string') out.push('verificationMaterial.publicKey.hint is not a string');
+    }
+  }
+  const env = b.dsseEnvelope;
+  if (isObject(env)) {
+    unknown(env, 'Envelope', 'dsseEnvelope');
+    for (const [i, s] of (Array.isArray(env.signatures) ? env.signatures : []).entries())
+      if (isObject(s)) unknown(s, 'Signature', `dsseEnvelope.signatures[${i}]`);
+  }
+  return out;
+}
+
+/**
+ * `akas verify sigstore FILE --key PEM | --trust FILE`: one keyed bundle (its text, bytes or
+ * parsed value) checked under the signer given. Throws NotCheckableError for text that is not strict JSON.
+ */
+export function verifySigstore(input: unknown, signer: DsseSigner, options: DsseOptions = {}): Report & { statement?: Json } {
+  const doc = readSupplyChainJson(input, 'Sigstore bundle');
   const c = new Checks();
   const b = isObject(doc) ? doc : {};
   const media = b.mediaType;
   c.add('bundle.mediaType', 'input', 'a Sigstore bundle v0.3 (or v0.2)', MEDIA_TYPES.includes(media as string), `mediaType is ${JSON.stringify(media)}`);
+  const problems = isObject(doc) ? shapeProblems(b) : ['the bundle is not a JSON object'];
+  c.add(
+    'bundle.shape',
+    'input',
+    'the fields of a Sigstore bundle, each of its type, one content (sigstore_bundle.proto)',
+    problems.length === 0,
+    problems.length ? problems.join('; ') : undefined,
+  );
   const vm = isObject(b.verificationMaterial) ? b.verificationMaterial : {};
   const env = b.dsseEnvelope;
-  const keyed = isObject(vm.publicKey) && !vm.certificate && !vm.x509CertificateChain;
+  const keyed = isObject(vm.publicKey) && vm.certificate === undefined && vm.x509CertificateChain === undefined;
   c.add(
     'bundle.keyed',
     'input',
@@ -57,6 +127,6 @@ export function verifySigstore(doc: unknown, key: KeyObject): Report & { stateme
     `hint ${JSON.stringify(hint)}, keyid ${JSON.stringify(keyid)}`,
   );
   if (c.failed.length) return c.report();
-  const statement = envelopeChecking(c, env, key);
+  const statement = envelopeChecking(c, env, signer, undefined, options);
   return { ...c.report(), ...(statement ? { statement } : {}) };
 }

@@ -1,36 +1,28 @@
 // akas verify dsse and akas verify sigstore: a DSSE envelope, or a keyed Sigstore bundle v0.3
-// holding one, checked offline under a public key the auditor gives (PROTOCOL 16.4). Made by
-// akas (`akas export ID --format dsse|sigstore`) or by anyone else: Ed25519 or ECDSA P-256.
+// holding one, read as strict JSON and checked offline under a public key the auditor gives, or
+// the issuer keys of a trust file in their windows (PROTOCOL 16.4). Made by akas (`akas export
+// ID --format dsse|sigstore`) or by anyone else: Ed25519 or ECDSA P-256. Exit 0 verified, 1 a
+// check failed, 2 the file or key could not be read, 3 (--trust) the key's window not checked.
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../errors.js';
-import { readJsonFile, readSource } from '../../input.js';
+import { CliError, reasonOf, usageError } from '../../errors.js';
+import { readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { mark, trustArg } from './shared.js';
+import { mark, trustArg, verdictExit, verdictFields } from './shared.js';
 
 type Json = Record<string, unknown>;
+type Signer = import('../../../verifier/dsse.js').DsseSigner;
 
 /**
- * The keys an envelope is checked under: `--key PEM`, or with `--trust FILE` every issuer key the
- * trust file pins (PROTOCOL 8.6). A DSSE envelope carries no signing time, so an issuer's window
- * cannot be applied to it: any key the file pins counts, and the report names the one that held.
+ * Who the envelope is checked under: `--key PEM`, or with `--trust FILE` every issuer key the
+ * trust file pins, each in its window (PROTOCOL 8.6): the verifier names the key that held and
+ * whether it was the issuer's when it signed (issuer.window; 16.4).
  */
-async function keysArg(opts: { key?: string; trust?: string }) {
+async function signerArg(opts: { key?: string; trust?: string }): Promise<Signer> {
   const pinned = await trustArg(opts.trust, { '--key': opts.key });
-  if (!pinned) return [await keyArg(opts.key)];
-  const { createPublicKey } = await import('node:crypto');
-  const { publicKeyFromMultibase } = await import('../../../src/core/didkey.js');
-  const keys = pinned.file.issuers.flatMap((i) => {
-    const hex = publicKeyFromMultibase(i.did.replace(/^did:key:/, '').split('#')[0]);
-    return hex ? [createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(hex, 'hex').toString('base64url') }, format: 'jwk' })] : [];
-  });
-  if (!keys.length) throw new CliError(2, `--trust ${opts.trust}: the file pins no issuer key to check the signature with`, { code: 'not_a_trust_file' });
-  return keys;
-}
-
-/** The report under the first key that holds, else under the first key (naming what failed). */
-function underAny<R extends { verified: boolean }>(keys: import('node:crypto').KeyObject[], check: (key: import('node:crypto').KeyObject) => R): R {
-  const reports = keys.map(check);
-  return reports.find((r) => r.verified) ?? reports[0];
+  if (!pinned) return keyArg(opts.key);
+  if (!pinned.issuers) throw new CliError(2, `--trust ${opts.trust}: the file pins no issuer key to check the signature with`, { code: 'not_a_trust_file' });
+  return pinned.issuers;
 }
 
 async function keyArg(path: string | undefined) {
@@ -45,8 +37,32 @@ async function keyArg(path: string | undefined) {
   }
 }
 
-function printReport(cli: Cli, r: { verified: boolean; checks: Array<{ id: string; valid: boolean | null; what: string; why?: string }>; statement?: Json }) {
-  cli.output().result(r, () =>
+/** The file's bytes (stdin for -): read as strict JSON by the verifier, so bytes that are not UTF-8 are refused, not replaced. */
+function readBytes(path: string): Buffer {
+  try {
+    return readFileSync(path === '-' ? 0 : path);
+  } catch (e) {
+    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${reasonOf(e)}`, { code: 'unreadable', path });
+  }
+}
+
+/** The report of one file, or exit 2 when it is not strict JSON (PROTOCOL 16.4). */
+async function checked(file: string, check: (doc: Uint8Array) => Report) {
+  const bytes = readBytes(file);
+  const { NotCheckableError } = await import('../../../verifier/index.js');
+  try {
+    return check(bytes);
+  } catch (e) {
+    if (e instanceof NotCheckableError) throw new CliError(2, `${file === '-' ? 'stdin' : file}: ${e.message}`, { code: 'invalid_json', path: file });
+    throw e;
+  }
+}
+
+type Report = import('../../../verifier/report.js').Report & { statement?: Json };
+
+function printReport(cli: Cli, r: Report) {
+  const fields = verdictFields(r);
+  cli.output().result({ ...r, ...fields }, () =>
     [
       ...r.checks.map((c) => `${mark(c.valid)}  ${c.id.padEnd(18)} ${c.valid === true ? c.what : (c.why ?? c.what)}`),
       ...(r.statement
@@ -57,15 +73,17 @@ function printReport(cli: Cli, r: { verified: boolean; checks: Array<{ id: strin
                 .join(' ')}`,
           )
         : []),
-      r.verified
+      fields.verdict === 'verified'
         ? `verified: ${String(r.statement?.predicateType ?? '')}`
-        : `NOT verified: ${r.checks
-            .filter((c) => c.valid === false)
-            .map((c) => c.id)
-            .join(', ')}`,
+        : fields.verdict === 'unanchored'
+          ? `NOT CHECKED (exit 3): ${r.unanchored.join(', ')}: the signature holds, but not whether its key was the issuer's when it signed`
+          : `NOT verified: ${r.checks
+              .filter((c) => c.valid === false)
+              .map((c) => c.id)
+              .join(', ')}`,
     ].join('\n'),
   );
-  return r.verified ? 0 : 1;
+  return verdictExit(r);
 }
 
 export function dsseCommand(verify: Command, cli: Cli) {
@@ -74,16 +92,12 @@ export function dsseCommand(verify: Command, cli: Cli) {
     .description('check a DSSE envelope of an in-toto Statement offline under a public key (Ed25519 or ECDSA P-256 PEM)')
     .argument('<file>', 'the envelope (- for stdin)')
     .option('--key <pem>', "the signer's public key, SPKI PEM (akas node-keys --pem prints the node's issuer key)")
-    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
     .action(
       action(cli, async (file: string, opts: { key?: string; trust?: string }) => {
-        const keys = await keysArg(opts);
+        const signer = await signerArg(opts);
         const { verifyDsse } = await import('../../../verifier/index.js');
-        const doc = readJsonFile(file);
-        return printReport(
-          cli,
-          underAny(keys, (key) => verifyDsse(doc, key)),
-        );
+        return printReport(cli, await checked(file, (doc) => verifyDsse(doc, signer)));
       }),
     );
 }
@@ -94,16 +108,12 @@ export function sigstoreCommand(verify: Command, cli: Cli) {
     .description('check a keyed Sigstore bundle v0.3 (a DSSE envelope, no Rekor entry) offline under a public key (Ed25519 or ECDSA P-256 PEM)')
     .argument('<file>', 'the bundle (- for stdin)')
     .option('--key <pem>', "the signer's public key, SPKI PEM (akas node-keys --pem prints the node's issuer key)")
-    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
     .action(
       action(cli, async (file: string, opts: { key?: string; trust?: string }) => {
-        const keys = await keysArg(opts);
+        const signer = await signerArg(opts);
         const { verifySigstore } = await import('../../../verifier/index.js');
-        const doc = readJsonFile(file);
-        return printReport(
-          cli,
-          underAny(keys, (key) => verifySigstore(doc, key)),
-        );
+        return printReport(cli, await checked(file, (doc) => verifySigstore(doc, signer)));
       }),
     );
 }
