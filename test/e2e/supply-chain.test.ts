@@ -330,6 +330,17 @@ describe('bad input', () => {
     expect((await offline(['verify', 'dsse', file('not.json'), '--key', pemFile])).code).toBe(2);
     expect((await offline(['verify', 'log-proof', file('not.json'), '--log-key', logKey])).code).toBe(2);
   });
+
+  it('an envelope with its payload key twice exits 2 (invalid_json) in the CLI and the single file alike (PROTOCOL 16.4)', async () => {
+    const env = readJson('review.dsse.json');
+    const other = Buffer.from(JSON.stringify({ ...statementOf(env), predicateType: 'x' })).toString('base64');
+    writeFileSync(file('twice.json'), JSON.stringify(env).replace('{', `{"payload":"${other}",`));
+    const r = await offline(['--json', 'verify', 'dsse', file('twice.json'), '--key', pemFile]);
+    expect([r.code, JSON.parse(r.stdout).code]).toEqual([2, 'invalid_json']);
+    const single = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
+    const alone = spawnSync(process.execPath, [single, '--json', 'verify', 'dsse', file('twice.json'), '--key', pemFile], { encoding: 'utf8' });
+    expect([alone.status, JSON.parse(alone.stdout).code]).toEqual([2, 'invalid_json']);
+  });
 });
 
 // Python's securesystemslib, where it is installed (Debian's python3-securesystemslib; CI does not
