@@ -84,15 +84,22 @@ function verifierFor(opts: PoolOptions) {
       : undefined;
   const base = { at: opts.at, issuer: opts.issuer, trust, checkJudgeSignature: opts.checkJudgeSignature };
   if (!opts.keepStatus && !opts.status) return (bytes: Uint8Array) => ({ report: verifyCredential(bytes, base), status: undefined });
-  let status: unknown;
-  const keep = { ...base, onDocument: (doc: unknown) => (status = (doc as { credentialStatus?: unknown } | null)?.credentialStatus) };
+  // What the status check reads of a credential: its entries, and its validFrom (a list made before it says nothing of it).
+  let status: { credentialStatus?: unknown; validFrom?: unknown } | undefined;
+  const keep = {
+    ...base,
+    onDocument: (doc: unknown) => {
+      const d = doc as { credentialStatus?: unknown; validFrom?: unknown } | null;
+      status = d?.credentialStatus === undefined ? undefined : { credentialStatus: d.credentialStatus, validFrom: d.validFrom };
+    },
+  };
   // Saved lists carry no version records: no reason for a set bit but the list's own time.
   const lists: StatusContext | undefined = opts.status && { ...opts.status, reasons: () => undefined };
   return (bytes: Uint8Array) => {
     status = undefined;
     const report = verifyCredential(bytes, keep);
     if (lists && !notJson(report)) {
-      const checks = statusChecksOf(status === undefined ? {} : { credentialStatus: status }, lists, report.subject);
+      const checks = statusChecksOf(status ?? {}, lists, report.subject);
       for (const k of checks) report.checks.push(k);
       if (checks.some((k) => k.valid === false)) report.verified = false;
     }

@@ -8,7 +8,7 @@
 import { runAsync, type Checking } from '../src/core/checking.js';
 import type { IssuerTrust } from './issuer-keys.js';
 import { Checks, type Check } from './report.js';
-import { credentialStatusChecks, preinflated, statusListChecking, type ReadList, type StatusVerdict } from './status-list.js';
+import { bindHeads, credentialStatusChecks, preinflated, statusHeadChecking, statusListChecking, type ReadList, type StatusVerdict } from './status-list.js';
 
 /** What a list's versions say changed (GET {list}/versions): the reason and time a bit was set. */
 export interface StatusVersionRecord {
@@ -36,6 +36,8 @@ export interface StatusOptions {
   issuers?: string[];
   /** The instant validity windows are checked at (ms); now by default. */
   at?: number;
+  /** The node's status head as the page fetched it (GET /credentials/status/head): what makes a list the newest, not just a version (PROTOCOL 8.7). */
+  head?: unknown;
 }
 
 export interface CredentialStatus {
@@ -78,6 +80,11 @@ function* statusChecking(
     if (!list) unreadable.set(f.url, `the list served there does not verify: ${c.list.slice(before).find((k) => k.valid === false)?.why ?? 'unknown'}`);
     else if (list.url !== f.url) unreadable.set(f.url, `the list served there names itself ${list.url}`);
     else lists.set(f.url, list);
+  }
+  // A list speaks for now only under a head that names it; without one, a list made before a credential says nothing of it.
+  if (options.head !== undefined) {
+    const head = yield* statusHeadChecking(c, options.head, { trust: options.trust, issuers: options.issuers });
+    if (head) bindHeads(c, lists, [head]);
   }
   const reasons = (url: string, index: number) => {
     const last = [...(byUrl.get(url)?.versions ?? [])].reverse().find((v) => v.changes.some((ch) => ch.index === index));

@@ -6,24 +6,27 @@
 // for, and, where a judgment the decision counted is revoked or suspended, whether the decision
 // would still hold without it (recomputed here: the node never rewrites history).
 import type { Checking } from '../src/core/checking.js';
-import { sha256 } from '../src/core/crypto.js';
-import { canonicalize } from '../src/core/jcs.js';
 import { PUBLISH_THRESHOLD, round6, weightedComposite } from '../src/core/judgment.js';
 import { STATUS_LIST_EVENT_KIND } from '../src/core/status-list.js';
 import type { BundleScope } from './bundle-log.js';
 import { endorsedLogKeyChecking, logInclusionChecking } from './log.js';
 import type { Checks } from './report.js';
-import { credentialStatusChecks, statusListChecking, type Inflate, type ReadList, type StatusVerdict } from './status-list.js';
+import { parseCheckpoint, parseNote } from '../src/core/note.js';
+import type { IssuerTrust } from './issuer-keys.js';
+import {
+  bindHeads,
+  credentialStatusChecks,
+  jcsSha256,
+  statusHeadChecking,
+  statusListChecking,
+  type Inflate,
+  type ReadHead,
+  type ReadList,
+  type StatusVerdict,
+} from './status-list.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const jcsSha256 = (v: unknown) => {
-  try {
-    return Array.from(sha256(canonicalize(v)), (b) => b.toString(16).padStart(2, '0')).join('');
-  } catch {
-    return '';
-  }
-};
 
 export interface StatusOutcome {
   /** The time each list speaks for (its validFrom), by purpose. */
@@ -58,6 +61,10 @@ export function* statusChecking(
     const body = entry && isObject(entry.body) ? entry.body : {};
     const wrong = Object.entries(expect).filter(([k, v]) => body[k] !== v);
     const what = 'the version is recorded in the log: an entry naming the list, its version and the sha256 of the list credential';
+    if (!entry && expect.version === 0) {
+      c.add('status.log', 'L3', what, null, 'version 0 carries no log entry (made before version 0 was logged)', subject);
+      return;
+    }
     if (!entry || entry.kind !== STATUS_LIST_EVENT_KIND || wrong.length) {
       c.add(
         'status.log',
@@ -85,6 +92,8 @@ export function* statusChecking(
       : [];
   const credentialIssuers = ((scope.bundle.credentials ?? []) as Json[]).map((cr) => (isObject(cr) ? String(cr.issuer) : ''));
   const issuers = options.issuer ? [options.issuer] : [...new Set([...credentialIssuers, ...listed])];
+  const head = yield* stapledHeadChecking(c, part.head, logPart.checkpoint, { trust: scope.trust, issuers });
+  const newest = new Map<string, number>();
   for (const item of (Array.isArray(part.lists) ? part.lists : []).filter(isObject)) {
     const list = yield* statusListChecking(c, item.credential, { at: options.at, issuers, trust: scope.trust, inflate: options.inflate });
     const url = isObject(item.credential) ? String(item.credential.id) : '?';
@@ -92,15 +101,16 @@ export function* statusChecking(
       unreadable.set(url, 'the stapled list does not verify');
       continue;
     }
-    const subject = `${list.purpose} v${String(item.version)}`;
-    if (item.version === 0) {
-      // Version 0 is the empty list, never logged: it may set no bit.
-      const empty = list.bits.every((b) => b === 0);
-      c.add('status.log', 'L3', 'version 0 is the empty list (never logged)', empty, empty ? undefined : 'a version 0 with bits set', subject);
-    } else yield* logged(item, { list: url, purpose: list.purpose, version: item.version, credentialSha256: jcsSha256(item.credential) }, subject);
+    // Every version is logged, version 0 too: the entry names the list, its version and its sha256.
+    yield* logged(item, { list: url, purpose: list.purpose, version: item.version, credentialSha256: list.sha256 }, `${list.purpose} v${String(item.version)}`);
+    list.version = Number(item.version);
     lists.set(list.url, list);
-    asOf[list.purpose] = list.validFrom;
+    newest.set(list.purpose, list.version);
   }
+  if (head) bindHeads(c, lists, [head]);
+  else for (const url of lists.keys()) unreadable.set(url, 'no status head proves it the newest version at the checkpoint');
+  if (!head) lists.clear();
+  for (const list of lists.values()) asOf[list.purpose] = list.head ? new Date(list.head.at).toISOString() : list.validFrom;
   // The versions that changed these credentials: what, when and why, proven in the log.
   const reasonsByList = new Map<string, Array<{ version: number; at: number; reason: string; indexes: Set<number> }>>();
   for (const v of (Array.isArray(part.versions) ? part.versions : []).filter(isObject)) {
@@ -109,6 +119,17 @@ export function* statusChecking(
     const entry = isObject(v.entry) ? v.entry : {};
     const url = isObject(entry.body) ? String(entry.body.list) : '';
     yield* logged(v, { purpose: v.purpose, version: v.version, action: v.action, reason: v.reason, changesSha256: jcsSha256(changes) }, subject);
+    // A change newer than the list stapled for its purpose shows the list is not the newest (a rollback).
+    const stapled = newest.get(String(v.purpose));
+    if (stapled !== undefined && Number(v.version) > stapled)
+      c.add(
+        'status.fresh',
+        'L1',
+        'the list is the newest version the bundle shows (no older version stands in for it)',
+        false,
+        `version ${String(v.version)} of the ${String(v.purpose)} list changed these credentials, but the list stapled is version ${stapled}`,
+        subject,
+      );
     const row = { version: Number(v.version), at: Number(v.at), reason: String(v.reason), indexes: new Set(changes.map((ch) => Number(ch.index))) };
     reasonsByList.set(url, [...(reasonsByList.get(url) ?? []), row]);
   }
@@ -126,6 +147,36 @@ export function* statusChecking(
   }
   if (withdrawn.length) decisionWithout(c, scope, new Set(withdrawn.map((w) => w.judgmentId)));
   return { asOf, withdrawn };
+}
+
+// L1: the status head of the bundle's checkpoint (PROTOCOL 8.7): signed by the issuer, and of
+// the very tree the bundle's checkpoint signs (origin, size and root). Without one, which version
+// was the newest there is not proven, and every list is read as status unknown.
+function* stapledHeadChecking(c: Checks, head: unknown, checkpoint: unknown, o: { trust?: IssuerTrust; issuers: string[] }): Checking<ReadHead | undefined> {
+  if (head === undefined) {
+    c.add(
+      'status.head',
+      'L1',
+      "a status head: the issuer's signed word on the newest version of each list logged at the checkpoint (PROTOCOL 8.7)",
+      null,
+      'status unknown: the bundle carries no status head (exported before status heads), so no list is proven the newest at its checkpoint',
+    );
+    return undefined;
+  }
+  const read = yield* statusHeadChecking(c, head, o);
+  if (!read) return undefined;
+  const note = typeof checkpoint === 'string' ? parseNote(checkpoint) : undefined;
+  const cp = note?.ok ? parseCheckpoint(note.text) : null;
+  const root = cp ? btoa(String.fromCharCode(...cp.rootHash)) : '';
+  const same = cp !== null && cp.origin === read.origin && cp.size === read.treeSize && root === read.rootHash;
+  c.add(
+    'status.checkpoint',
+    'L1',
+    "the status head speaks for the bundle's own checkpoint (origin, size and root)",
+    same,
+    same ? undefined : `the head is of tree size ${read.treeSize}, the bundle's checkpoint ${cp ? `of size ${cp.size}` : 'unreadable'}`,
+  );
+  return same ? read : undefined;
 }
 
 // content: the decision recomputed without the withdrawn judgments, from what its log event counted.

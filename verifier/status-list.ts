@@ -9,14 +9,20 @@
 //
 // GZIP is not done here: the caller passes `inflate` (node:zlib in Node; in a browser the
 // entry inflates with DecompressionStream first, then hands the bytes in: see inflateAsync).
-import type { Checking } from '../src/core/checking.js';
+import { ed25519Hex, type Checking } from '../src/core/checking.js';
+import { sha256 } from '../src/core/crypto.js';
+import { publicKeyFromMultibase } from '../src/core/didkey.js';
+import { canonicalize } from '../src/core/jcs.js';
 import {
   getStatusBit,
   multibaseBase64url,
   STATUS_ENTRY_TYPE,
+  STATUS_HEAD_TYPE,
   STATUS_LIST_CREDENTIAL_TYPE,
   STATUS_LIST_LENGTH,
   STATUS_LIST_TYPE,
+  statusHeadStatement,
+  type StatusHead,
 } from '../src/core/status-list.js';
 import { credentialChecking } from './credential.js';
 import type { IssuerTrust } from './issuer-keys.js';
@@ -46,6 +52,33 @@ export interface ReadList {
   bits: Uint8Array;
   validFrom: string;
   issuer: string;
+  /** sha256 hex of the JCS of the list credential (what a version's log entry and a status head name). */
+  sha256: string;
+  /** Its version, where the source says (a bundle's item, a status head, the node's X-Status-List-Version). */
+  version?: number;
+  /** The status head that names this very version as the newest (the list then speaks as of the head's time). */
+  head?: ReadHead;
+}
+
+/** A status head that checked out (PROTOCOL 8.7): the newest version of each list at a log size, by list URL. */
+export interface ReadHead {
+  issuer: string;
+  origin: string;
+  treeSize: number;
+  rootHash: string;
+  /** When the issuer said so (ms). */
+  at: number;
+  lists: Map<string, { purpose: string; version: number; credentialSha256: string; index: number }>;
+}
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+/** sha256 hex of the JCS of a document ('' when it cannot be canonicalized). */
+export function jcsSha256(v: unknown): string {
+  try {
+    return hex(sha256(canonicalize(v)));
+  } catch {
+    return '';
+  }
 }
 
 /** Why a change was made, where the caller knows (a list's version records): by list URL and index. */
@@ -91,7 +124,94 @@ export function* statusListChecking(c: Checks, list: unknown, o: StatusListOptio
   if (bits.length * 8 < STATUS_LIST_LENGTH)
     return fail(`the list holds ${bits.length * 8} entries, fewer than the ${STATUS_LIST_LENGTH} required (STATUS_LIST_LENGTH_ERROR)`);
   c.add('status.list', 'L1', what, true, `${subject.statusPurpose}, ${bits.length * 8} entries, valid from ${String(doc.validFrom)}`, doc.id);
-  return { url: doc.id, purpose: subject.statusPurpose, bits, validFrom: String(doc.validFrom), issuer: vc.issuer ?? '' };
+  return { url: doc.id, purpose: subject.statusPurpose, bits, validFrom: String(doc.validFrom), issuer: vc.issuer ?? '', sha256: jcsSha256(list) };
+}
+
+const HEAD_WHAT = "a status head: the issuer's signed word on the newest version of each list logged at a checkpoint (PROTOCOL 8.7)";
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+// The shape of a head, or why it is not one.
+function headShape(h: unknown): string | undefined {
+  if (!isObject(h) || h.type !== STATUS_HEAD_TYPE) return `not an ${STATUS_HEAD_TYPE}`;
+  if (typeof h.issuer !== 'string' || typeof h.origin !== 'string' || typeof h.rootHash !== 'string') return 'issuer, origin and rootHash are strings';
+  if (!isCount(h.treeSize) || !isCount(h.at)) return 'treeSize and at are whole numbers';
+  if (!Array.isArray(h.lists)) return 'lists is an array';
+  for (const l of h.lists)
+    if (
+      !isObject(l) ||
+      typeof l.purpose !== 'string' ||
+      !isUrl(l.list) ||
+      !isCount(l.version) ||
+      !isCount(l.index) ||
+      !SHA256_HEX.test(String(l.credentialSha256))
+    )
+      return 'each list names its purpose, URL, version, log index and credentialSha256';
+  const ns = h.nodeSignature;
+  if (!isObject(ns) || ns.algorithm !== 'Ed25519' || ns.issuer !== h.issuer) return 'it carries no Ed25519 nodeSignature by its issuer';
+  return undefined;
+}
+
+/**
+ * Checks a status head: its shape, the issuer's Ed25519 signature over it, and that the key was
+ * the issuer's (pinned, in its window at the head's time) or, unpinned, one of `issuers`. Adds
+ * one check `status.head`; answers the head when it holds.
+ */
+export function* statusHeadChecking(c: Checks, head: unknown, o: { trust?: IssuerTrust; issuers?: string[] }): Checking<ReadHead | undefined> {
+  const bad = headShape(head);
+  if (bad) {
+    c.add('status.head', 'L1', HEAD_WHAT, false, bad);
+    return undefined;
+  }
+  const h = head as unknown as StatusHead;
+  const publicKey = h.issuer.startsWith('did:key:') ? publicKeyFromMultibase(h.issuer) : null;
+  const signed = publicKey !== null && (yield* ed25519Hex(publicKey, statusHeadStatement(h), h.nodeSignature!.signature));
+  const key = o.trust?.keys.get(h.issuer);
+  const why = !signed
+    ? 'the signature does not verify under the key it names: the head was changed'
+    : o.trust
+      ? key === undefined
+        ? `${h.issuer} is not an issuer key ${o.trust.byTrustFile ? 'the trust file pins' : `reached from ${o.trust.pinned}`}`
+        : h.at < key.from || h.at >= key.until
+          ? "that key was not the issuer's when the head was made"
+          : undefined
+      : (o.issuers ?? []).includes(h.issuer)
+        ? undefined
+        : `signed by ${h.issuer}, not by the credentials' issuer`;
+  c.add('status.head', 'L1', HEAD_WHAT, why === undefined, why ?? `at tree size ${h.treeSize}, ${new Date(h.at).toISOString()}`);
+  if (why) return undefined;
+  const lists = new Map(h.lists.map((l) => [l.list, { purpose: l.purpose, version: l.version, credentialSha256: l.credentialSha256, index: l.index }]));
+  return { issuer: h.issuer, origin: h.origin, treeSize: h.treeSize, rootHash: h.rootHash, at: h.at, lists };
+}
+
+/**
+ * Binds the lists that checked out to the heads that did (PROTOCOL 8.7): a list a head names as
+ * the newest speaks as of the head's time; a list of a URL a head covers that is not the version
+ * it names is refused (`status.fresh`, failed: an older or another version, a rollback), and is
+ * dropped from `lists` so no credential is read in it.
+ */
+export function bindHeads(c: Checks, lists: Map<string, ReadList>, heads: ReadHead[]): void {
+  for (const [url, list] of lists) {
+    const named = heads.map((h) => ({ h, l: h.lists.get(url) })).filter((x) => x.l !== undefined);
+    if (!named.length) continue;
+    const match = named.find((x) => x.l!.credentialSha256 === list.sha256 && x.l!.purpose === list.purpose);
+    if (match) {
+      list.head = match.h;
+      list.version = match.l!.version;
+      continue;
+    }
+    const newest = named.sort((a, b) => b.h.at - a.h.at)[0];
+    c.add(
+      'status.fresh',
+      'L1',
+      'the list is the newest version the status head names (no older version stands in for it)',
+      false,
+      `the status head of ${new Date(newest.h.at).toISOString()} names version ${newest.l!.version} of ${url}; the list given is another` +
+        `${list.version !== undefined ? ` (version ${list.version})` : ''}`,
+      url,
+    );
+    lists.delete(url);
+  }
 }
 
 /** What one entry of a credential says. */
@@ -127,12 +247,25 @@ function textsOf(purpose: string) {
   }
   return t;
 }
-let clear: { purpose: string; validFrom: string; text: string } | undefined;
-function clearText(purpose: string, validFrom: string) {
-  if (clear?.purpose !== purpose || clear.validFrom !== validFrom)
-    clear = { purpose, validFrom, text: `not ${purpose === 'revocation' ? 'revoked' : 'suspended'} as of ${validFrom}` };
+let clear: { purpose: string; list: ReadList; text: string } | undefined;
+function clearText(purpose: string, list: ReadList) {
+  if (clear?.purpose !== purpose || clear.list !== list)
+    clear = { purpose, list, text: `not ${purpose === 'revocation' ? 'revoked' : 'suspended'} ${asOf(list)}` };
   return clear.text;
 }
+
+/** The time and version a list speaks for: its head's (the newest at a checkpoint) or, without one, its own validFrom. */
+export function asOf(list: ReadList): string {
+  const version = list.version !== undefined ? `version ${list.version}` : 'version not given';
+  return list.head
+    ? `as of ${new Date(list.head.at).toISOString()} (${version}, the newest at tree size ${list.head.treeSize})`
+    : `as of ${list.validFrom} (${version}; no status head says whether a newer one exists)`;
+}
+
+// A list with no head that was made before the credential says nothing of it: the credential
+// did not exist yet, and the list alone cannot say that no version came after it.
+const predates = (list: ReadList, credentialValidFrom: unknown) =>
+  !list.head && typeof credentialValidFrom === 'string' && Date.parse(list.validFrom) < Date.parse(credentialValidFrom);
 
 /**
  * Reads a credential's entries (§2.1, §3.2 steps 3, 6, 7) in the lists that checked out: one
@@ -190,8 +323,21 @@ export function credentialStatusChecks(
       return verdict('malformed');
     }
     if (!getStatusBit(list.bits, index)) {
-      c.add(id, 'L1', what, true, clearText(purpose, list.validFrom), o.subject);
-      return verdict('clear', { asOf: list.validFrom });
+      const validFrom = isObject(credential) ? credential.validFrom : undefined;
+      if (predates(list, validFrom)) {
+        c.add(
+          id,
+          'L1',
+          what,
+          null,
+          `status unknown: the list (valid from ${list.validFrom}) predates the credential (valid from ${String(validFrom)}) and no status head ` +
+            'says it is still the newest: check with --status, or give the status head with the list',
+          o.subject,
+        );
+        return verdict('unknown');
+      }
+      c.add(id, 'L1', what, true, clearText(purpose, list), o.subject);
+      return verdict('clear', { asOf: list.head ? new Date(list.head.at).toISOString() : list.validFrom });
     }
     const why = o.reasons?.(listUrl, index);
     const when = why ? new Date(why.at).toISOString() : `at or before ${list.validFrom}`;
@@ -201,7 +347,7 @@ export function credentialStatusChecks(
       what,
       false,
       `${purpose === 'revocation' ? 'REVOKED' : purpose === 'suspension' ? 'SUSPENDED' : `set for ${purpose}`} ${when}: ` +
-        `${why ? why.reason : 'reason not given (the list versions name it)'} (list as of ${list.validFrom})`,
+        `${why ? why.reason : 'reason not given (the list versions name it)'} (list ${asOf(list)})`,
       o.subject,
     );
     return verdict('set', { asOf: list.validFrom, ...(why ? { reason: why.reason, at: why.at } : {}) });

@@ -2,6 +2,7 @@
 // verifier reads, with no I/O. The bitstring is GZIP-compressed by whoever holds a gzip (node:zlib
 // on the node and in the CLI, DecompressionStream in a browser: verifier/status-list.ts).
 import { VC_V2_CONTEXT } from './credential.js';
+import { canonicalize } from './jcs.js';
 
 /** §2.2: "The uncompressed bitstring MUST be at least 16KB in size": 131,072 entries, the herd a credential hides in. */
 export const STATUS_LIST_LENGTH = 131_072;
@@ -93,4 +94,44 @@ export function toMultibaseBase64url(gzipped: Uint8Array): string {
   let bin = '';
   for (let i = 0; i < gzipped.length; i++) bin += String.fromCharCode(gzipped[i]);
   return `u${btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+}
+
+/** The type of a status head (PROTOCOL 8.7): the issuer's word on which version of each list is the newest at a log size. */
+export const STATUS_HEAD_TYPE = 'akas.status-head.v1';
+/** Where a node serves its status head, at its newest checkpoint. */
+export const STATUS_HEAD_PATH = '/credentials/status/head';
+
+/** One list as a status head names it: its newest version logged at the head's tree size. */
+export interface StatusHeadList {
+  purpose: StatusPurpose;
+  /** The list's URL (what credentials name). */
+  list: string;
+  version: number;
+  /** sha256 hex of the JCS of that version's list credential (what its log entry names). */
+  credentialSha256: string;
+  /** The log index of that version's `status-list.version.v1` entry. */
+  index: number;
+}
+
+/**
+ * A status head: at tree size `treeSize` of the log `origin` (root `rootHash`, base64), the newest
+ * version of each list logged there; `at` is when the issuer said so (ms). Signed by the issuer's
+ * key over statusHeadStatement. A list version counts only as of the checkpoint that logged it:
+ * a verifier holding a head refuses a list older than the one the head names.
+ */
+export interface StatusHead {
+  type: typeof STATUS_HEAD_TYPE;
+  issuer: string;
+  origin: string;
+  treeSize: number;
+  rootHash: string;
+  lists: StatusHeadList[];
+  at: number;
+  nodeSignature?: { algorithm: 'Ed25519'; issuer: string; signature: string };
+}
+
+
+/** The JCS string a status head's signature covers: its fields without nodeSignature. */
+export function statusHeadStatement(h: Omit<StatusHead, 'nodeSignature'>): string {
+  return canonicalize({ type: h.type, issuer: h.issuer, origin: h.origin, treeSize: h.treeSize, rootHash: h.rootHash, lists: h.lists, at: h.at });
 }

@@ -3,9 +3,11 @@
 // Store interface, record by record, under the locks every writer of those records takes). Each
 // is recorded in the `migrations` space when done, and is idempotent until then: a process
 // that dies halfway, or two processes starting on one database, leave the same result.
-import { contentSha256Of } from '../core/index.js';
+import { contentSha256Of, STATUS_LIST_EVENT_KIND } from '../core/index.js';
 import { space } from '../store/index.js';
 import type { Ctx } from './context.js';
+import { ensureStatusLists, StatusSlotsSpace } from './credentials/status-lists.js';
+import { LOG_LOCK, LogEntries, LogIndex, seqKey, statusIndexKey, statusVersionRef } from './log/index.js';
 import { Proposals, proposalLock, type ProposalRecord } from './records.js';
 
 export interface MigrationRecord {
@@ -58,10 +60,41 @@ async function migrateContentSha256(ctx: Pick<Ctx, 'store'>): Promise<number> {
   return changed;
 }
 
-const MIGRATIONS: Array<[string, (ctx: Pick<Ctx, 'store'>) => Promise<number>]> = [[CONTENT_SHA256_MIGRATION, migrateContentSha256]];
+/** PROTOCOL 8.7: status list versions found by version in the log's index, and version 0 logged where credentials name a list never made. */
+export const STATUS_VERSIONS_MIGRATION = 'status-versions-logged';
+
+/**
+ * Indexes each status list version's log entry by its version (the `status:` keys the appender
+ * writes since), and makes version 0 of a list that credentials name but that was never made
+ * (a node whose lists were made on demand, unlogged, until no change had been made).
+ */
+async function migrateStatusVersions(ctx: Ctx): Promise<number> {
+  const prefix = `kind:${STATUS_LIST_EVENT_KIND}:`;
+  const refs = await ctx.store.list(LogIndex, { gte: prefix, lt: `${prefix}\uffff` });
+  let changed = 0;
+  if (refs.length) {
+    await ctx.store.transact([LOG_LOCK], async (tx) => {
+      for (const [, { seq }] of refs) {
+        const entry = await tx.get(LogEntries, seqKey(seq));
+        const ref = entry && statusVersionRef(entry);
+        if (!ref) continue;
+        tx.put(LogIndex, statusIndexKey(ref.purpose, ref.version, seq), { seq });
+        changed++;
+      }
+    });
+  }
+  const named = await ctx.store.list(StatusSlotsSpace, { limit: 1 });
+  if (named.length) await ensureStatusLists(ctx);
+  return changed;
+}
+
+const MIGRATIONS: Array<[string, (ctx: Ctx) => Promise<number>]> = [
+  [CONTENT_SHA256_MIGRATION, migrateContentSha256],
+  [STATUS_VERSIONS_MIGRATION, migrateStatusVersions],
+];
 
 /** Runs every migration not yet recorded, in order; answers the names of those it ran. */
-export async function runMigrations(ctx: Pick<Ctx, 'store' | 'clock'>): Promise<string[]> {
+export async function runMigrations(ctx: Ctx): Promise<string[]> {
   const ran: string[] = [];
   for (const [name, migrate] of MIGRATIONS) {
     if (await ctx.store.get(Migrations, name)) continue;

@@ -34,11 +34,11 @@ export function casRefs(p: ProposalRecord, origin?: string): BundleCasRef[] {
  * decision or withdrawal) with their inclusion proofs against one checkpoint (made now, so it
  * covers every entry already appended), and the log's key with the issuer's endorsement of it.
  */
-async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord, witnesses?: WitnessClient, waitMs = 0, minSize = 0) {
+async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord, witnesses?: WitnessClient, waitMs = 0) {
   await log.drain(); // events recorded a moment ago are appended first
   const found = (await log.byIndex(`proposal:${p.proposalId}:`, 1000)).filter((entry) => entry.kind === EVENT_KIND && entry.body.proposalId === p.proposalId);
-  // The checkpoint covers every event (and the status lists' entries); with witnesses it is their cosigned one (PROTOCOL 9.9).
-  const { cp, note } = await servedCheckpoint(log, witnesses, Math.max(minSize, ...found.map((entry) => entry.seq + 1)), waitMs);
+  // The checkpoint covers every event; with witnesses it is their cosigned one (PROTOCOL 9.9).
+  const { cp, note } = await servedCheckpoint(log, witnesses, Math.max(0, ...found.map((entry) => entry.seq + 1)), waitMs);
   const entries = [];
   for (const entry of found) {
     if (entry.seq >= cp.size) continue; // not yet appended: the verifier says so
@@ -52,7 +52,7 @@ async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord, witnes
     });
   }
   return {
-    size: cp.size,
+    cp,
     part: { origin: ctx.keys.log.origin, verifierKey: ctx.keys.log.verifierKey, endorsement: ctx.keys.log.endorsement, checkpoint: note, entries },
   };
 }
@@ -70,13 +70,7 @@ export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId:
     const c = await ctx.store.get(Credentials, j.judgmentId);
     if (c) credentials.push(c);
   }
-  const status = await statusPart(
-    ctx,
-    log,
-    p.judgments.map((j) => j.judgmentId),
-    credentials,
-  );
-  const logged = await logPart(ctx, log, p, witnesses, waitMs, status.minSize);
+  const logged = await logPart(ctx, log, p, witnesses, waitMs);
   return {
     format: BUNDLE_FORMAT,
     exportedAt: ctx.clock.now(),
@@ -87,7 +81,12 @@ export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId:
     issuerKeys: nodeKeysView(ctx.keys).issuer,
     cas: casRefs(p, origin),
     log: logged.part,
-    // The status lists as they stand, and the versions that changed these credentials (PROTOCOL 8.7).
-    status: await status.build(logged.size),
+    // The status lists as of the checkpoint, the head that says so, and the versions that changed these credentials (PROTOCOL 8.7).
+    status: await statusPart(
+      ctx,
+      log,
+      logged.cp,
+      p.judgments.map((j) => j.judgmentId),
+    ),
   };
 }

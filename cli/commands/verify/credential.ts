@@ -92,20 +92,29 @@ export function credentialCommand(verify: Command, cli: Cli) {
             started,
           );
           // Each checked credential's credentialStatus, as the verifier parsed it (the status check parses nothing again).
-          const checkedStatus: Array<{ credentialStatus?: unknown }> = [];
+          const checkedStatus: Array<{ credentialStatus?: unknown; validFrom?: unknown }> = [];
           for (const [i, input] of inputs.entries()) {
             const r = reports[i];
             // Text that is not JSON at all is not a credential that failed: the check could not run on it.
             if (notJson(r)) unreadable.push({ source: input.source, reason: r.checks[0].why! });
             else {
               results.push({ source: input.source, ...r });
-              if (withStatus && !before) checkedStatus.push(statuses[i] === undefined ? {} : { credentialStatus: statuses[i] });
+              if (withStatus && !before) checkedStatus.push((statuses[i] as (typeof checkedStatus)[number] | undefined) ?? {});
             }
           }
           bar?.finish();
           if (statusCheck && !before) {
-            const issuers = [...new Set(results.map((r) => r.issuer).filter((i): i is string => i !== undefined))];
-            const status = await statusCheck.readStatusLists(checkedStatus, { ...statusInputs, issuers: pinnedDids ?? issuers });
+            // Checked first, fetched after: a credential whose proof or pinned issuer fails sends this reader nowhere.
+            const held = checkedStatus.filter((_, i) => results[i].verified);
+            const issuers = [
+              ...new Set(
+                results
+                  .filter((r) => r.verified)
+                  .map((r) => r.issuer)
+                  .filter((i): i is string => i !== undefined),
+              ),
+            ];
+            const status = await statusCheck.readStatusLists(held, { ...statusInputs, issuers: pinnedDids ?? issuers });
             for (const [i, r] of results.entries()) {
               const checks = statusCheck.statusChecksOf(checkedStatus[i], status, r.subject);
               r.checks.push(...checks);

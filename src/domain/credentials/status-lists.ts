@@ -44,14 +44,17 @@ export interface StatusListHead {
   at: number;
 }
 
+/** What an operator does to a credential's bit. */
 export type StatusAction = 'revoke' | 'suspend' | 'unsuspend';
+/** What made a version: a change, or (version 0) the making of the empty list. */
+export type VersionAction = StatusAction | 'create';
 
-/** One version of a list (version 0 is the empty list, made on demand and never stored or logged). */
+/** One version of a list; version 0 is the empty list, made and logged before the first credential names it. */
 export interface StatusListVersion {
   purpose: StatusPurpose;
   version: number;
   at: number;
-  action: StatusAction;
+  action: VersionAction;
   reason: string;
   /** The bits this version flipped, and the credentials they belong to. */
   changes: Array<{ judgmentId: string; index: number }>;
@@ -70,6 +73,8 @@ export interface CredentialStatusRecord {
   reason: string;
   at: number;
   version: number;
+  /** Every version that flipped this credential's bit, oldest first (absent on records written before: `version` alone). */
+  versions?: number[];
 }
 
 export const StatusSlotsSpace = space<string>('status-slots');
@@ -117,29 +122,37 @@ export function decodeBits(encodedList: string): Uint8Array {
   return new Uint8Array(gunzipSync(gz));
 }
 
-// Version 0 of a list: every bit clear, valid from when the current issuer key was made. It is
-// the same document every time it is made with one key, so it is neither stored nor logged.
-const zeros = new Map<string, Promise<StatusListVersion>>();
-function versionZero(ctx: Pick<Ctx, 'keys' | 'config'>, purpose: StatusPurpose, named?: string): Promise<StatusListVersion> {
-  const listUrl = named ?? statusListUrl(ctx, purpose);
-  const key = `${ctx.keys.issuer.did} ${listUrl}`;
-  let made = zeros.get(key);
-  if (!made) {
-    const at = ctx.keys.issuer.validFrom;
-    made = signVersion(ctx, { purpose, listUrl, encodedList: encodeBits(emptyBits()), at }).then((credential) => ({
-      purpose,
-      version: 0,
-      at,
-      action: 'unsuspend' as const,
-      reason: 'the empty list',
-      changes: [],
-      credential,
-      credentialSha256: sha256Hex(canonicalize(credential)),
-    }));
-    made.catch(() => zeros.delete(key));
-    zeros.set(key, made);
+// Which lists this process has seen made, by store: a list, once made, is never unmade, so a
+// judgment asks the store only until it has seen both.
+const made = new WeakMap<object, Set<StatusPurpose>>();
+
+/**
+ * Makes version 0 of each list that has none yet: the empty list, valid from now, stored and
+ * logged like every later version (so no version is ever signed afresh on demand). Runs before
+ * a credential first names the list, in its own transaction under the list's lock (judging
+ * never waits on it once the lists exist), and at start for a node whose credentials name
+ * lists it never made (PROTOCOL 8.7).
+ */
+export async function ensureStatusLists(ctx: Ctx): Promise<void> {
+  let seen = made.get(ctx.store);
+  if (!seen) made.set(ctx.store, (seen = new Set()));
+  for (const purpose of STATUS_PURPOSES) {
+    if (seen.has(purpose)) continue;
+    await ctx.store.transact([statusListLock(purpose)], async (tx) => {
+      if (await tx.get(StatusListHeads, purpose)) return;
+      const listUrl = statusListUrl(ctx, purpose);
+      const at = ctx.clock.now();
+      const encodedList = encodeBits(emptyBits());
+      const credential = await signVersion(ctx, { purpose, listUrl, encodedList, at });
+      writeVersion(
+        tx,
+        ctx,
+        { purpose, version: 0, at, action: 'create', reason: 'the list is made, every bit clear', changes: [], listUrl, encodedList, credential },
+        null,
+      );
+    });
+    seen.add(purpose);
   }
-  return made;
 }
 
 function signVersion(ctx: Pick<Ctx, 'keys'>, f: { purpose: StatusPurpose; listUrl: string; encodedList: string; at: number }) {
@@ -153,21 +166,12 @@ function signVersion(ctx: Pick<Ctx, 'keys'>, f: { purpose: StatusPurpose; listUr
   return issueStatusListCredential(ctx.keys, unsigned, f.at);
 }
 
-/**
- * A version of a list (the newest without `version`), or undefined when there is no such
- * version. Version 0 names the URL credentials name when `listUrl` is given (a bundle's: the
- * node may have moved since), else the node's URL now.
- */
-export async function statusListVersion(
-  ctx: Pick<Ctx, 'store' | 'keys' | 'config'>,
-  purpose: StatusPurpose,
-  version?: number,
-  listUrl?: string,
-): Promise<StatusListVersion | undefined> {
+/** A version of a list (the newest without `version`), or undefined when there is no such version (or none was logged). */
+export async function statusListVersion(ctx: Pick<Ctx, 'store'>, purpose: StatusPurpose, version?: number): Promise<StatusListVersion | undefined> {
   const head = await ctx.store.get(StatusListHeads, purpose);
-  const wanted = version ?? head?.version ?? 0;
-  if (wanted === 0) return versionZero(ctx, purpose, head?.listUrl ?? listUrl);
-  if (!head || wanted > head.version) return undefined;
+  if (!head) return undefined;
+  const wanted = version ?? head.version;
+  if (wanted > head.version) return undefined;
   return ctx.store.get(StatusListVersions, versionKey(purpose, wanted));
 }
 
@@ -183,7 +187,7 @@ export const versionView = (v: StatusListVersion) => ({
 });
 
 /** Every stored version of a list from `from` on (at most `limit`), oldest first. */
-export async function statusListVersions(ctx: Pick<Ctx, 'store'>, purpose: StatusPurpose, from = 1, limit = 100): Promise<StatusListVersion[]> {
+export async function statusListVersions(ctx: Pick<Ctx, 'store'>, purpose: StatusPurpose, from = 0, limit = 100): Promise<StatusListVersion[]> {
   const rows = await ctx.store.list(StatusListVersions, { gte: versionKey(purpose, from), lt: `${purpose}:~`, limit });
   return rows.map(([, v]) => v);
 }
@@ -302,64 +306,68 @@ export async function changeStatus(ctx: Ctx, req: StatusChangeRequest): Promise<
   const purpose = purposeOf(req.action);
   const wanted = req.action !== 'unsuspend';
   const named = await targets(ctx, req, purpose);
+  await ensureStatusLists(ctx);
   return ctx.store.transact([statusListLock(purpose)], async (tx) => {
-    const head = await tx.get(StatusListHeads, purpose);
-    const listUrl = head?.listUrl ?? [...named.values()][0]?.listUrl ?? statusListUrl(ctx, purpose);
-    const bits = head ? decodeBits(head.encodedList) : emptyBits();
+    const head = (await tx.get(StatusListHeads, purpose))!;
+    const bits = decodeBits(head.encodedList);
     const credentials = [...named].map(([judgmentId, t]) => {
       const changed = getStatusBit(bits, t.index) !== wanted;
       if (changed) setStatusBit(bits, t.index, wanted);
       return { judgmentId, index: t.index, changed };
     });
     const changes = credentials.filter((c) => c.changed).map(({ judgmentId, index }) => ({ judgmentId, index }));
+    const result = { action: req.action, purpose, reason, credentials, listUrl: head.listUrl };
     if (!changes.length) {
-      const current = head ? await tx.get(StatusListVersions, versionKey(purpose, head.version)) : await versionZero(ctx, purpose, listUrl);
-      return {
-        action: req.action,
-        purpose,
-        reason,
-        credentials,
-        version: head?.version ?? 0,
-        changed: false,
-        listUrl,
-        credentialSha256: current!.credentialSha256,
-      };
+      const current = await tx.get(StatusListVersions, versionKey(purpose, head.version));
+      return { ...result, version: head.version, changed: false, credentialSha256: current?.credentialSha256 ?? '' };
     }
-    const at = Math.max(ctx.clock.now(), (head?.at ?? 0) + 1);
-    const version = (head?.version ?? 0) + 1;
+    // Never before the version it follows (a clock stepped back), so versions read in time order too.
+    const at = Math.max(ctx.clock.now(), head.at);
+    const version = head.version + 1;
     const encodedList = encodeBits(bits);
-    const credential = await signVersion(ctx, { purpose, listUrl, encodedList, at });
-    const credentialSha256 = sha256Hex(canonicalize(credential));
-    const ticket = enqueueLogEntry(tx, ctx, {
-      kind: STATUS_LIST_EVENT_KIND,
-      tier: 'event',
-      agent: req.judge ?? null,
-      body: {
-        schemaVersion: '1.0.0',
-        list: listUrl,
-        purpose,
-        version,
-        credentialSha256,
-        action: req.action,
-        reason,
-        changed: changes.length,
-        changesSha256: sha256Hex(canonicalize(changes)),
-        at,
-      },
-    });
-    tx.put(StatusListVersions, versionKey(purpose, version), {
-      purpose,
-      version,
-      at,
-      action: req.action,
-      reason,
-      changes,
-      credential,
-      credentialSha256,
-      ticket,
-    });
-    tx.put(StatusListHeads, purpose, { purpose, version, listUrl, encodedList, at });
-    for (const c of changes) tx.put(CredentialStatuses, `${c.judgmentId}:${purpose}`, { set: wanted, action: req.action, reason, at, version });
-    return { action: req.action, purpose, reason, credentials, version, changed: true, listUrl, credentialSha256 };
+    const credential = await signVersion(ctx, { purpose, listUrl: head.listUrl, encodedList, at });
+    const { credentialSha256 } = writeVersion(
+      tx,
+      ctx,
+      { purpose, version, at, action: req.action, reason, changes, listUrl: head.listUrl, encodedList, credential },
+      req.judge ?? null,
+    );
+    for (const c of changes) {
+      const before = await tx.get(CredentialStatuses, `${c.judgmentId}:${purpose}`);
+      const versions = [...(before?.versions ?? (before ? [before.version] : [])), version];
+      tx.put(CredentialStatuses, `${c.judgmentId}:${purpose}`, { set: wanted, action: req.action, reason, at, version, versions });
+    }
+    return { ...result, version, changed: true, credentialSha256 };
   });
+}
+
+/** A new version as one transaction writes it: the version, the list's head and the version's log entry (PROTOCOL 8.7, 9.3). */
+function writeVersion(
+  tx: Tx,
+  ctx: Ctx,
+  v: Omit<StatusListVersion, 'credentialSha256' | 'ticket'> & { listUrl: string; encodedList: string },
+  agent: string | null,
+): { credentialSha256: string } {
+  const credentialSha256 = sha256Hex(canonicalize(v.credential));
+  const ticket = enqueueLogEntry(tx, ctx, {
+    kind: STATUS_LIST_EVENT_KIND,
+    tier: 'event',
+    agent,
+    body: {
+      schemaVersion: '1.0.0',
+      list: v.listUrl,
+      purpose: v.purpose,
+      version: v.version,
+      credentialSha256,
+      action: v.action,
+      reason: v.reason,
+      changed: v.changes.length,
+      changesSha256: sha256Hex(canonicalize(v.changes)),
+      at: v.at,
+    },
+  });
+  const { listUrl, encodedList, ...version } = v;
+  tx.put(StatusListVersions, versionKey(v.purpose, v.version), { ...version, credentialSha256, ticket });
+  tx.put(StatusListHeads, v.purpose, { purpose: v.purpose, version: v.version, listUrl, encodedList, at: v.at });
+  return { credentialSha256 };
 }

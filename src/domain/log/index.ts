@@ -5,6 +5,7 @@ export { enqueueLogEntry, leafBytesAtMost } from './sequencer.js';
 export {
   cosignedNote,
   LogCheckpoints,
+  LOG_LOCK,
   LogEntries,
   LogHead,
   LogIndex,
@@ -12,6 +13,9 @@ export {
   LogOutbox,
   seqKey,
   seqOfId,
+  statusIndexKey,
+  statusIndexPrefix,
+  statusVersionRef,
   storeNodes,
   type StoredCheckpoint,
 } from './spaces.js';

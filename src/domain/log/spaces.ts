@@ -10,6 +10,7 @@ import {
   entryLeaf,
   GENESIS_PREV_HASH,
   leafHash,
+  STATUS_LIST_EVENT_KIND,
   type AttestationTier,
   type GetNode,
   type LogEntry,
@@ -59,7 +60,7 @@ export const LogHead = space<LogHeadRecord>('log-head');
 /** size -> checkpoint. */
 export const LogCheckpoints = space<StoredCheckpoint>('log-checkpoints');
 export const LogOutbox = space<OutboxItem>('log-outbox');
-/** Secondary keys -> seq: `kind:K:seq`, `subject:SHA:seq`, `agent:TAG:seq`, `proposal:ID:seq`. */
+/** Secondary keys -> seq: `kind:K:seq`, `subject:SHA:seq`, `agent:TAG:seq`, `proposal:ID:seq`, `status:PURPOSE:VERSION:seq`. */
 export const LogIndex = space<{ seq: number }>('log-index');
 /** Full tiles and full entry bundles, made once: `h/<level>/<index>` or `e/<index>` -> base64. */
 export const LogTiles = space<string>('log-tiles', { cached: false });
@@ -86,8 +87,22 @@ export function indexKeys(e: LogEntry): string[] {
   if (typeof subject === 'string') keys.push(`subject:${subject}:${pad(e.seq)}`);
   const proposalId = e.body.proposalId;
   if (typeof proposalId === 'string') keys.push(`proposal:${proposalId}:${pad(e.seq)}`);
+  const ref = statusVersionRef(e);
+  if (ref) keys.push(statusIndexKey(ref.purpose, ref.version, e.seq));
   return keys;
 }
+
+/** The list and version a status-list.version.v1 entry records (PROTOCOL 8.7), or undefined for any other entry. */
+export function statusVersionRef(e: Pick<LogEntry, 'kind' | 'body'>): { purpose: string; version: number } | undefined {
+  if (e.kind !== STATUS_LIST_EVENT_KIND) return undefined;
+  const { purpose, version } = e.body;
+  return typeof purpose === 'string' && Number.isSafeInteger(version) ? { purpose, version: version as number } : undefined;
+}
+
+/** `status:PURPOSE:VERSION:SEQ`: a status list version's entry, found by its version (a bundle reads only those it staples). */
+export const statusIndexKey = (purpose: string, version: number, seq: number) => `${statusIndexPrefix(purpose, version)}${pad(seq)}`;
+/** The index keys of a list's versions (`status:PURPOSE:`), or of one version's entry. */
+export const statusIndexPrefix = (purpose: string, version?: number) => (version === undefined ? `status:${purpose}:` : `status:${purpose}:${pad(version)}:`);
 
 /** Where a read of the index under `prefix` starts: past the cursor seq, when there is one. */
 export const indexFrom = (prefix: string, after?: number) => (after === undefined ? prefix : `${prefix}${pad(after)}`);

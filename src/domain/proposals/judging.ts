@@ -20,7 +20,7 @@ import {
 import type { Tx } from '../../store/index.js';
 import type { Ctx } from '../context.js';
 import { Credentials, issueJudgmentCredential } from '../credentials/credentials.js';
-import { claimSlots, drawStatusSlots, slotLocks, slotsFree, type StatusSlots } from '../credentials/status-lists.js';
+import { claimSlots, drawStatusSlots, ensureStatusLists, slotLocks, slotsFree, type StatusSlots } from '../credentials/status-lists.js';
 import { moveCredits } from '../ledger.js';
 import { auditEvent, enqueueLogEntry, EVENT_KIND } from '../log/index.js';
 import { publishToTree, treeLocks } from '../knowledge/tree.js';
@@ -120,6 +120,8 @@ export function judgeStanding(agent: AgentRecord): { code: 'calibration_required
 /** Judges a proposal. Every refusal of PROTOCOL 7.5 is a ServiceError; a dry run changes nothing. */
 export async function judge(ctx: Ctx, input: JudgeInput): Promise<JudgeResult> {
   const kind = admitJudge(input);
+  // The lists a credential names exist, logged, before it names them (PROTOCOL 8.7).
+  if (!input.dryRun) await ensureStatusLists(ctx);
   return underJudgingLocks(ctx, input, kind, async (tx, proposal, slots) => {
     const me = await mayJudge(ctx, tx, proposal, input);
     const content = judgedContent(kind, proposal, input);

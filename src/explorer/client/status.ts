@@ -32,11 +32,21 @@ async function fetchList(url: string): Promise<VerifierModule.FetchedStatusList>
   }
 }
 
+/** The node's status head (which version of each list is the newest at its checkpoint), or undefined when it cannot be read. */
+async function fetchHead(): Promise<unknown> {
+  try {
+    const res = await fetch('/credentials/status/head', { cache: 'no-cache', headers: { accept: 'application/json' } });
+    return res.ok ? await res.json() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every version record of a list (pages of at most 100), or none when they cannot be read (the reason is then "not given"). */
 async function versionsOf(url: string): Promise<VerifierModule.StatusVersionRecord[]> {
   const out: VerifierModule.StatusVersionRecord[] = [];
   try {
-    for (let from = 1; ; ) {
+    for (let from = 0; ; ) {
       const page = await getJson<{ versions?: VerifierModule.StatusVersionRecord[] }>(`${onThisOrigin(url)}/versions?from=${from}`);
       const got = page.versions ?? [];
       out.push(...got);
@@ -80,7 +90,8 @@ export async function readStatus(V: Verifier, credentials: Json[], options: Veri
     for (const e of (Array.isArray(s) ? s : s === undefined ? [] : [s]) as Json[])
       if (typeof e?.statusListCredential === 'string') urls.add(e.statusListCredential);
   }
-  const lists = await Promise.all([...urls].map(fetchList));
+  const [head, ...lists] = await Promise.all([fetchHead(), ...[...urls].map(fetchList)]);
+  options = head === undefined ? options : { ...options, head };
   const report = await V.verifyStatus(credentials, lists, options);
   if (!report.needsVersions.length) return report;
   // A bit is set: the list's versions name the reason and the time; checked again with them.

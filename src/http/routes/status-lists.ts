@@ -4,13 +4,18 @@
 // whether it was revoked or suspended, when and why.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { isStatusPurpose, ServiceError, STATUS_LIST_TTL_MS, STATUS_PURPOSES, type StatusPurpose } from '../../core/index.js';
+import { isStatusPurpose, ServiceError, STATUS_HEAD_PATH, STATUS_LIST_TTL_MS, STATUS_PURPOSES, type StatusPurpose } from '../../core/index.js';
+import { Credentials } from '../../domain/credentials/credentials.js';
+import { statusHeadAt } from '../../domain/credentials/status-head.js';
 import { credentialStatusOf, statusListVersion, statusListVersions, versionView } from '../../domain/credentials/status-lists.js';
 import { Credential } from './log-schemas.js';
 import { Open } from '../schemas.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-const Int = (o: object = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...o });
+// One spelling per number (PROTOCOL 8.7): base-10 digits, no sign, no leading zero, no space, no
+// fraction, no hex. A cached answer is keyed by its URL, so `?version=01` answering as
+// `?version=1` would be a second immutable name for one version; anything else is a 400.
+const Decimal = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$', maxLength: 16, description });
 const Purpose = Type.Object({ purpose: Type.String({ maxLength: 40 }) });
 
 function purposeOf(purpose: string): StatusPurpose {
@@ -31,19 +36,24 @@ export async function statusListRoutes(app: FastifyInstance) {
         summary: 'A status list (W3C BitstringStatusListCredential, eddsa-jcs-2022): the newest version, or ?version=N',
         tags: ['credentials'],
         params: Purpose,
-        querystring: Type.Object({ version: Type.Optional(Int()) }, { additionalProperties: false }),
+        querystring: Type.Object({ version: Type.Optional(Decimal('a version number, in its one spelling (0, 1, 2, ...)')) }, { additionalProperties: false }),
         response: { 200: Credential },
       },
       config: { errors: ['not_found'] },
     },
     async (request, reply) => {
       const purpose = purposeOf((request.params as { purpose: string }).purpose);
-      const { version } = request.query as { version?: number };
+      const asked = (request.query as { version?: string }).version;
+      const version = asked === undefined ? undefined : Number(asked);
       const v = await statusListVersion(ctx, purpose, version);
       if (!v)
-        throw new ServiceError('not_found', `The ${purpose} list has no version ${version}.`, {
-          hint: 'GET /credentials/status/{purpose}/versions lists them.',
-        });
+        throw new ServiceError(
+          'not_found',
+          version === undefined ? `The ${purpose} list is not made yet: no credential names it.` : `The ${purpose} list has no version ${version} in its log.`,
+          {
+            hint: 'GET /credentials/status/{purpose}/versions lists them.',
+          },
+        );
       // A past version never changes; the newest may at any time, and is cached for the list's ttl (§2.2).
       reply.header('cache-control', version === undefined ? `public, max-age=${STATUS_LIST_TTL_MS / 1000}` : IMMUTABLE);
       reply.header('x-status-list-version', String(v.version));
@@ -60,7 +70,10 @@ export async function statusListRoutes(app: FastifyInstance) {
         tags: ['credentials'],
         params: Purpose,
         querystring: Type.Object(
-          { from: Type.Optional(Int({ minimum: 1 })), limit: Type.Optional(Int({ minimum: 1, maximum: 100 })) },
+          {
+            from: Type.Optional(Decimal('the first version listed (default 0)')),
+            limit: Type.Optional(Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: 'at most this many (1 to 100, default 100)' })),
+          },
           { additionalProperties: false },
         ),
         response: { 200: Type.Object({ purpose: Type.String(), versions: Type.Array(Open()) }) },
@@ -69,9 +82,9 @@ export async function statusListRoutes(app: FastifyInstance) {
     },
     async (request, reply) => {
       const purpose = purposeOf((request.params as { purpose: string }).purpose);
-      const { from, limit } = request.query as { from?: number; limit?: number };
+      const { from, limit } = request.query as { from?: string; limit?: string };
       reply.header('cache-control', `public, max-age=${STATUS_LIST_TTL_MS / 1000}`);
-      return { purpose, versions: (await statusListVersions(ctx, purpose, from ?? 1, limit ?? 100)).map(versionView) };
+      return { purpose, versions: (await statusListVersions(ctx, purpose, Number(from ?? 0), Number(limit ?? 100))).map(versionView) };
     },
   );
 
@@ -85,10 +98,32 @@ export async function statusListRoutes(app: FastifyInstance) {
         params: Type.Object({ judgmentId: Type.String({ maxLength: 64 }) }),
         response: { 200: Type.Object({ judgmentId: Type.String(), revocation: Type.Optional(Open()), suspension: Type.Optional(Open()) }) },
       },
+      config: { errors: ['not_found'] },
     },
     async (request) => {
       const { judgmentId } = request.params as { judgmentId: string };
+      // An id no credential has is a 404, never an answer that reads like an unchanged credential.
+      if (!/^jdg_[0-9a-f]{16}$/.test(judgmentId) || !(await ctx.store.get(Credentials, judgmentId)))
+        throw new ServiceError('not_found', `No judgment credential ${judgmentId} on this node.`);
       return { judgmentId, ...(await credentialStatusOf(ctx, judgmentId)) };
+    },
+  );
+
+  app.get(
+    STATUS_HEAD_PATH,
+    {
+      schema: {
+        operationId: 'statusHead',
+        summary: "The status head: the newest version of each list logged at the node's newest checkpoint, signed by the issuer (PROTOCOL 8.7)",
+        tags: ['credentials'],
+        response: { 200: Open() },
+      },
+    },
+    async (_request, reply) => {
+      await ctx.log.drain();
+      const { head } = await statusHeadAt(ctx, await ctx.log.checkpoint());
+      reply.header('cache-control', 'no-cache');
+      return head;
     },
   );
 }
