@@ -4,8 +4,7 @@
 // checks the new checkpoint's signature, proves it extends the last one (a fork or a rollback
 // fails), re-hashes and re-chains every new entry, and requires the root they build to be
 // the one signed (an edited, removed or reordered entry fails).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import {
   canonicalize,
   consistencyProof,
@@ -28,9 +27,27 @@ import {
   type OpenedCheckpoint,
   type WitnessPolicy,
 } from '../verifier/index.js';
-import type { AkasClient } from './client.js';
-import { checkedBundle, type FetchBytes } from './tile-reader.js';
+import { AkasClient } from './client.js';
+import { boundedTransport, type FetchCaps } from './http1.js';
 import type { Json } from './json.js';
+import { writeFileSafely } from './safe-file.js';
+import { checkedBundle, type FetchBytes } from './tile-reader.js';
+
+/**
+ * The caps of log watch's reads of the node's API: a page of /api/log/entries is at most 1,000
+ * entries of at most 65,535 bytes each as JSON beside their ids, hashes and MACs (96 MiB); a
+ * head within 15 s, all of it within 120 s.
+ */
+export const LOG_WATCH_CAPS: FetchCaps = { maxBytes: 96 * 1024 * 1024, headersMs: 15_000, totalMs: 120_000 };
+/** Entries one page of /api/log/entries holds at most (PROTOCOL 9.5): a page of more is refused. */
+const ENTRIES_PER_PAGE = 1000;
+/**
+ * The most entries one run audits: a signed checkpoint may claim any size (2^40 repeated leaves
+ * are a self-consistent log), and a run that would read more says so and reads nothing (exit 1).
+ */
+export const LOG_WATCH_MAX_ENTRIES = 10_000_000;
+/** Pages of 100 reviews the review gate reads at most (100,000 reviews of one subject): the node's cursors are its word. */
+export const GATE_MAX_PAGES = 1000;
 
 interface WatchState extends AuditState {
   checkpoint: string;
@@ -44,9 +61,21 @@ export function readWatchState(path: string): WatchState | undefined {
   }
 }
 
+// Through a fresh temporary file renamed in place: never through a link planted at the path (cli/safe-file.ts).
 function writeWatchState(path: string, state: WatchState) {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  writeFileSync(path, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+  writeFileSafely(path, JSON.stringify(state, null, 2) + '\n');
+}
+
+/** The same node's client, every call within LOG_WATCH_CAPS (cli/http1.ts boundedTransport). */
+const boundedClient = (client: AkasClient) => new AkasClient({ baseUrl: client.baseUrl, apiKey: client.apiKey, fetch: boundedTransport(LOG_WATCH_CAPS) });
+
+/** A run that would audit more than `max` entries: said, and nothing read. */
+function tooLong(size: number, from: number, max: number): WatchResult {
+  return {
+    ok: false,
+    message: `the log has ${size - from} entries to audit (${from} to ${size}), more than the ${max} one run of log watch reads: refused`,
+    size,
+  };
 }
 
 export interface WatchResult {
@@ -75,10 +104,11 @@ function witnessProblem(note: string, witnesses?: WitnessPolicy): string | null 
 
 /** One round of monitoring. */
 export async function watchOnce(
-  client: AkasClient,
+  given: AkasClient,
   statePath: string,
-  opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {},
+  opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy; maxEntries?: number } = {},
 ): Promise<WatchResult> {
+  const client = boundedClient(given);
   const state = readWatchState(statePath);
   const { key, source } = await logKeyFor(client, opts.logKey, state);
   if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
@@ -113,10 +143,16 @@ export async function watchOnce(
   // The entries themselves must build the signed root.
   const auditor = new LogAuditor(opts.full ? undefined : state);
   const from = auditor.size;
+  const max = opts.maxEntries ?? LOG_WATCH_MAX_ENTRIES;
+  if (cp.size - from > max) return tooLong(cp.size, from, max);
+  // Pages bounded by the checkpoint: each holds at least one entry and no more than it was asked.
   while (auditor.size < cp.size) {
-    const page = await client.get<Json>(`/api/log/entries?start=${auditor.size}&end=${Math.min(cp.size, auditor.size + 1000)}`);
+    const asked = Math.min(cp.size - auditor.size, ENTRIES_PER_PAGE);
+    const page = await client.get<Json>(`/api/log/entries?start=${auditor.size}&end=${auditor.size + asked}`);
     if (!Array.isArray(page.entries) || page.entries.length === 0)
       return { ok: false, message: `the node serves no entry ${auditor.size} of the ${cp.size} its checkpoint signs` };
+    if (page.entries.length > asked)
+      return { ok: false, message: `the node serves ${page.entries.length} entries from ${auditor.size} where ${asked} were asked for`, size: cp.size };
     for (const e of page.entries) {
       const problem = auditor.append(e);
       if (problem) return { ok: false, message: `REWRITE: ${problem}`, size: cp.size };
@@ -183,9 +219,10 @@ function policyRefusal(profile: Json | undefined, policy: GatePolicy, now: numbe
  * claim, reported as such and never counted as verified.
  */
 export async function reviewGate(
-  client: AkasClient,
+  given: AkasClient,
   opts: { subject: string; verdict: string; min: number; logKey?: string; statePath: string; policy?: GatePolicy },
 ) {
+  const client = boundedClient(given);
   const policy = opts.policy ?? {};
   const { key } = await logKeyFor(client, opts.logKey, readWatchState(opts.statePath));
   // Ages are measured by the node's clock, which set the agents' createdAt.
@@ -194,7 +231,9 @@ export async function reviewGate(
   const counted = new Set<string>();
   const refusals = new Map<string, string | undefined>();
   let cursor: string | null = null;
+  let pages = 0;
   do {
+    if (++pages > GATE_MAX_PAGES) throw new Error(`the node lists more than ${GATE_MAX_PAGES} pages of reviews of ${opts.subject}: refused, not read on`);
     const page: Json = await client.get<Json>(
       `/api/attestations?kind=review.attestation.v1&subject=${opts.subject}&limit=100${cursor ? `&cursor=${cursor}` : ''}`,
     );
@@ -286,7 +325,7 @@ function entryOfLeaf(leaf: Buffer): LogEntry | string {
 export async function watchTilesOnce(
   fetchBytes: FetchBytes,
   statePath: string,
-  opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy } = {},
+  opts: { full?: boolean; logKey?: string; witnesses?: WitnessPolicy; maxEntries?: number } = {},
 ): Promise<WatchResult> {
   const state = readWatchState(statePath);
   const key = opts.logKey ?? state?.logKey;
@@ -319,6 +358,8 @@ export async function watchTilesOnce(
   }
   const auditor = new LogAuditor(opts.full ? undefined : state);
   const from = auditor.size;
+  const max = opts.maxEntries ?? LOG_WATCH_MAX_ENTRIES;
+  if (cp.size - from > max) return tooLong(cp.size, from, max);
   for (let n = Math.floor(from / TILE_WIDTH); n * TILE_WIDTH < cp.size; n++) {
     const bundle = await checkedBundle(fetchBytes, tiles, n);
     if ('problem' in bundle) return { ok: false, message: bundle.problem, size: cp.size };

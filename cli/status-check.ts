@@ -8,11 +8,28 @@ import { parseStrictJson } from '../src/core/strict-json.js';
 import { Checks, type Check } from '../verifier/report.js';
 import type { IssuerTrust } from '../verifier/issuer-keys.js';
 import { credentialStatusChecks, statusEntries, statusListChecking, type Inflate, type ReadList, type StatusReasons } from '../verifier/status-list.js';
+import { boundedGet, type FetchCaps } from './http1.js';
 
 /** node:zlib's gunzip, bounded: a list that inflates past maxBytes is refused, never held. */
 export const inflateNode: Inflate = (gz, maxBytes) => new Uint8Array(gunzipSync(gz, { maxOutputLength: maxBytes }));
 
-const FETCH_TIMEOUT_MS = 15_000;
+/**
+ * A status list credential: its encodedList is GZIP of at most 2 MiB of bits (verifier/status-list.ts
+ * MAX_LIST_BYTES), in base64url; 4 MiB holds that with the credential around it. A head within
+ * 15 s, all of it within 30 s.
+ */
+export const STATUS_LIST_CAPS: FetchCaps = { maxBytes: 4 * 1024 * 1024, headersMs: 15_000, totalMs: 30_000 };
+/** One page of a list's /versions (at most 100 versions, each its changes and reason): 8 MiB, in the same time. */
+export const VERSIONS_PAGE_CAPS: FetchCaps = { maxBytes: 8 * 1024 * 1024, headersMs: 15_000, totalMs: 30_000 };
+/** Versions a /versions page holds at most (PROTOCOL 8.7): a page of fewer is the last. */
+const VERSIONS_PER_PAGE = 100;
+/**
+ * The most /versions pages read for one list, whatever the list says (10,000 versions); fewer
+ * when the node says which version the list is (x-status-list-version): no page past it is read.
+ * And the most bytes all pages of one list may hold.
+ */
+export const MAX_VERSIONS_PAGES = 100;
+export const MAX_VERSIONS_BYTES = 32 * 1024 * 1024;
 
 interface VersionRecord {
   version: number;
@@ -21,12 +38,13 @@ interface VersionRecord {
   changes: Array<{ index: number }>;
 }
 
-async function getJson(url: string): Promise<unknown> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
-  if (!r.ok) throw new Error(`HTTP ${r.status}`);
-  const parsed = parseStrictJson(new Uint8Array(await r.arrayBuffer()));
+/** GET of a URL a credential names, within `caps` (cli/http1.ts boundedGet: same-origin redirects only), as strict JSON. */
+async function getJson(url: string, caps: FetchCaps): Promise<{ value: unknown; headers: Map<string, string>; bytes: number }> {
+  const r = await boundedGet(url, caps, { accept: 'application/json' });
+  if (r.status < 200 || r.status > 299) throw new Error(`HTTP ${r.status}`);
+  const parsed = parseStrictJson(new Uint8Array(r.body));
   if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.value;
+  return { value: parsed.value, headers: r.headers, bytes: r.body.length };
 }
 
 export interface StatusInputs {
@@ -49,6 +67,49 @@ export interface StatusContext {
   reasons: StatusReasons;
 }
 
+const sameOrigin = (a: string, b: string) => {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+};
+
+const isVersionRecord = (v: unknown): v is VersionRecord =>
+  typeof v === 'object' &&
+  v !== null &&
+  Number.isSafeInteger((v as VersionRecord).version) &&
+  Array.isArray((v as VersionRecord).changes) &&
+  (v as VersionRecord).changes.every((ch) => typeof ch === 'object' && ch !== null);
+
+/**
+ * The version records of a list (its /versions pages, oldest first), bounded: no page past the
+ * version the node says the list is (`said`), at most MAX_VERSIONS_PAGES pages and
+ * MAX_VERSIONS_BYTES in all, each page going forward from the last; a page that does not, or a
+ * record past `said`, ends the reading with what was read (they only give reasons).
+ */
+async function versionRecords(listUrl: string, said: number | undefined): Promise<VersionRecord[]> {
+  const records: VersionRecord[] = [];
+  const pages = Math.min(MAX_VERSIONS_PAGES, said === undefined ? MAX_VERSIONS_PAGES : Math.ceil(said / VERSIONS_PER_PAGE));
+  let budget = MAX_VERSIONS_BYTES;
+  let from = 1;
+  for (let page = 0; page < pages && budget > 0; page++) {
+    const caps = { ...VERSIONS_PAGE_CAPS, maxBytes: Math.min(VERSIONS_PAGE_CAPS.maxBytes, budget) };
+    const r = await getJson(`${listUrl}/versions?from=${from}`, caps).catch(() => undefined);
+    if (!r) break;
+    budget -= r.bytes;
+    const got = (r.value as { versions?: unknown } | null)?.versions;
+    if (!Array.isArray(got) || got.length === 0 || got.length > VERSIONS_PER_PAGE) break;
+    for (const v of got) {
+      if (!isVersionRecord(v) || v.version < from || (said !== undefined && v.version > said)) return records;
+      records.push(v);
+      from = v.version + 1;
+    }
+    if (got.length < VERSIONS_PER_PAGE) break;
+  }
+  return records;
+}
+
 /** Reads and checks the lists the credentials name (fetched) or the files give. */
 export async function readStatusLists(credentials: unknown[], inputs: StatusInputs): Promise<StatusContext> {
   const c = new Checks();
@@ -65,17 +126,26 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
     for (const e of statusEntries(cred))
       if (typeof (e as { statusListCredential?: unknown }).statusListCredential === 'string')
         urls.add((e as { statusListCredential: string }).statusListCredential);
+  // Each list fetched: the URL it was read from and the version the node says it is.
+  const fetched = new Map<unknown, { url: string; version?: number }>();
   if (inputs.fetch) {
     for (const url of urls) {
       try {
-        docs.push(await getJson(url));
+        const r = await getJson(url, STATUS_LIST_CAPS);
+        docs.push(r.value);
+        const said = r.headers.get('x-status-list-version');
+        fetched.set(r.value, { url, version: said !== undefined && /^(0|[1-9][0-9]{0,15})$/.test(said) ? Number(said) : undefined });
       } catch (e) {
         unreadable.set(url, `${url}: ${(e as Error).message}`);
       }
     }
   }
+  // The version records of the lists fetched, read on their own origin only.
+  const readFrom = new Map<string, { url: string; version?: number }>();
   for (const doc of docs) {
     const list = runNow(statusListChecking(c, doc, { at: inputs.at, issuers: inputs.issuers, trust: inputs.trust, inflate: inflateNode }));
+    const from = fetched.get(doc);
+    if (list && from && sameOrigin(list.url, from.url)) readFrom.set(list.url, from);
     if (list) lists.set(list.url, list);
     else {
       const id = (doc as { id?: unknown })?.id;
@@ -84,19 +154,9 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
   }
   // Why a bit is set: the list's version records (fetched only when a bit is set, and only with --status).
   const versions = new Map<string, VersionRecord[]>();
-  if (inputs.fetch) {
-    for (const list of lists.values()) {
-      if (!list.bits.some((b) => b !== 0)) continue;
-      const records: VersionRecord[] = [];
-      for (let from = 1; ; ) {
-        const page = (await getJson(`${list.url}/versions?from=${from}`).catch(() => undefined)) as { versions?: VersionRecord[] } | undefined;
-        if (!page?.versions?.length) break;
-        records.push(...page.versions);
-        from = page.versions[page.versions.length - 1].version + 1;
-        if (page.versions.length < 100) break;
-      }
-      versions.set(list.url, records);
-    }
+  for (const list of lists.values()) {
+    const from = readFrom.get(list.url);
+    if (from && list.bits.some((b) => b !== 0)) versions.set(list.url, await versionRecords(list.url, from.version));
   }
   const reasons: StatusReasons = (url, index) => {
     const last = [...(versions.get(url) ?? [])].reverse().find((v) => v.changes.some((ch) => ch.index === index));

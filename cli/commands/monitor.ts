@@ -5,8 +5,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import { unreachableError } from '../client.js';
+import { AkasClient, unreachableError } from '../client.js';
 import { CliError, reasonOf, usageError } from '../errors.js';
+import { boundedGet, boundedTransport, isFetchError } from '../http1.js';
 import type { JournalEntry } from '../journal.js';
 import type { Json } from '../json.js';
 import { configDir } from '../profile.js';
@@ -41,6 +42,7 @@ interface MonitorOpts {
   compare: string[];
   state?: string;
   journal?: string;
+  maxEntries?: string;
 }
 
 export function monitorCommands(program: Command, cli: Cli) {
@@ -61,12 +63,14 @@ export function monitorCommands(program: Command, cli: Cli) {
     .option('--compare <url|file>', "another view's checkpoint (a node, a witness, another monitor's state file); repeatable", collect, [])
     .option('--journal <file>', "check the agent's entries against this journal file (a copy of `akas journal`'s, e.g. in CI), not the profile's")
     .option('--state <file>', 'where to keep the state (default: under the config folder, per log and agent)')
+    .option('--max-entries <n>', 'read at most this many entries per catch-up; a log with more says so and stops (exit 3), saved (default 10,000,000)')
     .action(
       action(cli, async (opts: MonitorOpts) => {
         const g = cli.globals();
         const seconds = Number(opts.interval);
         if (!Number.isFinite(seconds) || seconds < 0.1) throw usageError('--interval is a number of seconds (at least 0.1)');
         if (opts.from !== undefined && !/^\d+$/.test(opts.from)) throw usageError('--from is a log index');
+        if (opts.maxEntries !== undefined && !/^[1-9]\d{0,14}$/.test(opts.maxEntries)) throw usageError('--max-entries is a number of entries (at least 1)');
         if (opts.agent !== undefined && !/^ak_[A-Za-z0-9]{8}$/.test(opts.agent))
           throw usageError(`--agent is an agent tag (ak_ + 8 characters), got ${opts.agent}`);
         if (opts.tiles !== undefined && !/^https?:\/\//.test(opts.tiles))
@@ -102,7 +106,9 @@ export function monitorCommands(program: Command, cli: Cli) {
             });
           }
         }
-        const client = cli.client();
+        // Every read of the node within its caps, redirects to its own origin only (cli/http1.ts).
+        const { MONITOR_API_CAPS } = await import('../monitor/follow.js');
+        const client = new AkasClient({ baseUrl: g.baseUrl, fetch: boundedTransport(MONITOR_API_CAPS) });
         const tilesUrl = (opts.tiles ?? `${g.baseUrl.replace(/\/+$/, '')}/log`).replace(/\/+$/, '');
         const statePath = opts.state ?? monitorStatePath(tilesUrl, tag);
         const compare = opts.compare.map((c) => {
@@ -112,9 +118,9 @@ export function monitorCommands(program: Command, cli: Cli) {
             return {
               from: c,
               note: async () => {
-                const r = await fetch(noteUrl);
+                const r = await boundedGet(noteUrl, (await import('../tile-reader.js')).CHECKPOINT_CAPS);
                 if (r.status !== 200) throw new Error(`GET ${noteUrl} answered ${r.status}`);
-                return noteOf(await r.text());
+                return noteOf(r.body.toString('utf8'));
               },
               tiles: tileFetcher(prefix),
             };
@@ -169,9 +175,13 @@ export function monitorCommands(program: Command, cli: Cli) {
                 }),
               killAfter,
               killAt,
+              maxEntries: opts.maxEntries === undefined ? undefined : Number(opts.maxEntries),
+              origins: [g.baseUrl, tilesUrl].flatMap((u) => (URL.canParse(u) ? [new URL(u).origin] : [])),
             });
           } catch (e) {
             if (e instanceof StateError) throw new CliError(2, e.message, { code: 'unreadable', path: statePath });
+            // A read its caps refused (too long, too large, sent to another origin): it could not run.
+            if (isFetchError(e) && (opts.once || round === 0)) throw new CliError(2, e.message, { code: e.code, url: e.url });
             const unreachable = e instanceof Unreachable || (CliError.is(e) && e.exitCode === 2);
             if (opts.once || round === 0) {
               if (CliError.is(e)) throw e;
@@ -191,6 +201,17 @@ export function monitorCommands(program: Command, cli: Cli) {
             read: r.read,
             alerts: r.alerts,
           });
+          // A log longer than one catch-up reads: said, and the monitor stops there (saved) rather than follow it for ever.
+          if (r.capped) {
+            print({
+              type: 'event',
+              what: 'max-entries',
+              message:
+                `the log holds ${r.capped.left} entries more than this catch-up reads (--max-entries ${r.capped.max}): ` + 'stopped; run again to read on',
+              ...r.capped,
+            });
+            return r.alerts > 0 ? 1 : 3;
+          }
           if (opts.once) return r.alerts > 0 ? 1 : r.incomplete.length ? 3 : 0;
           await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
         }

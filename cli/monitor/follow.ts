@@ -12,6 +12,8 @@ import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WID
 import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
 import { attestationHash } from '../journal.js';
 import type { Json } from '../json.js';
+import { boundedGet, type FetchCaps, isFetchError } from '../http1.js';
+import { STATUS_LIST_CAPS } from '../status-check.js';
 import type { FetchBytes } from '../tile-reader.js';
 import { BoundTiles, type CheckedBundle, checkBundle, entriesContaining, leafAt } from './bundle-check.js';
 import { forkEvidence } from './evidence.js';
@@ -64,8 +66,12 @@ export interface MonitorRound {
   judgmentKey?: (proposalId: string, judgmentId: string) => Promise<string | null>;
   /** The judgment credential as the node serves it, null when it answers 404 (its status indexes: cli/monitor/status.ts). */
   credential?: (kind: string, proposalId: string, judgmentId: string) => Promise<unknown | null>;
-  /** GET of a status list's URL (default: fetch). */
+  /** GET of a status list's URL (default: boundedGet within STATUS_LIST_CAPS). */
   getUrl?: GetUrl;
+  /** The origins status lists may be read from (the node's: its --base-url and --tiles); a list elsewhere is not fetched. */
+  origins?: string[];
+  /** The most entries one round reads (MAX_ENTRIES_PER_ROUND by default): a log with more to read stops there (RoundResult.capped). */
+  maxEntries?: number;
   /** Test hook: SIGKILL this process after reading this many entries. */
   killAfter?: number;
   /** Test hook: SIGKILL this process at the n-th record printed once, right after it is saved as pending or right after it is printed. */
@@ -78,8 +84,22 @@ export interface RoundResult {
   incomplete: string[];
   size: number;
   read: number;
+  /** Set when the log held more entries to read than maxEntries: the round read that many and stopped. */
+  capped?: { max: number; left: number };
 }
 
+/**
+ * The caps of the monitor's calls to the node's API (its keys, an agent's profile, a proposal,
+ * a credential): JSON documents of 32 MiB at most, a head within 15 s, all of it within 60 s.
+ */
+export const MONITOR_API_CAPS: FetchCaps = { maxBytes: 32 * 1024 * 1024, headersMs: 15_000, totalMs: 60_000 };
+/**
+ * The most entries one round reads (`--max-entries`): a catch-up is bounded whatever size a
+ * validly signed checkpoint claims (a log of 2^40 repeated leaves is self-consistent); ten
+ * million is about 6 minutes at 30,000 entries a second. Beyond it the round stops, saved, and
+ * says so (exit 3); the next run reads on from there.
+ */
+export const MAX_ENTRIES_PER_ROUND = 10_000_000;
 /** Bundles read ahead while the current one is checked. */
 const READ_AHEAD = 4;
 /** Bundles between two saves of the state when nothing is found (65,536 entries: a save is three fsyncs, and at most this many are read again after a kill). */
@@ -109,9 +129,11 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
       try {
         return await (o.getUrl ?? httpGet)(url);
       } catch (e) {
+        if (isFetchError(e) && e.code !== 'timeout') throw e;
         throw new Unreachable(`${url}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
       }
     },
+    origins: o.origins,
     credential: o.credential,
     get trust() {
       return trust;
@@ -248,8 +270,10 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
   const mine = Buffer.from(`"agent":${JSON.stringify(o.watched.tag)}`);
   const statusKind = Buffer.from(`"kind":${JSON.stringify(STATUS_LIST_EVENT_KIND)}`);
   const start = Math.min(state.next, cp.size);
+  // What this round reads: at most maxEntries from where the last one stopped.
+  const end = Math.min(cp.size, start + (o.maxEntries ?? MAX_ENTRIES_PER_ROUND));
   const first = Math.floor(start / TILE_WIDTH);
-  const last = Math.ceil(cp.size / TILE_WIDTH);
+  const last = Math.ceil(end / TILE_WIDTH);
   const ahead = new Map<number, Promise<[Buffer, Buffer | undefined]>>();
   // The bundle and its full level-0 tile (a partial one the root was folded from is read through
   // `tiles`), READ_AHEAD bundles ahead: the reads overlap the checks.
@@ -293,14 +317,21 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
       done = to;
       state.next = base + to;
     };
-    const inspect = [...new Set([...entriesContaining(bundle, mine), ...entriesContaining(bundle, statusKind)])].filter((i) => i >= done);
+    const upTo = Math.min(bundle.width, end - base);
+    const inspect = [...new Set([...entriesContaining(bundle, mine), ...entriesContaining(bundle, statusKind)])].filter((i) => i >= done && i < upTo);
     for (const i of inspect.sort((a, b) => a - b)) {
       advance(i);
       await inspectEntry(entry, base + i, leafAt(bundle, i));
       advance(i + 1);
     }
-    advance(bundle.width);
+    advance(upTo);
     if ((n - first) % SAVE_EVERY === SAVE_EVERY - 1) save();
+  }
+  if (end < cp.size) {
+    // Stopped at the bound: saved where it stopped, the checkpoint kept for a round that reads it all.
+    result.capped = { max: o.maxEntries ?? MAX_ENTRIES_PER_ROUND, left: cp.size - end };
+    save();
+    return result;
   }
   state.next = Math.max(state.next, cp.size);
   state.checkpoint = note;
@@ -371,10 +402,10 @@ async function matchEntry(c: EntryContext, seq: number, fields: Json, evidence: 
   }
 }
 
-/** GET of an absolute URL with the runtime's fetch. */
+/** GET of a status list's URL within its caps (same-origin redirects only). */
 const httpGet: GetUrl = async (url) => {
-  const r = await fetch(url, { headers: { accept: 'application/json' } });
-  return { status: r.status, bytes: Buffer.from(await r.arrayBuffer()) };
+  const r = await boundedGet(url, STATUS_LIST_CAPS, { accept: 'application/json' });
+  return { status: r.status, bytes: r.body };
 };
 
 /** A resource of the log: its bytes; a 404 is the log's fault (Missing), a failed connection the network's (Unreachable). */
@@ -384,6 +415,11 @@ async function read(fetchBytes: FetchBytes, path: string): Promise<Buffer> {
   } catch (e) {
     const m = String((e as Error).message);
     if (/answered 404/.test(m)) throw new Missing(m);
+    // A node that does not answer in time could not be read (exit 2, naming the URL); a tile or
+    // bundle over the bytes its width allows is not the tree's (an alert). Anything else a cap
+    // refuses (an over-long checkpoint, a redirect to another origin) stops the round: exit 2.
+    if (isFetchError(e) && e.code === 'timeout') throw new Unreachable(m);
+    if (isFetchError(e) && e.code === 'too_large' && path !== 'checkpoint') throw new Missing(m);
     if (e instanceof TypeError || /ECONNREFUSED|ENOTFOUND|fetch failed|ENOENT/.test(m))
       throw new Unreachable(`${path}: ${(e as Error & { cause?: Error }).cause?.message ?? m}`);
     throw e;

@@ -9,23 +9,19 @@
 // is between the two writes of phase 2, adjacent system calls with nothing in between: a kill
 // there prints that line again at the next run, with the same id. The output log holds every
 // alert exactly once, in order.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { appendLineSafely } from '../safe-file.js';
 import { besideState, type MonitorRecord, type MonitorState } from './state.js';
 
 /** The output log of a state: every alert printed, one JSON line each, exactly once. */
 export const outputLogPath = (statePath: string) => besideState(statePath, 'alerts.jsonl');
 
-/** Appends text to a file (created 0600) and fsyncs it; O_APPEND, so two writers never overwrite each other. */
+/**
+ * Appends text to a file (created 0600) and fsyncs it; O_APPEND, so two writers never overwrite
+ * each other; never through a link at the path, nor into a file others could write (cli/safe-file.ts).
+ */
 export function appendDurably(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const fd = openSync(path, 'a', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  appendLineSafely(path, text);
 }
 
 /** The ids in an output log (a line cut by a crash is not one: that alert was not recorded, and is printed again). */

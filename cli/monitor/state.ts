@@ -1,12 +1,13 @@
-// What `akas monitor` keeps between runs (one JSON file, written whole to a temporary file,
-// fsynced, renamed over the old one, and the folder fsynced: a SIGKILL at any point leaves
-// either the old state or the new one). The order that makes a kill lose nothing and repeat
+// What `akas monitor` keeps between runs (one JSON file, written whole to a fresh temporary file
+// opened with O_EXCL | O_NOFOLLOW, fsynced, renamed over the old one, and the folder fsynced
+// (cli/safe-file.ts): a SIGKILL at any point leaves either the old state or the new one, and a
+// link planted at the path or at a temporary name in a shared folder is never followed). The order that makes a kill lose nothing and repeat
 // nothing (cli/monitor/output.ts): an alert is saved in `pending` before it is printed, and
 // once printed it is appended to the output log beside the state; entries read since the last
 // save are read again on the next run, an alert whose id the state holds is not printed again,
 // and a pending one is printed at the next start unless the output log holds it.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { writeFileSafely } from '../safe-file.js';
 
 export interface MonitorState {
   version: 1;
@@ -66,24 +67,7 @@ export function readState(path: string): MonitorState | undefined {
 /** Where the files kept beside a state are: `<state>.<suffix>` (the state's `.json` dropped). */
 export const besideState = (statePath: string, suffix: string) => `${statePath.replace(/\.json$/, '')}.${suffix}`;
 
-/** Writes the state atomically and durably (see above). */
+/** Writes the state atomically and durably, never through a link (see above). */
 export function writeState(path: string, state: MonitorState) {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(state)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  if (process.platform !== 'win32') {
-    const dir = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
-  }
+  writeFileSafely(path, `${JSON.stringify(state)}\n`);
 }

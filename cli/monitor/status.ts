@@ -47,9 +47,20 @@ export interface StatusDeps {
   credential?: (kind: string, proposalId: string, judgmentId: string) => Promise<unknown | null>;
   /** The node's issuer keys reached from the pinned one; absent, the lists' proofs are not checked (said as incomplete). */
   trust?: IssuerTrust;
+  /** The origins a list may be read from (the node's); absent, any. A list elsewhere is never fetched (said as incomplete). */
+  origins?: string[];
 }
 
 const PURPOSE_WORD: Record<string, string> = { revocation: 'revoked', suspension: 'suspended' };
+
+/** The origin of a URL, or '' for a string that is not one (on no origin a reader is given). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+}
 
 export class StatusWatch {
   private readonly path: string;
@@ -158,6 +169,11 @@ export class StatusWatch {
         previous: last,
         ...(await evidence()),
       });
+    // The log is the node's word: it does not send this reader to fetch from a third party.
+    if (this.deps.origins && !this.deps.origins.includes(originOf(list))) {
+      incomplete(`version ${version} of the ${purpose} list is not read: ${list} is not on the node's origin (${this.deps.origins.join(', ')})`);
+      return;
+    }
     const url = `${list}${list.includes('?') ? '&' : '?'}version=${version}`;
     const res = await this.deps.getUrl(url);
     if (res.status === 404) {

@@ -1,8 +1,11 @@
 // cli/http1.ts: the CLI's HTTP/1.1 exchange over a TCP socket, against a raw server on
-// 127.0.0.1 that answers exactly the bytes a test gives it, split as the test wants.
+// 127.0.0.1 that answers exactly the bytes a test gives it, split as the test wants; and its
+// bounded reads (boundedGet) against servers that misbehave (test/helpers/hostile-server.ts).
 import { createServer, type Server, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { decodeChunked, formatRequest, http1Request, parseResponse } from '../../cli/http1.js';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { boundedGet, decodeChunked, type FetchCaps, formatRequest, http1Request, MAX_REDIRECTS, parseResponse } from '../../cli/http1.js';
+import { endless, silentServer, type Stream, type TestServer, testServer } from '../helpers/hostile-server.js';
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
@@ -88,5 +91,80 @@ describe('the request and answer formats', () => {
     expect(() => decodeChunked(Buffer.from('zz\r\n'))).toThrow();
     expect(() => decodeChunked(Buffer.from('5\r\nabc'))).toThrow();
     expect(() => decodeChunked(Buffer.from('3\r\nabcXX0\r\n\r\n'))).toThrow();
+  });
+});
+
+describe('boundedGet', () => {
+  const caps: FetchCaps = { maxBytes: 1024 * 1024, headersMs: 10_000, totalMs: 20_000 };
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+  const serve = async (handle: Parameters<typeof testServer>[0]) => {
+    const s = await testServer(handle);
+    servers.push(s);
+    return s;
+  };
+
+  it('refuses a body over its cap, hanging up long before an endless stream ends', async () => {
+    const stream: Stream = { sent: 0, reachedCeiling: false };
+    const s = await serve((_req, res) => endless(res, stream));
+    await expect(boundedGet(`${s.url}/list`, caps)).rejects.toMatchObject({ name: 'FetchError', code: 'too_large' });
+    expect(stream.reachedCeiling).toBe(false);
+  });
+
+  it('refuses a gzip body that inflates past its cap', async () => {
+    const bomb = gzipSync(Buffer.alloc(caps.maxBytes + 1));
+    const s = await serve((_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(bomb));
+    await expect(boundedGet(`${s.url}/tile`, caps, { 'accept-encoding': 'gzip' })).rejects.toMatchObject({ code: 'too_large' });
+  });
+
+  it('follows redirects within the origin, at most MAX_REDIRECTS, and none to another origin (asking nothing of it)', async () => {
+    const other = await serve((_req, res) => res.end('elsewhere'));
+    const s = await serve((req, res) => {
+      const n = Number(/^\/hop\/(\d+)$/.exec(req.url ?? '')?.[1] ?? -1);
+      if (req.url === '/away') return void res.writeHead(307, { location: `${other.url}/x` }).end();
+      if (n > 0) return void res.writeHead(302, { location: `/hop/${n - 1}` }).end();
+      res.end('here');
+    });
+    const r = await boundedGet(`${s.url}/hop/${MAX_REDIRECTS}`, caps);
+    expect([r.status, r.body.toString(), r.url]).toEqual([200, 'here', `${s.url}/hop/0`]);
+    await expect(boundedGet(`${s.url}/hop/${MAX_REDIRECTS + 1}`, caps)).rejects.toMatchObject({ code: 'too_many_redirects' });
+    await expect(boundedGet(`${s.url}/away`, caps)).rejects.toMatchObject({ code: 'redirect_refused' });
+    expect(other.asked).toEqual([]);
+  });
+
+  it('gives up on a server that never answers once its time cap passes', async () => {
+    const silent = await silentServer();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const read = boundedGet(`${silent.url}/checkpoint`, caps);
+      const settled = read.catch((e: unknown) => e);
+      await silent.asked;
+      await vi.advanceTimersByTimeAsync(caps.headersMs);
+      expect(await settled).toMatchObject({ name: 'FetchError', code: 'timeout', url: `${silent.url}/checkpoint` });
+    } finally {
+      vi.useRealTimers();
+      await silent.close();
+    }
+  });
+
+  it('gives up on a server that sends its head and then its body for ever slowly, once the whole-answer cap passes', async () => {
+    let cut = false;
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{');
+      res.on('close', () => (cut = true));
+    });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const settled = boundedGet(`${s.url}/slow`, caps).catch((e: unknown) => e);
+      await vi.waitFor(() => expect(s.asked).toHaveLength(1), { interval: 1 });
+      await vi.advanceTimersByTimeAsync(caps.totalMs);
+      expect(await settled).toMatchObject({ code: 'timeout' });
+    } finally {
+      vi.useRealTimers();
+    }
+    await vi.waitFor(() => expect(cut).toBe(true));
   });
 });
