@@ -1,5 +1,6 @@
 // `akas admin revoke`: an operator withdraws judgment credentials (PROTOCOL 8.7). A running node
-// is asked through its local admin channel (a Unix socket in its data folder, src/ops); a stopped
+// is asked through its local admin channel (a Unix socket in its data folder, or in a private
+// runtime folder when that path is too long for one: src/ops/admin-ask.ts); a stopped
 // node's store, or a shared PostgreSQL database, is changed directly.
 import type { Command } from 'commander';
 import { CliError, usageError } from '../errors.js';
@@ -66,9 +67,9 @@ export function adminCommands(program: Command, cli: Cli) {
           }
         }
         if (!answer.ok) {
-          const { code, message } = answer.error;
+          const { code, message, errors } = answer.error;
           // An unknown id, a missing reason: the command could not run (exit 2), naming what.
-          throw new CliError(2, message, { code, error: message });
+          throw new CliError(2, message, { code, error: message, ...(errors ? { errors } : {}) });
         }
         const r = answer.result;
         cli.output().result({ ...r, via }, () => {

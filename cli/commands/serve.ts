@@ -225,7 +225,28 @@ export function serveCommands(program: Command, cli: Cli) {
             });
         }
         const calibrationDir = opts.calibration ?? env.AKAS_CALIBRATION;
+        // The local admin channel (akas admin revoke while the node runs; PROTOCOL 8.7): a Unix
+        // socket in the data folder, or in a private runtime folder when that path is too long for
+        // one; placed before anything is written, opened before the port is bound. A shared
+        // database's admin goes to the database itself.
+        let adminSocket: string | undefined;
+        if (!storeUrl) {
+          const { prepareAdminSocket } = await import('../../src/ops/admin-ask.js');
+          try {
+            adminSocket = prepareAdminSocket(dataDir);
+          } catch (e) {
+            refusal(e);
+          }
+        }
+        const openChannel = async (app: import('fastify').FastifyInstance) => {
+          const { openAdminChannel } = await import('../../src/ops/index.js');
+          const channel = await openAdminChannel(adminSocket!, app.akas, {
+            onInternalError: (e) => app.log.error({ err: e }, 'admin channel: a status change failed inside the node'),
+          });
+          return channel.close;
+        };
         const node = await startNode({
+          ...(adminSocket ? { beforeListen: openChannel } : {}),
           ...where,
           host,
           port,
@@ -264,6 +285,8 @@ export function serveCommands(program: Command, cli: Cli) {
             ...(addresses.length > 1 || wildcard ? [`  addresses    ${addresses.join(', ')}`] : []),
             `  public URL   ${node.publicUrl}${publicUrl ? '' : ' (the listen address: give --public-url for the one clients use)'}`,
             node.shared ? `  store        ${node.dataDir}` : `  data folder  ${node.dataDir}`,
+            // Said only when it is not DATA/admin.sock (the data folder's path is too long for a socket).
+            ...(adminSocket && !adminSocket.endsWith('/admin.sock') ? [`  admin socket ${adminSocket}`] : []),
             `  issuer       ${node.issuerDid}`,
             `  log key      ${node.logKey}`,
             ...witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
@@ -274,16 +297,6 @@ export function serveCommands(program: Command, cli: Cli) {
         // A person reads the banner first, then the demo's seeding and the log; JSON is one
         // document, once the demo is in.
         if (!cli.globals().json) out.result(null, banner);
-        // The local admin channel (akas admin revoke while the node runs; PROTOCOL 8.7): a Unix
-        // socket in the data folder. A shared database's admin goes to the database itself.
-        if (!node.shared) {
-          const { openAdminChannel } = await import('../../src/ops/index.js');
-          const channel = await openAdminChannel(node.dataDir, node.app.akas).catch((e: Error) => {
-            out.note(`no admin channel (${e.message}): stop the node to run akas admin on its data folder`);
-            return undefined;
-          });
-          if (channel) void node.closed.then(() => channel.close());
-        }
         let demo: Awaited<ReturnType<typeof import('../demo.js').seedDemo>> | undefined;
         if (opts.demo) {
           const { seedDemo } = await import('../demo.js');

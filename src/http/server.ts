@@ -25,6 +25,7 @@ import {
 } from '../store/index.js';
 import { calibrationSetOf, CalibrationSetError } from '../domain/calibration/set.js';
 import { createApp, type AppConfig } from './app.js';
+import type { FastifyInstance } from 'fastify';
 import { nodeLogger } from './request-log.js';
 import { listenOrigin } from './kit/urls.js';
 
@@ -58,6 +59,12 @@ export interface StartOptions extends StoreOptions {
   seeding?: string;
   /** Be a witness too, for these logs (PROTOCOL 9.9): their keys, the witness key file, its name for a new key. */
   witnessFor?: { logs: string[]; keyFile?: string; name?: string };
+  /**
+   * Opened once the store and app are ready, before the port is bound (`akas serve`: the local
+   * admin channel, PROTOCOL 8.7): its failure refuses the start, undone like any other, never an
+   * error after listening. Answers what closes it, called when the node closes.
+   */
+  beforeListen?: (app: FastifyInstance) => Promise<() => Promise<void>>;
 }
 
 interface OpenedNode {
@@ -198,6 +205,7 @@ export function startError(e: unknown, where: { dataDir: string; store?: string 
   if (name === 'StoreInUseError') return { code: 'data_in_use', message: (e as Error).message };
   if (name === 'PortError') return { code: 'port_unavailable', message: (e as Error).message };
   if (name === 'NoNodeError') return { code: 'no_node', message: (e as Error).message };
+  if (name === 'AdminSocketError') return { code: 'admin_socket', message: (e as Error).message };
   const cause = storageCause(e);
   if (!cause) return undefined;
   const errno = (e as NodeJS.ErrnoException).code;
@@ -310,6 +318,7 @@ export async function startNode(opts: StartOptions) {
   let app;
   let address: string;
   let witnessKey: { name: string; seed: string; verifierKey: string } | undefined;
+  let closeBeforeListen: (() => Promise<void>) | undefined;
   try {
     if (opts.witnessFor?.logs.length) {
       const { loadOrCreateWitnessKey } = await import('../witness/index.js');
@@ -327,11 +336,13 @@ export async function startNode(opts: StartOptions) {
       ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel, 2, opts.logFormat) }),
     });
     if (opts.seeding) app.akas.seeding = { what: opts.seeding, since: Date.now() };
+    if (opts.beforeListen) closeBeforeListen = await opts.beforeListen(app);
     address = await app.listen({ host: opts.host, port: opts.port });
     // The status lists' URLs (PROTOCOL 8.7) name the listen address when no --public-url is given.
     app.akas.config.listenOrigin = listenOrigin(app.server.address());
   } catch (e) {
     unfollow();
+    await closeBeforeListen?.().catch(() => undefined);
     await app?.close().catch(() => undefined);
     await store.close();
     undo();
@@ -364,6 +375,7 @@ export async function startNode(opts: StartOptions) {
     closing = true;
     unfollow();
     unwatchHealth();
+    await closeBeforeListen?.().catch(() => undefined);
     await app.close();
     await store.close();
     // The regex evaluator is one worker per process (unref'd); stop it with the node.

@@ -49,6 +49,16 @@ describe('akas serve refuses to start, saying why in one line (e2e)', () => {
     expect(existsSync(dataDir), 'no data folder made').toBe(false);
   });
 
+  it('on an admin socket it cannot open (a folder where DATA/admin.sock goes), before listening, leaving no keys', async () => {
+    const dataDir = join(work, 'admin-socket');
+    mkdirSync(join(dataDir, 'admin.sock', 'inside'), { recursive: true, mode: 0o700 });
+    const r = await refusedServe(['--data', dataDir]);
+    expect(r.code).toBe(2);
+    expect(r.lines).toEqual([expect.stringContaining(`the admin socket ${join(dataDir, 'admin.sock')} cannot be opened`)]);
+    expect(r.stdout).not.toContain('listening on');
+    expect(readdirSync(dataDir)).toEqual(['admin.sock']);
+  });
+
   it('on an unknown --log-level, before making any folder', async () => {
     const dataDir = join(work, 'log-level');
     const r = await refusedServe(['--data', dataDir, '--log-level', 'loud']);
