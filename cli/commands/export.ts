@@ -3,10 +3,10 @@
 // no node (cli/commands/verify/); or an attestation or a decided proposal as an in-toto
 // Statement in a DSSE envelope or a Sigstore bundle, with its log proofs beside it (PROTOCOL 16).
 import type { Command } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROPOSAL_ID_RE, sigstoreBundle, type DsseEnvelope } from '../../src/core/index.js';
-import { writeOut, writeTlogProofs } from '../supply-chain.js';
+import { nameFromNode, writeFilesInto, writeOut, writeTlogProofs } from '../supply-chain.js';
 import { CliError, reasonOf, usageError } from '../errors.js';
 import { action, type Cli } from '../program.js';
 import type { Json } from '../json.js';
@@ -77,28 +77,35 @@ export function exportCommands(program: Command, cli: Cli) {
     );
 }
 
-/** --credentials and --blobs of a proposal's bundle. */
+/** The grammars of what names a file of --credentials and --blobs (a node's answer chooses the values). */
+const JUDGMENT_SUBJECT = /^urn:akas:judgment:jdg_[0-9a-f]{16}$/;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * --credentials and --blobs of a proposal's bundle. Every name is the id's own grammar, checked
+ * for all of them before the first file is written (nameFromNode); files go through a temporary
+ * file opened with no-follow and renamed in place (writeFilesInto; getBlob's O_EXCL part file).
+ */
 async function extras(cli: Cli, bundle: Json, opts: { blobs?: string; credentials?: string }) {
   if (opts.credentials) {
-    try {
-      mkdirSync(opts.credentials, { recursive: true });
-      for (const c of (bundle.credentials ?? []) as Json[]) {
-        const name = String(c.credentialSubject?.id ?? '').replace(/^urn:akas:judgment:/, '') || `credential-${(bundle.credentials as Json[]).indexOf(c)}`;
-        writeFileSync(join(opts.credentials, `${name.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`), JSON.stringify(c, null, 2) + '\n');
-      }
-    } catch (e) {
-      throw new CliError(2, `Cannot write into ${opts.credentials}: ${reasonOf(e)}`, {
-        code: 'unwritable',
-        path: opts.credentials,
-      });
-    }
+    const dir = opts.credentials;
+    const credentials = Array.isArray(bundle.credentials) ? (bundle.credentials as Json[]) : [];
+    const files = credentials.map((c): [string, string] => {
+      const subject = nameFromNode(c?.credentialSubject?.id, JUDGMENT_SUBJECT, 'a judgment subject id (urn:akas:judgment:jdg_ and 16 hex)', dir);
+      return [`${subject.slice('urn:akas:judgment:'.length)}.json`, JSON.stringify(c, null, 2) + '\n'];
+    });
+    writeFilesInto(dir, files);
   }
   if (opts.blobs) {
-    mkdirSync(opts.blobs, { recursive: true });
-    const { getBlob } = await import('../cas-transfer.js');
-    for (const ref of bundle.cas ?? []) {
-      if (!ref.platformVerified) continue;
-      await getBlob(cli, cli.output(), ref.sha256, join(opts.blobs, ref.sha256));
+    const dir = opts.blobs;
+    const refs = (Array.isArray(bundle.cas) ? (bundle.cas as Json[]) : []).filter((ref) => ref?.platformVerified);
+    const names = refs.map((ref) => nameFromNode(ref.sha256, SHA256_HEX, 'a sha256 (64 lowercase hex)', dir));
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw new CliError(2, `Cannot write into ${dir}: ${reasonOf(e)}`, { code: 'unwritable', path: dir });
     }
+    const { getBlob } = await import('../cas-transfer.js');
+    for (const sha256 of names) await getBlob(cli, cli.output(), sha256, join(dir, sha256));
   }
 }
