@@ -6,6 +6,7 @@
 // --show-secrets is given. Every change is a read-modify-write under a lock file, so two
 // akas processes of one profile (two `akas propose` in parallel) never lose each other's
 // additions.
+import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -45,9 +46,21 @@ export function identityPath(profile: string, baseUrl: string): string {
   return join(configDir(), 'profiles', profile, `${slug(baseUrl)}.json`);
 }
 
+/**
+ * The name a node's issuer gives its kept file. The issuer is what the node's /healthz said: a
+ * did:key names it by its key (base58, as before), our own label (unknown-node-<time>) by
+ * itself; anything else by a hash, never by text of the node's choosing (issue 54).
+ */
+function keptName(issuer: string): string {
+  const did = /^did:key:(z[1-9A-HJ-NP-Za-km-z]{1,128})$/.exec(issuer);
+  if (did) return did[1];
+  if (/^unknown-node-[0-9]{1,16}$/.test(issuer)) return issuer.replaceAll('-', '_');
+  return `sha256_${createHash('sha256').update(issuer).digest('hex').slice(0, 32)}`;
+}
+
 /** The file an identity of the node `issuer` is kept in while another node answers at its URL. */
 export function keptPath(profile: string, baseUrl: string, issuer: string): string {
-  return join(identityPath(profile, baseUrl), '..', 'kept', `${slug(baseUrl)}@${issuer.replace(/^did:key:/, '').replace(/[^A-Za-z0-9]+/g, '_')}.json`);
+  return join(identityPath(profile, baseUrl), '..', 'kept', `${slug(baseUrl)}@${keptName(issuer)}.json`);
 }
 
 /**
