@@ -2,11 +2,11 @@
 // (two `akas propose` at once) never lose each other's additions.
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { identityPath, loadIdentity, ProfileModeError, saveIdentity, updateIdentity, type SavedIdentity } from '../../cli/profile.js';
+import { identityPath, keptPath, loadIdentity, ProfileModeError, saveIdentity, updateIdentity, type SavedIdentity } from '../../cli/profile.js';
 import { cliHarness } from '../helpers/cli.js';
 import { tempDir } from '../helpers/e2e.js';
 
@@ -92,6 +92,18 @@ describe('saved identities', () => {
       expect(r.json().error ?? r.json().message).toContain('chmod 600');
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe('identities kept for another node', () => {
+  it("are named by the node's did:key, and by a hash of anything else its /healthz calls its issuer (never its text)", () => {
+    const did = 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK';
+    expect(keptPath('default', BASE, did).endsWith(`@z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK.json`)).toBe(true);
+    for (const issuer of ['../../x', 'x'.repeat(5000), 'did:key:z/../../y']) {
+      const path = keptPath('default', BASE, issuer);
+      expect(dirname(path)).toBe(join(dirname(identityPath('default', BASE)), 'kept'));
+      expect(basename(path)).toMatch(/^127\.0\.0\.1_1@sha256_[0-9a-f]{32}\.json$/);
     }
   });
 });
