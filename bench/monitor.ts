@@ -132,8 +132,13 @@ export async function run() {
     const watched = {
       tag: TAG,
       own: true,
-      judged: new Set(all.map((l) => JSON.parse(l.toString()).body.proposalId as string)),
-      attested: new Set<string>(),
+      // Every judgment accepted, as cli/journal.ts's journalHolds reads settled lines.
+      journal: {
+        judgments: new Map(all.map((l) => JSON.parse(l.toString()).body).map((b) => [b.judgmentId as string, b.proposalId as string])),
+        unsettled: new Map(),
+        attestationEntries: new Set<string>(),
+        attestations: new Set<string>(),
+      },
       keys: [],
     };
     const follow = async (statePath: string) => {

@@ -13,7 +13,8 @@
 //   and the hash go to the node. The result shows the contentSha256 signed. The tool offers no
 //   `signature` (nothing to sign on the client's side) and refuses a `privateKey`. A proposal
 //   whose detail names no contentSha256 is refused, never signed as v1 (issue 30): a node could
-//   otherwise strip the binding and the judge would vouch for content it never named.
+//   otherwise strip the binding and the judge would vouch for content it never named. What is
+//   signed is journaled pending before it is sent and settled by the node's answer (cli/journal.ts).
 // - propose_*: the claimSecret the node shows once is asked for, kept in the profile (as
 //   `akas propose` keeps it, for `akas recover --proposal`), and left out of the result unless
 //   the call passes includeClaimSecret: true, as the remote endpoint does (PROTOCOL 12.3).
@@ -28,6 +29,7 @@ import { VERSION } from '../src/core/version.js';
 import type { AkasClient } from './client.js';
 import { CliError } from './errors.js';
 import { buildJudgeRequest, fetchContentSha256, kindOfId, SCORE_NAMES, type Scores } from './judge-signing.js';
+import { sendJournaled, type Settlement, toolRefusalOf } from './journal.js';
 import type { SavedIdentity } from './profile.js';
 
 type Json = Record<string, unknown>;
@@ -285,24 +287,13 @@ export class McpStdioProxy {
     const kind = typeof id === 'string' ? kindOfId(id) : null;
     // A dry run signs nothing; anything malformed goes as it is, for the node to refuse field by field.
     if (args.dryRun === true || !kind || !isScores(scores) || typeof rationale !== 'string') return this.upstream.callTool('judge', args);
-    let contentSha256: string | undefined;
+    // Only v2 is signed: a proposal whose content the node does not name is refused
+    // (content_not_named), by the rule `akas judge` follows (cli/judge-signing.ts).
+    let contentSha256: string;
     try {
       contentSha256 = await fetchContentSha256(this.opts.client, id as string, kind);
     } catch (e) {
       return cliFailure(e);
-    }
-    // Only v2 is signed here: without the node naming the content, a judgment would bind nothing
-    // the judge read (SPEC's v1 payload), and a node could strip the binding unnoticed.
-    if (contentSha256 === undefined) {
-      return toolError(
-        'content_not_named',
-        `Not signing ${id as string}: the node did not name the proposal's content (its detail has no contentSha256), so a judgment could ` +
-          `not bind what you read. akas mcp --stdio signs only akas.judgment.v2, which names the content judged.`,
-        {
-          proposalId: id,
-          hint: 'Judge it on a node that names proposal content (PROTOCOL 6.10), or ask its operator why this one does not.',
-        },
-      );
     }
     const asked = typeof args.contentSha256 === 'string' ? args.contentSha256.toLowerCase() : undefined;
     if (asked !== undefined && asked !== contentSha256) {
@@ -317,12 +308,21 @@ export class McpStdioProxy {
       );
     }
     const picked = Object.fromEntries(SCORE_NAMES.map((n) => [n, scores[n]])) as Scores;
-    const req = buildJudgeRequest(
-      identity,
-      { proposalId: id as string, scores: picked, rationale, contentSha256 },
-      { profile: this.opts.profile, baseUrl: this.opts.client.baseUrl },
+    const journal = { profile: this.opts.profile, baseUrl: this.opts.client.baseUrl };
+    const req = buildJudgeRequest(identity, { proposalId: id as string, scores: picked, rationale, contentSha256 }, journal);
+    // Its journal line, pending since before sending, settled by the node's answer: accepted with
+    // the judgmentId, refused by a tool error whose code is a 4xx; no answer leaves it pending.
+    const answer = await sendJournaled(
+      journal,
+      req.journaled,
+      () => this.upstream.callTool('judge', { id, ...req.body }),
+      (a): Settlement | undefined => {
+        const refused = a.isError ? toolRefusalOf(a.structuredContent) : undefined;
+        if (refused) return { state: 'refused', ...refused };
+        const judgmentId = isObject(a.structuredContent) ? a.structuredContent.judgmentId : undefined;
+        return a.isError ? undefined : { state: 'accepted', ...(typeof judgmentId === 'string' ? { judgmentId } : {}) };
+      },
     );
-    const answer = await this.upstream.callTool('judge', { id, ...req.body });
     if (answer.isError || !isObject(answer.structuredContent)) return answer;
     const structured: Json = {
       ...answer.structuredContent,

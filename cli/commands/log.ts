@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { unreachableError } from '../client.js';
 import { CliError, reasonOf, usageError } from '../errors.js';
 import { jsonArg, readJsonFile } from '../input.js';
-import { appendJournal, attestationHash } from '../journal.js';
+import { appendJournal, attestationHash, sendJournaled } from '../journal.js';
 import { errorLines, table } from '../output.js';
 import type { GatePolicy } from '../log-watch.js';
 import { configDir } from '../profile.js';
@@ -84,12 +84,22 @@ export function logCommands(program: Command, cli: Cli) {
           return r.valid ? 0 : 1;
         }
         const g = cli.globals();
-        // Journaled before it is sent: `akas monitor` tells this agent's own attestations from a stolen api key's.
-        appendJournal(
-          { profile: g.profile, baseUrl: g.baseUrl },
-          { kind: 'attestation', payloadSha256: attestationHash(kind, body), agent: cli.identity()?.tag ?? null, publicKey: null, subject: kind },
+        // Journaled pending before it is sent, settled by the answer (accepted: the entry's hash):
+        // `akas monitor` tells this agent's own attestations from a stolen api key's (cli/journal.ts).
+        const journal = { profile: g.profile, baseUrl: g.baseUrl };
+        const pending = appendJournal(journal, {
+          kind: 'attestation',
+          payloadSha256: attestationHash(kind, body),
+          agent: cli.identity()?.tag ?? null,
+          publicKey: null,
+          subject: kind,
+        });
+        const r = await sendJournaled(
+          journal,
+          pending,
+          () => client.post<Json>('/api/attestations', { kind, body }, { auth: true }),
+          (a) => ({ state: 'accepted', ...(typeof a.hash === 'string' ? { entryHash: a.hash } : {}) }),
         );
-        const r = await client.post<Json>('/api/attestations', { kind, body }, { auth: true });
         out.result(r, () =>
           table([
             ['attestation', r.id],

@@ -75,13 +75,14 @@ export function monitorCommands(program: Command, cli: Cli) {
           throw usageError(`--agent is an agent tag (ak_ + 8 characters), got ${opts.agent}`);
         if (opts.tiles !== undefined && !/^https?:\/\//.test(opts.tiles))
           throw usageError(`--tiles is the http(s) URL of a tiled log's prefix, got ${opts.tiles}`);
-        const [{ monitorRound, Unreachable }, { parsePolicy }, { readJournal, readJournalFile }, { tileFetcher }, { StateError }] = await Promise.all([
-          import('../monitor/follow.js'),
-          import('../monitor/policy.js'),
-          import('../journal.js'),
-          import('../tile-reader.js'),
-          import('../monitor/state.js'),
-        ]);
+        const [{ monitorRound, Unreachable }, { parsePolicy }, { journalHolds, readJournal, readJournalFile }, { tileFetcher }, { StateError }] =
+          await Promise.all([
+            import('../monitor/follow.js'),
+            import('../monitor/policy.js'),
+            import('../journal.js'),
+            import('../tile-reader.js'),
+            import('../monitor/state.js'),
+          ]);
         let policy;
         if (opts.policy) {
           try {
@@ -148,8 +149,8 @@ export function monitorCommands(program: Command, cli: Cli) {
               watched: {
                 tag,
                 own,
-                judged: new Set(journal.filter((e) => e.kind === 'judgment').map((e) => e.subject)),
-                attested: new Set(journal.filter((e) => e.kind === 'attestation').map((e) => e.payloadSha256)),
+                // Matched by what was accepted, never by the proposal alone (cli/journal.ts).
+                journal: journalHolds(journal),
                 keys: [...new Set([...journal.map((e) => e.publicKey ?? ''), ...(own && identity ? [identity.signing.publicKey] : [])].filter(Boolean))],
               },
               emit: print,
@@ -162,10 +163,12 @@ export function monitorCommands(program: Command, cli: Cli) {
                 const p = await client.get<Json>(`/api/agents/${encodeURIComponent(t)}`).catch(() => undefined);
                 return p?.signing ? [...(p.signing.priorKeys ?? []).map((k: Json) => String(k.publicKey)), String(p.signing.publicKey)] : [];
               },
-              judgmentKey: async (proposalId, judgmentId) => {
+              judgmentSigned: async (proposalId, judgmentId) => {
                 const d = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(proposalId)}`);
-                const j = (d.judgments ?? []).find((x: Json) => x.judgmentId === judgmentId);
-                return typeof j?.signature?.publicKey === 'string' ? j.signature.publicKey : null;
+                const s = (d.judgments ?? []).find((x: Json) => x.judgmentId === judgmentId)?.signature;
+                return typeof s?.publicKey === 'string' && typeof s.signature === 'string' && typeof s.signingPayload === 'string'
+                  ? { publicKey: s.publicKey, signature: s.signature, signingPayload: s.signingPayload }
+                  : null;
               },
               credential: (kind, proposalId, judgmentId) =>
                 client.get(`/api/credentials/judgment/${[kind, proposalId, judgmentId].map(encodeURIComponent).join('/')}`).catch((e: unknown) => {

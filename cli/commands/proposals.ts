@@ -272,7 +272,8 @@ export function proposalCommands(program: Command, cli: Cli) {
         if (problem) throw usageError(`--rationale: ${problem}`);
         // A dry run needs only the Bearer key; a real judgment needs the private key too.
         const identity = opts.dryRun ? cli.identity() : cli.requireIdentity();
-        // The proposal is fetched and its content hashed here; the judgment signs that hash (v2).
+        // The proposal is fetched and its content hashed here; the judgment signs that hash (v2), or
+        // nothing when the node names no content hash; it is journaled pending, then settled by the answer.
         const { answer: r, contentSha256 } = await (await import('../judge-signing.js')).judgeContent(
           cli.client(),
           identity,
@@ -304,9 +305,8 @@ export function proposalCommands(program: Command, cli: Cli) {
               ['credits', `+${e.creditsAwarded}, balance ${e.balance}`],
               ...(e.depositSettlement ? ([['deposit', e.depositSettlement]] as Array<[string, unknown]>) : []),
               ['credential', r.credentialUrl],
-              ...(contentSha256
-                ? ([['content', `${contentSha256} (hashed here from the proposal as fetched, and signed: akas.judgment.v2)`]] as Array<[string, unknown]>)
-                : ([['content', 'not signed: this node shows no contentSha256 (akas.judgment.v1)']] as Array<[string, unknown]>)),
+              // Always there: a proposal whose content the node does not name is refused before signing (cli/judge-signing.ts).
+              ['content', `${contentSha256} (hashed here from the proposal as fetched, and signed: akas.judgment.v2)`],
             ]),
           ].join('\n');
         });

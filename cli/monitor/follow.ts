@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../src/core/index.js';
 import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
-import { attestationHash } from '../journal.js';
+import { holdsAttestation, holdsJudgment, type JournalHolds, type SignedJudgment } from '../journal.js';
 import type { Json } from '../json.js';
 import { boundedGet, type FetchCaps, isFetchError } from '../http1.js';
 import { STATUS_LIST_CAPS } from '../status-check.js';
@@ -33,10 +33,8 @@ export type Record = MonitorRecord;
 export interface Watched {
   tag: string;
   own: boolean;
-  /** Proposal ids whose judgment the journal holds. */
-  judged: Set<string>;
-  /** sha256 of the JCS {kind, body} of the attestations the journal holds. */
-  attested: Set<string>;
+  /** What the journal holds as sent and accepted (cli/journal.ts's journalHolds). */
+  journal: JournalHolds;
   /** Public keys known locally (the profile's, the journal's). */
   keys: string[];
 }
@@ -62,8 +60,8 @@ export interface MonitorRound {
   nodeKeys?: () => Promise<Json>;
   /** The watched agent's public keys as the node publishes them (current and prior). */
   agentKeys?: (tag: string) => Promise<string[]>;
-  /** The public key a judgment was signed with, as the node shows it (PROTOCOL 6.6). */
-  judgmentKey?: (proposalId: string, judgmentId: string) => Promise<string | null>;
+  /** A judgment's signature as the node shows it (PROTOCOL 6.6): its public key, signature and signed payload. */
+  judgmentSigned?: (proposalId: string, judgmentId: string) => Promise<SignedJudgment | null>;
   /** The judgment credential as the node serves it, null when it answers 404 (its status indexes: cli/monitor/status.ts). */
   credential?: (kind: string, proposalId: string, judgmentId: string) => Promise<unknown | null>;
   /** GET of a status list's URL (default: boundedGet within STATUS_LIST_CAPS). */
@@ -368,24 +366,38 @@ async function inspectEntry(c: EntryContext, seq: number, leaf: Buffer) {
     };
   };
   if (fields.kind === STATUS_LIST_EVENT_KIND) await c.status.version(seq, fields.body ?? {}, evidence, c.report, c.incomplete);
-  if (fields.agent === c.o.watched.tag) await matchEntry(c, seq, fields, evidence);
+  if (fields.agent === c.o.watched.tag) await matchEntry(c, seq, fields, evidence, sha256Hex(leaf));
 }
 
-/** An entry naming the watched agent: a judgment or attestation the journal lacks is an alert; with --agent, each is reported. */
-async function matchEntry(c: EntryContext, seq: number, fields: Json, evidence: () => Promise<Json>) {
+/**
+ * An entry naming the watched agent: a judgment or attestation the journal does not hold as
+ * accepted is an alert; with --agent, each is reported. A judgment is matched by the judgmentId
+ * of an accepted line (the log entry names no signature or payload hash: the judgmentId is what
+ * the node answered to the exact payload this machine signed), else by a line never settled whose
+ * payload hash and signature are those the node shows for the judgment; an attestation by the
+ * entry hash of an accepted line, else by the {kind, body} hash of one never settled
+ * (cli/journal.ts). A refused line excuses nothing.
+ */
+async function matchEntry(c: EntryContext, seq: number, fields: Json, evidence: () => Promise<Json>, entryHash: string) {
   const { o, state } = c;
   const judgment = fields.kind === 'attestation.event.v1' && fields.body?.event === 'judgment.recorded';
   // The node's own events name an agent too (the judge a status-list version was made for): those are not the agent's.
   const attestation = fields.kind !== 'attestation.event.v1' && fields.kind !== STATUS_LIST_EVENT_KIND;
   if (!judgment && !attestation) return;
   if (judgment) c.status.judgment(fields.body);
-  const journaled = judgment ? o.watched.judged.has(String(fields.body.proposalId)) : o.watched.attested.has(attestationHash(fields.kind, fields.body));
-  if (o.watched.own && journaled) return;
-  let key: Json | undefined;
-  if (judgment && o.judgmentKey) {
-    const publicKey = await o.judgmentKey(String(fields.body.proposalId), String(fields.body.judgmentId)).catch(() => null);
-    if (publicKey) key = { publicKey, watched: state.keys.includes(publicKey), current: state.keys[state.keys.length - 1] === publicKey };
+  // The judgment as the node shows it signed, asked for at most once per entry.
+  let shown: Promise<SignedJudgment | null> | undefined;
+  const signed = () =>
+    (shown ??= o.judgmentSigned ? o.judgmentSigned(String(fields.body.proposalId), String(fields.body.judgmentId)).catch(() => null) : Promise.resolve(null));
+  if (o.watched.own) {
+    const journaled = judgment
+      ? await holdsJudgment(o.watched.journal, fields.body, signed)
+      : holdsAttestation(o.watched.journal, fields.kind, fields.body, entryHash);
+    if (journaled) return;
   }
+  let key: Json | undefined;
+  const publicKey = judgment ? (await signed())?.publicKey : undefined;
+  if (publicKey) key = { publicKey, watched: state.keys.includes(publicKey), current: state.keys[state.keys.length - 1] === publicKey };
   const what = judgment ? `a judgment of ${fields.body.proposalId}` : `an attestation ${fields.kind}`;
   if (o.watched.own)
     c.alert(

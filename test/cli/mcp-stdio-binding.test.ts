@@ -3,7 +3,7 @@
 // for content it never named. The proxy of `akas mcp --stdio` (its real MCP client and the CLI's
 // real client) talks here, over HTTP, to a node listening on 127.0.0.1 through a pass-through
 // that strips contentSha256 from proposal details, as such a node would answer; and, as the
-// control, to the node directly.
+// control, to the node directly. `akas judge` refuses the same way, by the same rule (issue 54).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,10 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AkasClient } from '../../cli/client.js';
+import { commandGroups } from '../../cli/commands/index.js';
+import { readJournal } from '../../cli/journal.js';
 import { McpStdioProxy } from '../../cli/mcp-stdio.js';
-import type { SavedIdentity } from '../../cli/profile.js';
+import { type SavedIdentity, saveIdentity } from '../../cli/profile.js';
+import { run } from '../../cli/program.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { testNode, type TestNode } from '../helpers/app.js';
+import { Capture } from '../helpers/cli.js';
+import { judgeCommand } from '../helpers/e2e.js';
 import { agent, proposeAs, SCORES_HIGH, type Agent } from '../helpers/flows.js';
 
 let node: TestNode;
@@ -128,5 +133,32 @@ describe('akas mcp --stdio signs only what the node names (finding 7)', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('akas judge signs only what the node names (issue 54)', () => {
+  it('refuses, before signing or sending, a proposal whose detail names no contentSha256, as akas mcp --stdio does', async () => {
+    const proposer = await agent(node);
+    const id = (await proposeAs(node, proposer, 'capability', samplePayload('capability', 2))).json().proposalId as string;
+    const judge = await agent(node, 0.9, 0);
+    saveIdentity('judge-cli', identityOf(judge, stripping));
+    const akas = async (args: string[], baseUrl: string) => {
+      const stdout = new Capture();
+      const stderr = new Capture();
+      const code = await run(['--json', '--profile', 'judge-cli', ...args], { stdout, stderr }, commandGroups, { AKAS_BASE_URL: baseUrl });
+      process.exitCode = 0;
+      return { code, body: stdout.text ? JSON.parse(stdout.text) : undefined, stderr: stderr.text };
+    };
+    const refused = await akas(judgeCommand(id, 'Looks right.'), stripping);
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.body).toMatchObject({ code: 'content_not_named', proposalId: id });
+    expect(await judgmentsOf(id)).toBe(0);
+    // Nothing was signed: the journal holds no judgment of it.
+    expect(readJournal('judge-cli').entries.filter((e) => e.subject === id)).toEqual([]);
+    // The control: the same command through the node itself signs v2 and is recorded.
+    saveIdentity('judge-cli', identityOf(judge, direct));
+    const signed = await akas(judgeCommand(id, 'Looks right.'), direct);
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(await judgmentsOf(id)).toBe(1);
   });
 });

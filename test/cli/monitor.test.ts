@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AkasClient } from '../../cli/client.js';
 import { McpStdioProxy } from '../../cli/mcp-stdio.js';
-import { loadIdentity } from '../../cli/profile.js';
+import { loadIdentity, saveIdentity } from '../../cli/profile.js';
 import { FakeClock } from '../../src/core/index.js';
 import { KIND_ROUTES } from '../../src/domain/proposals/kinds.js';
 import { createApp } from '../../src/http/app.js';
@@ -133,7 +133,17 @@ describe('akas journal', () => {
     expect(r.code, r.stderr).toBe(0);
     const { entries, path } = JSON.parse(r.stdout);
     expect(entries.map((e: any) => e.kind)).toEqual(['possession', 'judgment']);
-    expect(entries[1]).toMatchObject({ agent: me.tag, subject: p.id, node: h.baseUrl, payloadSha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const judged = (await h.node.app.inject({ url: `/api/knowledge/proposals/${p.id}` })).json().judgments[0];
+    // The judgment's sending, settled by the node's answer: accepted, naming the judgment and its signature.
+    expect(entries[1]).toMatchObject({
+      agent: me.tag,
+      subject: p.id,
+      node: h.baseUrl,
+      payloadSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      state: 'accepted',
+      judgmentId: judged.judgmentId,
+      signature: judged.signature.signature,
+    });
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const saved = loadIdentity(me.profile, h.baseUrl)!;
     const text = readFileSync(path, 'utf8');
@@ -194,6 +204,56 @@ describe('akas monitor', () => {
       expect(third.lines().filter((l) => l.type === 'alert')).toEqual([]);
     },
   );
+
+  it("flags a thief's judgment made first with the agent's copied keys, though the agent's own judge of it (akas judge, akas mcp --stdio) was sent and refused after", async () => {
+    const me = await h.agent();
+    const from = await logSize();
+    const [x, y, own] = [await proposal(71), await proposal(72), await proposal(73)];
+    // The owner's keys copied into a second profile: the thief judges first with this very CLI,
+    // X with the very payload the owner signs next, Y with one of its own.
+    const thief = `${me.profile}-thief`;
+    saveIdentity(thief, loadIdentity(me.profile, h.baseUrl)!);
+    expect((await h.akas(judgeArgs(x.id), { profile: thief })).code).toBe(0);
+    expect((await h.akas(judgeCommand(y.id, 'Stolen.'), { profile: thief })).code).toBe(0);
+    // The owner's own judge of X is refused (already_judged), and so is its mcp --stdio judge of Y.
+    const refused = await h.akas(['--json', ...judgeArgs(x.id)], { profile: me.profile });
+    expect(refused.code).toBe(1);
+    expect(refused.json()).toMatchObject({ code: 'already_judged' });
+    const identity = loadIdentity(me.profile, h.baseUrl)!;
+    const proxy = new McpStdioProxy({
+      endpoint: `${h.baseUrl}/api/mcp`,
+      profile: me.profile,
+      identity,
+      client: new AkasClient({ baseUrl: h.baseUrl, apiKey: identity.apiKey }),
+      keepClaimSecret: () => ({ error: 'not kept in this test' }),
+      log: () => undefined,
+    });
+    try {
+      const r = await proxy.callTool('judge', { id: y.id, scores: SCORES_HIGH, rationale: 'Looks right.' });
+      expect(r.structuredContent).toMatchObject({ code: 'already_judged' });
+    } finally {
+      await proxy.close();
+    }
+    expect((await h.akas(judgeArgs(own.id), { profile: me.profile })).code).toBe(0);
+    const journal = await akas(['--json', '--profile', me.profile, 'journal']);
+    expect(
+      JSON.parse(journal.stdout)
+        .entries.filter((e: any) => e.kind === 'judgment')
+        .map((e: any) => [e.subject, e.state]),
+    ).toEqual([
+      [x.id, 'refused'],
+      [y.id, 'refused'],
+      [own.id, 'accepted'],
+    ]);
+    await untilLogSettled(h.node);
+    const r = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', join(h.configDir, 'm-thief.json'), '--from', String(from)]);
+    expect(r.code, r.stderr).toBe(1);
+    const alerts = r.lines().filter((l) => l.type === 'alert');
+    expect(alerts.map((a) => [a.what, a.entry.body.proposalId])).toEqual([
+      ['unjournaled-judgment', x.id],
+      ['unjournaled-judgment', y.id],
+    ]);
+  });
 
   it('resumes after a SIGKILL with no missed and no repeated alert', async () => {
     const me = await h.agent();

@@ -9,7 +9,7 @@ import { commandGroups } from '../../cli/commands/index.js';
 import { buildJudgeRequest, parseKind, parseScore, rationaleProblem } from '../../cli/judge-signing.js';
 import { identityPath, loadIdentity, saveIdentity } from '../../cli/profile.js';
 import { run } from '../../cli/program.js';
-import { canonicalize, generateKeyPair, judgmentSigningString, PROPOSAL_KINDS, verify } from '../../src/core/index.js';
+import { generateKeyPair, judgmentSigningString, PROPOSAL_KINDS, verify } from '../../src/core/index.js';
 import { checkLedger } from '../../src/domain/ledger.js';
 import { Proposals, proposalLock } from '../../src/domain/records.js';
 import { markCalibrated } from '../helpers/agents.js';
@@ -131,15 +131,20 @@ describe('judge-signing', () => {
     expect(rationaleProblem('x'.repeat(401))).not.toBeNull();
   });
 
-  it('signs the JCS payload the node expects, and signs nothing for a dry run', () => {
+  it('signs the JCS payload the node expects (v2, binding the content), never without a content hash, and signs nothing for a dry run', () => {
     const keys = generateKeyPair();
     const scores = { accuracy: 0.9, clarity: 0.8, compression: 0.7, sources: 0.8 };
     const id = 'cprop_0123456789abcdef';
-    const req = buildJudgeRequest({ tag: 'ak_abcdefgh', signing: keys }, { proposalId: id, scores, rationale: 'ok' });
-    const expected = canonicalize({ type: 'akas.judgment.v1', kind: 'capability', proposalId: id, judge: 'ak_abcdefgh', scores, rationale: 'ok' });
+    const contentSha256 = 'c'.repeat(64);
+    const req = buildJudgeRequest({ tag: 'ak_abcdefgh', signing: keys }, { proposalId: id, scores, rationale: 'ok', contentSha256 });
+    const fields = { kind: 'capability' as const, proposalId: id, judge: 'ak_abcdefgh', scores, rationale: 'ok', contentSha256 };
+    const expected = judgmentSigningString(fields);
+    expect(JSON.parse(expected)).toEqual({ type: 'akas.judgment.v2', ...fields });
     expect(req).toMatchObject({ kind: 'capability', path: `/api/knowledge/cap/judge-proposal/${id}`, signingPayload: expected });
-    expect(judgmentSigningString({ kind: 'capability', proposalId: id, judge: 'ak_abcdefgh', scores, rationale: 'ok' })).toBe(expected);
+    expect(req.body.contentSha256).toBe(contentSha256);
     expect(verify(keys.publicKey, expected, req.body.signature!)).toBe(true);
+    // SPEC's v1 payload binds no content: the CLI never signs it.
+    expect(() => buildJudgeRequest({ tag: 'ak_abcdefgh', signing: keys }, { proposalId: id, scores, rationale: 'ok' })).toThrow(/contentSha256/);
     const dry = buildJudgeRequest(undefined, { proposalId: id, scores, rationale: 'ok', dryRun: true });
     expect(dry.body).toEqual({ scores, rationale: 'ok', dryRun: true });
     expect(dry).not.toHaveProperty('signingPayload');
