@@ -66,7 +66,7 @@ export interface MonitorRound {
   credential?: (kind: string, proposalId: string, judgmentId: string) => Promise<unknown | null>;
   /** GET of a status list's URL (default: boundedGet within STATUS_LIST_CAPS). */
   getUrl?: GetUrl;
-  /** The origins status lists may be read from (the node's: its --base-url and --tiles); a list elsewhere is not fetched. */
+  /** The origins status lists are read from (the node's: its --base-url's, then its --tiles'); a list named elsewhere is read from the first. */
   origins?: string[];
   /** The most entries one round reads (MAX_ENTRIES_PER_ROUND by default): a log with more to read stops there (RoundResult.capped). */
   maxEntries?: number;

@@ -47,19 +47,24 @@ export interface StatusDeps {
   credential?: (kind: string, proposalId: string, judgmentId: string) => Promise<unknown | null>;
   /** The node's issuer keys reached from the pinned one; absent, the lists' proofs are not checked (said as incomplete). */
   trust?: IssuerTrust;
-  /** The origins a list may be read from (the node's); absent, any. A list elsewhere is never fetched (said as incomplete). */
+  /**
+   * The origins a list may be read from (the node's: the first is its API's); absent, any. A list
+   * the log names on another origin is read from the first, at the same path, never from there.
+   */
   origins?: string[];
 }
 
 const PURPOSE_WORD: Record<string, string> = { revocation: 'revoked', suspension: 'suspended' };
 
-/** The origin of a URL, or '' for a string that is not one (on no origin a reader is given). */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '';
-  }
+/**
+ * Where a list the log names is read: where it says when that is one of `origins` (or none are
+ * given), else the same path on the first of them; undefined for a name that is not a URL.
+ */
+function readAt(list: string, origins: string[] | undefined): string | undefined {
+  if (!URL.canParse(list)) return undefined;
+  const u = new URL(list);
+  if (!origins?.length || origins.includes(u.origin)) return list;
+  return `${origins[0]}${u.pathname}${u.search}`;
 }
 
 export class StatusWatch {
@@ -169,12 +174,15 @@ export class StatusWatch {
         previous: last,
         ...(await evidence()),
       });
-    // The log is the node's word: it does not send this reader to fetch from a third party.
-    if (this.deps.origins && !this.deps.origins.includes(originOf(list))) {
-      incomplete(`version ${version} of the ${purpose} list is not read: ${list} is not on the node's origin (${this.deps.origins.join(', ')})`);
+    // The log is the node's word: it never sends this reader to a third party. A list it names on
+    // another origin (the node's --public-url, say) is read from the node itself at the same path;
+    // the entry's sha256 says which document it must be.
+    const at = readAt(list, this.deps.origins);
+    if (at === undefined) {
+      incomplete(`version ${version} of the ${purpose} list is not read: ${JSON.stringify(list)} is not a URL`);
       return;
     }
-    const url = `${list}${list.includes('?') ? '&' : '?'}version=${version}`;
+    const url = `${at}${at.includes('?') ? '&' : '?'}version=${version}`;
     const res = await this.deps.getUrl(url);
     if (res.status === 404) {
       report(

@@ -1,11 +1,11 @@
-// akas monitor and akas log watch bound what the node they watch may cost them (issue 54, 3): run in-process against
-// logs served on 127.0.0.1 by the test, signed with the test's own log key. A node that never
-// answers is given up on (exit 2, naming it); an endless checkpoint or tile is refused at its cap
-// (the reader hangs up long before the test's ceiling); a redirect to another origin is not
-// followed, nor a status list on another origin fetched; a validly signed, self-consistent log of
-// 2^40 repeated leaves is read --max-entries at a time, said, and stopped (exit 3); and the state
-// is never written through a link planted at its temporary file. log watch refuses such a log
-// outright, and gives up on a node that never answers too.
+// akas monitor and akas log watch bound what the node they watch may cost them (issue 54, 3),
+// run in-process against logs served on 127.0.0.1 by the test and signed with its own log key.
+// A node that never answers is given up on (exit 2, naming it); an endless checkpoint or tile is
+// refused at its cap (the reader hangs up long before the test's ceiling); a redirect to another
+// origin is not followed, and a status list named on another origin is read from the node
+// itself; a validly signed, self-consistent log of 2^40 repeated leaves is read --max-entries at
+// a time, said, and stopped (exit 3); the state is never written through a link planted at its
+// temporary file. log watch refuses such a log outright, and gives up on a silent node too.
 import { lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -201,7 +201,7 @@ describe('akas monitor bounds what it reads', () => {
     expect(s.asked.filter((p) => p.startsWith('/log/tile/entries/'))).toHaveLength(2 + 2);
   });
 
-  it('does not fetch a status list the log names on another origin: said as not checked (exit 3)', async () => {
+  it('reads a status list the log names on another origin from the node itself, never from there', async () => {
     const other = await node(() => undefined);
     const version = {
       kind: STATUS_LIST_EVENT_KIND,
@@ -211,8 +211,10 @@ describe('akas monitor bounds what it reads', () => {
     const files = await smallLog([Buffer.from(JSON.stringify(version)), leaf(1)]);
     const s = await node((path) => files.get(path));
     const r = await monitor(s.url);
-    expect(r.code, r.stderr).toBe(3);
-    expect(r.lines().filter((l) => l.what === 'incomplete')).toHaveLength(1);
+    // The node serves no such version: the log names a list it does not serve (an alert).
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.lines().filter((l) => l.type === 'alert')).toEqual([expect.objectContaining({ what: 'status-list-missing' })]);
+    expect(s.asked).toContain('/credentials/status/revocation?version=1');
     expect(other.asked).toEqual([]);
   });
 

@@ -4,7 +4,8 @@
 // once (exit 1, the version's log entry and inclusion proof as evidence), never again; a
 // suspension is an alert and its lifting an event; a list version that does not hash to its log
 // entry is an alert. The node names its lists under a --public-url answered by a proxy in this
-// test, which can alter a list on its way to the monitor.
+// test, which can alter a list on its way: the monitor reads a list from the node it watches,
+// never from the origin the log names (issue 54, 3), so it watches the proxy to see the change.
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,8 @@ let proxy: Server;
 let work: string;
 let dataDir: string;
 let logKey: string;
+/** The node's --public-url, answered by the proxy. */
+let publicUrl: string;
 /** The judgments of p2 (the watched agent), one per proposal of p1. */
 const judgments: string[] = [];
 /** The proxy alters the list versions it forwards while this is set. */
@@ -33,8 +36,10 @@ const lines = (stdout: string) =>
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l));
-const monitor = async () => {
-  const r = await akas('p2', ['--json', 'monitor', '--once', '--state', join(work, 'monitor.json')]);
+/** `akas monitor --once` of p2, or with `via` of p2's tag watched through that URL (an auditor's view). */
+const monitor = async (via?: { url: string; tag: string }) => {
+  const watch = ['--json', 'monitor', '--once', '--state', join(work, 'monitor.json')];
+  const r = via ? await runCli(['--base-url', via.url, ...watch, '--agent', via.tag], { cwd: work }) : await akas('p2', watch);
   return { code: r.code, stderr: r.stderr, records: lines(r.stdout).filter((l) => l.what !== 'caught-up') };
 };
 
@@ -59,7 +64,7 @@ beforeAll(async () => {
     res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/octet-stream' }).end(body);
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const publicUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  publicUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   work = tempDir('akas-e2e-monitor-status-');
   dataDir = join(work, 'data');
   node = await startServe(['--allow-same-ip', '--public-url', publicUrl], { dataDir });
@@ -135,7 +140,8 @@ describe('akas monitor: revocations and suspensions (e2e)', () => {
     try {
       expect((await admin([judgments[1], '--suspend', '--reason', 'again'])).code).toBe(0);
       await untilVersions(4);
-      const r = await monitor();
+      const tag = JSON.parse((await akas('p2', ['--json', 'me'])).stdout).tag;
+      const r = await monitor({ url: publicUrl, tag });
       expect(r.code, r.stderr).toBe(1);
       expect(r.records).toEqual([expect.objectContaining({ type: 'alert', what: 'status-list-mismatch', purpose: 'suspension', version: 3 })]);
       expect(r.records[0].served).not.toBe(r.records[0].logged);
