@@ -7,7 +7,17 @@ import { runNow } from '../src/core/checking.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
 import { Checks, type Check } from '../verifier/report.js';
 import type { IssuerTrust } from '../verifier/issuer-keys.js';
-import { credentialStatusChecks, statusEntries, statusListChecking, type Inflate, type ReadList, type StatusReasons } from '../verifier/status-list.js';
+import { STATUS_HEAD_PATH, STATUS_HEAD_TYPE } from '../src/core/status-list.js';
+import {
+  bindHeads,
+  credentialStatusChecks,
+  statusEntries,
+  statusHeadChecking,
+  statusListChecking,
+  type Inflate,
+  type ReadList,
+  type StatusReasons,
+} from '../verifier/status-list.js';
 import { boundedGet, type FetchCaps } from './http1.js';
 
 /** node:zlib's gunzip, bounded: a list that inflates past maxBytes is refused, never held. */
@@ -19,6 +29,8 @@ export const inflateNode: Inflate = (gz, maxBytes) => new Uint8Array(gunzipSync(
  * 15 s, all of it within 30 s.
  */
 export const STATUS_LIST_CAPS: FetchCaps = { maxBytes: 4 * 1024 * 1024, headersMs: 15_000, totalMs: 30_000 };
+/** A status head (PROTOCOL 8.7): two lists named, a few hundred bytes; 64 KiB, in the same time. */
+export const STATUS_HEAD_CAPS: FetchCaps = { maxBytes: 64 * 1024, headersMs: 15_000, totalMs: 30_000 };
 /** One page of a list's /versions (at most 100 versions, each its changes and reason): 8 MiB, in the same time. */
 export const VERSIONS_PAGE_CAPS: FetchCaps = { maxBytes: 8 * 1024 * 1024, headersMs: 15_000, totalMs: 30_000 };
 /** Versions a /versions page holds at most (PROTOCOL 8.7): a page of fewer is the last. */
@@ -67,6 +79,14 @@ export interface StatusContext {
   reasons: StatusReasons;
 }
 
+const originOf = (url: string) => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+};
+
 const sameOrigin = (a: string, b: string) => {
   try {
     return new URL(a).origin === new URL(b).origin;
@@ -90,9 +110,9 @@ const isVersionRecord = (v: unknown): v is VersionRecord =>
  */
 async function versionRecords(listUrl: string, said: number | undefined): Promise<VersionRecord[]> {
   const records: VersionRecord[] = [];
-  const pages = Math.min(MAX_VERSIONS_PAGES, said === undefined ? MAX_VERSIONS_PAGES : Math.ceil(said / VERSIONS_PER_PAGE));
+  const pages = Math.min(MAX_VERSIONS_PAGES, said === undefined ? MAX_VERSIONS_PAGES : Math.ceil((said + 1) / VERSIONS_PER_PAGE));
   let budget = MAX_VERSIONS_BYTES;
-  let from = 1;
+  let from = 0;
   for (let page = 0; page < pages && budget > 0; page++) {
     const caps = { ...VERSIONS_PAGE_CAPS, maxBytes: Math.min(VERSIONS_PAGE_CAPS.maxBytes, budget) };
     const r = await getJson(`${listUrl}/versions?from=${from}`, caps).catch(() => undefined);
@@ -116,10 +136,13 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
   const lists = new Map<string, ReadList>();
   const unreadable = new Map<string, string>();
   const docs: unknown[] = [];
+  // Status heads (PROTOCOL 8.7): saved beside the lists, or read from each list's node with --status.
+  const heads: unknown[] = [];
   for (const file of inputs.files) {
     const parsed = parseStrictJson(readFileSync(file));
-    if (parsed.ok) docs.push(parsed.value);
-    else c.add('status.list', 'input', 'a status list file is strict JSON', false, `${file}: ${parsed.reason}`, file);
+    if (!parsed.ok) c.add('status.list', 'input', 'a status list file is strict JSON', false, `${file}: ${parsed.reason}`, file);
+    else if ((parsed.value as { type?: unknown } | null)?.type === STATUS_HEAD_TYPE) heads.push(parsed.value);
+    else docs.push(parsed.value);
   }
   const urls = new Set<string>();
   for (const cred of credentials)
@@ -139,6 +162,11 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
         unreadable.set(url, `${url}: ${(e as Error).message}`);
       }
     }
+    // One head per node the lists are on: which version of each list is the newest at its checkpoint.
+    for (const origin of new Set([...urls].map(originOf).filter((o): o is string => o !== undefined))) {
+      const head = await getJson(`${origin}${STATUS_HEAD_PATH}`, STATUS_HEAD_CAPS).catch(() => undefined);
+      if (head) heads.push(head.value);
+    }
   }
   // The version records of the lists fetched, read on their own origin only.
   const readFrom = new Map<string, { url: string; version?: number }>();
@@ -152,6 +180,10 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
       if (typeof id === 'string') unreadable.set(id, 'the list does not verify');
     }
   }
+  // A list a head names speaks as of the head; one the head does not name (an older version) is refused.
+  const readHeads = heads.map((h) => runNow(statusHeadChecking(c, h, { trust: inputs.trust, issuers: inputs.issuers }))).filter((h) => h !== undefined);
+  for (const [url, list] of lists) list.version ??= readFrom.get(url)?.version;
+  if (readHeads.length) bindHeads(c, lists, readHeads);
   // Why a bit is set: the list's version records (fetched only when a bit is set, and only with --status).
   const versions = new Map<string, VersionRecord[]>();
   for (const list of lists.values()) {

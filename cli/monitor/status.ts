@@ -157,7 +157,7 @@ export class StatusWatch {
    */
   async version(seq: number, body: Json, evidence: () => Promise<Json>, report: Report, incomplete: (why: string) => void): Promise<void> {
     const { list, purpose, version } = body;
-    if (typeof list !== 'string' || !isStatusPurpose(purpose) || !Number.isSafeInteger(version) || version < 1) {
+    if (typeof list !== 'string' || !isStatusPurpose(purpose) || !Number.isSafeInteger(version) || version < 0) {
       report('alert', `status-entry:${seq}`, 'status-list-invalid', `entry ${seq} is a status-list version naming no list, purpose or version`, {
         ...(await evidence()),
       });

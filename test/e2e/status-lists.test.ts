@@ -191,6 +191,34 @@ describe('status lists (e2e, LevelDB)', () => {
     expect(bad.stdout).toContain('status.list');
   });
 
+  it('takes a saved list as of a status head: older than the head names, refused; made before the credential and alone, status unknown', async () => {
+    const file = await saveCredential(2);
+    const save = async (name: string, path: string) => {
+      writeFileSync(join(work, name), JSON.stringify(await getJson(path)));
+      return join(work, name);
+    };
+    const v0 = [
+      await save('revocation-0.json', '/credentials/status/revocation?version=0'),
+      await save('suspension-0.json', '/credentials/status/suspension?version=0'),
+    ];
+    const now = [await save('revocation-now.json', '/credentials/status/revocation'), await save('suspension-now.json', '/credentials/status/suspension')];
+    const head = await save('head.json', '/credentials/status/head');
+    const verify = (lists: string[]) => runCli(['verify', 'credential', file, '--issuer', issuer, '--status-list', ...lists], { cwd: work });
+    // Version 0 was made before the credential: alone it says nothing of it.
+    const alone = await verify(v0);
+    expect(alone.code, alone.stdout).toBe(3);
+    expect(alone.stdout).toContain('predates the credential');
+    // With the head, version 0 of the revocation list is an older version than the newest: a rollback, refused.
+    const rolledBack = await verify([...v0, head]);
+    expect(rolledBack.code, rolledBack.stdout).toBe(1);
+    expect(rolledBack.stdout).toContain('status.fresh');
+    // The lists the head names speak as of the head.
+    const fresh = await runCli(['--json', 'verify', 'credential', file, '--issuer', issuer, '--status-list', ...now, head], { cwd: work });
+    expect(fresh.code, fresh.stdout).toBe(0);
+    const checks = JSON.parse(fresh.stdout).results[0].checks as Array<{ id: string; why?: string }>;
+    expect(checks.find((k) => k.id === 'status.revocation')?.why).toMatch(/as of \d{4}-[\d-]+T[\d:.]+Z \(version \d+, the newest at tree size \d+\)/);
+  });
+
   it('revokes on a stopped node directly on its store, and reports status unknown (exit 3) when the list cannot be read', async () => {
     const file = await saveCredential(2);
     await node.stop({ keepData: true });
