@@ -1,12 +1,11 @@
-// The HTTP client of a node. JSON calls to an http:// node go through cli/http1.ts (one
-// HTTP/1.1 exchange on a TCP socket), to an https:// node through node:https. Node's global
+// The HTTP client of a node. JSON calls go through cli/http1.ts (one HTTP/1.1 exchange on a
+// TCP socket, TLS for an https:// node), bounded in bytes and time. Node's global
 // fetch loads and compiles its bundled undici (WASM parser included) on first use, and the
 // process then waits ~150 ms for V8 to finish optimising it before it can exit, which alone
 // would make `akas me` 2.6 times slower than `node -e 0`; node:http costs ~6 ms more than
 // cli/http1.ts cold (bench/coldstart.ts). Streaming transfers (the content store) load
 // the undici package lazily for backpressure and progress. Non-2xx answers become a CliError
 // carrying the node's body, so `--json` prints the node's own envelope and the exit code is 1.
-import type { IncomingHttpHeaders } from 'node:http';
 import { CliError } from './errors.js';
 import { http1Request } from './http1.js';
 
@@ -29,44 +28,16 @@ export interface NodeResponse<T> {
   body: T;
 }
 
-const headerGetter = (h: IncomingHttpHeaders) => ({
-  get: (name: string) => {
-    const v = h[name.toLowerCase()];
-    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
-  },
-});
-
-/** One request: cli/http1.ts for http://, node:https for https:// (loaded on the first call, not for `--help`). */
+/** One request, through cli/http1.ts (TLS for https://): within its default caps of bytes and time, whatever the node sends. */
 const nodeTransport: Transport = async (url, init) => {
-  const u = new URL(url);
-  if (u.protocol === 'http:') {
-    let res;
-    try {
-      res = await http1Request(u, init.method, init.headers, init.body);
-    } catch (e) {
-      throw Object.assign(new Error((e as Error).message), { cause: e });
-    }
-    const text = res.body.toString('utf8');
-    return { status: res.status, headers: { get: (name: string) => res.headers.get(name.toLowerCase()) ?? null }, text: async () => text };
+  let res;
+  try {
+    res = await http1Request(new URL(url), init.method, init.headers, init.body);
+  } catch (e) {
+    throw Object.assign(new Error((e as Error).message), { cause: e });
   }
-  const { request } = await import('node:https');
-  return new Promise((resolve, reject) => {
-    const req = request(
-      u,
-      { method: init.method, headers: init.body ? { ...init.headers, 'content-length': Buffer.byteLength(init.body) } : init.headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: headerGetter(res.headers), text: async () => text });
-        });
-      },
-    );
-    req.on('error', (e) => reject(Object.assign(new Error(e.message), { cause: e })));
-    req.end(init.body);
-  });
+  const text = res.body.toString('utf8');
+  return { status: res.status, headers: { get: (name: string) => res.headers.get(name.toLowerCase()) ?? null }, text: async () => text };
 };
 
 /**

@@ -6,7 +6,7 @@
 // credentials (cli/monitor/status.ts). What it finds goes out as alerts (exit 1) and events,
 // printed as cli/monitor/output.ts says, and the state is saved as cli/monitor/state.ts says, so
 // a SIGKILL loses nothing and repeats nothing.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSafely } from '../safe-file.js';
 import { join } from 'node:path';
 import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../src/core/index.js';
 import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../verifier/index.js';
@@ -257,9 +257,8 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
       result.alerts = counted.size;
       continue;
     }
-    mkdirSync(o.evidenceDir, { recursive: true, mode: 0o700 });
     const file = join(o.evidenceDir, `${id.replaceAll(':', '-')}.json`);
-    writeFileSync(file, `${JSON.stringify(evidence, null, 2)}\n`, { mode: 0o600 });
+    writeFileSafely(file, `${JSON.stringify(evidence, null, 2)}\n`);
     alert(id, 'fork', `the log signed two histories: ${v.from} (${theirs.size} entries) and the node (${cp.size}) disagree`, { evidence, evidenceFile: file });
   }
 
