@@ -227,6 +227,11 @@ export const ERROR_CODES = {
   },
   no_work: { status: 503, doc: 'No work available for the challenge route.', action: 'Call again later; judge pending proposals meanwhile.' },
   tool_busy: { status: 503, doc: 'The tool evaluator is saturated; retry shortly. Nothing was charged.', action: 'Retry in a moment; nothing was charged.' },
+  search_busy: {
+    status: 503,
+    doc: 'A search ran past its time on this node (a statement over its timeout, 1.5 s by default, on PostgreSQL) and was stopped (10.6).',
+    action: 'Retry after Retry-After seconds, or with fewer words.',
+  },
   tool_unavailable: {
     status: 503,
     doc: 'The tool evaluator is not running (the node is shutting down). Nothing was charged.',

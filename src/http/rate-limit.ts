@@ -106,33 +106,36 @@ export class TokenBuckets {
   }
 
   /**
-   * Takes one token or throws the 429 of PROTOCOL 1.4 (scope per-bearer or per-ip). A bucket
+   * Takes `count` tokens (one per request; a costly search more: PROTOCOL 1.4), all or none, or
+   * throws the 429 of PROTOCOL 1.4 (scope per-bearer or per-ip). A bucket
    * this process holds in memory is drawn at once: nothing is returned, or the 429 is thrown,
    * with no promise on the way (the hot path of every request); a promise only when the bucket
    * must be read first (from the store, or drawn in a shared one).
    */
-  take(key: string, scope: 'per-bearer' | 'per-ip', note?: string): Promise<void> | undefined {
+  take(key: string, scope: 'per-bearer' | 'per-ip', note?: string, count = 1): Promise<void> | undefined {
+    // Never more than a full bucket holds (a node run with a tiny burst), or the draw could never succeed.
+    if (count > 1) count = Math.max(1, Math.min(count, Math.floor(this.burst)));
     if (this.store.buckets) {
-      return this.store.buckets.draw(key, this.burst, this.refillPerSecond, this.clock.now(), true).then((drawn) => {
-        if (!drawn.taken) throw this.limited(drawn.tokens, scope, note);
+      return this.store.buckets.draw(key, this.burst, this.refillPerSecond, this.clock.now(), count).then((drawn) => {
+        if (!drawn.taken) throw this.limited(drawn.tokens, scope, note, count);
       });
     }
     const held = this.buckets.get(key);
-    if (held) return this.takeFrom(held, key, scope, note);
-    return this.bucket(key).then((b) => this.takeFrom(b, key, scope, note));
+    if (held) return this.takeFrom(held, key, scope, note, count);
+    return this.bucket(key).then((b) => this.takeFrom(b, key, scope, note, count));
   }
 
-  private takeFrom(b: Bucket, key: string, scope: 'per-bearer' | 'per-ip', note?: string): undefined {
+  private takeFrom(b: Bucket, key: string, scope: 'per-bearer' | 'per-ip', note: string | undefined, count: number): undefined {
     this.refill(b, this.clock.now());
     this.dirty.add(key);
-    if (b.tokens < 1) throw this.limited(b.tokens, scope, note);
-    b.tokens -= 1;
+    if (b.tokens < count) throw this.limited(b.tokens, scope, note, count);
+    b.tokens -= count;
     return undefined;
   }
 
-  /** The 429; `note` says why this bucket was drawn (an uncalibrated agent's is its IP's). */
-  private limited(tokens: number, scope: 'per-bearer' | 'per-ip', note?: string): ServiceError {
-    const retryAfter = Math.ceil((1 - tokens) / this.refillPerSecond);
+  /** The 429 of a draw of `count`; `note` says why this bucket was drawn (an uncalibrated agent's is its IP's). */
+  private limited(tokens: number, scope: 'per-bearer' | 'per-ip', note: string | undefined, count: number): ServiceError {
+    const retryAfter = Math.ceil((count - tokens) / this.refillPerSecond);
     return new ServiceError('rate_limited', `Too many requests: the bucket holds ${this.burst} and refills ${this.refillPerSecond} per second.`, {
       scope,
       retryAfter,

@@ -170,11 +170,11 @@ export interface Store {
 /** Token buckets kept by a store that several processes share (PROTOCOL 1.4 limits one caller, not one process). */
 export interface SharedBuckets {
   /**
-   * Refills bucket `key` (capacity `burst`, `refillPerSecond`) up to `now`, then takes one
-   * token when `take` and a whole one is there, in one atomic step. Answers the tokens left
-   * and whether one was taken.
+   * Refills bucket `key` (capacity `burst`, `refillPerSecond`) up to `now`, then takes `take`
+   * tokens (true: one; false: none) when that many whole ones are there, in one atomic step:
+   * all of them or none. Answers the tokens left and whether they were taken.
    */
-  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean): Promise<{ tokens: number; taken: boolean }>;
+  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean | number): Promise<{ tokens: number; taken: boolean }>;
   /** Deletes every bucket full again at `now` (it carries no information); answers how many. */
   sweep(burst: number, refillPerSecond: number, now: number): Promise<number>;
 }

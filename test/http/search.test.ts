@@ -3,10 +3,14 @@
 // vitest.config.ts BOTH_STORES): misspelt words, prefixes, ranking by field, paging, following
 // every change to a node, function words, bad input; and on each store, how a second process
 // sees what the first published.
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { kit } from '../../src/domain/knowledge/search.js';
 import { KnowledgeNodes } from '../../src/domain/knowledge/tree.js';
 import { createApp } from '../../src/http/app.js';
 import type { Store } from '../../src/store/index.js';
+import type { PgStore } from '../../src/store/postgres/index.js';
+import type { PgText } from '../../src/store/postgres/search.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { decide } from '../helpers/flows.js';
@@ -203,6 +207,93 @@ describe('search and suggest', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+// PROTOCOL 1.4, 10.6: what one query may cost, the same on both stores.
+describe('the budget of a query', () => {
+  // The kit's budget (search-index.ts), which both stores answer by.
+  const [words, typoWords] = [10, 4];
+  const quaternion = async () => {
+    const payload = { ...samplePayload('capability', 30), title: 'Quaternion interpolator gyroscope calibration pipeline', spec: 'Interpolates.' };
+    await decide(node, 'capability', { payload });
+  };
+  const paths = async (q: string) => (await json(`/api/knowledge/search?q=${encodeURIComponent(q)}`)).items.map((i: { path: string }) => i.path);
+
+  it(`looks up the first ${typoWords} words of 5 letters or more for typos, and matches the others exactly`, async () => {
+    expect(kit().limits).toMatchObject({ words, typoWords });
+    await quaternion();
+    // Five misspelt words: the fifth is not looked up, and nothing holds it as written.
+    expect(await paths('quaternon interpolatr gyroscpe calibraton pipelne')).toEqual([]);
+    expect(await paths('quaternon interpolatr gyroscpe calibraton pipeline')).toEqual(['/tools/pdf-to-text-x30']);
+    // The first four in the query's order, wherever the misspelt ones are; short words are never looked up.
+    expect(await paths('pipelne quaternon interpolatr gyroscpe calibration')).toEqual(['/tools/pdf-to-text-x30']);
+    expect(await paths('pdf pipelne quaternon interpolatr gyroscpe calibration')).toEqual(['/tools/pdf-to-text-x30']);
+  });
+
+  it(`searches the first ${words} words of a query and ignores the rest`, async () => {
+    await quaternion();
+    expect(await paths(`${'quaternion '.repeat(words)}nowhereword`)).toEqual(['/tools/pdf-to-text-x30']);
+    expect(await paths(`${'quaternion '.repeat(words - 1)}nowhereword`)).toEqual([]);
+  });
+
+  it('draws a token more for each word looked up for typos after the first, all or none', async () => {
+    const small = await testNode({ rateLimit: { burst: 10, refillPerSecond: 1 } });
+    try {
+      // The test clock stands still: the bucket refills nothing meanwhile.
+      const tokens = () => small.app.akas.buckets.peek('ip:127.0.0.1');
+      const search = (q: string) => small.app.inject({ url: `/api/knowledge/search?q=${encodeURIComponent(q)}` });
+      expect((await search('quaternon')).statusCode).toBe(200); // one lookup: one token, as any request
+      expect(await tokens()).toBe(9);
+      expect((await search('quaternon interpolatr gyroscpe calibraton pipelne')).statusCode).toBe(200); // four lookups: 1 + 3
+      expect(await tokens()).toBe(5);
+      expect((await search('quaternon interpolatr')).statusCode).toBe(200); // two: 1 + 1
+      expect(await tokens()).toBe(3);
+      // 3 left: the request's own token, then 3 more of the 2 there: refused, and the 2 stay.
+      const refused = await search('quaternon interpolatr gyroscpe calibraton');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toMatchObject({ code: 'rate_limited', scope: 'per-ip' });
+      expect(await tokens()).toBe(2);
+      // Suggest looks nothing up: one token.
+      expect((await small.app.inject({ url: '/api/knowledge/suggest?q=quaternion%20interpolator%20gyroscope%20calibration' })).statusCode).toBe(200);
+      expect(await tokens()).toBe(1);
+    } finally {
+      await small.close();
+    }
+  });
+
+  // PostgreSQL's: search has a pool of its own, whose statements time out.
+  it.runIf(onPostgres)('answers /healthz and draws tokens while every connection of the search pool is taken', async () => {
+    const pool = ((node.store as PgStore).text as PgText).pool;
+    const held = await Promise.all(Array.from({ length: pool.options.max ?? 0 }, () => pool.connect()));
+    try {
+      expect(held.length).toBeGreaterThan(0);
+      expect((await get('/healthz')).statusCode).toBe(200);
+      expect((await get('/api/agents')).statusCode).toBe(200); // drew a token from the store's buckets
+    } finally {
+      for (const c of held) c.release();
+    }
+  });
+
+  it.runIf(onPostgres)('answers 503 search_busy with Retry-After when a search statement runs past its timeout, and the store stays healthy', async () => {
+    await quaternion();
+    const { target } = node.store as PgStore;
+    // A lock held on the index's table: the search statement waits for it, and a lock wait counts toward its timeout.
+    const locker = new pg.Client({ connectionString: target.connectionString });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${target.qschema}.akas_search IN ACCESS EXCLUSIVE MODE`);
+      const r = await get('/api/knowledge/search?q=pdf');
+      expect(r.statusCode).toBe(503);
+      expect(r.json().code).toBe('search_busy');
+      expect(r.headers['retry-after']).toBe('1');
+      expect((await get('/healthz')).json().storage).toEqual({ ok: true });
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+    expect(await paths('quaternion')).toEqual(['/tools/pdf-to-text-x30']);
   });
 });
 

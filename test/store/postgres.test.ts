@@ -142,6 +142,14 @@ describePg('PgStore', () => {
       await one.buckets.draw('ip:2', 2, 1, 5_000, true);
       expect((await two.buckets.draw('ip:2', 2, 1, 1_000, true)).taken).toBe(false);
     });
+
+    it('take a draw of several tokens (a costly search) all or none, and give back what no draw could use', async () => {
+      expect(await one.buckets.draw('ip:3', 10, 1, 1_000, 8)).toEqual({ tokens: 2, taken: true });
+      // In one statement: a draw of 4 finds 2 and takes none; the draw of 1 behind it takes one.
+      const [four, single] = await Promise.all([one.buckets.draw('ip:3', 10, 1, 1_000, 4), one.buckets.draw('ip:3', 10, 1, 1_000, true)]);
+      expect([four.taken, single.taken]).toEqual([false, true]);
+      expect(await two.buckets.draw('ip:3', 10, 1, 1_000, false)).toEqual({ tokens: 1, taken: false });
+    });
   });
 
   describe('values and keys written as SQL literals', () => {

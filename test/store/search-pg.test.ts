@@ -5,14 +5,17 @@
 // online and backfilled; an index a failed concurrent build left invalid is built again; and
 // without pg_trgm the store fails closed, saying what an operator must do.
 import { randomBytes } from 'node:crypto';
-import { afterEach, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterEach, expect, it, vi } from 'vitest';
 import { openKnowledgeSearch } from '../../src/domain/knowledge/search.js';
 import { backfilled } from '../../src/domain/knowledge/search-store.js';
 import { publishToTree, treeLocks } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
 import { migrateDatabase } from '../../src/ops/index.js';
 import { migratePg, openPgStore, type PgStore } from '../../src/store/postgres/index.js';
-import { RANKED, TITLED } from '../../src/store/postgres/search.js';
+import { SEARCH_TIMEOUT_MS } from '../../src/store/postgres/connect.js';
+import { RANKED, TITLED, type PgText } from '../../src/store/postgres/search.js';
+import { KnowledgeNodes } from '../../src/domain/knowledge/tree.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { describePg, dropSchema, freshSchemaUrl, pgUrl } from '../helpers/postgres.js';
 
@@ -144,6 +147,50 @@ describePg('the text index of the PostgreSQL store', () => {
     const first = await store.text.search({ ...word('gyroscope'), limit: 5, offset: 0 });
     expect(first.items.slice(0, 3).map((i) => i.id)).toEqual(ids('t', 3));
     expect(first.more).toBe(true);
+  });
+
+  it('looks up at most 4 words of a 200-character query of 33 long words for typos, all in one statement', async () => {
+    const store = await open(freshSchemaUrl());
+    await publish(store, capability(1, 'Quaternion interpolator'));
+    const words = Array.from({ length: 33 }, (_, i) => `qu${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}n`);
+    const q = words.join(' ');
+    expect(q.length).toBeLessThanOrEqual(200);
+    const sent: Array<[string, unknown]> = [];
+    const original = pg.Pool.prototype.query;
+    const spy = vi.spyOn(pg.Pool.prototype, 'query').mockImplementation(function (this: pg.Pool, ...args: unknown[]) {
+      const [text, values] = args as [string | { text: string }, unknown];
+      if (this === (store.text as PgText).pool) sent.push([typeof text === 'string' ? text : text.text, values]);
+      return Reflect.apply(original, this, args) as never;
+    } as never);
+    const search = openKnowledgeSearch(store);
+    try {
+      await search.search(q, { limit: 20 });
+    } finally {
+      spy.mockRestore();
+      await search.close();
+    }
+    // On the search pool: one lookup statement for the first four words (the others match exactly), and the search; three statements at most.
+    const lookups = sent.filter(([sql]) => sql.includes('akas_search_words'));
+    expect(lookups.map(([, values]) => (values as unknown[])[0])).toEqual([words.slice(0, 4)]);
+    expect(sent.length).toBeLessThanOrEqual(3);
+    // Words past the tenth are not searched at all.
+    expect(JSON.stringify(sent)).toContain(words[9]);
+    expect(JSON.stringify(sent)).not.toContain(words[10]);
+  });
+
+  it('runs search on a pool of its own, whose statements time out: with all its connections taken, a bucket draw and a read still answer', async () => {
+    const store = await open(freshSchemaUrl());
+    const pool = (store.text as PgText).pool;
+    const [row] = (await pool.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows;
+    expect(row.statement_timeout).toBe(`${SEARCH_TIMEOUT_MS}ms`);
+    const held = await Promise.all(Array.from({ length: pool.options.max ?? 0 }, () => pool.connect()));
+    try {
+      expect(held.length).toBe(4);
+      expect(await store.buckets.draw('ip:9', 10, 1, 1_000, true)).toEqual({ tokens: 9, taken: true });
+      expect(await store.get(KnowledgeNodes, '/nowhere')).toBeUndefined();
+    } finally {
+      for (const c of held) c.release();
+    }
   });
 
   it('migrates a version-1 store holding published nodes: the indexes built online, every node backfilled with progress, found at once', async () => {

@@ -18,6 +18,11 @@ export const kit = (): SearchKit => (kitOnce ??= searchKit([...stopWords()]));
 /** The words of a query that can match (search-index.ts). */
 export const queryText = (q: string): string => kit().queryText(q);
 
+/** How many words of a query are looked up for typos (the kit's budget): what the query costs beyond one token (PROTOCOL 1.4, 10.6). */
+export function typoLookups(q: string): number {
+  return kit().typos(queryText(q).split(' ').filter(Boolean)).filter(Boolean).length;
+}
+
 /**
  * What is indexed of a brief's levels: its tldr; its core with pitfalls and heuristics; and of
  * the deep level, the terms it defines and its sources (citation, author), not its prose.

@@ -66,16 +66,29 @@ export function searchKit(stopWordList: readonly string[]) {
     return stop.has(t) ? null : t;
   };
   /**
+   * A query's budget (PROTOCOL 10.6, 14), the same on both stores: the words it searches, and
+   * the words looked up for typos. A typo lookup is the costly part of a query (on PostgreSQL
+   * a pg_trgm scan of the index's words: a 200-character query of 33 five-letter words made 33
+   * of them, and one address's burst of such queries held the node's reads for seconds).
+   */
+  const limits = { words: 10, typoWords: 4, minTypoLength: 5 };
+  /**
    * The words of a query that can match: its function words left out, unless it has no other
-   * word (then the last one stays, as the prefix of what is being typed: "to" finds "tools").
+   * word (then the last one stays, as the prefix of what is being typed: "to" finds "tools");
+   * its first `limits.words` only.
    */
   const queryText = (q: string): string => {
     const terms = tokenize(q).map((t) => t.toLowerCase());
     const kept = terms.filter((t) => !stop.has(t));
-    return (kept.length ? kept : terms.slice(-1)).join(' ');
+    return (kept.length ? kept : terms.slice(-1)).slice(0, limits.words).join(' ');
+  };
+  /** Which words of a query (queryText's) match with typos: the first `limits.typoWords` of 5 letters or more; the others exactly. */
+  const typos = (terms: readonly string[]): boolean[] => {
+    let left = limits.typoWords;
+    return terms.map((t) => t.length >= limits.minTypoLength && left-- > 0);
   };
   /**
-   * Typo tolerance of one edit in five letters for words of 5 letters or more, the last word
+   * Typo tolerance of one edit in five letters for the words typos() picks, the last word
    * of a query also as a prefix (search as you type), every word required.
    */
   const options: Options<Doc> = {
@@ -88,11 +101,11 @@ export function searchKit(stopWordList: readonly string[]) {
       processTerm: (term) => term.toLowerCase(),
       boost,
       prefix: (_term, i, terms) => i === terms.length - 1,
-      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+      fuzzy: (_term, i, terms) => (typos(terms)[i] ? 0.2 : false),
       combineWith: 'AND',
     },
   };
-  return { boost, tokenize, queryText, options };
+  return { boost, tokenize, queryText, typos, limits, options };
 }
 
 export type SearchKit = ReturnType<typeof searchKit>;

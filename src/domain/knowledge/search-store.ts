@@ -21,8 +21,8 @@ export const SearchState = space<{ version: number; nodes: number; at: number }>
 /** Nodes indexed per backfill transaction. */
 const BACKFILL_BATCH = 500;
 
-/** MiniSearch's fuzziness (search-index.ts): a fifth of a word's letters, from words of 5 letters; at most 6. */
-const edits = (word: string) => (word.length >= 5 ? Math.min(6, Math.round(word.length * 0.2)) : 0);
+/** MiniSearch's fuzziness (search-index.ts): a fifth of a word's letters; at most 6. */
+const edits = (word: string) => Math.min(6, Math.round(word.length * 0.2));
 
 /**
  * Fills the store's text index with every published node, BACKFILL_BATCH nodes a transaction,
@@ -125,7 +125,9 @@ export class StoreSearch {
     const offset = opts.cursor ? Number(opts.cursor) : 0;
     const words = kit().queryText(q).split(' ').filter(Boolean);
     if (!words.length) return { items: [], total: 0, nextCursor: null };
-    const terms = words.map((word, i) => ({ word, prefix: i === words.length - 1, edits: edits(word) }));
+    // Typos for the words the kit picks (its budget: PROTOCOL 10.6), as MiniSearch's fuzzy option does.
+    const typos = kit().typos(words);
+    const terms = words.map((word, i) => ({ word, prefix: i === words.length - 1, edits: typos[i] ? edits(word) : 0 }));
     const r = await this.text.search({ terms, kind: opts.kind ?? null, boosts: TEXT_BOOSTS, limit: opts.limit, offset });
     const items = r.items.map((h) => ({ path: h.id, kind: h.kind, title: h.title, score: Math.round(h.score * 1000) / 1000, match: h.match }));
     const end = offset + items.length;

@@ -30,7 +30,7 @@ import { briefKey, docFields } from './search-doc.js';
 import { StoreSearch, suggestPaths } from './search-store.js';
 
 export type { Doc, SearchHit, SearchPage } from './search-index.js';
-export { kit, queryText, briefFields, pathWords } from './search-doc.js';
+export { kit, queryText, typoLookups, briefFields, pathWords } from './search-doc.js';
 
 /** Search and suggest over the published tree, whichever index answers. */
 export interface KnowledgeSearch {

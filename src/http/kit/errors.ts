@@ -77,6 +77,8 @@ export function envelope(request: FastifyRequest, err: ServiceError): Record<str
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ServiceError) {
   // A write refused while the storage fails: when to try again (PROTOCOL 13).
   if (err.code === 'storage_unavailable') reply.header('retry-after', String(err.extra.retryAfter ?? 5));
+  // A search stopped at its timeout (PROTOCOL 10.6).
+  if (err.code === 'search_busy') reply.header('retry-after', String(err.extra.retryAfter ?? 1));
   if (err.status === 429) {
     const retryAfter = Number(err.extra.retryAfter ?? 1);
     reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));

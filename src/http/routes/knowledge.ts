@@ -23,6 +23,8 @@ import { Any, Closed, Hex64, Ms, Nullable, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
 import { originOf } from '../kit/urls.js';
 import { evidenceOf, stableEvidence, type Evidence } from '../evidence.js';
+import { bucketOf } from '../caller.js';
+import { CallerGate, chargeSearch } from '../search-budget.js';
 
 const Str = Type.String();
 const NodeKindSchema = Type.String({ enum: ['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'] });
@@ -150,6 +152,8 @@ export async function knowledgeRoutes(app: FastifyInstance) {
   // fastify lets a plugin start): the node listens at once, and search and suggest wait for it
   // (settled()). A store with its own text index (PostgreSQL) needs no rebuild.
   const search = openKnowledgeSearch(ctx.store);
+  // A caller's searches and suggests, two at a time (search-budget.ts): one address's burst never fills the index's queue.
+  const gate = new CallerGate();
   const views = new NodeViewCache(ctx.store);
   app.addHook('onClose', async () => {
     views.close();
@@ -469,11 +473,15 @@ export async function knowledgeRoutes(app: FastifyInstance) {
           { additionalProperties: false },
         ),
       },
+      config: { errors: ['search_busy'] },
     },
     async (request) => {
       const q = request.query as { q: string; kind?: string; limit: number; cursor?: string };
+      // A costly query draws its surcharge first (PROTOCOL 1.4): a refusal costs no search.
+      await chargeSearch(app.akas.buckets, request, q.q);
       await search.settled();
-      return { query: q.q, ...(await search.search(q.q, { kind: q.kind, limit: q.limit, cursor: q.cursor })) };
+      const page = await gate.run(bucketOf(request.caller).key, () => search.search(q.q, { kind: q.kind, limit: q.limit, cursor: q.cursor }));
+      return { query: q.q, ...page };
     },
   );
   app.get(
@@ -494,11 +502,12 @@ export async function knowledgeRoutes(app: FastifyInstance) {
           ),
         },
       },
+      config: { errors: ['search_busy'] },
     },
     async (request) => {
       const q = request.query as { q: string; limit: number };
       await search.settled();
-      return { query: q.q, suggestions: await search.suggest(q.q, q.limit) };
+      return { query: q.q, suggestions: await gate.run(bucketOf(request.caller).key, () => search.suggest(q.q, q.limit)) };
     },
   );
 }

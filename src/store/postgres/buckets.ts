@@ -6,13 +6,16 @@
 // one turn of its event loop go in one statement, one row per bucket key asking for as many
 // tokens as requests came. The database grants what the refilled bucket holds, and the
 // process hands the granted tokens to the first requests in the order they asked: the same
-// answers as one draw at a time, for a fraction of the round trips.
+// answers as one draw at a time, for a fraction of the round trips. A draw of several tokens
+// (a costly search: PROTOCOL 1.4) takes them all or none: tokens the database granted that no
+// draw could use (a draw of 4 when 3 were there) go back to the bucket before anyone hears.
 import type pg from 'pg';
 import type { SharedBuckets } from '../types.js';
 
 interface Draw {
   key: string;
-  take: boolean;
+  /** Tokens asked (0: a peek). */
+  take: number;
   now: number;
   resolve: (r: { tokens: number; taken: boolean }) => void;
   reject: (e: unknown) => void;
@@ -22,6 +25,8 @@ export class PgBuckets implements SharedBuckets {
   private queues = new Map<string, Draw[]>();
   private scheduled = false;
   private readonly sql: string;
+  /** Gives granted tokens no draw used back ($1 burst, $2 keys, $3 tokens per key). */
+  private readonly refundSql: string;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -39,6 +44,9 @@ export class PgBuckets implements SharedBuckets {
         tokens = ${refill} - least(excluded.asked, floor(${refill})),
         at = greatest(b.at, $3::bigint)
       RETURNING key, tokens, taken`;
+    this.refundSql =
+      `UPDATE ${schema}.akas_buckets AS b SET tokens = least($1::float8, b.tokens + r.n) ` +
+      'FROM unnest($2::text[], $3::float8[]) AS r(k, n) WHERE b.key = r.k';
   }
 
   async sweep(burst: number, refillPerSecond: number, now: number): Promise<number> {
@@ -53,12 +61,12 @@ export class PgBuckets implements SharedBuckets {
     }
   }
 
-  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean): Promise<{ tokens: number; taken: boolean }> {
+  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean | number): Promise<{ tokens: number; taken: boolean }> {
     return new Promise((resolve, reject) => {
       const group = `${burst}:${refillPerSecond}`;
       let queue = this.queues.get(group);
       if (!queue) this.queues.set(group, (queue = []));
-      queue.push({ key, take, now: Math.round(now), resolve, reject });
+      queue.push({ key, take: Number(take), now: Math.round(now), resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -88,16 +96,24 @@ export class PgBuckets implements SharedBuckets {
       const r = await this.pool.query<{ key: string; tokens: number; taken: number }>({
         name: 'akas-buckets',
         text: this.sql,
-        values: [burst, rate, now, keys, keys.map((k) => byKey.get(k)!.filter((d) => d.take).length)],
+        values: [burst, rate, now, keys, keys.map((k) => byKey.get(k)!.reduce((n, d) => n + d.take, 0))],
       });
+      // Granted tokens go to the draws in the order they asked, each all it asked or nothing.
+      const answers: Array<[Draw, boolean, string]> = [];
+      const left = new Map<string, number>();
+      const refunds: Array<[string, number]> = [];
       for (const row of r.rows) {
         let granted = Number(row.taken);
         for (const d of byKey.get(row.key)!) {
-          const taken = d.take && granted > 0;
-          if (taken) granted--;
-          d.resolve({ tokens: row.tokens, taken });
+          const taken = d.take > 0 && granted >= d.take;
+          if (taken) granted -= d.take;
+          answers.push([d, taken, row.key]);
         }
+        left.set(row.key, Number(row.tokens) + granted);
+        if (granted > 0) refunds.push([row.key, granted]);
       }
+      if (refunds.length) await this.pool.query(this.refundSql, [burst, refunds.map(([k]) => k), refunds.map(([, n]) => n)]);
+      for (const [d, taken, key] of answers) d.resolve({ tokens: left.get(key)!, taken });
     } catch (e) {
       const refusal = this.failure(e);
       for (const d of draws) d.reject(refusal);

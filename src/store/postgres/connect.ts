@@ -1,8 +1,9 @@
-// Where a PostgreSQL store lives: a postgres:// URL, plus two settings of ours carried in its
+// Where a PostgreSQL store lives: a postgres:// URL, plus settings of ours carried in its
 // query string and removed before the driver sees it: `schema` (the PostgreSQL schema that
 // holds the tables, default public; tests give every store its own), `pool` (connections
-// for transactions, default 10) and `readers` (connections for reads outside transactions,
-// default half of `pool` and at least 4).
+// for transactions, default 10), `readers` (connections for reads outside transactions,
+// default half of `pool` and at least 4), `search` (connections for search, default 4) and
+// `searchTimeout` (the statement timeout of search, in ms, default SEARCH_TIMEOUT_MS).
 import { createHash } from 'node:crypto';
 import pg, { type PoolConfig } from 'pg';
 
@@ -17,11 +18,22 @@ export interface PgTarget {
   pool: number;
   /** Connections for reads outside transactions, token buckets and blob chunks. */
   readers: number;
+  /** Connections for search (the text index), apart from the readers: a costly search never waits for, nor holds up, a token bucket or /healthz. */
+  search: number;
+  /** The statement timeout of search statements, in ms. */
+  searchTimeout: number;
   /** The URL without its password (logs, messages, Store.location). */
   display: string;
   /** The LISTEN/NOTIFY channel of this store (one per schema). */
   channel: string;
 }
+
+/**
+ * The default statement timeout of a search statement (PROTOCOL 10.6, 14): past it the search
+ * answers 503 search_busy. The heaviest query of the bench's mix at 1,000,000 nodes (a prefix
+ * of few letters: its GIN bitmap) took up to 1 s on a loaded machine; a typo lookup takes milliseconds.
+ */
+export const SEARCH_TIMEOUT_MS = 1500;
 
 export const isPostgresUrl = (s: string) => /^postgres(ql)?:\/\//i.test(s);
 
@@ -43,13 +55,18 @@ export function pgTarget(url: string): PgTarget {
   const readersParam = u.searchParams.get('readers');
   const readers = readersParam === null ? Math.max(4, Math.ceil(pool / 2)) : Number(readersParam);
   if (!Number.isInteger(readers) || readers < 1 || readers > 200) throw new Error(`readers must be a whole number from 1 to 200, got ${readersParam}`);
-  u.searchParams.delete('schema');
-  u.searchParams.delete('pool');
-  u.searchParams.delete('readers');
+  const searchParam = u.searchParams.get('search');
+  const search = searchParam === null ? 4 : Number(searchParam);
+  if (!Number.isInteger(search) || search < 1 || search > 200) throw new Error(`search must be a whole number from 1 to 200, got ${searchParam}`);
+  const timeoutParam = u.searchParams.get('searchTimeout');
+  const searchTimeout = timeoutParam === null ? SEARCH_TIMEOUT_MS : Number(timeoutParam);
+  if (!Number.isInteger(searchTimeout) || searchTimeout < 10 || searchTimeout > 600_000)
+    throw new Error(`searchTimeout must be a whole number of milliseconds from 10 to 600000, got ${timeoutParam}`);
+  for (const ours of ['schema', 'pool', 'readers', 'search', 'searchTimeout']) u.searchParams.delete(ours);
   const connectionString = u.toString();
   u.password = '';
   if (schema !== 'public') u.searchParams.set('schema', schema);
-  return { connectionString, schema, qschema: `"${schema}"`, pool, readers, display: u.toString(), channel: `akas:${schema}` };
+  return { connectionString, schema, qschema: `"${schema}"`, pool, readers, search, searchTimeout, display: u.toString(), channel: `akas:${schema}` };
 }
 
 /** A URL with its password replaced, for messages (the URL may not even parse). */
@@ -62,8 +79,12 @@ export function poolConfig(t: PgTarget, max: number, applicationName: string, ex
   return { connectionString: t.connectionString, max, application_name: applicationName, idleTimeoutMillis: 30_000, ...extra };
 }
 
-/** A store's pools: writers take transactions, readers the reads outside them, and listen is its notification channel's one connection. */
-export type PgPoolRole = 'writers' | 'readers' | 'listen';
+/**
+ * A store's pools: writers take transactions, readers the reads outside them (token buckets
+ * and /healthz among them), search the text index's statements, and listen is its
+ * notification channel's one connection.
+ */
+export type PgPoolRole = 'writers' | 'readers' | 'search' | 'listen';
 
 /**
  * Where a store's pools come from, and where they go when it closes. By default a store owns

@@ -9,6 +9,7 @@
 // those words), and a query's tsquery is built here from its words, each one a quoted lexeme,
 // and bound as a parameter.
 import type pg from 'pg';
+import { ServiceError } from '../../core/index.js';
 import type { TextDoc, TextIndex, TextPage, TextQuery } from '../types.js';
 import { literal } from './store.js';
 
@@ -118,10 +119,14 @@ export function editDistance(a: string, b: string, max: number): number {
   return prev[b.length];
 }
 
-/** The index: queries on the reading pool. */
+/**
+ * The index: queries on the store's search pool (its own connections, whose statements carry a
+ * timeout: store.ts), never on the pool token buckets and /healthz read from.
+ */
 export class PgText implements TextIndex {
   constructor(
-    private readonly readers: pg.Pool,
+    /** The search pool (tests read it: which pool, and the statements it runs). */
+    readonly pool: pg.Pool,
     /** The quoted schema of the store's tables. */
     private readonly s: string,
     /** The quoted schema pg_trgm lives in (schema.ts finds it). */
@@ -130,24 +135,40 @@ export class PgText implements TextIndex {
   ) {}
 
   private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.readers.query<R>(text, values).catch((e) => Promise.reject(this.failure(e)));
+    return this.pool.query<R>(text, values).catch((e) => Promise.reject(timedOut(e) ?? this.failure(e)));
   }
 
-  /** The index's words at most `edits` edits from word (candidates by trigram similarity, then counted exactly). */
-  private async near(word: string, edits: number): Promise<string[]> {
+  /**
+   * The index's words near each term that has edits (candidates by trigram similarity, then
+   * counted exactly), by the term's index: one statement for them all, so a query holds one
+   * connection at a time however many words it looks up (the kit bounds those: PROTOCOL 10.6).
+   */
+  private async near(terms: TextQuery['terms']): Promise<Map<number, string[]>> {
+    const looked = [...terms.entries()].filter(([, t]) => t.edits > 0);
+    const out = new Map<number, string[]>();
+    if (!looked.length) return out;
     const t = this.trgm();
-    const r = await this.query<{ word: string }>(
-      `SELECT word FROM ${this.s}.akas_search_words WHERE word OPERATOR(${t}.%) $1 AND length(word) BETWEEN $2 AND $3 ` +
-        `ORDER BY ${t}.similarity(word, $1) DESC LIMIT ${CANDIDATES}`,
-      [word, word.length - edits, word.length + edits],
+    const r = await this.query<{ i: number; word: string }>(
+      `SELECT q.i::int AS i, w.word FROM unnest($1::text[], $2::int[], $3::int[]) WITH ORDINALITY AS q(word, lo, hi, i) ` +
+        `CROSS JOIN LATERAL (SELECT word FROM ${this.s}.akas_search_words WHERE word OPERATOR(${t}.%) q.word AND length(word) BETWEEN q.lo AND q.hi ` +
+        `ORDER BY ${t}.similarity(word, q.word) DESC LIMIT ${CANDIDATES}) w`,
+      [looked.map(([, x]) => x.word), looked.map(([, x]) => x.word.length - x.edits), looked.map(([, x]) => x.word.length + x.edits)],
     );
-    return r.rows.map((row) => row.word).filter((w) => w !== word && editDistance(word, w, edits) <= edits);
+    for (const [n, [i, term]] of looked.entries()) {
+      const rows = r.rows.filter((row) => row.i === n + 1).map((row) => row.word);
+      out.set(
+        i,
+        rows.filter((w) => w !== term.word && editDistance(term.word, w, term.edits) <= term.edits),
+      );
+    }
+    return out;
   }
 
   /** The query as tsquery text, and the words each term matches exactly (prefixes aside), for the hits' match. */
   private async tsquery(q: TextQuery): Promise<{ text: string; exact: Array<Set<string>> }> {
     const weight = q.weight ? LETTER[q.weight] : '';
-    const exact = await Promise.all(q.terms.map(async (t) => new Set([t.word, ...(t.edits > 0 ? await this.near(t.word, t.edits) : [])])));
+    const near = await this.near(q.terms);
+    const exact = q.terms.map((t, i) => new Set([t.word, ...(near.get(i) ?? [])]));
     const text = q.terms
       .map((t, i) => {
         const alts = [...exact[i]].map((w) => `${lexeme(w)}${t.prefix && w === t.word ? ':*' : ':'}${weight}`.replace(/:$/, ''));
@@ -239,6 +260,18 @@ export class PgText implements TextIndex {
     const byId = new Map(r.rows.map((row) => [row.id, row.kind]));
     return ids.map((id) => byId.get(id) ?? null);
   }
+}
+
+/**
+ * A statement the server cancelled at the search pool's statement_timeout (SQLSTATE 57014):
+ * the 503 search_busy of PROTOCOL 10.6, not a failure of the store.
+ */
+function timedOut(e: unknown): ServiceError | undefined {
+  if ((e as { code?: unknown })?.code !== '57014') return undefined;
+  return new ServiceError('search_busy', 'The search ran past its time on this node, and was stopped.', {
+    retryAfter: 1,
+    hint: 'Retry in a moment, or with fewer words: a query of many long words costs the most (PROTOCOL 10.6).',
+  });
 }
 
 interface Row {

@@ -12,7 +12,8 @@
 //   Durable transactions commit with synchronous_commit on (PostgreSQL's own group commit
 //   shares the WAL flush); non-durable ones with it off. Nothing resolves before COMMIT did.
 // - Reads outside transactions use a second pool, so a transaction waiting for a lock can
-//   never starve a read its holder needs.
+//   never starve a read its holder needs; search uses a third, whose statements carry a
+//   timeout, so a costly search can never starve a token bucket's draw or /healthz (PROTOCOL 10.6).
 // - watch: the keys a batch wrote are announced locally right after COMMIT, and to other
 //   processes through NOTIFY (watch.ts, with the staleness bound).
 import { randomBytes } from 'node:crypto';
@@ -209,6 +210,8 @@ export class PgStore implements Store {
   private readonly writers: pg.Pool;
   /** Connections for reads outside transactions, token buckets and blob chunks (synchronous_commit off). */
   private readonly readers: pg.Pool;
+  /** Connections for the text index's statements, each under the target's statement timeout. */
+  private readonly searchers: pg.Pool;
   private readonly locks = new KeyLocks();
   private readonly watchers = new Map<string, Set<Watcher>>();
   /** This store instance, in its notifications (its own are announced locally instead). */
@@ -235,15 +238,19 @@ export class PgStore implements Store {
     this.s = target.qschema;
     this.pools = options.pools ?? ownPools;
     this.writers = this.pools.pool(target, 'writers', poolConfig(target, target.pool, 'akas'));
-    this.readers = this.pools.pool(
+    this.readers = this.pools.pool(target, 'readers', poolConfig(target, target.readers, 'akas-read', { options: '-c synchronous_commit=off' }));
+    this.searchers = this.pools.pool(
       target,
-      'readers',
-      poolConfig(target, target.readers, 'akas-read', {
+      'search',
+      poolConfig(target, target.search, 'akas-search', {
         // pg_trgm's similarity threshold for the text index's typo candidates (search.ts): 0.2
         // keeps a word two edits from a long one, which 0.3, the default, can miss. No
-        // synchronized scans: a sequential scan then starts where another one is, and the text
-        // index's pages past the ranked matches are in storage order, which must hold from page to page.
-        options: '-c synchronous_commit=off -c pg_trgm.similarity_threshold=0.2 -c synchronize_seqscans=off',
+        // synchronized scans: the text index's pages past the ranked matches are in storage
+        // order, which must hold from page to page. A statement past the timeout is cancelled
+        // by the server (57014: search.ts answers 503 search_busy); a lock wait counts too.
+        options:
+          `-c pg_trgm.similarity_threshold=0.2 -c synchronize_seqscans=off -c statement_timeout=${target.searchTimeout} ` +
+          '-c default_transaction_read_only=on',
       }),
     );
     this.channel = new WatchChannel(target, this.origin, this.pools, {
@@ -254,7 +261,7 @@ export class PgStore implements Store {
     });
     this.buckets = new PgBuckets(this.readers, this.s, (e) => this.failure(e));
     this.text = new PgText(
-      this.readers,
+      this.searchers,
       this.s,
       () => this.trgm,
       (e) => this.failure(e),
@@ -479,7 +486,7 @@ export class PgStore implements Store {
 
   private async end() {
     await this.channel.close();
-    await Promise.all([this.pools.release(this.writers).catch(() => undefined), this.pools.release(this.readers).catch(() => undefined)]);
+    await Promise.all([this.writers, this.readers, this.searchers].map((pool) => this.pools.release(pool).catch(() => undefined)));
   }
 }
 
