@@ -54,7 +54,9 @@ interface Serve {
   stop(): Promise<void>;
 }
 
-const serve = (store: string): Promise<Serve> => serveProcess(['--store', store, ...OPEN], 'bench-search-pg-node-secret-0123456789');
+/** The node secret of every process on the bench's schemas (they must agree: the node keys are in the database). */
+const NODE_SECRET = 'bench-search-pg-node-secret-0123456789';
+const serve = (store: string): Promise<Serve> => serveProcess(['--store', store, ...OPEN], NODE_SECRET);
 
 /** The resident memory of a process, in MiB (Linux). */
 const rssOf = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
@@ -196,7 +198,7 @@ export async function run() {
       } finally {
         await node.stop();
       }
-      await burst(url, qs.find((q) => q.name.startsWith('misspelt'))!.q, `${n.toLocaleString('en-US')} nodes`);
+      await burst(url, NODE_SECRET, qs.find((q) => q.name.startsWith('misspelt'))!.q, `${n.toLocaleString('en-US')} nodes`);
     }
     await embedded(small.proposals);
   } finally {

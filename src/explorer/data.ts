@@ -30,7 +30,8 @@ export async function api<T = Json>(app: FastifyInstance, request: FastifyReques
   } catch {
     // not JSON: reported below with the status
   }
-  if (res.statusCode < 500 && body.code && body.code in ERROR_CODES) {
+  // A refusal, or a search stopped at its timeout (PROTOCOL 10.6: the page says so, not "the node failed").
+  if ((res.statusCode < 500 || body.code === 'search_busy') && body.code && body.code in ERROR_CODES) {
     throw new ServiceError(body.code as ErrorCode, body.error ?? `${url} was refused.`, body.errors ? { errors: body.errors } : {});
   }
   throw new Error(`${url.split('?')[0]} answered ${res.statusCode}`);

@@ -112,9 +112,12 @@ function pageErrors(app: FastifyInstance, urls: Assets) {
     if (!wantsHtml(request)) return errorHandler(error, request, reply);
     const se = isServiceError(error) ? error : null;
     const status = se?.status ?? (typeof (error as { statusCode?: number }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500);
-    if (status >= 500) request.log.error({ err: error }, 'explorer page failed');
+    if (status >= 500 && se?.code !== 'search_busy') request.log.error({ err: error }, 'explorer page failed');
     if (status === 429 && se?.extra.retryAfter) reply.header('retry-after', String(Math.max(1, Math.ceil(Number(se.extra.retryAfter)))));
-    const message = status >= 500 ? `The node failed to build this page (request ${request.id}).` : (error as Error).message;
+    // A search stopped at its timeout (PROTOCOL 10.6) says so; any other 5xx names the request only.
+    const busy = se?.code === 'search_busy';
+    if (busy) reply.header('retry-after', '1');
+    const message = status >= 500 && !busy ? `The node failed to build this page (request ${request.id}).` : (error as Error).message;
     const errors =
       (se?.extra.errors as Array<{ field: string; reason: string }> | undefined) ??
       (error as { validation?: Array<{ instancePath: string; message?: string }> }).validation?.map((v) => ({

@@ -178,7 +178,7 @@ export function searchRoute({ app, urls }: Pages) {
         }),
         response: Page('The search page with its hits.'),
       },
-      config: { section: 'search' },
+      config: { section: 'search', errors: ['search_busy'] },
     },
     async (request, reply) => {
       const q = request.query as { q?: string; kind?: string; cursor?: string };

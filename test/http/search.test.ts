@@ -288,6 +288,10 @@ describe('the budget of a query', () => {
       expect(r.statusCode).toBe(503);
       expect(r.json().code).toBe('search_busy');
       expect(r.headers['retry-after']).toBe('1');
+      // The explorer's search page says so too, not "the node failed".
+      const page = await get('/explore/search?q=pdf', { accept: 'text/html' });
+      expect(page.statusCode).toBe(503);
+      expect(page.body).toContain('ran past its time');
       expect((await get('/healthz')).json().storage).toEqual({ ok: true });
     } finally {
       await locker.query('ROLLBACK').catch(() => undefined);
