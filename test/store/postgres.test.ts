@@ -214,13 +214,15 @@ describePg('PgStore', () => {
       await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?schema=Bad-Name')).rejects.toThrow(/lowercase identifier/);
       await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?readers=0')).rejects.toThrow(/readers must be a whole number from 1 to 200, got 0/);
       await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?pool=1')).rejects.toThrow(/pool must be a whole number from 2 to 200/);
+      await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?search=0')).rejects.toThrow(/search must be a whole number from 1 to 200, got 0/);
+      await expect(openPgStore('postgres://u:hunter2@127.0.0.1:1/db?searchTimeout=0')).rejects.toThrow(/searchTimeout must be a whole number of milliseconds/);
     });
 
     it('read the connection counts from the URL and keep them from the driver and from messages', () => {
-      expect(pgTarget('postgres://u:pw@h/db')).toMatchObject({ pool: 10, readers: 5 });
+      expect(pgTarget('postgres://u:pw@h/db')).toMatchObject({ pool: 10, readers: 5, search: 4, searchTimeout: 1500 });
       expect(pgTarget('postgres://u:pw@h/db?pool=2')).toMatchObject({ pool: 2, readers: 4 });
-      const t = pgTarget('postgres://u:pw@h/db?pool=20&readers=2&schema=s1');
-      expect(t).toMatchObject({ pool: 20, readers: 2, schema: 's1' });
+      const t = pgTarget('postgres://u:pw@h/db?pool=20&readers=2&schema=s1&search=3&searchTimeout=800');
+      expect(t).toMatchObject({ pool: 20, readers: 2, schema: 's1', search: 3, searchTimeout: 800 });
       expect(t.connectionString).toBe('postgres://u:pw@h/db');
       expect(t.display).toBe('postgres://u@h/db?schema=s1');
     });
