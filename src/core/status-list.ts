@@ -130,7 +130,6 @@ export interface StatusHead {
   nodeSignature?: { algorithm: 'Ed25519'; issuer: string; signature: string };
 }
 
-
 /** The JCS string a status head's signature covers: its fields without nodeSignature. */
 export function statusHeadStatement(h: Omit<StatusHead, 'nodeSignature'>): string {
   return canonicalize({ type: h.type, issuer: h.issuer, origin: h.origin, treeSize: h.treeSize, rootHash: h.rootHash, lists: h.lists, at: h.at });

@@ -101,6 +101,7 @@ describePg('status lists on one PostgreSQL database served by two processes (e2e
         versions: Array<{ action: string; reason: string }>;
       };
       expect(versions.versions.map((v: { action: string; reason: string }) => [v.action, v.reason])).toEqual([
+        ['create', 'the list is made, every bit clear'],
         ['suspend', 'review'],
         ['unsuspend', 'cleared'],
       ]);
