@@ -39,15 +39,91 @@ export interface Report {
   checks: Check[];
 }
 
-/** The verdict of a report: failed beats unanchored (false beats unknown), and only an anchored report with no failure is verified. */
-export type Verdict = 'verified' | 'failed' | 'unanchored';
+/**
+ * The verdict of every verifier (DESIGN: one verdict for every verifier): not verified beats
+ * unanchored beats status unknown (false beats unknown), and only an anchored report with no
+ * failure, whose credentials' status was read (or skipped by the reader's explicit choice), is
+ * verified.
+ */
+export type Verdict = 'verified' | 'not verified' | 'unanchored' | 'status unknown';
 
-export function verdictOf(r: { verified: boolean; anchored: boolean }): Verdict {
-  return !r.verified ? 'failed' : r.anchored ? 'verified' : 'unanchored';
+/** A check's result in words: what `--json` carries beside its id and layer. */
+export type CheckResult = 'held' | 'failed' | 'not checked';
+export const resultOf = (valid: boolean | null): CheckResult => (valid === true ? 'held' : valid === false ? 'failed' : 'not checked');
+
+/** A check about the status of a credential (revocation, suspension; PROTOCOL 8.7). */
+export const isStatusCheck = (id: string) => id === 'status' || id.startsWith('status.');
+
+/** The verdict of a report's checks: a failed check, an anchor left unchecked, a status left unknown, or none of these. */
+export function verdictOf(r: { verified: boolean; anchored: boolean; checks?: Check[] }): Verdict {
+  if (!r.verified) return 'not verified';
+  if (!r.anchored) return 'unanchored';
+  return r.checks?.some((c) => c.valid === null && isStatusCheck(c.id)) ? 'status unknown' : 'verified';
 }
 
-/** The exit code of a verdict (DESIGN): 0 verified, 1 a check failed, 3 could not be anchored. */
-export const exitOf = (r: { verified: boolean; anchored: boolean }): 0 | 1 | 3 => ({ verified: 0, failed: 1, unanchored: 3 })[verdictOf(r)] as 0 | 1 | 3;
+/** The exit code of a verdict (DESIGN, PROTOCOL 8.6): 0 verified, 1 not verified, 3 unanchored or status unknown. */
+export const exitOfVerdict = (v: Verdict): 0 | 1 | 3 => (v === 'verified' ? 0 : v === 'not verified' ? 1 : 3);
+export const exitOf = (r: { verified: boolean; anchored: boolean; checks?: Check[] }): 0 | 1 | 3 => exitOfVerdict(verdictOf(r));
+
+/** The status a verdict speaks for: read (from where, which versions, as of when), skipped on purpose, or not read. */
+export interface StatusSummary {
+  /** Every list the credentials name was read and checked. */
+  checked: boolean;
+  /** node: read from the node now; saved: from files; stapled: from the bundle; skipped: --no-status; none: not given. */
+  source: 'node' | 'saved' | 'stapled' | 'skipped' | 'none';
+  /** Each list read: its purpose, its version where known, the time it speaks for (ISO). */
+  lists: Array<{ purpose: string; version?: number; at: string }>;
+}
+
+/** The object every verify command's --json carries, the same on each (issue 47). */
+export interface VerdictObject {
+  verdict: Verdict;
+  /** What the verdict was anchored on (a trust file, a pinned DID or log key), null when nothing was pinned. */
+  anchoredOn: string | null;
+  /** The status it speaks for; null where no credential names a status list. */
+  status: StatusSummary | null;
+  checks: Array<{ id: string; layer: Layer; result: CheckResult; what: string; why?: string; subject?: string }>;
+}
+
+/** The checks as --json shows them: each with its result in words. */
+export function checksOut(checks: Check[]): VerdictObject['checks'] {
+  return checks.map((c) => {
+    const out: VerdictObject['checks'][number] = { id: c.id, layer: c.layer, result: resultOf(c.valid), what: c.what };
+    if (c.why !== undefined) out.why = c.why;
+    if (c.subject !== undefined) out.subject = c.subject;
+    return out;
+  });
+}
+
+const VERDICT_WORDS: Record<Verdict, string> = {
+  verified: 'VERIFIED',
+  'not verified': 'NOT VERIFIED',
+  unanchored: 'UNANCHORED',
+  'status unknown': 'STATUS UNKNOWN',
+};
+
+/** What a status summary says, for the verdict line. */
+export function statusText(s: StatusSummary | null): string | undefined {
+  if (!s) return undefined;
+  if (s.source === 'skipped') return 'status not checked (--no-status)';
+  const lists = s.lists.map((l) => `${l.purpose}${l.version !== undefined ? ` v${l.version}` : ''} as of ${l.at}`).join(', ');
+  const from = { node: 'read from the node', saved: 'from the saved lists', stapled: 'stapled in the bundle', none: '' }[s.source];
+  if (!s.checked) return `status unknown${lists ? ` (${lists}${from ? `, ${from}` : ''})` : ''}: check it with --status (asks the node) or --status-list FILE (saved lists)`;
+  return `status ${lists}${from ? `, ${from}` : ''}`;
+}
+
+/**
+ * The one line every verify command ends with: the verdict, what it was anchored on, the status
+ * it speaks for, and, when it is not VERIFIED, what to do or what failed.
+ */
+export function verdictLine(v: Pick<VerdictObject, 'verdict' | 'anchoredOn' | 'status'> & { failed?: string[]; unanchoredHint?: string }): string {
+  const parts: string[] = [];
+  if (v.verdict === 'not verified' && v.failed?.length) parts.push(`failed: ${[...new Set(v.failed)].slice(0, 6).join(', ')}${v.failed.length > 6 ? ', ...' : ''}`);
+  parts.push(v.anchoredOn ? `anchored on ${v.anchoredOn}` : (v.unanchoredHint ?? 'anchored on nothing you pinned'));
+  const status = statusText(v.status);
+  if (status) parts.push(status);
+  return `${VERDICT_WORDS[v.verdict]} — ${parts.join('; ')}`;
+}
 
 /** The anchor checks of a list that could not run, each named once. */
 export function unanchoredOf(checks: Check[]): string[] {
