@@ -77,6 +77,8 @@ export interface StatusContext {
   /** Those of listChecks that failed, found once. */
   failedLists?: Check[];
   reasons: StatusReasons;
+  /** Each list's `ttl` (credentialSubject.ttl, ms), where it gives one: how long a reader may keep it (akas verify serve). */
+  ttls?: Map<string, number>;
 }
 
 const originOf = (url: string) => {
@@ -170,10 +172,13 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
   }
   // The version records of the lists fetched, read on their own origin only.
   const readFrom = new Map<string, { url: string; version?: number }>();
+  const ttls = new Map<string, number>();
   for (const doc of docs) {
     const list = runNow(statusListChecking(c, doc, { at: inputs.at, issuers: inputs.issuers, trust: inputs.trust, inflate: inflateNode }));
     const from = fetched.get(doc);
     if (list && from && sameOrigin(list.url, from.url)) readFrom.set(list.url, from);
+    const ttl = (doc as { credentialSubject?: { ttl?: unknown } }).credentialSubject?.ttl;
+    if (list && typeof ttl === 'number' && Number.isSafeInteger(ttl) && ttl >= 0) ttls.set(list.url, ttl);
     if (list) lists.set(list.url, list);
     else {
       const id = (doc as { id?: unknown })?.id;
@@ -194,7 +199,7 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
     const last = [...(versions.get(url) ?? [])].reverse().find((v) => v.changes.some((ch) => ch.index === index));
     return last ? { reason: last.reason, at: last.at, version: last.version } : undefined;
   };
-  return { lists, unreadable, listChecks: c.list, reasons };
+  return { lists, unreadable, listChecks: c.list, reasons, ttls };
 }
 
 /** The status checks of one credential: its entries, and the failed check of any list it names that did not verify. */

@@ -1,5 +1,7 @@
 // akas verify serve: the offline verifier as a VC-API adapter on 127.0.0.1, for the W3C test
-// suites (cli/verify-serve.ts serves it).
+// suites (cli/verify-serve.ts serves it). A credential that names a status list has its status
+// read from the list's URL (PROTOCOL 8.7), kept for the list's ttl: revoked, suspended or
+// unreadable is never verified.
 import type { Command } from 'commander';
 import { usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
@@ -11,7 +13,7 @@ export function serveCommand(verify: Command, cli: Cli) {
     .command('serve')
     .description(
       'serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test ' +
-        'suites (docs/W3C-SUITES.md)',
+        'suites (docs/W3C-SUITES.md); the status lists credentials name are read over HTTP(S), kept for their ttl',
     )
     .option('--port <port>', 'port (0: any free one)', '0')
     .option(
@@ -33,7 +35,13 @@ export function serveCommand(verify: Command, cli: Cli) {
         const { trustIssuerKeys } = await import('../../../verifier/index.js');
         const { serveVerifier } = await import('../../verify-serve.js');
         const trust = pinned ? pinned.issuers : list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
-        const server = await serveVerifier({ port, at, issuer, trust });
+        // What the verdicts are anchored on, in the words every verify command uses for it.
+        const anchoredOn = opts.trust
+          ? `the trust file ${opts.trust}`
+          : issuer
+            ? `issuer ${issuer}${opts.issuerKeys ? ` (rotations from ${opts.issuerKeys})` : ''}`
+            : null;
+        const server = await serveVerifier({ port, at, issuer, trust, anchoredOn });
         cli.io.stdout.write(`akas verify serve: listening on ${server.url} (POST /credentials/verify, /presentations/verify; Ctrl-C stops)\n`);
         await new Promise<void>((resolve) => {
           const stop = () => void server.close().then(resolve);
