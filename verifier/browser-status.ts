@@ -7,8 +7,17 @@
 // The verifier does no network itself: the page hands in what it fetched.
 import { runAsync, type Checking } from '../src/core/checking.js';
 import type { IssuerTrust } from './issuer-keys.js';
-import { Checks, type Check } from './report.js';
-import { bindHeads, credentialStatusChecks, preinflated, statusHeadChecking, statusListChecking, type ReadList, type StatusVerdict } from './status-list.js';
+import { Checks, type Check, type StatusSummary } from './report.js';
+import {
+  bindHeads,
+  credentialStatusChecks,
+  preinflated,
+  statusEntries,
+  statusHeadChecking,
+  statusListChecking,
+  type ReadList,
+  type StatusVerdict,
+} from './status-list.js';
 
 /** What a list's versions say changed (GET {list}/versions): the reason and time a bit was set. */
 export interface StatusVersionRecord {
@@ -98,7 +107,8 @@ function* statusChecking(
     const own = new Checks();
     const verdicts = credentialStatusChecks(own, credential, lists, { unreadable, reasons, subject }).map((v) => {
       if (v.state === 'set' && !byUrl.get(v.list)?.versions) needsVersions.add(v.list);
-      const version = byUrl.get(v.list)?.version;
+      // The version a status head bound the list to, else the one the node said it served.
+      const version = lists.get(v.list)?.version ?? byUrl.get(v.list)?.version;
       return version === undefined ? v : { ...v, version };
     });
     return { subject, checks: own.list, verdicts };
@@ -114,4 +124,57 @@ function* statusChecking(
 export async function verifyStatusAsync(credentials: unknown[], fetched: FetchedStatusList[], options: StatusOptions = {}): Promise<StatusReport> {
   const inflate = await preinflated(fetched.map((f) => f.doc));
   return runAsync(statusChecking(credentials, fetched, { ...options, inflate }));
+}
+
+/**
+ * What a verifier of the browser build is given of a credential's status: the lists (and the
+ * status head) the page fetched from the URLs its entries name, or 'skip', the reader's explicit
+ * choice not to read it (`--no-status`). Not given, a credential that names a list is "status
+ * unknown" (PROTOCOL 8.7; issue 47), never verified.
+ */
+export type StatusGiven = { lists: FetchedStatusList[]; head?: unknown } | 'skip';
+
+const STATUS_WHAT = "the credential's status: not revoked, not suspended (Bitstring Status List §3.2; PROTOCOL 8.7)";
+const LIST_LEVEL = new Set(['status.list', 'status.head', 'status.fresh']);
+
+/**
+ * The status checks of one credential for its report, and the status its verdict speaks for. A
+ * list, head or version that does not hold leaves the status unknown (its check kept, `valid`
+ * null, its reason said), never failed and never good: what fails a credential is its own bit set.
+ */
+export async function credentialStatusAsync(
+  doc: unknown,
+  given: StatusGiven | undefined,
+  options: Omit<StatusOptions, 'head'>,
+): Promise<{ checks: Check[]; status: StatusSummary | null }> {
+  if (!statusEntries(doc).length) return { checks: [], status: null };
+  if (given === 'skip') return { checks: [], status: { checked: false, source: 'skipped', lists: [] } };
+  if (given === undefined)
+    return {
+      checks: [
+        {
+          id: 'status',
+          layer: 'L1',
+          what: STATUS_WHAT,
+          valid: null,
+          why: 'status unknown: no status list was given: fetch the lists its credentialStatus names (and the status head) and give them, or skip status on purpose',
+        },
+      ],
+      status: { checked: false, source: 'none', lists: [] },
+    };
+  const r = await verifyStatusAsync([doc], given.lists, { ...options, head: given.head });
+  const lists = r.lists
+    .filter((c) => LIST_LEVEL.has(c.id))
+    .map((c) => (c.valid === false ? { ...c, valid: null, why: `status unknown: ${c.why ?? c.what}` } : c));
+  const own = r.credentials[0];
+  const verdicts = own?.verdicts ?? [];
+  const checks = [...lists, ...(own?.checks ?? [])];
+  return {
+    checks,
+    status: {
+      checked: verdicts.length > 0 && verdicts.every((v) => v.state === 'clear' || v.state === 'set'),
+      source: 'node',
+      lists: verdicts.flatMap((v) => (v.asOf ? [{ purpose: v.purpose, ...(v.version !== undefined ? { version: v.version } : {}), at: v.asOf }] : [])),
+    },
+  };
 }

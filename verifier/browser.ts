@@ -7,24 +7,50 @@
 // values already parsed. docs/VERIFIER.md documents it with an example.
 // Every report says whether it is anchored (issue 32): `anchored` false when a check ran only on
 // keys the input brought itself (no issuer or log key pinned), `unanchored` naming those checks,
-// and `verdict` ('verified', 'failed' or 'unanchored'); `verified` is true only for an anchored
-// report with no failure. A trust file (parseTrust) pins the issuers and log keys in one object.
+// and `verdict`, the one verdict every verifier gives (verifier/report.ts: 'verified', 'not
+// verified', 'unanchored' or 'status unknown'); `verified` is true only for that first verdict.
+// A credential that names a status list is checked against the lists the page fetched, or is
+// "status unknown" (issue 47): never verified unread. A trust file (parseTrust) pins the issuers
+// and log keys in one object. DSSE envelopes and Sigstore bundles (PROTOCOL 16.4) are checked
+// by the same code as `akas verify dsse|sigstore`, on WebCrypto's Ed25519 and ECDSA P-256.
 import { CRYPTO_PLATFORM } from '../src/core/crypto.js';
 import { VERSION } from '../src/core/version.js';
 import { blobsInMemory, verifyBundleAsync, type BundleOptions, type BundleReport } from './bundle.js';
-import { verifyStatusAsync, type FetchedStatusList, type StatusOptions, type StatusReport, type StatusVersionRecord } from './browser-status.js';
+import {
+  credentialStatusAsync,
+  verifyStatusAsync,
+  type FetchedStatusList,
+  type StatusGiven,
+  type StatusOptions,
+  type StatusReport,
+  type StatusVersionRecord,
+} from './browser-status.js';
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
+import { dsseKey, verifyDsseAsync, type DsseKey, type DsseOptions, type DsseReport } from './dsse.js';
+import { NotCheckableError } from './judgment.js';
+import { verifySigstoreAsync } from './sigstore.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
 import { verifyConsistencyAsync, verifyLogProofAsync, type WitnessPolicy } from './log.js';
 import { verifyNodeAsync, type NodeOptions, type NodeReport } from './node.js';
 import { verifyCasBytes as casBytes } from './cas-bytes.js';
 import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
-import { tally, verdictOf, type Check, type Report, type Verdict } from './report.js';
+import {
+  checksOut,
+  statusText,
+  tally,
+  verdictLine,
+  verdictOf,
+  type Check,
+  type Report,
+  type StatusSummary,
+  type Verdict,
+  type VerdictObject,
+} from './report.js';
 import { issuerTrustFromPins } from './issuer-keys.js';
 import { parseTrust as parseTrustFile, TrustFileError, type Trust } from './trust.js';
 
-export { CRYPTO_PLATFORM, VERSION, tally, isPresentation, TrustFileError };
+export { CRYPTO_PLATFORM, VERSION, tally, isPresentation, TrustFileError, NotCheckableError, verdictOf, verdictLine, checksOut, statusText, dsseKey };
 export type {
   NodeOptions,
   NodeReport,
@@ -43,8 +69,14 @@ export type {
   StatusOptions,
   StatusReport,
   StatusVersionRecord,
+  StatusGiven,
+  StatusSummary,
   Trust,
   Verdict,
+  VerdictObject,
+  DsseKey,
+  DsseOptions,
+  DsseReport,
 };
 
 /** A report as the browser build answers it: `verified` only when anchored with no failure, and the verdict named. */
@@ -68,11 +100,76 @@ export const parseTrust = (input: unknown): Pinned & { file: Trust } => {
   return { file, trust: issuerTrustFromPins(file.issuers), logKeys: file.policy.logs.length ? file.policy.logs : undefined };
 };
 
-/** One credential (VC DM 2.0, eddsa-jcs-2022): its text, bytes or parsed value. Options: at, issuer, trust, checkJudgeSignature. */
-export const verifyCredential = async (input: unknown, options?: CredentialOptions) => settled(await verifyCredentialAsync(input, options));
+/** What the browser build adds to a credential's options: its status, as the page read it (issue 47). */
+export interface WithStatus {
+  /**
+   * The status lists (and the node's status head) the page fetched from the URLs the
+   * credential's entries name, or 'skip' (the reader chose not to read status, said in the
+   * report). Not given, a credential that names a status list is "status unknown".
+   */
+  status?: StatusGiven;
+}
 
-/** A verifiable presentation and every credential in it. Options: challenge, domain, requireProof, and those of verifyCredential. */
-export const verifyPresentation = async (input: unknown, options?: PresentationOptions) => settled(await verifyPresentationAsync(input, options));
+/** The status checks of credentials (parsed documents) under the options' pins: each check with its subject, and the status summary. */
+async function statusOf(docs: unknown[], options: CredentialOptions & WithStatus, issuer: string | undefined, name: (i: number) => string | undefined) {
+  const checks: Check[] = [];
+  let status: StatusSummary | null = null;
+  for (const [i, doc] of docs.entries()) {
+    const own = typeof (doc as { issuer?: unknown } | null)?.issuer === 'string' ? (doc as { issuer: string }).issuer : undefined;
+    const issuers = options.issuer ? [options.issuer] : (issuer ?? own) ? [(issuer ?? own) as string] : [];
+    const r = await credentialStatusAsync(doc, options.status, { trust: options.trust, issuers, at: options.at });
+    for (const c of r.checks)
+      checks.push(name(i) === undefined ? c : { ...c, id: `credential.${c.id}`, subject: `${name(i)}${c.subject ? ` ${c.subject}` : ''}` });
+    if (r.status)
+      status = status ? { checked: status.checked && r.status.checked, source: r.status.source, lists: [...status.lists, ...r.status.lists] } : r.status;
+  }
+  return { checks, status };
+}
+
+/** A report with its status checks and summary (none where no credential names a list): `verified` again over all (status checks pin nothing). */
+const withChecks = <R extends Report>(r: R, more: Check[], status: StatusSummary | null): R & { status?: StatusSummary } =>
+  status ? { ...r, verified: r.verified && !more.some((c) => c.valid === false), checks: [...r.checks, ...more], status } : r;
+
+/**
+ * One credential (VC DM 2.0, eddsa-jcs-2022): its text, bytes or parsed value. Options: at,
+ * issuer, trust, checkJudgeSignature, and `status` (the lists the page fetched, or 'skip').
+ */
+export const verifyCredential = async (input: unknown, options: CredentialOptions & WithStatus = {}) => {
+  let doc: unknown;
+  const r = await verifyCredentialAsync(input, { ...options, onDocument: (d) => (doc = d) });
+  const s = doc === undefined ? { checks: [], status: null } : await statusOf([doc], options, r.issuer, () => undefined);
+  return settled(withChecks(r, s.checks, s.status));
+};
+
+/** A verifiable presentation and every credential in it. Options: challenge, domain, requireProof, and those of verifyCredential (status too). */
+export const verifyPresentation = async (input: unknown, options: PresentationOptions & WithStatus = {}) => {
+  const docs: unknown[] = [];
+  const r = await verifyPresentationAsync(input, { ...options, onDocument: (d) => docs.push(d) });
+  const s = await statusOf(docs, options, undefined, (i) => `verifiableCredential[${i}]`);
+  return settled(withChecks(r, s.checks, s.status));
+};
+
+/**
+ * Who signed a DSSE envelope or a Sigstore bundle, as the Verify page has it: an SPKI PEM public
+ * key (Ed25519 or ECDSA P-256: `akas verify dsse --key`), a key dsseKey read, or the issuer keys
+ * reached from a pinned DID (trustIssuerKeys) or pinned by a trust file (parseTrust's `trust`),
+ * each in its window (`--trust`).
+ */
+export type DsseSignerInput = string | DsseKey | IssuerTrust;
+
+const signerOf = (s: DsseSignerInput) => (typeof s === 'string' ? dsseKey(s) : s);
+
+/**
+ * A DSSE envelope of an in-toto Statement (`akas export ID --format dsse`; PROTOCOL 16.4): its
+ * text, bytes or parsed value, under the signer given. Rejects (the check cannot run) with
+ * NotCheckableError for text that is not strict JSON, and an Error for a PEM it cannot take.
+ */
+export const verifyDsse = async (input: unknown, signer: DsseSignerInput, options?: DsseOptions) =>
+  settled(await verifyDsseAsync(input, signerOf(signer), options));
+
+/** A keyed Sigstore bundle v0.3 holding one DSSE envelope (`akas export ID --format sigstore`), as verifyDsse. */
+export const verifySigstore = async (input: unknown, signer: DsseSignerInput, options?: DsseOptions) =>
+  settled(await verifySigstoreAsync(input, signerOf(signer), options));
 
 /**
  * Each credential's status (revocation, suspension: PROTOCOL 8.7) in the lists the caller fetched

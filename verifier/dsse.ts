@@ -5,10 +5,14 @@
 // bytes, never re-parsed from elsewhere (DSSE). The signer is the key the auditor gives, or the
 // issuer keys a trust file pins, each in its window (8.6): then the key that signed must not
 // have been rotated out before it signed, and where that cannot be told the verdict says so.
-import { createPublicKey, KeyObject, verify as nodeVerify } from 'node:crypto';
+// One implementation for Node and the browser build: the checks are a generator that yields
+// each signature it needs (src/core/checking.ts), run at once in Node (verifyDsse) and awaited
+// on WebCrypto in a browser (verifyDsseAsync); keys are read by dsse-key.ts, not node:crypto.
+import { ecdsaP256, ed25519, runAsync, runNow, type Checking } from '../src/core/checking.js';
 import { isDateTimeStamp, timeOf } from '../src/core/credential.js';
 import { AKAS_PREDICATE_BASE, dsseBase64, IN_TOTO_PAYLOAD_TYPE, pae, STATEMENT_TYPE } from '../src/core/dsse.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
+import { dsseKey, ecdsaRaw, keyOfObject, type DsseKey, type KeyObjectLike } from './dsse-key.js';
 import type { IssuerTrust, TrustedKey } from './issuer-keys.js';
 import { NotCheckableError } from './judgment.js';
 import { Checks, type Report } from './report.js';
@@ -16,8 +20,13 @@ import { Checks, type Report } from './report.js';
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Who may have signed: the key the auditor gives (--key), or the issuer keys a trust file pins, each in its window (--trust). */
-export type DsseSigner = KeyObject | IssuerTrust;
+export { dsseKey, type DsseKey };
+
+/**
+ * Who may have signed: the key the auditor gives (--key: dsseKey's answer, or a Node KeyObject),
+ * or the issuer keys a trust file pins, each in its window (--trust).
+ */
+export type DsseSigner = DsseKey | KeyObjectLike | IssuerTrust;
 
 export interface DsseOptions {
   /** The instant the trust file's windows are read at (ms): a signature exists, so it was made by then. Now by default. */
@@ -35,48 +44,31 @@ export function readSupplyChainJson(input: unknown, what: string): unknown {
   return parsed.value;
 }
 
-/** An SPKI PEM public key that DSSE checks take: Ed25519 or ECDSA P-256; throws saying why not. */
-export function dsseKey(pem: string): KeyObject {
-  let key: KeyObject;
-  try {
-    key = createPublicKey(pem);
-  } catch (e) {
-    throw new Error(`not a PEM public key (${(e as Error).message})`);
-  }
-  const type = key.asymmetricKeyType;
-  if (type === 'ed25519') return key;
-  if (type === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return key;
-  throw new Error(`a ${type === 'ec' ? `${key.asymmetricKeyDetails?.namedCurve} EC` : type} key: DSSE checks take Ed25519 or ECDSA P-256`);
-}
-
 /**
  * Whether `sig` is the key's signature of `message`. ECDSA takes either S of a signature (s and
  * n - s both verify): P-256 signers (OpenSSL, Go, WebCrypto, cloud KMSs) do not normalize S, so
  * low-S only would refuse about half of genuine envelopes, and the twin signs the same payload
  * under the same key (akas names nothing by signature bytes). Ed25519's S < L is OpenSSL's rule.
  */
-export function signatureHolds(key: KeyObject, message: Uint8Array, sig: Uint8Array): boolean {
-  try {
-    if (key.asymmetricKeyType === 'ed25519') return nodeVerify(null, message, key, sig);
-    return nodeVerify('sha256', message, { key, dsaEncoding: sig.length === 64 ? 'ieee-p1363' : 'der' }, sig);
-  } catch {
-    return false;
-  }
+export function* signatureChecking(key: DsseKey, message: Uint8Array, sig: Uint8Array): Checking<boolean> {
+  if (key.algorithm === 'Ed25519') return yield* ed25519(key.publicKey, message, sig);
+  const raw = ecdsaRaw(sig);
+  return raw !== null && (yield* ecdsaP256(key.publicKey, message, raw));
 }
 
 /** A key that may have signed, with the pinned issuer key it is (under --trust). */
 interface Candidate {
-  key: KeyObject;
+  key: DsseKey;
   pinned?: TrustedKey;
 }
 
+const isTrust = (s: DsseSigner): s is IssuerTrust => s instanceof Object && 'keys' in s && s.keys instanceof Map;
+const isKeyObject = (s: DsseSigner): s is KeyObjectLike => typeof (s as KeyObjectLike).export === 'function';
+
 const candidatesOf = (signer: DsseSigner): Candidate[] =>
-  signer instanceof KeyObject
-    ? [{ key: signer }]
-    : [...signer.keys.values()].map((pinned) => ({
-        key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(pinned.publicKey, 'hex').toString('base64url') }, format: 'jwk' }),
-        pinned,
-      }));
+  isTrust(signer)
+    ? [...signer.keys.values()].map((pinned) => ({ key: { algorithm: 'Ed25519', publicKey: pinned.publicKey }, pinned }))
+    : [{ key: isKeyObject(signer) ? keyOfObject(signer) : signer }];
 
 /**
  * The time an akas Statement says its log entry was made (PROTOCOL 16.2: the predicate's
@@ -108,21 +100,23 @@ function inWindow(k: TrustedKey, after: number, now: number): boolean | null {
 }
 
 /** The issuer.window check of the pinned keys whose signatures held: the best of them (true, else null, else false). */
-function windowChecking(c: Checks, held: TrustedKey[], st: Json, now: number, subject?: string) {
+function windowChecking(c: Checks, held: TrustedKey[], st: Json, now: number, byTrustFile: boolean, subject?: string) {
+  // A trust file gives each key its window; a pinned DID reaches the others by the node's signed rotations (8.3).
+  const source = byTrustFile ? 'its window in the trust file' : 'its window by the signed rotations';
   const logged = loggedAt(st);
   const after = logged?.at ?? -Infinity;
   const verdicts = held.map((k) => ({ k, v: inWindow(k, after, now) }));
   const best = verdicts.find((x) => x.v === true) ?? verdicts.find((x) => x.v === null) ?? verdicts[0];
   const { k, v } = best;
-  const window = `${k.did} was the issuer's from ${iso(k.from)} until ${iso(k.until)} (its window in the trust file)`;
+  const window = `${k.did} was the issuer's from ${iso(k.from)} until ${iso(k.until)} (${source})`;
   const named = logged ? `the Statement's ${logged.field} ${iso(logged.at)}` : undefined;
   c.add(
     'issuer.window',
     'L1',
-    "the signing key was the issuer's when it signed (its window in the trust file)",
+    `the signing key was the issuer's when it signed (${source})`,
     v,
     v === true
-      ? `${k.did} is the issuer's now, as the trust file says`
+      ? `${k.did} is the issuer's now, as ${byTrustFile ? 'the trust file says' : 'the signed rotations say'}`
       : v === false
         ? now < k.from
           ? `${window}: its window has not begun`
@@ -136,7 +130,7 @@ function windowChecking(c: Checks, held: TrustedKey[], st: Json, now: number, su
 }
 
 /** The checks of one envelope, added to `c`; answers the Statement when the signature held. */
-export function envelopeChecking(c: Checks, env: unknown, signer: DsseSigner, subject?: string, options: DsseOptions = {}): Json | null {
+export function* envelopeChecking(c: Checks, env: unknown, signer: DsseSigner, subject?: string, options: DsseOptions = {}): Checking<Json | null> {
   const payload = isObject(env) ? dsseBase64(env.payload) : null;
   const sigs = isObject(env) && Array.isArray(env.signatures) ? env.signatures : [];
   const shaped =
@@ -164,21 +158,25 @@ export function envelopeChecking(c: Checks, env: unknown, signer: DsseSigner, su
     subject,
   );
   const message = pae(type, payload);
-  const candidates = candidatesOf(signer);
+  const pinnedKeys = isTrust(signer);
   // Every candidate key that signed, with the first of its signatures that holds.
-  const held = candidates.flatMap((k) => {
-    const i = sigs.findIndex((s) => signatureHolds(k.key, message, dsseBase64((s as Json).sig) as Buffer));
-    return i < 0 ? [] : [{ ...k, i }];
-  });
+  const held: Array<Candidate & { i: number }> = [];
+  for (const k of candidatesOf(signer))
+    for (const [i, s] of sigs.entries())
+      if (yield* signatureChecking(k.key, message, dsseBase64((s as Json).sig) as Uint8Array)) {
+        held.push({ ...k, i });
+        break;
+      }
   const first = held[0];
+  const pinnedBy = pinnedKeys && !signer.byTrustFile ? `reached from ${signer.pinned}` : 'the trust file pins';
   c.add(
     'dsse.signature',
     'L1',
-    `a signature over the envelope's PAE holds under ${signer instanceof KeyObject ? 'the given key' : 'an issuer key the trust file pins'}`,
+    `a signature over the envelope's PAE holds under ${pinnedKeys ? `an issuer key ${pinnedBy}` : 'the given key'}`,
     first !== undefined,
     first
       ? `signature ${first.i} (keyid ${String((sigs[first.i] as Json).keyid ?? '')})${first.pinned ? ` by ${first.pinned.did}` : ''}`
-      : `none of the ${sigs.length} signature(s) is ${signer instanceof KeyObject ? "the given key's" : 'by an issuer key the trust file pins'} over this payload`,
+      : `none of the ${sigs.length} signature(s) is ${pinnedKeys ? `by an issuer key ${pinnedBy}` : "the given key's"} over this payload`,
     subject,
   );
   if (!first) return null;
@@ -202,23 +200,35 @@ export function envelopeChecking(c: Checks, env: unknown, signer: DsseSigner, su
   );
   if (!ok || st === null) return null;
   const pinned = held.flatMap((h) => (h.pinned ? [h.pinned] : []));
-  if (pinned.length) windowChecking(c, pinned, st, options.now ?? Date.now(), subject);
+  if (pinned.length) windowChecking(c, pinned, st, options.now ?? Date.now(), isTrust(signer) && signer.byTrustFile === true, subject);
   return st;
 }
 
 /** The payload read as a strict JSON object (a duplicate key in a Statement is two Statements), or null. */
-function statementOf(payload: Buffer): Json | null {
+function statementOf(payload: Uint8Array): Json | null {
   const parsed = parseStrictJson(payload);
   return parsed.ok && isObject(parsed.value) ? parsed.value : null;
+}
+
+export type DsseReport = Report & { statement?: Json };
+
+/** The checks of verifyDsse, as a generator of the signatures they need. */
+export function* dsseChecking(input: unknown, signer: DsseSigner, options: DsseOptions = {}): Checking<DsseReport> {
+  const doc = readSupplyChainJson(input, 'DSSE envelope');
+  const c = new Checks();
+  const statement = yield* envelopeChecking(c, doc, signer, undefined, options);
+  return { ...c.report(), ...(statement ? { statement } : {}) };
 }
 
 /**
  * `akas verify dsse FILE --key PEM | --trust FILE`: one DSSE envelope (its text, bytes or parsed
  * value) checked under the signer given. Throws NotCheckableError for text that is not strict JSON.
  */
-export function verifyDsse(input: unknown, signer: DsseSigner, options: DsseOptions = {}): Report & { statement?: Json } {
-  const doc = readSupplyChainJson(input, 'DSSE envelope');
-  const c = new Checks();
-  const statement = envelopeChecking(c, doc, signer, undefined, options);
-  return { ...c.report(), ...(statement ? { statement } : {}) };
+export function verifyDsse(input: unknown, signer: DsseSigner, options: DsseOptions = {}): DsseReport {
+  return runNow(dsseChecking(input, signer, options));
+}
+
+/** verifyDsse where signatures are asynchronous (WebCrypto in a browser); the same checks. Rejects with NotCheckableError for text that is not strict JSON. */
+export function verifyDsseAsync(input: unknown, signer: DsseSigner, options: DsseOptions = {}): Promise<DsseReport> {
+  return runAsync(dsseChecking(input, signer, options));
 }

@@ -3,9 +3,11 @@
 // it does not have, the media type, exactly one DSSE signature, the key hint the envelope's keyid
 // as the bundle spec asks, then the envelope as verifier/dsse.ts checks it. A bundle that
 // carries Rekor entries, timestamps or certificates is not what akas checks: those are refused
-// by name, never passed over (nothing unchecked counts as verified).
-import { Checks, type Report } from './report.js';
-import { type DsseOptions, type DsseSigner, envelopeChecking, readSupplyChainJson } from './dsse.js';
+// by name, never passed over (nothing unchecked counts as verified). One implementation for Node
+// (verifySigstore) and the browser build (verifySigstoreAsync), as verifier/dsse.ts.
+import { runAsync, runNow, type Checking } from '../src/core/checking.js';
+import { Checks } from './report.js';
+import { type DsseOptions, type DsseReport, type DsseSigner, envelopeChecking, readSupplyChainJson } from './dsse.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -76,7 +78,17 @@ function shapeProblems(b: Json): string[] {
  * `akas verify sigstore FILE --key PEM | --trust FILE`: one keyed bundle (its text, bytes or
  * parsed value) checked under the signer given. Throws NotCheckableError for text that is not strict JSON.
  */
-export function verifySigstore(input: unknown, signer: DsseSigner, options: DsseOptions = {}): Report & { statement?: Json } {
+export function verifySigstore(input: unknown, signer: DsseSigner, options: DsseOptions = {}): DsseReport {
+  return runNow(sigstoreChecking(input, signer, options));
+}
+
+/** verifySigstore where signatures are asynchronous (WebCrypto in a browser); the same checks. */
+export function verifySigstoreAsync(input: unknown, signer: DsseSigner, options: DsseOptions = {}): Promise<DsseReport> {
+  return runAsync(sigstoreChecking(input, signer, options));
+}
+
+/** The checks of verifySigstore, as a generator of the signatures they need. */
+export function* sigstoreChecking(input: unknown, signer: DsseSigner, options: DsseOptions = {}): Checking<DsseReport> {
   const doc = readSupplyChainJson(input, 'Sigstore bundle');
   const c = new Checks();
   const b = isObject(doc) ? doc : {};
@@ -127,6 +139,6 @@ export function verifySigstore(input: unknown, signer: DsseSigner, options: Dsse
     `hint ${JSON.stringify(hint)}, keyid ${JSON.stringify(keyid)}`,
   );
   if (c.failed.length) return c.report();
-  const statement = envelopeChecking(c, env, signer, undefined, options);
+  const statement = yield* envelopeChecking(c, env, signer, undefined, options);
   return { ...c.report(), ...(statement ? { statement } : {}) };
 }

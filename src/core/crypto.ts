@@ -70,3 +70,37 @@ export function ed25519VerifyNow(publicKeyHex: string, message: Uint8Array, sign
 
 /** Ed25519 verification as the platform does it: synchronous on Node, a Promise in a browser. */
 export const ed25519Verify: (publicKeyHex: string, message: Uint8Array, signature: Uint8Array) => boolean | Promise<boolean> = ed25519VerifyNow;
+
+const P256_POINT = /^04[0-9a-f]{128}$/i;
+const ecKeys = new Lru<KeyObject | null>(256);
+
+/**
+ * ECDSA P-256 with SHA-256 (DSSE envelopes others sign: PROTOCOL 16.4), answered at once: the
+ * key an uncompressed point in hex (04 || x || y), the signature raw r || s (64 bytes; a DER
+ * signature is read into this form by the check, verifier/dsse.ts, so both builds take one
+ * form). Either S holds, as in OpenSSL and WebCrypto. False, never an exception, for a point
+ * off the curve or a malformed signature.
+ */
+export function ecdsaP256VerifyNow(publicKeyHex: string, message: Uint8Array, signature: Uint8Array): boolean {
+  if (typeof publicKeyHex !== 'string' || !P256_POINT.test(publicKeyHex) || signature.length !== 64) return false;
+  const hex = publicKeyHex.toLowerCase();
+  let key = ecKeys.get(hex);
+  if (key === undefined) {
+    const b64 = (from: number) => Buffer.from(hex.slice(from, from + 64), 'hex').toString('base64url');
+    try {
+      key = createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: b64(2), y: b64(66) }, format: 'jwk' });
+    } catch {
+      key = null; // not a point on the curve
+    }
+    ecKeys.set(hex, key);
+  }
+  if (!key) return false;
+  try {
+    return nodeVerify('sha256', message, { key, dsaEncoding: 'ieee-p1363' }, signature);
+  } catch {
+    return false;
+  }
+}
+
+/** ECDSA P-256 verification as the platform does it: synchronous on Node, a Promise in a browser. */
+export const ecdsaP256Verify: (publicKeyHex: string, message: Uint8Array, signature: Uint8Array) => boolean | Promise<boolean> = ecdsaP256VerifyNow;

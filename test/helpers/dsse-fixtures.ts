@@ -9,12 +9,20 @@ export interface TestSigner {
   did: string;
   privateKey: KeyObject;
   publicKey: KeyObject;
+  /** ECDSA only: how its signatures are encoded (DSSE verifiers take DER and raw r||s alike). */
+  dsaEncoding?: 'der' | 'ieee-p1363';
 }
 
 export function ed25519Signer(): TestSigner {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url');
   return { did: didKeyFromPublicKey(raw.toString('hex')), privateKey, publicKey };
+}
+
+/** An ECDSA P-256 signer, as others sign DSSE envelopes (PROTOCOL 16.4): DER signatures by default, raw r||s if asked; its keyid a name, not a did:key. */
+export function p256Signer(dsaEncoding: 'der' | 'ieee-p1363' = 'der'): TestSigner {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { did: 'p256-test-key', privateKey, publicKey, dsaEncoding };
 }
 
 /** An attestation's Statement as the node states it (16.2), logged at `attestedAt`; without it, a Statement with no log time. */
@@ -39,7 +47,9 @@ export function statement(attestedAt?: string): Record<string, unknown> {
 /** The DSSE envelope of `payload` (a Statement, or bytes as they are) signed by `by`. */
 export function envelope(by: TestSigner, payload: Record<string, unknown> | Buffer = statement('2021-06-01T00:00:00.000Z')) {
   const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(JSON.stringify(payload));
-  return dsseEnvelope(bytes, IN_TOTO_PAYLOAD_TYPE, by.did, (pae) => sign(null, pae, by.privateKey));
+  return dsseEnvelope(bytes, IN_TOTO_PAYLOAD_TYPE, by.did, (pae) =>
+    by.dsaEncoding ? sign('sha256', pae, { key: by.privateKey, dsaEncoding: by.dsaEncoding }) : sign(null, pae, by.privateKey),
+  );
 }
 
 export const bundleOf = (env: ReturnType<typeof envelope>) => sigstoreBundle(env) as unknown as Record<string, any>;
