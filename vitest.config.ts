@@ -1,4 +1,6 @@
-import { availableParallelism } from 'node:os';
+import { mkdtempSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { LongestFirst } from './test/setup/sequencer.js';
 
@@ -19,6 +21,9 @@ export default defineConfig({
     // e2e tests spawn the built binary and a real node; give them room on a 2-core machine that
     // other work loads too (a start took 22 s at a load average of 20). Guards, not measures.
     testTimeout: 180_000,
+    // A node records itself in $XDG_STATE_HOME/akas/nodes (src/ops/node-registry.ts): never in the
+    // home of whoever runs the tests. test/helpers/e2e.ts gives each e2e file a folder of its own.
+    env: { XDG_STATE_HOME: mkdtempSync(join(tmpdir(), 'akas-test-state-')) },
     // Vitest runs cores - 1 files at once (one, on 2 cores), but most files wait on child
     // processes, fsync and PostgreSQL more than they compute: two at once on 2 cores took the
     // suite from 453 s to 272 s. AKAS_TEST_WORKERS overrides it.

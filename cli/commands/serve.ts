@@ -271,6 +271,26 @@ export function serveCommands(program: Command, cli: Cli) {
           },
         }).catch(refusal);
         const out = cli.output();
+        // The node records itself where `akas admin` finds it (PROTOCOL 8.7: its folder or store,
+        // socket, address, pid), removed as soon as a signal stops it, and once closed however.
+        const { recordNode } = await import('../../src/ops/admin-ask.js');
+        let record: { remove: () => void } | undefined;
+        try {
+          record = recordNode({
+            url: node.url,
+            publicUrl: node.publicUrl,
+            ...(node.shared ? { store: node.dataDir } : { dataDir: node.dataDir }),
+            ...(adminSocket ? { socket: adminSocket } : {}),
+          });
+        } catch (e) {
+          out.note(`${(e as Error).message}: the node runs unrecorded (akas admin revoke then needs --data)`);
+        }
+        const unrecord = () => {
+          record?.remove();
+          for (const event of ['SIGINT', 'SIGTERM', 'exit'] as const) process.off(event, unrecord);
+        };
+        for (const event of ['SIGINT', 'SIGTERM', 'exit'] as const) process.once(event, unrecord);
+        void node.closed.then(unrecord);
         const c = node.calibration;
         const calibrationLine =
           c.source === 'private'

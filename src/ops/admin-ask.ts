@@ -13,6 +13,10 @@ import { connect } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { StatusChangeRequest, StatusChangeResult } from '../domain/credentials/status-lists.js';
 
+// The running nodes' records (node-registry.ts): `akas serve` writes its own, `akas admin` reads
+// them to find the node meant; named here so that the CLI's door into asking stays this one file.
+export { liveNodes, type LiveNode, NodeRegistryError, nodeRegistryFolder, realDataFolder, recordNode } from './node-registry.js';
+
 export const ADMIN_SOCKET = 'admin.sock';
 
 /** The longest socket path a bind takes whole, in bytes: sun_path less its NUL (108 on Linux, 104 on macOS and the BSDs). */
@@ -60,11 +64,14 @@ function runtimeFolders(env: NodeJS.ProcessEnv): string[] {
 export function adminSocketPlaces(dataDir: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const real = realFolder(dataDir);
   if (fits(join(real, ADMIN_SOCKET))) return [join(real, ADMIN_SOCKET)];
-  const name = `${createHash('sha256').update(real).digest('hex').slice(0, 32)}.sock`;
+  const name = hashedSocketName(real);
   return runtimeFolders(env)
     .map((folder) => join(folder, name))
     .filter(fits);
 }
+
+/** The name of a data folder's socket in a runtime folder: the first 32 hex of the sha256 of its real path. */
+const hashedSocketName = (real: string) => `${createHash('sha256').update(real).digest('hex').slice(0, 32)}.sock`;
 
 /** Why a runtime folder may not hold the socket (a link, another owner, others may enter), or undefined when it may. */
 function unsafeFolder(folder: string): string | undefined {
@@ -112,12 +119,24 @@ export function prepareAdminSocket(dataDir: string, env: NodeJS.ProcessEnv = pro
   );
 }
 
-/** Asks the node running in dataDir; undefined when none listens there (no socket, or a dead one's). */
-export async function askAdminChannel(dataDir: string, request: StatusChangeRequest, env: NodeJS.ProcessEnv = process.env): Promise<AdminAnswer | undefined> {
-  const inData = join(realFolder(dataDir), ADMIN_SOCKET);
-  for (const path of adminSocketPlaces(dataDir, env)) {
+/**
+ * Asks the node running in dataDir; undefined when none listens there (no socket, or a dead
+ * one's). `bound`: the socket the node's record names (node-registry.ts), asked first: the node
+ * and this shell may not share XDG_RUNTIME_DIR. It is asked only when it is this data folder's
+ * (DATA/admin.sock or its hashed name) in a folder of this user's alone.
+ */
+export async function askAdminChannel(
+  dataDir: string,
+  request: StatusChangeRequest,
+  env: NodeJS.ProcessEnv = process.env,
+  bound?: string,
+): Promise<AdminAnswer | undefined> {
+  const real = realFolder(dataDir);
+  const inData = join(real, ADMIN_SOCKET);
+  const recorded = bound && (bound === inData || basename(bound) === hashedSocketName(real)) ? [bound] : [];
+  for (const path of [...new Set([...recorded, ...adminSocketPlaces(dataDir, env)])]) {
     // A runtime folder that is not this user's alone may hold anyone's socket: never asked.
-    if (!existsSync(path) || (path !== inData && unsafeFolder(dirname(path)))) continue;
+    if (!existsSync(path) || ((path !== inData || recorded.includes(path)) && unsafeFolder(dirname(path)))) continue;
     const answer = await askAt(path, request);
     if (answer) return answer;
   }

@@ -56,4 +56,21 @@ describe('akas serve with a data folder of 120 characters', () => {
     const status = (await (await fetch(`${node.url}/api/credentials/status/${judgmentId}`)).json()) as { revocation: { set: boolean } };
     expect(status.revocation).toMatchObject({ set: true, reason: 'the key was stolen' });
   });
+
+  it('is found through the socket its record names from a shell of another XDG_RUNTIME_DIR, with or without --data (issue 47, 3)', async () => {
+    const entries = (await (await fetch(`${node.url}/api/log/entries?start=0&end=1000`)).json()) as { entries: Array<{ body: Record<string, unknown> }> };
+    const judgmentId = entries.entries.map((e) => e.body).filter((b) => b.event === 'judgment.recorded')[1]?.judgmentId as string;
+    const elsewhere = tempDir('akas-e2e-run-other-');
+    try {
+      for (const data of [['--data', dataDir], []]) {
+        const r = await runCli(['--json', 'admin', 'revoke', ...data, judgmentId, '--suspend', '--reason', 'under review'], {
+          env: { XDG_RUNTIME_DIR: elsewhere },
+        });
+        expect(r.code, r.stdout + r.stderr).toBe(0);
+        expect(JSON.parse(r.stdout)).toMatchObject({ via: 'the running node', node: { running: true, dataDir, url: node.url } });
+      }
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
 });

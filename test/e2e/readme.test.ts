@@ -4,12 +4,12 @@
 // rules at the top of test/helpers/readme.ts; a block the test cannot run says why in a
 // `<!-- readme-test: ... -->` comment above it.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { savedIdentity, startServe, tempDir, type RunningNode } from '../helpers/e2e.js';
-import { readmeBlocks, runBlock, type ReadmeContext } from '../helpers/readme.js';
+import { type CommandRun, readmeBlocks, runBlock, type ReadmeContext } from '../helpers/readme.js';
 
 let node: RunningNode;
 let ctx: ReadmeContext;
@@ -56,12 +56,14 @@ describe('README.md', () => {
   });
 
   it('answers every command it shows, in order, on a demo node', async () => {
-    let ran = 0;
+    const ran: CommandRun[] = [];
     for (const block of blocks) {
       if (block.skip) continue;
-      const runs = await runBlock(block, ctx);
-      ran += runs.length;
+      ran.push(...(await runBlock(block, ctx)));
     }
-    expect(ran).toBeGreaterThan(40);
+    expect(ran.length).toBeGreaterThan(40);
+    // The revocation block, pasted with no --data, acts on the demo node that runs and names it (issue 47, 3).
+    const revoked = ran.find((r) => r.command.startsWith('akas admin revoke '));
+    expect(revoked?.stdout).toContain(`via the running node at ${node.url}, data folder ${realpathSync(node.dataDir)}`);
   }, 300_000);
 });

@@ -3,13 +3,13 @@
 // both run; the other process serves the new version on its very next request, for revoke,
 // suspend and unsuspend alike.
 import { randomBytes } from 'node:crypto';
-import { writeFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgStore } from '../../src/store/postgres/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
-import { calibratedProfiles, runCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
+import { calibratedProfiles, defaultStateDir, runCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
 import { describePg, dropSchema, freshSchemaUrl } from '../helpers/postgres.js';
 
 const SECRET = `test-node-secret-${randomBytes(8).toString('hex')}`;
@@ -86,6 +86,28 @@ describePg('status lists on one PostgreSQL database served by two processes (e2e
       const again = await admin(['--reason', 'collusion found']);
       expect(again.code).toBe(0);
       expect((await listOn(b, 'revocation')).version).toBe(1);
+    });
+
+    it('records each process by its store URL, with no data folder and no socket; admin revoke names the database and its running nodes (issue 47, 3)', async () => {
+      const folder = join(defaultStateDir(), 'akas', 'nodes');
+      const records = readdirSync(folder).map((f) => JSON.parse(readFileSync(join(folder, f), 'utf8')) as Record<string, unknown>);
+      expect(records.map((r) => r.pid).sort()).toEqual([a.process.pid, b.process.pid].sort());
+      for (const r of records) {
+        expect(r).toMatchObject({ store: expect.stringContaining('127.0.0.1') });
+        expect(r).not.toHaveProperty('dataDir');
+        expect(r).not.toHaveProperty('socket');
+      }
+      // With a password in the URL (the test cluster trusts local connections): never printed, and the nodes still found.
+      const withPassword = url.replace('://postgres@', '://postgres:s3cret@');
+      const r = await runCli(['--json', 'admin', 'revoke', judgmentId, '--store', withPassword, '--reason', 'collusion found'], { cwd: work, env });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).not.toContain('s3cret');
+      expect(JSON.parse(r.stdout)).toMatchObject({ via: 'the database', node: { running: true, store: expect.stringContaining('127.0.0.1') } });
+      // Named by no flag, a node on a database is never taken for the node meant: its password and node secret are in no record.
+      const unnamed = await runCli(['--json', 'admin', 'revoke', judgmentId, '--reason', 'x'], { cwd: work, env });
+      expect(unnamed.code).toBe(2);
+      expect(JSON.parse(unnamed.stdout)).toMatchObject({ code: 'store_nodes' });
+      expect(JSON.parse(unnamed.stdout).nodes).toHaveLength(2);
     });
 
     it('suspends and unsuspends on the database: the other process sees each version at once', async () => {

@@ -28,11 +28,28 @@ export function tempDir(prefix = 'akas-e2e-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** The parent's environment without AKAS_* settings, so a developer's own setup cannot leak in. */
+/**
+ * The parent's environment without AKAS_* settings, so a developer's own setup cannot leak in;
+ * XDG_STATE_HOME this test file's own (defaultStateDir), unless extra names one.
+ */
 function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AKAS_')) env[k] = v;
-  return { ...env, NO_COLOR: '1', ...extra };
+  return { ...env, NO_COLOR: '1', XDG_STATE_HOME: defaultStateDir(), ...extra };
+}
+
+const stateDirs = new Map<string, string>();
+
+/**
+ * The XDG_STATE_HOME of this test file's nodes and CLI runs (one per file, as defaultConfigDir):
+ * a node records itself there (src/ops/node-registry.ts) and `akas admin` of the same file finds
+ * it, never a node of another file running at the same time, nor anything in the user's home.
+ */
+export function defaultStateDir(): string {
+  const file = expect.getState().testPath ?? '';
+  let dir = stateDirs.get(file);
+  if (!dir) stateDirs.set(file, (dir = tempDir('akas-e2e-state-')));
+  return dir;
 }
 
 export interface RunningNode {

@@ -27,7 +27,9 @@
 //    of docs/INTEROP.md (docs/interop/verify-sigstore.cjs), its packages resolved from this
 //    repository's node_modules (NODE_PATH) as after the `npm install` the README skips.
 // 4. Placeholders, replaced before a command runs:
-//      cprop_0123456789abcdef (any kind prefix + 0123456789abcdef)  the id the last `akas propose` printed
+//      jdg_0123456789abcdef                                        a judgment id: the first credential file in creds/
+//                                                                  (what `akas export --credentials creds/` wrote)
+//      cprop_0123456789abcdef (any other prefix + 0123456789abcdef) the id the last `akas propose` printed
 //      did:key:z6Mk...                                             the node's issuer (GET /healthz)
 //      'akas/z6Mk...+1a2b3c4d+AW...'                               the node's log key (GET /api/node/keys)
 //      att_0000000000000007                                        the id the last `akas attest` printed
@@ -38,7 +40,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI } from './e2e.js';
+import { CLI, defaultStateDir } from './e2e.js';
 
 export interface ReadmeCommand {
   /** The command as written (continuations joined), trailing comment kept. */
@@ -160,6 +162,12 @@ function substitute(command: string, ctx: ReadmeContext): string {
     .replaceAll('http://127.0.0.1:7373', ctx.url)
     .replaceAll('did:key:z6Mk...', ctx.issuer)
     .replaceAll("'akas/z6Mk...+1a2b3c4d+AW...'", `'${ctx.logKey}'`);
+  if (out.includes('jdg_0123456789abcdef')) {
+    const creds = join(ctx.work, 'creds');
+    const file = existsSync(creds) ? readdirSync(creds).find((f) => /^jdg_[0-9a-f]{16}\.json$/.test(f)) : undefined;
+    if (!file) throw new Error(`"${command}" names a judgment before any \`akas export --credentials creds/\` wrote one`);
+    out = out.replaceAll('jdg_0123456789abcdef', file.slice(0, -'.json'.length));
+  }
   if (/\b[a-z]+_0123456789abcdef\b/.test(out)) {
     if (!ctx.lastProposal) throw new Error(`"${command}" names a proposal before any \`akas propose\` printed one`);
     out = out.replace(/\b[a-z]+_0123456789abcdef\b/g, ctx.lastProposal);
@@ -188,6 +196,8 @@ function bash(command: string, ctx: ReadmeContext, opts: { script?: boolean } = 
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AKAS_')) env[k] = v;
   Object.assign(env, { AKAS_BASE_URL: ctx.url, AKAS_CONFIG_DIR: ctx.configDir, NO_COLOR: '1', PATH: `${akasOnPath(ctx)}:${process.env.PATH}` });
+  // The state folder the test file's node recorded itself in (test/helpers/e2e.ts): `akas admin` finds it there, as in the reader's shell.
+  env.XDG_STATE_HOME = defaultStateDir();
   // The packages a README snippet requires (the sigstore-js one) resolve from this repository, as after its `npm install`.
   env.NODE_PATH = fileURLToPath(new URL('../../node_modules', import.meta.url));
   // A whole block stops what it started in the background when it ends, however it ends.
