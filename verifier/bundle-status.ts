@@ -29,8 +29,10 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface StatusOutcome {
-  /** The time each list speaks for (its validFrom), by purpose. */
+  /** The time each list speaks for (the status head's, else its validFrom), by purpose. */
   asOf: Record<string, string>;
+  /** Each list read: its purpose, its version, the time it speaks for. */
+  lists: Array<{ purpose: string; version?: number; at: string }>;
   /** The bundle's credentials revoked or suspended. */
   withdrawn: Array<{ judgmentId: string; purpose: string; reason?: string; at?: number }>;
 }
@@ -146,7 +148,8 @@ export function* statusChecking(
       if (v.state === 'set') withdrawn.push({ judgmentId, purpose: v.purpose, ...(v.reason ? { reason: v.reason } : {}), ...(v.at ? { at: v.at } : {}) });
   }
   if (withdrawn.length) decisionWithout(c, scope, new Set(withdrawn.map((w) => w.judgmentId)));
-  return { asOf, withdrawn };
+  const read = [...lists.values()].map((l) => ({ purpose: l.purpose, ...(l.version !== undefined ? { version: l.version } : {}), at: asOf[l.purpose] }));
+  return { asOf, lists: read, withdrawn };
 }
 
 // L1: the status head of the bundle's checkpoint (PROTOCOL 8.7): signed by the issuer, and of

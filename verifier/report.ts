@@ -108,7 +108,8 @@ export function statusText(s: StatusSummary | null): string | undefined {
   if (s.source === 'skipped') return 'status not checked (--no-status)';
   const lists = s.lists.map((l) => `${l.purpose}${l.version !== undefined ? ` v${l.version}` : ''} as of ${l.at}`).join(', ');
   const from = { node: 'read from the node', saved: 'from the saved lists', stapled: 'stapled in the bundle', none: '' }[s.source];
-  if (!s.checked) return `status unknown${lists ? ` (${lists}${from ? `, ${from}` : ''})` : ''}: check it with --status (asks the node) or --status-list FILE (saved lists)`;
+  if (!s.checked)
+    return `status unknown${lists ? ` (${lists}${from ? `, ${from}` : ''})` : ''}: check it with --status (asks the node) or --status-list FILE (saved lists)`;
   return `status ${lists}${from ? `, ${from}` : ''}`;
 }
 
@@ -118,8 +119,10 @@ export function statusText(s: StatusSummary | null): string | undefined {
  */
 export function verdictLine(v: Pick<VerdictObject, 'verdict' | 'anchoredOn' | 'status'> & { failed?: string[]; unanchoredHint?: string }): string {
   const parts: string[] = [];
-  if (v.verdict === 'not verified' && v.failed?.length) parts.push(`failed: ${[...new Set(v.failed)].slice(0, 6).join(', ')}${v.failed.length > 6 ? ', ...' : ''}`);
-  parts.push(v.anchoredOn ? `anchored on ${v.anchoredOn}` : (v.unanchoredHint ?? 'anchored on nothing you pinned'));
+  if (v.verdict === 'not verified' && v.failed?.length)
+    parts.push(`failed: ${[...new Set(v.failed)].slice(0, 6).join(', ')}${v.failed.length > 6 ? ', ...' : ''}`);
+  if (v.verdict === 'unanchored') parts.push(`${v.unanchoredHint ?? 'anchored on nothing you pinned'}${v.anchoredOn ? ` (pinned: ${v.anchoredOn})` : ''}`);
+  else parts.push(v.anchoredOn ? `anchored on ${v.anchoredOn}` : 'anchored on nothing you pinned');
   const status = statusText(v.status);
   if (status) parts.push(status);
   return `${VERDICT_WORDS[v.verdict]} — ${parts.join('; ')}`;

@@ -166,7 +166,7 @@ describe('reading the knowledge tree (e2e)', () => {
       expect(r.code, `${file} ${edit}: ${r.stdout}`).toBe(1);
       expect(
         JSON.parse(r.stdout)
-          .checks.filter((c: { valid: boolean | null }) => c.valid === false)
+          .checks.filter((c: { result: string }) => c.result === 'failed')
           .map((c: { id: string }) => c.id),
         `${file} ${edit}`,
       ).toContain(check);

@@ -90,7 +90,7 @@ describe('status lists (e2e, LevelDB)', () => {
     expect((await akas('p1', ['export', proposalId, '-o', bundle])).code).toBe(0);
     const v = await runCli(['verify', 'bundle', bundle, '--issuer', issuer], { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
     expect(v.code, v.stdout).toBe(0);
-    expect(v.stdout).toMatch(/status: revocation as of \d{4}-[\d-]+T[\d:.]+Z, suspension as of/);
+    expect(v.stdout.trimEnd().split('\n').at(-1)).toMatch(/^VERIFIED — .*status revocation v\d+ as of \d{4}-[\d-]+T[\d:.]+Z, suspension v\d+ as of .*stapled in the bundle/);
   });
 
   it(
@@ -126,7 +126,7 @@ describe('status lists (e2e, LevelDB)', () => {
       expect(offline.stdout).toContain('status.decision');
       expect(offline.stdout).toContain(`withdrawn: ${judgments[0].judgmentId} (revocation)`);
       const report = JSON.parse((await runCli(['--json', 'verify', 'bundle', bundle, '--issuer', issuer], { cwd: work })).stdout);
-      const held = report.checks.filter((k: { id: string; valid: boolean }) => k.valid === true).map((k: { id: string }) => k.id);
+      const held = report.checks.filter((k: { id: string; result: string }) => k.result === 'held').map((k: { id: string }) => k.id);
       expect(held).toEqual(expect.arrayContaining(['status.list', 'status.log', 'log.inclusion', 'status.suspension']));
     },
   );

@@ -68,7 +68,7 @@ const verifyWith = async (kind: 'sigstore' | 'dsse', doc: Json) => {
   writeFileSync(path, JSON.stringify(doc));
   return offline(['--json', 'verify', kind, path, '--key', pemFile]);
 };
-const failedIds = (stdout: string) => (JSON.parse(stdout).checks as Json[]).filter((c) => c.valid === false).map((c) => c.id);
+const failedIds = (stdout: string) => (JSON.parse(stdout).checks as Json[]).filter((c) => c.result === 'failed').map((c) => c.id);
 
 beforeAll(async () => {
   node = await startServe(['--allow-same-ip'], { timeoutMs: 60_000 });

@@ -81,7 +81,7 @@ describe('akas verify judgments --trust FILE', () => {
     const old = await verify(detailFile, '--trust', trustFile());
     expect(old.code, old.stdout + old.stderr).toBe(3);
     const last = old.stdout.trim().split('\n').at(-1)!;
-    expect(last).toMatch(/^UNANCHORED \(exit 3\): .* pins no key for /);
+    expect(last).toMatch(/^UNANCHORED — .* pins no key for /);
     for (const p of profiles) expect(last).toContain(p.tag);
     expect(last).toContain('an agents entry {tag, publicKey, validFrom, validUntil} for each judge');
     const some = await verify(detailFile, '--trust', trustFile(profiles.slice(0, 2).map((p) => pin(p))), '--json');

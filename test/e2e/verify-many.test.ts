@@ -90,16 +90,18 @@ describe('akas verify credential, many at once', () => {
     const p = JSON.parse(parallel.stdout);
     expect(p).toMatchObject({ total: count, held: count - 22, failed: 22 });
     const failed = p.results.filter((r: { verified: boolean }) => !r.verified);
-    expect(failed.filter((r: { checks: Array<{ id: string; valid: boolean }> }) => r.checks.some((c) => c.id === 'dates' && !c.valid))).toHaveLength(20);
+    expect(
+      failed.filter((r: { checks: Array<{ id: string; result: string }> }) => r.checks.some((c) => c.id === 'dates' && c.result === 'failed')),
+    ).toHaveLength(20);
     expect(
       new Set(
-        failed.flatMap((r: { checks: Array<{ id: string; valid: boolean; why?: string }> }) =>
-          r.checks.filter((c) => c.id === 'dates' && !c.valid).map((c) => c.why),
+        failed.flatMap((r: { checks: Array<{ id: string; result: string; why?: string }> }) =>
+          r.checks.filter((c) => c.id === 'dates' && c.result === 'failed').map((c) => c.why),
         ),
       ).size,
     ).toBe(20);
-    const revoked = p.results.filter((r: { checks: Array<{ id: string; valid: boolean }> }) =>
-      r.checks.some((c) => c.id === 'status.revocation' && c.valid === false),
+    const revoked = p.results.filter((r: { checks: Array<{ id: string; result: string }> }) =>
+      r.checks.some((c) => c.id === 'status.revocation' && c.result === 'failed'),
     );
     expect(revoked.map((r: { source: string }) => r.source)).toEqual([`${file}:8`, `${file}:1201`]);
     expect(p).toEqual(JSON.parse(single.stdout));

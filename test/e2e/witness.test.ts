@@ -59,7 +59,20 @@ describe('a node with two akas witness processes (e2e)', () => {
     expect(proof.code, proof.stderr).toBe(0);
     writeFileSync(join(work, 'proof.json'), proof.stdout);
     const [k1, k2] = witnesses.map((w) => w.verifierKey);
-    const ok = await runCli(['verify', 'log-proof', join(work, 'proof.json'), '--log-key', logKey, '--witness', k1, '--witness', k2, '--witness-quorum', '2']);
+    const ok = await runCli([
+      'verify',
+      'log-proof',
+      join(work, 'proof.json'),
+      '--log-key',
+      logKey,
+      '--witness',
+      k1,
+      '--witness',
+      k2,
+      '--witness-quorum',
+      '2',
+      '--verbose',
+    ]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/log\.witnesses/);
 
@@ -79,7 +92,7 @@ describe('a node with two akas witness processes (e2e)', () => {
       '2',
     ]);
     expect(wrong.code, wrong.stdout + wrong.stderr).toBe(1);
-    expect(JSON.parse(wrong.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: false });
+    expect(JSON.parse(wrong.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ result: 'failed' });
     // One of the two is enough when the quorum says so.
     const one = await runCli([
       'verify',
@@ -201,7 +214,7 @@ describe('a node with two akas witness processes (e2e)', () => {
       '2',
     ]);
     expect(both.code, both.stdout + both.stderr).toBe(0);
-    expect(JSON.parse(both.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: true });
+    expect(JSON.parse(both.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ result: 'held' });
     const stranger = cosignerVerifierKey('w2.example/witness', generateKeyPair().publicKey);
     const wrong = await runCli([
       '--json',
@@ -220,6 +233,6 @@ describe('a node with two akas witness processes (e2e)', () => {
       '2',
     ]);
     expect(wrong.code, wrong.stdout + wrong.stderr).toBe(1);
-    expect(JSON.parse(wrong.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ valid: false });
+    expect(JSON.parse(wrong.stdout).checks.find((c: { id: string }) => c.id === 'log.witnesses')).toMatchObject({ result: 'failed' });
   });
 });

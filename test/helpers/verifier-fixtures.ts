@@ -161,6 +161,7 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
     ['verify', 'bundle', 'bundle.json', '--trust', 'trust.json', '--at', at],
     ['verify', 'bundle', 'bundle.json', '--trust', 'trust-expired.json', '--at', at],
     ['verify', 'credential', 'credential-0.json', '--trust', 'trust.json', '--at', at],
+    ['verify', 'credential', 'credential-0.json', '--trust', 'trust.json', '--at', at, '--no-status'],
     ['verify', 'credential', 'credential-0.json', '--trust', 'trust-expired.json', '--at', at],
     ['verify', 'node', 'node.json'],
     ['verify', 'node', 'node.json', '--trust', 'trust.json'],

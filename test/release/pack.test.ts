@@ -98,7 +98,7 @@ describe.skipIf(!RELEASE)('npm pack and a global install from the tarball (AKAS_
       expect(verify.status).toBe(1);
       expect(
         JSON.parse(verify.stdout)
-          .results[0].checks.filter((c: { valid: boolean }) => c.valid === false)
+          .results[0].checks.filter((c: { result: string }) => c.result === 'failed')
           .map((c: { id: string }) => c.id),
       ).toEqual(['issuer.controller']);
     } finally {

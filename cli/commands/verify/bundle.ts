@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { CliError, reasonOf, usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { anchorLine, issuerArg, mark, readStdin, timeArg, trustArg, verdictExit, verdictFields, witnessPolicyArg } from './shared.js';
+import { anchoredOnOf, finish, issuerArg, mark, readStdin, timeArg, trustArg, witnessPolicyArg } from './shared.js';
 
 export function bundleCommand(verify: Command, cli: Cli) {
   verify
@@ -32,6 +32,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
       [] as string[],
     )
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned (default: all)')
+    .option('--no-status', 'do not count the stapled status lists (revocation, suspension): the verdict line says they were not checked')
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
       action(
@@ -47,6 +48,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
             logKey?: string;
             witness: string[];
             witnessQuorum?: string;
+            status?: boolean;
             verbose?: boolean;
           },
         ) => {
@@ -62,7 +64,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
           const issuer = issuerArg(opts.issuer);
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
           const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
-          const { verifyBundle, blobsInFolder, NotCheckableError, tally } = await import('../../../verifier/index.js');
+          const { verifyBundle, blobsInFolder, NotCheckableError } = await import('../../../verifier/index.js');
           let bytes: Buffer;
           try {
             bytes = file === '-' ? readStdin() : readFileSync(file);
@@ -88,66 +90,72 @@ export function bundleCommand(verify: Command, cli: Cli) {
             if (err.code) throw new CliError(2, `Cannot read ${opts.blobs}: ${err.code}`, { code: 'unreadable', path: opts.blobs });
             throw e;
           }
-          const t = tally(report.checks);
-          cli.output().result({ ...report, ...t, ...verdictFields(report) }, () => {
-            const order = ['input', 'content', 'L2', 'L1', 'CAS', 'L3'];
-            const titles: Record<string, string> = {
-              input: 'input',
-              content: 'content  judged = published',
-              L1: 'L1  credentials',
-              L2: 'L2  judge signatures',
-              L3: "L3  the node's log and MACs",
-              CAS: 'CAS content hashes',
-            };
-            const b = report.binding;
-            const lines = [
-              `bundle of ${report.proposalId} (${report.kind}), ${report.format}`,
-              ...(report.contentSha256
-                ? [
-                    `content sha256 ${report.contentSha256} (recomputed here); judges who signed it: ${b.judgesSigned}` +
-                      (b.nodeOnly ? `, v1 judgments bound by the node's word only: ${b.nodeOnly}` : '') +
-                      (b.submitted === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''),
-                  ]
-                : []),
-            ];
-            for (const layer of order) {
-              const checks = report.checks.filter((c) => c.layer === layer);
-              if (!checks.length) continue;
-              const lt = tally(checks);
-              lines.push(
-                `${titles[layer].padEnd(34)} ${lt.held} held${lt.failed ? `, ${lt.failed} FAILED` : ''}${lt.unchecked ? `, ${lt.unchecked} not checked` : ''}`,
-              );
-              // Every check with --verbose; otherwise what failed, and each distinct reason a check could not run.
-              const shown = opts.verbose ? checks : checks.filter((c) => c.valid !== true);
-              const seen = new Set<string>();
-              for (const c of shown) {
-                const text = c.valid === true ? c.what : (c.why ?? c.what);
-                if (c.valid === null && !opts.verbose) {
-                  if (seen.has(c.id + text)) continue;
-                  seen.add(c.id + text);
-                }
-                lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.valid === null && !opts.verbose ? '' : `${c.subject ?? ''}  `}${text}`);
-              }
-            }
-            if (report.status) {
-              const asOf = Object.entries(report.status.asOf).map(([p, t]) => `${p} as of ${t}`);
-              lines.push(
-                `status: ${asOf.join(', ') || 'no list could be read'}${
-                  report.status.withdrawn.length ? `; withdrawn: ` + `${report.status.withdrawn.map((w) => `${w.judgmentId} (${w.purpose})`).join(', ')}` : ''
-                }`,
-              );
-            }
-            lines.push(
-              `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${
-                opts.verbose ? '' : '; --verbose ' + 'lists every check'
-              }`,
-            );
-            if (report.verified && !report.anchored) lines.push(anchorLine(report));
-            return lines.join('\n');
+          // --no-status: the status checks are left out, and the verdict line says so.
+          const skip = opts.status === false;
+          const { isStatusCheck } = await import('../../../verifier/report.js');
+          const checks = skip ? report.checks.filter((c) => !isStatusCheck(c.id)) : report.checks;
+          const counted = { verified: !checks.some((c) => c.valid === false), anchored: report.anchored, unanchored: report.unanchored, checks };
+          const status: import('../../../verifier/report.js').StatusSummary = skip
+            ? { checked: false, source: 'skipped', lists: [] }
+            : report.status
+              ? { checked: !checks.some((c) => c.valid === null && isStatusCheck(c.id)), source: 'stapled', lists: report.status.lists }
+              : { checked: false, source: 'stapled', lists: [] };
+          const { checks: _, ...rest } = report;
+          return finish(cli, counted, {
+            anchoredOn: anchoredOnOf({ trust: opts.trust, issuer, issuerKeys: opts.issuerKeys, logKey: opts.logKey }),
+            status,
+            verbose: opts.verbose,
+            ownChecks: true,
+            extra: rest,
+            head: bundleLines(report, checks, opts.verbose),
+            tail: report.status?.withdrawn.length ? [`withdrawn: ${report.status.withdrawn.map((w) => `${w.judgmentId} (${w.purpose})`).join(', ')}`] : [],
           });
-          // A status that could not be read is unknown (3), never good, as an unanchored verdict is.
-          return verdictExit(report);
         },
       ),
     );
+}
+
+type BundleReport = Awaited<ReturnType<typeof import('../../../verifier/index.js').verifyBundle>>;
+
+// The report by layer: each layer's tally, then what failed and each distinct reason a check
+// could not run (every check with --verbose).
+function bundleLines(report: BundleReport, checks: BundleReport['checks'], verbose?: boolean): string[] {
+  const order = ['input', 'content', 'L2', 'L1', 'CAS', 'L3'];
+  const titles: Record<string, string> = {
+    input: 'input',
+    content: 'content  judged = published',
+    L1: 'L1  credentials',
+    L2: 'L2  judge signatures',
+    L3: "L3  the node's log and MACs",
+    CAS: 'CAS content hashes',
+  };
+  const b = report.binding;
+  const lines = [
+    `bundle of ${report.proposalId} (${report.kind}), ${report.format}`,
+    ...(report.contentSha256
+      ? [
+          `content sha256 ${report.contentSha256} (recomputed here); judges who signed it: ${b.judgesSigned}` +
+            (b.nodeOnly ? `, v1 judgments bound by the node's word only: ${b.nodeOnly}` : '') +
+            (b.submitted === 'store' ? "; stored before content binding: bound by the node's store, not by the log" : ''),
+        ]
+      : []),
+  ];
+  for (const layer of order) {
+    const inLayer = checks.filter((c) => c.layer === layer);
+    if (!inLayer.length) continue;
+    const held = inLayer.filter((c) => c.valid === true).length;
+    const failed = inLayer.filter((c) => c.valid === false).length;
+    const unchecked = inLayer.length - held - failed;
+    lines.push(`${titles[layer].padEnd(34)} ${held} held${failed ? `, ${failed} FAILED` : ''}${unchecked ? `, ${unchecked} not checked` : ''}`);
+    const seen = new Set<string>();
+    for (const c of verbose ? inLayer : inLayer.filter((c) => c.valid !== true)) {
+      const text = c.valid === true ? c.what : (c.why ?? c.what);
+      if (c.valid === null && !verbose) {
+        if (seen.has(c.id + text)) continue;
+        seen.add(c.id + text);
+      }
+      lines.push(`  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.valid === null && !verbose ? '' : `${c.subject ?? ''}  `}${text}`);
+    }
+  }
+  return lines;
 }

@@ -7,7 +7,7 @@ import type { Output } from '../../output.js';
 import { action, type Cli } from '../../program.js';
 import type { CredentialReport } from '../../../verifier/index.js';
 import type { StatusContext } from '../../status-check.js';
-import { anchorLine, failing, issuerArg, mark, readStdin, timeArg, trustArg } from './shared.js';
+import { anchoredOnOf, failing, finish, issuerArg, mark, readStdin, timeArg, trustArg } from './shared.js';
 
 async function progressBar(out: Output, total: number) {
   if (!out.interactive || total < 50) return undefined;
@@ -36,14 +36,28 @@ export function credentialCommand(verify: Command, cli: Cli) {
       "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window",
     )
     .option('--judge-signature', "also check the judge's own signature (L2) a judgment credential carries")
-    .option('--status', "also check revocation and suspension: read each status list the credentials name from the node (the verifier's one network call)")
-    .option('--status-list <files...>', 'also check revocation and suspension against these saved status list credentials (offline)')
+    .option('--status', "check revocation and suspension: read each status list the credentials name, and the node's status head, from the node")
+    .option('--status-list <files...>', 'check revocation and suspension against these saved status lists (and status heads), offline')
+    .option(
+      '--no-status',
+      'do not check revocation and suspension (the verdict line says so); without this, --status or --status-list, a credential that names a status list is STATUS UNKNOWN (exit 3)',
+    )
+    .option('--verbose', 'list every check of every credential, not only those that failed or could not run')
     .action(
       action(
         cli,
         async (
           paths: string[],
-          opts: { trust?: string; at?: string; issuer?: string; issuerKeys?: string; judgeSignature?: boolean; status?: boolean; statusList?: string[] },
+          opts: {
+            trust?: string;
+            at?: string;
+            issuer?: string;
+            issuerKeys?: string;
+            judgeSignature?: boolean;
+            status?: boolean;
+            statusList?: string[];
+            verbose?: boolean;
+          },
         ) => {
           const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys });
           const at = timeArg(opts.at);
@@ -51,6 +65,10 @@ export function credentialCommand(verify: Command, cli: Cli) {
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
           const { notJson, startWorkers, verifyMany } = await import('../../verify-pool.js');
           const { listInputFiles, readCredentialInputs } = await import('../../credential-inputs.js');
+          const statusAsk = await import('../../status-ask.js');
+          const { checksOut } = await import('../../../verifier/report.js');
+          // commander: --status sets status true, --no-status sets it false, neither leaves it undefined.
+          const ask = statusAsk.statusAskOf({ status: opts.status === true, statusList: opts.statusList, noStatus: opts.status === false });
           const out = cli.output();
           // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
           const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
@@ -60,12 +78,12 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const { inputs, unreadable } = readCredentialInputs(listed, readStdin);
           const bar = await progressBar(out, inputs.length);
           const results: Array<CredentialReport & { source: string }> = [];
-          const withStatus = Boolean(opts.status || opts.statusList);
+          const withStatus = ask.fetch || ask.files.length > 0;
+          const statusCheck = withStatus ? await import('../../status-check.js') : undefined;
           // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
           // lists' issuer is pinned as the credentials' is (--trust, or --issuer with its key list).
-          const statusCheck = withStatus ? await import('../../status-check.js') : undefined;
           // The lists' issuer trust (the credentials' own is rebuilt in each thread from plain values).
-          const trust = !statusCheck
+          const trust = !withStatus
             ? undefined
             : pinned
               ? pinned.issuers
@@ -73,10 +91,11 @@ export function credentialCommand(verify: Command, cli: Cli) {
                 ? (await import('../../../verifier/issuer-keys.js')).trustIssuerKeys(issuer, list as never)
                 : undefined;
           const pinnedDids = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : undefined;
-          const statusInputs = { fetch: Boolean(opts.status), files: opts.statusList ?? [], trust, at };
+          const statusInputs = { fetch: ask.fetch, files: ask.files, trust, at };
           // Saved lists with the issuer pinned are read first, and each thread checks the status of
           // what it verifies; lists to fetch are known only from the credentials, so read after.
-          const before = statusCheck && !opts.status && pinnedDids;
+          const before = withStatus && !ask.fetch && pinnedDids;
+          const readFirst = before && statusCheck ? await statusCheck.readStatusLists([], { ...statusInputs, issuers: pinnedDids }) : undefined;
           const { reports, statuses } = await verifyMany(
             inputs.map((i) => i.bytes),
             {
@@ -85,8 +104,9 @@ export function credentialCommand(verify: Command, cli: Cli) {
               issuerKeys: list as never,
               trustIssuers: pinned?.file.issuers,
               checkJudgeSignature: opts.judgeSignature,
-              keepStatus: withStatus && !before,
-              status: before ? listsOnly(await statusCheck.readStatusLists([], { ...statusInputs, issuers: pinnedDids })) : undefined,
+              // Whether each credential names a list is kept: one that does is never good unread (or is said skipped).
+              keepStatus: !before,
+              status: readFirst ? listsOnly(readFirst) : undefined,
             },
             (done) => bar?.update(done),
             started,
@@ -99,85 +119,76 @@ export function credentialCommand(verify: Command, cli: Cli) {
             if (notJson(r)) unreadable.push({ source: input.source, reason: r.checks[0].why! });
             else {
               results.push({ source: input.source, ...r });
-              if (withStatus && !before) checkedStatus.push((statuses[i] as (typeof checkedStatus)[number] | undefined) ?? {});
+              if (!before) checkedStatus.push((statuses[i] as (typeof checkedStatus)[number] | undefined) ?? {});
             }
           }
           bar?.finish();
-          if (statusCheck && !before) {
-            // Checked first, fetched after: a credential whose proof or pinned issuer fails sends this reader nowhere.
-            const held = checkedStatus.filter((_, i) => results[i].verified);
-            const issuers = [
-              ...new Set(
-                results
-                  .filter((r) => r.verified)
-                  .map((r) => r.issuer)
-                  .filter((i): i is string => i !== undefined),
-              ),
-            ];
-            const status = await statusCheck.readStatusLists(held, { ...statusInputs, issuers: pinnedDids ?? issuers });
+          let named = Boolean(before);
+          let ctx = readFirst;
+          if (!before) named = checkedStatus.some(statusAsk.namesStatus);
+          if (!ask.skip && !before) {
+            if (statusCheck) {
+              // Checked first, fetched after: a credential whose proof or pinned issuer fails sends this reader nowhere.
+              const held = checkedStatus.filter((_, i) => results[i].verified);
+              const issuers = [...new Set(results.filter((r) => r.verified).map((r) => r.issuer))].filter((i): i is string => i !== undefined);
+              ctx = await statusCheck.readStatusLists(held, { ...statusInputs, issuers: pinnedDids ?? issuers });
+            }
             for (const [i, r] of results.entries()) {
-              const checks = statusCheck.statusChecksOf(checkedStatus[i], status, r.subject);
+              if (!statusAsk.namesStatus(checkedStatus[i])) continue;
+              const checks = ctx && statusCheck ? statusCheck.statusChecksOf(checkedStatus[i], ctx, r.subject) : [statusAsk.statusNotAsked(r.subject)];
               r.checks.push(...checks);
               if (checks.some((k) => k.valid === false)) r.verified = false;
             }
           }
-          // Status unknown: no status check failed, but one could not be read (no entry, or an unreadable list).
-          let statusUnknown = 0;
-          if (withStatus)
-            for (const r of results) {
-              const status = r.checks.filter((k) => k.id.startsWith('status'));
-              if (!status.some((k) => k.valid === false) && status.some((k) => k.valid === null)) statusUnknown++;
-            }
+          // One report of the batch: an unreadable input is a failed input check (exit 2: it could not run on it).
+          const inputChecks = unreadable.map((u) => ({
+            id: 'input',
+            layer: 'input' as const,
+            what: 'the input is a credential in strict JSON',
+            valid: false,
+            why: u.reason,
+            subject: u.source,
+          }));
+          const checks = [...inputChecks, ...results.flatMap((r) => r.checks.map((k) => (k.subject === undefined ? { ...k, subject: r.source } : k)))];
+          const unanchored = [...new Set(results.filter((r) => !r.anchored).flatMap((r) => r.unanchored))];
           const failed = results.filter((r) => !r.verified).length;
-          // Unanchored: held, but with no issuer pinned (a trust file that pins none included).
-          const unanchored = [...new Set(results.filter((r) => r.verified && !r.anchored).flatMap((r) => r.unanchored))];
-          const anchored = unanchored.length === 0;
-          const verdict =
-            failed > 0
-              ? 'failed'
-              : unreadable.length > 0 || results.length === 0
-                ? 'unreadable'
-                : !anchored
-                  ? 'unanchored'
-                  : statusUnknown > 0
-                    ? 'status unknown'
-                    : 'verified';
-          const summary = {
-            verdict,
-            verified: verdict === 'verified',
-            anchored,
-            unanchored,
-            total: results.length,
-            held: results.length - failed,
-            failed,
-            unreadable,
-            ...(opts.status || opts.statusList ? { statusUnknown } : {}),
-            issuerPinned: anchored,
-            results,
-          };
-          out.result(summary, () => {
-            const many = results.length > 20;
-            const lines = results
-              .filter((r) => !many || !r.verified)
-              .flatMap((r) => [
-                `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
-                ...failing(r.checks).map((c) => `      ${c.layer} ${c.id}: ${c.why ?? c.what}`),
-              ]);
-            for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
-            for (const r of results) {
-              for (const k of r.checks.filter((k) => k.valid === null && k.id.startsWith('status')))
-                lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
-            }
-            lines.push(
-              `${summary.held}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}` +
-                `${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
-                (statusUnknown ? `; status unknown for ${statusUnknown} (exit 3)` : ''),
-            );
-            if (verdict === 'unanchored') lines.push(anchorLine({ unanchored: ['issuer.pinned'] }));
-            return lines.join('\n');
+          const batch = { verified: failed === 0 && inputChecks.length === 0 && results.length > 0, anchored: unanchored.length === 0, unanchored, checks };
+          const many = results.length > 20;
+          const lines = results
+            .filter((r) => opts.verbose || !many || !r.verified)
+            .flatMap((r) => [
+              `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
+              ...(opts.verbose ? r.checks : failing(r.checks)).map(
+                (c) => `      ${mark(c.valid)} ${c.layer} ${c.id}: ${c.valid === true ? c.what : (c.why ?? c.what)}`,
+              ),
+            ]);
+          for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
+          const unknown = results.filter((r) => r.verified && r.checks.some((k) => k.valid === null && (k.id === 'status' || k.id.startsWith('status.'))));
+          for (const r of unknown.slice(0, 20))
+            for (const k of r.checks.filter((k) => k.valid === null && (k.id === 'status' || k.id.startsWith('status.'))).slice(0, 2))
+              lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
+          lines.push(
+            `${results.length - failed}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}` +
+              `${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
+              (unknown.length ? `; status unknown for ${unknown.length}` : ''),
+          );
+          const code = await finish(cli, batch, {
+            anchoredOn: anchoredOnOf({ trust: opts.trust, issuer, issuerKeys: opts.issuerKeys }),
+            status: statusAsk.statusSummaryOf(ask, ctx, named, checks),
+            verbose: opts.verbose,
+            ownChecks: true,
+            head: lines,
+            extra: {
+              total: results.length,
+              held: results.length - failed,
+              failed,
+              unreadable,
+              issuerPinned: unanchored.length === 0,
+              results: results.map((r) => ({ ...r, checks: checksOut(r.checks) })),
+            },
           });
-          // Revoked or suspended is a failed check (1); unanchored or a status that could not be read is 3, never good.
-          return { failed: 1, unreadable: 2, unanchored: 3, 'status unknown': 3, verified: 0 }[verdict];
+          // Input that could not be read: the check could not run on it (2), whatever else held.
+          return unreadable.length > 0 || results.length === 0 ? 2 : code;
         },
       ),
     );

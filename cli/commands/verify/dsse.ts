@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { CliError, reasonOf, usageError } from '../../errors.js';
 import { readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { mark, trustArg, verdictExit, verdictFields } from './shared.js';
+import { anchoredOnOf, finish, trustArg } from './shared.js';
 
 type Json = Record<string, unknown>;
 type Signer = import('../../../verifier/dsse.js').DsseSigner;
@@ -60,30 +60,28 @@ async function checked(file: string, check: (doc: Uint8Array) => Report) {
 
 type Report = import('../../../verifier/report.js').Report & { statement?: Json };
 
-function printReport(cli: Cli, r: Report) {
-  const fields = verdictFields(r);
-  cli.output().result({ ...r, ...fields }, () =>
-    [
-      ...r.checks.map((c) => `${mark(c.valid)}  ${c.id.padEnd(18)} ${c.valid === true ? c.what : (c.why ?? c.what)}`),
-      ...(r.statement
-        ? (r.statement.subject as Json[]).map(
+function printReport(cli: Cli, r: Report, opts: { key?: string; trust?: string; verbose?: boolean }) {
+  const { checks, ...rest } = r;
+  return finish(cli, r, {
+    anchoredOn: anchoredOnOf({ trust: opts.trust, key: opts.key }),
+    status: null,
+    verbose: opts.verbose,
+    extra: rest,
+    tail: r.statement
+      ? [
+          `statement ${String(r.statement.predicateType ?? '')}`,
+          ...(r.statement.subject as Json[]).map(
             (s) =>
               `subject  ${String(s.name ?? '_')}  ${Object.entries(s.digest as Json)
                 .map(([a, d]) => `${a}:${String(d)}`)
                 .join(' ')}`,
-          )
-        : []),
-      fields.verdict === 'verified'
-        ? `verified: ${String(r.statement?.predicateType ?? '')}`
-        : fields.verdict === 'unanchored'
-          ? `NOT CHECKED (exit 3): ${r.unanchored.join(', ')}: the signature holds, but not whether its key was the issuer's when it signed`
-          : `NOT verified: ${r.checks
-              .filter((c) => c.valid === false)
-              .map((c) => c.id)
-              .join(', ')}`,
-    ].join('\n'),
-  );
-  return verdictExit(r);
+          ),
+        ]
+      : [],
+    unanchoredHint: r.unanchored.includes('issuer.window')
+      ? "the signature holds, but not whether its key was the issuer's when it signed (issuer.window)"
+      : undefined,
+  });
 }
 
 export function dsseCommand(verify: Command, cli: Cli) {
@@ -93,11 +91,12 @@ export function dsseCommand(verify: Command, cli: Cli) {
     .argument('<file>', 'the envelope (- for stdin)')
     .option('--key <pem>', "the signer's public key, SPKI PEM (akas node-keys --pem prints the node's issuer key)")
     .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { key?: string; trust?: string }) => {
+      action(cli, async (file: string, opts: { key?: string; trust?: string; verbose?: boolean }) => {
         const signer = await signerArg(opts);
         const { verifyDsse } = await import('../../../verifier/index.js');
-        return printReport(cli, await checked(file, (doc) => verifyDsse(doc, signer)));
+        return printReport(cli, await checked(file, (doc) => verifyDsse(doc, signer)), opts);
       }),
     );
 }
@@ -109,11 +108,12 @@ export function sigstoreCommand(verify: Command, cli: Cli) {
     .argument('<file>', 'the bundle (- for stdin)')
     .option('--key <pem>', "the signer's public key, SPKI PEM (akas node-keys --pem prints the node's issuer key)")
     .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { key?: string; trust?: string }) => {
+      action(cli, async (file: string, opts: { key?: string; trust?: string; verbose?: boolean }) => {
         const signer = await signerArg(opts);
         const { verifySigstore } = await import('../../../verifier/index.js');
-        return printReport(cli, await checked(file, (doc) => verifySigstore(doc, signer)));
+        return printReport(cli, await checked(file, (doc) => verifySigstore(doc, signer)), opts);
       }),
     );
 }

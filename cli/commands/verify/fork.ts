@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { readJsonFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
+import { anchoredOnOf, finish } from './shared.js';
 
 export function forkCommand(verify: Command, cli: Cli) {
   verify
@@ -14,8 +15,25 @@ export function forkCommand(verify: Command, cli: Cli) {
       action(cli, async (file: string, opts: { logKey: string }) => {
         const { checkForkEvidence } = await import('../../monitor/evidence.js');
         const r = checkForkEvidence(readJsonFile(file), opts.logKey);
-        cli.output().result(r, () => `${r.proven ? 'FORK PROVEN' : 'not proven'}: ${r.why}`);
-        return r.proven ? 0 : 1;
+        // Verified: the evidence proves, under the pinned log key, that the log signed two histories.
+        const check = {
+          id: 'fork.proven',
+          layer: 'L3' as const,
+          what: 'the log key signed two histories (two roots for one size, or a newer tree that does not extend an older one)',
+          valid: r.proven,
+          why: r.why,
+        };
+        return finish(
+          cli,
+          { verified: r.proven, anchored: true, unanchored: [], checks: [check] },
+          {
+            anchoredOn: anchoredOnOf({ logKey: opts.logKey }),
+            status: null,
+            verbose: true,
+            extra: { proven: r.proven, why: r.why },
+            head: [r.proven ? 'FORK PROVEN' : 'not proven'],
+          },
+        );
       }),
     );
 }

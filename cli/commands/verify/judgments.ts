@@ -9,7 +9,7 @@ import type { AgentKeys } from '../../../verifier/judgment.js';
 import { CliError, usageError } from '../../errors.js';
 import { readJsonFile, readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { anchorLine } from './shared.js';
+import { anchoredOnOf, finish } from './shared.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -65,10 +65,10 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
     .argument('<file>', 'the proposal as `akas proposal ID --json` prints it (- for stdin)')
     .option('--agent <file...>', "judges' public profiles (`akas agents TAG --json`): also check each key was that judge's when it signed")
     .option('--trust <file>', "a trust file (akas.trust.v1, PROTOCOL 8.6) whose agents section pins the judges' keys, each in its window")
+    .option('--verbose', 'list every judgment, not only those that failed or could not be tied to their judge')
     .action(
-      action(cli, async (file: string, opts: { agent?: string[]; trust?: string }) => {
+      action(cli, async (file: string, opts: { agent?: string[]; trust?: string; verbose?: boolean }) => {
         const { NotCheckableError, parseAgentKeys, verifyProposalJudgments } = await import('../../../verifier/index.js');
-        const out = cli.output();
         if (opts.trust !== undefined && opts.agent?.length)
           throw usageError('--trust pins the judges: leave out --agent (or add their keys to the trust file: agents)');
         // Each input is read and recognised on its own, so a bad one is named in the error.
@@ -100,10 +100,38 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
           : content.ok
             ? [`ok    content ${content.contentSha256 ?? ''} (hashed here) is the contentSha256 the proposal states`]
             : ['FAIL  content', ...content.problems.map((p) => `      ${p}`)];
-        const verdict = !report.ok ? 'failed' : report.anchored ? 'verified' : 'unanchored';
         const unpinned = [...new Set(report.checks.filter((c) => c.key === 'unchecked').map((c) => c.agentTag))];
-        out.result({ ...report, verdict, verified: verdict === 'verified', ...(pinned ? { pinnedBy: 'trust' } : {}) }, () =>
-          [
+        // The report as named checks (one per judgment, and the content): the one verdict shape every verify command ends with.
+        const checks = [
+          ...(content
+            ? [
+                {
+                  id: 'content',
+                  layer: 'content' as const,
+                  what: 'the content shown hashes to the contentSha256 the proposal states',
+                  valid: content.ok,
+                  why: content.ok ? content.contentSha256 : content.problems.join('; '),
+                },
+              ]
+            : []),
+          ...report.checks.map((c) => ({
+            id: 'judgment.signature',
+            layer: 'L2' as const,
+            what: `${c.agentTag}'s Ed25519 signature (${keyNote[c.key]}; ${c.signed === 'v2' ? 'signed the content' : c.signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload'})`,
+            valid: c.ok ? (c.key === 'unchecked' ? null : true) : false,
+            ...(c.problems.length ? { why: c.problems.join('; ') } : c.key === 'unchecked' ? { why: `${keyNote.unchecked}: not tied to ${c.agentTag}` } : {}),
+            subject: c.judgmentId,
+          })),
+        ];
+        const verdictable = { verified: report.ok, anchored: report.anchored, unanchored: report.unanchored, checks };
+        return finish(cli, verdictable, {
+          anchoredOn: anchoredOnOf({ trust: opts.trust, agents: opts.agent }),
+          status: null,
+          verbose: opts.verbose,
+          extra: { ...report, judgments: report.checks, ...(pinned ? { pinnedBy: 'trust' } : {}) },
+          // Every judgment, one line each (a proposal has a few): what held is worth seeing here.
+          ownChecks: true,
+          head: [
             ...contentLines,
             ...report.checks.map((c) =>
               [
@@ -113,6 +141,8 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
                 ...c.problems.map((p) => `      ${p}`),
               ].join('\n'),
             ),
+          ],
+          tail: [
             report.checked === 0
               ? `${report.proposalId} has no judgments to check${content && !content.ok ? '; its content does not hold (above)' : ''}`
               : `${report.checked - report.failed}/${report.checked} judgments of ${report.proposalId} hold` +
@@ -122,17 +152,12 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
                     ? `; ${report.keysUnchecked} judge key(s) not pinned by ${opts.trust}`
                     : `; ${report.keysUnchecked} key owner(s) unchecked (pass --agent PROFILE.json to tie keys to judges)`
                   : ''),
-            ...(verdict === 'unanchored'
-              ? [
-                  pinned
-                    ? `UNANCHORED (exit 3): ${opts.trust} pins no key for ${unpinned.join(', ')}; pin ${unpinned.length === 1 ? 'it' : 'them'}: ` +
-                      'an agents entry {tag, publicKey, validFrom, validUntil} for each judge (akas agents TAG --json shows its keys)'
-                    : anchorLine(report),
-                ]
-              : []),
-          ].join('\n'),
-        );
-        return { failed: 1, unanchored: 3, verified: 0 }[verdict];
+          ],
+          unanchoredHint: pinned
+            ? `${opts.trust} pins no key for ${unpinned.join(', ')}; pin ${unpinned.length === 1 ? 'it' : 'them'}: ` +
+              'an agents entry {tag, publicKey, validFrom, validUntil} for each judge (akas agents TAG --json shows its keys)'
+            : undefined,
+        });
       }),
     );
 }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { CliError } from '../../errors.js';
 import { readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { anchorLine, mark, trustArg, verdictExit, verdictFields, witnessPolicyArg } from './shared.js';
+import { anchoredOnOf, finish, trustArg, witnessPolicyArg } from './shared.js';
 import { collect } from '../../options.js';
 
 export function logProofCommand(verify: Command, cli: Cli) {
@@ -26,8 +26,9 @@ export function logProofCommand(verify: Command, cli: Cli) {
       [],
     )
     .option('--witness-quorum <k>', 'how many of the given witnesses must have cosigned the checkpoint (default: all)')
+    .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
-      action(cli, async (file: string, opts: { trust?: string; logKey?: string; witness: string[]; witnessQuorum?: string }) => {
+      action(cli, async (file: string, opts: { trust?: string; logKey?: string; witness: string[]; witnessQuorum?: string; verbose?: boolean }) => {
         const pinned = await trustArg(opts.trust, { '--log-key': opts.logKey, '--witness': opts.witness, '--witness-quorum': opts.witnessQuorum });
         const witnesses = pinned ? pinned.witnesses : witnessPolicyArg(opts.witness, opts.witnessQuorum);
         const logKey = pinned ? pinned.logKeys : opts.logKey;
@@ -45,15 +46,8 @@ export function logProofCommand(verify: Command, cli: Cli) {
           }
           r = verifyLogProof(doc, logKey, witnesses);
         }
-        cli
-          .output()
-          .result({ ...r, ...verdictFields(r) }, () =>
-            [
-              ...r.checks.map((c) => `${mark(c.valid)}  ${c.id.padEnd(16)} ${c.valid === true ? c.what : (c.why ?? c.what)}`),
-              ...(r.verified && !r.anchored ? [anchorLine(r)] : []),
-            ].join('\n'),
-          );
-        return verdictExit(r);
+        const { checks, ...rest } = r;
+        return finish(cli, r, { anchoredOn: anchoredOnOf({ trust: opts.trust, logKey: opts.logKey }), status: null, verbose: opts.verbose, extra: rest });
       }),
     );
 }

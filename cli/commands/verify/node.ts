@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { CliError, usageError } from '../../errors.js';
 import { readIssuerKeysFile, readSource } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { anchorLine, issuerArg, mark, trustArg, verdictExit, verdictFields } from './shared.js';
+import { anchoredOnOf, finish, issuerArg, trustArg } from './shared.js';
 
 export function nodeCommand(verify: Command, cli: Cli) {
   verify
@@ -27,7 +27,7 @@ export function nodeCommand(verify: Command, cli: Cli) {
         const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys, '--log-key': opts.logKey });
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const { verifyNode, NotCheckableError, tally } = await import('../../../verifier/index.js');
+        const { verifyNode, NotCheckableError } = await import('../../../verifier/index.js');
         const text = readSource(file);
         const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         let report;
@@ -37,27 +37,21 @@ export function nodeCommand(verify: Command, cli: Cli) {
           if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
           throw e;
         }
-        const t = tally(report.checks);
-        cli.output().result({ ...report, ...t, ...verdictFields(report) }, () => {
-          const lines = [
+        const { checks, ...rest } = report;
+        return finish(cli, report, {
+          anchoredOn: anchoredOnOf({ trust: opts.trust, issuer, issuerKeys: opts.issuerKeys, logKey: opts.logKey }),
+          status: null,
+          verbose: opts.verbose,
+          extra: rest,
+          head: [
             `${report.shape === 'brief' ? 'brief' : report.kind} ${report.path}` +
               (report.proposalId
                 ? `, published by ${report.proposalId} (content ${report.contentSha256 ?? '?'}${
                     report.contentBinding === 'store' ? '; ' + "stored before content binding: bound by the node's store, not by the log" : ''
                   })`
                 : ''),
-          ];
-          for (const ch of report.checks) {
-            if (!opts.verbose && ch.valid === true) continue;
-            lines.push(`  ${mark(ch.valid)}  ${ch.layer.padEnd(7)} ${ch.id.padEnd(20)} ${ch.valid === true ? ch.what : (ch.why ?? ch.what)}`);
-          }
-          lines.push(
-            `held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${opts.verbose ? '' : '; --verbose lists every check'}`,
-          );
-          if (report.verified && !report.anchored) lines.push(anchorLine(report));
-          return lines.join('\n');
+          ],
         });
-        return verdictExit(report);
       }),
     );
 }

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { CliError, reasonOf, usageError } from '../../errors.js';
 import { readIssuerKeysFile } from '../../input.js';
 import { action, type Cli } from '../../program.js';
-import { anchorLine, failing, issuerArg, mark, readStdin, timeArg, trustArg, verdictExit, verdictFields } from './shared.js';
+import { anchoredOnOf, finish, issuerArg, readStdin, timeArg, trustArg } from './shared.js';
 
 export function presentationCommand(verify: Command, cli: Cli) {
   verify
@@ -23,6 +23,13 @@ export function presentationCommand(verify: Command, cli: Cli) {
       "the node's key list (akas node-keys --json > keys.json; GET /api/node/keys): accept the issuer's prior keys, each in its window",
     )
     .option('--judge-signature', "also check the judge's own signature (L2) each judgment credential carries")
+    .option('--status', "check each credential's revocation and suspension: read the status lists, and the node's status head, from the node")
+    .option('--status-list <files...>', 'check revocation and suspension against these saved status lists (and status heads), offline')
+    .option(
+      '--no-status',
+      'do not check revocation and suspension (the verdict line says so); without this, --status or --status-list, a credential that names a status list is STATUS UNKNOWN (exit 3)',
+    )
+    .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
       action(
         cli,
@@ -37,6 +44,9 @@ export function presentationCommand(verify: Command, cli: Cli) {
             issuer?: string;
             issuerKeys?: string;
             judgeSignature?: boolean;
+            status?: boolean;
+            statusList?: string[];
+            verbose?: boolean;
           },
         ) => {
           const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys });
@@ -65,20 +75,38 @@ export function presentationCommand(verify: Command, cli: Cli) {
           const first = r.checks[0];
           if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON'))
             throw new CliError(2, `${file} is not JSON: ${first.why}`, { code: 'invalid_json', path: file });
-          cli
-            .output()
-            .result({ ...r, ...verdictFields(r) }, () =>
-              [
-                `presentation${r.holder ? ` of ${r.holder}` : ''}: ${r.credentials.length} credential(s)`,
-                ...r.checks
-                  .filter((c) => c.valid !== true)
-                  .map((c) => `  ${mark(c.valid)}  ${c.id.padEnd(28)} ${c.subject ? `${c.subject}  ` : ''}${c.why ?? c.what}`),
-                `${r.verified ? 'holds' : 'does NOT hold'}: ${r.checks.filter((c) => c.valid === true).length} checks held, ` +
-                  `${failing(r.checks).length} failed, ${r.checks.filter((c) => c.valid === null).length} not checked`,
-                ...(r.verified && !r.anchored ? [anchorLine(r)] : []),
-              ].join('\n'),
+          // Each carried credential's status (PROTOCOL 8.7): read, skipped on purpose, or said unknown.
+          const statusAsk = await import('../../status-ask.js');
+          const ask = statusAsk.statusAskOf({ status: opts.status === true, statusList: opts.statusList, noStatus: opts.status === false });
+          const { parseStrictJson } = await import('../../../src/core/strict-json.js');
+          const parsed = parseStrictJson(bytes);
+          const vcs =
+            parsed.ok && parsed.value && typeof parsed.value === 'object'
+              ? (parsed.value as { verifiableCredential?: unknown }).verifiableCredential
+              : undefined;
+          const carried = (Array.isArray(vcs) ? vcs : vcs === undefined ? [] : [vcs]).map((vc, i) => ({ vc, report: r.credentials[i] }));
+          const named = !ask.skip && carried.some((x) => statusAsk.namesStatus(x.vc));
+          let ctx: Awaited<ReturnType<typeof import('../../status-check.js').readStatusLists>> | undefined;
+          if (named && (ask.fetch || ask.files.length)) {
+            const statusCheck = await import('../../status-check.js');
+            // Nothing is read for a credential whose proof or issuer failed.
+            const held = carried.filter((x) => x.report?.verified);
+            const issuers = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : [...new Set(held.map((x) => x.report.issuer ?? ''))];
+            ctx = await statusCheck.readStatusLists(
+              held.map((x) => x.vc),
+              { fetch: ask.fetch, files: ask.files, trust, at, issuers },
             );
-          return verdictExit(r);
+            for (const x of held) r.checks.push(...statusCheck.statusChecksOf(x.vc, ctx, x.report.subject));
+          } else if (named) for (const x of carried) if (statusAsk.namesStatus(x.vc)) r.checks.push(statusAsk.statusNotAsked(x.report?.subject));
+          if (r.checks.some((c) => c.valid === false)) r.verified = false;
+          const { checks: _, ...rest } = r;
+          return finish(cli, r, {
+            anchoredOn: anchoredOnOf({ trust: opts.trust, issuer, issuerKeys: opts.issuerKeys }),
+            status: statusAsk.statusSummaryOf(ask, ctx, named || (ask.skip && carried.some((x) => statusAsk.namesStatus(x.vc))), r.checks),
+            verbose: opts.verbose,
+            extra: rest,
+            head: [`presentation${r.holder ? ` of ${r.holder}` : ''}: ${r.credentials.length} credential(s)`],
+          });
         },
       ),
     );

@@ -1,9 +1,12 @@
 // What the verify subcommands share: the --at, --issuer, --trust and --witness arguments, the
-// mark a report line starts with, the verdict and its exit code (0 verified, 1 failed, 3
-// unanchored), and stdin read whole (akas log watch and gate take --witness too).
+// mark a report line starts with, how every one of them ends (finish: the verdict object, the
+// verdict line, the exit code: 0 verified, 1 not verified, 3 unanchored or status unknown), and
+// stdin read whole (akas log watch and gate take --witness too).
 // The checks themselves live in verifier/, never here.
 import { readFileSync } from 'node:fs';
+import type { StatusSummary } from '../../../verifier/report.js';
 import { CliError, reasonOf, usageError } from '../../errors.js';
+import type { Cli } from '../../program.js';
 
 export interface CheckLike {
   id: string;
@@ -98,9 +101,9 @@ export async function trustArg(path: string | undefined, others: Record<string, 
   }
 }
 
-/** The line an unanchored verdict ends with (exit 3): which checks could not be tied to a pinned key, and what to pin. */
-export function anchorLine(r: { unanchored: string[] }): string {
-  const ids = r.unanchored;
+/** What to pin, for an unanchored verdict: which checks could not be tied to a pinned key, and the options that would. */
+export function anchorHint(unanchored: string[]): string {
+  const ids = unanchored;
   const issuer = ids.some((id) => id.includes('issuer'));
   const log = ids.some((id) => id.startsWith('log.'));
   const judges = ids.some((id) => id.startsWith('judge.key'));
@@ -111,30 +114,105 @@ export function anchorLine(r: { unanchored: string[] }): string {
     judges ? '--agent PROFILE.json for each judge (akas agents TAG --json): its keys and their windows' : '',
   ].filter(Boolean);
   const shown = ids.length > 4 ? `${ids.slice(0, 4).join(', ')} and ${ids.length - 4} more` : ids.join(', ');
-  return `UNANCHORED (exit 3): ${ids.length} check(s) ran on keys the input brought itself, none pinned by you (${shown}); pin ${pins.join('; ')}`;
+  return `${ids.length} check(s) ran on keys the input brought itself, none pinned by you (${shown}); pin ${pins.join('; ')}`;
 }
 
-/** The verdict fields every verify command's --json carries: verified only when anchored with no failure (issue 32). */
-export function verdictFields(r: Verdictable) {
-  const verdict = verdictOf(r);
-  return { verdict, verified: verdict === 'verified', anchored: r.anchored, unanchored: r.unanchored };
+/** What a verdict is anchored on, from the pins the command was given; null when nothing was pinned. */
+export function anchoredOnOf(p: {
+  trust?: string;
+  issuer?: string;
+  issuerKeys?: string;
+  logKey?: string | string[];
+  key?: string;
+  agents?: string[];
+}): string | null {
+  if (p.trust !== undefined) return `the trust file ${p.trust}`;
+  const parts = [
+    p.issuer ? `issuer ${p.issuer}${p.issuerKeys ? ` (rotations from ${p.issuerKeys})` : ''}` : '',
+    p.logKey ? `log key ${Array.isArray(p.logKey) ? p.logKey.join(', ') : p.logKey}` : '',
+    p.key ? `the key ${p.key}` : '',
+    p.agents?.length ? `the judges' profiles ${p.agents.join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join(' and ') : null;
 }
 
 interface Verdictable {
   verified: boolean;
   anchored: boolean;
   unanchored: string[];
-  checks?: Array<{ id: string; valid: boolean | null }>;
+  checks: CheckLike[];
 }
 
-/** A status (revocation, suspension: PROTOCOL 8.7) that could not be read is unknown, never good. */
-const statusUnknown = (r: Verdictable) => (r.checks ?? []).some((c) => c.id.startsWith('status') && c.valid === null);
-
-function verdictOf(r: Verdictable): 'failed' | 'unanchored' | 'status unknown' | 'verified' {
-  if (!r.verified) return 'failed';
-  if (!r.anchored) return 'unanchored';
-  return statusUnknown(r) ? 'status unknown' : 'verified';
+export interface Finish {
+  /** What the verdict was anchored on (anchoredOnOf); null when nothing was pinned. */
+  anchoredOn: string | null;
+  /** The status it speaks for; null where no credential names a status list. */
+  status: StatusSummary | null;
+  /** List every check, not only those that failed or could not run. */
+  verbose?: boolean;
+  /** The command's own lines, printed before the checks. */
+  head?: string[];
+  /** The command's own lines, printed after the checks and before the verdict. */
+  tail?: string[];
+  /** The command's own --json fields besides the verdict object. */
+  extra?: Record<string, unknown>;
+  /** The hint of an unanchored verdict, when the command knows better than anchorHint. */
+  unanchoredHint?: string;
+  /** Checks are listed by the command itself (a report of many subjects): print none here. */
+  ownChecks?: boolean;
 }
 
-/** The exit code of a verdict (DESIGN): 0 verified, 1 a check failed (false beats unknown), 3 unanchored or status unknown. */
-export const verdictExit = (r: Verdictable) => (verdictOf(r) === 'failed' ? 1 : verdictOf(r) === 'verified' ? 0 : 3);
+/**
+ * How every verify command ends (issue 47: one verdict, one shape): with --json, one object
+ * {verdict, anchoredOn, status, checks[{id, layer, result, ...}], ...the command's own fields};
+ * on a terminal, the command's lines, the checks that did not hold (every check with
+ * --verbose), a tally, and the one verdict line last. Answers the exit code: 0 verified, 1 not
+ * verified, 3 unanchored or status unknown.
+ */
+export async function finish(cli: Cli, report: Verdictable, f: Finish): Promise<0 | 1 | 3> {
+  const { verdictOf, exitOfVerdict, checksOut, verdictLine, tally } = await import('../../../verifier/report.js');
+  const verdict = verdictOf(report as never);
+  const t = tally(report.checks as never);
+  const object = {
+    ...t,
+    ...f.extra,
+    verdict,
+    verified: verdict === 'verified',
+    anchored: report.anchored,
+    unanchored: report.unanchored,
+    anchoredOn: f.anchoredOn,
+    status: f.status,
+    checks: checksOut(report.checks as never),
+  };
+  cli.output().result(object, () => {
+    const lines = [...(f.head ?? [])];
+    if (!f.ownChecks) {
+      const seen = new Set<string>();
+      for (const c of report.checks) {
+        if (c.valid === true && !f.verbose) continue;
+        const text = c.valid === true ? c.what : (c.why ?? c.what);
+        // A reason a check could not run is said once, not once per subject (unless --verbose).
+        if (c.valid === null && !f.verbose) {
+          if (seen.has(c.id + text)) continue;
+          seen.add(c.id + text);
+        }
+        lines.push(
+          `  ${mark(c.valid)}  ${c.layer.padEnd(7)} ${c.id.padEnd(24)} ${c.subject && (f.verbose || c.valid === false) ? `${c.subject}  ` : ''}${text}`,
+        );
+      }
+    }
+    lines.push(...(f.tail ?? []));
+    lines.push(`held ${t.held}, failed ${t.failed}, not checked ${t.unchecked} (never counted as verified)${f.verbose ? '' : '; --verbose lists every check'}`);
+    lines.push(
+      verdictLine({
+        verdict,
+        anchoredOn: f.anchoredOn,
+        status: f.status,
+        failed: report.checks.filter((c) => c.valid === false).map((c) => c.id),
+        unanchoredHint: verdict === 'unanchored' ? (f.unanchoredHint ?? anchorHint(report.unanchored)) : undefined,
+      }),
+    );
+    return lines.join('\n');
+  });
+  return exitOfVerdict(verdict);
+}
