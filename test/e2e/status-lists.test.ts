@@ -4,8 +4,10 @@
 // on its store once stopped; `akas verify credential --status` reads the list from the node and
 // says revoked or suspended (exit 1, naming purpose, reason and time), good (0), or status
 // unknown when the list cannot be read (3); a tampered list is refused; an unknown id exits 2.
+import { spawnSync } from 'node:child_process';
 import { statSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePayload } from '../fixtures/payloads.js';
 import { calibratedProfiles, runCli, setupCli, startServe, tempDir, type RunningNode, judgeCommand } from '../helpers/e2e.js';
@@ -27,6 +29,9 @@ async function saveCredential(i: number): Promise<string> {
   writeFileSync(file, JSON.stringify(await getJson(judgments[i].credentialUrl)));
   return file;
 }
+/** The single-file verifier (dist/akas-verify.mjs), run as an auditor would: no install, the same flags. */
+const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
+const single = (args: string[]) => spawnSync(process.execPath, [SINGLE, ...args], { cwd: work, encoding: 'utf8' });
 const verifyStatus = (file: string, extra: string[] = []) => runCli(['verify', 'credential', file, '--issuer', issuer, ...extra], { cwd: work });
 /** The log entries of status list versions. */
 const versionEntries = async () =>
@@ -90,7 +95,9 @@ describe('status lists (e2e, LevelDB)', () => {
     expect((await akas('p1', ['export', proposalId, '-o', bundle])).code).toBe(0);
     const v = await runCli(['verify', 'bundle', bundle, '--issuer', issuer], { cwd: work, env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
     expect(v.code, v.stdout).toBe(0);
-    expect(v.stdout.trimEnd().split('\n').at(-1)).toMatch(/^VERIFIED — .*status revocation v\d+ as of \d{4}-[\d-]+T[\d:.]+Z, suspension v\d+ as of .*stapled in the bundle/);
+    expect(v.stdout.trimEnd().split('\n').at(-1)).toMatch(
+      /^VERIFIED — .*status revocation v\d+ as of \d{4}-[\d-]+T[\d:.]+Z, suspension v\d+ as of .*stapled in the bundle/,
+    );
   });
 
   it(
@@ -111,6 +118,14 @@ describe('status lists (e2e, LevelDB)', () => {
       const v = await verifyStatus(file, ['--status']);
       expect(v.code, v.stdout + v.stderr).toBe(1);
       expect(v.stdout).toMatch(/status\.revocation: REVOKED \d{4}-\d\d-\d\dT[\d:.]+Z: the key was stolen/);
+      // The single file says the same: revoked with its status read, STATUS UNKNOWN without, and the reader's skip said.
+      expect(single(['verify', 'credential', file, '--issuer', issuer, '--status']).status).toBe(1);
+      const unread = single(['verify', 'credential', file, '--issuer', issuer]);
+      expect(unread.status).toBe(3);
+      expect(unread.stdout.trimEnd().split('\n').at(-1)).toMatch(/^STATUS UNKNOWN — /);
+      const skipped = single(['verify', 'credential', file, '--issuer', issuer, '--no-status']);
+      expect(skipped.status).toBe(0);
+      expect(skipped.stdout).toContain('status not checked (--no-status)');
       const past = await fetch(`${node.url}/credentials/status/revocation?version=0`);
       expect(past.headers.get('cache-control')).toContain('immutable');
       const detail = await getJson(`/api/credentials/status/${judgments[0].judgmentId}`);
@@ -225,6 +240,7 @@ describe('status lists (e2e, LevelDB)', () => {
     const down = await verifyStatus(file, ['--status']);
     expect(down.code, down.stdout + down.stderr).toBe(3);
     expect(down.stdout).toContain('status unknown');
+    expect(single(['verify', 'credential', file, '--issuer', issuer, '--status']).status).toBe(3);
     const r = await admin([judgments[2].judgmentId, '--reason', 'found colluding']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('via the stopped node');
