@@ -17,7 +17,8 @@
 //    and postject, both from npm / Node itself) of the same program built as CommonJS.
 //
 // Every output is checked after the build: its imports, and its size (the single file must
-// stay under 400 KB, the issue's bound).
+// stay under 400 KB, the issue's bound; the browser build under 192 KiB, which it loads on
+// every explorer page that checks something: 147 KiB with the DSSE and Sigstore checks).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,8 @@ const rel = (p) => relative(root, p).split('\\').join('/');
 /** Packages the checks themselves need, bundled into the single file. */
 const ALLOWED = new Set(['commander', 'canonicalize']);
 export const SINGLE_FILE_LIMIT = 400 * 1024;
+/** The browser build's bound (minified, before compression): it grew from 128 to 147 KiB with DSSE, Sigstore and ECDSA P-256 (issue 47). */
+export const BROWSER_LIMIT = 192 * 1024;
 
 const isBuiltin = (spec) => spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]);
 const packageOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
@@ -311,7 +314,9 @@ export async function buildBrowser({ outfile = resolve(dist, 'akas-verify.browse
     rmSync(shim, { force: true });
   }
   checkImports(outfile, metafile, { browser: true });
-  return { outfile, size: statSync(outfile).size };
+  const size = statSync(outfile).size;
+  if (size > BROWSER_LIMIT) throw new Error(`${rel(outfile)} is ${size} bytes, over ${BROWSER_LIMIT}`);
+  return { outfile, size };
 }
 
 /** The Node single executable (Node's SEA): the program as CommonJS, injected into a copy of node with postject. */

@@ -157,7 +157,9 @@ export async function credentialStatusAsync(
           layer: 'L1',
           what: STATUS_WHAT,
           valid: null,
-          why: 'status unknown: no status list was given: fetch the lists its credentialStatus names (and the status head) and give them, or skip status on purpose',
+          why:
+            'status unknown: no status list was given: fetch the lists its credentialStatus names (and the status head) and give them, ' +
+            'or skip status on purpose',
         },
       ],
       status: { checked: false, source: 'none', lists: [] },

@@ -6,11 +6,13 @@
 // log newest first, checkpoints over time, counts), it reads the domain's spaces directly.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ERROR_CODES, ServiceError, type ErrorCode, type LogEntry, type ProposalKind } from '../core/index.js';
+import { credentialStatusOf } from '../domain/credentials/status-lists.js';
 import { KnowledgeNodes } from '../domain/knowledge/tree.js';
 import { LogCheckpoints, LogEntries, LogIndex, seqKey, type StoredCheckpoint } from '../domain/log/index.js';
 import { PendingQueue, Proposals, type ProposalRecord } from '../domain/records.js';
 import { innerCall } from '../http/kit/index.js';
 import type { Store } from '../store/index.js';
+import { judgmentOf, type Statuses } from './pages/entries.js';
 
 type Json = Record<string, unknown>;
 
@@ -142,6 +144,24 @@ export async function entriesNewestFirst(store: Store, limit: number, before?: n
   const items = rows.slice(0, limit).map(([, e]) => e);
   return { items, next: rows.length > limit ? String(items[items.length - 1].seq) : null };
 }
+
+/**
+ * The node's status records of judgment credentials (what GET /api/credentials/status/{id}
+ * answers: the last change of each bit, with its reason, time and list version), by id: what a
+ * page says of each credential's status without JavaScript, and the reasons a checked one names.
+ */
+export async function nodeStatuses(store: Store, judgmentIds: Iterable<string>): Promise<Statuses> {
+  const ids = [...new Set(judgmentIds)];
+  const records = await Promise.all(ids.map((id) => credentialStatusOf({ store }, id)));
+  return Object.fromEntries(ids.map((id, i) => [id, records[i]]));
+}
+
+/** The node's status records of the credentials of the judgments among some log entries. */
+export const entryStatuses = (store: Store, entries: LogEntry[]) =>
+  nodeStatuses(
+    store,
+    entries.flatMap((e) => judgmentOf(e)?.judgmentId ?? []),
+  );
 
 /** Stored checkpoints, newest first. */
 export async function checkpoints(store: Store, limit: number): Promise<StoredCheckpoint[]> {

@@ -18,6 +18,7 @@ import type { Assets, Section } from './layout.js';
 import { errorPage } from './pages/error.js';
 import {
   agentRoutes,
+  credentialsRoute,
   homeRoute,
   logRoutes,
   proofsRoute,
@@ -60,6 +61,7 @@ export async function explorerRoutes(app: FastifyInstance, options: ExplorerOpti
   verifyRoute(pages);
   traverseRoutes(pages);
   proofsRoute(pages);
+  credentialsRoute(pages);
   assetRoute(app, assets);
 }
 

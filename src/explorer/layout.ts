@@ -3,6 +3,7 @@
 // as you type, live updates and the in-browser verification, finding its work by data-
 // attributes. No inline script or style: the explorer's Content-Security-Policy forbids both.
 import { html, type Html } from './html.js';
+import { nodeStatusWords, type NodeStatus } from './client/status-words.js';
 
 export interface Assets {
   /** URL of the stylesheet (hashed, immutable). */
@@ -105,6 +106,20 @@ export const badge = (text: string, kind = text): Html => html`<span class="badg
 export function verifyState(attrs: Html, label: unknown = 'verify'): Html {
   return html`<span class="v" data-state="off" ${attrs} aria-live="polite"><span class="v-label">${label}:</span> <span \
 class="v-text">checked in your browser (needs JavaScript) or offline with akas verify</span></span>`;
+}
+
+/**
+ * A judgment credential's status (issue 47), checked by the page script in the lists the node
+ * serves. Without the script it says what the node recorded and that it is not checked, never
+ * that it holds; with no record given, where the check runs.
+ */
+export function statusState(judgmentId: string, node: NodeStatus | undefined): Html {
+  const said = node ? nodeStatusWords(node) : undefined;
+  const text = said
+    ? `${said.text}: the node's word, not checked here (your browser checks it with JavaScript; offline: akas verify credential --status)`
+    : 'checked in your browser (needs JavaScript) or offline with akas verify credential --status';
+  return html`<span class="v" data-state="off" data-verify-status="${judgmentId}" aria-live="polite"><span class="v-label">status:</span> <span \
+class="v-text">${text}</span></span>`;
 }
 
 /** Breadcrumbs of a tree path: root, each ancestor, the node itself (not a link). */

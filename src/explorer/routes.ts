@@ -8,11 +8,13 @@ import { isServiceError, PROPOSAL_KINDS, ServiceError } from '../core/index.js';
 import { childrenOf } from '../domain/knowledge/tree.js';
 import { attestationKinds, seqOfId } from '../domain/log/index.js';
 import { innerCall, Media, originOf } from '../http/kit/index.js';
-import { api, checkpoints, type Counts, decidedProposals, entriesNewestFirst, pendingProposals } from './data.js';
+import { Credentials } from '../domain/credentials/credentials.js';
+import { api, checkpoints, type Counts, decidedProposals, entriesNewestFirst, entryStatuses, nodeStatuses, pendingProposals } from './data.js';
 import { FORM_BYTES, walkInputs } from './form.js';
 import type { Assets } from './layout.js';
 import { agentPage, agentsPage, type LeaderboardData, type ProfileData } from './pages/agents.js';
 import { homePage, type HomeData } from './pages/home.js';
+import { judgmentOf } from './pages/entries.js';
 import { consistencyPage, entryPage, logPage, type EntryData } from './pages/log.js';
 import { proposalPage, type ProposalDetail } from './pages/proposal.js';
 import { proposalsPage } from './pages/proposals.js';
@@ -68,6 +70,7 @@ export function homeRoute({ app, urls, counts }: Pages) {
         checkpoint: cp ?? null,
         decisions: decided.items,
         entries: recent.items,
+        statuses: await entryStatuses(ctx.store, recent.items),
       };
       return send(reply, homePage(data, urls));
     },
@@ -242,7 +245,11 @@ export function proposalRoutes({ app, urls }: Pages) {
       const { id } = request.params as { id: string };
       const p = await api<ProposalDetail>(app, request, `/api/knowledge/proposals/${encodeURIComponent(id)}`);
       const kind = p.kind ?? 'graph';
-      return send(reply, proposalPage(p, kind, urls));
+      const statuses = await nodeStatuses(
+        ctx.store,
+        (p.judgments ?? []).map((j) => j.judgmentId),
+      );
+      return send(reply, proposalPage(p, kind, urls, statuses));
     },
   );
 }
@@ -287,7 +294,8 @@ export function agentRoutes({ app, urls }: Pages) {
       // The entries are the profile's agent's (its tag as the API names it): read after it.
       const profile = await api<ProfileData['profile']>(app, request, `/api/agents/${encodeURIComponent(tag)}`);
       const log = await entriesNewestFirst(ctx.store, PER_PAGE, before ? Number(before) : undefined, { agent: profile.tag });
-      return send(reply, agentPage({ profile, entries: log.items, next: log.next }, urls));
+      const statuses = await entryStatuses(ctx.store, log.items);
+      return send(reply, agentPage({ profile, entries: log.items, next: log.next, statuses }, urls));
     },
   );
 }
@@ -316,9 +324,10 @@ export function logRoutes({ app, urls }: Pages) {
         checkpoints(ctx.store, 60),
         entriesNewestFirst(ctx.store, PER_PAGE, q.before ? Number(q.before) : undefined, { kind }),
       ]);
+      const statuses = await entryStatuses(ctx.store, list.items);
       return send(
         reply,
-        logPage({ size: head.size, checkpoints: cps, entries: list.items, next: list.next, kind, kinds: logKinds, paged: Boolean(q.before) }, urls),
+        logPage({ size: head.size, checkpoints: cps, entries: list.items, next: list.next, kind, kinds: logKinds, paged: Boolean(q.before), statuses }, urls),
       );
     },
   );
@@ -358,7 +367,9 @@ export function logRoutes({ app, urls }: Pages) {
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const doc = await api<EntryData['doc']>(app, request, `/api/attestations/${encodeURIComponent(id)}`);
-      return send(reply, entryPage({ doc }, urls));
+      const judgment = judgmentOf(doc.entry);
+      const statuses = judgment ? await nodeStatuses(ctx.store, [judgment.judgmentId]) : undefined;
+      return send(reply, entryPage({ doc, statuses }, urls));
     },
   );
 }
@@ -479,6 +490,60 @@ export function proofsRoute({ app }: Pages) {
       const missing = ids.filter((_, i) => !docs[i]);
       reply.header('cache-control', 'no-cache');
       return { items, missing };
+    },
+  );
+}
+
+/**
+ * GET /explore/credentials: the judgment credentials a page shows (up to 50, the query's bound),
+ * each with the node's records of its status, read at once: what the page script checks each
+ * credential's status with (its entries read in the signed lists; the records name the reason
+ * and time of a change: issue 47).
+ */
+export function credentialsRoute({ app }: Pages) {
+  const ctx = app.akas;
+  app.get(
+    '/explore/credentials',
+    {
+      schema: {
+        operationId: 'explorerCredentials',
+        summary: "Judgment credentials with the node's records of their status, several at once (what an explorer page checks in the browser)",
+        tags,
+        querystring: Type.Object({
+          ids: Type.String({ pattern: '^jdg_[0-9a-f]{16}(,jdg_[0-9a-f]{16}){0,49}$', description: 'Up to 50 judgment ids, comma-separated.' }),
+        }),
+        response: {
+          200: Type.Object(
+            {
+              items: Type.Array(
+                Type.Object(
+                  {
+                    judgmentId: Type.String(),
+                    credential: Type.Object({}, { additionalProperties: true }),
+                    status: Type.Object({}, { additionalProperties: true }),
+                  },
+                  { additionalProperties: false },
+                ),
+              ),
+              missing: Type.Array(Type.String()),
+            },
+            {
+              additionalProperties: false,
+              description:
+                'Each credential as GET /api/credentials/judgment/{kind}/{proposalId}/{judgmentId} answers it, with what GET ' +
+                '/api/credentials/status/{judgmentId} answers of it; ids the node holds no credential of in missing.',
+            },
+          ),
+        },
+      },
+      config: { section: 'log' },
+    },
+    async (request, reply) => {
+      const ids = [...new Set((request.query as { ids: string }).ids.split(','))];
+      const [credentials, statuses] = await Promise.all([Promise.all(ids.map((id) => ctx.store.get(Credentials, id))), nodeStatuses(ctx.store, ids)]);
+      const items = ids.flatMap((id, i) => (credentials[i] ? [{ judgmentId: id, credential: credentials[i], status: statuses[id] ?? {} }] : []));
+      reply.header('cache-control', 'no-cache');
+      return { items, missing: ids.filter((_, i) => !credentials[i]) };
     },
   );
 }

@@ -5,6 +5,7 @@
 import { $, $$, el, getJson, link, type Json } from './dom.js';
 import { nodeKeys, type Keys } from './keys.js';
 import { setState, verdict } from './results.js';
+import { checkStatus } from './status.js';
 import { loadVerifier, type Verifier } from './verifier.js';
 
 const proofCache = new Map<string, Promise<Json | null>>();
@@ -108,7 +109,7 @@ export function liveLog() {
       pending = [];
       try {
         const [V, keys] = await Promise.all([loadVerifier(), nodeKeys()]);
-        if (rows.length) await checkEntries(V, keys, body);
+        if (rows.length) await Promise.all([checkEntries(V, keys, body), checkStatus(V, keys, body)]);
       } catch {
         // shown as not checked by checkEntries
       }
@@ -123,6 +124,21 @@ function entryRow(e: { id: string; seq: number; kind: string; tier: string; agen
     what.append(el('code', {}, String(e.body.event ?? '')), ' ');
     if (typeof e.body.proposalId === 'string') what.append(link(`/explore/proposals/${encodeURIComponent(e.body.proposalId)}`, e.body.proposalId, true));
     if (e.body.status) what.append(` → ${String(e.body.status)}`);
+    const { event, judgmentId, kind, proposalId } = e.body;
+    // A judgment's credential, and its status (status.ts), as the node's own rows have them (pages/entries.ts).
+    if (event === 'judgment.recorded' && typeof judgmentId === 'string' && typeof kind === 'string' && typeof proposalId === 'string')
+      what.append(
+        el('br'),
+        link(`/api/credentials/judgment/${encodeURIComponent(kind)}/${encodeURIComponent(proposalId)}/${encodeURIComponent(judgmentId)}`, 'credential'),
+        ' ',
+        el(
+          'span',
+          { class: 'v', 'data-state': 'off', 'data-verify-status': judgmentId, 'aria-live': 'polite' },
+          el('span', { class: 'v-label' }, 'status:'),
+          ' ',
+          el('span', { class: 'v-text' }, 'checking…'),
+        ),
+      );
   } else {
     if (typeof e.body.verdict === 'string') what.append(el('strong', {}, e.body.verdict), ' ');
     if (typeof e.body.subjectSha256 === 'string')

@@ -7,7 +7,7 @@
 //
 // This file starts what a page has; each part is a file of its own: the pinned keys (keys.ts),
 // the checks of each kind of page (proposal.ts, log.ts with the live log, node.ts), each
-// credential's status read from the node's lists (status.ts), how their
+// credential's status read from the node's lists, on every page that shows one (status.ts), how their
 // results are shown (results.ts), search as you type (search.ts), the Verify page
 // (verify-form.ts), the verifier's loader (verifier.ts) and the DOM helpers (dom.ts).
 import { $, $$ } from './dom.js';
@@ -17,6 +17,7 @@ import { checkNode } from './node.js';
 import { checkBundles, checkContent } from './proposal.js';
 import { setState } from './results.js';
 import { liveSearch } from './search.js';
+import { statusOfPage } from './status.js';
 import { loadVerifier, type Verifier } from './verifier.js';
 import { verifyForm } from './verify-form.js';
 
@@ -38,7 +39,7 @@ async function verifyPage() {
     return;
   }
   showPin(keys);
-  await Promise.all([checkBundles(V, keys), checkEntries(V, keys), checkCheckpoints(V, keys), checkContent(V), checkNode(V, keys)]);
+  await Promise.all([checkBundles(V, keys), checkEntries(V, keys), checkCheckpoints(V, keys), checkContent(V), checkNode(V, keys), statusOfPage(V, keys)]);
 }
 
 function start() {

@@ -8,7 +8,7 @@ import type * as VerifierModule from '../../../verifier/browser.js';
 import { $, $$, getJson, type Json } from './dom.js';
 import type { Keys } from './keys.js';
 import { setState, verdict, verifiedAsTheCliSays, type Check } from './results.js';
-import { checkStatus } from './status.js';
+import { statusOfPage } from './status.js';
 import type { Verifier } from './verifier.js';
 
 export async function checkBundles(V: Verifier, keys: Keys) {
@@ -21,11 +21,7 @@ export async function checkBundles(V: Verifier, keys: Keys) {
       const bundle = await getJson(`/api/knowledge/proposals/${encodeURIComponent(id)}/bundle`);
       const [report, status] = await Promise.all([
         V.verifyBundle(bundle, { issuer: keys.issuer, issuerKeys: keys.issuerKeys, logKey: keys.logKey }),
-        checkStatus(
-          V,
-          keys,
-          ((bundle.credentials ?? []) as unknown[]).filter((c): c is Json => typeof c === 'object' && c !== null),
-        ),
+        statusOfPage(V, keys),
       ]);
       // The bundle's blobs are not here: CAS checks are the Verify page's (drop the bytes there).
       const checks = report.checks.filter((c) => c.layer !== 'CAS' && c.id !== 'judgment.nodeMac');

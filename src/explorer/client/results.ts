@@ -116,29 +116,50 @@ export function checksTable(checks: Check[]): HTMLElement {
   );
 }
 
-/** One result of the Verify page: what was checked, its kind, the overall verdict and its checks' table. */
-export function resultCard(title: string, kind: string, report: Report): HTMLElement {
-  const v = verdict(report.checks);
-  const failed = report.checks.some((c) => c.valid === false);
-  // Unanchored (issue 32): the checks held, but on keys the file brought itself: not verified.
-  const unanchored = report.anchored === false && !failed;
-  // A status (revocation, suspension) that could not be read is unknown, never good (PROTOCOL 8.7), as akas verify says.
-  const unknown = report.checks.find((c) => c.id.startsWith('status') && c.valid === null);
-  const verified = report.verified && !failed;
-  const [stateName, text] = !verified
-    ? unanchored
-      ? ['unchecked', `unanchored: no key pinned for ${report.unanchored.slice(0, 3).join(', ')} (give the issuer and log key above)`]
-      : ['bad', 'not verified']
-    : unknown
-      ? ['unchecked', (unknown.why ?? 'status unknown').replace(/^(status unknown)?:?\s*/, 'status unknown: ')]
-      : v.state === 'unchecked'
-        ? ['unchecked', 'nothing could be checked']
-        : ['ok', 'verified'];
-  const state = el('span', { class: 'v', 'data-state': stateName }, el('span', { class: 'v-text' }, text));
+/** What a verdict looks like on a badge. */
+const VERDICT_STATES: Record<VerifierModule.Verdict, State> = {
+  verified: 'ok',
+  'not verified': 'bad',
+  unanchored: 'unchecked',
+  'status unknown': 'unchecked',
+};
+
+/**
+ * One result of the Verify page: what was checked, its kind, its verdict (verifier/report.ts: the
+ * one every verifier gives, the report's own where the verifier settled it), the line `akas
+ * verify` ends with (what it was anchored on, the status it speaks for, what failed), and its
+ * checks' table. `anchoredOn` names what the page checked against (the issuer, the key given), `status` what status the verdict speaks for.
+ */
+export function resultCard(
+  V: Pick<typeof VerifierModule, 'verdictOf' | 'verdictLine'>,
+  title: string,
+  kind: string,
+  report: Report & { verdict?: VerifierModule.Verdict },
+  anchoredOn: string | null,
+  status: VerifierModule.StatusSummary | null = null,
+): HTMLElement {
+  const verdictOf = report.verdict ?? V.verdictOf(report);
+  // Nothing held and nothing failed (a file hashed with no hash expected): said as such, never verified.
+  const nothing = verdictOf === 'verified' && !report.checks.some((c) => c.valid === true);
+  const line = V.verdictLine({
+    verdict: verdictOf,
+    anchoredOn,
+    status,
+    failed: report.checks.filter((c) => c.valid === false).map((c) => c.id),
+    unanchoredHint: report.unanchored.length
+      ? `anchored on nothing you pinned: ${report.unanchored.slice(0, 3).join(', ')} (give the issuer and log key above)`
+      : undefined,
+  });
+  const state = el(
+    'span',
+    { class: 'v', 'data-state': nothing ? 'unchecked' : VERDICT_STATES[verdictOf] },
+    el('span', { class: 'v-text' }, nothing ? 'nothing could be checked' : verdictOf),
+  );
   return el(
     'div',
-    { class: 'result', 'data-result': kind },
+    { class: 'result', 'data-result': kind, 'data-verdict': nothing ? 'nothing checked' : verdictOf },
     el('h3', {}, `${title} `, el('span', { class: 'badge' }, kind), ' ', state),
+    el('p', { class: 'small', 'data-verdict-line': '' }, line),
     checksTable(report.checks),
   );
 }

@@ -1,18 +1,20 @@
-// The status of each credential a page shows (PROTOCOL 8.7; issue 32, 4), read in this browser:
-// the status lists its credentialStatus entries name, fetched from this node (the path of the
-// URL the entry names, on this origin: the list's own id must then be that URL), checked by the
-// verifier's browser build under the issuer this browser pinned (verifyStatus: the list's
-// proof, type, purpose and length; GZIP by the platform's DecompressionStream). Each credential
-// says "not revoked · not suspended", "revoked: reason, time", "suspended: …", or "status
-// unknown: why" — never good when a list could not be read or does not verify. The reason and
-// time of a bit set come from the list's versions (GET {list}/versions), read only then.
+// The status of each credential a page shows (PROTOCOL 8.7; issues 32 and 47), read in this
+// browser: every judgment credential on a page (a proposal's judgments, the judgments in a list
+// of log entries, an entry's page) fetched with the node's records of its status, checked under
+// the issuer this browser pinned, then the status lists its credentialStatus entries name,
+// fetched from this node (the path of the URL the entry names, on this origin: the list's own id
+// must then be that URL) with the node's status head, checked by the verifier's browser build
+// (verifyStatus: the list's proof, type, purpose and length, the head naming its version; GZIP by
+// the platform's DecompressionStream). Each credential says "active", "revoked" or "suspended"
+// with the reason, time and list version (status-words.ts), or "status unknown: why" — never good
+// when a list could not be read or does not verify. The Verify page reads the reason and time of
+// a bit set from the list's versions (GET {list}/versions), read only then.
 import type * as VerifierModule from '../../../verifier/browser.js';
+import { checkedStatusWords, nodeStatusWords, type NodeStatus, type StatusState } from './status-words.js';
 import { $$, getJson, type Json } from './dom.js';
 import type { Keys } from './keys.js';
 import { setState, type Check, type State } from './results.js';
 import type { Verifier } from './verifier.js';
-
-type Verdict = VerifierModule.StatusReport['credentials'][number]['verdicts'][number];
 
 /** The path and query of a list's URL, asked of this origin (the page's CSP allows no other). */
 const onThisOrigin = (url: string) => {
@@ -58,32 +60,24 @@ async function versionsOf(url: string): Promise<VerifierModule.StatusVersionReco
   }
 }
 
-const when = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-const word = (purpose: string) => (purpose === 'revocation' ? 'revoked' : purpose === 'suspension' ? 'suspended' : `set for ${purpose}`);
-
-/** What one credential's entries say, as a badge's state and text. */
-function shown(verdicts: Verdict[], checks: Check[]): { state: State; text: string } {
-  const set = verdicts.filter((v) => v.state === 'set');
-  if (set.length)
-    return {
-      state: 'bad',
-      text: set.map((v) => `${word(v.purpose)}: ${v.reason ?? 'reason not given'}, ${v.at ? when(v.at) : `at or before ${v.asOf}`}`).join(' · '),
-    };
-  const broken = checks.find((c) => c.valid === false);
-  if (broken) return { state: 'bad', text: `status not readable: ${broken.why ?? broken.what}` };
-  const unknown = checks.find((c) => c.valid === null);
-  if (unknown || !verdicts.length)
-    return { state: 'unchecked', text: (unknown?.why ?? 'status unknown').replace(/^(status unknown)?:?\s*/, 'status unknown: ') };
-  const lists = verdicts.map((v) => (v.version !== undefined ? `${v.purpose} list version ${v.version}` : `${v.purpose} list of ${v.asOf}`)).join(', ');
-  return { state: 'ok', text: `${verdicts.map((v) => `not ${word(v.purpose)}`).join(' · ')} (${lists}, checked in your browser)` };
+/** What the page fetched to read the credentials' status: each list, and the node's status head. */
+export interface StatusSources {
+  lists: VerifierModule.FetchedStatusList[];
+  head?: unknown;
 }
 
 /**
  * The status of credentials in the lists their entries name, read from this node and checked by
  * the verifier (under options.trust, or by the issuers named), with the reason and time of a bit
- * set read from the list's versions.
+ * set read from the list's versions (unless `versions` is false: the page has the node's records).
+ * Answers the report and what was fetched, which the verifier's verifyCredential takes as `status`.
  */
-export async function readStatus(V: Verifier, credentials: Json[], options: VerifierModule.StatusOptions): Promise<VerifierModule.StatusReport> {
+export async function readStatus(
+  V: Verifier,
+  credentials: Json[],
+  options: VerifierModule.StatusOptions,
+  versions = true,
+): Promise<VerifierModule.StatusReport & { sources: StatusSources }> {
   const urls = new Set<string>();
   for (const c of credentials) {
     const s = c.credentialStatus;
@@ -91,35 +85,76 @@ export async function readStatus(V: Verifier, credentials: Json[], options: Veri
       if (typeof e?.statusListCredential === 'string') urls.add(e.statusListCredential);
   }
   const [head, ...lists] = await Promise.all([fetchHead(), ...[...urls].map(fetchList)]);
+  const sources: StatusSources = head === undefined ? { lists } : { lists, head };
   options = head === undefined ? options : { ...options, head };
   const report = await V.verifyStatus(credentials, lists, options);
-  if (!report.needsVersions.length) return report;
+  if (!versions || !report.needsVersions.length) return { ...report, sources };
   // A bit is set: the list's versions name the reason and the time; checked again with them.
   for (const l of lists) if (report.needsVersions.includes(l.url)) l.versions = await versionsOf(l.url);
-  return V.verifyStatus(credentials, lists, options);
+  return { ...(await V.verifyStatus(credentials, lists, options)), sources };
 }
 
+/** A judgment credential the node serves, with its records of the credential's status (GET /explore/credentials). */
+interface Served {
+  judgmentId: string;
+  credential: Json;
+  status: NodeStatus;
+}
+
+/** The credentials of some judgments, 50 a request (the route's bound), by judgment id. */
+async function servedCredentials(ids: string[]): Promise<Map<string, Served>> {
+  const out = new Map<string, Served>();
+  for (let i = 0; i < ids.length; i += 50) {
+    const page = await getJson<{ items: Served[] }>(`/explore/credentials?ids=${ids.slice(i, i + 50).join(',')}`);
+    for (const item of page.items) out.set(item.judgmentId, item);
+  }
+  return out;
+}
+
+const STATES: Record<StatusState, State> = { active: 'ok', revoked: 'bad', suspended: 'bad', unknown: 'unchecked' };
+const mark = (c: Check) => (c.valid === true ? '✓' : c.valid === false ? '✗' : '–');
+
 /**
- * The status of the credentials given (a proposal's, from its bundle) on each badge
- * [data-verify-status=JUDGMENT_ID]; answers their checks (for the page's count), or undefined
- * when the page shows no credential's status.
+ * The status of each judgment credential the page shows ([data-verify-status=JUDGMENT_ID] not
+ * yet checked, under `root`): the credential as the node serves it, checked under the pinned
+ * issuer, then its entries read in the lists the node serves and checked by the verifier, the
+ * node's records naming the reason and time of a change. Answers the status checks (for a
+ * page's count), or undefined when the page shows no credential or they could not be read.
  */
-export async function checkStatus(V: Verifier, keys: Keys, credentials: Json[]): Promise<Check[] | undefined> {
-  const targets = $$('[data-verify-status]');
+export async function checkStatus(V: Verifier, keys: Keys, root: ParentNode = document): Promise<Check[] | undefined> {
+  const targets = $$('[data-verify-status]', root).filter((e) => e.dataset.state === 'off');
   if (!targets.length) return undefined;
   for (const e of targets) setState(e, 'pending', 'reading the status lists…');
   try {
-    const report = await readStatus(V, credentials, { trust: await V.trustIssuerKeys(keys.issuer, keys.issuerKeys) });
+    const served = await servedCredentials([...new Set(targets.map((e) => e.dataset.verifyStatus!))]);
+    const trust = await V.trustIssuerKeys(keys.issuer, keys.issuerKeys);
+    // A credential's status speaks for it only if it is the issuer's: its proof first (status skipped here, read below).
+    const credentials = [...served.values()].map((s) => s.credential);
+    const own = await Promise.all(credentials.map((c) => V.verifyCredential(c, { trust, status: 'skip' })));
+    const report = await readStatus(
+      V,
+      credentials.filter((_, i) => own[i].verdict === 'verified'),
+      { trust },
+      false,
+    );
     for (const e of targets) {
-      const mine = report.credentials.find((c) => c.subject === e.dataset.verifyStatus);
-      if (!mine) {
-        setState(e, 'unchecked', 'status unknown: the credential is not in the bundle');
-        continue;
+      const id = e.dataset.verifyStatus!;
+      const item = served.get(id);
+      const i = credentials.indexOf(item?.credential as Json);
+      const broken = i < 0 ? undefined : own[i].checks.find((c) => c.valid === false || (c.anchor && c.valid === null));
+      if (!item) setState(e, 'unchecked', `status unknown: this node serves no credential of ${id}`);
+      else if (broken) setState(e, 'bad', `not verified: the credential does not hold under the pinned issuer (${broken.why ?? broken.what})`);
+      else {
+        const mine = report.credentials.find((c) => c.subject === id);
+        const unknown = mine?.checks.find((c) => c.valid === null)?.why?.replace(/^status unknown:\s*/, '');
+        const v = checkedStatusWords(mine?.verdicts ?? [], item.status, unknown);
+        const detail = [
+          ...(mine?.checks ?? []).map((c) => `${mark(c)} ${c.what}: ${c.why ?? ''}`),
+          ...report.lists.filter((c) => c.valid === false).map((c) => `✗ ${c.subject ?? ''}: ${c.why ?? c.what}`),
+          `the node's records: ${nodeStatusWords(item.status).text}`,
+        ];
+        setState(e, STATES[v.state], v.text, detail.join('\n'));
       }
-      const v = shown(mine.verdicts, mine.checks);
-      const listProblems = report.lists.filter((c) => c.valid === false).map((c) => `✗ ${c.subject ?? ''}: ${c.why ?? c.what}`);
-      const detail = [...mine.checks.map((c) => `${c.valid === true ? '✓' : c.valid === false ? '✗' : '–'} ${c.what}: ${c.why ?? ''}`), ...listProblems];
-      setState(e, v.state, v.text, detail.join('\n'));
     }
     return report.credentials.flatMap((c) => c.checks);
   } catch (err) {
@@ -127,3 +162,8 @@ export async function checkStatus(V: Verifier, keys: Keys, credentials: Json[]):
     return undefined;
   }
 }
+
+let pageStatus: Promise<Check[] | undefined> | null = null;
+
+/** The status of the credentials this page shows, checked once (the proposal's count awaits the same). */
+export const statusOfPage = (V: Verifier, keys: Keys) => (pageStatus ??= checkStatus(V, keys));

@@ -1,22 +1,35 @@
 // The Verify page: files dropped or chosen and JSON pasted, each recognised by its shape and
-// checked with the verifier (bundles, presentations, credentials, log proofs, node reads,
-// proposal judgments; anything else hashed), under the keys given (the pinned ones by default).
+// checked with the verifier (bundles, presentations, credentials with their status read from
+// this node, log proofs, node reads, proposal judgments, DSSE envelopes and Sigstore bundles;
+// anything else hashed), under the keys given (the pinned ones by default, or a PEM key for an
+// envelope someone else signed). Each result carries the verdict and the closing line of
+// `akas verify` (verifier/report.ts), computed by the verifier, never here.
 import type * as VerifierModule from '../../../verifier/browser.js';
 import { $, el, type Json } from './dom.js';
 import { nodeKeys } from './keys.js';
 import { resultCard, type Check, type Report } from './results.js';
 import { readStatus } from './status.js';
-import { loadVerifier } from './verifier.js';
+import { loadVerifier, type Verifier } from './verifier.js';
 
-/** A status that could not be read at all: unknown, never good. */
-const statusUnread = (err: Error): Pick<VerifierModule.StatusReport, 'credentials'> => ({
-  credentials: [
-    {
-      subject: '',
-      verdicts: [],
-      checks: [{ id: 'status', layer: 'L1', what: "the credential's status (Bitstring Status List §3.2)", valid: null, why: `status unknown: ${err.message}` }],
-    },
-  ],
+/** The lists a credential's status is read from, fetched from this node; none when even that failed (the verifier then says status unknown). */
+async function statusSources(V: Verifier, credentials: Json[], trust: VerifierModule.IssuerTrust | undefined, issuers: string[]) {
+  try {
+    return (await readStatus(V, credentials, { trust, issuers })).sources;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A DSSE envelope (PROTOCOL 16.4: payload, payloadType, signatures), or a Sigstore bundle by its media type. */
+const isEnvelope = (j: Json) => typeof j.payloadType === 'string' && 'payload' in j && Array.isArray(j.signatures);
+const isSigstoreBundle = (j: Json) => typeof j.mediaType === 'string' && j.mediaType.startsWith('application/vnd.dev.sigstore.bundle');
+
+/** What a check could not run on (not strict JSON, a key it cannot take), as a report of one failed check. */
+const notCheckable = (id: string, what: string, err: Error): Report => ({
+  verified: false,
+  anchored: true,
+  unanchored: [],
+  checks: [{ id, layer: 'input', what, valid: false, why: err.message }],
 });
 
 async function readInputs(form: HTMLFormElement): Promise<Array<{ name: string; bytes: Uint8Array }>> {
@@ -125,6 +138,7 @@ export function verifyForm(form: HTMLFormElement) {
       const issuer = ($('[name=issuer]', form) as HTMLInputElement).value.trim();
       const logKey = ($('[name=logKey]', form) as HTMLInputElement).value.trim();
       const expected = ($('[name=sha256]', form) as HTMLInputElement).value.trim();
+      const pem = ($('[name=pem]', form) as HTMLTextAreaElement | null)?.value.trim() ?? '';
       const issuerKeys = (await nodeKeys().catch(() => null))?.issuerKeys;
       const inputs = await readInputs(form);
       if (!inputs.length) return results.replaceChildren(el('p', {}, 'Choose or drop a file, or paste JSON, first.'));
@@ -132,43 +146,79 @@ export function verifyForm(form: HTMLFormElement) {
       // Files that are not JSON documents are bytes: a bundle's blobs, or files to hash.
       const blobs = new Map<string, Uint8Array>();
       const bytesOnly = docs.filter(
-        (d) => !d.json || !(d.json.format || d.json.proof || d.json.entry || d.json.judgments || d.json.type || isNodeRead(d.json)),
+        (d) =>
+          !d.json ||
+          !(
+            d.json.format ||
+            d.json.proof ||
+            d.json.entry ||
+            d.json.judgments ||
+            d.json.type ||
+            isNodeRead(d.json) ||
+            isEnvelope(d.json) ||
+            isSigstoreBundle(d.json)
+          ),
       );
       const hashed = await Promise.all(bytesOnly.map(async (d) => ({ d, r: await V.verifyCas(d.bytes, expected || undefined, d.name) })));
       for (const { d, r } of hashed) blobs.set(r.sha256, d.bytes);
+      // The issuer keys: the pinned DID, followed through the node's signed rotations (credentials, envelopes).
+      const trust = issuer ? await V.trustIssuerKeys(issuer, issuerKeys) : undefined;
+      const onIssuer = issuer ? `issuer ${issuer}` : null;
       const cards: HTMLElement[] = [];
       for (const d of docs) {
         const j = d.json;
         if (j && typeof j.format === 'string' && j.format.startsWith('akas.bundle')) {
-          cards.push(
-            resultCard(d.name, 'bundle', await V.verifyBundle(d.bytes, { issuer: issuer || undefined, issuerKeys, logKey: logKey || undefined, blobs })),
+          const r = await V.verifyBundle(d.bytes, { issuer: issuer || undefined, issuerKeys, logKey: logKey || undefined, blobs });
+          const anchoredOn = [onIssuer, logKey ? `log key ${logKey}` : null].filter(Boolean).join(', ') || null;
+          // The status a bundle speaks for is the lists it staples (PROTOCOL 8.7).
+          const stapled = r.status
+            ? {
+                checked: !r.checks.some((c) => c.id.startsWith('status') && c.valid === null),
+                source: 'stapled' as const,
+                lists:
+                  (r.status as { lists?: VerifierModule.StatusSummary['lists'] }).lists ??
+                  Object.entries(r.status.asOf).map(([purpose, at]) => ({ purpose, at })),
+              }
+            : null;
+          cards.push(resultCard(V, d.name, 'bundle', r, anchoredOn, stapled));
+        } else if (j && (isEnvelope(j) || isSigstoreBundle(j))) {
+          // PROTOCOL 16.4: under the PEM given (akas verify dsse --key), else the issuer's keys in their windows (--trust).
+          const kind = isEnvelope(j) ? 'dsse' : 'sigstore';
+          const signer = pem || trust;
+          if (!signer) {
+            cards.push(
+              resultCard(V, d.name, kind, notCheckable('signer', 'a key to check the signature with', new Error('give the issuer above, or a PEM key')), null),
+            );
+            continue;
+          }
+          const check = kind === 'dsse' ? V.verifyDsse : V.verifySigstore;
+          const r = await check(d.bytes, signer).catch((err: Error) =>
+            notCheckable(pem && !(err instanceof V.NotCheckableError) ? 'key' : 'json', pem ? 'the key and the file can be read' : 'strict JSON', err),
           );
+          cards.push(resultCard(V, d.name, kind, r, pem ? 'the key given (PEM)' : onIssuer));
         } else if (j && V.isPresentation(j)) {
-          cards.push(resultCard(d.name, 'presentation', await V.verifyPresentation(d.bytes, { issuer: issuer || undefined })));
+          const carried = ([] as unknown[]).concat(j.verifiableCredential ?? []).filter((c): c is Json => typeof c === 'object' && c !== null);
+          const status = await statusSources(V, carried, trust, issuer ? [issuer] : []);
+          const r = await V.verifyPresentation(d.bytes, { issuer: issuer || undefined, trust, status });
+          cards.push(resultCard(V, d.name, 'presentation', r, onIssuer, r.status ?? null));
         } else if (j?.proof && j.credentialSubject) {
-          const trust = issuer && issuerKeys ? await V.trustIssuerKeys(issuer, issuerKeys) : undefined;
-          const report = await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true });
-          // Its status, read from this node's lists as akas verify credential --status reads them (PROTOCOL 8.7).
+          // Its status, read from this node's lists as akas verify credential --status reads them (PROTOCOL 8.7): unread, it is status unknown.
           const issuers = issuer ? [issuer] : typeof j.issuer === 'string' ? [j.issuer] : [];
-          const status = await readStatus(V, [j], { trust, issuers }).catch((err: Error) => statusUnread(err));
-          cards.push(resultCard(d.name, 'credential', { ...report, checks: [...report.checks, ...status.credentials.flatMap((c) => c.checks)] }));
+          const status = await statusSources(V, [j], trust, issuers);
+          const report = await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true, status });
+          cards.push(resultCard(V, d.name, 'credential', report, onIssuer, report.status ?? null));
         } else if (j?.entry && j.inclusion) {
-          cards.push(resultCard(d.name, 'log proof', await V.verifyLogProof(j, logKey)));
+          cards.push(resultCard(V, d.name, 'log proof', await V.verifyLogProof(j, logKey), logKey ? `log key ${logKey}` : null));
         } else if (j && isNodeRead(j)) {
           // akas node PATH --json, akas brief ID --json: the same checks as akas verify node.
-          cards.push(
-            resultCard(
-              d.name,
-              'node',
-              await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined }),
-            ),
-          );
+          const r = await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined });
+          cards.push(resultCard(V, d.name, 'node', r, onIssuer));
         } else if (j && Array.isArray(j.judgments) && typeof j.proposalId === 'string') {
-          cards.push(resultCard(d.name, 'proposal judgments', judgmentChecks(await V.verifyProposalJudgments(j))));
+          cards.push(resultCard(V, d.name, 'proposal judgments', judgmentChecks(await V.verifyProposalJudgments(j)), "the judges' public profiles"));
         } else {
           const h = hashed.find((x) => x.d === d);
           const r = h ? h.r : await V.verifyCas(d.bytes, expected || undefined, d.name);
-          cards.push(resultCard(`${d.name} (sha256 ${r.sha256}, ${r.bytes} bytes)`, 'file', r));
+          cards.push(resultCard(V, `${d.name} (sha256 ${r.sha256}, ${r.bytes} bytes)`, 'file', r, expected ? `the sha256 given` : null));
         }
       }
       results.replaceChildren(...cards);

@@ -3,6 +3,7 @@
 import type { LogEntry } from '../../core/index.js';
 import { html } from '../html.js';
 import { badge, code, facts, page, pager, qs, score, time, type Assets } from '../layout.js';
+import type { Statuses } from './entries.js';
 import { entryRow } from './home.js';
 
 export interface LeaderboardData {
@@ -56,6 +57,8 @@ export interface ProfileData {
   };
   entries: LogEntry[];
   next: string | null;
+  /** The node's status records of the credentials of the judgments among the entries. */
+  statuses?: Statuses;
 }
 
 export function agentPage(d: ProfileData, assets: Assets): string {
@@ -81,7 +84,7 @@ ${
   d.entries.length
     ? html`<table class="entries"><caption class="sr">Log entries of this agent</caption><thead><tr><th scope="col">entry</th><th \
 scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr>\
-</thead><tbody>${d.entries.map(entryRow)}</tbody></table>
+</thead><tbody>${d.entries.map((e) => entryRow(e, d.statuses))}</tbody></table>
 ${d.next ? html`<p><a rel="next" href="/explore/agents/${p.tag}${qs({ before: d.next })}">Older entries →</a></p>` : ''}`
     : html`<p class="muted">No log entry names this agent yet.</p>`
 }

@@ -5,7 +5,7 @@ import type { StoredCheckpoint } from '../../domain/log/index.js';
 import type { ProposalRow } from '../data.js';
 import { html } from '../html.js';
 import { agentLink, badge, code, entryLink, facts, hash, page, proposalLink, time, verifyState, type Assets } from '../layout.js';
-import { entrySummary } from './entries.js';
+import { entryCredential, entrySummary, type Statuses } from './entries.js';
 
 export interface HomeData {
   origin: string;
@@ -19,6 +19,8 @@ export interface HomeData {
   checkpoint: StoredCheckpoint | null;
   decisions: Array<ProposalRow & { decision: string; entryId: string }>;
   entries: LogEntry[];
+  /** The node's status records of the credentials the entries name. */
+  statuses?: Statuses;
 }
 
 export function homePage(d: HomeData, assets: Assets): string {
@@ -58,7 +60,7 @@ appear here as the node appends them.</p>
 <table class="entries"><caption class="sr">Newest log entries</caption><thead><tr><th scope="col">entry</th><th scope="col">kind</th><th \
 scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr></thead>
 <tbody data-live-log data-from="${d.counts.entries}">
-${d.entries.map(entryRow)}
+${d.entries.map((e) => entryRow(e, d.statuses))}
 </tbody></table>
 <p><a href="/explore/log">The whole log</a></p>
 </section>
@@ -96,9 +98,9 @@ ${d.descriptor.issuer.history.map(
   return page({ title: 'Home', section: 'home', assets, body });
 }
 
-/** One row of an entries table (also built by the page script for live entries, from the same fields). */
-export function entryRow(e: LogEntry) {
+/** One row of an entries table (also built by the page script for live entries, from the same fields); a judgment's with its credential's status. */
+export function entryRow(e: LogEntry, statuses?: Statuses) {
   return html`<tr data-entry="${e.id}"><td>${entryLink(e.id, html`<code>#${e.seq}</code>`)}</td><td>${badge(e.tier, 'tier')} \
-<code>${e.kind}</code></td><td>${entrySummary(e)}</td><td>${agentLink(e.agent)}</td><td>${time(e.attestedAt)}</td>\
+<code>${e.kind}</code></td><td>${entrySummary(e)}${entryCredential(e, statuses)}</td><td>${agentLink(e.agent)}</td><td>${time(e.attestedAt)}</td>\
 <td>${verifyState(html`data-verify-entry="${e.id}"`, 'log')}</td></tr>`;
 }

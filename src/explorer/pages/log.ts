@@ -4,7 +4,8 @@ import type { LogEntry } from '../../core/index.js';
 import type { StoredCheckpoint } from '../../domain/log/index.js';
 import { growth } from '../charts.js';
 import { html } from '../html.js';
-import { agentLink, badge, code, entryLink, facts, hash, page, pager, qs, time, verifyState, type Assets } from '../layout.js';
+import { agentLink, badge, code, entryLink, facts, hash, page, pager, qs, statusState, time, verifyState, type Assets } from '../layout.js';
+import { judgmentOf, type Statuses } from './entries.js';
 import { entryRow } from './home.js';
 
 export interface LogData {
@@ -15,6 +16,8 @@ export interface LogData {
   kind?: string;
   kinds: string[];
   paged: boolean;
+  /** The node's status records of the credentials of the judgments among the entries. */
+  statuses?: Statuses;
 }
 
 export function logPage(d: LogData, assets: Assets): string {
@@ -60,7 +63,7 @@ ${
   d.entries.length
     ? html`<table class="entries"><caption class="sr">Log entries, newest first</caption><thead><tr><th scope="col">entry</th><th \
 scope="col">kind</th><th scope="col">what</th><th scope="col">agent</th><th scope="col">time</th><th scope="col">in the log</th></tr>\
-</thead><tbody${d.paged || d.kind ? '' : html` data-live-log data-from="${d.size}"`}>${d.entries.map(entryRow)}</tbody></table>`
+</thead><tbody${d.paged || d.kind ? '' : html` data-live-log data-from="${d.size}"`}>${d.entries.map((e) => entryRow(e, d.statuses))}</tbody></table>`
     : html`<p class="muted">No entry${d.kind ? html` of kind ${d.kind}` : ''}.</p>`
 }
 ${pager(d.paged ? `/explore/log${qs({ kind: d.kind })}` : null, d.next ? `/explore/log${qs({ kind: d.kind, before: d.next })}` : null)}
@@ -75,10 +78,13 @@ export interface EntryData {
     checkpoint: string;
     logKey?: string;
   };
+  /** The node's status records of the judgment's credential, when the entry records a judgment. */
+  statuses?: Statuses;
 }
 
 export function entryPage(d: EntryData, assets: Assets): string {
   const e = d.doc.entry;
+  const judgment = judgmentOf(e);
   const body = html`<p class="muted small"><a href="/explore/log">Log</a> / <code>${e.id}</code></p>
 <h1>Entry #${e.seq} ${badge(e.tier, 'tier')}</h1>
 ${facts([
@@ -89,6 +95,12 @@ ${facts([
   ['Hash', code(e.hash)],
   ['Previous', e.seq > 0 ? entryLink(`att_${(e.seq - 1).toString(16).padStart(16, '0')}`, code(e.prevHash)) : code(e.prevHash)],
   ['In the log', verifyState(html`data-verify-entry="${e.id}" data-inline-proof`, 'inclusion')],
+  [
+    'Credential',
+    judgment
+      ? html`<a href="${judgment.credentialUrl}"><code>${judgment.judgmentId}</code></a> ${statusState(judgment.judgmentId, d.statuses?.[judgment.judgmentId])}`
+      : null,
+  ],
   ['Node HMAC', html`${code(e.mac)} <span class="v" data-state="node">needs the node: HMAC-SHA256 under ${e.signingKeyId}, a key only the node holds</span>`],
 ])}
 <h2>Body</h2><pre class="json">${JSON.stringify(e.body, null, 2)}</pre>

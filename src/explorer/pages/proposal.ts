@@ -6,7 +6,8 @@
 // (PROTOCOL 6.10) and holds it against the contentSha256 shown and each judge's v2 signature.
 import { histogram } from '../charts.js';
 import { html } from '../html.js';
-import { agentLink, badge, facts, nodeLink, page, score, time, verifyState, type Assets } from '../layout.js';
+import { agentLink, badge, facts, nodeLink, page, score, statusState, time, verifyState, type Assets } from '../layout.js';
+import type { Statuses } from './entries.js';
 
 type Json = Record<string, unknown>;
 
@@ -65,7 +66,8 @@ deposit ${p.outcome.depositSettlement})`
 }</p>`;
 }
 
-export function proposalPage(p: ProposalDetail, kind: string, assets: Assets): string {
+/** A proposal with the node's status records of its judgments' credentials (what the page says without JavaScript). */
+export function proposalPage(p: ProposalDetail, kind: string, assets: Assets, statuses: Statuses = {}): string {
   const js = p.judgments ?? [];
   const dims = ['accuracy', 'clarity', 'compression', 'sources'] as const;
   const body = html`<p class="muted small"><a href="/explore/proposals">Proposals</a> / <code>${p.proposalId}</code></p>
@@ -130,7 +132,7 @@ ${j.rationale ? html`<td data-judged-rationale>${j.rationale}</td>` : html`<td><
     html`data-check="L1" \
 data-subject="${j.judgmentId}"`,
     html`<a href="${j.credentialUrl}">credential</a>`,
-  )}</li><li>${verifyState(html`data-verify-status="${j.judgmentId}"`, 'status')}</li><li>${verifyState(
+  )}</li><li>${statusState(j.judgmentId, statuses[j.judgmentId] ?? {})}</li><li>${verifyState(
     html`data-check="L3" \
 data-subject="${j.judgmentId}"`,
     'log entry',
