@@ -24,6 +24,7 @@ import { verifyBundle } from '../../verifier/index.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { launchChromium } from '../helpers/browser.js';
 import { runCli } from '../helpers/e2e.js';
+import { envelope, p256Signer, statement } from '../helpers/dsse-fixtures.js';
 import { decide } from '../helpers/flows.js';
 
 let node: TestNode;
@@ -348,7 +349,7 @@ describe('credential status in the explorer (issues 32, 4 and 47, 4)', () => {
 });
 
 describe('DSSE envelopes and Sigstore bundles on the Verify page (issue 47, 4)', () => {
-  it('checks an envelope and a bundle exported by akas export under the pinned issuer, and refuses them changed', async (ctx) => {
+  it('checks an envelope and a bundle exported by akas export under the pinned issuer, and refuses them changed; a P-256 one under a PEM key', async (ctx) => {
     if (!chrome) return ctx.skip();
     const dir = mkdtempSync(join(tmpdir(), 'akas-dsse-drop-'));
     const page = await context.newPage();
@@ -378,6 +379,23 @@ describe('DSSE envelopes and Sigstore bundles on the Verify page (issue 47, 4)',
         if (verdict === 'verified') expect(line).toMatch(/^VERIFIED — anchored on issuer did:key:/);
         else expect(line).toMatch(/^NOT VERIFIED — failed: dsse\.signature; anchored on issuer did:key:/);
         expect(await card.locator('tr[data-check-id="dsse.signature"] .v-text').textContent()).toBe(verdict === 'verified' ? 'holds' : 'does not hold');
+      }
+      // An envelope someone else signed with ECDSA P-256 (DER), under the PEM key pasted: verified; under another key: not.
+      const signer = p256Signer('der');
+      const other = p256Signer('der');
+      const file = join(dir, 'p256.dsse.json');
+      writeFileSync(file, JSON.stringify(envelope(signer, statement())));
+      for (const [key, verdict] of [
+        [signer, 'verified'],
+        [other, 'not verified'],
+      ] as const) {
+        await page.fill('#v-pem', String(key.publicKey.export({ type: 'spki', format: 'pem' })));
+        await page.setInputFiles('#v-files', file);
+        await page.click('form[data-verify-form] button[type=submit]');
+        const card = page.locator('[data-result="dsse"]');
+        await card.waitFor();
+        expect(await card.locator('h3 .v-text').textContent()).toBe(verdict);
+        expect(await card.locator('[data-verdict-line]').textContent()).toContain('anchored on the key given (PEM)');
       }
     } finally {
       await page.close();
