@@ -11,6 +11,9 @@ import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, open
 import { dirname } from 'node:path';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const octal = (mode: number) => mode.toString(8).padStart(4, '0');
+// Another user owns the file (never on a platform without uids).
+const foreignOwner = (uid: number) => typeof process.getuid === 'function' && uid !== process.getuid();
 
 /** Why a file was refused: a link where a file should be, or a file others could read or write. */
 export class UnsafeFileError extends Error {
@@ -88,9 +91,11 @@ export function appendLineSafely(path: string, line: string, mode = 0o600): void
     const st = fstatSync(fd);
     if (fresh) fchmodSync(fd, mode);
     else if (!st.isFile()) throw new UnsafeFileError(`${path} is not a regular file: refused`);
-    else if ((st.mode & 0o777) !== mode || (typeof process.getuid === 'function' && st.uid !== process.getuid())) {
+    else if ((st.mode & 0o777) !== mode || foreignOwner(st.uid)) {
+      const foreign = foreignOwner(st.uid);
       throw new UnsafeFileError(
-        `${path} has mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}${typeof process.getuid === 'function' && st.uid !== process.getuid() ? ` and another owner (uid ${st.uid})` : ''}, not ${mode.toString(8).padStart(4, '0')}: refused (chmod ${mode.toString(8)} it if it is yours)`,
+        `${path} has mode ${octal(st.mode & 0o777)}${foreign ? ` and another owner (uid ${st.uid})` : ''}, not ${octal(mode)}: ` +
+          `refused (chmod ${mode.toString(8)} it if it is yours)`,
       );
     }
     writeSync(fd, line.endsWith('\n') ? line : `${line}\n`);

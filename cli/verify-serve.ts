@@ -233,7 +233,10 @@ async function withStatus(
 
 const isStatus = (c: Check) => isStatusCheck(c.id.replace(/^credential\./, ''));
 
-/** A VC-API answer from the verifier's checks: ProblemDetails (VC DM 2.0 §7.2) for each that failed, for a status unknown, and one for an unanchored verdict. */
+/**
+ * A VC-API answer from the verifier's checks: ProblemDetails (VC DM 2.0 §7.2) for each that failed,
+ * for a status unknown, and one for an unanchored verdict.
+ */
 function answer(res: ServerResponse, v: Verdicted, anchoredOn: string | null) {
   const { checks, unanchored } = v;
   // A presentation's credentials' checks are named credential.*: the verdict reads their status checks as such.

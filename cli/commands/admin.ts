@@ -37,8 +37,10 @@ interface Acted {
 /** One line naming the node acted on and whether it ran: what every answer ends with. */
 function describe(a: Acted): string {
   if (a.store) return `the database ${a.store} (${a.running ? 'nodes run on it here: they serve the change at once' : 'no node recorded running on it here'})`;
-  if (a.running)
-    return `the running node at ${a.url ?? '(its address unrecorded)'}, data folder ${a.dataDir}${a.chosen === 'running' ? ' (the one node running here)' : ''}`;
+  if (a.running) {
+    const one = a.chosen === 'running' ? ' (the one node running here)' : '';
+    return `the running node at ${a.url ?? '(its address unrecorded)'}, data folder ${a.dataDir}${one}`;
+  }
   return `the stopped node's folder ${a.dataDir} (not running${a.chosen === 'default' ? '; no node runs here, so the default folder' : ''})`;
 }
 

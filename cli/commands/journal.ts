@@ -7,7 +7,8 @@ export function journalCommands(program: Command, cli: Cli) {
   program
     .command('journal')
     .description(
-      'what this profile signed (judgments, proofs of possession) and attested, and what the node answered, from the journal akas monitor checks the log against',
+      'what this profile signed (judgments, proofs of possession) and attested, and what the node answered, ' +
+        'from the journal akas monitor checks the log against',
     )
     .option('--node <url>', 'only what went to this node (default: every node)')
     .action(

@@ -205,7 +205,7 @@ describe('akas monitor', () => {
     },
   );
 
-  it("flags a thief's judgment made first with the agent's copied keys, though the agent's own judge of it (akas judge, akas mcp --stdio) was sent and refused after", async () => {
+  it("flags a thief's judgment made first with copied keys, though the agent's own (akas judge, akas mcp --stdio) was sent and refused after", async () => {
     const me = await h.agent();
     const from = await logSize();
     const [x, y, own] = [await proposal(71), await proposal(72), await proposal(73)];

@@ -47,7 +47,8 @@ describe('akas verify dsse|sigstore read strictly', () => {
   it('refuses an envelope with its payload key twice (JSON.parse would keep the last): exit 2, invalid_json', async () => {
     const signed = envelope(current);
     const other = Buffer.from(JSON.stringify(statement('2024-01-01T00:00:00.000Z'))).toString('base64');
-    const text = `{"payload":"${other}","payloadType":"${IN_TOTO_PAYLOAD_TYPE}","signatures":${JSON.stringify(signed.signatures)},"payload":"${signed.payload}"}`;
+    const sigs = JSON.stringify(signed.signatures);
+    const text = `{"payload":"${other}","payloadType":"${IN_TOTO_PAYLOAD_TYPE}","signatures":${sigs},"payload":"${signed.payload}"}`;
     const r = await verify('dsse', text, key());
     expect([r.code, r.out.code]).toEqual([2, 'invalid_json']);
     const inBundle = JSON.stringify(bundleOf(signed)).replace('"dsseEnvelope":{', `"dsseEnvelope":{"payload":"${other}",`);

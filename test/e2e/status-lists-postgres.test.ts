@@ -88,7 +88,7 @@ describePg('status lists on one PostgreSQL database served by two processes (e2e
       expect((await listOn(b, 'revocation')).version).toBe(1);
     });
 
-    it('records each process by its store URL, with no data folder and no socket; admin revoke names the database and its running nodes (issue 47, 3)', async () => {
+    it('records each process by its store URL, no folder, no socket; admin revoke names the database and its running nodes (issue 47, 3)', async () => {
       const folder = join(defaultStateDir(), 'akas', 'nodes');
       const records = readdirSync(folder).map((f) => JSON.parse(readFileSync(join(folder, f), 'utf8')) as Record<string, unknown>);
       expect(records.map((r) => r.pid).sort()).toEqual([a.process.pid, b.process.pid].sort());

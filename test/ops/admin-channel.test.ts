@@ -82,7 +82,7 @@ describe('the admin channel refuses in its own codes', () => {
     expect(taken).toMatchObject({ ok: true, result: { action: 'suspend' } });
   });
 
-  it('answers a line that is not a JSON object with malformed_line, and a request of the wrong shape with invalid_request, never JavaScript error text', async () => {
+  it('answers malformed_line to a line that is no JSON object, invalid_request to a wrong shape, never JavaScript error text', async () => {
     const path = await open();
     for (const line of ['{"op":', 'revoke everything', '[1]']) {
       const answer = await exchange(path, `${line}\n`);

@@ -24,7 +24,8 @@ describe('an envelope read as strict JSON', () => {
   it('refuses a duplicated payload key, which JSON.parse would read as its last value', () => {
     const signed = envelope(current);
     const other = Buffer.from(JSON.stringify(statement('2024-01-01T00:00:00.000Z'))).toString('base64');
-    const text = `{"payload":"${other}","payloadType":"${IN_TOTO_PAYLOAD_TYPE}","signatures":${JSON.stringify(signed.signatures)},"payload":"${signed.payload}"}`;
+    const sigs = JSON.stringify(signed.signatures);
+    const text = `{"payload":"${other}","payloadType":"${IN_TOTO_PAYLOAD_TYPE}","signatures":${sigs},"payload":"${signed.payload}"}`;
     expect(() => verifyDsse(text, current.publicKey)).toThrow(NotCheckableError);
     expect(() => verifyDsse(text, current.publicKey)).toThrow(/duplicate key "payload"/);
     // The same envelope written once reads and holds.

@@ -40,7 +40,8 @@ export function credentialCommand(verify: Command, cli: Cli) {
     .option('--status-list <files...>', 'check revocation and suspension against these saved status lists (and status heads), offline')
     .option(
       '--no-status',
-      'do not check revocation and suspension (the verdict line says so); without this, --status or --status-list, a credential that names a status list is STATUS UNKNOWN (exit 3)',
+      'do not check revocation and suspension (the verdict line says so); without this, --status or --status-list, ' +
+        'a credential that names a status list is STATUS UNKNOWN (exit 3)',
     )
     .option('--verbose', 'list every check of every credential, not only those that failed or could not run')
     .action(

@@ -55,6 +55,10 @@ async function trustedJudges(path: string): Promise<{ profiles: AgentKeys[]; tag
   return { profiles: [...byTag.values()], tags: new Set(byTag.keys()) };
 }
 
+/** What a judgment's signature covers, in words. */
+const signedNote = (signed: string) =>
+  signed === 'v2' ? 'signed the content' : signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload';
+
 export function judgmentsCommand(verify: Command, cli: Cli) {
   verify
     .command('judgments')
@@ -117,7 +121,7 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
           ...report.checks.map((c) => ({
             id: 'judgment.signature',
             layer: 'L2' as const,
-            what: `${c.agentTag}'s Ed25519 signature (${keyNote[c.key]}; ${c.signed === 'v2' ? 'signed the content' : c.signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload'})`,
+            what: `${c.agentTag}'s Ed25519 signature (${keyNote[c.key]}; ${signedNote(c.signed)})`,
             valid: c.ok ? (c.key === 'unchecked' ? null : true) : false,
             ...(c.problems.length ? { why: c.problems.join('; ') } : c.key === 'unchecked' ? { why: `${keyNote.unchecked}: not tied to ${c.agentTag}` } : {}),
             subject: c.judgmentId,
@@ -135,9 +139,7 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
             ...contentLines,
             ...report.checks.map((c) =>
               [
-                `${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]}; ${
-                  c.signed === 'v2' ? 'signed the ' + 'content' : c.signed === 'v1' ? "v1: content bound by the node's word only" : 'unknown payload'
-                })`,
+                `${c.ok ? 'ok  ' : 'FAIL'}  ${c.judgmentId}  by ${c.agentTag}  (${keyNote[c.key]}; ${signedNote(c.signed)})`,
                 ...c.problems.map((p) => `      ${p}`),
               ].join('\n'),
             ),
