@@ -20,6 +20,7 @@
 import { verifyCredential } from '../verifier/credential.js';
 import { issuerTrustFromPins, trustIssuerKeys, type IssuerKeyList, type IssuerPin } from '../verifier/issuer-keys.js';
 import { ReportPacker, unpackReports, type PackedChunk, type PackTables, type PoolReport } from './verify-pack.js';
+import { statusNotAsked } from './status-ask.js';
 import { statusChecksOf, type StatusContext } from './status-check.js';
 import { WORKER_ARG } from './verify-worker.js';
 
@@ -42,6 +43,11 @@ export interface PoolOptions {
    * credentials name: keepStatus.)
    */
   status?: Omit<StatusContext, 'reasons' | 'failedLists'>;
+  /**
+   * No status was asked for (neither read nor skipped on purpose): a credential that names a
+   * status list gets the check that says its status is unknown and how to read it, in its thread.
+   */
+  statusUnread?: boolean;
 }
 
 // The module's own file, which a worker loads: a .js chunk of the CLI bundle, or the single
@@ -83,7 +89,7 @@ function verifierFor(opts: PoolOptions) {
       ? trustIssuerKeys(opts.issuer, opts.issuerKeys)
       : undefined;
   const base = { at: opts.at, issuer: opts.issuer, trust, checkJudgeSignature: opts.checkJudgeSignature };
-  if (!opts.keepStatus && !opts.status) return (bytes: Uint8Array) => ({ report: verifyCredential(bytes, base), status: undefined });
+  if (!opts.keepStatus && !opts.status && !opts.statusUnread) return (bytes: Uint8Array) => ({ report: verifyCredential(bytes, base), status: undefined });
   // What the status check reads of a credential: its entries, and its validFrom (a list made before it says nothing of it).
   let status: { credentialStatus?: unknown; validFrom?: unknown } | undefined;
   const keep = {
@@ -102,7 +108,7 @@ function verifierFor(opts: PoolOptions) {
       const checks = statusChecksOf(status ?? {}, lists, report.subject);
       for (const k of checks) report.checks.push(k);
       if (checks.some((k) => k.valid === false)) report.verified = false;
-    }
+    } else if (opts.statusUnread && status !== undefined) report.checks.push(statusNotAsked(report.subject));
     return { report, status: opts.keepStatus ? status : undefined };
   };
 }

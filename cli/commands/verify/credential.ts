@@ -67,7 +67,7 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const { notJson, startWorkers, verifyMany } = await import('../../verify-pool.js');
           const { listInputFiles, readCredentialInputs } = await import('../../credential-inputs.js');
           const statusAsk = await import('../../status-ask.js');
-          const { checksOut } = await import('../../../verifier/report.js');
+          const { checksOut, isStatusCheck } = await import('../../../verifier/report.js');
           // commander: --status sets status true, --no-status sets it false, neither leaves it undefined.
           const ask = statusAsk.statusAskOf({ status: opts.status === true, statusList: opts.statusList, noStatus: opts.status === false });
           const out = cli.output();
@@ -105,8 +105,9 @@ export function credentialCommand(verify: Command, cli: Cli) {
               issuerKeys: list as never,
               trustIssuers: pinned?.file.issuers,
               checkJudgeSignature: opts.judgeSignature,
-              // Whether each credential names a list is kept: one that does is never good unread (or is said skipped).
-              keepStatus: !before,
+              keepStatus: withStatus && !before,
+              // Neither read nor skipped: each thread says the status of a credential that names a list is unknown.
+              statusUnread: !withStatus && !ask.skip,
               status: readFirst ? listsOnly(readFirst) : undefined,
             },
             (done) => bar?.update(done),
@@ -120,27 +121,23 @@ export function credentialCommand(verify: Command, cli: Cli) {
             if (notJson(r)) unreadable.push({ source: input.source, reason: r.checks[0].why! });
             else {
               results.push({ source: input.source, ...r });
-              if (!before) checkedStatus.push((statuses[i] as (typeof checkedStatus)[number] | undefined) ?? {});
+              if (withStatus && !before) checkedStatus.push((statuses[i] as (typeof checkedStatus)[number] | undefined) ?? {});
             }
           }
           bar?.finish();
-          let named = Boolean(before);
           let ctx = readFirst;
-          if (!before) named = checkedStatus.some(statusAsk.namesStatus);
-          if (!ask.skip && !before) {
-            if (statusCheck) {
-              // Checked first, fetched after: a credential whose proof or pinned issuer fails sends this reader nowhere.
-              const held = checkedStatus.filter((_, i) => results[i].verified);
-              const issuers = [...new Set(results.filter((r) => r.verified).map((r) => r.issuer))].filter((i): i is string => i !== undefined);
-              ctx = await statusCheck.readStatusLists(held, { ...statusInputs, issuers: pinnedDids ?? issuers });
-            }
+          if (statusCheck && !before) {
+            // Checked first, fetched after: a credential whose proof or pinned issuer fails sends this reader nowhere.
+            const held = checkedStatus.filter((_, i) => results[i].verified);
+            const issuers = [...new Set(results.filter((r) => r.verified).map((r) => r.issuer))].filter((i): i is string => i !== undefined);
+            ctx = await statusCheck.readStatusLists(held, { ...statusInputs, issuers: pinnedDids ?? issuers });
             for (const [i, r] of results.entries()) {
-              if (!statusAsk.namesStatus(checkedStatus[i])) continue;
-              const checks = ctx && statusCheck ? statusCheck.statusChecksOf(checkedStatus[i], ctx, r.subject) : [statusAsk.statusNotAsked(r.subject)];
+              const checks = statusCheck.statusChecksOf(checkedStatus[i], ctx, r.subject);
               r.checks.push(...checks);
               if (checks.some((k) => k.valid === false)) r.verified = false;
             }
           }
+          const named = ask.skip || results.some((r) => r.checks.some((k) => isStatusCheck(k.id)));
           // One report of the batch: an unreadable input is a failed input check (exit 2: it could not run on it).
           const inputChecks = unreadable.map((u) => ({
             id: 'input',
@@ -150,7 +147,8 @@ export function credentialCommand(verify: Command, cli: Cli) {
             why: u.reason,
             subject: u.source,
           }));
-          const checks = [...inputChecks, ...results.flatMap((r) => r.checks.map((k) => (k.subject === undefined ? { ...k, subject: r.source } : k)))];
+          const checks: Array<(typeof results)[number]['checks'][number]> = [...inputChecks];
+          for (const r of results) for (const k of r.checks) checks.push(k);
           const unanchored = [...new Set(results.filter((r) => !r.anchored).flatMap((r) => r.unanchored))];
           const failed = results.filter((r) => !r.verified).length;
           const batch = { verified: failed === 0 && inputChecks.length === 0 && results.length > 0, anchored: unanchored.length === 0, unanchored, checks };
@@ -179,14 +177,14 @@ export function credentialCommand(verify: Command, cli: Cli) {
             verbose: opts.verbose,
             ownChecks: true,
             head: lines,
-            extra: {
+            extra: () => ({
               total: results.length,
               held: results.length - failed,
               failed,
               unreadable,
               issuerPinned: unanchored.length === 0,
               results: results.map((r) => ({ ...r, checks: checksOut(r.checks) })),
-            },
+            }),
           });
           // Input that could not be read: the check could not run on it (2), whatever else held.
           return unreadable.length > 0 || results.length === 0 ? 2 : code;

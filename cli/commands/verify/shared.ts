@@ -154,8 +154,8 @@ export interface Finish {
   head?: string[];
   /** The command's own lines, printed after the checks and before the verdict. */
   tail?: string[];
-  /** The command's own --json fields besides the verdict object. */
-  extra?: Record<string, unknown>;
+  /** The command's own --json fields besides the verdict object (a function: made only under --json). */
+  extra?: Record<string, unknown> | (() => Record<string, unknown>);
   /** The hint of an unanchored verdict, when the command knows better than anchorHint. */
   unanchoredHint?: string;
   /** Checks are listed by the command itself (a report of many subjects): print none here. */
@@ -173,9 +173,11 @@ export async function finish(cli: Cli, report: Verdictable, f: Finish): Promise<
   const { verdictOf, exitOfVerdict, checksOut, verdictLine, tally } = await import('../../../verifier/report.js');
   const verdict = verdictOf(report as never);
   const t = tally(report.checks as never);
-  const object = {
+  const out = cli.output();
+  // The object is made only under --json: a batch of 10,000 credentials holds some 170,000 checks.
+  const object = () => ({
     ...t,
-    ...f.extra,
+    ...(typeof f.extra === 'function' ? f.extra() : f.extra),
     verdict,
     verified: verdict === 'verified',
     anchored: report.anchored,
@@ -183,8 +185,8 @@ export async function finish(cli: Cli, report: Verdictable, f: Finish): Promise<
     anchoredOn: f.anchoredOn,
     status: f.status,
     checks: checksOut(report.checks as never),
-  };
-  cli.output().result(object, () => {
+  });
+  out.result(out.json ? object() : undefined, () => {
     const lines = [...(f.head ?? [])];
     if (!f.ownChecks) {
       const seen = new Set<string>();
