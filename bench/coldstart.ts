@@ -161,7 +161,7 @@ export async function run() {
       { name: 'akas verify credential X (for comparison)', args: [CLI, 'verify', 'credential', cred.file, '--issuer', cred.issuer], target: false },
       // Diagnostics: what one HTTP GET costs a fresh process, with fetch() (undici inside Node,
       // its llhttp WASM compiled at first use), with node:http (llhttp built in), and with a
-      // bare node:net socket, which is what the CLI's http:// client (cli/http1.ts) adds to
+      // bare node:net socket, which is what the CLI's http:// client (cli/kit/http1.ts) adds to
       // the cost of its own code. The gap between `akas --help` and `akas me` is that client,
       // the profile read and the node's answer.
       {

@@ -2,7 +2,7 @@
 // JSON lines file), as credentials per second against raw Ed25519 verify per second measured
 // in the same run (src/core, cached KeyObject). Each credential costs one Ed25519 verify plus
 // strict JSON, two JCS passes and two SHA-256: the ratio says how much of the floor the rest
-// takes. Target: >= 0.6. The CLI checks large batches on every core (cli/verify-pool.ts), so
+// takes. Target: >= 0.6. The CLI checks large batches on every core (cli/commands/verify/pool.ts), so
 // it is shown also on one thread, beside the limits measured in the same rounds: the CLI's own
 // start plus raw verify of every credential, and strict JSON reading alone, and the limit of a
 // fresh process on every core (coldScript below: about what the CLI's threads can reach). Also the verifier
@@ -21,7 +21,7 @@ import { encodeBits } from '../src/domain/credentials/status-lists.js';
 import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../src/core/status-list.js';
 import type { JudgmentRecord } from '../src/domain/records.js';
 import { verifyCredential } from '../verifier/index.js';
-import { busyElsewhere, workersFor } from '../cli/verify-pool.js';
+import { busyElsewhere, workersFor } from '../cli/commands/verify/pool.js';
 import { header, line, perSec, rate, type Rate } from './lib.js';
 
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));

@@ -11,8 +11,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorRound } from '../cli/monitor/follow.js';
-import { tileFetcher } from '../cli/tile-reader.js';
+import { monitorRound } from '../cli/commands/monitor/follow.js';
+import { tileFetcher } from '../cli/commands/log/tile-reader.js';
 import {
   bundlePath,
   canonicalize,
@@ -132,7 +132,7 @@ export async function run() {
     const watched = {
       tag: TAG,
       own: true,
-      // Every judgment accepted, as cli/journal.ts's journalHolds reads settled lines.
+      // Every judgment accepted, as cli/commands/journal/journal.ts's journalHolds reads settled lines.
       journal: {
         judgments: new Map(all.map((l) => JSON.parse(l.toString()).body).map((b) => [b.judgmentId as string, b.proposalId as string])),
         unsettled: new Map(),

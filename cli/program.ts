@@ -5,10 +5,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../src/core/version.js';
-import { AkasClient } from './client.js';
-import { CliError, EXIT } from './errors.js';
-import { Output, type Io } from './output.js';
-import { configDir, loadIdentity, ProfileFileError, ProfileModeError, type SavedIdentity } from './profile.js';
+import { AkasClient } from './kit/client.js';
+import { CliError, EXIT } from './kit/errors.js';
+import { Output, type Io } from './kit/output.js';
+import { configDir, loadIdentity, ProfileFileError, ProfileModeError, type SavedIdentity } from './kit/profile.js';
 
 export interface GlobalOptions {
   baseUrl: string;
@@ -91,7 +91,7 @@ export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promis
         // The saved api key refused: is the identity another node's (a fresh node on the port)?
         // When the one kept for this node is put back, the command runs once more (a 401 did nothing).
         if (err.body.status === 401 && attempt === 0) {
-          const { otherNodesIdentity } = await import('./node-identity.js');
+          const { otherNodesIdentity } = await import('./commands/identity/node-identity.js');
           const other = await otherNodesIdentity(cli, err).catch(() => undefined);
           if (other === 'switched') continue;
           if (other) err = other;

@@ -1,7 +1,7 @@
 // Builds the verifier for those who will not install akas (`npm run build:verifier`; ARCHITECTURE 8):
 //
 // 1. dist/akas-verify.mjs: the akas program cut down to its offline `verify` commands
-//    (cli/verify-main.ts) as ONE ES module with every dependency inside and no import but
+//    (cli/commands/verify/main.ts) as ONE ES module with every dependency inside and no import but
 //    Node's built-ins. Which commands go in is not a list kept here: the whole command table
 //    is bundled, and a module loaded lazily by a command (an `import()`) whose static imports
 //    reach a package other than those the checks need (commander, canonicalize) is replaced
@@ -134,13 +134,13 @@ async function verifyGroups() {
   return names.map((n) => ({ name: n, file: files.get(n) }));
 }
 
-/** cli/verify-main.ts's `./commands/index.js`, as the verify groups only. */
+/** cli/commands/verify/main.ts's `../index.js` (the command table), as the verify groups only. */
 function groupsPlugin(groups) {
   return {
     name: 'verify-groups',
     setup(b) {
-      b.onResolve({ filter: /^\.\/commands\/index\.js$/ }, (args) =>
-        args.importer === resolve(root, 'cli/verify-main.ts') ? { path: 'verify-groups', namespace: 'akas-verify-groups' } : undefined,
+      b.onResolve({ filter: /^\.\.\/index\.js$/ }, (args) =>
+        args.importer === resolve(root, 'cli/commands/verify/main.ts') ? { path: 'verify-groups', namespace: 'akas-verify-groups' } : undefined,
       );
       b.onLoad({ filter: /.*/, namespace: 'akas-verify-groups' }, () => ({
         loader: 'ts',
@@ -216,7 +216,7 @@ function checkImports(file, metafile, { browser }) {
 const banner = '// akas-verify: the offline checks of akas in one file (the npm package akas). Apache-2.0.';
 
 export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 'akas-verify.mjs') } = {}) {
-  const entry = resolve(root, 'cli/verify-main.ts');
+  const entry = resolve(root, 'cli/commands/verify/main.ts');
   const groups = await verifyGroups();
   const cut = await unbundleable(entry, groups);
   rmSync(resolve(dist, '.verifier-scan'), { recursive: true, force: true });

@@ -19,7 +19,7 @@
 // Packages with native code (classic-level), worker files (pino's transports), ESM-only trees
 // (ink, the VC stack) and what the front loads itself stay outside. Code shared by both parts
 // is duplicated, so nothing may rely on class identity across the two (CliError is recognised
-// by a brand, not instanceof: cli/errors.ts).
+// by a brand, not instanceof: cli/kit/errors.ts).
 import { build } from 'esbuild';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';

@@ -21,7 +21,7 @@ const PUBLIC: Record<string, string> = {
   'src/core/note.ts: k.keyHash.toLowerCase() !== keyHash': 'a C2SP note key hash identifies a public key',
   'verifier/bundle.ts: s.judgeSignature === sig.signature': "a judge's Ed25519 signature is public (it is in the bundle)",
   'verifier/judgment.ts: js.signature !== signature': "a judge's Ed25519 signature is public (the attestation restates it)",
-  'cli/journal.ts: u.signature === shown.signature': "a judge's Ed25519 signature is public (the node shows it in the proposal's detail)",
+  'cli/commands/journal/journal.ts: u.signature === shown.signature': "a judge's Ed25519 signature is public (the node shows it in the proposal's detail)",
 };
 
 function sources(dir: string): string[] {

@@ -5,9 +5,9 @@
 // lines answer the following questions in turn. Ctrl-C leaves without submitting.
 import { Box, render, Text, useApp, useInput } from 'ink';
 import { useRef, useState } from 'react';
-import { answerProblems, describeProblem } from '../calibrate-answers.js';
+import { answerProblems, describeProblem } from '../commands/calibration/answers.js';
 import { LineInput, splitLines, YesNo } from './line-input.js';
-import { terminalSafeDeep } from '../terminal-text.js';
+import { terminalSafeDeep } from '../kit/terminal-text.js';
 
 interface Question {
   id: string;

@@ -3,7 +3,7 @@
 // and the children as a tree. Drawn once with renderToString (no cursor codes, nothing left
 // running). Loaded with a dynamic import, only on a terminal without --json.
 import { Box, renderToString, Text } from 'ink';
-import type { NodeModel, Row, Section } from '../knowledge-view.js';
+import type { NodeModel, Row, Section } from '../commands/knowledge/view.js';
 
 const TONE: Record<NonNullable<Row['tone']>, string> = { good: 'green', bad: 'red', weak: 'yellow' };
 

@@ -1,16 +1,16 @@
 // The judge queue on a terminal (ink): pending proposals in a list, arrow keys to move,
 // enter to judge one. Judging asks for the four scores and a rationale, shows the composite,
 // and on confirmation signs locally and sends (through the `judge` callback the command
-// passes in, which uses cli/judge-signing.ts, so the bytes signed are those of `akas judge`).
+// passes in, which uses cli/commands/proposals/judge-signing.ts, so the bytes signed are those of `akas judge`).
 // Loaded with a dynamic import, and only when stdout is a terminal and --json is off.
 import { Spinner, StatusMessage } from '@inkjs/ui';
 import { Box, render, Text, useApp, useInput, useStdout } from 'ink';
 import { useRef, useState } from 'react';
-import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from '../judge-input.js';
-import type { JudgmentInput } from '../judge-signing.js';
+import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from '../commands/proposals/judge-input.js';
+import type { JudgmentInput } from '../commands/proposals/judge-signing.js';
 import { LineInput, splitLines, YesNo } from './line-input.js';
-import { terminalSafe, terminalSafeDeep } from '../terminal-text.js';
-import type { Json } from '../json.js';
+import { terminalSafe, terminalSafeDeep } from '../kit/terminal-text.js';
+import type { Json } from '../kit/json.js';
 
 /** One item of GET /api/judge/queue?expand=1. */
 export interface QueueItem {

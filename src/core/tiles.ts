@@ -1,7 +1,7 @@
 // C2SP tlog-tiles: the paths of tiles and entry bundles, the bundle encoding, which tiles a
 // tree of a given size has, and the Merkle hashes (roots, proofs' nodes) read from tiles.
 // Pure: the node serves tiles from its stored tree (src/domain/log/tiles.ts); a monitor follows a
-// log through them (`akas log watch --tiles`, cli/log-watch.ts).
+// log through them (`akas log watch --tiles`, cli/commands/log/watch.ts).
 //
 // The n-th tile at level l holds, for i in 0..255, MTH(D[(n·256 + i)·256^l : (n·256 + i + 1)·256^l]):
 // the hashes of the complete subtrees of height 8·l. A partial tile is the first W of them.

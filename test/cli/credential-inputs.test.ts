@@ -1,12 +1,12 @@
-// What `akas verify credential` reads (cli/credential-inputs.ts) and how many threads it takes
-// (cli/verify-pool.ts): files read straight into one shared buffer, split into credentials with
+// What `akas verify credential` reads (cli/commands/verify/credential-inputs.ts) and how many threads it takes
+// (cli/commands/verify/pool.ts): files read straight into one shared buffer, split into credentials with
 // their sources, and the load that decides the threads read from now, not only the last minute.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { listInputFiles, readCredentialInputs } from '../../cli/credential-inputs.js';
-import { busyElsewhere } from '../../cli/verify-pool.js';
+import { listInputFiles, readCredentialInputs } from '../../cli/commands/verify/credential-inputs.js';
+import { busyElsewhere } from '../../cli/commands/verify/pool.js';
 import { tempDir } from '../helpers/e2e.js';
 
 const work = tempDir('akas-credential-inputs-');

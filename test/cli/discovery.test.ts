@@ -4,8 +4,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mcpSnippets, mcpStdioSnippets, thisAkas } from '../../cli/commands/discovery.js';
-import { loadIdentity } from '../../cli/profile.js';
+import { mcpSnippets, mcpStdioSnippets, thisAkas } from '../../cli/commands/discovery/index.js';
+import { loadIdentity } from '../../cli/kit/profile.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 import { eventually } from '../helpers/written.js';
 

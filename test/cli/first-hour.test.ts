@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { describeFailure } from '../../cli/output.js';
-import { CliError } from '../../cli/errors.js';
-import { answerProblems } from '../../cli/calibrate-answers.js';
+import { describeFailure } from '../../cli/kit/output.js';
+import { CliError } from '../../cli/kit/errors.js';
+import { answerProblems } from '../../cli/commands/calibration/answers.js';
 import { Agents } from '../../src/domain/records.js';
 import { Capture, cliHarness, FakeTtyStdin, frameWaiter, inkFramesEverywhere, type CliHarness } from '../helpers/cli.js';
 

@@ -1,10 +1,10 @@
-// cli/http1.ts: the CLI's HTTP/1.1 exchange over a TCP socket, against a raw server on
+// cli/kit/http1.ts: the CLI's HTTP/1.1 exchange over a TCP socket, against a raw server on
 // 127.0.0.1 that answers exactly the bytes a test gives it, split as the test wants; and its
 // bounded reads (boundedGet) against servers that misbehave (test/helpers/hostile-server.ts).
 import { createServer, type Server, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { boundedGet, decodeChunked, type FetchCaps, formatRequest, http1Request, MAX_REDIRECTS, parseResponse } from '../../cli/http1.js';
+import { boundedGet, decodeChunked, type FetchCaps, formatRequest, http1Request, MAX_REDIRECTS, parseResponse } from '../../cli/kit/http1.js';
 import { endless, silentServer, type Stream, type TestServer, testServer } from '../helpers/hostile-server.js';
 
 let server: Server | undefined;

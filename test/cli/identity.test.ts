@@ -3,7 +3,7 @@
 // behaviour, where the node makes the keypair and shows the private key once.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publicKeyFromPrivate } from '../../src/core/index.js';
-import { loadIdentity } from '../../cli/profile.js';
+import { loadIdentity } from '../../cli/kit/profile.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 

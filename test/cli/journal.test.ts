@@ -1,12 +1,12 @@
-// The journal (cli/journal.ts, issue 54): a sending is journaled pending before it goes and settled
+// The journal (cli/commands/journal/journal.ts, issue 54): a sending is journaled pending before it goes and settled
 // by the node's answer; what the monitor matches against the log is what was accepted, or a
 // sending never settled whose payload is exactly the entry's, never a refused one nor one of
-// another payload for the same proposal. Its file is written through cli/safe-file.ts.
+// another payload for the same proposal. Its file is written through cli/kit/safe-file.ts.
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CliError } from '../../cli/errors.js';
+import { CliError } from '../../cli/kit/errors.js';
 import {
   appendJournal,
   attestationHash,
@@ -19,7 +19,7 @@ import {
   readJournal,
   sendJournaled,
   toolRefusalOf,
-} from '../../cli/journal.js';
+} from '../../cli/commands/journal/journal.js';
 
 let dir: string;
 let saved: string | undefined;

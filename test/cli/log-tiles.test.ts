@@ -1,4 +1,4 @@
-// `akas log watch --tiles` (cli/log-watch.ts watchTilesOnce) against a node's /log/ prefix
+// `akas log watch --tiles` (cli/commands/log/watch.ts watchTilesOnce) against a node's /log/ prefix
 // read through app.inject: it follows the log through its tiles alone, and refuses an edited
 // entry bundle, a tile that does not give the signed root, a fork, a rollback, and a checkpoint
 // short of its witnesses' quorum.
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cosignerVerifierKey, generateKeyPair } from '../../src/core/index.js';
 import { enqueueLogEntry } from '../../src/domain/log/index.js';
-import { tileFetcher, watchTilesOnce, type FetchBytes } from '../../cli/log-watch.js';
+import { tileFetcher, watchTilesOnce, type FetchBytes } from '../../cli/commands/log/watch.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { untilLogSettled } from '../helpers/written.js';
 
@@ -126,7 +126,7 @@ describe('akas log watch --tiles', () => {
   });
 });
 
-describe('--witness and --witness-quorum (cli/commands/witness.ts)', () => {
+describe('--witness and --witness-quorum (cli/commands/witness/index.ts)', () => {
   it('take KEY or KEY@URL, default the quorum to all, and refuse a quorum without witnesses or out of range (exit 2)', async () => {
     const { witnessPolicyArg } = await import('../../cli/commands/verify/shared.js');
     const k = cosignerVerifierKey('w.example/w', generateKeyPair().publicKey);

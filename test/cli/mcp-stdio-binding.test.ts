@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AkasClient } from '../../cli/client.js';
+import { AkasClient } from '../../cli/kit/client.js';
 import { commandGroups } from '../../cli/commands/index.js';
-import { readJournal } from '../../cli/journal.js';
-import { McpStdioProxy } from '../../cli/mcp-stdio.js';
-import { type SavedIdentity, saveIdentity } from '../../cli/profile.js';
+import { readJournal } from '../../cli/commands/journal/journal.js';
+import { McpStdioProxy } from '../../cli/commands/discovery/mcp-stdio.js';
+import { type SavedIdentity, saveIdentity } from '../../cli/kit/profile.js';
 import { run } from '../../cli/program.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { testNode, type TestNode } from '../helpers/app.js';
@@ -27,7 +27,7 @@ let direct: string;
 let stripping: string;
 let strip: Server;
 
-// The judge tool journals what it signs in the profile's folder (cli/journal.ts): a temp config folder, never the user's.
+// The judge tool journals what it signs in the profile's folder (cli/commands/journal/journal.ts): a temp config folder, never the user's.
 let configDir: string;
 beforeAll(async () => {
   configDir = mkdtempSync(join(tmpdir(), 'akas-mcp-config-'));

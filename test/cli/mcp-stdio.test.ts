@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AkasClient } from '../../cli/client.js';
-import { localListing, McpStdioProxy, type NodeTools, type ToolResult } from '../../cli/mcp-stdio.js';
-import type { SavedIdentity } from '../../cli/profile.js';
+import type { AkasClient } from '../../cli/kit/client.js';
+import { localListing, McpStdioProxy, type NodeTools, type ToolResult } from '../../cli/commands/discovery/mcp-stdio.js';
+import type { SavedIdentity } from '../../cli/kit/profile.js';
 import { generateKeyPair } from '../../src/core/index.js';
 
 const identity: SavedIdentity = {
@@ -46,7 +46,7 @@ function proxyOver(upstream: Partial<NodeTools>, opts: { kept?: Array<[string, s
   return { proxy, calls, logs };
 }
 
-// The judge tool journals what it signs in the profile's folder (cli/journal.ts): a temp config folder, never the user's.
+// The judge tool journals what it signs in the profile's folder (cli/commands/journal/journal.ts): a temp config folder, never the user's.
 let configDir: string;
 beforeAll(() => {
   configDir = mkdtempSync(join(tmpdir(), 'akas-mcp-config-'));

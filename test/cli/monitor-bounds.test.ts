@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { commandGroups } from '../../cli/commands/index.js';
-import { LOG_WATCH_CAPS } from '../../cli/log-watch.js';
-import { MONITOR_API_CAPS } from '../../cli/monitor/follow.js';
+import { LOG_WATCH_CAPS } from '../../cli/commands/log/watch.js';
+import { MONITOR_API_CAPS } from '../../cli/commands/monitor/follow.js';
 import { run } from '../../cli/program.js';
 import {
   bundlePath,

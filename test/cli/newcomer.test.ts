@@ -6,9 +6,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CliError } from '../../cli/errors.js';
-import { routesToCommands } from '../../cli/next-steps.js';
-import { describeFailure } from '../../cli/output.js';
+import { CliError } from '../../cli/kit/errors.js';
+import { routesToCommands } from '../../cli/kit/next-steps.js';
+import { describeFailure } from '../../cli/kit/output.js';
 import { PROPOSAL_TEMPLATES } from '../../src/domain/proposals/templates.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 

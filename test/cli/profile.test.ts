@@ -6,13 +6,13 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { identityPath, keptPath, loadIdentity, ProfileModeError, saveIdentity, updateIdentity, type SavedIdentity } from '../../cli/profile.js';
+import { identityPath, keptPath, loadIdentity, ProfileModeError, saveIdentity, updateIdentity, type SavedIdentity } from '../../cli/kit/profile.js';
 import { cliHarness } from '../helpers/cli.js';
 import { tempDir } from '../helpers/e2e.js';
 
 const run = promisify(execFile);
 // The built module (npm test builds first): each child is a separate akas-like process.
-const builtProfile = fileURLToPath(new URL('../../dist/cli/profile.js', import.meta.url));
+const builtProfile = fileURLToPath(new URL('../../dist/cli/kit/profile.js', import.meta.url));
 const BASE = 'http://127.0.0.1:1';
 
 const identity = (): SavedIdentity => ({

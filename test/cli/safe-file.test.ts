@@ -2,7 +2,7 @@ import { chmodSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { appendLineSafely, UnsafeFileError, writeFileSafely } from '../../cli/safe-file.js';
+import { appendLineSafely, UnsafeFileError, writeFileSafely } from '../../cli/kit/safe-file.js';
 
 let dir: string;
 beforeEach(() => {

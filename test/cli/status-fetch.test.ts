@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commandGroups } from '../../cli/commands/index.js';
 import { run } from '../../cli/program.js';
-import { MAX_VERSIONS_PAGES } from '../../cli/status-check.js';
+import { MAX_VERSIONS_PAGES } from '../../cli/commands/verify/status-check.js';
 import { toMultibaseBase64url } from '../../src/core/index.js';
 import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../../src/core/status-list.js';
 import { issueStatusListCredential } from '../../src/domain/credentials/credentials.js';

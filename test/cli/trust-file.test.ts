@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentsSection } from '../../cli/trust-file.js';
+import { agentsSection } from '../../cli/commands/discovery/trust-file.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 import { agent, decide, proposeAs } from '../helpers/flows.js';
 import { samplePayload } from '../fixtures/payloads.js';

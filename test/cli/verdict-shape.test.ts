@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORK_EVIDENCE_TYPE } from '../../cli/monitor/evidence.js';
+import { FORK_EVIDENCE_TYPE } from '../../cli/commands/monitor/evidence.js';
 import { cryptoRandom, formatCheckpoint, freshNodeKeys, signNote } from '../../src/core/index.js';
 import { changeStatus } from '../../src/domain/credentials/status-lists.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';

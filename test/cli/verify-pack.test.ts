@@ -1,8 +1,8 @@
-// Reports packed for the hand-off between the verifier's threads (cli/verify-pack.ts): what is
+// Reports packed for the hand-off between the verifier's threads (cli/commands/verify/pack.ts): what is
 // unpacked is what was packed, check for check and field for field, in order; a check shared
 // by the batch is held once, and one about each report's own subject once for the batch too.
 import { describe, expect, it } from 'vitest';
-import { ReportPacker, unpackReports, type PackTables, type PoolReport } from '../../cli/verify-pack.js';
+import { ReportPacker, unpackReports, type PackTables, type PoolReport } from '../../cli/commands/verify/pack.js';
 import type { Check } from '../../verifier/report.js';
 
 const check = (id: string, valid: boolean | null, extra: Partial<Check> = {}): Check => ({ id, layer: 'L1', what: `the ${id} check`, valid, ...extra });

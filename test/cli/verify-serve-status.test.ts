@@ -8,7 +8,14 @@
 // held to the challenge and domain the request's options give.
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REVOKED_PROBLEM, STATUS_CACHE_MAX_MS, SUSPENDED_PROBLEM, serveVerifier, type ServeOptions, UNANCHORED_PROBLEM } from '../../cli/verify-serve.js';
+import {
+  REVOKED_PROBLEM,
+  STATUS_CACHE_MAX_MS,
+  SUSPENDED_PROBLEM,
+  serveVerifier,
+  type ServeOptions,
+  UNANCHORED_PROBLEM,
+} from '../../cli/commands/verify/server.js';
 import { toMultibaseBase64url } from '../../src/core/index.js';
 import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../../src/core/status-list.js';
 import { issueStatusListCredential } from '../../src/domain/credentials/credentials.js';

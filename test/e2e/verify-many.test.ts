@@ -1,5 +1,5 @@
 // akas verify credential over a large batch (the built binary): checked on worker threads
-// (cli/verify-pool.ts), with the same answers, in the same order, as on one thread and from the
+// (cli/commands/verify/pool.ts), with the same answers, in the same order, as on one thread and from the
 // single file, and a tampered credential among thousands named by its line.
 import { spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { setStatusBit, STATUS_LIST_LENGTH, statusEntry, statusListCredential, type StatusPurpose } from '../../src/core/status-list.js';
 import { issueStatusListCredential } from '../../src/domain/credentials/credentials.js';
 import { encodeBits } from '../../src/domain/credentials/status-lists.js';
-import { PARALLEL_FROM } from '../../cli/verify-pool.js';
+import { PARALLEL_FROM } from '../../cli/commands/verify/pool.js';
 import { runCli, tempDir } from '../helpers/e2e.js';
 import { manyJudgmentCredentials } from '../helpers/verifier-fixtures.js';
 
@@ -38,7 +38,7 @@ describe('akas verify credential, many at once', () => {
     expect(p.results.map((r: { source: string }) => r.source)).toEqual(lines.map((_, i) => `${file}:${i + 1}`));
     expect(p).toEqual(JSON.parse(single.stdout));
 
-    // Its workers start before the file is read (cli/verify-pool.ts startWorkers): a command
+    // Its workers start before the file is read (cli/commands/verify/pool.ts startWorkers): a command
     // that fails after that (a status list file that is not there) still ends, with the reason.
     const missing = join(work, 'no-such-list.json');
     const failed = await runCli([...args, '--status-list', missing], { env: { AKAS_VERIFY_THREADS: '2' }, timeoutMs: 60_000 });
@@ -47,7 +47,7 @@ describe('akas verify credential, many at once', () => {
   }, 180_000);
 
   it('answers on every thread, and from the single file, what one thread answers: many distinct failures and stapled status lists', async () => {
-    // The threads hand reports back packed (cli/verify-pack.ts): each distinct check once. Here
+    // The threads hand reports back packed (cli/commands/verify/pack.ts): each distinct check once. Here
     // twenty credentials fail each with a reason of its own, and two are revoked in a stapled list.
     const count = PARALLEL_FROM + 300;
     const url = (p: StatusPurpose) => `https://akas.example.org/credentials/status/${p}`;

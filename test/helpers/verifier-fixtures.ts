@@ -172,7 +172,7 @@ export async function writeVerifierFixtures(dir: string, opts: { many?: number }
   ];
 
   if (opts.many) {
-    // Enough credentials for the verifier's worker threads (cli/verify-pool.ts), one changed.
+    // Enough credentials for the verifier's worker threads (cli/commands/verify/pool.ts), one changed.
     const { keys, lines } = await manyJudgmentCredentials(opts.many);
     lines[opts.many - 7] = lines[opts.many - 7].replace(`item ${opts.many - 7}`, 'item changed');
     writeFileSync(join(dir, 'many.jsonl'), lines.join('\n') + '\n');

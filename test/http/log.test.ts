@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryLeaf, leafHash, openNote, parseCheckpoint, verifyConsistency, type LogEntry } from '../../src/core/index.js';
 import { verifyInclusion } from '../../src/core/merkle.js';
 import { enqueueLogEntry } from '../../src/domain/log/index.js';
-import { readEvents } from '../../cli/sse.js';
+import { readEvents } from '../../cli/commands/log/sse.js';
 import { testNode, type TestNode } from '../helpers/app.js';
 import { decide } from '../helpers/flows.js';
 

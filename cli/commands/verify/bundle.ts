@@ -2,8 +2,8 @@
 // content judged is the content published, L2, L1, CAS, L3), saying what it could not check.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, reasonOf, usageError } from '../../errors.js';
-import { readIssuerKeysFile } from '../../input.js';
+import { CliError, reasonOf, usageError } from '../../kit/errors.js';
+import { readIssuerKeysFile } from '../../kit/input.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, issuerArg, mark, readStdin, timeArg, trustArg, witnessPolicyArg } from './shared.js';
 
@@ -82,7 +82,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
               trust: pinned?.issuers,
               logKeys: pinned?.logKeys,
               witnesses,
-              inflate: (await import('../../status-check.js')).inflateNode,
+              inflate: (await import('./status-check.js')).inflateNode,
             });
           } catch (e) {
             if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });

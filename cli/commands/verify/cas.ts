@@ -1,7 +1,7 @@
 // akas verify cas: a file against its recorded sha256, every {path, sha256} of a manifest, or
 // the blob an artifact node names (offline; with --fetch, fetched from the uri it names).
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../errors.js';
+import { CliError, usageError } from '../../kit/errors.js';
 import { action, type Cli } from '../../program.js';
 
 interface CasOptions {
@@ -30,7 +30,7 @@ export function casCommand(verify: Command, cli: Cli) {
           if (opts.sha256 !== undefined || opts.manifest !== undefined)
             throw usageError('--node takes the sha256 from the node: give no --sha256 or --manifest with it');
           if (opts.fetch && file !== undefined) throw usageError('give FILE (checked offline) or --fetch (the bytes fetched from the uri), not both');
-          return (await import('../../artifact-check.js')).verifyArtifactBlob(cli, opts.node, file, Boolean(opts.fetch));
+          return (await import('./artifact-check.js')).verifyArtifactBlob(cli, opts.node, file, Boolean(opts.fetch));
         }
         const { normalizeSha256, readCasManifest, verifyCasFile, verifyCasManifest } = await import('../../../verifier/index.js');
         const out = cli.output();

@@ -1,12 +1,12 @@
 // akas verify credential: W3C VC 2.0 credentials checked offline and strictly, many at once on
-// every core (cli/verify-pool.ts), with a progress bar on a terminal.
+// every core (cli/commands/verify/pool.ts), with a progress bar on a terminal.
 import type { Command } from 'commander';
-import { usageError } from '../../errors.js';
-import { readIssuerKeysFile } from '../../input.js';
-import type { Output } from '../../output.js';
+import { usageError } from '../../kit/errors.js';
+import { readIssuerKeysFile } from '../../kit/input.js';
+import type { Output } from '../../kit/output.js';
 import { action, type Cli } from '../../program.js';
 import type { CredentialReport } from '../../../verifier/index.js';
-import type { StatusContext } from '../../status-check.js';
+import type { StatusContext } from './status-check.js';
 import { anchoredOnOf, failing, finish, issuerArg, mark, readStdin, timeArg, trustArg } from './shared.js';
 
 async function progressBar(out: Output, total: number) {
@@ -64,9 +64,9 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const at = timeArg(opts.at);
           const issuer = issuerArg(opts.issuer);
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-          const { notJson, startWorkers, verifyMany } = await import('../../verify-pool.js');
-          const { listInputFiles, readCredentialInputs } = await import('../../credential-inputs.js');
-          const statusAsk = await import('../../status-ask.js');
+          const { notJson, startWorkers, verifyMany } = await import('./pool.js');
+          const { listInputFiles, readCredentialInputs } = await import('./credential-inputs.js');
+          const statusAsk = await import('./status-ask.js');
           const { checksOut, isStatusCheck } = await import('../../../verifier/report.js');
           // commander: --status sets status true, --no-status sets it false, neither leaves it undefined.
           const ask = statusAsk.statusAskOf({ status: opts.status === true, statusList: opts.statusList, noStatus: opts.status === false });
@@ -74,13 +74,13 @@ export function credentialCommand(verify: Command, cli: Cli) {
           // The key list as GET /api/node/keys answers it ({issuer: {keys, rotations}}), or its issuer part alone.
           const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
           const listed = listInputFiles(paths);
-          // A large batch's workers load while this thread reads it (cli/verify-pool.ts).
+          // A large batch's workers load while this thread reads it (cli/commands/verify/pool.ts).
           const started = await startWorkers(listed.bytes);
           const { inputs, unreadable } = readCredentialInputs(listed, readStdin);
           const bar = await progressBar(out, inputs.length);
           const results: Array<CredentialReport & { source: string }> = [];
           const withStatus = ask.fetch || ask.files.length > 0;
-          const statusCheck = withStatus ? await import('../../status-check.js') : undefined;
+          const statusCheck = withStatus ? await import('./status-check.js') : undefined;
           // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
           // lists' issuer is pinned as the credentials' is (--trust, or --issuer with its key list).
           // The lists' issuer trust (the credentials' own is rebuilt in each thread from plain values).

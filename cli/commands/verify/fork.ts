@@ -1,7 +1,7 @@
 // akas verify fork: the evidence `akas monitor` keeps of a log that signed two histories
-// (cli/monitor/evidence.ts), checked offline with the log key alone.
+// (cli/commands/monitor/evidence.ts), checked offline with the log key alone.
 import type { Command } from 'commander';
-import { readJsonFile } from '../../input.js';
+import { readJsonFile } from '../../kit/input.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish } from './shared.js';
 
@@ -13,7 +13,7 @@ export function forkCommand(verify: Command, cli: Cli) {
     .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it)")
     .action(
       action(cli, async (file: string, opts: { logKey: string }) => {
-        const { checkForkEvidence } = await import('../../monitor/evidence.js');
+        const { checkForkEvidence } = await import('../monitor/evidence.js');
         const r = checkForkEvidence(readJsonFile(file), opts.logKey);
         // Verified: the evidence proves, under the pinned log key, that the log signed two histories.
         const check = {

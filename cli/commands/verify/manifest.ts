@@ -1,9 +1,9 @@
 // akas verify manifest: asks the node whether a manifest is its own and unchanged. NOT
 // offline: the signature is an HMAC only the node can check (the single-file verifier drops it).
 import type { Command } from 'commander';
-import { readJsonFile } from '../../input.js';
+import { readJsonFile } from '../../kit/input.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../json.js';
+import type { Json } from '../../kit/json.js';
 
 export function manifestCommand(verify: Command, cli: Cli) {
   verify
@@ -16,7 +16,7 @@ export function manifestCommand(verify: Command, cli: Cli) {
     .action(
       action(cli, async (file: string) => {
         const doc = readJsonFile(file);
-        const { checkManifest, subject } = await import('../../manifest-check.js');
+        const { checkManifest, subject } = await import('./manifest-check.js');
         const r = await checkManifest(cli.client(), doc);
         cli.output().result(r, () => {
           const node = r.node;

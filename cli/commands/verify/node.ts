@@ -1,8 +1,8 @@
 // akas verify node: a published node or brief checked offline against its evidence (the
 // content judged, the manifest the node signed, the publication in the log).
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../errors.js';
-import { readIssuerKeysFile, readSource } from '../../input.js';
+import { CliError, usageError } from '../../kit/errors.js';
+import { readIssuerKeysFile, readSource } from '../../kit/input.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, issuerArg, trustArg } from './shared.js';
 

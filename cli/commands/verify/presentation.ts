@@ -2,8 +2,8 @@
 // proof and every credential it carries.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, reasonOf, usageError } from '../../errors.js';
-import { readIssuerKeysFile } from '../../input.js';
+import { CliError, reasonOf, usageError } from '../../kit/errors.js';
+import { readIssuerKeysFile } from '../../kit/input.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, issuerArg, readStdin, timeArg, trustArg } from './shared.js';
 
@@ -77,7 +77,7 @@ export function presentationCommand(verify: Command, cli: Cli) {
           if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON'))
             throw new CliError(2, `${file} is not JSON: ${first.why}`, { code: 'invalid_json', path: file });
           // Each carried credential's status (PROTOCOL 8.7): read, skipped on purpose, or said unknown.
-          const statusAsk = await import('../../status-ask.js');
+          const statusAsk = await import('./status-ask.js');
           const ask = statusAsk.statusAskOf({ status: opts.status === true, statusList: opts.statusList, noStatus: opts.status === false });
           const { parseStrictJson } = await import('../../../src/core/strict-json.js');
           const parsed = parseStrictJson(bytes);
@@ -87,9 +87,9 @@ export function presentationCommand(verify: Command, cli: Cli) {
               : undefined;
           const carried = (Array.isArray(vcs) ? vcs : vcs === undefined ? [] : [vcs]).map((vc, i) => ({ vc, report: r.credentials[i] }));
           const named = !ask.skip && carried.some((x) => statusAsk.namesStatus(x.vc));
-          let ctx: Awaited<ReturnType<typeof import('../../status-check.js').readStatusLists>> | undefined;
+          let ctx: Awaited<ReturnType<typeof import('./status-check.js').readStatusLists>> | undefined;
           if (named && (ask.fetch || ask.files.length)) {
-            const statusCheck = await import('../../status-check.js');
+            const statusCheck = await import('./status-check.js');
             // Nothing is read for a credential whose proof or issuer failed.
             const held = carried.filter((x) => x.report?.verified);
             const issuers = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : [...new Set(held.map((x) => x.report.issuer ?? ''))];

@@ -1,10 +1,10 @@
 // akas verify serve: the offline verifier as a VC-API adapter on 127.0.0.1, for the W3C test
-// suites (cli/verify-serve.ts serves it). A credential that names a status list has its status
+// suites (cli/commands/verify/server.ts serves it). A credential that names a status list has its status
 // read from the list's URL (PROTOCOL 8.7), kept for the list's ttl: revoked, suspended or
 // unreadable is never verified.
 import type { Command } from 'commander';
-import { usageError } from '../../errors.js';
-import { readIssuerKeysFile } from '../../input.js';
+import { usageError } from '../../kit/errors.js';
+import { readIssuerKeysFile } from '../../kit/input.js';
 import { action, type Cli } from '../../program.js';
 import { issuerArg, timeArg, trustArg } from './shared.js';
 
@@ -33,7 +33,7 @@ export function serveCommand(verify: Command, cli: Cli) {
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID');
         const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         const { trustIssuerKeys } = await import('../../../verifier/index.js');
-        const { serveVerifier } = await import('../../verify-serve.js');
+        const { serveVerifier } = await import('./server.js');
         const trust = pinned ? pinned.issuers : list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
         // What the verdicts are anchored on, in the words every verify command uses for it.
         const anchoredOn = opts.trust

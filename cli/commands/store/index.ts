@@ -1,0 +1,95 @@
+// `akas store`: the PostgreSQL store's administration. `migrate` runs the schema migrations
+// alone (akas serve runs them at start too); `copy` moves a stopped LevelDB node's data
+// folder (every space, the blobs, the node keys) into an empty database and checks the copy.
+import type { Command } from 'commander';
+import { action, type Cli } from '../../program.js';
+import { CliError, usageError } from '../../kit/errors.js';
+
+const isPg = (s: string) => /^postgres(ql)?:\/\//i.test(s);
+
+export function storeCommands(program: Command, cli: Cli) {
+  const store = program.command('store').description('the PostgreSQL store several `akas serve` processes share: migrate it, copy a data folder into it');
+
+  store
+    .command('migrate')
+    .description('create or migrate the database schema (forward only) and report the versions applied; akas serve does it at start too')
+    .option('--store <url>', 'postgres:// URL (env AKAS_STORE; ?schema=NAME picks a PostgreSQL schema)')
+    .action(
+      action(cli, async (opts: { store?: string }) => {
+        const url = opts.store ?? process.env.AKAS_STORE;
+        if (!url || !isPg(url)) throw usageError('--store takes a postgres:// URL (or set AKAS_STORE)');
+        const { migrateDatabase } = await import('../../../src/ops/index.js');
+        const out = cli.output();
+        let last = '';
+        const r = await migrateDatabase(url, (what) => {
+          // Progress: each step once, and the backfill's count every 10,000 nodes.
+          const step = what.replace(/: \d+$/, '');
+          const n = Number(/: (\d+)$/.exec(what)?.[1] ?? 0);
+          if (step !== last || n % 10_000 === 0) out.note(what);
+          last = step;
+        }).catch((e: Error) => {
+          throw new CliError(2, `cannot migrate: ${e.message}`, { code: e.name === 'SchemaError' ? 'schema_version' : 'unreachable', error: e.message });
+        });
+        out.result(r, () =>
+          [
+            r.applied.length
+              ? [`${r.location}: schema version ${r.from} -> ${r.to}`, ...r.applied.map((m) => `  applied ${m.version}: ${m.description}`)].join('\n')
+              : `${r.location}: schema at version ${r.to}, nothing to apply`,
+            ...r.indexes.map((name) => `  built index ${name} (concurrently)`),
+            ...(r.search.indexed ? [`  search index: ${r.search.indexed} published nodes indexed`] : []),
+          ].join('\n'),
+        );
+      }),
+    );
+
+  store
+    .command('copy')
+    .description('copy a stopped LevelDB node (data, blobs, node keys) into an empty PostgreSQL database, then check counts, the ledger and the log there')
+    .requiredOption('--from <dir>', 'the data folder of the LevelDB node (stop it first)')
+    .requiredOption('--to <url>', 'postgres:// URL of an empty database (or a new ?schema=NAME)')
+    .option(
+      '--node-secret-file <file>',
+      'file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or AKAS_NODE_SECRET)',
+    )
+    .action(
+      action(cli, async (opts: { from: string; to: string; nodeSecretFile?: string }) => {
+        if (!isPg(opts.to)) throw usageError('--to takes a postgres:// URL');
+        if (isPg(opts.from)) throw usageError('--from is the data folder of a LevelDB node');
+        const { copyStore, readNodeSecret } = await import('../../../src/ops/index.js');
+        const out = cli.output();
+        let r;
+        try {
+          const nodeSecret = readNodeSecret(opts.nodeSecretFile ?? process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET);
+          let last = '';
+          r = await copyStore({
+            from: opts.from,
+            to: opts.to,
+            nodeSecret,
+            onProgress: (what) => {
+              if (what !== last) out.note(`copying ${what}...`);
+              last = what;
+            },
+          });
+        } catch (e) {
+          throw new CliError(2, `cannot copy: ${(e as Error).message}`, {
+            code: (e as Error).name === 'NodeKeysError' ? 'node_keys' : 'copy_failed',
+            error: (e as Error).message,
+          });
+        }
+        const report = r;
+        out.result(report, () =>
+          [
+            `copied ${report.from} -> ${report.to} (issuer ${report.issuer})`,
+            ...report.spaces.map((s) => `  ${s.space.padEnd(24)} ${String(s.source).padStart(9)} -> ${String(s.target).padStart(9)}`),
+            `  ${'blobs'.padEnd(24)} ${String(report.blobs.source).padStart(9)} -> ${String(report.blobs.target).padStart(9)} (${report.blobs.bytes} bytes)`,
+            `search index: ${report.search.indexed} published nodes indexed`,
+            `ledger: ${report.ledger.ok ? 'balanced' : 'NOT balanced'}; log: ${report.log.entries} entries, ${report.log.checkpoints} ` +
+              `checkpoints, ${report.log.ok ? 'ok' : 'PROBLEMS'}`,
+            ...report.problems.map((p) => `  ${p}`),
+            report.ok ? 'the copy checks out: start akas serve --store with the same URL and secret' : 'the copy does NOT check out',
+          ].join('\n'),
+        );
+        return report.ok ? 0 : 1;
+      }),
+    );
+}
