@@ -6,7 +6,7 @@
 // the signing floor the rest takes. Target: >= 0.5. Interleaved rounds, medians.
 import { sign as nodeSign } from 'node:crypto';
 import { cryptoRandom, entryHash, freshNodeKeys, GENESIS_PREV_HASH, type LogEntry, privateKeyObject, sigstoreBundle } from '../src/core/index.js';
-import { attestationStatement } from '../src/domain/log/statements.js';
+import { attestationStatement } from '../src/domain/log/index.js';
 import { signStatement } from '../src/domain/common/dsse-sign.js';
 import { header, line, perSec, rate, type Rate } from './lib.js';
 

@@ -13,7 +13,7 @@
 //
 // Usage: node --expose-gc search-node.js DATA_DIR   (spawned with an 'ipc' stdio channel)
 import { readFileSync } from 'node:fs';
-import { startNode } from '../src/http/server.js';
+import { startNode } from '../src/node/index.js';
 
 const mib = (bytes: number) => bytes / 1024 / 1024;
 

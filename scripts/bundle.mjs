@@ -5,7 +5,7 @@
 //    file and node builtins only: no ES module loader starts (about 5 ms of a cold start
 //    here), and no chain of small chunks is resolved one by one.
 // 2. dist/bin/lazy/**: every module the front imports with a dynamic import() (the node's
-//    server, ink views, undici transfers, the verifier, judge signing), built as ES modules
+//    room and the HTTP app it starts, ink views, undici transfers, the verifier, judge signing), built as ES modules
 //    with shared chunks, and loaded only by the commands that need them. They stay ES
 //    modules because some of what they import (ink, the VC stack) ships as ESM only.
 //
@@ -78,6 +78,11 @@ await build({
     },
   ],
 });
+
+// The node's HTTP app (src/http/app.ts, fastify and every route) is an entry of its own, at a
+// known path: src/node loads it lazily when a node starts, and bench/coldstart.ts preloads it
+// before a command on a stopped node to measure what that command no longer loads.
+lazy.add(resolve(dist, 'src/http/app.js'));
 
 await build({
   entryPoints: [...lazy],

@@ -1,5 +1,5 @@
 import { openLevelStore } from './level.js';
-import { isPostgresUrl } from './postgres/connect.js';
+import { isPostgresUrl } from './postgres/url.js';
 import type { Store } from './types.js';
 
 export type {
@@ -39,7 +39,7 @@ export { loadOrCreateSealedNodeKeys, followSealedNodeKeys, sealedIssuer, checkNo
 export { BlobStore, InlineBlobs, BlobFiles, FileIndex, EMBEDDED_BLOB_SPACES, INLINE_BLOB_BYTES, blobLock, blobsOf } from './blobs/store.js';
 export { BlobUpload } from './blobs/upload.js';
 export { StoredBlob, InlineBlob } from './blobs/readers.js';
-export { isPostgresUrl, redact } from './postgres/connect.js';
+export { isPostgresUrl, redact } from './postgres/url.js';
 
 /**
  * Opens the store a location names: a postgres:// URL opens the shared PostgreSQL store

@@ -9,7 +9,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkNode } from '../../src/http/server.js';
+import { checkNode } from '../../src/node/index.js';
 import { consistent, openCheckpoint } from '../../verifier/index.js';
 import { seeded, WRITE_MIX, Workload } from '../../bench/workload.js';
 import { startServe, tempDir, type RunningNode } from '../helpers/e2e.js';

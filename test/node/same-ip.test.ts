@@ -3,7 +3,7 @@
 // (/healthz); wherever it can, the rule holds, and the judge queue says why a pending
 // proposal is not offered (withheld).
 import { afterEach, describe, expect, it } from 'vitest';
-import { isLoopbackHost, sameIpPolicy } from '../../src/http/server.js';
+import { isLoopbackHost, sameIpPolicy } from '../../src/node/index.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
 import { agent, judgeAs, proposeAs, signedBody, type Agent } from '../helpers/flows.js';

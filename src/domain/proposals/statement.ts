@@ -17,8 +17,7 @@ import {
 } from '../../core/index.js';
 import type { Ctx } from '../context.js';
 import { Credentials } from '../credentials/credentials.js';
-import { EVENT_KIND } from '../log/events.js';
-import type { TransparencyLog } from '../log/log.js';
+import { EVENT_KIND, type TransparencyLog } from '../log/index.js';
 import { getProposal } from './proposals.js';
 
 export const DECISION_PREDICATE = `${AKAS_PREDICATE_BASE}decision/v1`;

@@ -6,6 +6,7 @@
 // `searchTimeout` (the statement timeout of search, in ms, default SEARCH_TIMEOUT_MS).
 import { createHash } from 'node:crypto';
 import pg, { type PoolConfig } from 'pg';
+import { isPostgresUrl, redact } from './url.js';
 
 export interface PgTarget {
   /** What the driver gets: the URL without our settings. */
@@ -34,8 +35,6 @@ export interface PgTarget {
  * of few letters: its GIN bitmap) took up to 1 s on a loaded machine; a typo lookup takes milliseconds.
  */
 export const SEARCH_TIMEOUT_MS = 1500;
-
-export const isPostgresUrl = (s: string) => /^postgres(ql)?:\/\//i.test(s);
 
 /** Parses a postgres:// URL (throws a plain Error naming what is wrong). */
 export function pgTarget(url: string): PgTarget {
@@ -67,11 +66,6 @@ export function pgTarget(url: string): PgTarget {
   u.password = '';
   if (schema !== 'public') u.searchParams.set('schema', schema);
   return { connectionString, schema, qschema: `"${schema}"`, pool, readers, search, searchTimeout, display: u.toString(), channel: `akas:${schema}` };
-}
-
-/** A URL with its password replaced, for messages (the URL may not even parse). */
-export function redact(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:/@]*):[^@]*@/i, '$1:***@');
 }
 
 /** Driver settings for one pool of a target. */

@@ -2,6 +2,7 @@
 // embedded default never loads the driver.
 export { PgStore, openPgStore, migratePg, type PgStoreOptions } from './store.js';
 export { PgBlobs, CHUNK_BYTES } from './blobs.js';
-export { pgTarget, isPostgresUrl, redact, type PgTarget, type PgPoolSource, type PgPoolRole } from './connect.js';
+export { pgTarget, type PgTarget, type PgPoolSource, type PgPoolRole } from './connect.js';
+export { isPostgresUrl, redact } from './url.js';
 export { MIGRATIONS, LATEST_VERSION, SchemaError, type MigrationReport } from './schema.js';
 export { WATCH_BOUND_MS, HEARTBEAT_EVERY_MS, HEARTBEAT_TIMEOUT_MS } from './watch.js';
