@@ -5,7 +5,7 @@
 // behind dynamic imports inside the actions that need them.
 import { setFlagsFromString } from 'node:v8';
 import { commandGroups } from './commands/index.js';
-import { quietOnEpipe } from './kit/output.js';
+import { quietOnEpipe } from './kit/index.js';
 import { run } from './program.js';
 
 quietOnEpipe();

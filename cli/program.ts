@@ -5,10 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../src/core/version.js';
-import { AkasClient } from './kit/client.js';
-import { CliError, EXIT } from './kit/errors.js';
-import { Output, type Io } from './kit/output.js';
-import { configDir, loadIdentity, ProfileFileError, ProfileModeError, type SavedIdentity } from './kit/profile.js';
+import { AkasClient, CliError, configDir, EXIT, type Io, loadIdentity, Output, ProfileFileError, ProfileModeError, type SavedIdentity } from './kit/index.js';
 
 export interface GlobalOptions {
   baseUrl: string;

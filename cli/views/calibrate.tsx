@@ -7,7 +7,7 @@ import { Box, render, Text, useApp, useInput } from 'ink';
 import { useRef, useState } from 'react';
 import { answerProblems, describeProblem } from '../commands/calibration/answers.js';
 import { LineInput, splitLines, YesNo } from './line-input.js';
-import { terminalSafeDeep } from '../kit/terminal-text.js';
+import { terminalSafeDeep } from '../kit/index.js';
 
 interface Question {
   id: string;

@@ -9,8 +9,7 @@ import { useRef, useState } from 'react';
 import { parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from '../commands/proposals/judge-input.js';
 import type { JudgmentInput } from '../commands/proposals/judge-signing.js';
 import { LineInput, splitLines, YesNo } from './line-input.js';
-import { terminalSafe, terminalSafeDeep } from '../kit/terminal-text.js';
-import type { Json } from '../kit/json.js';
+import { type Json, terminalSafe, terminalSafeDeep } from '../kit/index.js';
 
 /** One item of GET /api/judge/queue?expand=1. */
 export interface QueueItem {

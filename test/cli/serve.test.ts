@@ -1,6 +1,6 @@
 // akas serve's own flags, read before a node starts: what --trust-proxy trusts, what --public-url takes.
 import { describe, expect, it } from 'vitest';
-import { parsePublicUrl, parseTrustProxy } from '../../cli/commands/serve/index.js';
+import { parsePublicUrl, parseTrustProxy } from '../../cli/commands/serve/config.js';
 import { clientKey } from '../../src/http/caller.js';
 
 describe('--trust-proxy', () => {

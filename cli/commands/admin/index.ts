@@ -5,10 +5,8 @@
 // or --store names, else the one local node that runs (each records itself when it starts:
 // src/ops/node-registry.ts), else the default folder; every answer names the one acted on.
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../kit/errors.js';
+import { CliError, nodeMeant, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-
-const isPg = (s: string) => /^postgres(ql)?:\/\//i.test(s);
 
 interface RevokeOptions {
   reason?: string;
@@ -19,9 +17,6 @@ interface RevokeOptions {
   store?: string;
   nodeSecretFile?: string;
 }
-
-type AdminAsk = typeof import('../../../src/ops/admin-ask.js');
-type LiveNode = Awaited<ReturnType<AdminAsk['liveNodes']>>[number];
 
 /** The node acted on, as every answer names it (--json's `node`). */
 interface Acted {
@@ -56,37 +51,6 @@ function notOpened(e: Error, code: string, a: Acted, registry: string): string {
   return `cannot open the node's store in ${a.dataDir} (not running): ${e.message}`;
 }
 
-const listed = (nodes: LiveNode[]) => nodes.map((n) => `  ${n.dataDir ?? n.store}  ${n.url}  pid ${n.pid}`).join('\n');
-
-/**
- * The node meant when neither --data nor --store names one (PROTOCOL 8.7): the one local node
- * running (a data folder of its own), several: exit 2 listing them; none: the default folder.
- * Nodes on a shared database are never taken for it: changing one needs its URL's password and
- * the node secret, which no record holds.
- */
-async function runningNode(ask: AdminAsk, defaultDir: string): Promise<{ dataDir: string; node?: LiveNode }> {
-  let live: LiveNode[];
-  try {
-    live = await ask.liveNodes();
-  } catch (e) {
-    throw new CliError(2, `${(e as Error).message}; or give --data DIR`, { code: 'node_registry', error: (e as Error).message });
-  }
-  const local = live.filter((n) => n.dataDir);
-  if (local.length === 1) return { dataDir: local[0].dataDir!, node: local[0] };
-  const nodes = live.map((n) => ({ ...(n.dataDir ? { dataDir: n.dataDir } : { store: n.store }), url: n.url, pid: n.pid }));
-  if (local.length > 1) {
-    const message = `${local.length} nodes run here: give --data DIR to name the one meant\n${listed(local)}`;
-    throw new CliError(2, message, { code: 'several_nodes', error: message, nodes });
-  }
-  if (live.length) {
-    const message =
-      `no node runs here on a data folder of its own; ${live.length} run on a shared database:\n${listed(live)}\n` +
-      'give --store URL (and --node-secret-file) to change the database they share, or --data DIR for a stopped node';
-    throw new CliError(2, message, { code: 'store_nodes', error: message, nodes });
-  }
-  return { dataDir: defaultDir };
-}
-
 export function adminCommands(program: Command, cli: Cli) {
   const admin = program.command('admin').description("an operator's changes to a node, through its local admin channel or directly on its store");
 
@@ -114,26 +78,17 @@ export function adminCommands(program: Command, cli: Cli) {
           ids,
           judge: opts.judge,
         } as const;
-        const storeUrl = opts.store ?? (opts.data ? undefined : process.env.AKAS_STORE);
-        if (storeUrl && !isPg(storeUrl)) throw usageError('--store takes a postgres:// URL');
         const ask = await import('../../../src/ops/admin-ask.js');
         // The node meant: named by a flag or its env, else the one that runs here (its record).
-        const named = opts.data ?? process.env.AKAS_DATA;
+        const meant = await nodeMeant(opts, process.env, ask);
+        const storeUrl = meant.location.kind === 'store' ? meant.location.store : undefined;
         let acted: Acted;
         let socket: string | undefined;
-        if (storeUrl) acted = { running: false, chosen: 'named' };
+        if (meant.location.kind === 'store') acted = { running: false, chosen: 'named' };
         else {
-          const found = named === undefined ? await runningNode(ask, './.akas') : { dataDir: named };
-          const dataDir = ask.realDataFolder(found.dataDir);
-          // A node named by its folder may have bound its socket where this shell would not look.
-          const node = found.node ?? (await ask.liveNodes().catch(() => [])).find((n) => n.dataDir === dataDir);
+          const node = 'node' in meant ? meant.node : undefined;
           socket = node?.socket;
-          acted = {
-            running: false,
-            dataDir,
-            ...(node ? { url: node.url, pid: node.pid } : {}),
-            chosen: named !== undefined ? 'named' : found.node ? 'running' : 'default',
-          };
+          acted = { running: false, dataDir: meant.location.dataDir, ...(node ? { url: node.url, pid: node.pid } : {}), chosen: meant.chosen };
         }
         // A running node answers on its channel; else this process opens the store itself.
         let answer = acted.dataDir ? await ask.askAdminChannel(acted.dataDir, request, process.env, socket) : undefined;
@@ -142,8 +97,8 @@ export function adminCommands(program: Command, cli: Cli) {
         if (!answer) {
           const ops = await import('../../../src/ops/index.js');
           const { openNode } = await import('../../../src/http/server.js');
-          const nodeSecret = storeUrl ? ops.readNodeSecret(opts.nodeSecretFile ?? process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET) : undefined;
-          const dataDir = acted.dataDir ?? './.akas';
+          const nodeSecret = meant.location.kind === 'store' ? ops.readNodeSecret(meant.location.secretFile, meant.location.secret) : undefined;
+          const dataDir = meant.location.dataDir;
           const opened = await openNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret } : { dataDir }, {}, true).catch((e: Error) => {
             const code = e.name === 'NoNodeError' ? 'no_node' : e.name === 'StoreInUseError' ? 'data_in_use' : 'unreachable';
             throw new CliError(2, notOpened(e, code, acted, ask.nodeRegistryFolder()), { code, error: e.message, node: acted });

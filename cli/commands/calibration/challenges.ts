@@ -2,8 +2,7 @@
 // challenge drawn is kept in the profile, where akas tool finds it (cli/commands/calibration/tools.ts).
 import type { Command } from 'commander';
 import { action, type Cli } from '../../program.js';
-import { updateIdentity, type SavedIdentity } from '../../kit/profile.js';
-import type { Json } from '../../kit/json.js';
+import { type Json, type SavedIdentity, updateIdentity } from '../../kit/index.js';
 
 /** Keeps the current challenge (or none, when c is null) in the saved identity. */
 export function rememberChallenge(cli: Cli, id: SavedIdentity, c: Json | null) {

@@ -2,11 +2,8 @@
 // private calibration set): calibration, from the agent's side and the node operator's.
 import type { Command } from 'commander';
 import { answerProblems, describeProblem } from './answers.js';
-import { CliError, EXIT, usageError } from '../../kit/errors.js';
-import { readJsonFile } from '../../kit/input.js';
-import { table } from '../../kit/output.js';
+import { CliError, EXIT, type Json, readJsonFile, table, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
 
 /** The command for each nextStep.action of a calibration answer (PROTOCOL 3.2). */
 const NEXT_COMMAND: Record<string, string> = { judge: 'akas queue', challenge: 'akas challenge', recalibrate: 'akas calibrate', read: 'akas me' };

@@ -1,11 +1,9 @@
 // akas tool: call a priced tool while answering the current challenge (PROTOCOL 4.3); the next
 // challenge the node answers with becomes the current one.
 import type { Command } from 'commander';
-import { usageError } from '../../kit/errors.js';
-import { jsonArg } from '../../kit/input.js';
+import { type Json, jsonArg, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { rememberChallenge, showChallenge } from './challenges.js';
-import type { Json } from '../../kit/json.js';
 
 /** The priced tools (PROTOCOL 4.4). */
 export const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'url-info'];

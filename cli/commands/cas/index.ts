@@ -2,10 +2,8 @@
 // streaming work lives in cli/commands/cas/transfer.ts, imported only when a transfer runs, so that
 // `akas --help` does not load node:stream, node:crypto or undici.
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../kit/errors.js';
-import { table } from '../../kit/output.js';
+import { CliError, type Json, table, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
 
 const transfer = () => import('./transfer.js');
 

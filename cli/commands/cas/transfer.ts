@@ -9,13 +9,9 @@ import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
-import { unreachableError } from '../../kit/client.js';
-import type { Output } from '../../kit/output.js';
+import { CliError, type Json, type Output, reasonOf, undiciRequest, unreachableError, usageError } from '../../kit/index.js';
 import type { Cli } from '../../program.js';
 import type { ProgressHandle } from '../../views/progress.js';
-import type { Json } from '../../kit/json.js';
-import { undiciRequest } from '../../kit/undici.js';
 
 /** Files from this size up get a progress bar on a terminal. */
 const PROGRESS_FROM = 1024 * 1024;

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { KIND_NAMES } from '../proposals/judge-input.js';
 import { NODE_KINDS } from '../knowledge/index.js';
 import { TOOLS } from '../calibration/tools.js';
-import { usageError } from '../../kit/errors.js';
+import { usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;

@@ -1,6 +1,6 @@
 // akas demo seed: the demo tree of `akas serve --demo`, seeded into a running node.
 import type { Command } from 'commander';
-import { table } from '../../kit/output.js';
+import { table } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 
 export function demoCommands(program: Command, cli: Cli) {

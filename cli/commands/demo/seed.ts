@@ -8,12 +8,8 @@
 // what the same requests from real agents would make, and `akas log check` audits it.
 import { readFileSync } from 'node:fs';
 import { dataPath, generateKeyPair, proveKeyPossession, sha256Hex, type ProposalKind } from '../../../src/core/index.js';
-import { AkasClient } from '../../kit/client.js';
-import { CliError } from '../../kit/errors.js';
-import { http1Request } from '../../kit/http1.js';
+import { AkasClient, CliError, http1Request, type Json, type SavedIdentity } from '../../kit/index.js';
 import { sendJudgment } from '../proposals/judge-signing.js';
-import type { SavedIdentity } from '../../kit/profile.js';
-import type { Json } from '../../kit/json.js';
 
 /** The bytes of the demo artifact: a tiny bag-of-words sentiment model as JSON (synthetic, for the demo). */
 export const DEMO_MODEL = Buffer.from(

@@ -4,12 +4,9 @@
 // guide from /llms.txt.
 import type { Command } from 'commander';
 import { realpathSync } from 'node:fs';
-import { CliError, usageError } from '../../kit/errors.js';
-import { trySave, updateIdentity } from '../../kit/profile.js';
+import { CliError, collect, type Json, trySave, updateIdentity, usageError } from '../../kit/index.js';
 import { VERSION } from '../../../src/core/version.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
-import { collect } from '../../kit/options.js';
 
 /** The Authorization header for a snippet: the saved key only with --show-secrets. */
 const KEY_PLACEHOLDER = '<apiKey: akas --show-secrets profile>';

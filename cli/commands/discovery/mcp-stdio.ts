@@ -26,11 +26,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { ProtocolError, ProtocolErrorCode, Server, type ListToolsResult } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { VERSION } from '../../../src/core/version.js';
-import type { AkasClient } from '../../kit/client.js';
-import { CliError } from '../../kit/errors.js';
+import { type AkasClient, CliError, type SavedIdentity } from '../../kit/index.js';
 import { buildJudgeRequest, fetchContentSha256, kindOfId, SCORE_NAMES, type Scores } from '../proposals/judge-signing.js';
 import { sendJournaled, type Settlement, toolRefusalOf } from '../journal/journal.js';
-import type { SavedIdentity } from '../../kit/profile.js';
 
 type Json = Record<string, unknown>;
 type ToolListing = ListToolsResult['tools'][number];

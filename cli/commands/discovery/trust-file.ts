@@ -5,8 +5,7 @@
 // checked here is checked before anything is written: the issuer key history must follow from
 // the current key through rotations signed by both keys, and the log key must be endorsed by an
 // issuer key; a key list that does not hold is refused (exit 1), never pinned.
-import { CliError } from '../../kit/errors.js';
-import type { Json } from '../../kit/json.js';
+import { CliError, type Json } from '../../kit/index.js';
 
 const iso = (ms: unknown) => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null);
 

@@ -7,9 +7,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROPOSAL_ID_RE, sigstoreBundle, type DsseEnvelope } from '../../../src/core/index.js';
 import { nameFromNode, writeFilesInto, writeOut, writeTlogProofs } from './supply-chain.js';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
+import { CliError, type Json, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
 
 const FORMATS = ['akas', 'dsse', 'sigstore'];
 const ATTESTATION_ID = /^att_[0-9a-f]{16}$/;

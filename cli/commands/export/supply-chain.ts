@@ -6,9 +6,7 @@ import { createPublicKey } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryLeaf, formatTlogProof, type LogEntry, publicKeyFromMultibase } from '../../../src/core/index.js';
-import { CliError, reasonOf } from '../../kit/errors.js';
-import { writeFileSafely } from '../../kit/safe-file.js';
-import { terminalSafe } from '../../kit/terminal-text.js';
+import { CliError, reasonOf, terminalSafe, writeFileSafely } from '../../kit/index.js';
 
 /** An attestation with its proof as the node answers it (GET /api/attestations/{id}), or one event of a bundle's log. */
 export interface ProvenEntry {

@@ -1,15 +1,10 @@
 // register, me, preview, wakeup, recover, profile: the agent identity from the shell.
 import type { Command } from 'commander';
 import { action, type Cli } from '../../program.js';
-import { routesToCommands } from '../../kit/next-steps.js';
-import { table } from '../../kit/output.js';
-import { saveIdentity, trySave, updateIdentity, type SavedIdentity } from '../../kit/profile.js';
-import { usageError } from '../../kit/errors.js';
-import { limitArg } from '../../kit/input.js';
+import { type Json, limitArg, routesToCommands, type SavedIdentity, saveIdentity, table, trySave, updateIdentity, usageError } from '../../kit/index.js';
 import { generateKeyPair, proveKeyPossession, type PossessionPurpose } from '../../../src/core/index.js';
 import { possessionSigningString } from '../../../src/core/possession.js';
 import { appendJournal, payloadHash } from '../journal/journal.js';
-import type { Json } from '../../kit/json.js';
 
 /**
  * A keypair made here, on the agent's machine, and the proof that we hold it (PROTOCOL

@@ -3,9 +3,7 @@
 // answers the old identity's api key with 401: this says so, naming both nodes, and puts back
 // the identity kept for the node that answers when there is one. `akas register` on another
 // node at the same URL keeps the old identity for its node and makes a new one without --force.
-import { AkasClient } from '../../kit/client.js';
-import { CliError } from '../../kit/errors.js';
-import { keepAside, takeBack, updateIdentity, type SavedIdentity } from '../../kit/profile.js';
+import { AkasClient, CliError, keepAside, type SavedIdentity, takeBack, updateIdentity } from '../../kit/index.js';
 import type { Cli } from '../../program.js';
 
 type Json = Record<string, unknown>;

@@ -2,7 +2,7 @@
 // content-store upload quota (PROTOCOL 2.8).
 import type { Command } from 'commander';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
+import type { Json } from '../../kit/index.js';
 
 const mib = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;
 

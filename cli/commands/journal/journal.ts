@@ -21,9 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalize, ERROR_CODES, sha256Hex } from '../../../src/core/index.js';
-import { CliError } from '../../kit/errors.js';
-import { configDir } from '../../kit/profile.js';
-import { appendLineSafely } from '../../kit/safe-file.js';
+import { appendLineSafely, CliError, configDir } from '../../kit/index.js';
 
 export type JournalKind = 'judgment' | 'possession' | 'attestation';
 export type JournalState = 'pending' | 'accepted' | 'refused';

@@ -3,11 +3,8 @@
 // The text views (cli/commands/knowledge/view.ts) and the ink view (cli/views/node.tsx) are imported
 // inside the actions, the ink one only on a terminal without --json.
 import { Option, type Command } from 'commander';
-import { usageError } from '../../kit/errors.js';
-import { jsonArg, limitArg } from '../../kit/input.js';
-import type { Output } from '../../kit/output.js';
+import { type Json, jsonArg, limitArg, type Output, terminalSafeDeep, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
 
 /** The node kinds of PROTOCOL 10.2 (what `search --kind` filters on). */
 export const NODE_KINDS = ['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'] as const;
@@ -52,7 +49,6 @@ async function showModel(out: Output, answer: Json, model: () => Promise<import(
   if (out.interactive) {
     const { renderNode } = await import('../../views/node.js');
     const columns = (out.io.stdout as { columns?: number }).columns ?? 80;
-    const { terminalSafeDeep } = await import('../../kit/terminal-text.js');
     out.io.stdout.write(renderNode(terminalSafeDeep(m), columns) + '\n');
     return;
   }

@@ -3,7 +3,7 @@
 // either as plain text (stdout not a terminal) or by the ink view (cli/views/node.tsx), so
 // both show the same facts. Loaded lazily by the knowledge commands only.
 
-import type { Json } from '../../kit/json.js';
+import type { Json } from '../../kit/index.js';
 
 export interface Row {
   label: string;

@@ -5,18 +5,25 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { unreachableError } from '../../kit/client.js';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
-import { jsonArg, readJsonFile } from '../../kit/input.js';
+import {
+  CliError,
+  collect,
+  configDir,
+  errorLines,
+  type Json,
+  jsonArg,
+  nodeLocation,
+  readJsonFile,
+  reasonOf,
+  table,
+  terminalSafe,
+  unreachableError,
+  usageError,
+} from '../../kit/index.js';
 import { appendJournal, attestationHash, sendJournaled } from '../journal/journal.js';
-import { errorLines, table } from '../../kit/output.js';
 import type { GatePolicy } from './watch.js';
-import { configDir } from '../../kit/profile.js';
 import { action, type Cli } from '../../program.js';
-import { terminalSafe } from '../../kit/terminal-text.js';
 import { witnessPolicyArg } from '../verify/shared.js';
-import type { Json } from '../../kit/json.js';
-import { collect } from '../../kit/options.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const slug = (baseUrl: string) => baseUrl.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_');
@@ -232,15 +239,14 @@ export function logCommands(program: Command, cli: Cli) {
     .option('--store <url>', 'a postgres:// store instead (env AKAS_STORE; the node keys are opened with AKAS_NODE_SECRET or AKAS_NODE_SECRET_FILE)')
     .action(
       action(cli, async (opts: { data?: string; store?: string }) => {
-        const dataDir = opts.data ?? process.env.AKAS_DATA ?? './.akas';
-        const storeUrl = opts.store ?? (opts.data === undefined ? process.env.AKAS_STORE : undefined);
+        const where = nodeLocation(opts);
+        const { dataDir } = where;
+        const storeUrl = where.kind === 'store' ? where.store : undefined;
         const { checkNode, startError } = await import('../../../src/http/server.js');
         const { readNodeSecret } = await import('../../../src/ops/index.js');
         let r;
         try {
-          r = await checkNode(
-            storeUrl ? { dataDir, store: storeUrl, nodeSecret: readNodeSecret(process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET) } : dataDir,
-          );
+          r = await checkNode(where.kind === 'store' ? { dataDir, store: where.store, nodeSecret: readNodeSecret(where.secretFile, where.secret) } : dataDir);
         } catch (e) {
           // No node there, the folder in use, unreadable: said in one line, exit 2.
           const known = startError(e, { dataDir, store: storeUrl });

@@ -15,7 +15,7 @@ import {
   tilePath,
   tileWidthAt,
 } from '../../../src/core/index.js';
-import { boundedGet, type FetchCaps } from '../../kit/http1.js';
+import { boundedGet, type FetchCaps } from '../../kit/index.js';
 
 /** Reads one resource of a tiled log: its bytes (gzip undone), or throws saying which. */
 export type FetchBytes = (path: string) => Promise<Buffer>;

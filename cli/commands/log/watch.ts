@@ -27,10 +27,7 @@ import {
   type OpenedCheckpoint,
   type WitnessPolicy,
 } from '../../../verifier/index.js';
-import { AkasClient } from '../../kit/client.js';
-import { boundedTransport, type FetchCaps } from '../../kit/http1.js';
-import type { Json } from '../../kit/json.js';
-import { writeFileSafely } from '../../kit/safe-file.js';
+import { AkasClient, boundedTransport, type FetchCaps, type Json, writeFileSafely } from '../../kit/index.js';
 import { checkedBundle, type FetchBytes } from './tile-reader.js';
 
 /**

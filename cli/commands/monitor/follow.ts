@@ -6,13 +6,11 @@
 // credentials (cli/commands/monitor/status.ts). What it finds goes out as alerts (exit 1) and events,
 // printed as cli/commands/monitor/output.ts says, and the state is saved as cli/commands/monitor/state.ts says, so
 // a SIGKILL loses nothing and repeats nothing.
-import { writeFileSafely } from '../../kit/safe-file.js';
+import { boundedGet, type FetchCaps, isFetchError, type Json, writeFileSafely } from '../../kit/index.js';
 import { join } from 'node:path';
 import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../../src/core/index.js';
 import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../../verifier/index.js';
 import { holdsAttestation, holdsJudgment, type JournalHolds, type SignedJudgment } from '../journal/journal.js';
-import type { Json } from '../../kit/json.js';
-import { boundedGet, type FetchCaps, isFetchError } from '../../kit/http1.js';
 import { STATUS_LIST_CAPS } from '../verify/status-check.js';
 import type { FetchBytes } from '../log/tile-reader.js';
 import { BoundTiles, type CheckedBundle, checkBundle, entriesContaining, leafAt } from './bundle-check.js';

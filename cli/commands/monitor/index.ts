@@ -5,15 +5,22 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import { AkasClient, unreachableError } from '../../kit/client.js';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
-import { boundedGet, boundedTransport, isFetchError } from '../../kit/http1.js';
+import {
+  AkasClient,
+  boundedGet,
+  boundedTransport,
+  CliError,
+  collect,
+  configDir,
+  isFetchError,
+  type Json,
+  reasonOf,
+  terminalSafe,
+  unreachableError,
+  usageError,
+} from '../../kit/index.js';
 import type { JournalEntry } from '../journal/journal.js';
-import type { Json } from '../../kit/json.js';
-import { configDir } from '../../kit/profile.js';
 import { action, type Cli } from '../../program.js';
-import { terminalSafe } from '../../kit/terminal-text.js';
-import { collect } from '../../kit/options.js';
 
 const slug = (s: string) => s.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_');
 

@@ -10,7 +10,7 @@
 // there prints that line again at the next run, with the same id. The output log holds every
 // alert exactly once, in order.
 import { readFileSync } from 'node:fs';
-import { appendLineSafely } from '../../kit/safe-file.js';
+import { appendLineSafely } from '../../kit/index.js';
 import { besideState, type MonitorRecord, type MonitorState } from './state.js';
 
 /** The output log of a state: every alert printed, one JSON line each, exactly once. */

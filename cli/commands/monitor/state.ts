@@ -7,7 +7,7 @@
 // save are read again on the next run, an alert whose id the state holds is not printed again,
 // and a pending one is printed at the next start unless the output log holds it.
 import { readFileSync } from 'node:fs';
-import { writeFileSafely } from '../../kit/safe-file.js';
+import { writeFileSafely } from '../../kit/index.js';
 
 export interface MonitorState {
   version: 1;

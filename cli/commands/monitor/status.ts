@@ -23,7 +23,7 @@ import type { IssuerTrust } from '../../../verifier/issuer-keys.js';
 import { Checks } from '../../../verifier/report.js';
 import { inflateList, statusEntries, statusListChecking } from '../../../verifier/status-list.js';
 import { verifyCredential } from '../../../verifier/index.js';
-import type { Json } from '../../kit/json.js';
+import type { Json } from '../../kit/index.js';
 import { inflateNode } from '../verify/status-check.js';
 import { appendDurably } from './output.js';
 import { besideState, type MonitorState } from './state.js';

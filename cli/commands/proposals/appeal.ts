@@ -1,7 +1,7 @@
 // akas appeal: a banned agent's appeal to the operator, which works while banned (PROTOCOL 2.9).
 import type { Command } from 'commander';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
+import type { Json } from '../../kit/index.js';
 
 export function appealCommands(program: Command, cli: Cli) {
   program

@@ -4,14 +4,9 @@
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, EXIT, reasonOf, usageError } from '../../kit/errors.js';
-import { limitArg } from '../../kit/input.js';
-import { routesToCommands } from '../../kit/next-steps.js';
-import { table, type Io } from '../../kit/output.js';
+import { CliError, EXIT, type Io, type Json, limitArg, reasonOf, routesToCommands, table, trySave, updateIdentity, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { trySave, updateIdentity } from '../../kit/profile.js';
 import { KIND_NAMES, kindOfId, parseKind, parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from './judge-input.js';
-import type { Json } from '../../kit/json.js';
 
 /** Io may carry a stdin (tests pass one); otherwise the process's. */
 type IoWithStdin = Io & { stdin?: NodeJS.ReadableStream };

@@ -14,14 +14,11 @@ import { contentOfProposalView } from '../../../src/core/content.js';
 import { sign } from '../../../src/core/ed25519.js';
 import type { ProposalKind } from '../../../src/core/kinds.js';
 import { judgmentSigningString, KIND_ROUTES } from '../../../src/core/judgment.js';
-import type { AkasClient } from '../../kit/client.js';
-import { CliError } from '../../kit/errors.js';
+import { type AkasClient, CliError, type Json, type SavedIdentity } from '../../kit/index.js';
 import { appendJournal, type JournalEntry, type JournalTarget, payloadHash, sendJournaled } from '../journal/journal.js';
-import type { SavedIdentity } from '../../kit/profile.js';
 
 export * from './judge-input.js';
 import { kindOfId, type Scores } from './judge-input.js';
-import type { Json } from '../../kit/json.js';
 
 export interface JudgmentInput {
   proposalId: string;

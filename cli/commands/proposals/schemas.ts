@@ -1,9 +1,8 @@
 // akas schemas: the node's tools with their prices, the challenge answer schemas, and each
 // proposal kind's payload (--proposal KIND: every field described, with its template; PROTOCOL 4.1).
 import type { Command } from 'commander';
-import { usageError } from '../../kit/errors.js';
+import { type Json, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
 
 export function schemasCommands(program: Command, cli: Cli) {
   program

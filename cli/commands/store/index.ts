@@ -3,9 +3,7 @@
 // folder (every space, the blobs, the node keys) into an empty database and checks the copy.
 import type { Command } from 'commander';
 import { action, type Cli } from '../../program.js';
-import { CliError, usageError } from '../../kit/errors.js';
-
-const isPg = (s: string) => /^postgres(ql)?:\/\//i.test(s);
+import { CliError, isPostgresUrl, nodeLocation, usageError } from '../../kit/index.js';
 
 export function storeCommands(program: Command, cli: Cli) {
   const store = program.command('store').description('the PostgreSQL store several `akas serve` processes share: migrate it, copy a data folder into it');
@@ -16,8 +14,9 @@ export function storeCommands(program: Command, cli: Cli) {
     .option('--store <url>', 'postgres:// URL (env AKAS_STORE; ?schema=NAME picks a PostgreSQL schema)')
     .action(
       action(cli, async (opts: { store?: string }) => {
-        const url = opts.store ?? process.env.AKAS_STORE;
-        if (!url || !isPg(url)) throw usageError('--store takes a postgres:// URL (or set AKAS_STORE)');
+        const where = nodeLocation(opts);
+        if (where.kind !== 'store') throw usageError('--store takes a postgres:// URL (or set AKAS_STORE)');
+        const url = where.store;
         const { migrateDatabase } = await import('../../../src/ops/index.js');
         const out = cli.output();
         let last = '';
@@ -53,8 +52,8 @@ export function storeCommands(program: Command, cli: Cli) {
     )
     .action(
       action(cli, async (opts: { from: string; to: string; nodeSecretFile?: string }) => {
-        if (!isPg(opts.to)) throw usageError('--to takes a postgres:// URL');
-        if (isPg(opts.from)) throw usageError('--from is the data folder of a LevelDB node');
+        if (!isPostgresUrl(opts.to)) throw usageError('--to takes a postgres:// URL');
+        if (isPostgresUrl(opts.from)) throw usageError('--from is the data folder of a LevelDB node');
         const { copyStore, readNodeSecret } = await import('../../../src/ops/index.js');
         const out = cli.output();
         let r;

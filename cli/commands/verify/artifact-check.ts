@@ -7,11 +7,8 @@
 // result: it is the node's claim, this is the check.
 import { createHash } from 'node:crypto';
 import { hashFile, normalizeSha256 } from '../../../verifier/index.js';
-import { CliError, reasonOf } from '../../kit/errors.js';
-import { readJsonFile } from '../../kit/input.js';
+import { CliError, type Json, readJsonFile, reasonOf, undiciRequest } from '../../kit/index.js';
 import type { Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
-import { undiciRequest } from '../../kit/undici.js';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 

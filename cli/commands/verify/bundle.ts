@@ -2,8 +2,7 @@
 // content judged is the content published, L2, L1, CAS, L3), saying what it could not check.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
-import { readIssuerKeysFile } from '../../kit/input.js';
+import { CliError, readIssuerKeysFile, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, issuerArg, mark, readStdin, timeArg, trustArg, witnessPolicyArg } from './shared.js';
 

@@ -1,7 +1,7 @@
 // akas verify cas: a file against its recorded sha256, every {path, sha256} of a manifest, or
 // the blob an artifact node names (offline; with --fetch, fetched from the uri it names).
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../kit/errors.js';
+import { CliError, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 
 interface CasOptions {

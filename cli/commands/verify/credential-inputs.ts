@@ -7,7 +7,7 @@
 // as much as reading it (every fresh page is a fault).
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { reasonOf } from '../../kit/errors.js';
+import { reasonOf } from '../../kit/index.js';
 
 export interface CredentialInput {
   /** file, file:line, or stdin. */

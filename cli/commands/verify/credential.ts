@@ -1,9 +1,7 @@
 // akas verify credential: W3C VC 2.0 credentials checked offline and strictly, many at once on
 // every core (cli/commands/verify/pool.ts), with a progress bar on a terminal.
 import type { Command } from 'commander';
-import { usageError } from '../../kit/errors.js';
-import { readIssuerKeysFile } from '../../kit/input.js';
-import type { Output } from '../../kit/output.js';
+import { type Output, readIssuerKeysFile, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import type { CredentialReport } from '../../../verifier/index.js';
 import type { StatusContext } from './status-check.js';

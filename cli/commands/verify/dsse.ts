@@ -5,8 +5,7 @@
 // check failed, 2 the file or key could not be read, 3 (--trust) the key's window not checked.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
-import { readSource } from '../../kit/input.js';
+import { CliError, readSource, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, trustArg } from './shared.js';
 

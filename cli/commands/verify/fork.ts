@@ -1,7 +1,7 @@
 // akas verify fork: the evidence `akas monitor` keeps of a log that signed two histories
 // (cli/commands/monitor/evidence.ts), checked offline with the log key alone.
 import type { Command } from 'commander';
-import { readJsonFile } from '../../kit/input.js';
+import { readJsonFile } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish } from './shared.js';
 

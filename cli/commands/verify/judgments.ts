@@ -6,8 +6,7 @@
 // pinned fails (exit 1).
 import type { Command } from 'commander';
 import type { AgentKeys } from '../../../verifier/judgment.js';
-import { CliError, usageError } from '../../kit/errors.js';
-import { readJsonFile, readSource } from '../../kit/input.js';
+import { CliError, readJsonFile, readSource, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish } from './shared.js';
 

@@ -1,11 +1,9 @@
 // akas verify log-proof: an attestation's inclusion proof and checkpoint checked offline, with
 // the witnesses whose cosignatures count.
 import type { Command } from 'commander';
-import { CliError } from '../../kit/errors.js';
-import { readSource } from '../../kit/input.js';
+import { CliError, collect, readSource } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, trustArg, witnessPolicyArg } from './shared.js';
-import { collect } from '../../kit/options.js';
 
 export function logProofCommand(verify: Command, cli: Cli) {
   verify

@@ -7,7 +7,7 @@
 // (scripts/build-verifier.mjs); those that ask a node are dropped here.
 import type { Command } from 'commander';
 import { commandGroups } from '../index.js';
-import { quietOnEpipe } from '../../kit/output.js';
+import { quietOnEpipe } from '../../kit/index.js';
 import { run, type Cli } from '../../program.js';
 import { WORKER_ARG } from './worker.js';
 

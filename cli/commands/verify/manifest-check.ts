@@ -5,9 +5,7 @@
 // eval's fields in the file are the ones its manifest signs.
 import { createHash } from 'node:crypto';
 import { canonicalize } from '../../../src/core/jcs.js';
-import type { AkasClient } from '../../kit/client.js';
-import { CliError } from '../../kit/errors.js';
-import type { Json } from '../../kit/json.js';
+import { type AkasClient, CliError, type Json } from '../../kit/index.js';
 
 export type ManifestKind = 'brief' | 'artifact' | 'eval';
 

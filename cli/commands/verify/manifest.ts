@@ -1,9 +1,8 @@
 // akas verify manifest: asks the node whether a manifest is its own and unchanged. NOT
 // offline: the signature is an HMAC only the node can check (the single-file verifier drops it).
 import type { Command } from 'commander';
-import { readJsonFile } from '../../kit/input.js';
+import { type Json, readJsonFile } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import type { Json } from '../../kit/json.js';
 
 export function manifestCommand(verify: Command, cli: Cli) {
   verify

@@ -1,8 +1,7 @@
 // akas verify node: a published node or brief checked offline against its evidence (the
 // content judged, the manifest the node signed, the publication in the log).
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../kit/errors.js';
-import { readIssuerKeysFile, readSource } from '../../kit/input.js';
+import { CliError, readIssuerKeysFile, readSource, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, issuerArg, trustArg } from './shared.js';
 

@@ -2,8 +2,7 @@
 // proof and every credential it carries.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
-import { readIssuerKeysFile } from '../../kit/input.js';
+import { CliError, readIssuerKeysFile, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { anchoredOnOf, finish, issuerArg, readStdin, timeArg, trustArg } from './shared.js';
 

@@ -3,8 +3,7 @@
 // read from the list's URL (PROTOCOL 8.7), kept for the list's ttl: revoked, suspended or
 // unreadable is never verified.
 import type { Command } from 'commander';
-import { usageError } from '../../kit/errors.js';
-import { readIssuerKeysFile } from '../../kit/input.js';
+import { readIssuerKeysFile, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { issuerArg, timeArg, trustArg } from './shared.js';
 

@@ -5,7 +5,7 @@
 // The checks themselves live in verifier/, never here.
 import { readFileSync } from 'node:fs';
 import type { StatusSummary } from '../../../verifier/report.js';
-import { CliError, reasonOf, usageError } from '../../kit/errors.js';
+import { CliError, reasonOf, usageError } from '../../kit/index.js';
 import type { Cli } from '../../program.js';
 
 export interface CheckLike {

@@ -4,7 +4,7 @@
 // purpose (no network code): every verify command loads it; cli/commands/verify/status-check.ts reads the lists.
 import type { Check, StatusSummary } from '../../../verifier/report.js';
 import { statusEntries, type ReadList } from '../../../verifier/status-list.js';
-import { usageError } from '../../kit/errors.js';
+import { usageError } from '../../kit/index.js';
 
 /** How a verify command was told to treat status: read from the node, from saved files, skipped, or not said. */
 export interface StatusAsk {

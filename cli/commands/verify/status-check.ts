@@ -18,7 +18,7 @@ import {
   type ReadList,
   type StatusReasons,
 } from '../../../verifier/status-list.js';
-import { boundedGet, type FetchCaps } from '../../kit/http1.js';
+import { boundedGet, type FetchCaps } from '../../kit/index.js';
 
 /** node:zlib's gunzip, bounded: a list that inflates past maxBytes is refused, never held. */
 export const inflateNode: Inflate = (gz, maxBytes) => new Uint8Array(gunzipSync(gz, { maxOutputLength: maxBytes }));

@@ -4,9 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CliError, usageError } from '../../kit/errors.js';
+import { CliError, collect, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { collect } from '../../kit/options.js';
 
 interface WitnessCliOptions {
   data?: string;
