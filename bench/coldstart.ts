@@ -4,11 +4,19 @@
 // RUNS, the commands interleaved so that drift hits them all. Target (issue): <= 1.5. And the
 // single-file verifier, `node dist/akas-verify.mjs verify credential X` on one judgment
 // credential: target <= 1.3 (issue 24), beside `akas verify credential X` for comparison.
+//
+// And the commands that open a stopped node (issue 48, 5): `akas log check` and `akas admin
+// revoke` load src/node and no HTTP server. Their baseline, in the same run, is the same command
+// with the node's HTTP app (fastify and every route: dist/bin/lazy/src/http/app.js) preloaded,
+// which is what they loaded before src/node: target <= 0.8 of it. Against the build of 8eff918
+// itself, the commit before src/node (interleaved, median of 11, on a machine under a load of 8):
+// log check 848 ms then, 579 ms after (0.68); admin revoke (an unknown judge, exit 2) 901 ms,
+// 452 ms (0.50). The rest of the gain is pg, no longer loaded to open a LevelDB folder.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../src/core/index.js';
 import { issueJudgmentCredential } from '../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../src/domain/records.js';
@@ -20,6 +28,10 @@ const WARMUP = 2;
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const SINGLE = fileURLToPath(new URL('../akas-verify.mjs', import.meta.url));
 const SINGLE_TARGET = 1.3;
+/** The node's HTTP app as the build keeps it (an entry of its own: scripts/bundle.mjs). */
+const APP_CHUNK = fileURLToPath(new URL('../bin/lazy/src/http/app.js', import.meta.url));
+/** A stopped node's command against the same command with the HTTP app preloaded. */
+const STOPPED_TARGET = 0.8;
 
 interface Cmd {
   name: string;
@@ -68,8 +80,8 @@ function timeOnce(args: string[], env: NodeJS.ProcessEnv): number {
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Starts `akas serve` on a free port and answers its URL once it listens. */
-function startServe(dataDir: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'silent'], {
+function startServe(dataDir: string, env: NodeJS.ProcessEnv, extra: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'silent', ...extra], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -131,6 +143,61 @@ async function serveStartCpu(env: NodeJS.ProcessEnv): Promise<number> {
     }
   }
   return med(seconds);
+}
+
+/** A node that judged something (the demo session), stopped: its folder and one judgment credential to revoke. */
+async function stoppedNode(env: NodeJS.ProcessEnv): Promise<{ dataDir: string; judgmentId: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'akas-bench-stopped-'));
+  const { child, url } = await startServe(dataDir, env, ['--demo']);
+  try {
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const entries = (await (await fetch(`${url}/api/log/entries?start=0&end=1000`)).json()) as { entries?: Array<{ body: Record<string, unknown> }> };
+      const judged = entries.entries?.map((e) => e.body).find((b) => b.event === 'judgment.recorded');
+      if (judged) return { dataDir, judgmentId: judged.judgmentId as string };
+      if (Date.now() > until) throw new Error('the demo session recorded no judgment within 60 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await stopServe(child);
+  }
+}
+
+/**
+ * `akas log check` and `akas admin revoke` on a stopped node, each against itself with the HTTP
+ * app preloaded (what it loaded before src/node), interleaved, median of RUNS.
+ */
+async function stoppedNodeCommands(env: NodeJS.ProcessEnv, base: number) {
+  const { dataDir, judgmentId } = await stoppedNode(env);
+  try {
+    const preload = ['--import', pathToFileURL(APP_CHUNK).href];
+    // The first revoke changes the list; the runs after it find it so already (exit 0 too).
+    const commands = {
+      'akas log check on a stopped node': [CLI, 'log', 'check', '--data', dataDir],
+      'akas admin revoke on a stopped node': [CLI, 'admin', 'revoke', judgmentId, '--reason', 'bench', '--data', dataDir],
+    };
+    const times = new Map<string, number[]>();
+    for (let i = 0; i < WARMUP + RUNS; i++) {
+      for (const [name, args] of Object.entries(commands)) {
+        for (const [key, argv] of [
+          [name, args],
+          [`${name}, HTTP app loaded`, [...preload, ...args]],
+        ] as const) {
+          const ms = timeOnce([...argv], env);
+          if (i >= WARMUP) times.set(key, [...(times.get(key) ?? []), ms]);
+        }
+      }
+    }
+    for (const name of Object.keys(commands)) {
+      // The first line's ratio is to `node -e 0`, the second's to the first.
+      const before = med(times.get(`${name}, HTTP app loaded`)!);
+      const now = med(times.get(name)!);
+      line(`${name}, HTTP app loaded`, `${before.toFixed(1)} ms`, before / base);
+      line(`${name} (ratio: to above)`, `${now.toFixed(1)} ms`, now / before, `<= ${STOPPED_TARGET}`, now / before <= STOPPED_TARGET);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 export async function run() {
@@ -199,6 +266,7 @@ export async function run() {
       if (c.target) line(c.name, `${ms.toFixed(1)} ms`, ratio, `<= ${c.limit ?? TARGET}`, ratio <= (c.limit ?? TARGET));
       else line(c.name, `${ms.toFixed(1)} ms`, ratio);
     }
+    await stoppedNodeCommands(env, base);
   } finally {
     await stopServe(child);
     rmSync(dataDir, { recursive: true, force: true });
