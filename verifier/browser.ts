@@ -27,7 +27,6 @@ import {
 } from './browser-status.js';
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
 import { dsseKey, verifyDsseAsync, type DsseKey, type DsseOptions, type DsseReport } from './dsse.js';
-import { NotCheckableError } from './judgment.js';
 import { verifySigstoreAsync } from './sigstore.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
@@ -37,6 +36,8 @@ import { verifyCasBytes as casBytes } from './cas-bytes.js';
 import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
 import {
   checksOut,
+  credentialCheckId,
+  NotCheckableError,
   statusText,
   tally,
   verdictLine,
@@ -119,7 +120,7 @@ async function statusOf(docs: unknown[], options: CredentialOptions & WithStatus
     const issuers = options.issuer ? [options.issuer] : (issuer ?? own) ? [(issuer ?? own) as string] : [];
     const r = await credentialStatusAsync(doc, options.status, { trust: options.trust, issuers, at: options.at });
     for (const c of r.checks)
-      checks.push(name(i) === undefined ? c : { ...c, id: `credential.${c.id}`, subject: `${name(i)}${c.subject ? ` ${c.subject}` : ''}` });
+      checks.push(name(i) === undefined ? c : { ...c, id: credentialCheckId(c.id), subject: `${name(i)}${c.subject ? ` ${c.subject}` : ''}` });
     if (r.status)
       status = status ? { checked: status.checked && r.status.checked, source: r.status.source, lists: [...status.lists, ...r.status.lists] } : r.status;
   }

@@ -75,7 +75,7 @@ export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: 
     names: (body) => (contentSha256 === undefined || body.contentSha256 === undefined ? true : body.contentSha256 === contentSha256),
     *inclusion(it, subject) {
       if (logKeys) yield* logInclusionChecking(c, { entry: it.item.entry, inclusion: it.item.inclusion, checkpoint: logPart!.checkpoint }, logKeys, subject);
-      else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', subject, true);
+      else c.add({ id: 'log.inclusion', what: "the event is in the node's log", valid: null, why: 'not checked: no trusted log key', subject, anchor: true });
     },
   };
   const submitted = yield* submittedChecking(c, log);
@@ -85,13 +85,12 @@ export function* logChecking(c: Checks, scope: BundleScope, options: { logKey?: 
     // The decision (or withdrawal): its event, and the decision recomputed from the judgments.
     yield* decisionChecking(c, log);
   } else {
-    c.add(
-      'decision.recompute',
-      'content',
-      `the status shown (${String(scope.proposal.status)}) is the decision the judgments make`,
-      null,
-      'not checked: an akas.bundle.v1 carries no decision event naming its judgments, weights and rule',
-    );
+    c.add({
+      id: 'decision.recompute',
+      what: `the status shown (${String(scope.proposal.status)}) is the decision the judgments make`,
+      valid: null,
+      why: 'not checked: an akas.bundle.v1 carries no decision event naming its judgments, weights and rule',
+    });
   }
   // The bundle's checkpoint counts only with its witnesses' quorum, when witnesses are given.
   if (options.witnesses) yield* witnessesChecking(c, logPart?.checkpoint, options.witnesses);
@@ -110,38 +109,32 @@ function* logKeyChecking(
 ): Checking<string[] | undefined> {
   if (pinned) {
     const ok = pinned.includes(logPart?.verifierKey as string);
-    c.add(
-      'log.key',
-      'L3',
-      `the log key is one pinned by ${by}`,
-      ok,
-      ok ? undefined : `the bundle names ${String(logPart?.verifierKey)}, which ${by} does not pin`,
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'log.key',
+      what: `the log key is one pinned by ${by}`,
+      valid: ok,
+      why: ok ? undefined : `the bundle names ${String(logPart?.verifierKey)}, which ${by} does not pin`,
+      anchor: true,
+    });
     return pinned;
   }
   const logKey = trust && logPart ? ((yield* endorsedLogKeyChecking(logPart.endorsement, trust)) ?? undefined) : undefined;
   if (trust)
-    c.add(
-      'log.key',
-      'L3',
-      'the log key is endorsed by a pinned issuer key',
-      logKey !== undefined,
-      logKey ? undefined : "no endorsement of the bundle's log key by a pinned issuer key",
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'log.key',
+      what: 'the log key is endorsed by a pinned issuer key',
+      valid: logKey !== undefined,
+      why: logKey ? undefined : "no endorsement of the bundle's log key by a pinned issuer key",
+      anchor: true,
+    });
   else
-    c.add(
-      'log.key',
-      'L3',
-      'the log key is trusted',
-      null,
-      'not checked: pass --trust FILE, --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)',
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'log.key',
+      what: 'the log key is trusted',
+      valid: null,
+      why: 'not checked: pass --trust FILE, --log-key KEY, or --issuer DID (whose endorsement of the log key is in the bundle)',
+      anchor: true,
+    });
   return logKey ? [logKey] : undefined;
 }
 
@@ -152,15 +145,14 @@ function* submittedChecking(c: Checks, log: LogScope): Checking<Submitted> {
   const sub = log.items.filter((it) => it.event === 'proposal.submitted' && it.body.proposalId === proposal.proposalId);
   if (sub.length === 0) {
     const store = proposal.contentBinding === 'store';
-    c.add(
-      'log.submitted',
-      'L3',
-      'the log recorded this content, kind, path and proposer at propose',
-      store ? null : false,
-      store
+    c.add({
+      id: 'log.submitted',
+      what: 'the log recorded this content, kind, path and proposer at propose',
+      valid: store ? null : false,
+      why: store
         ? "not checked: a proposal stored before content binding is bound by the node's store, not by the log"
         : 'the bundle holds no proposal.submitted event for it',
-    );
+    });
     return store ? 'store' : 'missing';
   }
   const it = sub[0];
@@ -173,14 +165,13 @@ function* submittedChecking(c: Checks, log: LogScope): Checking<Submitted> {
   if (content && it.body.path !== content.path) problems.push(`it logged path ${String(it.body.path)}`);
   if (it.body.proposer !== proposer || it.entry.agent !== proposer)
     problems.push(`it logged proposer ${String(it.body.proposer)}, the proposal shows ${String(proposer)}`);
-  c.add(
-    'log.submitted',
-    'L3',
-    'the log recorded this content, kind, path and proposer at propose',
-    problems.length === 0,
-    problems.join('; ') || undefined,
-    'proposal.submitted',
-  );
+  c.add({
+    id: 'log.submitted',
+    what: 'the log recorded this content, kind, path and proposer at propose',
+    valid: problems.length === 0,
+    why: problems.join('; ') || undefined,
+    subject: 'proposal.submitted',
+  });
   yield* log.inclusion(it, 'proposal.submitted');
   return 'log';
 }
@@ -191,26 +182,24 @@ function* judgmentEventsChecking(c: Checks, log: LogScope): Checking<void> {
   for (const id of log.judgmentIds) {
     const it = log.items.find((x) => (x.event === 'judgment.recorded' && x.body.judgmentId === id) || (!v2 && x.item.judgmentId === id));
     if (!it) {
-      c.add(
-        'log.inclusion',
-        'L3',
-        "the judgment is in the node's log",
-        v2 ? false : null,
-        v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)',
-        id,
-      );
+      c.add({
+        id: 'log.inclusion',
+        what: "the judgment is in the node's log",
+        valid: v2 ? false : null,
+        why: v2 ? 'the bundle holds no judgment.recorded event for it' : 'not checked: the bundle holds no log entry for it (exported before it was appended)',
+        subject: id,
+      });
       continue;
     }
     const about = it.entry.kind === EVENT_KIND && it.event === 'judgment.recorded' && it.body.judgmentId === id && it.body.proposalId === proposal.proposalId;
     const ofContent = log.names(it.body);
-    c.add(
-      'log.entry.about',
-      'L3',
-      'the log entry records this judgment of this content',
-      about && ofContent,
-      !about ? 'the entry is about something else' : ofContent ? undefined : `it names content ${String(it.body.contentSha256)}`,
-      id,
-    );
+    c.add({
+      id: 'log.entry.about',
+      what: 'the log entry records this judgment of this content',
+      valid: about && ofContent,
+      why: !about ? 'the entry is about something else' : ofContent ? undefined : `it names content ${String(it.body.contentSha256)}`,
+      subject: id,
+    });
     yield* log.inclusion(it, id);
   }
 }
@@ -220,13 +209,12 @@ function eventSetCheck(c: Checks, log: LogScope) {
   const extra = log.items
     .filter((it) => it.event === 'judgment.recorded' && !log.judgmentIds.includes(String(it.body.judgmentId)))
     .map((it) => String(it.body.judgmentId));
-  c.add(
-    'set.events',
-    'content',
-    'every judgment.recorded event is of a judgment in the bundle',
-    extra.length === 0,
-    extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined,
-  );
+  c.add({
+    id: 'set.events',
+    what: 'every judgment.recorded event is of a judgment in the bundle',
+    valid: extra.length === 0,
+    why: extra.length ? `the log recorded judgments the bundle does not show: ${extra.join(', ')}` : undefined,
+  });
 }
 
 /**
@@ -241,17 +229,16 @@ function* decisionChecking(c: Checks, log: LogScope): Checking<void> {
   const decisions = log.items.filter((it) => DECISIONS.some((d) => it.event === `proposal.${d}`) && it.body.proposalId === proposal.proposalId);
   const what = 'the log recorded the status shown, for this content and proposer';
   if (!DECISIONS.includes(status)) {
-    c.add(
-      'log.decision',
-      'L3',
+    c.add({
+      id: 'log.decision',
       what,
-      decisions.length === 0,
-      decisions.length ? `the log recorded ${decisions.map((d) => d.event).join(', ')} for a proposal shown ${status}` : undefined,
-    );
+      valid: decisions.length === 0,
+      why: decisions.length ? `the log recorded ${decisions.map((d) => d.event).join(', ')} for a proposal shown ${status}` : undefined,
+    });
     return;
   }
   if (decisions.length === 0) {
-    c.add('log.decision', 'L3', what, false, `the bundle holds no proposal.${status} event for a proposal shown ${status}`);
+    c.add({ id: 'log.decision', what, valid: false, why: `the bundle holds no proposal.${status} event for a proposal shown ${status}` });
     return;
   }
   const it = decisions[0];
@@ -261,14 +248,13 @@ function* decisionChecking(c: Checks, log: LogScope): Checking<void> {
   if (it.event !== `proposal.${status}`) problems.push(`the log recorded ${it.event}, the proposal shows ${status}`);
   if (!log.names(it.body)) problems.push(`it names content ${String(it.body.contentSha256)}, the content shown hashes to ${String(log.contentSha256)}`);
   if (it.entry.agent !== log.proposer) problems.push(`its agent is ${String(it.entry.agent)}, the proposal shows proposer ${String(log.proposer)}`);
-  c.add(
-    'log.decision',
-    'L3',
+  c.add({
+    id: 'log.decision',
     what,
-    problems.length === 0,
-    problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined),
-    it.event,
-  );
+    valid: problems.length === 0,
+    why: problems.join('; ') || (it.body.contentSha256 === undefined ? 'logged before content binding: it names no content' : undefined),
+    subject: it.event,
+  });
   yield* log.inclusion(it, it.event);
   if (status !== 'withdrawn') recomputeCheck(c, log, it);
 }
@@ -283,20 +269,19 @@ function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
   const rule = isObject(ev.rule) ? ev.rule : undefined;
   if (!counted || !rule) {
     const why = 'not checked: a decision logged before content binding names no judgments, weights or rule';
-    c.add('set.decision', 'content', 'the judgments shown are those the decision counted', null, why);
-    c.add('decision.recompute', 'content', 'the decision recomputes from the judgments and the rule', null, why);
+    c.add({ id: 'set.decision', what: 'the judgments shown are those the decision counted', valid: null, why });
+    c.add({ id: 'decision.recompute', what: 'the decision recomputes from the judgments and the rule', valid: null, why });
     return;
   }
   const shownIds = judgments.map((j) => String(j.judgmentId));
   const countedIds = counted.map((j) => String(j.judgmentId));
   const setOk = shownIds.length === countedIds.length && shownIds.every((id, i) => id === countedIds[i]);
-  c.add(
-    'set.decision',
-    'content',
-    'the judgments shown are those the decision counted, in order',
-    setOk,
-    setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`,
-  );
+  c.add({
+    id: 'set.decision',
+    what: 'the judgments shown are those the decision counted, in order',
+    valid: setOk,
+    why: setOk ? undefined : `the decision counted ${countedIds.join(', ') || 'none'}; the bundle shows ${shownIds.join(', ') || 'none'}`,
+  });
 
   const problems: string[] = [];
   const required = rule.requiredJudgments;
@@ -336,11 +321,10 @@ function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
         `${String(outcome.decision)}, the log ${it.event}`,
     );
   }
-  c.add(
-    'decision.recompute',
-    'content',
-    `the decision recomputes from the judgments and the rule (${String(required)} judgments, publish at ${PUBLISH_THRESHOLD})`,
-    problems.length === 0,
-    problems.join('; ') || `${decision} at ${round6(weighted)}`,
-  );
+  c.add({
+    id: 'decision.recompute',
+    what: `the decision recomputes from the judgments and the rule (${String(required)} judgments, publish at ${PUBLISH_THRESHOLD})`,
+    valid: problems.length === 0,
+    why: problems.join('; ') || `${decision} at ${round6(weighted)}`,
+  });
 }

@@ -45,13 +45,12 @@ export function* statusChecking(
 ): Checking<StatusOutcome | undefined> {
   const part = isObject(scope.bundle.status) ? scope.bundle.status : undefined;
   if (!part) {
-    c.add(
-      'status',
-      'L1',
-      "the credentials' status (revocation, suspension)",
-      null,
-      'status unknown: the bundle carries no status lists (exported before status lists)',
-    );
+    c.add({
+      id: 'status',
+      what: "the credentials' status (revocation, suspension)",
+      valid: null,
+      why: 'status unknown: the bundle carries no status lists (exported before status lists)',
+    });
     return undefined;
   }
   const logPart = isObject(scope.bundle.log) ? scope.bundle.log : {};
@@ -64,23 +63,22 @@ export function* statusChecking(
     const wrong = Object.entries(expect).filter(([k, v]) => body[k] !== v);
     const what = 'the version is recorded in the log: an entry naming the list, its version and the sha256 of the list credential';
     if (!entry && expect.version === 0) {
-      c.add('status.log', 'L3', what, null, 'version 0 carries no log entry (made before version 0 was logged)', subject);
+      c.add({ id: 'status.log', what, valid: null, why: 'version 0 carries no log entry (made before version 0 was logged)', subject });
       return;
     }
     if (!entry || entry.kind !== STATUS_LIST_EVENT_KIND || wrong.length) {
-      c.add(
-        'status.log',
-        'L3',
+      c.add({
+        id: 'status.log',
         what,
-        false,
-        entry ? `the entry says ${wrong.map(([k]) => `${k} ${String(body[k])}`).join(', ') || String(entry.kind)}` : 'no log entry',
+        valid: false,
+        why: entry ? `the entry says ${wrong.map(([k]) => `${k} ${String(body[k])}`).join(', ') || String(entry.kind)}` : 'no log entry',
         subject,
-      );
+      });
       return;
     }
-    c.add('status.log', 'L3', what, true, undefined, subject);
+    c.add({ id: 'status.log', what, valid: true, subject });
     if (logKey) yield* logInclusionChecking(c, { entry, inclusion: item.inclusion, checkpoint: logPart.checkpoint }, [logKey], subject);
-    else c.add('log.inclusion', 'L3', "the entry is in the node's log", null, 'not checked: no trusted log key', subject);
+    else c.add({ id: 'log.inclusion', what: "the entry is in the node's log", valid: null, why: 'not checked: no trusted log key', subject });
   }
 
   const lists = new Map<string, ReadList>();
@@ -124,14 +122,13 @@ export function* statusChecking(
     // A change newer than the list stapled for its purpose shows the list is not the newest (a rollback).
     const stapled = newest.get(String(v.purpose));
     if (stapled !== undefined && Number(v.version) > stapled)
-      c.add(
-        'status.fresh',
-        'L1',
-        'the list is the newest version the bundle shows (no older version stands in for it)',
-        false,
-        `version ${String(v.version)} of the ${String(v.purpose)} list changed these credentials, but the list stapled is version ${stapled}`,
+      c.add({
+        id: 'status.fresh',
+        what: 'the list is the newest version the bundle shows (no older version stands in for it)',
+        valid: false,
+        why: `version ${String(v.version)} of the ${String(v.purpose)} list changed these credentials, but the list stapled is version ${stapled}`,
         subject,
-      );
+      });
     const row = { version: Number(v.version), at: Number(v.at), reason: String(v.reason), indexes: new Set(changes.map((ch) => Number(ch.index))) };
     reasonsByList.set(url, [...(reasonsByList.get(url) ?? []), row]);
   }
@@ -157,13 +154,12 @@ export function* statusChecking(
 // was the newest there is not proven, and every list is read as status unknown.
 function* stapledHeadChecking(c: Checks, head: unknown, checkpoint: unknown, o: { trust?: IssuerTrust; issuers: string[] }): Checking<ReadHead | undefined> {
   if (head === undefined) {
-    c.add(
-      'status.head',
-      'L1',
-      "a status head: the issuer's signed word on the newest version of each list logged at the checkpoint (PROTOCOL 8.7)",
-      null,
-      'status unknown: the bundle carries no status head (exported before status heads), so no list is proven the newest at its checkpoint',
-    );
+    c.add({
+      id: 'status.head',
+      what: "a status head: the issuer's signed word on the newest version of each list logged at the checkpoint (PROTOCOL 8.7)",
+      valid: null,
+      why: 'status unknown: the bundle carries no status head (exported before status heads), so no list is proven the newest at its checkpoint',
+    });
     return undefined;
   }
   const read = yield* statusHeadChecking(c, head, o);
@@ -172,13 +168,12 @@ function* stapledHeadChecking(c: Checks, head: unknown, checkpoint: unknown, o: 
   const cp = note?.ok ? parseCheckpoint(note.text) : null;
   const root = cp ? btoa(String.fromCharCode(...cp.rootHash)) : '';
   const same = cp !== null && cp.origin === read.origin && cp.size === read.treeSize && root === read.rootHash;
-  c.add(
-    'status.checkpoint',
-    'L1',
-    "the status head speaks for the bundle's own checkpoint (origin, size and root)",
-    same,
-    same ? undefined : `the head is of tree size ${read.treeSize}, the bundle's checkpoint ${cp ? `of size ${cp.size}` : 'unreadable'}`,
-  );
+  c.add({
+    id: 'status.checkpoint',
+    what: "the status head speaks for the bundle's own checkpoint (origin, size and root)",
+    valid: same,
+    why: same ? undefined : `the head is of tree size ${read.treeSize}, the bundle's checkpoint ${cp ? `of size ${cp.size}` : 'unreadable'}`,
+  });
   return same ? read : undefined;
 }
 
@@ -194,22 +189,21 @@ function decisionWithout(c: Checks, scope: BundleScope, out: Set<string>) {
   const rule = decision && isObject(decision.rule) ? decision.rule : undefined;
   const named = [...out].join(', ');
   if (!counted || !rule) {
-    c.add('status.decision', 'content', what, null, `not checked: ${named} withdrawn, and the bundle has no decision event naming what it counted`);
+    c.add({ id: 'status.decision', what, valid: null, why: `not checked: ${named} withdrawn, and the bundle has no decision event naming what it counted` });
     return;
   }
   const kept = counted.filter((k) => !out.has(String(k.judgmentId)));
   const was = String(decision!.event).replace('proposal.', '');
   if (kept.length < Number(rule.requiredJudgments)) {
-    c.add(
-      'status.decision',
-      'content',
+    c.add({
+      id: 'status.decision',
       what,
-      false,
-      `${named} withdrawn: ${kept.length} of the ${String(rule.requiredJudgments)} judgments required remain, no decision`,
-    );
+      valid: false,
+      why: `${named} withdrawn: ${kept.length} of the ${String(rule.requiredJudgments)} judgments required remain, no decision`,
+    });
     return;
   }
   const w = weightedComposite(kept.map((k) => ({ weight: Number(k.weight), composite: Number(k.composite) })));
   const now = w >= PUBLISH_THRESHOLD ? 'published' : 'rejected';
-  c.add('status.decision', 'content', what, now === was, `${named} withdrawn: the rest decide ${now} at ${round6(w)} (the decision was ${was})`);
+  c.add({ id: 'status.decision', what, valid: now === was, why: `${named} withdrawn: the rest decide ${now} at ${round6(w)} (the decision was ${was})` });
 }

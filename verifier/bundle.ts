@@ -28,13 +28,12 @@ import { judgmentUrn } from '../src/core/credential.js';
 import { sha256 } from '../src/core/crypto.js';
 import { canonicalize } from '../src/core/jcs.js';
 import type { ProposalKind } from '../src/core/kinds.js';
-import { parseStrictJson } from '../src/core/strict-json.js';
 import { logChecking, type BundleScope } from './bundle-log.js';
 import { credentialChecking } from './credential.js';
 import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import type { WitnessPolicy } from './log.js';
-import { NotCheckableError, parseAgentKeys, proposalJudgmentsChecking, type AgentKeys, type JudgmentsReport } from './judgment.js';
-import { Checks, type Report } from './report.js';
+import { parseAgentKeys, proposalJudgmentsChecking, type AgentKeys, type JudgmentsReport } from './judgment.js';
+import { Checks, credentialCheckId, NotCheckableError, readJsonInput, type Report } from './report.js';
 import { statusChecking, type StatusOutcome } from './bundle-status.js';
 import { preinflated, type Inflate } from './status-list.js';
 
@@ -105,14 +104,9 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /** What the blobs given hash to, by the sha256 the bundle names (null: none were given). */
 type BlobHashes = Map<string, { sha256: string; bytes: number; name: string } | null>;
 
-/** Reads a bundle (text, bytes or parsed); throws NotCheckableError when it is not one. */
+/** Reads a bundle (text, bytes or parsed); throws NotCheckableError when it is not strict JSON (invalid_json) or not a bundle. */
 export function parseBundle(input: string | Uint8Array | unknown): Json {
-  let doc = input;
-  if (typeof input === 'string' || input instanceof Uint8Array) {
-    const parsed = parseStrictJson(input);
-    if (!parsed.ok) throw new NotCheckableError(`not a bundle: ${parsed.reason}`);
-    doc = parsed.value;
-  }
+  const doc = readJsonInput(input, 'a bundle');
   if (!isObject(doc) || !(BUNDLE_FORMATS as readonly unknown[]).includes(doc.format) || !isObject(doc.proposal)) {
     throw new NotCheckableError(`not an akas bundle (format ${BUNDLE_FORMATS.join(' or ')} with a proposal): export one with akas export PROPOSAL_ID`);
   }
@@ -236,13 +230,12 @@ function* bundleChecking(bundle: Json, options: BundleOptions, blobHashes: BlobH
 function formatCheck(c: Checks, bundle: Json): boolean {
   const bound = contentBindingEvidence(bundle);
   if (bundle.format !== 'akas.bundle.v2') {
-    c.add(
-      'bundle.format',
-      'content',
-      'an akas.bundle.v1 holds nothing a node that binds content made',
-      bound.length === 0,
-      bound.length ? `it says akas.bundle.v1 but carries content binding (${bound.join('; ')}): checked as akas.bundle.v2` : undefined,
-    );
+    c.add({
+      id: 'bundle.format',
+      what: 'an akas.bundle.v1 holds nothing a node that binds content made',
+      valid: bound.length === 0,
+      why: bound.length ? `it says akas.bundle.v1 but carries content binding (${bound.join('; ')}): checked as akas.bundle.v2` : undefined,
+    });
   }
   return bundle.format === 'akas.bundle.v2' || bound.length > 0;
 }
@@ -252,7 +245,12 @@ function formatCheck(c: Checks, bundle: Json): boolean {
 function judgmentSetCheck(c: Checks, proposal: Json): string[] {
   const judgmentIds = (Array.isArray(proposal.judgments) ? (proposal.judgments as Json[]) : []).map((j) => String(j?.judgmentId));
   const twice = [...new Set(judgmentIds.filter((id, i) => judgmentIds.indexOf(id) !== i))];
-  c.add('set.judgments', 'content', 'each judgment is shown once', twice.length === 0, twice.length ? `shown more than once: ${twice.join(', ')}` : undefined);
+  c.add({
+    id: 'set.judgments',
+    what: 'each judgment is shown once',
+    valid: twice.length === 0,
+    why: twice.length ? `shown more than once: ${twice.join(', ')}` : undefined,
+  });
   return judgmentIds;
 }
 
@@ -261,31 +259,33 @@ function judgmentSetCheck(c: Checks, proposal: Json): string[] {
 // window. The anchor of L1: answers undefined when none was pinned (the verdict is unanchored).
 function* issuerChecking(c: Checks, bundle: Json, options: BundleOptions): Checking<IssuerTrust | undefined> {
   if (options.trust) {
-    c.add('issuer.chain', 'L1', 'the issuer keys the trust file pins', true, `${options.trust.keys.size} key(s), each in its window`, undefined, true);
+    c.add({
+      id: 'issuer.chain',
+      what: 'the issuer keys the trust file pins',
+      valid: true,
+      why: `${options.trust.keys.size} key(s), each in its window`,
+      anchor: true,
+    });
     return options.trust;
   }
   if (!options.issuer) {
-    c.add(
-      'issuer.chain',
-      'L1',
-      'the credentials were issued by the node you trust',
-      null,
-      "not checked: pass --trust FILE (akas node-keys --trust), or --issuer DID (the node's issuer: akas node-keys, or its /healthz), to pin it",
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'issuer.chain',
+      what: 'the credentials were issued by the node you trust',
+      valid: null,
+      why: "not checked: pass --trust FILE (akas node-keys --trust), or --issuer DID (the node's issuer: akas node-keys, or its /healthz), to pin it",
+      anchor: true,
+    });
     return undefined;
   }
   const trust = yield* trustChecking(options.issuer, mergeKeyLists(options.issuerKeys, bundle.issuerKeys as IssuerKeyList));
-  c.add(
-    'issuer.chain',
-    'L1',
-    `the issuer keys reached from ${options.issuer} through rotations signed by both keys`,
-    trust.problems.length === 0,
-    trust.problems.join('; ') || `${trust.keys.size} key(s)`,
-    undefined,
-    true,
-  );
+  c.add({
+    id: 'issuer.chain',
+    what: `the issuer keys reached from ${options.issuer} through rotations signed by both keys`,
+    valid: trust.problems.length === 0,
+    why: trust.problems.join('; ') || `${trust.keys.size} key(s)`,
+    anchor: true,
+  });
   return trust;
 }
 
@@ -293,41 +293,38 @@ function* issuerChecking(c: Checks, bundle: Json, options: BundleOptions): Check
 // bundle carries none). Answers the content and its hash when they can be recomputed.
 function contentCheck(c: Checks, kind: ProposalKind, proposal: Json, judgments: Json[], v2: boolean): { content?: ProposalContent; contentSha256?: string } {
   if (!v2) {
-    c.add(
-      'content.hash',
-      'content',
-      "the proposal's content hashes to what was judged",
-      null,
-      'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)',
-    );
+    c.add({
+      id: 'content.hash',
+      what: "the proposal's content hashes to what was judged",
+      valid: null,
+      why: 'not checked: an akas.bundle.v1 carries no content hash (export it again from a node that binds content, akas.bundle.v2)',
+    });
     return {};
   }
   const shown = contentOfProposalView(kind, proposal);
   if (!shown.ok) {
-    c.add('content.hash', 'content', "the proposal's content hashes to the contentSha256 it shows", false, shown.reason);
+    c.add({ id: 'content.hash', what: "the proposal's content hashes to the contentSha256 it shows", valid: false, why: shown.reason });
     return {};
   }
   const same = shown.contentSha256 === proposal.contentSha256;
-  c.add(
-    'content.hash',
-    'content',
-    "the proposal's content hashes to the contentSha256 it shows",
-    same,
-    same
+  c.add({
+    id: 'content.hash',
+    what: "the proposal's content hashes to the contentSha256 it shows",
+    valid: same,
+    why: same
       ? shown.contentSha256
       : `its content hashes to ${shown.contentSha256}, it shows ${String(proposal.contentSha256)}: the payload, title, path or spec was changed`,
-  );
+  });
   const problems = [...shown.problems];
   for (const j of judgments)
     if (isObject(j) && j.contentSha256 !== undefined && j.contentSha256 !== shown.contentSha256)
       problems.push(`judgment ${String(j.judgmentId)} shows contentSha256 ${String(j.contentSha256)}`);
-  c.add(
-    'content.shown',
-    'content',
-    "the path, title and kind shown, and each judgment's contentSha256, are those of the content",
-    problems.length === 0,
-    problems.join('; ') || undefined,
-  );
+  c.add({
+    id: 'content.shown',
+    what: "the path, title and kind shown, and each judgment's contentSha256, are those of the content",
+    valid: problems.length === 0,
+    why: problems.join('; ') || undefined,
+  });
   return { content: shown.content, contentSha256: shown.contentSha256 };
 }
 
@@ -335,50 +332,54 @@ function contentCheck(c: Checks, kind: ProposalKind, proposal: Json, judgments: 
 // proposalJudgmentsChecking, reported here one check each).
 function judgeSignatureChecks(c: Checks, l2: JudgmentsReport, v2: boolean) {
   for (const j of l2.checks) {
-    c.add('judgment.payload', 'L2', 'the shown fields are what the judge signed', j.payloadMatches, j.payloadMatches ? undefined : j.problems[0], j.judgmentId);
-    c.add(
-      'judgment.signature',
-      'L2',
-      `${j.agentTag}'s Ed25519 signature`,
-      j.signatureValid,
-      j.signatureValid ? undefined : 'does not verify under the public key shown',
-      j.judgmentId,
-    );
-    c.add(
-      'judgment.key',
-      'L2',
-      `the key was ${j.agentTag}'s when the judgment arrived`,
-      j.key === 'current' || j.key === 'prior' ? true : j.key === 'unchecked' ? null : false,
-      j.key === 'unchecked'
-        ? 'not checked: the bundle has no public profile of this judge'
-        : j.key === 'not-the-judges'
-          ? "not one of the judge's keys in that window"
-          : j.key,
-      j.judgmentId,
-    );
+    c.add({
+      id: 'judgment.payload',
+      what: 'the shown fields are what the judge signed',
+      valid: j.payloadMatches,
+      why: j.payloadMatches ? undefined : j.problems[0],
+      subject: j.judgmentId,
+    });
+    c.add({
+      id: 'judgment.signature',
+      what: `${j.agentTag}'s Ed25519 signature`,
+      valid: j.signatureValid,
+      why: j.signatureValid ? undefined : 'does not verify under the public key shown',
+      subject: j.judgmentId,
+    });
+    c.add({
+      id: 'judgment.key',
+      what: `the key was ${j.agentTag}'s when the judgment arrived`,
+      valid: j.key === 'current' || j.key === 'prior' ? true : j.key === 'unchecked' ? null : false,
+      why:
+        j.key === 'unchecked'
+          ? 'not checked: the bundle has no public profile of this judge'
+          : j.key === 'not-the-judges'
+            ? "not one of the judge's keys in that window"
+            : j.key,
+      subject: j.judgmentId,
+    });
     if (!v2) continue;
     if (j.signed === 'v2') {
-      c.add(
-        'judgment.content',
-        'L2',
-        `${j.agentTag} signed the content it judged (akas.judgment.v2)`,
-        j.contentSigned,
-        j.contentSigned === null
-          ? 'not checked: the content cannot be recomputed'
-          : j.contentSigned
-            ? undefined
-            : j.problems.find((p) => p.startsWith('the judge signed content')),
-        j.judgmentId,
-      );
+      c.add({
+        id: 'judgment.content',
+        what: `${j.agentTag} signed the content it judged (akas.judgment.v2)`,
+        valid: j.contentSigned,
+        why:
+          j.contentSigned === null
+            ? 'not checked: the content cannot be recomputed'
+            : j.contentSigned
+              ? undefined
+              : j.problems.find((p) => p.startsWith('the judge signed content')),
+        subject: j.judgmentId,
+      });
     } else {
-      c.add(
-        'judgment.content',
-        'L2',
-        `${j.agentTag} signed the content it judged`,
-        null,
-        "not checked: a v1 judgment signs no content; it is bound to the content by the node's word only (its credential and log event)",
-        j.judgmentId,
-      );
+      c.add({
+        id: 'judgment.content',
+        what: `${j.agentTag} signed the content it judged`,
+        valid: null,
+        why: "not checked: a v1 judgment signs no content; it is bound to the content by the node's word only (its credential and log event)",
+        subject: j.judgmentId,
+      });
     }
   }
 }
@@ -393,11 +394,18 @@ function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefi
     const id = String(j.judgmentId);
     const cred = bySubject.get(judgmentUrn(id));
     if (!cred) {
-      c.add('credential.present', 'L1', 'the judgment has its credential', false, 'no credential in the bundle names this judgment', id);
+      c.add({
+        id: 'credential.present',
+        what: 'the judgment has its credential',
+        valid: false,
+        why: 'no credential in the bundle names this judgment',
+        subject: id,
+      });
       continue;
     }
     const r = yield* credentialChecking(cred, { trust, at });
-    for (const check of r.checks) c.add(`credential.${check.id}`, check.layer, check.what, check.valid, check.why, id, check.anchor);
+    for (const check of r.checks)
+      c.add({ id: credentialCheckId(check.id), what: check.what, valid: check.valid, why: check.why, subject: id, anchor: check.anchor });
     const s = cred.credentialSubject as Json;
     const judge = isObject(s.judge) ? s.judge : {};
     const sig = isObject(j.signature) ? j.signature : {};
@@ -410,38 +418,47 @@ function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefi
       s.rationale === j.rationale &&
       s.composite === j.composite &&
       JSON.stringify(s.scores) === JSON.stringify(j.scores);
-    c.add(
-      'credential.matches',
-      'L1',
-      'the credential says what the judgment says',
-      same,
-      same ? undefined : 'its subject differs from the judgment in the bundle',
-      id,
-    );
+    c.add({
+      id: 'credential.matches',
+      what: 'the credential says what the judgment says',
+      valid: same,
+      why: same ? undefined : 'its subject differs from the judgment in the bundle',
+      subject: id,
+    });
     if (v2) {
       if (s.contentSha256 === undefined)
-        c.add(
-          'credential.content',
-          'L1',
-          'the credential names the content judged',
-          null,
-          'not checked: a credential issued before content binding names no content',
-          id,
-        );
+        c.add({
+          id: 'credential.content',
+          what: 'the credential names the content judged',
+          valid: null,
+          why: 'not checked: a credential issued before content binding names no content',
+          subject: id,
+        });
       else if (contentSha256 === undefined)
-        c.add('credential.content', 'L1', 'the credential names the content judged', null, 'not checked: the content cannot be recomputed', id);
+        c.add({
+          id: 'credential.content',
+          what: 'the credential names the content judged',
+          valid: null,
+          why: 'not checked: the content cannot be recomputed',
+          subject: id,
+        });
       else
-        c.add(
-          'credential.content',
-          'L1',
-          'the credential names the content judged',
-          s.contentSha256 === contentSha256,
-          s.contentSha256 === contentSha256 ? undefined : `it names ${String(s.contentSha256)}; the content shown hashes to ${contentSha256}`,
-          id,
-        );
+        c.add({
+          id: 'credential.content',
+          what: 'the credential names the content judged',
+          valid: s.contentSha256 === contentSha256,
+          why: s.contentSha256 === contentSha256 ? undefined : `it names ${String(s.contentSha256)}; the content shown hashes to ${contentSha256}`,
+          subject: id,
+        });
     }
     // The node's HMAC over the judgment: only the node holds the key.
-    c.add('judgment.nodeMac', 'L3', "the node's HMAC over the judgment", null, 'needs the node (HMAC-SHA256 under its key): not checkable offline', id);
+    c.add({
+      id: 'judgment.nodeMac',
+      what: "the node's HMAC over the judgment",
+      valid: null,
+      why: 'needs the node (HMAC-SHA256 under its key): not checkable offline',
+      subject: id,
+    });
   }
 }
 
@@ -457,7 +474,12 @@ function credentialSetCheck(c: Checks, { bundle, judgmentIds, v2 }: BundleScope)
     extra.length ? `credentials of no judgment shown: ${extra.join(', ')}` : '',
     repeated.length ? `more than one credential of ${repeated.join(', ')}` : '',
   ].filter(Boolean);
-  c.add('set.credentials', 'content', 'every credential is of a judgment in the bundle, one each', problems.length === 0, problems.join('; ') || undefined);
+  c.add({
+    id: 'set.credentials',
+    what: 'every credential is of a judgment in the bundle, one each',
+    valid: problems.length === 0,
+    why: problems.join('; ') || undefined,
+  });
 }
 
 // CAS: the content hashes listed are those the content names (content), and each matches the
@@ -465,19 +487,24 @@ function credentialSetCheck(c: Checks, { bundle, judgmentIds, v2 }: BundleScope)
 function casChecks(c: Checks, { bundle, v2, content }: BundleScope, blobHashes: BlobHashes, blobs: Blobs | undefined) {
   const refs = (Array.isArray(bundle.cas) ? bundle.cas : []) as Json[];
   if (v2) {
-    if (!content) c.add('cas.bound', 'content', 'the content hashes listed are those the content names', null, 'not checked: the content cannot be recomputed');
+    if (!content)
+      c.add({
+        id: 'cas.bound',
+        what: 'the content hashes listed are those the content names',
+        valid: null,
+        why: 'not checked: the content cannot be recomputed',
+      });
     else {
       const named = hashesNamedBy(content);
       const key = (r: { sha256?: unknown; role?: unknown }) => `${String(r.role)}:${String(r.sha256)}`;
       const unnamed = refs.filter((r) => !named.some((n) => key(n) === key(r))).map(key);
       const missing = named.filter((n) => !refs.some((r) => key(n) === key(r))).map(key);
       const ok = unnamed.length === 0 && missing.length === 0;
-      c.add(
-        'cas.bound',
-        'content',
-        'the content hashes listed are those the content names',
-        ok,
-        ok
+      c.add({
+        id: 'cas.bound',
+        what: 'the content hashes listed are those the content names',
+        valid: ok,
+        why: ok
           ? undefined
           : [
               unnamed.length ? `listed but not named by the content: ${unnamed.join(', ')}` : '',
@@ -485,30 +512,35 @@ function casChecks(c: Checks, { bundle, v2, content }: BundleScope, blobHashes: 
             ]
               .filter(Boolean)
               .join('; '),
-      );
+      });
     }
   }
   for (const ref of refs) {
     const sha = normalizeSha256(ref.sha256);
     const what = `the ${String(ref.role)} bytes hash to ${String(ref.sha256)}`;
     if (!sha) {
-      c.add('cas.hash', 'CAS', what, false, 'not a sha256', String(ref.sha256));
+      c.add({ id: 'cas.hash', what, valid: false, why: 'not a sha256', subject: String(ref.sha256) });
       continue;
     }
     const got = blobHashes.get(sha);
     if (!got) {
-      c.add('cas.hash', 'CAS', what, null, blobs ? `not checked: no file named ${sha} in ${blobs.where}` : 'not checked: pass --blobs DIR with the bytes', sha);
+      c.add({
+        id: 'cas.hash',
+        what,
+        valid: null,
+        why: blobs ? `not checked: no file named ${sha} in ${blobs.where}` : 'not checked: pass --blobs DIR with the bytes',
+        subject: sha,
+      });
       continue;
     }
     const { sha256, bytes, name: file } = got;
     const sizeOk = typeof ref.bytes !== 'number' || ref.bytes === bytes;
-    c.add(
-      'cas.hash',
-      'CAS',
+    c.add({
+      id: 'cas.hash',
       what,
-      sha256 === sha && sizeOk,
-      sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`,
-      sha,
-    );
+      valid: sha256 === sha && sizeOk,
+      why: sha256 !== sha ? `${file} hashes to ${sha256}` : sizeOk ? undefined : `${file} has ${bytes} bytes, the proposal says ${ref.bytes}`,
+      subject: sha,
+    });
   }
 }

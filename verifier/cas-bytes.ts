@@ -18,9 +18,22 @@ export function verifyCasBytes(bytes: Uint8Array, expected?: string, name = 'the
   const got = hashBytes(bytes);
   const want = typeof expected === 'string' && SHA256_ANY_CASE.test(expected.trim()) ? expected.trim().toLowerCase() : undefined;
   if (expected !== undefined && expected !== '' && !want)
-    c.add('cas.expected', 'input', 'the expected hash is a sha256', false, `not 64 hex characters: ${expected}`, name);
-  else if (!want) c.add('cas.hash', 'CAS', `${name} hashes to ${got.sha256}`, null, 'not checked: no expected sha256 given to compare with', name);
+    c.add({ id: 'cas.expected', what: 'the expected hash is a sha256', valid: false, why: `not 64 hex characters: ${expected}`, subject: name });
+  else if (!want)
+    c.add({
+      id: 'cas.hash',
+      what: `${name} hashes to ${got.sha256}`,
+      valid: null,
+      why: 'not checked: no expected sha256 given to compare with',
+      subject: name,
+    });
   else
-    c.add('cas.hash', 'CAS', `${name} hashes to ${want}`, got.sha256 === want, got.sha256 === want ? `${got.bytes} bytes` : `it hashes to ${got.sha256}`, name);
+    c.add({
+      id: 'cas.hash',
+      what: `${name} hashes to ${want}`,
+      valid: got.sha256 === want,
+      why: got.sha256 === want ? `${got.bytes} bytes` : `it hashes to ${got.sha256}`,
+      subject: name,
+    });
   return { ...c.report(), ...got };
 }

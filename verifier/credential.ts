@@ -22,9 +22,8 @@ import { base58btcDecode, parseDidKeyUrl } from '../src/core/didkey.js';
 import { canonicalize } from '../src/core/jcs.js';
 import { judgmentSigningString } from '../src/core/judgment.js';
 import { kindOfProposalId, PROPOSAL_KINDS, type ProposalKind } from '../src/core/kinds.js';
-import { parseStrictJson } from '../src/core/strict-json.js';
 import type { IssuerTrust } from './issuer-keys.js';
-import { Checks, type Report } from './report.js';
+import { Checks, readJsonInput, type CheckId, type Report } from './report.js';
 import { contextProblem, idProblem, isObject, issuerOf, subjectsOf, typeProblem, validityProblem } from './vc.js';
 
 export interface CredentialOptions {
@@ -50,63 +49,76 @@ type Json = Record<string, unknown>;
 
 /**
  * Verifies one credential: the raw bytes or text of a file (strict JSON is checked then), or
- * an already parsed value. Never throws for a bad credential: every failure is a check.
- * Synchronous: for Node (the browser build has verifyCredentialAsync only).
+ * an already parsed value. Never throws for a bad credential: every failure is a check; throws
+ * NotCheckableError (code invalid_json) for bytes or text that are not strict JSON, which are
+ * no credential to judge (PROTOCOL 8.8). Synchronous: for Node (the browser build has
+ * verifyCredentialAsync only).
  */
 export function verifyCredential(input: string | Uint8Array | unknown, options: CredentialOptions = {}): CredentialReport {
-  return runNow(credentialChecking(input, options));
+  return runNow(credentialChecking(readJsonInput(input, 'a credential'), options));
 }
 
-/** verifyCredential where Ed25519 is asynchronous (WebCrypto in a browser); the same checks. */
+/** verifyCredential where Ed25519 is asynchronous (WebCrypto in a browser); the same checks. Rejects with NotCheckableError for what is not strict JSON. */
 export function verifyCredentialAsync(input: string | Uint8Array | unknown, options: CredentialOptions = {}): Promise<CredentialReport> {
-  return runAsync(credentialChecking(input, options));
+  return runAsync(credentialInputChecking(input, options));
 }
 
-/** Reads strict JSON into a check; answers the value, or undefined when it is not strict JSON. */
-export function readInput(c: Checks, input: unknown): { value: unknown } | undefined {
-  if (typeof input !== 'string' && !(input instanceof Uint8Array)) return { value: input };
-  const parsed = parseStrictJson(input);
-  if (!c.add('json', 'input', 'strict JSON (UTF-8, no duplicate keys, no lone surrogates)', parsed.ok, parsed.ok ? undefined : parsed.reason)) return undefined;
-  return { value: (parsed as { value: unknown }).value };
+// The input read inside the generator: the async variant then rejects rather than throws.
+function* credentialInputChecking(input: unknown, options: CredentialOptions): Checking<CredentialReport> {
+  return yield* credentialChecking(readJsonInput(input, 'a credential'), options);
 }
 
-/** The checks of verifyCredential, as a generator of the signatures they need (src/core/checking.ts). */
-export function* credentialChecking(input: unknown, options: CredentialOptions = {}): Checking<CredentialReport> {
+/**
+ * The checks of verifyCredential on a parsed document, as a generator of the signatures they
+ * need (src/core/checking.ts): a bundle's, a presentation's or a status list's credential is
+ * checked as it stands, never read again from a string.
+ */
+export function* credentialChecking(doc: unknown, options: CredentialOptions = {}): Checking<CredentialReport> {
   const c = new Checks();
-  const read = readInput(c, input);
-  if (!read) return c.report();
-  const doc = read.value;
   options.onDocument?.(doc);
-  if (!c.add('shape', 'L1', 'a JSON object', isObject(doc), isObject(doc) ? undefined : 'a credential is a JSON object')) return c.report();
+  if (!c.add({ id: 'shape', what: 'a JSON object', valid: isObject(doc), why: isObject(doc) ? undefined : 'a credential is a JSON object' })) return c.report();
   const vc = doc as Json;
   const at = options.at ?? Date.now();
 
   const contextBad = contextProblem(vc['@context']);
-  c.add(
-    'context',
-    'L1',
-    '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)',
-    contextBad === null,
-    contextBad ?? undefined,
-  );
+  c.add({
+    id: 'context',
+    what: '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)',
+    valid: contextBad === null,
+    why: contextBad ?? undefined,
+  });
   const idBad = idProblem(vc.id, 'the credential');
-  c.add('id', 'L1', "the credential's id, if any, is a single URL (VC DM 2.0 §4.4)", idBad === null, idBad ?? undefined);
+  c.add({ id: 'id', what: "the credential's id, if any, is a single URL (VC DM 2.0 §4.4)", valid: idBad === null, why: idBad ?? undefined });
   const typeBad = typeProblem(vc.type, 'VerifiableCredential');
-  c.add('type', 'L1', 'type includes VerifiableCredential, every type a term or URL (VC DM 2.0 §4.5)', typeBad === null, typeBad ?? undefined);
+  c.add({
+    id: 'type',
+    what: 'type includes VerifiableCredential, every type a term or URL (VC DM 2.0 §4.5)',
+    valid: typeBad === null,
+    why: typeBad ?? undefined,
+  });
   const iss = issuerOf(vc.issuer);
   const issuer = 'id' in iss ? iss.id : undefined;
-  c.add('issuer', 'L1', 'an issuer: a URL, or an object whose id is a URL (VC DM 2.0 §4.7)', issuer !== undefined, 'id' in iss ? iss.id : iss.problem);
+  c.add({
+    id: 'issuer',
+    what: 'an issuer: a URL, or an object whose id is a URL (VC DM 2.0 §4.7)',
+    valid: issuer !== undefined,
+    why: 'id' in iss ? iss.id : iss.problem,
+  });
   const subj = subjectsOf(vc.credentialSubject);
   const subjects = 'subjects' in subj ? subj.subjects : undefined;
-  c.add(
-    'credentialSubject',
-    'L1',
-    'credentialSubject is a set of objects, each making a claim, each id a URL (VC DM 2.0 §4.8)',
-    subjects !== undefined,
-    'problem' in subj ? subj.problem : subjects!.length > 1 ? `${subjects!.length} subjects` : undefined,
-  );
+  c.add({
+    id: 'credentialSubject',
+    what: 'credentialSubject is a set of objects, each making a claim, each id a URL (VC DM 2.0 §4.8)',
+    valid: subjects !== undefined,
+    why: 'problem' in subj ? subj.problem : subjects!.length > 1 ? `${subjects!.length} subjects` : undefined,
+  });
   const datesBad = validityProblem(vc);
-  c.add('dates', 'L1', 'validFrom and validUntil are XML Schema dateTimeStamps, in order (VC DM 2.0 §4.9)', datesBad === null, datesBad ?? undefined);
+  c.add({
+    id: 'dates',
+    what: 'validFrom and validUntil are XML Schema dateTimeStamps, in order (VC DM 2.0 §4.9)',
+    valid: datesBad === null,
+    why: datesBad ?? undefined,
+  });
 
   const proofs = yield* proofsChecking(c, vc, { purpose: 'assertionMethod', controller: issuer, controllerName: 'issuer', at });
 
@@ -114,19 +126,22 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
   const until = timeOf(vc.validUntil);
   const early = Number.isFinite(from) && at < from;
   const late = Number.isFinite(until) && at >= until;
-  c.add('validity', 'L1', validAtWhat(at), !early && !late, early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined);
+  c.add({
+    id: 'validity',
+    what: validAtWhat(at),
+    valid: !early && !late,
+    why: early ? `not valid before ${vc.validFrom}` : late ? `expired at ${vc.validUntil}` : undefined,
+  });
 
   // The anchor (issue 32): the issuer is one the auditor pinned, else the verdict is unanchored.
   if (options.issuer !== undefined && !options.trust) {
-    c.add(
-      'issuer.pinned',
-      'L1',
-      `the issuer is ${options.issuer}`,
-      issuer === options.issuer,
-      issuer === options.issuer ? undefined : `the issuer is ${issuer}`,
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'issuer.pinned',
+      what: `the issuer is ${options.issuer}`,
+      valid: issuer === options.issuer,
+      why: issuer === options.issuer ? undefined : `the issuer is ${issuer}`,
+      anchor: true,
+    });
   }
   if (options.trust && proofs.controllerKeys.length) {
     const t = options.trust;
@@ -136,27 +151,26 @@ export function* credentialChecking(input: unknown, options: CredentialOptions =
     for (const did of proofs.controllerKeys) {
       const key = t.keys.get(did);
       const inWindow = key !== undefined && Number.isFinite(signedAt) && signedAt >= key.from && signedAt < key.until;
-      c.add(
-        'issuer.key',
-        'L1',
-        `the signing key was the issuer's (${pin}) at validFrom`,
-        inWindow,
-        key === undefined
-          ? t.byTrustFile
-            ? `${did} is not one of the issuer keys the trust file pins`
-            : `${did} is not one of the issuer keys reached from ${t.pinned}${t.problems.length ? ` (${t.problems.join('; ')})` : ''}`
-          : inWindow
-            ? undefined
-            : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}${
-                t.byTrustFile ? ' (its window in the trust ' + 'file)' : ''
-              }, not at ${vc.validFrom ?? proofs.created}`,
-        undefined,
-        true,
-      );
+      c.add({
+        id: 'issuer.key',
+        what: `the signing key was the issuer's (${pin}) at validFrom`,
+        valid: inWindow,
+        why:
+          key === undefined
+            ? t.byTrustFile
+              ? `${did} is not one of the issuer keys the trust file pins`
+              : `${did} is not one of the issuer keys reached from ${t.pinned}${t.problems.length ? ` (${t.problems.join('; ')})` : ''}`
+            : inWindow
+              ? undefined
+              : `that key was the issuer's from ${iso(key.from)} until ${iso(key.until)}${
+                  t.byTrustFile ? ' (its window in the trust ' + 'file)' : ''
+                }, not at ${vc.validFrom ?? proofs.created}`,
+        anchor: true,
+      });
     }
   } else if (options.trust)
-    c.add('issuer.key', 'L1', "the signing key was the issuer's at validFrom", false, 'no proof by the issuer to check', undefined, true);
-  else if (options.issuer === undefined) c.add('issuer.pinned', 'L1', ISSUER_PINNED, null, ISSUER_UNPINNED, undefined, true);
+    c.add({ id: 'issuer.key', what: "the signing key was the issuer's at validFrom", valid: false, why: 'no proof by the issuer to check', anchor: true });
+  else if (options.issuer === undefined) c.add({ id: 'issuer.pinned', what: ISSUER_PINNED, valid: null, why: ISSUER_UNPINNED, anchor: true });
   if (options.checkJudgeSignature) yield* judgeSignatureChecking(c, vc.credentialSubject);
   // Fields set on the report, not spread into a new object: once per credential of a batch.
   const report: CredentialReport = c.report();
@@ -179,7 +193,7 @@ export interface ProofExpectations {
   purpose: 'assertionMethod' | 'authentication';
   /** The DID the proofs must be by (the issuer, the holder); undefined when there is none. */
   controller: string | undefined;
-  controllerName: string;
+  controllerName: 'issuer' | 'holder';
   at: number;
   /** Data Integrity §4.4 step 6: the challenge the verifier gave, which proof.challenge must match. */
   challenge?: string;
@@ -211,8 +225,8 @@ const SHAPE_WHAT = {
 };
 const SIGNATURE_WHAT = `the ${EDDSA_JCS_2022} signature verifies under the verification method's key (eddsa-jcs-2022 §3.3.7)`;
 const SIGNATURE_UNCHECKED = `the ${EDDSA_JCS_2022} signature verifies`;
-const CONTROLLER = new Map<string, { id: string; what: string }>();
-const controllerCheck = (name: string) => {
+const CONTROLLER = new Map<string, { id: CheckId; what: string }>();
+const controllerCheck = (name: 'issuer' | 'holder') => {
   let c = CONTROLLER.get(name);
   if (!c) CONTROLLER.set(name, (c = { id: `${name}.controller`, what: `the verification method's controller is the ${name}` }));
   return c;
@@ -234,19 +248,18 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
   const isSet = Array.isArray(proof);
   const result: ProofsResult = { controllerKeys: [], count: 0 };
   if (proof === undefined || (isSet && list.length === 0)) {
-    c.add('proof.shape', 'L1', SHAPE_WHAT[expect.purpose], false, isSet ? 'an empty proof set' : 'no proof');
-    c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: there is no proof');
+    c.add({ id: 'proof.shape', what: SHAPE_WHAT[expect.purpose], valid: false, why: isSet ? 'an empty proof set' : 'no proof' });
+    c.add({ id: 'proof.signature', what: SIGNATURE_UNCHECKED, valid: null, why: 'not checked: there is no proof' });
     return result;
   }
   if (list.length > MAX_PROOFS_PER_DOCUMENT) {
-    c.add(
-      'proof.shape',
-      'L1',
-      SHAPE_WHAT[expect.purpose],
-      false,
-      `a set of ${list.length} proofs: a document carries at most ${MAX_PROOFS_PER_DOCUMENT} (PROTOCOL 8.5)`,
-    );
-    c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: too many proofs');
+    c.add({
+      id: 'proof.shape',
+      what: SHAPE_WHAT[expect.purpose],
+      valid: false,
+      why: `a set of ${list.length} proofs: a document carries at most ${MAX_PROOFS_PER_DOCUMENT} (PROTOCOL 8.5)`,
+    });
+    c.add({ id: 'proof.signature', what: SIGNATURE_UNCHECKED, valid: null, why: 'not checked: too many proofs' });
     return result;
   }
   // The document each proof secures (eddsa-jcs-2022 §3.3.2 step 1): the document without `proof`.
@@ -266,17 +279,16 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
   if (expect.controller !== undefined || expect.purpose === 'assertionMethod') {
     const ok = byController > 0;
     const check = controllerCheck(expect.controllerName);
-    c.add(
-      check.id,
-      'L1',
-      check.what,
-      ok,
-      ok
+    c.add({
+      id: check.id,
+      what: check.what,
+      valid: ok,
+      why: ok
         ? isSet
           ? `${byController} of ${list.length} proofs by the ${expect.controllerName}`
           : undefined
         : `no proof's verification method is controlled by the ${expect.controllerName} ${expect.controller ?? '(none given)'}`,
-    );
+    });
   }
   return result;
 }
@@ -335,48 +347,45 @@ function* oneProofChecking(
     if (p.expires !== undefined && !isDateTimeStamp(p.expires)) problems.push(`proof.expires ${JSON.stringify(p.expires)} is not a dateTimeStamp`);
     if (p.previousProof !== undefined) problems.push('proof.previousProof: proof chains (Data Integrity §2.1.2) are not supported');
   }
-  const shaped = c.add('proof.shape', 'L1', SHAPE_WHAT[expect.purpose], problems.length === 0, problems.join('; ') || undefined, subject);
+  const shaped = c.add({ id: 'proof.shape', what: SHAPE_WHAT[expect.purpose], valid: problems.length === 0, why: problems.join('; ') || undefined, subject });
   if (!shaped || !p) {
-    c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: the proof above is malformed', subject);
+    c.add({ id: 'proof.signature', what: SIGNATURE_UNCHECKED, valid: null, why: 'not checked: the proof above is malformed', subject });
     return null;
   }
 
   // Data Integrity §2.1: a proof past its expires is no longer valid.
   if (p.expires !== undefined) {
     const live = expect.at < timeOf(p.expires);
-    c.add(
-      'proof.expires',
-      'L1',
-      `the proof has not expired at ${new Date(expect.at).toISOString()} (Data Integrity §2.1)`,
-      live,
-      live ? undefined : `the proof expired at ${p.expires}`,
+    c.add({
+      id: 'proof.expires',
+      what: `the proof has not expired at ${new Date(expect.at).toISOString()} (Data Integrity §2.1)`,
+      valid: live,
+      why: live ? undefined : `the proof expired at ${p.expires}`,
       subject,
-    );
+    });
   }
   // Data Integrity §4.4 steps 5 and 6: the domain and challenge the verifier gave.
   if (expect.domain !== undefined) {
     const want = Array.isArray(expect.domain) ? expect.domain : [expect.domain];
     const got = Array.isArray(p.domain) ? p.domain : p.domain === undefined ? [] : [p.domain];
     const ok = got.every((d) => typeof d === 'string') && sameSet(want, got as string[]);
-    c.add(
-      'proof.domain',
-      'L1',
-      `the proof's domain is ${want.join(', ')} (Data Integrity §4.4)`,
-      ok,
-      ok ? undefined : `proof.domain is ${JSON.stringify(p.domain)}`,
+    c.add({
+      id: 'proof.domain',
+      what: `the proof's domain is ${want.join(', ')} (Data Integrity §4.4)`,
+      valid: ok,
+      why: ok ? undefined : `proof.domain is ${JSON.stringify(p.domain)}`,
       subject,
-    );
+    });
   }
   if (expect.challenge !== undefined) {
     const ok = p.challenge === expect.challenge;
-    c.add(
-      'proof.challenge',
-      'L1',
-      "the proof's challenge is the one given (Data Integrity §4.4)",
-      ok,
-      ok ? undefined : `proof.challenge is ${JSON.stringify(p.challenge)}`,
+    c.add({
+      id: 'proof.challenge',
+      what: "the proof's challenge is the one given (Data Integrity §4.4)",
+      valid: ok,
+      why: ok ? undefined : `proof.challenge is ${JSON.stringify(p.challenge)}`,
       subject,
-    );
+    });
   }
 
   // eddsa-jcs-2022 §3.3.2 step 4: the proof's @context, when present, must start the document's.
@@ -393,40 +402,37 @@ function* oneProofChecking(
       contextPrefix = false;
     }
   }
-  c.add(
-    'proof.context',
-    'L1',
-    "the proof's @context is a prefix of the document's (eddsa-jcs-2022 §3.3.2)",
-    contextPrefix,
-    contextPrefix ? undefined : 'proof.@context does not start the document @context',
+  c.add({
+    id: 'proof.context',
+    what: "the proof's @context is a prefix of the document's (eddsa-jcs-2022 §3.3.2)",
+    valid: contextPrefix,
+    why: contextPrefix ? undefined : 'proof.@context does not start the document @context',
     subject,
-  );
+  });
 
   // The verification method: a did:key URL whose fragment is its Ed25519 Multikey (eddsa-jcs-2022 §2.1.1).
   const vm = parseDidKeyUrl(p.verificationMethod);
-  c.add(
-    'proof.verificationMethod',
-    'L1',
-    'the verification method is an Ed25519 did:key URL (did:key:z..#z..)',
-    vm !== null,
-    vm === null ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL` : isSetSubject(subject) ? vm.did : undefined,
+  c.add({
+    id: 'proof.verificationMethod',
+    what: 'the verification method is an Ed25519 did:key URL (did:key:z..#z..)',
+    valid: vm !== null,
+    why: vm === null ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL` : isSetSubject(subject) ? vm.did : undefined,
     subject,
-  );
+  });
 
   // eddsa-jcs-2022 §3.3.2 step 3 and §3.3.7: proofValue is base58-btc multibase; an Ed25519 signature is 64 bytes.
   const raw = typeof p.proofValue === 'string' && p.proofValue.startsWith('z') ? base58btcDecode(p.proofValue.slice(1)) : null;
   const proofValueOk = raw !== null && raw.length === 64;
-  c.add(
-    'proof.proofValue',
-    'L1',
-    'proofValue is base58-btc multibase of exactly 64 bytes',
-    proofValueOk,
-    proofValueOk ? undefined : raw === null ? 'proofValue is not z-prefixed base58-btc' : `proofValue decodes to ${raw.length} bytes`,
+  c.add({
+    id: 'proof.proofValue',
+    what: 'proofValue is base58-btc multibase of exactly 64 bytes',
+    valid: proofValueOk,
+    why: proofValueOk ? undefined : raw === null ? 'proofValue is not z-prefixed base58-btc' : `proofValue decodes to ${raw.length} bytes`,
     subject,
-  );
+  });
 
   if (!(vm && proofValueOk && contextPrefix)) {
-    c.add('proof.signature', 'L1', SIGNATURE_UNCHECKED, null, 'not checked: the proof above is malformed', subject);
+    c.add({ id: 'proof.signature', what: SIGNATURE_UNCHECKED, valid: null, why: 'not checked: the proof above is malformed', subject });
     return vm;
   }
   // eddsa-jcs-2022 §3.3.2: proofOptions is the proof without proofValue (step 2); the
@@ -448,7 +454,7 @@ function* oneProofChecking(
   // The signature check yielded directly (one generator less per credential on the hot path).
   const holds = hashData !== null && (yield { publicKey: vm.publicKey, message: hashData, signature: raw! });
   if (hashData !== null && !holds) why = 'the Ed25519 signature does not verify: the document or its proof was changed, or signed by another key';
-  c.add('proof.signature', 'L1', SIGNATURE_WHAT, holds, why, subject);
+  c.add({ id: 'proof.signature', what: SIGNATURE_WHAT, valid: holds, why, subject });
   return vm;
 }
 
@@ -468,7 +474,12 @@ function* judgeSignatureChecking(c: Checks, subject: unknown): Checking<void> {
     !(PROPOSAL_KINDS as string[]).includes(kind) ||
     kindOfProposalId(proposalId) !== kind
   ) {
-    c.add('judge.signature', 'L2', "the judge's own Ed25519 signature", false, 'the subject is not a judgment (judge, kind and proposalId)');
+    c.add({
+      id: 'judge.signature',
+      what: "the judge's own Ed25519 signature",
+      valid: false,
+      why: 'the subject is not a judgment (judge, kind and proposalId)',
+    });
     return;
   }
   // A judge who signed v2 signed the content the subject names; one who signed v1 (SPEC's
@@ -480,22 +491,26 @@ function* judgeSignatureChecking(c: Checks, subject: unknown): Checking<void> {
     v1 = judgmentSigningString(fields);
     if (typeof s.contentSha256 === 'string') v2 = judgmentSigningString({ ...fields, contentSha256: s.contentSha256 });
   } catch {
-    c.add('judge.signature', 'L2', "the judge's own Ed25519 signature", false, 'the subject lacks the scores or rationale that were signed');
+    c.add({
+      id: 'judge.signature',
+      what: "the judge's own Ed25519 signature",
+      valid: false,
+      why: 'the subject lacks the scores or rationale that were signed',
+    });
     return;
   }
   const signedV2 = v2 !== undefined && (yield* ed25519Hex(judge.publicKey, v2, s.judgeSignature));
   const ok = signedV2 || (yield* ed25519Hex(judge.publicKey, v1, s.judgeSignature));
-  c.add(
-    'judge.signature',
-    'L2',
-    `${judge.tag}'s Ed25519 signature over its judgment`,
-    ok,
-    ok
+  c.add({
+    id: 'judge.signature',
+    what: `${judge.tag}'s Ed25519 signature over its judgment`,
+    valid: ok,
+    why: ok
       ? signedV2
         ? 'akas.judgment.v2: the judge signed the content named'
         : v2 !== undefined
           ? "akas.judgment.v1: the judge signed no content; the content is the node's word"
           : undefined
       : "judgeSignature does not verify under the judge's key over the subject's fields",
-  );
+  });
 }

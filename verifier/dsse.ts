@@ -14,8 +14,7 @@ import { AKAS_PREDICATE_BASE, dsseBase64, IN_TOTO_PAYLOAD_TYPE, pae, STATEMENT_T
 import { parseStrictJson } from '../src/core/strict-json.js';
 import { dsseKey, ecdsaRaw, keyOfObject, type DsseKey, type KeyObjectLike } from './dsse-key.js';
 import type { IssuerTrust, TrustedKey } from './issuer-keys.js';
-import { NotCheckableError } from './judgment.js';
-import { Checks, type Report } from './report.js';
+import { Checks, readJsonInput, type Report } from './report.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -38,10 +37,7 @@ export interface DsseOptions {
  * already parsed; throws NotCheckableError (the check cannot run) for text that is not strict JSON.
  */
 export function readSupplyChainJson(input: unknown, what: string): unknown {
-  if (typeof input !== 'string' && !(input instanceof Uint8Array)) return input;
-  const parsed = parseStrictJson(input);
-  if (!parsed.ok) throw new NotCheckableError(`not a ${what}: ${parsed.reason}`);
-  return parsed.value;
+  return readJsonInput(input, `a ${what}`);
 }
 
 /**
@@ -110,23 +106,23 @@ function windowChecking(c: Checks, held: TrustedKey[], st: Json, now: number, by
   const { k, v } = best;
   const window = `${k.did} was the issuer's from ${iso(k.from)} until ${iso(k.until)} (${source})`;
   const named = logged ? `the Statement's ${logged.field} ${iso(logged.at)}` : undefined;
-  c.add(
-    'issuer.window',
-    'L1',
-    `the signing key was the issuer's when it signed (${source})`,
-    v,
-    v === true
-      ? `${k.did} is the issuer's now, as ${byTrustFile ? 'the trust file says' : 'the signed rotations say'}`
-      : v === false
-        ? now < k.from
-          ? `${window}: its window has not begun`
-          : `${window}, and it signed after ${named}: after it was rotated out`
-        : `not checked: ${window}, and the envelope carries no time it was signed at${
-            named ? ` (${named} shows only that it signed after then)` : ''
-          }; export it again (the node signs with its current key)`,
+  c.add({
+    id: 'issuer.window',
+    what: `the signing key was the issuer's when it signed (${source})`,
+    valid: v,
+    why:
+      v === true
+        ? `${k.did} is the issuer's now, as ${byTrustFile ? 'the trust file says' : 'the signed rotations say'}`
+        : v === false
+          ? now < k.from
+            ? `${window}: its window has not begun`
+            : `${window}, and it signed after ${named}: after it was rotated out`
+          : `not checked: ${window}, and the envelope carries no time it was signed at${
+              named ? ` (${named} shows only that it signed after then)` : ''
+            }; export it again (the node signs with its current key)`,
     subject,
-    true,
-  );
+    anchor: true,
+  });
 }
 
 /** The checks of one envelope, added to `c`; answers the Statement when the signature held. */
@@ -139,24 +135,22 @@ export function* envelopeChecking(c: Checks, env: unknown, signer: DsseSigner, s
     typeof env.payloadType === 'string' &&
     sigs.length > 0 &&
     sigs.every((s) => isObject(s) && dsseBase64(s.sig) && (s.keyid === undefined || typeof s.keyid === 'string'));
-  c.add(
-    'dsse.shape',
-    'input',
-    'a DSSE envelope: payload and payloadType, one or more signatures, base64 where base64 belongs',
-    shaped,
-    shaped ? undefined : 'payload, payloadType or signatures[].sig is missing or not base64 (or a keyid is not a string)',
+  c.add({
+    id: 'dsse.shape',
+    what: 'a DSSE envelope: payload and payloadType, one or more signatures, base64 where base64 belongs',
+    valid: shaped,
+    why: shaped ? undefined : 'payload, payloadType or signatures[].sig is missing or not base64 (or a keyid is not a string)',
     subject,
-  );
+  });
   if (!shaped || !isObject(env) || payload === null) return null;
   const type = env.payloadType as string;
-  c.add(
-    'dsse.payloadType',
-    'content',
-    `the payload is an in-toto Statement (${IN_TOTO_PAYLOAD_TYPE})`,
-    type === IN_TOTO_PAYLOAD_TYPE,
-    `payloadType is ${type}`,
+  c.add({
+    id: 'dsse.payloadType',
+    what: `the payload is an in-toto Statement (${IN_TOTO_PAYLOAD_TYPE})`,
+    valid: type === IN_TOTO_PAYLOAD_TYPE,
+    why: `payloadType is ${type}`,
     subject,
-  );
+  });
   const message = pae(type, payload);
   const pinnedKeys = isTrust(signer);
   // Every candidate key that signed, with the first of its signatures that holds.
@@ -169,16 +163,15 @@ export function* envelopeChecking(c: Checks, env: unknown, signer: DsseSigner, s
       }
   const first = held[0];
   const pinnedBy = pinnedKeys && !signer.byTrustFile ? `reached from ${signer.pinned}` : 'the trust file pins';
-  c.add(
-    'dsse.signature',
-    'L1',
-    `a signature over the envelope's PAE holds under ${pinnedKeys ? `an issuer key ${pinnedBy}` : 'the given key'}`,
-    first !== undefined,
-    first
+  c.add({
+    id: 'dsse.signature',
+    what: `a signature over the envelope's PAE holds under ${pinnedKeys ? `an issuer key ${pinnedBy}` : 'the given key'}`,
+    valid: first !== undefined,
+    why: first
       ? `signature ${first.i} (keyid ${String((sigs[first.i] as Json).keyid ?? '')})${first.pinned ? ` by ${first.pinned.did}` : ''}`
       : `none of the ${sigs.length} signature(s) is ${pinnedKeys ? `by an issuer key ${pinnedBy}` : "the given key's"} over this payload`,
     subject,
-  );
+  });
   if (!first) return null;
   const st = statementOf(payload);
   const subjects = st && Array.isArray(st.subject) ? st.subject : [];
@@ -188,16 +181,15 @@ export function* envelopeChecking(c: Checks, env: unknown, signer: DsseSigner, s
     typeof st.predicateType === 'string' &&
     subjects.length > 0 &&
     subjects.every((s) => isObject(s) && isObject(s.digest) && Object.keys(s.digest).length > 0);
-  c.add(
-    'statement.shape',
-    'content',
-    'the payload is an in-toto Statement v1 with a subject digest and a predicateType',
-    ok,
-    ok
+  c.add({
+    id: 'statement.shape',
+    what: 'the payload is an in-toto Statement v1 with a subject digest and a predicateType',
+    valid: ok,
+    why: ok
       ? `${String(st?.predicateType)} about ${subjects.length} subject(s)`
       : 'the payload is not an in-toto Statement v1 (strict JSON) with subjects that each have a digest',
     subject,
-  );
+  });
   if (!ok || st === null) return null;
   const pinned = held.flatMap((h) => (h.pinned ? [h.pinned] : []));
   if (pinned.length) windowChecking(c, pinned, st, options.now ?? Date.now(), isTrust(signer) && signer.byTrustFile === true, subject);

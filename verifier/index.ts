@@ -2,8 +2,8 @@
 // src/core and data/ only. Named here is what the CLI and the benches use (issue 31, 7); the
 // browser build has its own entry (browser.ts), and a test of one check imports its module.
 export { blobsInFolder, hashFile, normalizeSha256, readCasManifest, verifyCasFile, verifyCasManifest } from './cas.js';
-export { NotCheckableError, parseAgentKeys, verifyProposalJudgments } from './judgment.js';
-export { type Check, Checks, exitOf, tally, verdictOf } from './report.js';
+export { parseAgentKeys, verifyProposalJudgments } from './judgment.js';
+export { type Check, type CheckId, CHECKS, Checks, exitOf, NotCheckableError, tally, verdictOf } from './report.js';
 export { parseTrust, parseTlogPolicy, TRUST_TYPE, TrustFileError, type Trust } from './trust.js';
 export { type CredentialReport, verifyCredential } from './credential.js';
 export { type IssuerTrust, trustIssuerKeys } from './issuer-keys.js';

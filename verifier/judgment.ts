@@ -19,6 +19,7 @@ import { judgmentSigningString, JUDGMENT_V2 } from '../src/core/judgment.js';
 import { kindOfProposalId, type ProposalKind } from '../src/core/kinds.js';
 import { sha256 } from '../src/core/crypto.js';
 import { parseStrictJson } from '../src/core/strict-json.js';
+import { NotCheckableError } from './report.js';
 
 export type KeyBinding = 'current' | 'prior' | 'not-the-judges' | 'unchecked';
 
@@ -82,8 +83,9 @@ export interface AgentKeys {
   signing: { publicKey: string; validFrom: number; priorKeys: Array<{ publicKey: string; validFrom: number; validUntil: number }> };
 }
 
-/** Thrown when the input is not a proposal detail (or a profile is not one): the check cannot run. */
-export class NotCheckableError extends Error {}
+// Thrown when the input is not a proposal detail (or a profile is not one): the check cannot run.
+// One class for every verifier (report.ts), exported here too, where it was first.
+export { NotCheckableError };
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

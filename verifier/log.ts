@@ -106,18 +106,29 @@ export function* logInclusionChecking(
       leafShown = `the leafHash shown (${String(shown)}) is not the leaf of the entry's fields`;
     }
   }
-  c.add(
-    'log.entry',
-    'L3',
-    "the entry's fields hash to its hash",
-    fieldsOk,
-    fieldsOk ? undefined : (leafShown ?? 'the entry was changed after it was hashed'),
+  c.add({
+    id: 'log.entry',
+    what: "the entry's fields hash to its hash",
+    valid: fieldsOk,
+    why: fieldsOk ? undefined : (leafShown ?? 'the entry was changed after it was hashed'),
     subject,
-  );
+  });
   const opened = yield* openCheckpointChecking(doc.checkpoint, logKeys);
-  c.add('log.checkpoint', 'L3', 'the checkpoint is signed by the log key', opened.ok, opened.ok ? `size ${opened.checkpoint.size}` : opened.reason, subject);
+  c.add({
+    id: 'log.checkpoint',
+    what: 'the checkpoint is signed by the log key',
+    valid: opened.ok,
+    why: opened.ok ? `size ${opened.checkpoint.size}` : opened.reason,
+    subject,
+  });
   if (!opened.ok || !fieldsOk) {
-    c.add('log.inclusion', 'L3', 'the entry is in the signed tree', null, 'not checked: the entry or the checkpoint above does not hold', subject);
+    c.add({
+      id: 'log.inclusion',
+      what: 'the entry is in the signed tree',
+      valid: null,
+      why: 'not checked: the entry or the checkpoint above does not hold',
+      subject,
+    });
     return false;
   }
   const cp = opened.checkpoint;
@@ -126,18 +137,17 @@ export function* logInclusionChecking(
   const size = inc.size;
   const shapeOk = typeof index === 'number' && index === entry.seq && size === cp.size && proof.every((p): p is Buffer => p !== null);
   const included = shapeOk && verifyInclusion(index as number, size as number, leafHash(entryLeaf(entry)), proof as Buffer[], cp.rootHash);
-  c.add(
-    'log.inclusion',
-    'L3',
-    `entry ${entry.seq} is in the tree of ${cp.size} entries the checkpoint signs`,
-    included,
-    included
+  c.add({
+    id: 'log.inclusion',
+    what: `entry ${entry.seq} is in the tree of ${cp.size} entries the checkpoint signs`,
+    valid: included,
+    why: included
       ? undefined
       : !shapeOk
         ? 'the proof is for another index or size, or holds a hash that is not 32 bytes'
         : 'the inclusion proof does not lead to the signed root',
     subject,
-  );
+  });
   return included;
 }
 
@@ -169,20 +179,24 @@ export function* witnessesChecking(c: Checks, note: unknown, policy: WitnessPoli
   const quorum = policy.quorum ?? policy.keys.length;
   if (bad.length || !Number.isInteger(quorum) || quorum < 1 || quorum > policy.keys.length) {
     return (
-      c.add(
-        'log.witnesses',
-        'L3',
-        'the checkpoint is cosigned by a quorum of the given witnesses',
-        false,
-        bad.length ? `not a witness key: ${bad.join(', ')}` : `a quorum of ${quorum} out of ${policy.keys.length} witness key(s) cannot be met`,
+      c.add({
+        id: 'log.witnesses',
+        what: 'the checkpoint is cosigned by a quorum of the given witnesses',
+        valid: false,
+        why: bad.length ? `not a witness key: ${bad.join(', ')}` : `a quorum of ${quorum} out of ${policy.keys.length} witness key(s) cannot be met`,
         subject,
-      ) === true
+      }) === true
     );
   }
   if (typeof note !== 'string')
     return (
-      c.add('log.witnesses', 'L3', `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`, false, 'no checkpoint', subject) ===
-      true
+      c.add({
+        id: 'log.witnesses',
+        what: `the checkpoint is cosigned by ${quorum} of the ${policy.keys.length} given witnesses`,
+        valid: false,
+        why: 'no checkpoint',
+        subject,
+      }) === true
     );
   const r = yield* cosignaturesChecking(note, policy.keys, { now: policy.now });
   const met = policy.rule ? quorumHolds(policy.rule, new Set(r.valid.map((v) => `${v.name}+${v.keyId}`))) : r.valid.length >= quorum;
@@ -200,7 +214,7 @@ export function* witnessesChecking(c: Checks, note: unknown, policy: WitnessPoli
           ? `the quorum is not met: cosigned by ${r.valid.map((v) => v.name).join(', ') || 'none'}; none from ${r.missing.join(', ')}`
           : `only ${r.valid.length} of the ${quorum} required${r.valid.length ? ` (${r.valid.map((v) => v.name).join(', ')})` : ''}; none ` +
             `from ${r.missing.join(', ')}`;
-  return c.add('log.witnesses', 'L3', what, ok, why, subject) === true;
+  return c.add({ id: 'log.witnesses', what, valid: ok, why, subject }) === true;
 }
 
 /**
@@ -222,34 +236,30 @@ export function verifyLogProofAsync(doc: unknown, logKey: string | string[] | un
 export function* logProofChecking(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Checking<Report> {
   const c = new Checks();
   if (!isObject(doc)) {
-    c.add('shape', 'input', 'an attestation with its proof ({entry, inclusion, checkpoint})', false, 'not a JSON object');
+    c.add({ id: 'shape', what: 'an attestation with its proof ({entry, inclusion, checkpoint})', valid: false, why: 'not a JSON object' });
     return c.report();
   }
   const keys = logKey === undefined ? [] : Array.isArray(logKey) ? logKey : [logKey];
   const subject = isObject(doc.entry) ? String(doc.entry.id) : undefined;
   if (!keys.length) {
-    c.add(
-      'log.key',
-      'L3',
-      'the log key is one you pinned',
-      null,
-      'not checked: pass --trust FILE or --log-key KEY (akas node-keys prints it): unanchored',
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'log.key',
+      what: 'the log key is one you pinned',
+      valid: null,
+      why: 'not checked: pass --trust FILE or --log-key KEY (akas node-keys prints it): unanchored',
+      anchor: true,
+    });
     return c.report();
   }
   const bad = keys.filter((k) => !parseVerifierKey(k));
   const key = bad.length === 0;
-  c.add(
-    'log.key',
-    'L3',
-    'the pinned log key is a C2SP Ed25519 verifier key',
-    key,
-    key ? keys.map((k) => parseVerifierKey(k)!.name).join(', ') : `not a verifier key: ${bad.join(', ')}`,
-    undefined,
-    true,
-  );
+  c.add({
+    id: 'log.key',
+    what: 'the pinned log key is a C2SP Ed25519 verifier key',
+    valid: key,
+    why: key ? keys.map((k) => parseVerifierKey(k)!.name).join(', ') : `not a verifier key: ${bad.join(', ')}`,
+    anchor: true,
+  });
   if (key) yield* logInclusionChecking(c, doc, keys, subject);
   if (witnesses) yield* witnessesChecking(c, doc.checkpoint, witnesses, subject);
   return c.report();
@@ -341,34 +351,48 @@ export function consistent(oldSize: number, oldRoot: Buffer, newSize: number, ne
 export function* consistencyChecking(doc: unknown, logKey: string): Checking<Report> {
   const c = new Checks();
   if (!isObject(doc) || typeof doc.new !== 'string') {
-    c.add('shape', 'input', 'checkpoints to check ({new, old?, proof?})', false, 'no newer checkpoint note');
+    c.add({ id: 'shape', what: 'checkpoints to check ({new, old?, proof?})', valid: false, why: 'no newer checkpoint note' });
     return c.report();
   }
   const key = parseVerifierKey(logKey);
-  c.add('log.key', 'L3', 'the pinned log key is a C2SP Ed25519 verifier key', key !== null, key ? key.name : `not a verifier key: ${logKey}`);
+  c.add({
+    id: 'log.key',
+    what: 'the pinned log key is a C2SP Ed25519 verifier key',
+    valid: key !== null,
+    why: key ? key.name : `not a verifier key: ${logKey}`,
+  });
   if (!key) return c.report();
   const newer = yield* openCheckpointChecking(doc.new, [logKey]);
-  c.add('checkpoint.new', 'L3', 'the checkpoint is signed by the log key', newer.ok, newer.ok ? `size ${newer.checkpoint.size}` : newer.reason);
+  c.add({
+    id: 'checkpoint.new',
+    what: 'the checkpoint is signed by the log key',
+    valid: newer.ok,
+    why: newer.ok ? `size ${newer.checkpoint.size}` : newer.reason,
+  });
   if (doc.old === undefined) return c.report();
   const older = yield* openCheckpointChecking(doc.old, [logKey]);
-  c.add('checkpoint.old', 'L3', 'the older checkpoint is signed by the log key', older.ok, older.ok ? `size ${older.checkpoint.size}` : older.reason);
+  c.add({
+    id: 'checkpoint.old',
+    what: 'the older checkpoint is signed by the log key',
+    valid: older.ok,
+    why: older.ok ? `size ${older.checkpoint.size}` : older.reason,
+  });
   if (!newer.ok || !older.ok) {
-    c.add('log.consistency', 'L3', 'the newer tree extends the older one', null, 'not checked: a checkpoint above does not hold');
+    c.add({ id: 'log.consistency', what: 'the newer tree extends the older one', valid: null, why: 'not checked: a checkpoint above does not hold' });
     return c.report();
   }
   const [o, n] = [older.checkpoint, newer.checkpoint];
   const holds = o.size <= n.size && (o.size === n.size ? o.rootHash.equals(n.rootHash) : consistent(o.size, o.rootHash, n.size, n.rootHash, doc.proof));
-  c.add(
-    'log.consistency',
-    'L3',
-    `the tree of ${n.size} entries extends the tree of ${o.size}`,
-    holds,
-    holds
+  c.add({
+    id: 'log.consistency',
+    what: `the tree of ${n.size} entries extends the tree of ${o.size}`,
+    valid: holds,
+    why: holds
       ? undefined
       : o.size > n.size
         ? 'the older checkpoint is the larger one'
         : 'the consistency proof does not link the two signed roots: the log was rewritten, or the proof is wrong',
-  );
+  });
   return c.report();
 }
 

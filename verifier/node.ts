@@ -20,11 +20,9 @@ import { contentSha256, type ProposalContent } from '../src/core/content.js';
 import { canonicalize } from '../src/core/jcs.js';
 import { publicKeyFromMultibase } from '../src/core/didkey.js';
 import type { ProposalKind } from '../src/core/kinds.js';
-import { parseStrictJson } from '../src/core/strict-json.js';
 import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { NotCheckableError } from './judgment.js';
 import { endorsedLogKeyChecking, logInclusionChecking } from './log.js';
-import { Checks, type Report } from './report.js';
+import { Checks, NotCheckableError, readJsonInput, type Report } from './report.js';
 
 export interface NodeOptions {
   /** The node's issuer DID to pin (from its /healthz or GET /api/node/keys). */
@@ -75,12 +73,7 @@ const PATH_KINDS: readonly ProposalKind[] = ['brief', 'capability', 'graph', 'ar
 
 /** Reads a node or brief read; throws NotCheckableError when it is neither. */
 export function parseNodeRead(input: string | Uint8Array | unknown): { doc: Json; shape: 'node' | 'brief' } {
-  let doc = input;
-  if (typeof input === 'string' || input instanceof Uint8Array) {
-    const parsed = parseStrictJson(input);
-    if (!parsed.ok) throw new NotCheckableError(`not a node read: ${parsed.reason}`);
-    doc = parsed.value;
-  }
+  const doc = readJsonInput(input, 'a node read');
   if (isObject(doc) && typeof doc.path === 'string' && NODE_KINDS.includes(doc.kind as string)) return { doc, shape: 'node' };
   if (isObject(doc) && isObject(doc.brief) && isObject(doc.manifest) && doc.kind === undefined) return { doc, shape: 'brief' };
   throw new NotCheckableError('not a knowledge node or brief read: save one with akas node PATH --json, or akas brief ID --json');
@@ -102,30 +95,28 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
   const report = (extra: Partial<NodeReport> = {}): NodeReport => ({ ...c.report(), shape, path: String(doc.path), kind, ...extra });
 
   let trust: IssuerTrust | undefined = options.trust;
-  if (trust) c.add('issuer.chain', 'L1', 'the issuer keys the trust file pins', true, `${trust.keys.size} key(s), each in its window`, undefined, true);
+  if (trust)
+    c.add({ id: 'issuer.chain', what: 'the issuer keys the trust file pins', valid: true, why: `${trust.keys.size} key(s), each in its window`, anchor: true });
   else if (options.issuer) {
     trust = yield* trustChecking(options.issuer, options.issuerKeys);
-    c.add(
-      'issuer.chain',
-      'L1',
-      `the issuer keys reached from ${options.issuer}${options.issuerKeys ? ' through rotations signed by both keys' : ''}`,
-      trust.problems.length === 0,
-      trust.problems.join('; ') || `${trust.keys.size} key(s)`,
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'issuer.chain',
+      what: `the issuer keys reached from ${options.issuer}${options.issuerKeys ? ' through rotations signed by both keys' : ''}`,
+      valid: trust.problems.length === 0,
+      why: trust.problems.join('; ') || `${trust.keys.size} key(s)`,
+      anchor: true,
+    });
   }
 
   const ev = doc.evidence;
   if (!isObject(ev)) {
     const implicit = shape === 'node' && doc.kind === 'branch' && doc.proposalId === undefined;
-    c.add(
-      'evidence',
-      'content',
-      'what is served is bound to the proposal that published it',
-      implicit ? null : false,
-      implicit ? 'not checked: an implicit branch, which no proposal made: nothing is published here' : 'the read carries no evidence',
-    );
+    c.add({
+      id: 'evidence',
+      what: 'what is served is bound to the proposal that published it',
+      valid: implicit ? null : false,
+      why: implicit ? 'not checked: an implicit branch, which no proposal made: nothing is published here' : 'the read carries no evidence',
+    });
     return report();
   }
   const evKind = ev.kind as ProposalKind;
@@ -133,13 +124,12 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
   const ids: string[] = [];
   if (shape === 'node' && doc.kind !== 'leaf-brief' && doc.proposalId !== ev.proposalId)
     ids.push(`the node names proposal ${String(doc.proposalId)}, its evidence ${String(ev.proposalId)}`);
-  c.add(
-    'evidence',
-    'content',
-    'the evidence is about the proposal that made what is served',
-    ids.length === 0 && typeof ev.proposalId === 'string' && evHash !== undefined,
-    ids.join('; ') || (evHash === undefined ? 'the evidence names no contentSha256' : undefined),
-  );
+  c.add({
+    id: 'evidence',
+    what: 'the evidence is about the proposal that made what is served',
+    valid: ids.length === 0 && typeof ev.proposalId === 'string' && evHash !== undefined,
+    why: ids.join('; ') || (evHash === undefined ? 'the evidence names no contentSha256' : undefined),
+  });
 
   if (shape === 'brief' || doc.kind === 'leaf-brief') yield* briefChecking(c, doc, shape, ev, trust);
   else checkServedContent(c, doc, ev, evKind);
@@ -156,38 +146,37 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
   }
   if (pinned) {
     const ok = pinned.includes(logPart.verifierKey as string);
-    c.add(
-      'log.key',
-      'L3',
-      `the log key is one pinned by ${by}`,
-      ok,
-      ok ? undefined : `the evidence names ${String(logPart.verifierKey)}, which ${by} does not pin`,
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'log.key',
+      what: `the log key is one pinned by ${by}`,
+      valid: ok,
+      why: ok ? undefined : `the evidence names ${String(logPart.verifierKey)}, which ${by} does not pin`,
+      anchor: true,
+    });
   } else if (trust)
-    c.add(
-      'log.key',
-      'L3',
-      'the log key is endorsed by a pinned issuer key',
-      logKeys !== undefined,
-      logKeys ? undefined : "no endorsement of the evidence's log key by a pinned issuer key",
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'log.key',
+      what: 'the log key is endorsed by a pinned issuer key',
+      valid: logKeys !== undefined,
+      why: logKeys ? undefined : "no endorsement of the evidence's log key by a pinned issuer key",
+      anchor: true,
+    });
   else
-    c.add(
-      'log.key',
-      'L3',
-      'the log key is trusted',
-      null,
-      'not checked: pass --trust FILE, --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)',
-      undefined,
-      true,
-    );
+    c.add({
+      id: 'log.key',
+      what: 'the log key is trusted',
+      valid: null,
+      why: 'not checked: pass --trust FILE, --log-key KEY, or --issuer DID (whose endorsement of the log key is in the evidence)',
+      anchor: true,
+    });
   const pub = ev.publication;
   if (!isObject(pub)) {
-    c.add('log.publication', 'L3', 'the log recorded the publication of this content', false, 'the evidence holds no proposal.published event');
+    c.add({
+      id: 'log.publication',
+      what: 'the log recorded the publication of this content',
+      valid: false,
+      why: 'the evidence holds no proposal.published event',
+    });
   } else {
     const entry = isObject(pub.entry) ? pub.entry : {};
     const body = isObject(entry.body) ? entry.body : {};
@@ -203,17 +192,25 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
     if (typeof body.path === 'string' && PATH_KINDS.includes(evKind) && typeof doc.path === 'string' && doc.path !== body.path)
       problems.push(`it published at ${body.path}, the read serves ${doc.path}`);
     const legacy = body.contentSha256 === undefined;
-    c.add(
-      'log.publication',
-      'L3',
-      'the log recorded the publication of this content',
-      problems.length ? false : legacy ? null : true,
-      problems.join('; ') ||
+    c.add({
+      id: 'log.publication',
+      what: 'the log recorded the publication of this content',
+      valid: problems.length ? false : legacy ? null : true,
+      why:
+        problems.join('; ') ||
         (legacy ? "not checked: published before content binding, its event names no content: bound by the node's store, not by the log" : undefined),
-      'proposal.published',
-    );
+      subject: 'proposal.published',
+    });
     if (logKeys) yield* logInclusionChecking(c, { entry: pub.entry, inclusion: pub.inclusion, checkpoint: pub.checkpoint }, logKeys, 'proposal.published');
-    else c.add('log.inclusion', 'L3', "the event is in the node's log", null, 'not checked: no trusted log key', 'proposal.published', true);
+    else
+      c.add({
+        id: 'log.inclusion',
+        what: "the event is in the node's log",
+        valid: null,
+        why: 'not checked: no trusted log key',
+        subject: 'proposal.published',
+        anchor: true,
+      });
   }
   return report({ proposalId: String(ev.proposalId), ...(evHash ? { contentSha256: evHash } : {}), contentBinding: String(ev.contentBinding) });
 }
@@ -226,17 +223,17 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
   if (evKind === 'tree-expansion' || evKind === 'spec-sharpening') {
     const content = isObject(ev.content) ? (ev.content as unknown as ProposalContent) : undefined;
     const hash = content ? hashOf(content) : undefined;
-    c.add(
-      'content.hash',
-      'content',
-      "the evidence's content hashes to its contentSha256",
-      hash !== undefined && hash === evHash && content?.kind === evKind,
-      hash === undefined
-        ? 'the evidence carries no readable content'
-        : hash === evHash
-          ? undefined
-          : `it hashes to ${hash}, the evidence says ${String(evHash)}`,
-    );
+    c.add({
+      id: 'content.hash',
+      what: "the evidence's content hashes to its contentSha256",
+      valid: hash !== undefined && hash === evHash && content?.kind === evKind,
+      why:
+        hash === undefined
+          ? 'the evidence carries no readable content'
+          : hash === evHash
+            ? undefined
+            : `it hashes to ${hash}, the evidence says ${String(evHash)}`,
+    });
     if (!content || hash === undefined) return;
     const problems: string[] = [];
     if (evKind === 'tree-expansion') {
@@ -254,21 +251,25 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
       if (doc.path !== content.path) problems.push(`the sharpening is of ${String(content.path)}`);
       if (doc.spec !== content.spec) problems.push('its spec is not the one the sharpening gave');
     }
-    c.add('content.served', 'content', 'the path, title and spec served are those of the content', problems.length === 0, problems.join('; ') || undefined);
+    c.add({
+      id: 'content.served',
+      what: 'the path, title and spec served are those of the content',
+      valid: problems.length === 0,
+      why: problems.join('; ') || undefined,
+    });
     if (evKind === 'spec-sharpening' && doc.kind !== 'branch') {
-      c.add(
-        'content.refined',
-        'content',
-        'the rest of a sharpened node (title, payload)',
-        null,
-        `not checked here: bound by the version it sharpened (read it with ?version=${Number(doc.version) - 1} and check that)`,
-      );
+      c.add({
+        id: 'content.refined',
+        what: 'the rest of a sharpened node (title, payload)',
+        valid: null,
+        why: `not checked here: bound by the version it sharpened (read it with ?version=${Number(doc.version) - 1} and check that)`,
+      });
     }
     return;
   }
   const kind = KIND_OF_LEAF[String(doc.kind)];
   if (!kind || kind !== evKind) {
-    c.add('content.hash', 'content', what, false, `a ${String(doc.kind)} node with the evidence of a ${String(evKind)} proposal`);
+    c.add({ id: 'content.hash', what, valid: false, why: `a ${String(doc.kind)} node with the evidence of a ${String(evKind)} proposal` });
     return;
   }
   let payload = doc.payload;
@@ -277,15 +278,15 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
     payload = rest;
   }
   const hash = hashOf({ kind, path: doc.path as string, title: doc.title as string, spec: doc.spec as string, payload });
-  c.add(
-    'content.hash',
-    'content',
+  c.add({
+    id: 'content.hash',
     what,
-    hash === evHash,
-    hash === evHash
-      ? String(hash)
-      : `the path, title, spec and payload served hash to ${String(hash)}; the proposal's content is ${String(evHash)}: what is served was changed`,
-  );
+    valid: hash === evHash,
+    why:
+      hash === evHash
+        ? String(hash)
+        : `the path, title, spec and payload served hash to ${String(hash)}; the proposal's content is ${String(evHash)}: what is served was changed`,
+  });
   // What the node serves beside the payload, restated from it (PROTOCOL 10.2): a decision's
   // branches (each with its priors, null when none), an artifact's manifest. An agent acts on
   // these, so they must say what the payload hashed above says.
@@ -322,22 +323,20 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
     }
   }
   if (problems.length || (kind === 'graph' && doc.branches !== undefined) || (kind === 'artifact' && doc.manifest !== undefined)) {
-    c.add(
-      'content.served',
-      'content',
-      kind === 'graph' ? 'the branches served are those of the payload' : "the artifact's manifest says what the payload says",
-      problems.length === 0,
-      problems.join('; ') || undefined,
-    );
+    c.add({
+      id: 'content.served',
+      what: kind === 'graph' ? 'the branches served are those of the payload' : "the artifact's manifest says what the payload says",
+      valid: problems.length === 0,
+      why: problems.join('; ') || undefined,
+    });
   }
   if (kind === 'artifact' && (doc.independentEvals !== undefined || doc.evalSummary !== undefined)) {
-    c.add(
-      'content.evals',
-      'content',
-      'the independent evals and their summary shown beside the artifact',
-      null,
-      "not checked here: the node's word; each eval is a proposal of its own (akas export EVAL_ID, then akas verify bundle)",
-    );
+    c.add({
+      id: 'content.evals',
+      what: 'the independent evals and their summary shown beside the artifact',
+      valid: null,
+      why: "not checked here: the node's word; each eval is a proposal of its own (akas export EVAL_ID, then akas verify bundle)",
+    });
   }
 }
 
@@ -346,7 +345,7 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
   const brief = isObject(doc.brief) ? doc.brief : undefined;
   const m = isObject(doc.manifest) ? doc.manifest : undefined;
   if (!brief || !m) {
-    c.add('manifest.content', 'content', 'the brief served hashes to its manifest', false, 'the read carries no brief or no manifest');
+    c.add({ id: 'manifest.content', what: 'the brief served hashes to its manifest', valid: false, why: 'the read carries no brief or no manifest' });
     return;
   }
   const level = m.level as BriefLevel;
@@ -362,13 +361,12 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
   if (m.briefId !== brief.id || m.version !== brief.version)
     cutProblems.push(`the manifest is of ${String(m.briefId)}@${String(m.version)}, the brief ${String(brief.id)}@${String(brief.version)}`);
   if (!LEVELS.includes(level)) cutProblems.push(`the manifest names level ${String(m.level)}`);
-  c.add(
-    'manifest.content',
-    'content',
-    'the brief served hashes to the contentSha256 of its manifest',
-    cutProblems.length === 0,
-    cutProblems.join('; ') || undefined,
-  );
+  c.add({
+    id: 'manifest.content',
+    what: 'the brief served hashes to the contentSha256 of its manifest',
+    valid: cutProblems.length === 0,
+    why: cutProblems.join('; ') || undefined,
+  });
 
   if (shape === 'node') {
     // Every text the node serves beside the brief is the cut's (PROTOCOL 10.2).
@@ -390,35 +388,33 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
     if (doc.title !== brief.title) problems.push(`title ${JSON.stringify(doc.title)}, the brief's is ${JSON.stringify(brief.title)}`);
     if (doc.briefId !== brief.id) problems.push(`briefId ${String(doc.briefId)}, the brief is ${String(brief.id)}`);
     if (doc.refinedAt === undefined && doc.spec !== (brief.levels as Json | undefined)?.tldr) problems.push("its spec is not the brief's tldr");
-    c.add(
-      'content.served',
-      'content',
-      "the node's title, spec and texts are those of the brief served",
-      problems.length === 0,
-      problems.join('; ') || undefined,
-    );
+    c.add({
+      id: 'content.served',
+      what: "the node's title, spec and texts are those of the brief served",
+      valid: problems.length === 0,
+      why: problems.join('; ') || undefined,
+    });
   }
 
   // The proposal's content: recomputed when the whole brief is served.
   const evHash = ev.contentSha256;
   if (level === 'deep') {
     const hash = hashOf({ kind: 'brief', path: doc.path as string, title: brief.title as string, payload: brief });
-    c.add(
-      'content.hash',
-      'content',
-      "the brief served hashes to the publishing proposal's contentSha256",
-      hash === evHash,
-      hash === evHash ? String(hash) : `the path, title and brief served hash to ${String(hash)}; the proposal's content is ${String(evHash)}`,
-    );
+    c.add({
+      id: 'content.hash',
+      what: "the brief served hashes to the publishing proposal's contentSha256",
+      valid: hash === evHash,
+      why: hash === evHash ? String(hash) : `the path, title and brief served hash to ${String(hash)}; the proposal's content is ${String(evHash)}`,
+    });
   } else {
-    c.add(
-      'content.hash',
-      'content',
-      "the brief served hashes to the publishing proposal's contentSha256",
-      null,
-      `not checked here: the brief is cut to ${String(level)}; its manifest, signed by the node, binds this cut to the proposal's content ` +
+    c.add({
+      id: 'content.hash',
+      what: "the brief served hashes to the publishing proposal's contentSha256",
+      valid: null,
+      why:
+        `not checked here: the brief is cut to ${String(level)}; its manifest, signed by the node, binds this cut to the proposal's content ` +
         `(read it at level deep to recompute that)`,
-    );
+    });
   }
 
   // The manifest's binding and its Ed25519 signature by the node's issuer key.
@@ -428,13 +424,12 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
   if (m.proposalContentSha256 !== evHash) binding.push(`it names content ${String(m.proposalContentSha256)}, the evidence ${String(evHash)}`);
   if ((m.publicationEventId ?? null) !== (pub?.id ?? null))
     binding.push(`it names event ${String(m.publicationEventId)}, the evidence ${String(pub?.id ?? null)}`);
-  c.add(
-    'manifest.binding',
-    'content',
-    'the manifest names the publishing proposal, its content and its publication event',
-    binding.length === 0,
-    binding.join('; ') || undefined,
-  );
+  c.add({
+    id: 'manifest.binding',
+    what: 'the manifest names the publishing proposal, its content and its publication event',
+    valid: binding.length === 0,
+    why: binding.join('; ') || undefined,
+  });
 
   const ns = isObject(m.nodeSignature) ? m.nodeSignature : undefined;
   const publicKey = typeof ns?.issuer === 'string' ? publicKeyFromMultibase(ns.issuer) : null;
@@ -445,43 +440,43 @@ function* briefChecking(c: Checks, doc: Json, shape: 'node' | 'brief', ev: Json,
     statement = undefined;
   }
   const signed = ns?.algorithm === 'Ed25519' && publicKey !== null && statement !== undefined && (yield* ed25519Hex(publicKey, statement, ns.signature));
-  c.add(
-    'manifest.signature',
-    'L1',
-    "the node's Ed25519 signature over the manifest",
-    signed,
-    signed
+  c.add({
+    id: 'manifest.signature',
+    what: "the node's Ed25519 signature over the manifest",
+    valid: signed,
+    why: signed
       ? `by ${String(ns!.issuer)}`
       : ns
         ? 'does not verify under the key it names: the manifest was changed'
         : 'the manifest carries no nodeSignature (a manifest made before content binding)',
-  );
+  });
   if (trust) {
     const key = signed ? trust.keys.get(String(ns!.issuer)) : undefined;
     const at = Number(m.fetchedAt);
     const inWindow = key !== undefined && at >= key.from && at < key.until;
-    c.add(
-      'manifest.issuer',
-      'L1',
-      `the signing key was the issuer's (${trust.byTrustFile ? 'pinned by the trust file' : `pinned ${trust.pinned}`}) when the manifest was made`,
-      inWindow,
-      inWindow
+    c.add({
+      id: 'manifest.issuer',
+      what: `the signing key was the issuer's (${trust.byTrustFile ? 'pinned by the trust file' : `pinned ${trust.pinned}`}) when the manifest was made`,
+      valid: inWindow,
+      why: inWindow
         ? undefined
         : key === undefined
           ? `${String(ns?.issuer)} is not an issuer key ${trust.byTrustFile ? 'the trust file pins' : `reached from ${trust.pinned}`}`
           : "that key was not the issuer's at fetchedAt",
-      undefined,
-      true,
-    );
+      anchor: true,
+    });
   } else
-    c.add(
-      'manifest.issuer',
-      'L1',
-      'the manifest was signed by the node you trust',
-      null,
-      "not checked: pass --trust FILE, or --issuer DID (the node's issuer: akas node-keys, or its /healthz)",
-      undefined,
-      true,
-    );
-  c.add('manifest.hmac', 'L3', "the node's HMAC over the manifest", null, 'needs the node (akas verify manifest asks it): not checkable offline');
+    c.add({
+      id: 'manifest.issuer',
+      what: 'the manifest was signed by the node you trust',
+      valid: null,
+      why: "not checked: pass --trust FILE, or --issuer DID (the node's issuer: akas node-keys, or its /healthz)",
+      anchor: true,
+    });
+  c.add({
+    id: 'manifest.hmac',
+    what: "the node's HMAC over the manifest",
+    valid: null,
+    why: 'needs the node (akas verify manifest asks it): not checkable offline',
+  });
 }

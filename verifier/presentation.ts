@@ -7,8 +7,8 @@
 // carries, each in full (verifier/credential.ts) and reported under `credential.*` with
 // `verifiableCredential[i]` as its subject.
 import { runAsync, runNow, type Checking } from '../src/core/checking.js';
-import { credentialChecking, proofsChecking, readInput, type CredentialOptions, type CredentialReport } from './credential.js';
-import { Checks, type Report } from './report.js';
+import { credentialChecking, proofsChecking, type CredentialOptions, type CredentialReport } from './credential.js';
+import { Checks, credentialCheckId, readJsonInput, type Report } from './report.js';
 import { contextProblem, holderOf, idProblem, isObject, typeProblem } from './vc.js';
 
 export interface PresentationOptions extends CredentialOptions {
@@ -46,64 +46,60 @@ export function isPresentation(doc: unknown): boolean {
 export function* presentationChecking(input: unknown, options: PresentationOptions = {}): Checking<PresentationReport> {
   const c = new Checks();
   const credentials: CredentialReport[] = [];
-  const read = readInput(c, input);
-  if (!read) return { ...c.report(), credentials };
-  const vp = read.value;
-  if (!c.add('shape', 'L1', 'a JSON object', isObject(vp), isObject(vp) ? undefined : 'a presentation is a JSON object')) return { ...c.report(), credentials };
+  // Input that is not strict JSON is no presentation to judge: NotCheckableError (PROTOCOL 8.8).
+  const vp = readJsonInput(input, 'a presentation');
+  if (!c.add({ id: 'shape', what: 'a JSON object', valid: isObject(vp), why: isObject(vp) ? undefined : 'a presentation is a JSON object' }))
+    return { ...c.report(), credentials };
   const doc = vp as Record<string, unknown>;
   const at = options.at ?? Date.now();
 
   const contextBad = contextProblem(doc['@context']);
-  c.add(
-    'context',
-    'L1',
-    '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)',
-    contextBad === null,
-    contextBad ?? undefined,
-  );
+  c.add({
+    id: 'context',
+    what: '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)',
+    valid: contextBad === null,
+    why: contextBad ?? undefined,
+  });
   const idBad = idProblem(doc.id, 'the presentation');
-  c.add('id', 'L1', "the presentation's id, if any, is a single URL (VC DM 2.0 §4.4)", idBad === null, idBad ?? undefined);
+  c.add({ id: 'id', what: "the presentation's id, if any, is a single URL (VC DM 2.0 §4.4)", valid: idBad === null, why: idBad ?? undefined });
   const typeBad = typeProblem(doc.type, 'VerifiablePresentation');
-  c.add('type', 'L1', 'type includes VerifiablePresentation (VC DM 2.0 §4.5)', typeBad === null, typeBad ?? undefined);
+  c.add({ id: 'type', what: 'type includes VerifiablePresentation (VC DM 2.0 §4.5)', valid: typeBad === null, why: typeBad ?? undefined });
   const h = holderOf(doc.holder);
   const holder = 'id' in h ? h.id : undefined;
-  c.add(
-    'holder',
-    'L1',
-    'the holder, if any, is a URL or an object whose id is a URL (VC DM 2.0 §4.13)',
-    !('problem' in h),
-    'problem' in h ? h.problem : holder,
-  );
+  c.add({
+    id: 'holder',
+    what: 'the holder, if any, is a URL or an object whose id is a URL (VC DM 2.0 §4.13)',
+    valid: !('problem' in h),
+    why: 'problem' in h ? h.problem : holder,
+  });
 
   // §4.13: verifiableCredential, when present, is one or more verifiable credentials. An
   // enveloped credential (§4.13.1, another securing mechanism) is not one this verifier reads.
   const carried = doc.verifiableCredential === undefined ? [] : Array.isArray(doc.verifiableCredential) ? doc.verifiableCredential : [doc.verifiableCredential];
   const enveloped = carried.filter((x) => isObject(x) && (Array.isArray(x.type) ? x.type : [x.type]).includes('EnvelopedVerifiableCredential')).length;
   const shapedOk = carried.every(isObject) && enveloped === 0;
-  c.add(
-    'verifiableCredential',
-    'L1',
-    'verifiableCredential holds credentials secured with an embedded proof (VC DM 2.0 §4.13)',
-    shapedOk,
-    shapedOk
+  c.add({
+    id: 'verifiableCredential',
+    what: 'verifiableCredential holds credentials secured with an embedded proof (VC DM 2.0 §4.13)',
+    valid: shapedOk,
+    why: shapedOk
       ? `${carried.length} credential(s)`
       : enveloped
         ? `${enveloped} enveloped credential(s): not a securing mechanism this verifier reads`
         : 'verifiableCredential holds something that is not an object',
-  );
+  });
 
   // The holder's proof (Data Integrity §2.2: authentication), by the holder's key when a holder is named.
   if (doc.proof === undefined) {
     const needed = options.requireProof || options.challenge !== undefined || options.domain !== undefined;
-    c.add(
-      'proof.signature',
-      'L1',
-      "the holder's proof (authentication) verifies",
-      needed ? false : null,
-      needed
+    c.add({
+      id: 'proof.signature',
+      what: "the holder's proof (authentication) verifies",
+      valid: needed ? false : null,
+      why: needed
         ? 'the presentation has no proof, so its challenge and domain cannot hold'
         : 'not checked: the presentation has no proof (its holder is not authenticated; its credentials are checked each)',
-    );
+    });
   } else {
     yield* proofsChecking(c, doc, {
       purpose: 'authentication',
@@ -120,15 +116,14 @@ export function* presentationChecking(input: unknown, options: PresentationOptio
     const r = yield* credentialChecking(vc, options);
     credentials.push(r);
     for (const check of r.checks)
-      c.add(
-        `credential.${check.id}`,
-        check.layer,
-        check.what,
-        check.valid,
-        check.why,
-        check.subject ? `verifiableCredential[${i}] ${check.subject}` : `verifiableCredential[${i}]`,
-        check.anchor,
-      );
+      c.add({
+        id: credentialCheckId(check.id),
+        what: check.what,
+        valid: check.valid,
+        why: check.why,
+        subject: check.subject ? `verifiableCredential[${i}] ${check.subject}` : `verifiableCredential[${i}]`,
+        anchor: check.anchor,
+      });
   }
   return { ...c.report(), ...(holder ? { holder } : {}), credentials };
 }

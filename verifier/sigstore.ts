@@ -93,25 +93,28 @@ export function* sigstoreChecking(input: unknown, signer: DsseSigner, options: D
   const c = new Checks();
   const b = isObject(doc) ? doc : {};
   const media = b.mediaType;
-  c.add('bundle.mediaType', 'input', 'a Sigstore bundle v0.3 (or v0.2)', MEDIA_TYPES.includes(media as string), `mediaType is ${JSON.stringify(media)}`);
+  c.add({
+    id: 'bundle.mediaType',
+    what: 'a Sigstore bundle v0.3 (or v0.2)',
+    valid: MEDIA_TYPES.includes(media as string),
+    why: `mediaType is ${JSON.stringify(media)}`,
+  });
   const problems = isObject(doc) ? shapeProblems(b) : ['the bundle is not a JSON object'];
-  c.add(
-    'bundle.shape',
-    'input',
-    'the fields of a Sigstore bundle, each of its type, one content (sigstore_bundle.proto)',
-    problems.length === 0,
-    problems.length ? problems.join('; ') : undefined,
-  );
+  c.add({
+    id: 'bundle.shape',
+    what: 'the fields of a Sigstore bundle, each of its type, one content (sigstore_bundle.proto)',
+    valid: problems.length === 0,
+    why: problems.length ? problems.join('; ') : undefined,
+  });
   const vm = isObject(b.verificationMaterial) ? b.verificationMaterial : {};
   const env = b.dsseEnvelope;
   const keyed = isObject(vm.publicKey) && vm.certificate === undefined && vm.x509CertificateChain === undefined;
-  c.add(
-    'bundle.keyed',
-    'input',
-    'keyed verification material (a public key hint, no certificate)',
-    keyed,
-    keyed ? undefined : 'the bundle holds a certificate or no publicKey: keyless bundles are checked by Sigstore clients with a trusted root',
-  );
+  c.add({
+    id: 'bundle.keyed',
+    what: 'keyed verification material (a public key hint, no certificate)',
+    valid: keyed,
+    why: keyed ? undefined : 'the bundle holds a certificate or no publicKey: keyless bundles are checked by Sigstore clients with a trusted root',
+  });
   const extras = [
     ...(Array.isArray(vm.tlogEntries) && vm.tlogEntries.length ? ['tlogEntries'] : []),
     ...(isObject(vm.timestampVerificationData) &&
@@ -120,24 +123,22 @@ export function* sigstoreChecking(input: unknown, signer: DsseSigner, options: D
       ? ['rfc3161Timestamps']
       : []),
   ];
-  c.add(
-    'bundle.unchecked',
-    'input',
-    'no Rekor entry or timestamp this check would leave unverified',
-    extras.length === 0,
-    extras.length ? `it carries ${extras.join(' and ')}, which akas does not check: verify it with a Sigstore client and a trusted root` : undefined,
-  );
+  c.add({
+    id: 'bundle.unchecked',
+    what: 'no Rekor entry or timestamp this check would leave unverified',
+    valid: extras.length === 0,
+    why: extras.length ? `it carries ${extras.join(' and ')}, which akas does not check: verify it with a Sigstore client and a trusted root` : undefined,
+  });
   const sigs = isObject(env) && Array.isArray(env.signatures) ? env.signatures : [];
-  c.add('bundle.dsse', 'input', 'a DSSE envelope of exactly one signature', isObject(env) && sigs.length === 1, `${sigs.length} signature(s)`);
+  c.add({ id: 'bundle.dsse', what: 'a DSSE envelope of exactly one signature', valid: isObject(env) && sigs.length === 1, why: `${sigs.length} signature(s)` });
   const hint = isObject(vm.publicKey) ? vm.publicKey.hint : undefined;
   const keyid = isObject(sigs[0]) ? (sigs[0] as Json).keyid : undefined;
-  c.add(
-    'bundle.keyHint',
-    'content',
-    "the key hint is the envelope's keyid",
-    hint === undefined || hint === '' || keyid === undefined || hint === keyid,
-    `hint ${JSON.stringify(hint)}, keyid ${JSON.stringify(keyid)}`,
-  );
+  c.add({
+    id: 'bundle.keyHint',
+    what: "the key hint is the envelope's keyid",
+    valid: hint === undefined || hint === '' || keyid === undefined || hint === keyid,
+    why: `hint ${JSON.stringify(hint)}, keyid ${JSON.stringify(keyid)}`,
+  });
   if (c.failed.length) return c.report();
   const statement = yield* envelopeChecking(c, env, signer, undefined, options);
   return { ...c.report(), ...(statement ? { statement } : {}) };

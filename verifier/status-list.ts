@@ -26,7 +26,7 @@ import {
 } from '../src/core/status-list.js';
 import { credentialChecking } from './credential.js';
 import type { IssuerTrust } from './issuer-keys.js';
-import type { Checks } from './report.js';
+import type { CheckId, Checks } from './report.js';
 import { isObject, isUrl } from './vc.js';
 
 type Json = Record<string, unknown>;
@@ -104,7 +104,7 @@ export function* statusListChecking(c: Checks, list: unknown, o: StatusListOptio
   const url = isObject(list) && typeof list.id === 'string' ? list.id : '(a list without id)';
   const what = 'a status list: a BitstringStatusListCredential by the issuer, of at least 131,072 entries (Bitstring Status List §2.2, §3.2)';
   const fail = (why: string): undefined => {
-    c.add('status.list', 'L1', what, false, why, url);
+    c.add({ id: 'status.list', what, valid: false, why, subject: url });
     return undefined;
   };
   const vc = yield* credentialChecking(list, { at: o.at, trust: o.trust });
@@ -123,7 +123,13 @@ export function* statusListChecking(c: Checks, list: unknown, o: StatusListOptio
   // §3.2 step 5 (STATUS_LIST_LENGTH_ERROR): the herd a credential hides in.
   if (bits.length * 8 < STATUS_LIST_LENGTH)
     return fail(`the list holds ${bits.length * 8} entries, fewer than the ${STATUS_LIST_LENGTH} required (STATUS_LIST_LENGTH_ERROR)`);
-  c.add('status.list', 'L1', what, true, `${subject.statusPurpose}, ${bits.length * 8} entries, valid from ${String(doc.validFrom)}`, doc.id);
+  c.add({
+    id: 'status.list',
+    what,
+    valid: true,
+    why: `${subject.statusPurpose}, ${bits.length * 8} entries, valid from ${String(doc.validFrom)}`,
+    subject: doc.id,
+  });
   return { url: doc.id, purpose: subject.statusPurpose, bits, validFrom: String(doc.validFrom), issuer: vc.issuer ?? '', sha256: jcsSha256(list) };
 }
 
@@ -160,7 +166,7 @@ function headShape(h: unknown): string | undefined {
 export function* statusHeadChecking(c: Checks, head: unknown, o: { trust?: IssuerTrust; issuers?: string[] }): Checking<ReadHead | undefined> {
   const bad = headShape(head);
   if (bad) {
-    c.add('status.head', 'L1', HEAD_WHAT, false, bad);
+    c.add({ id: 'status.head', what: HEAD_WHAT, valid: false, why: bad });
     return undefined;
   }
   const h = head as unknown as StatusHead;
@@ -178,7 +184,7 @@ export function* statusHeadChecking(c: Checks, head: unknown, o: { trust?: Issue
       : (o.issuers ?? []).includes(h.issuer)
         ? undefined
         : `signed by ${h.issuer}, not by the credentials' issuer`;
-  c.add('status.head', 'L1', HEAD_WHAT, why === undefined, why ?? `at tree size ${h.treeSize}, ${new Date(h.at).toISOString()}`);
+  c.add({ id: 'status.head', what: HEAD_WHAT, valid: why === undefined, why: why ?? `at tree size ${h.treeSize}, ${new Date(h.at).toISOString()}` });
   if (why) return undefined;
   const lists = new Map(h.lists.map((l) => [l.list, { purpose: l.purpose, version: l.version, credentialSha256: l.credentialSha256, index: l.index }]));
   return { issuer: h.issuer, origin: h.origin, treeSize: h.treeSize, rootHash: h.rootHash, at: h.at, lists };
@@ -201,15 +207,15 @@ export function bindHeads(c: Checks, lists: Map<string, ReadList>, heads: ReadHe
       continue;
     }
     const newest = named.sort((a, b) => b.h.at - a.h.at)[0];
-    c.add(
-      'status.fresh',
-      'L1',
-      'the list is the newest version the status head names (no older version stands in for it)',
-      false,
-      `the status head of ${new Date(newest.h.at).toISOString()} names version ${newest.l!.version} of ${url}; the list given is another` +
+    c.add({
+      id: 'status.fresh',
+      what: 'the list is the newest version the status head names (no older version stands in for it)',
+      valid: false,
+      why:
+        `the status head of ${new Date(newest.h.at).toISOString()} names version ${newest.l!.version} of ${url}; the list given is another` +
         `${list.version !== undefined ? ` (version ${list.version})` : ''}`,
-      url,
-    );
+      subject: url,
+    });
     lists.delete(url);
   }
 }
@@ -237,12 +243,21 @@ const INDEX = /^(0|[1-9][0-9]{0,15})$/;
 
 // A batch reads thousands of entries of the same purposes in the same lists: their checks'
 // texts are made once per purpose (and list time), not once per entry.
-const TEXTS = new Map<string, { id: string; what: string }>();
+const TEXTS = new Map<string, { id: CheckId; what: string }>();
+// The purposes Bitstring Status List §2.1 names have a check id each; an entry of any other
+// purpose (the credential's own word) is checked the same way under `status.other`, its purpose
+// in the check's text: an id is never made of what the input says (PROTOCOL 8.8).
+const PURPOSE_IDS: Record<string, CheckId> = {
+  revocation: 'status.revocation',
+  suspension: 'status.suspension',
+  refresh: 'status.refresh',
+  message: 'status.message',
+};
 function textsOf(purpose: string) {
   let t = TEXTS.get(purpose);
   if (!t) {
     const done = purpose === 'revocation' ? 'revoked' : purpose === 'suspension' ? 'suspended' : `set for ${purpose}`;
-    t = { id: `status.${purpose}`, what: `not ${done} (Bitstring Status List §3.2)` };
+    t = { id: Object.hasOwn(PURPOSE_IDS, purpose) ? PURPOSE_IDS[purpose] : 'status.other', what: `not ${done} (Bitstring Status List §3.2)` };
     if (TEXTS.size < 64) TEXTS.set(purpose, t);
   }
   return t;
@@ -279,14 +294,13 @@ export function credentialStatusChecks(
 ): StatusVerdict[] {
   const entries = statusEntries(credential);
   if (!entries.length) {
-    c.add(
-      'status',
-      'L1',
-      'the credential carries a status entry (Bitstring Status List §2.1)',
-      null,
-      'status unknown: no credentialStatus (issued before status lists)',
-      o.subject,
-    );
+    c.add({
+      id: 'status',
+      what: 'the credential carries a status entry (Bitstring Status List §2.1)',
+      valid: null,
+      why: 'status unknown: no credentialStatus (issued before status lists)',
+      subject: o.subject,
+    });
     return [];
   }
   return entries.map((e) => {
@@ -299,57 +313,62 @@ export function credentialStatusChecks(
       extra ? { purpose, index, list: listUrl, state, ...extra } : { purpose, index, list: listUrl, state };
     // §2.1: the entry's MUSTs (MALFORMED_VALUE_ERROR).
     if (entry.type !== STATUS_ENTRY_TYPE || purpose === '?' || index < 0 || !isUrl(listUrl) || entry.id === listUrl) {
-      c.add(id, 'L1', what, false, `a malformed ${STATUS_ENTRY_TYPE} (MALFORMED_VALUE_ERROR)`, o.subject);
+      c.add({ id, what, valid: false, why: `a malformed ${STATUS_ENTRY_TYPE} (MALFORMED_VALUE_ERROR)`, subject: o.subject });
       return verdict('malformed');
     }
     const list = lists.get(listUrl);
     if (!list) {
-      c.add(
+      c.add({
         id,
-        'L1',
         what,
-        null,
-        `status unknown: the list ${listUrl} could not be read${o.unreadable?.get(listUrl) ? ` (${o.unreadable.get(listUrl)})` : ''}`,
-        o.subject,
-      );
+        valid: null,
+        why: `status unknown: the list ${listUrl} could not be read${o.unreadable?.get(listUrl) ? ` (${o.unreadable.get(listUrl)})` : ''}`,
+        subject: o.subject,
+      });
       return verdict('unknown');
     }
     if (list.purpose !== purpose) {
-      c.add(id, 'L1', what, false, `the list at ${listUrl} is a ${list.purpose} list, the entry says ${purpose} (STATUS_VERIFICATION_ERROR)`, o.subject);
+      c.add({
+        id,
+        what,
+        valid: false,
+        why: `the list at ${listUrl} is a ${list.purpose} list, the entry says ${purpose} (STATUS_VERIFICATION_ERROR)`,
+        subject: o.subject,
+      });
       return verdict('malformed');
     }
     if (index >= list.bits.length * 8) {
-      c.add(id, 'L1', what, false, `index ${index} is past the list's ${list.bits.length * 8} entries (RANGE_ERROR)`, o.subject);
+      c.add({ id, what, valid: false, why: `index ${index} is past the list's ${list.bits.length * 8} entries (RANGE_ERROR)`, subject: o.subject });
       return verdict('malformed');
     }
     if (!getStatusBit(list.bits, index)) {
       const validFrom = isObject(credential) ? credential.validFrom : undefined;
       if (predates(list, validFrom)) {
-        c.add(
+        c.add({
           id,
-          'L1',
           what,
-          null,
-          `status unknown: the list (valid from ${list.validFrom}) predates the credential (valid from ${String(validFrom)}) and no status head ` +
+          valid: null,
+          why:
+            `status unknown: the list (valid from ${list.validFrom}) predates the credential (valid from ${String(validFrom)}) and no status head ` +
             'says it is still the newest: check with --status, or give the status head with the list',
-          o.subject,
-        );
+          subject: o.subject,
+        });
         return verdict('unknown');
       }
-      c.add(id, 'L1', what, true, clearText(purpose, list), o.subject);
+      c.add({ id, what, valid: true, why: clearText(purpose, list), subject: o.subject });
       return verdict('clear', { asOf: list.head ? new Date(list.head.at).toISOString() : list.validFrom });
     }
     const why = o.reasons?.(listUrl, index);
     const when = why ? new Date(why.at).toISOString() : `at or before ${list.validFrom}`;
-    c.add(
+    c.add({
       id,
-      'L1',
       what,
-      false,
-      `${purpose === 'revocation' ? 'REVOKED' : purpose === 'suspension' ? 'SUSPENDED' : `set for ${purpose}`} ${when}: ` +
+      valid: false,
+      why:
+        `${purpose === 'revocation' ? 'REVOKED' : purpose === 'suspension' ? 'SUSPENDED' : `set for ${purpose}`} ${when}: ` +
         `${why ? why.reason : 'reason not given (the list versions name it)'} (list ${asOf(list)})`,
-      o.subject,
-    );
+      subject: o.subject,
+    });
     return verdict('set', { asOf: list.validFrom, ...(why ? { reason: why.reason, at: why.at } : {}) });
   });
 }

@@ -7,7 +7,7 @@ import type { LogEntry } from '../src/core/log-entry.js';
 import { parseTlogProof } from '../src/core/tlog-proof.js';
 import { runNow } from '../src/core/checking.js';
 import { logProofChecking, type WitnessPolicy } from './log.js';
-import { Checks, type Report } from './report.js';
+import { NotCheckableError, type Report } from './report.js';
 
 /** The saved-answer shape ({entry, inclusion, checkpoint}) of a tlog-proof, or why it is none. */
 export function tlogProofDocument(text: string): { doc: Record<string, unknown> } | { problem: string } {
@@ -32,13 +32,10 @@ export function tlogProofDocument(text: string): { doc: Record<string, unknown> 
   return { doc: { entry, inclusion: { index: p.index, size, proof: p.hashes.map((h) => h.toString('base64')) }, checkpoint: p.checkpoint } };
 }
 
-/** `akas verify log-proof FILE.tlog-proof --log-key KEY`. */
+/** `akas verify log-proof FILE.tlog-proof --log-key KEY`; throws NotCheckableError for text that is not a tlog-proof of an akas entry. */
 export function verifyTlogProof(text: string, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Report {
   const r = tlogProofDocument(text);
-  if ('problem' in r) {
-    const c = new Checks();
-    c.add('tlog-proof.format', 'input', 'a C2SP tlog-proof@v1 of an akas log entry', false, r.problem);
-    return c.report();
-  }
+  // Text that does not parse as a tlog-proof is no proof to judge (PROTOCOL 8.8).
+  if ('problem' in r) throw new NotCheckableError(`not a C2SP tlog-proof@v1 of an akas log entry: ${r.problem}`);
   return runNow(logProofChecking(r.doc, logKey, witnesses));
 }

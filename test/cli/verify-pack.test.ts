@@ -3,13 +3,13 @@
 // by the batch is held once, and one about each report's own subject once for the batch too.
 import { describe, expect, it } from 'vitest';
 import { ReportPacker, unpackReports, type PackTables, type PoolReport } from '../../cli/commands/verify/pack.js';
-import type { Check } from '../../verifier/report.js';
+import type { Check, CheckId } from '../../verifier/report.js';
 
-const check = (id: string, valid: boolean | null, extra: Partial<Check> = {}): Check => ({ id, layer: 'L1', what: `the ${id} check`, valid, ...extra });
+const check = (id: CheckId, valid: boolean | null, extra: Partial<Check> = {}): Check => ({ id, layer: 'L1', what: `the ${id} check`, valid, ...extra });
 
 function report(i: number, status: boolean): PoolReport {
   const subject = `urn:akas:judgment:jdg_${i}`;
-  const checks = [check('json', true), check('proof.signature', true)];
+  const checks = [check('shape', true), check('proof.signature', true)];
   if (i % 3 === 0) checks.push(check('dates', false, { why: `not a dateTimeStamp: validFrom "x${i}"` }));
   if (status) checks.push(check('status.revocation', true, { why: 'not revoked as of 2026-01-02T00:00:00.000Z', subject }));
   // A check about another subject than the report's stays as it is.

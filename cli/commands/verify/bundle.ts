@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, readIssuerKeysFile, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { anchoredOnOf, finish, issuerArg, mark, readStdin, timeArg, trustArg, witnessPolicyArg } from './shared.js';
+import { anchoredOnOf, checkable, finish, issuerArg, mark, readStdin, timeArg, trustArg, witnessPolicyArg } from './shared.js';
 
 export function bundleCommand(verify: Command, cli: Cli) {
   verify
@@ -63,30 +63,32 @@ export function bundleCommand(verify: Command, cli: Cli) {
           const issuer = issuerArg(opts.issuer);
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
           const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
-          const { verifyBundle, blobsInFolder, NotCheckableError } = await import('../../../verifier/index.js');
+          const { verifyBundle, blobsInFolder } = await import('../../../verifier/index.js');
           let bytes: Buffer;
           try {
             bytes = file === '-' ? readStdin() : readFileSync(file);
           } catch (e) {
             throw new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
           }
+          const { inflateNode: inflate } = await import('./status-check.js');
           let report;
           try {
-            report = await verifyBundle(bytes, {
-              blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined,
-              issuer,
-              issuerKeys: list as never,
-              at,
-              logKey: opts.logKey,
-              trust: pinned?.issuers,
-              logKeys: pinned?.logKeys,
-              witnesses,
-              inflate: (await import('./status-check.js')).inflateNode,
-            });
+            report = await checkable(file, () =>
+              verifyBundle(bytes, {
+                blobs: opts.blobs ? blobsInFolder(opts.blobs) : undefined,
+                issuer,
+                issuerKeys: list as never,
+                at,
+                logKey: opts.logKey,
+                trust: pinned?.issuers,
+                logKeys: pinned?.logKeys,
+                witnesses,
+                inflate,
+              }),
+            );
           } catch (e) {
-            if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
             const err = e as NodeJS.ErrnoException;
-            if (err.code) throw new CliError(2, `Cannot read ${opts.blobs}: ${err.code}`, { code: 'unreadable', path: opts.blobs });
+            if (!CliError.is(e) && err.code) throw new CliError(2, `Cannot read ${opts.blobs}: ${err.code}`, { code: 'unreadable', path: opts.blobs });
             throw e;
           }
           // --no-status: the status checks are left out, and the verdict line says so.

@@ -62,7 +62,7 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const at = timeArg(opts.at);
           const issuer = issuerArg(opts.issuer);
           if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-          const { notJson, startWorkers, verifyMany } = await import('./pool.js');
+          const { isUnreadable, startWorkers, verifyMany } = await import('./pool.js');
           const { listInputFiles, readCredentialInputs } = await import('./credential-inputs.js');
           const statusAsk = await import('./status-ask.js');
           const { checksOut, isStatusCheck } = await import('../../../verifier/report.js');
@@ -115,8 +115,8 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const checkedStatus: Array<{ credentialStatus?: unknown; validFrom?: unknown }> = [];
           for (const [i, input] of inputs.entries()) {
             const r = reports[i];
-            // Text that is not JSON at all is not a credential that failed: the check could not run on it.
-            if (notJson(r)) unreadable.push({ source: input.source, reason: r.checks[0].why! });
+            // Input that is not strict JSON is not a credential that failed: the check could not run on it.
+            if (isUnreadable(r)) unreadable.push({ source: input.source, reason: r.checks[0].why! });
             else {
               results.push({ source: input.source, ...r });
               if (withStatus && !before) checkedStatus.push((statuses[i] as (typeof checkedStatus)[number] | undefined) ?? {});
@@ -138,7 +138,7 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const named = ask.skip || results.some((r) => r.checks.some((k) => isStatusCheck(k.id)));
           // One report of the batch: an unreadable input is a failed input check (exit 2: it could not run on it).
           const inputChecks = unreadable.map((u) => ({
-            id: 'input',
+            id: 'input' as const,
             layer: 'input' as const,
             what: 'the input is a credential in strict JSON',
             valid: false,

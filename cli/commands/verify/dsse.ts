@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, readSource, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { anchoredOnOf, finish, trustArg } from './shared.js';
+import { anchoredOnOf, checkable, finish, trustArg } from './shared.js';
 
 type Json = Record<string, unknown>;
 type Signer = import('../../../verifier/dsse.js').DsseSigner;
@@ -48,13 +48,7 @@ function readBytes(path: string): Buffer {
 /** The report of one file, or exit 2 when it is not strict JSON (PROTOCOL 16.4). */
 async function checked(file: string, check: (doc: Uint8Array) => Report) {
   const bytes = readBytes(file);
-  const { NotCheckableError } = await import('../../../verifier/index.js');
-  try {
-    return check(bytes);
-  } catch (e) {
-    if (e instanceof NotCheckableError) throw new CliError(2, `${file === '-' ? 'stdin' : file}: ${e.message}`, { code: 'invalid_json', path: file });
-    throw e;
-  }
+  return checkable(file, () => check(bytes));
 }
 
 type Report = import('../../../verifier/report.js').Report & { statement?: Json };

@@ -17,7 +17,7 @@ export function forkCommand(verify: Command, cli: Cli) {
         const r = checkForkEvidence(readJsonFile(file), opts.logKey);
         // Verified: the evidence proves, under the pinned log key, that the log signed two histories.
         const check = {
-          id: 'fork.proven',
+          id: 'fork.proven' as const,
           layer: 'L3' as const,
           what: 'the log key signed two histories (two roots for one size, or a newer tree that does not extend an older one)',
           valid: r.proven,

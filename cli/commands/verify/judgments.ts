@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { AgentKeys } from '../../../verifier/judgment.js';
 import { CliError, readJsonFile, readSource, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { anchoredOnOf, finish } from './shared.js';
+import { anchoredOnOf, checkable, finish } from './shared.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -71,21 +71,13 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
     .option('--verbose', 'list every judgment, not only those that failed or could not be tied to their judge')
     .action(
       action(cli, async (file: string, opts: { agent?: string[]; trust?: string; verbose?: boolean }) => {
-        const { NotCheckableError, parseAgentKeys, verifyProposalJudgments } = await import('../../../verifier/index.js');
+        const { parseAgentKeys, verifyProposalJudgments } = await import('../../../verifier/index.js');
         if (opts.trust !== undefined && opts.agent?.length)
           throw usageError('--trust pins the judges: leave out --agent (or add their keys to the trust file: agents)');
         // Each input is read and recognised on its own, so a bad one is named in the error.
-        const checkable = <T>(path: string, read: () => T): T => {
-          try {
-            return read();
-          } catch (e) {
-            if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path });
-            throw e;
-          }
-        };
         const pinned = opts.trust !== undefined ? await trustedJudges(opts.trust) : undefined;
-        const profiles = pinned ? pinned.profiles : (opts.agent ?? []).map((f) => checkable(f, () => parseAgentKeys(readJsonFile(f), f)));
-        const report = checkable(file, () => verifyProposalJudgments(readJsonFile(file), profiles));
+        const profiles = pinned ? pinned.profiles : await Promise.all((opts.agent ?? []).map((f) => checkable(f, () => parseAgentKeys(readJsonFile(f), f))));
+        const report = await checkable(file, () => verifyProposalJudgments(readJsonFile(file), profiles));
         if (pinned)
           for (const c of report.checks) c.problems = c.problems.map((p) => p.replace('(per the profile given)', '(per the keys the trust file pins)'));
         const keyNote = pinned
@@ -109,7 +101,7 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
           ...(content
             ? [
                 {
-                  id: 'content',
+                  id: 'content.hash' as const,
                   layer: 'content' as const,
                   what: 'the content shown hashes to the contentSha256 the proposal states',
                   valid: content.ok,
@@ -118,7 +110,7 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
               ]
             : []),
           ...report.checks.map((c) => ({
-            id: 'judgment.signature',
+            id: 'judgment.signature' as const,
             layer: 'L2' as const,
             what: `${c.agentTag}'s Ed25519 signature (${keyNote[c.key]}; ${signedNote(c.signed)})`,
             valid: c.ok ? (c.key === 'unchecked' ? null : true) : false,

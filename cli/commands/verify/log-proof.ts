@@ -1,9 +1,9 @@
 // akas verify log-proof: an attestation's inclusion proof and checkpoint checked offline, with
 // the witnesses whose cosignatures count.
 import type { Command } from 'commander';
-import { CliError, collect, readSource } from '../../kit/index.js';
+import { collect, readSource } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { anchoredOnOf, finish, trustArg, witnessPolicyArg } from './shared.js';
+import { anchoredOnOf, checkable, finish, trustArg, witnessPolicyArg } from './shared.js';
 
 export function logProofCommand(verify: Command, cli: Cli) {
   verify
@@ -33,17 +33,12 @@ export function logProofCommand(verify: Command, cli: Cli) {
         const { verifyLogProof, verifyTlogProof } = await import('../../../verifier/index.js');
         const text = readSource(file);
         // A C2SP tlog-proof starts with its header line (PROTOCOL 16.5); anything else is the JSON answer.
-        let r: ReturnType<typeof verifyLogProof>;
-        if (text.startsWith('c2sp.org/tlog-proof@')) r = verifyTlogProof(text, logKey, witnesses);
-        else {
-          let doc: unknown;
-          try {
-            doc = JSON.parse(text);
-          } catch {
-            throw new CliError(2, `${file === '-' ? 'stdin' : file} is neither JSON nor a C2SP tlog-proof`, { code: 'invalid_json', path: file });
-          }
-          r = verifyLogProof(doc, logKey, witnesses);
-        }
+        const { readJsonInput } = await import('../../../verifier/report.js');
+        const r = await checkable(file, () =>
+          text.startsWith('c2sp.org/tlog-proof@')
+            ? verifyTlogProof(text, logKey, witnesses)
+            : verifyLogProof(readJsonInput(text, 'a C2SP tlog-proof nor a log proof in strict JSON'), logKey, witnesses),
+        );
         const { checks, ...rest } = r;
         return finish(cli, r, { anchoredOn: anchoredOnOf({ trust: opts.trust, logKey: opts.logKey }), status: null, verbose: opts.verbose, extra: rest });
       }),

@@ -1,9 +1,9 @@
 // akas verify node: a published node or brief checked offline against its evidence (the
 // content judged, the manifest the node signed, the publication in the log).
 import type { Command } from 'commander';
-import { CliError, readIssuerKeysFile, readSource, usageError } from '../../kit/index.js';
+import { readIssuerKeysFile, readSource, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { anchoredOnOf, finish, issuerArg, trustArg } from './shared.js';
+import { anchoredOnOf, checkable, finish, issuerArg, trustArg } from './shared.js';
 
 export function nodeCommand(verify: Command, cli: Cli) {
   verify
@@ -26,16 +26,12 @@ export function nodeCommand(verify: Command, cli: Cli) {
         const pinned = await trustArg(opts.trust, { '--issuer': opts.issuer, '--issuer-keys': opts.issuerKeys, '--log-key': opts.logKey });
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
-        const { verifyNode, NotCheckableError } = await import('../../../verifier/index.js');
+        const { verifyNode } = await import('../../../verifier/index.js');
         const text = readSource(file);
         const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
-        let report;
-        try {
-          report = verifyNode(text, { issuer, issuerKeys: list as never, logKey: opts.logKey, trust: pinned?.issuers, logKeys: pinned?.logKeys });
-        } catch (e) {
-          if (e instanceof NotCheckableError) throw new CliError(2, e.message, { code: 'not_checkable', path: file });
-          throw e;
-        }
+        const report = await checkable(file, () =>
+          verifyNode(text, { issuer, issuerKeys: list as never, logKey: opts.logKey, trust: pinned?.issuers, logKeys: pinned?.logKeys }),
+        );
         const { checks, ...rest } = report;
         return finish(cli, report, {
           anchoredOn: anchoredOnOf({ trust: opts.trust, issuer, issuerKeys: opts.issuerKeys, logKey: opts.logKey }),

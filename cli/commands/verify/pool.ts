@@ -17,7 +17,8 @@
 // command starts its workers before it reads the input (startWorkers, sized by the files'
 // bytes), and reads the files straight into shared memory (cli/commands/verify/credential-inputs.ts), which the
 // batch then is without a copy.
-import { verifyCredential } from '../../../verifier/credential.js';
+import { verifyCredential, type CredentialOptions } from '../../../verifier/credential.js';
+import { NotCheckableError } from '../../../verifier/report.js';
 import { issuerTrustFromPins, trustIssuerKeys, type IssuerKeyList, type IssuerPin } from '../../../verifier/issuer-keys.js';
 import { ReportPacker, unpackReports, type PackedChunk, type PackTables, type PoolReport } from './pack.js';
 import { statusNotAsked } from './status-ask.js';
@@ -89,7 +90,7 @@ function verifierFor(opts: PoolOptions) {
       ? trustIssuerKeys(opts.issuer, opts.issuerKeys)
       : undefined;
   const base = { at: opts.at, issuer: opts.issuer, trust, checkJudgeSignature: opts.checkJudgeSignature };
-  if (!opts.keepStatus && !opts.status && !opts.statusUnread) return (bytes: Uint8Array) => ({ report: verifyCredential(bytes, base), status: undefined });
+  if (!opts.keepStatus && !opts.status && !opts.statusUnread) return (bytes: Uint8Array) => ({ report: readable(bytes, base), status: undefined });
   // What the status check reads of a credential: its entries, and its validFrom (a list made before it says nothing of it).
   let status: { credentialStatus?: unknown; validFrom?: unknown } | undefined;
   const keep = {
@@ -103,8 +104,8 @@ function verifierFor(opts: PoolOptions) {
   const lists: StatusContext | undefined = opts.status && { ...opts.status, reasons: () => undefined };
   return (bytes: Uint8Array) => {
     status = undefined;
-    const report = verifyCredential(bytes, keep);
-    if (lists && !notJson(report)) {
+    const report = readable(bytes, keep);
+    if (lists && !isUnreadable(report)) {
       const checks = statusChecksOf(status ?? {}, lists, report.subject);
       for (const k of checks) report.checks.push(k);
       if (checks.some((k) => k.valid === false)) report.verified = false;
@@ -113,9 +114,22 @@ function verifierFor(opts: PoolOptions) {
   };
 }
 
-/** Text that is not JSON at all is not a credential that failed: the command lists it as unreadable. */
-export const notJson = (r: { checks: Array<{ id: string; valid: boolean | null; why?: string }> }) =>
-  r.checks[0]?.id === 'json' && r.checks[0].valid === false && r.checks[0].why?.startsWith('not JSON') === true;
+/**
+ * One credential's report; for input that is not strict JSON (NotCheckableError: no credential
+ * to judge, PROTOCOL 8.8), the one `input` check the command lists it by as unreadable (exit 2).
+ */
+function readable(bytes: Uint8Array, options: CredentialOptions): PoolReport {
+  try {
+    return verifyCredential(bytes, options);
+  } catch (e) {
+    if (!NotCheckableError.is(e)) throw e;
+    return { verified: false, anchored: true, unanchored: [], checks: [{ id: 'input', layer: 'input', what: UNREADABLE, valid: false, why: e.message }] };
+  }
+}
+const UNREADABLE = 'the input is a credential in strict JSON';
+
+/** Input that could not be read is not a credential that failed: the command lists it as unreadable. */
+export const isUnreadable = (r: { checks: Array<{ id: string }> }) => r.checks.length === 1 && r.checks[0].id === 'input';
 
 /**
  * Claims chunks until none is left, checking each and handing it to `send` packed; the same

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, readIssuerKeysFile, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
-import { anchoredOnOf, finish, issuerArg, readStdin, timeArg, trustArg } from './shared.js';
+import { anchoredOnOf, checkable, finish, issuerArg, readStdin, timeArg, trustArg } from './shared.js';
 
 export function presentationCommand(verify: Command, cli: Cli) {
   verify
@@ -63,18 +63,17 @@ export function presentationCommand(verify: Command, cli: Cli) {
           }
           const trust = pinned ? pinned.issuers : list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
           const domain = opts.domain === undefined ? undefined : opts.domain.length === 1 ? opts.domain[0] : opts.domain;
-          const r = verifyPresentation(bytes, {
-            at,
-            issuer,
-            trust,
-            challenge: opts.challenge,
-            domain,
-            requireProof: opts.requireProof,
-            checkJudgeSignature: opts.judgeSignature,
-          });
-          const first = r.checks[0];
-          if (first.id === 'json' && first.valid === false && first.why?.startsWith('not JSON'))
-            throw new CliError(2, `${file} is not JSON: ${first.why}`, { code: 'invalid_json', path: file });
+          const r = await checkable(file, () =>
+            verifyPresentation(bytes, {
+              at,
+              issuer,
+              trust,
+              challenge: opts.challenge,
+              domain,
+              requireProof: opts.requireProof,
+              checkJudgeSignature: opts.judgeSignature,
+            }),
+          );
           // Each carried credential's status (PROTOCOL 8.7): read, skipped on purpose, or said unknown.
           const statusAsk = await import('./status-ask.js');
           const ask = statusAsk.statusAskOf({ status: opts.status === true, statusList: opts.statusList, noStatus: opts.status === false });

@@ -41,7 +41,7 @@ import type { AddressInfo } from 'node:net';
 import { parseStrictJson } from '../../../src/core/strict-json.js';
 import type { CredentialReport } from '../../../verifier/credential.js';
 import { verifyCredential, verifyPresentation, type Check, type IssuerTrust } from '../../../verifier/index.js';
-import { Checks, isStatusCheck, verdictOf, type Report, type StatusSummary, type Verdict } from '../../../verifier/report.js';
+import { Checks, credentialCheckId, isStatusCheck, ownCheckId, verdictOf, type Report, type StatusSummary, type Verdict } from '../../../verifier/report.js';
 import { credentialStatusChecks, statusEntries, type StatusVerdict } from '../../../verifier/status-list.js';
 import { readStatusLists, type StatusContext, type StatusInputs } from './status-check.js';
 
@@ -196,20 +196,20 @@ function summaryOf(contexts: StatusContext[], checks: Check[]): StatusSummary {
         ...(l.version !== undefined ? { version: l.version } : {}),
         at: l.head ? new Date(l.head.at).toISOString() : l.validFrom,
       });
-  const read = contexts.length > 0 && !checks.some((c) => c.valid === null && isStatusCheck(c.id.replace(/^credential\./, '')));
+  const read = contexts.length > 0 && !checks.some((c) => c.valid === null && isStatusCheck(ownCheckId(c.id)));
   return { checked: read, source: read || contexts.length ? 'node' : 'none', lists: [...lists.values()] };
 }
 
 /**
  * Reads the status of each credential that names a status list and whose own checks held on a
  * pinned issuer (nothing is fetched for one that failed or is unanchored); its checks are
- * added to the report under `prefix` (`credential.` in a presentation).
+ * added to the report, named `credential.ID` when `nested` (a presentation's: PROTOCOL 8.8).
  */
 async function withStatus(
   report: Report,
   credentials: Array<{ doc: unknown; report: CredentialReport; subject?: string }>,
   cache: StatusCache,
-  prefix = '',
+  nested = false,
 ): Promise<Verdicted> {
   const set: SetBits = new Map();
   const checks = [...report.checks];
@@ -222,7 +222,7 @@ async function withStatus(
     const ctx = await cache.read(doc, r.issuer);
     contexts.push(ctx);
     for (const k of statusChecks(doc, ctx, set, subject)) {
-      const check = prefix ? { ...k, id: `${prefix}${k.id}` } : k;
+      const check = nested ? { ...k, id: credentialCheckId(k.id) } : k;
       if (set.has(k)) set.set(check, set.get(k)!);
       checks.push(check);
     }
@@ -231,7 +231,7 @@ async function withStatus(
   return { checks, verified, anchored: report.anchored, unanchored: report.unanchored, status: named ? summaryOf(contexts, checks) : null, set };
 }
 
-const isStatus = (c: Check) => isStatusCheck(c.id.replace(/^credential\./, ''));
+const isStatus = (c: Check) => isStatusCheck(ownCheckId(c.id));
 
 /**
  * A VC-API answer from the verifier's checks: ProblemDetails (VC DM 2.0 §7.2) for each that failed,
@@ -240,7 +240,7 @@ const isStatus = (c: Check) => isStatusCheck(c.id.replace(/^credential\./, ''));
 function answer(res: ServerResponse, v: Verdicted, anchoredOn: string | null) {
   const { checks, unanchored } = v;
   // A presentation's credentials' checks are named credential.*: the verdict reads their status checks as such.
-  const verdict: Verdict = verdictOf({ ...v, checks: checks.map((c) => (isStatus(c) ? { ...c, id: c.id.replace(/^credential\./, '') } : c)) });
+  const verdict: Verdict = verdictOf({ ...v, checks: checks.map((c) => (isStatus(c) ? { ...c, id: ownCheckId(c.id) } : c)) });
   const failed = checks.filter((c) => c.valid === false);
   const unknown = checks.filter((c) => c.valid === null && isStatus(c));
   const body = {
@@ -291,7 +291,7 @@ function problemOf(c: Check, set: StatusVerdict | undefined): Json {
 
 // The error types of VC DM 2.0 §7.2 (Problem Details), Data Integrity §4.7 and Bitstring Status List §3.
 function problemType(c: Check): string {
-  if (c.id === 'json' || c.id === 'shape') return 'https://www.w3.org/TR/vc-data-model#PARSING_ERROR';
+  if (c.id === 'shape') return 'https://www.w3.org/TR/vc-data-model#PARSING_ERROR';
   if (c.id.endsWith('proof.challenge')) return 'https://w3id.org/security#INVALID_CHALLENGE_ERROR';
   if (c.id.endsWith('proof.domain')) return 'https://w3id.org/security#INVALID_DOMAIN_ERROR';
   if (isStatus(c)) {
@@ -398,7 +398,7 @@ export async function serveVerifier(opts: ServeOptions): Promise<{ url: string; 
         .map((vc, i) => ({ vc, i }))
         .filter((x) => isObject(x.vc));
       const credentials = carried.map((x, j) => ({ doc: x.vc, report: r.credentials[j], subject: `verifiableCredential[${x.i}]` })).filter((x) => x.report);
-      return answer(res, await withStatus(r, credentials, cache, 'credential.'), anchoredOn);
+      return answer(res, await withStatus(r, credentials, cache, true), anchoredOn);
     } catch (e) {
       send(res, 500, { errors: [{ type: 'about:blank', title: 'internal error', detail: (e as Error).message }] });
     }

@@ -4,12 +4,13 @@
 // stdin read whole (akas log watch and gate take --witness too).
 // The checks themselves live in verifier/, never here.
 import { readFileSync } from 'node:fs';
-import type { StatusSummary } from '../../../verifier/report.js';
+import type { CheckId, StatusSummary } from '../../../verifier/report.js';
 import { CliError, reasonOf, usageError } from '../../kit/index.js';
 import type { Cli } from '../../program.js';
 
 export interface CheckLike {
-  id: string;
+  /** An id of the registry (verifier/report.ts CHECKS, PROTOCOL 8.8), here too for the checks a command builds itself. */
+  id: CheckId;
   layer: string;
   what: string;
   valid: boolean | null;
@@ -34,6 +35,22 @@ export function issuerArg(value: string | undefined) {
 /** The start of a check's line: held, failed, or could not run (never counted as verified). */
 export const mark = (v: boolean | null) => (v === true ? 'ok  ' : v === false ? 'FAIL' : '--  ');
 export const failing = (checks: CheckLike[]) => checks.filter((c) => c.valid === false);
+
+/**
+ * Runs a verifier on the input named `path` (- for stdin). Input it cannot read, so has no
+ * verdict for (NotCheckableError: not strict JSON, or not the kind of document it checks;
+ * PROTOCOL 8.8), is exit 2 with the error's code (invalid_json, not_checkable): answered here,
+ * for every verify command.
+ */
+export async function checkable<T>(path: string, run: () => T | Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    const { NotCheckableError } = await import('../../../verifier/report.js');
+    if (NotCheckableError.is(e)) throw new CliError(2, `${path === '-' ? 'stdin' : path}: ${e.message}`, { code: e.code, path });
+    throw e;
+  }
+}
 
 /** Reads the process's stdin whole (for `-`). */
 export const readStdin = () => readFileSync(0);

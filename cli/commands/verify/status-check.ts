@@ -142,7 +142,7 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
   const heads: unknown[] = [];
   for (const file of inputs.files) {
     const parsed = parseStrictJson(readFileSync(file));
-    if (!parsed.ok) c.add('status.list', 'input', 'a status list file is strict JSON', false, `${file}: ${parsed.reason}`, file);
+    if (!parsed.ok) c.add({ id: 'status.list', what: 'a status list file is strict JSON', valid: false, why: `${file}: ${parsed.reason}`, subject: file });
     else if ((parsed.value as { type?: unknown } | null)?.type === STATUS_HEAD_TYPE) heads.push(parsed.value);
     else docs.push(parsed.value);
   }

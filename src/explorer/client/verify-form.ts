@@ -25,7 +25,7 @@ const isEnvelope = (j: Json) => typeof j.payloadType === 'string' && 'payload' i
 const isSigstoreBundle = (j: Json) => typeof j.mediaType === 'string' && j.mediaType.startsWith('application/vnd.dev.sigstore.bundle');
 
 /** What a check could not run on (not strict JSON, a key it cannot take), as a report of one failed check. */
-const notCheckable = (id: string, what: string, err: Error): Report => ({
+const notCheckable = (id: 'input' | 'input.key', what: string, err: Error): Report => ({
   verified: false,
   anchored: true,
   unanchored: [],
@@ -166,59 +166,71 @@ export function verifyForm(form: HTMLFormElement) {
       const onIssuer = issuer ? `issuer ${issuer}` : null;
       const cards: HTMLElement[] = [];
       for (const d of docs) {
-        const j = d.json;
-        if (j && typeof j.format === 'string' && j.format.startsWith('akas.bundle')) {
-          const r = await V.verifyBundle(d.bytes, { issuer: issuer || undefined, issuerKeys, logKey: logKey || undefined, blobs });
-          const anchoredOn = [onIssuer, logKey ? `log key ${logKey}` : null].filter(Boolean).join(', ') || null;
-          // The status a bundle speaks for is the lists it staples (PROTOCOL 8.7).
-          const stapled = r.status
-            ? {
-                checked: !r.checks.some((c) => c.id.startsWith('status') && c.valid === null),
-                source: 'stapled' as const,
-                lists:
-                  (r.status as { lists?: VerifierModule.StatusSummary['lists'] }).lists ??
-                  Object.entries(r.status.asOf).map(([purpose, at]) => ({ purpose, at })),
-              }
-            : null;
-          cards.push(resultCard(V, d.name, 'bundle', r, anchoredOn, stapled));
-        } else if (j && (isEnvelope(j) || isSigstoreBundle(j))) {
-          // PROTOCOL 16.4: under the PEM given (akas verify dsse --key), else the issuer's keys in their windows (--trust).
-          const kind = isEnvelope(j) ? 'dsse' : 'sigstore';
-          const signer = pem || trust;
-          if (!signer) {
-            cards.push(
-              resultCard(V, d.name, kind, notCheckable('signer', 'a key to check the signature with', new Error('give the issuer above, or a PEM key')), null),
+        try {
+          const j = d.json;
+          if (j && typeof j.format === 'string' && j.format.startsWith('akas.bundle')) {
+            const r = await V.verifyBundle(d.bytes, { issuer: issuer || undefined, issuerKeys, logKey: logKey || undefined, blobs });
+            const anchoredOn = [onIssuer, logKey ? `log key ${logKey}` : null].filter(Boolean).join(', ') || null;
+            // The status a bundle speaks for is the lists it staples (PROTOCOL 8.7).
+            const stapled = r.status
+              ? {
+                  checked: !r.checks.some((c) => c.id.startsWith('status') && c.valid === null),
+                  source: 'stapled' as const,
+                  lists:
+                    (r.status as { lists?: VerifierModule.StatusSummary['lists'] }).lists ??
+                    Object.entries(r.status.asOf).map(([purpose, at]) => ({ purpose, at })),
+                }
+              : null;
+            cards.push(resultCard(V, d.name, 'bundle', r, anchoredOn, stapled));
+          } else if (j && (isEnvelope(j) || isSigstoreBundle(j))) {
+            // PROTOCOL 16.4: under the PEM given (akas verify dsse --key), else the issuer's keys in their windows (--trust).
+            const kind = isEnvelope(j) ? 'dsse' : 'sigstore';
+            const signer = pem || trust;
+            if (!signer) {
+              cards.push(
+                resultCard(
+                  V,
+                  d.name,
+                  kind,
+                  notCheckable('input.key', 'a key to check the signature with', new Error('give the issuer above, or a PEM key')),
+                  null,
+                ),
+              );
+              continue;
+            }
+            const check = kind === 'dsse' ? V.verifyDsse : V.verifySigstore;
+            const r = await check(d.bytes, signer).catch((err: Error) =>
+              notCheckable(pem && !(err instanceof V.NotCheckableError) ? 'input.key' : 'input', pem ? 'the key and the file can be read' : 'strict JSON', err),
             );
-            continue;
+            cards.push(resultCard(V, d.name, kind, r, pem ? 'the key given (PEM)' : onIssuer));
+          } else if (j && V.isPresentation(j)) {
+            const carried = ([] as unknown[]).concat(j.verifiableCredential ?? []).filter((c): c is Json => typeof c === 'object' && c !== null);
+            const status = await statusSources(V, carried, trust, issuer ? [issuer] : []);
+            const r = await V.verifyPresentation(d.bytes, { issuer: issuer || undefined, trust, status });
+            cards.push(resultCard(V, d.name, 'presentation', r, onIssuer, r.status ?? null));
+          } else if (j?.proof && j.credentialSubject) {
+            // Its status, read from this node's lists as akas verify credential --status reads them (PROTOCOL 8.7): unread, it is status unknown.
+            const issuers = issuer ? [issuer] : typeof j.issuer === 'string' ? [j.issuer] : [];
+            const status = await statusSources(V, [j], trust, issuers);
+            const report = await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true, status });
+            cards.push(resultCard(V, d.name, 'credential', report, onIssuer, report.status ?? null));
+          } else if (j?.entry && j.inclusion) {
+            cards.push(resultCard(V, d.name, 'log proof', await V.verifyLogProof(j, logKey), logKey ? `log key ${logKey}` : null));
+          } else if (j && isNodeRead(j)) {
+            // akas node PATH --json, akas brief ID --json: the same checks as akas verify node.
+            const r = await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined });
+            cards.push(resultCard(V, d.name, 'node', r, onIssuer));
+          } else if (j && Array.isArray(j.judgments) && typeof j.proposalId === 'string') {
+            cards.push(resultCard(V, d.name, 'proposal judgments', judgmentChecks(await V.verifyProposalJudgments(j)), "the judges' public profiles"));
+          } else {
+            const h = hashed.find((x) => x.d === d);
+            const r = h ? h.r : await V.verifyCas(d.bytes, expected || undefined, d.name);
+            cards.push(resultCard(V, `${d.name} (sha256 ${r.sha256}, ${r.bytes} bytes)`, 'file', r, expected ? `the sha256 given` : null));
           }
-          const check = kind === 'dsse' ? V.verifyDsse : V.verifySigstore;
-          const r = await check(d.bytes, signer).catch((err: Error) =>
-            notCheckable(pem && !(err instanceof V.NotCheckableError) ? 'key' : 'json', pem ? 'the key and the file can be read' : 'strict JSON', err),
-          );
-          cards.push(resultCard(V, d.name, kind, r, pem ? 'the key given (PEM)' : onIssuer));
-        } else if (j && V.isPresentation(j)) {
-          const carried = ([] as unknown[]).concat(j.verifiableCredential ?? []).filter((c): c is Json => typeof c === 'object' && c !== null);
-          const status = await statusSources(V, carried, trust, issuer ? [issuer] : []);
-          const r = await V.verifyPresentation(d.bytes, { issuer: issuer || undefined, trust, status });
-          cards.push(resultCard(V, d.name, 'presentation', r, onIssuer, r.status ?? null));
-        } else if (j?.proof && j.credentialSubject) {
-          // Its status, read from this node's lists as akas verify credential --status reads them (PROTOCOL 8.7): unread, it is status unknown.
-          const issuers = issuer ? [issuer] : typeof j.issuer === 'string' ? [j.issuer] : [];
-          const status = await statusSources(V, [j], trust, issuers);
-          const report = await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true, status });
-          cards.push(resultCard(V, d.name, 'credential', report, onIssuer, report.status ?? null));
-        } else if (j?.entry && j.inclusion) {
-          cards.push(resultCard(V, d.name, 'log proof', await V.verifyLogProof(j, logKey), logKey ? `log key ${logKey}` : null));
-        } else if (j && isNodeRead(j)) {
-          // akas node PATH --json, akas brief ID --json: the same checks as akas verify node.
-          const r = await V.verifyNode(d.bytes, { issuer: issuer || undefined, issuerKeys: issuer ? issuerKeys : undefined, logKey: logKey || undefined });
-          cards.push(resultCard(V, d.name, 'node', r, onIssuer));
-        } else if (j && Array.isArray(j.judgments) && typeof j.proposalId === 'string') {
-          cards.push(resultCard(V, d.name, 'proposal judgments', judgmentChecks(await V.verifyProposalJudgments(j)), "the judges' public profiles"));
-        } else {
-          const h = hashed.find((x) => x.d === d);
-          const r = h ? h.r : await V.verifyCas(d.bytes, expected || undefined, d.name);
-          cards.push(resultCard(V, `${d.name} (sha256 ${r.sha256}, ${r.bytes} bytes)`, 'file', r, expected ? `the sha256 given` : null));
+        } catch (err) {
+          // Input the verifier cannot read (not strict JSON: a key twice, a lone surrogate) has no verdict: said on its own card (PROTOCOL 8.8).
+          if (!(err instanceof V.NotCheckableError)) throw err;
+          cards.push(resultCard(V, d.name, 'input', notCheckable('input', 'the input is strict JSON of the kind checked', err), null));
         }
       }
       results.replaceChildren(...cards);
