@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { type Output, readIssuerKeysFile, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import type { CredentialReport } from '../../../verifier/index.js';
-import type { StatusContext } from './status-check.js';
+import type { StatusContext, StatusInputs } from './status-check.js';
 import { anchoredOnOf, failing, finish, issuerArg, mark, readStdin, timeArg, trustArg } from './shared.js';
 
 async function progressBar(out: Output, total: number) {
@@ -16,6 +16,75 @@ async function progressBar(out: Output, total: number) {
     return undefined; // the single-file verifier (dist/akas-verify.mjs) has no terminal views: no bar
   }
   return view.startProgress(out.io.stdout as NodeJS.WriteStream, 'verifying', total, view.items);
+}
+
+type Result = CredentialReport & { source: string };
+type Unread = { source: string; reason: string };
+const isStatus = (k: { id: string }) => k.id === 'status' || k.id.startsWith('status.');
+
+/** The batch as one report: an input that could not be read is a failed `input` check (exit 2: the check could not run on it). */
+function batchReport(results: Result[], unreadable: Unread[]) {
+  const inputChecks = unreadable.map((u) => ({
+    id: 'input' as const,
+    layer: 'input' as const,
+    what: 'the input is a credential in strict JSON',
+    valid: false,
+    why: u.reason,
+    subject: u.source,
+  }));
+  const checks: Array<Result['checks'][number]> = [...inputChecks];
+  for (const r of results) for (const k of r.checks) checks.push(k);
+  const unanchored = [...new Set(results.filter((r) => !r.anchored).flatMap((r) => r.unanchored))];
+  const failed = results.filter((r) => !r.verified).length;
+  const batch = { verified: failed === 0 && inputChecks.length === 0 && results.length > 0, anchored: unanchored.length === 0, unanchored, checks };
+  return { batch, checks, failed, unanchored };
+}
+
+/**
+ * The lines before the verdict: each credential that did not hold (every one with --verbose, or
+ * in a batch of 20 or fewer) with its checks, each input that could not be read, the status
+ * left unknown (20 credentials at most), and the tally.
+ */
+function batchLines(results: Result[], unreadable: Unread[], failed: number, verbose: boolean | undefined): string[] {
+  const many = results.length > 20;
+  const lines = results
+    .filter((r) => verbose || !many || !r.verified)
+    .flatMap((r) => [
+      `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
+      ...(verbose ? r.checks : failing(r.checks)).map((c) => `      ${mark(c.valid)} ${c.layer} ${c.id}: ${c.valid === true ? c.what : (c.why ?? c.what)}`),
+    ]);
+  for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
+  const unknown = results.filter((r) => r.verified && r.checks.some((k) => k.valid === null && isStatus(k)));
+  for (const r of unknown.slice(0, 20))
+    for (const k of r.checks.filter((k) => k.valid === null && isStatus(k)).slice(0, 2)) lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
+  lines.push(
+    `${results.length - failed}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}` +
+      `${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
+      (unknown.length ? `; status unknown for ${unknown.length}` : ''),
+  );
+  return lines;
+}
+
+/**
+ * The status read after the batch (the lists to fetch are known only from the credentials),
+ * each credential's checks added to its report. Checked first, fetched after: a credential whose
+ * proof or pinned issuer fails sends this reader nowhere.
+ */
+async function statusAfter(
+  statusCheck: typeof import('./status-check.js'),
+  results: Result[],
+  checkedStatus: unknown[],
+  inputs: Omit<StatusInputs, 'issuers'> & { issuers?: string[] },
+): Promise<StatusContext> {
+  const held = checkedStatus.filter((_, i) => results[i].verified);
+  const issuers = [...new Set(results.filter((r) => r.verified).map((r) => r.issuer))].filter((i): i is string => i !== undefined);
+  const ctx = await statusCheck.readStatusLists(held, { ...inputs, issuers: inputs.issuers ?? issuers });
+  for (const [i, r] of results.entries()) {
+    const checks = statusCheck.statusChecksOf(checkedStatus[i], ctx, r.subject);
+    r.checks.push(...checks);
+    if (checks.some((k) => k.valid === false)) r.verified = false;
+  }
+  return ctx;
 }
 
 /** The lists as the threads are handed them: data only (saved lists have no version records to give reasons from). */
@@ -76,7 +145,7 @@ export function credentialCommand(verify: Command, cli: Cli) {
           const started = await startWorkers(listed.bytes);
           const { inputs, unreadable } = readCredentialInputs(listed, readStdin);
           const bar = await progressBar(out, inputs.length);
-          const results: Array<CredentialReport & { source: string }> = [];
+          const results: Result[] = [];
           const withStatus = ask.fetch || ask.files.length > 0;
           const statusCheck = withStatus ? await import('./status-check.js') : undefined;
           // Status (PROTOCOL 8.7): each credential's entries read in the lists, checked first; the
@@ -123,58 +192,15 @@ export function credentialCommand(verify: Command, cli: Cli) {
             }
           }
           bar?.finish();
-          let ctx = readFirst;
-          if (statusCheck && !before) {
-            // Checked first, fetched after: a credential whose proof or pinned issuer fails sends this reader nowhere.
-            const held = checkedStatus.filter((_, i) => results[i].verified);
-            const issuers = [...new Set(results.filter((r) => r.verified).map((r) => r.issuer))].filter((i): i is string => i !== undefined);
-            ctx = await statusCheck.readStatusLists(held, { ...statusInputs, issuers: pinnedDids ?? issuers });
-            for (const [i, r] of results.entries()) {
-              const checks = statusCheck.statusChecksOf(checkedStatus[i], ctx, r.subject);
-              r.checks.push(...checks);
-              if (checks.some((k) => k.valid === false)) r.verified = false;
-            }
-          }
+          const ctx = statusCheck && !before ? await statusAfter(statusCheck, results, checkedStatus, { ...statusInputs, issuers: pinnedDids }) : readFirst;
           const named = ask.skip || results.some((r) => r.checks.some((k) => isStatusCheck(k.id)));
-          // One report of the batch: an unreadable input is a failed input check (exit 2: it could not run on it).
-          const inputChecks = unreadable.map((u) => ({
-            id: 'input' as const,
-            layer: 'input' as const,
-            what: 'the input is a credential in strict JSON',
-            valid: false,
-            why: u.reason,
-            subject: u.source,
-          }));
-          const checks: Array<(typeof results)[number]['checks'][number]> = [...inputChecks];
-          for (const r of results) for (const k of r.checks) checks.push(k);
-          const unanchored = [...new Set(results.filter((r) => !r.anchored).flatMap((r) => r.unanchored))];
-          const failed = results.filter((r) => !r.verified).length;
-          const batch = { verified: failed === 0 && inputChecks.length === 0 && results.length > 0, anchored: unanchored.length === 0, unanchored, checks };
-          const many = results.length > 20;
-          const lines = results
-            .filter((r) => opts.verbose || !many || !r.verified)
-            .flatMap((r) => [
-              `${mark(r.verified)}  ${r.source}  ${r.subject ?? ''}  ${r.issuer ? `issuer ${r.issuer}` : ''}`.trimEnd(),
-              ...(opts.verbose ? r.checks : failing(r.checks)).map(
-                (c) => `      ${mark(c.valid)} ${c.layer} ${c.id}: ${c.valid === true ? c.what : (c.why ?? c.what)}`,
-              ),
-            ]);
-          for (const u of unreadable) lines.push(`--    ${u.source}: could not be read (${u.reason})`);
-          const unknown = results.filter((r) => r.verified && r.checks.some((k) => k.valid === null && (k.id === 'status' || k.id.startsWith('status.'))));
-          for (const r of unknown.slice(0, 20))
-            for (const k of r.checks.filter((k) => k.valid === null && (k.id === 'status' || k.id.startsWith('status.'))).slice(0, 2))
-              lines.push(`--    ${r.source}  ${k.id}: ${k.why ?? k.what}`);
-          lines.push(
-            `${results.length - failed}/${results.length} credential(s) hold${failed ? `, ${failed} do(es) not` : ''}` +
-              `${unreadable.length ? `; ${unreadable.length} input(s) unreadable` : ''}` +
-              (unknown.length ? `; status unknown for ${unknown.length}` : ''),
-          );
+          const { batch, checks, failed, unanchored } = batchReport(results, unreadable);
           const code = await finish(cli, batch, {
             anchoredOn: anchoredOnOf({ trust: opts.trust, issuer, issuerKeys: opts.issuerKeys }),
             status: statusAsk.statusSummaryOf(ask, ctx, named, checks),
             verbose: opts.verbose,
             ownChecks: true,
-            head: lines,
+            head: batchLines(results, unreadable, failed, opts.verbose),
             extra: () => ({
               total: results.length,
               held: results.length - failed,
