@@ -1,7 +1,8 @@
 // The one-way rooms of ARCHITECTURE 1, kept true by reading the source: every import, re-export
-// and dynamic import() in src/, cli/ and verifier/ is parsed (TypeScript's own parser, so
+// and dynamic import() in src/, cli/, verifier/ and bench/ is parsed (TypeScript's own parser, so
 // comments and strings never count), relative paths are resolved to the room they land in,
-// and a forbidden arrow fails with the file and line that draws it.
+// and a forbidden arrow fails with the file and line that draws it. ARCHITECTURE 1's arrows and
+// rules are read back and must say what RULES holds, no more and no less.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,7 @@ const ROOMS = [
   ...DOMAIN_AREAS,
   'src/domain',
   'src/ops',
+  'src/node',
   'src/http/kit',
   'src/http',
   'src/witness',
@@ -26,10 +28,13 @@ const ROOMS = [
   'src/explorer',
   'cli',
   'verifier',
+  'bench',
   'data',
 ] as const;
 /** The domain and every area of it with rules of its own. */
 const DOMAIN: Room[] = [...DOMAIN_AREAS, 'src/domain'];
+/** The rooms that may import src/domain (the log's door binds them), the log itself aside. */
+const OPEN_TO_DOMAIN: Room[] = ['src/domain/proposals', 'src/domain', 'src/ops', 'src/node', 'src/http', 'src/explorer', 'bench'];
 type Room = (typeof ROOMS)[number] | 'elsewhere';
 
 interface Import {
@@ -59,6 +64,29 @@ function importsOf(fileName: string, text: string): Import[] {
   return found;
 }
 
+/**
+ * The modules a source text loads when it is loaded: its static imports and re-exports, without
+ * those that bring types only (erased from the JavaScript), dynamic import() and import types.
+ */
+function valueImportsOf(fileName: string, text: string): string[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: string[] = [];
+  for (const node of source.statements) {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const typesOnly =
+        clause &&
+        (clause.isTypeOnly ||
+          (!clause.name && clause.namedBindings && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      if (!typesOnly) found.push(node.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const typesOnly = node.isTypeOnly || (node.exportClause && ts.isNamedExports(node.exportClause) && node.exportClause.elements.every((e) => e.isTypeOnly));
+      if (!typesOnly) found.push(node.moduleSpecifier.text);
+    }
+  }
+  return found;
+}
+
 /** The room a path (relative to the repo root, '/'-separated) lies in. */
 function roomOf(path: string): Room {
   return ROOMS.find((room) => path === room || path.startsWith(room + '/')) ?? 'elsewhere';
@@ -81,6 +109,8 @@ interface Rule {
   forbidPackages?: string[];
   /** Rooms a relative import may reach through the listed files only (their entry points). */
   onlyThrough?: Partial<Record<Room, string[]>>;
+  /** Files of the `from` rooms the rule does not bind (each says why where it is listed). */
+  except?: string[];
   why: string;
 }
 
@@ -91,6 +121,7 @@ const POSTGRES = ['pg', 'pg-pool', 'pg-cursor', 'pg-protocol', 'pg-native', 'pos
 const DATABASE = [...LEVEL, ...POSTGRES];
 /** The files through which the CLI enters the node's rooms (ARCHITECTURE 1): each names what it exports. */
 const CLI_ENTRIES: Partial<Record<Room, string[]>> = {
+  'src/node': ['src/node/index.ts'],
   'src/http': ['src/http/server.ts'],
   'src/ops': ['src/ops/index.ts', 'src/ops/templates.ts', 'src/ops/admin-ask.ts'],
   'src/witness': ['src/witness/index.ts'],
@@ -123,9 +154,9 @@ const RULES: Rule[] = [
   },
   {
     from: DOMAIN,
-    forbidRooms: ['src/http/kit', 'src/http', 'src/ops', 'src/witness', 'cli', 'verifier'],
+    forbidRooms: ['src/http/kit', 'src/http', 'src/node', 'src/ops', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier'],
     forbidPackages: ['fastify', '@fastify/*'],
-    why: 'src/domain has no HTTP: it never imports src/http, src/ops, cli or fastify',
+    why: 'src/domain has no HTTP and no pages: it never imports src/http, src/node, src/ops, src/witness, src/explorer, cli, verifier or fastify',
   },
   {
     from: ['src/domain/common'],
@@ -139,9 +170,29 @@ const RULES: Rule[] = [
   },
   {
     from: ['src/ops'],
-    forbidRooms: ['src/http/kit', 'src/http', 'cli', 'src/explorer'],
+    allowRooms: ['src/ops', ...DOMAIN, 'src/store', 'src/core', 'data'],
     forbidPackages: ['fastify', '@fastify/*'],
-    why: 'src/ops (store migrate and copy, the admin channel) runs beside a node on src/domain and src/store, never through src/http',
+    why: 'src/ops (store migrate and copy, the admin channel) runs beside a node on src/domain and src/store, never through src/http or src/node',
+  },
+  {
+    from: ['src/node'],
+    allowRooms: ['src/node', ...DOMAIN, 'src/store', 'src/core', 'src/witness', 'src/http', 'src/http/kit', 'data'],
+    onlyThrough: {
+      'src/http': ['src/http/app.ts', 'src/http/request-log.ts'],
+      'src/http/kit': ['src/http/kit/urls.ts'],
+      'src/witness': ['src/witness/index.ts'],
+    },
+    forbidPackages: ['fastify', '@fastify/*'],
+    why:
+      'src/node opens, checks and starts a node on src/domain, src/store and src/core; of src/http it takes what starting needs (app.ts, ' +
+      "request-log.ts, the kit's urls.ts), imported when a node starts, and of src/witness its index",
+  },
+  {
+    from: ['src/http'],
+    forbidRooms: ['src/node'],
+    // The CLI's former door, which names src/node's until the CLI imports src/node/index.ts.
+    except: ['src/http/server.ts'],
+    why: 'src/http builds the routes of a node src/node opened: it never imports src/node (src/node -> src/http, not back)',
   },
   {
     from: ['src/http', 'src/http/kit'],
@@ -157,19 +208,20 @@ const RULES: Rule[] = [
   },
   {
     from: ['cli'],
-    forbidRooms: [...DOMAIN, 'src/http/kit'],
+    forbidRooms: [...DOMAIN, 'src/http/kit', 'src/explorer', 'src/explorer/client'],
     onlyThrough: CLI_ENTRIES,
     why:
-      "cli reaches a node's rooms through their documented entry points only (src/http/server.ts, src/ops/index.ts, templates.ts and admin-ask.ts, " +
-      "src/witness/index.ts, src/store/index.ts), never src/domain, http's kit (the explorer's door) or another room's inner files",
+      "cli reaches a node's rooms through their documented entry points only (src/node/index.ts, src/http/server.ts, src/ops/index.ts, " +
+      "templates.ts and admin-ask.ts, src/witness/index.ts, src/store/index.ts), never src/domain, src/explorer, http's kit (the explorer's " +
+      "door) or another room's inner files",
   },
   {
     from: ['src/explorer'],
-    forbidRooms: ['cli', 'verifier'],
+    forbidRooms: ['cli', 'verifier', 'src/node', 'src/ops', 'src/witness'],
     forbidPackages: ['undici'],
     why:
-      'src/explorer reads through the API routes and src/domain; it never imports the CLI, and its checks run in the browser ' +
-      '(src/explorer/client), not on the node',
+      'src/explorer reads through the API routes and src/domain; it never imports the CLI, src/node, src/ops or src/witness, and its checks ' +
+      'run in the browser (src/explorer/client), not on the node',
   },
   {
     from: ['src/explorer'],
@@ -183,7 +235,24 @@ const RULES: Rule[] = [
     why: "the explorer's browser code imports no package and no room but the verifier's browser build (loaded by URL; its types only)",
   },
   {
-    from: [...DOMAIN, 'src/ops', 'src/http/kit', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'src/core', 'elsewhere'],
+    // (the rooms that may import the domain at all)
+    from: OPEN_TO_DOMAIN,
+    onlyThrough: { 'src/domain/log': ['src/domain/log/index.ts'] },
+    why: "the log's door: src/domain/log is reached through its index.ts, which names what the rest of the code uses",
+  },
+  {
+    from: ['bench'],
+    forbidRooms: ['elsewhere'],
+    why: 'bench/ measures the rooms from outside: it may import any of them (inner files too, as a test does), nothing outside them',
+  },
+  {
+    // (the rooms whose rules name what they may not import; the others name what they may)
+    from: ['src/domain/log', 'src/domain/proposals', 'src/domain', 'src/http', 'src/explorer', 'cli'],
+    forbidRooms: ['bench', 'elsewhere'],
+    why: 'no room imports bench/, test/ or scripts/: what measures and tests the code is never part of it',
+  },
+  {
+    from: [...DOMAIN, 'src/ops', 'src/node', 'src/http/kit', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'bench', 'src/core', 'elsewhere'],
     forbidPackages: DATABASE,
     why: 'only src/store knows a database driver (LevelDB, PostgreSQL)',
   },
@@ -209,7 +278,7 @@ function violations(file: string, imports: Import[]): string[] {
     const to = target === null ? null : roomOf(target);
     const pkg = target === null ? packageOf(specifier) : null;
     for (const rule of RULES) {
-      if (!rule.from.includes(from)) continue;
+      if (!rule.from.includes(from) || rule.except?.includes(file)) continue;
       const entries = to === null ? undefined : rule.onlyThrough?.[to];
       const bad =
         (to !== null && ((rule.allowRooms && !rule.allowRooms.includes(to)) || rule.forbidRooms?.includes(to))) ||
@@ -230,6 +299,89 @@ function sourceFiles(dir: string): string[] {
     if (statSync(join(ROOT, rel)).isDirectory()) return sourceFiles(rel);
     return /\.(ts|tsx|mts|cts)$/.test(name) && !name.endsWith('.d.ts') ? [rel] : [];
   });
+}
+
+/** A file of `from` may import room `to` (unless a rule names the file in `except`), and if so through which of its files only. */
+function arrow(from: Room, to: Room): { allowed: boolean; through: string[] } {
+  let allowed = true;
+  const through = new Set<string>();
+  for (const rule of RULES.filter((r) => r.from.includes(from))) {
+    if ((rule.allowRooms && !rule.allowRooms.includes(to)) || rule.forbidRooms?.includes(to)) allowed = false;
+    for (const file of rule.onlyThrough?.[to] ?? []) through.add(file.slice(to.length + 1));
+  }
+  return { allowed, through: [...through] };
+}
+
+/** The rooms that hold code (data/ holds none), each with the rooms RULES let it import, as ARCHITECTURE 1 lists them. */
+function arrows(): Map<string, string[]> {
+  return new Map(
+    ROOMS.filter((from) => from !== 'data').map((from) => [
+      from,
+      ROOMS.filter((to) => to !== from && arrow(from, to).allowed).map((to) => {
+        const { through } = arrow(from, to);
+        return through.length ? `${to} (${through.join(', ')})` : to;
+      }),
+    ]),
+  );
+}
+
+/** The arrows as ARCHITECTURE 1 prints them: `room ──► a, b (x.ts)`, wrapped under the first target. */
+function arrowsText(): string {
+  const lines: string[] = [];
+  for (const [from, to] of arrows()) {
+    const head = `${from.padEnd(22)}──► `;
+    let current = head;
+    to.forEach((t, i) => {
+      const piece = t + (i < to.length - 1 ? ',' : '');
+      if (current !== head && current.length + 1 + piece.length > 104) {
+        lines.push(current);
+        current = ' '.repeat(head.length) + piece;
+      } else current += (current === head ? '' : ' ') + piece;
+    });
+    lines.push(current);
+  }
+  return lines.join('\n');
+}
+
+/** The text between `<!-- name -->` and `<!-- /name -->` in a document. */
+function between(doc: string, name: string): string {
+  const start = doc.indexOf(`<!-- ${name} -->`);
+  const end = doc.indexOf(`<!-- /${name} -->`);
+  if (start < 0 || end < start) throw new Error(`docs/ARCHITECTURE.md has no <!-- ${name} --> ... <!-- /${name} --> block`);
+  return doc.slice(start + name.length + 9, end);
+}
+
+/** The arrows block read back: each room's line (and the lines under it) as the room and the targets it names. */
+function readArrows(block: string): Map<string, string[]> {
+  const entries = new Map<string, string[]>();
+  let last: string | undefined;
+  for (const line of block.split('\n')) {
+    if (!line.trim() || line.startsWith('```')) continue;
+    const m = /^(\S+)\s+──►(.*)$/.exec(line);
+    if (m) entries.set((last = m[1]), []);
+    const targets = m ? m[2] : line;
+    if (last === undefined) throw new Error(`an arrow line names no room: ${line}`);
+    entries.get(last)!.push(
+      ...targets
+        .split(/,(?![^(]*\))/)
+        .map((t) => t.trim().replace(/\s+/g, ' '))
+        .filter(Boolean),
+    );
+  }
+  return entries;
+}
+
+/** The rules block read back: one `- ` item each (its lines joined), whitespace made single. */
+function readRules(block: string): string[] {
+  return block
+    .split(/\n- /)
+    .map((item) =>
+      item
+        .replace(/^\s*-\s/, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter(Boolean);
 }
 
 describe('rooms (ARCHITECTURE 1)', () => {
@@ -322,9 +474,8 @@ describe('rooms (ARCHITECTURE 1)', () => {
         '../../src/store/level.js',
         '../../src/store/postgres/index.js',
       ]) {
-        expect(from(inner), inner).toEqual([
-          `cli/commands/serve.ts:1 imports '${inner}' (${inner.split('/').slice(2, 4).join('/')}): ${RULES.find((r) => r.onlyThrough)!.why}`,
-        ]);
+        const doors = RULES.find((r) => r.from.includes('cli') && r.onlyThrough)!;
+        expect(from(inner), inner).toEqual([`cli/commands/serve.ts:1 imports '${inner}' (${inner.split('/').slice(2, 4).join('/')}): ${doors.why}`]);
       }
       for (const domain of [
         '../../src/domain/log/witnesses.js',
@@ -335,13 +486,15 @@ describe('rooms (ARCHITECTURE 1)', () => {
         expect(from(domain), domain).toHaveLength(1);
       expect(from('../../../src/domain/common/ajv.js', 'cli/commands/verify/node.ts')).toHaveLength(1);
       expect(from('../../src/http/kit/index.js')).toHaveLength(1);
-      // The doors bind the CLI only: src/http reaches src/domain and src/store's inner files as before.
+      // The doors bind the CLI only: src/http reaches src/domain and src/store's inner files as before
+      // (but the log's, which has a door for every room).
       expect(
-        violations('src/http/server.ts', [
-          { specifier: '../domain/log/witnesses.js', line: 1 },
+        violations('src/http/app.ts', [
+          { specifier: '../domain/calibration/set.js', line: 1 },
           { specifier: '../store/level.js', line: 2 },
         ]),
       ).toEqual([]);
+      expect(violations('src/http/app.ts', [{ specifier: '../domain/log/witnesses.js', line: 3 }])).toHaveLength(1);
     });
 
     it('keeps the witness on src/core and src/store', () => {
@@ -363,7 +516,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/domain/common/ajv.ts', [{ specifier: '../records.js', line: 2 }])).toHaveLength(1);
       expect(violations('src/domain/log/log.ts', [{ specifier: '../proposals/judging.js', line: 3 }])).toHaveLength(1);
       expect(violations('src/domain/log/log.ts', [{ specifier: '../context.js', line: 3 }])).toEqual([]);
-      expect(violations('src/domain/proposals/judging.ts', [{ specifier: '../log/log.js', line: 1 }])).toEqual([]);
+      expect(violations('src/domain/proposals/judging.ts', [{ specifier: '../log/index.js', line: 1 }])).toEqual([]);
       expect(violations('src/domain/knowledge/tree.ts', [{ specifier: '../../http/app.js', line: 1 }])).toHaveLength(1);
       expect(violations('src/ops/store-admin.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
     });
@@ -409,8 +562,67 @@ describe('rooms (ARCHITECTURE 1)', () => {
     });
   });
 
+  describe('the node room', () => {
+    it('is entered by the CLI through its index only', () => {
+      expect(violations('cli/commands/log/index.ts', [{ specifier: '../../../src/node/index.js', line: 1 }])).toEqual([]);
+      expect(violations('cli/commands/log/index.ts', [{ specifier: '../../../src/node/open.js', line: 1 }])).toHaveLength(1);
+    });
+
+    it('takes of src/http what starting a node needs, and no fastify of its own', () => {
+      expect(
+        violations('src/node/start.ts', [
+          { specifier: '../http/app.js', line: 1 },
+          { specifier: '../http/request-log.js', line: 2 },
+          { specifier: '../http/kit/urls.js', line: 3 },
+          { specifier: '../domain/calibration/set.js', line: 4 },
+          { specifier: '../store/index.js', line: 5 },
+          { specifier: '../witness/index.js', line: 6 },
+        ]),
+      ).toEqual([]);
+      for (const specifier of ['../http/routes/log.js', '../http/kit/errors.js', '../ops/index.js', '../explorer/index.js', '../../cli/main.js', 'fastify'])
+        expect(violations('src/node/start.ts', [{ specifier, line: 1 }]), specifier).toHaveLength(1);
+    });
+
+    it('is never imported by src/http, src/ops, src/explorer or the domain (src/http/server.ts, the former door, aside)', () => {
+      for (const file of ['src/http/app.ts', 'src/http/kit/urls.ts', 'src/ops/admin-channel.ts', 'src/explorer/index.ts', 'src/domain/records.ts'])
+        expect(violations(file, [{ specifier: file.startsWith('src/http/kit') ? '../../node/index.js' : '../node/index.js', line: 1 }]), file).toHaveLength(1);
+      expect(violations('src/http/server.ts', [{ specifier: '../node/index.js', line: 1 }])).toEqual([]);
+    });
+  });
+
+  describe('the doors every room shares', () => {
+    it("keeps the domain off the explorer's pages and the node room", () => {
+      expect(violations('src/domain/knowledge/tree.ts', [{ specifier: '../../explorer/data.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/domain/log/log.ts', [{ specifier: '../../explorer/client/verify-form.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/domain/x.ts', [{ specifier: '../node/index.js', line: 1 }])).toHaveLength(1);
+    });
+
+    it('reaches the log through its door (index.ts) from every room, bench/ too', () => {
+      for (const [file, specifier] of [
+        ['src/domain/proposals/statement.ts', '../log/events.js'],
+        ['src/http/routes/log.ts', '../../domain/log/proofs.js'],
+        ['src/node/check.ts', '../domain/log/audit.js'],
+        ['bench/interop.ts', '../src/domain/log/statements.js'],
+      ])
+        expect(violations(file, [{ specifier, line: 1 }]), file).toHaveLength(1);
+      expect(violations('bench/interop.ts', [{ specifier: '../src/domain/log/index.js', line: 1 }])).toEqual([]);
+      // Inside the log its files import one another directly.
+      expect(violations('src/domain/log/audit.ts', [{ specifier: './proofs.js', line: 1 }])).toEqual([]);
+    });
+
+    it('lets bench/ import any room, nothing outside the rooms, and no room import bench/', () => {
+      for (const specifier of ['../src/store/level.js', '../src/http/app.js', '../cli/commands/verify/pool.js', '../verifier/index.js', 'fastify'])
+        expect(violations('bench/x.ts', [{ specifier, line: 1 }]), specifier).toEqual([]);
+      expect(violations('bench/x.ts', [{ specifier: '../test/helpers/app.js', line: 1 }])).toHaveLength(1);
+      expect(violations('bench/x.ts', [{ specifier: 'pg', line: 1 }])).toHaveLength(1);
+      for (const file of ['src/http/app.ts', 'src/domain/x.ts', 'cli/main.ts', 'src/core/x.ts', 'src/node/x.ts'])
+        expect(violations(file, [{ specifier: file.startsWith('cli') ? '../bench/workload.js' : '../../bench/workload.js', line: 1 }]), file).toHaveLength(1);
+      expect(violations('src/http/app.ts', [{ specifier: '../../scripts/bundle.mjs', line: 1 }])).toHaveLength(1);
+    });
+  });
+
   describe('the source tree', () => {
-    const files = ['src', 'cli', 'verifier'].flatMap((d) => sourceFiles(d));
+    const files = ['src', 'cli', 'verifier', 'bench'].flatMap((d) => sourceFiles(d));
     const parsed = new Map<string, Import[]>();
     /** A file's imports, each file parsed once for every test below. */
     const importsOfFile = (file: string) => {
@@ -423,6 +635,8 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(files.filter((f) => roomOf(f) === 'src/core').length).toBeGreaterThan(3);
       expect(files.filter((f) => roomOf(f) === 'src/store').length).toBeGreaterThan(1);
       expect(files.filter((f) => roomOf(f) === 'src/witness').length).toBeGreaterThan(1);
+      expect(files.filter((f) => roomOf(f) === 'src/node').length).toBeGreaterThan(3);
+      expect(files.filter((f) => roomOf(f) === 'bench').length).toBeGreaterThan(10);
     });
 
     it('keeps at most 12 files directly in src/domain: the rest live in their area (ARCHITECTURE 1)', () => {
@@ -491,6 +705,72 @@ describe('rooms (ARCHITECTURE 1)', () => {
             .map(({ specifier, line }) => `${file}:${line} imports '${specifier}'`),
         );
       expect(broken).toEqual([]);
+    });
+
+    // What a stopped node's commands load (akas log check, akas admin revoke) is src/node's index
+    // and what it imports as the module loads: src/http comes in by import() when a node starts,
+    // so no fastify is loaded before (test/e2e/node-room.test.ts checks the built binary).
+    it("loads no src/http and no fastify with src/node's index: only starting a node imports them", () => {
+      const seen = new Set<string>();
+      const packages = new Set<string>();
+      const queue = ['src/node/index.ts'];
+      while (queue.length) {
+        const file = queue.pop()!;
+        if (seen.has(file)) continue;
+        seen.add(file);
+        for (const specifier of valueImportsOf(file, readFileSync(join(ROOT, file), 'utf8'))) {
+          if (!specifier.startsWith('.')) packages.add(packageOf(specifier) ?? specifier);
+          else
+            queue.push(
+              sourceOf(
+                relative(ROOT, resolve(ROOT, dirname(file), specifier))
+                  .split(sep)
+                  .join('/'),
+              ),
+            );
+        }
+      }
+      expect(seen.has('src/store/index.ts') && seen.has('src/node/check.ts')).toBe(true);
+      expect([...seen].filter((f) => ['src/http', 'src/http/kit', 'src/explorer'].includes(roomOf(f)))).toEqual([]);
+      expect([...packages].filter((p) => matchesPackage(p, 'fastify') || matchesPackage(p, '@fastify/*'))).toEqual([]);
+    });
+
+    // ARCHITECTURE 1: src/core does no I/O but finding the package's data/ folder (paths.ts looks
+    // for package.json beside data/); the rooms that read data/ read it themselves.
+    it('keeps src/core off the file system, the network and other processes, but paths.ts finding data/', () => {
+      const IO = /^node:(fs|fs\/promises|net|http|https|http2|tls|dgram|dns|child_process|worker_threads|cluster|readline|repl)$/;
+      const io = files
+        .filter((f) => roomOf(f) === 'src/core')
+        .flatMap((file) => importsOfFile(file).map(({ specifier, line }) => ({ file, specifier, line })))
+        .filter(({ specifier }) => IO.test(specifier))
+        .map(({ file, specifier, line }) => `${file}:${line} imports '${specifier}'`);
+      expect(io).toEqual([expect.stringMatching(/^src\/core\/paths\.ts:\d+ imports 'node:fs'$/)]);
+    });
+  });
+
+  describe('ARCHITECTURE 1, read back', () => {
+    const doc = readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
+    const sorted = (m: Map<string, string[]>) => Object.fromEntries([...m].map(([room, to]) => [room, [...to].sort()]));
+
+    it('reads an arrows block (targets wrapped under the first, files in brackets) and a rules list (items wrapped)', () => {
+      const block = ['```', 'cli          ──► src/core, src/ops (index.ts, templates.ts),', '                 verifier', 'src/core     ──► data', '```'].join(
+        '\n',
+      );
+      expect(Object.fromEntries(readArrows(block))).toEqual({ cli: ['src/core', 'src/ops (index.ts, templates.ts)', 'verifier'], 'src/core': ['data'] });
+      expect(readRules('\n- one rule,\n  wrapped\n- another\n')).toEqual(['one rule, wrapped', 'another']);
+      expect(readArrows(arrowsText())).toEqual(arrows());
+    });
+
+    it('draws every arrow the rules allow and no other', () => {
+      expect(sorted(readArrows(between(doc, 'rooms:arrows'))), `ARCHITECTURE 1's arrows, as the rules have them:\n${arrowsText()}`).toEqual(sorted(arrows()));
+    });
+
+    it('states every rule this test holds, in its words, and no other', () => {
+      const held = [...new Set(RULES.map((r) => r.why))];
+      expect(
+        readRules(between(doc, 'rooms:rules')).sort(),
+        `ARCHITECTURE 1's rules, as this test words them:\n${held.map((w) => `- ${w}`).join('\n')}`,
+      ).toEqual(held.sort());
     });
   });
 });
