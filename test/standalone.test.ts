@@ -172,6 +172,41 @@ describe('a plain clone stands alone', () => {
     expect(mentionsSibling('docs/ARCHITECTURE.md', 'the vectors of shared/vectors')).toBe(true);
   });
 
+  // The documents akas was first written from (a specification, design and style notes) are not in
+  // the repository: the code, the tests and ARCHITECTURE cite docs/PROTOCOL.md and
+  // docs/ARCHITECTURE.md by section, and an issue by its number (the tracker, not a document). A
+  // document named NAME.md is one the repository has.
+  const UNPUBLISHED = new RegExp(`\\b(${['SP', 'DES', 'ST'].map((head, i) => head + ['EC', 'IGN', 'YLE'][i]).join('|')})\\b`);
+  /** The names of the Markdown files the repository has (test/vectors' aside: their READMEs are README.md too). */
+  const published = new Set(files('.', (n) => n.endsWith('.md')).map((f) => f.split('/').pop()!));
+  /** What a line cites that the repository does not hold: an unpublished document, or a NAME.md no file is. */
+  const citesOutside = (line: string) => [
+    ...(UNPUBLISHED.exec(line)?.slice(1, 2) ?? []),
+    ...[...line.matchAll(/\b([A-Z][A-Z0-9-]*\.md)\b/g)].map((m) => m[1]).filter((name) => !published.has(name)),
+  ];
+
+  it('tells a citation of a document outside the repository from one inside it', () => {
+    const name = ['SP', 'EC'].join('');
+    expect(citesOutside(`/** The orientation block of a 401 (${name} 7). */`)).toEqual([name]);
+    expect(citesOutside(`// ${['DES', 'IGN'].join('')} 4: tests never race the clock`)).toHaveLength(1);
+    expect(citesOutside(`see ${['NOT', 'ES'].join('')}.md`)).toHaveLength(1);
+    expect(citesOutside('// PROTOCOL 7.2; docs/ARCHITECTURE.md section 1; README.md; issue 48, item 5')).toEqual([]);
+    expect(citesOutside('const SPECIFIC = 1; // a SPECimen, DESIGNS_X')).toEqual([]);
+  });
+
+  it('cites no document outside the repository in the code, tests, benchmarks, scripts or ARCHITECTURE', () => {
+    const all = [...CODE_DIRS.flatMap((d) => files(d, (n) => /\.(ts|tsx|mts|mjs|js)$/.test(n))), 'docs/ARCHITECTURE.md'];
+    expect(all.length).toBeGreaterThan(50);
+    const hits = all
+      .filter((file) => file !== 'test/standalone.test.ts')
+      .flatMap((file) =>
+        readFileSync(join(ROOT, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => citesOutside(line).map((name) => `${file}:${i + 1} cites ${name}`)),
+      );
+    expect(hits).toEqual([]);
+  });
+
   it('links README and docs/ only to files that exist in the repository', () => {
     const docs = ['README.md', ...files('docs', (n) => n.endsWith('.md')), ...files('test/vectors', (n) => n.endsWith('.md'))];
     expect(docs).toContain('docs/ARCHITECTURE.md');

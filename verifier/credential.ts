@@ -482,8 +482,8 @@ function* judgeSignatureChecking(c: Checks, subject: unknown): Checking<void> {
     });
     return;
   }
-  // A judge who signed v2 signed the content the subject names; one who signed v1 (SPEC's
-  // payload) signed none, and the content is the node's word in this credential only.
+  // A judge who signed v2 signed the content the subject names; one who signed v1 (PROTOCOL
+  // 7.2) signed none, and the content is the node's word in this credential only.
   const fields = { kind, proposalId, judge: judge.tag, scores: s.scores as never, rationale: s.rationale as string };
   let v1: string;
   let v2: string | undefined;

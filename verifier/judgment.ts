@@ -28,7 +28,7 @@ export interface JudgmentCheck {
   agentTag: string;
   /** The displayed fields rebuild the signed payload byte for byte. */
   payloadMatches: boolean;
-  /** Which payload the judge signed: v2 binds the content, v1 (SPEC's) does not. */
+  /** Which payload the judge signed: v2 binds the content, v1 (PROTOCOL 7.2) does not. */
   signed: 'v1' | 'v2' | 'unknown';
   /**
    * v2: the content hash the judge signed is the one recomputed from the content shown (null

@@ -196,7 +196,7 @@ export interface Report {
 }
 
 /**
- * The verdict of every verifier (DESIGN: one verdict for every verifier): not verified beats
+ * The verdict of every verifier (PROTOCOL 8.6: one verdict for every verifier): not verified beats
  * unanchored beats status unknown (false beats unknown), and only an anchored report with no
  * failure, whose credentials' status was read (or skipped by the reader's explicit choice), is
  * verified.
@@ -217,7 +217,7 @@ export function verdictOf(r: { verified: boolean; anchored: boolean; checks?: Ch
   return r.checks?.some((c) => c.valid === null && isStatusCheck(c.id)) ? 'status unknown' : 'verified';
 }
 
-/** The exit code of a verdict (DESIGN, PROTOCOL 8.6): 0 verified, 1 not verified, 3 unanchored or status unknown. */
+/** The exit code of a verdict (PROTOCOL 8.6): 0 verified, 1 not verified, 3 unanchored or status unknown. */
 export const exitOfVerdict = (v: Verdict): 0 | 1 | 3 => (v === 'verified' ? 0 : v === 'not verified' ? 1 : 3);
 export const exitOf = (r: { verified: boolean; anchored: boolean; checks?: Check[] }): 0 | 1 | 3 => exitOfVerdict(verdictOf(r));
 

@@ -12,7 +12,7 @@ export interface ScoreDimensions {
 
 /**
  * The object a judge signs: `akas.judgment.v2` binds the judgment to the content the judge read
- * (its contentSha256, PROTOCOL 6.10); `akas.judgment.v1` (SPEC 6's payload, still accepted) does
+ * (its contentSha256, PROTOCOL 6.10); `akas.judgment.v1` (the first payload, still accepted: PROTOCOL 7.2) does
  * not, and such a judgment is bound to the content by the node's word only.
  */
 export type JudgmentSigningPayload =

@@ -18,7 +18,7 @@ import { documentedResponses, type DocumentedRoute } from './route-docs.js';
 import { Open, SHARED_SCHEMAS } from './schemas.js';
 import { originOf } from './kit/urls.js';
 
-/** SPEC 9.1: the machine-readable description has version 1.0.0. */
+/** PROTOCOL 11.2: the machine-readable description has version 1.0.0. */
 export const OPENAPI_VERSION = '1.0.0';
 
 const TAGS = [

@@ -1,6 +1,6 @@
 // akas register and akas recover make the signing key on the agent's machine by default
-// (PROTOCOL 2.10): the node gets and answers the public half only; --server-keys keeps SPEC's
-// behaviour, where the node makes the keypair and shows the private key once.
+// (PROTOCOL 2.10): the node gets and answers the public half only; --server-keys keeps the
+// service contract's way, where the node makes the keypair and shows the private key once.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { publicKeyFromPrivate } from '../../src/core/index.js';
 import { loadIdentity } from '../../cli/kit/profile.js';
@@ -34,7 +34,7 @@ describe('akas register / recover keys', () => {
     expect((await h.node.app.inject({ url: `/api/agents/${saved.tag}` })).json().signing.publicKey).toBe(after.signing.publicKey);
   });
 
-  it('--server-keys lets the node make the keypair, as SPEC describes', async () => {
+  it('--server-keys lets the node make the keypair, as the service contract describes', async () => {
     const r = await h.akas(['--json', '--show-secrets', 'register', '--server-keys'], { profile: 'theirs' });
     expect(r.code, r.stderr).toBe(0);
     const saved = loadIdentity('theirs', h.baseUrl)!;

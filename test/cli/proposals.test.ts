@@ -143,7 +143,7 @@ describe('judge-signing', () => {
     expect(req).toMatchObject({ kind: 'capability', path: `/api/knowledge/cap/judge-proposal/${id}`, signingPayload: expected });
     expect(req.body.contentSha256).toBe(contentSha256);
     expect(verify(keys.publicKey, expected, req.body.signature!)).toBe(true);
-    // SPEC's v1 payload binds no content: the CLI never signs it.
+    // The v1 payload (PROTOCOL 7.2) binds no content: the CLI never signs it.
     expect(() => buildJudgeRequest({ tag: 'ak_abcdefgh', signing: keys }, { proposalId: id, scores, rationale: 'ok' })).toThrow(/contentSha256/);
     const dry = buildJudgeRequest(undefined, { proposalId: id, scores, rationale: 'ok', dryRun: true });
     expect(dry.body).toEqual({ scores, rationale: 'ok', dryRun: true });

@@ -85,7 +85,7 @@ describe('contentSha256 (PROTOCOL 6.10)', () => {
     expect(contentOfProposalView('capability', { ...view, payload: 'nope' })).toMatchObject({ ok: false });
   });
 
-  it('is what the v2 judge payload signs; without it the payload is SPEC v1', () => {
+  it('is what the v2 judge payload signs; without it the payload is v1', () => {
     const f = {
       kind: 'capability' as const,
       proposalId: 'cprop_0123456789abcdef',

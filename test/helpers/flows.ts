@@ -77,7 +77,7 @@ export function judgeAs(
 
 /**
  * Proposes `payload` (a sample of the kind by default) and has three fresh judges judge it:
- * high scores publish, low ones reject; they sign SPEC's v1 payload, or with `sign: 'v2'` the
+ * high scores publish, low ones reject; they sign the v1 payload (PROTOCOL 7.2), or with `sign: 'v2'` the
  * content they read. Answers the proposal id, the judges and their answers.
  */
 export async function decide(

@@ -2,7 +2,7 @@
 // stdin is handled, rendered, and the effects of that render run (ink attaches a field's key
 // listener in an effect, so the next field hears nothing until it has run) before act
 // resolves. A sleep of a few milliseconds between chunks lost keys on a busy machine, where
-// the effect came after the sleep (issue 31, item 6; DESIGN 4: tests never race the clock).
+// the effect came after the sleep (issue 31, item 6; ARCHITECTURE 5: tests never race the clock).
 import { render } from 'ink-testing-library';
 import { act, type ReactElement } from 'react';
 

@@ -2,7 +2,7 @@
 // behind) by what it writes, never by a sleep and a deadline: the check runs now and again
 // after every write the store announces in the space (Store.watch, which LevelDB and
 // PostgreSQL both serve), so it holds as soon as the write lands, however busy the machine
-// (issue 31, item 6; DESIGN 4). A check that never holds fails the test at its timeout.
+// (issue 31, item 6; ARCHITECTURE 5). A check that never holds fails the test at its timeout.
 import { LogOutbox } from '../../src/domain/log/index.js';
 import type { Space, Store } from '../../src/store/index.js';
 

@@ -60,7 +60,7 @@ describe('register with your own key', () => {
     expect(await remaining()).toBe(before);
   });
 
-  it("keeps SPEC's no-body registration: the node makes the keypair and shows it once", async () => {
+  it("keeps the service contract's no-body registration: the node makes the keypair and shows it once", async () => {
     const r = (await register(undefined)).json();
     expect(r.signing.privateKey).toMatch(/^[0-9a-f]{64}$/);
     expect(r.saveLocally.signingPrivateKey).toBe(r.signing.privateKey);

@@ -8,7 +8,7 @@ import { appendJournal, payloadHash } from '../journal/journal.js';
 
 /**
  * A keypair made here, on the agent's machine, and the proof that we hold it (PROTOCOL
- * 2.10): the node gets the public half only. Null with --server-keys (SPEC's behaviour:
+ * 2.10): the node gets the public half only. Null with --server-keys (the service contract's way:
  * the node makes the keypair and shows the private key once). The proof is dated by the
  * node's clock (GET /healthz), so a skewed clock here does not make it stale there.
  */

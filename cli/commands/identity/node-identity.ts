@@ -1,4 +1,4 @@
-// Which node a saved identity belongs to (DESIGN 2: identities are saved per profile and node,
+// Which node a saved identity belongs to (ARCHITECTURE 4, profiles: identities are saved per profile and node,
 // the node being its issuer DID found at its base URL). A fresh node on the port of an old one
 // answers the old identity's api key with 401: this says so, naming both nodes, and puts back
 // the identity kept for the node that answers when there is one. `akas register` on another

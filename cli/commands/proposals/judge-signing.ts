@@ -5,7 +5,7 @@
 // hashed here (PROTOCOL 6.10): the judge signs the content it was shown (akas.judgment.v2) and
 // nothing else. It refuses to sign when the node's own contentSha256 is not what its proposal
 // hashes to, and when the node names none (issue 30 for `akas mcp --stdio`, issue 54 for
-// `akas judge`): SPEC's v1 payload binds no content, so a node could strip the binding and the
+// `akas judge`): the v1 payload (PROTOCOL 7.2) binds no content, so a node could strip the binding and the
 // judge would vouch for content it never named. Shared by `akas judge`, the `akas queue` view
 // and `akas mcp --stdio` so all sign the same bytes by one rule. Each signed judgment is
 // journaled pending before it is sent and settled by the node's answer (cli/commands/journal/journal.ts). The

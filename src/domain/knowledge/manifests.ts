@@ -158,7 +158,7 @@ export function checkBriefManifest(keys: NodeKeys, m: Record<string, unknown>, b
   return { valid: true };
 }
 
-/** The fields of an artifact manifest (SPEC 2.8) that are signed. */
+/** The fields of an artifact manifest (PROTOCOL 10.3) that are signed. */
 export type ArtifactManifestFields = {
   artifactPath: string;
   uri: string;

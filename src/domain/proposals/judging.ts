@@ -70,7 +70,7 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /**
  * The exact object a judge signs; its JCS string is what goes into Ed25519. With the proposal's
- * contentSha256 it is the v2 payload (the judge signs what it read); without, SPEC's v1.
+ * contentSha256 it is the v2 payload (the judge signs what it read); without, v1 (PROTOCOL 7.2).
  */
 export const signingPayload = (
   kind: ProposalKind,
@@ -265,7 +265,7 @@ interface SignedPayload {
 }
 
 // The judge's Ed25519 signature, over the v2 payload with this proposal's hash; a signature
-// sent without a hash is tried over SPEC's v1 too (bound to the content by the node only).
+// sent without a hash is tried over v1 too (PROTOCOL 7.2: bound to the content by the node only).
 function judgeSignature(kind: ProposalKind, proposal: ProposalRecord, me: AgentRecord, input: JudgeInput): SignedPayload {
   const payload = v2Payload(kind, proposal, me, input);
   const signed = canonicalize(payload);
