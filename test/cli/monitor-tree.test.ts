@@ -1,4 +1,4 @@
-// akas monitor binds every tile it relies on to the signed root (issue 34; cli/commands/monitor/bundle-check.ts),
+// akas monitor binds every tile it relies on to the signed root (issue 34; cli/commands/log/bundle-check.ts),
 // the built binary against a log of 65,836 entries served by a static HTTP server: its level-1
 // tile 0 is full, so the root is folded from the level-2 tile and the right edge, never from it.
 // A log that rewrites the first 256 entries, with a level-0 tile and a level-1 tile made to

@@ -3,7 +3,8 @@
 // made with the agent's key copied out of its profile is flagged, its own through `akas judge`
 // are not, and so is an attestation sent with its api key by another client; a node showing
 // another history is a fork with evidence a third party checks, and a smaller checkpoint than
-// one seen before a rollback; a SIGKILL mid-run, or right after an alert is saved or printed,
+// one seen before a rollback; a run stopped mid-round, or right after an alert is saved or
+// printed, as a SIGKILL would stop it (the round's hooks, given to the command in this process),
 // neither loses nor repeats an alert; a rotated key stays watched; no node is exit 2 and a
 // malformed tile an alert. (Revocations and suspensions: test/e2e/monitor-status.test.ts.)
 import { spawn } from 'node:child_process';
@@ -14,6 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AkasClient } from '../../cli/kit/client.js';
+import { monitorCommands } from '../../cli/commands/monitor/index.js';
+import type { RoundHooks } from '../../cli/commands/monitor/follow.js';
+import { run } from '../../cli/program.js';
 import { McpStdioProxy } from '../../cli/commands/discovery/mcp-stdio.js';
 import { loadIdentity, saveIdentity } from '../../cli/kit/profile.js';
 import { FakeClock } from '../../src/core/index.js';
@@ -22,7 +26,7 @@ import { createApp } from '../../src/http/app.js';
 import { verifyLogProof } from '../../verifier/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer } from '../helpers/app.js';
-import { type CliHarness, cliHarness } from '../helpers/cli.js';
+import { Capture, type CliHarness, cliHarness } from '../helpers/cli.js';
 import { CLI, judgeCommand } from '../helpers/e2e.js';
 import { agent, contentOf, proposeAs, SCORES_HIGH, signedBodyV2 } from '../helpers/flows.js';
 import { openTestStore } from '../helpers/stores.js';
@@ -68,6 +72,33 @@ function akas(args: string[], env: Record<string, string> = {}): Promise<Child> 
       }),
     );
   });
+}
+
+/** What a hook throws to stop a round where a kill would: nothing of the round runs after it. */
+class Stopped extends Error {}
+
+/**
+ * Runs `akas monitor` in this process with the round's hooks (cli/commands/monitor/follow.ts
+ * RoundHooks), which the command table never passes: a hook that throws stops the round as a
+ * SIGKILL there would, leaving on disk only what was saved before it.
+ */
+async function monitorStopped(args: string[], hooks: RoundHooks): Promise<Child> {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await run(args, { stdout, stderr }, [(program, cli) => monitorCommands(program, cli, hooks)], { AKAS_BASE_URL: h.baseUrl });
+  process.exitCode = 0;
+  return {
+    code,
+    signal: null,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    // The records printed before the stop, one JSON line each (the failure after them is one pretty-printed object).
+    lines: () =>
+      stdout.text
+        .split('\n')
+        .filter((l) => l.startsWith('{"'))
+        .map((l) => JSON.parse(l)),
+  };
 }
 
 /** A proposal by a fresh agent, and its content hash (what a v2 judgment signs). */
@@ -255,7 +286,7 @@ describe('akas monitor', () => {
     ]);
   });
 
-  it('resumes after a SIGKILL with no missed and no repeated alert', async () => {
+  it('resumes after a run stopped mid-round (as by a SIGKILL) with no missed and no repeated alert', async () => {
     const me = await h.agent();
     await untilLogSettled(h.node);
     const from = Number((await h.node.app.inject({ url: '/log/checkpoint' })).body.split('\n')[1].trim());
@@ -263,10 +294,16 @@ describe('akas monitor', () => {
     for (const p of ps) await stolenJudgment(me.profile, p.id, p.content);
     await untilLogSettled(h.node);
     const state = join(h.configDir, 'm2.json');
-    // 4 proposals, then 4 judgments: killed after the second judgment's entry was read.
+    // 4 proposals, then 4 judgments: stopped after the second judgment's entry was read.
     const args = ['--json', '--profile', me.profile, 'monitor', '--once', '--state', state, '--from', String(from)];
-    const killed = await akas(args, { AKAS_MONITOR_TEST_KILL_AFTER: '6' });
-    expect(killed.signal).toBe('SIGKILL');
+    const stopAfter6: RoundHooks = {
+      entriesRead: (read) => {
+        if (read >= 6) throw new Stopped('stopped after 6 entries');
+      },
+    };
+    const killed = await monitorStopped(args, stopAfter6);
+    expect(killed.code, killed.stdout).toBe(3);
+    expect(killed.stdout).toContain('stopped after 6 entries');
     const rest = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', state]);
     expect(rest.code, rest.stderr).toBe(1);
     const ids = [...killed.lines(), ...rest.lines()].filter((l) => l.type === 'alert').map((a) => a.entry.body.proposalId);
@@ -374,7 +411,7 @@ describe('akas monitor', () => {
     }
   });
 
-  it('a kill right after an alert is saved, or right after it is printed, neither loses nor repeats it; the output log holds each once', async () => {
+  it('a stop right after an alert is saved, or right after it is printed, neither loses nor repeats it; the output log holds each once', async () => {
     for (const [k, point] of ['saved', 'printed'].entries()) {
       const me = await h.agent();
       const from = await logSize();
@@ -383,9 +420,15 @@ describe('akas monitor', () => {
       await untilLogSettled(h.node);
       const state = join(h.configDir, `m9-${point}.json`);
       const args = ['--json', '--profile', me.profile, 'monitor', '--once', '--state', state];
-      // Killed at the second alert: after saving it as pending (not yet printed), or after printing it (not yet saved as printed).
-      const killed = await akas([...args, '--from', String(from)], { AKAS_MONITOR_TEST_KILL_AT: `${point}:2` });
-      expect(killed.signal, killed.stderr).toBe('SIGKILL');
+      // Stopped at the second alert: after saving it as pending (not yet printed), or after printing it (not yet saved as printed).
+      const atSecond: RoundHooks = {
+        record: (at, n) => {
+          if (at === point && n === 2) throw new Stopped(`stopped at record 2, ${point}`);
+        },
+      };
+      const killed = await monitorStopped([...args, '--from', String(from)], atSecond);
+      expect(killed.code, killed.stdout).toBe(3);
+      expect(killed.stdout).toContain(`stopped at record 2, ${point}`);
       const before = killed.lines().filter((l) => l.type === 'alert');
       expect(before.length).toBe(point === 'saved' ? 1 : 2);
       const rest = await akas(args);
@@ -397,6 +440,25 @@ describe('akas monitor', () => {
         .split('\n');
       expect(logged.map((l) => JSON.parse(l).entry.body.proposalId)).toEqual(ps.map((p) => p.id));
     }
+  });
+
+  it('ships no test hook: the built akas reads no kill switch from its environment', async () => {
+    const me = await h.agent();
+    const from = await logSize();
+    const p = await proposal(71);
+    await stolenJudgment(me.profile, p.id, p.content);
+    await untilLogSettled(h.node);
+    const state = join(h.configDir, 'm10.json');
+    const args = ['--json', '--profile', me.profile, 'monitor', '--once', '--state', state, '--from', String(from)];
+    const r = await akas(args, { AKAS_MONITOR_TEST_KILL_AFTER: '1', AKAS_MONITOR_TEST_KILL_AT: 'saved:1' });
+    expect(r.signal, r.stderr).toBeNull();
+    expect(r.code, r.stderr).toBe(1);
+    expect(
+      r
+        .lines()
+        .filter((l) => l.type === 'alert')
+        .map((a) => a.entry.body.proposalId),
+    ).toEqual([p.id]);
   });
 
   it("the CI workflow (docs/ci/akas-monitor.yml) passes with only the agent's own judgments and fails on a stolen-key one", async () => {

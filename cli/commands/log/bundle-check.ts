@@ -1,7 +1,8 @@
-// An entry bundle checked against the signed tree, as `akas monitor` reads a million entries
-// (issue 34, 4): each leaf is hashed once, in place in the bundle's bytes; the hashes, laid end
-// to end, must be the level-0 tile's bytes (one comparison), and a full tile is folded once into
-// its subtree's root, compared with the hash the level-1 tile holds for it. A tile above is bound
+// An entry bundle checked against the signed tree, as the log follower (follower.ts: `akas
+// monitor`, `akas log watch --tiles`) reads a million entries (issue 34, 4): a full level-0 tile
+// is folded once into its subtree's root, compared with the hash the level-1 tile holds for it;
+// each leaf is hashed once, in place in the bundle's bytes, and the hashes, laid end to end, must
+// be the level-0 tile's bytes (one comparison). A tile above is bound
 // to the signed root the same way (BoundTiles): a partial one is, since the root was folded from
 // it, and a full one once its fold is the hash the tile above holds for it, checked once per
 // tile (every 65,536 entries at level 1). A partial bundle (the right edge) is compared with the
@@ -128,12 +129,7 @@ export async function checkBundle(bytes: Buffer, tile: Buffer | undefined, n: nu
   for (let i = 0; i < width; i++) hashes.set(leafHashInPlace(bytes, offsets[i], offsets[i + 1]), i * 32);
   const named = width === TILE_WIDTH ? tile : Buffer.concat(await tiles.tile(0, n));
   if (!named || named.length !== width * 32) return { problem: `the tile ${tilePath(0, n, width)} is ${named?.length ?? 0} bytes, not ${width} hashes` };
-  if (!named.equals(hashes)) {
-    let i = 0;
-    while (named.compare(hashes, i * 32, i * 32 + 32, i * 32, i * 32 + 32) === 0) i++;
-    return { problem: `REWRITE: entry ${n * TILE_WIDTH + i} of the bundle is not the leaf its tile names` };
-  }
-  // A full level-0 tile is checked against the checkpoint too: its hash is in the level-1 tile, bound to the root.
+  // A full level-0 tile is checked against the checkpoint first: its hash is in the level-1 tile, bound to the root.
   if (width === TILE_WIDTH) {
     let expected: Buffer;
     try {
@@ -142,8 +138,13 @@ export async function checkBundle(bytes: Buffer, tile: Buffer | undefined, n: nu
       if (e instanceof TreeMismatch) return { problem: e.message };
       throw e;
     }
-    if (!foldInPlace(hashes, TILE_WIDTH).equals(expected))
+    if (!foldInPlace(Buffer.from(named), TILE_WIDTH).equals(expected))
       return { problem: `REWRITE: ${tilePath(0, n)} does not hash to what the level-1 tile and the signed root say` };
+  }
+  if (!named.equals(hashes)) {
+    let i = 0;
+    while (named.compare(hashes, i * 32, i * 32 + 32, i * 32, i * 32 + 32) === 0) i++;
+    return { problem: `REWRITE: entry ${n * TILE_WIDTH + i} of the bundle is not the leaf its tile names` };
   }
   return { bytes, offsets, width };
 }

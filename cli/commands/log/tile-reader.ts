@@ -1,20 +1,7 @@
 // Reading a log through its C2SP tiles (PROTOCOL 9.8), as `akas log watch --tiles` and
-// `akas monitor` both do: a fetcher of the log's resources, and an entry bundle checked leaf by
-// leaf against its level-0 tile (and a full tile against the level-1 hash above it, hence
-// against the signed root the TileHashReader was checked to give).
-import {
-  bundlePath,
-  decodeBundle,
-  leafHash,
-  MAX_ENTRY_BYTES,
-  parseTilePath,
-  perfectRoot,
-  TILE_HEIGHT,
-  TILE_WIDTH,
-  type TileHashReader,
-  tilePath,
-  tileWidthAt,
-} from '../../../src/core/index.js';
+// `akas monitor` both do: a fetcher of the log's resources, each read within the caps of its
+// kind (the log follower, follower.ts, checks what it reads against the signed tree).
+import { MAX_ENTRY_BYTES, parseTilePath } from '../../../src/core/index.js';
 import { boundedGet, type FetchCaps } from '../../kit/index.js';
 
 /** Reads one resource of a tiled log: its bytes (gzip undone), or throws saying which. */
@@ -66,28 +53,4 @@ export function tileFetcher(prefix: string, opts: { maxWaits?: number; sleep?: (
       return r.body;
     }
   };
-}
-
-/**
- * Entry bundle n of the tree the reader was made for, every leaf hashing to its place in the
- * level-0 tile; or, as `problem`, why the log served is not that tree (a bundle that does not
- * parse or is too short, a leaf that is not the one its tile names, a tile that does not hash
- * to what the level above says). A resource that cannot be read at all throws.
- */
-export async function checkedBundle(
-  fetchBytes: FetchBytes,
-  tiles: TileHashReader,
-  n: number,
-  bundle?: Promise<Buffer>,
-): Promise<{ leaves: Buffer[]; width: number } | { problem: string }> {
-  const width = tileWidthAt(0, n, tiles.size);
-  const leaves = decodeBundle(await (bundle ?? fetchBytes(bundlePath(n, width))));
-  const hashes = (await tiles.tile(0, n)).slice(0, width);
-  if (!leaves || leaves.length !== width) return { problem: `the entry bundle ${bundlePath(n, width)} does not hold ${width} entries` };
-  // A full level-0 tile is checked against the checkpoint too: its hash is in the level-1 tile.
-  if (width === TILE_WIDTH && !perfectRoot(hashes).equals(await tiles.hash(TILE_HEIGHT, n)))
-    return { problem: `REWRITE: ${tilePath(0, n)} does not hash to what the level-1 tile and the signed root say` };
-  for (let i = 0; i < width; i++)
-    if (!leafHash(leaves[i]).equals(hashes[i])) return { problem: `REWRITE: entry ${n * TILE_WIDTH + i} of the bundle is not the leaf its tile names` };
-  return { leaves, width };
 }

@@ -1,34 +1,17 @@
 // The monitor of a node's transparency log (`akas log watch`) and the review gate
-// (`akas gate review`). The monitor keeps, per node, the last checkpoint it verified and the
+// (`akas gate review`), on the log follower it shares with `akas monitor` (follower.ts). The
+// monitor keeps, per node, the last checkpoint it verified and the
 // right edge of the tree its entries build (O(log n) hashes) in the config folder; each run
 // checks the new checkpoint's signature, proves it extends the last one (a fork or a rollback
 // fails), re-hashes and re-chains every new entry, and requires the root they build to be
 // the one signed (an edited, removed or reordered entry fails).
 import { readFileSync } from 'node:fs';
-import {
-  canonicalize,
-  consistencyProof,
-  entryHash,
-  sha256Hex,
-  TileHashReader,
-  tilePath,
-  TILE_WIDTH,
-  verifyConsistency,
-  type LogEntry,
-} from '../../../src/core/index.js';
-import {
-  checkLogInclusion,
-  checkWitnesses,
-  Checks,
-  consistent,
-  LogAuditor,
-  openCheckpoint,
-  type AuditState,
-  type OpenedCheckpoint,
-  type WitnessPolicy,
-} from '../../../verifier/index.js';
+import { canonicalize, entryHash, sha256Hex, TILE_WIDTH, type LogEntry } from '../../../src/core/index.js';
+import { checkLogInclusion, checkWitnesses, Checks, consistent, LogAuditor, type AuditState, type WitnessPolicy } from '../../../verifier/index.js';
 import { AkasClient, boundedTransport, type FetchCaps, type Json, writeFileSafely } from '../../kit/index.js';
-import { checkedBundle, type FetchBytes } from './tile-reader.js';
+import { leafAt } from './bundle-check.js';
+import { bundleReader, type ConsistencyCheck, openView, provenByTiles, relation, type SignedView, signedTree } from './follower.js';
+import type { FetchBytes } from './tile-reader.js';
 
 /**
  * The caps of log watch's reads of the node's API: a page of /api/log/entries is at most 1,000
@@ -114,28 +97,19 @@ export async function watchOnce(
     return { ok: false, message: `the node now publishes another log key (${published.log?.verifierKey}) than the trusted one (${key})`, logKey: key };
 
   const note = (await client.call<string>('GET', '/api/log/checkpoint')).body;
-  const checked = checkedCheckpoint(note, key, opts.witnesses);
-  if ('refused' in checked) return checked.refused;
-  const { cp, root } = checked;
-
-  if (state) {
-    const oldRoot = Buffer.from(state.root, 'hex');
-    if (cp.size < state.size)
-      return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
-    if (cp.size === state.size && !root.equals(oldRoot))
-      return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
-    if (cp.size > state.size && state.size > 0) {
-      const proof = (await client.get<Json>(`/api/log/proof/consistency?old=${state.size}&new=${cp.size}`)).proof;
-      if (!consistent(state.size, oldRoot, cp.size, root, proof)) {
-        return {
-          ok: false,
-          message: `FORK: the checkpoint of ${cp.size} entries does not extend the one of ${state.size} seen before (consistency proof fails)`,
-          size: cp.size,
-          previousSize: state.size,
-        };
-      }
-    }
-  }
+  const cp = checkedCheckpoint(note, key, opts.witnesses);
+  if ('refused' in cp) return cp.refused;
+  const { root } = cp;
+  // The node proves its new checkpoint extends the one seen before (PROTOCOL 9.5).
+  const provenByNode: ConsistencyCheck = async (before, now) =>
+    consistent(before.size, before.root, now.size, now.root, (await client.get<Json>(`/api/log/proof/consistency?old=${before.size}&new=${now.size}`)).proof);
+  const broken = await againstKept(
+    state,
+    cp,
+    provenByNode,
+    `the checkpoint of ${cp.size} entries does not extend the one of ${state?.size} seen before (consistency proof fails)`,
+  );
+  if (broken) return broken;
 
   // The entries themselves must build the signed root.
   const auditor = new LogAuditor(opts.full ? undefined : state);
@@ -282,17 +256,27 @@ export async function reviewGate(
 }
 
 /** A checkpoint note signed by the pinned log key and cosigned by the witnesses' quorum, or the refusal a watch answers. */
-function checkedCheckpoint(
-  note: string,
-  key: string,
-  witnesses: WitnessPolicy | undefined,
-): { cp: Extract<OpenedCheckpoint, { ok: true }>['checkpoint']; root: Buffer } | { refused: WatchResult } {
-  const opened = openCheckpoint(note, [key]);
-  if (!opened.ok) return { refused: { ok: false, message: `the checkpoint is refused: ${opened.reason}` } };
-  const cp = opened.checkpoint;
+function checkedCheckpoint(note: string, key: string, witnesses: WitnessPolicy | undefined): SignedView | { refused: WatchResult } {
+  const view = openView(note, key);
+  if ('refused' in view) return { refused: { ok: false, message: `the checkpoint is refused: ${view.refused}` } };
   const unwitnessed = witnessProblem(note, witnesses);
-  if (unwitnessed) return { refused: { ok: false, message: unwitnessed, size: cp.size } };
-  return { cp, root: Buffer.from(cp.rootHash) };
+  if (unwitnessed) return { refused: { ok: false, message: unwitnessed, size: view.size } };
+  return view;
+}
+
+/** The checkpoint against the one kept from the last run: a rollback or a fork as the result a watch answers, else undefined. */
+async function againstKept(state: WatchState | undefined, cp: SignedView, consistent: ConsistencyCheck, forkMessage: string): Promise<WatchResult | undefined> {
+  if (!state) return undefined;
+  const kept = { size: state.size, root: Buffer.from(state.root, 'hex') };
+  const said = { size: cp.size, previousSize: state.size };
+  switch (await relation(kept, cp, consistent)) {
+    case 'rollback':
+      return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, ...said };
+    case 'fork':
+      return { ok: false, message: cp.size === state.size ? `FORK: another root for the same ${cp.size} entries` : `FORK: ${forkMessage}`, ...said };
+    default:
+      return undefined;
+  }
 }
 
 export { type FetchBytes, tileFetcher } from './tile-reader.js';
@@ -329,42 +313,31 @@ export async function watchTilesOnce(
   if (!key) return { ok: false, message: 'following tiles needs the log key on the first run: --log-key KEY (akas node-keys prints it)' };
   if (state && opts.logKey && state.logKey !== opts.logKey) return { ok: false, message: `the pinned log key differs from the one kept in ${statePath}` };
   const note = (await fetchBytes('checkpoint')).toString('utf8');
-  const checked = checkedCheckpoint(note, key, opts.witnesses);
-  if ('refused' in checked) return checked.refused;
-  const { cp, root } = checked;
-  const tiles = new TileHashReader(cp.size, (level, index, width) => fetchBytes(tilePath(level, index, width)));
-  if (cp.size > 0 && !(await tiles.root()).equals(root))
-    return { ok: false, message: `REWRITE: the tiles of ${cp.size} entries give another root than the signed checkpoint`, size: cp.size };
-  if (state) {
-    const oldRoot = Buffer.from(state.root, 'hex');
-    if (cp.size < state.size)
-      return { ok: false, message: `ROLLBACK: the log shrank from ${state.size} to ${cp.size} entries`, size: cp.size, previousSize: state.size };
-    if (cp.size === state.size && !root.equals(oldRoot))
-      return { ok: false, message: `FORK: another root for the same ${cp.size} entries`, size: cp.size, previousSize: state.size };
-    if (cp.size > state.size && state.size > 0) {
-      const proof = await consistencyProof(state.size, cp.size, (l, i) => tiles.hash(l, i));
-      if (!verifyConsistency(state.size, cp.size, proof, oldRoot, root)) {
-        return {
-          ok: false,
-          message: `FORK: the tiles of ${cp.size} entries do not extend the checkpoint of ${state.size} seen before`,
-          size: cp.size,
-          previousSize: state.size,
-        };
-      }
-    }
-  }
+  const cp = checkedCheckpoint(note, key, opts.witnesses);
+  if ('refused' in cp) return cp.refused;
+  const { root } = cp;
+  const tiles = await signedTree(fetchBytes, cp);
+  if ('problem' in tiles) return { ok: false, message: `REWRITE: ${tiles.problem}`, size: cp.size };
+  const broken = await againstKept(
+    state,
+    cp,
+    provenByTiles(tiles),
+    `the tiles of ${cp.size} entries do not extend the checkpoint of ${state?.size} seen before`,
+  );
+  if (broken) return broken;
   const auditor = new LogAuditor(opts.full ? undefined : state);
   const from = auditor.size;
   const max = opts.maxEntries ?? LOG_WATCH_MAX_ENTRIES;
   if (cp.size - from > max) return tooLong(cp.size, from, max);
-  for (let n = Math.floor(from / TILE_WIDTH); n * TILE_WIDTH < cp.size; n++) {
-    const bundle = await checkedBundle(fetchBytes, tiles, n);
+  const last = Math.ceil(cp.size / TILE_WIDTH);
+  const bundles = bundleReader(fetchBytes, tiles, last);
+  for (let n = Math.floor(from / TILE_WIDTH); n < last; n++) {
+    const bundle = await bundles(n);
     if ('problem' in bundle) return { ok: false, message: bundle.problem, size: cp.size };
-    const { leaves, width } = bundle;
-    for (let i = 0; i < width; i++) {
+    for (let i = 0; i < bundle.width; i++) {
       const seq = n * TILE_WIDTH + i;
       if (seq < from) continue;
-      const e = entryOfLeaf(leaves[i]);
+      const e = entryOfLeaf(leafAt(bundle, i));
       if (typeof e === 'string') return { ok: false, message: `entry ${seq}: ${e}`, size: cp.size };
       const problem = auditor.append(e);
       if (problem) return { ok: false, message: `REWRITE: ${problem}`, size: cp.size };

@@ -1,19 +1,22 @@
 // One round of `akas monitor` (issue 34): the node's keys against those seen before, its
 // checkpoint (signature, witness quorum of a tlog-policy, the tiles giving its root, extending
 // the last one verified and every view given with --compare), then every new entry from the
-// entry bundles, each checked against the tree (cli/commands/monitor/bundle-check.ts); the watched
-// agent's entries matched with the journal, and every status-list version read for the agent's
-// credentials (cli/commands/monitor/status.ts). What it finds goes out as alerts (exit 1) and events,
-// printed as cli/commands/monitor/output.ts says, and the state is saved as cli/commands/monitor/state.ts says, so
-// a SIGKILL loses nothing and repeats nothing.
-import { boundedGet, type FetchCaps, isFetchError, type Json, writeFileSafely } from '../../kit/index.js';
+// entry bundles, each checked against the tree; the watched agent's entries matched with the
+// journal, and every status-list version read for the agent's credentials
+// (cli/commands/monitor/status.ts). The log is followed by the follower `akas log watch` uses too
+// (cli/commands/log/follower.ts). What it finds goes out as alerts (exit 1) and events, printed as
+// cli/commands/monitor/output.ts says, and the state is saved as cli/commands/monitor/state.ts
+// says, so a SIGKILL loses nothing and repeats nothing. A round runs as named steps
+// (monitorRound), sharing what they change in a Round.
 import { join } from 'node:path';
-import { bundlePath, inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WIDTH, TileHashReader, tilePath, tileWidthAt } from '../../../src/core/index.js';
-import { type IssuerTrust, openCheckpoint, trustIssuerKeys } from '../../../verifier/index.js';
+import { inclusionProof, sha256Hex, STATUS_LIST_EVENT_KIND, TILE_WIDTH, type TileHashReader } from '../../../src/core/index.js';
+import { type IssuerTrust, trustIssuerKeys } from '../../../verifier/index.js';
+import { boundedGet, type FetchCaps, isFetchError, type Json, writeFileSafely } from '../../kit/index.js';
 import { holdsAttestation, holdsJudgment, type JournalHolds, type SignedJudgment } from '../journal/journal.js';
-import { STATUS_LIST_CAPS } from '../verify/status-check.js';
+import { type CheckedBundle, entriesContaining, leafAt } from '../log/bundle-check.js';
+import { bundleReader, openView, type SignedView, signedTree } from '../log/follower.js';
 import type { FetchBytes } from '../log/tile-reader.js';
-import { BoundTiles, type CheckedBundle, checkBundle, entriesContaining, leafAt } from './bundle-check.js';
+import { STATUS_LIST_CAPS } from '../verify/status-check.js';
 import { forkEvidence } from './evidence.js';
 import { AlertOutput } from './output.js';
 import { quorumOf, type TlogPolicy } from './policy.js';
@@ -44,6 +47,18 @@ export interface CompareSource {
   tiles?: FetchBytes;
 }
 
+/**
+ * Points of a round a test stops it at, as a kill would (test/cli/monitor.test.ts passes these
+ * in-process and throws from them: nothing of the round runs after, so what is on disk is what a
+ * SIGKILL there leaves). The command passes none.
+ */
+export interface RoundHooks {
+  /** After entries are read, with how many this round has read so far. */
+  entriesRead?: (read: number) => void;
+  /** Right after the n-th record of this round is saved as pending (`saved`), and right after it is printed and logged (`printed`). */
+  record?: (point: 'saved' | 'printed', n: number) => void;
+}
+
 export interface MonitorRound {
   fetchBytes: FetchBytes;
   statePath: string;
@@ -68,10 +83,7 @@ export interface MonitorRound {
   origins?: string[];
   /** The most entries one round reads (MAX_ENTRIES_PER_ROUND by default): a log with more to read stops there (RoundResult.capped). */
   maxEntries?: number;
-  /** Test hook: SIGKILL this process after reading this many entries. */
-  killAfter?: number;
-  /** Test hook: SIGKILL this process at the n-th record printed once, right after it is saved as pending or right after it is printed. */
-  killAt?: { point: 'saved' | 'printed'; record: number };
+  hooks?: RoundHooks;
 }
 
 export interface RoundResult {
@@ -96,31 +108,104 @@ export const MONITOR_API_CAPS: FetchCaps = { maxBytes: 32 * 1024 * 1024, headers
  * says so (exit 3); the next run reads on from there.
  */
 export const MAX_ENTRIES_PER_ROUND = 10_000_000;
-/** Bundles read ahead while the current one is checked. */
-const READ_AHEAD = 4;
 /** Bundles between two saves of the state when nothing is found (65,536 entries: a save is three fsyncs, and at most this many are read again after a kill). */
 const SAVE_EVERY = 256;
 
+/** What the steps of one round share and change. */
+interface Round {
+  o: MonitorRound;
+  state: MonitorState;
+  result: RoundResult;
+  /** A resource of the log, its failures sorted (read below). */
+  fetch: FetchBytes;
+  status: StatusWatch;
+  emitted: Set<string>;
+  counted: Set<string>;
+  /** The node's issuer keys as trusted this round (its status lists are signed by them). */
+  trust?: IssuerTrust;
+  save: () => void;
+  report: Report;
+  alert: (id: string, what: string, message: string, extra?: Json) => void;
+}
+
+const note8 = (note: string) => sha256Hex(note).slice(0, 16);
+
 export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
   const saved = readState(o.statePath);
-  const result: RoundResult = { alerts: 0, incomplete: [], size: 0, read: 0 };
   const published = o.nodeKeys ? await o.nodeKeys() : undefined;
+  const r = startRound(o, saved, published);
+  if (published) checkNodeKeys(r, published);
+  if (o.agentKeys) for (const k of await o.agentKeys(o.watched.tag)) if (!r.state.keys.includes(k)) r.state.keys.push(k);
+  for (const k of o.watched.keys) if (!r.state.keys.includes(k)) r.state.keys.push(k);
+  const signed = await readSignedTree(r);
+  if (!signed) return r.result;
+  await compareViews(r, signed.view, signed.tiles);
+  const end = await readEntries(r, signed.view, signed.tiles);
+  if (end === undefined) return r.result;
+  if (end < signed.view.size) {
+    // Stopped at the bound: saved where it stopped, the checkpoint kept for a round that reads it all.
+    r.result.capped = { max: o.maxEntries ?? MAX_ENTRIES_PER_ROUND, left: signed.view.size - end };
+    r.save();
+    return r.result;
+  }
+  r.state.next = Math.max(r.state.next, signed.view.size);
+  r.state.checkpoint = signed.view.note;
+  r.save();
+  return r.result;
+}
+
+/**
+ * The round's state (the saved one, or a first one on the log key given, kept, in the policy or
+ * published) and how it reports: a finding is printed once (cli/commands/monitor/output.ts):
+ * saved as pending, printed, then kept as emitted; those a killed run saved but did not print
+ * are printed first.
+ */
+function startRound(o: MonitorRound, saved: MonitorState | undefined, published: Json | undefined): Round {
   const logKey = o.logKey ?? saved?.logKey ?? o.policy?.logs[0] ?? (typeof published?.log?.verifierKey === 'string' ? published.log.verifierKey : undefined);
   if (!logKey) throw new Error('the log key is needed on the first run: --log-key KEY (akas node-keys prints it) or a policy file with a log line');
   const state: MonitorState = saved ?? { version: 1, logKey, checkpoint: null, next: 0, emitted: [], keys: [] };
   if (o.from !== undefined) state.next = o.from;
   state.pending ??= [];
   let records = 0;
-  const killAt = (point: 'saved' | 'printed') => {
-    if (o.killAt?.point === point && o.killAt.record === records) process.kill(process.pid, 'SIGKILL');
-  };
-  const output = new AlertOutput(o.statePath, o.emit, () => killAt('printed'));
-  // Alerts saved by a run killed before it printed them are printed first (saved below).
+  const output = new AlertOutput(o.statePath, o.emit, () => o.hooks?.record?.('printed', records));
   const settled = output.settle(state);
-  const emitted = new Set(state.emitted);
-  const counted = new Set<string>();
-  let trust: IssuerTrust | undefined;
-  const status = new StatusWatch(o.statePath, state, {
+  const r: Round = {
+    o,
+    state,
+    result: { alerts: 0, incomplete: [], size: 0, read: 0 },
+    fetch: (path) => read(o.fetchBytes, path),
+    emitted: new Set(state.emitted),
+    counted: new Set<string>(),
+    status: undefined as unknown as StatusWatch,
+    save: () => {
+      r.status.flush();
+      writeState(o.statePath, state);
+    },
+    report: (type, id, what, message, extra) => {
+      if (type === 'alert') r.counted.add(id);
+      r.result.alerts = r.counted.size;
+      if (r.emitted.has(id)) return;
+      r.emitted.add(id);
+      const record: MonitorRecord = { type, id, what, message, ...extra };
+      records++;
+      state.pending!.push(record);
+      r.save();
+      o.hooks?.record?.('saved', records);
+      output.write(record);
+      state.pending = state.pending!.filter((p) => p !== record);
+      state.emitted.push(id);
+    },
+    alert: (id, what, message, extra = {}) => r.report('alert', id, what, message, extra),
+  };
+  r.status = statusWatch(r);
+  if (settled) r.save();
+  return r;
+}
+
+/** The status lists of the watched credentials, read through the caps and within the node's origins (cli/commands/monitor/status.ts). */
+function statusWatch(r: Round): StatusWatch {
+  const { o } = r;
+  return new StatusWatch(o.statePath, r.state, {
     getUrl: async (url) => {
       try {
         return await (o.getUrl ?? httpGet)(url);
@@ -132,87 +217,69 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
     origins: o.origins,
     credential: o.credential,
     get trust() {
-      return trust;
+      return r.trust;
     },
   });
-  const save = () => {
-    status.flush();
-    writeState(o.statePath, state);
-  };
-  // A finding printed once (cli/commands/monitor/output.ts): saved as pending, printed, then kept as emitted.
-  const report: Report = (type, id, what, message, extra) => {
-    if (type === 'alert') counted.add(id);
-    result.alerts = counted.size;
-    if (emitted.has(id)) return;
-    emitted.add(id);
-    const r: MonitorRecord = { type, id, what, message, ...extra };
-    records++;
-    state.pending!.push(r);
-    save();
-    killAt('saved');
-    output.write(r);
-    state.pending = state.pending!.filter((p) => p !== r);
-    state.emitted.push(id);
-  };
-  const alert = (id: string, what: string, message: string, extra: Json = {}) => report('alert', id, what, message, extra);
-  if (settled) save();
-  const note8 = (note: string) => sha256Hex(note).slice(0, 16);
+}
 
-  // The node's keys: the log key pinned, the issuer reached from the first one seen through signed rotations.
-  if (published) {
-    const nowLog = published.log?.verifierKey;
-    if (nowLog !== state.logKey)
-      alert(`log-key:${nowLog}`, 'log-key-changed', `the node now publishes another log key (${nowLog}) than the one pinned (${state.logKey})`, {
-        pinned: state.logKey,
-        published: nowLog,
-      });
-    const current = published.issuer?.current;
-    if (typeof current === 'string') {
-      state.issuer ??= current;
-      trust = trustIssuerKeys(state.issuer, published.issuer);
-      if (!trust.keys.has(current))
-        alert(
-          `issuer-key:${current}`,
-          'issuer-key-changed',
-          `the node's issuer is now ${current}, which no rotation signed by both keys links to ${state.issuer}`,
-          { pinned: state.issuer, current, problems: trust.problems },
-        );
-    }
-  }
-  if (o.agentKeys) for (const k of await o.agentKeys(o.watched.tag)) if (!state.keys.includes(k)) state.keys.push(k);
-  for (const k of o.watched.keys) if (!state.keys.includes(k)) state.keys.push(k);
+/** The node's keys: the log key pinned, the issuer reached from the first one seen through signed rotations. */
+function checkNodeKeys(r: Round, published: Json) {
+  const { state } = r;
+  const nowLog = published.log?.verifierKey;
+  if (nowLog !== state.logKey)
+    r.alert(`log-key:${nowLog}`, 'log-key-changed', `the node now publishes another log key (${nowLog}) than the one pinned (${state.logKey})`, {
+      pinned: state.logKey,
+      published: nowLog,
+    });
+  const current = published.issuer?.current;
+  if (typeof current !== 'string') return;
+  state.issuer ??= current;
+  r.trust = trustIssuerKeys(state.issuer, published.issuer);
+  if (!r.trust.keys.has(current))
+    r.alert(
+      `issuer-key:${current}`,
+      'issuer-key-changed',
+      `the node's issuer is now ${current}, which no rotation signed by both keys links to ${state.issuer}`,
+      { pinned: state.issuer, current, problems: r.trust.problems },
+    );
+}
 
-  const note = (await read(o.fetchBytes, 'checkpoint')).toString('utf8');
-  const opened = openCheckpoint(note, [state.logKey]);
-  if (!opened.ok) {
-    alert(`checkpoint:${note8(note)}`, 'bad-checkpoint', `the checkpoint is not signed by the log key: ${opened.reason}`, { checkpoint: note });
-    return result;
+/** The checkpoint signed by the log key, its policy's witness quorum, and the tree its tiles give; undefined when the log cannot be followed this round (alerted). */
+async function readSignedTree(r: Round): Promise<{ view: SignedView; tiles: TileHashReader } | undefined> {
+  const note = (await r.fetch('checkpoint')).toString('utf8');
+  const view = openView(note, r.state.logKey);
+  if ('refused' in view) {
+    r.alert(`checkpoint:${note8(note)}`, 'bad-checkpoint', `the checkpoint is not signed by the log key: ${view.refused}`, { checkpoint: note });
+    return undefined;
   }
-  const cp = opened.checkpoint;
-  const root = Buffer.from(cp.rootHash);
-  result.size = cp.size;
-  if (o.policy) {
-    const q = quorumOf(o.policy, note);
+  r.result.size = view.size;
+  const policy = r.o.policy;
+  if (policy) {
+    const q = quorumOf(policy, note);
     if (!q.met)
-      alert(`quorum:${note8(note)}`, 'witness-quorum', `the checkpoint of ${cp.size} entries lacks the policy's witness quorum (${o.policy.quorum})`, {
+      r.alert(`quorum:${note8(note)}`, 'witness-quorum', `the checkpoint of ${view.size} entries lacks the policy's witness quorum (${policy.quorum})`, {
         checkpoint: note,
         cosigned: q.cosigned,
         missing: q.missing,
       });
   }
-  const tiles = new TileHashReader(cp.size, (level, index, width) => read(o.fetchBytes, tilePath(level, index, width)));
+  let tiles: TileHashReader | { problem: string };
   try {
-    if (cp.size > 0 && !(await tiles.root()).equals(root)) {
-      alert(`tiles:${note8(note)}`, 'malformed-log', `the tiles of ${cp.size} entries give another root than the signed checkpoint`, { checkpoint: note });
-      return result;
-    }
+    tiles = await signedTree(r.fetch, view);
   } catch (e) {
     if (!(e instanceof Missing)) throw e;
-    alert(`tiles:${note8(note)}`, 'malformed-log', `a tile of the signed tree cannot be read: ${e.message}`, { checkpoint: note });
-    return result;
+    tiles = { problem: `a tile of the signed tree cannot be read: ${e.message}` };
   }
+  if ('problem' in tiles) {
+    r.alert(`tiles:${note8(note)}`, 'malformed-log', tiles.problem, { checkpoint: note });
+    return undefined;
+  }
+  return { view, tiles };
+}
 
-  // Two views of one log that disagree: the last checkpoint verified, and every --compare view.
+/** Two views of one log that disagree: the last checkpoint verified, and every --compare view (a fork, with evidence; a rollback). */
+async function compareViews(r: Round, view: SignedView, tiles: TileHashReader) {
+  const { o, state, result } = r;
   const views: Array<{ note: string; from: string }> = state.checkpoint ? [{ note: state.checkpoint, from: 'the last checkpoint this monitor verified' }] : [];
   for (const c of o.compare ?? []) {
     try {
@@ -221,96 +288,87 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
       result.incomplete.push(`cannot read the checkpoint of ${c.from}: ${(e as Error).message}`);
     }
   }
-  const ours = { note, from: 'the node', size: cp.size, root };
+  const ours = { note: view.note, from: 'the node', size: view.size, root: view.root };
   for (const v of views) {
-    const other = openCheckpoint(v.note, [state.logKey]);
-    if (!other.ok) {
-      result.incomplete.push(`the checkpoint of ${v.from} is not signed by the log key: ${other.reason}`);
+    const other = openView(v.note, state.logKey);
+    if ('refused' in other) {
+      result.incomplete.push(`the checkpoint of ${v.from} is not signed by the log key: ${other.refused}`);
       continue;
     }
-    const theirs = { ...v, size: other.checkpoint.size, root: Buffer.from(other.checkpoint.rootHash) };
-    let newerTiles: TileHashReader | undefined = tiles;
-    if (theirs.size > cp.size) {
+    const theirs = { ...v, size: other.size, root: other.root };
+    let newerTiles: TileHashReader = tiles;
+    if (theirs.size > view.size) {
       const source = o.compare?.find((c) => c.from === v.from)?.tiles;
       if (!source) {
         if (v.from === views[0]?.from && state.checkpoint === v.note)
-          alert(`rollback:${note8(v.note)}:${note8(note)}`, 'rollback', `the log shrank from ${theirs.size} to ${cp.size} entries`, {
-            older: note,
+          r.alert(`rollback:${note8(v.note)}:${note8(view.note)}`, 'rollback', `the log shrank from ${theirs.size} to ${view.size} entries`, {
+            older: view.note,
             newer: v.note,
           });
         else result.incomplete.push(`${v.from} is ahead (${theirs.size} entries) and serves no tiles to check it against`);
         continue;
       }
-      newerTiles = new TileHashReader(theirs.size, (level, index, width) => read(source, tilePath(level, index, width)));
-      if (!(await newerTiles.root()).equals(theirs.root)) {
+      const theirTree = await signedTree((path) => read(source, path), other);
+      if ('problem' in theirTree) {
         result.incomplete.push(`the tiles of ${v.from} do not give its signed root`);
         continue;
       }
+      newerTiles = theirTree;
     }
     const { forked, evidence } = await forkEvidence(state.logKey, theirs, ours, newerTiles);
     if (!forked) continue;
     const id = `fork:${note8(evidence.older.note)}:${note8(evidence.newer.note)}`;
-    if (emitted.has(id)) {
-      counted.add(id);
-      result.alerts = counted.size;
+    if (r.emitted.has(id)) {
+      r.counted.add(id);
+      result.alerts = r.counted.size;
       continue;
     }
     const file = join(o.evidenceDir, `${id.replaceAll(':', '-')}.json`);
     writeFileSafely(file, `${JSON.stringify(evidence, null, 2)}\n`);
-    alert(id, 'fork', `the log signed two histories: ${v.from} (${theirs.size} entries) and the node (${cp.size}) disagree`, { evidence, evidenceFile: file });
+    r.alert(id, 'fork', `the log signed two histories: ${v.from} (${theirs.size} entries) and the node (${view.size}) disagree`, {
+      evidence,
+      evidenceFile: file,
+    });
   }
+}
 
-  // Every new entry, checked against the tree; only those that may be the watched agent's or a
-  // status list's version are parsed (a byte search of the bundle finds them).
+/**
+ * Every new entry, checked against the tree, from where the last round stopped and at most
+ * maxEntries; only those that may be the watched agent's or a status list's version are parsed
+ * (a byte search of the bundle finds them). Answers where it stopped, or undefined when a bundle
+ * is not the tree's (alerted, saved).
+ */
+async function readEntries(r: Round, view: SignedView, tiles: TileHashReader): Promise<number | undefined> {
+  const { o, state, result } = r;
   const mine = Buffer.from(`"agent":${JSON.stringify(o.watched.tag)}`);
   const statusKind = Buffer.from(`"kind":${JSON.stringify(STATUS_LIST_EVENT_KIND)}`);
-  const start = Math.min(state.next, cp.size);
-  // What this round reads: at most maxEntries from where the last one stopped.
-  const end = Math.min(cp.size, start + (o.maxEntries ?? MAX_ENTRIES_PER_ROUND));
+  const start = Math.min(state.next, view.size);
+  const end = Math.min(view.size, start + (o.maxEntries ?? MAX_ENTRIES_PER_ROUND));
   const first = Math.floor(start / TILE_WIDTH);
   const last = Math.ceil(end / TILE_WIDTH);
-  const ahead = new Map<number, Promise<[Buffer, Buffer | undefined]>>();
-  // The bundle and its full level-0 tile (a partial one the root was folded from is read through
-  // `tiles`), READ_AHEAD bundles ahead: the reads overlap the checks.
-  const bundleOf = (n: number) => {
-    for (let m = n; m < Math.min(last, n + READ_AHEAD); m++)
-      if (!ahead.has(m)) {
-        const width = tileWidthAt(0, m, cp.size);
-        const p = Promise.all([read(o.fetchBytes, bundlePath(m, width)), width === TILE_WIDTH ? read(o.fetchBytes, tilePath(0, m)) : undefined]);
-        p.catch(() => undefined);
-        ahead.set(m, p);
-      }
-    const p = ahead.get(n)!;
-    ahead.delete(n);
-    return p;
-  };
-  const entry = { o, state, note, tiles, alert, report, incomplete: (why: string) => result.incomplete.push(why), status };
-  const bound = new BoundTiles(tiles);
+  const bundles = bundleReader(r.fetch, tiles, last);
+  const entry: EntryContext = { ...r, note: view.note, tiles, incomplete: (why: string) => result.incomplete.push(why) };
   for (let n = first; n < last; n++) {
     let bundle: CheckedBundle | { problem: string };
     try {
-      const [bytes, tile] = await bundleOf(n);
-      bundle = await checkBundle(bytes, tile, n, bound);
+      bundle = await bundles(n);
     } catch (e) {
       if (!(e instanceof Missing)) throw e;
       bundle = { problem: e.message };
     }
     if ('problem' in bundle) {
-      alert(`bundle:${note8(note)}:${n}`, 'malformed-log', bundle.problem, { checkpoint: note });
-      save();
-      return result;
+      r.alert(`bundle:${note8(view.note)}:${n}`, 'malformed-log', bundle.problem, { checkpoint: view.note });
+      r.save();
+      return undefined;
     }
     const base = n * TILE_WIDTH;
     let done = Math.max(0, state.next - base);
-    // Entries done..to-1 are read (the test hook may stop the process exactly after the killAfter-th).
+    // Entries done..to-1 are read.
     const advance = (to: number) => {
-      if (o.killAfter !== undefined && result.read < o.killAfter && result.read + to - done >= o.killAfter) {
-        state.next = base + done + (o.killAfter - result.read);
-        process.kill(process.pid, 'SIGKILL');
-      }
       result.read += to - done;
       done = to;
       state.next = base + to;
+      o.hooks?.entriesRead?.(result.read);
     };
     const upTo = Math.min(bundle.width, end - base);
     const inspect = [...new Set([...entriesContaining(bundle, mine), ...entriesContaining(bundle, statusKind)])].filter((i) => i >= done && i < upTo);
@@ -320,18 +378,9 @@ export async function monitorRound(o: MonitorRound): Promise<RoundResult> {
       advance(i + 1);
     }
     advance(upTo);
-    if ((n - first) % SAVE_EVERY === SAVE_EVERY - 1) save();
+    if ((n - first) % SAVE_EVERY === SAVE_EVERY - 1) r.save();
   }
-  if (end < cp.size) {
-    // Stopped at the bound: saved where it stopped, the checkpoint kept for a round that reads it all.
-    result.capped = { max: o.maxEntries ?? MAX_ENTRIES_PER_ROUND, left: cp.size - end };
-    save();
-    return result;
-  }
-  state.next = Math.max(state.next, cp.size);
-  state.checkpoint = note;
-  save();
-  return result;
+  return end;
 }
 
 interface EntryContext {
@@ -339,7 +388,7 @@ interface EntryContext {
   state: MonitorState;
   note: string;
   tiles: TileHashReader;
-  alert: (id: string, what: string, message: string, extra: Json) => void;
+  alert: (id: string, what: string, message: string, extra?: Json) => void;
   report: Report;
   incomplete: (why: string) => void;
   status: StatusWatch;
