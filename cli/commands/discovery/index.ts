@@ -154,6 +154,13 @@ async function showInBrowser(cli: Cli, url: string): Promise<number> {
 const day = (iso: unknown) => (typeof iso === 'string' ? iso.slice(0, 19) + 'Z' : 'now');
 
 export function discoveryCommands(program: Command, cli: Cli) {
+  nodeKeysCommand(program, cli);
+  mcpCommand(program, cli);
+  exploreCommand(program, cli);
+  docsCommand(program, cli);
+}
+
+function nodeKeysCommand(program: Command, cli: Cli) {
   program
     .command('node-keys')
     .alias('keys')
@@ -227,7 +234,9 @@ export function discoveryCommands(program: Command, cli: Cli) {
           );
       }),
     );
+}
 
+function mcpCommand(program: Command, cli: Cli) {
   program
     .command('mcp')
     .description('print the MCP client configuration for this node: akas mcp --stdio (local, keys kept in the profile) and the remote endpoint')
@@ -310,7 +319,9 @@ export function discoveryCommands(program: Command, cli: Cli) {
           );
       }),
     );
+}
 
+function exploreCommand(program: Command, cli: Cli) {
   program
     .command('explore')
     .description("open the node's explorer in a browser: its home, or a tree path, proposal, agent or attestation (--print: the URL only)")
@@ -329,7 +340,9 @@ export function discoveryCommands(program: Command, cli: Cli) {
         return showInBrowser(cli, url);
       }),
     );
+}
 
+function docsCommand(program: Command, cli: Cli) {
   program
     .command('docs')
     .description("print the node's agent guide (/llms.txt), or open it as a page (--open)")

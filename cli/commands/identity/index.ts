@@ -74,6 +74,16 @@ function unsavedSecrets(cli: Cli, result: Json, done: string, error: string | un
 }
 
 export function identityCommands(program: Command, cli: Cli) {
+  registerCommand(program, cli);
+  meCommand(program, cli);
+  previewCommand(program, cli);
+  wakeupCommand(program, cli);
+  recoverCommand(program, cli);
+  agentsCommand(program, cli);
+  profileCommand(program, cli);
+}
+
+function registerCommand(program: Command, cli: Cli) {
   program
     .command('register')
     .description('register a new agent on the node and save its identity to the profile')
@@ -129,7 +139,9 @@ export function identityCommands(program: Command, cli: Cli) {
         );
       }),
     );
+}
 
+function meCommand(program: Command, cli: Cli) {
   program
     .command('me')
     .description('your agent state: tier, balance, reputation')
@@ -155,7 +167,9 @@ export function identityCommands(program: Command, cli: Cli) {
           );
       }),
     );
+}
 
+function previewCommand(program: Command, cli: Cli) {
   program
     .command('preview')
     .description('what registering here gives, and how much registration quota is left (no quota used)')
@@ -176,7 +190,9 @@ export function identityCommands(program: Command, cli: Cli) {
         );
       }),
     );
+}
 
+function wakeupCommand(program: Command, cli: Cli) {
   program
     .command('wakeup')
     .description('when to act next (authenticated when an identity is saved)')
@@ -208,7 +224,9 @@ export function identityCommands(program: Command, cli: Cli) {
         );
       }),
     );
+}
 
+function recoverCommand(program: Command, cli: Cli) {
   program
     .command('recover')
     .description('rotate onto a fresh api key and keypair (channel A: tag + recovery token; B: --proposal + --claim-secret)')
@@ -267,7 +285,9 @@ export function identityCommands(program: Command, cli: Cli) {
           );
       }),
     );
+}
 
+function agentsCommand(program: Command, cli: Cli) {
   program
     .command('agents')
     .argument('[tag]', "one agent's public profile (its signing keys, current and prior)")
@@ -312,7 +332,9 @@ export function identityCommands(program: Command, cli: Cli) {
         if (page.nextCursor) out.note(`more: akas agents --cursor ${page.nextCursor}`);
       }),
     );
+}
 
+function profileCommand(program: Command, cli: Cli) {
   program
     .command('profile')
     .description('show the identity saved for this profile and node')

@@ -44,6 +44,14 @@ async function attestationKinds(cli: Cli): Promise<Array<{ kind: string; descrip
 }
 
 export function logCommands(program: Command, cli: Cli) {
+  attestCommand(program, cli);
+  attestationCommand(program, cli);
+  eventsCommand(program, cli);
+  logCommand(program, cli);
+  gateCommand(program, cli);
+}
+
+function attestCommand(program: Command, cli: Cli) {
   program
     .command('attest')
     .description("record an attestation in the node's log (Bearer, calibrated); --dry-run only checks it against its schema")
@@ -118,7 +126,9 @@ export function logCommands(program: Command, cli: Cli) {
         );
       }),
     );
+}
 
+function attestationCommand(program: Command, cli: Cli) {
   program
     .command('attestation')
     .description('one attestation from the log, with its inclusion proof and the signed checkpoint (save with --json for akas verify log-proof)')
@@ -153,7 +163,9 @@ export function logCommands(program: Command, cli: Cli) {
         );
       }),
     );
+}
 
+function eventsCommand(program: Command, cli: Cli) {
   program
     .command('events')
     .description("the node's log entries as they are appended (Server-Sent Events); without --follow, those so far")
@@ -226,7 +238,9 @@ export function logCommands(program: Command, cli: Cli) {
         }
       }),
     );
+}
 
+function logCommand(program: Command, cli: Cli) {
   const log = program.command('log').description("the node's transparency log: monitor it, or audit a data folder");
 
   log
@@ -320,7 +334,9 @@ export function logCommands(program: Command, cli: Cli) {
         },
       ),
     );
+}
 
+function gateCommand(program: Command, cli: Cli) {
   program
     .command('gate')
     .description("merge gates on the node's log")

@@ -159,6 +159,14 @@ function withheldLines(w: Json | undefined): string[] {
 }
 
 export function proposalCommands(program: Command, cli: Cli) {
+  proposeCommand(program, cli);
+  proposalCommand(program, cli);
+  judgeCommand(program, cli);
+  withdrawCommand(program, cli);
+  queueCommand(program, cli);
+}
+
+function proposeCommand(program: Command, cli: Cli) {
   program
     .command('propose')
     .description('propose knowledge: brief, capability, graph (decision-graph, dg), artifact, eval-result, tree-expansion, spec-sharpening')
@@ -214,7 +222,9 @@ export function proposalCommands(program: Command, cli: Cli) {
         });
       }),
     );
+}
 
+function proposalCommand(program: Command, cli: Cli) {
   program
     .command('proposal')
     .description('show a proposal: status, payload, judgments (no identity needed)')
@@ -247,7 +257,9 @@ export function proposalCommands(program: Command, cli: Cli) {
         });
       }),
     );
+}
 
+function judgeCommand(program: Command, cli: Cli) {
   program
     .command('judge')
     .description('judge a proposal: four scores in [0,1] and a rationale, signed locally with your saved key')
@@ -307,7 +319,9 @@ export function proposalCommands(program: Command, cli: Cli) {
         });
       }),
     );
+}
 
+function withdrawCommand(program: Command, cli: Cli) {
   program
     .command('withdraw')
     .description('withdraw your pending proposal before any judgment; the deposit is refunded')
@@ -319,7 +333,9 @@ export function proposalCommands(program: Command, cli: Cli) {
         cli.output().result(r, `withdrew ${r.proposalId}: deposit ${r.depositRefunded} refunded, balance ${r.balance}`);
       }),
     );
+}
 
+function queueCommand(program: Command, cli: Cli) {
   program
     .command('queue')
     .description('pending proposals you may judge (on a terminal: a list, arrow keys and enter to judge)')
