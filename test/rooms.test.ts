@@ -446,7 +446,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('verifier/sub/x.ts', [{ specifier: '../../src/domain/a.js', line: 2 }])).toHaveLength(1);
       expect(violations('src/domain/a.ts', [{ specifier: './store-helpers.js', line: 1 }])).toEqual([]);
       expect(violations('src/domain/a.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
-      expect(violations('src/http/routes/a.ts', [{ specifier: '../../../cli/client.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/http/routes/a.ts', [{ specifier: '../../../cli/kit/client.js', line: 1 }])).toHaveLength(1);
       expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/http/server.js', line: 1 }])).toEqual([]);
     });
 
@@ -557,7 +557,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/store/postgres/store.ts', [{ specifier: 'pg', line: 1 }])).toEqual([]);
       expect(violations('src/http/app.ts', [{ specifier: 'pg', line: 3 }])).toEqual(["src/http/app.ts:3 imports 'pg': " + RULES[RULES.length - 1].why]);
       expect(violations('src/domain/x.ts', [{ specifier: 'postgres', line: 1 }])).toHaveLength(1);
-      expect(violations('cli/commands/store.ts', [{ specifier: 'pg-pool', line: 1 }])).toHaveLength(1);
+      expect(violations('cli/commands/store/index.ts', [{ specifier: 'pg-pool', line: 1 }])).toHaveLength(1);
       expect(violations('src/core/x.ts', [{ specifier: '@electric-sql/pglite', line: 1 }]).length).toBeGreaterThan(0);
     });
   });
@@ -674,6 +674,29 @@ describe('rooms (ARCHITECTURE 1)', () => {
         throughKit.filter(({ target }) => target !== 'src/http/kit/index.ts').map(({ file, line, target }) => `${file}:${line} imports ${target}`),
       ).toEqual([]);
       expect(readFileSync(join(ROOT, 'src/http/kit/index.ts'), 'utf8')).not.toMatch(/export \*/);
+    });
+
+    // cli/ in rooms (issue 48): its entry at the top, what every command uses in cli/kit, each
+    // command with its helpers in cli/commands/<noun>/, ink views in cli/views.
+    it("keeps cli/'s top to its entry (main.ts, program.ts): the rest lives in cli/kit, a command's room or cli/views", () => {
+      const top = files.filter((f) => f.startsWith('cli/') && !f.slice('cli/'.length).includes('/'));
+      expect(top.sort()).toEqual(['cli/main.ts', 'cli/program.ts']);
+      const loose = files.filter((f) => f.startsWith('cli/commands/') && !f.slice('cli/commands/'.length).includes('/'));
+      expect(loose).toEqual(['cli/commands/index.ts']);
+      const elsewhere = files.filter((f) => f.startsWith('cli/') && !/^cli\/(main|program)\.ts$|^cli\/(kit|commands|views)\//.test(f));
+      expect(elsewhere).toEqual([]);
+    });
+
+    it("lets the CLI's commands reach the kit through its index only, which names its exports", () => {
+      const commands = files.filter((f) => f.startsWith('cli/') && !f.startsWith('cli/kit/'));
+      const throughKit = commands.flatMap((file) =>
+        targetsOf(file)
+          .filter(({ target }) => target.startsWith('cli/kit/'))
+          .map((t) => ({ file, ...t })),
+      );
+      expect(throughKit.length).toBeGreaterThan(20);
+      expect(throughKit.filter(({ target }) => target !== 'cli/kit/index.ts').map(({ file, line, target }) => `${file}:${line} imports ${target}`)).toEqual([]);
+      expect(readFileSync(join(ROOT, 'cli/kit/index.ts'), 'utf8')).not.toMatch(/export \*/);
     });
 
     // Route files are plugins app.ts registers; what several answers share (views, schemas) lives

@@ -1,5 +1,5 @@
-// The CLI's kit: what every command room under cli/commands uses, named here one by one (no
-// `export *`), so a command reaches the kit through this file only (the rooms test holds it):
+// The CLI's kit: what every command room under cli/commands uses, named here one by one (none
+// re-exported wholesale), so a command reaches the kit through this file only (the rooms test holds it):
 // the node client and its bounded HTTP/1.1 reader, undici for streamed blobs, output and exit
 // codes, errors, the saved profile, files written safely, input files and arguments, terminal-safe
 // text, and where a node's data is (node-location.ts: the one reading of --data, --store,

@@ -244,7 +244,10 @@ function checkNodeKeys(r: Round, published: Json) {
     );
 }
 
-/** The checkpoint signed by the log key, its policy's witness quorum, and the tree its tiles give; undefined when the log cannot be followed this round (alerted). */
+/**
+ * The checkpoint signed by the log key, its policy's witness quorum, and the tree its tiles give;
+ * undefined when the log cannot be followed this round (alerted).
+ */
 async function readSignedTree(r: Round): Promise<{ view: SignedView; tiles: TileHashReader } | undefined> {
   const note = (await r.fetch('checkpoint')).toString('utf8');
   const view = openView(note, r.state.logKey);
