@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { verifyCredential, verifyCredentialAsync } from '../../verifier/credential.js';
 import { verifyBundle } from '../../verifier/bundle.js';
-import { verifyDsse } from '../../verifier/dsse.js';
+import { dsseKey, verifyDsse } from '../../verifier/dsse.js';
 import { verifyNode } from '../../verifier/node.js';
 import { verifyPresentation, verifyPresentationAsync } from '../../verifier/presentation.js';
 import {
@@ -158,7 +158,7 @@ describe('a status entry', () => {
 describe('input a verifier cannot read', () => {
   const twice = '{"payload": "a", "payload": "b"}';
   const garbage = 'not json at all';
-  const key = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n';
+  const key = dsseKey('-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n');
   const calls: Array<[string, (input: string) => unknown]> = [
     ['verifyCredential', (i) => verifyCredential(i)],
     ['verifyPresentation', (i) => verifyPresentation(i)],
