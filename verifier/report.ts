@@ -111,7 +111,11 @@ export const CHECKS = {
   'manifest.signature': { layer: 'L1', meaning: "the node's Ed25519 signature over a brief's manifest verifies" },
   'manifest.issuer': { layer: 'L1', meaning: "the key that signed a brief's manifest was the issuer's, pinned, when the manifest was made" },
   'dsse.signature': { layer: 'L1', meaning: "a signature over the DSSE envelope's PAE holds under the key given, or an issuer key pinned" },
-  status: { layer: 'L1', meaning: "the credential's status was read: not checked, it is status unknown (8.7)", credential: true },
+  status: {
+    layer: 'L1',
+    meaning: "the credential's status could be read; reported only when it could not (no status entry, no list given or asked for): status unknown (8.7)",
+    credential: true,
+  },
   'status.revocation': {
     layer: 'L1',
     meaning: 'the credential is not revoked: its bit in the revocation list is not set (Bitstring Status List §3.2)',
