@@ -445,7 +445,7 @@ describe('akas monitor', () => {
   it('ships no test hook: the built akas reads no kill switch from its environment', async () => {
     const me = await h.agent();
     const from = await logSize();
-    const p = await proposal(71);
+    const p = await proposal(81);
     await stolenJudgment(me.profile, p.id, p.content);
     await untilLogSettled(h.node);
     const state = join(h.configDir, 'm10.json');
