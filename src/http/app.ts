@@ -1,6 +1,13 @@
 // The composition root: createApp wires the store, clock, randomness, node keys and config
 // into one fastify instance. Only `akas serve` calls listen(); tests use app.inject().
-import Fastify, { LogController, type FastifyContextConfig, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyContextConfig,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
 import { LogTileReader, TransparencyLog, WitnessClient, type WitnessConfig } from '../domain/log/index.js';
@@ -162,18 +169,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // Before every other hook: an HTTP/1.1 request names its Host (RFC 9112 3.2), and the URLs
   // the node hands out are made from it.
-  app.addHook('onRequest', (request, reply, done) => {
-    const raw = request.raw;
-    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && raw.headers.host === undefined) {
-      reply.header('connection', 'close');
-      return done(
-        new ServiceError('bad_request', 'An HTTP/1.1 request carries a Host header (RFC 9112 section 3.2); this one has none.', {
-          hint: "Send Host: with the node's host and port, as every HTTP/1.1 client does.",
-        }),
-      );
-    }
-    done();
-  });
+  app.addHook('onRequest', requireHost);
   // Expect other than 100-continue: the 417 in the envelope (Node answers an empty one itself).
   app.server.on('checkExpectation', (_req, res) => expectationFailed(res));
   app.setValidatorCompiler(validatorCompiler);
@@ -228,6 +224,28 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   if (config.checkResponses) registerResponseCheck(app);
 
+  await registerRoutes(app, ctx, config);
+
+  scheduleUpkeep(app, ctx, { sweepIdempotency, log, witnesses, buckets });
+  return app;
+}
+
+/** An HTTP/1.1 request without Host: 400 in the envelope, and the connection closed. */
+function requireHost(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
+  const raw = request.raw;
+  if (raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && raw.headers.host === undefined) {
+    reply.header('connection', 'close');
+    return done(
+      new ServiceError('bad_request', 'An HTTP/1.1 request carries a Host header (RFC 9112 section 3.2); this one has none.', {
+        hint: "Send Host: with the node's host and port, as every HTTP/1.1 client does.",
+      }),
+    );
+  }
+  done();
+}
+
+/** Every area's routes, the witness's when this node is one, and the explorer's pages. */
+async function registerRoutes(app: FastifyInstance, ctx: Ctx, config: AppConfig) {
   // Registered under their own names: fastify names an unnamed plugin by scanning every module
   // in require.cache for it, which cost each app (and each test node) tens of milliseconds.
   for (const routes of [
@@ -275,9 +293,20 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       },
     },
   });
+}
 
-  // Hourly: idempotent answers past 24 h, and what the node keeps about clients past its time
-  // (per-day counters of past days, traversals past their retention: domain/retention.ts).
+/**
+ * What a node does beside answering: the hourly sweep of idempotent answers past 24 h and of what
+ * the node keeps about clients past its time (per-day counters of past days, traversals past
+ * their retention: domain/retention.ts); at start, the log's outbox and the witnesses' rounds;
+ * at close, all of it stopped.
+ */
+function scheduleUpkeep(
+  app: FastifyInstance,
+  ctx: Ctx,
+  parts: { sweepIdempotency: () => Promise<unknown>; log: TransparencyLog; witnesses?: WitnessClient; buckets: TokenBuckets },
+) {
+  const { sweepIdempotency, log, witnesses, buckets } = parts;
   const sweep = () => {
     void sweepIdempotency().catch(() => undefined);
     void sweepExpired(ctx).catch((e) => app.log.warn({ err: e }, 'retention sweep failed'));
@@ -296,7 +325,6 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     await log.close();
     await buckets.close();
   });
-  return app;
 }
 
 /** A plugin carrying its function's name as fastify's display name (see the routes above). */

@@ -9,7 +9,7 @@ import type { Ctx } from '../domain/context.js';
 import { statusHeadAt, versionEntryIndex } from '../domain/credentials/status-head.js';
 import { CredentialStatuses, statusListVersion, versionView } from '../domain/credentials/status-lists.js';
 import type { StoredCheckpoint, TransparencyLog } from '../domain/log/index.js';
-import { entryView } from './views.js';
+import { entryView } from './views/records.js';
 
 /** A logged entry with its inclusion proof against a checkpoint of `size` entries. */
 async function proven(log: TransparencyLog, index: number | undefined, size: number) {

@@ -12,9 +12,9 @@ import { casHashOfUri } from '../domain/proposals/kinds.js';
 import { Agents, type ProposalRecord } from '../domain/records.js';
 import { EVENT_KIND, servedCheckpoint, type TransparencyLog, type WitnessClient } from '../domain/log/index.js';
 import { statusPart } from './bundle-status.js';
-import { entryView, nodeKeysView, proposalView } from './views.js';
+import { entryView, nodeKeysView, proposalView } from './views/records.js';
 
-export const BUNDLE_FORMAT = 'akas.bundle.v2';
+export const BUNDLE_FORMAT = 'akas.bundle.v2' as const;
 
 /** A content hash a proposal names, with what it stands for. */
 export interface BundleCasRef extends NamedHash {

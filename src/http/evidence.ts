@@ -12,7 +12,7 @@ import { Lru, proposalContent, type ProposalContent, type ProposalKind } from '.
 import { EVENT_KIND, type TransparencyLog } from '../domain/log/index.js';
 import type { Ctx } from '../domain/context.js';
 import { Proposals } from '../domain/records.js';
-import { entryView } from './views.js';
+import { entryView } from './views/records.js';
 
 export interface Evidence {
   proposalId: string;

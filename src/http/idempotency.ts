@@ -102,6 +102,43 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/**
+ * The first answer to this key, sent again: to the same request only (its fingerprint), and, when
+ * it holds secrets bound to the agent's own key, only to a request that carries that key too.
+ */
+function replay(request: FastifyRequest, reply: FastifyReply, cached: CachedResponse, asked: { key: Buffer; fingerprint: string; proof?: string }) {
+  const { key, fingerprint, proof } = asked;
+  if (cached.fingerprint !== fingerprint) {
+    throw new ServiceError('idempotency_conflict', 'This Idempotency-Key was already used, within 24 hours, for a different request.', {
+      field: 'Idempotency-Key',
+      hint: 'Use a fresh key for a new request; resend the same request to get the first answer back.',
+    });
+  }
+  if (proof && !carries(request.body, proof)) {
+    throw new ServiceError(
+      'idempotency_conflict',
+      'This Idempotency-Key was already used from this address for the same request; its answer holds secrets shown once, and a request ' +
+        'that cannot show it sent the first one does not get them.',
+      {
+        field: 'Idempotency-Key',
+        hint:
+          `Use a fresh Idempotency-Key. A request carrying your own ${proof} (and its proof) is bound to you: its replay is ` +
+          `answered in full (PROTOCOL 1.5, 2.10).`,
+      },
+    );
+  }
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(cached.iv, 'base64'));
+  decipher.setAuthTag(Buffer.from(cached.tag, 'base64'));
+  const body = Buffer.concat([decipher.update(Buffer.from(cached.body, 'base64')), decipher.final()]);
+  reply.header('idempotent-replayed', 'true');
+  if (cached.cacheControl) reply.header('cache-control', cached.cacheControl);
+  reply.code(cached.status).type(cached.contentType);
+  return reply.send(body);
+}
+
+/** Whether a body is an object with a member of this name. */
+const carries = (body: unknown, member: string) => typeof body === 'object' && body !== null && Reflect.get(body, member) !== undefined;
+
 export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptions) {
   const inFlight = new Map<string, Promise<void>>();
   const derive = (label: string, material: string) => createHmac('sha256', opts.hmacKey()).update(`${label}\u0000${material}`).digest();
@@ -146,33 +183,7 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     const cached = claims ? await claims.claimOrAnswer(id) : await opts.store.get(IdempotencyCache, id);
     if (cached && !isClaim(cached) && cached.storedAt + TTL_MS > opts.clock.now()) {
       request.idempotency.replay = true;
-      if (cached.fingerprint !== fingerprint) {
-        throw new ServiceError('idempotency_conflict', 'This Idempotency-Key was already used, within 24 hours, for a different request.', {
-          field: 'Idempotency-Key',
-          hint: 'Use a fresh key for a new request; resend the same request to get the first answer back.',
-        });
-      }
-      const proof = secrets?.bodyProof;
-      if (proof && (typeof request.body !== 'object' || request.body === null || (request.body as Record<string, unknown>)[proof] === undefined)) {
-        throw new ServiceError(
-          'idempotency_conflict',
-          'This Idempotency-Key was already used from this address for the same request; its answer holds secrets shown once, and a request ' +
-            'that cannot show it sent the first one does not get them.',
-          {
-            field: 'Idempotency-Key',
-            hint:
-              `Use a fresh Idempotency-Key. A request carrying your own ${proof} (and its proof) is bound to you: its replay is ` +
-              `answered in full (PROTOCOL 1.5, 2.10).`,
-          },
-        );
-      }
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(cached.iv, 'base64'));
-      decipher.setAuthTag(Buffer.from(cached.tag, 'base64'));
-      const body = Buffer.concat([decipher.update(Buffer.from(cached.body, 'base64')), decipher.final()]);
-      reply.header('idempotent-replayed', 'true');
-      if (cached.cacheControl) reply.header('cache-control', cached.cacheControl);
-      reply.code(cached.status).type(cached.contentType);
-      return reply.send(body);
+      return replay(request, reply, cached, { key, fingerprint, proof: secrets?.bodyProof });
     }
   };
 

@@ -49,7 +49,7 @@ export const ValidationError = Type.Object(
   { $id: 'ValidationError', additionalProperties: true, description: 'Every failing field of the body, query or path (PROTOCOL 1.3).' },
 );
 
-/** The orientation block of a 401 (SPEC 7): where a new agent starts. */
+/** The orientation block of a 401 (PROTOCOL 1.2, 1.3): where a new agent starts. */
 export const Orientation = Type.Object(
   {
     register_url: Type.String(),
@@ -126,8 +126,12 @@ export const ref = (id: 'ErrorEnvelope' | 'ValidationError' | 'AgentOrientation'
 export const Closed = <P extends Record<string, TSchema>>(properties: P, description?: string) =>
   Type.Object(properties, { additionalProperties: false, ...(description ? { description } : {}) });
 
-/** An object whose further properties are free-form data (payloads, bodies, schemas). */
-export const Open = <P extends Record<string, TSchema>>(properties: P = {} as P, description?: string) =>
+/**
+ * An object whose further properties are free-form data (payloads, bodies, schemas). With no
+ * properties named its type is any object (Record<never, never>), so that a record of the
+ * domain, an interface with no index signature, fits it.
+ */
+export const Open = <P extends Record<string, TSchema> = Record<never, never>>(properties: P = {} as P, description?: string) =>
   Type.Object(properties, { additionalProperties: true, ...(description ? { description } : {}) });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -136,5 +140,16 @@ export const Hex64 = Type.String({ pattern: '^[0-9a-f]{64}$' });
 export const Tier = Type.String({ enum: [...TIERS] });
 export const Kind = Type.String({ enum: [...PROPOSAL_KINDS] });
 export const Url = Type.String({ description: 'A path or an absolute URL on this node.' });
+/**
+ * A free-form JSON object of a request (an attestation's body, a manifest to check, a graph's
+ * inputs), typed as the record it is: its members are the domain's to check. Bound its members
+ * with maxProperties where the body allows (PROTOCOL 1.1).
+ */
+export const FreeObject = (options: { maxProperties?: number } = {}) =>
+  Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true, ...options }));
+
+/** One of these strings: anyOf their constants, typed as their union (a union of a list made at run time has no type of its own). */
+export const OneOf = <T extends string>(values: readonly T[]) => Type.Unsafe<T>(Type.Union(values.map((v) => Type.Literal(v))));
+
 /** Any JSON value (free-form data). */
 export const Any = Type.Unknown();

@@ -5,6 +5,7 @@ import type { Store } from './types.js';
 export type {
   Store,
   Tx,
+  Reads,
   Space,
   Range,
   TransactOptions,

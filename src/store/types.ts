@@ -31,6 +31,16 @@ export interface Range {
   limit?: number;
 }
 
+/**
+ * The reads a transaction and the store share: a key, and entries in key order. A check that only
+ * reads takes Reads, so that it runs inside a transaction (propose) and on the committed store
+ * alike (the propose dry run, PROTOCOL 6.9), and can write in neither.
+ */
+export interface Reads {
+  get<T>(space: Space<T>, key: string): Promise<T | undefined>;
+  list<T>(space: Space<T>, range?: Range): Promise<Array<[string, T]>>;
+}
+
 /** Reads and writes of one transaction. Writes are buffered and committed in one atomic batch. */
 export interface Tx {
   /** Reads a key; sees this transaction's own writes first. */

@@ -8,9 +8,10 @@ import { type DsseEnvelope, dsseEnvelope, IN_TOTO_PAYLOAD_TYPE, type NodeKeys, p
 const held = new WeakMap<NodeKeys['issuer'], KeyObject>();
 
 /** The DSSE envelope of a Statement, signed by the node's current issuer key. */
-export function signStatement(keys: NodeKeys, statement: Statement): DsseEnvelope {
+export function signStatement(keys: NodeKeys, statement: Statement): DsseEnvelope & { payloadType: typeof IN_TOTO_PAYLOAD_TYPE } {
   let key = held.get(keys.issuer);
   if (!key) held.set(keys.issuer, (key = privateKeyObject(keys.issuer.privateKey)));
   const k = key;
-  return dsseEnvelope(Buffer.from(JSON.stringify(statement), 'utf8'), IN_TOTO_PAYLOAD_TYPE, keys.issuer.did, (bytes) => nodeSign(null, bytes, k));
+  const envelope = dsseEnvelope(Buffer.from(JSON.stringify(statement), 'utf8'), IN_TOTO_PAYLOAD_TYPE, keys.issuer.did, (bytes) => nodeSign(null, bytes, k));
+  return { ...envelope, payloadType: IN_TOTO_PAYLOAD_TYPE };
 }

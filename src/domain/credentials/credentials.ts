@@ -21,8 +21,16 @@ import {
 import { space } from '../../store/index.js';
 import type { JudgmentRecord } from '../records.js';
 
-/** A stored credential, as served: the issued VC (with its proof). */
-export type StoredCredential = Record<string, unknown>;
+/** A stored credential, as served: the issued VC (with its proof), its other members as issued. */
+export interface StoredCredential {
+  '@context': string[];
+  type: string[];
+  issuer: string;
+  validFrom: string;
+  credentialSubject: Record<string, unknown>;
+  proof: Record<string, unknown>;
+  [member: string]: unknown;
+}
 
 /** judgmentId -> the JudgmentCredential issued for it. */
 export const Credentials = space<StoredCredential>('credentials');
@@ -120,12 +128,13 @@ export async function issueJudgmentCredential(
   });
   const credential = status?.length ? { ...unsigned, credentialStatus: status } : unsigned;
   const { vc, proofSuite } = await vcStack();
-  // vc.issue adds the proof to the object it is given: that is the fresh object built above.
-  return vc.issue({ credential, suite: proofSuite(issuerSigner(keys), j.receivedAt), documentLoader });
+  // vc.issue adds the proof to the object it is given: that is the fresh object built above. (Its
+  // declaration, src/types, answers a plain record: what it issues is the VC with its proof.)
+  return (await vc.issue({ credential, suite: proofSuite(issuerSigner(keys), j.receivedAt), documentLoader })) as StoredCredential;
 }
 
 /** Signs a BitstringStatusListCredential (PROTOCOL 8.7) with the node's current issuer key, its proof created at `at`. */
 export async function issueStatusListCredential(keys: NodeKeys, credential: object, at: number): Promise<StoredCredential> {
   const { vc, proofSuite } = await vcStack();
-  return vc.issue({ credential: { ...credential }, suite: proofSuite(issuerSigner(keys), at), documentLoader });
+  return (await vc.issue({ credential: { ...credential }, suite: proofSuite(issuerSigner(keys), at), documentLoader })) as StoredCredential;
 }

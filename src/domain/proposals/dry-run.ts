@@ -9,7 +9,7 @@ import type { ErrorObject } from 'ajv';
 import { capErrors, contentSha256Of, isServiceError, PROPOSE_CAP, TIER_PRICE, tierOf, type PaidTier, type ProposalKind } from '../../core/index.js';
 import { createAjv } from '../common/ajv.js';
 import { bounded, type BoundedValidate } from '../common/bounded-validate.js';
-import type { Tx } from '../../store/index.js';
+import type { Reads } from '../../store/index.js';
 import type { Ctx } from '../context.js';
 import { conflictKeys, PAYLOAD_SCHEMAS, semanticErrors, targetPath, titleOf, type AnyPayload, type PayloadOf } from './kinds.js';
 import { assertArtifactExists, assertBriefNotPublished, assertCasArtifactStored, assertNoConflict, assertPathFree } from './proposals.js';
@@ -157,13 +157,12 @@ export async function dryRunProposal(
     ...semanticErrors(kind, payload).map((i) => ({ ...i, ...(fieldDescription(kind, i.field) ? { fieldDescription: fieldDescription(kind, i.field)! } : {}) })),
   );
   if (kind === 'artifact') errors.push(...(await attempt(kind, () => assertCasArtifactStored(ctx, payload as PayloadOf<'artifact'>, input.origin))));
-  // Reads only: the checks of the propose transaction, on the store as it is now.
-  const reader = ctx.store as unknown as Tx;
-  errors.push(...(await attempt(kind, () => assertNoConflict(reader, conflictKeys(kind, payload)))));
-  errors.push(...(await attempt(kind, () => assertPathFree(reader, kind, payload))));
-  if (kind === 'brief') errors.push(...(await attempt(kind, () => assertBriefNotPublished(reader, payload as PayloadOf<'brief'>))));
-  if (kind === 'eval-result')
-    errors.push(...(await attempt(kind, () => assertArtifactExists(ctx, reader, (payload as PayloadOf<'eval-result'>).artifactPath))));
+  // Reads only: the checks of the propose transaction (each takes Reads), on the store as it is now.
+  const reads: Reads = ctx.store;
+  errors.push(...(await attempt(kind, () => assertNoConflict(reads, conflictKeys(kind, payload)))));
+  errors.push(...(await attempt(kind, () => assertPathFree(reads, kind, payload))));
+  if (kind === 'brief') errors.push(...(await attempt(kind, () => assertBriefNotPublished(reads, payload as PayloadOf<'brief'>))));
+  if (kind === 'eval-result') errors.push(...(await attempt(kind, () => assertArtifactExists(ctx, reads, (payload as PayloadOf<'eval-result'>).artifactPath))));
 
   // The caller's standing: who may propose, and the deposit.
   let tier = 'uncalibrated';

@@ -2,7 +2,7 @@
 // share (id_conflict). One JSON Schema per kind feeds fastify's validation and, later,
 // OpenAPI and the MCP tool schemas.
 import { Type, type Static, type TSchema } from 'typebox';
-import { canonicalize, sha256Hex, targetPathOf, titleOfBody, type ProposalKind } from '../../core/index.js';
+import { canonicalize, PROPOSAL_KINDS, ServiceError, sha256Hex, targetPathOf, titleOfBody, type ProposalKind } from '../../core/index.js';
 import { logicProblems } from '../knowledge/logic.js';
 
 // Every field carries a description: the dry run (PROTOCOL 6.9) quotes it beside each error,
@@ -236,6 +236,14 @@ export type PayloadOf<K extends ProposalKind> = Static<(typeof PAYLOAD_SCHEMAS)[
 export type AnyPayload = { [K in ProposalKind]: PayloadOf<K> }[ProposalKind];
 
 export { KIND_ROUTES, judgeUrl, detailUrl } from '../../core/index.js';
+
+/** The proposal kind a request names (a body, a query, a path), or 400 invalid_kind naming the kinds there are (PROTOCOL 6.8). */
+export function proposalKindOf(kind: string): ProposalKind {
+  if (isProposalKind(kind)) return kind;
+  throw new ServiceError('invalid_kind', `No proposal kind ${kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
+}
+
+const isProposalKind = (kind: string): kind is ProposalKind => (PROPOSAL_KINDS as readonly string[]).includes(kind);
 
 /** The knowledge-tree path a proposal targets (null for eval results, which attach to an artifact): src/core/content.ts. */
 export const targetPath = (kind: ProposalKind, payload: AnyPayload): string | null => targetPathOf(kind, payload);

@@ -13,7 +13,7 @@ import {
   type PaidTier,
   type ProposalKind,
 } from '../../core/index.js';
-import type { Tx } from '../../store/index.js';
+import type { Reads, Tx } from '../../store/index.js';
 import { claimSecretFor } from '../identity/claims.js';
 import type { Ctx } from '../context.js';
 import { moveCredits } from '../ledger.js';
@@ -57,7 +57,8 @@ export interface ProposeQuota {
 }
 
 export interface Proposed {
-  proposal: ProposalRecord;
+  /** Pending: judged from now on. */
+  proposal: ProposalRecord & { status: 'pending' };
   balanceRemaining: number;
   perIpProposeQuota: ProposeQuota;
   claimSecret: string | null;
@@ -95,11 +96,11 @@ function capError(scope: 'per-ip-per-day' | 'per-apikey-per-day', cap: number, t
   });
 }
 
-export async function assertNoConflict(tx: Tx, keys: Array<{ key: string; field: string }>) {
+export async function assertNoConflict(reads: Reads, keys: Array<{ key: string; field: string }>) {
   for (const { key, field } of keys) {
-    const held = await tx.get(PendingKeys, key);
+    const held = await reads.get(PendingKeys, key);
     if (!held) continue;
-    const existing = await tx.get(Proposals, held.proposalId);
+    const existing = await reads.get(Proposals, held.proposalId);
     if (existing?.status !== 'pending') continue;
     throw new ServiceError('id_conflict', `A pending proposal (${existing.proposalId}) already holds this ${field}.`, {
       errors: [{ field, reason: `held by pending proposal ${existing.proposalId}` }],
@@ -116,10 +117,10 @@ export async function assertNoConflict(tx: Tx, keys: Array<{ key: string; field:
  * replaces one only with replaceExisting true (PROTOCOL 6.5). Briefs, capabilities and artifacts
  * of the same kind refresh the node they replace.
  */
-export async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPayload) {
+export async function assertPathFree(reads: Reads, kind: ProposalKind, payload: AnyPayload) {
   if (!['brief', 'capability', 'graph', 'artifact'].includes(kind)) return;
   const path = targetPath(kind, payload)!;
-  const published = await tx.get(PublishedNodes, path);
+  const published = await reads.get(PublishedNodes, path);
   if (!published) return;
   const replacing = published.kind === kind && (kind !== 'graph' || (payload as { replaceExisting?: boolean }).replaceExisting === true);
   if (replacing) return;
@@ -141,7 +142,7 @@ export async function assertPathFree(tx: Tx, kind: ProposalKind, payload: AnyPay
  * readable. Checked under the brief id's and the path's locks, which the publishing
  * transaction holds too.
  */
-export async function assertBriefNotPublished(tx: Tx, payload: PayloadOf<'brief'>) {
+export async function assertBriefNotPublished(reads: Reads, payload: PayloadOf<'brief'>) {
   const { id, version } = payload.brief;
   const path = targetPath('brief', payload)!;
   const refuse = (f: { field: string; reason: string; message: string; proposalId: string; publishedPath: string; hint: string }): never => {
@@ -154,7 +155,7 @@ export async function assertBriefNotPublished(tx: Tx, payload: PayloadOf<'brief'
       hint: f.hint,
     });
   };
-  const current = await tx.get(Briefs, id);
+  const current = await reads.get(Briefs, id);
   if (current && current.path !== path) {
     refuse({
       field: 'brief.id',
@@ -165,7 +166,7 @@ export async function assertBriefNotPublished(tx: Tx, payload: PayloadOf<'brief'
       hint: `Propose the refresh at ${current.path}, or choose another brief id.`,
     });
   }
-  const same = await tx.get(Briefs, `${id}@${version}`);
+  const same = await reads.get(Briefs, `${id}@${version}`);
   if (same) {
     refuse({
       field: 'brief.version',
@@ -176,7 +177,7 @@ export async function assertBriefNotPublished(tx: Tx, payload: PayloadOf<'brief'
       hint: 'A refresh is a new version: give brief.version another month than the published ones.',
     });
   }
-  const node = await tx.get(KnowledgeNodes, path);
+  const node = await reads.get(KnowledgeNodes, path);
   if (node?.kind === 'leaf-brief' && node.briefId !== id && node.proposalId) {
     refuse({
       field: 'brief.id',
@@ -190,10 +191,10 @@ export async function assertBriefNotPublished(tx: Tx, payload: PayloadOf<'brief'
 }
 
 // An eval result references an artifact: one that is published, or still pending.
-export async function assertArtifactExists(ctx: Ctx, tx: Tx, artifactPath: string) {
-  const published = await tx.get(PublishedNodes, artifactPath);
+export async function assertArtifactExists(ctx: Ctx, reads: Reads, artifactPath: string) {
+  const published = await reads.get(PublishedNodes, artifactPath);
   if (published?.kind === 'artifact') return;
-  const pending = await tx.get(PendingKeys, `node:${artifactPath}`);
+  const pending = await reads.get(PendingKeys, `node:${artifactPath}`);
   const p = pending && (await ctx.store.get(Proposals, pending.proposalId));
   if (p && p.kind === 'artifact' && p.status === 'pending') return;
   throw new ServiceError('validation_failed', 'The request failed validation.', {
@@ -262,7 +263,7 @@ export async function propose(ctx: Ctx, input: ProposeInput): Promise<Proposed> 
     const contentSha256 = contentSha256Of(kind, payload);
     let proposalId = newProposalId(ctx.random, kind);
     while (await tx.get(Proposals, proposalId)) proposalId = newProposalId(ctx.random, kind);
-    const proposal: ProposalRecord = {
+    const proposal: ProposalRecord & { status: 'pending' } = {
       proposalId,
       kind,
       status: 'pending',
@@ -315,7 +316,11 @@ export function releasePending(tx: Tx, proposal: ProposalRecord) {
 }
 
 /** Withdraw (PROTOCOL 6.7): the proposer, while pending with no judgment; the deposit is refunded. */
-export async function withdraw(ctx: Ctx, proposalId: string, agent: AgentRecord): Promise<{ proposal: ProposalRecord; refunded: number; balance: number }> {
+export async function withdraw(
+  ctx: Ctx,
+  proposalId: string,
+  agent: AgentRecord,
+): Promise<{ proposal: ProposalRecord & { status: 'withdrawn'; decidedAt: number }; refunded: number; balance: number }> {
   return ctx.store.transact([proposalLock(proposalId), agentLock(agent.tag), ...(await pendingKeyLocks(ctx, proposalId))], async (tx) => {
     const proposal = await tx.get(Proposals, proposalId);
     if (!proposal) throw new ServiceError('not_found', `No proposal ${proposalId}.`);
@@ -326,18 +331,16 @@ export async function withdraw(ctx: Ctx, proposalId: string, agent: AgentRecord)
     }
     const me = (await tx.get(Agents, agent.tag))!;
     if (proposal.billable && proposal.deposit > 0) moveCredits(tx, ctx, me, 'refund', proposal.deposit, `withdrawn ${proposalId}`, proposalId);
-    proposal.status = 'withdrawn';
-    proposal.decidedAt = ctx.clock.now();
-    proposal.outcome = null;
+    const withdrawn = Object.assign(proposal, { status: 'withdrawn' as const, decidedAt: ctx.clock.now(), outcome: null });
     enqueueLogEntry(tx, ctx, {
       kind: EVENT_KIND,
       tier: 'event',
       agent: me.tag,
-      body: auditEvent('proposal.withdrawn', proposal, proposal.decidedAt, { status: 'withdrawn' }),
+      body: auditEvent('proposal.withdrawn', proposal, withdrawn.decidedAt, { status: 'withdrawn' }),
     });
     releasePending(tx, proposal);
     tx.put(Proposals, proposalId, proposal);
-    return { proposal, refunded: proposal.billable ? proposal.deposit : 0, balance: me.balance };
+    return { proposal: withdrawn, refunded: proposal.billable ? proposal.deposit : 0, balance: me.balance };
   });
 }
 
@@ -421,7 +424,15 @@ const TIER_CAP_TABLE: Readonly<Record<string, number>> = Object.freeze({ ...PROP
 type KindCounts = Partial<Record<string, number>>;
 
 /** The propose cap per kind, what the key (and, given, the IP) used of it today, and what is left. */
-function quotaByKind(cap: number, byKey: KindCounts, byIp?: KindCounts) {
+/** One kind's counters today: by the api key, and (GET /quota) by the IP too. */
+interface KindQuota {
+  cap: number;
+  usedByKey: number;
+  remaining: number;
+}
+function quotaByKind(cap: number, byKey: KindCounts, byIp: KindCounts): Record<string, KindQuota & { usedByIp: number }>;
+function quotaByKind(cap: number, byKey: KindCounts): Record<string, KindQuota>;
+function quotaByKind(cap: number, byKey: KindCounts, byIp?: KindCounts): Record<string, KindQuota & { usedByIp?: number }> {
   return Object.fromEntries(
     PROPOSAL_KINDS.map((kind) => {
       const usedByKey = byKey[kind] ?? 0;

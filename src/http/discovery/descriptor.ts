@@ -3,7 +3,7 @@
 // (the issuer did:key with its history and signed rotations, the HMAC key ids, the log key).
 import { PROPOSAL_KINDS, type NodeKeys } from '../../core/index.js';
 import { KIND_ROUTES } from '../../domain/proposals/kinds.js';
-import { nodeKeysView } from '../views.js';
+import { nodeKeysView } from '../views/records.js';
 
 export interface DescriptorInput {
   origin: string;
@@ -17,9 +17,9 @@ export function descriptor({ origin, keys, nodeVersion, openapiVersion, mcpPath 
   const u = (path: string) => `${origin}${path}`;
   const nodeKeys = nodeKeysView(keys);
   return {
-    platform: 'akas',
+    platform: 'akas' as const,
     name: 'Agent Knowledge and Attestation Service',
-    version: { node: nodeVersion, api: 'v1', openapi: openapiVersion },
+    version: { node: nodeVersion, api: 'v1' as const, openapi: openapiVersion },
     origin,
     endpoints: {
       register: u('/api/agent/v1/register'),

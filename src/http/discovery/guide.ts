@@ -34,7 +34,26 @@ function pathOf(doc: OpenApiDoc, operationId: string): string {
   throw new Error(`the agent guide names ${operationId}, which /openapi.json lacks`);
 }
 
+/** What every section of the guide reads: the node's origin, its document's paths, its tools, routes and limits. */
+interface GuideContext {
+  origin: string;
+  /** The path of an operation, by operationId. */
+  p: (operationId: string) => string;
+  auth: string;
+  json: string;
+  read: string[];
+  agentTools: string[];
+  routes: string[];
+  limits: GuideInput['limits'];
+  version: string;
+}
+
 export function guide(input: GuideInput): Section[] {
+  const g = guideContext(input);
+  return [...gettingStarted(g), ...agentWork(g), ...reference(g)];
+}
+
+function guideContext(input: GuideInput): GuideContext {
   const { origin, doc, limits } = input;
   const p = (id: string) => pathOf(doc, id);
   const auth = '-H "Authorization: Bearer $API_KEY"';
@@ -54,6 +73,12 @@ export function guide(input: GuideInput): Section[] {
     }
   }
 
+  return { origin, p, auth, json, read, agentTools, routes, limits, version: input.version };
+}
+
+/** From zero to a calibrated agent: the node, setup, registering, calibrating, /me, what there is to read. */
+function gettingStarted(g: GuideContext): Section[] {
+  const { origin, p, auth, json } = g;
   return [
     {
       id: 'start',
@@ -167,6 +192,13 @@ export function guide(input: GuideInput): Section[] {
         },
       ],
     },
+  ];
+}
+
+/** An agent's work: judging and signing, proposing, recovering, errors, MCP. */
+function agentWork(g: GuideContext): Section[] {
+  const { origin, p, auth, json, read, agentTools, limits } = g;
+  return [
     {
       id: 'judge',
       title: '5. Judge',
@@ -330,6 +362,13 @@ export function guide(input: GuideInput): Section[] {
         },
       ],
     },
+  ];
+}
+
+/** Checking what the node says, and the reference: migration, wake-up, limits, every route. */
+function reference(g: GuideContext): Section[] {
+  const { origin, routes, limits, version } = g;
+  return [
     {
       id: 'verify',
       title: 'What you can check yourself',
@@ -394,7 +433,7 @@ export function guide(input: GuideInput): Section[] {
     {
       id: 'routes',
       title: 'Every route',
-      blocks: [{ p: `From ${origin}/openapi.json (version ${input.version}), where each has its parameters, body and answers.` }, { list: routes }],
+      blocks: [{ p: `From ${origin}/openapi.json (version ${version}), where each has its parameters, body and answers.` }, { list: routes }],
     },
   ];
 }

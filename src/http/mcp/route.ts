@@ -45,6 +45,7 @@ import { originOf } from '../kit/urls.js';
 import { callTool, FORWARDED_HEADERS, type McpCaller } from './call.js';
 import { buildTools, type Tool } from './tools.js';
 import { sendWebResponse, webRequestOf } from './web.js';
+import type { RouteOptions } from '../typed.js';
 
 export const MCP_PATH = '/api/mcp';
 
@@ -97,6 +98,29 @@ function toolListing(tools: Tool[]): ListToolsResult['tools'] {
     annotations: { readOnlyHint: t.readOnly, destructiveHint: false, openWorldHint: false },
   }));
 }
+
+const McpRoute = {
+  schema: {
+    operationId: 'mcp',
+    summary: 'The Model Context Protocol endpoint (Streamable HTTP, stateless, JSON)',
+    description:
+      'Anonymous tools/list gives the read tools; with Authorization: Bearer <apiKey> the agent tools are added. Send Accept: ' +
+      'application/json, text/event-stream. ' +
+      "Each POST draws one token from the caller's bucket, whatever it carries; a tools/call runs a route of this node as the caller.",
+    tags: ['mcp'],
+    body: McpBody,
+    response: {
+      200: Rpc,
+      202: { description: 'A notification, accepted.', type: 'null' },
+      400: Media('application/json', { type: 'object' }, 'A JSON-RPC error: a malformed message or envelope.'),
+      406: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the Accept header lacks application/json and text/event-stream.'),
+      415: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the body is not application/json.'),
+    },
+  },
+  // A tools/call carries any tool's body: as much as the largest route takes (each route
+  // bounds its own again when the call runs it).
+  config: { auth: 'optional', banExempt: true, body: { anyRoute: true }, errors: ['origin_not_allowed'] },
+} satisfies RouteOptions;
 
 export async function mcpRoutes(app: FastifyInstance) {
   let tools: Tool[] = [];
@@ -200,55 +224,31 @@ export async function mcpRoutes(app: FastifyInstance) {
     }
   }
 
-  app.post(
-    MCP_PATH,
-    {
-      schema: {
-        operationId: 'mcp',
-        summary: 'The Model Context Protocol endpoint (Streamable HTTP, stateless, JSON)',
-        description:
-          'Anonymous tools/list gives the read tools; with Authorization: Bearer <apiKey> the agent tools are added. Send Accept: ' +
-          'application/json, text/event-stream. ' +
-          "Each POST draws one token from the caller's bucket, whatever it carries; a tools/call runs a route of this node as the caller.",
-        tags: ['mcp'],
-        body: McpBody,
-        response: {
-          200: Rpc,
-          202: { description: 'A notification, accepted.', type: 'null' },
-          400: Media('application/json', { type: 'object' }, 'A JSON-RPC error: a malformed message or envelope.'),
-          406: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the Accept header lacks application/json and text/event-stream.'),
-          415: Media('application/json', { type: 'object' }, 'A JSON-RPC error: the body is not application/json.'),
-        },
-      },
-      // A tools/call carries any tool's body: as much as the largest route takes (each route
-      // bounds its own again when the call runs it).
-      config: { auth: 'optional', banExempt: true, body: { anyRoute: true }, errors: ['origin_not_allowed'] },
-    },
-    answer,
-  );
+  app.post(MCP_PATH, McpRoute, answer);
 
   // Stateless and POST only: no session to open (GET) or end (DELETE).
-  for (const method of ['GET', 'DELETE'] as const) {
-    app.route({
-      method,
-      url: MCP_PATH,
-      schema: {
-        operationId: `mcp${method === 'GET' ? 'Get' : 'Delete'}`,
-        summary: `Not served: the MCP endpoint is stateless and takes POST only`,
-        tags: ['mcp'],
-        response: { 405: { description: `Every ${method} is refused.`, $ref: 'ErrorEnvelope#' } },
-      },
-      config: { errors: ['method_not_allowed'] },
-      handler: async (request, reply) => {
-        reply.header('allow', 'POST');
-        return sendError(
-          request,
-          reply,
-          new ServiceError('method_not_allowed', `${MCP_PATH} takes POST only: it is stateless, with no session to open or end.`, {
-            hint: 'POST JSON-RPC messages; see GET /llms.txt#mcp.',
-          }),
-        );
-      },
-    });
-  }
+  for (const method of ['GET', 'DELETE'] as const) app.route({ method, url: MCP_PATH, ...notServed(method), handler: refuseMethod });
+}
+
+/** GET and DELETE of the MCP endpoint: documented, and refused. */
+const notServed = (method: 'GET' | 'DELETE') =>
+  ({
+    schema: {
+      operationId: `mcp${method === 'GET' ? 'Get' : 'Delete'}`,
+      summary: `Not served: the MCP endpoint is stateless and takes POST only`,
+      tags: ['mcp'],
+      response: { 405: { description: `Every ${method} is refused.`, $ref: 'ErrorEnvelope#' } },
+    },
+    config: { errors: ['method_not_allowed'] },
+  }) satisfies RouteOptions;
+
+async function refuseMethod(request: FastifyRequest, reply: FastifyReply) {
+  reply.header('allow', 'POST');
+  return sendError(
+    request,
+    reply,
+    new ServiceError('method_not_allowed', `${MCP_PATH} takes POST only: it is stateless, with no session to open or end.`, {
+      hint: 'POST JSON-RPC messages; see GET /llms.txt#mcp.',
+    }),
+  );
 }

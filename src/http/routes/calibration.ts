@@ -1,10 +1,11 @@
 // GET and POST /api/agent/v1/calibrate (PROTOCOL 3.1, 3.2).
-import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { calibrate, calibrationQuestions } from '../../domain/calibration/calibration.js';
 import { agentOf } from '../caller.js';
 import { Closed, Tier } from '../schemas.js';
 import { originOf } from '../kit/urls.js';
+import type { App, Req, RouteOptions } from '../typed.js';
+import { calibratedView } from '../views/calibration.js';
 
 const Questions = Closed(
   {
@@ -35,59 +36,34 @@ const CalibrateBody = Type.Object(
   { additionalProperties: false },
 );
 
-export async function calibrationRoutes(app: FastifyInstance) {
-  const ctx = app.akas;
+const QuestionsRoute = {
+  schema: { operationId: 'calibrationQuestions', summary: 'The calibration questions of your pool', tags: ['calibration'], response: { 200: Questions } },
+  config: { auth: 'required' },
+} satisfies RouteOptions;
 
-  app.get(
-    '/api/agent/v1/calibrate',
-    {
-      schema: { operationId: 'calibrationQuestions', summary: 'The calibration questions of your pool', tags: ['calibration'], response: { 200: Questions } },
-      config: { auth: 'required' },
-    },
-    async (request) => calibrationQuestions(app.akas, agentOf(request)),
-  );
-
-  const calibrateSchema = {
+const CalibrateRoute = {
+  schema: {
     operationId: 'calibrate',
     summary: 'Submit answers; the best attempt sets your tier',
     tags: ['calibration'],
     body: CalibrateBody,
     response: { 200: Calibrated },
-  };
-  app.post(
-    '/api/agent/v1/calibrate',
-    { schema: calibrateSchema, config: { auth: 'required', idempotency: 'calibrate', errors: ['calibration_exhausted'] } },
-    async (request) => {
-      const { answers } = request.body as { answers: Record<string, string> };
-      const r = await calibrate(ctx, agentOf(request).tag, answers);
-      const origin = originOf(request);
-      const nextStep =
-        r.tier === 'refused'
-          ? r.attemptsRemaining > 0
-            ? {
-                action: 'recalibrate',
-                url: `${origin}/api/agent/v1/calibrate`,
-                note: `A score below 0.3 is refused; ${r.attemptsRemaining} attempt(s) left, the best one is kept.`,
-              }
-            : { action: 'read', url: `${origin}/api/agent/v1/me`, note: 'No attempts left: priced and propose surfaces stay closed to a refused tier.' }
-          : r.intelligenceScore >= 0.5
-            ? { action: 'judge', url: `${origin}/api/judge/queue?expand=1`, note: 'You may judge pending proposals (1 credit each) and propose.' }
-            : {
-                action: 'challenge',
-                url: `${origin}/api/agent/v1/challenge`,
-                note: 'Answer challenges through the priced tools; judging needs a score of 0.5.',
-              };
-      return {
-        intelligenceScore: r.intelligenceScore,
-        attemptScore: r.attemptScore,
-        tier: r.tier,
-        calibrationBonus: r.calibrationBonus,
-        balance: r.balance,
-        perQuestion: r.perQuestion,
-        attemptsRemaining: r.attemptsRemaining,
-        improved: r.improved,
-        nextStep,
-      };
-    },
-  );
+  },
+  config: { auth: 'required', idempotency: 'calibrate', errors: ['calibration_exhausted'] },
+} satisfies RouteOptions;
+
+export async function calibrationRoutes(app: App) {
+  app.get('/api/agent/v1/calibrate', QuestionsRoute, questions);
+  app.post('/api/agent/v1/calibrate', CalibrateRoute, calibrateAnswers);
+}
+
+/** PROTOCOL 3.1: the questions of the caller's sticky pool. */
+async function questions(request: Req<typeof QuestionsRoute.schema>) {
+  return calibrationQuestions(request.server.akas, agentOf(request));
+}
+
+/** PROTOCOL 3.2: an attempt scored; the best one is kept and sets the tier. */
+async function calibrateAnswers(request: Req<typeof CalibrateRoute.schema>) {
+  const r = await calibrate(request.server.akas, agentOf(request).tag, request.body.answers);
+  return calibratedView(r, originOf(request));
 }

@@ -2,15 +2,16 @@
 // while they arrive, never parsed, never held whole in memory); GET /api/cas/{hex} serves
 // them back, checked against their hash on every read, with immutable caching, ETag and
 // Range support; ?head=1 answers whether a blob exists without touching its bytes.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';
 import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob, tooLarge } from '../../domain/cas/cas.js';
-import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota } from '../../domain/cas/quota.js';
+import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota, type CasQuota } from '../../domain/cas/quota.js';
 import { Closed, Hex64 } from '../schemas.js';
 import { Media } from '../kit/media.js';
 import { originOf } from '../kit/urls.js';
+import type { App, Req, RouteOptions } from '../typed.js';
 
 const Stored = Closed(
   { sha256: Hex64, bytes: Type.Integer(), deduplicated: Type.Boolean(), fetchUrl: Type.String(), note: Type.String() },
@@ -95,87 +96,28 @@ function blobHeaders(reply: FastifyReply, sha256: string) {
   reply.header('accept-ranges', 'bytes');
 }
 
-export async function casRoutes(app: FastifyInstance) {
-  const ctx = app.akas;
-  // At start, not at the first upload: temp files a crash left behind are removed now.
-  await openCas(ctx);
-
-  // In this plugin's scope only (fastify encapsulation), every body is handed through as
-  // the raw byte stream, whatever its content type: the bytes are hashed, never parsed.
-  // fastify's bodyLimit does not apply to a stream handed through; the domain counts bytes.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-
-  app.post(
-    '/api/cas',
-    {
-      schema: {
-        operationId: 'casPut',
-        summary: 'Store bytes under their sha256',
-        tags: ['content-store'],
-        body: {
-          content: { 'application/octet-stream': { schema: { ...Bytes, description: 'Raw bytes of any type, 1 byte to 10 MiB; hashed, never parsed.' } } },
-        },
-        response: { 200: Stored },
-      },
-      // Optional Bearer: a calibrated agent uploads against its own, larger daily quota.
-      config: { auth: 'optional', errors: ['empty_body', 'blob_too_large'] },
-      bodyLimit: CAS_MAX_BYTES + 1,
-      // A malformed Content-Type would be refused (415) before any parser runs; since the
-      // type is never used, every upload is treated as application/octet-stream.
-      onRequest: async (request) => {
-        request.raw.headers['content-type'] = 'application/octet-stream';
-      },
+const PutRoute = {
+  schema: {
+    operationId: 'casPut',
+    summary: 'Store bytes under their sha256',
+    tags: ['content-store'],
+    body: {
+      content: { 'application/octet-stream': { schema: { ...Bytes, description: 'Raw bytes of any type, 1 byte to 10 MiB; hashed, never parsed.' } } },
     },
-    async (request, reply) => {
-      const payload = request.body as Readable | undefined;
-      // Read by 'data' events (putBlob); a refusal leaves it undestroyed, so the answer can
-      // still go out on this connection.
-      const source: Readable | AsyncIterable<Uint8Array> = payload ?? (async function* () {})();
-      const declared = declaredLength(request);
-      // The daily byte quota (PROTOCOL 5.1) is reserved before a byte is read; what an upload
-      // does not use (all of it, when refused) is handed back.
-      const quota = casQuotaOf(ctx, request.caller.ip, request.caller.agent);
-      let reservation;
-      try {
-        if (declared !== undefined && declared > CAS_MAX_BYTES) throw tooLarge();
-        reservation = await reserveCasQuota(ctx, quota, declared, CAS_MAX_BYTES);
-      } catch (e) {
-        if (payload) discardRest(payload);
-        throw e;
-      }
-      const { reserved, usedBefore, at } = reservation;
-      let result;
-      try {
-        result = await putBlob(ctx, source, {
-          declaredBytes: declared,
-          quota: { bytes: reserved, error: () => casQuotaError(quota, usedBefore, reserved + 1, at) },
-        });
-      } catch (e) {
-        await releaseCasQuota(ctx, quota, reserved, at).catch(() => undefined);
-        if (request.raw.destroyed && !request.raw.complete) {
-          // The client hung up mid-upload (its temp file is already gone): nobody to answer,
-          // and nothing went wrong on this side, so no error is logged.
-          request.log.info({ path: '/api/cas' }, 'upload abandoned by the client');
-          reply.hijack();
-          return;
-        }
-        if (payload) discardRest(payload);
-        throw e;
-      }
-      const { sha256, bytes, deduplicated, repaired } = result;
-      if (reserved > bytes) await releaseCasQuota(ctx, quota, reserved - bytes, at);
-      const note = deduplicated
-        ? 'These bytes were already stored; nothing was written. The blob is immutable: GET fetchUrl serves it, re-checked against sha256 on every read.'
-        : repaired
-          ? 'The stored copy of these bytes had failed its hash check; it was replaced by this upload. GET fetchUrl serves it, re-checked ' +
-            'against sha256 on every read.'
-          : 'Stored. The blob is immutable: GET fetchUrl serves it with immutable caching, re-checked against sha256 on every read.';
-      return { sha256, bytes, deduplicated, fetchUrl: fetchUrlOf(request, sha256), note };
-    },
-  );
+    response: { 200: Stored },
+  },
+  // Optional Bearer: a calibrated agent uploads against its own, larger daily quota.
+  config: { auth: 'optional', errors: ['empty_body', 'blob_too_large'] },
+  bodyLimit: CAS_MAX_BYTES + 1,
+  // A malformed Content-Type would be refused (415) before any parser runs; since the
+  // type is never used, every upload is treated as application/octet-stream.
+  onRequest: async (request: FastifyRequest) => {
+    request.raw.headers['content-type'] = 'application/octet-stream';
+  },
+} satisfies RouteOptions;
 
-  const getSchema = {
+const GetRoute = {
+  schema: {
     operationId: 'casGet',
     summary: 'Fetch bytes by their sha256 (or ?head=1: whether they are stored)',
     tags: ['content-store'],
@@ -189,47 +131,120 @@ export async function casRoutes(app: FastifyInstance) {
       206: Media('application/octet-stream', Bytes, 'One byte range of the blob (Range: bytes=a-b).'),
       304: { description: 'Not modified (If-None-Match names this blob).', type: 'null' },
     },
-  };
-  const getErrors = ['invalid_sha256', 'not_found', 'integrity_violation', 'range_not_satisfiable'] as const;
-  app.get('/api/cas/:hex', { schema: getSchema, config: { errors: [...getErrors] } }, async (request, reply) => {
-    const { hex } = request.params as { hex: string };
-    const { head } = request.query as { head?: string };
-    const sha256 = parseSha256(hex);
+  },
+  config: { errors: ['invalid_sha256', 'not_found', 'integrity_violation', 'range_not_satisfiable'] },
+} satisfies RouteOptions;
 
-    if (head === '1' || head === 'true') {
-      // Existence can change (a first upload), so this answer is not cached.
-      const info = await blobInfo(ctx, sha256);
-      reply.header('cache-control', 'no-cache');
-      return { exists: info.exists, bytes: info.bytes, fetchUrl: fetchUrlOf(request, sha256) };
-    }
+export async function casRoutes(app: App) {
+  // At start, not at the first upload: temp files a crash left behind are removed now.
+  await openCas(app.akas);
 
-    // The ETag is the content's own hash: a cached copy under it is right forever.
-    if (matchesEtag(request.headers['if-none-match'], sha256) && (await blobInfo(ctx, sha256)).exists) {
-      blobHeaders(reply, sha256);
-      return reply.code(304).send();
-    }
+  // In this plugin's scope only (fastify encapsulation), every body is handed through as
+  // the raw byte stream, whatever its content type: the bytes are hashed, never parsed.
+  // fastify's bodyLimit does not apply to a stream handed through; the domain counts bytes.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
-    const blob = await openVerifiedBlob(ctx, sha256);
-    const ifRange = request.headers['if-range'];
-    const range = ifRange === undefined || matchesEtag(String(ifRange), sha256) ? parseRange(request.headers.range, blob.bytes) : undefined;
-    if (range === 'unsatisfiable') {
-      await blob.close();
-      reply.header('content-range', `bytes */${blob.bytes}`);
-      throw new ServiceError('range_not_satisfiable', `The blob has ${blob.bytes} bytes; the requested range lies outside it.`, {
-        hint: 'Ask for bytes=START-END with START below the blob size (GET ?head=1 tells the size).',
-      });
+  app.post('/api/cas', PutRoute, upload);
+  app.get('/api/cas/:hex', GetRoute, download);
+}
+
+/**
+ * PROTOCOL 5.1: bytes stored under their sha256, within the caller's daily byte quota, which is
+ * reserved before a byte is read; what an upload does not use (all of it, when refused) is
+ * handed back.
+ */
+async function upload(request: Req<typeof PutRoute.schema>, reply: FastifyReply) {
+  const ctx = request.server.akas;
+  // The raw byte stream (the parser above), read by 'data' events (putBlob); a refusal leaves
+  // it undestroyed, so the answer can still go out on this connection.
+  const payload = request.body instanceof Readable ? request.body : undefined;
+  const declared = declaredLength(request);
+  const quota = casQuotaOf(ctx, request.caller.ip, request.caller.agent);
+  const { reserved, usedBefore, at } = await reserveUpload(request, quota, declared, payload);
+  let result;
+  try {
+    result = await putBlob(ctx, payload ?? (async function* () {})(), {
+      declaredBytes: declared,
+      quota: { bytes: reserved, error: () => casQuotaError(quota, usedBefore, reserved + 1, at) },
+    });
+  } catch (e) {
+    await releaseCasQuota(ctx, quota, reserved, at).catch(() => undefined);
+    if (request.raw.destroyed && !request.raw.complete) {
+      // The client hung up mid-upload (its temp file is already gone): nobody to answer,
+      // and nothing went wrong on this side, so no error is logged.
+      request.log.info({ path: '/api/cas' }, 'upload abandoned by the client');
+      reply.hijack();
+      return;
     }
+    if (payload) discardRest(payload);
+    throw e;
+  }
+  if (reserved > result.bytes) await releaseCasQuota(ctx, quota, reserved - result.bytes, at);
+  return storedView(result, fetchUrlOf(request, result.sha256));
+}
+
+/** The upload's bytes reserved against the quota (the declared length, else what is left); a refusal drops the rest of the body. */
+async function reserveUpload(request: FastifyRequest, quota: CasQuota, declared: number | undefined, payload: Readable | undefined) {
+  try {
+    if (declared !== undefined && declared > CAS_MAX_BYTES) throw tooLarge();
+    return await reserveCasQuota(request.server.akas, quota, declared, CAS_MAX_BYTES);
+  } catch (e) {
+    if (payload) discardRest(payload);
+    throw e;
+  }
+}
+
+/** The answer of an upload: where to fetch it, and whether it was new, already there, or a repair. */
+function storedView({ sha256, bytes, deduplicated, repaired }: { sha256: string; bytes: number; deduplicated: boolean; repaired: boolean }, fetchUrl: string) {
+  const note = deduplicated
+    ? 'These bytes were already stored; nothing was written. The blob is immutable: GET fetchUrl serves it, re-checked against sha256 on every read.'
+    : repaired
+      ? 'The stored copy of these bytes had failed its hash check; it was replaced by this upload. GET fetchUrl serves it, re-checked ' +
+        'against sha256 on every read.'
+      : 'Stored. The blob is immutable: GET fetchUrl serves it with immutable caching, re-checked against sha256 on every read.';
+  return { sha256, bytes, deduplicated, fetchUrl, note };
+}
+
+/** PROTOCOL 5.2: the bytes, checked against their name on every read; ?head=1, whether they are stored; ETag and one Range. */
+async function download(request: Req<typeof GetRoute.schema>, reply: FastifyReply) {
+  const ctx = request.server.akas;
+  const { head } = request.query;
+  const sha256 = parseSha256(request.params.hex);
+
+  if (head === '1' || head === 'true') {
+    // Existence can change (a first upload), so this answer is not cached.
+    const info = await blobInfo(ctx, sha256);
+    reply.header('cache-control', 'no-cache');
+    return { exists: info.exists, bytes: info.bytes, fetchUrl: fetchUrlOf(request, sha256) };
+  }
+
+  // The ETag is the content's own hash: a cached copy under it is right forever.
+  if (matchesEtag(request.headers['if-none-match'], sha256) && (await blobInfo(ctx, sha256)).exists) {
     blobHeaders(reply, sha256);
-    reply.type('application/octet-stream');
-    // Never rendered by a browser as anything but bytes.
-    reply.header('x-content-type-options', 'nosniff');
-    if (range) {
-      reply.code(206);
-      reply.header('content-range', `bytes ${range.start}-${range.end}/${blob.bytes}`);
-      reply.header('content-length', String(range.end - range.start + 1));
-      return reply.send(blob.body(range.start, range.end));
-    }
-    reply.header('content-length', String(blob.bytes));
-    return reply.send(blob.body());
-  });
+    return reply.code(304).send();
+  }
+
+  const blob = await openVerifiedBlob(ctx, sha256);
+  const ifRange = request.headers['if-range'];
+  const range = ifRange === undefined || matchesEtag(String(ifRange), sha256) ? parseRange(request.headers.range, blob.bytes) : undefined;
+  if (range === 'unsatisfiable') {
+    await blob.close();
+    reply.header('content-range', `bytes */${blob.bytes}`);
+    throw new ServiceError('range_not_satisfiable', `The blob has ${blob.bytes} bytes; the requested range lies outside it.`, {
+      hint: 'Ask for bytes=START-END with START below the blob size (GET ?head=1 tells the size).',
+    });
+  }
+  blobHeaders(reply, sha256);
+  reply.type('application/octet-stream');
+  // Never rendered by a browser as anything but bytes.
+  reply.header('x-content-type-options', 'nosniff');
+  if (range) {
+    reply.code(206);
+    reply.header('content-range', `bytes ${range.start}-${range.end}/${blob.bytes}`);
+    reply.header('content-length', String(range.end - range.start + 1));
+    return reply.send(blob.body(range.start, range.end));
+  }
+  reply.header('content-length', String(blob.bytes));
+  return reply.send(blob.body());
 }

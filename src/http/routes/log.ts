@@ -1,56 +1,40 @@
 // PROTOCOL 9.5: the transparency log's checkpoints, proofs and entries, and the event stream
 // of appended entries (9.7).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from '../../core/index.js';
 import { cosignedNote, servedCheckpoint } from '../../domain/log/index.js';
 import { EventFeed } from '../event-feed.js';
 import { Media } from '../kit/media.js';
-import { entryView } from '../views.js';
+import { entryView } from '../views/records.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
+import type { App, Req, RouteOptions } from '../typed.js';
 
 const b64 = (b: Buffer) => b.toString('base64');
 const Int = (o: object = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...o });
 
 export const MAX_ENTRIES = 1000;
 
-export async function logRoutes(app: FastifyInstance) {
-  const log = app.akas.log;
-
-  const checkpointSchema = {
+const CheckpointRoute = {
+  schema: {
     operationId: 'checkpoint',
     summary: 'The newest signed checkpoint (C2SP tlog-checkpoint)',
     tags: ['attestations'],
     response: { 200: Media('text/plain', { type: 'string' }, 'A C2SP signed note: origin, size, base64 root hash, a blank line, the signature line.') },
-  };
-  const { witnesses, appConfig, tiles } = app.akas;
-  app.get('/api/log/checkpoint', { schema: checkpointSchema }, async (_request, reply) => {
-    // Covers every entry appended before the request; with witnesses, cosigned by them when
-    // their round ends within witnessWaitMs (PROTOCOL 9.9).
-    const { note } = await servedCheckpoint(log, witnesses, (await log.head()).size, appConfig.witnessWaitMs);
-    reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
-    return note;
-  });
+  },
+} satisfies RouteOptions;
 
-  // PROTOCOL 9.8: the log as C2SP tlog-tiles under /log/.
-  const tileCheckpointSchema = {
+const TileCheckpointRoute = {
+  schema: {
     operationId: 'tileCheckpoint',
     summary: "The checkpoint of the C2SP tlog-tiles API, with the witnesses' cosignatures",
     tags: ['attestations'],
     response: { 200: Media('text/plain', { type: 'string' }, "A C2SP tlog-checkpoint: the log's signature, then each witness's cosignature/v1.") },
-  };
-  // Tiles draw a token like every route (PROTOCOL 1.4): immutable, they are made to be cached
-  // in front of the node.
-  app.get('/log/checkpoint', { schema: tileCheckpointSchema }, async (_request, reply) => {
-    // With witnesses: the newest checkpoint whose witness round ended; else the newest.
-    const cp = (witnesses ? await log.latestWitnessed() : undefined) ?? (await log.checkpoint());
-    // tlog-tiles: "MUST be served ... with `Content-Type: text/plain; charset=utf-8`"; "its
-    // headers SHOULD prevent caching beyond a few seconds".
-    reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
-    return cosignedNote((await log.checkpointAt(cp.size)) ?? cp);
-  });
+  },
+} satisfies RouteOptions;
 
-  const tileSchema = {
+const TileRoute = {
+  schema: {
     operationId: 'tile',
     summary: 'A Merkle tile or an entry bundle (C2SP tlog-tiles)',
     tags: ['attestations'],
@@ -58,114 +42,160 @@ export async function logRoutes(app: FastifyInstance) {
     response: {
       200: Media('application/octet-stream', { type: 'string', format: 'binary' }, 'A tile: 32-byte hashes; an entry bundle: uint16 length-prefixed leaves.'),
     },
-  };
-  app.get('/log/tile/*', { schema: tileSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
-    const rest = (request.params as { '*': string })['*'];
-    const ref = parseTilePath(rest);
-    const t = ref ? await tiles.read(ref) : undefined;
-    if (!ref || !t) {
-      throw new ServiceError('not_found', ref ? `The log holds no tile/${rest} yet.` : `tile/${rest} is not a tile path.`, {
-        hint: 'Tiles are tile/<L>/<N>[.p/<W>] and tile/entries/<N>[.p/<W>] (C2SP tlog-tiles); read /log/checkpoint first for the size.',
-      });
-    }
-    // "This endpoint is immutable, so its caching headers SHOULD be long-lived": a tile's
-    // bytes at a width never change, partial ones included.
-    reply.header('cache-control', 'public, max-age=31536000, immutable').header('vary', 'accept-encoding').type('application/octet-stream');
-    // Entry bundles "SHOULD be compressed at the HTTP layer" (gzip, when the client takes it);
-    // full hash tiles too.
-    const gzip = (ref.kind === 'entries' || ref.width === 256) && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
-    if (gzip) {
-      reply.header('content-encoding', 'gzip');
-      return reply.send(t.gzip());
-    }
-    return reply.send(t.bytes);
-  });
+  },
+  config: { errors: ['not_found'] },
+} satisfies RouteOptions;
 
-  app.get(
-    '/api/log/proof/inclusion',
-    {
-      schema: {
-        operationId: 'inclusionProof',
-        summary: 'An inclusion proof of entry index in the tree of size',
-        tags: ['attestations'],
-        querystring: Type.Object({ index: Int(), size: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }),
-        response: { 200: InclusionProof },
+const InclusionRoute = {
+  schema: {
+    operationId: 'inclusionProof',
+    summary: 'An inclusion proof of entry index in the tree of size',
+    tags: ['attestations'],
+    querystring: Type.Object({ index: Int(), size: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }),
+    response: { 200: InclusionProof },
+  },
+} satisfies RouteOptions;
+
+const ConsistencyRoute = {
+  schema: {
+    operationId: 'consistencyProof',
+    summary: 'A consistency proof between two tree sizes',
+    tags: ['attestations'],
+    querystring: Type.Object({ old: Int({ minimum: 1 }), new: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }),
+    response: { 200: ConsistencyProof },
+  },
+} satisfies RouteOptions;
+
+const EntriesRoute = {
+  schema: {
+    operationId: 'logEntries',
+    summary: 'Log entries by index',
+    tags: ['attestations'],
+    querystring: Type.Object({ start: Int(), end: Type.Optional(Int()) }, { additionalProperties: false }),
+    response: { 200: EntryRange },
+  },
+} satisfies RouteOptions;
+
+const EventsRoute = {
+  schema: {
+    operationId: 'events',
+    summary: 'Server-Sent Events of log entries as they are appended',
+    tags: ['attestations'],
+    response: { 200: Media('text/event-stream', { type: 'string' }, 'id: <seq>, event: entry, data: <the entry as JSON>; resume with Last-Event-ID.') },
+    querystring: Type.Object(
+      {
+        kind: Type.Optional(Type.String({ maxLength: 80 })),
+        proposalId: Type.Optional(Type.String({ maxLength: 64 })),
+        agent: Type.Optional(Type.String({ maxLength: 64 })),
+        from: Type.Optional(Int()),
+        follow: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false')])),
       },
-    },
-    async (request) => {
-      const q = request.query as { index: number; size?: number };
-      const cp = q.size === undefined ? await log.checkpoint() : undefined;
-      const size = q.size ?? cp?.size ?? 0;
-      const proof = await log.inclusion(q.index, size);
-      const e = await log.entry(q.index);
-      return { index: q.index, size, leafHash: b64(leafHash(entryLeaf(e!))), proof: proof.map(b64), ...(cp ? { checkpoint: cosignedNote(cp) } : {}) };
-    },
-  );
+      { additionalProperties: false },
+    ),
+  },
+} satisfies RouteOptions;
 
-  app.get(
-    '/api/log/proof/consistency',
-    {
-      schema: {
-        operationId: 'consistencyProof',
-        summary: 'A consistency proof between two tree sizes',
-        tags: ['attestations'],
-        querystring: Type.Object({ old: Int({ minimum: 1 }), new: Type.Optional(Int({ minimum: 1 })) }, { additionalProperties: false }),
-        response: { 200: ConsistencyProof },
-      },
-    },
-    async (request) => {
-      const q = request.query as { old: number; new?: number };
-      const cp = q.new === undefined ? await log.checkpoint() : undefined;
-      const to = q.new ?? cp?.size ?? 0;
-      return { old: q.old, new: to, proof: (await log.consistency(q.old, to)).map(b64), ...(cp ? { checkpoint: cosignedNote(cp) } : {}) };
-    },
-  );
-
-  app.get(
-    '/api/log/entries',
-    {
-      schema: {
-        operationId: 'logEntries',
-        summary: 'Log entries by index',
-        tags: ['attestations'],
-        querystring: Type.Object({ start: Int(), end: Type.Optional(Int()) }, { additionalProperties: false }),
-        response: { 200: EntryRange },
-      },
-    },
-    async (request) => {
-      const q = request.query as { start: number; end?: number };
-      const head = await log.head();
-      const end = Math.min(q.end ?? q.start + 100, q.start + MAX_ENTRIES, head.size);
-      const entries = await log.entries(q.start, end);
-      return { start: q.start, end: Math.max(q.start, end), size: head.size, entries: entries.map(entryView) };
-    },
-  );
-
+export async function logRoutes(app: App) {
+  const events = new EventStreams(app.akas.appConfig.eventStreams, new EventFeed(app.akas.store, eventOf));
+  app.get('/api/log/checkpoint', CheckpointRoute, checkpoint);
+  // PROTOCOL 9.8: the log as C2SP tlog-tiles under /log/. Tiles draw a token like every route
+  // (PROTOCOL 1.4): immutable, they are made to be cached in front of the node.
+  app.get('/log/checkpoint', TileCheckpointRoute, tileCheckpoint);
+  app.get('/log/tile/*', TileRoute, tile);
+  app.get('/api/log/proof/inclusion', InclusionRoute, inclusion);
+  app.get('/api/log/proof/consistency', ConsistencyRoute, consistency);
+  app.get('/api/log/entries', EntriesRoute, entries);
   // 9.7: Server-Sent Events of log entries as they are appended.
-  const streams = new StreamSlots(appConfig.eventStreams);
-  const feed = new EventFeed(app.akas.store, (e) => `id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(entryView(e))}\n\n`);
-  app.get(
-    '/api/events',
-    {
-      schema: {
-        operationId: 'events',
-        summary: 'Server-Sent Events of log entries as they are appended',
-        tags: ['attestations'],
-        response: { 200: Media('text/event-stream', { type: 'string' }, 'id: <seq>, event: entry, data: <the entry as JSON>; resume with Last-Event-ID.') },
-        querystring: Type.Object(
-          {
-            kind: Type.Optional(Type.String({ maxLength: 80 })),
-            proposalId: Type.Optional(Type.String({ maxLength: 64 })),
-            agent: Type.Optional(Type.String({ maxLength: 64 })),
-            from: Type.Optional(Int()),
-            follow: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false')])),
-          },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    (request, reply) => streamEvents(request, reply, streams, feed),
-  );
+  app.get('/api/events', EventsRoute, events.serve);
+}
+
+/** PROTOCOL 9.5: the newest checkpoint, covering every entry appended before the request. */
+async function checkpoint(request: Req<typeof CheckpointRoute.schema>, reply: FastifyReply) {
+  const { log, witnesses, appConfig } = request.server.akas;
+  // With witnesses, cosigned by them when their round ends within witnessWaitMs (PROTOCOL 9.9).
+  const { note } = await servedCheckpoint(log, witnesses, (await log.head()).size, appConfig.witnessWaitMs);
+  reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
+  return note;
+}
+
+/** PROTOCOL 9.8: the tlog-tiles checkpoint. */
+async function tileCheckpoint(request: Req<typeof TileCheckpointRoute.schema>, reply: FastifyReply) {
+  const { log, witnesses } = request.server.akas;
+  // With witnesses: the newest checkpoint whose witness round ended; else the newest.
+  const cp = (witnesses ? await log.latestWitnessed() : undefined) ?? (await log.checkpoint());
+  // tlog-tiles: "MUST be served ... with `Content-Type: text/plain; charset=utf-8`"; "its
+  // headers SHOULD prevent caching beyond a few seconds".
+  reply.header('cache-control', 'no-cache').type('text/plain; charset=utf-8');
+  return cosignedNote((await log.checkpointAt(cp.size)) ?? cp);
+}
+
+/** PROTOCOL 9.8: a hash tile or an entry bundle, full or partial. */
+async function tile(request: Req<typeof TileRoute.schema>, reply: FastifyReply) {
+  const rest = request.params['*'];
+  const ref = parseTilePath(rest);
+  const t = ref ? await request.server.akas.tiles.read(ref) : undefined;
+  if (!ref || !t) {
+    throw new ServiceError('not_found', ref ? `The log holds no tile/${rest} yet.` : `tile/${rest} is not a tile path.`, {
+      hint: 'Tiles are tile/<L>/<N>[.p/<W>] and tile/entries/<N>[.p/<W>] (C2SP tlog-tiles); read /log/checkpoint first for the size.',
+    });
+  }
+  // "This endpoint is immutable, so its caching headers SHOULD be long-lived": a tile's
+  // bytes at a width never change, partial ones included.
+  reply.header('cache-control', 'public, max-age=31536000, immutable').header('vary', 'accept-encoding').type('application/octet-stream');
+  // Entry bundles "SHOULD be compressed at the HTTP layer" (gzip, when the client takes it);
+  // full hash tiles too.
+  const gzip = (ref.kind === 'entries' || ref.width === 256) && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
+  if (gzip) {
+    reply.header('content-encoding', 'gzip');
+    return reply.send(t.gzip());
+  }
+  return reply.send(t.bytes);
+}
+
+/** PROTOCOL 9.5: an inclusion proof, against the newest checkpoint when no size is named. */
+async function inclusion(request: Req<typeof InclusionRoute.schema>) {
+  const { log } = request.server.akas;
+  const q = request.query;
+  const cp = q.size === undefined ? await log.checkpoint() : undefined;
+  const size = q.size ?? cp?.size ?? 0;
+  const proof = await log.inclusion(q.index, size);
+  const e = await log.entry(q.index);
+  return { index: q.index, size, leafHash: b64(leafHash(entryLeaf(e!))), proof: proof.map(b64), ...(cp ? { checkpoint: cosignedNote(cp) } : {}) };
+}
+
+/** PROTOCOL 9.5: a consistency proof, to the newest checkpoint when no new size is named. */
+async function consistency(request: Req<typeof ConsistencyRoute.schema>) {
+  const { log } = request.server.akas;
+  const q = request.query;
+  const cp = q.new === undefined ? await log.checkpoint() : undefined;
+  const to = q.new ?? cp?.size ?? 0;
+  return { old: q.old, new: to, proof: (await log.consistency(q.old, to)).map(b64), ...(cp ? { checkpoint: cosignedNote(cp) } : {}) };
+}
+
+/** PROTOCOL 9.5: entries start to end, at most MAX_ENTRIES. */
+async function entries(request: Req<typeof EntriesRoute.schema>) {
+  const { log } = request.server.akas;
+  const q = request.query;
+  const head = await log.head();
+  const end = Math.min(q.end ?? q.start + 100, q.start + MAX_ENTRIES, head.size);
+  const list = await log.entries(q.start, end);
+  return { start: q.start, end: Math.max(q.start, end), size: head.size, entries: list.map(entryView) };
+}
+
+/** One entry as an event of the stream. */
+const eventOf = (e: LogEntry) => `id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(entryView(e))}\n\n`;
+
+/** GET /api/events: each stream within the node's bounds (StreamSlots), fed by one reader of the log (EventFeed). */
+class EventStreams {
+  private readonly slots: StreamSlots;
+  constructor(
+    limits: { perClient: number; total: number },
+    private readonly feed: EventFeed,
+  ) {
+    this.slots = new StreamSlots(limits);
+  }
+
+  serve = (request: Req<typeof EventsRoute.schema>, reply: FastifyReply) => streamEvents(request, reply, this.slots, this.feed);
 }
 
 /**
@@ -215,10 +245,10 @@ export class StreamSlots {
 /** Bytes an SSE client may fall behind by before it is dropped (it resumes with Last-Event-ID). */
 export const SLOW_CONSUMER_BYTES = 1024 * 1024;
 
-function streamEvents(request: FastifyRequest, reply: FastifyReply, streams: StreamSlots, feed: EventFeed) {
+function streamEvents(request: Req<typeof EventsRoute.schema>, reply: FastifyReply, streams: StreamSlots, feed: EventFeed) {
   // Before anything is written: a refused stream is an ordinary 429 in the envelope.
   const release = streams.take(request.caller?.ip ?? request.ip);
-  const q = request.query as { kind?: string; proposalId?: string; agent?: string; from?: number; follow?: string };
+  const q = request.query;
   const lastId = request.headers['last-event-id'];
   const resumeAfter = typeof lastId === 'string' && /^\d+$/.test(lastId) ? Number(lastId) + 1 : undefined;
   let next = resumeAfter ?? q.from ?? 0;

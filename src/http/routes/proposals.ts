@@ -1,18 +1,18 @@
 // PROTOCOL 6 and 7: the seven propose and judge paths, proposal reads, withdraw and
 // the judge queue.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { credentialUrl, PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
-import { judge, judgeStanding, type JudgeResult } from '../../domain/proposals/judging.js';
-import { evalManifest } from '../../domain/knowledge/manifests.js';
+import { PROPOSAL_ID_RE, PROPOSAL_KINDS, ServiceError, type ProposalKind } from '../../core/index.js';
+import { judge, judgeStanding } from '../../domain/proposals/judging.js';
 import { LOGIC_MAX_VALUES } from '../../domain/knowledge/logic.js';
-import { detailUrl, judgeUrl, KIND_ROUTES, PAYLOAD_SCHEMAS, type AnyPayload, type PayloadOf } from '../../domain/proposals/kinds.js';
+import { KIND_ROUTES, PAYLOAD_SCHEMAS, proposalKindOf } from '../../domain/proposals/kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals/proposals.js';
 import { dryRunProposal } from '../../domain/proposals/dry-run.js';
-import type { JudgmentRecord } from '../../domain/records.js';
 import { originOf } from '../kit/urls.js';
-import { agentOf } from '../caller.js';
-import { proposalView } from '../views.js';
+import { agentOf, type AuthMode } from '../caller.js';
+import type { App, Req, RouteOptions } from '../typed.js';
+import { proposalView } from '../views/records.js';
+import { acceptedView, evalProposalView, judgedView, queueView } from '../views/proposals.js';
 import { proposalBundle } from '../bundle.js';
 import {
   BundleAnswer,
@@ -72,37 +72,6 @@ function checkId(id: string) {
   }
 }
 
-function judgedView(r: JudgeResult) {
-  if (r.dryRun) {
-    return {
-      ok: true,
-      dryRun: true,
-      would: { proposalId: r.proposalId, kind: r.kind, composite: r.composite, weight: r.weight, creditsAwarded: r.creditsAwarded, tier: r.tier },
-      signingPayload: r.signingPayload,
-      contentSha256: r.contentSha256,
-      note: 'Nothing was recorded. To judge for real, sign signingPayload with your Ed25519 key and send it as `signature` without dryRun.',
-    };
-  }
-  const j = r.judgment;
-  return {
-    kind: r.kind,
-    proposalId: r.proposalId,
-    judgmentRecorded: true,
-    judgmentId: j.judgmentId,
-    credentialUrl: credentialUrl(r.kind, r.proposalId, j.judgmentId),
-    statusChanged: r.statusChanged,
-    newStatus: r.newStatus,
-    economy: {
-      tier: j.tier,
-      intelligenceScore: j.intelligenceScore,
-      weight: r.weight,
-      creditsAwarded: 1,
-      balance: r.balance,
-      ...(r.depositSettlement ? { depositSettlement: r.depositSettlement } : {}),
-    },
-  };
-}
-
 // A graph's branch conditions are free-form JSON Logic in its schema; propose bounds each to
 // LOGIC_MAX_VALUES values (PROTOCOL 6.2), so its body may hold that many members per branch
 // beyond what the schema derives (and strings of any length: up to the node's body limit).
@@ -115,267 +84,222 @@ const ANY_PAYLOAD = {
   properties: { kind: { type: 'string', maxLength: 40 }, payload: { anyOf: PROPOSAL_KINDS.map((k) => PAYLOAD_SCHEMAS[k]) } },
 };
 
-export async function proposalRoutes(app: FastifyInstance) {
-  const ctx = app.akas;
-  const proposeAuth = ctx.config.allowAnonymousPropose ? 'optional' : 'required';
-
-  for (const kind of PROPOSAL_KINDS) {
-    app.post(
-      KIND_ROUTES[kind].propose,
-      {
-        schema: {
-          operationId: `propose${camel(kind)}`,
-          summary: `Propose ${article(kind)}`,
-          tags: ['proposals'],
-          body: PAYLOAD_SCHEMAS[kind],
-          response: { 200: ProposalAccepted },
-        },
-        config: {
-          auth: proposeAuth,
-          idempotency: 'propose',
-          body: freeParts(kind),
-          errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'],
-        },
-      },
-      async (request) => {
-        const agent = request.caller.agent ?? null;
-        const r = await propose(ctx, { kind, payload: request.body as AnyPayload, agent, ip: request.caller.ip, origin: originOf(request) });
-        const p = r.proposal;
-        return {
-          proposalId: p.proposalId,
-          kind: p.kind,
-          status: p.status,
-          submittedAt: p.submittedAt,
-          requiredJudgments: p.requiredJudgments,
-          judgmentCount: 0,
-          contentSha256: p.contentSha256,
-          economy: {
-            tier: p.tier,
-            deposit: p.deposit,
-            balanceRemaining: r.balanceRemaining,
-            billable: p.billable,
-            note: p.billable
-              ? `The deposit of ${p.deposit} is held in reservedBalance: refunded on publish or withdraw, slashed on reject.`
-              : 'Anonymous proposals carry no deposit and earn no refund.',
-            expectedRefundOnPublish: p.billable ? p.deposit : null,
-            perIpProposeQuota: r.perIpProposeQuota,
-          },
-          instructions: {
-            check: detailUrl(kind, p.proposalId),
-            judgeAsUnified: `/api/knowledge/judge/${p.proposalId}`,
-            judgeAs: judgeUrl(kind, p.proposalId),
-          },
-          ...(r.claimSecret ? { claimSecret: r.claimSecret } : {}),
-        };
-      },
-    );
-  }
-
-  // PROTOCOL 6.9: the propose dry run. Before the routes with an :id, so it is not read as one.
-  app.post(
-    '/api/knowledge/proposals/dry-run',
-    {
-      schema: {
-        operationId: 'proposeDryRun',
-        summary: 'Check a proposal payload as its propose path would, storing and charging nothing',
-        tags: ['proposals'],
-        body: Type.Object(
-          {
-            kind: Type.String({
-              maxLength: 40,
-              description: 'The proposal kind: brief, capability, graph, artifact, eval-result, tree-expansion or spec-sharpening.',
-            }),
-            payload: Type.Unknown({ description: 'The payload to check.' }),
-          },
-          { additionalProperties: false, required: ['kind', 'payload'] },
-        ),
-        response: { 200: ProposeDryRunAnswer },
-      },
-      config: { auth: 'optional', body: { shape: ANY_PAYLOAD, extra: GRAPH_CONDITIONS }, errors: ['invalid_kind'] },
+/** A kind's propose route: its payload schema, and anonymous proposing as the node allows it (PROTOCOL 6.1). */
+const proposeRoute = (kind: ProposalKind, auth: AuthMode) =>
+  ({
+    schema: {
+      operationId: `propose${camel(kind)}`,
+      summary: `Propose ${article(kind)}`,
+      tags: ['proposals'],
+      body: PAYLOAD_SCHEMAS[kind],
+      response: { 200: ProposalAccepted },
     },
-    async (request) => {
-      const { kind, payload } = request.body as { kind: string; payload: unknown };
-      if (!(PROPOSAL_KINDS as readonly string[]).includes(kind)) {
-        throw new ServiceError('invalid_kind', `No proposal kind ${kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
-      }
-      return dryRunProposal(ctx, { kind: kind as ProposalKind, payload, agent: request.caller.agent ?? null, origin: originOf(request) });
+    config: {
+      auth,
+      idempotency: 'propose',
+      body: freeParts(kind),
+      errors: ['calibration_required', 'insufficient_balance', 'tier_too_low', 'id_conflict', 'not_found'],
     },
-  );
+  }) satisfies RouteOptions;
+type ProposeSchema = ReturnType<typeof proposeRoute>['schema'];
 
-  // The brief judge path is also the unified one: the id prefix selects the kind.
-  const judgePaths: Array<[string, ProposalKind | null]> = PROPOSAL_KINDS.map((k) => [KIND_ROUTES[k].judge, k === 'brief' ? null : k]);
-  for (const [path, routeKind] of judgePaths) {
-    app.post(
-      `${path}/:id`,
+const DryRunRoute = {
+  schema: {
+    operationId: 'proposeDryRun',
+    summary: 'Check a proposal payload as its propose path would, storing and charging nothing',
+    tags: ['proposals'],
+    body: Type.Object(
       {
-        schema: {
-          operationId: routeKind ? `judge${camel(routeKind)}` : 'judge',
-          summary: routeKind ? `Judge ${article(routeKind)} proposal` : 'Judge a proposal of any kind (the id prefix names the kind)',
-          tags: ['judging'],
-          body: JudgeBody,
-          params: IdParams,
-          querystring: JudgeQuery,
-          response: { 200: JudgeAnswer },
-        },
-        config: { auth: 'required', idempotency: 'judge', errors: [...JUDGE_ERRORS] },
+        kind: Type.String({
+          maxLength: 40,
+          description: 'The proposal kind: brief, capability, graph, artifact, eval-result, tree-expansion or spec-sharpening.',
+        }),
+        payload: Type.Unknown({ description: 'The payload to check.' }),
       },
-      async (request: FastifyRequest) => {
-        const { id } = request.params as { id: string };
-        checkId(id);
-        const body = request.body as { scores: JudgmentRecord['scores']; rationale: string; dryRun?: boolean; signature?: string; contentSha256?: string };
-        const q = request.query as { dryRun?: string };
-        const dryRun = body.dryRun === true || q.dryRun === '1' || q.dryRun === 'true';
-        const result = await judge(ctx, {
-          routeKind,
-          proposalId: id,
-          judge: agentOf(request),
-          ip: request.caller.ip,
-          scores: body.scores,
-          rationale: body.rationale,
-          signature: body.signature?.toLowerCase(),
-          contentSha256: body.contentSha256?.toLowerCase(),
-          dryRun,
-        });
-        return judgedView(result);
-      },
-    );
-  }
+      { additionalProperties: false, required: ['kind', 'payload'] },
+    ),
+    response: { 200: ProposeDryRunAnswer },
+  },
+  config: { auth: 'optional', body: { shape: ANY_PAYLOAD, extra: GRAPH_CONDITIONS }, errors: ['invalid_kind'] },
+} satisfies RouteOptions;
 
-  const detailSchema = {
+/** A judge path: the brief one is also the unified one, whose id prefix names the kind (routeKind null). */
+const judgeRoute = (routeKind: ProposalKind | null) =>
+  ({
+    schema: {
+      operationId: routeKind ? `judge${camel(routeKind)}` : 'judge',
+      summary: routeKind ? `Judge ${article(routeKind)} proposal` : 'Judge a proposal of any kind (the id prefix names the kind)',
+      tags: ['judging'],
+      body: JudgeBody,
+      params: IdParams,
+      querystring: JudgeQuery,
+      response: { 200: JudgeAnswer },
+    },
+    config: { auth: 'required', idempotency: 'judge', errors: [...JUDGE_ERRORS] },
+  }) satisfies RouteOptions;
+type JudgeSchema = ReturnType<typeof judgeRoute>['schema'];
+
+const DetailRoute = {
+  schema: {
     operationId: 'proposal',
     summary: 'A proposal of any kind with its judgments',
     tags: ['proposals'],
     params: IdParams,
     response: { 200: ProposalDetail },
-  };
-  app.get('/api/knowledge/proposals/:id', { schema: detailSchema, config: { errors: ['not_found'] } }, async (request) => {
-    const { id } = request.params as { id: string };
-    checkId(id);
-    return proposalView(await getProposal(ctx, id));
-  });
+  },
+  config: { errors: ['not_found'] },
+} satisfies RouteOptions;
 
-  // PROTOCOL 8.4: the offline bundle of a proposal.
-  const bundleSchema = {
+const BundleRoute = {
+  schema: {
     operationId: 'proposalBundle',
     summary: 'The offline bundle of a proposal',
     tags: ['credentials'],
     params: IdParams,
     response: { 200: BundleAnswer },
-  };
-  app.get('/api/knowledge/proposals/:id/bundle', { schema: bundleSchema, config: { errors: ['not_found'] } }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    checkId(id);
-    const bundle = await proposalBundle(ctx, ctx.log, id, originOf(request), ctx.witnesses, ctx.appConfig.witnessWaitMs);
-    reply.header('content-disposition', `attachment; filename="${id}.bundle.json"`).header('cache-control', 'no-cache');
-    return bundle;
-  });
+  },
+  config: { errors: ['not_found'] },
+} satisfies RouteOptions;
 
-  // PROTOCOL 6.6 and 10.4: one eval proposal with its signed manifest (POST /api/knowledge/verify checks it).
-  const evalSchema = {
+const EvalRoute = {
+  schema: {
     operationId: 'evalProposal',
     summary: 'An eval-result proposal with its signed manifest',
     tags: ['proposals'],
     params: IdParams,
     response: { 200: EvalProposalDetail },
-  };
-  app.get('/api/knowledge/eval/proposals/:id', { schema: evalSchema, config: { errors: ['not_found'] } }, async (request) => {
-    const { id } = request.params as { id: string };
-    checkId(id);
-    const p = await getProposal(ctx, id);
-    if (p.kind !== 'eval-result')
-      throw new ServiceError('not_found', `No eval proposal ${id}.`, {
-        hint: 'Eval proposal ids start with eprop_; GET /api/knowledge/proposals/{id} shows any kind.',
-      });
-    const e = p.payload as PayloadOf<'eval-result'>;
-    const manifest = evalManifest(ctx.keys, {
-      proposalId: p.proposalId,
-      status: p.status,
-      artifactPath: e.artifactPath,
-      metric: e.metric,
-      score: e.score,
-      datasetSha256: e.datasetSha256,
-      harnessVersionSha: e.harnessVersionSha,
-      runner: e.runner,
-      samplesSha256: e.samplesSha256 ?? null,
-      proposer: p.proposer?.tag ?? null,
-      submittedAt: p.submittedAt,
-      decidedAt: p.decidedAt,
-      fetchedAt: ctx.clock.now(),
-    });
-    return { ...proposalView(p), manifest };
-  });
+  },
+  config: { errors: ['not_found'] },
+} satisfies RouteOptions;
 
-  const withdrawSchema = {
+const WithdrawRoute = {
+  schema: {
     operationId: 'withdraw',
     summary: 'Withdraw your pending, unjudged proposal',
     tags: ['proposals'],
     params: IdParams,
     response: { 200: WithdrawAnswer },
-  };
-  const withdrawErrors = ['not_found', 'not_proposer', 'already_decided', 'not_withdrawable'] as const;
-  app.post('/api/knowledge/proposals/:id/withdraw', { schema: withdrawSchema, config: { auth: 'required', errors: [...withdrawErrors] } }, async (request) => {
-    const { id } = request.params as { id: string };
-    checkId(id);
-    const r = await withdraw(ctx, id, agentOf(request));
-    return { proposalId: id, status: r.proposal.status, withdrawnAt: r.proposal.decidedAt, depositRefunded: r.refunded, balance: r.balance };
-  });
+  },
+  config: { auth: 'required', errors: ['not_found', 'not_proposer', 'already_decided', 'not_withdrawable'] },
+} satisfies RouteOptions;
 
-  app.get(
-    '/api/judge/queue',
-    {
-      schema: {
-        operationId: 'judgeQueue',
-        summary: 'Pending proposals you may judge',
-        tags: ['judging'],
-        response: { 200: QueueAnswer },
-        querystring: Type.Object(
-          {
-            expand: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-            cursor: Type.Optional(Type.String({ maxLength: 100 })),
-            kind: Type.Optional(Type.String({ maxLength: 40 })), // checked below: PROTOCOL 6.8's invalid_kind
-          },
-          { additionalProperties: false },
-        ),
+const QueueRoute = {
+  schema: {
+    operationId: 'judgeQueue',
+    summary: 'Pending proposals you may judge',
+    tags: ['judging'],
+    response: { 200: QueueAnswer },
+    querystring: Type.Object(
+      {
+        expand: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+        cursor: Type.Optional(Type.String({ maxLength: 100 })),
+        kind: Type.Optional(Type.String({ maxLength: 40 })), // checked by the handler: PROTOCOL 6.8's invalid_kind
       },
-      config: { auth: 'required', errors: ['invalid_kind'] },
-    },
-    async (request) => {
-      const q = request.query as { expand?: string; limit?: number; cursor?: string; kind?: ProposalKind };
-      if (q.kind !== undefined && !(PROPOSAL_KINDS as readonly string[]).includes(q.kind)) {
-        throw new ServiceError('invalid_kind', `No proposal kind ${q.kind}.`, { field: 'kind', hint: `One of: ${PROPOSAL_KINDS.join(', ')}.` });
-      }
-      const expand = q.expand === '1' || q.expand === 'true';
-      const me = agentOf(request);
-      const page = await judgeQueue(ctx, me, request.caller.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind: q.kind });
-      // An agent who may not judge yet sees the queue it will judge, and why not now (its
-      // judgments would be refused with this code).
-      const cannotJudge = judgeStanding(me);
-      return {
-        ...(cannotJudge ? { cannotJudge } : {}),
-        items: page.items.map((p) => ({
-          proposalId: p.proposalId,
-          kind: p.kind,
-          title: p.title,
-          path: p.path,
-          submittedAt: p.submittedAt,
-          judgmentCount: p.judgments.length,
-          requiredJudgments: p.requiredJudgments,
-          contentSha256: p.contentSha256,
-          judgeUrl: judgeUrl(p.kind, p.proposalId),
-          detailUrl: detailUrl(p.kind, p.proposalId),
-          ...(expand ? { proposal: proposalView(p) } : {}),
-        })),
-        nextCursor: page.nextCursor,
-        withheld: page.withheld,
-        note:
-          (cannotJudge ? `You cannot judge yet (${cannotJudge.code}): ${cannotJudge.reason} These are the proposals you could judge then. ` : '') +
-          (ctx.config.sameIpCollusionCheck
-            ? 'Pending proposals you may judge: not yours, not judged by you or by another agent on your IP (withheld counts the others). ' +
-              'Each accepted judgment earns 1 credit.'
-            : 'Pending proposals you may judge: not yours, not judged by you (withheld counts the others; this node lets agents on one IP ' +
-              'judge the same proposal). Each accepted judgment earns 1 credit.'),
-      };
-    },
-  );
+      { additionalProperties: false },
+    ),
+  },
+  config: { auth: 'required', errors: ['invalid_kind'] },
+} satisfies RouteOptions;
+
+export async function proposalRoutes(app: App) {
+  const proposeAuth = app.akas.config.allowAnonymousPropose ? 'optional' : 'required';
+  for (const kind of PROPOSAL_KINDS) app.post(KIND_ROUTES[kind].propose, proposeRoute(kind, proposeAuth), proposeAs(kind));
+  // PROTOCOL 6.9: the propose dry run. Before the routes with an :id, so it is not read as one.
+  app.post('/api/knowledge/proposals/dry-run', DryRunRoute, dryRun);
+  for (const kind of PROPOSAL_KINDS) {
+    const routeKind = kind === 'brief' ? null : kind;
+    app.post(`${KIND_ROUTES[kind].judge}/:id`, judgeRoute(routeKind), judgeAs(routeKind));
+  }
+  app.get('/api/knowledge/proposals/:id', DetailRoute, detail);
+  // PROTOCOL 8.4: the offline bundle of a proposal.
+  app.get('/api/knowledge/proposals/:id/bundle', BundleRoute, bundle);
+  app.get('/api/knowledge/eval/proposals/:id', EvalRoute, evalProposal);
+  app.post('/api/knowledge/proposals/:id/withdraw', WithdrawRoute, withdrawOwn);
+  app.get('/api/judge/queue', QueueRoute, queue);
+}
+
+/** PROTOCOL 6.1 to 6.5: a proposal of one kind, checked, its deposit held, queued for judging. */
+function proposeAs(kind: ProposalKind) {
+  return async (request: Req<ProposeSchema>) => {
+    const agent = request.caller.agent ?? null;
+    return acceptedView(await propose(request.server.akas, { kind, payload: request.body, agent, ip: request.caller.ip, origin: originOf(request) }));
+  };
+}
+
+/** PROTOCOL 6.9: a payload checked as its propose path would, storing and charging nothing. */
+async function dryRun(request: Req<typeof DryRunRoute.schema>) {
+  const { kind, payload } = request.body;
+  return dryRunProposal(request.server.akas, { kind: proposalKindOf(kind), payload, agent: request.caller.agent ?? null, origin: originOf(request) });
+}
+
+/** PROTOCOL 7.1 to 7.3: a signed judgment of a pending proposal (or its dry run: the payload to sign, nothing recorded). */
+function judgeAs(routeKind: ProposalKind | null) {
+  return async (request: Req<JudgeSchema>) => {
+    const { id } = request.params;
+    checkId(id);
+    const body = request.body;
+    const q = request.query;
+    const dryRun = body.dryRun === true || q.dryRun === '1' || q.dryRun === 'true';
+    const result = await judge(request.server.akas, {
+      routeKind,
+      proposalId: id,
+      judge: agentOf(request),
+      ip: request.caller.ip,
+      scores: body.scores,
+      rationale: body.rationale,
+      signature: body.signature?.toLowerCase(),
+      contentSha256: body.contentSha256?.toLowerCase(),
+      dryRun,
+    });
+    return judgedView(result);
+  };
+}
+
+/** PROTOCOL 6.6: a proposal of any kind with its judgments. */
+async function detail(request: Req<typeof DetailRoute.schema>) {
+  const { id } = request.params;
+  checkId(id);
+  return proposalView(await getProposal(request.server.akas, id));
+}
+
+/** PROTOCOL 8.4: everything needed to check a proposal's judgments offline, as one file. */
+async function bundle(request: Req<typeof BundleRoute.schema>, reply: FastifyReply) {
+  const ctx = request.server.akas;
+  const { id } = request.params;
+  checkId(id);
+  const answer = await proposalBundle(ctx, ctx.log, id, originOf(request), ctx.witnesses, ctx.appConfig.witnessWaitMs);
+  reply.header('content-disposition', `attachment; filename="${id}.bundle.json"`).header('cache-control', 'no-cache');
+  return answer;
+}
+
+/** PROTOCOL 6.6 and 10.4: one eval proposal with its signed manifest. */
+async function evalProposal(request: Req<typeof EvalRoute.schema>) {
+  const ctx = request.server.akas;
+  const { id } = request.params;
+  checkId(id);
+  const p = await getProposal(ctx, id);
+  if (p.kind !== 'eval-result')
+    throw new ServiceError('not_found', `No eval proposal ${id}.`, {
+      hint: 'Eval proposal ids start with eprop_; GET /api/knowledge/proposals/{id} shows any kind.',
+    });
+  return evalProposalView(ctx.keys, p, ctx.clock.now());
+}
+
+/** PROTOCOL 6.7: the proposer takes back a pending, unjudged proposal; its deposit is refunded. */
+async function withdrawOwn(request: Req<typeof WithdrawRoute.schema>) {
+  const { id } = request.params;
+  checkId(id);
+  const r = await withdraw(request.server.akas, id, agentOf(request));
+  return { proposalId: id, status: r.proposal.status, withdrawnAt: r.proposal.decidedAt, depositRefunded: r.refunded, balance: r.balance };
+}
+
+/** PROTOCOL 7.4: the pending proposals the caller may judge, a page at a time. */
+async function queue(request: Req<typeof QueueRoute.schema>) {
+  const ctx = request.server.akas;
+  const q = request.query;
+  const kind = q.kind === undefined ? undefined : proposalKindOf(q.kind);
+  const me = agentOf(request);
+  const page = await judgeQueue(ctx, me, request.caller.ip, { limit: q.limit ?? 20, cursor: q.cursor, kind });
+  return queueView(page, { expand: q.expand === '1' || q.expand === 'true', cannotJudge: judgeStanding(me), sameIpRule: ctx.config.sameIpCollusionCheck });
 }

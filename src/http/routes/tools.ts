@@ -1,16 +1,14 @@
 // PROTOCOL 4 and 2.9: challenges, the priced use-tool call, the schemas listing, and ban appeals.
-import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { PROPOSAL_KINDS, ServiceError } from '../../core/index.js';
-import { KIND_ROUTES, PAYLOAD_SCHEMAS } from '../../domain/proposals/kinds.js';
-import { PROPOSAL_TEMPLATES } from '../../domain/proposals/templates.js';
-import { ANSWER_SCHEMA_DESCRIPTIONS, ANSWER_SCHEMAS } from '../../domain/calibration/bank.js';
-import { appeal, challengeReputation, issueChallenge, useTool, type Challenge } from '../../domain/challenges/challenges.js';
-import { reputationView } from '../../domain/identity/reputation.js';
-import { isToolError, TOOL_NAMES, TOOLS, type ToolName } from '../../domain/challenges/tools/index.js';
+import { ServiceError } from '../../core/index.js';
+import { ANSWER_SCHEMAS } from '../../domain/calibration/bank.js';
+import { appeal, issueChallenge, useTool } from '../../domain/challenges/challenges.js';
+import { isToolError, TOOL_NAMES, TOOLS } from '../../domain/challenges/tools/index.js';
 import { agentOf } from '../caller.js';
-import { Any, Closed, Nullable, Open } from '../schemas.js';
+import { Any, Closed, FreeObject, Nullable, OneOf, Open } from '../schemas.js';
 import { originOf } from '../kit/urls.js';
+import type { App, Req, RouteOptions } from '../typed.js';
+import { appealView, challengeView, schemasView, usedToolView } from '../views/challenges.js';
 
 const ChallengeAnswer = Closed(
   {
@@ -63,8 +61,8 @@ const UseToolBody = Type.Object(
   {
     challengeId: Type.String({ minLength: 1, maxLength: 64 }),
     answer: Type.Unknown(),
-    tool: Type.Union(TOOL_NAMES.map((t) => Type.Literal(t))),
-    toolInput: Type.Object({}, { additionalProperties: true }),
+    tool: OneOf(TOOL_NAMES),
+    toolInput: FreeObject(),
   },
   { additionalProperties: false, required: ['challengeId', 'answer', 'tool', 'toolInput'] },
 );
@@ -82,124 +80,90 @@ const USE_TOOL_SHAPE = {
 
 const TOOL_ERROR_CODES = { regex_timeout: 'regex_timeout', regex_busy: 'tool_busy', regex_unavailable: 'tool_unavailable' } as const;
 
-export async function toolRoutes(app: FastifyInstance) {
-  const ctx = app.akas;
-  const submitVia = '/api/agent/v1/use-tool';
-  const challengeView = (c: Challenge, rep: number) => ({ ...c, submitVia, reputation: rep });
+const ChallengeRoute = {
+  schema: { operationId: 'challenge', summary: 'Draw a challenge', tags: ['challenges'], response: { 200: ChallengeAnswer } },
+  config: { auth: 'required', errors: ['no_work'] },
+} satisfies RouteOptions;
 
-  const challengeSchema = { operationId: 'challenge', summary: 'Draw a challenge', tags: ['challenges'], response: { 200: ChallengeAnswer } };
-  app.get('/api/agent/v1/challenge', { schema: challengeSchema, config: { auth: 'required', errors: ['no_work'] } }, async (request) => {
-    const agent = agentOf(request);
-    return challengeView(await issueChallenge(ctx, agent), challengeReputation(agent));
-  });
-
-  const useToolSchema = {
+const UseToolRoute = {
+  schema: {
     operationId: 'useTool',
     summary: 'Answer a challenge and run a priced tool',
     tags: ['challenges'],
     body: UseToolBody,
     response: { 200: UseToolAnswer },
-  };
-  const useToolErrors = [
-    'challenge_expired',
-    'invalid_answer',
-    'invalid_tool_input',
-    'invalid_pattern',
-    'regex_timeout',
-    'calibration_required',
-    'insufficient_balance',
-    'tier_too_low',
-    'tool_busy',
-    'tool_unavailable',
-  ] as const;
-  app.post(
-    '/api/agent/v1/use-tool',
-    { schema: useToolSchema, config: { auth: 'required', body: { shape: USE_TOOL_SHAPE }, errors: [...useToolErrors] } },
-    async (request) => {
-      const body = request.body as { challengeId: string; answer: unknown; tool: ToolName; toolInput: unknown };
-      let r;
-      try {
-        r = await useTool(ctx, agentOf(request), body);
-      } catch (e) {
-        if (isToolError(e)) throw new ServiceError(TOOL_ERROR_CODES[e.code], e.message, { tool: body.tool, charged: 0 });
-        throw e;
-      }
-      const rep = reputationView(r.agent, ctx.clock.now());
-      return {
-        ok: true,
-        tool: r.tool,
-        result: r.result,
-        economy: { charged: r.cost, balance: r.balance },
-        reputation: { score: rep.score, status: rep.status, decoyFailed: rep.decoyFailed, bannedUntil: rep.bannedUntil },
-        nextChallenge: r.next ? challengeView(r.next, challengeReputation(r.agent)) : null,
-      };
-    },
-  );
+  },
+  config: {
+    auth: 'required',
+    body: { shape: USE_TOOL_SHAPE },
+    errors: [
+      'challenge_expired',
+      'invalid_answer',
+      'invalid_tool_input',
+      'invalid_pattern',
+      'regex_timeout',
+      'calibration_required',
+      'insufficient_balance',
+      'tier_too_low',
+      'tool_busy',
+      'tool_unavailable',
+    ],
+  },
+} satisfies RouteOptions;
 
-  app.get(
-    '/api/agent/v1/schemas',
-    { schema: { operationId: 'schemas', summary: 'Challenge answer schemas and the priced tools', tags: ['challenges'], response: { 200: SchemasAnswer } } },
-    async (request) => {
-      const origin = originOf(request);
-      return {
-        challenges: Object.fromEntries(
-          Object.entries(ANSWER_SCHEMAS).map(([name, schema]) => [
-            name,
-            { description: ANSWER_SCHEMA_DESCRIPTIONS[name as keyof typeof ANSWER_SCHEMAS], responseSchema: schema },
-          ]),
-        ),
-        tools: Object.fromEntries(
-          TOOL_NAMES.map((name) => [
-            name,
-            { description: TOOLS[name].description, costMultiplier: TOOLS[name].costMultiplier, input: TOOLS[name].input, output: TOOLS[name].output },
-          ]),
-        ),
-        proposals: Object.fromEntries(
-          PROPOSAL_KINDS.map((kind) => [
-            kind,
-            {
-              proposeUrl: `${origin}${KIND_ROUTES[kind].propose}`,
-              dryRunUrl: `${origin}/api/knowledge/proposals/dry-run`,
-              description: String((PAYLOAD_SCHEMAS[kind] as { description?: string }).description ?? kind),
-              schema: PAYLOAD_SCHEMAS[kind] as unknown as Record<string, unknown>,
-              template: PROPOSAL_TEMPLATES[kind] as unknown as Record<string, unknown>,
-            },
-          ]),
-        ),
-        note:
-          'A use-tool call costs tier price (frontier 1, strong 2, mid 5, weak 15) x the tool cost multiplier. The schema name decoy is ' +
-          'an alias of short-text.',
-        attestationCatalogUrl: `${origin}/credentials/index.json`,
-        knowledgeDescriptorUrl: `${origin}/.well-known/akas.json`,
-      };
-    },
-  );
+const SchemasRoute = {
+  schema: { operationId: 'schemas', summary: 'Challenge answer schemas and the priced tools', tags: ['challenges'], response: { 200: SchemasAnswer } },
+} satisfies RouteOptions;
 
-  app.post(
-    '/api/agent/v1/appeal',
-    {
-      schema: {
-        operationId: 'appeal',
-        summary: 'Appeal a ban',
-        tags: ['identity'],
-        body: Type.Object(
-          { message: Type.String({ minLength: 1, maxLength: 4000 }), contact: Type.Optional(Type.String({ maxLength: 200 })) },
-          { additionalProperties: false },
-        ),
-        response: { 200: AppealAnswer },
-      },
-      config: { auth: 'required', banExempt: true },
-    },
-    async (request) => {
-      const body = request.body as { message: string; contact?: string };
-      const r = await appeal(ctx, agentOf(request), body.message, body.contact);
-      return {
-        appealId: r.appealId,
-        receivedAt: r.receivedAt,
-        status: 'received',
-        slaHours: 72,
-        note: 'An operator reads appeals within 72 hours; the ban itself lifts at bannedUntil.',
-      };
-    },
-  );
+const AppealRoute = {
+  schema: {
+    operationId: 'appeal',
+    summary: 'Appeal a ban',
+    tags: ['identity'],
+    body: Type.Object(
+      { message: Type.String({ minLength: 1, maxLength: 4000 }), contact: Type.Optional(Type.String({ maxLength: 200 })) },
+      { additionalProperties: false },
+    ),
+    response: { 200: AppealAnswer },
+  },
+  config: { auth: 'required', banExempt: true },
+} satisfies RouteOptions;
+
+export async function toolRoutes(app: App) {
+  app.get('/api/agent/v1/challenge', ChallengeRoute, challenge);
+  app.post('/api/agent/v1/use-tool', UseToolRoute, useToolRoute);
+  app.get('/api/agent/v1/schemas', SchemasRoute, schemas);
+  app.post('/api/agent/v1/appeal', AppealRoute, appealRoute);
+}
+
+/** PROTOCOL 4.2: a challenge from the bank, to answer through use-tool. */
+async function challenge(request: Req<typeof ChallengeRoute.schema>) {
+  const agent = agentOf(request);
+  return challengeView(await issueChallenge(request.server.akas, agent), agent);
+}
+
+/** PROTOCOL 4.3: the answer and the tool call, charged and answered with the next challenge in one write. */
+async function useToolRoute(request: Req<typeof UseToolRoute.schema>) {
+  const ctx = request.server.akas;
+  const body = request.body;
+  let r;
+  try {
+    r = await useTool(ctx, agentOf(request), body);
+  } catch (e) {
+    // The regex tool's refusals (PROTOCOL 4.4), answered with their codes and no charge.
+    if (isToolError(e)) throw new ServiceError(TOOL_ERROR_CODES[e.code], e.message, { tool: body.tool, charged: 0 });
+    throw e;
+  }
+  return usedToolView(r, ctx.clock.now());
+}
+
+/** PROTOCOL 4.1: what every challenge, tool and proposal kind takes. */
+async function schemas(request: Req<typeof SchemasRoute.schema>) {
+  return schemasView(originOf(request));
+}
+
+/** PROTOCOL 2.9: a banned agent's appeal, stored for the operator. */
+async function appealRoute(request: Req<typeof AppealRoute.schema>) {
+  const { message, contact } = request.body;
+  return appealView(await appeal(request.server.akas, agentOf(request), message, contact));
 }

@@ -3,9 +3,19 @@
 // (9.5: the log's reads, attestations, evidence and bundles) and the node's public keys (8.3: the
 // keys route, the descriptor and bundles). Route files and the documents built beside them
 // import these, never each other.
-import { canonicalize, credentialUrl, ed25519Multibase, entryLeaf, isoTime, leafHash, type LogEntry, type NodeKeys, type ProposalKind } from '../core/index.js';
-import { judgeUrl } from '../domain/proposals/kinds.js';
-import type { JudgmentRecord, ProposalRecord } from '../domain/records.js';
+import {
+  canonicalize,
+  credentialUrl,
+  ed25519Multibase,
+  entryLeaf,
+  isoTime,
+  leafHash,
+  type LogEntry,
+  type NodeKeys,
+  type ProposalKind,
+} from '../../core/index.js';
+import { judgeUrl } from '../../domain/proposals/kinds.js';
+import type { JudgmentRecord, ProposalRecord } from '../../domain/records.js';
 
 export function judgmentView(kind: ProposalKind, proposalId: string, j: JudgmentRecord) {
   return {
@@ -35,8 +45,13 @@ export function judgmentView(kind: ProposalKind, proposalId: string, j: Judgment
 
 /** The detail view of a proposal: DgProposal for decision graphs, the common shape otherwise. */
 export function proposalView(p: ProposalRecord) {
-  const judgments = p.judgments.length ? { judgments: p.judgments.map((j) => judgmentView(p.kind, p.proposalId, j)) } : {};
-  const common = {
+  return p.kind === 'graph' ? graphProposalView(p) : commonProposalView(p);
+}
+
+const judgmentsOf = (p: ProposalRecord) => (p.judgments.length ? { judgments: p.judgments.map((j) => judgmentView(p.kind, p.proposalId, j)) } : {});
+
+function commonOf(p: ProposalRecord) {
+  return {
     status: p.status,
     submittedAt: p.submittedAt,
     decidedAt: p.decidedAt,
@@ -45,33 +60,39 @@ export function proposalView(p: ProposalRecord) {
     contentSha256: p.contentSha256,
     contentBinding: p.contentBinding,
   };
-  if (p.kind === 'graph') {
-    const g = p.payload as { path: string; title: string; spec: string; payload: unknown; replaceExisting?: boolean };
-    return {
-      proposalId: p.proposalId,
-      path: g.path,
-      title: g.title,
-      spec: g.spec,
-      payload: g.payload,
-      ...common,
-      replaceExisting: g.replaceExisting ?? false,
-      proposer: p.proposer?.tag ?? null,
-      outcome: p.outcome,
-      ...judgments,
-    };
-  }
+}
+
+/** DgProposal (PROTOCOL 6.6): a decision graph shown by the node it proposes. */
+function graphProposalView(p: ProposalRecord) {
+  const g = p.payload as { path: string; title: string; spec: string; payload: Record<string, unknown>; replaceExisting?: boolean };
+  return {
+    proposalId: p.proposalId,
+    path: g.path,
+    title: g.title,
+    spec: g.spec,
+    payload: g.payload,
+    ...commonOf(p),
+    replaceExisting: g.replaceExisting ?? false,
+    proposer: p.proposer?.tag ?? null,
+    outcome: p.outcome,
+    ...judgmentsOf(p),
+  };
+}
+
+/** The common shape of a proposal of any kind but a decision graph (PROTOCOL 6.6). */
+export function commonProposalView(p: ProposalRecord) {
   return {
     proposalId: p.proposalId,
     kind: p.kind,
     path: p.path,
     title: p.title,
-    ...common,
+    ...commonOf(p),
     proposer: p.proposer?.tag ?? null,
     payload: p.payload,
     deposit: p.deposit,
     outcome: p.outcome,
     judgeUrl: judgeUrl(p.kind, p.proposalId),
-    ...judgments,
+    ...judgmentsOf(p),
   };
 }
 
