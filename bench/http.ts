@@ -16,7 +16,7 @@ import { createApp } from '../src/http/app.js';
 import { registerCaller } from '../src/http/caller.js';
 import { TokenBuckets } from '../src/http/rate-limit.js';
 import { nodeLogger, registerRequestLog } from '../src/http/request-log.js';
-import { nodeHelmetOptions, registerSecurityHeaders } from '../src/http/kit/security-headers.js';
+import { nodeHelmetOptions, registerSecurityHeaders } from '../src/http-kit/security-headers.js';
 import { openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line, perSec, type Rate } from './lib.js';
 

@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-// The explorer's browser code before the explorer, http's kit before http, and the domain's areas
-// that have rules of their own before the domain: a file is in the first room its path starts with.
+// The explorer's browser code before the explorer, and the domain's areas that have rules of their
+// own before the domain: a file is in the first room its path starts with.
 const DOMAIN_AREAS = ['src/domain/common', 'src/domain/log', 'src/domain/proposals'] as const;
 const ROOMS = [
   'src/core',
@@ -21,7 +21,7 @@ const ROOMS = [
   'src/domain',
   'src/ops',
   'src/node',
-  'src/http/kit',
+  'src/http-kit',
   'src/http',
   'src/witness',
   'src/explorer/client',
@@ -154,7 +154,7 @@ const RULES: Rule[] = [
   },
   {
     from: DOMAIN,
-    forbidRooms: ['src/http/kit', 'src/http', 'src/node', 'src/ops', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier'],
+    forbidRooms: ['src/http-kit', 'src/http', 'src/node', 'src/ops', 'src/witness', 'src/explorer/client', 'src/explorer', 'cli', 'verifier'],
     forbidPackages: ['fastify', '@fastify/*'],
     why: 'src/domain has no HTTP and no pages: it never imports src/http, src/node, src/ops, src/witness, src/explorer, cli, verifier or fastify',
   },
@@ -176,10 +176,10 @@ const RULES: Rule[] = [
   },
   {
     from: ['src/node'],
-    allowRooms: ['src/node', ...DOMAIN, 'src/store', 'src/core', 'src/witness', 'src/http', 'src/http/kit', 'data'],
+    allowRooms: ['src/node', ...DOMAIN, 'src/store', 'src/core', 'src/witness', 'src/http', 'src/http-kit', 'data'],
     onlyThrough: {
       'src/http': ['src/http/app.ts', 'src/http/request-log.ts'],
-      'src/http/kit': ['src/http/kit/urls.ts'],
+      'src/http-kit': ['src/http-kit/urls.ts'],
       'src/witness': ['src/witness/index.ts'],
     },
     forbidPackages: ['fastify', '@fastify/*'],
@@ -195,20 +195,20 @@ const RULES: Rule[] = [
     why: 'src/http builds the routes of a node src/node opened: it never imports src/node (src/node -> src/http, not back)',
   },
   {
-    from: ['src/http', 'src/http/kit'],
+    from: ['src/http', 'src/http-kit'],
     forbidRooms: ['cli'],
     why: 'src/http never imports cli (cli -> src/http, not back)',
   },
   {
-    from: ['src/http/kit'],
-    allowRooms: ['src/http/kit', 'src/core'],
+    from: ['src/http-kit'],
+    allowRooms: ['src/http-kit', 'src/core'],
     why:
-      "src/http/kit (errors, media types, security headers, inner calls, body bounds, the node's origin) stands on src/core only: what " +
-      'the explorer takes of http brings no more of it',
+      "the HTTP kit (src/http-kit: errors, media types, security headers, inner calls, body bounds, the node's origin) stands on " +
+      'src/core only and never imports src/http: what the explorer takes of it brings nothing of http',
   },
   {
     from: ['cli'],
-    forbidRooms: [...DOMAIN, 'src/http/kit', 'src/explorer', 'src/explorer/client'],
+    forbidRooms: [...DOMAIN, 'src/http-kit', 'src/explorer', 'src/explorer/client'],
     onlyThrough: CLI_ENTRIES,
     why:
       "cli reaches a node's rooms through their documented entry points only (src/node/index.ts, src/http/server.ts, src/ops/index.ts, " +
@@ -226,7 +226,10 @@ const RULES: Rule[] = [
   {
     from: ['src/explorer'],
     forbidRooms: ['src/http'],
-    why: 'of src/http, src/explorer imports src/http/kit only (http registers the explorer: the explorer never reaches back into its routes)',
+    onlyThrough: { 'src/http-kit': ['src/http-kit/index.ts'] },
+    why:
+      'src/explorer never imports src/http (http registers the explorer: the explorer never reaches back into its routes), and of the ' +
+      'HTTP kit only its index, which names what the explorer takes',
   },
   {
     from: ['src/explorer/client'],
@@ -252,7 +255,7 @@ const RULES: Rule[] = [
     why: 'no room imports bench/, test/ or scripts/: what measures and tests the code is never part of it',
   },
   {
-    from: [...DOMAIN, 'src/ops', 'src/node', 'src/http/kit', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'bench', 'src/core', 'elsewhere'],
+    from: [...DOMAIN, 'src/ops', 'src/node', 'src/http-kit', 'src/http', 'src/witness', 'src/explorer', 'cli', 'verifier', 'bench', 'src/core', 'elsewhere'],
     forbidPackages: DATABASE,
     why: 'only src/store knows a database driver (LevelDB, PostgreSQL)',
   },
@@ -485,7 +488,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
       ])
         expect(from(domain), domain).toHaveLength(1);
       expect(from('../../../src/domain/common/ajv.js', 'cli/commands/verify/node.ts')).toHaveLength(1);
-      expect(from('../../src/http/kit/index.js')).toHaveLength(1);
+      expect(from('../../src/http-kit/index.js')).toHaveLength(1);
       // The doors bind the CLI only: src/http reaches src/domain and src/store's inner files as before
       // (but the log's, which has a door for every room).
       expect(
@@ -521,25 +524,26 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/ops/store-admin.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
     });
 
-    it('lets the explorer take of src/http its kit only, and the kit nothing of http outside it', () => {
-      expect(violations('src/explorer/index.ts', [{ specifier: '../http/kit/index.js', line: 1 }])).toEqual([]);
+    it('lets the explorer take nothing of src/http and the HTTP kit through its index only, and the kit nothing but src/core', () => {
+      expect(violations('src/explorer/index.ts', [{ specifier: '../http-kit/index.js', line: 1 }])).toEqual([]);
+      expect(violations('src/explorer/data.ts', [{ specifier: '../http-kit/inner-call.js', line: 1 }])).toHaveLength(1);
       expect(violations('src/explorer/index.ts', [{ specifier: '../http/routes/discovery.js', line: 2 }])).toHaveLength(1);
       expect(violations('src/explorer/pages/home.ts', [{ specifier: '../../http/schemas.js', line: 3 }])).toHaveLength(1);
       expect(
-        violations('src/http/kit/errors.ts', [
+        violations('src/http-kit/errors.ts', [
           { specifier: './urls.js', line: 1 },
-          { specifier: '../../core/index.js', line: 2 },
+          { specifier: '../core/index.js', line: 2 },
         ]),
       ).toEqual([]);
-      expect(violations('src/http/kit/errors.ts', [{ specifier: '../schemas.js', line: 3 }])).toHaveLength(1);
-      expect(violations('src/http/kit/media.ts', [{ specifier: '../../domain/records.js', line: 4 }])).toHaveLength(1);
+      expect(violations('src/http-kit/errors.ts', [{ specifier: '../http/schemas.js', line: 3 }])).toHaveLength(1);
+      expect(violations('src/http-kit/media.ts', [{ specifier: '../domain/records.js', line: 4 }])).toHaveLength(1);
       expect(
         violations('src/http/app.ts', [
-          { specifier: './kit/errors.js', line: 1 },
+          { specifier: '../http-kit/errors.js', line: 1 },
           { specifier: '../explorer/index.js', line: 2 },
         ]),
       ).toEqual([]);
-      expect(violations('src/domain/x.ts', [{ specifier: '../http/kit/index.js', line: 1 }])).toHaveLength(1);
+      expect(violations('src/domain/x.ts', [{ specifier: '../http-kit/index.js', line: 1 }])).toHaveLength(1);
     });
 
     it('lets only src/store import LevelDB', () => {
@@ -573,19 +577,19 @@ describe('rooms (ARCHITECTURE 1)', () => {
         violations('src/node/start.ts', [
           { specifier: '../http/app.js', line: 1 },
           { specifier: '../http/request-log.js', line: 2 },
-          { specifier: '../http/kit/urls.js', line: 3 },
+          { specifier: '../http-kit/urls.js', line: 3 },
           { specifier: '../domain/calibration/set.js', line: 4 },
           { specifier: '../store/index.js', line: 5 },
           { specifier: '../witness/index.js', line: 6 },
         ]),
       ).toEqual([]);
-      for (const specifier of ['../http/routes/log.js', '../http/kit/errors.js', '../ops/index.js', '../explorer/index.js', '../../cli/main.js', 'fastify'])
+      for (const specifier of ['../http/routes/log.js', '../http-kit/errors.js', '../ops/index.js', '../explorer/index.js', '../../cli/main.js', 'fastify'])
         expect(violations('src/node/start.ts', [{ specifier, line: 1 }]), specifier).toHaveLength(1);
     });
 
     it('is never imported by src/http, src/ops, src/explorer or the domain (src/http/server.ts, the former door, aside)', () => {
-      for (const file of ['src/http/app.ts', 'src/http/kit/urls.ts', 'src/ops/admin-channel.ts', 'src/explorer/index.ts', 'src/domain/records.ts'])
-        expect(violations(file, [{ specifier: file.startsWith('src/http/kit') ? '../../node/index.js' : '../node/index.js', line: 1 }]), file).toHaveLength(1);
+      for (const file of ['src/http/app.ts', 'src/http-kit/urls.ts', 'src/ops/admin-channel.ts', 'src/explorer/index.ts', 'src/domain/records.ts'])
+        expect(violations(file, [{ specifier: '../node/index.js', line: 1 }]), file).toHaveLength(1);
       expect(violations('src/http/server.ts', [{ specifier: '../node/index.js', line: 1 }])).toEqual([]);
     });
   });
@@ -661,19 +665,19 @@ describe('rooms (ARCHITECTURE 1)', () => {
             .replace(/\.js$/, '.ts'),
         }));
 
-    it('lets the explorer reach the kit through its index only, which names its exports', () => {
+    it('lets the explorer reach the HTTP kit through its index only, which names its exports', () => {
       const explorer = files.filter((f) => roomOf(f) === 'src/explorer');
       expect(explorer.length).toBeGreaterThan(3);
       const throughKit = explorer.flatMap((file) =>
         targetsOf(file)
-          .filter(({ target }) => roomOf(target) === 'src/http/kit')
+          .filter(({ target }) => roomOf(target) === 'src/http-kit')
           .map((t) => ({ file, ...t })),
       );
       expect(throughKit.length).toBeGreaterThan(0);
       expect(
-        throughKit.filter(({ target }) => target !== 'src/http/kit/index.ts').map(({ file, line, target }) => `${file}:${line} imports ${target}`),
+        throughKit.filter(({ target }) => target !== 'src/http-kit/index.ts').map(({ file, line, target }) => `${file}:${line} imports ${target}`),
       ).toEqual([]);
-      expect(readFileSync(join(ROOT, 'src/http/kit/index.ts'), 'utf8')).not.toMatch(/export \*/);
+      expect(readFileSync(join(ROOT, 'src/http-kit/index.ts'), 'utf8')).not.toMatch(/export \*/);
     });
 
     // cli/ in rooms (issue 48): its entry at the top, what every command uses in cli/kit, each
@@ -700,7 +704,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
     });
 
     // Route files are plugins app.ts registers; what several answers share (views, schemas) lives
-    // beside them (src/http/views.ts, routes/*-schemas.ts), so no route reaches into another.
+    // beside them (src/http/views/, routes/*-schemas.ts), so no route reaches into another.
     it('lets no file but src/http/app.ts import a route file (views and schemas are shared instead)', () => {
       const routes = files.filter((f) => f.startsWith('src/http/routes/') && !f.endsWith('-schemas.ts'));
       expect(routes.length).toBeGreaterThan(10);
@@ -754,7 +758,7 @@ describe('rooms (ARCHITECTURE 1)', () => {
         }
       }
       expect(seen.has('src/store/index.ts') && seen.has('src/node/check.ts')).toBe(true);
-      expect([...seen].filter((f) => ['src/http', 'src/http/kit', 'src/explorer'].includes(roomOf(f)))).toEqual([]);
+      expect([...seen].filter((f) => ['src/http', 'src/http-kit', 'src/explorer'].includes(roomOf(f)))).toEqual([]);
       expect([...packages].filter((p) => matchesPackage(p, 'fastify') || matchesPackage(p, '@fastify/*'))).toEqual([]);
     });
 

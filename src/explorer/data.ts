@@ -1,7 +1,7 @@
 // What the pages show, read the way the routes read it. Where an API route already composes a
 // view (a node with its manifest and evidence, a proposal with its judgments, search, the
 // leaderboard, a log entry with its proof), the explorer asks that route in-process
-// (src/http/kit/inner-call.ts: fastify's own routing, no socket, no second token), so a page shows
+// (src/http-kit/inner-call.ts: fastify's own routing, no socket, no second token), so a page shows
 // exactly what the API answers. Where no route lists what a page needs (proposals by status, the
 // log newest first, checkpoints over time, counts), it reads the domain's spaces directly.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -10,7 +10,7 @@ import { credentialStatusOf } from '../domain/credentials/status-lists.js';
 import { KnowledgeNodes } from '../domain/knowledge/tree.js';
 import { LogCheckpoints, LogEntries, LogIndex, seqKey, type StoredCheckpoint } from '../domain/log/index.js';
 import { PendingQueue, Proposals, type ProposalRecord } from '../domain/records.js';
-import { innerCall } from '../http/kit/index.js';
+import { innerCall } from '../http-kit/index.js';
 import type { Store } from '../store/index.js';
 import { judgmentOf, type Statuses } from './pages/entries.js';
 

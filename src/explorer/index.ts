@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { HelmetOptions } from 'helmet';
 import { Type } from 'typebox';
 import { isServiceError, ServiceError } from '../core/index.js';
-import { bodyBoundsOf, errorHandler, helmetHeaders, tooManyMembers, wantsHtml } from '../http/kit/index.js';
+import { bodyBoundsOf, errorHandler, helmetHeaders, tooManyMembers, wantsHtml } from '../http-kit/index.js';
 import { ASSET_PREFIX, encodingFor, loadAssets, type LoadedAssets } from './assets.js';
 import { Counts } from './data.js';
 import { FORM_BYTES, formFields, parseFormStrict } from './form.js';
@@ -94,7 +94,7 @@ function ownPolicy(app: FastifyInstance, options: ExplorerOptions) {
 /**
  * The traverse form posts application/x-www-form-urlencoded (this scope only: the API reads
  * JSON), read strictly (form.ts). Its fields are counted against the route's bound before any
- * is decoded, as a JSON body's members are (src/http/kit/bodies.ts).
+ * is decoded, as a JSON body's members are (src/http-kit/bodies.ts).
  */
 function formBodies(app: FastifyInstance) {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BYTES }, (req, body, done) => {

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { isServiceError, PROPOSAL_KINDS, ServiceError } from '../core/index.js';
 import { childrenOf } from '../domain/knowledge/tree.js';
 import { attestationKinds, seqOfId } from '../domain/log/index.js';
-import { innerCall, Media, originOf } from '../http/kit/index.js';
+import { innerCall, Media, originOf } from '../http-kit/index.js';
 import { Credentials } from '../domain/credentials/credentials.js';
 import { api, checkpoints, type Counts, decidedProposals, entriesNewestFirst, entryStatuses, nodeStatuses, pendingProposals } from './data.js';
 import { FORM_BYTES, walkInputs } from './form.js';

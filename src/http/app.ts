@@ -15,9 +15,9 @@ import { runMigrations } from '../domain/migrations.js';
 import { sweepExpired } from '../domain/retention.js';
 import { calibrationSetOf } from '../domain/calibration/set.js';
 import type { Store } from '../store/index.js';
-import { registerBodies } from './kit/bodies.js';
+import { registerBodies } from '../http-kit/bodies.js';
 import { proxyTrust, registerCaller } from './caller.js';
-import { clientError, errorHandler, expectationFailed, notFoundHandler, sendError } from './kit/errors.js';
+import { clientError, errorHandler, expectationFailed, notFoundHandler, sendError } from '../http-kit/errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
 import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
@@ -39,7 +39,7 @@ import { mcpRoutes } from './mcp/route.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
 import { registerRequestLog } from './request-log.js';
-import { nodeHelmetOptions, registerSecurityHeaders } from './kit/security-headers.js';
+import { nodeHelmetOptions, registerSecurityHeaders } from '../http-kit/security-headers.js';
 import { explorerRoutes } from '../explorer/index.js';
 
 export interface AppConfig extends DomainConfig {

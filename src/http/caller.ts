@@ -8,7 +8,7 @@ import type { Ctx } from '../domain/context.js';
 import { Agents, ApiKeys, type AgentRecord } from '../domain/records.js';
 import { bannedError, isBanned } from '../domain/identity/reputation.js';
 import { Generations } from './generations.js';
-import { isInnerCall } from './kit/inner-call.js';
+import { isInnerCall } from '../http-kit/inner-call.js';
 import type { TokenBuckets } from './rate-limit.js';
 
 export interface Caller {

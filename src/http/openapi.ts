@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
 import { documentedResponses, type DocumentedRoute } from './route-docs.js';
 import { Open, SHARED_SCHEMAS } from './schemas.js';
-import { originOf } from './kit/urls.js';
+import { originOf } from '../http-kit/urls.js';
 
 /** PROTOCOL 11.2: the machine-readable description has version 1.0.0. */
 export const OPENAPI_VERSION = '1.0.0';

@@ -104,7 +104,7 @@ async function listenOn(opts: StartOptions, { store, keys }: OpenedNode, witness
   const [{ createApp }, { nodeLogger }, { listenOrigin }] = await Promise.all([
     import('../http/app.js'),
     import('../http/request-log.js'),
-    import('../http/kit/urls.js'),
+    import('../http-kit/urls.js'),
   ]);
   const app = (made.app = await createApp({
     store,

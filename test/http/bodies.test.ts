@@ -22,7 +22,7 @@ async function open(config: Partial<AppConfig> = {}) {
   dispatcher = new Dispatcher({ connections: 8 });
 }
 beforeEach(() => {
-  // Every JSON body the node parses goes through secure-json-parse (src/http/kit/bodies.ts).
+  // Every JSON body the node parses goes through secure-json-parse (src/http-kit/bodies.ts).
   parses = vi.spyOn(secureJson, 'parse');
 });
 afterEach(async () => {

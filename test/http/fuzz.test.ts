@@ -43,7 +43,7 @@ interface Operation {
 
 let node: TestNode;
 let base: string;
-/** The bodies the node parses (every JSON body goes through secure-json-parse: src/http/kit/bodies.ts). */
+/** The bodies the node parses (every JSON body goes through secure-json-parse: src/http-kit/bodies.ts). */
 let parses: ReturnType<typeof vi.spyOn>;
 let dispatcher: Dispatcher;
 let doc: { paths: Record<string, Record<string, Record<string, unknown>>>; components: { schemas: Record<string, Schema> } };

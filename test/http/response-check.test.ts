@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/core/index.js';
-import { errorHandler } from '../../src/http/kit/errors.js';
+import { errorHandler } from '../../src/http-kit/errors.js';
 import { registerOpenApi } from '../../src/http/openapi.js';
 import { registerResponseCheck } from '../../src/http/response-check.js';
 import { Closed } from '../../src/http/schemas.js';

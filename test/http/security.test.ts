@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS, FakeClock, generateKeyPair, MAX_JSON_DEPTH, proveKeyPossession } from '../../src/core/index.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
-import { NO_BODY } from '../../src/http/kit/bodies.js';
+import { NO_BODY } from '../../src/http-kit/bodies.js';
 import { openTempStore } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { markCalibrated } from '../helpers/agents.js';

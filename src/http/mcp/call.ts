@@ -6,7 +6,7 @@
 // code (PROTOCOL 13).
 import type { FastifyInstance } from 'fastify';
 import { ServiceError, type ErrorCode } from '../../core/index.js';
-import { innerCall } from '../kit/inner-call.js';
+import { innerCall } from '../../http-kit/inner-call.js';
 import { SIGN_LOCALLY, UNTRUSTED_NOTE, type Tool } from './tools.js';
 
 /** Who called /api/mcp, as the routes a tool calls must see them. */

@@ -5,12 +5,12 @@ import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';
 import { attest, attestationKinds, cosignedNote, dryRun, findEntries, inclusionOf, kindOf } from '../../domain/log/index.js';
 import { agentOf } from '../caller.js';
-import { originOf } from '../kit/urls.js';
+import { originOf } from '../../http-kit/urls.js';
 import { entryView } from '../views/records.js';
 import { catalogPage, catalogView } from '../views/attestations.js';
 import { AttestAnswer, CatalogAnswer, DryRunAnswer, EntryList, EntryWithProof, LogHead } from './log-schemas.js';
 import { FreeObject, Open } from '../schemas.js';
-import { Media } from '../kit/media.js';
+import { Media } from '../../http-kit/media.js';
 import type { App, Req, RouteOptions } from '../typed.js';
 
 // An attestation's body is free-form in the route's schema and checked against its kind's

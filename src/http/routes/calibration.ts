@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { calibrate, calibrationQuestions } from '../../domain/calibration/calibration.js';
 import { agentOf } from '../caller.js';
 import { Closed, Tier } from '../schemas.js';
-import { originOf } from '../kit/urls.js';
+import { originOf } from '../../http-kit/urls.js';
 import type { App, Req, RouteOptions } from '../typed.js';
 import { calibratedView } from '../views/calibration.js';
 

@@ -9,8 +9,8 @@ import { ServiceError } from '../../core/index.js';
 import { blobInfo, CAS_MAX_BYTES, openCas, openVerifiedBlob, parseSha256, putBlob, tooLarge } from '../../domain/cas/cas.js';
 import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota, type CasQuota } from '../../domain/cas/quota.js';
 import { Closed, Hex64 } from '../schemas.js';
-import { Media } from '../kit/media.js';
-import { originOf } from '../kit/urls.js';
+import { Media } from '../../http-kit/media.js';
+import { originOf } from '../../http-kit/urls.js';
 import type { App, Req, RouteOptions } from '../typed.js';
 
 const Stored = Closed(

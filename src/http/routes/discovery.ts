@@ -9,8 +9,8 @@ import { guideHtml, guideText } from '../discovery/render.js';
 import { MCP_PATH } from '../mcp/route.js';
 import { buildTools } from '../mcp/tools.js';
 import { OPENAPI_VERSION } from '../openapi.js';
-import { Media, wantsHtml } from '../kit/media.js';
-import { originOf } from '../kit/urls.js';
+import { Media, wantsHtml } from '../../http-kit/media.js';
+import { originOf } from '../../http-kit/urls.js';
 import { Closed, Open } from '../schemas.js';
 import type { App, Req, RouteOptions } from '../typed.js';
 

@@ -11,7 +11,7 @@ import { openKnowledgeSearch, type KnowledgeSearch } from '../../domain/knowledg
 import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
 import { Any, Closed, FreeObject, Nullable, OneOf, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
-import { originOf } from '../kit/urls.js';
+import { originOf } from '../../http-kit/urls.js';
 import { evidenceOf, stableEvidence, type Evidence } from '../evidence.js';
 import { bucketOf } from '../caller.js';
 import { CallerGate, chargeSearch } from '../search-budget.js';

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from '../../core/index.js';
 import { cosignedNote, servedCheckpoint } from '../../domain/log/index.js';
 import { EventFeed } from '../event-feed.js';
-import { Media } from '../kit/media.js';
+import { Media } from '../../http-kit/media.js';
 import { entryView } from '../views/records.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
 import type { App, Req, RouteOptions } from '../typed.js';

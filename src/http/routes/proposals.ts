@@ -8,7 +8,7 @@ import { LOGIC_MAX_VALUES } from '../../domain/knowledge/logic.js';
 import { KIND_ROUTES, PAYLOAD_SCHEMAS, proposalKindOf } from '../../domain/proposals/kinds.js';
 import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposals/proposals.js';
 import { dryRunProposal } from '../../domain/proposals/dry-run.js';
-import { originOf } from '../kit/urls.js';
+import { originOf } from '../../http-kit/urls.js';
 import { agentOf, type AuthMode } from '../caller.js';
 import type { App, Req, RouteOptions } from '../typed.js';
 import { proposalView } from '../views/records.js';

@@ -7,7 +7,7 @@ import { PROPOSAL_ID_RE, ServiceError } from '../../core/index.js';
 import { attestationStatement } from '../../domain/log/index.js';
 import { decisionStatement } from '../../domain/proposals/statement.js';
 import { signStatement } from '../../domain/common/dsse-sign.js';
-import { originOf } from '../kit/urls.js';
+import { originOf } from '../../http-kit/urls.js';
 import type { App, Req, RouteOptions } from '../typed.js';
 
 const DsseEnvelope = Type.Object(

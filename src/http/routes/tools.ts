@@ -6,7 +6,7 @@ import { appeal, issueChallenge, useTool } from '../../domain/challenges/challen
 import { isToolError, TOOL_NAMES, TOOLS } from '../../domain/challenges/tools/index.js';
 import { agentOf } from '../caller.js';
 import { Any, Closed, FreeObject, Nullable, OneOf, Open } from '../schemas.js';
-import { originOf } from '../kit/urls.js';
+import { originOf } from '../../http-kit/urls.js';
 import type { App, Req, RouteOptions } from '../typed.js';
 import { appealView, challengeView, schemasView, usedToolView } from '../views/challenges.js';
 

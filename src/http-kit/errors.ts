@@ -2,7 +2,7 @@
 // domain, fastify's own validation / parsing errors, and anything unexpected (a 500 that
 // never leaks a stack trace; the error is logged with the request id).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { capErrors, ERROR_CODES, isServiceError, ServiceError } from '../../core/index.js';
+import { capErrors, ERROR_CODES, isServiceError, ServiceError } from '../core/index.js';
 import { orientationUrls, originOf } from './urls.js';
 
 interface AjvLikeError {

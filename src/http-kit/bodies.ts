@@ -27,7 +27,7 @@ import {
   ServiceError,
   strictJsonProblem,
   type Bounds,
-} from '../../core/index.js';
+} from '../core/index.js';
 import { bodyTooLarge, tooManyMembers } from './errors.js';
 
 declare module 'fastify' {
@@ -128,7 +128,7 @@ export function registerBodies(app: FastifyInstance, maxBytes: number) {
       if (!Number.isFinite(derived.members) || !Number.isFinite(derived.keys)) {
         throw new Error(
           `${[route.method].flat().join(',')} ${route.url}: its body schema leaves the number of members unbounded (an array without ` +
-            `maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http/kit/bodies.ts)`,
+            `maxItems, a free-form value, a map without maxProperties); bound it, or declare config.body (src/http-kit/bodies.ts)`,
         );
       }
       bounds = routeBodyBounds(derived, maxBytes);
