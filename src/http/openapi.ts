@@ -12,7 +12,7 @@
 // the top-level answers are closed, so an undeclared field (a leaked secret among them) fails
 // the tests rather than passing into the document unseen. ARCHITECTURE 4 records the choice.
 import swagger from '@fastify/swagger';
-import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
 import { documentedResponses, type DocumentedRoute } from './route-docs.js';
 import { Open, SHARED_SCHEMAS } from './schemas.js';
@@ -137,20 +137,21 @@ export async function registerOpenApi(app: FastifyInstance) {
 }
 
 /** The route serving the document; the origin the caller used is its server. */
+const OpenApiRoute = {
+  schema: {
+    operationId: 'openapi',
+    summary: 'This OpenAPI 3.1 document',
+    tags: ['discovery'],
+    response: { 200: Open({}, 'The OpenAPI 3.1 document of this node (info.version 1.0.0).') },
+  },
+};
+
 export async function openApiRoutes(app: FastifyInstance) {
-  app.get(
-    '/openapi.json',
-    {
-      schema: {
-        operationId: 'openapi',
-        summary: 'This OpenAPI 3.1 document',
-        tags: ['discovery'],
-        response: { 200: Open({}, 'The OpenAPI 3.1 document of this node (info.version 1.0.0).') },
-      },
-    },
-    async (request, reply) => {
-      reply.header('cache-control', 'public, max-age=60');
-      return { ...app.swagger(), servers: [{ url: originOf(request) }] };
-    },
-  );
+  app.get('/openapi.json', OpenApiRoute, openApiDocument);
+}
+
+/** PROTOCOL 11.2: the document, its server the origin the caller used. */
+async function openApiDocument(request: FastifyRequest, reply: FastifyReply) {
+  reply.header('cache-control', 'public, max-age=60');
+  return { ...request.server.swagger(), servers: [{ url: originOf(request) }] };
 }

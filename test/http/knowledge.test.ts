@@ -133,6 +133,26 @@ describe('publishing builds the tree', () => {
     expect((await json(url)).sha256Verification).toMatchObject({ status: 'integrity-failed', note: expect.stringContaining('do not trust') });
   });
 
+  it('says platform-verified again as soon as a damaged blob is repaired by an upload, not a minute later', async () => {
+    const bytes = Buffer.from('weights that rot, then come back');
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    const upload = () => node.app.inject({ method: 'POST', url: '/api/cas', payload: bytes, headers: { 'content-type': 'application/octet-stream' } });
+    expect((await upload()).statusCode).toBe(200);
+    const p = samplePayload('artifact', 8) as { payload: Record<string, unknown> };
+    await decide(node, 'artifact', { payload: { ...p, payload: { ...p.payload, uri: `/api/cas/${sha}`, sha256: sha, bytes: bytes.length } } });
+    const url = '/api/knowledge/node/models/tiny-classifier-x8';
+    expect((await json(url)).sha256Verification.status).toBe('platform-verified');
+    await blobBackdoor(node).corrupt(sha, 0);
+    node.clock.advance(61_000);
+    expect((await json(url)).sha256Verification.status).toBe('integrity-failed');
+    // The upload of the right bytes repairs the stored copy, and the write drops the check's
+    // result for that blob (the store's watch): the next read hashes it again. Past the node
+    // answer's own second, well within the minute a result otherwise stands.
+    expect((await upload()).json()).toMatchObject({ sha256: sha, deduplicated: false, note: expect.stringContaining('replaced') });
+    node.clock.advance(1_001);
+    expect((await json(url)).sha256Verification.status).toBe('platform-verified');
+  });
+
   it('attaches published eval results to their artifact, with a fresh summary', async () => {
     await decide(node, 'artifact', { n: 5 });
     for (const [score, runner] of [

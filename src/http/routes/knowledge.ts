@@ -278,8 +278,10 @@ class KnowledgeReads {
   node = (request: Req<typeof NodeRoute.schema>, reply: FastifyReply) => this.send(request, reply, normalizePath(request.params['*']), request.query);
 
   /** PROTOCOL 10.2: a node of one kind by its path (?path=); another kind there is not found. */
-  byPath = (kind: NodeKind) => (request: Req<ByPathSchema>, reply: FastifyReply) =>
-    this.send(request, reply, normalizePath(request.query.path), request.query, kind);
+  byPath = (kind: NodeKind) => {
+    const nodeByPath = (request: Req<ByPathSchema>, reply: FastifyReply) => this.send(request, reply, normalizePath(request.query.path), request.query, kind);
+    return nodeByPath;
+  };
 
   /**
    * Sends a node with an ETag over what it holds (not over fetchedAt), 304 when unchanged.

@@ -221,7 +221,7 @@ export async function proposalRoutes(app: App) {
 
 /** PROTOCOL 6.1 to 6.5: a proposal of one kind, checked, its deposit held, queued for judging. */
 function proposeAs(kind: ProposalKind) {
-  return async (request: Req<ProposeSchema>) => {
+  return async function submitProposal(request: Req<ProposeSchema>) {
     const agent = request.caller.agent ?? null;
     return acceptedView(await propose(request.server.akas, { kind, payload: request.body, agent, ip: request.caller.ip, origin: originOf(request) }));
   };
@@ -235,7 +235,7 @@ async function dryRun(request: Req<typeof DryRunRoute.schema>) {
 
 /** PROTOCOL 7.1 to 7.3: a signed judgment of a pending proposal (or its dry run: the payload to sign, nothing recorded). */
 function judgeAs(routeKind: ProposalKind | null) {
-  return async (request: Req<JudgeSchema>) => {
+  return async function judgeProposal(request: Req<JudgeSchema>) {
     const { id } = request.params;
     checkId(id);
     const body = request.body;
