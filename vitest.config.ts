@@ -14,7 +14,7 @@ const CLI_IN_PROCESS = ['test/cli/**/*.test.ts'];
 const E2E = ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts'];
 
 /** The suites that run akas in the test's own process (see `isolate` below). */
-const IN_PROCESS = ['test/{core,domain,verifier,witness,data,http,store,explorer,ops}/**/*.test.ts', 'test/*.test.ts'];
+const IN_PROCESS = ['test/{core,domain,verifier,witness,data,http,store,explorer,ops,node}/**/*.test.ts', 'test/*.test.ts'];
 
 export default defineConfig({
   test: {

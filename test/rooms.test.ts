@@ -122,7 +122,6 @@ const DATABASE = [...LEVEL, ...POSTGRES];
 /** The files through which the CLI enters the node's rooms (ARCHITECTURE 1): each names what it exports. */
 const CLI_ENTRIES: Partial<Record<Room, string[]>> = {
   'src/node': ['src/node/index.ts'],
-  'src/http': ['src/http/server.ts'],
   'src/ops': ['src/ops/index.ts', 'src/ops/templates.ts', 'src/ops/admin-ask.ts'],
   'src/witness': ['src/witness/index.ts'],
   'src/store': ['src/store/index.ts'],
@@ -190,8 +189,6 @@ const RULES: Rule[] = [
   {
     from: ['src/http'],
     forbidRooms: ['src/node'],
-    // The CLI's former door, which names src/node's until the CLI imports src/node/index.ts.
-    except: ['src/http/server.ts'],
     why: 'src/http builds the routes of a node src/node opened: it never imports src/node (src/node -> src/http, not back)',
   },
   {
@@ -208,11 +205,11 @@ const RULES: Rule[] = [
   },
   {
     from: ['cli'],
-    forbidRooms: [...DOMAIN, 'src/http-kit', 'src/explorer', 'src/explorer/client'],
+    forbidRooms: [...DOMAIN, 'src/http', 'src/http-kit', 'src/explorer', 'src/explorer/client'],
     onlyThrough: CLI_ENTRIES,
     why:
-      "cli reaches a node's rooms through their documented entry points only (src/node/index.ts, src/http/server.ts, src/ops/index.ts, " +
-      "templates.ts and admin-ask.ts, src/witness/index.ts, src/store/index.ts), never src/domain, src/explorer, http's kit (the explorer's " +
+      "cli reaches a node's rooms through their documented entry points only (src/node/index.ts, src/ops/index.ts, " +
+      "templates.ts and admin-ask.ts, src/witness/index.ts, src/store/index.ts), never src/domain, src/http, src/explorer, http's kit (the explorer's " +
       "door) or another room's inner files",
   },
   {
@@ -450,13 +447,14 @@ describe('rooms (ARCHITECTURE 1)', () => {
       expect(violations('src/domain/a.ts', [{ specifier: './store-helpers.js', line: 1 }])).toEqual([]);
       expect(violations('src/domain/a.ts', [{ specifier: '../http/app.js', line: 1 }])).toHaveLength(1);
       expect(violations('src/http/routes/a.ts', [{ specifier: '../../../cli/kit/client.js', line: 1 }])).toHaveLength(1);
-      expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/http/server.js', line: 1 }])).toEqual([]);
+      expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/node/index.js', line: 1 }])).toEqual([]);
+      expect(violations('cli/commands/serve.ts', [{ specifier: '../../src/http/app.js', line: 1 }])).toHaveLength(1);
     });
 
     it('lets the CLI into the rooms of a node through their entry points only, and never into src/domain', () => {
       const from = (specifier: string, file = 'cli/commands/serve.ts') => violations(file, [{ specifier, line: 1 }]);
       for (const entry of [
-        '../../src/http/server.js',
+        '../../src/node/index.js',
         '../../src/ops/index.js',
         '../../src/ops/templates.js',
         '../../src/ops/admin-ask.js',
@@ -587,10 +585,9 @@ describe('rooms (ARCHITECTURE 1)', () => {
         expect(violations('src/node/start.ts', [{ specifier, line: 1 }]), specifier).toHaveLength(1);
     });
 
-    it('is never imported by src/http, src/ops, src/explorer or the domain (src/http/server.ts, the former door, aside)', () => {
+    it('is never imported by src/http, src/ops, src/explorer or the domain', () => {
       for (const file of ['src/http/app.ts', 'src/http-kit/urls.ts', 'src/ops/admin-channel.ts', 'src/explorer/index.ts', 'src/domain/records.ts'])
         expect(violations(file, [{ specifier: '../node/index.js', line: 1 }]), file).toHaveLength(1);
-      expect(violations('src/http/server.ts', [{ specifier: '../node/index.js', line: 1 }])).toEqual([]);
     });
   });
 

@@ -96,7 +96,7 @@ export function adminCommands(program: Command, cli: Cli) {
         const via = answer ? 'the running node' : storeUrl ? 'the database' : 'the stopped node';
         if (!answer) {
           const ops = await import('../../../src/ops/index.js');
-          const { openNode } = await import('../../../src/http/server.js');
+          const { openNode } = await import('../../../src/node/index.js');
           const nodeSecret = meant.location.kind === 'store' ? ops.readNodeSecret(meant.location.secretFile, meant.location.secret) : undefined;
           const dataDir = meant.location.dataDir;
           const opened = await openNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret } : { dataDir }, {}, true).catch((e: Error) => {

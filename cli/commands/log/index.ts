@@ -256,7 +256,7 @@ function logCommand(program: Command, cli: Cli) {
         const where = nodeLocation(opts);
         const { dataDir } = where;
         const storeUrl = where.kind === 'store' ? where.store : undefined;
-        const { checkNode, startError } = await import('../../../src/http/server.js');
+        const { checkNode, startError } = await import('../../../src/node/index.js');
         const { readNodeSecret } = await import('../../../src/ops/index.js');
         let r;
         try {

@@ -2,9 +2,9 @@
 // with, or the usage error that stops it before anything is opened. A pure function (no file,
 // no clock, no process state: the terminal and the witness list file are handed in), so every
 // rule of the flags is tested alone (test/cli/serve-config.test.ts). Loaded by the action
-// with the node's door (src/http/server.ts), whose parsers it shares.
+// with the node's door (src/node/index.ts), whose parsers it shares.
 import { isIP } from 'node:net';
-import { parseWitnessSpec, sameIpPolicy, type StartOptions } from '../../../src/http/server.js';
+import { parseWitnessSpec, sameIpPolicy, type StartOptions } from '../../../src/node/index.js';
 import { logKeysByOrigin } from '../../../src/witness/index.js';
 import { CliError, type NodeLocation, nodeLocation, usageError } from '../../kit/index.js';
 

@@ -11,7 +11,7 @@ import { readKeyList } from '../witness/index.js';
 import type { ServeConfig, ServeOptions } from './config.js';
 import { listenUrls } from './listen-addresses.js';
 
-type NodeDoor = typeof import('../../../src/http/server.js');
+type NodeDoor = typeof import('../../../src/node/index.js');
 type Started = Awaited<ReturnType<NodeDoor['startNode']>>;
 type Refusal = (e: unknown) => never;
 
@@ -98,7 +98,7 @@ async function serve(cli: Cli, opts: ServeOptions) {
   const read = serveConfig(opts, process.env, { stderrIsTTY: Boolean(process.stderr.isTTY), witnessList });
   if ('usage' in read) throw usageError(read.usage);
   const c = read.config;
-  const door = await import('../../../src/http/server.js');
+  const door = await import('../../../src/node/index.js');
   const { dataDir } = c.location;
   const store = c.location.kind === 'store' ? c.location.store : undefined;
   const refusal: Refusal = (e) => refuse(e, door.startError(e, { dataDir, store }));
