@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { HelmetOptions } from 'helmet';
 import { Type } from 'typebox';
 import { isServiceError, ServiceError } from '../core/index.js';
-import { bodyBoundsOf, errorHandler, helmetHeaders, tooManyMembers, wantsHtml } from '../http-kit/index.js';
+import { type App, bodyBoundsOf, errorHandler, helmetHeaders, tooManyMembers, wantsHtml } from '../http-kit/index.js';
 import { ASSET_PREFIX, encodingFor, loadAssets, type LoadedAssets } from './assets.js';
 import { Counts } from './data.js';
 import { FORM_BYTES, formFields, parseFormStrict } from './form.js';
@@ -43,7 +43,7 @@ declare module 'fastify' {
   }
 }
 
-export async function explorerRoutes(app: FastifyInstance, options: ExplorerOptions) {
+export async function explorerRoutes(app: App, options: ExplorerOptions) {
   const assets = builtFiles(app);
   const counts = new Counts(app.akas.store, () => app.akas.clock.now());
   app.addHook('onClose', async () => counts.close());
@@ -136,7 +136,7 @@ function pageErrors(app: FastifyInstance, urls: Assets) {
 }
 
 /** GET /explore/assets/:file: the stylesheet and scripts, named by their hash, cached for a year. */
-function assetRoute(app: FastifyInstance, assets: LoadedAssets) {
+function assetRoute(app: App, assets: LoadedAssets) {
   app.get(
     `${ASSET_PREFIX}:file`,
     {
@@ -156,7 +156,7 @@ function assetRoute(app: FastifyInstance, assets: LoadedAssets) {
       config: { errors: ['not_found'] },
     },
     async (request, reply) => {
-      const a = assets.files.get((request.params as { file: string }).file);
+      const a = assets.files.get(request.params.file);
       if (!a) throw new ServiceError('not_found', 'No such explorer file (they are named by hash: reload the page).');
       reply.header('cache-control', 'public, max-age=31536000, immutable').header('etag', a.etag).header('vary', 'accept-encoding').type(a.type);
       if (request.headers['if-none-match'] === a.etag) return reply.code(304).send();

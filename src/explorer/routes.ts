@@ -2,12 +2,12 @@
 // explorerRoutes, index.ts): each reads what its page shows (data.ts: the API routes
 // in-process, or the domain's spaces where no route lists it), reads that do not depend on each
 // other at once, and renders the page (pages/).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { isServiceError, PROPOSAL_KINDS, ServiceError } from '../core/index.js';
 import { childrenOf } from '../domain/knowledge/tree.js';
 import { attestationKinds, seqOfId } from '../domain/log/index.js';
-import { innerCall, Media, originOf } from '../http-kit/index.js';
+import { type App, innerCall, Media, originOf } from '../http-kit/index.js';
 import { Credentials } from '../domain/credentials/credentials.js';
 import { api, checkpoints, type Counts, decidedProposals, entriesNewestFirst, entryStatuses, nodeStatuses, pendingProposals } from './data.js';
 import { FORM_BYTES, walkInputs } from './form.js';
@@ -25,7 +25,7 @@ import { verifyPage } from './pages/verify.js';
 
 /** What every page step uses: the app (its API routes are read in-process), the built files' URLs, the home page's counts. */
 export interface Pages {
-  app: FastifyInstance;
+  app: App;
   urls: Assets;
   counts: Counts;
 }
@@ -89,7 +89,7 @@ const nodeUrl = (path: string) => `/api/knowledge/node${path === '/' ? '' : path
  * The tree's shape below a node: each child (the first 12) with how many children it has, up
  * to 25: a bounded number of reads whatever the size of the tree.
  */
-function shapeOf(app: FastifyInstance, node: NodeView) {
+function shapeOf(app: App, node: NodeView) {
   return Promise.all(
     (node.children ?? []).slice(0, 12).map(async (c) => {
       const page = await childrenOf(app.akas.store, c, 25);
@@ -99,7 +99,7 @@ function shapeOf(app: FastifyInstance, node: NodeView) {
 }
 
 /** The kind of the node each branch leads to (null where it cannot be read): at most 32 reads at once, as a graph has at most 32 branches. */
-async function branchTargets(app: FastifyInstance, request: FastifyRequest, node: NodeView): Promise<Record<string, string | null>> {
+async function branchTargets(app: App, request: FastifyRequest, node: NodeView): Promise<Record<string, string | null>> {
   const branches = node.branches ?? [];
   const kinds = await Promise.all(
     branches.map((b) =>
@@ -116,8 +116,7 @@ async function branchTargets(app: FastifyInstance, request: FastifyRequest, node
 
 /** GET /explore/tree and /explore/tree/*: a node read as the API answers it, then its shape and its branches' targets at once. */
 export function treeRoutes({ app, urls }: Pages) {
-  async function tree(request: FastifyRequest, reply: FastifyReply, path: string) {
-    const q = request.query as { level?: string; version?: number; cursor?: string };
+  async function tree(request: FastifyRequest, q: Static<typeof TreeQuery>, reply: FastifyReply, path: string) {
     const p = new URLSearchParams();
     if (q.level) p.set('level', q.level);
     if (q.version) p.set('version', String(q.version));
@@ -140,7 +139,7 @@ export function treeRoutes({ app, urls }: Pages) {
       },
       config: { section: 'tree', errors: ['not_found'] },
     },
-    (request, reply) => tree(request, reply, '/'),
+    (request, reply) => tree(request, request.query, reply, '/'),
   );
   app.get(
     '/explore/tree/*',
@@ -156,11 +155,11 @@ export function treeRoutes({ app, urls }: Pages) {
       config: { section: 'tree', errors: ['not_found'] },
     },
     (request, reply) => {
-      const rest = (request.params as { '*': string })['*'];
+      const rest = request.params['*'];
       const path = '/' + rest.split('/').filter(Boolean).join('/');
       if (!/^(\/[a-z0-9][a-z0-9-]*)+$|^\/$/.test(path) || path.length > 200)
         throw new ServiceError('not_found', `Not a tree path: ${path}.`, { field: 'path' });
-      return tree(request, reply, path);
+      return tree(request, request.query, reply, path);
     },
   );
 }
@@ -184,7 +183,7 @@ export function searchRoute({ app, urls }: Pages) {
       config: { section: 'search', errors: ['search_busy'] },
     },
     async (request, reply) => {
-      const q = request.query as { q?: string; kind?: string; cursor?: string };
+      const q = request.query;
       const words = (q.q ?? '').trim();
       const kind = q.kind || undefined;
       let result: SearchData['result'] = null;
@@ -219,7 +218,7 @@ export function proposalRoutes({ app, urls }: Pages) {
       config: { section: 'proposals' },
     },
     async (request, reply) => {
-      const q = request.query as { status?: 'pending' | 'decided'; kind?: string; before?: string };
+      const q = request.query;
       const status = q.status ?? 'pending';
       const kind = q.kind || undefined;
       const list =
@@ -242,7 +241,7 @@ export function proposalRoutes({ app, urls }: Pages) {
       config: { section: 'proposals', errors: ['not_found'] },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const p = await api<ProposalDetail>(app, request, `/api/knowledge/proposals/${encodeURIComponent(id)}`);
       const kind = p.kind ?? 'graph';
       const statuses = await nodeStatuses(
@@ -270,7 +269,7 @@ export function agentRoutes({ app, urls }: Pages) {
       config: { section: 'agents' },
     },
     async (request, reply) => {
-      const { cursor } = request.query as { cursor?: string };
+      const { cursor } = request.query;
       const board = await api<LeaderboardData>(app, request, `/api/agents?limit=50${cursor ? `&cursor=${cursor}` : ''}`);
       return send(reply, agentsPage({ ...board, cursor }, urls));
     },
@@ -289,8 +288,8 @@ export function agentRoutes({ app, urls }: Pages) {
       config: { section: 'agents', errors: ['not_found'] },
     },
     async (request, reply) => {
-      const { tag } = request.params as { tag: string };
-      const { before } = request.query as { before?: string };
+      const { tag } = request.params;
+      const { before } = request.query;
       // The entries are the profile's agent's (its tag as the API names it): read after it.
       const profile = await api<ProfileData['profile']>(app, request, `/api/agents/${encodeURIComponent(tag)}`);
       const log = await entriesNewestFirst(ctx.store, PER_PAGE, before ? Number(before) : undefined, { agent: profile.tag });
@@ -317,7 +316,7 @@ export function logRoutes({ app, urls }: Pages) {
       config: { section: 'log' },
     },
     async (request, reply) => {
-      const q = request.query as { kind?: string; before?: string };
+      const q = request.query;
       const kind = q.kind || undefined;
       const [head, cps, list] = await Promise.all([
         ctx.log.head(),
@@ -344,7 +343,7 @@ export function logRoutes({ app, urls }: Pages) {
       config: { section: 'log' },
     },
     async (request, reply) => {
-      const q = request.query as { old: number; new: number };
+      const q = request.query;
       // The proof first: its route refuses sizes the log cannot prove (400), before any
       // checkpoint is looked up by them.
       const proof = await api<{ proof: string[] }>(app, request, `/api/log/proof/consistency?old=${q.old}&new=${q.new}`);
@@ -365,7 +364,7 @@ export function logRoutes({ app, urls }: Pages) {
       config: { section: 'log', errors: ['not_found'] },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const doc = await api<EntryData['doc']>(app, request, `/api/attestations/${encodeURIComponent(id)}`);
       const judgment = judgmentOf(doc.entry);
       const statuses = judgment ? await nodeStatuses(ctx.store, [judgment.judgmentId]) : undefined;
@@ -410,7 +409,7 @@ export function traverseRoutes({ app, urls }: Pages) {
       config: { section: 'tree', errors: ['not_found', 'graph_cycle'] },
     },
     async (request, reply) => {
-      const body = request.body as Record<string, unknown>;
+      const body: Record<string, unknown> = request.body;
       const inputs = walkInputs(body);
       const res = await innerCall(app, {
         method: 'POST',
@@ -426,7 +425,8 @@ export function traverseRoutes({ app, urls }: Pages) {
           answer.error ?? 'The graph could not be walked.',
           answer.errors ? { errors: answer.errors } : {},
         );
-      return reply.code(303).header('location', `/explore/traversals/${answer.traversalId}`).send();
+      // A redirect has no body: the reply as fastify's own, not the page's typed one (whose schema names 200 only).
+      return (reply as FastifyReply).code(303).header('location', `/explore/traversals/${answer.traversalId}`).send();
     },
   );
   app.get(
@@ -436,12 +436,15 @@ export function traverseRoutes({ app, urls }: Pages) {
       config: { section: 'tree', errors: ['not_found'] },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const t = await api<TraversalData>(app, request, `/api/knowledge/dg/traversals/${encodeURIComponent(id)}`);
       return send(reply, traversalPage(t, urls));
     },
   );
 }
+
+/** An entry as GET /api/attestations/{id} answers it: the entry, its inclusion proof, the checkpoint. */
+type ProvenEntry = { entry: object; inclusion: object; checkpoint: string };
 
 /** GET /explore/proofs: what a page checks in the browser, up to 50 entries with their proofs (the query's bound), read at once. */
 export function proofsRoute({ app }: Pages) {
@@ -477,16 +480,16 @@ export function proofsRoute({ app }: Pages) {
       config: { section: 'log' },
     },
     async (request, reply) => {
-      const ids = [...new Set((request.query as { ids: string }).ids.split(','))].filter((id) => seqOfId(id) !== undefined);
+      const ids = [...new Set(request.query.ids.split(','))].filter((id) => seqOfId(id) !== undefined);
       const docs = await Promise.all(
         ids.map((id) =>
-          api(app, request, `/api/attestations/${id}`).catch((e) => {
+          api<ProvenEntry>(app, request, `/api/attestations/${id}`).catch((e) => {
             if (isServiceError(e) && e.code === 'not_found') return null;
             throw e;
           }),
         ),
       );
-      const items = docs.filter((doc) => doc);
+      const items = docs.filter((doc): doc is ProvenEntry => doc !== null);
       const missing = ids.filter((_, i) => !docs[i]);
       reply.header('cache-control', 'no-cache');
       return { items, missing };
@@ -539,7 +542,7 @@ export function credentialsRoute({ app }: Pages) {
       config: { section: 'log' },
     },
     async (request, reply) => {
-      const ids = [...new Set((request.query as { ids: string }).ids.split(','))];
+      const ids = [...new Set(request.query.ids.split(','))];
       const [credentials, statuses] = await Promise.all([Promise.all(ids.map((id) => ctx.store.get(Credentials, id))), nodeStatuses(ctx.store, ids)]);
       const items = ids.flatMap((id, i) => (credentials[i] ? [{ judgmentId: id, credential: credentials[i], status: statuses[id] ?? {} }] : []));
       reply.header('cache-control', 'no-cache');

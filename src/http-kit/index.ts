@@ -10,3 +10,4 @@ export { innerCall, type InnerCall, type InnerResponse } from './inner-call.js';
 export { Media, wantsHtml } from './media.js';
 export { helmetHeaders } from './security-headers.js';
 export { originOf } from './urls.js';
+export type { App, Reply, Req, RouteOptions } from './typed.js';

@@ -45,7 +45,7 @@ import { originOf } from '../../http-kit/urls.js';
 import { callTool, FORWARDED_HEADERS, type McpCaller } from './call.js';
 import { buildTools, type Tool } from './tools.js';
 import { sendWebResponse, webRequestOf } from './web.js';
-import type { RouteOptions } from '../typed.js';
+import type { RouteOptions } from '../../http-kit/typed.js';
 
 export const MCP_PATH = '/api/mcp';
 

@@ -11,7 +11,7 @@ import { catalogPage, catalogView } from '../views/attestations.js';
 import { AttestAnswer, CatalogAnswer, DryRunAnswer, EntryList, EntryWithProof, LogHead } from './log-schemas.js';
 import { FreeObject, Open } from '../schemas.js';
 import { Media } from '../../http-kit/media.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 // An attestation's body is free-form in the route's schema and checked against its kind's
 // (PROTOCOL 9.1): it holds at most what the largest kind's schema allows.

@@ -4,7 +4,7 @@ import { calibrate, calibrationQuestions } from '../../domain/calibration/calibr
 import { agentOf } from '../caller.js';
 import { Closed, Tier } from '../schemas.js';
 import { originOf } from '../../http-kit/urls.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { calibratedView } from '../views/calibration.js';
 
 const Questions = Closed(

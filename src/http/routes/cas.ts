@@ -11,7 +11,7 @@ import { casQuotaError, casQuotaOf, releaseCasQuota, reserveCasQuota, type CasQu
 import { Closed, Hex64 } from '../schemas.js';
 import { Media } from '../../http-kit/media.js';
 import { originOf } from '../../http-kit/urls.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const Stored = Closed(
   { sha256: Hex64, bytes: Type.Integer(), deduplicated: Type.Boolean(), fetchUrl: Type.String(), note: Type.String() },

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { canonicalize, PROPOSAL_KINDS, ServiceError, sha256Hex } from '../../core/index.js';
 import { Credentials } from '../../domain/credentials/credentials.js';
 import { JudgmentIndex } from '../../domain/records.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { nodeKeysView } from '../views/records.js';
 import { Credential, NodeKeysAnswer } from './log-schemas.js';
 

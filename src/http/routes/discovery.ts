@@ -12,7 +12,7 @@ import { OPENAPI_VERSION } from '../openapi.js';
 import { Media, wantsHtml } from '../../http-kit/media.js';
 import { originOf } from '../../http-kit/urls.js';
 import { Closed, Open } from '../schemas.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const CatalogSchema = Closed(
   {

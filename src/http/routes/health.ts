@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { calibrationSetOf } from '../../domain/calibration/set.js';
 import { storageCause, type StorageStatus } from '../../store/index.js';
 import { Closed, Ms, Nullable } from '../schemas.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const Storage = Type.Object(
   {

@@ -11,7 +11,7 @@ import { agentOf } from '../caller.js';
 import { validationError } from '../../http-kit/errors.js';
 import { originOf } from '../../http-kit/urls.js';
 import { MeBodies, type MeExtension } from '../me-cache.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { FreeObject } from '../schemas.js';
 import { meView, previewView, recoveredView, registeredView, wakeupView } from '../views/identity.js';
 import { LeaderboardAnswer, MeAnswer, PreviewAnswer, ProfileAnswer, RecoverAnswer, RecoverBody, RegisterAnswer, WakeupAnswer } from './identity-schemas.js';

@@ -15,7 +15,7 @@ import { originOf } from '../../http-kit/urls.js';
 import { evidenceOf, stableEvidence, type Evidence } from '../evidence.js';
 import { bucketOf } from '../caller.js';
 import { CallerGate, chargeSearch } from '../search-budget.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { bindingOf, nodeView, type NodeQuery as NodeViewQuery, type NodeReads } from '../views/knowledge.js';
 import {
   BriefManifestSchema,

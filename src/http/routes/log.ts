@@ -8,7 +8,7 @@ import { EventFeed } from '../event-feed.js';
 import { Media } from '../../http-kit/media.js';
 import { entryView } from '../views/records.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const b64 = (b: Buffer) => b.toString('base64');
 const Int = (o: object = {}) => Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...o });

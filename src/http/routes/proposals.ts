@@ -10,7 +10,7 @@ import { getProposal, judgeQueue, propose, withdraw } from '../../domain/proposa
 import { dryRunProposal } from '../../domain/proposals/dry-run.js';
 import { originOf } from '../../http-kit/urls.js';
 import { agentOf, type AuthMode } from '../caller.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { proposalView } from '../views/records.js';
 import { acceptedView, evalProposalView, judgedView, queueView } from '../views/proposals.js';
 import { proposalBundle } from '../bundle.js';

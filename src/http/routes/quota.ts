@@ -4,7 +4,7 @@ import { ProposeCounts, proposeQuota, proposeQuotaOfKey, tagOfProposeCount } fro
 import { Type } from 'typebox';
 import { agentOf, bucketOf } from '../caller.js';
 import { Any, Closed, Ms, Open, Tier } from '../schemas.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const QuotaAnswer = Closed(
   {

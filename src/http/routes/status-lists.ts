@@ -10,7 +10,7 @@ import { statusHeadAt } from '../../domain/credentials/status-head.js';
 import { credentialStatusOf, statusListVersion, statusListVersions, versionView } from '../../domain/credentials/status-lists.js';
 import { Credential } from './log-schemas.js';
 import { Open } from '../schemas.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 // One spelling per number (PROTOCOL 8.7): base-10 digits, no sign, no leading zero, no space, no

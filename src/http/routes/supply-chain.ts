@@ -8,7 +8,7 @@ import { attestationStatement } from '../../domain/log/index.js';
 import { decisionStatement } from '../../domain/proposals/statement.js';
 import { signStatement } from '../../domain/common/dsse-sign.js';
 import { originOf } from '../../http-kit/urls.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const DsseEnvelope = Type.Object(
   {

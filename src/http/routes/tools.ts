@@ -7,7 +7,7 @@ import { isToolError, TOOL_NAMES, TOOLS } from '../../domain/challenges/tools/in
 import { agentOf } from '../caller.js';
 import { Any, Closed, FreeObject, Nullable, OneOf, Open } from '../schemas.js';
 import { originOf } from '../../http-kit/urls.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { appealView, challengeView, schemasView, usedToolView } from '../views/challenges.js';
 
 const ChallengeAnswer = Closed(

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { Witness } from '../../witness/index.js';
 import { MAX_BODY_BYTES } from '../../witness/index.js';
 import { Media } from '../../http-kit/media.js';
-import type { App, Req, RouteOptions } from '../typed.js';
+import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
 const text = (what: string) => Media('text/plain', { type: 'string' }, what);
 
