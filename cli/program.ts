@@ -54,8 +54,8 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
       try {
         return loadIdentity(g.profile, g.baseUrl.replace(/\/$/, ''));
       } catch (e) {
-        if (e instanceof ProfileModeError) throw new CliError(2, e.message, { code: 'profile_mode' });
-        if (e instanceof ProfileFileError) throw new CliError(2, e.message, { code: 'profile_unreadable', path: e.path });
+        if (e instanceof ProfileModeError) throw new CliError('profile_mode', e.message);
+        if (e instanceof ProfileFileError) throw new CliError('profile_unreadable', e.message, { path: e.path });
         throw e;
       }
     },
@@ -63,7 +63,7 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
       const id = cli.identity();
       if (!id) {
         const g = program.opts<GlobalOptions>();
-        throw new CliError(2, `No saved identity for profile "${g.profile}" at ${g.baseUrl}. Run \`akas register\` first.`, { code: 'no_identity' });
+        throw new CliError('no_identity', `No saved identity for profile "${g.profile}" at ${g.baseUrl}. Run \`akas register\` first.`);
       }
       return id;
     },
@@ -83,7 +83,7 @@ export function action<A extends unknown[]>(cli: Cli, fn: (...args: A) => Promis
         process.exitCode = code ?? EXIT.ok;
         return;
       } catch (e) {
-        let err = CliError.is(e) ? e : new CliError(2, (e as Error).message ?? String(e), { code: 'crash' });
+        let err = CliError.is(e) ? e : new CliError('crash', (e as Error).message ?? String(e));
         if (err.body.code === 'no_identity') err = await explainNoIdentity(cli, err);
         // The saved api key refused: is the identity another node's (a fresh node on the port)?
         // When the one kept for this node is put back, the command runs once more (a 401 did nothing).
@@ -115,11 +115,9 @@ async function explainNoIdentity(cli: Cli, err: CliError): Promise<CliError> {
   }
   const elsewhere = savedNodes(g.profile).filter((url) => url !== g.baseUrl.replace(/\/$/, ''));
   if (elsewhere.length === 0) return err;
-  return new CliError(
-    err.exitCode as 1 | 2,
-    `${err.message}\nProfile "${g.profile}" holds identities for: ${elsewhere.join(', ')} (--base-url URL to use one).`,
-    { ...err.body, savedFor: elsewhere },
-  );
+  return err.restated(`${err.message}\nProfile "${g.profile}" holds identities for: ${elsewhere.join(', ')} (--base-url URL to use one).`, {
+    savedFor: elsewhere,
+  });
 }
 
 // The nodes a profile holds identities for (each file names its baseUrl).

@@ -53,10 +53,7 @@ export function baseUrlProblem(baseUrl: string): CliError | undefined {
   }
   if (u && (u.protocol === 'http:' || u.protocol === 'https:')) return undefined;
   const guess = /^[a-z][a-z0-9+.-]*:\/\//i.test(baseUrl) ? baseUrl.replace(/^[a-z][a-z0-9+.-]*:\/\//i, 'http://') : `http://${baseUrl}`;
-  return new CliError(2, `--base-url ${baseUrl} is not an http:// or https:// URL: try --base-url ${guess} (or AKAS_BASE_URL)`, {
-    code: 'bad_base_url',
-    baseUrl,
-  });
+  return new CliError('bad_base_url', `--base-url ${baseUrl} is not an http:// or https:// URL: try --base-url ${guess} (or AKAS_BASE_URL)`, { baseUrl });
 }
 
 /**
@@ -68,10 +65,7 @@ export function unreachableError(baseUrl: string, e: unknown): CliError {
   if (bad) return bad;
   const err = e as { code?: string; cause?: { code?: string }; message?: string };
   const cause = err.cause?.code ?? err.code ?? err.message;
-  return new CliError(2, `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, {
-    code: 'unreachable',
-    baseUrl,
-  });
+  return new CliError('unreachable', `nothing answers at ${baseUrl} (${cause}): is \`akas serve\` running there? (--base-url / AKAS_BASE_URL)`, { baseUrl });
 }
 
 export class AkasClient {
@@ -103,7 +97,7 @@ export class AkasClient {
   ): Promise<NodeResponse<T>> {
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
     if (opts.auth) {
-      if (!this.apiKey) throw new CliError(2, 'No identity for this node and profile: run `akas register` first (or pass --profile).', { code: 'no_identity' });
+      if (!this.apiKey) throw new CliError('no_identity', 'No identity for this node and profile: run `akas register` first (or pass --profile).');
       headers.authorization = `Bearer ${this.apiKey}`;
     }
     let payload: string | undefined;
@@ -134,22 +128,18 @@ export class AkasClient {
     const failed = res.status >= 400 && !(opts.okStatuses ?? []).includes(res.status);
     if ((failed && !envelope) || (!failed && opts.json && (typeof body !== 'object' || body === null))) {
       throw new CliError(
-        2,
+        'not_akas',
         `${this.baseUrl} is not an akas node: asked for ${path.split('?')[0]}, it answered HTTP ${res.status}${
           contentType ? ` with ` + `${contentType.split(';')[0]}` : ''
         }${failed ? '' : ' where JSON belongs'}. Check --base-url / AKAS_BASE_URL.`,
-        {
-          code: 'not_akas',
-          baseUrl: this.baseUrl,
-          status: res.status,
-        },
+        { baseUrl: this.baseUrl, status: res.status },
       );
     }
     if (failed) {
       const b = body as Record<string, unknown>;
       const message = String(b.error ?? b.detail ?? `HTTP ${res.status}`);
       const label = b.code ? `${b.code}, HTTP ${res.status}` : `HTTP ${res.status}`;
-      throw new CliError(res.status >= 500 ? 2 : 1, `${message} (${label})`, { status: res.status, ...b });
+      throw CliError.fromNode(res.status >= 500 ? 2 : 1, `${message} (${label})`, { status: res.status, ...b });
     }
     return { status: res.status, headers: res.headers, body: body as T };
   }

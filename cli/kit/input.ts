@@ -9,10 +9,7 @@ export function readSource(path: string): string {
   try {
     return readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (e) {
-    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${reasonOf(e)}`, {
-      code: 'unreadable',
-      path,
-    });
+    throw new CliError('unreadable', `Cannot read ${path === '-' ? 'stdin' : path}: ${reasonOf(e)}`, { path });
   }
 }
 
@@ -24,7 +21,7 @@ export function readSource(path: string): string {
 export function readIssuerKeysFile(path: string): Record<string, unknown> {
   const parsed = parseStrictJson(readSource(path));
   const where = path === '-' ? 'stdin' : path;
-  if (!parsed.ok) throw new CliError(2, `${where} is not strict JSON: ${parsed.reason}`, { code: 'invalid_json', path });
+  if (!parsed.ok) throw new CliError('invalid_json', `${where} is not strict JSON: ${parsed.reason}`, { path });
   const doc = parsed.value as Record<string, unknown> | null;
   const list = (doc && typeof doc === 'object' && !Array.isArray(doc) && doc.issuer && typeof doc.issuer === 'object' ? doc.issuer : doc) as Record<
     string,
@@ -37,10 +34,11 @@ export function readIssuerKeysFile(path: string): Record<string, unknown> {
     !Array.isArray(list.keys) ||
     (list.rotations !== undefined && !Array.isArray(list.rotations))
   ) {
-    throw new CliError(2, `${where} is not the node's key list ({keys[], rotations[]}, or GET /api/node/keys): fetch it with curl NODE/api/node/keys`, {
-      code: 'not_a_key_list',
-      path,
-    });
+    throw new CliError(
+      'not_a_key_list',
+      `${where} is not the node's key list ({keys[], rotations[]}, or GET /api/node/keys): fetch it with curl NODE/api/node/keys`,
+      { path },
+    );
   }
   return list;
 }
@@ -51,7 +49,7 @@ export function readJsonFile(path: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new CliError(2, `${path === '-' ? 'stdin' : path} is not valid JSON`, { code: 'invalid_json', path });
+    throw new CliError('invalid_json', `${path === '-' ? 'stdin' : path} is not valid JSON`, { path });
   }
 }
 
@@ -61,7 +59,7 @@ export function jsonArg(value: string, flag: string): unknown {
   try {
     return JSON.parse(value);
   } catch {
-    throw new CliError(2, `${flag} is not valid JSON (use @FILE to read a file)`, { code: 'invalid_json', flag });
+    throw new CliError('invalid_json', `${flag} is not valid JSON (use @FILE to read a file)`, { flag });
   }
 }
 

@@ -91,20 +91,20 @@ async function theOneRunning(registry: Registry): Promise<LiveNode | undefined> 
   try {
     live = await registry.liveNodes();
   } catch (e) {
-    throw new CliError(2, `${(e as Error).message}; or give --data DIR`, { code: 'node_registry', error: (e as Error).message });
+    throw new CliError('node_registry', `${(e as Error).message}; or give --data DIR`, { error: (e as Error).message });
   }
   const local = live.filter((n) => n.dataDir);
   if (local.length === 1) return local[0];
   const nodes = live.map((n) => ({ ...(n.dataDir ? { dataDir: n.dataDir } : { store: n.store }), url: n.url, pid: n.pid }));
   if (local.length > 1) {
     const message = `${local.length} nodes run here: give --data DIR to name the one meant\n${listed(local)}`;
-    throw new CliError(2, message, { code: 'several_nodes', error: message, nodes });
+    throw new CliError('several_nodes', message, { error: message, nodes });
   }
   if (live.length) {
     const message =
       `no node runs here on a data folder of its own; ${live.length} run on a shared database:\n${listed(live)}\n` +
       'give --store URL (and --node-secret-file) to change the database they share, or --data DIR for a stopped node';
-    throw new CliError(2, message, { code: 'store_nodes', error: message, nodes });
+    throw new CliError('store_nodes', message, { error: message, nodes });
   }
   return undefined;
 }

@@ -20,8 +20,11 @@ export class PortError extends Error {
   }
 }
 
+/** The codes startError answers with (the CLI's --json codes: CLI_CODES in cli/kit/errors.ts has each). */
+export type StartErrorCode = 'data_in_use' | 'port_unavailable' | 'no_node' | 'admin_socket' | 'storage';
+
 /** The errors known by name (the classes live in rooms this one does not load: the store's lock, the admin channel). */
-const NAMED: Record<string, string> = {
+const NAMED: Record<string, StartErrorCode> = {
   StoreInUseError: 'data_in_use',
   PortError: 'port_unavailable',
   NoNodeError: 'no_node',
@@ -33,7 +36,7 @@ const NAMED: Record<string, string> = {
  * serve` and `akas log check` exit 2 with it), or undefined for an error that is not one of
  * these (a bug: reported as it is).
  */
-export function startError(e: unknown, where: { dataDir: string; store?: string }): { code: string; message: string } | undefined {
+export function startError(e: unknown, where: { dataDir: string; store?: string }): { code: StartErrorCode; message: string } | undefined {
   const name = (e as Error)?.name;
   if (name && Object.hasOwn(NAMED, name)) return { code: NAMED[name], message: (e as Error).message };
   const cause = storageCause(e);

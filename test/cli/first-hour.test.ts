@@ -55,7 +55,7 @@ describe('a refusal in human output', () => {
 
   it('prints the hint and the next steps the node gave', () => {
     const text = describeFailure(
-      new CliError(1, 'The daily propose cap of 40 for this kind is used (per-ip-per-day). (rate_limited, HTTP 429)', {
+      CliError.fromNode(1, 'The daily propose cap of 40 for this kind is used (per-ip-per-day). (rate_limited, HTTP 429)', {
         code: 'rate_limited',
         hint: { next: ['Judge pending proposals meanwhile.', 'The per-IP cap is shared.'] },
         retryAfter: 3600,
@@ -64,7 +64,7 @@ describe('a refusal in human output', () => {
     expect(text).toContain('next: Judge pending proposals meanwhile.');
     expect(text).toContain('next: The per-IP cap is shared.');
     expect(text).toContain('retry after: 3600 s');
-    expect(describeFailure(new CliError(1, 'x', { hint: 'Register first.', field: 'signature' }))).toBe(
+    expect(describeFailure(CliError.fromNode(1, 'x', { hint: 'Register first.', field: 'signature' }))).toBe(
       'akas: x\n  field: signature\n  hint: Register first.\n',
     );
   });

@@ -51,7 +51,7 @@ const pendingJudgment = (signed = OWNER) =>
     signature: signed.signature,
   });
 
-const refusal = (status: number, code: string) => new CliError(status >= 500 ? 2 : 1, `${code} (HTTP ${status})`, { status, code, error: code });
+const refusal = (status: number, code: string) => CliError.fromNode(status >= 500 ? 2 : 1, `${code} (HTTP ${status})`, { status, code, error: code });
 const holds = () => journalHolds(readJournal(target.profile).entries);
 const entry = (judgmentId: string) => ({ proposalId: PROPOSAL, judgmentId });
 

@@ -152,7 +152,7 @@ describe('hints and next steps', () => {
       '`akas node` lists the top of the tree; `akas search` finds nodes.',
     );
     expect(routesToCommands('see /api/knowledge/proposals/cprop_0123456789abcdef')).toBe('see `akas proposal cprop_0123456789abcdef`');
-    const text = describeFailure(new CliError(1, 'x', { hint: 'Earn credits by judging pending proposals (GET /api/judge/queue) or answer challenges.' }));
+    const text = describeFailure(CliError.fromNode(1, 'x', { hint: 'Earn credits by judging pending proposals (GET /api/judge/queue) or answer challenges.' }));
     expect(text).toContain('hint: Earn credits by judging pending proposals (`akas queue`)');
   });
 

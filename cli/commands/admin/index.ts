@@ -101,7 +101,7 @@ export function adminCommands(program: Command, cli: Cli) {
           const dataDir = meant.location.dataDir;
           const opened = await openNode(storeUrl ? { dataDir, store: storeUrl, nodeSecret } : { dataDir }, {}, true).catch((e: Error) => {
             const code = e.name === 'NoNodeError' ? 'no_node' : e.name === 'StoreInUseError' ? 'data_in_use' : 'unreachable';
-            throw new CliError(2, notOpened(e, code, acted, ask.nodeRegistryFolder()), { code, error: e.message, node: acted });
+            throw new CliError(code, notOpened(e, code, acted, ask.nodeRegistryFolder()), { error: e.message, node: acted });
           });
           if (storeUrl) {
             // The nodes on the database read the list from it on each request: they serve the change at once.
@@ -117,10 +117,12 @@ export function adminCommands(program: Command, cli: Cli) {
           }
         }
         if (!answer.ok) {
-          const { code, message, errors } = answer.error;
-          // An unknown id, a missing reason: the command could not run (exit 2), naming what and where.
-          throw new CliError(2, `${message.replace(/\.?$/, '.')} Asked ${describe(acted)}.`, {
+          const { code, status, message, errors } = answer.error;
+          // An unknown id, a missing reason: the command could not run (exit 2), naming what and
+          // where; the node's code and status pass through as a refusal over HTTP does (docs/CLI.md "--json").
+          throw CliError.fromNode(2, `${message.replace(/\.?$/, '.')} Asked ${describe(acted)}.`, {
             code,
+            status,
             error: message,
             node: acted,
             ...(errors ? { errors } : {}),

@@ -2,7 +2,7 @@
 // private calibration set): calibration, from the agent's side and the node operator's.
 import type { Command } from 'commander';
 import { answerProblems, describeProblem } from './answers.js';
-import { CliError, EXIT, type Json, readJsonFile, table, usageError } from '../../kit/index.js';
+import { CliError, type Json, readJsonFile, table, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 
 /** The command for each nextStep.action of a calibration answer (PROTOCOL 3.2). */
@@ -42,7 +42,7 @@ export function calibrateCommands(program: Command, cli: Cli) {
           const foreign = Object.keys(answers as object).filter((id) => !ours.has(id));
           if (problems.length > 0 && !opts.allowMissing) {
             throw new CliError(
-              2,
+              'incomplete_answers',
               [
                 `not submitted (no attempt used): ${problems.length} of the ${q.questions.length} questions of pool ${q.poolId} need attention`,
                 ...(foreign.length
@@ -59,13 +59,7 @@ export function calibrateCommands(program: Command, cli: Cli) {
                 ...problems.map((p) => `  ${describeProblem(p)}`),
                 `Fix ${opts.answers}, or pass --allow-missing to submit it anyway (${q.attemptsRemaining} attempt(s) left, the best is kept).`,
               ].join('\n'),
-              {
-                code: 'incomplete_answers',
-                problems,
-                poolId: q.poolId,
-                ...(foreign.length ? { unknownIds: foreign } : {}),
-                attemptsRemaining: q.attemptsRemaining,
-              },
+              { problems, poolId: q.poolId, ...(foreign.length ? { unknownIds: foreign } : {}), attemptsRemaining: q.attemptsRemaining },
             );
           }
           // One file may answer several pools (the README's answers.json answers both demo
@@ -81,20 +75,16 @@ export function calibrateCommands(program: Command, cli: Cli) {
           const outcome = await askCalibration(q.questions, q.attemptsRemaining, { stdout: out.io.stdout as NodeJS.WriteStream, stdin });
           if ('interrupted' in outcome) {
             throw new CliError(
-              EXIT.interrupted,
+              'interrupted',
               `interrupted: nothing submitted, no attempt used (${
                 outcome.answered === null
                   ? 'the answers typed are not ' + 'kept'
                   : `${outcome.answered} of ${q.questions.length} questions answered; those answers are not kept`
               }); ` + `${q.attemptsRemaining} attempt(s) left`,
-              {
-                code: 'interrupted',
-                submitted: false,
-                attemptsRemaining: q.attemptsRemaining,
-              },
+              { submitted: false, attemptsRemaining: q.attemptsRemaining },
             );
           }
-          if ('declined' in outcome) throw new CliError(2, 'not submitted: cancelled before submitting (no attempt used)', { code: 'cancelled' });
+          if ('declined' in outcome) throw new CliError('cancelled', 'not submitted: cancelled before submitting (no attempt used)');
           answers = outcome.answers;
         } else
           throw usageError('Not a terminal: give --answers FILE (a JSON object of question id to answer). `akas calibrate --questions --json` lists them.');
@@ -135,7 +125,7 @@ export function calibrationCommands(program: Command, cli: Cli) {
         const { join, resolve } = await import('node:path');
         const target = resolve(dir);
         if (existsSync(target) && readdirSync(target).length > 0)
-          throw new CliError(2, `${target} is not empty: give a new or empty folder (a calibration set is never overwritten).`, { code: 'usage' });
+          throw new CliError('usage', `${target} is not empty: give a new or empty folder (a calibration set is never overwritten).`);
         mkdirSync(target, { recursive: true, mode: 0o700 });
         chmodSync(target, 0o700);
         const { cryptoRandom } = await import('../../../src/core/index.js');

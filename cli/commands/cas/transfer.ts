@@ -45,15 +45,15 @@ async function refusal(res: Dispatcher.ResponseData): Promise<never> {
   const message = String(body.error ?? body.detail ?? `HTTP ${res.statusCode}`);
   // A blob failing its hash check is a check that did not hold (1), not a broken node (2).
   const exit = res.statusCode >= 500 && body.code !== 'integrity_violation' ? 2 : 1;
-  throw new CliError(exit, `${message}${body.code ? ` (${body.code})` : ''}`, { status: res.statusCode, ...body });
+  throw CliError.fromNode(exit, `${message}${body.code ? ` (${body.code})` : ''}`, { status: res.statusCode, ...body });
 }
 
 export async function putFile(cli: Cli, out: Output, file: string): Promise<Json> {
-  const unreadable = (e: unknown) => new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
+  const unreadable = (e: unknown) => new CliError('unreadable', `Cannot read ${file}: ${reasonOf(e)}`, { path: file });
   const st = await stat(file).catch((e) => {
     throw unreadable(e);
   });
-  if (!st.isFile()) throw new CliError(2, `${file} is not a regular file`, { code: 'unreadable', path: file });
+  if (!st.isFile()) throw new CliError('unreadable', `${file} is not a regular file`, { path: file });
 
   const request = await undiciRequest();
   const hash = createHash('sha256');
@@ -83,7 +83,7 @@ export async function putFile(cli: Cli, out: Output, file: string): Promise<Json
   } catch (e) {
     if (readError) throw unreadable(readError);
     if ((e as { code?: string }).code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH') {
-      throw new CliError(2, `${file} changed size while it was being sent`, { code: 'unreadable', path: file });
+      throw new CliError('unreadable', `${file} changed size while it was being sent`, { path: file });
     }
     throw unreachable(cli, e);
   } finally {
@@ -93,12 +93,11 @@ export async function putFile(cli: Cli, out: Output, file: string): Promise<Json
   const answer = (await res.body.json()) as Json;
   const local = hash.digest('hex');
   if (sent !== st.size || answer.sha256 !== local) {
-    throw new CliError(1, `The node answered sha256 ${answer.sha256} for ${file}, whose bytes hash to ${local}: the upload was altered on the way.`, {
-      code: 'hash_mismatch',
-      path: file,
-      expected: local,
-      actual: answer.sha256,
-    });
+    throw new CliError(
+      'hash_mismatch',
+      `The node answered sha256 ${answer.sha256} for ${file}, whose bytes hash to ${local}: the upload was altered on the way.`,
+      { path: file, expected: local, actual: answer.sha256 },
+    );
   }
   return answer;
 }
@@ -110,7 +109,7 @@ async function receive(res: Dispatcher.ResponseData, sink: (chunk: Buffer) => Pr
   for await (const chunk of res.body) {
     const buf = chunk as Buffer;
     bytes += buf.length;
-    if (bytes > MAX_DOWNLOAD) throw new CliError(1, 'The node sent more than the 10 MiB a blob may hold.', { code: 'hash_mismatch' });
+    if (bytes > MAX_DOWNLOAD) throw new CliError('hash_mismatch', 'The node sent more than the 10 MiB a blob may hold.');
     hash.update(buf);
     await sink(buf);
     progress?.update(bytes);
@@ -119,7 +118,7 @@ async function receive(res: Dispatcher.ResponseData, sink: (chunk: Buffer) => Pr
 }
 
 const mismatch = (expected: string, actual: string, bytes: number) =>
-  new CliError(1, `The bytes received hash to ${actual}, not ${expected}: nothing was written.`, { code: 'hash_mismatch', expected, actual, bytes });
+  new CliError('hash_mismatch', `The bytes received hash to ${actual}, not ${expected}: nothing was written.`, { expected, actual, bytes });
 
 export async function getBlob(cli: Cli, out: Output, sha256: string, output: string): Promise<Json | undefined> {
   const request = await undiciRequest();
@@ -144,7 +143,7 @@ export async function getBlob(cli: Cli, out: Output, sha256: string, output: str
   const target = resolve(output);
   const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.part`);
   const fh = await open(temp, 'wx').catch((e) => {
-    throw new CliError(2, `Cannot write ${dirname(target)}: ${(e as NodeJS.ErrnoException).code}`, { code: 'unwritable', path: target });
+    throw new CliError('unwritable', `Cannot write ${dirname(target)}: ${(e as NodeJS.ErrnoException).code}`, { path: target });
   });
   // Ctrl-C mid-transfer must not leave a partial file behind either.
   const onSignal = () => {
@@ -165,7 +164,7 @@ export async function getBlob(cli: Cli, out: Output, sha256: string, output: str
       );
     } catch (e) {
       if (CliError.is(e)) throw e;
-      throw new CliError(2, `The transfer broke off: ${(e as Error).message}`, { code: 'transfer_failed' });
+      throw new CliError('transfer_failed', `The transfer broke off: ${(e as Error).message}`);
     } finally {
       progress?.finish();
     }

@@ -188,23 +188,17 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
   if (existing.status === 200) return { seeded: false, note: 'the demo tree is there already', agents: [], proposals: [] };
   if (health.sameIpRule?.enforced) {
     throw new CliError(
-      2,
+      'demo_needs_one_address',
       'The demo is seeded by four agents from this one address, and this node takes one judge per IP (it can tell clients apart). Seed a ' +
         'loopback node (akas serve --demo on 127.0.0.1), or one started with --allow-same-ip.',
-      {
-        code: 'demo_needs_one_address',
-      },
     );
   }
 
   if (health.calibration === 'private') {
     throw new CliError(
-      2,
+      'demo_needs_demo_calibration',
       "The demo agents calibrate with the demo set's published answers, and this node runs a private calibration set. Seed a node on the " +
         'demo set (akas serve --demo, without --calibration).',
-      {
-        code: 'demo_needs_demo_calibration',
-      },
     );
   }
 
@@ -246,14 +240,12 @@ export async function seedDemo(baseUrl: string, progress: (line: string) => void
     DEMO_MODEL.toString('utf8'),
   );
   if (stored.status !== 200)
-    throw new CliError(2, `The demo artifact could not be stored (HTTP ${stored.status}: ${stored.body.toString('utf8').slice(0, 200)})`, {
-      code: 'demo_failed',
-    });
+    throw new CliError('demo_failed', `The demo artifact could not be stored (HTTP ${stored.status}: ${stored.body.toString('utf8').slice(0, 200)})`);
   await publish('artifact', artifact(base), 3);
   await publish('eval-result', EVAL, 0);
   const unpublished = proposals.filter((p) => p.status !== 'published');
   if (unpublished.length)
-    throw new CliError(2, `The demo tree is incomplete: ${unpublished.map((p) => `${p.proposalId} is ${p.status}`).join(', ')}`, { code: 'demo_failed' });
+    throw new CliError('demo_failed', `The demo tree is incomplete: ${unpublished.map((p) => `${p.proposalId} is ${p.status}`).join(', ')}`);
   return {
     seeded: true,
     note:

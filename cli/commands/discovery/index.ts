@@ -272,7 +272,7 @@ function mcpCommand(program: Command, cli: Cli) {
         }
         const d = await cli.client().get<Json>('/.well-known/akas.json');
         const url = String(d.mcp?.endpoint ?? '');
-        if (!url) throw new CliError(1, `The node at ${g.baseUrl} names no MCP endpoint in /.well-known/akas.json.`, { code: 'no_mcp' });
+        if (!url) throw new CliError('no_mcp', `The node at ${g.baseUrl} names no MCP endpoint in /.well-known/akas.json.`);
         const identity = cli.identity();
         const authorization = opts.anonymous ? null : `Bearer ${identity && g.showSecrets ? identity.apiKey : KEY_PLACEHOLDER}`;
         const snippets = mcpSnippets(url, authorization);
@@ -335,7 +335,7 @@ function exploreCommand(program: Command, cli: Cli) {
         await client.health();
         const url = client.url(page);
         const r = await client.call('GET', page, { headers: { accept: 'text/html' }, okStatuses: [404] });
-        if (r.status === 404) throw new CliError(1, `the node has no such page: ${url} (no ${target} there)`, { code: 'not_found', url });
+        if (r.status === 404) throw new CliError('not_found', `the node has no such page: ${url} (no ${target} there)`, { url });
         if (opts.print) return void cli.output().result({ url }, url);
         return showInBrowser(cli, url);
       }),

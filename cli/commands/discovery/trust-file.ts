@@ -37,13 +37,13 @@ export async function trustFileFrom(keys: Json, url: string, now: number, judges
   const listed = (Array.isArray(keys.issuer?.keys) ? keys.issuer.keys : []) as Json[];
   const unreached = listed.filter((k) => !trust.keys.has(k.did)).map((k) => String(k.did));
   const problems = [...trust.problems, ...(unreached.length ? [`keys no signed rotation reaches from ${current}: ${unreached.join(', ')}`] : [])];
-  if (problems.length)
-    throw new CliError(1, `The node's issuer key list does not hold, so nothing is pinned: ${problems.join('; ')}`, { code: 'keys_do_not_hold' });
+  if (problems.length) throw new CliError('keys_do_not_hold', `The node's issuer key list does not hold, so nothing is pinned: ${problems.join('; ')}`);
   const logKey = endorsedLogKey(keys.log?.endorsement, trust);
   if (!logKey || logKey !== keys.log?.verifierKey)
-    throw new CliError(1, `The node's log key ${String(keys.log?.verifierKey)} is not endorsed by one of its issuer keys, so nothing is pinned`, {
-      code: 'keys_do_not_hold',
-    });
+    throw new CliError(
+      'keys_do_not_hold',
+      `The node's log key ${String(keys.log?.verifierKey)} is not endorsed by one of its issuer keys, so nothing is pinned`,
+    );
   const at = new Date(now).toISOString();
   const doc = {
     type: TRUST_TYPE,

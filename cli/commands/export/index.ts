@@ -18,7 +18,7 @@ async function getExportable<T>(cli: Cli, path: string): Promise<T> {
   try {
     return await cli.client().get<T>(path);
   } catch (e) {
-    if (CliError.is(e) && (e.body.status === 404 || e.body.status === 409)) throw new CliError(2, e.message, e.body);
+    if (CliError.is(e) && (e.body.status === 404 || e.body.status === 409)) throw CliError.fromNode(2, e.message, e.body);
     throw e;
   }
 }
@@ -102,7 +102,7 @@ async function extras(cli: Cli, bundle: Json, opts: { blobs?: string; credential
     try {
       mkdirSync(dir, { recursive: true });
     } catch (e) {
-      throw new CliError(2, `Cannot write into ${dir}: ${reasonOf(e)}`, { code: 'unwritable', path: dir });
+      throw new CliError('unwritable', `Cannot write into ${dir}: ${reasonOf(e)}`, { path: dir });
     }
     const { getBlob } = await import('../cas/transfer.js');
     for (const sha256 of names) await getBlob(cli, cli.output(), sha256, join(dir, sha256));

@@ -30,7 +30,7 @@ export function writeOut(path: string, text: string) {
   try {
     writeFileSync(path, text);
   } catch (e) {
-    throw new CliError(2, `Cannot write ${path}: ${reasonOf(e)}`, { code: 'unwritable', path });
+    throw new CliError('unwritable', `Cannot write ${path}: ${reasonOf(e)}`, { path });
   }
 }
 
@@ -45,8 +45,7 @@ const ENTRY_ID = /^att_[0-9a-f]{16}$/;
 export function nameFromNode(value: unknown, grammar: RegExp, what: string, dir: string): string {
   if (typeof value === 'string' && grammar.test(value)) return value;
   const shown = terminalSafe(String(JSON.stringify(value) ?? value)).slice(0, 80);
-  throw new CliError(1, `The node's answer names a file in ${dir} with ${shown}, which is not ${what}: refused, nothing more was written there.`, {
-    code: 'unsafe_name',
+  throw new CliError('unsafe_name', `The node's answer names a file in ${dir} with ${shown}, which is not ${what}: refused, nothing more was written there.`, {
     path: dir,
     value: typeof value === 'string' ? value.slice(0, 200) : null,
   });
@@ -63,7 +62,7 @@ export function writeFilesInto(dir: string, files: Array<[name: string, text: st
     try {
       writeFileSafely(path, text, 0o644);
     } catch (e) {
-      throw new CliError(2, `Cannot write ${path}: ${reasonOf(e)}`, { code: 'unwritable', path });
+      throw new CliError('unwritable', `Cannot write ${path}: ${reasonOf(e)}`, { path });
     }
     return path;
   });
@@ -81,7 +80,7 @@ export function writeTlogProofs(dir: string, answers: ProvenEntry[]): string[] {
 /** The SPKI PEM of an Ed25519 did:key (the issuer key, for tools that take a PEM: cosign, sigstore-js, openssl). */
 export function issuerPem(did: string): string {
   const hex = publicKeyFromMultibase(did);
-  if (!hex) throw new CliError(1, `the node's issuer ${did} is not an Ed25519 did:key`, { code: 'bad_issuer' });
+  if (!hex) throw new CliError('bad_issuer', `the node's issuer ${did} is not an Ed25519 did:key`);
   const x = Buffer.from(hex, 'hex').toString('base64url');
   return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' })
     .export({ type: 'spki', format: 'pem' })

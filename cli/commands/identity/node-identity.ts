@@ -54,7 +54,7 @@ export async function otherNodesIdentity(cli: Cli, refusal: CliError): Promise<'
   const whose = saved.issuer
     ? `another node's: it was made on ${saved.issuer}`
     : "another node's, it seems: this node does not know its api key (it was saved before akas recorded which node an identity belongs to)";
-  return new CliError(
+  return CliError.fromNode(
     1,
     [
       `The identity profile "${g.profile}" holds for ${baseUrl} (${saved.tag}) is ${whose}; the node answering at ${baseUrl} now is ${issuer}.`,

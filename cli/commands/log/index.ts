@@ -69,9 +69,10 @@ function attestCommand(program: Command, cli: Cli) {
           const schema = await cli.client().get<Json>(`/credentials/schemas/${encodeURIComponent(kind)}.json`);
           const example = Array.isArray(schema.examples) ? schema.examples[0] : undefined;
           if (example === undefined)
-            throw new CliError(2, `the node's schema of ${kind} holds no example body; its fields: ${cli.globals().baseUrl}/credentials/schemas/${kind}.json`, {
-              code: 'no_template',
-            });
+            throw new CliError(
+              'no_template',
+              `the node's schema of ${kind} holds no example body; its fields: ${cli.globals().baseUrl}/credentials/schemas/${kind}.json`,
+            );
           cli.io.stdout.write(JSON.stringify(example, null, 2) + '\n');
           return 0;
         }
@@ -216,23 +217,23 @@ function eventsCommand(program: Command, cli: Cli) {
               }
               if (envelope && typeof envelope === 'object' && typeof envelope.code === 'string') {
                 if (status < 500 || !opts.follow || attempt > 20)
-                  throw new CliError(
+                  throw CliError.fromNode(
                     status < 500 ? 1 : 2,
                     `${String(envelope.error ?? envelope.detail ?? `HTTP ${status}`)} (${envelope.code}, HTTP ${status})`,
                     { status, ...envelope },
                   );
               } else if (!connected) {
                 throw new CliError(
-                  2,
+                  'not_akas',
                   `${client.baseUrl} is not an akas node: asked for /api/events, it answered HTTP ${status}${
                     contentType ? ` with ` + `${contentType.split(';')[0]}` : ''
                   }. Check --base-url / AKAS_BASE_URL.`,
-                  { code: 'not_akas', baseUrl: client.baseUrl, status },
+                  { baseUrl: client.baseUrl, status },
                 );
-              } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: HTTP ${status}`, { code: 'unreachable', status });
+              } else if (!opts.follow || attempt > 20) throw new CliError('unreachable', `The event stream broke off: HTTP ${status}`, { status });
             } else if (!connected) {
               throw unreachableError(client.baseUrl, e);
-            } else if (!opts.follow || attempt > 20) throw new CliError(2, `The event stream broke off: ${(e as Error).message}`, { code: 'unreachable' });
+            } else if (!opts.follow || attempt > 20) throw new CliError('unreachable', `The event stream broke off: ${(e as Error).message}`);
           }
           await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 4))));
         }
@@ -264,9 +265,9 @@ function logCommand(program: Command, cli: Cli) {
         } catch (e) {
           // No node there, the folder in use, unreadable: said in one line, exit 2.
           const known = startError(e, { dataDir, store: storeUrl });
-          if (known) throw new CliError(2, known.message, { code: known.code, error: known.message, path: storeUrl ? 'store' : dataDir });
+          if (known) throw new CliError(known.code, known.message, { error: known.message, path: storeUrl ? 'store' : dataDir });
           const what = storeUrl ? 'the store' : dataDir;
-          throw new CliError(2, `Cannot open ${what}: ${(e as Error).message}`, { code: 'unreadable', path: storeUrl ? 'store' : dataDir });
+          throw new CliError('unreadable', `Cannot open ${what}: ${(e as Error).message}`, { path: storeUrl ? 'store' : dataDir });
         }
         cli
           .output()
@@ -320,7 +321,7 @@ function logCommand(program: Command, cli: Cli) {
             const r = opts.tiles
               ? await watchTilesOnce(tileFetcher(opts.tiles), watchStatePath(opts.tiles), { full: Boolean(opts.full), logKey: opts.logKey, witnesses }).catch(
                   (e: Error) => {
-                    throw new CliError(2, `Cannot read the tiles at ${opts.tiles}: ${e.message}`, { code: 'unreachable' });
+                    throw new CliError('unreachable', `Cannot read the tiles at ${opts.tiles}: ${e.message}`);
                   },
                 )
               : await watchOnce(cli.client(), watchStatePath(cli.globals().baseUrl), { full: Boolean(opts.full), logKey: opts.logKey, witnesses });
@@ -432,10 +433,7 @@ function gatePolicy(opts: { minTier?: string; minReputation?: string; minAge?: s
     try {
       text = readFileSync(opts.trusted, 'utf8');
     } catch (e) {
-      throw new CliError(2, `Cannot read ${opts.trusted}: ${reasonOf(e)}`, {
-        code: 'unreadable',
-        path: opts.trusted,
-      });
+      throw new CliError('unreadable', `Cannot read ${opts.trusted}: ${reasonOf(e)}`, { path: opts.trusted });
     }
     const trusted = new Set<string>();
     for (const [i, raw] of text.split(/\r?\n/).entries()) {

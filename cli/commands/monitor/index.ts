@@ -132,14 +132,14 @@ async function monitor(cli: Cli, opts: MonitorOpts, hooks: RoundHooks | undefine
     try {
       r = await monitorRound({ ...round, fetchBytes: tileFetcher(tilesUrl), from: n === 0 && opts.from !== undefined ? Number(opts.from) : undefined });
     } catch (e) {
-      if (e instanceof StateError) throw new CliError(2, e.message, { code: 'unreadable', path: statePath });
+      if (e instanceof StateError) throw new CliError('unreadable', e.message, { path: statePath });
       // A read its caps refused (too long, too large, sent to another origin): it could not run.
-      if (isFetchError(e) && (opts.once || n === 0)) throw new CliError(2, e.message, { code: e.code, url: e.url });
+      if (isFetchError(e) && (opts.once || n === 0)) throw new CliError(e.code, e.message, { url: e.url });
       const unreachable = e instanceof Unreachable || (CliError.is(e) && e.exitCode === 2);
       if (opts.once || n === 0) {
         if (CliError.is(e)) throw e;
         if (unreachable) throw unreachableError(tilesUrl, e);
-        throw new CliError(3, `the monitor could not complete: ${(e as Error).message}`, { code: 'incomplete' });
+        throw new CliError('incomplete', `the monitor could not complete: ${(e as Error).message}`);
       }
       print({ type: 'event', what: unreachable ? 'unreachable' : 'incomplete', message: (e as Error).message });
       await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
@@ -166,9 +166,7 @@ async function watchedOf(cli: Cli, opts: MonitorOpts): Promise<Watched> {
       if (opts.journal) statSync(opts.journal);
       journal = (opts.journal ? readJournalFile(opts.journal) : readJournal(g.profile)).entries.filter((e) => e.agent === tag);
     } catch (e) {
-      throw new CliError(2, `Cannot read the journal ${opts.journal ?? ''}: ${reasonOf(e)}`, {
-        code: 'unreadable',
-      });
+      throw new CliError('unreadable', `Cannot read the journal ${opts.journal ?? ''}: ${reasonOf(e)}`);
     }
   }
   return {

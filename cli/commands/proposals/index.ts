@@ -4,7 +4,7 @@
 // --proposal`. The queue's ink view is imported only on a terminal without --json.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CliError, EXIT, type Io, type Json, limitArg, reasonOf, routesToCommands, table, trySave, updateIdentity, usageError } from '../../kit/index.js';
+import { CliError, type Io, type Json, limitArg, reasonOf, routesToCommands, table, trySave, updateIdentity, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 import { KIND_NAMES, kindOfId, parseKind, parseScore, rationaleProblem, RATIONALE_MAX, SCORE_NAMES, type Scores } from './judge-input.js';
 
@@ -38,12 +38,12 @@ async function readPayload(cli: Cli, file: string): Promise<unknown> {
   try {
     text = file === '-' ? await readStream((cli.io as IoWithStdin).stdin ?? process.stdin) : readFileSync(file, 'utf8');
   } catch (e) {
-    throw new CliError(2, `Cannot read ${file === '-' ? 'stdin' : file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
+    throw new CliError('unreadable', `Cannot read ${file === '-' ? 'stdin' : file}: ${reasonOf(e)}`, { path: file });
   }
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new CliError(2, `${file === '-' ? 'stdin' : file} is not JSON: ${(e as Error).message}`, { code: 'invalid_json', path: file });
+    throw new CliError('invalid_json', `${file === '-' ? 'stdin' : file} is not JSON: ${(e as Error).message}`, { path: file });
   }
 }
 
@@ -377,11 +377,7 @@ function queueCommand(program: Command, cli: Cli) {
           const summary = judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing';
           if (view.interrupted) {
             const inFlight = view.inFlight ? `; a judgment of ${view.inFlight} was on its way to the node (check: akas proposal ${view.inFlight})` : '';
-            throw new CliError(EXIT.interrupted, `interrupted: ${summary}${inFlight}; nothing else was sent`, {
-              code: 'interrupted',
-              judged,
-              inFlight: view.inFlight,
-            });
+            throw new CliError('interrupted', `interrupted: ${summary}${inFlight}; nothing else was sent`, { judged, inFlight: view.inFlight });
           }
           out.result({ judged }, summary);
           return;

@@ -95,16 +95,14 @@ export async function fetchContentSha256(client: AkasClient, proposalId: string,
     const error =
       `Not signing ${proposalId}: the node did not name the proposal's content (its detail has no contentSha256), so a judgment could ` +
       'not bind what you read. akas signs only akas.judgment.v2, which names the content judged.';
-    throw new CliError(1, error, {
+    throw new CliError('content_not_named', error, {
       error,
-      code: 'content_not_named',
       proposalId,
       hint: 'Judge it on a node that names proposal content (PROTOCOL 6.10), or ask its operator why this one does not.',
     });
   }
   const shown = contentOfProposalView(kind, detail);
-  const refuse = (why: string) =>
-    new CliError(1, `Not signing ${proposalId}: ${why}.`, { error: `not signing: ${why}`, code: 'content_unverified', proposalId });
+  const refuse = (why: string) => new CliError('content_unverified', `Not signing ${proposalId}: ${why}.`, { error: `not signing: ${why}`, proposalId });
   if (!shown.ok) throw refuse(shown.reason);
   if (shown.problems.length) throw refuse(shown.problems.join('; '));
   if (shown.contentSha256 !== detail.contentSha256)

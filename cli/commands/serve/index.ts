@@ -156,11 +156,7 @@ async function checkFirst(cli: Cli, door: NodeDoor, where: Parameters<NodeDoor['
       `check: ${r.log.entries} log entries, ${r.log.checkpoints} checkpoints, ledger ${r.ledger.ok ? 'balanced' : 'NOT balanced'}, ` +
         `${r.proposals.proposals} proposals, ${r.records.agents} agents, ${r.records.blobs.acknowledged} blobs${problems.length ? ':' : ': ok'}`,
     );
-  if (!r.ok)
-    throw new CliError(1, ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), {
-      code: 'check_failed',
-      problems,
-    });
+  if (!r.ok) throw new CliError('check_failed', ['the data folder failed its check; not starting', ...problems.map((p) => `  ${p}`)].join('\n'), { problems });
 }
 
 /**
@@ -288,11 +284,11 @@ function startedJson(c: ServeConfig, node: Started, addresses: string[], demo: D
  * schema behind or ahead, the folder in use, read-only or full, the port taken, no node to
  * check) become exit 2 with one line naming the cause and the fix, and a code naming them.
  */
-function refuse(e: unknown, known: { code: string; message: string } | undefined): never {
+function refuse(e: unknown, known: ReturnType<NodeDoor['startError']>): never {
   const name = (e as Error)?.name;
-  if (name === 'NodeKeysError') throw new CliError(2, (e as Error).message, { code: 'node_keys', error: (e as Error).message });
-  if (name === 'SchemaError') throw new CliError(2, (e as Error).message, { code: 'schema_version', error: (e as Error).message });
-  if (name === 'CalibrationSetError') throw new CliError(2, (e as Error).message, { code: 'calibration_set', error: (e as Error).message });
-  if (known) throw new CliError(2, known.message, { code: known.code, error: known.message });
+  if (name === 'NodeKeysError') throw new CliError('node_keys', (e as Error).message, { error: (e as Error).message });
+  if (name === 'SchemaError') throw new CliError('schema_version', (e as Error).message, { error: (e as Error).message });
+  if (name === 'CalibrationSetError') throw new CliError('calibration_set', (e as Error).message, { error: (e as Error).message });
+  if (known) throw new CliError(known.code, known.message, { error: known.message });
   throw e;
 }

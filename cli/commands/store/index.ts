@@ -27,7 +27,7 @@ export function storeCommands(program: Command, cli: Cli) {
           if (step !== last || n % 10_000 === 0) out.note(what);
           last = step;
         }).catch((e: Error) => {
-          throw new CliError(2, `cannot migrate: ${e.message}`, { code: e.name === 'SchemaError' ? 'schema_version' : 'unreachable', error: e.message });
+          throw new CliError(e.name === 'SchemaError' ? 'schema_version' : 'unreachable', `cannot migrate: ${e.message}`, { error: e.message });
         });
         out.result(r, () =>
           [
@@ -70,8 +70,7 @@ export function storeCommands(program: Command, cli: Cli) {
             },
           });
         } catch (e) {
-          throw new CliError(2, `cannot copy: ${(e as Error).message}`, {
-            code: (e as Error).name === 'NodeKeysError' ? 'node_keys' : 'copy_failed',
+          throw new CliError((e as Error).name === 'NodeKeysError' ? 'node_keys' : 'copy_failed', `cannot copy: ${(e as Error).message}`, {
             error: (e as Error).message,
           });
         }

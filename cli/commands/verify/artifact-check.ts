@@ -32,7 +32,7 @@ export function namedBlob(doc: unknown): NamedBlob {
   const sha256 = normalizeSha256(p.sha256);
   if (!sha256 || typeof p.uri !== 'string') throw notArtifact();
   if (doc.kind !== undefined && doc.kind !== 'leaf-artifact')
-    throw new CliError(2, `This is a ${doc.kind} node, not an artifact: only a leaf-artifact names a blob.`, { code: 'not_an_artifact' });
+    throw new CliError('not_an_artifact', `This is a ${doc.kind} node, not an artifact: only a leaf-artifact names a blob.`);
   const differ = m ? ['sha256', 'bytes', 'uri'].filter((k) => m[k] !== undefined && String(m[k]).toLowerCase() !== String(p[k]).toLowerCase()) : [];
   return {
     path: typeof doc.path === 'string' ? doc.path : typeof doc.artifactPath === 'string' ? doc.artifactPath : null,
@@ -45,7 +45,7 @@ export function namedBlob(doc: unknown): NamedBlob {
 }
 
 function notArtifact() {
-  return new CliError(2, 'Not an artifact node: give what `akas node PATH --json` prints for a leaf-artifact (or its manifest).', { code: 'not_an_artifact' });
+  return new CliError('not_an_artifact', 'Not an artifact node: give what `akas node PATH --json` prints for a leaf-artifact (or its manifest).');
 }
 
 export interface BlobCheck {
@@ -81,7 +81,7 @@ export async function checkLocal(named: NamedBlob, file: string): Promise<BlobCh
   try {
     actual = await hashFile(file);
   } catch (e) {
-    throw new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
+    throw new CliError('unreadable', `Cannot read ${file}: ${reasonOf(e)}`, { path: file });
   }
   return compare(named, { file }, actual);
 }
@@ -93,16 +93,13 @@ export function blobUrl(uri: string, baseUrl: string): string {
   try {
     u = new URL(uri);
   } catch {
-    throw new CliError(2, `Cannot fetch ${uri}: not a URL. Fetch the bytes yourself and pass the file: akas verify cas --node FILE BLOB`, {
-      code: 'unfetchable',
-      uri,
-    });
+    throw new CliError('unfetchable', `Cannot fetch ${uri}: not a URL. Fetch the bytes yourself and pass the file: akas verify cas --node FILE BLOB`, { uri });
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     throw new CliError(
-      2,
+      'unfetchable',
       `Cannot fetch ${uri} (${u.protocol} is not http or https). Fetch the bytes yourself and pass the file: akas verify cas --node FILE BLOB`,
-      { code: 'unfetchable', uri },
+      { uri },
     );
   }
   return u.toString();
@@ -117,11 +114,11 @@ export async function checkFetched(named: NamedBlob, baseUrl: string): Promise<B
     res = await request(url, { method: 'GET' });
   } catch (e) {
     const err = e as { code?: string; message?: string };
-    throw new CliError(2, `Cannot fetch ${url} (${err.code ?? err.message}).`, { code: 'unreachable', url });
+    throw new CliError('unreachable', `Cannot fetch ${url} (${err.code ?? err.message}).`, { url });
   }
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => undefined);
-    throw new CliError(2, `Cannot fetch ${url}: HTTP ${res.statusCode}.`, { code: 'unfetchable', url, status: res.statusCode });
+    throw new CliError('unfetchable', `Cannot fetch ${url}: HTTP ${res.statusCode}.`, { url, status: res.statusCode });
   }
   const hash = createHash('sha256');
   let bytes = 0;
@@ -143,10 +140,10 @@ export async function verifyArtifactBlob(cli: Cli, nodeFile: string, blobFile: s
   if (blobFile === undefined && !fetch) {
     const where = named.uri.startsWith('/') ? `${cli.globals().baseUrl.replace(/\/$/, '')}${named.uri}` : named.uri;
     throw new CliError(
-      2,
+      'usage',
       `No FILE to check. The bytes are at ${where}, a URI the artifact's proposer chose: fetch them yourself and give the file (akas verify ` +
         `cas --node ${nodeFile} FILE), or pass --fetch to fetch them from this machine.`,
-      { code: 'usage', uri: named.uri },
+      { uri: named.uri },
     );
   }
   const r = blobFile !== undefined ? await checkLocal(named, blobFile) : await checkFetched(named, cli.globals().baseUrl);

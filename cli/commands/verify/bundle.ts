@@ -68,7 +68,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
           try {
             bytes = file === '-' ? readStdin() : readFileSync(file);
           } catch (e) {
-            throw new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
+            throw new CliError('unreadable', `Cannot read ${file}: ${reasonOf(e)}`, { path: file });
           }
           const { inflateNode: inflate } = await import('./status-check.js');
           let report;
@@ -88,7 +88,7 @@ export function bundleCommand(verify: Command, cli: Cli) {
             );
           } catch (e) {
             const err = e as NodeJS.ErrnoException;
-            if (!CliError.is(e) && err.code) throw new CliError(2, `Cannot read ${opts.blobs}: ${err.code}`, { code: 'unreadable', path: opts.blobs });
+            if (!CliError.is(e) && err.code) throw new CliError('unreadable', `Cannot read ${opts.blobs}: ${err.code}`, { path: opts.blobs });
             throw e;
           }
           // --no-status: the status checks are left out, and the verdict line says so.

@@ -42,7 +42,7 @@ export function casCommand(verify: Command, cli: Cli) {
             entries = await readCasManifest(opts.manifest);
           } catch (e) {
             const err = e as NodeJS.ErrnoException;
-            throw new CliError(2, err.code ? `Cannot read ${opts.manifest}: ${err.code}` : err.message, { code: 'unreadable', path: opts.manifest });
+            throw new CliError('unreadable', err.code ? `Cannot read ${opts.manifest}: ${err.code}` : err.message, { path: opts.manifest });
           }
           const r = await verifyCasManifest(entries);
           out.result(r, () =>
@@ -66,7 +66,7 @@ export function casCommand(verify: Command, cli: Cli) {
         const expected = normalizeSha256(opts.sha256);
         if (!expected) throw usageError(`--sha256 must be 64 hex characters, got ${opts.sha256}`);
         const c = await verifyCasFile(file, expected);
-        if (c.status === 'unreadable') throw new CliError(2, `Cannot read ${file}: ${c.reason}`, { code: 'unreadable', ...c });
+        if (c.status === 'unreadable') throw new CliError('unreadable', `Cannot read ${file}: ${c.reason}`, { ...c });
         const ok = c.status === 'match';
         out.result({ ok, ...c }, () =>
           ok ? `ok  ${file}  sha256 ${c.actual} (${c.bytes} bytes)` : `MISMATCH  ${file}\n  expected ${c.expected}\n  actual   ${c.actual}`,

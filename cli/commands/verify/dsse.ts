@@ -20,7 +20,7 @@ type Signer = import('../../../verifier/dsse.js').DsseSigner;
 async function signerArg(opts: { key?: string; trust?: string }): Promise<Signer> {
   const pinned = await trustArg(opts.trust, { '--key': opts.key });
   if (!pinned) return keyArg(opts.key);
-  if (!pinned.issuers) throw new CliError(2, `--trust ${opts.trust}: the file pins no issuer key to check the signature with`, { code: 'not_a_trust_file' });
+  if (!pinned.issuers) throw new CliError('not_a_trust_file', `--trust ${opts.trust}: the file pins no issuer key to check the signature with`);
   return pinned.issuers;
 }
 
@@ -32,7 +32,7 @@ async function keyArg(path: string | undefined) {
   try {
     return dsseKey(pem);
   } catch (e) {
-    throw new CliError(2, `--key ${path}: ${(e as Error).message}`, { code: 'invalid_key', path });
+    throw new CliError('invalid_key', `--key ${path}: ${(e as Error).message}`, { path });
   }
 }
 
@@ -41,7 +41,7 @@ function readBytes(path: string): Buffer {
   try {
     return readFileSync(path === '-' ? 0 : path);
   } catch (e) {
-    throw new CliError(2, `Cannot read ${path === '-' ? 'stdin' : path}: ${reasonOf(e)}`, { code: 'unreadable', path });
+    throw new CliError('unreadable', `Cannot read ${path === '-' ? 'stdin' : path}: ${reasonOf(e)}`, { path });
   }
 }
 

@@ -24,7 +24,7 @@ async function trustedJudges(path: string): Promise<{ profiles: AgentKeys[]; tag
   const { parseTrust, TrustFileError } = await import('../../../verifier/trust.js');
   const { parseStrictJson } = await import('../../../src/core/strict-json.js');
   const { isDateTimeStamp, timeOf } = await import('../../../src/core/credential.js');
-  const notOne = (why: string) => new CliError(2, `${path} is not a trust file: ${why}`, { code: 'not_a_trust_file', path });
+  const notOne = (why: string) => new CliError('not_a_trust_file', `${path} is not a trust file: ${why}`, { path });
   try {
     parseTrust(text);
   } catch (e) {

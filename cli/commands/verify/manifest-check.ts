@@ -32,9 +32,10 @@ export function findManifest(doc: unknown): { manifest: Json; kind: ManifestKind
   const around = isObject(doc) && isObject(doc.manifest) ? doc : null;
   const manifest = around ? around.manifest : doc;
   if (!isObject(manifest) || typeof manifest.signature !== 'string') {
-    throw new CliError(2, 'No manifest here: give a manifest, or a node, brief or eval-proposal answer that carries one (its `manifest` field).', {
-      code: 'not_a_manifest',
-    });
+    throw new CliError(
+      'not_a_manifest',
+      'No manifest here: give a manifest, or a node, brief or eval-proposal answer that carries one (its `manifest` field).',
+    );
   }
   // An eval manifest names its artifactPath too: the eval proposal id decides first.
   const kind: ManifestKind | null =
@@ -45,7 +46,7 @@ export function findManifest(doc: unknown): { manifest: Json; kind: ManifestKind
         : typeof manifest.artifactPath === 'string'
           ? 'artifact'
           : null;
-  if (!kind) throw new CliError(2, 'Not a manifest this node signs: it names no briefId, artifactPath or eval proposalId.', { code: 'not_a_manifest' });
+  if (!kind) throw new CliError('not_a_manifest', 'Not a manifest this node signs: it names no briefId, artifactPath or eval proposalId.');
   return { manifest, kind, around };
 }
 

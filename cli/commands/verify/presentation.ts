@@ -59,7 +59,7 @@ export function presentationCommand(verify: Command, cli: Cli) {
           try {
             bytes = file === '-' ? readStdin() : readFileSync(file);
           } catch (e) {
-            throw new CliError(2, `Cannot read ${file}: ${reasonOf(e)}`, { code: 'unreadable', path: file });
+            throw new CliError('unreadable', `Cannot read ${file}: ${reasonOf(e)}`, { path: file });
           }
           const trust = pinned ? pinned.issuers : list && issuer ? trustIssuerKeys(issuer, list as never) : undefined;
           const domain = opts.domain === undefined ? undefined : opts.domain.length === 1 ? opts.domain[0] : opts.domain;

@@ -47,7 +47,7 @@ export async function checkable<T>(path: string, run: () => T | Promise<T>): Pro
     return await run();
   } catch (e) {
     const { NotCheckableError } = await import('../../../verifier/report.js');
-    if (NotCheckableError.is(e)) throw new CliError(2, `${path === '-' ? 'stdin' : path}: ${e.message}`, { code: e.code, path });
+    if (NotCheckableError.is(e)) throw new CliError(e.code, `${path === '-' ? 'stdin' : path}: ${e.message}`, { path });
     throw e;
   }
 }
@@ -101,7 +101,7 @@ export async function trustArg(path: string | undefined, others: Record<string, 
   try {
     bytes = path === '-' ? readStdin() : readFileSync(path);
   } catch (e) {
-    throw new CliError(2, `Cannot read ${path}: ${reasonOf(e)}`, { code: 'unreadable', path });
+    throw new CliError('unreadable', `Cannot read ${path}: ${reasonOf(e)}`, { path });
   }
   try {
     const file = parseTrust(bytes);
@@ -113,7 +113,7 @@ export async function trustArg(path: string | undefined, others: Record<string, 
       witnesses: q ? { keys: file.policy.witnesses, rule: q, now: Math.floor(Date.now() / 1000) } : undefined,
     };
   } catch (e) {
-    if (e instanceof TrustFileError) throw new CliError(2, `${path} is not a trust file: ${e.message}`, { code: 'not_a_trust_file', path });
+    if (e instanceof TrustFileError) throw new CliError('not_a_trust_file', `${path} is not a trust file: ${e.message}`, { path });
     throw e;
   }
 }

@@ -23,7 +23,7 @@ export function readKeyList(path: string): string[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new CliError(2, `Cannot read ${path}: ${(e as Error).message}`, { code: 'unreadable', path });
+    throw new CliError('unreadable', `Cannot read ${path}: ${(e as Error).message}`, { path });
   }
   return text
     .split('\n')
@@ -68,7 +68,7 @@ export function witnessCommands(program: Command, cli: Cli) {
         try {
           key = loadOrCreateWitnessKey(resolve(opts.key ?? `${dataDir}/witness-key`), opts.name);
         } catch (e) {
-          throw new CliError(2, (e as Error).message, { code: 'witness_key', error: (e as Error).message });
+          throw new CliError('witness_key', (e as Error).message, { error: (e as Error).message });
         }
         const { openStore } = await import('../../../src/store/index.js');
         const { systemClock } = await import('../../../src/core/index.js');
