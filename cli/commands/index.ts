@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import type { CommandGroup } from '../program.js';
 import { adminCommands } from './admin/index.js';
 import { appealCommands } from './proposals/appeal.js';
@@ -15,14 +16,63 @@ import { logCommands } from './log/index.js';
 import { monitorCommands } from './monitor/index.js';
 import { proposalCommands } from './proposals/index.js';
 import { quotaCommands } from './identity/quota.js';
+import { renamedSpellings } from './renamed/index.js';
 import { schemasCommands } from './proposals/schemas.js';
 import { serveCommands } from './serve/index.js';
+import { showCommands } from './show/index.js';
 import { storeCommands } from './store/index.js';
 import { toolCommands } from './calibration/tools.js';
+import { trustCommands } from './trust/index.js';
 import { verifyCommands } from './verify/index.js';
 import { witnessCommands } from './witness/index.js';
 
-/** Every command group, in the order `akas --help` lists them; each file is named for what it registers. */
+/**
+ * `akas --help`'s groups: each top-level command under who uses it, in the order docs/CLI.md
+ * "Commands" lists them (test/cli/grammar.test.ts holds the two the same). `help` joins the last.
+ */
+export const HELP_GROUPS: ReadonlyArray<readonly [heading: string, names: readonly string[]]> = [
+  ['Running a node:', ['serve', 'demo', 'store', 'admin', 'calibration', 'witness']],
+  [
+    "An agent's work:",
+    ['register', 'me', 'preview', 'wakeup', 'recover', 'profile', 'quota', 'appeal', 'agents', 'calibrate', 'challenge', 'tool', 'schemas'].concat([
+      'propose',
+      'queue',
+      'judge',
+      'withdraw',
+      'attest',
+      'show',
+      'node',
+      'brief',
+      'search',
+      'suggest',
+      'traverse',
+      'cas',
+      'mcp',
+      'docs',
+    ]),
+  ],
+  ['Auditing:', ['verify', 'export', 'node-keys', 'trust', 'log', 'gate', 'journal', 'monitor', 'explore']],
+  ['This CLI:', ['completion']],
+];
+
+/** Puts each top-level command in its help group, in the groups' order (hidden ones last, in none). */
+export function helpGroups(program: Command) {
+  const rank = new Map(
+    HELP_GROUPS.flatMap(([heading, names]) => names.map((name) => [name, heading] as const)).map(([name, heading], i) => [name, { heading, i }]),
+  );
+  for (const c of program.commands) {
+    const at = rank.get(c.name());
+    if (at) c.helpGroup(at.heading);
+  }
+  const place = (c: Command) => rank.get(c.name())?.i ?? Number.MAX_SAFE_INTEGER;
+  (program.commands as Command[]).sort((a, b) => place(a) - place(b));
+  program.commandsGroup(HELP_GROUPS[HELP_GROUPS.length - 1][0]).helpCommand(true);
+}
+
+/**
+ * Every command group; each file is named for what it registers. The old spellings are
+ * registered onto the commands the others built, and the help groups set once all are in.
+ */
 export const commandGroups: CommandGroup[] = [
   serveCommands,
   demoCommands,
@@ -37,14 +87,18 @@ export const commandGroups: CommandGroup[] = [
   appealCommands,
   calibrationCommands,
   proposalCommands,
+  showCommands,
   casCommands,
   knowledgeCommands,
   verifyCommands,
   exportCommands,
+  trustCommands,
   logCommands,
   journalCommands,
   monitorCommands,
   witnessCommands,
   discoveryCommands,
   completionCommands,
+  renamedSpellings,
+  helpGroups,
 ];

@@ -21,10 +21,10 @@ const ROUTES: Array<[RegExp, string | ((m: RegExpExecArray) => string)]> = [
   [/\bGET \/api\/knowledge\/search\b/g, 'akas search'],
   [/\bGET \/api\/knowledge\/dg\/by-path\?path=\.\.\./g, 'akas node PATH'],
   [/\bPOST \/api\/knowledge\/dg\/traverse\b/g, 'akas traverse'],
-  [/\bGET \/api\/knowledge\/proposals\/\{id\}/g, 'akas proposal ID'],
-  [/\bGET \/api\/attestations\b(?!\/)/g, 'akas events'],
+  [/\bGET \/api\/knowledge\/proposals\/\{id\}/g, 'akas show ID'],
+  [/\bGET \/api\/attestations\b(?!\/)/g, 'akas log events'],
   [/\bGET \/api\/node\/keys\b/g, 'akas node-keys'],
-  [/(?<![\w/])\/api\/knowledge\/proposals\/((?:[a-z]+_)[0-9a-f]{16})\b/g, (m) => `akas proposal ${m[1]}`],
+  [/(?<![\w/])\/api\/knowledge\/proposals\/((?:[a-z]+_)[0-9a-f]{16})\b/g, (m) => `akas show ${m[1]}`],
 ];
 
 /** The text with every route it names as the akas command that does the same. */

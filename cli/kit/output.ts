@@ -11,7 +11,7 @@ export interface Io {
 }
 
 /**
- * A reader that stops early (`akas events | head -2`) closes the pipe: what was asked for has
+ * A reader that stops early (`akas log events | head -2`) closes the pipe: what was asked for has
  * been read, so the command ends quietly with exit 0, whatever it was writing.
  */
 export function quietOnEpipe() {
@@ -90,7 +90,7 @@ function describeFailureRaw(err: CliError): string {
   if (b.recovery && typeof b.recovery === 'object') lines.push(`  recovery: ${JSON.stringify(b.recovery)}`);
   if (typeof b.retryAfter === 'number') lines.push(`  retry after: ${b.retryAfter} s`);
   if (typeof b.existingProposalId === 'string') {
-    lines.push(`  existing: ${b.existingProposalId} (akas proposal ${b.existingProposalId}; judge it: akas judge ${b.existingProposalId} ...)`);
+    lines.push(`  existing: ${b.existingProposalId} (akas show ${b.existingProposalId}; judge it: akas judge ${b.existingProposalId} ...)`);
   } else if (typeof b.detailUrl === 'string') lines.push(`  existing: ${b.detailUrl}${typeof b.judgeUrl === 'string' ? ` (judge it: ${b.judgeUrl})` : ''}`);
   return lines.join('\n') + '\n';
 }

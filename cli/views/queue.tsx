@@ -135,7 +135,7 @@ function Details({ item }: { item: QueueItem }) {
       {typeof spec === 'string' && <Text>{spec}</Text>}
       <Text dimColor>
         {lines.slice(0, PAYLOAD_LINES).join('\n') +
-          (lines.length > PAYLOAD_LINES ? `\n… (${lines.length - PAYLOAD_LINES} more lines: akas proposal ${item.proposalId})` : '')}
+          (lines.length > PAYLOAD_LINES ? `\n… (${lines.length - PAYLOAD_LINES} more lines: akas show ${item.proposalId})` : '')}
       </Text>
     </Box>
   );

@@ -80,7 +80,7 @@ describe('a refusal in human output', () => {
     expect((await h.akas(['propose', 'capability', '--file', payload], { profile: a.profile })).code).toBe(0);
     const again = await h.akas(['propose', 'capability', '--file', payload], { profile: a.profile });
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/existing: (cprop_[0-9a-f]{16}) \(akas proposal \1; judge it: akas judge \1 /);
+    expect(again.stderr).toMatch(/existing: (cprop_[0-9a-f]{16}) \(akas show \1; judge it: akas judge \1 /);
   });
 });
 
@@ -187,7 +187,8 @@ describe('akas completion', () => {
         .split('\n')
         .filter(Boolean);
     expect(complete('akas', '')).toEqual(expect.arrayContaining(['serve', 'register', 'calibrate', 'propose', 'judge', 'verify', 'completion']));
-    expect(complete('akas', 'pro')).toEqual(['profile', 'propose', 'proposal']);
+    // `proposal`, an old spelling kept a release (akas show), is hidden: not completed.
+    expect(complete('akas', 'pro')).toEqual(['profile', 'propose']);
     expect(complete('akas', 'propose', '')).toEqual(
       expect.arrayContaining(['brief', 'capability', 'graph', 'artifact', 'eval-result', 'tree-expansion', 'spec-sharpening']),
     );

@@ -204,12 +204,12 @@ describe('akas traverse', () => {
     expect(text.stdout).toContain('✓ sqs-fifo → /tools/sqs-fifo');
     expect(text.stdout).toContain('✗ kafka → /tools/kafka');
     expect(text.stdout).toContain('leaves (2; 1 fork)');
-    const again = await h.akas(['--json', 'traversal', t.traversalId]);
+    const again = await h.akas(['--json', 'show', t.traversalId]);
     // The node keeps a traversal without its inputs (their hash says which they were).
     const { inputs: sent, ...kept } = t;
     expect(sent).toEqual({ throughput: 20000, ordered: true });
     expect(again.json()).toEqual(kept);
-    expect((await h.akas(['traversal', t.traversalId])).stdout).toContain(`inputs sha256 ${t.inputsSha256}`);
+    expect((await h.akas(['show', t.traversalId])).stdout).toContain(`inputs sha256 ${t.inputsSha256}`);
   });
 
   it('exits 2 without inputs or with inputs that are not an object, 1 when the node refuses', async () => {
@@ -219,8 +219,8 @@ describe('akas traverse', () => {
     const missing = await h.akas(['--json', 'traverse', '/decisions/pick-a-queue-x1', '--inputs', '{"throughput": 1}']);
     expect(missing.code).toBe(1);
     expect(missing.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'inputs.ordered' }] });
-    expect((await h.akas(['traversal', 'trv_0000000000000000'])).code).toBe(1);
-    expect((await h.akas(['traversal', 'nope'])).code).toBe(2);
+    expect((await h.akas(['show', 'trv_0000000000000000'])).code).toBe(1);
+    expect((await h.akas(['show', 'nope'])).code).toBe(2);
   });
 });
 
@@ -379,6 +379,6 @@ describe('akas completion', () => {
     expect(complete('akas', 'brief', 'kb:x', '--level', '')).toEqual(['tldr', 'core', 'deep']);
     expect(complete('akas', 'node', '/x', '--level', 'd')).toEqual(['deep']);
     expect(complete('akas', 'verify', 'ma')).toEqual(['manifest']);
-    expect(complete('akas', 'tra')).toEqual(['traverse', 'traversal']);
+    expect(complete('akas', 'tra')).toEqual(['traverse']); // not the hidden old `traversal` (akas show)
   });
 });

@@ -1,4 +1,4 @@
-// akas log watch (the monitor), akas log check (the node's own audit) and akas events, in-process
+// akas log watch (the monitor), akas log check (the node's own audit) and akas log events, in-process
 // against a node on 127.0.0.1: every way of rewriting the log is caught.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryHash, hmacSha256Hex } from '../../src/core/index.js';
@@ -105,13 +105,13 @@ describe('akas log check', () => {
   });
 });
 
-describe('akas events', () => {
+describe('akas log events', () => {
   it('prints the entries so far, and as JSON lines with --json', async () => {
     await append(4);
-    const r = await h.akas(['events']);
+    const r = await h.akas(['log', 'events']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(4);
-    const j = await h.akas(['--json', 'events', '--kind', 'pipeline.facet.v1', '--from', '2']);
+    const j = await h.akas(['--json', 'log', 'events', '--kind', 'pipeline.facet.v1', '--from', '2']);
     expect(
       j.stdout
         .trim()
@@ -233,7 +233,7 @@ describe('akas gate review', () => {
       profile: a.profile,
     });
     const id = JSON.parse(r.stdout).id;
-    const saved = await h.akas(['--json', 'attestation', id]);
+    const saved = await h.akas(['--json', 'show', id]);
     const { writeFileSync } = await import('node:fs');
     const file = `${h.configDir}/proof.json`;
     writeFileSync(file, saved.stdout);

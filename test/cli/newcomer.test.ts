@@ -65,7 +65,7 @@ describe('a --base-url where no akas node is', () => {
   it('says a --base-url without http:// is not a URL, with the one it probably meant', async () => {
     const { profile } = await h.agent();
     const bare = h.baseUrl.replace(/^http:\/\//, '');
-    for (const args of [['me'], ['search', 'x'], ['events'], ['cas', 'put', file('blob.txt', 'hello')]]) {
+    for (const args of [['me'], ['search', 'x'], ['log', 'events'], ['cas', 'put', file('blob.txt', 'hello')]]) {
       const r = await h.akas(['--base-url', bare, ...args], { profile });
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain(`--base-url ${bare} is not an http:// or https:// URL: try --base-url http://${bare}`);
@@ -76,19 +76,19 @@ describe('a --base-url where no akas node is', () => {
     expect(j.json().error).toContain('try --base-url http://127.0.0.1:9');
   });
 
-  it('akas events says nothing answers, or not an akas node, where the other commands do', async () => {
-    const down = await h.akas(['--base-url', 'http://127.0.0.1:9', 'events']);
+  it('akas log events says nothing answers, or not an akas node, where the other commands do', async () => {
+    const down = await h.akas(['--base-url', 'http://127.0.0.1:9', 'log', 'events']);
     expect(down.code).toBe(2);
     expect(down.stderr).toContain('nothing answers at http://127.0.0.1:9');
     expect(down.stderr).not.toContain('broke off');
-    const other = await h.akas(['--base-url', otherUrl, 'events']);
+    const other = await h.akas(['--base-url', otherUrl, 'log', 'events']);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain(`${otherUrl} is not an akas node`);
     expect(other.stderr).not.toContain('<html>');
-    const j = await h.akas(['--json', '--base-url', otherUrl, 'events']);
+    const j = await h.akas(['--json', '--base-url', otherUrl, 'log', 'events']);
     expect(j.json()).toMatchObject({ ok: false, code: 'not_akas', status: 404 });
     // The node's own refusal is its envelope, not "HTTP 400: {...}".
-    const refused = await h.akas(['events', '--from', '99999999999999999999']);
+    const refused = await h.akas(['log', 'events', '--from', '99999999999999999999']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('(validation_failed, HTTP 400)');
     expect(refused.stderr).toContain('from');
@@ -151,7 +151,7 @@ describe('hints and next steps', () => {
     expect(routesToCommands('GET /api/knowledge/node/ lists the top of the tree; GET /api/knowledge/search finds nodes.')).toBe(
       '`akas node` lists the top of the tree; `akas search` finds nodes.',
     );
-    expect(routesToCommands('see /api/knowledge/proposals/cprop_0123456789abcdef')).toBe('see `akas proposal cprop_0123456789abcdef`');
+    expect(routesToCommands('see /api/knowledge/proposals/cprop_0123456789abcdef')).toBe('see `akas show cprop_0123456789abcdef`');
     const text = describeFailure(CliError.fromNode(1, 'x', { hint: 'Earn credits by judging pending proposals (GET /api/judge/queue) or answer challenges.' }));
     expect(text).toContain('hint: Earn credits by judging pending proposals (`akas queue`)');
   });
@@ -198,7 +198,7 @@ describe('akas propose --template and --dry-run', () => {
     expect(bad.stdout).toContain('payload.provenance.createdAt: must be integer');
     expect(bad.stdout).toContain('Unix time in milliseconds');
     expect(bad.stdout).toContain('payload.provenance.license: is required');
-    const fields = await h.akas(['schemas', '--proposal', 'artifact']);
+    const fields = await h.akas(['schemas', '--kind', 'artifact']);
     expect(fields.stdout).toMatch(/createdAt {2}\(required, integer\) {2}When it was made: Unix time in milliseconds/);
   });
 });

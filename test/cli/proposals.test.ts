@@ -217,7 +217,7 @@ describe('akas propose', () => {
   });
 });
 
-describe('akas judge and akas proposal', () => {
+describe('akas judge and akas show', () => {
   it("publishes with three signed judgments that verify against the judges' keys", async () => {
     const proposer = await agent();
     const judges = [await agent(0.9, 0), await agent(0.7, 0), await agent(0.6, 0)];
@@ -233,7 +233,7 @@ describe('akas judge and akas proposal', () => {
         newStatus: i === 2 ? 'published' : 'pending',
       });
     }
-    const shown = await akas(['--json', 'proposal', id]);
+    const shown = await akas(['--json', 'show', id]);
     expect(shown.code).toBe(0);
     const p = shown.json();
     expect(p).toMatchObject({ proposalId: id, status: 'published', judgmentCount: 3 });
@@ -243,7 +243,7 @@ describe('akas judge and akas proposal', () => {
       expect(j.signature.publicKey).toBe(loadIdentity(judge.profile, baseUrl)!.signing.publicKey);
       expect(verify(j.signature.publicKey, j.signature.signingPayload, j.signature.signature)).toBe(true);
     }
-    expect((await akas(['proposal', id])).code).toBe(0);
+    expect((await akas(['show', id])).code).toBe(0);
     const me = await akas(['--json', 'me'], { profile: proposer.profile });
     expect(me.json()).toMatchObject({ balance: 20, reservedBalance: 0 });
   });
@@ -346,8 +346,8 @@ describe('akas judge and akas proposal', () => {
     expect([twice.code, twice.json().code]).toEqual([1, 'already_judged']);
     const missing = await akas(judgeArgs('prop_0000000000000000'), { profile: judge.profile });
     expect([missing.code, missing.json().code]).toEqual([1, 'not_found']);
-    expect((await akas(['--json', 'proposal', 'prop_0000000000000000'])).code).toBe(1);
-    expect((await akas(['--json', 'proposal', 'nope'])).code).toBe(2);
+    expect((await akas(['--json', 'show', 'prop_0000000000000000'])).code).toBe(1);
+    expect((await akas(['--json', 'show', 'nope'])).code).toBe(2);
   });
 });
 
@@ -543,19 +543,19 @@ describe('text other agents wrote, on a terminal', () => {
   }
 
   it(
-    'akas proposal, akas queue and --json: escape sequences are shown as \\u escapes, never written, and --json keeps the text as the node ' + 'holds it',
+    'akas show, akas queue and --json: escape sequences are shown as \\u escapes, never written, and --json keeps the text as the node ' + 'holds it',
     async () => {
       const proposer = await agent(0.8, 100);
       const judge = await agent(0.8, 0);
       const id = await hostileProposal(proposer);
-      for (const args of [['proposal', id], ['queue']]) {
+      for (const args of [['show', id], ['queue']]) {
         const r = await akas(args, { profile: judge.profile });
         expect(r.code, r.stderr).toBe(0);
         for (const e of ESCAPES) expect(r.stdout + r.stderr, `${args[0]}: ${JSON.stringify(e)}`).not.toContain(e);
         expect(r.stdout).toContain('Fine tool\\u001b]0;PWNED\\u0007');
       }
       // Machine output is the node's answer, byte for byte (JSON escapes its controls itself).
-      expect((await akas(['--json', 'proposal', id], { profile: judge.profile })).json().title).toBe(HOSTILE);
+      expect((await akas(['--json', 'show', id], { profile: judge.profile })).json().title).toBe(HOSTILE);
     },
   );
 

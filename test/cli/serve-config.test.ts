@@ -16,7 +16,7 @@ const witnessSpec = (name: string) => `${noteKey(name)}@http://127.0.0.1:7380`;
 const PIPE = { stderrIsTTY: false };
 
 /** serve's options as commander hands them over when nothing is given (the repeatable ones are lists). */
-const flags = (o: Partial<ServeOptions> = {}): ServeOptions => ({ witness: [], witnessLog: [], ...o });
+const flags = (o: Partial<ServeOptions> = {}): ServeOptions => ({ cosigner: [], witnessLog: [], ...o });
 
 /** The configuration, failing the test with the usage error if there is one. */
 function configOf(o: Partial<ServeOptions>, env: NodeJS.ProcessEnv = {}, context = PIPE) {
@@ -109,10 +109,10 @@ describe('serveConfig reads flags over the environment', () => {
     expect(configOf({ host: '0.0.0.0', allowSameIp: true }).sameIp.enforced).toBe(false);
   });
 
-  it('parses the witnesses given and those of the --witnesses file, and the logs it witnesses', () => {
-    const c = configOf({ witness: [witnessSpec('w.example/a')], witnessLog: [noteKey('example.com/log')], witnessKey: '/k' }, {}, PIPE);
+  it('parses the cosigners given and those of the --cosigners file, and the logs it witnesses', () => {
+    const c = configOf({ cosigner: [witnessSpec('w.example/a')], witnessLog: [noteKey('example.com/log')], witnessKey: '/k' }, {}, PIPE);
     expect(c.witnesses.map((w) => w.name)).toEqual(['w.example/a']);
-    const listed = serveConfig(flags({ witness: [witnessSpec('w.example/a')] }), {}, { ...PIPE, witnessList: [witnessSpec('w.example/b')] });
+    const listed = serveConfig(flags({ cosigner: [witnessSpec('w.example/a')] }), {}, { ...PIPE, cosignerList: [witnessSpec('w.example/b')] });
     expect('config' in listed && listed.config.node.witnesses?.map((w) => w.name)).toEqual(['w.example/a', 'w.example/b']);
     expect(c.witnessFor).toEqual({ logs: [noteKey('example.com/log')], keyFile: '/k', name: undefined });
   });
@@ -144,7 +144,7 @@ describe('serveConfig refuses, as a usage error (exit 2), before anything opens'
     [{ casQuota: '0' }, {}, /^--cas-quota is a number of MiB above 0/],
     [{ traversalTtl: '-1' }, {}, /^--traversal-ttl is a number of hours above 0/],
     [{ logOrigin: 'a b' }, {}, /^--log-origin/],
-    [{ witness: ['not a witness'] }, {}, /^--witness: /],
+    [{ cosigner: ['not a witness'] }, {}, /^--cosigner: /],
     [{ witnessLog: ['nonsense'] }, {}, /^--witness-log: /],
     [{ demo: true, calibration: '/srv/cal' }, {}, /^--demo calibrates/],
     [{ demo: true }, { AKAS_CALIBRATION: '/srv/cal' }, /^--demo calibrates/],

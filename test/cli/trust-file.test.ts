@@ -1,11 +1,11 @@
-// akas node-keys --trust with judges (issue 32, 1; PROTOCOL 8.6): `--judges-of ID` and `--agent
+// akas trust pin with judges (issue 32, 1; PROTOCOL 8.6): `--judges-of ID` and `--agent
 // TAG` add the judges' keys to the trust file's `agents` section, each key in the window it was
 // the judge's (a prior key closed, the current one open), so that `akas verify judgments --trust`
 // is anchored on a file the node wrote, trust on first use as the rest of it.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentsSection } from '../../cli/commands/discovery/trust-file.js';
+import { agentsSection } from '../../cli/commands/trust/trust-file.js';
 import { cliHarness, type CliHarness } from '../helpers/cli.js';
 import { agent, decide, proposeAs } from '../helpers/flows.js';
 import { samplePayload } from '../fixtures/payloads.js';
@@ -27,14 +27,14 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const trustFile = async (args: string[]) => {
-  const r = await h.akas(['node-keys', '--trust', ...args]);
+  const r = await h.akas(['trust', 'pin', ...args]);
   expect(r.code, r.stderr).toBe(0);
   const path = join(h.configDir, `trust-${args.join('-')}.json`);
   writeFileSync(path, r.stdout);
   return { path, doc: JSON.parse(r.stdout), stderr: r.stderr };
 };
 
-describe('akas node-keys --trust with judges', () => {
+describe('akas trust pin with judges', () => {
   it('pins every judge of a proposal (--judges-of), and verify judgments is anchored on the file: exit 0', async () => {
     const { path, doc, stderr } = await trustFile(['--judges-of', proposalId]);
     expect(doc.agents.map((a: { tag: string }) => a.tag).sort()).toEqual([...judges].sort());
@@ -55,15 +55,13 @@ describe('akas node-keys --trust with judges', () => {
     expect(r.json().unanchored.join(' ')).toContain(judges[2]);
   });
 
-  it('refuses judges without --trust (exit 2), and an unknown tag, writing nothing', async () => {
-    const bare = await h.akas(['node-keys', '--agent', judges[0]]);
-    expect([bare.code, bare.stderr]).toEqual([2, expect.stringContaining('give --trust')]);
-    const unknown = await h.akas(['node-keys', '--trust', '--agent', 'ak_nobody00000']);
+  it('refuses an unknown tag, and a proposal nobody judged yet, writing nothing', async () => {
+    const unknown = await h.akas(['trust', 'pin', '--agent', 'ak_nobody00000']);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stdout).toBe('');
     // A proposal nobody has judged yet: no judge to pin, and no file that would look as if it pinned them.
     const pending = await proposeAs(h.node, await agent(h.node), 'brief', samplePayload('brief', 8));
-    const none = await h.akas(['node-keys', '--trust', '--judges-of', pending.json().proposalId]);
+    const none = await h.akas(['trust', 'pin', '--judges-of', pending.json().proposalId]);
     expect([none.code, none.stdout, none.stderr]).toEqual([2, '', expect.stringContaining('has no judgments yet')]);
   });
 

@@ -320,8 +320,8 @@ describe('issuer key rotation (e2e)', () => {
     expect(r.code, r.stdout).toBe(0);
   }, 60_000);
 
-  it('akas node-keys --trust writes a trust file (trust on first use) that anchors verify bundle and credential, across the rotation', async () => {
-    const made = await akas('p1', ['node-keys', '--trust']);
+  it('akas trust pin writes a trust file (trust on first use) that anchors verify bundle and credential, across the rotation', async () => {
+    const made = await akas('p1', ['trust', 'pin']);
     expect(made.code, made.stderr).toBe(0);
     expect(made.stderr).toContain('trust on first use');
     const trust = JSON.parse(made.stdout);

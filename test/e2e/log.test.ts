@@ -49,7 +49,7 @@ describe('the log (e2e)', () => {
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain('/inputs must NOT have fewer than 1 items');
 
-    const events = await akas(['events']);
+    const events = await akas(['log', 'events']);
     expect(events.code).toBe(0);
     expect(events.stdout.trim().split('\n')).toHaveLength(3);
     const watch = await akas(['--json', 'log', 'watch', '--once']);

@@ -2,7 +2,7 @@
 // fresh default node (`akas serve`, loopback), four profiles of one machine go from register
 // to a published proposal and a verified bundle with exactly the README's first-session
 // commands. Beside it: the same-IP rule where the node can tell clients apart (--trust-proxy),
-// a closed pipe ending `akas events` quietly, and the queue on a terminal (an answer and its
+// a closed pipe ending `akas log events` quietly, and the queue on a terminal (an answer and its
 // Enter in one chunk; a real SIGINT).
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,13 +50,13 @@ describe("the README's first session on a fresh default node", () => {
     expect(verified.code).toBe(0);
     expect(verified.stdout).not.toMatch(/FAIL/);
 
-    const p = JSON.parse((await akas(['--json', 'proposal', ctx.lastProposal!])).stdout);
+    const p = JSON.parse((await akas(['--json', 'show', ctx.lastProposal!])).stdout);
     expect(p).toMatchObject({ status: 'published', judgmentCount: 3 });
   }, 180_000);
 });
 
 describe('a closed pipe', () => {
-  // `akas events --follow | head -N`: head leaves after N lines; the next entry akas writes
+  // `akas log events --follow | head -N`: head leaves after N lines; the next entry akas writes
   // (made here once head is gone) meets a closed pipe, which must end akas quietly with 0.
   let reviews = 0;
   async function attestOne() {
@@ -87,12 +87,12 @@ describe('a closed pipe', () => {
     return { out, err };
   }
 
-  it('ends akas events --follow quietly with exit 0, in human and JSON output', async () => {
+  it('ends akas log events --follow quietly with exit 0, in human and JSON output', async () => {
     await calibratedProfiles(node.url, ctx.work, ['piper'], ctx.configDir);
     for (let i = 0; i < 2; i++) await attestOne(); // entries to stream before head leaves
     for (const [args, lines] of [
-      [['events', '--follow'], 2],
-      [['events', '--follow', '--json'], 1],
+      [['log', 'events', '--follow'], 2],
+      [['log', 'events', '--follow', '--json'], 1],
     ] as const) {
       const { out, err } = await followIntoHead([...args], lines);
       expect(out.split('\n').filter(Boolean)).toHaveLength(lines);

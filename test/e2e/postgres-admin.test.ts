@@ -77,7 +77,7 @@ describePg('akas store (e2e)', () => {
 
     const url = fresh();
     const env = { AKAS_NODE_SECRET: SECRET };
-    const copy = await runCli(['--json', 'store', 'copy', '--from', dataDir, '--to', url], { env, timeoutMs: 120_000 });
+    const copy = await runCli(['--json', 'store', 'copy', '--data', dataDir, '--store', url], { env, timeoutMs: 120_000 });
     expect(copy.code, copy.stdout + copy.stderr).toBe(0);
     const report = JSON.parse(copy.stdout);
     expect(report).toMatchObject({ ok: true, issuer, problems: [], ledger: { ok: true }, log: { ok: true }, blobs: { source: 2, target: 2 } });
@@ -89,11 +89,11 @@ describePg('akas store (e2e)', () => {
     expect(report.search).toEqual({ indexed: 1 });
 
     // Into a database that holds data: refused, nothing touched.
-    const twice = await runCli(['store', 'copy', '--from', dataDir, '--to', url], { env });
+    const twice = await runCli(['store', 'copy', '--data', dataDir, '--store', url], { env });
     expect(twice.code).toBe(2);
     expect(twice.stderr).toContain('already holds data');
     // Without the secret: refused.
-    const noSecret = await runCli(['store', 'copy', '--from', dataDir, '--to', fresh()]);
+    const noSecret = await runCli(['store', 'copy', '--data', dataDir, '--store', fresh()]);
     expect(noSecret.code).toBe(2);
     expect(noSecret.stderr).toContain('AKAS_NODE_SECRET');
 

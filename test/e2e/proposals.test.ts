@@ -56,13 +56,13 @@ describe('proposals and judging (e2e)', () => {
     }
     expect(statuses).toEqual(['pending', 'pending', 'published']);
 
-    const shown = await akas('p2', ['--json', 'proposal', proposalId]);
+    const shown = await akas('p2', ['--json', 'show', proposalId]);
     expect(shown.code).toBe(0);
     const p = JSON.parse(shown.stdout);
     expect(p).toMatchObject({ proposalId, status: 'published', judgmentCount: 3 });
     expect(p.judgments.map((j: { agentTag: string }) => j.agentTag)).toEqual(['p2', 'p3', 'p4'].map((x) => saved(x).tag));
     expect(await me('p1')).toMatchObject({ balance: before.balance, reservedBalance: before.reservedBalance });
-    expect((await akas('p2', ['proposal', proposalId])).code).toBe(0);
+    expect((await akas('p2', ['show', proposalId])).code).toBe(0);
 
     // An auditor checks the three judge signatures offline, keys tied to the judges' profiles.
     const detailFile = join(work, 'detail.json');
@@ -73,7 +73,7 @@ describe('proposals and judging (e2e)', () => {
       writeFileSync(file, (await akas(judge, ['--json', 'agents', saved(judge).tag])).stdout);
       profiles.push(file);
     }
-    const audit = await runCli(['verify', 'judgments', detailFile, '--agent', ...profiles], { env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
+    const audit = await runCli(['verify', 'judgments', detailFile, '--agent-file', ...profiles], { env: { AKAS_BASE_URL: 'http://127.0.0.1:9' } });
     expect(audit.code, audit.stdout + audit.stderr).toBe(0);
     expect(audit.stdout).toContain(`3/3 judgments of ${proposalId} hold`);
     expect(audit.stdout).toContain(`ok    content ${p.contentSha256} (hashed here)`);
@@ -114,7 +114,7 @@ describe('proposals and judging (e2e)', () => {
     const dry = await akas('p2', judgeArgs(proposalId, '--dry-run'));
     expect(dry.code).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ ok: true, dryRun: true, would: { proposalId, kind: 'spec-sharpening' } });
-    expect(JSON.parse((await akas('p2', ['--json', 'proposal', proposalId])).stdout).judgmentCount).toBe(0);
+    expect(JSON.parse((await akas('p2', ['--json', 'show', proposalId])).stdout).judgmentCount).toBe(0);
     expect((await me('p2')).balance).toBe(before.balance);
 
     const bad = await akas('p2', [

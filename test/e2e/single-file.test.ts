@@ -107,7 +107,7 @@ describe('dist/akas-verify.mjs, alone', () => {
   it('says an unanchored bundle is unanchored and what to pin, and names the expired window of a trust file', () => {
     const open = single(['verify', 'bundle', 'bundle.json', '--at', fx.at]);
     expect(open.code).toBe(3);
-    expect(open.stdout).toMatch(/UNANCHORED — .*issuer\.chain.*pin --trust FILE \(akas node-keys --trust > trust\.json\), or --issuer DID and --log-key KEY/);
+    expect(open.stdout).toMatch(/UNANCHORED — .*issuer\.chain.*pin --trust FILE \(akas trust pin > trust\.json\), or --issuer DID and --log-key KEY/);
     const json = JSON.parse(single(['--json', 'verify', 'bundle', 'bundle.json', '--at', fx.at]).stdout);
     expect(json).toMatchObject({ verdict: 'unanchored', verified: false, anchored: false, failed: 0 });
     expect(json.unanchored).toEqual(expect.arrayContaining(['issuer.chain', 'log.key']));

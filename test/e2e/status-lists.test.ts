@@ -157,10 +157,13 @@ describe('status lists (e2e, LevelDB)', () => {
     expect((await verifyStatus(file, ['--status'])).code).toBe(0);
   });
 
-  it('refuses an unknown id with exit 2, naming it', async () => {
+  it("refuses an unknown id with exit 2, naming it, and --json passes the node's code on with its status (docs/CLI.md: --json)", async () => {
     const r = await admin(['jdg_0000000000000000', '--reason', 'x']);
     expect(r.code).toBe(2);
     expect(r.stderr + r.stdout).toContain('jdg_0000000000000000');
+    const j = await admin(['--json', 'jdg_0000000000000000', '--reason', 'x']);
+    expect(j.code).toBe(2);
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, code: 'not_found', status: 404 });
   });
 
   it('refuses a tampered list credential, and checks a saved list offline', async () => {

@@ -187,7 +187,7 @@ describe('an attestation as a Sigstore bundle and a DSSE envelope', () => {
   });
 
   it('checks an envelope and a bundle under the issuer keys a trust file pins, and refuses them under a file pinning another key', async () => {
-    const made = await akas('p1', ['node-keys', '--trust']);
+    const made = await akas('p1', ['trust', 'pin']);
     expect(made.code, made.stderr).toBe(0);
     writeFileSync(file('trust.json'), made.stdout);
     for (const [cmd, name] of [
@@ -215,7 +215,7 @@ describe('an attestation as a Sigstore bundle and a DSSE envelope', () => {
     const ok = await offline(['verify', 'log-proof', proofFile, '--log-key', logKey]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
 
-    const same = await akas('p1', ['attestation', reviewId, '--format', 'tlog-proof']);
+    const same = await akas('p1', ['export', reviewId, '--format', 'tlog-proof']);
     expect(same.code, same.stderr).toBe(0);
     expect(same.stdout.split('\n\n')[0]).toBe(text.split('\n\n')[0]);
 

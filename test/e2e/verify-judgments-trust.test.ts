@@ -46,7 +46,7 @@ const pin = (p: (typeof profiles)[number], window: { validFrom?: string | null; 
 });
 
 let n = 0;
-/** Writes a trust file pinning the node's issuer and log (as akas node-keys --trust does), with agents when given. */
+/** Writes a trust file pinning the node's issuer and log (as akas trust pin does), with agents when given. */
 function trustFile(agents?: unknown): string {
   const path = join(work, `trust-${n++}.json`);
   const doc = {
@@ -124,7 +124,7 @@ describe('akas verify judgments --trust FILE', () => {
     expect(window.code).toBe(2);
     const profile = join(work, 'profile.json');
     writeFileSync(profile, JSON.stringify(profiles[0]));
-    const mixed = await verify(detailFile, '--trust', trustFile(profiles.map((p) => pin(p))), '--agent', profile);
+    const mixed = await verify(detailFile, '--trust', trustFile(profiles.map((p) => pin(p))), '--agent-file', profile);
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('--trust pins the judges');
   });

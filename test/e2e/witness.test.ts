@@ -38,7 +38,7 @@ beforeAll(async () => {
   await first.stop({ keepData: true });
   for (const n of [1, 2]) witnesses.push(await startWitness(join(work, `w${n}`), `w${n}.example/witness`, logKey));
   node = await startServe(
-    witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]),
+    witnesses.flatMap((w) => ['--cosigner', `${w.verifierKey}@${w.url}`]),
     { dataDir },
   );
   await calibratedProfiles(node.url, work, ['p1']);
@@ -55,7 +55,7 @@ describe('a node with two akas witness processes (e2e)', () => {
       const r = await akas(['--json', 'attest', 'pipeline.facet.v1', '--body', facet(i)]);
       expect(r.code, r.stdout + r.stderr).toBe(0);
     }
-    const proof = await akas(['--json', 'attestation', 'att_0000000000000002']);
+    const proof = await akas(['--json', 'show', 'att_0000000000000002']);
     expect(proof.code, proof.stderr).toBe(0);
     writeFileSync(join(work, 'proof.json'), proof.stdout);
     const [k1, k2] = witnesses.map((w) => w.verifierKey);
@@ -124,7 +124,7 @@ describe('a node with two akas witness processes (e2e)', () => {
     // The next round audits only what is new.
     const r = await akas(['--json', 'attest', 'pipeline.facet.v1', '--body', facet(9)]);
     expect(r.code).toBe(0);
-    await akas(['attestation', 'att_0000000000000003']); // waits for the witnesses' round
+    await akas(['show', 'att_0000000000000003']); // waits for the witnesses' round
     const again = await akas(['--json', 'log', 'watch', '--once', '--tiles', `${node.url}/log`, '--witness', k1, '--witness', k2]);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, size: 4, previousSize: 3, audited: 1 });
@@ -137,7 +137,7 @@ describe('a node with two akas witness processes (e2e)', () => {
     mkdirSync(forkDir, { mode: 0o700 });
     copyFileSync(join(dataDir, 'node-keys.json'), join(forkDir, 'node-keys.json'));
     const fork = await startServe(
-      witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]),
+      witnesses.flatMap((w) => ['--cosigner', `${w.verifierKey}@${w.url}`]),
       { dataDir: forkDir },
     );
     try {
@@ -145,7 +145,7 @@ describe('a node with two akas witness processes (e2e)', () => {
       await calibratedProfiles(fork.url, work, ['f1'], config);
       const on = (args: string[]) => runCli(['--base-url', fork.url, '--profile', 'f1', ...args], { cwd: work, configDir: config });
       for (let i = 0; i < 6; i++) expect((await on(['--json', 'attest', 'pipeline.facet.v1', '--body', facet(i, 'fork')])).code).toBe(0);
-      const proof = await on(['--json', 'attestation', 'att_0000000000000005']);
+      const proof = await on(['--json', 'show', 'att_0000000000000005']);
       expect(proof.code, proof.stderr).toBe(0);
       writeFileSync(join(work, 'fork-proof.json'), proof.stdout);
       // Its own signature holds: only the witnesses can tell the fork.
@@ -178,7 +178,7 @@ describe('a node with two akas witness processes (e2e)', () => {
   it('exports bundles whose checkpoint both witnesses cosigned: verify bundle --witness-quorum 2 exits 0, and 1 with a wrong witness key', async () => {
     // The fork test stopped the node: it starts again on its own log, which the witnesses follow.
     node = await startServe(
-      witnesses.flatMap((w) => ['--witness', `${w.verifierKey}@${w.url}`]),
+      witnesses.flatMap((w) => ['--cosigner', `${w.verifierKey}@${w.url}`]),
       { dataDir },
     );
     const seeded = await runCli(['--base-url', node.url, '--json', 'demo', 'seed'], { cwd: work });

@@ -57,7 +57,7 @@ export const bundleOf = (env: ReturnType<typeof envelope>) => sigstoreBundle(env
 /** The instant the issuer's key was rotated in the trust file below: `old` before it, `current` from it. */
 export const ROTATED_AT = '2020-01-01T00:00:00.000Z';
 
-/** A trust file pinning `old` until ROTATED_AT and `current` from then on, as akas node-keys --trust writes one. */
+/** A trust file pinning `old` until ROTATED_AT and `current` from then on, as akas trust pin writes one. */
 export function rotatedTrust(old: TestSigner, current: TestSigner) {
   return {
     type: 'akas.trust.v1',

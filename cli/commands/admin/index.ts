@@ -52,10 +52,14 @@ function notOpened(e: Error, code: string, a: Acted, registry: string): string {
 }
 
 export function adminCommands(program: Command, cli: Cli) {
-  const admin = program.command('admin').description("an operator's changes to a node, through its local admin channel or directly on its store");
+  const admin = program
+    .command('admin')
+    .summary("an operator's changes to a node, running or stopped")
+    .description("an operator's changes to a node, through its local admin channel or directly on its store");
 
   admin
     .command('revoke')
+    .summary('revoke, suspend or lift judgment credentials (a new status list version)')
     .description('revoke (or --suspend, --unsuspend) judgment credentials: a new version of the status list, recorded in the log')
     .argument('[ids...]', 'judgment ids (jdg_...), credential URLs as the node serves them (absolute or the path), or credential subject ids')
     .requiredOption('--reason <text>', 'why (kept with the list version, written to the log, shown on the credential)')

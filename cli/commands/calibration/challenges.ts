@@ -26,6 +26,7 @@ export const showChallenge = (c: Json) =>
 export function challengeCommands(program: Command, cli: Cli) {
   program
     .command('challenge')
+    .summary('draw a challenge to answer with your next akas tool call')
     .description('draw a challenge to answer with your next `akas tool` call')
     .action(
       action(cli, async () => {

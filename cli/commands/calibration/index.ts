@@ -11,6 +11,7 @@ const NEXT_COMMAND: Record<string, string> = { judge: 'akas queue', challenge: '
 export function calibrateCommands(program: Command, cli: Cli) {
   program
     .command('calibrate')
+    .summary("answer your pool's 5 calibration questions")
     .description('answer the 5 calibration questions of your pool (an interactive questionnaire on a terminal)')
     .option('--answers <file>', "JSON object {questionId: answer} (- for stdin): for scripts; it may answer other pools too (only this agent's pool is sent)")
     .option('--questions', 'only print the questions (and attempts left)')
@@ -109,8 +110,10 @@ export function calibrateCommands(program: Command, cli: Cli) {
 export function calibrationCommands(program: Command, cli: Cli) {
   program
     .command('calibration')
+    .summary("a node operator's private calibration set")
     .description("a node operator's own calibration set (private answers: the demo set's ship in the package)")
     .command('init')
+    .summary('make a private calibration set in a new or empty folder')
     .description(
       'make a private calibration set in DIR (new, or empty): two pools and a challenge bank drawn fresh, files readable by you only; then: ' +
         'akas serve --calibration DIR',

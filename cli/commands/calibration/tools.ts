@@ -11,17 +11,18 @@ export const TOOLS = ['extract', 'regex-test', 'json-validate', 'word-count', 'u
 export function toolCommands(program: Command, cli: Cli) {
   program
     .command('tool')
+    .summary('call a priced tool while answering the current challenge')
     .description(`call a priced tool (${TOOLS.join(', ')}) while answering the current challenge`)
     .argument('<name>', 'tool name')
     .requiredOption('--input <json>', 'toolInput as JSON, @file or -')
     .requiredOption('--answer <json>', 'your answer to the challenge as JSON, @file or - (a plain string becomes {"answer": ...})')
-    .option('--challenge <id>', 'challengeId (default: the one from `akas challenge` or the last tool call)')
+    .option('--challenge-id <id>', 'the challenge answered (default: the one `akas challenge` drew, or the last tool call)')
     .action(
-      action(cli, async (name: string, opts: { input: string; answer: string; challenge?: string }) => {
+      action(cli, async (name: string, opts: { input: string; answer: string; challengeId?: string }) => {
         if (!TOOLS.includes(name)) throw usageError(`unknown tool ${name}: one of ${TOOLS.join(', ')}`);
         const id = cli.requireIdentity();
-        const challengeId = opts.challenge ?? id.challenge?.challengeId;
-        if (!challengeId) throw usageError('No current challenge: run `akas challenge` first (or pass --challenge ID).');
+        const challengeId = opts.challengeId ?? id.challenge?.challengeId;
+        if (!challengeId) throw usageError('No current challenge: run `akas challenge` first (or pass --challenge-id ID).');
         const toolInput = jsonArg(opts.input, '--input');
         let answer: unknown;
         try {

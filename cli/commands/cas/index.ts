@@ -8,10 +8,14 @@ import { action, type Cli } from '../../program.js';
 const transfer = () => import('./transfer.js');
 
 export function casCommands(program: Command, cli: Cli) {
-  const cas = program.command('cas').description("the node's content-addressable store: blobs named by their sha256 (1 byte to 10 MiB)");
+  const cas = program
+    .command('cas')
+    .summary("the node's content-addressable store: blobs named by their sha256")
+    .description("the node's content-addressable store: blobs named by their sha256 (1 byte to 10 MiB)");
 
   cas
     .command('put')
+    .summary('store files; prints each sha256 and fetch URL')
     .description('store files; prints each sha256 and fetchUrl (identical bytes are stored once)')
     .argument('<files...>', 'files to store')
     .action(
@@ -40,6 +44,7 @@ export function casCommands(program: Command, cli: Cli) {
 
   cas
     .command('get')
+    .summary('fetch a blob to a file, checked against its sha256 first')
     .description('fetch a blob to a file, checking its sha256 before the file appears (exit 1 on a mismatch, leaving no file)')
     .argument('<sha256>', 'the blob hash (64 hex)')
     .option('-o, --output <file>', 'where to write it (default ./<sha256>; - for stdout, after the check)')
@@ -56,6 +61,7 @@ export function casCommands(program: Command, cli: Cli) {
 
   cas
     .command('head')
+    .summary('whether the node holds a blob, and its size')
     .description('does the node hold a blob, and how big is it (exit 1 when it does not)')
     .argument('<sha256>', 'the blob hash (64 hex)')
     .action(

@@ -42,14 +42,18 @@ interface Node {
   options: Array<{ flag: string; takesValue: boolean; description: string; values?: readonly string[] }>;
   /** Values the next positional argument may take. */
   argumentValues: string[];
+  /** Its summary (what its parent's help shows), else its description. */
   description: string;
 }
 
-/** Every command of the program, depth first. */
+/** Whether commander hides a command from help (an old spelling kept a release: cli/commands/renamed/index.ts). */
+const hidden = (c: Command) => Boolean((c as unknown as { _hidden?: boolean })._hidden);
+
+/** Every visible command of the program, depth first, with its visible options. */
 export function commandTree(program: Command): Node[] {
   const nodes: Node[] = [];
   const walk = (cmd: Command, path: string) => {
-    const visible = cmd.commands.filter((c) => c.name() !== 'help');
+    const visible = cmd.commands.filter((c) => c.name() !== 'help' && !hidden(c));
     const args = cmd.registeredArguments ?? [];
     const first = args[0];
     const argumentValues = first ? [...(first.argChoices ?? ARGUMENT_VALUES[`${path}:${first.name()}`] ?? [])] : [];
@@ -57,20 +61,22 @@ export function commandTree(program: Command): Node[] {
       path,
       subcommands: visible.map((c) => c.name()),
       options: [
-        ...cmd.options.flatMap((o) =>
-          [o.long, o.short]
-            .filter((f): f is string => Boolean(f))
-            .map((flag) => ({
-              flag,
-              takesValue: o.required || o.optional,
-              description: o.description,
-              values: o.argChoices ?? COMMAND_OPTION_VALUES[`${path} ${flag}`] ?? OPTION_VALUES[flag],
-            })),
-        ),
+        ...cmd.options
+          .filter((o) => !o.hidden)
+          .flatMap((o) =>
+            [o.long, o.short]
+              .filter((f): f is string => Boolean(f))
+              .map((flag) => ({
+                flag,
+                takesValue: o.required || o.optional,
+                description: o.description,
+                values: o.argChoices ?? COMMAND_OPTION_VALUES[`${path} ${flag}`] ?? OPTION_VALUES[flag],
+              })),
+          ),
         { flag: '--help', takesValue: false, description: 'display help' },
       ],
       argumentValues,
-      description: cmd.description(),
+      description: cmd.summary() || cmd.description(),
     });
     for (const c of visible) walk(c, path ? `${path} ${c.name()}` : c.name());
   };
@@ -172,6 +178,7 @@ export function completionScript(program: Command, shell: Shell): string {
 export function completionCommands(program: Command, cli: Cli) {
   program
     .command('completion')
+    .summary('print a shell completion script (bash, zsh or fish)')
     .description('print a shell completion script: eval "$(akas completion bash)", or zsh; `akas completion fish | source`')
     .argument('<shell>', `one of ${SHELLS.join(', ')}`)
     .action(

@@ -4,7 +4,7 @@
 // guide from /llms.txt.
 import type { Command } from 'commander';
 import { realpathSync } from 'node:fs';
-import { CliError, collect, type Json, trySave, updateIdentity, usageError } from '../../kit/index.js';
+import { CliError, type Json, trySave, updateIdentity, usageError } from '../../kit/index.js';
 import { VERSION } from '../../../src/core/version.js';
 import { action, type Cli } from '../../program.js';
 
@@ -163,54 +163,26 @@ export function discoveryCommands(program: Command, cli: Cli) {
 function nodeKeysCommand(program: Command, cli: Cli) {
   program
     .command('node-keys')
+    .summary("the node's public keys, and whether it serves this package's explorer")
     .alias('keys')
     .description(
       "the node's public keys: the issuer did:key and its history, the log key (--log-key of akas verify log-proof), the HMAC key ids; and " +
         "the sha256 of this package's explorer script, stylesheet and browser verifier, with whether the node serves the same bytes",
     )
     .option('--pem', 'print only the current issuer key as SPKI PEM (the key of akas export --format dsse|sigstore, for tools that want a PEM)')
-    .option(
-      '--trust',
-      'print a trust file pinning this node (its issuer keys with their windows, its log key): `akas node-keys --trust > trust.json`, then ' +
-        '`akas verify ... --trust trust.json`. Trust on first use: it pins what the node shows now',
-    )
-    .option('--agent <tag>', "with --trust: pin this judge's keys too, in the file's agents section (for akas verify judgments); repeatable", collect, [])
-    .option('--judges-of <proposalId>', 'with --trust: pin the keys of every judge of this proposal')
     .action(
-      action(cli, async (opts: { pem?: boolean; trust?: boolean; agent: string[]; judgesOf?: string }) => {
+      action(cli, async (opts: { pem?: boolean; trust?: boolean; agent?: string[]; judgesOf?: string }) => {
+        // The old `akas node-keys --trust [--agent TAG] [--judges-of ID]` (hidden options:
+        // cli/commands/renamed/index.ts) is `akas trust pin`.
+        if ((opts.agent?.length || opts.judgesOf) && !opts.trust) throw usageError('--agent and --judges-of add judges to a trust file: akas trust pin');
         const client = cli.client();
-        if ((opts.agent.length || opts.judgesOf) && !opts.trust) throw usageError('--agent and --judges-of add judges to a trust file: give --trust');
         const keys = await client.get<Json>('/api/node/keys');
         if (opts.pem) {
           const { issuerPem } = await import('../export/supply-chain.js');
           cli.io.stdout.write(issuerPem(keys.issuer.current));
           return 0;
         }
-        if (opts.trust) {
-          const { trustFileFrom } = await import('./trust-file.js');
-          const url = client.baseUrl.replace(/\/$/, '');
-          const tags = new Set(opts.agent);
-          if (opts.judgesOf) {
-            const detail = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(opts.judgesOf)}`);
-            const judgments = (detail.judgments ?? []) as Json[];
-            if (!judgments.length) throw usageError(`${opts.judgesOf} has no judgments yet: there is no judge to pin`);
-            for (const j of judgments) tags.add(String(j.agentTag));
-          }
-          const judges: Json[] = [];
-          for (const tag of tags) judges.push(await client.get<Json>(`/api/agents/${encodeURIComponent(tag)}`));
-          const doc = await trustFileFrom(keys, url, Date.now(), judges);
-          const what = [
-            `${doc.issuers.length} issuer key(s)`,
-            'the log key',
-            ...(judges.length ? [`the keys of ${judges.length} judge(s) (${[...tags].join(', ')})`] : []),
-          ];
-          cli.io.stderr.write(
-            `akas node-keys --trust: trust on first use: pinned ${what.slice(0, -1).join(', ')} and ${what.at(-1)} as ${url} shows them now; ` +
-              'compare them with keys you have from elsewhere (the file says where and when it was made)\n',
-          );
-          cli.io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
-          return;
-        }
+        if (opts.trust) return (await import('../trust/index.js')).pinTrust(cli, { agent: opts.agent ?? [], judgesOf: opts.judgesOf });
         const { explorerIntegrity, explorerLines } = await import('./explorer-integrity.js');
         const files = await explorerIntegrity(client.baseUrl);
         const k: Json = { ...keys, explorer: { akas: VERSION, files } };
@@ -239,6 +211,7 @@ function nodeKeysCommand(program: Command, cli: Cli) {
 function mcpCommand(program: Command, cli: Cli) {
   program
     .command('mcp')
+    .summary('the MCP client configuration for this node, or (--stdio) the MCP server')
     .description('print the MCP client configuration for this node: akas mcp --stdio (local, keys kept in the profile) and the remote endpoint')
     .option('--client <name>', 'only this client: claude-code, claude-desktop, cursor, vscode, windsurf, generic')
     .option('--anonymous', 'without the api key (read tools only)')
@@ -324,6 +297,7 @@ function mcpCommand(program: Command, cli: Cli) {
 function exploreCommand(program: Command, cli: Cli) {
   program
     .command('explore')
+    .summary("open the node's explorer at a path, proposal, agent or attestation")
     .description("open the node's explorer in a browser: its home, or a tree path, proposal, agent or attestation (--print: the URL only)")
     .argument('[target]', 'a tree path (/models/x), a proposal id, an agent tag (ak_...) or an attestation id (att_...)')
     .option('--print', "print the page's URL without opening a browser")
@@ -345,6 +319,7 @@ function exploreCommand(program: Command, cli: Cli) {
 function docsCommand(program: Command, cli: Cli) {
   program
     .command('docs')
+    .summary("the node's agent guide (/llms.txt), or (--open) its page in a browser")
     .description("print the node's agent guide (/llms.txt), or open it as a page (--open)")
     .option('--open', 'open /agent-docs in a browser ($BROWSER, else the system opener)')
     .action(

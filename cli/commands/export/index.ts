@@ -1,16 +1,18 @@
 // akas export: the offline bundle of a proposal from a node (PROTOCOL 8.4), with its blobs and
 // credentials when asked, for `akas verify bundle` and `akas verify credential` to check with
 // no node (cli/commands/verify/); or an attestation or a decided proposal as an in-toto
-// Statement in a DSSE envelope or a Sigstore bundle, with its log proofs beside it (PROTOCOL 16).
+// Statement in a DSSE envelope or a Sigstore bundle, with its log proofs beside it (PROTOCOL 16);
+// or an attestation's inclusion proof as a C2SP tlog-proof file (PROTOCOL 16.5). A file in a
+// format is written here; `akas show ID` prints a thing for reading.
 import type { Command } from 'commander';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROPOSAL_ID_RE, sigstoreBundle, type DsseEnvelope } from '../../../src/core/index.js';
-import { nameFromNode, writeFilesInto, writeOut, writeTlogProofs } from './supply-chain.js';
+import { nameFromNode, tlogProofOf, writeFilesInto, writeOut, writeTlogProofs } from './supply-chain.js';
 import { CliError, type Json, reasonOf, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 
-const FORMATS = ['akas', 'dsse', 'sigstore'];
+const FORMATS = ['akas', 'dsse', 'sigstore', 'tlog-proof'];
 const ATTESTATION_ID = /^att_[0-9a-f]{16}$/;
 
 /** A GET whose 404 (unknown id) and 409 (no Statement) are the caller's input: exit 2 with the node's reason. */
@@ -26,15 +28,17 @@ async function getExportable<T>(cli: Cli, path: string): Promise<T> {
 export function exportCommands(program: Command, cli: Cli) {
   program
     .command('export')
+    .summary("write a proposal's bundle, or an attestation as DSSE, Sigstore or tlog-proof")
     .description(
       'download the offline bundle of a proposal (its judgments, signatures, credentials, keys, content hashes); ' +
-        'or an attestation or decided proposal as a DSSE envelope or Sigstore bundle (--format)',
+        "or an attestation or decided proposal as a DSSE envelope or Sigstore bundle, or an attestation's inclusion proof as a " +
+        'C2SP tlog-proof file (--format)',
     )
-    .argument('<id>', 'proposal id, or attestation id (att_...) with --format dsse|sigstore|akas')
+    .argument('<id>', 'proposal id, or attestation id (att_...) with --format akas|dsse|sigstore|tlog-proof')
     .option(
       '--format <format>',
       'akas (the bundle; an attestation with its proof), dsse (an in-toto Statement signed by the issuer key), ' +
-        'sigstore (that envelope in a Sigstore bundle v0.3)',
+        "sigstore (that envelope in a Sigstore bundle v0.3), tlog-proof (an attestation's C2SP tlog-proof@v1 file: akas verify log-proof takes it)",
       'akas',
     )
     .option('--with-proof <dir>', "also write the akas log's inclusion proofs as C2SP tlog-proof files into DIR/<attestation id>.tlog-proof")
@@ -47,21 +51,24 @@ export function exportCommands(program: Command, cli: Cli) {
         const attestation = ATTESTATION_ID.test(id);
         if (!attestation && !PROPOSAL_ID_RE.test(id)) throw usageError(`not an attestation id (att_ + 16 hex) or a proposal id: ${id}`);
         if (attestation && (opts.blobs || opts.credentials)) throw usageError('--blobs and --credentials are for a proposal bundle, not an attestation');
+        if (!attestation && opts.format === 'tlog-proof')
+          throw usageError(`--format tlog-proof is an attestation's inclusion proof; a proposal's log proofs: akas export ${id} --with-proof DIR`);
         const out = cli.output();
         const enc = encodeURIComponent(id);
         let doc: Json;
-        if (opts.format === 'akas') doc = await getExportable<Json>(cli, attestation ? `/api/attestations/${enc}` : `/api/knowledge/proposals/${enc}/bundle`);
+        if (opts.format === 'akas' || opts.format === 'tlog-proof')
+          doc = await getExportable<Json>(cli, attestation ? `/api/attestations/${enc}` : `/api/knowledge/proposals/${enc}/bundle`);
         else {
           const envelope = await getExportable<DsseEnvelope>(cli, attestation ? `/api/attestations/${enc}/dsse` : `/api/knowledge/proposals/${enc}/dsse`);
           doc = opts.format === 'sigstore' ? sigstoreBundle(envelope) : envelope;
         }
-        const text = JSON.stringify(doc, null, 2) + '\n';
+        const text = opts.format === 'tlog-proof' ? tlogProofOf(doc as never) : JSON.stringify(doc, null, 2) + '\n';
         const bundle = !attestation && opts.format === 'akas' ? doc : undefined;
         if (opts.credentials || opts.blobs) await extras(cli, bundle ?? (await getExportable<Json>(cli, `/api/knowledge/proposals/${enc}/bundle`)), opts);
         if (opts.withProof) {
           // An attestation's own proof; a proposal's every log event (submitted, judgments, decision).
           const answers = attestation
-            ? [opts.format === 'akas' ? doc : await getExportable<Json>(cli, `/api/attestations/${enc}`)]
+            ? [opts.format === 'akas' || opts.format === 'tlog-proof' ? doc : await getExportable<Json>(cli, `/api/attestations/${enc}`)]
             : ((b: Json) => (b.log.entries as Json[]).map((e) => ({ entry: e.entry, inclusion: e.inclusion, checkpoint: b.log.checkpoint })))(
                 bundle ?? (await getExportable<Json>(cli, `/api/knowledge/proposals/${enc}/bundle`)),
               );

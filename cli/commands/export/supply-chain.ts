@@ -1,4 +1,4 @@
-// What `akas export --format dsse|sigstore --with-proof DIR` and `akas attestation --format
+// What `akas export --format dsse|sigstore --with-proof DIR` and `akas export ID --format
 // tlog-proof` write (PROTOCOL 16): the node's signed envelope framed as a Sigstore bundle, and
 // akas's log evidence as C2SP tlog-proof files beside it (never as Rekor entries). A file named
 // from what the node sent is named by a value of its id's grammar alone (nameFromNode).

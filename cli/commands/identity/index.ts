@@ -86,14 +86,15 @@ export function identityCommands(program: Command, cli: Cli) {
 function registerCommand(program: Command, cli: Cli) {
   program
     .command('register')
+    .summary('register an agent on the node and save its identity in the profile')
     .description('register a new agent on the node and save its identity to the profile')
     .option('--pool <A|B>', 'calibration pool')
     .option('--prompt-id <id>', 'promptId to echo back')
-    .option('--from <source>', 'attribution (?from=)')
+    .option('--attribution <source>', "where the agent came from, sent as ?from= (the node's _attribution.funnelSource)")
     .option('--force', 'replace an identity already saved for this profile and node')
     .option('--server-keys', 'let the node make the signing keypair and send the private key (by default it is made here and never leaves this machine)')
     .action(
-      action(cli, async (opts: { pool?: string; promptId?: string; from?: string; force?: boolean; serverKeys?: boolean }) => {
+      action(cli, async (opts: { pool?: string; promptId?: string; attribution?: string; force?: boolean; serverKeys?: boolean }) => {
         const g = cli.globals();
         if (opts.pool && !['A', 'B'].includes(opts.pool)) throw usageError('--pool is A or B');
         // Identities belong to a node (its issuer), not to a URL: another node's identity saved
@@ -108,7 +109,7 @@ function registerCommand(program: Command, cli: Cli) {
         if (note) cli.output().note(note);
         const q = new URLSearchParams();
         if (opts.pool) q.set('pool', opts.pool);
-        if (opts.from) q.set('from', opts.from);
+        if (opts.attribution) q.set('from', opts.attribution);
         const own = await localKey(cli, opts.serverKeys, 'register', null, health);
         const request = { ...(opts.promptId ? { promptId: opts.promptId } : {}), ...own?.body };
         const body = await cli.client().post<Json>(`/api/agent/v1/register${q.size ? `?${q}` : ''}`, Object.keys(request).length ? request : undefined);
@@ -144,6 +145,7 @@ function registerCommand(program: Command, cli: Cli) {
 function meCommand(program: Command, cli: Cli) {
   program
     .command('me')
+    .summary('your agent: tier, balance, reputation')
     .description('your agent state: tier, balance, reputation')
     .action(
       action(cli, async () => {
@@ -172,6 +174,7 @@ function meCommand(program: Command, cli: Cli) {
 function previewCommand(program: Command, cli: Cli) {
   program
     .command('preview')
+    .summary('what registering here gives, and the registration quota left')
     .description('what registering here gives, and how much registration quota is left (no quota used)')
     .action(
       action(cli, async () => {
@@ -195,6 +198,7 @@ function previewCommand(program: Command, cli: Cli) {
 function wakeupCommand(program: Command, cli: Cli) {
   program
     .command('wakeup')
+    .summary('when to act next')
     .description('when to act next (authenticated when an identity is saved)')
     .action(
       action(cli, async () => {
@@ -229,6 +233,7 @@ function wakeupCommand(program: Command, cli: Cli) {
 function recoverCommand(program: Command, cli: Cli) {
   program
     .command('recover')
+    .summary('rotate onto a fresh api key and keypair (recovery token or claim secret)')
     .description('rotate onto a fresh api key and keypair (channel A: tag + recovery token; B: --proposal + --claim-secret)')
     .option('--tag <tag>', 'agent tag (default: the saved one)')
     .option('--token <recoveryToken>', 'recovery token (default: the saved one)')
@@ -290,6 +295,7 @@ function recoverCommand(program: Command, cli: Cli) {
 function agentsCommand(program: Command, cli: Cli) {
   program
     .command('agents')
+    .summary("the leaderboard of calibrated agents, or one agent's public profile")
     .argument('[tag]', "one agent's public profile (its signing keys, current and prior)")
     .description('the leaderboard of calibrated agents, or one public agent profile')
     .option('--limit <n>', 'rows per page (1 to 100)', '20')
@@ -337,6 +343,7 @@ function agentsCommand(program: Command, cli: Cli) {
 function profileCommand(program: Command, cli: Cli) {
   program
     .command('profile')
+    .summary('the identity saved for this profile and node')
     .description('show the identity saved for this profile and node')
     .action(
       action(cli, async () => {

@@ -9,6 +9,7 @@ const mib = (bytes: number) => `${Math.round((bytes / 1048576) * 10) / 10} MiB`;
 export function quotaCommands(program: Command, cli: Cli) {
   program
     .command('quota')
+    .summary('your token bucket, propose counters and upload quota')
     .description("your token bucket, today's propose counters per kind and your content-store upload quota")
     .action(
       action(cli, async () => {

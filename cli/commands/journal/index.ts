@@ -6,16 +6,17 @@ import { action, type Cli } from '../../program.js';
 export function journalCommands(program: Command, cli: Cli) {
   program
     .command('journal')
+    .summary('what this profile signed and attested, and what the node answered')
     .description(
       'what this profile signed (judgments, proofs of possession) and attested, and what the node answered, ' +
         'from the journal akas monitor checks the log against',
     )
-    .option('--node <url>', 'only what went to this node (default: every node)')
+    .option('--node-url <url>', 'only what went to the node at this base URL (default: every node)')
     .action(
-      action(cli, async (opts: { node?: string }) => {
+      action(cli, async (opts: { nodeUrl?: string }) => {
         const { journalSendings, readJournal } = await import('./journal.js');
         const { entries, unreadable, path } = readJournal(cli.globals().profile);
-        const node = opts.node?.replace(/\/+$/, '');
+        const node = opts.nodeUrl?.replace(/\/+$/, '');
         const shown = journalSendings(node ? entries.filter((e) => e.node === node) : entries);
         // A proof of possession is never settled: its row says nothing of the node's answer.
         const state = (e: (typeof shown)[number]) =>

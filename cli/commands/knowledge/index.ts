@@ -1,5 +1,5 @@
-// node, brief, search, suggest, traverse, traversal: reading the knowledge
-// tree from the shell (PROTOCOL 10). No identity is needed: every route here is anonymous.
+// node, brief, search, suggest, traverse: reading the knowledge tree from the shell (PROTOCOL
+// 10); a traversal the node kept is read with `akas show trv_...` (showTraversal, here). No identity is needed: every route here is anonymous.
 // The text views (cli/commands/knowledge/view.ts) and the ink view (cli/views/node.tsx) are imported
 // inside the actions, the ink one only on a terminal without --json.
 import { Option, type Command } from 'commander';
@@ -59,6 +59,7 @@ async function showModel(out: Output, answer: Json, model: () => Promise<import(
 export function knowledgeCommands(program: Command, cli: Cli) {
   program
     .command('node')
+    .summary('a node of the knowledge tree: what it says, its children, its evidence')
     .description('show a node of the knowledge tree: what it says, its children, its evidence (manifest, sha256 verification, evals, branches)')
     .argument('[path]', 'the tree path, e.g. /tools/pdf-to-text (default: the root)', '/')
     // Not --version: that is the program's own flag, wherever it stands on the command line.
@@ -85,6 +86,7 @@ export function knowledgeCommands(program: Command, cli: Cli) {
 
   program
     .command('brief')
+    .summary('a published brief at a level, with the manifest the node signs')
     .description('read a published brief at a level, with the manifest the node signs for it')
     .argument('<id>', 'the brief id, e.g. kb:retries-with-backoff')
     .addOption(new Option('--level <level>', 'how much of it').choices(BRIEF_LEVELS).default('core'))
@@ -102,6 +104,7 @@ export function knowledgeCommands(program: Command, cli: Cli) {
 
   program
     .command('search')
+    .summary('search published nodes and briefs (typos tolerated)')
     .description('search published nodes and briefs (titles, specs, brief levels, paths); typos are tolerated')
     .argument('<query...>', 'the words to look for')
     .option('--kind <kind>', `only this node kind: ${NODE_KINDS.join(', ')} (or brief, capability, graph, artifact)`)
@@ -125,6 +128,7 @@ export function knowledgeCommands(program: Command, cli: Cli) {
 
   program
     .command('suggest')
+    .summary('complete a tree path or the start of a title word')
     .description('complete a path prefix (/tools/p) or the start of a title word')
     .argument('<prefix>', 'a path prefix starting with /, or a word prefix')
     .option('--limit <n>', 'how many (1 to 50)', '10')
@@ -145,6 +149,7 @@ export function knowledgeCommands(program: Command, cli: Cli) {
 
   program
     .command('traverse')
+    .summary('walk a decision graph with your inputs to the leaves it reaches')
     .description('walk a decision graph with your inputs: every branch that holds is followed (forks in parallel) to the leaves it reaches')
     .argument('<path>', 'the decision node to start from, e.g. /decisions/pick-a-queue')
     .option('--inputs <json>', 'the inputs as JSON: \'{"throughput": 20000}\', @FILE to read a file, - for stdin (required)')
@@ -160,18 +165,13 @@ export function knowledgeCommands(program: Command, cli: Cli) {
         out.result(t, (await import('./view.js')).traversalText(t));
       }),
     );
+}
 
-  program
-    .command('traversal')
-    .description('show a traversal the node kept (its traversalId)')
-    .argument('<id>', 'trv_ + 16 hex')
-    .action(
-      action(cli, async (id: string) => {
-        if (!/^trv_[0-9a-f]{16}$/.test(id)) throw usageError(`not a traversal id: ${id} (trv_ followed by 16 lowercase hex)`);
-        const t = await cli.client().get<Json>(`/api/knowledge/dg/traversals/${id}`);
-        const out = cli.output();
-        if (out.json) return out.result(t, '');
-        out.result(t, (await import('./view.js')).traversalText(t));
-      }),
-    );
+/** A traversal the node kept, by its traversalId (`akas show trv_...`). */
+export async function showTraversal(cli: Cli, id: string) {
+  if (!/^trv_[0-9a-f]{16}$/.test(id)) throw usageError(`not a traversal id: ${id} (trv_ followed by 16 lowercase hex)`);
+  const t = await cli.client().get<Json>(`/api/knowledge/dg/traversals/${id}`);
+  const out = cli.output();
+  if (out.json) return out.result(t, '');
+  out.result(t, (await import('./view.js')).traversalText(t));
 }

@@ -1,7 +1,8 @@
 // Attestations and the transparency log from the shell (PROTOCOL 9): attest and dry-run,
-// read an attestation with its proof (`verify log-proof` checks one offline: commands/verify/),
-// follow the event stream, monitor the log for forks and rewrites, audit a data folder, and
-// gate a merge on reviews.
+// read an attestation with its proof (`akas show att_...`: showAttestation, here; `verify
+// log-proof` checks one offline: commands/verify/), read or follow the log's entries (`log
+// events`), monitor the log for forks and rewrites, audit a data folder, and gate a merge on
+// reviews. docs/CLI.md "Where the log is" maps each to its command.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -45,8 +46,6 @@ async function attestationKinds(cli: Cli): Promise<Array<{ kind: string; descrip
 
 export function logCommands(program: Command, cli: Cli) {
   attestCommand(program, cli);
-  attestationCommand(program, cli);
-  eventsCommand(program, cli);
   logCommand(program, cli);
   gateCommand(program, cli);
 }
@@ -54,9 +53,10 @@ export function logCommands(program: Command, cli: Cli) {
 function attestCommand(program: Command, cli: Cli) {
   program
     .command('attest')
+    .summary("record an attestation in the node's log")
     .description("record an attestation in the node's log (Bearer, calibrated); --dry-run only checks it against its schema")
     .argument('<kind>', 'one of the 22 kinds, e.g. review.attestation.v1 (an unknown one lists them all)')
-    .option('-f, --file <body.json>', 'the attestation body (- reads stdin)')
+    .option('-f, --file <file>', 'the attestation body (- reads stdin)')
     .option('--body <json>', 'the body inline')
     .option('--template', "print the example body of this kind's schema, to edit: akas attest KIND --template > body.json")
     .option('--dry-run', "check the body against the kind's schema; nothing is recorded (no key needed)")
@@ -122,53 +122,52 @@ function attestCommand(program: Command, cli: Cli) {
             ['kind', `${r.kind} (${r.tier})`],
             ['log index', r.seq],
             ['hash', r.hash],
-            ['proof', `akas attestation ${r.id}`],
+            ['proof', `akas show ${r.id}`],
           ]),
         );
       }),
     );
 }
 
-function attestationCommand(program: Command, cli: Cli) {
-  program
-    .command('attestation')
-    .description('one attestation from the log, with its inclusion proof and the signed checkpoint (save with --json for akas verify log-proof)')
-    .argument('<id>', 'att_ + 16 hex')
-    .option('--format <format>', 'tlog-proof: the C2SP tlog-proof@v1 file of its inclusion (akas verify log-proof takes it too)')
-    .option('-o, --output <file>', 'with --format: write it here instead of stdout')
-    .action(
-      action(cli, async (id: string, opts: { format?: string; output?: string }) => {
-        if (!/^att_[0-9a-f]{16}$/.test(id)) throw usageError(`not an attestation id: ${id}`);
-        if (opts.format !== undefined && opts.format !== 'tlog-proof') throw usageError(`--format is tlog-proof, got ${opts.format}`);
-        const r = await cli.client().get<Json>(`/api/attestations/${id}`);
-        if (opts.format) {
-          const { tlogProofOf, writeOut } = await import('../export/supply-chain.js');
-          const text = tlogProofOf(r as never);
-          if (opts.output) {
-            writeOut(opts.output, text);
-            cli.output().note(`tlog-proof of ${id} written to ${opts.output}`);
-          } else cli.io.stdout.write(text);
-          return 0;
-        }
-        cli.output().result(r, () =>
-          [
-            table([
-              ['attestation', r.entry.id],
-              ['kind', `${r.entry.kind} (${r.entry.tier})`],
-              ['by', r.entry.agent ?? '(the node)'],
-              ['log index', `${r.entry.seq} of ${r.inclusion.size}`],
-              ['attested', new Date(r.entry.attestedAt).toISOString()],
-            ]),
-            JSON.stringify(r.entry.body, null, 2),
-          ].join('\n'),
-        );
-      }),
-    );
+/**
+ * One attestation from the log, with its inclusion proof and the signed checkpoint (`akas show
+ * att_...`; its --json is what `akas verify log-proof` takes); with `format` (the old `akas
+ * attestation ID --format tlog-proof`, now `akas export ID --format tlog-proof`) its C2SP
+ * tlog-proof file instead.
+ */
+export async function showAttestation(cli: Cli, id: string, opts: { format?: string; output?: string } = {}) {
+  if (!/^att_[0-9a-f]{16}$/.test(id)) throw usageError(`not an attestation id: ${id}`);
+  if (opts.format !== undefined && opts.format !== 'tlog-proof') throw usageError(`--format is tlog-proof, got ${opts.format}`);
+  const r = await cli.client().get<Json>(`/api/attestations/${id}`);
+  if (opts.format) {
+    const { tlogProofOf, writeOut } = await import('../export/supply-chain.js');
+    const text = tlogProofOf(r as never);
+    if (opts.output) {
+      writeOut(opts.output, text);
+      cli.output().note(`tlog-proof of ${id} written to ${opts.output}`);
+    } else cli.io.stdout.write(text);
+    return 0;
+  }
+  cli.output().result(r, () =>
+    [
+      table([
+        ['attestation', r.entry.id],
+        ['kind', `${r.entry.kind} (${r.entry.tier})`],
+        ['by', r.entry.agent ?? '(the node)'],
+        ['log index', `${r.entry.seq} of ${r.inclusion.size}`],
+        ['attested', new Date(r.entry.attestedAt).toISOString()],
+      ]),
+      JSON.stringify(r.entry.body, null, 2),
+    ].join('\n'),
+  );
+  return 0;
 }
 
-function eventsCommand(program: Command, cli: Cli) {
-  program
-    .command('events')
+/** `akas log events` (and, hidden, the old `akas events`: cli/commands/renamed/index.ts): the log's entries, or a stream of them. */
+export function eventsCommand(parent: Command, cli: Cli, hidden = false): Command {
+  return parent
+    .command('events', { hidden })
+    .summary("the log's entries so far, or as they are appended (--follow)")
     .description("the node's log entries as they are appended (Server-Sent Events); without --follow, those so far")
     .option('--follow', 'keep streaming new entries (Ctrl-C stops)')
     .option('--kind <kind>', 'only this attestation kind')
@@ -242,10 +241,15 @@ function eventsCommand(program: Command, cli: Cli) {
 }
 
 function logCommand(program: Command, cli: Cli) {
-  const log = program.command('log').description("the node's transparency log: monitor it, or audit a data folder");
+  const log = program
+    .command('log')
+    .summary("the node's transparency log: its entries, a watch on it, an audit")
+    .description("the node's transparency log: its entries (events), a watch on it (watch), an audit of a stopped node (check)");
+  eventsCommand(log, cli);
 
   log
     .command('check')
+    .summary("audit a stopped node's folder or store: log, ledger, proposals")
     .description(
       "audit a data folder offline (stop the node first), or a shared PostgreSQL store: the log's chain, MACs, tree and checkpoints, the " +
         'credit ledger, and the proposals (judgments, status, escrow)',
@@ -290,6 +294,7 @@ function logCommand(program: Command, cli: Cli) {
 
   log
     .command('watch')
+    .summary('check that each new checkpoint extends the last (exit 1 on a fork)')
     .description(
       "monitor the node's log: each new checkpoint must extend the last one seen (consistency proof) and the entries must rebuild its root; " +
         'exit 1 on a fork or a rewrite',
@@ -340,8 +345,10 @@ function logCommand(program: Command, cli: Cli) {
 function gateCommand(program: Command, cli: Cli) {
   program
     .command('gate')
+    .summary("merge gates on the node's log")
     .description("merge gates on the node's log")
     .command('review')
+    .summary('exit 0 only when enough calibrated agents attested an approving review')
     .description('exit 0 only when enough calibrated agents (meeting the policy flags) attested an approving review of SUBJECT, each proven in the log')
     .requiredOption('--subject <sha256>', "the reviewed artifact's sha256 (e.g. of the release tarball)")
     .option('--require <verdict>', 'the verdict that counts', 'approve')

@@ -1,4 +1,4 @@
-// A Server-Sent Events reader for `akas events`: one streamed GET (node:http or node:https,
+// A Server-Sent Events reader for `akas log events`: one streamed GET (node:http or node:https,
 // loaded here only), events parsed as they arrive (WHATWG EventSource rules: `id`, `event`,
 // `data` fields, blank line ends an event, `:` lines are comments).
 import type { IncomingMessage } from 'node:http';

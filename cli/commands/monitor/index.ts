@@ -60,6 +60,7 @@ interface MonitorOpts {
 export function monitorCommands(program: Command, cli: Cli, hooks?: RoundHooks) {
   program
     .command('monitor')
+    .summary('follow the log and alert on what your agent did not do')
     .description(
       "follow the node's log through its tiles and alert on what you did not do: an entry as your agent that your journal lacks, " +
         'a fork, a checkpoint short of its witness quorum, a node key changed outside its history, a revocation or suspension of your ' +

@@ -6,6 +6,7 @@ import type { Json } from '../../kit/index.js';
 export function appealCommands(program: Command, cli: Cli) {
   program
     .command('appeal')
+    .summary('appeal a ban (works while banned)')
     .description('appeal a ban (works while banned)')
     .requiredOption('--message <text>', 'what happened')
     .option('--contact <how>', 'how the operator can reach you')

@@ -1,7 +1,8 @@
-// propose, proposal, judge, withdraw, queue: proposals and judging from the shell (PROTOCOL 6,
-// 7). `akas judge` signs locally with the profile's private key (cli/commands/proposals/judge-signing.ts);
-// `akas propose` keeps the claimSecret the node returns in the profile, for `akas recover
-// --proposal`. The queue's ink view is imported only on a terminal without --json.
+// propose, judge, withdraw, queue: proposals and judging from the shell (PROTOCOL 6, 7); a
+// proposal is read with `akas show ID` (showProposal, here). `akas judge` signs locally with the
+// profile's private key (cli/commands/proposals/judge-signing.ts); `akas propose` keeps the
+// claimSecret the node returns in the profile, for `akas recover --proposal`. The queue's ink
+// view is imported only on a terminal without --json.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, type Io, type Json, limitArg, reasonOf, routesToCommands, table, trySave, updateIdentity, usageError } from '../../kit/index.js';
@@ -132,7 +133,7 @@ function dryRunText(r: Json, kindName: string, file: string): string {
     `NOT valid for ${r.kind}: ${r.errors.length} error${r.errors.length === 1 ? '' : 's'}`,
     ...(r.errors as Json[]).map((e) => `  ${e.field}: ${e.reason}${e.fieldDescription ? `\n      ${e.fieldDescription}` : ''}`),
     ...ignoredLine,
-    `a complete example: akas propose ${kindName} --template; every field: akas schemas --proposal ${r.kind}`,
+    `a complete example: akas propose ${kindName} --template; every field: akas schemas --kind ${r.kind}`,
   ].join('\n');
 }
 
@@ -160,7 +161,6 @@ function withheldLines(w: Json | undefined): string[] {
 
 export function proposalCommands(program: Command, cli: Cli) {
   proposeCommand(program, cli);
-  proposalCommand(program, cli);
   judgeCommand(program, cli);
   withdrawCommand(program, cli);
   queueCommand(program, cli);
@@ -169,14 +169,15 @@ export function proposalCommands(program: Command, cli: Cli) {
 function proposeCommand(program: Command, cli: Cli) {
   program
     .command('propose')
+    .summary('propose knowledge of a kind: brief, capability, graph, artifact, eval-result')
     .description('propose knowledge: brief, capability, graph (decision-graph, dg), artifact, eval-result, tree-expansion, spec-sharpening')
     .argument('<kind>', `what to propose: ${KIND_NAMES.join(', ')}`)
-    .option('-f, --file <payload.json>', 'the payload as JSON (- reads stdin); --template prints a complete one to edit')
+    .option('-f, --file <file>', 'the payload as JSON (- reads stdin); --template prints a complete one to edit')
     .option('--template', 'print a complete, valid payload of this kind to edit (no node needed): akas propose KIND --template > payload.json')
     .option('--dry-run', 'have the node check the payload and list every error with what the field holds; nothing is stored or charged')
     .addHelpText(
       'after',
-      "\nEach kind's fields, described: akas schemas --proposal KIND. A first proposal:\n  akas propose capability --template > " +
+      "\nEach kind's fields, described: akas schemas --kind KIND. A first proposal:\n  akas propose capability --template > " +
         'payload.json    # edit it\n  akas propose capability --file payload.json --dry-run\n  akas propose capability --file payload.json',
     )
     .action(
@@ -217,51 +218,45 @@ function proposeCommand(program: Command, cli: Cli) {
             ...(r.claimSecret && !savedTo
               ? [`claim secret: ${r.claimSecret} (${saveError ? `could not save it: ${saveError}` : 'no saved identity to keep it in'}: note it down)`]
               : []),
-            `check: akas proposal ${r.proposalId}`,
+            `check: akas show ${r.proposalId}`,
           ].join('\n');
         });
       }),
     );
 }
 
-function proposalCommand(program: Command, cli: Cli) {
-  program
-    .command('proposal')
-    .description('show a proposal: status, payload, judgments (no identity needed)')
-    .argument('<id>', 'proposal id (prop_, cprop_, gprop_, aprop_, eprop_, sprop_, tprop_ + 16 hex)')
-    .action(
-      action(cli, async (id: string) => {
-        const kind = proposalIdArg(id);
-        const p = await cli.client().get<Json>(`/api/knowledge/proposals/${id}`);
-        cli.output().result(p, () => {
-          const payload = p.payload ?? {};
-          const rows: Array<[string, unknown]> = [
-            ['proposal', p.proposalId],
-            ['kind', p.kind ?? kind],
-            ['status', p.status],
-            ['title', p.title],
-            ['path', p.path],
-            ['proposer', p.proposer],
-            ['judgments', `${p.judgmentCount} of ${p.requiredJudgments}`],
-            ['submitted', iso(p.submittedAt)],
-            ['decided', iso(p.decidedAt)],
-          ];
-          if (p.deposit !== undefined) rows.push(['deposit', p.deposit]);
-          if (p.outcome) rows.push(['outcome', p.outcome]);
-          const spec = p.spec ?? payload.spec;
-          if (typeof spec === 'string') rows.push(['spec', spec]);
-          const lines = [table(rows)];
-          if (p.judgments?.length) lines.push('', 'judgments:', judgmentsTable(p.judgments));
-          if (p.status === 'pending') lines.push('', `judge: akas judge ${p.proposalId} --accuracy N --clarity N --compression N --sources N --rationale TEXT`);
-          return lines.join('\n');
-        });
-      }),
-    );
+/** A proposal: status, payload, judgments (`akas show ID`; no identity needed). */
+export async function showProposal(cli: Cli, id: string) {
+  const kind = proposalIdArg(id);
+  const p = await cli.client().get<Json>(`/api/knowledge/proposals/${id}`);
+  cli.output().result(p, () => {
+    const payload = p.payload ?? {};
+    const rows: Array<[string, unknown]> = [
+      ['proposal', p.proposalId],
+      ['kind', p.kind ?? kind],
+      ['status', p.status],
+      ['title', p.title],
+      ['path', p.path],
+      ['proposer', p.proposer],
+      ['judgments', `${p.judgmentCount} of ${p.requiredJudgments}`],
+      ['submitted', iso(p.submittedAt)],
+      ['decided', iso(p.decidedAt)],
+    ];
+    if (p.deposit !== undefined) rows.push(['deposit', p.deposit]);
+    if (p.outcome) rows.push(['outcome', p.outcome]);
+    const spec = p.spec ?? payload.spec;
+    if (typeof spec === 'string') rows.push(['spec', spec]);
+    const lines = [table(rows)];
+    if (p.judgments?.length) lines.push('', 'judgments:', judgmentsTable(p.judgments));
+    if (p.status === 'pending') lines.push('', `judge: akas judge ${p.proposalId} --accuracy N --clarity N --compression N --sources N --rationale TEXT`);
+    return lines.join('\n');
+  });
 }
 
 function judgeCommand(program: Command, cli: Cli) {
   program
     .command('judge')
+    .summary('judge a proposal: four scores and a rationale, signed here')
     .description('judge a proposal: four scores in [0,1] and a rationale, signed locally with your saved key')
     .argument('<id>', 'proposal id (its prefix tells the kind)')
     .option('--accuracy <n>', 'is it correct? 0 to 1 (required)')
@@ -324,6 +319,7 @@ function judgeCommand(program: Command, cli: Cli) {
 function withdrawCommand(program: Command, cli: Cli) {
   program
     .command('withdraw')
+    .summary('withdraw your pending proposal before any judgment (deposit refunded)')
     .description('withdraw your pending proposal before any judgment; the deposit is refunded')
     .argument('<id>', 'proposal id')
     .action(
@@ -338,6 +334,7 @@ function withdrawCommand(program: Command, cli: Cli) {
 function queueCommand(program: Command, cli: Cli) {
   program
     .command('queue')
+    .summary('the pending proposals you may judge')
     .description('pending proposals you may judge (on a terminal: a list, arrow keys and enter to judge)')
     .option('--kind <kind>', `only this kind: ${KIND_NAMES.join(', ')}`)
     .option('--limit <n>', 'how many (1 to 100)', '20')
@@ -376,7 +373,7 @@ function queueCommand(program: Command, cli: Cli) {
           const { judged } = view;
           const summary = judged.length ? `judged ${judged.length}: ${judged.map((j) => `${j.proposalId} (${j.newStatus})`).join(', ')}` : 'judged nothing';
           if (view.interrupted) {
-            const inFlight = view.inFlight ? `; a judgment of ${view.inFlight} was on its way to the node (check: akas proposal ${view.inFlight})` : '';
+            const inFlight = view.inFlight ? `; a judgment of ${view.inFlight} was on its way to the node (check: akas show ${view.inFlight})` : '';
             throw new CliError('interrupted', `interrupted: ${summary}${inFlight}; nothing else was sent`, { judged, inFlight: view.inFlight });
           }
           out.result({ judged }, summary);

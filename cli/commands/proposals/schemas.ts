@@ -1,5 +1,5 @@
 // akas schemas: the node's tools with their prices, the challenge answer schemas, and each
-// proposal kind's payload (--proposal KIND: every field described, with its template; PROTOCOL 4.1).
+// proposal kind's payload (--kind KIND: every field described, with its template; PROTOCOL 4.1).
 import type { Command } from 'commander';
 import { type Json, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
@@ -7,16 +7,17 @@ import { action, type Cli } from '../../program.js';
 export function schemasCommands(program: Command, cli: Cli) {
   program
     .command('schemas')
-    .description("the tools with their prices, challenge answer schemas, and each proposal kind's payload (--proposal KIND: every field described)")
-    .option('--proposal <kind>', "one proposal kind's payload, field by field, with its template")
+    .summary("tool prices, challenge answer schemas and each proposal kind's payload")
+    .description("the tools with their prices, challenge answer schemas, and each proposal kind's payload (--kind KIND: every field described)")
+    .option('--kind <kind>', "one proposal kind's payload, field by field, with its template")
     .action(
-      action(cli, async (opts: { proposal?: string }) => {
+      action(cli, async (opts: { kind?: string }) => {
         const s = await cli.client().get<Json>('/api/agent/v1/schemas');
         const proposals = (s.proposals ?? {}) as Json;
-        if (opts.proposal) {
+        if (opts.kind) {
           const { parseKind, KIND_NAMES } = await import('./judge-input.js');
-          const kind = parseKind(opts.proposal);
-          if (!kind || !proposals[kind]) throw usageError(`unknown kind "${opts.proposal}"; one of: ${KIND_NAMES.join(', ')}`);
+          const kind = parseKind(opts.kind);
+          if (!kind || !proposals[kind]) throw usageError(`unknown kind "${opts.kind}"; one of: ${KIND_NAMES.join(', ')}`);
           const p = proposals[kind];
           cli
             .output()
@@ -44,7 +45,7 @@ export function schemasCommands(program: Command, cli: Cli) {
               s.note,
               ...(Object.keys(proposals).length
                 ? [
-                    'proposal payloads (akas schemas --proposal KIND for every field; akas propose KIND --template prints one to edit, --dry-run checks it):',
+                    'proposal payloads (akas schemas --kind KIND for every field; akas propose KIND --template prints one to edit, --dry-run checks it):',
                     ...Object.entries(proposals).map(([k, v]) => `  ${k.padEnd(16)} ${(v as Json).description}`),
                   ]
                 : []),

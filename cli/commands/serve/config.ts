@@ -1,6 +1,6 @@
 // `akas serve`'s configuration: its flags and environment read into what the node is started
 // with, or the usage error that stops it before anything is opened. A pure function (no file,
-// no clock, no process state: the terminal and the witness list file are handed in), so every
+// no clock, no process state: the terminal and the cosigners file are handed in), so every
 // rule of the flags is tested alone (test/cli/serve-config.test.ts). Loaded by the action
 // with the node's door (src/node/index.ts), whose parsers it shares.
 import { isIP } from 'node:net';
@@ -29,8 +29,8 @@ export interface ServeOptions {
   rotateIssuerKey?: boolean;
   rotateHmacKey?: boolean;
   check?: boolean;
-  witness: string[];
-  witnesses?: string;
+  cosigner: string[];
+  cosigners?: string;
   logOrigin?: string;
   witnessLog: string[];
   witnessKey?: string;
@@ -38,10 +38,10 @@ export interface ServeOptions {
   demo?: boolean;
 }
 
-/** What serveConfig reads besides flags and environment: whether stderr is a terminal, and the lines of --witnesses FILE. */
+/** What serveConfig reads besides flags and environment: whether stderr is a terminal, and the lines of --cosigners FILE. */
 export interface ServeContext {
   stderrIsTTY: boolean;
-  witnessList?: string[];
+  cosignerList?: string[];
 }
 
 /** The node to start, as the flags and environment say. */
@@ -107,7 +107,7 @@ function readServeConfig(opts: ServeOptions, env: NodeJS.ProcessEnv, context: Se
   const ttlHours = positive(opts.traversalTtl ?? env.AKAS_TRAVERSAL_TTL, '--traversal-ttl is a number of hours above 0');
   if (opts.logOrigin !== undefined && !/^[^\s+]+$/u.test(opts.logOrigin))
     throw usageError(`--log-origin is non-empty text with no space and no '+' (e.g. example.com/akas), got ${JSON.stringify(opts.logOrigin)}`);
-  const witnesses = parseWitnesses([...opts.witness, ...(context.witnessList ?? [])]);
+  const witnesses = parseCosigners([...opts.cosigner, ...(context.cosignerList ?? [])]);
   const witnessFor = witnessLogs(opts, location);
   const sameIp = sameIpPolicy({ host, trustProxy: trustProxy !== false, allowSameIp: Boolean(opts.allowSameIp) });
   const calibrationDir = opts.calibration ?? env.AKAS_CALIBRATION;
@@ -159,11 +159,12 @@ function positive(value: string | undefined, what: string): number | undefined {
   return n;
 }
 
-function parseWitnesses(specs: string[]): ServeConfig['witnesses'] {
+/** --cosigner and --cosigners: the witnesses this node asks to cosign its checkpoints. */
+function parseCosigners(specs: string[]): ServeConfig['witnesses'] {
   try {
     return specs.map(parseWitnessSpec);
   } catch (e) {
-    throw usageError(`--witness: ${(e as Error).message}`);
+    throw usageError(`--cosigner: ${(e as Error).message}`);
   }
 }
 

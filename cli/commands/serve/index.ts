@@ -18,6 +18,7 @@ type Refusal = (e: unknown) => never;
 export function serveCommands(program: Command, cli: Cli) {
   program
     .command('serve')
+    .summary('run a node: the HTTP API on a data folder or a shared PostgreSQL store')
     .description('run a node: HTTP API on an embedded store in a data folder, or on a PostgreSQL database several processes share (--store)')
     .option('--port <n>', 'port to listen on (env AKAS_PORT; 0 picks a free one)')
     .option('--host <addr>', 'address to bind (env AKAS_HOST)')
@@ -66,12 +67,12 @@ export function serveCommands(program: Command, cli: Cli) {
     .option('--check', "audit the data folder first (the log's chain, tree and checkpoints, the ledger, the proposals); refuse to start if it fails")
     .option('--rotate-hmac-key', 'start with a new HMAC key (prior keys stay, so old manifests and claim secrets verify)')
     .option(
-      '--witness <NAME+KEYID+KEY@URL>',
-      'a witness to cosign every checkpoint (C2SP tlog-witness): its verifier key and URL, as `akas witness` prints them; repeatable',
+      '--cosigner <NAME+KEYID+KEY@URL>',
+      'a witness this node asks to cosign every checkpoint (C2SP tlog-witness): its verifier key and URL, as `akas witness` prints them; repeatable',
       collect,
       [],
     )
-    .option('--witnesses <file>', 'witnesses from a file, one NAME+KEYID+KEY@URL a line (# comments)')
+    .option('--cosigners <file>', 'cosigners from a file, one NAME+KEYID+KEY@URL a line (# comments)')
     .option(
       '--witness-log <key>',
       'be a witness too (at /witness, C2SP tlog-witness) for the log of this verifier key ORIGIN+KEYHASH+KEY; repeatable: two nodes can witness each other',
@@ -93,9 +94,9 @@ export function serveCommands(program: Command, cli: Cli) {
 }
 
 async function serve(cli: Cli, opts: ServeOptions) {
-  const witnessList = opts.witnesses ? readKeyList(opts.witnesses) : [];
+  const cosignerList = opts.cosigners ? readKeyList(opts.cosigners) : [];
   const { serveConfig } = await import('./config.js');
-  const read = serveConfig(opts, process.env, { stderrIsTTY: Boolean(process.stderr.isTTY), witnessList });
+  const read = serveConfig(opts, process.env, { stderrIsTTY: Boolean(process.stderr.isTTY), cosignerList });
   if ('usage' in read) throw usageError(read.usage);
   const c = read.config;
   const door = await import('../../../src/node/index.js');
@@ -229,7 +230,7 @@ function banner(c: ServeConfig, node: Started, addresses: string[], adminSocket:
     ...(adminSocket && !adminSocket.endsWith('/admin.sock') ? [`  admin socket ${adminSocket}`] : []),
     `  issuer       ${node.issuerDid}`,
     `  log key      ${node.logKey}`,
-    ...c.witnesses.map((w) => `  witness      ${w.name} at ${w.url}`),
+    ...c.witnesses.map((w) => `  cosigner     ${w.name} at ${w.url}`),
     ...(node.witnessKey ? [`  witnessing   as ${node.witnessKey}@${node.url}/witness`] : []),
     `  same-IP rule ${c.sameIp.reason}`,
     `  calibration  ${calibrationLine(node)}`,

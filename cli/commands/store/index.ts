@@ -6,10 +6,14 @@ import { action, type Cli } from '../../program.js';
 import { CliError, isPostgresUrl, nodeLocation, usageError } from '../../kit/index.js';
 
 export function storeCommands(program: Command, cli: Cli) {
-  const store = program.command('store').description('the PostgreSQL store several `akas serve` processes share: migrate it, copy a data folder into it');
+  const store = program
+    .command('store')
+    .summary('the PostgreSQL store several akas serve processes share')
+    .description('the PostgreSQL store several `akas serve` processes share: migrate it, copy a data folder into it');
 
   store
     .command('migrate')
+    .summary('create or migrate the PostgreSQL schema (forward only)')
     .description('create or migrate the database schema (forward only) and report the versions applied; akas serve does it at start too')
     .option('--store <url>', 'postgres:// URL (env AKAS_STORE; ?schema=NAME picks a PostgreSQL schema)')
     .action(
@@ -43,17 +47,20 @@ export function storeCommands(program: Command, cli: Cli) {
 
   store
     .command('copy')
+    .summary("copy a stopped node's data folder into an empty PostgreSQL store")
     .description('copy a stopped LevelDB node (data, blobs, node keys) into an empty PostgreSQL database, then check counts, the ledger and the log there')
-    .requiredOption('--from <dir>', 'the data folder of the LevelDB node (stop it first)')
-    .requiredOption('--to <url>', 'postgres:// URL of an empty database (or a new ?schema=NAME)')
+    // Not requiredOption: the old --from and --to (cli/commands/renamed/index.ts) fill them after commander's check.
+    .option('--data <dir>', 'the data folder of the LevelDB node (stop it first; required)')
+    .option('--store <url>', 'postgres:// URL of an empty database, or a new ?schema=NAME (required)')
     .option(
       '--node-secret-file <file>',
       'file (mode 0600) holding the secret that seals the node keys in the database (env AKAS_NODE_SECRET_FILE, or AKAS_NODE_SECRET)',
     )
     .action(
-      action(cli, async (opts: { from: string; to: string; nodeSecretFile?: string }) => {
-        if (!isPostgresUrl(opts.to)) throw usageError('--to takes a postgres:// URL');
-        if (isPostgresUrl(opts.from)) throw usageError('--from is the data folder of a LevelDB node');
+      action(cli, async (opts: { data?: string; store?: string; nodeSecretFile?: string }) => {
+        if (opts.data === undefined || opts.store === undefined) throw usageError('give the data folder and the database: --data DIR --store postgres://...');
+        if (!isPostgresUrl(opts.store)) throw usageError('--store takes a postgres:// URL');
+        if (isPostgresUrl(opts.data)) throw usageError('--data is the data folder of a LevelDB node');
         const { copyStore, readNodeSecret } = await import('../../../src/ops/index.js');
         const out = cli.output();
         let r;
@@ -61,8 +68,8 @@ export function storeCommands(program: Command, cli: Cli) {
           const nodeSecret = readNodeSecret(opts.nodeSecretFile ?? process.env.AKAS_NODE_SECRET_FILE, process.env.AKAS_NODE_SECRET);
           let last = '';
           r = await copyStore({
-            from: opts.from,
-            to: opts.to,
+            from: opts.data,
+            to: opts.store,
             nodeSecret,
             onProgress: (what) => {
               if (what !== last) out.note(`copying ${what}...`);

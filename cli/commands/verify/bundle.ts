@@ -9,12 +9,13 @@ import { anchoredOnOf, checkable, finish, issuerArg, mark, readStdin, timeArg, t
 export function bundleCommand(verify: Command, cli: Cli) {
   verify
     .command('bundle')
+    .summary('check an exported bundle offline: content, signatures, credentials, log')
     .description(
       'check an exported bundle offline: the content judged is the content published, judge signatures (L2), credentials (L1), log events ' +
         '(L3), content hashes; says what it could not check',
     )
     .argument('<file>', 'the bundle (`akas export ID > bundle.json`), or - for stdin')
-    .option('--trust <file>', 'the issuers, log keys and witness quorum you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'the issuers, log keys and witness quorum you pin, in one file (akas trust pin > trust.json; PROTOCOL 8.6)')
     .option('--blobs <dir>', 'a folder of the referenced bytes, each file named by its sha256 (`akas export --blobs DIR`)')
     .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
     .option('--at <time>', 'check credential validity at this instant (ISO 8601 or epoch ms; default now)')

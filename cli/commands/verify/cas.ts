@@ -14,6 +14,7 @@ interface CasOptions {
 export function casCommand(verify: Command, cli: Cli) {
   verify
     .command('cas')
+    .summary('check bytes against their sha256: a hash, a manifest or an artifact node')
     .description(
       'check that a file hashes to its recorded sha256, every {path, sha256} of a manifest, or the blob an artifact node names (exit 0 ' +
         'match, 1 mismatch, 2 unreadable)',

@@ -93,10 +93,11 @@ const listsOnly = ({ lists, unreadable, listChecks }: StatusContext) => ({ lists
 export function credentialCommand(verify: Command, cli: Cli) {
   verify
     .command('credential')
+    .summary('check W3C VC 2.0 credentials offline, with their status')
     .description('check W3C VC 2.0 credentials (eddsa-jcs-2022) offline, strictly: files, folders, - for stdin, or JSON lines')
     .argument('<inputs...>', 'credential files, folders of .json/.jsonl files, or - (stdin)')
     .option('--at <time>', 'check the validity window at this instant (ISO 8601 or epoch ms; default now)')
-    .option('--trust <file>', 'the issuers you pin, each in its window, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'the issuers you pin, each in its window, in one file (akas trust pin > trust.json; PROTOCOL 8.6)')
     .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
     .option(
       '--issuer-keys <file>',

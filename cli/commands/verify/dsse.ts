@@ -80,10 +80,11 @@ function printReport(cli: Cli, r: Report, opts: { key?: string; trust?: string; 
 export function dsseCommand(verify: Command, cli: Cli) {
   verify
     .command('dsse')
+    .summary('check a DSSE envelope of an in-toto Statement offline')
     .description('check a DSSE envelope of an in-toto Statement offline under a public key (Ed25519 or ECDSA P-256 PEM)')
     .argument('<file>', 'the envelope (- for stdin)')
     .option('--key <pem>', "the signer's public key, SPKI PEM (akas node-keys --pem prints the node's issuer key)")
-    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas trust pin > trust.json; PROTOCOL 8.6)')
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
       action(cli, async (file: string, opts: { key?: string; trust?: string; verbose?: boolean }) => {
@@ -97,10 +98,11 @@ export function dsseCommand(verify: Command, cli: Cli) {
 export function sigstoreCommand(verify: Command, cli: Cli) {
   verify
     .command('sigstore')
+    .summary('check a keyed Sigstore bundle v0.3 offline')
     .description('check a keyed Sigstore bundle v0.3 (a DSSE envelope, no Rekor entry) offline under a public key (Ed25519 or ECDSA P-256 PEM)')
     .argument('<file>', 'the bundle (- for stdin)')
     .option('--key <pem>', "the signer's public key, SPKI PEM (akas node-keys --pem prints the node's issuer key)")
-    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'instead of --key: the issuer keys a trust file pins, each in its window (akas trust pin > trust.json; PROTOCOL 8.6)')
     .option('--verbose', 'list every check, not only those that failed or could not run')
     .action(
       action(cli, async (file: string, opts: { key?: string; trust?: string; verbose?: boolean }) => {

@@ -8,6 +8,7 @@ import { anchoredOnOf, finish } from './shared.js';
 export function forkCommand(verify: Command, cli: Cli) {
   verify
     .command('fork')
+    .summary('check the evidence of a fork that akas monitor saved')
     .description('check the evidence of a fork offline (a file akas monitor saved): exit 0 when it proves the log key signed two histories')
     .argument('<file>', 'the evidence file (- for stdin)')
     .requiredOption('--log-key <key>', "the node's log key (C2SP verifier key string: akas node-keys prints it)")

@@ -40,6 +40,7 @@ const SUBCOMMANDS: Array<(verify: Command, cli: Cli) => void> = [
 export function verifyCommands(program: Command, cli: Cli) {
   const verify = program
     .command('verify')
+    .summary('check credentials, signatures, log proofs and hashes offline')
     .description('check credentials, judge signatures, log proofs and CAS hashes offline (no node, no network); `verify manifest` asks the node');
   for (const add of SUBCOMMANDS) add(verify, cli);
 }

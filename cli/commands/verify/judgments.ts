@@ -1,6 +1,6 @@
 // akas verify judgments: every judge's Ed25519 signature (L2) of a proposal, and the content it
-// signed, offline; with --agent, that each key was its judge's when it signed; with --trust FILE,
-// that each key is one the trust file pins for that judge (its `agents` section, PROTOCOL 8.6).
+// signed, offline; with --agent-file, that each key was its judge's when it signed; with --trust
+// FILE, that each key is one the trust file pins for that judge (its `agents` section, PROTOCOL 8.6).
 // The verdict rests on the judges' keys, so that is what anchors it: a judge whose key no
 // profile or pin ties to it leaves the verdict unanchored (exit 3), a key other than the one
 // pinned fails (exit 1).
@@ -61,22 +61,25 @@ const signedNote = (signed: string) =>
 export function judgmentsCommand(verify: Command, cli: Cli) {
   verify
     .command('judgments')
+    .summary("check every judge's signature of a proposal offline")
     .description(
       "check every judge's Ed25519 signature (L2) of a proposal, and the content it signed, offline (exit 0 all hold, 1 one does not, 2 " +
-        "unreadable, 3 a judge's key not tied to it by --agent or --trust)",
+        "unreadable, 3 a judge's key not tied to it by --agent-file or --trust)",
     )
-    .argument('<file>', 'the proposal as `akas proposal ID --json` prints it (- for stdin)')
-    .option('--agent <file...>', "judges' public profiles (`akas agents TAG --json`): also check each key was that judge's when it signed")
+    .argument('<file>', 'the proposal as `akas show ID --json` prints it (- for stdin)')
+    .option('--agent-file <file...>', "judges' public profiles (`akas agents TAG --json`): also check each key was that judge's when it signed")
     .option('--trust <file>', "a trust file (akas.trust.v1, PROTOCOL 8.6) whose agents section pins the judges' keys, each in its window")
     .option('--verbose', 'list every judgment, not only those that failed or could not be tied to their judge')
     .action(
-      action(cli, async (file: string, opts: { agent?: string[]; trust?: string; verbose?: boolean }) => {
+      action(cli, async (file: string, opts: { agentFile?: string[]; trust?: string; verbose?: boolean }) => {
         const { parseAgentKeys, verifyProposalJudgments } = await import('../../../verifier/index.js');
-        if (opts.trust !== undefined && opts.agent?.length)
-          throw usageError('--trust pins the judges: leave out --agent (or add their keys to the trust file: agents)');
+        if (opts.trust !== undefined && opts.agentFile?.length)
+          throw usageError('--trust pins the judges: leave out --agent-file (or add their keys to the trust file: agents)');
         // Each input is read and recognised on its own, so a bad one is named in the error.
         const pinned = opts.trust !== undefined ? await trustedJudges(opts.trust) : undefined;
-        const profiles = pinned ? pinned.profiles : await Promise.all((opts.agent ?? []).map((f) => checkable(f, () => parseAgentKeys(readJsonFile(f), f))));
+        const profiles = pinned
+          ? pinned.profiles
+          : await Promise.all((opts.agentFile ?? []).map((f) => checkable(f, () => parseAgentKeys(readJsonFile(f), f))));
         const report = await checkable(file, () => verifyProposalJudgments(readJsonFile(file), profiles));
         if (pinned)
           for (const c of report.checks) c.problems = c.problems.map((p) => p.replace('(per the profile given)', '(per the keys the trust file pins)'));
@@ -120,7 +123,7 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
         ];
         const verdictable = { verified: report.ok, anchored: report.anchored, unanchored: report.unanchored, checks };
         return finish(cli, verdictable, {
-          anchoredOn: anchoredOnOf({ trust: opts.trust, agents: opts.agent }),
+          anchoredOn: anchoredOnOf({ trust: opts.trust, agents: opts.agentFile }),
           status: null,
           verbose: opts.verbose,
           extra: { ...report, judgments: report.checks, ...(pinned ? { pinnedBy: 'trust' } : {}) },
@@ -143,7 +146,7 @@ export function judgmentsCommand(verify: Command, cli: Cli) {
                 (report.keysUnchecked
                   ? pinned
                     ? `; ${report.keysUnchecked} judge key(s) not pinned by ${opts.trust}`
-                    : `; ${report.keysUnchecked} key owner(s) unchecked (pass --agent PROFILE.json to tie keys to judges)`
+                    : `; ${report.keysUnchecked} key owner(s) unchecked (pass --agent-file PROFILE.json to tie keys to judges)`
                   : ''),
           ],
           unanchoredHint: pinned

@@ -8,11 +8,13 @@ import { anchoredOnOf, checkable, finish, trustArg, witnessPolicyArg } from './s
 export function logProofCommand(verify: Command, cli: Cli) {
   verify
     .command('log-proof')
+    .summary("check an attestation's inclusion proof and checkpoint offline")
     .description(
-      "check an attestation's inclusion proof and checkpoint offline: the JSON of `akas attestation ID --json`, or its C2SP tlog-proof (`--format tlog-proof`)",
+      "check an attestation's inclusion proof and checkpoint offline: the JSON of `akas show ID --json`, or its C2SP tlog-proof " +
+        '(`akas export ID --format tlog-proof`)',
     )
     .argument('<file>', 'the saved answer or .tlog-proof file (- for stdin)')
-    .option('--trust <file>', 'the log keys and witness quorum you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'the log keys and witness quorum you pin, in one file (akas trust pin > trust.json; PROTOCOL 8.6)')
     .option(
       '--log-key <key>',
       "the node's log key to pin (C2SP verifier key string: akas node-keys prints it; GET /api/node/keys has it too); without it or --trust, exit 3",

@@ -7,6 +7,7 @@ import { action, type Cli } from '../../program.js';
 export function manifestCommand(verify: Command, cli: Cli) {
   verify
     .command('manifest')
+    .summary('ask the node whether a manifest is its own and unchanged (not offline)')
     .description(
       'ask the node whether a brief, artifact or eval manifest is its own and unchanged (an HMAC only the node can check: NOT offline); ' +
         'exit 0 valid, 1 invalid, 2 could not ask',

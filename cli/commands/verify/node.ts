@@ -8,12 +8,13 @@ import { anchoredOnOf, checkable, finish, issuerArg, trustArg } from './shared.j
 export function nodeCommand(verify: Command, cli: Cli) {
   verify
     .command('node')
+    .summary('check a published node or brief against its evidence offline')
     .description(
       'check a published node or brief offline against its evidence: what is served is the content judged, the manifest signed by the node, ' +
         'the publication in the log (exit 0 holds, 1 does not, 2 unreadable)',
     )
     .argument('<file>', 'the node as `akas node PATH --json` prints it, or a brief as `akas brief ID --json` prints it (- for stdin)')
-    .option('--trust <file>', 'the issuers and log keys you pin, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'the issuers and log keys you pin, in one file (akas trust pin > trust.json; PROTOCOL 8.6)')
     .option('--issuer <did>', "the node's issuer DID to pin (akas node-keys prints it; or the node's /healthz)")
     .option(
       '--issuer-keys <file>',

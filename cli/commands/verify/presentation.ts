@@ -9,13 +9,14 @@ import { anchoredOnOf, checkable, finish, issuerArg, readStdin, timeArg, trustAr
 export function presentationCommand(verify: Command, cli: Cli) {
   verify
     .command('presentation')
+    .summary('check a W3C VC 2.0 presentation and its credentials offline')
     .description("check a W3C VC 2.0 verifiable presentation offline: its holder's proof (authentication, eddsa-jcs-2022) and every credential it carries")
     .argument('<file>', 'the presentation (- for stdin)')
     .option('--challenge <text>', 'the challenge you gave the holder: the proof must carry it')
     .option('--domain <domain...>', 'the domain(s) you gave the holder: the proof must carry exactly these')
     .option('--require-proof', 'refuse a presentation without a proof (otherwise reported as not checked)')
     .option('--at <time>', 'check the validity windows at this instant (ISO 8601 or epoch ms; default now)')
-    .option('--trust <file>', 'the issuers you pin, each in its window, in one file (akas node-keys --trust > trust.json; PROTOCOL 8.6)')
+    .option('--trust <file>', 'the issuers you pin, each in its window, in one file (akas trust pin > trust.json; PROTOCOL 8.6)')
     .option('--issuer <did>', 'the issuer the credentials must have (with --issuer-keys: the pinned issuer DID)')
     .option(
       '--issuer-keys <file>',

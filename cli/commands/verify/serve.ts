@@ -10,11 +10,12 @@ import { issuerArg, timeArg, trustArg } from './shared.js';
 export function serveCommand(verify: Command, cli: Cli) {
   verify
     .command('serve')
+    .summary('serve the offline verifier as a VC-API adapter on 127.0.0.1')
     .description(
       'serve the offline verifier as a VC-API adapter on 127.0.0.1 (POST /credentials/verify, /presentations/verify): for the W3C test ' +
         'suites (docs/W3C-SUITES.md); the status lists credentials name are read over HTTP(S), kept for their ttl',
     )
-    .option('--port <port>', 'port (0: any free one)', '0')
+    .option('--port <n>', 'port to listen on (0: any free one)', '0')
     .option(
       '--trust <file>',
       'pin the issuers of the credentials, each in its window (a trust file: PROTOCOL 8.6); without it or --issuer every answer is unanchored',

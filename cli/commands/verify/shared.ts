@@ -126,9 +126,9 @@ export function anchorHint(unanchored: string[]): string {
   const judges = ids.some((id) => id.startsWith('judge.key'));
   const pins = [
     issuer || log
-      ? `--trust FILE (akas node-keys --trust > trust.json)${issuer ? ', or --issuer DID' : ''}${log ? `${issuer ? ' and' : ', or'} --log-key KEY` : ''}`
+      ? `--trust FILE (akas trust pin > trust.json)${issuer ? ', or --issuer DID' : ''}${log ? `${issuer ? ' and' : ', or'} --log-key KEY` : ''}`
       : '',
-    judges ? '--agent PROFILE.json for each judge (akas agents TAG --json): its keys and their windows' : '',
+    judges ? '--agent-file PROFILE.json for each judge (akas agents TAG --json): its keys and their windows' : '',
   ].filter(Boolean);
   const shown = ids.length > 4 ? `${ids.slice(0, 4).join(', ')} and ${ids.length - 4} more` : ids.join(', ');
   return `${ids.length} check(s) ran on keys the input brought itself, none pinned by you (${shown}); pin ${pins.join('; ')}`;

@@ -9,7 +9,7 @@ import { action, type Cli } from '../../program.js';
 
 interface WitnessCliOptions {
   data?: string;
-  key?: string;
+  witnessKey?: string;
   name?: string;
   log: string[];
   logs?: string;
@@ -34,9 +34,10 @@ export function readKeyList(path: string): string[] {
 export function witnessCommands(program: Command, cli: Cli) {
   program
     .command('witness')
+    .summary('run a C2SP tlog-witness that cosigns the logs it is given')
     .description('run a C2SP tlog-witness: cosign the checkpoints of the given logs, each only if it is consistent with every one cosigned before')
     .option('--data <dir>', 'data folder of the witness state (env AKAS_WITNESS_DATA; default ./.akas-witness)')
-    .option('--key <file>', 'the witness key file (mode 0600; made at the first start with --name; default DATA/witness-key)')
+    .option('--witness-key <file>', 'the witness key file (mode 0600; made at the first start with --name; default DATA/witness-key)')
     .option('--name <name>', 'the witness name for a new key (a schema-less URL, e.g. witness.example.com/w1)')
     .option(
       '--log <vkey>',
@@ -66,7 +67,7 @@ export function witnessCommands(program: Command, cli: Cli) {
         mkdirSync(dataDir, { recursive: true, mode: 0o700 });
         let key;
         try {
-          key = loadOrCreateWitnessKey(resolve(opts.key ?? `${dataDir}/witness-key`), opts.name);
+          key = loadOrCreateWitnessKey(resolve(opts.witnessKey ?? `${dataDir}/witness-key`), opts.name);
         } catch (e) {
           throw new CliError('witness_key', (e as Error).message, { error: (e as Error).message });
         }
@@ -81,7 +82,7 @@ export function witnessCommands(program: Command, cli: Cli) {
             [
               `akas witness ${witness.name} listening on ${server.url}`,
               `  verifier key ${witness.verifierKey}`,
-              `  for a node   --witness '${witness.verifierKey}@${server.url}'`,
+              `  for a node   --cosigner '${witness.verifierKey}@${server.url}'`,
               `  data folder  ${dataDir}`,
               ...witness.origins.map((o) => `  witnesses    ${o}`),
               '  stop with Ctrl-C',

@@ -116,7 +116,7 @@ export function showPin(keys: Keys) {
   box.append(forget, pinOwnForm());
 }
 
-/** The reader pins keys they have from elsewhere (the operator, akas node-keys --trust on a machine they trust): the label then says "pinned by you". */
+/** The reader pins keys they have from elsewhere (the operator, akas trust pin on a machine they trust): the label then says "pinned by you". */
 function pinOwnForm(): HTMLElement {
   const issuer = el('input', { name: 'pin-issuer', size: '60', placeholder: 'did:key:z6Mk...', 'aria-label': 'issuer did:key' }) as HTMLInputElement;
   const logKey = el('input', { name: 'pin-log-key', size: '60', placeholder: 'akas/...+...+...', 'aria-label': 'log key' }) as HTMLInputElement;

@@ -1,4 +1,4 @@
-// `akas node-keys --trust`: a trust file (PROTOCOL 8.6, verifier/trust.ts) written from a node's
+// `akas trust pin`: a trust file (PROTOCOL 8.6, verifier/trust.ts) written from a node's
 // own answer, GET /api/node/keys. That is trust on first use, and the file says so (`source:
 // "tofu"`, the URL and the time): it pins what this node showed at this moment, and an auditor
 // who has the keys from elsewhere (the operator, a release note) should compare them. What can be
@@ -51,7 +51,7 @@ export async function trustFileFrom(keys: Json, url: string, now: number, judges
     url,
     fetchedAt: at,
     note:
-      `Trust on first use: written by akas node-keys --trust from ${url}/api/node/keys at ${at}. It pins what that node showed then; ` +
+      `Trust on first use: written by akas trust pin from ${url}/api/node/keys at ${at}. It pins what that node showed then; ` +
       `compare the issuer and log key${judges.length ? " and the judges' keys" : ''} with ones you have from elsewhere. ` +
       'Add the witnesses you trust to the policy (C2SP tlog-policy).',
     // The windows of the signed chain (the list's own validFrom/validUntil were checked against it).

@@ -1,0 +1,56 @@
+// akas trust pin: a trust file (PROTOCOL 8.6) pinning a node's keys as it shows them now, for
+// `akas verify ... --trust FILE` (trust-file.ts writes and checks it). `--trust FILE` is a trust
+// file wherever it is given; this is where one is made (it was `akas node-keys --trust`).
+import type { Command } from 'commander';
+import { collect, type Json, usageError } from '../../kit/index.js';
+import { action, type Cli } from '../../program.js';
+
+export interface PinOptions {
+  agent: string[];
+  judgesOf?: string;
+}
+
+export function trustCommands(program: Command, cli: Cli) {
+  const trust = program
+    .command('trust')
+    .summary('trust files (PROTOCOL 8.6): the keys an auditor pins')
+    .description("trust files (PROTOCOL 8.6): the issuer keys, log key, witnesses and judges' keys an auditor pins, for akas verify ... --trust FILE");
+  trust
+    .command('pin')
+    .summary("print a trust file pinning this node's keys as it shows them now")
+    .description(
+      'print a trust file pinning this node (its issuer keys with their windows, its log key): `akas trust pin > trust.json`, then ' +
+        '`akas verify ... --trust trust.json`. Trust on first use: it pins what the node shows now, and says so in the file',
+    )
+    .option('--agent <tag>', "pin this judge's keys too, in the file's agents section (for akas verify judgments); repeatable", collect, [])
+    .option('--judges-of <proposalId>', 'pin the keys of every judge of this proposal')
+    .action(action(cli, (opts: PinOptions) => pinTrust(cli, opts)));
+}
+
+/** Prints the trust file on stdout, and on stderr what it pinned (trust on first use). */
+export async function pinTrust(cli: Cli, opts: PinOptions) {
+  const client = cli.client();
+  const keys = await client.get<Json>('/api/node/keys');
+  const { trustFileFrom } = await import('./trust-file.js');
+  const url = client.baseUrl.replace(/\/$/, '');
+  const tags = new Set(opts.agent);
+  if (opts.judgesOf) {
+    const detail = await client.get<Json>(`/api/knowledge/proposals/${encodeURIComponent(opts.judgesOf)}`);
+    const judgments = (detail.judgments ?? []) as Json[];
+    if (!judgments.length) throw usageError(`${opts.judgesOf} has no judgments yet: there is no judge to pin`);
+    for (const j of judgments) tags.add(String(j.agentTag));
+  }
+  const judges: Json[] = [];
+  for (const tag of tags) judges.push(await client.get<Json>(`/api/agents/${encodeURIComponent(tag)}`));
+  const doc = await trustFileFrom(keys, url, Date.now(), judges);
+  const what = [
+    `${doc.issuers.length} issuer key(s)`,
+    'the log key',
+    ...(judges.length ? [`the keys of ${judges.length} judge(s) (${[...tags].join(', ')})`] : []),
+  ];
+  cli.io.stderr.write(
+    `akas trust pin: trust on first use: pinned ${what.slice(0, -1).join(', ')} and ${what.at(-1)} as ${url} shows them now; ` +
+      'compare them with keys you have from elsewhere (the file says where and when it was made)\n',
+  );
+  cli.io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+}
