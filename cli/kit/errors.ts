@@ -106,7 +106,8 @@ export class CliError extends Error {
     return new CliError(PASSED, message, { ...this.body, ...extra }, this.exitCode);
   }
 
-  constructor(code: CliCode, message: string, extra?: Record<string, unknown>);
+  // `extra` names no code of its own: the code is the first argument, registered above.
+  constructor(code: CliCode, message: string, extra?: Record<string, unknown> & { code?: never });
   constructor(code: typeof PASSED, message: string, body: Record<string, unknown>, exitCode: ExitCode);
   constructor(code: CliCode | typeof PASSED, message: string, extra: Record<string, unknown> = {}, exitCode: ExitCode = EXIT.broken) {
     super(message);

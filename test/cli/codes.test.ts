@@ -50,6 +50,15 @@ describe('CliError', () => {
     expect(CliError.is(e)).toBe(true);
   });
 
+  it('takes no code CLI_CODES lacks: a compile error (the type check of this file holds it), and a throw', () => {
+    // @ts-expect-error: a code that is not registered
+    expect(() => new CliError('no_such_code', 'x')).toThrow(TypeError);
+    // Nor a code among the fields, where it would stand for the registered one (checked by the type check only).
+    // @ts-expect-error: the code is the first argument, never one of the fields
+    const unregistered = () => new CliError('usage', 'x', { code: 'other' });
+    expect(typeof unregistered).toBe('function');
+  });
+
   it("passes a node's refusal through with the exit status the command gives it", () => {
     const e = CliError.fromNode(1, 'no such proposal (not_found, HTTP 404)', { status: 404, code: 'not_found', error: 'no such proposal' });
     expect(e.exitCode).toBe(1);
