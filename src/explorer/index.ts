@@ -6,7 +6,7 @@
 // src/http/app.ts, which hands it its Content-Security-Policy: scripts and styles from the node
 // only, no inline script, no eval, connections to the node only. This plugin reads as its
 // steps: the built files, the page scope (policy, form bodies, errors), the pages, the files.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { HelmetOptions } from 'helmet';
 import { Type } from 'typebox';
 import { isServiceError, ServiceError } from '../core/index.js';
@@ -155,7 +155,9 @@ function assetRoute(app: App, assets: LoadedAssets) {
       },
       config: { errors: ['not_found'] },
     },
-    async (request, reply) => {
+    async (request, typed) => {
+      // The reply as fastify's own: a file goes out as bytes, compressed or not, which the schema's string describes for OpenAPI only.
+      const reply = typed as FastifyReply;
       const a = assets.files.get(request.params.file);
       if (!a) throw new ServiceError('not_found', 'No such explorer file (they are named by hash: reload the page).');
       reply.header('cache-control', 'public, max-age=31536000, immutable').header('etag', a.etag).header('vary', 'accept-encoding').type(a.type);
