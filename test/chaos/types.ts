@@ -8,8 +8,25 @@ export type NodeName = string;
 /** ok: the node acknowledged (2xx); fail: it definitely refused (a 4xx envelope: nothing happened); info: unknown (timeout, reset, 5xx, killed). */
 export type Completion = 'ok' | 'fail' | 'info';
 
-/** The operations of a run (f). */
-export type OpName = 'register' | 'calibrate' | 'propose' | 'judge' | 'withdraw' | 'cas-put' | 'attest' | 'revoke' | 'replay' | 'read-checkpoint' | 'nemesis';
+/**
+ * The operations of a run (f). `wakeup` is GET /api/agent/v1/wakeup, the harness's bucket probe
+ * (bursts from one IP over the three processes); `crash` a process the harness saw exit without
+ * the nemesis killing it (client -1, one info line).
+ */
+export type OpName =
+  | 'register'
+  | 'calibrate'
+  | 'propose'
+  | 'judge'
+  | 'withdraw'
+  | 'cas-put'
+  | 'attest'
+  | 'revoke'
+  | 'replay'
+  | 'read-checkpoint'
+  | 'wakeup'
+  | 'nemesis'
+  | 'crash';
 
 /**
  * One line of history.jsonl (Jepsen-style): an invoke, then its completion with the same
@@ -131,7 +148,11 @@ export type CheckId =
   | 'buckets-bounded'
   | 'quotas-bounded'
   | 'status-versions'
-  | 'monitor-quiet';
+  | 'monitor-quiet'
+  // The harness's own (test/chaos/harness.ts): no process exits unasked; after the heal every
+  // process answers and the log's outbox drains within the bound.
+  | 'processes-alive'
+  | 'recovers';
 
 export interface Violation {
   check: CheckId;
