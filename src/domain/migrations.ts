@@ -7,8 +7,9 @@ import { contentSha256Of, STATUS_LIST_EVENT_KIND } from '../core/index.js';
 import { space } from '../store/index.js';
 import type { Ctx } from './context.js';
 import { ensureStatusLists, StatusSlotsSpace } from './credentials/status-lists.js';
+import { ledgerKey, TIMED_KEYS } from './ledger.js';
 import { LOG_LOCK, LogEntries, LogIndex, seqKey, statusIndexKey, statusVersionRef } from './log/index.js';
-import { Proposals, proposalLock, type ProposalRecord } from './records.js';
+import { Agents, agentLock, Ledger, Proposals, proposalLock, type AgentRecord, type LedgerEntry, type ProposalRecord } from './records.js';
 
 export interface MigrationRecord {
   at: number;
@@ -88,9 +89,57 @@ async function migrateStatusVersions(ctx: Ctx): Promise<number> {
   return changed;
 }
 
+/** PROTOCOL 3.3: ledger entries keyed by agent and the sequence its record holds, not by time (ledger.ts). */
+export const LEDGER_ORDER_MIGRATION = 'ledger-per-agent';
+
+/** Entries the ledger migration re-keys per transaction (a tunable object: tests make it small). */
+export const ledgerMigration = { batch: 500 };
+
+/**
+ * Numbers every ledger entry still keyed by time, per agent in its old order (the clock's and the
+ * writing process's counter: the only order those entries ever had), and keys it by agent and
+ * number, the agent record's ledgerSeq advancing with it. A huge ledger is read as a stream, in
+ * key order, and re-keyed `ledgerMigration.batch` entries a transaction (holding those agents'
+ * locks, the record and its entries changing in one batch): memory holds one batch, and a process
+ * that dies leaves whole batches done, oldest first, so the next start numbers the rest after
+ * them. Each entry is read again under the lock, so two processes migrating at once (a shared
+ * database) number each entry once. An entry whose agent is not stored keeps its old key (the
+ * audit names it: the conservation sums do not meet).
+ */
+export async function migrateLedgerOrder(ctx: Pick<Ctx, 'store'>): Promise<number> {
+  let changed = 0;
+  let keys: Array<[string, string]> = [];
+  const flush = async () => {
+    const batch = keys;
+    keys = [];
+    await ctx.store.transact([...new Set(batch.map(([, tag]) => agentLock(tag)))], async (tx) => {
+      const agents = new Map<string, AgentRecord>();
+      for (const [key, tag] of batch) {
+        const e = await tx.get(Ledger, key);
+        const agent = agents.get(tag) ?? (await tx.get(Agents, tag));
+        if (!e || !agent) continue; // numbered by another process meanwhile, or an agent not stored
+        agents.set(tag, agent);
+        const seq = (agent.ledgerSeq ?? 0) + 1;
+        agent.ledgerSeq = seq;
+        tx.put<LedgerEntry>(Ledger, ledgerKey(tag, seq), { ...e, seq });
+        tx.del(Ledger, key);
+        changed++;
+      }
+      for (const [tag, agent] of agents) tx.put(Agents, tag, agent);
+    });
+  };
+  for await (const [key, e] of ctx.store.iterate(Ledger, TIMED_KEYS)) {
+    keys.push([key, e.agent]);
+    if (keys.length >= ledgerMigration.batch) await flush();
+  }
+  if (keys.length) await flush();
+  return changed;
+}
+
 const MIGRATIONS: Array<[string, (ctx: Ctx) => Promise<number>]> = [
   [CONTENT_SHA256_MIGRATION, migrateContentSha256],
   [STATUS_VERSIONS_MIGRATION, migrateStatusVersions],
+  [LEDGER_ORDER_MIGRATION, migrateLedgerOrder],
 ];
 
 /** Runs every migration not yet recorded, in order; answers the names of those it ran. */

@@ -37,6 +37,13 @@ export interface AgentRecord {
   /** Judgments of this agent on proposals that have been decided, and how many agreed with the outcome. */
   alignment: { decided: number; aligned: number };
   appeals: number;
+  /**
+   * The number of this agent's last ledger entry (absent: none yet). moveCredits takes the next
+   * one in the transaction that writes this record, under the agent's lock, and keys the entry
+   * by it (ledger.ts): the agent's entries are ordered as they happened, whatever the clocks or
+   * counters of the processes that wrote them say.
+   */
+  ledgerSeq?: number;
 }
 
 /** What an api key hash points at: the live key of an agent, or one that a recover rotated out. */
@@ -51,6 +58,13 @@ export type LedgerType = 'mint' | 'spend' | 'reserve' | 'refund' | 'slash';
 /** One credit movement. mint/spend/slash change gross capital; reserve/refund move it between balance and reservedBalance. */
 export interface LedgerEntry {
   id: string;
+  /**
+   * Its number among its agent's entries, from 1 (the agent record's ledgerSeq when it was
+   * made), also in its key. Absent on an entry stored before the ledger was ordered per agent,
+   * until the migration numbers it (migrations.ts).
+   */
+  seq?: number;
+  /** When it was made, by the clock of the process that made it: data, never the order. */
   at: number;
   agent: string;
   type: LedgerType;
