@@ -13,6 +13,9 @@ const CLI_IN_PROCESS = ['test/cli/**/*.test.ts'];
 /** The suites that drive the built binary, a browser or both. */
 const E2E = ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts'];
 
+/** The chaos harness (issue 49): its seeded run over three processes on PostgreSQL, and the checker's and nemesis's own tests. */
+const CHAOS = ['test/chaos/**/*.test.ts'];
+
 /** The suites that run akas in the test's own process (see `isolate` below). */
 const IN_PROCESS = ['test/{core,domain,verifier,witness,data,http,store,explorer,ops,node}/**/*.test.ts', 'test/*.test.ts'];
 
@@ -52,8 +55,12 @@ export default defineConfig({
       // per file (the default config folder of test/helpers/e2e.ts is keyed by the file), and
       // importing vitest and the helpers again for each file cost about 2 s of CPU a file.
       { extends: true, test: { name: 'e2e', include: E2E, isolate: false } },
+      // The chaos harness: a project of its own, so the seeded run (about a minute of load on its
+      // own PostgreSQL cluster and three built processes, then the checker) runs once, and the
+      // sequencer starts it first among the long files. A fresh process per file.
+      { extends: true, test: { name: 'chaos', include: CHAOS } },
       // The release checks (a packed install, the single executable): a fresh process per file.
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...IN_PROCESS, ...CLI_IN_PROCESS, ...E2E] } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: [...IN_PROCESS, ...CLI_IN_PROCESS, ...E2E, ...CHAOS] } },
       {
         extends: true,
         test: { name: 'postgres', include: BOTH_STORES, isolate: false, env: { AKAS_TEST_STORE: 'postgres' }, setupFiles: ['test/setup/store.ts'] },

@@ -20,8 +20,15 @@ export interface TempCluster {
   stop(): Promise<void>;
   /** Stops the server as a crash would (immediate shutdown: no checkpoint), keeping its folder (fault tests). */
   kill(): Promise<void>;
-  /** Starts the server again on the same folder and port, after kill(). */
-  restart(): Promise<void>;
+  /**
+   * Restarts the server on the same folder and port (`pg_ctl restart`), stopping it first when it
+   * runs: `fast` (the default) rolls back open transactions and closes every connection, then
+   * checkpoints; `immediate` stops as a crash would, and the start recovers from the WAL. After
+   * kill() it just starts it. Answers once the server accepts connections again.
+   */
+  restart(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** The postmaster's pid (from postmaster.pid), or undefined while the server is stopped. */
+  postmasterPid(): number | undefined;
 }
 
 export interface ClusterOptions {
@@ -94,6 +101,14 @@ export async function startTempCluster(options: ClusterOptions = {}): Promise<Te
     ];
     const start = () => exec(pgCtl, ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings.join(' '), 'start']);
     await start();
+    const postmasterPid = () => {
+      try {
+        const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+      } catch {
+        return undefined;
+      }
+    };
     let stopped = false;
     // A process that ends without stop() (an uncaught error, a closed pipe) takes its cluster along.
     const onExit = () => {
@@ -123,9 +138,12 @@ export async function startTempCluster(options: ClusterOptions = {}): Promise<Te
       kill: async () => {
         await exec(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop']);
       },
-      restart: async () => {
-        await start();
+      restart: async (mode = 'fast') => {
+        // A stopped server (after kill()) is started; a running one stopped in `mode` first.
+        if (!postmasterPid()) return void (await start());
+        await exec(pgCtl, ['-D', data, '-l', join(dir, 'server.log'), '-m', mode, '-w', '-t', '60', '-o', settings.join(' '), 'restart']);
       },
+      postmasterPid,
     };
   } catch (e) {
     const log = existsSync(join(dir, 'server.log')) ? readFileSync(join(dir, 'server.log'), 'utf8').slice(-2000) : '';
