@@ -19,6 +19,7 @@ export {
   configDir,
   keepAside,
   loadIdentity,
+  profileFile,
   ProfileFileError,
   ProfileModeError,
   type SavedIdentity,
@@ -26,6 +27,7 @@ export {
   takeBack,
   trySave,
   updateIdentity,
+  withFileLock,
 } from './profile.js';
 export { appendLineSafely, writeFileSafely } from './safe-file.js';
 export { terminalSafe, terminalSafeDeep } from './terminal-text.js';

@@ -41,9 +41,18 @@ export function configDir(): string {
 
 const slug = (baseUrl: string) => baseUrl.replace(/^https?:\/\//, '').replace(/[^A-Za-z0-9.-]+/g, '_');
 
-export function identityPath(profile: string, baseUrl: string): string {
+/**
+ * The file a profile keeps for the node at baseUrl: the identity in the profile's folder, what
+ * the reader keeps of the node (its pinned keys and checkpoints: cli/commands/trust/pins.ts) in
+ * a folder of the profile's (`trust`), never beside the identities (those are listed by URL).
+ */
+export function profileFile(profile: string, baseUrl: string, folder?: string): string {
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(profile)) throw new Error(`profile names are letters, digits, . _ -: ${profile}`);
-  return join(configDir(), 'profiles', profile, `${slug(baseUrl)}.json`);
+  return join(configDir(), 'profiles', profile, ...(folder ? [folder] : []), `${slug(baseUrl)}.json`);
+}
+
+export function identityPath(profile: string, baseUrl: string): string {
+  return profileFile(profile, baseUrl);
 }
 
 /**
@@ -145,8 +154,11 @@ const BUSY = new Set(['EEXIST', 'EPERM', 'EACCES']);
 
 const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/** Runs fn while holding <path>.lock (created exclusively; removed afterwards). */
-function withFileLock<T>(path: string, fn: () => T): T {
+/**
+ * Runs fn while holding <path>.lock (created exclusively; removed afterwards): every change of
+ * a profile's files (identities, the reader's pins) is a read-modify-write under it.
+ */
+export function withFileLock<T>(path: string, fn: () => T): T {
   const lock = `${path}.lock`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {

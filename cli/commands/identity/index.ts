@@ -1,7 +1,21 @@
-// register, me, preview, wakeup, recover, profile: the agent identity from the shell.
+// register, me, preview, wakeup, recover, profile: the agent identity from the shell. Register
+// pins the node's keys in the profile too (trust on first use: cli/commands/trust/pins.ts).
 import type { Command } from 'commander';
 import { action, type Cli } from '../../program.js';
-import { type Json, limitArg, routesToCommands, type SavedIdentity, saveIdentity, table, trySave, updateIdentity, usageError } from '../../kit/index.js';
+import {
+  AkasClient,
+  CliError,
+  type Json,
+  limitArg,
+  routesToCommands,
+  type SavedIdentity,
+  saveIdentity,
+  table,
+  terminalSafe,
+  trySave,
+  updateIdentity,
+  usageError,
+} from '../../kit/index.js';
 import { generateKeyPair, proveKeyPossession, type PossessionPurpose } from '../../../src/core/index.js';
 import { possessionSigningString } from '../../../src/core/possession.js';
 import { appendJournal, payloadHash } from '../journal/journal.js';
@@ -126,10 +140,11 @@ function registerCommand(program: Command, cli: Cli) {
         const { path, error } = trySave(() => saveIdentity(g.profile, saved));
         const out = cli.output();
         if (!path) return unsavedSecrets(cli, { ...body, signing: saved.signing, savedTo: null, saveError: error }, `registered ${body.tag}`, error);
+        const trust = await pinNode(cli);
         out.result(
           g.showSecrets
-            ? { ...body, signing: { ...body.signing, ...saved.signing }, savedTo: path }
-            : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep },
+            ? { ...body, signing: { ...body.signing, ...saved.signing }, savedTo: path, trust }
+            : { tag: body.tag, calibrationPoolId: body.calibrationPoolId, savedTo: path, nextStep: body.nextStep, trust },
           () =>
             [
               `registered ${body.tag} (pool ${body.calibrationPoolId}, uncalibrated)`,
@@ -140,6 +155,34 @@ function registerCommand(program: Command, cli: Cli) {
         );
       }),
     );
+}
+
+/**
+ * Register is the first contact: the node's keys are pinned in the profile (trust on first use,
+ * said on stderr; a node pinned before is compared with its pin: cli/commands/trust/pins.ts) and
+ * its checkpoint kept, the first a read is proven consistent with (checkpoints.ts). The agent is
+ * registered whatever comes of it; what did is the `trust` of --json, and said on stderr.
+ */
+async function pinNode(cli: Cli): Promise<Json> {
+  const { pinnedTrust, pinJson, sayPinned } = await import('../trust/pins.js');
+  const client = new AkasClient({ baseUrl: cli.globals().baseUrl });
+  try {
+    const pin = await pinnedTrust(cli.globals().profile, client);
+    sayPinned(cli.io.stderr, pin);
+    if (pin.status === 'event') return pinJson(pin);
+    const { advanceCheckpoint } = await import('../trust/checkpoints.js');
+    const cp = await advanceCheckpoint(cli.globals().profile, client, (await client.call<string>('GET', '/api/log/checkpoint')).body);
+    if (cp.refused) cli.io.stderr.write(`akas: WARNING: ${terminalSafe(cp.why ?? cp.refused)} (evidence: ${cp.evidenceFile ?? 'none'})\n`);
+    return {
+      ...pinJson(pin),
+      checkpoint: cp.checkpoint ? { size: cp.checkpoint.size, root: cp.checkpoint.root } : null,
+      ...(cp.refused ? { refused: cp } : {}),
+    };
+  } catch (e) {
+    const why = (e as Error).message;
+    cli.io.stderr.write(`akas: WARNING: nothing pinned for ${client.baseUrl}: ${terminalSafe(why)}\n`);
+    return { status: 'not pinned', error: why, ...(CliError.is(e) ? { code: e.body.code } : {}) };
+  }
 }
 
 function meCommand(program: Command, cli: Cli) {

@@ -1,6 +1,8 @@
 // akas trust pin: a trust file (PROTOCOL 8.6) pinning a node's keys as it shows them now, for
 // `akas verify ... --trust FILE` (trust-file.ts writes and checks it). `--trust FILE` is a trust
 // file wherever it is given; this is where one is made (it was `akas node-keys --trust`).
+// akas trust accept: the reader's own pin of a node (pins.ts, kept in the profile) moved to new
+// keys once the reader confirms (accept.ts).
 import type { Command } from 'commander';
 import { collect, type Json, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
@@ -25,6 +27,23 @@ export function trustCommands(program: Command, cli: Cli) {
     .option('--agent <tag>', "pin this judge's keys too, in the file's agents section (for akas verify judgments); repeatable", collect, [])
     .option('--judges-of <proposalId>', 'pin the keys of every judge of this proposal')
     .action(action(cli, (opts: PinOptions) => pinTrust(cli, opts)));
+  trust
+    .command('accept')
+    .summary('pin the keys this node shows now in place of the ones pinned for it')
+    .description(
+      "move this profile's pin of the node (made by `akas register` or its first read: trust on first use) to the keys it shows now, " +
+        'or to a trust file (--trust FILE): the old and new keys are printed, and the pin moves only when you confirm (y, or --yes). ' +
+        'A rotation signed by both keys is followed without asking. Exit 0 pinned (or nothing to accept), 1 declined or keys that do not hold, ' +
+        '2 no terminal to confirm on without --yes',
+    )
+    .option('--yes', 'accept without asking (the old and new keys are printed all the same)')
+    .option('--trust <file>', 'pin this trust file (akas.trust.v1, PROTOCOL 8.6) instead of the keys the node shows')
+    .action(
+      action(cli, async (opts: { yes?: boolean; trust?: string }) => {
+        const { acceptTrust } = await import('./accept.js');
+        return acceptTrust(cli, opts);
+      }),
+    );
 }
 
 /** Prints the trust file on stdout, and on stderr what it pinned (trust on first use). */
