@@ -32,6 +32,7 @@ import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './is
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
 import { verifyConsistencyAsync, verifyLogProofAsync, type WitnessPolicy } from './log.js';
 import { verifyNodeAsync, type NodeOptions, type NodeReport } from './node.js';
+import { verifyReadAsync, type ReadReport } from './read.js';
 import { verifyCasBytes as casBytes } from './cas-bytes.js';
 import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
 import {
@@ -55,6 +56,7 @@ export { CRYPTO_PLATFORM, VERSION, tally, isPresentation, TrustFileError, NotChe
 export type {
   NodeOptions,
   NodeReport,
+  ReadReport,
   WitnessPolicy,
   BundleReport,
   Check,
@@ -211,3 +213,13 @@ export const verifyBundle = async (input: unknown, options: BrowserBundleOptions
 
 /** A knowledge read (`akas node PATH --json`, `akas brief ID --json`) against its evidence (PROTOCOL 10.7). Options: issuer, issuerKeys, logKey. */
 export const verifyNode = async (input: unknown, options?: NodeOptions) => settled(await verifyNodeAsync(input, options));
+
+/**
+ * Any read made with ?evidence=full (PROTOCOL 10.7): a node or brief read, a search answer (each
+ * hit with its own verdict), a proposal detail, an attestation. Options: those of verifyNode, and
+ * witnesses (a quorum the checkpoint must carry).
+ */
+export const verifyRead = async (input: unknown, options?: NodeOptions) => {
+  const r = await verifyReadAsync(input, options);
+  return settled({ ...r, ...(r.hits ? { hits: r.hits.map((h) => ({ ...h, report: settled(h.report) })) } : {}) });
+};

@@ -35,7 +35,7 @@ export interface BundleScope {
 export type Submitted = 'log' | 'store' | 'missing' | 'not-checked';
 
 /** One log item of a bundle: the entry, its event and its proof. */
-interface LogItem {
+export interface LogItem {
   entry: Json;
   body: Json;
   event: string;
@@ -260,8 +260,9 @@ function* decisionChecking(c: Checks, log: LogScope): Checking<void> {
 }
 
 // content: the judgments the decision counted are those shown, and the decision recomputes
-// from them, the weights it names and the rule it applied.
-function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
+// from them, the weights it names and the rule it applied. A node read's decision (PROTOCOL
+// 10.7, node-decision.ts) is checked here too, from its publication event.
+export function recomputeCheck(c: Checks, log: Pick<LogScope, 'proposal' | 'judgments'>, it: LogItem) {
   const { proposal, judgments } = log;
   const status = String(proposal.status);
   const ev = it.body;
@@ -289,7 +290,8 @@ function recomputeCheck(c: Checks, log: LogScope, it: LogItem) {
     problems.push(`the rule applied publishes at ${String(rule.publishThreshold)}, not PROTOCOL 7.4's ${PUBLISH_THRESHOLD}`);
   if (required !== proposal.requiredJudgments)
     problems.push(`the rule applied wants ${String(required)} judgments, the proposal shows ${String(proposal.requiredJudgments)}`);
-  if (counted.length !== required) problems.push(`${counted.length} judgments counted, the rule wants ${String(required)}`);
+  // Fewer than the quorum is no decision; more still is one (and what status.decision recomputes when some are withdrawn).
+  if (!(counted.length >= Number(required))) problems.push(`${counted.length} judgments counted, the rule wants ${String(required)}`);
   const rows: Array<{ weight: number; composite: number }> = [];
   for (const k of counted) {
     const j = judgments.find((x) => x.judgmentId === k.judgmentId);

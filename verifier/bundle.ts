@@ -242,7 +242,7 @@ function formatCheck(c: Checks, bundle: Json): boolean {
 
 // content: each judgment once (a judgment shown twice would count twice in anything read from
 // the bundle). Answers the judgment ids, in the order shown.
-function judgmentSetCheck(c: Checks, proposal: Json): string[] {
+export function judgmentSetCheck(c: Checks, proposal: Json): string[] {
   const judgmentIds = (Array.isArray(proposal.judgments) ? (proposal.judgments as Json[]) : []).map((j) => String(j?.judgmentId));
   const twice = [...new Set(judgmentIds.filter((id, i) => judgmentIds.indexOf(id) !== i))];
   c.add({
@@ -330,7 +330,7 @@ function contentCheck(c: Checks, kind: ProposalKind, proposal: Json, judgments: 
 
 // L2: every judge signature, and each key's owner at the time (checked by
 // proposalJudgmentsChecking, reported here one check each).
-function judgeSignatureChecks(c: Checks, l2: JudgmentsReport, v2: boolean) {
+export function judgeSignatureChecks(c: Checks, l2: JudgmentsReport, v2: boolean) {
   for (const j of l2.checks) {
     c.add({
       id: 'judgment.payload',
@@ -386,7 +386,7 @@ function judgeSignatureChecks(c: Checks, l2: JudgmentsReport, v2: boolean) {
 
 // L1: one credential per judgment, verifying (strict eddsa-jcs-2022) and saying what the
 // judgment says and the content it judged; beside it, the node's HMAC, which only the node can check.
-function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefined): Checking<void> {
+export function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefined): Checking<void> {
   const { bundle, proposal, trust, v2, contentSha256 } = scope;
   const credentials = (Array.isArray(bundle.credentials) ? bundle.credentials : []) as Json[];
   const bySubject = new Map(credentials.map((cr) => [isObject(cr.credentialSubject) ? cr.credentialSubject.id : undefined, cr]));
@@ -465,7 +465,7 @@ function* credentialsChecking(c: Checks, scope: BundleScope, at: number | undefi
 // content: one credential per judgment. A second credential of a judgment would not be checked
 // by credentialsChecking (a credential is found by its subject), so it is refused, in a bundle
 // of either format; a v2 bundle holds no credential of a judgment it does not show.
-function credentialSetCheck(c: Checks, { bundle, judgmentIds, v2 }: BundleScope) {
+export function credentialSetCheck(c: Checks, { bundle, judgmentIds, v2 }: BundleScope) {
   const credentials = (Array.isArray(bundle.credentials) ? bundle.credentials : []) as Json[];
   const subjectIds = credentials.map((cr) => (isObject(cr) && isObject(cr.credentialSubject) ? String(cr.credentialSubject.id) : '(no subject)'));
   const extra = v2 ? subjectIds.filter((id) => !judgmentIds.some((j) => judgmentUrn(j) === id)) : [];

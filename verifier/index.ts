@@ -21,7 +21,8 @@ export {
   type WitnessPolicy,
 } from './log.js';
 export { verifyPresentation } from './presentation.js';
-export { verifyNode } from './node.js';
+export { verifyNode, verifyNodeAsync } from './node.js';
+export { readShape, type ReadReport, type ReadShape, verifyRead } from './read.js';
 export { dsseKey, verifyDsse } from './dsse.js';
 export { verifySigstore } from './sigstore.js';
 export { tlogProofDocument, verifyTlogProof } from './tlog-proof.js';

@@ -213,8 +213,12 @@ export function verifyProposalJudgmentsAsync(detail: unknown, profiles: AgentKey
   return runAsync(proposalJudgmentsChecking(detail, profiles));
 }
 
-/** The checks of verifyProposalJudgments, as a generator of the signatures they need. */
-export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[] = []): Checking<JudgmentsReport> {
+/**
+ * The checks of verifyProposalJudgments, as a generator of the signatures they need. `bound`: the
+ * content hash a detail that shows no payload is bound to elsewhere (a node read's evidence,
+ * PROTOCOL 10.7, whose content the node read's own checks hash): what a v2 judge must have signed.
+ */
+export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[] = [], bound?: string): Checking<JudgmentsReport> {
   const proposalId = isObject(detail) && typeof detail.proposalId === 'string' ? detail.proposalId : undefined;
   const kind = proposalId ? kindOfProposalId(proposalId) : null;
   if (!isObject(detail) || !proposalId || !kind || (detail.judgments !== undefined && !Array.isArray(detail.judgments))) {
@@ -224,7 +228,7 @@ export function* proposalJudgmentsChecking(detail: unknown, profiles: AgentKeys[
   const judgments = (detail.judgments ?? []) as unknown[];
   // The content as shown, hashed here (PROTOCOL 6.10): what a v2 judge must have signed.
   const shown = detail.payload !== undefined ? contentOfProposalView(kind, detail) : undefined;
-  const contentSha256 = shown?.ok ? shown.contentSha256 : undefined;
+  const contentSha256 = shown ? (shown.ok ? shown.contentSha256 : undefined) : bound;
   const checks: JudgmentCheck[] = [];
   for (const j of judgments) checks.push(yield* checkOne(kind, proposalId, isObject(j) ? j : {}, byTag, contentSha256));
   let content: ContentCheck | undefined;

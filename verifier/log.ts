@@ -223,17 +223,22 @@ export function* witnessesChecking(c: Checks, note: unknown, policy: WitnessPoli
  * quorum when given. With no key pinned the verdict is unanchored: nothing is checked under the
  * key the answer names.
  */
-export function verifyLogProof(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Report {
-  return runNow(logProofChecking(doc, logKey, witnesses));
+export function verifyLogProof(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy, pins: LogProofPins = {}): Report {
+  return runNow(logProofChecking(doc, logKey, witnesses, pins));
 }
 
 /** verifyLogProof where Ed25519 is asynchronous (WebCrypto in a browser). */
-export function verifyLogProofAsync(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Promise<Report> {
-  return runAsync(logProofChecking(doc, logKey, witnesses));
+export function verifyLogProofAsync(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy, pins: LogProofPins = {}): Promise<Report> {
+  return runAsync(logProofChecking(doc, logKey, witnesses, pins));
+}
+
+/** What else may anchor an attestation read's log key: the issuer keys pinned, whose endorsement of it a read with ?evidence=full carries (PROTOCOL 9.4). */
+export interface LogProofPins {
+  trust?: IssuerTrust;
 }
 
 /** The checks of verifyLogProof, as a generator of the signatures they need. */
-export function* logProofChecking(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy): Checking<Report> {
+export function* logProofChecking(doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy, pins: LogProofPins = {}): Checking<Report> {
   const c = new Checks();
   if (!isObject(doc)) {
     c.add({ id: 'shape', what: 'an attestation with its proof ({entry, inclusion, checkpoint})', valid: false, why: 'not a JSON object' });
@@ -241,6 +246,21 @@ export function* logProofChecking(doc: unknown, logKey: string | string[] | unde
   }
   const keys = logKey === undefined ? [] : Array.isArray(logKey) ? logKey : [logKey];
   const subject = isObject(doc.entry) ? String(doc.entry.id) : undefined;
+  if (!keys.length && pins.trust) {
+    // No log key pinned, the issuer is: the log key it endorses in the read's evidence, or none.
+    const ev = isObject(doc.evidence) && isObject(doc.evidence.log) ? doc.evidence.log : {};
+    const endorsed = yield* endorsedLogKeyChecking(ev.endorsement, pins.trust);
+    c.add({
+      id: 'log.key',
+      what: 'the log key is endorsed by a pinned issuer key',
+      valid: endorsed !== null,
+      why: endorsed ?? "no endorsement of the read's log key by a pinned issuer key (read it with ?evidence=full)",
+      anchor: true,
+    });
+    if (endorsed) yield* logInclusionChecking(c, doc, [endorsed], subject);
+    if (witnesses) yield* witnessesChecking(c, doc.checkpoint, witnesses, subject);
+    return c.report();
+  }
   if (!keys.length) {
     c.add({
       id: 'log.key',

@@ -21,8 +21,11 @@ import { canonicalize } from '../src/core/jcs.js';
 import { publicKeyFromMultibase } from '../src/core/didkey.js';
 import type { ProposalKind } from '../src/core/kinds.js';
 import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
-import { endorsedLogKeyChecking, logInclusionChecking } from './log.js';
+import { endorsedLogKeyChecking, logInclusionChecking, witnessesChecking, type WitnessPolicy } from './log.js';
+import { carriesDecision, decisionChecking } from './node-decision.js';
+import type { StatusOutcome } from './bundle-status.js';
 import { Checks, NotCheckableError, readJsonInput, type Report } from './report.js';
+import { preinflated, type Inflate } from './status-list.js';
 
 export interface NodeOptions {
   /** The node's issuer DID to pin (from its /healthz or GET /api/node/keys). */
@@ -35,6 +38,12 @@ export interface NodeOptions {
   trust?: IssuerTrust;
   /** The log keys a trust file's policy pins, instead of --log-key. */
   logKeys?: string[];
+  /** Witnesses whose quorum must have cosigned the publication's checkpoint (PROTOCOL 9.9). */
+  witnesses?: WitnessPolicy;
+  /** The instant the decision's credentials and status lists are checked at (ms); now by default. */
+  at?: number;
+  /** GZIP for the status lists a read with full evidence staples (node:zlib); verifyNodeAsync inflates them itself. */
+  inflate?: Inflate;
 }
 
 export interface NodeReport extends Report {
@@ -45,6 +54,8 @@ export interface NodeReport extends Report {
   proposalId?: string;
   contentSha256?: string;
   contentBinding?: string;
+  /** A read with full evidence (PROTOCOL 10.7): the time its status lists speak for and the judgments withdrawn from the decision. */
+  status?: StatusOutcome;
 }
 
 type Json = Record<string, unknown>;
@@ -84,9 +95,17 @@ export function verifyNode(input: string | Uint8Array | unknown, options: NodeOp
   return runNow(nodeChecking(parseNodeRead(input), options));
 }
 
-/** verifyNode where Ed25519 is asynchronous (WebCrypto in a browser). */
-export function verifyNodeAsync(input: string | Uint8Array | unknown, options: NodeOptions = {}): Promise<NodeReport> {
-  return runAsync(nodeChecking(parseNodeRead(input), options));
+/** verifyNode where Ed25519 is asynchronous (WebCrypto in a browser); the stapled status lists are inflated with the platform's DecompressionStream unless `inflate` is given. */
+export async function verifyNodeAsync(input: string | Uint8Array | unknown, options: NodeOptions = {}): Promise<NodeReport> {
+  const read = parseNodeRead(input);
+  return runAsync(nodeChecking(read, { ...options, inflate: options.inflate ?? (await stapledInflate(read.doc)) }));
+}
+
+/** An Inflate for the status lists a read stapled (PROTOCOL 10.7), made with the platform's DecompressionStream; undefined when it staples none. */
+export async function stapledInflate(doc: unknown): Promise<Inflate | undefined> {
+  const ev = isObject(doc) && isObject(doc.evidence) ? doc.evidence : {};
+  const lists = isObject(ev.status) && Array.isArray(ev.status.lists) ? ev.status.lists : [];
+  return lists.length ? preinflated(lists.map((l) => (isObject(l) ? l.credential : undefined))) : undefined;
 }
 
 function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, options: NodeOptions): Checking<NodeReport> {
@@ -211,8 +230,19 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
         subject: 'proposal.published',
         anchor: true,
       });
+    // The checkpoint counts only with its witnesses' quorum, when witnesses are given (9.9).
+    if (options.witnesses) yield* witnessesChecking(c, pub.checkpoint, options.witnesses, 'proposal.published');
   }
-  return report({ proposalId: String(ev.proposalId), ...(evHash ? { contentSha256: evHash } : {}), contentBinding: String(ev.contentBinding) });
+  // A read with full evidence: the decision behind it, and whether it still holds (node-decision.ts).
+  const status = carriesDecision(ev)
+    ? yield* decisionChecking(c, ev, { trust, logKeys, issuer: options.issuer, at: options.at, inflate: options.inflate })
+    : undefined;
+  return report({
+    proposalId: String(ev.proposalId),
+    ...(evHash ? { contentSha256: evHash } : {}),
+    contentBinding: String(ev.contentBinding),
+    ...(status ? { status } : {}),
+  });
 }
 
 /** A capability, decision, artifact or branch node: its served fields against the content it was published from. */

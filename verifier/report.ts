@@ -76,6 +76,7 @@ export const CHECKS = {
   'statement.shape': { layer: 'content', meaning: 'the payload is an in-toto Statement v1 with a subject digest and a predicateType' },
   'page.content': { layer: 'content', meaning: "the content an explorer page shows is its bundle's content" },
   'page.shown': { layer: 'content', meaning: 'the fields an explorer page shows are those of the node read it checked' },
+  'search.hit': { layer: 'content', meaning: "a search hit's path, kind, title and brief are those of the node read it carries" },
 
   // L1: credentials (PROTOCOL 8), under the issuer's keys.
   context: { layer: 'L1', meaning: '@context starts with https://www.w3.org/ns/credentials/v2, then URLs or objects (VC DM 2.0 §4.3)', credential: true },
@@ -133,6 +134,10 @@ export const CHECKS = {
   'status.head': { layer: 'L1', meaning: "a status head: the issuer's signed word on the newest version of each list at a checkpoint", credential: true },
   'status.fresh': { layer: 'L1', meaning: 'each list read is the newest version the status head (or the bundle) names', credential: true },
   'status.checkpoint': { layer: 'L1', meaning: "the status head a bundle staples speaks for the bundle's own checkpoint (origin, size and root)" },
+  'status.withdrawn': {
+    layer: 'L1',
+    meaning: "a judgment a read's decision counted has its credential revoked or suspended: holds only while the decision holds without it",
+  },
 
   // L2: each judge's own signature.
   'judge.signature': { layer: 'L2', meaning: "the judge's own Ed25519 signature a judgment credential carries verifies", credential: true },

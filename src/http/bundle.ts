@@ -57,19 +57,31 @@ async function logPart(ctx: Ctx, log: TransparencyLog, p: ProposalRecord, witnes
   };
 }
 
-export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId: string, origin: string, witnesses?: WitnessClient, waitMs = 0) {
-  const p = await getProposal(ctx, proposalId);
+/** The public keys of a proposal's judges with their windows (PROTOCOL 8.4 `judges`): a bundle's, and a full read's evidence (10.7). */
+export async function judgesOf(ctx: Pick<Ctx, 'store'>, p: ProposalRecord) {
   const judges = [];
   for (const tag of [...new Set(p.judgments.map((j) => j.agentTag))]) {
     const a = await ctx.store.get(Agents, tag);
-    if (!a) throw new ServiceError('internal_error', `judge ${tag} of ${proposalId} is missing`);
+    if (!a) throw new ServiceError('internal_error', `judge ${tag} of ${p.proposalId} is missing`);
     judges.push({ tag, signing: { algorithm: 'Ed25519', publicKey: a.signing.publicKey, validFrom: a.signing.validFrom, priorKeys: a.signing.priorKeys } });
   }
+  return judges;
+}
+
+/** The judgment credentials of a proposal's judgments (PROTOCOL 8.1), in the judgments' order. */
+export async function credentialsOf(ctx: Pick<Ctx, 'store'>, p: ProposalRecord) {
   const credentials = [];
   for (const j of p.judgments) {
     const c = await ctx.store.get(Credentials, j.judgmentId);
     if (c) credentials.push(c);
   }
+  return credentials;
+}
+
+export async function proposalBundle(ctx: Ctx, log: TransparencyLog, proposalId: string, origin: string, witnesses?: WitnessClient, waitMs = 0) {
+  const p = await getProposal(ctx, proposalId);
+  const judges = await judgesOf(ctx, p);
+  const credentials = await credentialsOf(ctx, p);
   const logged = await logPart(ctx, log, p, witnesses, waitMs);
   return {
     format: BUNDLE_FORMAT,

@@ -9,10 +9,12 @@
 // them at every read (an index scan and a proof of about 2 log2(n) tree hashes) doubled the
 // median time of a node read under load (`npm run bench -- load`).
 import { Lru, proposalContent, type ProposalContent, type ProposalKind } from '../core/index.js';
-import { EVENT_KIND, type TransparencyLog } from '../domain/log/index.js';
+import { EVENT_KIND, servedCheckpoint, type StoredCheckpoint, type TransparencyLog, type WitnessClient } from '../domain/log/index.js';
 import type { Ctx } from '../domain/context.js';
 import { Proposals } from '../domain/records.js';
-import { entryView } from './views/records.js';
+import { credentialsOf, judgesOf } from './bundle.js';
+import { statusPart } from './bundle-status.js';
+import { entryView, judgmentView, nodeKeysView } from './views/records.js';
 
 export interface Evidence {
   proposalId: string;
@@ -93,3 +95,78 @@ export async function evidenceOf(ctx: Ctx, log: TransparencyLog, proposalId: str
 
 /** The parts of evidence that change with the log's growth (the proof, the checkpoint), left out of ETags. */
 export const stableEvidence = (e: Evidence | undefined) => (e ? { ...e, publication: e.publication ? { id: e.publication.id } : null } : null);
+
+// ?evidence=full (PROTOCOL 10.7): what a reader needs to check, with no node, that the decision
+// behind a published read still holds. The decision's judgments (each judge's signature and
+// payload), their judges' keys and their credentials, the issuer's keys, and the status of those
+// credentials (the status head and the lists it names, with the versions that changed them: the
+// bundle's status part, src/http/bundle-status.ts), all proven against one checkpoint: the one
+// the node hands out now (with its witnesses' cosignatures when it has witnesses), against which
+// the publication is proven again. A status read at the publication's own checkpoint would miss
+// every revocation since. Made once per proposal and checkpoint, kept FULL_KEPT_MS at most.
+
+/** Where a full read's checkpoint comes from: the node's witnesses (PROTOCOL 9.9) and how long a read waits for their round. */
+export interface Served {
+  witnesses?: WitnessClient;
+  waitMs: number;
+}
+
+type Parts = {
+  publication: Publication;
+  judgments: Array<ReturnType<typeof judgmentView>>;
+  judges: Awaited<ReturnType<typeof judgesOf>>;
+  credentials: Awaited<ReturnType<typeof credentialsOf>>;
+  status: Awaited<ReturnType<typeof statusPart>>;
+};
+
+/** A read with full evidence: the evidence of 10.7 with the decision's parts, its publication proven against the checkpoint of the read. */
+export type FullEvidence = Evidence & Omit<Parts, 'publication'> & { issuerKeys: ReturnType<typeof nodeKeysView>['issuer'] };
+
+/** How long a full evidence's parts are kept for a proposal at one checkpoint (ms): a status head is at most that old. */
+export const FULL_KEPT_MS = 1000;
+const partsOf = new WeakMap<TransparencyLog, Lru<{ until: number; parts: Parts }>>();
+
+/** A checkpoint that covers entry `seq`: the witnessed one when witnesses answer in time (9.9), else the newest. */
+async function coveringCheckpoint(log: TransparencyLog, served: Served, seq: number): Promise<{ cp: StoredCheckpoint; note: string }> {
+  let at = await servedCheckpoint(log, served.witnesses, seq + 1, served.waitMs);
+  // A checkpoint being made while the entry was appended may not cover it: the next one does.
+  for (let i = 0; i < 3 && at.cp.size <= seq; i++) at = await servedCheckpoint(log, undefined, seq + 1, 0);
+  return at;
+}
+
+/**
+ * The evidence of a read with the decision's parts (PROTOCOL 10.7, ?evidence=full); undefined
+ * when the node holds no such proposal. Without a publication (not yet appended) the parts that
+ * need a checkpoint (the status) are left out, and the verifier says the publication is missing.
+ */
+export async function fullEvidenceOf(ctx: Ctx, log: TransparencyLog, proposalId: string, served: Served): Promise<FullEvidence | Evidence | undefined> {
+  const light = await evidenceOf(ctx, log, proposalId);
+  if (!light?.publication) return light;
+  const { cp, note } = await coveringCheckpoint(log, served, light.publication.inclusion.index);
+  let kept = partsOf.get(log);
+  if (!kept) partsOf.set(log, (kept = new Lru(PROOFS_KEPT)));
+  const key = `${proposalId}@${cp.size}`;
+  const now = ctx.clock.now();
+  let hit = kept.get(key);
+  if (!hit || hit.until <= now) {
+    const p = (await ctx.store.get(Proposals, proposalId))!;
+    const index = light.publication.inclusion.index;
+    const proof = await log.inclusion(index, cp.size);
+    const parts: Parts = {
+      publication: { ...light.publication, inclusion: { index, size: cp.size, proof: proof.map((b) => b.toString('base64')) }, checkpoint: note },
+      judgments: p.judgments.map((j) => judgmentView(p.kind, p.proposalId, j)),
+      judges: await judgesOf(ctx, p),
+      credentials: await credentialsOf(ctx, p),
+      status: await statusPart(
+        ctx,
+        log,
+        cp,
+        p.judgments.map((j) => j.judgmentId),
+      ),
+    };
+    kept.set(key, (hit = { until: now + FULL_KEPT_MS, parts }));
+  }
+  const { publication, ...parts } = hit.parts;
+  // The note as stored now: the cosignatures its witnesses added since the parts were made.
+  return { ...light, publication: { ...publication, checkpoint: note }, ...parts, issuerKeys: nodeKeysView(ctx.keys).issuer };
+}

@@ -6,10 +6,11 @@ import { ServiceError } from '../../core/index.js';
 import { attest, attestationKinds, cosignedNote, dryRun, findEntries, inclusionOf, kindOf } from '../../domain/log/index.js';
 import { agentOf } from '../caller.js';
 import { originOf } from '../../http-kit/urls.js';
-import { entryView } from '../views/records.js';
+import { entryView, nodeKeysView } from '../views/records.js';
 import { catalogPage, catalogView } from '../views/attestations.js';
 import { AttestAnswer, CatalogAnswer, DryRunAnswer, EntryList, EntryWithProof, LogHead } from './log-schemas.js';
-import { FreeObject, Open } from '../schemas.js';
+import { Closed, FreeObject, Open } from '../schemas.js';
+import { EvidenceQuery } from './knowledge-schemas.js';
 import { Media } from '../../http-kit/media.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 
@@ -89,13 +90,28 @@ const HeadRoute = {
   schema: { operationId: 'logHead', summary: 'The size and last entry of the log', tags: ['attestations'], response: { 200: LogHead } },
 } satisfies RouteOptions;
 
+/** An entry read with ?evidence=full (PROTOCOL 9.4): the log key's endorsement by the issuer and the issuer's keys, so a reader that pinned the issuer anchors the log key. */
+const EntryRead = Closed(
+  {
+    ...EntryWithProof.properties,
+    evidence: Type.Optional(
+      Closed(
+        { log: Open({ origin: Type.String(), verifierKey: Type.String(), endorsement: Open() }), issuerKeys: Open() },
+        "With ?evidence=full: the log key with the issuer's endorsement of it, and the issuer's keys and signed rotations (PROTOCOL 8.3).",
+      ),
+    ),
+  },
+  'The entry with its inclusion proof against a signed checkpoint that covers it (PROTOCOL 9.4); with ?evidence=full, what anchors the log key.',
+);
+
 const EntryRoute = {
   schema: {
     operationId: 'attestation',
     summary: 'One log entry with its inclusion proof',
     tags: ['attestations'],
     params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
-    response: { 200: EntryWithProof },
+    querystring: Type.Object({ evidence: EvidenceQuery }, { additionalProperties: false }),
+    response: { 200: EntryRead },
   },
   config: { errors: ['not_found'] },
 } satisfies RouteOptions;
@@ -179,7 +195,10 @@ async function entryWithProof(request: Req<typeof EntryRoute.schema>) {
   const { id } = request.params;
   const entry = /^att_[0-9a-f]{16}$/.test(id) ? await log.entryById(id) : undefined;
   if (!entry) throw new ServiceError('not_found', `No attestation ${id} in this log.`, { hint: 'GET /api/attestations lists them.' });
-  return { entry: entryView(entry), ...(await inclusionOf(log, witnesses, entry, appConfig.witnessWaitMs)), logKey: keys.log.verifierKey };
+  const read = { entry: entryView(entry), ...(await inclusionOf(log, witnesses, entry, appConfig.witnessWaitMs)), logKey: keys.log.verifierKey };
+  if (request.query.evidence !== 'full') return read;
+  const { origin, verifierKey, endorsement } = nodeKeysView(keys).log;
+  return { ...read, evidence: { log: { origin, verifierKey, endorsement }, issuerKeys: nodeKeysView(keys).issuer } };
 }
 
 /** PROTOCOL 9.4: entries by kind, subject, agent or proposal, a page at a time. */

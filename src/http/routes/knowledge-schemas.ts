@@ -31,10 +31,24 @@ export const EvidenceSchema = Open(
     content: Type.Optional(Open()),
     publication: Nullable(Open({ id: Str, entry: Open(), inclusion: Open(), checkpoint: Str })),
     log: Open({ verifierKey: Str, endorsement: Open() }),
+    judgments: Type.Optional(Type.Array(Open(), { description: 'With ?evidence=full: the judgments the decision counted, as PROTOCOL 6.6 shows them.' })),
+    judges: Type.Optional(Type.Array(Open(), { description: "With ?evidence=full: the judges' keys and windows (PROTOCOL 8.4)." })),
+    credentials: Type.Optional(Type.Array(Open(), { description: 'With ?evidence=full: the judgment credentials (PROTOCOL 8.1).' })),
+    issuerKeys: Type.Optional(Open({}, "With ?evidence=full: the issuer's keys and signed rotations (PROTOCOL 8.3).")),
+    status: Type.Optional(
+      Open(
+        { head: Type.Optional(Open()), lists: Type.Array(Open()), versions: Type.Array(Open()) },
+        "With ?evidence=full: the status head at the publication's checkpoint, the lists it names, the versions that changed these credentials (PROTOCOL 8.4, 8.7).",
+      ),
+    ),
   },
   'The proposal that published what is served, its contentSha256, and its proposal.published event in the log with an inclusion proof and a ' +
-    'signed checkpoint (PROTOCOL 10.7): `akas verify node` checks it offline.',
+    'signed checkpoint (PROTOCOL 10.7): `akas verify node` checks it offline. With ?evidence=full, the decision too: its judgments, their ' +
+    "credentials and those credentials' status, proven against the checkpoint of the read.",
 );
+
+/** `?evidence=full` (PROTOCOL 10.7): the evidence with the decision's parts, for a reader that checks the read before it uses it. */
+export const EvidenceQuery = Type.Optional(OneOf(['full'] as const));
 
 /** The unified node response (PROTOCOL 10.2). */
 export const NodeAnswer = Closed(
@@ -103,6 +117,7 @@ export const NodeQuery = Type.Object(
     level: Level,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    evidence: EvidenceQuery,
   },
   { additionalProperties: false },
 );
@@ -113,6 +128,7 @@ export const ByPathQuery = Type.Object(
     level: Level,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    evidence: EvidenceQuery,
   },
   { additionalProperties: false },
 );

@@ -7,12 +7,12 @@ import { canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
 import { ArtifactChecks } from '../../domain/knowledge/artifact-check.js';
 import { briefOf, nodeAt, normalizePath, type NodeKind } from '../../domain/knowledge/tree.js';
 import { briefManifest, checkArtifactManifest, checkBriefManifest, checkEvalManifest, isEvalManifest } from '../../domain/knowledge/manifests.js';
-import { openKnowledgeSearch, type KnowledgeSearch } from '../../domain/knowledge/search.js';
+import { openKnowledgeSearch, type KnowledgeSearch, type SearchHit, type SearchPage } from '../../domain/knowledge/search.js';
 import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
 import { Any, Closed, FreeObject, Nullable, OneOf, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
 import { originOf } from '../../http-kit/urls.js';
-import { evidenceOf, stableEvidence, type Evidence } from '../evidence.js';
+import { evidenceOf, fullEvidenceOf, stableEvidence, type Evidence } from '../evidence.js';
 import { bucketOf } from '../caller.js';
 import { CallerGate, chargeSearch } from '../search-budget.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
@@ -21,6 +21,7 @@ import {
   BriefManifestSchema,
   ByPathQuery,
   Check,
+  EvidenceQuery,
   EvidenceSchema,
   Level,
   ManifestBody,
@@ -70,7 +71,10 @@ const BriefRoute = {
     summary: 'A published brief at a level, with its signed manifest',
     tags: ['knowledge'],
     params: Type.Object({ id: Type.String({ maxLength: 120 }) }),
-    querystring: Type.Object({ level: Level, version: Type.Optional(Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })) }, { additionalProperties: false }),
+    querystring: Type.Object(
+      { level: Level, version: Type.Optional(Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' })), evidence: EvidenceQuery },
+      { additionalProperties: false },
+    ),
     response: {
       200: Closed(
         { brief: Open(), manifest: BriefManifestSchema, path: Str, evidence: Type.Optional(EvidenceSchema) },
@@ -131,6 +135,10 @@ const TraversalRoute = {
 
 /** Search hits a page holds when it does not say (ajv fills it in; the handler's type does not know that). */
 const SEARCH_PAGE = 20;
+/** Hits a page of a search with evidence=full holds at most (PROTOCOL 10.6). */
+export const SEARCH_EVIDENCE_HITS = 20;
+/** The node reads with full evidence a search page carries at most (bytes of their JSON, PROTOCOL 10.6). */
+export const SEARCH_EVIDENCE_BYTES = 1024 * 1024;
 /** Suggestions a suggest answers when it does not say. */
 const SUGGESTIONS = 10;
 
@@ -144,7 +152,23 @@ const SearchRoute = {
         {
           query: Str,
           items: Type.Array(
-            Closed({ path: Str, kind: Str, title: Str, score: Type.Number(), match: Type.Record(Str, Type.Array(Str)), briefId: Type.Optional(Str) }),
+            Closed({
+              path: Str,
+              kind: Str,
+              title: Str,
+              score: Type.Number(),
+              match: Type.Record(Str, Type.Array(Str)),
+              briefId: Type.Optional(Str),
+              read: Type.Optional(
+                Nullable(
+                  Open(
+                    {},
+                    'With ?evidence=full: the node read of the hit (PROTOCOL 10.2) at level tldr without its children, with its full evidence (10.7); ' +
+                      'null when the node is gone.',
+                  ),
+                ),
+              ),
+            }),
           ),
           total: Type.Integer(),
           totalIsEstimate: Type.Optional(Type.Literal(true)),
@@ -159,6 +183,7 @@ const SearchRoute = {
         kind: Type.Optional(OneOf(['branch', 'leaf-brief', 'leaf-capability', 'leaf-decision', 'leaf-artifact'])),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: SEARCH_PAGE })),
         cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+        evidence: EvidenceQuery,
       },
       { additionalProperties: false },
     ),
@@ -200,12 +225,16 @@ export async function knowledgeRoutes(app: App) {
 }
 
 /** PROTOCOL 10.3: a brief at a level, with its signed manifest and the evidence of its publication. */
-async function brief(request: Req<typeof BriefRoute.schema>) {
+async function brief(request: Req<typeof BriefRoute.schema>, reply: FastifyReply) {
   const ctx = request.server.akas;
   const { id } = request.params;
   const q = request.query;
   const b = await briefOf(ctx.store, id, q.version);
-  const evidence = await evidenceOf(ctx, ctx.log, b.proposalId);
+  const evidence =
+    q.evidence === 'full'
+      ? await fullEvidenceOf(ctx, ctx.log, b.proposalId, { witnesses: ctx.witnesses, waitMs: ctx.appConfig.witnessWaitMs })
+      : await evidenceOf(ctx, ctx.log, b.proposalId);
+  if (q.evidence === 'full') reply.header('cache-control', 'no-store');
   return { ...briefManifest(ctx.keys, b.brief, q.level ?? 'core', ctx.clock.now(), bindingOf(evidence)), path: b.path, ...(evidence ? { evidence } : {}) };
 }
 
@@ -258,7 +287,7 @@ class KnowledgeReads {
 
   constructor(app: App) {
     const ctx = app.akas;
-    this.reads = { ctx, log: ctx.log, artifacts: new ArtifactChecks(ctx) };
+    this.reads = { ctx, log: ctx.log, artifacts: new ArtifactChecks(ctx), served: { witnesses: app.akas.witnesses, waitMs: app.akas.appConfig.witnessWaitMs } };
     this.views = new NodeViewCache(ctx.store);
     // MiniSearch's index rebuilds in the background (seconds at 100,000 nodes, longer than
     // fastify lets a plugin start): the node listens at once, and search and suggest wait for it
@@ -292,6 +321,7 @@ class KnowledgeReads {
     const { ctx } = this.reads;
     if (!path) throw new ServiceError('not_found', 'Not a tree path: / followed by lowercase slug segments.', { field: 'path' });
     const origin = originOf(request);
+    if (q.evidence === 'full') return reply.header('cache-control', 'no-store').send(await this.fullRead(path, q, origin, want));
     const variant = `${origin}\u0000${q.version ?? ''}\u0000${q.level ?? ''}\u0000${q.limit ?? ''}\u0000${q.cursor ?? ''}`;
     const answer = await this.views.get(path, variant, ctx.clock.now(), async () => {
       const node = await nodeAt(ctx.store, path, q.version);
@@ -307,14 +337,56 @@ class KnowledgeReads {
     return reply.type('application/json; charset=utf-8').send(answer.body);
   }
 
+  /**
+   * A node read with full evidence (PROTOCOL 10.7): made at each request, never kept with the
+   * plain answers nor given an ETag, since its status and checkpoint speak for the log now.
+   */
+  private async fullRead(path: string, q: NodeViewQuery & { version?: number }, origin: string, want?: NodeKind) {
+    const node = await nodeAt(this.reads.ctx.store, path, q.version);
+    if (want && node.kind !== want) throw new ServiceError('not_found', `${path} is a ${node.kind}, not a ${want}.`, { field: 'path' });
+    return nodeView(this.reads, node, { ...q, evidence: 'full' }, origin);
+  }
+
   /** PROTOCOL 10.6: hits of the published tree and briefs, best first; a costly query draws its surcharge first (1.4), so a refusal costs no search. */
-  search = async (request: Req<typeof SearchRoute.schema>) => {
-    const { q, kind, limit = SEARCH_PAGE, cursor } = request.query;
+  search = async (request: Req<typeof SearchRoute.schema>, reply: FastifyReply) => {
+    const { q, kind, limit = SEARCH_PAGE, cursor, evidence } = request.query;
+    if (evidence === 'full' && limit > SEARCH_EVIDENCE_HITS)
+      throw new ServiceError('validation_failed', `A search with evidence=full answers at most ${SEARCH_EVIDENCE_HITS} hits a page.`, {
+        errors: [{ field: 'limit', reason: `at most ${SEARCH_EVIDENCE_HITS} with evidence=full` }],
+      });
     await chargeSearch(request.server.akas.buckets, request, q);
     await this.index.settled();
     const page = await this.gate.run(bucketOf(request.caller).key, () => this.index.search(q, { kind, limit, cursor }));
-    return { query: q, ...page };
+    if (evidence !== 'full') return { query: q, ...page };
+    reply.header('cache-control', 'no-store');
+    return { query: q, ...(await this.withReads(page, cursor ? Number(cursor) : 0, originOf(request))) };
   };
+
+  /**
+   * A page of hits, each with its node read and full evidence (PROTOCOL 10.6, 10.7), so a reader
+   * checks every hit with no other request. The reads are made in rank order, up to
+   * SEARCH_EVIDENCE_BYTES of them: a page that would pass it ends at the hit before, and its
+   * nextCursor resumes there (the first hit is always given).
+   */
+  private async withReads(page: SearchPage, offset: number, origin: string): Promise<SearchPage & { items: Array<SearchHit & { read: unknown }> }> {
+    const items: Array<SearchHit & { read: unknown }> = [];
+    let bytes = 0;
+    for (const hit of page.items) {
+      const node = await nodeAt(this.reads.ctx.store, hit.path).catch((e: unknown) => {
+        if (e instanceof ServiceError && e.code === 'not_found') return undefined; // removed since it was indexed
+        throw e;
+      });
+      let read: Record<string, unknown> | null = null;
+      if (node) {
+        const { children: _c, childrenNextCursor: _n, ...view } = await nodeView(this.reads, node, { level: 'tldr', limit: 1, evidence: 'full' }, origin);
+        read = view;
+      }
+      bytes += Buffer.byteLength(JSON.stringify(read));
+      if (items.length && bytes > SEARCH_EVIDENCE_BYTES) return { ...page, items, nextCursor: String(offset + items.length) };
+      items.push({ ...hit, read });
+    }
+    return { ...page, items };
+  }
 
   /** PROTOCOL 10.6: paths and titles that complete q. */
   suggest = async (request: Req<typeof SuggestRoute.schema>) => {

@@ -86,13 +86,11 @@ const CommonProposal = {
 };
 
 /** The detail of a proposal: the common shape, or DgProposal for a decision graph (PROTOCOL 6.6). */
-export const ProposalDetail = Type.Union(
-  [
-    Closed({ proposalId: Str, kind: Kind, path: Nullable(Str), title: Str, ...CommonProposal, payload: Open(), deposit: Num, judgeUrl: Str }),
-    Closed({ proposalId: Str, path: Str, title: Str, spec: Str, payload: Open(), ...CommonProposal, replaceExisting: Type.Boolean() }),
-  ],
-  { description: 'A proposal with its judgments (PROTOCOL 6.6); a decision graph answers the DgProposal shape.' },
-);
+const CommonDetail = { proposalId: Str, kind: Kind, path: Nullable(Str), title: Str, ...CommonProposal, payload: Open(), deposit: Num, judgeUrl: Str };
+const GraphDetail = { proposalId: Str, path: Str, title: Str, spec: Str, payload: Open(), ...CommonProposal, replaceExisting: Type.Boolean() };
+export const ProposalDetail = Type.Union([Closed(CommonDetail), Closed(GraphDetail)], {
+  description: 'A proposal with its judgments (PROTOCOL 6.6); a decision graph answers the DgProposal shape.',
+});
 
 export const EvalProposalDetail = Closed(
   {
@@ -189,24 +187,33 @@ export const QueueAnswer = Closed(
   'Pending proposals you may judge, oldest first (PROTOCOL 6.8).',
 );
 
+/** A bundle's parts beside its proposal (PROTOCOL 8.4): a bundle's, and a detail's full evidence (6.6). */
+const BundleParts = {
+  node: Closed({ origin: Str, issuer: Str }),
+  judges: Type.Array(Closed({ tag: Str, signing: Open({ algorithm: Str, publicKey: Hex64 }) })),
+  credentials: Type.Array(Open(), { description: 'The judgment credentials (W3C VC 2.0, PROTOCOL 8.1).' }),
+  issuerKeys: Open(),
+  cas: Type.Array(Open({ sha256: Hex64, role: Str })),
+  log: Open({ origin: Str, verifierKey: Str, checkpoint: Str, entries: Type.Array(Any) }),
+  status: Open(
+    { lists: Type.Array(Any), versions: Type.Array(Any) },
+    "The status lists as they stand, and the versions that changed these credentials' bits, with their log entries (PROTOCOL 8.7).",
+  ),
+};
+
+const { node: BundleNode, ...AfterProposal } = BundleParts;
 export const BundleAnswer = Closed(
-  {
-    format: Type.Literal('akas.bundle.v2'),
-    exportedAt: Ms(),
-    node: Closed({ origin: Str, issuer: Str }),
-    proposal: ProposalDetail,
-    judges: Type.Array(Closed({ tag: Str, signing: Open({ algorithm: Str, publicKey: Hex64 }) })),
-    credentials: Type.Array(Open(), { description: 'The judgment credentials (W3C VC 2.0, PROTOCOL 8.1).' }),
-    issuerKeys: Open(),
-    cas: Type.Array(Open({ sha256: Hex64, role: Str })),
-    log: Open({ origin: Str, verifierKey: Str, checkpoint: Str, entries: Type.Array(Any) }),
-    status: Open(
-      { lists: Type.Array(Any), versions: Type.Array(Any) },
-      "The status lists as they stand, and the versions that changed these credentials' bits, with their log entries (PROTOCOL 8.7).",
-    ),
-  },
+  { format: Type.Literal('akas.bundle.v2'), exportedAt: Ms(), node: BundleNode, proposal: ProposalDetail, ...AfterProposal },
   'Everything needed to check a proposal, its content, its judgments and its decision offline (PROTOCOL 8.4).',
 );
+
+const DetailEvidence = Type.Optional(
+  Closed(BundleParts, "With ?evidence=full: the proposal's bundle but the proposal itself (PROTOCOL 6.6, 8.4): `akas verify` checks it as one."),
+);
+/** GET /api/knowledge/proposals/{id}: the detail, and with ?evidence=full its evidence (PROTOCOL 6.6). */
+export const ProposalRead = Type.Union([Closed({ ...CommonDetail, evidence: DetailEvidence }), Closed({ ...GraphDetail, evidence: DetailEvidence })], {
+  description: 'A proposal with its judgments (PROTOCOL 6.6); a decision graph answers the DgProposal shape. With ?evidence=full, its evidence.',
+});
 
 export const ProposeDryRunAnswer = Closed(
   {

@@ -14,12 +14,13 @@ import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { proposalView } from '../views/records.js';
 import { acceptedView, evalProposalView, judgedView, queueView } from '../views/proposals.js';
 import { proposalBundle } from '../bundle.js';
+import { EvidenceQuery } from './knowledge-schemas.js';
 import {
   BundleAnswer,
   EvalProposalDetail,
   JudgeAnswer,
   ProposalAccepted,
-  ProposalDetail,
+  ProposalRead,
   ProposeDryRunAnswer,
   QueueAnswer,
   WithdrawAnswer,
@@ -145,7 +146,8 @@ const DetailRoute = {
     summary: 'A proposal of any kind with its judgments',
     tags: ['proposals'],
     params: IdParams,
-    response: { 200: ProposalDetail },
+    querystring: Type.Object({ evidence: EvidenceQuery }, { additionalProperties: false }),
+    response: { 200: ProposalRead },
   },
   config: { errors: ['not_found'] },
 } satisfies RouteOptions;
@@ -256,11 +258,24 @@ function judgeAs(routeKind: ProposalKind | null) {
   };
 }
 
-/** PROTOCOL 6.6: a proposal of any kind with its judgments. */
-async function detail(request: Req<typeof DetailRoute.schema>) {
+/**
+ * PROTOCOL 6.6: a proposal of any kind with its judgments; with ?evidence=full, its bundle's
+ * other parts beside it (8.4: judges, credentials, issuer keys, log events, status), so a reader
+ * checks what it shows in the one request.
+ */
+async function detail(request: Req<typeof DetailRoute.schema>, reply: FastifyReply) {
+  const ctx = request.server.akas;
   const { id } = request.params;
   checkId(id);
-  return proposalView(await getProposal(request.server.akas, id));
+  if (request.query.evidence !== 'full') return proposalView(await getProposal(ctx, id));
+  const {
+    format: _format,
+    exportedAt: _at,
+    proposal,
+    ...evidence
+  } = await proposalBundle(ctx, ctx.log, id, originOf(request), ctx.witnesses, ctx.appConfig.witnessWaitMs);
+  reply.header('cache-control', 'no-store');
+  return { ...proposal, evidence };
 }
 
 /** PROTOCOL 8.4: everything needed to check a proposal's judgments offline, as one file. */

@@ -8,7 +8,7 @@ import type { ArtifactChecks, ArtifactStanding } from '../../domain/knowledge/ar
 import { artifactManifest, briefManifest, type BriefLevel } from '../../domain/knowledge/manifests.js';
 import { briefOf, childrenOf, evalsOf, type KnowledgeNode } from '../../domain/knowledge/tree.js';
 import type { TransparencyLog } from '../../domain/log/index.js';
-import { evidenceOf, type Evidence } from '../evidence.js';
+import { evidenceOf, fullEvidenceOf, type Evidence, type Served } from '../evidence.js';
 
 /** What a v2 brief manifest names of the proposal that published the brief (PROTOCOL 10.3). */
 export const bindingOf = (e: Evidence | undefined) =>
@@ -19,6 +19,8 @@ export interface NodeReads {
   ctx: Ctx;
   log: TransparencyLog;
   artifacts: ArtifactChecks;
+  /** Where a full read's checkpoint comes from (?evidence=full, PROTOCOL 10.7). */
+  served: Served;
 }
 
 /** A node read's page and brief level (PROTOCOL 10.2). */
@@ -26,6 +28,8 @@ export interface NodeQuery {
   level?: BriefLevel;
   limit?: number;
   cursor?: string;
+  /** `full`: the evidence with the decision's parts (PROTOCOL 10.7). */
+  evidence?: 'full';
 }
 
 /** An artifact node's payload (PROTOCOL 10.4). */
@@ -42,6 +46,7 @@ type ArtifactPayload = {
 export async function nodeView(reads: NodeReads, node: KnowledgeNode, q: NodeQuery, origin: string) {
   const { ctx, log } = reads;
   const now = ctx.clock.now();
+  const evidenceFor = (proposalId: string) => (q.evidence === 'full' ? fullEvidenceOf(ctx, log, proposalId, reads.served) : evidenceOf(ctx, log, proposalId));
   const page = await childrenOf(ctx.store, node.path, q.limit ?? 100, q.cursor);
   const view: Record<string, unknown> = {
     path: node.path,
@@ -59,11 +64,11 @@ export async function nodeView(reads: NodeReads, node: KnowledgeNode, q: NodeQue
   if (node.kind === 'leaf-brief' && node.briefId) {
     const b = await briefOf(ctx.store, node.briefId, node.briefVersion);
     const level = q.level ?? 'core';
-    evidence = await evidenceOf(ctx, log, b.proposalId);
+    evidence = await evidenceFor(b.proposalId);
     const { brief, manifest } = briefManifest(ctx.keys, b.brief, level, now, bindingOf(evidence));
     // The texts of the levels served, from the cut the manifest hashes: nothing served is unsigned.
     Object.assign(view, { briefId: node.briefId, brief, ...briefTexts(brief, level), manifest });
-  } else if (node.proposalId) evidence = await evidenceOf(ctx, log, node.proposalId);
+  } else if (node.proposalId) evidence = await evidenceFor(node.proposalId);
   if (node.kind === 'leaf-capability') view.payload = node.payload;
   if (node.kind === 'leaf-decision') Object.assign(view, decisionParts(node));
   if (node.kind === 'leaf-artifact') Object.assign(view, await artifactParts(reads, node, now, origin));
