@@ -153,6 +153,17 @@ function bucketOf(op: Op, cal: ReturnType<typeof calibrations>): string | undefi
   return undefined;
 }
 
+/**
+ * Whose content-store quota an upload surely counted against (PROTOCOL 5.1): a calibrated
+ * agent's own (every tier it was ever answered one of the four; a refused agent counts as
+ * anonymous), else its IP's; undefined when the history cannot tell.
+ */
+function casQuotaOf(op: Op, cal: ReturnType<typeof calibrations>): string | undefined {
+  const key = bucketOf(op, cal);
+  if (!key?.startsWith('agent:')) return key;
+  return [...(cal.get(op.agent!)?.tiers ?? [])].every((t) => t in CAS_MULTIPLIER) ? key : undefined;
+}
+
 /** Operations that reach no token bucket: the nemesis, a crash, and the operator's revoke (the CLI on the database). */
 const NO_BUCKET = new Set<OpName>(['nemesis', 'crash', 'revoke']);
 
@@ -267,7 +278,7 @@ export function checkQuotas(ops: readonly Op[], limits: ReturnType<typeof limits
       count(`proposals ${kind} agent:${tag} day ${day}`, 1, topOf(tag, PROPOSE_CAP), op);
       counted++;
     } else if (op.f === 'cas-put' && typeof op.got.bytes === 'number') {
-      const key = bucketOf(op, cal);
+      const key = casQuotaOf(op, cal);
       if (!key) continue;
       const cap = key.startsWith('agent:') ? limits.casQuotaBytes * topOf(key.slice(6), CAS_MULTIPLIER) : limits.casQuotaBytes;
       count(`cas bytes ${key} day ${day}`, op.got.bytes, cap, op);

@@ -3,6 +3,8 @@
 // draw tokens like any client's: PROTOCOL 1.4); and the built CLI, run as a child, for the
 // node's own audit (`akas log check --store URL --json`) and `akas monitor`.
 import { spawn } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ProcessView } from './types.js';
 
@@ -26,18 +28,7 @@ export class Reader {
     if (!processes.length) throw new Error('the final state names no process');
   }
 
-  private reads = 0;
-
-  /**
-   * The address a read says it is for, in turn from 198.18.0.0/16 (RFC 2544's benchmarking
-   * range): a node behind --trust-proxy (the chaos run's) then draws each read from a bucket of
-   * its own, so the audit neither waits out the clients' buckets nor drains them; a node that
-   * trusts no proxy ignores the header, and a 429 is waited out.
-   */
-  private address(): string {
-    const n = this.reads++ % 65_536;
-    return `198.18.${n >> 8}.${n & 255}`;
-  }
+  private readonly address = auditorAddresses();
 
   private urlOf(name?: string): string {
     const p = name === undefined ? this.processes[this.turn++ % this.processes.length] : this.processes.find((x) => x.name === name);
@@ -78,6 +69,56 @@ export class Reader {
     if (r.status !== 200) throw new Error(`GET ${path}: HTTP ${r.status}`);
     return r.bytes.toString('utf8');
   }
+}
+
+/**
+ * The addresses the checker's reads say they are for, in turn from 198.18.0.0/16 (RFC 2544's
+ * benchmarking range): a node behind --trust-proxy (the chaos run's) then draws each read from a
+ * bucket of its own, so the audit neither waits out the clients' buckets (the run's limits are
+ * small on purpose) nor drains them; a node that trusts no proxy ignores the header, and a 429
+ * is waited out.
+ */
+function auditorAddresses(): () => string {
+  let n = 0;
+  return () => {
+    const k = n++ % 65_536;
+    return `198.18.${k >> 8}.${k & 255}`;
+  };
+}
+
+/**
+ * A local forwarder to `target` that sends each request on with an auditor's address
+ * (auditorAddresses): the built `akas monitor` reads through it, since its API reads do not wait
+ * out a 429 (its tile reads do) and the node would otherwise count them all against 127.0.0.1.
+ * The bytes pass unchanged both ways.
+ */
+export async function forwarder(target: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const to = new URL(target);
+  const address = auditorAddresses();
+  const server = createServer((req, res) => {
+    const up = request(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host, 'x-forwarded-for': address() } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    up.once('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

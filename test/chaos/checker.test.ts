@@ -283,7 +283,12 @@ describePg('the chaos checker', () => {
       tx.put(Ledger, refund[0], { ...reserve[1], seq: refund[1].seq });
     });
     try {
-      await expectBroken('ledger-causal-order', events(), state, /the refund of withdraw \(history line \d+\) comes before the reserve of propose answered before it was sent/);
+      await expectBroken(
+        'ledger-causal-order',
+        events(),
+        state,
+        /the refund of withdraw \(history line \d+\) comes before the reserve of propose answered before it was sent/,
+      );
     } finally {
       await store().transact([], async (tx) => {
         tx.put(Ledger, reserve[0], reserve[1]);

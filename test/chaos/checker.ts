@@ -10,7 +10,7 @@ import { openPgStore, type PgStore } from '../../src/store/postgres/index.js';
 import { checkBuckets, checkQuotas, checkReplays, limitsOf, operations, type Found, type Op } from './checker-history.js';
 import { checkDeposits, checkCausalOrder } from './checker-ledger.js';
 import { checkAppendOnly, checkConsistent, checkMonotonic, checkOneTree, historyCheckpoints, readServedLog, type ServedLog } from './checker-log.js';
-import { BUILT_CLI, Reader, runCli } from './checker-read.js';
+import { BUILT_CLI, type CliRun, forwarder, Reader, runCli } from './checker-read.js';
 import {
   checkDecisions,
   checkEventsLogged,
@@ -154,9 +154,9 @@ function explained(alert: Record<string, unknown>, ops: readonly Op[], watched: 
 
 /**
  * monitor-quiet: `akas monitor --once --json --agent TAG` from a fresh state, against each
- * process with the others as --compare views, raises no alert: no fork or rollback between
- * the processes' checkpoints, no status list version missing, skipped, mismatched or
- * invalid, no key changed. A revocation or suspension alert about a credential the history
+ * process with the others as --compare views (each through a forwarder: checker-read.ts),
+ * raises no alert: no fork or rollback between the processes' checkpoints, no status list
+ * version missing, skipped, mismatched or invalid, no key changed. A revocation or suspension alert about a credential the history
  * revoked is what the monitor is for and is not a violation. It must run to the end (exit 0
  * or 1): exit 2 or 3 is a violation too.
  */
@@ -168,28 +168,37 @@ async function checkMonitor(f: Facts): Promise<Outcome> {
   const agents = f.state.monitorAgents ?? [busiest ?? 'ak_00000000'];
   const found: Found[] = [];
   let runs = 0;
-  for (const tag of agents) {
-    for (const p of f.state.processes) {
-      const others = f.state.processes.filter((x) => x !== p).flatMap((x) => ['--compare', x.url]);
-      const statePath = join(f.workDir, `monitor-${p.name}-${tag}-${runs++}.json`);
-      const r = await runCli(f.cli, ['--json', '--base-url', p.url, 'monitor', '--once', '--agent', tag, '--state', statePath, ...others], f.cliEnv());
-      const lines = r.stdout
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      for (const a of lines.filter((l) => l.type === 'alert' && !explained(l, f.ops, tag)))
-        found.push({
-          message: `akas monitor --agent ${tag} on ${p.name}: ${String(a.what)}: ${String(a.message)}`,
-          evidence: { node: p.name, agent: tag, alert: a },
-        });
-      if (r.code !== 0 && r.code !== 1)
-        found.push({
-          message: `akas monitor --agent ${tag} on ${p.name} could not finish (exit ${r.code})`,
-          evidence: { node: p.name, stdout: r.stdout.slice(-2000), stderr: r.stderr.slice(-2000) },
-        });
+  const via = await Promise.all(f.state.processes.map((p) => forwarder(p.url)));
+  try {
+    for (const tag of agents) {
+      for (const [i, p] of f.state.processes.entries()) {
+        const others = via.filter((_, j) => j !== i).flatMap((x) => ['--compare', x.url]);
+        const statePath = join(f.workDir, `monitor-${p.name}-${tag}-${runs++}.json`);
+        const args = ['--json', '--base-url', via[i].url, 'monitor', '--once', '--agent', tag, '--state', statePath, ...others];
+        found.push(...monitorFindings(await runCli(f.cli, args, f.cliEnv()), p.name, tag, f.ops));
+      }
     }
+  } finally {
+    await Promise.all(via.map((x) => x.close()));
   }
   return { found, detail: `${runs} monitor runs (agents ${agents.join(', ')}) over ${f.state.processes.length} processes` };
+}
+
+/** What one monitor run found: its alerts the history does not explain, and a run that could not finish. */
+function monitorFindings(r: CliRun, node: string, tag: string, ops: readonly Op[]): Found[] {
+  const found: Found[] = [];
+  const lines = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  for (const a of lines.filter((l) => l.type === 'alert' && !explained(l, ops, tag)))
+    found.push({ message: `akas monitor --agent ${tag} on ${node}: ${String(a.what)}: ${String(a.message)}`, evidence: { node, agent: tag, alert: a } });
+  if (r.code !== 0 && r.code !== 1)
+    found.push({
+      message: `akas monitor --agent ${tag} on ${node} could not finish (exit ${r.code})`,
+      evidence: { node, stdout: r.stdout.slice(-2000), stderr: r.stderr.slice(-2000) },
+    });
+  return found;
 }
 
 export interface CheckOptions {
