@@ -52,6 +52,7 @@ import {
 import { issuerTrustFromPins } from './issuer-keys.js';
 import { parseTrust as parseTrustFile, TrustFileError, type Trust } from './trust.js';
 
+export { SignatureMemo } from './memo.js';
 export { CRYPTO_PLATFORM, VERSION, tally, isPresentation, TrustFileError, NotCheckableError, verdictOf, verdictLine, checksOut, statusText, dsseKey };
 export type {
   NodeOptions,

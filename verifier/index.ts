@@ -23,6 +23,7 @@ export {
 export { verifyPresentation } from './presentation.js';
 export { verifyNode, verifyNodeAsync } from './node.js';
 export { readShape, type ReadReport, type ReadShape, verifyRead } from './read.js';
+export { SignatureMemo } from './memo.js';
 export { dsseKey, verifyDsse } from './dsse.js';
 export { verifySigstore } from './sigstore.js';
 export { tlogProofDocument, verifyTlogProof } from './tlog-proof.js';

@@ -22,6 +22,7 @@ import { publicKeyFromMultibase } from '../src/core/didkey.js';
 import type { ProposalKind } from '../src/core/kinds.js';
 import { trustChecking, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { endorsedLogKeyChecking, logInclusionChecking, witnessesChecking, type WitnessPolicy } from './log.js';
+import { memoized, SignatureMemo } from './memo.js';
 import { carriesDecision, decisionChecking } from './node-decision.js';
 import type { StatusOutcome } from './bundle-status.js';
 import { Checks, NotCheckableError, readJsonInput, type Report } from './report.js';
@@ -44,6 +45,8 @@ export interface NodeOptions {
   at?: number;
   /** GZIP for the status lists a read with full evidence staples (node:zlib); verifyNodeAsync inflates them itself. */
   inflate?: Inflate;
+  /** Signature verdicts kept across reads (memo.ts): a reader that checks every read passes the same one each time. */
+  memo?: SignatureMemo;
 }
 
 export interface NodeReport extends Report {
@@ -92,13 +95,14 @@ export function parseNodeRead(input: string | Uint8Array | unknown): { doc: Json
 
 /** Checks a node or brief read offline against its evidence (Node: Ed25519 answers at once). Throws NotCheckableError for input that is neither. */
 export function verifyNode(input: string | Uint8Array | unknown, options: NodeOptions = {}): NodeReport {
-  return runNow(nodeChecking(parseNodeRead(input), options));
+  return runNow(memoized(nodeChecking(parseNodeRead(input), options), options.memo ?? new SignatureMemo(256)));
 }
 
 /** verifyNode where Ed25519 is asynchronous (WebCrypto in a browser); the stapled status lists are inflated with the platform's DecompressionStream unless `inflate` is given. */
 export async function verifyNodeAsync(input: string | Uint8Array | unknown, options: NodeOptions = {}): Promise<NodeReport> {
   const read = parseNodeRead(input);
-  return runAsync(nodeChecking(read, { ...options, inflate: options.inflate ?? (await stapledInflate(read.doc)) }));
+  const inflate = options.inflate ?? (await stapledInflate(read.doc));
+  return runAsync(memoized(nodeChecking(read, { ...options, inflate }), options.memo ?? new SignatureMemo(256)));
 }
 
 /** An Inflate for the status lists a read stapled (PROTOCOL 10.7), made with the platform's DecompressionStream; undefined when it staples none. */

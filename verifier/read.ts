@@ -13,12 +13,16 @@
 // The same pins for all (NodeOptions: a trust file's issuer and log keys, or --issuer, and the
 // witness policy). Free of Node built-ins: `verifyRead` drives the checks at once (Node),
 // `verifyReadAsync` awaits WebCrypto (the browser build); both inflate stapled status lists
-// with the platform's DecompressionStream unless an `inflate` is given.
+// with the platform's DecompressionStream unless an `inflate` is given. A reader that checks
+// read after read passes one `memo` (memo.ts) to all: a signature it already checked (a
+// node's judges and credentials, a checkpoint, a status list) is not checked again.
 import { runAsync, runNow } from '../src/core/checking.js';
 import { BUNDLE_FORMAT, verifyBundle, verifyBundleAsync, type BundleReport } from './bundle.js';
 import { trustChecking, type IssuerTrust } from './issuer-keys.js';
 import { verifyLogProof, verifyLogProofAsync } from './log.js';
 import { parseNodeRead, stapledInflate, verifyNode, verifyNodeAsync, type NodeOptions, type NodeReport } from './node.js';
+import { SignatureMemo } from './memo.js';
+import { preinflated } from './status-list.js';
 import { Checks, NotCheckableError, readJsonInput, unanchoredOf, type Check, type Report } from './report.js';
 
 type Json = Record<string, unknown>;
@@ -78,12 +82,12 @@ const ASYNC: Driver = {
  * checked at once. Throws NotCheckableError for input that is no read.
  */
 export function verifyRead(input: unknown, options: NodeOptions = {}): Promise<ReadReport> {
-  return readChecking(input, options, NOW);
+  return readChecking(input, { ...options, memo: options.memo ?? new SignatureMemo(1024) }, NOW);
 }
 
 /** verifyRead where Ed25519 is asynchronous (WebCrypto in a browser). */
 export function verifyReadAsync(input: unknown, options: NodeOptions = {}): Promise<ReadReport> {
-  return readChecking(input, options, ASYNC);
+  return readChecking(input, { ...options, memo: options.memo ?? new SignatureMemo(1024) }, ASYNC);
 }
 
 async function readChecking(input: unknown, options: NodeOptions, d: Driver): Promise<ReadReport> {
@@ -125,7 +129,14 @@ async function proposalChecking(doc: Json, options: NodeOptions, d: Driver): Pro
 async function searchChecking(doc: Json, options: NodeOptions, d: Driver): Promise<ReadReport> {
   const hits: HitReport[] = [];
   const all: Check[] = [];
-  for (const item of (doc.items as unknown[]).map((i) => (isObject(i) ? i : {}))) {
+  const items = (doc.items as unknown[]).map((i) => (isObject(i) ? i : {}));
+  // The hits' status lists are mostly the same lists: each inflated once for the page.
+  const lists = items.flatMap((i) => {
+    const ev = isObject(i.read) && isObject(i.read.evidence) ? i.read.evidence : {};
+    return isObject(ev.status) && Array.isArray(ev.status.lists) ? ev.status.lists.map((l) => (isObject(l) ? l.credential : undefined)) : [];
+  });
+  if (!options.inflate && lists.length) options = { ...options, inflate: await preinflated(lists) };
+  for (const item of items) {
     const path = String(item.path);
     const c = new Checks();
     let base: Report = c.report();

@@ -103,12 +103,16 @@ export const stableEvidence = (e: Evidence | undefined) => (e ? { ...e, publicat
 // bundle's status part, src/http/bundle-status.ts), all proven against one checkpoint: the one
 // the node hands out now (with its witnesses' cosignatures when it has witnesses), against which
 // the publication is proven again. A status read at the publication's own checkpoint would miss
-// every revocation since. Made once per proposal and checkpoint, kept FULL_KEPT_MS at most.
+// every revocation since. Made once per proposal and checkpoint: every status change is logged,
+// so nothing they say changes while the checkpoint does not, and a reader reading a node again
+// at the same checkpoint gets the same bytes (kept FULL_KEPT_MS at most, FULL_PROPOSALS_KEPT of them).
 
 /** Where a full read's checkpoint comes from: the node's witnesses (PROTOCOL 9.9) and how long a read waits for their round. */
 export interface Served {
   witnesses?: WitnessClient;
   waitMs: number;
+  /** A checkpoint already served for this request (a search's hits share one), used when it covers the publication. */
+  at?: { cp: StoredCheckpoint; note: string };
 }
 
 type Parts = {
@@ -122,12 +126,15 @@ type Parts = {
 /** A read with full evidence: the evidence of 10.7 with the decision's parts, its publication proven against the checkpoint of the read. */
 export type FullEvidence = Evidence & Omit<Parts, 'publication'> & { issuerKeys: ReturnType<typeof nodeKeysView>['issuer'] };
 
-/** How long a full evidence's parts are kept for a proposal at one checkpoint (ms): a status head is at most that old. */
-export const FULL_KEPT_MS = 1000;
+/** How long a full evidence's parts are kept for a proposal at one checkpoint (ms): the status head's `at` is at most that old. */
+export const FULL_KEPT_MS = 60_000;
+/** How many proposals' full evidence parts a node keeps (about 15 KiB each). */
+export const FULL_PROPOSALS_KEPT = 1000;
 const partsOf = new WeakMap<TransparencyLog, Lru<{ until: number; parts: Parts }>>();
 
 /** A checkpoint that covers entry `seq`: the witnessed one when witnesses answer in time (9.9), else the newest. */
-async function coveringCheckpoint(log: TransparencyLog, served: Served, seq: number): Promise<{ cp: StoredCheckpoint; note: string }> {
+export async function coveringCheckpoint(log: TransparencyLog, served: Served, seq: number): Promise<{ cp: StoredCheckpoint; note: string }> {
+  if (served.at && served.at.cp.size > seq) return served.at;
   let at = await servedCheckpoint(log, served.witnesses, seq + 1, served.waitMs);
   // A checkpoint being made while the entry was appended may not cover it: the next one does.
   for (let i = 0; i < 3 && at.cp.size <= seq; i++) at = await servedCheckpoint(log, undefined, seq + 1, 0);
@@ -144,7 +151,7 @@ export async function fullEvidenceOf(ctx: Ctx, log: TransparencyLog, proposalId:
   if (!light?.publication) return light;
   const { cp, note } = await coveringCheckpoint(log, served, light.publication.inclusion.index);
   let kept = partsOf.get(log);
-  if (!kept) partsOf.set(log, (kept = new Lru(PROOFS_KEPT)));
+  if (!kept) partsOf.set(log, (kept = new Lru(FULL_PROPOSALS_KEPT)));
   const key = `${proposalId}@${cp.size}`;
   const now = ctx.clock.now();
   let hit = kept.get(key);

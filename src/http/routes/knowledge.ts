@@ -12,7 +12,7 @@ import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
 import { Any, Closed, FreeObject, Nullable, OneOf, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
 import { originOf } from '../../http-kit/urls.js';
-import { evidenceOf, fullEvidenceOf, stableEvidence, type Evidence } from '../evidence.js';
+import { coveringCheckpoint, evidenceOf, fullEvidenceOf, stableEvidence, type Evidence } from '../evidence.js';
 import { bucketOf } from '../caller.js';
 import { CallerGate, chargeSearch } from '../search-budget.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
@@ -371,6 +371,9 @@ class KnowledgeReads {
   private async withReads(page: SearchPage, offset: number, origin: string): Promise<SearchPage & { items: Array<SearchHit & { read: unknown }> }> {
     const items: Array<SearchHit & { read: unknown }> = [];
     let bytes = 0;
+    // One checkpoint for the page: every hit's evidence is proven against it (those it covers).
+    const { log, served } = this.reads;
+    const reads = page.items.length ? { ...this.reads, served: { ...served, at: await coveringCheckpoint(log, served, -1) } } : this.reads;
     for (const hit of page.items) {
       const node = await nodeAt(this.reads.ctx.store, hit.path).catch((e: unknown) => {
         if (e instanceof ServiceError && e.code === 'not_found') return undefined; // removed since it was indexed
@@ -378,7 +381,7 @@ class KnowledgeReads {
       });
       let read: Record<string, unknown> | null = null;
       if (node) {
-        const { children: _c, childrenNextCursor: _n, ...view } = await nodeView(this.reads, node, { level: 'tldr', limit: 1, evidence: 'full' }, origin);
+        const { children: _c, childrenNextCursor: _n, ...view } = await nodeView(reads, node, { level: 'tldr', limit: 1, evidence: 'full' }, origin);
         read = view;
       }
       bytes += Buffer.byteLength(JSON.stringify(read));
