@@ -199,16 +199,11 @@ function decisionWithout(c: Checks, scope: BundleScope, out: Set<string>) {
       id: 'status.decision',
       what,
       valid: false,
-      why: `the decision no longer holds: ${named} withdrawn, ${kept.length} of the ${String(rule.requiredJudgments)} judgments required remain, no decision`,
+      why: `${named} withdrawn: ${kept.length} of the ${String(rule.requiredJudgments)} judgments required remain, no decision`,
     });
     return;
   }
   const w = weightedComposite(kept.map((k) => ({ weight: Number(k.weight), composite: Number(k.composite) })));
   const now = w >= PUBLISH_THRESHOLD ? 'published' : 'rejected';
-  c.add({
-    id: 'status.decision',
-    what,
-    valid: now === was,
-    why: `the decision ${now === was ? 'still holds' : 'no longer holds'}: ${named} withdrawn, the rest decide ${now} at ${round6(w)} (the decision was ${was})`,
-  });
+  c.add({ id: 'status.decision', what, valid: now === was, why: `${named} withdrawn: the rest decide ${now} at ${round6(w)} (the decision was ${was})` });
 }

@@ -127,6 +127,9 @@ function* standingChecking(c: Checks, scope: BundleScope, o: DecisionOptions): C
         why: `${k.why ?? ''}${holds === true ? '; the decision still holds without it' : holds === false ? '; the decision no longer holds without it' : ''}`,
         subject: k.subject,
       });
+    } else if (k.id === 'status.decision' && holds !== null) {
+      // A reader is told in so many words whether what it reads still stands.
+      c.add({ id: k.id, what: k.what, valid: holds, why: `the decision ${holds ? 'still holds' : 'no longer holds'}: ${k.why ?? ''}` });
     } else c.add({ id: k.id, what: k.what, valid: k.valid, why: k.why, subject: k.subject, anchor: k.anchor });
   }
   if (outcome && !withdrawn.size && !s.list.some((k) => isStatusCheck(k.id) && k.valid !== true))

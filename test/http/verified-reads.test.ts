@@ -133,7 +133,7 @@ describe('a node read with full evidence (PROTOCOL 10.7)', () => {
     expect(failed(r)).toEqual([]);
     expect(r.verified).toBe(true);
     expect(check(r, 'status.withdrawn', withdrawn)).toMatchObject({ valid: true });
-    expect(check(r, 'status.decision')?.why).toMatch(new RegExp(`^the decision still holds: ${withdrawn} withdrawn, the rest decide published`));
+    expect(check(r, 'status.decision')?.why).toMatch(new RegExp(`^the decision still holds: ${withdrawn} withdrawn: the rest decide published`));
   });
 
   it('answers a plain read as before, and refuses another value of evidence', async () => {
