@@ -64,7 +64,8 @@ interface Replayable {
 /** What the workers know of what the nodes acknowledged (never the truth: the checker's business). */
 export class World {
   readonly pending = new Map<string, Pending>();
-  readonly artifactPaths: string[] = [];
+  /** Acknowledged artifact proposals still pending or published, as far as the workers saw: id -> path. */
+  readonly artifacts = new Map<string, string>();
   readonly blobs: Array<{ sha256: string; bytes: number }> = [];
   readonly judgments: string[] = [];
   readonly replayable: Replayable[] = [];
@@ -213,12 +214,14 @@ export class Worker {
 
   private complete(inv: Invocation, sent: Sent, ok: (body: any) => Record<string, unknown>) {
     const a = sent.answer;
-    if (!a) return inv.complete(sent.refused ? 'fail' : 'info', undefined, sent.error);
+    if (!a) return inv.complete(sent.refused ? 'fail' : 'info', sent.refused ? { refused: true } : undefined, sent.error);
     const body = a.body as Record<string, unknown> | undefined;
     const type: Completion = a.status < 300 ? 'ok' : a.status < 500 ? 'fail' : 'info';
     if (type === 'ok') return inv.complete('ok', { status: a.status, ...ok(a.body) });
     const code = typeof body === 'object' && body && typeof body.code === 'string' ? body.code : `http_${a.status}`;
     const facts: Record<string, unknown> = { status: a.status };
+    // An answer outside the envelopes of PROTOCOL 1.3: what it was, for the report.
+    if (code.startsWith('http_')) Object.assign(facts, { contentType: a.headers['content-type'], text: JSON.stringify(a.body).slice(0, 500) });
     if (typeof body === 'object' && body) {
       for (const k of ['scope', 'retryAfter', 'cap', 'used', 'requested', 'remaining', 'existingProposalId']) if (k in body) facts[k] = body[k];
       if (Array.isArray(body.errors)) facts.errors = body.errors.slice(0, 3);
@@ -261,9 +264,9 @@ export class Worker {
     const n = w.next();
     const p = samplePayload(kind, n);
     if (kind === 'eval-result') {
-      if (!w.artifactPaths.length) return undefined;
+      if (!w.artifacts.size) return undefined;
       // The sample's score grows with n (past 1 from n = 201): a score of [0, 1] of its own.
-      Object.assign(p, { artifactPath: this.r.pick(w.artifactPaths), score: Math.round(this.r() * 1000) / 1000 });
+      Object.assign(p, { artifactPath: this.r.pick([...w.artifacts.values()]), score: Math.round(this.r() * 1000) / 1000 });
     }
     if (kind === 'artifact' && w.blobs.length && this.r.chance(0.7)) {
       // A blob of this run, uploaded through any process: the artifact check reads it (PROTOCOL 6.2).
@@ -292,7 +295,7 @@ export class Worker {
     if (a?.status !== 200) return;
     const b = a.body as { proposalId: string; contentSha256: string };
     this.ctx.world.pending.set(b.proposalId, { kind, proposer: agent.tag, contentSha256: b.contentSha256, judges: new Set(), at: this.ctx.history.now() });
-    if (kind === 'artifact') this.ctx.world.artifactPaths.push(String(payload.path));
+    if (kind === 'artifact') this.ctx.world.artifacts.set(b.proposalId, String(payload.path));
   }
 
   async judge(): Promise<void> {
@@ -329,9 +332,10 @@ export class Worker {
         }),
       );
       if (a?.status === 200) {
-        const b = a.body as { judgmentId: string; statusChanged: boolean };
+        const b = a.body as { judgmentId: string; statusChanged: boolean; newStatus: string };
         w.judgments.push(b.judgmentId);
         if (b.statusChanged) w.pending.delete(proposalId);
+        if (b.newStatus === 'rejected') w.artifacts.delete(proposalId);
       } else if (a?.status === 409) w.pending.delete(proposalId);
       return;
     }
@@ -346,6 +350,8 @@ export class Worker {
     const [proposalId, p] = this.r.pick(own);
     const agent = mine.get(p.proposer)!;
     w.pending.delete(proposalId);
+    // Its path is no artifact's any more once withdrawn (or perhaps withdrawn: an unknown answer).
+    w.artifacts.delete(proposalId);
     await this.op(
       'withdraw',
       this.pickNode(),
@@ -440,7 +446,7 @@ export class Worker {
       { ip: first.ip, agent: first.agent },
     );
     const sent = await this.send(node, first.method, first.path, first.headers, first.body);
-    if (!sent.answer) return inv.complete(sent.refused ? 'fail' : 'info', undefined, sent.error);
+    if (!sent.answer) return inv.complete(sent.refused ? 'fail' : 'info', sent.refused ? { refused: true } : undefined, sent.error);
     const { status, body, headers } = sent.answer;
     const type: Completion = status < 300 ? 'ok' : status < 500 ? 'fail' : 'info';
     const code = typeof body === 'object' && body && 'code' in body ? String((body as { code: unknown }).code) : undefined;

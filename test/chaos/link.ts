@@ -96,7 +96,8 @@ export class Link {
       finish();
     };
     from.once('end', end);
-    from.once('error', end);
+    // on, not once: a socket's error with no listener would throw in the harness.
+    from.on('error', end);
     from.once('close', end);
   }
 
