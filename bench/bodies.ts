@@ -10,6 +10,7 @@
 //
 // CPU time per request (process.cpuUsage, not wall time, so a busy machine does not inflate
 // it), the cases alternating in rounds, the median round taken; ratios to the string body.
+import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line } from './lib.js';
@@ -36,7 +37,7 @@ const oneString = (bytes: number) => `{"kind":"graph","payload":{"s":"${'x'.repe
 
 export async function run() {
   const { store, dispose } = await openTempStore();
-  const app = await createApp({ store, keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } } });
+  const app = await createApp({ store, strategies: strategiesFor(store), keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } } });
   await app.ready();
   const bounds = app.akas.routes.find((r) => r.url === '/api/knowledge/proposals/dry-run')!.config.bodyBounds!;
   const many = manyKeys(90_000);

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { cryptoRandom } from '../src/core/index.js';
+import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
 import { BlobStore, loadOrCreateNodeKeys, openLevelStore, space } from '../src/store/index.js';
 import { header, line, median, rate, type Rate } from './lib.js';
@@ -73,7 +74,12 @@ async function runNode(dataDir: string) {
   const keys = loadOrCreateNodeKeys(dataDir, cryptoRandom, Date.now());
   // The token bucket and the daily upload quota would refuse a benchmark's request rate (the
   // quota is still reserved and released on every upload); everything else is as served.
-  const app = await createApp({ store, keys, config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 }, casQuotaBytes: Number.MAX_SAFE_INTEGER } });
+  const app = await createApp({
+    store,
+    strategies: strategiesFor(store),
+    keys,
+    config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 }, casQuotaBytes: Number.MAX_SAFE_INTEGER },
+  });
   // The HTTP ceiling of an upload: the same node, hooks and raw-body handling as POST /api/cas,
   // the body hashed as it arrives and an answer of the same shape, but nothing stored.
   await app.register(async (scope) => {

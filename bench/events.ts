@@ -9,6 +9,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { enqueueLogEntry } from '../src/domain/log/index.js';
+import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line } from './lib.js';
@@ -84,7 +85,13 @@ async function bareWrites(eventText: string): Promise<number> {
 export async function run() {
   header(`events: ${APPENDS} log appends delivered to ${STREAMS} open event streams, against bare writes of the same events to as many connections`);
   const { store, dispose } = await openTempStore();
-  const app = await createApp({ store, keys: benchKeys(), config: { trustProxy: true, rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });
+  const app = await createApp({
+    store,
+    strategies: strategiesFor(store),
+    keys: benchKeys(),
+    config: { trustProxy: true, rateLimit: { burst: 1e9, refillPerSecond: 1e9 } },
+    logger: false,
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as { port: number }).port;
   try {

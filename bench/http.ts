@@ -12,12 +12,13 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
 import { registerCaller } from '../src/http/caller.js';
 import { TokenBuckets } from '../src/http/rate-limit.js';
 import { nodeLogger, registerRequestLog } from '../src/http/request-log.js';
 import { nodeHelmetOptions, registerSecurityHeaders } from '../src/http-kit/security-headers.js';
-import { openTempStore } from '../src/store/index.js';
+import { HeldBuckets, openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line, perSec, type Rate } from './lib.js';
 
 const TARGET = 0.7;
@@ -92,7 +93,13 @@ export async function run() {
   );
 
   const { store, dispose } = await openTempStore();
-  const node = await createApp({ store, keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });
+  const node = await createApp({
+    store,
+    strategies: strategiesFor(store),
+    keys: benchKeys(),
+    config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } },
+    logger: false,
+  });
   const nodeUrl = await node.listen({ host: '127.0.0.1', port: 0 });
   const ctx = node.akas;
   const devNull = (await import('node:fs')).openSync('/dev/null', 'w');
@@ -102,7 +109,7 @@ export async function run() {
   const headers = await bareApp((app) => registerSecurityHeaders(app, nodeHelmetOptions()));
   // As `akas serve` logs: info lines through the node's logger (an asynchronous destination), here to /dev/null.
   const logged = await bareApp((app) => registerRequestLog(app), { loggerInstance: nodeLogger('info', devNull) });
-  const unlimited = new TokenBuckets(store, ctx.clock, 1e9, 1e9, 0);
+  const unlimited = new TokenBuckets(new HeldBuckets(store, ctx.clock, 0), ctx.clock, 1e9, 1e9);
   const limited = await bareApp((app) => registerCaller(app, ctx, unlimited));
   const authed = await bareApp((app) => registerCaller(app, ctx, unlimited), { logger: false }, { auth: 'required' });
   apps.push(bare.app, headers.app, logged.app, limited.app, authed.app);

@@ -8,6 +8,7 @@
 // rate at 1,000.
 import { canonicalize, cryptoRandom, FakeClock, hmacSha256Hex, sha256Hex, sign, verify } from '../src/core/index.js';
 import { defaultDomainConfig, type Ctx } from '../src/domain/context.js';
+import { strategiesFor } from '../src/node/strategies.js';
 import { register } from '../src/domain/identity/identity.js';
 import { issueJudgmentCredential } from '../src/domain/credentials/credentials.js';
 import { judge, signingPayload } from '../src/domain/proposals/judging.js';
@@ -169,6 +170,7 @@ async function openBench(): Promise<{ bench: Bench; dispose: () => Promise<void>
     random: cryptoRandom,
     keys: benchKeys(),
     config: { ...defaultDomainConfig, sameIpCollusionCheck: false, registrationCapPerIp: 1_000_000 },
+    strategies: strategiesFor(store),
   };
   // Frontier proposers (deposit 1, 200 proposals per kind per day each); strong judges.
   const proposers = await makeAgents(ctx, PROPOSERS, 0.95, 1_000, 1);

@@ -13,8 +13,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalize, cryptoRandom, encodeTileIndex, FakeClock, freshNodeKeys, generateKeyPair, sign, systemClock, type NodeKeys } from '../src/core/index.js';
 import { enqueueLogEntry, LogOutbox, parseWitnessSpec, TransparencyLog, WitnessClient } from '../src/domain/log/index.js';
+import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
-import { openTempStore, space, type Store } from '../src/store/index.js';
+import { openTempStore, space, type OpenedStore } from '../src/store/index.js';
 import { handleWitnessRequest, Witness } from '../src/witness/index.js';
 import { CONNECTIONS, CYCLES, load, SLICE_MS, type Target, type TargetResult } from './http.js';
 import { calibrateForBench, concurrentRate, header, line, perSec, rate, type Rate } from './lib.js';
@@ -30,7 +31,7 @@ const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 interface Bench {
-  store: Store;
+  store: OpenedStore;
   log: TransparencyLog;
   keys: NodeKeys;
   dispose: () => Promise<void>;
@@ -197,7 +198,13 @@ const rateOf = (r: TargetResult) => perSec({ name: '', opsPerSec: (r.ok / r.ms) 
  * made from the stored tree on its first read, then kept); the cost of that first read is shown.
  */
 async function tilesVsNodeRead(large: Bench) {
-  const app = await createApp({ store: large.store, keys: large.keys, config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });
+  const app = await createApp({
+    store: large.store,
+    strategies: strategiesFor(large.store),
+    keys: large.keys,
+    config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } },
+    logger: false,
+  });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
     // A published capability to read: one proposer, three judges on IPs of their own.

@@ -9,6 +9,7 @@
 // >= 0.5 of HTTP search. A diagnostic line loads an MCP ping, which the SDK answers with no tool
 // at all: the ceiling of any tool call through the mounted SDK.
 import { canonicalize, sign } from '../src/core/index.js';
+import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
 import { CONNECTIONS, CYCLES, load, SLICE_MS, type Target, type TargetResult } from './http.js';
@@ -48,7 +49,13 @@ export async function run() {
       `slices x ${CYCLES} cycles)`,
   );
   const { store, dispose } = await openTempStore();
-  const app = await createApp({ store, keys: benchKeys(), config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } }, logger: false });
+  const app = await createApp({
+    store,
+    strategies: strategiesFor(store),
+    keys: benchKeys(),
+    config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } },
+    logger: false,
+  });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
     // A published tree to read: one proposer, three judges on IPs of their own.

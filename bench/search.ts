@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { KnowledgeNodes, publishToTree, treeLocks } from '../src/domain/knowledge/tree.js';
+import { processSearch } from '../src/domain/knowledge/search.js';
 import { proposalLock, Proposals, type ProposalRecord } from '../src/domain/records.js';
 import { openLevelStore } from '../src/store/index.js';
 import { header, line } from './lib.js';
@@ -105,7 +106,7 @@ export async function populate(dir: string, proposals: ProposalRecord[], from: n
         locks,
         async (tx) => {
           for (const p of batch) {
-            await publishToTree(tx, p, 1_767_268_800_000);
+            await publishToTree(tx, p, 1_767_268_800_000, processSearch);
             if (records) tx.put(Proposals, p.proposalId, p);
           }
         },

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { loadChallengeBank } from '../src/domain/calibration/bank.js';
 import { closeRegexWorker } from '../src/domain/challenges/tools/index.js';
+import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
 import { openTempStore } from '../src/store/index.js';
 import { benchKeys, calibrateForBench, header, line, perSec, type Rate } from './lib.js';
@@ -89,6 +90,7 @@ export async function run() {
   const { store, dispose } = await openTempStore();
   const node = await createApp({
     store,
+    strategies: strategiesFor(store),
     keys: benchKeys(),
     // No throttling, no decoys drawn first, no registration cap: the bench measures the calls.
     config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 }, decoyRate: 0, registrationCapPerIp: 1e9 },

@@ -1,5 +1,7 @@
 import type { Clock, NodeKeys, RandomSource } from '../core/index.js';
-import type { Store } from '../store/index.js';
+import type { Store, TokenBucketStore } from '../store/index.js';
+import type { CasQuotaCounting } from './cas/quota.js';
+import type { SearchPlace } from './knowledge/search.js';
 
 /** Deployment settings the domain reads (ARCHITECTURE 4 "limits not given" live here). */
 export interface DomainConfig {
@@ -39,11 +41,32 @@ export const defaultDomainConfig: DomainConfig = {
   casQuotaBytes: 100 * 1024 * 1024,
 };
 
-/** What every domain function gets: where state lives, what time it is, randomness, the node's keys. */
+/**
+ * What differs between a node that holds its store alone and one of several processes on a
+ * shared store: chosen once, where the node is assembled (src/node/strategies.ts), and handed in
+ * with the context. Nothing below asks the store how it is deployed.
+ */
+export interface Strategies {
+  /** How the CAS quota counts a day's bytes (cas/quota.ts): held in memory and written behind, or one transaction per change. */
+  casQuota: CasQuotaCounting;
+  /** Where the published tree is searched (knowledge/search.ts): MiniSearch in this process, or the store's own text index. */
+  search: SearchPlace;
+  /** The token buckets of PROTOCOL 1.4, made once per app (src/http/rate-limit.ts draws them): held in memory, or the store's. */
+  buckets: (store: Store, clock: Clock) => TokenBucketStore;
+  /**
+   * How concurrent requests with one Idempotency-Key are held back (src/http/idempotency.ts): by
+   * this process's slot alone (`slot`: no other process uses the store), or by a claim in the
+   * store as well (`claims`), which a request in another process waits on.
+   */
+  idempotency: 'slot' | 'claims';
+}
+
+/** What every domain function gets: where state lives, what time it is, randomness, the node's keys, its strategies. */
 export interface Ctx {
   store: Store;
   clock: Clock;
   random: RandomSource;
   keys: NodeKeys;
   config: DomainConfig;
+  strategies: Strategies;
 }

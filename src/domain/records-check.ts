@@ -47,7 +47,7 @@ export async function checkRecords(store: Store): Promise<RecordsCheck> {
   for (const tag of liveKeyOf.keys()) say(`api key of ${tag}: no such agent is stored (a registration lost)`);
 
   const blobs = await blobsOf(store);
-  const audit = blobs.audit ? await blobs.audit() : { acknowledged: 0, stored: 0, unindexed: 0, problems: [] };
+  const audit = await blobs.audit();
   for (const p of audit.problems) say(p);
 
   let incidents = 0;

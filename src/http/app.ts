@@ -9,7 +9,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify';
 import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
-import { defaultDomainConfig, type Ctx, type DomainConfig } from '../domain/context.js';
+import { defaultDomainConfig, type Ctx, type DomainConfig, type Strategies } from '../domain/context.js';
 import { LogTileReader, TransparencyLog, WitnessClient, type WitnessConfig } from '../domain/log/index.js';
 import { runMigrations } from '../domain/migrations.js';
 import { sweepExpired } from '../domain/retention.js';
@@ -95,6 +95,12 @@ export const defaultAppConfig: AppConfig = {
 export interface AppOptions {
   store: Store;
   keys: NodeKeys;
+  /**
+   * What differs between a node holding its store alone and one of several processes on a shared
+   * store (the CAS quota, search, token buckets, idempotency claims): chosen where the node is
+   * assembled (src/node/strategies.ts), never here.
+   */
+  strategies: Strategies;
   clock?: Clock;
   random?: RandomSource;
   config?: Partial<AppConfig>;
@@ -136,6 +142,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     random: options.random ?? cryptoRandom,
     keys: options.keys,
     config,
+    strategies: options.strategies,
   };
   // Data stored before this version is brought up to it first (recorded, idempotent).
   await runMigrations(ctx);
@@ -182,7 +189,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // routes declared from here on get theirs.
   registerBodies(app, config.bodyLimit);
 
-  const buckets = new TokenBuckets(ctx.store, ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
+  const buckets = new TokenBuckets(ctx.strategies.buckets(ctx.store, ctx.clock), ctx.clock, config.rateLimit.burst, config.rateLimit.refillPerSecond);
   const log = new TransparencyLog(ctx, {
     // A storage failure is logged once by the node (server.ts); the outbox keeps what waits.
     onError: (e) => (e as { code?: string }).code === 'storage_unavailable' || app.log.error({ err: e }, 'transparency log: append or checkpoint failed'),
@@ -206,7 +213,12 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('akas', { ...ctx, appConfig: config, buckets, log, tiles, witnesses, routes });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
-  const sweepIdempotency = registerIdempotency(app, { store: ctx.store, clock: ctx.clock, hmacKey: () => ctx.keys.hmac[0].key });
+  const sweepIdempotency = registerIdempotency(app, {
+    store: ctx.store,
+    clock: ctx.clock,
+    holdBack: ctx.strategies.idempotency,
+    hmacKey: () => ctx.keys.hmac[0].key,
+  });
 
   // Callback-style hooks: no promise per request on the hot path.
   registerRequestLog(app);

@@ -3,9 +3,10 @@
 //
 // Concurrent requests with one key run once: a second request waits for the first and then
 // replays its answer. Within a process an in-memory slot orders them; on a store that several
-// processes share, the first also puts a claim in the store (under the entry's lock), which the
-// others wait on until the answer replaces it, or until the claim is dropped (a refusal, an
-// aborted request) or goes stale (its process died: claims are refreshed while the request runs).
+// processes share (Strategies.idempotency `claims`, chosen where the node is assembled), the
+// first also puts a claim in the store (under the entry's lock), which the others wait on until
+// the answer replaces it, or until the claim is dropped (a refusal, an aborted request) or goes
+// stale (its process died: claims are refreshed while the request runs).
 //
 // Some cached responses hold secrets shown once (register and recover return an api key,
 // a private key and a recovery token), and secrets never reach disk. So the cache stores
@@ -15,6 +16,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DAY_MS, ServiceError, type Clock } from '../core/index.js';
+import type { Strategies } from '../domain/context.js';
 import { space, type Store } from '../store/index.js';
 
 interface CachedResponse {
@@ -30,7 +32,7 @@ interface CachedResponse {
   storedAt: number;
 }
 
-/** A request with this key is running in some process (shared stores only). */
+/** A request with this key is running in some process (with claims only). */
 interface Claim {
   claim: string;
   /** When the claim was made or last refreshed. */
@@ -69,6 +71,8 @@ declare module 'fastify' {
 export interface IdempotencyOptions {
   store: Store;
   clock: Clock;
+  /** Whether requests of other processes are held back too, by claims in the store (Strategies.idempotency). */
+  holdBack: Strategies['idempotency'];
   /** The node's current HMAC key (read at each request: the keys may be reloaded while running). */
   hmacKey: () => Buffer;
 }
@@ -142,8 +146,8 @@ const carries = (body: unknown, member: string) => typeof body === 'object' && b
 export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptions) {
   const inFlight = new Map<string, Promise<void>>();
   const derive = (label: string, material: string) => createHmac('sha256', opts.hmacKey()).update(`${label}\u0000${material}`).digest();
-  const claims = opts.store.shared ? sharedClaims(opts) : undefined;
-  app.addHook('onClose', async () => claims?.close());
+  const claims = opts.holdBack === 'claims' ? storeClaims(opts) : slotOnly(opts);
+  app.addHook('onClose', async () => claims.close());
 
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const surface = request.routeOptions.config?.idempotency;
@@ -180,7 +184,7 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
         done();
       },
     };
-    const cached = claims ? await claims.claimOrAnswer(id) : await opts.store.get(IdempotencyCache, id);
+    const cached = await claims.claimOrAnswer(id);
     if (cached && !isClaim(cached) && cached.storedAt + TTL_MS > opts.clock.now()) {
       request.idempotency.replay = true;
       return replay(request, reply, cached, { key, fingerprint, proof: secrets?.bodyProof });
@@ -225,7 +229,7 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     const idem = request.idempotency;
     if (!idem) return;
     // A claim that got no answer (a refusal, an abort) is dropped: a waiter runs the request itself.
-    if (claims && !idem.replay) await claims.finish(idem.id, idem.stored === true).catch(() => undefined);
+    if (!idem.replay) await claims.finish(idem.id, idem.stored === true).catch(() => undefined);
     idem.done();
   };
 
@@ -263,11 +267,29 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
 
 const expiredAt = (e: Entry, now: number) => e.storedAt + (isClaim(e) ? CLAIM_STALE_MS : TTL_MS) <= now;
 
+/** How a request with a key is held back beyond this process's slot (the slot is registerIdempotency's). */
+interface Claims {
+  /** The stored answer to replay, or undefined once this request may run (having claimed the key, when claims are kept). */
+  claimOrAnswer(id: string): Promise<Entry | undefined>;
+  /** The request that may have claimed the key ended; answered: its answer replaced the claim. */
+  finish(id: string, answered: boolean): Promise<void>;
+  close(): void;
+}
+
+/** No other process uses the store: the slot holds back a second request, and nothing is claimed. */
+function slotOnly(opts: IdempotencyOptions): Claims {
+  return {
+    claimOrAnswer: (id) => opts.store.get(IdempotencyCache, id),
+    finish: async () => undefined,
+    close: () => undefined,
+  };
+}
+
 /**
- * Claims on a shared store: claimOrAnswer() answers the stored answer to replay, or claims the
- * key for this request (answering undefined) once no live claim of another request is there.
+ * Claims in a store other processes use: claimOrAnswer() answers the stored answer to replay, or
+ * claims the key for this request (answering undefined) once no live claim of another request is there.
  */
-function sharedClaims(opts: IdempotencyOptions) {
+function storeClaims(opts: IdempotencyOptions): Claims {
   const owner = randomBytes(12).toString('hex');
   const lock = (id: string) => `idempotency:${id}`;
   const wakers = new Map<string, Set<() => void>>();

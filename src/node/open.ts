@@ -16,8 +16,9 @@ import {
   openStore,
   readNodeKeyMaterial,
   rotateNodeKeys,
-  type Store,
+  type OpenedStore,
 } from '../store/index.js';
+import type { Strategies } from '../domain/context.js';
 
 export interface StoreOptions {
   /** The data folder of the embedded store (unused with `store`). */
@@ -37,13 +38,21 @@ export interface Rotate {
 }
 
 export interface OpenedNode {
-  store: Store;
+  store: OpenedStore;
   keys: NodeKeys;
+  /**
+   * The node's strategies on this store (strategies.ts), chosen here, where the node is
+   * assembled; loaded when asked, so that a command that only audits loads none of them.
+   */
+  strategies: () => Promise<Strategies>;
   /** The data folder, or the database URL without its password. */
   location: string;
   /** Stops following key rotations made by other processes. */
   unfollow: () => void;
 }
+
+/** The strategies of a node on this store, chosen when first asked (strategies.ts loads the domain's parts). */
+const strategiesOf = (store: OpenedStore) => () => import('./strategies.js').then((m) => m.strategiesFor(store));
 
 /** A data folder that holds no node: an audit refuses it rather than make one (exit 2). */
 export class NoNodeError extends Error {
@@ -62,7 +71,7 @@ async function openShared(opts: StoreOptions & { store: string }, rotate: Rotate
     const keys = checkLogOrigin(nodeKeysFrom(material), opts.logOrigin);
     // Another process may rotate the keys later: this one follows (one set per deployment).
     const unfollow = followSealedNodeKeys(store, opts.nodeSecret!, keys);
-    return { store, keys, location: store.location, unfollow };
+    return { store, keys, strategies: strategiesOf(store), location: store.location, unfollow };
   } catch (e) {
     await store.close();
     throw e;
@@ -95,7 +104,7 @@ async function openFolder(opts: StoreOptions, rotate: Rotate, existing: boolean)
           : loadOrCreateNodeKeys(dataDir, cryptoRandom, now, opts.logOrigin),
       opts.logOrigin,
     );
-    return { store, keys, location: dataDir, unfollow: () => undefined };
+    return { store, keys, strategies: strategiesOf(store), location: dataDir, unfollow: () => undefined };
   } catch (e) {
     await store.close();
     throw e;

@@ -100,7 +100,7 @@ interface Made {
 }
 
 /** The app built on the opened node, listening (src/http loaded here, for the first time). */
-async function listenOn(opts: StartOptions, { store, keys }: OpenedNode, witnessKey: WitnessKey | undefined, made: Made) {
+async function listenOn(opts: StartOptions, { store, keys, strategies }: OpenedNode, witnessKey: WitnessKey | undefined, made: Made) {
   const [{ createApp }, { nodeLogger }, { listenOrigin }] = await Promise.all([
     import('../http/app.js'),
     import('../http/request-log.js'),
@@ -109,6 +109,8 @@ async function listenOn(opts: StartOptions, { store, keys }: OpenedNode, witness
   const app = (made.app = await createApp({
     store,
     keys,
+    // Chosen once, here where the node is assembled, from the store it was opened on.
+    strategies: await strategies(),
     config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
     // Logs go to stderr (asynchronously: request-log.ts); stdout carries the command's own output.
     ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel, 2, opts.logFormat) }),
@@ -130,15 +132,13 @@ function watchStore(log: NodeApp['log'], store: Store): () => void {
         `lost; \`akas log check\` reports it`,
     );
   }
-  return (
-    store.health?.onChange((s, error) =>
-      s.ok
-        ? log.warn({ storage: s }, 'storage: writes are accepted again')
-        : log.error(
-            { storage: s, err: error },
-            `storage failed (${s.cause}): every write is refused with 503 storage_unavailable until a probe write succeeds. ${s.action}`,
-          ),
-    ) ?? (() => undefined)
+  return store.health.onChange((s, error) =>
+    s.ok
+      ? log.warn({ storage: s }, 'storage: writes are accepted again')
+      : log.error(
+          { storage: s, err: error },
+          `storage failed (${s.cause}): every write is refused with 503 storage_unavailable until a probe write succeeds. ${s.action}`,
+        ),
   );
 }
 
@@ -208,7 +208,7 @@ export async function startNode(opts: StartOptions) {
       challenges: calibration.bank.normal.length,
       decoys: calibration.bank.decoys.length,
     },
-    shared: store.shared === true,
+    shared: store.shared,
     issuerDid: keys.issuer.did,
     logKey: keys.log.verifierKey,
     witnessKey: witnessKey?.verifierKey,

@@ -10,7 +10,7 @@
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { cryptoRandom, isServiceError, systemClock, TAG_RE, type NodeKeys } from '../core/index.js';
-import { defaultDomainConfig, type Ctx } from '../domain/context.js';
+import { defaultDomainConfig, type Ctx, type Strategies } from '../domain/context.js';
 import { changeStatus, MAX_REASON_LENGTH, type StatusChangeRequest } from '../domain/credentials/status-lists.js';
 import { TransparencyLog } from '../domain/log/index.js';
 import type { Store } from '../store/index.js';
@@ -199,10 +199,21 @@ export function openAdminChannel(path: string, ctx: Ctx, options: AdminChannelOp
  * request is held to the channel's schema too, so a running and a stopped node refuse alike; a
  * failure that is no refusal is thrown (this process is the operator's: its text is theirs).
  */
-export async function applyStatusChange(opened: { store: Store; keys: NodeKeys }, request: StatusChangeRequest): Promise<AdminAnswer> {
+export async function applyStatusChange(
+  opened: { store: Store; keys: NodeKeys; strategies: () => Promise<Strategies> },
+  request: StatusChangeRequest,
+): Promise<AdminAnswer> {
   const checked = checkAdminLine(JSON.stringify({ op: 'status', request }));
   if ('refused' in checked) return checked.refused;
-  const ctx: Ctx = { store: opened.store, keys: opened.keys, clock: systemClock, random: cryptoRandom, config: { ...defaultDomainConfig } };
+  const ctx: Ctx = {
+    store: opened.store,
+    keys: opened.keys,
+    clock: systemClock,
+    random: cryptoRandom,
+    config: { ...defaultDomainConfig },
+    // This process's strategies on the store, as the node assembled on it would have them.
+    strategies: await opened.strategies(),
+  };
   const log = new TransparencyLog(ctx, { checkpointEveryMs: 0 });
   try {
     return { ok: true, result: await changeStatus(ctx, checked.request) };

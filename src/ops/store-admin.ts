@@ -35,7 +35,10 @@ export async function migrateDatabase(url: string, onProgress?: (what: string) =
   const report = await migrateStore(url, onProgress);
   const store = await openStore(url, { migrate: false });
   try {
-    const indexed = (await backfilled(store)) ? 0 : await backfillSearch(store, { onProgress: (n) => onProgress?.(`indexing nodes for search: ${n}`) });
+    if (!store.shared) throw new Error(`${redact(url)} opened no shared store`);
+    const indexed = (await backfilled(store))
+      ? 0
+      : await backfillSearch(store, store.text, { onProgress: (n) => onProgress?.(`indexing nodes for search: ${n}`) });
     return { ...report, search: { indexed } };
   } finally {
     await store.close();
@@ -145,7 +148,7 @@ export async function copyStore(opts: CopyOptions): Promise<CopyReport> {
     }
 
     // The target's text index is filled from the nodes copied: searchable at once.
-    const indexed = await backfillSearch(target, { onProgress: (n) => opts.onProgress?.('search index', n) });
+    const indexed = await backfillSearch(target, target.text, { onProgress: (n) => opts.onProgress?.('search index', n) });
 
     // The checks read the target as a fresh process would.
     const counts = await target.counts();

@@ -1,9 +1,12 @@
 import { openLevelStore } from './level.js';
 import { isPostgresUrl } from './postgres/url.js';
-import type { Store } from './types.js';
+import type { OpenedStore } from './types.js';
 
 export type {
   Store,
+  ExclusiveStore,
+  SharedStore,
+  OpenedStore,
   Tx,
   Reads,
   Space,
@@ -16,12 +19,15 @@ export type {
   TextQuery,
   TextTerm,
   SharedBuckets,
+  TokenBucketStore,
+  Drawn,
   Blobs,
   BlobReader,
   BlobWriter,
   BlobAudit,
 } from './types.js';
 export { space } from './types.js';
+export { HeldBuckets } from './buckets.js';
 export { openLevelStore, LevelStore, StoreIncidents, StoreInUseError, walDrops, type WalIncident } from './level.js';
 export { StorageHealth, storageCause, storageDetail, storageUnavailable, type StorageCause, type StorageStatus } from './health.js';
 export { openTempStore } from './testing.js';
@@ -47,7 +53,7 @@ export { isPostgresUrl, redact } from './postgres/url.js';
  * (migrating its schema; the driver is loaded only then), anything else is the folder of an
  * embedded LevelDB store.
  */
-export async function openStore(location: string, options: { migrate?: boolean; notify?: boolean } = {}): Promise<Store> {
+export async function openStore(location: string, options: { migrate?: boolean; notify?: boolean } = {}): Promise<OpenedStore> {
   if (isPostgresUrl(location)) {
     const { openPgStore } = await import('./postgres/index.js');
     return openPgStore(location, options);

@@ -19,9 +19,10 @@ import { Level } from 'level';
 import { constants, existsSync, mkdirSync } from 'node:fs';
 import { access, open as openFile, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { BlobStore } from './blobs/store.js';
 import { StorageHealth } from './health.js';
 import { KeyLocks } from './locks.js';
-import { space, type Range, type Space, type Store, type TransactOptions, type Tx } from './types.js';
+import { space, type Blobs, type ExclusiveStore, type Range, type Space, type TransactOptions, type Tx } from './types.js';
 
 type Sub = AbstractSublevel<Level<string, string>, string | Buffer | Uint8Array, string, string>;
 // Batch operations go to the root database with each key already prefixed the way its
@@ -159,7 +160,9 @@ class LevelTx implements Tx {
   }
 }
 
-export class LevelStore implements Store {
+export class LevelStore implements ExclusiveStore {
+  /** LevelDB locks its folder: this process holds the store alone. */
+  readonly shared = false as const;
   private db: Level<string, string>;
   private readonly subs = new Map<string, Sub>();
   private readonly locks = new KeyLocks();
@@ -180,6 +183,8 @@ export class LevelStore implements Store {
   private readonly uncertain = new Set<string>();
   /** What LevelDB dropped of its log when this store opened (also kept in StoreIncidents). */
   incidents: WalIncident[] = [];
+  /** The blob store beside this one, opened at the first blobs(). */
+  private blobStore?: Promise<Blobs>;
 
   constructor(
     readonly location: string,
@@ -514,6 +519,22 @@ export class LevelStore implements Store {
         }
       }
     }
+  }
+
+  /**
+   * The blobs beside this store: small ones inline in it, the others files in location/blobs
+   * (its temp folder is cleaned once, at the first call after start, and never under a running
+   * upload). An open that failed is tried again at the next call.
+   */
+  blobs(): Promise<Blobs> {
+    if (!this.blobStore) {
+      const opening = BlobStore.open(this.location, { store: this });
+      this.blobStore = opening;
+      opening.catch(() => {
+        if (this.blobStore === opening) this.blobStore = undefined;
+      });
+    }
+    return this.blobStore;
   }
 
   async close() {

@@ -1,5 +1,11 @@
 // The Store interface: what the domain sees. Nothing above src/store knows LevelDB or
 // PostgreSQL: both implementations (level.ts, postgres/) pass one contract (test/store/contract.ts).
+//
+// Each method says what it promises, as Sunlight's backends do: what is atomic, in what order
+// things happen, and what another process using the same store sees, and when. Every member is
+// required and means one thing on both stores. What differs between a store one process holds
+// alone (LevelDB) and one several share (PostgreSQL) is chosen once, where the node is
+// assembled (src/node/strategies.ts), from the opener's answer (OpenedStore), never by the domain.
 import type { Readable } from 'node:stream';
 import type { StorageHealth } from './health.js';
 
@@ -41,20 +47,21 @@ export interface Reads {
   list<T>(space: Space<T>, range?: Range): Promise<Array<[string, T]>>;
 }
 
-/** Reads and writes of one transaction. Writes are buffered and committed in one atomic batch. */
+/**
+ * Reads and writes of one transaction. Writes are buffered and committed in one atomic batch
+ * when the transaction's function returns (Store.transact). Reads are not a snapshot: each sees
+ * what is committed when it runs. A key covered by a lock the transaction holds cannot change
+ * under it (every writer of the key holds that lock); any other key may, between two reads.
+ */
 export interface Tx {
-  /** Reads a key; sees this transaction's own writes first. */
+  /** Reads a key: this transaction's own write of it if there is one, else its committed value now. */
   get<T>(space: Space<T>, key: string): Promise<T | undefined>;
+  /** Buffers a write of a copy of value (JSON): nobody, this transaction's list() included, sees it before the commit. */
   put<T>(space: Space<T>, key: string, value: T): void;
+  /** Buffers a delete, like put. */
   del<T>(space: Space<T>, key: string): void;
-  /** Committed entries in key order (this transaction's own writes are not merged in). */
+  /** Committed entries in key order, read at one point in time (this transaction's own writes are not merged in). */
   list<T>(space: Space<T>, range?: Range): Promise<Array<[string, T]>>;
-  /**
-   * Puts a document in the store's own text index under id, or takes it out (null), in this
-   * transaction's batch: it commits or fails with the rest. Present only on a store that
-   * indexes text itself (Store.text, PostgreSQL); LevelDB has none.
-   */
-  index?(id: string, doc: TextDoc | null): void;
 }
 
 /**
@@ -109,9 +116,19 @@ export interface TextPage {
   more: boolean;
 }
 
-/** A store's own text index (PostgreSQL: tsvector, GIN and pg_trgm), written by Tx.index. */
+/**
+ * A shared store's own text index (PostgreSQL: tsvector, GIN and pg_trgm). The node searches
+ * it when it is assembled on such a store (src/node/strategies.ts); on a store one process holds,
+ * the domain keeps its own index instead (MiniSearch, following Store.watch).
+ */
 export interface TextIndex {
-  /** Hits, best first, and how many documents match in all. */
+  /**
+   * Puts a document under id, or takes it out (null), in the batch of tx, a transaction of this
+   * index's store: it commits or fails with the rest, and every process finds it from the moment
+   * the transaction's commit returned (no watch, no staleness bound).
+   */
+  write(tx: Tx, id: string, doc: TextDoc | null): void;
+  /** Hits, best first, and how many documents match in all: the documents committed when it runs. */
   search(q: TextQuery): Promise<TextPage>;
   /** The kind of each id that is an indexed document (null for any other). */
   kinds(ids: string[]): Promise<Array<string | null>>;
@@ -128,25 +145,41 @@ export interface TransactOptions {
 
 export interface Store {
   /**
-   * Runs fn holding a lock on each of lockKeys (taken in sorted order, so two transactions
-   * never deadlock), then commits everything it wrote in one atomic batch. Every key a
-   * transaction writes must be covered by a lock key held by every writer of that key.
-   * If fn throws, nothing is written.
+   * Runs fn holding a lock on each of lockKeys, then commits everything it wrote in one atomic
+   * batch: all of it or none, to this process and every other. If fn throws, nothing is written.
+   *
+   * Locks: taken in sorted order (two transactions never deadlock), held until the batch is
+   * committed or dropped, and exclusive across every process using the store (PostgreSQL:
+   * advisory locks; LevelDB: its folder is this process's alone). Every key a transaction
+   * writes must be covered by a lock key held by every writer of that key: two writers of a
+   * key then run one after the other, and the second reads what the first committed (no lost
+   * update). Transactions that share no lock are not ordered.
+   *
+   * When the promise resolves the batch is committed: a read begun afterwards, in any process,
+   * sees it, and its keys are announced to watchers (watch). durable (default true): on disk
+   * first (fsync, shared with concurrent commits); false: may be lost, whole, in a crash of the
+   * machine or the database server (a batch is never torn). A commit that fails rejects with
+   * 503 storage_unavailable (health); on PostgreSQL a COMMIT whose answer was lost may have landed.
    */
   transact<R>(lockKeys: string[], fn: (tx: Tx) => Promise<R>, options?: TransactOptions): Promise<R>;
-  /** A committed read outside any transaction. */
+  /** A committed read outside any transaction: it sees every batch whose transact resolved before it began, from any process. */
   get<T>(space: Space<T>, key: string): Promise<T | undefined>;
-  /** Committed entries in key order. */
+  /** Committed entries in key order (the keys' UTF-8 bytes), read at one point in time. */
   list<T>(space: Space<T>, range?: Range): Promise<Array<[string, T]>>;
-  /** Streams committed entries in key order without holding them all in memory. */
+  /**
+   * Streams committed entries in key order without holding them all in memory. Not one point in
+   * time: it reads page by page (PostgreSQL) or resumes past its last key after a reopen
+   * (LevelDB). Each key is yielded at most once, in order; an entry there throughout is
+   * yielded; one written or deleted meanwhile may or may not be.
+   */
   iterate<T>(space: Space<T>, range?: Range): AsyncIterable<[string, T]>;
   /**
-   * Calls listener with each key of `space` that a committed batch wrote or deleted, once
-   * the batch is durable (read caches above the store use it to drop stale entries). On a
-   * store shared by several processes the keys other processes commit arrive too, within
-   * the store's staleness bound; when some may have been missed (a lost notification
-   * channel), `lost` is called instead and the watcher must drop everything it derived
-   * from the space. Answers a function that stops the calls.
+   * Calls listener with each key of `space` that a committed batch wrote or deleted, once the
+   * batch is durable, in commit order (read caches above the store use it to drop stale
+   * entries). The keys other processes commit arrive too, within the store's staleness bound
+   * (WATCH_BOUND_MS; a store one process holds has no other writer); when some may have been
+   * missed (a lost notification channel), `lost` is called instead and the watcher must drop
+   * everything it derived from the space. Answers a function that stops the calls.
    */
   watch(space: Space<unknown>, listener: (key: string) => void, lost?: () => void): () => void;
   /**
@@ -155,38 +188,79 @@ export interface Store {
    */
   readonly location: string;
   /**
-   * True when several processes may use the store at once (PostgreSQL): what a process keeps
-   * in memory is then only a cache of the store, never the truth.
+   * Whether other processes may use this store while this one does (PostgreSQL), or this
+   * process holds it alone (LevelDB locks its folder): then what the process keeps in memory of
+   * the store is the truth, else only a cache of it. Read where the node is assembled
+   * (src/node/strategies.ts) to choose its strategies, and by reports; never by the domain.
    */
-  readonly shared?: boolean;
-  /** Token buckets every process on a shared store draws from (absent: the caller keeps its own). */
-  readonly buckets?: SharedBuckets;
-  /** The blob store of this store (absent: files beside it, in location/blobs). */
-  blobs?(): Promise<Blobs>;
-  /**
-   * The store's own text index, which transactions write (Tx.index) and every process reads
-   * (absent: the caller indexes text itself, as the embedded node does with MiniSearch).
-   */
-  readonly text?: TextIndex;
+  readonly shared: boolean;
   /**
    * Whether the store accepts writes, and if not why (health.ts). A store whose write failed
    * refuses every write after it with 503 storage_unavailable until a probe write succeeds;
-   * its blob files report their failures here too.
+   * its blob files report their failures here too. Per process: each hears of its own failures.
    */
-  readonly health?: StorageHealth;
+  readonly health: StorageHealth;
+  /**
+   * The blob store of this store, opened at the first call and the same one after: files
+   * beside an embedded store (small blobs inline in it), or the shared database's tables. A
+   * blob placed is found by every process from the moment place() resolved.
+   */
+  blobs(): Promise<Blobs>;
+  /** Waits for the transactions running, then closes; nothing may be called after. */
   close(): Promise<void>;
 }
 
-/** Token buckets kept by a store that several processes share (PROTOCOL 1.4 limits one caller, not one process). */
-export interface SharedBuckets {
+/** A store this process holds alone (LevelDB: the lock on its folder). */
+export interface ExclusiveStore extends Store {
+  readonly shared: false;
+}
+
+/** A store several processes use at once (PostgreSQL), with what only such a store has. */
+export interface SharedStore extends Store {
+  readonly shared: true;
+  /** Token buckets every process draws from, each draw one atomic step in the store. */
+  readonly buckets: SharedBuckets;
+  /** Its own text index, written in its transactions and read by every process. */
+  readonly text: TextIndex;
+}
+
+/** What an opener answers: the node's assembly tells the two apart by `shared`, once. */
+export type OpenedStore = ExclusiveStore | SharedStore;
+
+/** The outcome of a draw from a token bucket: the tokens left, and whether the draw took what it asked. */
+export interface Drawn {
+  tokens: number;
+  taken: boolean;
+}
+
+/**
+ * Token buckets (PROTOCOL 1.4 limits one caller, not one process): those a shared store keeps
+ * for every process (SharedStore.buckets), or those one process keeps over a store it holds
+ * alone (HeldBuckets, buckets.ts). Which a node draws from is chosen where it is assembled.
+ */
+export interface TokenBucketStore {
   /**
    * Refills bucket `key` (capacity `burst`, `refillPerSecond`) up to `now`, then takes `take`
    * tokens (true: one; false: none) when that many whole ones are there, in one atomic step:
-   * all of them or none. Answers the tokens left and whether they were taken.
+   * all of them or none, and no other draw from the bucket, in any process, between the refill
+   * and the take. Answers at once, with no promise, when the bucket is in this process's memory.
    */
-  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean | number): Promise<{ tokens: number; taken: boolean }>;
+  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean | number): Drawn | Promise<Drawn>;
   /** Deletes every bucket full again at `now` (it carries no information); answers how many. */
   sweep(burst: number, refillPerSecond: number, now: number): Promise<number>;
+  /** Writes to the store, not synced, what only this process's memory holds of the buckets (a shared store's: nothing). */
+  flush(): Promise<void>;
+  /** Flushes, and stops (before the store closes). */
+  close(): Promise<void>;
+}
+
+/**
+ * A shared store's token buckets: each draw is one statement in the database, seen by every
+ * process at once. Kept out of the write-ahead log: a crash of the database server may forget
+ * them (as the write-behind of held buckets may), which hands a caller at most a fresh burst.
+ */
+export interface SharedBuckets extends TokenBucketStore {
+  draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean | number): Promise<Drawn>;
 }
 
 /**
@@ -242,7 +316,7 @@ export interface Blobs {
   /** Hashes of every stored blob, in no particular order. */
   list(): AsyncIterable<string>;
   /** The audit of every blob the store acknowledged (`akas log check`, `akas serve --check`). */
-  audit?(): Promise<BlobAudit>;
+  audit(): Promise<BlobAudit>;
 }
 
 /** What the audit of a blob store found. */

@@ -22,6 +22,7 @@ import { McpStdioProxy } from '../../cli/commands/discovery/mcp-stdio.js';
 import { loadIdentity, saveIdentity } from '../../cli/kit/profile.js';
 import { FakeClock } from '../../src/core/index.js';
 import { KIND_ROUTES } from '../../src/domain/proposals/kinds.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { verifyLogProof } from '../../verifier/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
@@ -315,7 +316,13 @@ describe('akas monitor', () => {
     // A second node holding the same keys: the same log key signs a history of its own.
     const { store, dir, dispose } = await openTestStore();
     const clock = new FakeClock();
-    const twin = await createApp({ store, clock, keys: h.node.keys, config: { rateLimit: { burst: 1e6, refillPerSecond: 1e6 } } });
+    const twin = await createApp({
+      store,
+      strategies: strategiesFor(store),
+      clock,
+      keys: h.node.keys,
+      config: { rateLimit: { burst: 1e6, refillPerSecond: 1e6 } },
+    });
     await twin.listen({ port: 0, host: '127.0.0.1' });
     const twinNode = { app: twin, store, clock, keys: h.node.keys, dir, close: async () => {} };
     try {

@@ -8,6 +8,7 @@ import { cryptoRandom, FakeClock } from '../../src/core/index.js';
 import * as ledgerOfOne from '../../src/domain/ledger.js';
 import { ledgerMigration, migrateLedgerOrder } from '../../src/domain/migrations.js';
 import { Agents, agentLock, Ledger, type AgentRecord, type LedgerType } from '../../src/domain/records.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { openPgStore, type PgStore } from '../../src/store/postgres/index.js';
 import type { Store } from '../../src/store/index.js';
@@ -96,7 +97,7 @@ describePg("one agent's ledger written by two processes on one PostgreSQL databa
     const behind = new FakeClock(ahead.now() - 90_000);
     const open = async (clock: FakeClock): Promise<TestNode> => {
       const store = await openPgStore(url);
-      const app = await createApp({ store, clock, keys, config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } } });
+      const app = await createApp({ store, strategies: strategiesFor(store), clock, keys, config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } } });
       await app.ready();
       const node = { app, store, clock, keys, dir: url, close: async () => (await app.close(), await store.close()) };
       opened.push(node);

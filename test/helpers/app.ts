@@ -3,12 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import { cryptoRandom, FakeClock, freshNodeKeys, type NodeKeys } from '../../src/core/index.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
-import type { Store } from '../../src/store/index.js';
+import { strategiesFor } from '../../src/node/strategies.js';
+import type { OpenedStore } from '../../src/store/index.js';
 import { openTestStore } from './stores.js';
 
 export interface TestNode {
   app: FastifyInstance;
-  store: Store;
+  store: OpenedStore;
   clock: FakeClock;
   keys: NodeKeys;
   /** The data folder, or the database URL on PostgreSQL. */
@@ -26,7 +27,7 @@ export async function testNode(config: Partial<AppConfig> = {}): Promise<TestNod
   const { store, dir, dispose } = await openTestStore();
   const clock = new FakeClock();
   const keys = testKeys(clock.now());
-  const app = await createApp({ store, clock, keys, config: { checkResponses: true, ...config } });
+  const app = await createApp({ store, clock, keys, strategies: strategiesFor(store), config: { checkResponses: true, ...config } });
   await app.ready();
   return {
     app,

@@ -4,7 +4,7 @@
 // through the helpers here, one implementation per store.
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { blobLock, InlineBlobs, openTempStore, type Store } from '../../src/store/index.js';
+import { blobLock, InlineBlobs, openTempStore, type OpenedStore, type Store } from '../../src/store/index.js';
 import type { PgStore } from '../../src/store/postgres/index.js';
 import { openTestPgStore } from './postgres.js';
 
@@ -14,7 +14,7 @@ export type StoreKind = 'level' | 'postgres';
 export const TEST_STORE: StoreKind = process.env.AKAS_TEST_STORE === 'postgres' ? 'postgres' : 'level';
 
 export interface TestStore {
-  store: Store;
+  store: OpenedStore;
   /** The data folder (LevelDB) or the database URL (PostgreSQL). */
   dir: string;
   /** Closes the store and removes its data. */

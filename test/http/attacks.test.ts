@@ -1,6 +1,7 @@
 // The security review of issue 22, replayed: each attack it made on a default node, sent over
 // real HTTP to a node listening on 127.0.0.1 (port 0), and what the node answers now. Every
 // describe block names its finding; each test failed on the node as it was before the fix.
+import { strategiesFor } from '../../src/node/strategies.js';
 import { connect, type Socket } from 'node:net';
 import { Agent as Dispatcher, request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -127,7 +128,7 @@ async function putGraph(path: string, branches: Array<{ id: string; condition: u
     payload: { path, title: path, spec: 'test graph', payload: { question: `at ${path}?`, inputsRequired, branches } },
     proposer: null,
   } as unknown as ProposalRecord;
-  await node.store.transact([`tree:${path}`], async (tx) => publishToTree(tx, p, node.clock.now()));
+  await node.store.transact([`tree:${path}`], async (tx) => publishToTree(tx, p, node.clock.now(), node.app.akas.strategies.search));
 }
 
 describe('finding 2: JSON Logic conditions', () => {
@@ -574,7 +575,9 @@ describe('finding 4: a node calibrates on its own private set, not on answers th
     const { openTempStore } = await import('../../src/store/index.js');
     const { testKeys } = await import('../helpers/app.js');
     const temp = await openTempStore();
-    await expect(createApp({ store: temp.store, keys: testKeys(), config: { calibrationDir: dir } })).rejects.toThrow(/chmod 600/);
+    await expect(createApp({ store: temp.store, strategies: strategiesFor(temp.store), keys: testKeys(), config: { calibrationDir: dir } })).rejects.toThrow(
+      /chmod 600/,
+    );
     await temp.dispose();
     const copy = mkdtempSync(join(tmpdir(), 'akas-calibration-copy-'));
     made.push(copy);

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS, generateKeyPair, proveKeyPossession, publicKeyFromPrivate, sign, verify } from '../../src/core/index.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { bytesAtRest, openTestStore } from '../helpers/stores.js';
 import { markCalibrated } from '../helpers/agents.js';
@@ -212,10 +213,10 @@ describe('the token bucket', () => {
     const clock = new FakeClock();
     const keys = testKeys();
     const config = { rateLimit: { burst: 3, refillPerSecond: 0.001 } };
-    let app = await createApp({ store, clock, keys, config });
+    let app = await createApp({ store, strategies: strategiesFor(store), clock, keys, config });
     for (let i = 0; i < 3; i++) await app.inject({ url: '/api/agent/v1/wakeup' });
     await app.close();
-    app = await createApp({ store, clock, keys, config });
+    app = await createApp({ store, strategies: strategiesFor(store), clock, keys, config });
     expect((await app.inject({ url: '/api/agent/v1/wakeup' })).statusCode).toBe(429);
     await app.close();
     await dispose();
@@ -626,7 +627,7 @@ describe('observability', () => {
     const lines: string[] = [];
     const { store, dispose } = await openTestStore();
     const log = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
-    const app = await createApp({ store, clock: new FakeClock(), keys: testKeys(), logger: { level: 'info', stream: log } });
+    const app = await createApp({ store, strategies: strategiesFor(store), clock: new FakeClock(), keys: testKeys(), logger: { level: 'info', stream: log } });
     const health = await app.inject({ url: '/healthz' });
     expect(health.statusCode).toBe(200);
     expect(health.json()).toMatchObject({ ok: true, version: expect.any(String) });
@@ -648,7 +649,7 @@ describe('secrets at rest', () => {
     const { store, dir, dispose } = await openTestStore();
     const clock = new FakeClock();
     const log = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
-    const app = await createApp({ store, clock, keys: testKeys(), logger: { level: 'trace', stream: log } });
+    const app = await createApp({ store, strategies: strategiesFor(store), clock, keys: testKeys(), logger: { level: 'trace', stream: log } });
     const reg = (await app.inject({ method: 'POST', url: '/api/agent/v1/register', headers: { 'idempotency-key': 'secret-scan' } })).json();
     await markCalibrated({ store, app } as never, reg.tag, 0.7);
     const rec = (

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, nodeKeysFrom, rotateHmacKey, type NodeKeyMaterial, type ProposalKind } from '../../src/core/index.js';
 import { publishToTree } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
@@ -350,14 +351,14 @@ describe('manifests', () => {
     };
     await node.app.close();
     for (const keys of [node.keys, rotated]) {
-      const app = await createApp({ store: node.store, clock: node.clock, keys });
+      const app = await createApp({ store: node.store, strategies: strategiesFor(node.store), clock: node.clock, keys });
       await app.ready();
       const r = (await app.inject({ method: 'POST', url: '/api/knowledge/verify', payload: { manifest } })).json();
       expect(r, keys === rotated ? 'after rotation' : 'after restart').toMatchObject({ valid: true });
       if (keys === rotated) expect((await app.inject({ url: '/api/knowledge/briefs/kb:retries-x1' })).json().manifest.signingKeyId).not.toBe('hk_test');
       await app.close();
     }
-    node.app = await createApp({ store: node.store, clock: node.clock, keys: node.keys });
+    node.app = await createApp({ store: node.store, strategies: strategiesFor(node.store), clock: node.clock, keys: node.keys });
   });
 });
 
@@ -370,7 +371,7 @@ async function putGraph(path: string, branches: Array<{ id: string; condition: u
     payload: { path, title: path, spec: 'test graph', payload: { question: `at ${path}?`, inputsRequired, branches } },
     proposer: null,
   } as unknown as ProposalRecord;
-  await node.store.transact([`tree:${path}`], async (tx) => publishToTree(tx, p, node.clock.now()));
+  await node.store.transact([`tree:${path}`], async (tx) => publishToTree(tx, p, node.clock.now(), node.app.akas.strategies.search));
 }
 
 describe('decision-graph traversal', () => {

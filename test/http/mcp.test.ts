@@ -10,10 +10,11 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize, FakeClock, sign } from '../../src/core/index.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { redact } from '../../src/http/mcp/route.js';
 import { TOOL_DEFS, UNTRUSTED_NOTE } from '../../src/http/mcp/tools.js';
-import { openTempStore, type Store } from '../../src/store/index.js';
+import { openTempStore, type OpenedStore } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 import { markCalibrated } from '../helpers/agents.js';
 import { testKeys, type TestNode } from '../helpers/app.js';
@@ -36,7 +37,7 @@ type Generation = 'v2' | 'v2-2025' | 'v1';
 const READ_TOOLS = ['preview', 'schemas', 'search', 'suggest', 'node', 'brief', 'proposal', 'cas_head', 'dry_run', 'traverse', 'verify_manifest'];
 
 let app: FastifyInstance;
-let store: Store;
+let store: OpenedStore;
 let dir: string;
 let dispose: () => Promise<void>;
 let base: string;
@@ -72,7 +73,7 @@ beforeAll(async () => {
   const clock = new FakeClock();
   const keys = testKeys(clock.now());
   const logger = { level: 'trace', stream: new Writable({ write: (chunk, _enc, done) => (logLines.push(chunk.toString()), done()) }) };
-  app = await createApp({ store, clock, keys, config: { checkResponses: true }, logger });
+  app = await createApp({ store, strategies: strategiesFor(store), clock, keys, config: { checkResponses: true }, logger });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
   node = { app, store, clock, keys, dir, close: async () => undefined };
   const reg = await fetch(`${base}/api/agent/v1/register`, { method: 'POST' });
@@ -328,7 +329,12 @@ describe('the endpoint', () => {
 
   it('draws one token per POST, a tools/call included (its route draws no second one)', async () => {
     const { store: s2, dispose: d2 } = await openTempStore();
-    const tight = await createApp({ store: s2, keys: testKeys(), config: { checkResponses: true, rateLimit: { burst: 4, refillPerSecond: 0.0001 } } });
+    const tight = await createApp({
+      store: s2,
+      strategies: strategiesFor(s2),
+      keys: testKeys(),
+      config: { checkResponses: true, rateLimit: { burst: 4, refillPerSecond: 0.0001 } },
+    });
     const url = await tight.listen({ host: '127.0.0.1', port: 0 });
     try {
       const post = () =>

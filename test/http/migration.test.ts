@@ -8,6 +8,7 @@ import { contentSha256Of, FakeClock } from '../../src/core/index.js';
 import { CONTENT_SHA256_MIGRATION, Migrations } from '../../src/domain/migrations.js';
 import { checkProposals } from '../../src/domain/proposals/check.js';
 import { PendingQueue, Proposals, proposalLock, type ProposalRecord } from '../../src/domain/records.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { verifyBundle } from '../../verifier/index.js';
 import { testKeys } from '../helpers/app.js';
@@ -25,7 +26,7 @@ afterEach(async () => {
 
 /** A node on an existing store (what `akas serve` does at each start). */
 async function start(store: TestStore['store'], keys: ReturnType<typeof testKeys>, clock: FakeClock) {
-  const app = await createApp({ store, clock, keys, config: { checkResponses: true } });
+  const app = await createApp({ store, strategies: strategiesFor(store), clock, keys, config: { checkResponses: true } });
   await app.ready();
   return { app, store, clock, keys, dir: '', close: () => app.close() };
 }

@@ -149,7 +149,7 @@ describe('search and suggest', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const other = await createApp({ store, clock: node.clock, keys: node.keys, config: { checkResponses: true } });
+    const other = await createApp({ store, clock: node.clock, keys: node.keys, strategies: node.app.akas.strategies, config: { checkResponses: true } });
     try {
       const paths = async (q: string) => (await other.inject({ url: `/api/knowledge/search?q=${q}` })).json().items.map((i: { path: string }) => i.path);
       expect(await paths('exponentially')).toEqual(['/distributed-systems/retries-with-backoff-x1']);
@@ -192,7 +192,7 @@ describe('search and suggest', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const other = await createApp({ store, clock: node.clock, keys: node.keys, config: { checkResponses: true } });
+    const other = await createApp({ store, clock: node.clock, keys: node.keys, strategies: node.app.akas.strategies, config: { checkResponses: true } });
     try {
       const paths = async (q: string) => (await other.inject({ url: `/api/knowledge/search?q=${q}` })).json().items.map((i: { path: string }) => i.path);
       expect(await paths('exponentially')).toEqual([]);

@@ -6,6 +6,7 @@ import type { InjectOptions } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS, FakeClock, generateKeyPair, MAX_JSON_DEPTH, proveKeyPossession } from '../../src/core/index.js';
 import { Agents, agentLock } from '../../src/domain/records.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp, type AppConfig } from '../../src/http/app.js';
 import { NO_BODY } from '../../src/http-kit/bodies.js';
 import { openTempStore } from '../../src/store/index.js';
@@ -329,7 +330,14 @@ describe('secrets', () => {
     const clock = new FakeClock();
     const keys = testKeys();
     const stream = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
-    const app = await createApp({ store, clock, keys, logger: { level: 'trace', stream }, config: { rateLimit: { burst: 1e6, refillPerSecond: 1e6 } } });
+    const app = await createApp({
+      store,
+      strategies: strategiesFor(store),
+      clock,
+      keys,
+      logger: { level: 'trace', stream },
+      config: { rateLimit: { burst: 1e6, refillPerSecond: 1e6 } },
+    });
     node = { app, store, clock, keys, dir: '', close: async () => (await app.close(), await dispose()) };
     const errors: string[] = [];
     const call = async (opts: InjectOptions) => {

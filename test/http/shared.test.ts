@@ -4,6 +4,7 @@
 // search index and the leaderboard of one follow what the other wrote, within the bound.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DAY_MS, FakeClock } from '../../src/core/index.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { loadChallengeBank } from '../../src/domain/calibration/bank.js';
 import { openPgStore, WATCH_BOUND_MS, type PgStore } from '../../src/store/postgres/index.js';
@@ -36,7 +37,7 @@ describePg('two apps on one PostgreSQL database', () => {
     const config = { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } };
     const open = async (): Promise<TestNode> => {
       const store = await openPgStore(url);
-      const app = await createApp({ store, clock, keys, config });
+      const app = await createApp({ store, strategies: strategiesFor(store), clock, keys, config });
       await app.ready();
       return {
         app,

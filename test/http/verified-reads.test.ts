@@ -14,6 +14,7 @@ import { changeStatus } from '../../src/domain/credentials/status-lists.js';
 import { KnowledgeNodes } from '../../src/domain/knowledge/tree.js';
 import { parseWitnessSpec } from '../../src/domain/log/index.js';
 import { Proposals } from '../../src/domain/records.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { openTempStore } from '../../src/store/index.js';
 import { serveWitness, Witness } from '../../src/witness/index.js';
@@ -218,6 +219,7 @@ describe('the witness quorum of a read (PROTOCOL 9.9)', () => {
     const { store, dispose } = await openTempStore();
     const app = await createApp({
       store,
+      strategies: strategiesFor(store),
       clock,
       keys,
       config: {

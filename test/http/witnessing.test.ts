@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DAY_MS, FakeClock, generateKeyPair, openNote, parseAddCheckpoint, verifyCosignatures } from '../../src/core/index.js';
 import { cosignedNote, enqueueLogEntry, LogCheckpoints, parseWitnessSpec } from '../../src/domain/log/index.js';
+import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
 import { openTempStore } from '../../src/store/index.js';
 import { serveWitness, Witness } from '../../src/witness/index.js';
@@ -54,6 +55,7 @@ describe('a node with two witnesses', () => {
     const { store, dispose } = await openTempStore();
     const app = await createApp({
       store,
+      strategies: strategiesFor(store),
       clock: new FakeClock(),
       keys,
       config: { ...ROUND, checkResponses: true, witnesses: [w1.spec, w2.spec].map(parseWitnessSpec), rateLimit: { burst: 1e6, refillPerSecond: 1e6 } },
@@ -116,6 +118,7 @@ describe('a node with two witnesses', () => {
     await node.app.close();
     const app = await createApp({
       store: node.store,
+      strategies: strategiesFor(node.store),
       clock: node.clock,
       keys: node.keys,
       config: { checkResponses: true, witnesses: [parseWitnessSpec(good.spec), parseWitnessSpec(silent)], witnessWaitMs: 200, witnessTimeoutMs: DAY_MS },
@@ -152,7 +155,13 @@ describe('a node with two witnesses', () => {
     const { store, dispose } = await openTempStore();
     cleanups.push(dispose);
     const open = async () => {
-      const app = await createApp({ store, clock: new FakeClock(), keys, config: { ...ROUND, witnesses: [parseWitnessSpec(w.spec)] } });
+      const app = await createApp({
+        store,
+        strategies: strategiesFor(store),
+        clock: new FakeClock(),
+        keys,
+        config: { ...ROUND, witnesses: [parseWitnessSpec(w.spec)] },
+      });
       await app.ready();
       return { app, store, keys } as unknown as TestNode;
     };
@@ -174,7 +183,13 @@ describe('a node with two witnesses', () => {
     const w = await startWitness('w.example/witness', keys.log.verifierKey);
     const open = async (tag: string) => {
       const { store, dispose } = await openTempStore();
-      const app = await createApp({ store, clock: new FakeClock(), keys, config: { ...ROUND, witnesses: [parseWitnessSpec(w.spec)] } });
+      const app = await createApp({
+        store,
+        strategies: strategiesFor(store),
+        clock: new FakeClock(),
+        keys,
+        config: { ...ROUND, witnesses: [parseWitnessSpec(w.spec)] },
+      });
       await app.ready();
       cleanups.push(async () => (await app.close(), await dispose()));
       const node = { app, store, keys } as unknown as TestNode;
@@ -209,7 +224,13 @@ describe('a node with two witnesses', () => {
     const sb = await openTempStore();
     cleanups.push(sa.dispose, sb.dispose);
     const make = (store: typeof sa.store, keys: typeof keysA, witnessFor: { logs: string[]; key: typeof wkA }, witnesses: string[] = []) =>
-      createApp({ store, clock: new FakeClock(), keys, config: { ...ROUND, checkResponses: true, witnessFor, witnesses: witnesses.map(parseWitnessSpec) } });
+      createApp({
+        store,
+        strategies: strategiesFor(store),
+        clock: new FakeClock(),
+        keys,
+        config: { ...ROUND, checkResponses: true, witnessFor, witnesses: witnesses.map(parseWitnessSpec) },
+      });
     // B first, as a witness only, to learn its address; then A, asking B; then B again, asking A.
     const b0 = await make(sb.store, keysB, { logs: [keysA.log.verifierKey], key: wkB });
     const urlB = await b0.listen({ host: '127.0.0.1', port: 0 });

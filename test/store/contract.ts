@@ -2,17 +2,17 @@
 // abstract-level's compliance suite: LevelDB today (test/store/level.test.ts), PostgreSQL
 // later, each calling storeContract with a factory for a fresh, empty store.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openKnowledgeSearch } from '../../src/domain/knowledge/search.js';
 import { publishToTree, treeLocks } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
-import { space, type Range, type Store } from '../../src/store/index.js';
+import { strategiesFor } from '../../src/node/strategies.js';
+import { space, type OpenedStore, type Range } from '../../src/store/index.js';
 import { samplePayload } from '../fixtures/payloads.js';
 
 /** A fresh, empty store, plus what the suite needs to restart and remove it. */
-export interface OpenedStore {
-  store: Store;
+export interface StoreHandle {
+  store: OpenedStore;
   /** Closes the current store and opens the same data again (a restart); answers the new store. */
-  reopen: () => Promise<Store>;
+  reopen: () => Promise<OpenedStore>;
   /** Closes whichever store is current and removes its data. */
   dispose: () => Promise<void>;
 }
@@ -37,10 +37,10 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const pad = (i: number) => String(i).padStart(2, '0');
 
 /** Runs the Store contract against `open`, which answers a fresh, empty store each call. */
-export function storeContract(name: string, open: () => Promise<OpenedStore>): void {
+export function storeContract(name: string, open: () => Promise<StoreHandle>): void {
   describe(`Store contract: ${name}`, () => {
-    let handle: OpenedStore;
-    let store: Store;
+    let handle: StoreHandle;
+    let store: OpenedStore;
 
     beforeEach(async () => {
       handle = await open();
@@ -417,9 +417,10 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         }) as unknown as ProposalRecord;
 
       it('finds a published node by a misspelt word and by a prefix, and suggests its title and its path', async () => {
+        const { search: place } = strategiesFor(store);
         for (const p of [capability(1, 'Quaternion interpolator for robot arms'), capability(2, 'Gyroscope drift compensation')])
-          await store.transact(treeLocks(p), (tx) => publishToTree(tx, p, 1_767_268_800_000));
-        const search = openKnowledgeSearch(store);
+          await store.transact(treeLocks(p), (tx) => publishToTree(tx, p, 1_767_268_800_000, place));
+        const search = place.open(store);
         try {
           await search.settled();
           const paths = async (q: string) => (await search.search(q, { limit: 10 })).items.map((i) => i.path);

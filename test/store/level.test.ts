@@ -1,13 +1,13 @@
 // The Store contract on the LevelDB implementation (src/store/level.ts).
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { openLevelStore, openTempStore, space, type LevelStore, type Store } from '../../src/store/index.js';
+import { openLevelStore, openTempStore, space, type LevelStore } from '../../src/store/index.js';
 import { storeContract } from './contract.js';
 
 /** A fresh LevelStore in a temp folder; reopen closes it and opens the same folder again. */
 async function openLevel() {
   const temp = await openTempStore();
-  let current: Store = temp.store;
+  let current: LevelStore = temp.store;
   return {
     store: temp.store,
     dir: temp.dir,

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, expect, it, vi } from 'vitest';
-import { openKnowledgeSearch } from '../../src/domain/knowledge/search.js';
+import { storeSearch } from '../../src/domain/knowledge/search.js';
 import { backfilled } from '../../src/domain/knowledge/search-store.js';
 import { publishToTree, treeLocks } from '../../src/domain/knowledge/tree.js';
 import type { ProposalRecord } from '../../src/domain/records.js';
@@ -44,12 +44,12 @@ const capability = (n: number, title: string) =>
 
 const publish = (store: PgStore, p: ProposalRecord, then?: () => void) =>
   store.transact(treeLocks(p), async (tx) => {
-    await publishToTree(tx, p, 1_767_268_800_000);
+    await publishToTree(tx, p, 1_767_268_800_000, storeSearch(store.text));
     then?.();
   });
 
 const paths = async (store: PgStore, q: string) => {
-  const search = openKnowledgeSearch(store);
+  const search = storeSearch(store.text).open(store);
   try {
     return (await search.search(q, { limit: 20 })).items.map((i) => i.path);
   } finally {
@@ -81,7 +81,7 @@ describePg('the text index of the PostgreSQL store', () => {
   const put = (store: PgStore, docs: Array<{ id: string; title: string[]; spec?: string[] }>) =>
     store.transact(['bulk'], async (tx) => {
       for (const d of docs)
-        tx.index!(d.id, {
+        store.text.write(tx, d.id, {
           kind: 'leaf-capability',
           title: d.id,
           fields: { title: { words: d.title, weight: 4 }, spec: { words: d.spec ?? [], weight: 1 } },
@@ -162,7 +162,7 @@ describePg('the text index of the PostgreSQL store', () => {
       if (this === (store.text as PgText).pool) sent.push([typeof text === 'string' ? text : text.text, values]);
       return Reflect.apply(original, this, args) as never;
     } as never);
-    const search = openKnowledgeSearch(store);
+    const search = storeSearch(store.text).open(store);
     try {
       await search.search(q, { limit: 20 });
     } finally {

@@ -9,7 +9,7 @@
 // bytes were already stored included (they were received and hashed all the same).
 import { isPaidTier, Lru, nextUtcMidnight, ServiceError, tierOf, utcDay, type PaidTier, type Tier } from '../../core/index.js';
 import { space } from '../../store/index.js';
-import type { Ctx } from '../context.js';
+import type { Ctx, Strategies } from '../context.js';
 import type { AgentRecord } from '../records.js';
 
 /** A calibrated agent's daily quota, as a multiple of the anonymous one, by tier. */
@@ -38,11 +38,35 @@ export function casQuotaOf(ctx: Pick<Ctx, 'config'>, ip: string, agent?: AgentRe
   return { scope: 'per-ip-per-day', key: ip, tier, cap: base };
 }
 
+/** What the quota's functions read: the store, the clock, and how this node counts (Strategies.casQuota). */
+export type QuotaCtx = Pick<Ctx, 'store' | 'clock'> & { strategies: Pick<Strategies, 'casQuota'> };
+
+/**
+ * How a node counts a day's bytes, chosen where it is assembled: heldCasQuota when it holds its
+ * store alone, storedCasQuota when other processes count in the same store.
+ */
+export interface CasQuotaCounting {
+  /** Bytes of the quota-day `key` used so far. */
+  used(ctx: Pick<Ctx, 'store' | 'clock'>, key: string, now: number): Promise<number>;
+  /**
+   * Reserves what `take(used, now)` answers (it throws the 429 when nothing fits), with no other
+   * reservation of the quota, in any process, between reading `used` and counting the reserve.
+   */
+  reserve(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota, take: (used: number, now: number) => number): Promise<Reservation>;
+  /** Hands back bytes of a reservation made at reservedAt (nothing, once its day is gone). */
+  release(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota, bytes: number, reservedAt: number): Promise<void>;
+}
+
+export interface Reservation {
+  reserved: number;
+  usedBefore: number;
+  at: number;
+}
+
 /** Today's use of a quota (GET /api/agent/v1/quota). */
-export async function casQuotaStatus(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota) {
+export async function casQuotaStatus(ctx: QuotaCtx, q: CasQuota) {
   const now = ctx.clock.now();
-  const key = useKey(q, now);
-  const used = ctx.store.shared ? ((await ctx.store.get(CasQuotaUse, key))?.used ?? 0) : (await heldCount(ctx, key, now)).used;
+  const used = await ctx.strategies.casQuota.used(ctx, useKey(q, now), now);
   return { scope: q.scope, cap: q.cap, used, remaining: Math.max(0, q.cap - used), resetAt: nextUtcMidnight(now) };
 }
 
@@ -76,11 +100,12 @@ export function casQuotaError(q: CasQuota, used: number, requested: number, now:
 }
 
 /**
- * Today's counts, held in memory by a node that is its store's only process (an embedded
- * store): one client's uploads then never wait for each other's store commits (32 uploads in
- * flight from one IP ran one reservation per commit: 1,763 uploads/s against 6,812 before
- * the quota). Each change is written behind, not awaited and not synced, as the store
- * transaction it was. On a store several processes share, every change is a transaction.
+ * Today's counts, held in memory by a node that is its store's only process (heldCasQuota, on an
+ * embedded store): one client's uploads then never wait for each other's store commits (32
+ * uploads in flight from one IP ran one reservation per commit: 1,763 uploads/s against 6,812
+ * before the quota). Each change is written behind, not awaited and not synced, as the store
+ * transaction it was. On a store several processes share, every change is a transaction
+ * (storedCasQuota).
  *
  * At most heldCounts.max clients are held (about 100 bytes each): past that the one idle
  * longest is dropped, and read again from the store when it comes back, once the writes behind
@@ -146,24 +171,12 @@ function writeBehind(ctx: Pick<Ctx, 'store'>, q: CasQuota, key: string, entry: C
   });
 }
 
-/**
- * Reserves bytes of today's quota for one upload: `declared` (its Content-Length), or without
- * one what is left (at most `max`). Answers what was reserved and what was used before; throws
- * the 429 when the declared bytes do not fit, or nothing is left.
- */
-export async function reserveCasQuota(
-  ctx: Pick<Ctx, 'store' | 'clock'>,
-  q: CasQuota,
-  declared: number | undefined,
-  max: number,
-): Promise<{ reserved: number; usedBefore: number; at: number }> {
-  const take = (used: number, now: number) => {
-    const left = Math.max(0, q.cap - used);
-    const reserve = declared ?? Math.min(max, left);
-    if (reserve > left || left === 0) throw casQuotaError(q, used, declared ?? 1, now);
-    return reserve;
-  };
-  if (!ctx.store.shared) {
+/** The counts held in this process, the truth when it holds the store alone. */
+export const heldCasQuota: CasQuotaCounting = {
+  async used(ctx, key, now) {
+    return (await heldCount(ctx, key, now)).used;
+  },
+  async reserve(ctx, q, take) {
     const now = ctx.clock.now();
     const key = useKey(q, now);
     const entry = await heldCount(ctx, key, now);
@@ -173,41 +186,70 @@ export async function reserveCasQuota(
     entry.used = used + reserve;
     writeBehind(ctx, q, key, entry, heldOf(ctx, utcDay(now)));
     return { reserved: reserve, usedBefore: used, at: now };
-  }
-  return ctx.store.transact(
-    [lockOf(q)],
-    async (tx) => {
-      const now = ctx.clock.now();
-      const key = useKey(q, now);
-      const used = (await tx.get(CasQuotaUse, key))?.used ?? 0;
-      const reserve = take(used, now);
-      tx.put(CasQuotaUse, key, { used: used + reserve, resetAt: nextUtcMidnight(now) });
-      return { reserved: reserve, usedBefore: used, at: now };
-    },
-    // A quota is not a write the caller is promised: a crash may forget a few reservations.
-    { durable: false },
-  );
-}
-
-/** Hands back the part of a reservation an upload did not use (all of it, when it was refused). */
-export async function releaseCasQuota(ctx: Pick<Ctx, 'store' | 'clock'>, q: CasQuota, bytes: number, reservedAt: number): Promise<void> {
-  if (bytes <= 0) return;
-  const key = useKey(q, reservedAt);
-  if (!ctx.store.shared) {
+  },
+  async release(ctx, q, bytes, reservedAt) {
     const h = held.get(ctx.store);
     if (!h || h.day !== utcDay(reservedAt)) return; // a reservation of a day gone by
     // Dropped from memory meanwhile (many clients): read again, then handed back.
+    const key = useKey(q, reservedAt);
     const entry = await heldCount(ctx, key, reservedAt);
     entry.used = Math.max(0, entry.used - bytes);
     writeBehind(ctx, q, key, entry, h);
-    return;
-  }
-  await ctx.store.transact(
-    [lockOf(q)],
-    async (tx) => {
-      const e = await tx.get(CasQuotaUse, key);
-      if (e) tx.put(CasQuotaUse, key, { ...e, used: Math.max(0, e.used - bytes) });
-    },
-    { durable: false },
-  );
+  },
+};
+
+/**
+ * The counts in the store, every change one transaction under the quota's lock: what every
+ * process counting in the store sees at once. Not synced: a quota is not a write the caller is
+ * promised, and a crash may forget a few reservations.
+ */
+export const storedCasQuota: CasQuotaCounting = {
+  async used(ctx, key) {
+    return (await ctx.store.get(CasQuotaUse, key))?.used ?? 0;
+  },
+  reserve(ctx, q, take) {
+    return ctx.store.transact(
+      [lockOf(q)],
+      async (tx) => {
+        const now = ctx.clock.now();
+        const key = useKey(q, now);
+        const used = (await tx.get(CasQuotaUse, key))?.used ?? 0;
+        const reserve = take(used, now);
+        tx.put(CasQuotaUse, key, { used: used + reserve, resetAt: nextUtcMidnight(now) });
+        return { reserved: reserve, usedBefore: used, at: now };
+      },
+      { durable: false },
+    );
+  },
+  async release(ctx, q, bytes, reservedAt) {
+    const key = useKey(q, reservedAt);
+    await ctx.store.transact(
+      [lockOf(q)],
+      async (tx) => {
+        const e = await tx.get(CasQuotaUse, key);
+        if (e) tx.put(CasQuotaUse, key, { ...e, used: Math.max(0, e.used - bytes) });
+      },
+      { durable: false },
+    );
+  },
+};
+
+/**
+ * Reserves bytes of today's quota for one upload: `declared` (its Content-Length), or without
+ * one what is left (at most `max`). Answers what was reserved and what was used before; throws
+ * the 429 when the declared bytes do not fit, or nothing is left.
+ */
+export function reserveCasQuota(ctx: QuotaCtx, q: CasQuota, declared: number | undefined, max: number): Promise<Reservation> {
+  return ctx.strategies.casQuota.reserve(ctx, q, (used, now) => {
+    const left = Math.max(0, q.cap - used);
+    const reserve = declared ?? Math.min(max, left);
+    if (reserve > left || left === 0) throw casQuotaError(q, used, declared ?? 1, now);
+    return reserve;
+  });
+}
+
+/** Hands back the part of a reservation an upload did not use (all of it, when it was refused). */
+export async function releaseCasQuota(ctx: QuotaCtx, q: CasQuota, bytes: number, reservedAt: number): Promise<void> {
+  if (bytes <= 0) return;
+  await ctx.strategies.casQuota.release(ctx, q, bytes, reservedAt);
 }

@@ -1,13 +1,13 @@
 // What search indexes of a published node, on either store: the index's terms and options
 // (search-index.ts's kit), a brief's indexed levels, the words of a path, and a node's
-// document for a store that indexes text itself (Store.text: PostgreSQL), which publishing
-// writes in its own transaction (tree.ts putNode). Imports nothing of the tree but types, so
-// the tree can import it.
-import type { TextDoc, Tx } from '../../store/index.js';
+// document for a store that indexes text itself (SharedStore.text: PostgreSQL), which publishing
+// writes in its own transaction (search.ts storeSearch, from tree.ts putNode). Imports nothing
+// of the tree but types, so the tree can import it.
+import type { TextDoc } from '../../store/index.js';
 import type { PayloadOf } from '../proposals/kinds.js';
 import { stopWords } from '../common/stopwords.js';
 import { searchKit, type SearchKit } from './search-index.js';
-import type { BriefRecord, KnowledgeNode } from './tree.js';
+import type { KnowledgeNode } from './tree.js';
 
 type Brief = PayloadOf<'brief'>['brief'];
 
@@ -93,13 +93,4 @@ export function textDocOf(kind: string, title: string, texts: Record<string, str
 export function briefKey(node: Pick<KnowledgeNode, 'kind' | 'briefId' | 'briefVersion'>): string | null {
   if (node.kind !== 'leaf-brief' || !node.briefId) return null;
   return node.briefVersion ? `${node.briefId}@${node.briefVersion}` : node.briefId;
-}
-
-/**
- * Puts a node's document in the store's text index, in the transaction that writes the node
- * (nothing on a store without one: MiniSearch follows the store's watch instead). brief: the
- * brief record the node shows (read by the caller, who knows its space).
- */
-export function indexNode(tx: Tx, node: KnowledgeNode, brief: BriefRecord | undefined): void {
-  tx.index?.(node.path, textDoc(node, brief?.brief));
 }

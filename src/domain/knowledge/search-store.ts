@@ -1,9 +1,9 @@
-// Search and suggest answered by the store's own text index (Store.text: PostgreSQL's
+// Search and suggest answered by the store's own text index (SharedStore.text: PostgreSQL's
 // tsvector, GIN and pg_trgm, src/store/postgres/search.ts), for a store several processes
 // share: no index in the process (its memory does not grow with the tree, and it starts in
 // the same time at any size), and a node published through one process is found through any
 // other in the next request, since publishing writes the document in its own transaction
-// (search-doc.ts indexNode, from tree.ts putNode).
+// (search.ts storeSearch, from tree.ts putNode).
 //
 // A database whose nodes were written before the index existed (a store migrated from schema
 // version 1) is backfilled: by `akas store migrate` and `akas store copy` (src/ops), or, when
@@ -30,8 +30,11 @@ const edits = (word: string) => Math.min(6, Math.round(word.length * 0.2));
  * node published meanwhile keeps the document its own transaction wrote), then sets the
  * marker. onProgress hears the nodes done so far; stopped ends it between batches. Answers how many nodes it indexed.
  */
-export async function backfillSearch(store: Store, opts: { onProgress?: (done: number) => void; stopped?: () => boolean } = {}): Promise<number> {
-  if (!store.text) return 0;
+export async function backfillSearch(
+  store: Store,
+  text: TextIndex,
+  opts: { onProgress?: (done: number) => void; stopped?: () => boolean } = {},
+): Promise<number> {
   let done = 0;
   let after: string | undefined;
   for (;;) {
@@ -53,7 +56,7 @@ export async function backfillSearch(store: Store, opts: { onProgress?: (done: n
       );
       for (const [path, node] of nodes) {
         const key = briefKey(node);
-        tx.index!(path, textDoc(node, key ? briefs.get(key)?.brief : undefined));
+        text.write(tx, path, textDoc(node, key ? briefs.get(key)?.brief : undefined));
       }
     });
     done += keys.length;
@@ -113,7 +116,7 @@ export class StoreSearch {
     // meanwhile, and search answers from what is indexed so far.
     this.ready = backfilled(store)
       .then(async (done) => {
-        if (!done && !this.closed) await backfillSearch(store, { stopped: () => this.closed });
+        if (!done && !this.closed) await backfillSearch(store, text, { stopped: () => this.closed });
       })
       .catch(() => undefined);
   }

@@ -1,7 +1,8 @@
 // Search and suggest over the published tree (PROTOCOL 10.6), behind one interface
-// (KnowledgeSearch) with two implementations, chosen by the store: a store that indexes text
-// itself (Store.text: PostgreSQL, search-store.ts) answers from its index, which publishing
-// writes in its own transaction; on the embedded store, this file's MiniSearch index. With MiniSearch (chosen by a
+// (KnowledgeSearch) with two implementations, chosen where the node is assembled
+// (Strategies.search, src/node/strategies.ts): on a store several processes share, the store's
+// own text index (SharedStore.text: PostgreSQL, search-store.ts), which publishing writes in its
+// own transaction; on the embedded store, this file's MiniSearch index. With MiniSearch (chosen by a
 // measurement at 100,000 nodes against Orama and FlexSearch: bench/search.ts). One document
 // per published node: its title, path, spec, and for a brief its three levels. The index
 // (search-index.ts) is rebuilt from the store at start (in the background), and follows every
@@ -22,11 +23,11 @@
 // search is in the index that search reads.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Store } from '../../store/index.js';
+import type { Store, TextIndex, Tx } from '../../store/index.js';
 import { Briefs, KnowledgeNodes, type BriefRecord, type KnowledgeNode } from './tree.js';
 import { createIndex, searchKit, serveIndex, type Doc, type IndexAnswer, type IndexMessage, type SearchPage, type Suggestion } from './search-index.js';
 import { stopWords } from '../common/stopwords.js';
-import { briefKey, docFields } from './search-doc.js';
+import { briefKey, docFields, textDoc } from './search-doc.js';
 import { StoreSearch, suggestPaths } from './search-store.js';
 
 export type { Doc, SearchHit, SearchPage } from './search-index.js';
@@ -46,9 +47,34 @@ export interface KnowledgeSearch {
   close(): Promise<void>;
 }
 
-/** The store's own text index when it has one (no per-process index then), else MiniSearch. */
-export function openKnowledgeSearch(store: Store): KnowledgeSearch {
-  return store.text ? new StoreSearch(store, store.text) : new MiniSearchIndex(store);
+/** Where the published tree is searched: chosen where the node is assembled (Strategies.search). */
+export interface SearchPlace {
+  /** This node's search over the store. */
+  open(store: Store): KnowledgeSearch;
+  /**
+   * Gives search a node's document in the transaction that publishes it (tx), where search must
+   * find it once that commits: the store's own text index. MiniSearch needs nothing here (it
+   * follows the store's watch).
+   */
+  index(tx: Tx, node: KnowledgeNode): Promise<void>;
+}
+
+/** MiniSearch in this process, following the store's watch: a node that holds its store alone. */
+export const processSearch: SearchPlace = {
+  open: (store) => new MiniSearchIndex(store),
+  index: async () => undefined,
+};
+
+/** The store's own text index, every process reading what any wrote: a node on a shared store. */
+export function storeSearch(text: TextIndex): SearchPlace {
+  return {
+    open: (store) => new StoreSearch(store, text),
+    async index(tx, node) {
+      // A brief's record was put before its node: the transaction reads its own write.
+      const key = briefKey(node);
+      text.write(tx, node.path, textDoc(node, key ? (await tx.get(Briefs, key))?.brief : undefined));
+    },
+  };
 }
 
 /** Documents sent to the worker in one message while rebuilding. */

@@ -7,7 +7,7 @@ import { ServiceError, type ProposalKind } from '../../core/index.js';
 import { space, type Store, type Tx } from '../../store/index.js';
 import type { PayloadOf } from '../proposals/kinds.js';
 import { PendingKeys, Proposals, type ProposalRecord } from '../records.js';
-import { briefKey, indexNode } from './search-doc.js';
+import type { SearchPlace } from './search.js';
 
 export type NodeKind = 'branch' | 'leaf-brief' | 'leaf-capability' | 'leaf-decision' | 'leaf-artifact';
 
@@ -114,18 +114,15 @@ function linkAncestors(tx: Tx, path: string) {
 }
 
 /** Writes a node at its path, keeping the version it replaces. */
-async function putNode(tx: Tx, node: Omit<KnowledgeNode, 'version'>): Promise<KnowledgeNode> {
+async function putNode(tx: Tx, node: Omit<KnowledgeNode, 'version'>, search: SearchPlace): Promise<KnowledgeNode> {
   const previous = await tx.get(KnowledgeNodes, node.path);
   if (previous) tx.put(NodeVersions, `${node.path}@${padVersion(previous.version)}`, previous);
   const next: KnowledgeNode = { ...node, version: (previous?.version ?? 0) + 1 };
   tx.put(KnowledgeNodes, node.path, next);
   linkAncestors(tx, node.path);
-  // A store that indexes text itself gets the node's document in this same batch (a brief's
-  // record was put before its node, so the transaction reads its own write).
-  if (tx.index) {
-    const key = briefKey(next);
-    indexNode(tx, next, key ? await tx.get(Briefs, key) : undefined);
-  }
+  // Where the node's search must find it once this commits (the store's own text index) gets
+  // its document in this same batch; MiniSearch follows the store's watch instead.
+  await search.index(tx, next);
   return next;
 }
 
@@ -133,7 +130,7 @@ async function putNode(tx: Tx, node: Omit<KnowledgeNode, 'version'>): Promise<Kn
  * Builds what a published proposal adds to the tree, inside the transaction that publishes
  * it (the caller holds treeLocks(proposal)).
  */
-export async function publishToTree(tx: Tx, p: ProposalRecord, now: number): Promise<void> {
+export async function publishToTree(tx: Tx, p: ProposalRecord, now: number, search: SearchPlace): Promise<void> {
   const base = { proposalId: p.proposalId, publishedAt: now };
   switch (p.kind) {
     case 'brief': {
@@ -141,7 +138,11 @@ export async function publishToTree(tx: Tx, p: ProposalRecord, now: number): Pro
       const path = p.path!;
       tx.put(Briefs, `${brief.id}@${brief.version}`, { brief, path, proposalId: p.proposalId, publishedAt: now });
       tx.put(Briefs, brief.id, { brief, path, proposalId: p.proposalId, publishedAt: now });
-      await putNode(tx, { ...base, path, kind: 'leaf-brief', title: brief.title, spec: brief.levels.tldr, briefId: brief.id, briefVersion: brief.version });
+      await putNode(
+        tx,
+        { ...base, path, kind: 'leaf-brief', title: brief.title, spec: brief.levels.tldr, briefId: brief.id, briefVersion: brief.version },
+        search,
+      );
       return;
     }
     case 'capability':
@@ -149,7 +150,7 @@ export async function publishToTree(tx: Tx, p: ProposalRecord, now: number): Pro
     case 'artifact': {
       const x = p.payload as { path: string; title: string; spec: string; payload: Record<string, unknown> };
       const kind: NodeKind = p.kind === 'capability' ? 'leaf-capability' : p.kind === 'graph' ? 'leaf-decision' : 'leaf-artifact';
-      await putNode(tx, { ...base, path: x.path, kind, title: x.title, spec: x.spec, payload: x.payload });
+      await putNode(tx, { ...base, path: x.path, kind, title: x.title, spec: x.spec, payload: x.payload }, search);
       return;
     }
     case 'tree-expansion': {
@@ -160,7 +161,7 @@ export async function publishToTree(tx: Tx, p: ProposalRecord, now: number): Pro
         // A child that is already a published leaf keeps its node: the expansion only names it.
         const existing = await tx.get(KnowledgeNodes, path);
         if (existing && existing.kind !== 'branch') linkAncestors(tx, path);
-        else await putNode(tx, { ...base, path, kind: 'branch', title: c.title, spec: c.spec });
+        else await putNode(tx, { ...base, path, kind: 'branch', title: c.title, spec: c.spec }, search);
       }
       return;
     }
@@ -168,8 +169,8 @@ export async function publishToTree(tx: Tx, p: ProposalRecord, now: number): Pro
       const s = p.payload as PayloadOf<'spec-sharpening'>;
       const existing = await tx.get(KnowledgeNodes, s.path);
       const refinedAt = new Date(now).toISOString();
-      if (existing) await putNode(tx, { ...existing, spec: s.spec, refinedAt, proposalId: p.proposalId, publishedAt: now });
-      else await putNode(tx, { ...base, path: s.path, kind: 'branch', title: lastSegment(s.path), spec: s.spec, refinedAt });
+      if (existing) await putNode(tx, { ...existing, spec: s.spec, refinedAt, proposalId: p.proposalId, publishedAt: now }, search);
+      else await putNode(tx, { ...base, path: s.path, kind: 'branch', title: lastSegment(s.path), spec: s.spec, refinedAt }, search);
       return;
     }
     case 'eval-result': {

@@ -142,13 +142,15 @@ export class Sequencer {
     const { onError } = options;
     // The store announces each committed outbox key: the appender takes them in that order
     // with point reads, never scanning the outbox, whose front fills with tombstones of
-    // drained items that LevelDB must step over until it compacts them. On a shared store
-    // each process takes the items it enqueued (the others' appenders would only find them
-    // gone, under the same lock); the sweep picks up those of a process that died.
+    // drained items that LevelDB must step over until it compacts them. Each process takes the
+    // items it enqueued: another's appender would only find them gone, under the same lock. On a
+    // store one process holds, every item announced is its own (no one else writes there), so
+    // this one rule holds on both stores and no strategy chooses it. The sweep picks up the
+    // items of a process that died.
     this.unwatch = ctx.store.watch(
       LogOutbox,
       (ticket) => {
-        if (ctx.store.shared && !ownTicket(ticket)) return;
+        if (!ownTicket(ticket)) return;
         this.pending.add(ticket);
         void this.drain().catch(onError);
       },

@@ -415,6 +415,6 @@ async function decide(
     tx.put(PublishedNodes, proposal.path, { proposalId: proposal.proposalId, kind: proposal.kind });
   }
   // The tree (PROTOCOL 10.1) changes in the same write as the status.
-  if (published) await publishToTree(tx, proposal, now);
+  if (published) await publishToTree(tx, proposal, now, ctx.strategies.search);
   return settlement;
 }

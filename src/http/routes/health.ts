@@ -94,12 +94,12 @@ export async function healthRoutes(app: App) {
 /** GET /healthz (PROTOCOL 11.1): the node answers, its store reads, and whether it accepts writes. */
 async function health(request: Req<typeof HealthRoute.schema>, reply: FastifyReply) {
   const { store, clock, keys, appConfig, witnesses, seeding } = request.server.akas;
-  let storage: StorageStatus = store.health?.status() ?? { ok: true };
+  let storage: StorageStatus = store.health.status();
   try {
     await store.get({ name: 'agents' }, '\u0000healthz');
   } catch (e) {
     // The store does not even read (a database gone): that is what the answer says.
-    storage = store.health?.status() ?? storage;
+    storage = store.health.status();
     if (storage.ok) storage = { ok: false, cause: storageCause(e) ?? 'failed', detail: 'the store failed a read' };
   }
   const enforced = appConfig.sameIpCollusionCheck;

@@ -7,7 +7,7 @@ import { canonicalize, ServiceError, sha256Hex } from '../../core/index.js';
 import { ArtifactChecks } from '../../domain/knowledge/artifact-check.js';
 import { briefOf, nodeAt, normalizePath, type NodeKind } from '../../domain/knowledge/tree.js';
 import { briefManifest, checkArtifactManifest, checkBriefManifest, checkEvalManifest, isEvalManifest } from '../../domain/knowledge/manifests.js';
-import { openKnowledgeSearch, type KnowledgeSearch, type SearchHit, type SearchPage } from '../../domain/knowledge/search.js';
+import type { KnowledgeSearch, SearchHit, SearchPage } from '../../domain/knowledge/search.js';
 import { getTraversal, traverse } from '../../domain/knowledge/traversal.js';
 import { Any, Closed, FreeObject, Nullable, OneOf, Open } from '../schemas.js';
 import { NodeViewCache } from '../node-cache.js';
@@ -292,7 +292,7 @@ class KnowledgeReads {
     // MiniSearch's index rebuilds in the background (seconds at 100,000 nodes, longer than
     // fastify lets a plugin start): the node listens at once, and search and suggest wait for it
     // (settled()). A store with its own text index (PostgreSQL) needs no rebuild.
-    this.index = openKnowledgeSearch(ctx.store);
+    this.index = ctx.strategies.search.open(ctx.store);
     app.addHook('onClose', async () => {
       this.views.close();
       this.reads.artifacts.close();

@@ -333,20 +333,7 @@ export class BlobStore implements Blobs {
   }
 }
 
-const opened = new WeakMap<Store, Promise<Blobs>>();
-
-/**
- * The blob store of a Store, opened once per Store: the store's own (a shared database
- * keeps the bytes itself), else small blobs inline in the store and the others in the folder
- * beside it (its temp folder is then cleaned once, at the first use after start, and never
- * under a running upload).
- */
+/** The blob store of a Store (Store.blobs: opened once per store, the same one after). */
 export function blobsOf(store: Store): Promise<Blobs> {
-  let blobs = opened.get(store);
-  if (!blobs) {
-    blobs = store.blobs ? store.blobs() : BlobStore.open(store.location, { store });
-    opened.set(store, blobs);
-    blobs.catch(() => opened.delete(store));
-  }
-  return blobs;
+  return store.blobs();
 }

@@ -1,4 +1,4 @@
-// Token buckets on PostgreSQL (Store.buckets): one row per bucket in an UNLOGGED table (no WAL,
+// Token buckets on PostgreSQL (SharedStore.buckets): one row per bucket in an UNLOGGED table (no WAL,
 // no fsync: a crash may forget them, like LevelDB's write-behind). Each draw is atomic in the
 // database, so a burst split between processes is limited as one.
 //
@@ -61,6 +61,10 @@ export class PgBuckets implements SharedBuckets {
     }
   }
 
+  /** Nothing is held in memory between draws: nothing to write, and the store's close ends the connections. */
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {}
+
   draw(key: string, burst: number, refillPerSecond: number, now: number, take: boolean | number): Promise<{ tokens: number; taken: boolean }> {
     return new Promise((resolve, reject) => {
       const group = `${burst}:${refillPerSecond}`;
@@ -69,12 +73,13 @@ export class PgBuckets implements SharedBuckets {
       queue.push({ key, take: Number(take), now: Math.round(now), resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => this.sendQueued());
       }
     });
   }
 
-  private flush() {
+  /** Sends the draws of this turn of the event loop, one statement per burst and rate. */
+  private sendQueued() {
     this.scheduled = false;
     const queues = this.queues;
     this.queues = new Map();

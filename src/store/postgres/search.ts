@@ -1,7 +1,7 @@
-// The PostgreSQL store's own text index (Store.text; ARCHITECTURE 7): one row per document in
-// akas_search (kind, title, the words of each field as JSON, and a weighted tsvector under a
+// The PostgreSQL store's own text index (SharedStore.text; ARCHITECTURE 7): one row per document
+// in akas_search (kind, title, the words of each field as JSON, and a weighted tsvector under a
 // GIN index), and every word ever indexed in akas_search_words (under a pg_trgm GIN index),
-// for typo tolerance. Rows are written by Tx.index, in the batch the transaction commits, so a
+// for typo tolerance. Rows are written by write(), in the batch the transaction commits, so a
 // document is found by every process from the moment its transaction committed.
 //
 // Nothing of a user's text reaches PostgreSQL as syntax: the tsvector is built here from the
@@ -10,8 +10,8 @@
 // and bound as a parameter.
 import type pg from 'pg';
 import { ServiceError } from '../../core/index.js';
-import type { TextDoc, TextIndex, TextPage, TextQuery } from '../types.js';
-import { literal } from './store.js';
+import type { TextDoc, TextIndex, TextPage, TextQuery, Tx } from '../types.js';
+import { literal, PgTx } from './store.js';
 
 /** The weight letters of a tsvector, by TextDoc weight (4 highest). */
 const LETTER = { 1: 'D', 2: 'C', 3: 'B', 4: 'A' } as const;
@@ -133,6 +133,12 @@ export class PgText implements TextIndex {
     private readonly trgm: () => string,
     private readonly failure: (e: unknown) => unknown,
   ) {}
+
+  write(tx: Tx, id: string, doc: TextDoc | null): void {
+    // A transaction of another store cannot carry this store's rows (TextIndex.write's contract).
+    if (!(tx instanceof PgTx)) throw new TypeError('the text index is written in a transaction of its own store');
+    tx.index(id, doc);
+  }
 
   private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     return this.pool.query<R>(text, values).catch((e) => Promise.reject(timedOut(e) ?? this.failure(e)));

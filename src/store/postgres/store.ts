@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { StorageHealth, storageCause } from '../health.js';
 import { KeyLocks } from '../locks.js';
-import type { Blobs, Range, SharedBuckets, Space, Store, TextDoc, TextIndex, TransactOptions, Tx } from '../types.js';
+import type { Blobs, Range, SharedBuckets, SharedStore, Space, TextDoc, TextIndex, TransactOptions, Tx } from '../types.js';
 import { PgBlobs } from './blobs.js';
 import { PgBuckets } from './buckets.js';
 import { ownPools, pgTarget, poolConfig, sortedLockIds, type PgPoolSource, type PgTarget } from './connect.js';
@@ -59,7 +59,7 @@ const keyBytes = (key: string) => Buffer.from(key, 'utf8');
  * which no other process can tell from fn having started then. A transaction that neither
  * reads nor writes sends nothing at all.
  */
-class PgTx implements Tx {
+export class PgTx implements Tx {
   readonly writes = new Map<string, Write>();
   /** Text index rows (search.ts), by document id: written in the same batch. */
   readonly indexed = new Map<string, TextDoc | null>();
@@ -151,6 +151,7 @@ class PgTx implements Tx {
   del<T>(space: Space<T>, key: string): void {
     this.writes.set(writeId(space, key), { space, key, json: null });
   }
+  /** A text index row put in this batch (PgText.write: the index's contract is on TextIndex). */
   index(id: string, doc: TextDoc | null): void {
     this.indexed.set(id, doc);
   }
@@ -197,9 +198,9 @@ function rangeQuery(s: string, range: Range, after?: Buffer): { text: string; va
   return { text, values, name: `akas-list-${shape}${reverse ? 'r' : ''}` };
 }
 
-export class PgStore implements Store {
+export class PgStore implements SharedStore {
   readonly location: string;
-  readonly shared = true;
+  readonly shared = true as const;
   readonly schema: string;
   readonly buckets: SharedBuckets;
   readonly text: TextIndex;
