@@ -13,6 +13,13 @@ export interface Op {
   /** When it was invoked and when it completed (ms since the run started; Infinity: never). */
   start: number;
   end: number;
+  /**
+   * The history lines of its invoke and its completion (Infinity: none). The history is written
+   * as things happen, so the lines order operations in real time where their times, to a tenth
+   * of a millisecond, may tie: precedes() reads them.
+   */
+  invoked: number;
+  done: number;
   /** What was asked (the invoke's value), and what came back (the completion's). */
   asked: Record<string, unknown>;
   got: Record<string, unknown>;
@@ -34,7 +41,19 @@ export function operations(history: readonly HistoryEvent[]): Op[] {
   for (const e of history) {
     const key = `${e.client}\u0000${e.f}\u0000${e.node}`;
     if (e.type === 'invoke') {
-      const op: Op = { f: e.f, client: e.client, node: e.node, type: 'info', start: e.time, end: Infinity, asked: e.value ?? {}, got: {}, lines: [e.i] };
+      const op: Op = {
+        f: e.f,
+        client: e.client,
+        node: e.node,
+        type: 'info',
+        start: e.time,
+        end: Infinity,
+        invoked: e.i,
+        done: Infinity,
+        asked: e.value ?? {},
+        got: {},
+        lines: [e.i],
+      };
       if (e.ip !== undefined) op.ip = e.ip;
       if (e.agent !== undefined) op.agent = e.agent;
       ops.push(op);
@@ -47,27 +66,34 @@ export function operations(history: readonly HistoryEvent[]): Op[] {
     if (op) {
       op.type = e.type;
       op.end = e.time;
+      op.done = e.i;
       op.got = e.value ?? {};
       if (e.error !== undefined) op.error = e.error;
       op.lines.push(e.i);
     } else {
       const start = typeof e.value?.start === 'number' ? e.value.start : e.time;
-      ops.push({
+      const op: Op = {
         f: e.f,
         client: e.client,
         node: e.node,
         type: e.type,
         start,
         end: e.time,
+        invoked: e.i,
+        done: e.i,
         asked: {},
         got: e.value ?? {},
         lines: [e.i],
-        ...(e.error ? { error: e.error } : {}),
-      });
+      };
+      if (e.error !== undefined) op.error = e.error;
+      ops.push(op);
     }
   }
   return ops;
 }
+
+/** Whether a was answered before b was sent (the history's lines say: real time). */
+export const precedes = (a: Pick<Op, 'done'>, b: Pick<Op, 'invoked'>) => a.done < b.invoked;
 
 /** A violation found: the check that found it names it. */
 export interface Found {
@@ -122,7 +148,7 @@ const PROPOSE_CAP: Record<string, number> = { frontier: 200, strong: 80, mid: 40
 const CAS_MULTIPLIER: Record<string, number> = { frontier: 20, strong: 10, mid: 5, weak: 2 };
 const TOP_TIER = 'frontier';
 
-/** What the history tells of each agent's calibration: when it was first surely calibrated, and the tiers it was answered. */
+/** What the history tells of each agent's calibration: the history lines from which it was surely and maybe calibrated, and the tiers it was answered. */
 function calibrations(ops: readonly Op[]) {
   const of = new Map<string, { sureFrom: number; maybeFrom: number; tiers: Set<string> }>();
   for (const op of ops) {
@@ -130,8 +156,8 @@ function calibrations(ops: readonly Op[]) {
     const tag = str(op.got.tag) ?? op.agent;
     if (!tag) continue;
     const c = of.get(tag) ?? { sureFrom: Infinity, maybeFrom: Infinity, tiers: new Set<string>() };
-    c.maybeFrom = Math.min(c.maybeFrom, op.start);
-    if (op.type === 'ok') c.sureFrom = Math.min(c.sureFrom, op.end);
+    c.maybeFrom = Math.min(c.maybeFrom, op.invoked);
+    if (op.type === 'ok') c.sureFrom = Math.min(c.sureFrom, op.done);
     const tier = str(op.got.tier);
     if (tier) c.tiers.add(tier);
     else if (op.type !== 'fail') c.tiers.add(TOP_TIER); // an answer unknown: any tier may have been given
@@ -148,8 +174,8 @@ function bucketOf(op: Op, cal: ReturnType<typeof calibrations>): string | undefi
   if (op.ip === undefined) return undefined;
   if (op.agent === undefined) return `ip:${op.ip}`;
   const c = cal.get(op.agent);
-  if (c && op.start >= c.sureFrom) return `agent:${op.agent}`;
-  if (!c || op.end <= c.maybeFrom) return `ip:${op.ip}`;
+  if (c && c.sureFrom < op.invoked) return `agent:${op.agent}`;
+  if (!c || op.done < c.maybeFrom) return `ip:${op.ip}`;
   return undefined;
 }
 

@@ -2,7 +2,7 @@
 // of the node, so these read it from the shared store (src/store), as `akas log check` does.
 import { Ledger, Proposals, type LedgerEntry } from '../../src/domain/records.js';
 import type { Store } from '../../src/store/index.js';
-import type { Found, Op } from './checker-history.js';
+import { precedes, type Found, type Op } from './checker-history.js';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -79,7 +79,7 @@ export async function checkCausalOrder(ops: readonly Op[], store: Store): Promis
   for (const [agent, list] of placed) {
     for (const a of list) {
       for (const b of list) {
-        if (!(a.op.end < b.op.start)) continue;
+        if (!precedes(a.op, b.op)) continue;
         pairs++;
         if (a.at.place > b.at.place) {
           found.push({

@@ -5,7 +5,7 @@
 import type { LogEntry } from '../../src/core/index.js';
 import type { Checkpoint } from '../../src/core/note.js';
 import { LogAuditor, openCheckpoint, verifyConsistencyProof } from '../../verifier/log.js';
-import type { Found, Op } from './checker-history.js';
+import { precedes, type Found, type Op } from './checker-history.js';
 import type { Reader } from './checker-read.js';
 
 /** A checkpoint as a client or the checker read it: the note, opened under the log key. */
@@ -14,8 +14,9 @@ export interface ReadCheckpoint {
   /** Where it came from: a history line, or a process's final checkpoint. */
   from: string;
   node: string;
-  start: number;
-  end: number;
+  /** The history lines of the read (Infinity for a final checkpoint: read after everything). */
+  invoked: number;
+  done: number;
   checkpoint?: Checkpoint;
   /** Why it does not open under the log key. */
   unopened?: string;
@@ -54,7 +55,7 @@ export async function readServedLog(reader: Reader): Promise<ServedLog> {
   const finals: ReadCheckpoint[] = [];
   for (const p of reader.processes) {
     const note = await reader.text('/api/log/checkpoint', p.name);
-    finals.push(opened({ note, from: `the final checkpoint of ${p.name}`, node: p.name, start: Infinity, end: Infinity }, keys[0].verifierKey));
+    finals.push(opened({ note, from: `the final checkpoint of ${p.name}`, node: p.name, invoked: Infinity, done: Infinity }, keys[0].verifierKey));
   }
   return { logKey: keys[0].verifierKey, origin: keys[0].origin, keys, entries, finals };
 }
@@ -68,7 +69,7 @@ function opened(c: ReadCheckpoint, logKey: string): ReadCheckpoint {
 export function historyCheckpoints(ops: readonly Op[], logKey: string): ReadCheckpoint[] {
   return ops
     .filter((o) => o.f === 'read-checkpoint' && o.type === 'ok' && typeof o.got.note === 'string')
-    .map((o) => opened({ note: o.got.note as string, from: `history line ${o.lines.at(-1)}`, node: o.node, start: o.start, end: o.end }, logKey));
+    .map((o) => opened({ note: o.got.note as string, from: `history line ${o.lines.at(-1)}`, node: o.node, invoked: o.invoked, done: o.done }, logKey));
 }
 
 const hex = (b: Buffer) => b.toString('hex');
@@ -144,12 +145,12 @@ export function checkAppendOnly(
 export function checkMonotonic(read: readonly ReadCheckpoint[], ops: readonly Op[]): { found: Found[]; detail: string } {
   const found: Found[] = [];
   const sized = read.filter((c) => c.checkpoint);
-  const byEnd = [...sized].sort((a, b) => a.end - b.end);
+  const byDone = [...sized].sort((a, b) => a.done - b.done);
   for (const later of sized) {
     // The largest checkpoint answered before this one was asked.
     let before: ReadCheckpoint | undefined;
-    for (const c of byEnd) {
-      if (c.end >= later.start) break;
+    for (const c of byDone) {
+      if (!precedes(c, later)) break;
       if (!before || c.checkpoint!.size > before.checkpoint!.size) before = c;
     }
     if (before && later.checkpoint!.size < before.checkpoint!.size) {
@@ -165,7 +166,7 @@ export function checkMonotonic(read: readonly ReadCheckpoint[], ops: readonly Op
   for (const c of sized) {
     for (const a of attested) {
       const seq = Number.parseInt((a.got.id as string).slice(4), 16);
-      if (a.end < c.start && c.checkpoint!.size <= seq) {
+      if (precedes(a, c) && c.checkpoint!.size <= seq) {
         found.push({
           message: `${c.from} (${c.node}) has ${c.checkpoint!.size} entries, but attestation ${a.got.id} (entry ${seq}) was acknowledged before it was read`,
           evidence: { checkpoint: brief(c), attestation: { lines: a.lines, id: a.got.id } },

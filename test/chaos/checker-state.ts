@@ -4,7 +4,7 @@
 // processes' public routes (checker-read.ts) and the log as served (checker-log.ts).
 import { createHash } from 'node:crypto';
 import type { LogEntry } from '../../src/core/index.js';
-import type { Found, Op } from './checker-history.js';
+import { precedes, type Found, type Op } from './checker-history.js';
 import { eachLimited, type Reader } from './checker-read.js';
 
 type Json = Record<string, unknown>;
@@ -305,7 +305,7 @@ export function checkStatusVersions(
           evidence: { lines: b.lines, acked: b.got },
         });
       for (const a of answered) {
-        if (a.end >= b.start) continue;
+        if (!precedes(a, b)) continue;
         const [va, vb] = [a.got.version as number, b.got.version as number];
         if (vb < va || (b.got.changed === true && vb === va))
           found.push({
