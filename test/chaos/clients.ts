@@ -4,8 +4,9 @@
 // (9.3), revoke through `akas admin revoke --store` (8.7), withdraw (6.7), replay an idempotent
 // request to another process (1.5), read checkpoints (9.5), and bursts at one token bucket (1.4).
 // Every request is an invoke line and a completion line of the history (history.ts): ok for a
-// 2xx, fail for a 4xx or a refused connection (nothing was sent), info for anything else (a
-// timeout, a reset, a 5xx: the write may or may not have happened).
+// 2xx, fail for a 4xx (an envelope with its code: nothing happened), info for anything else (a
+// timeout, a reset, a 5xx: the write may or may not have happened; a refused connection, which
+// sent nothing, is info too, with value {refused: true}, as the shared design has fail mean a 4xx).
 //
 // The bodies are the tests' own (test/fixtures/payloads.ts, the calibration pools' expected
 // answers, the v2 judgment payload of test/helpers/flows.ts); the HTTP helpers of test/helpers
@@ -95,7 +96,7 @@ export interface WorkerContext {
 
 interface Sent {
   answer?: RecordedAnswer & { headers: Record<string, string | string[] | undefined> };
-  /** The request never reached the node (a refused connection): nothing happened. */
+  /** The request never reached the node (a refused connection): nothing happened, though it is written as info (see the top). */
   refused?: boolean;
   error?: string;
 }
@@ -214,7 +215,7 @@ export class Worker {
 
   private complete(inv: Invocation, sent: Sent, ok: (body: any) => Record<string, unknown>) {
     const a = sent.answer;
-    if (!a) return inv.complete(sent.refused ? 'fail' : 'info', sent.refused ? { refused: true } : undefined, sent.error);
+    if (!a) return inv.complete('info', sent.refused ? { refused: true } : undefined, sent.error);
     const body = a.body as Record<string, unknown> | undefined;
     const type: Completion = a.status < 300 ? 'ok' : a.status < 500 ? 'fail' : 'info';
     if (type === 'ok') return inv.complete('ok', { status: a.status, ...ok(a.body) });
@@ -446,7 +447,7 @@ export class Worker {
       { ip: first.ip, agent: first.agent },
     );
     const sent = await this.send(node, first.method, first.path, first.headers, first.body);
-    if (!sent.answer) return inv.complete(sent.refused ? 'fail' : 'info', sent.refused ? { refused: true } : undefined, sent.error);
+    if (!sent.answer) return inv.complete('info', sent.refused ? { refused: true } : undefined, sent.error);
     const { status, body, headers } = sent.answer;
     const type: Completion = status < 300 ? 'ok' : status < 500 ? 'fail' : 'info';
     const code = typeof body === 'object' && body && 'code' in body ? String((body as { code: unknown }).code) : undefined;

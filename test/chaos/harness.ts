@@ -4,10 +4,11 @@
 // answers and the log has caught up with every write, then hand the history and the final state
 // to the checker (checker.ts) and write history.jsonl and report.json.
 //
-// The harness checks two things itself, since only it sees them: no process exits unasked
+// The harness checks three things itself, since only it sees them: no process exits unasked
 // (processes-alive; a crash is written to the history, and the process started again so the run
-// goes on), and the cluster recovers once healed (recovers: /healthz 200 everywhere, the outbox
-// empty, the three processes serving one checkpoint, within RECOVERY_MS).
+// goes on), the cluster recovers once healed (recovers: /healthz 200 everywhere, the outbox
+// empty, the three processes serving one checkpoint, within RECOVERY_MS), and every refusal is in
+// an error envelope of PROTOCOL 1.3 (envelopes).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent as Dispatcher, request } from 'undici';
@@ -96,18 +97,30 @@ async function recover(d: Deployment, log: (line: string) => void): Promise<stri
 /** The harness's own checks, from the history and the recovery. */
 function ownChecks(events: HistoryEvent[], stuck: string | undefined): { checks: CheckResult[]; violations: Violation[] } {
   const crashes = events.filter((e) => e.f === 'crash');
-  const violations: Violation[] = crashes.map((e) => ({
+  const crashed: Violation[] = crashes.map((e) => ({
     check: 'processes-alive',
     message: `${e.node} exited unasked (${String(e.value?.code ?? e.value?.signal)}) at ${e.time} ms`,
     evidence: e,
   }));
-  if (stuck) violations.push({ check: 'recovers', message: `the healed cluster did not recover within ${RECOVERY_MS} ms: ${stuck}`, evidence: { stuck } });
+  const recovered: Violation[] = stuck
+    ? [{ check: 'recovers', message: `the healed cluster did not recover within ${RECOVERY_MS} ms: ${stuck}`, evidence: { stuck } }]
+    : [];
+  // A refusal is a JSON envelope with a code (PROTOCOL 1.3): the clients write `http_<status>`
+  // for an answer without one (clients.ts), with what it was.
+  const bare = events.filter((e) => e.type !== 'invoke' && e.error?.startsWith('http_'));
+  const enveloped: Violation[] = bare.map((e) => ({
+    check: 'envelopes',
+    message: `${e.f} to ${e.node} at ${e.time} ms was answered ${e.value?.status} outside the error envelope: ${String(e.value?.text ?? JSON.stringify(e.value?.body)).slice(0, 200)}`,
+    evidence: e,
+  }));
+  const refusals = events.filter((e) => e.type === 'fail' || e.type === 'info').filter((e) => typeof e.value?.status === 'number').length;
   return {
     checks: [
-      { id: 'processes-alive', ok: !crashes.length, detail: crashes.length ? violations[0].message : 'no process exited unasked' },
-      { id: 'recovers', ok: !stuck, detail: stuck ?? 'every process answers, the outbox drained, one checkpoint size' },
+      { id: 'processes-alive', ok: !crashed.length, detail: crashed[0]?.message ?? 'no process exited unasked' },
+      { id: 'recovers', ok: !recovered.length, detail: recovered[0]?.message ?? 'every process answers, the outbox drained, one checkpoint size' },
+      { id: 'envelopes', ok: !enveloped.length, detail: enveloped[0]?.message ?? `${refusals} refusals, each in an envelope with a code` },
     ],
-    violations,
+    violations: [...crashed, ...recovered, ...enveloped],
   };
 }
 

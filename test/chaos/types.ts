@@ -150,9 +150,11 @@ export type CheckId =
   | 'status-versions'
   | 'monitor-quiet'
   // The harness's own (test/chaos/harness.ts): no process exits unasked; after the heal every
-  // process answers and the log's outbox drains within the bound.
+  // process answers and the log's outbox drains within the bound; every refusal a client got is
+  // in an envelope of PROTOCOL 1.3 (a JSON body with a `code`).
   | 'processes-alive'
-  | 'recovers';
+  | 'recovers'
+  | 'envelopes';
 
 export interface Violation {
   check: CheckId;
