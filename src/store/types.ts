@@ -212,11 +212,13 @@ export interface Store {
 
 /** A store this process holds alone (LevelDB: the lock on its folder). */
 export interface ExclusiveStore extends Store {
+  /** No other process uses it while this one has it open. */
   readonly shared: false;
 }
 
 /** A store several processes use at once (PostgreSQL), with what only such a store has. */
 export interface SharedStore extends Store {
+  /** Other processes may use it at once: what this one keeps in memory of it is only a cache. */
   readonly shared: true;
   /** Token buckets every process draws from, each draw one atomic step in the store. */
   readonly buckets: SharedBuckets;

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cryptoRandom, FakeClock } from '../../src/core/index.js';
 import * as ledgerOfOne from '../../src/domain/ledger.js';
-import { ledgerMigration, migrateLedgerOrder } from '../../src/domain/migrations.js';
+import { LEDGER_ORDER_MIGRATION, ledgerMigration, migrateLedgerOrder, Migrations } from '../../src/domain/migrations.js';
 import { Agents, agentLock, Ledger, type AgentRecord, type LedgerType } from '../../src/domain/records.js';
 import { strategiesFor } from '../../src/node/strategies.js';
 import { createApp } from '../../src/http/app.js';
@@ -251,6 +251,28 @@ function migrationSuite(kind: StoreKind) {
     await expectMigrated(store);
   });
 }
+
+describe('the ledger-order migration at a start', () => {
+  it('runs once, at the first start of a node on a ledger keyed by time, and is recorded', async () => {
+    const opened = await openTestStore();
+    try {
+      const clock = new FakeClock();
+      await writeLegacy(opened.store, clock);
+      const start = async () => {
+        const app = await createApp({ store: opened.store, strategies: strategiesFor(opened.store), clock, keys: testKeys() });
+        await app.close();
+      };
+      await start();
+      await expectMigrated(opened.store);
+      expect(await opened.store.get(Migrations, LEDGER_ORDER_MIGRATION)).toEqual({ at: clock.now(), changed: 6 });
+      clock.advance(1000);
+      await start();
+      expect(await opened.store.get(Migrations, LEDGER_ORDER_MIGRATION)).toEqual({ at: clock.now() - 1000, changed: 6 });
+    } finally {
+      await opened.dispose();
+    }
+  });
+});
 
 describe('the ledger-order migration on LevelDB', () => migrationSuite('level'));
 describePg('the ledger-order migration on PostgreSQL', () => {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openLevelStore, openTempStore, space, type LevelStore } from '../../src/store/index.js';
 import { storeContract } from './contract.js';
+import { strategiesContract } from './contract-node.js';
 
 /** A fresh LevelStore in a temp folder; reopen closes it and opens the same folder again. */
 async function openLevel() {
@@ -24,6 +25,7 @@ async function openLevel() {
 }
 
 storeContract('LevelStore (level@10)', openLevel);
+strategiesContract('LevelDB', openLevel);
 
 describe('LevelStore', () => {
   it('lives in the folder it was opened on, and dispose removes it', async () => {

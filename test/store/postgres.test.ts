@@ -10,6 +10,7 @@ import { LATEST_VERSION, migratePg, openPgStore, type PgStore, WATCH_BOUND_MS, C
 import type { PgBlobs } from '../../src/store/postgres/blobs.js';
 import { pgTarget } from '../../src/store/postgres/connect.js';
 import { storeContract } from './contract.js';
+import { strategiesContract } from './contract-node.js';
 import { describePg, dropSchema, freshSchemaUrl, openTestPgStore } from '../helpers/postgres.js';
 
 const A = space<{ n: number }>('pg-a');
@@ -30,6 +31,7 @@ describePg('PgStore', () => {
     const handle = await openTestPgStore();
     return { store: handle.store, reopen: handle.reopen, dispose: handle.dispose };
   });
+  strategiesContract('PostgreSQL', () => openTestPgStore());
 
   describe('two stores on one database (two processes)', () => {
     let url: string;
