@@ -117,14 +117,14 @@ export function limitsOf(l: RunLimits = {}) {
 /**
  * idempotent-replay (PROTOCOL 1.5): a key sent again to another process with the same request
  * within 24 hours answers the first answer verbatim: the same status and the same body. Only
- * 2xx answers are kept, so a replay of a refused request promises nothing; a replay whose own
- * answer is unknown (info) says nothing either.
+ * 2xx answers are kept, so a replay of a refused request promises nothing; a replay that got
+ * no answer (a refused connection) or an unknown one (info: a 5xx, a timeout) says nothing either.
  */
 export function checkReplays(ops: readonly Op[]): { found: Found[]; detail: string } {
   const found: Found[] = [];
   let compared = 0;
   for (const op of ops) {
-    if (op.f !== 'replay' || op.type === 'info') continue;
+    if (op.f !== 'replay' || op.type === 'info' || typeof op.got.status !== 'number') continue;
     const asked = op.asked as Partial<ReplayInvoke>;
     const first = asked.firstAnswer;
     if (!first || typeof first.status !== 'number' || first.status < 200 || first.status > 299) continue;

@@ -3,7 +3,7 @@
 // proposal, status list versions only grow and each is logged. Reads go through the
 // processes' public routes (checker-read.ts) and the log as served (checker-log.ts).
 import { createHash } from 'node:crypto';
-import type { LogEntry } from '../../src/core/index.js';
+import { kindOfProposalId, type LogEntry } from '../../src/core/index.js';
 import { precedes, type Found, type Op } from './checker-history.js';
 import { eachLimited, type Reader } from './checker-read.js';
 
@@ -14,7 +14,8 @@ const acked = (ops: readonly Op[], f: Op['f']) => ops.filter((o) => o.f === f &&
 /** What a proposal detail shows that the checks read (PROTOCOL 6.6). */
 export interface ProposalView {
   proposalId: string;
-  kind: string;
+  /** Absent on a decision graph's detail (its DgProposal shape). */
+  kind?: string;
   status: string;
   proposer: string | null;
   judgments?: Array<{ judgmentId: string }>;
@@ -111,7 +112,9 @@ export async function checkWrites(
       continue;
     }
     if (op.f === 'propose') {
-      if (str(op.got.kind) && p.kind !== op.got.kind) lacks(op, `proposal ${id} is of kind ${p.kind}, not ${String(op.got.kind)}`);
+      // A decision graph's detail names no kind (PROTOCOL 6.6): its id's prefix does (6.1).
+      const kind = p.kind ?? kindOfProposalId(id);
+      if (str(op.got.kind) && kind !== op.got.kind) lacks(op, `proposal ${id} is of kind ${kind}, not ${String(op.got.kind)}`);
       const tag = str(op.got.tag) ?? op.agent;
       if (tag && p.proposer !== tag) lacks(op, `proposal ${id} names the proposer ${p.proposer}, not ${tag}`);
     }

@@ -120,8 +120,9 @@ function propose(client: number, node: Started, a: Agent, kind: ProposalKind, n:
 
 /**
  * The clean run: agents, a proposal published by three signed judgments (its propose replayed to
- * the other node), one withdrawn, a blob, an attestation, a revocation, a burst of wake-ups, and
- * checkpoints read along the way.
+ * the other node, and to a third that refused the connection), one withdrawn, a decision graph
+ * left pending, a blob, an attestation, a revocation, a burst of wake-ups, and checkpoints read
+ * along the way.
  */
 async function drive() {
   const [n1, n2] = nodes;
@@ -146,6 +147,8 @@ async function drive() {
       body: b,
     }),
   );
+  // The same replay to a process that refused the connection: no answer, nothing to compare.
+  history.invoke('replay', 1, 'n3', replayed, { ip: IP, agent: made.proposer.tag }).complete('fail', { refused: true }, 'ECONNREFUSED');
   await readCheckpoint(n2);
   const content = ((await (await fetch(`${n1.url}/api/knowledge/proposals/${made.published}`)).json()) as Json).contentSha256 as string;
   for (const [i, j] of made.judges.entries()) {
@@ -167,6 +170,8 @@ async function drive() {
     proposalId: made.withdrawn,
   }));
   expect(w.status, JSON.stringify(w.body)).toBe(200);
+  // A decision graph, whose detail has a shape of its own (PROTOCOL 6.6: no kind).
+  expect((await propose(1, n1, made.proposer, 'graph', 3)).status).toBe(200);
   const blob = Buffer.from(`chaos checker blob ${randomBytes(8).toString('hex')}`);
   await call('cas-put', 5, n2, { path: '/api/cas', bytes: blob }, { agent: made.attester }, { bytes: blob.length }, (b) => ({
     sha256: b.sha256,
