@@ -87,6 +87,10 @@ export class Deployment {
   readonly stateDir: string;
   readonly configDir: string;
   private closed = false;
+  /** A harness that ends without close() (Ctrl-C, an uncaught error) takes its processes along (the cluster goes by itself). */
+  private readonly onExit = () => {
+    for (const p of this.procs.values()) p.child?.kill('SIGKILL');
+  };
   /** Called with a process that exited unasked (after the crash line is written). */
   onCrash: (p: Proc) => void = () => undefined;
 
@@ -102,6 +106,7 @@ export class Deployment {
     this.configDir = join(workDir, 'config');
     mkdirSync(this.stateDir, { recursive: true, mode: 0o700 });
     mkdirSync(this.configDir, { recursive: true, mode: 0o700 });
+    process.once('exit', this.onExit);
   }
 
   /** Starts the cluster, migrates the schema, and starts the three processes. */
@@ -329,6 +334,7 @@ export class Deployment {
   /** Stops everything and removes the cluster's folder. */
   async close(): Promise<void> {
     this.closed = true;
+    process.off('exit', this.onExit);
     await Promise.all([...this.procs.keys()].map((name) => this.stop(name).catch(() => undefined)));
     for (const p of this.procs.values()) await p.link.close();
     await this.cluster.stop();

@@ -20,6 +20,10 @@ function usage(message: string): never {
   process.exit(2);
 }
 
+// Ctrl-C or a SIGTERM ends the run at once: the exit handlers stop the processes and the cluster
+// (test/chaos/deployment.ts, src/store/postgres/cluster.ts), and history.jsonl holds what was done.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+
 async function main() {
   let values: Record<string, string | undefined>;
   try {
