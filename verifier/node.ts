@@ -98,7 +98,10 @@ export function verifyNode(input: string | Uint8Array | unknown, options: NodeOp
   return runNow(memoized(nodeChecking(parseNodeRead(input), options), options.memo ?? new SignatureMemo(256)));
 }
 
-/** verifyNode where Ed25519 is asynchronous (WebCrypto in a browser); the stapled status lists are inflated with the platform's DecompressionStream unless `inflate` is given. */
+/**
+ * verifyNode where Ed25519 is asynchronous (WebCrypto in a browser); the stapled status lists are
+ * inflated with the platform's DecompressionStream unless `inflate` is given.
+ */
 export async function verifyNodeAsync(input: string | Uint8Array | unknown, options: NodeOptions = {}): Promise<NodeReport> {
   const read = parseNodeRead(input);
   const inflate = options.inflate ?? (await stapledInflate(read.doc));

@@ -110,7 +110,9 @@ function ownChecks(events: HistoryEvent[], stuck: string | undefined): { checks:
   const bare = events.filter((e) => e.type !== 'invoke' && e.error?.startsWith('http_'));
   const enveloped: Violation[] = bare.map((e) => ({
     check: 'envelopes',
-    message: `${e.f} to ${e.node} at ${e.time} ms was answered ${e.value?.status} outside the error envelope: ${String(e.value?.text ?? JSON.stringify(e.value?.body)).slice(0, 200)}`,
+    message:
+      `${e.f} to ${e.node} at ${e.time} ms was answered ${e.value?.status} outside the error envelope: ` +
+      String(e.value?.text ?? JSON.stringify(e.value?.body)).slice(0, 200),
     evidence: e,
   }));
   const refusals = events.filter((e) => e.type === 'fail' || e.type === 'info').filter((e) => typeof e.value?.status === 'number').length;

@@ -107,7 +107,13 @@ describe('akas node-keys --trust, now akas trust pin', () => {
 describe('renamed flags', () => {
   it('akas register --from sends the attribution --attribution sends', async () => {
     const r = await h.akas(['--json', '--show-secrets', 'register', '--from', 'renamed-test'], { profile: 'from' });
-    saidOnce(r, 'akas register --from', 'akas register --attribution');
+    // register's first contact also says what it pinned (trust on first use); that line aside, the notice alone.
+    const rest = r.stderr
+      .split('\n')
+      .filter((line) => !line.startsWith('akas: trust on first use:'))
+      .join('\n');
+    expect(rest).toBe(renamedNotice('akas register --from', 'akas register --attribution'));
+    expect(r.stderr).toContain('akas: trust on first use:');
     expect(r.code).toBe(0);
     expect(r.json()._attribution).toMatchObject({ funnelSource: 'renamed-test' });
   });

@@ -318,7 +318,9 @@ function outcomeOf(path: string, state: Omit<ReaderState, 'rev'>, d: Decision): 
     return {
       ...base,
       change: d.change,
-      notice: `akas: ${state.url} rotated its issuer key from ${d.change.from?.issuer} to ${d.change.to.issuer} (a rotation signed by both keys): followed, recorded in ${path}`,
+      notice:
+        `akas: ${state.url} rotated its issuer key from ${d.change.from?.issuer} to ${d.change.to.issuer} ` +
+        `(a rotation signed by both keys): followed, recorded in ${path}`,
     };
   if (d.status === 'event') return { ...base, event: d.event, notice: `akas: WARNING: ${d.event.message}` };
   return base;

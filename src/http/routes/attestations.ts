@@ -90,7 +90,10 @@ const HeadRoute = {
   schema: { operationId: 'logHead', summary: 'The size and last entry of the log', tags: ['attestations'], response: { 200: LogHead } },
 } satisfies RouteOptions;
 
-/** An entry read with ?evidence=full (PROTOCOL 9.4): the log key's endorsement by the issuer and the issuer's keys, so a reader that pinned the issuer anchors the log key. */
+/**
+ * An entry read with ?evidence=full (PROTOCOL 9.4): the log key's endorsement by the issuer and the
+ * issuer's keys, so a reader that pinned the issuer anchors the log key.
+ */
 const EntryRead = Closed(
   {
     ...EntryWithProof.properties,

@@ -38,7 +38,8 @@ export const EvidenceSchema = Open(
     status: Type.Optional(
       Open(
         { head: Type.Optional(Open()), lists: Type.Array(Open()), versions: Type.Array(Open()) },
-        "With ?evidence=full: the status head at the publication's checkpoint, the lists it names, the versions that changed these credentials (PROTOCOL 8.4, 8.7).",
+        "With ?evidence=full: the status head at the publication's checkpoint, the lists it names, " +
+          'the versions that changed these credentials (PROTOCOL 8.4, 8.7).',
       ),
     ),
   },
