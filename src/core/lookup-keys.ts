@@ -1,0 +1,60 @@
+// The keys of the verifiable index (docs/INDEX.md 2): how a lookup key is written, and which
+// keys a log entry mentions. The node, the monitor's rebuild and the verifiers derive them with
+// this one function, so an entry left out of a key, or put under the wrong one, shows.
+import { LOOKUP_ROOT_KIND } from './lookup.js';
+
+/** The six kinds of lookup key, by their prefix. */
+export const LOOKUP_KEY_PREFIXES = ['agent', 'key', 'proposal', 'path', 'sha256', 'credential'] as const;
+export type LookupKeyPrefix = (typeof LOOKUP_KEY_PREFIXES)[number];
+
+/** The longest lookup key, in characters. */
+export const MAX_LOOKUP_KEY = 600;
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** Why a lookup key is not one (INDEX.md 2.1), or null when it is. */
+export function lookupKeyProblem(key: string): string | null {
+  if (typeof key !== 'string' || key.length === 0) return 'an empty key';
+  if (key.length > MAX_LOOKUP_KEY) return `longer than ${MAX_LOOKUP_KEY} characters`;
+  const colon = key.indexOf(':');
+  const prefix = key.slice(0, colon) as LookupKeyPrefix;
+  const value = key.slice(colon + 1);
+  if (colon < 0 || !LOOKUP_KEY_PREFIXES.includes(prefix)) return `not one of ${LOOKUP_KEY_PREFIXES.map((p) => `${p}:`).join(', ')}`;
+  if (!value) return `nothing after ${prefix}:`;
+  if (/[\u0000-\u001f\u007f]/.test(value)) return 'a control character';
+  if (prefix === 'sha256' && !SHA256.test(value)) return 'sha256: takes 64 lowercase hex digits';
+  if (prefix === 'path' && !value.startsWith('/')) return 'path: takes a path starting with /';
+  if (prefix === 'key' && !value.startsWith('did:key:')) return 'key: takes a did:key';
+  return null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+/** The body fields whose value is a knowledge path (INDEX.md 2.2). */
+const PATH_FIELDS = ['path', 'artifactPath', 'parentPath'];
+
+/**
+ * The keys an entry mentions (INDEX.md 2.2), each once, in the order the rules name them. Only
+ * well-formed keys count: a field that is not one (a sha256 not of 64 hex) mentions nothing.
+ */
+export function entryLookupKeys(e: { kind: string; agent: string | null; body: Record<string, unknown> }): string[] {
+  if (e.kind === LOOKUP_ROOT_KIND) return [];
+  const out = new Set<string>();
+  const add = (k: string) => {
+    if (lookupKeyProblem(k) === null) out.add(k);
+  };
+  const body = isObject(e.body) ? e.body : {};
+  if (str(e.agent)) add(`agent:${e.agent}`);
+  for (const v of Object.values(body)) if (str(v) && v.startsWith('did:key:')) add(`key:${v}`);
+  if (str(body.proposalId)) add(`proposal:${body.proposalId}`);
+  for (const f of PATH_FIELDS) if (str(body[f])) add(`path:${body[f]}`);
+  for (const [name, v] of Object.entries(body)) {
+    if ((name === 'sha256' || name.endsWith('Sha256')) && str(v)) add(`sha256:${v}`);
+    if (Array.isArray(v)) for (const item of v) if (isObject(item) && str(item.sha256)) add(`sha256:${item.sha256}`);
+  }
+  if (str(body.judgmentId)) add(`credential:${body.judgmentId}`);
+  if (Array.isArray(body.judgments)) for (const j of body.judgments) if (isObject(j) && str(j.judgmentId)) add(`credential:${j.judgmentId}`);
+  if (Array.isArray(body.judgmentIds)) for (const id of body.judgmentIds) if (str(id)) add(`credential:${id}`);
+  return [...out];
+}
