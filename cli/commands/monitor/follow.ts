@@ -430,8 +430,9 @@ async function inspectEntry(c: EntryContext, seq: number, leaf: Buffer) {
 async function matchEntry(c: EntryContext, seq: number, fields: Json, evidence: () => Promise<Json>, entryHash: string) {
   const { o, state } = c;
   const judgment = fields.kind === 'attestation.event.v1' && fields.body?.event === 'judgment.recorded';
-  // The node's own events name an agent too (the judge a status-list version was made for): those are not the agent's.
-  const attestation = fields.kind !== 'attestation.event.v1' && fields.kind !== STATUS_LIST_EVENT_KIND;
+  // The node's own events name an agent too (the judge a status-list version was made for, the agent calibrated or
+  // failing a decoy: PROTOCOL 9.3): those are not the agent's.
+  const attestation = fields.kind !== 'attestation.event.v1' && fields.kind !== STATUS_LIST_EVENT_KIND && fields.kind !== 'agent.event.v1';
   if (!judgment && !attestation) return;
   if (judgment) c.status.judgment(fields.body);
   // The judgment as the node shows it signed, asked for at most once per entry.

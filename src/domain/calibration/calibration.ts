@@ -5,6 +5,8 @@ import { CALIBRATION_ATTEMPTS, CALIBRATION_BONUS, MIN_SERVICE_SCORE, ServiceErro
 import { publicQuestion, scoreAnswers, type PublicQuestion } from './scoring.js';
 import { calibrationSetOf } from './set.js';
 import type { Ctx } from '../context.js';
+import { AGENT_EVENT_KIND, agentEvent } from '../../core/standing.js';
+import { enqueueLogEntry } from '../log/index.js';
 import { moveCredits } from '../ledger.js';
 import { Agents, agentLock, type AgentRecord } from '../records.js';
 
@@ -74,6 +76,14 @@ export async function calibrate(ctx: Ctx, tag: string, answers: Record<string, s
     } else {
       tx.put(Agents, tag, agent);
     }
+    // The log records each attempt and the score kept, in the same commit: a standing's tier is
+    // recomputed from these entries (PROTOCOL 8.9, 9.3).
+    enqueueLogEntry(tx, ctx, {
+      kind: AGENT_EVENT_KIND,
+      tier: 'event',
+      agent: tag,
+      body: agentEvent('agent.calibrated', agent.calibration.lastAttemptAt ?? ctx.clock.now(), { attemptScore, intelligenceScore: kept, tier: tierOf(kept) }),
+    });
     return {
       intelligenceScore: kept,
       attemptScore,

@@ -6,6 +6,9 @@ import { space, type Tx } from '../../store/index.js';
 import { isDecoyAnswerCorrect, validateAnswer, wireChallenge, type ChallengeEntry, type WireChallenge } from '../calibration/bank.js';
 import { calibrationSetOf } from '../calibration/set.js';
 import type { Ctx } from '../context.js';
+import { AGENT_EVENT_KIND, agentEvent } from '../../core/standing.js';
+import { revokeStanding } from '../credentials/standing.js';
+import { enqueueLogEntry } from '../log/index.js';
 import { moveCredits } from '../ledger.js';
 import { Agents, agentLock, type AgentRecord } from '../records.js';
 import { BAN_MS, bannedError, failureBans, isBanned, reputationScore } from '../identity/reputation.js';
@@ -157,7 +160,16 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
       me.decoyAttempted += 1;
       if (!isDecoyAnswerCorrect(entry, input.answer)) {
         me.decoyFailed += 1;
-        if (failureBans(me)) me.bannedUntil = ctx.clock.now() + BAN_MS;
+        const bans = failureBans(me);
+        if (bans) me.bannedUntil = ctx.clock.now() + BAN_MS;
+        // Each decoy failure, and the ban it starts, is logged in the same commit: a standing's
+        // reputation is recomputed from these entries (PROTOCOL 8.9, 9.3).
+        enqueueLogEntry(tx, ctx, {
+          kind: AGENT_EVENT_KIND,
+          tier: 'event',
+          agent: me.tag,
+          body: agentEvent('agent.decoy-failed', ctx.clock.now(), { decoyFailed: me.decoyFailed, bannedUntil: bans ? me.bannedUntil : null }),
+        });
       }
     } else {
       me.totalAnswered += 1;
@@ -174,6 +186,8 @@ export async function useTool(ctx: Ctx, agent: AgentRecord, input: UseToolInput)
     }
     return { tool: input.tool, result, cost, balance: me.balance, agent: me, next };
   });
+  // A ban revokes the agent's standing at once (PROTOCOL 3.4, 8.9): it stops verifying everywhere it was taken.
+  if (isBanned(settled.agent, ctx.clock.now())) await revokeStanding(ctx, agent.tag, `the agent ${agent.tag} is banned (PROTOCOL 3.4)`);
   if (timedOut) {
     throw new ServiceError('regex_timeout', `${timedOut.message} The call was charged and its challenge is used up.`, {
       tool: input.tool,

@@ -35,6 +35,25 @@ export interface StoredCredential {
 /** judgmentId -> the JudgmentCredential issued for it. */
 export const Credentials = space<StoredCredential>('credentials');
 
+/** A standing credential as kept (PROTOCOL 8.9): the agent it is of, and the credential as issued. */
+export interface StandingRecord {
+  standingId: string;
+  tag: string;
+  issuedAt: number;
+  credential: StoredCredential;
+}
+
+/** standingId -> the AgentStandingCredential issued under it. */
+export const Standings = space<StandingRecord>('standings');
+/** tag -> the standingId of the agent's newest standing (a newer one supersedes it). */
+export const StandingHeads = space<string>('standing-heads');
+
+/** Signs any credential of the node (a standing, PROTOCOL 8.9) with its current issuer key, its proof created at `at`. */
+export async function issueNodeCredential(keys: NodeKeys, credential: object, at: number): Promise<StoredCredential> {
+  const { vc, proofSuite } = await vcStack();
+  return (await vc.issue({ credential: { ...credential }, suite: proofSuite(issuerSigner(keys), at), documentLoader })) as StoredCredential;
+}
+
 /** Context documents served from data/contexts, by URL. */
 const CONTEXT_FILES: Record<string, string> = {
   [VC_V2_CONTEXT]: 'credentials-v2.jsonld',

@@ -29,7 +29,7 @@ import {
 import { space, type Tx } from '../../store/index.js';
 import type { Ctx } from '../context.js';
 import { enqueueLogEntry } from '../log/index.js';
-import { Credentials, issueStatusListCredential, type StoredCredential } from './credentials.js';
+import { Credentials, issueStatusListCredential, Standings, type StoredCredential } from './credentials.js';
 
 /** The two indexes a judgment credential holds, one per purpose. */
 export type StatusSlots = Record<StatusPurpose, number>;
@@ -270,6 +270,13 @@ async function targets(ctx: Pick<Ctx, 'store'>, req: StatusChangeRequest, purpos
     found.set(judgmentId, { index: Number(entry.statusListIndex), listUrl: entry.statusListCredential });
   };
   for (const id of req.ids ?? []) {
+    // A standing (PROTOCOL 8.9) has its entries in the same lists, under its own id.
+    const standingId = /^stn_[0-9a-f]{16}$/.test(id) ? id : /^urn:akas:standing:(stn_[0-9a-f]{16})$/.exec(id)?.[1];
+    const standing = standingId ? await ctx.store.get(Standings, standingId) : undefined;
+    if (standingId && standing) {
+      add(standingId, standing.credential);
+      continue;
+    }
     const judgmentId = judgmentIdOf(id);
     const credential = judgmentId ? await ctx.store.get(Credentials, judgmentId) : undefined;
     if (!judgmentId || !credential) throw new ServiceError('not_found', `No judgment credential ${id} on this node.`, { id });

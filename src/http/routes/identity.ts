@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ServiceError, TAG_RE, type KeyPossession } from '../../core/index.js';
+import { currentStanding } from '../../domain/credentials/standing.js';
 import { recoverWithClaim } from '../../domain/identity/claims.js';
 import { agentStanding, getAgent, publicProfile, recoverWithToken, register, registrationQuota, type Recovered } from '../../domain/identity/identity.js';
 import { Leaderboard } from '../../domain/identity/leaderboard.js';
@@ -13,6 +14,7 @@ import { originOf } from '../../http-kit/urls.js';
 import { MeBodies, type MeExtension } from '../me-cache.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { FreeObject } from '../schemas.js';
+import { Credential } from './log-schemas.js';
 import { meView, previewView, recoveredView, registeredView, wakeupView } from '../views/identity.js';
 import { LeaderboardAnswer, MeAnswer, PreviewAnswer, ProfileAnswer, RecoverAnswer, RecoverBody, RegisterAnswer, WakeupAnswer } from './identity-schemas.js';
 
@@ -133,6 +135,17 @@ const ProfileRoute = {
   config: { errors: ['not_found'] },
 } satisfies RouteOptions;
 
+const StandingRoute = {
+  schema: {
+    operationId: 'agentStanding',
+    summary: "An agent's standing: a credential whose figures are recomputable from the log (PROTOCOL 8.9)",
+    tags: ['identity'],
+    params: Type.Object({ tag: Type.String({ maxLength: 64 }) }),
+    response: { 200: Credential },
+  },
+  config: { errors: ['not_found'] },
+} satisfies RouteOptions;
+
 export async function identityRoutes(app: App) {
   const me = new MeRead(app);
   const leaderboard = new LeaderboardRead(app);
@@ -143,6 +156,7 @@ export async function identityRoutes(app: App) {
   app.post('/api/agent/v1/recover', RecoverRoute, recover);
   app.get('/api/agents', LeaderboardRoute, leaderboard.serve);
   app.get('/api/agents/:tag', ProfileRoute, profile);
+  app.get('/api/agents/:tag/standing', StandingRoute, standing);
 }
 
 /** PROTOCOL 2.1: a new agent, its secrets shown once (never cached by HTTP intermediaries). */
@@ -206,6 +220,16 @@ async function profile(request: Req<typeof ProfileRoute.schema>) {
   if (!TAG_RE.test(tag)) throw validationError([{ field: 'tag', reason: 'must be ak_ followed by 8 base62 chars' }]);
   const agent = await getAgent(ctx, tag);
   return { ...publicProfile(agent), reputation: { score: agentStanding(agent).reputationScore, status: reputationView(agent, ctx.clock.now()).status } };
+}
+
+/** PROTOCOL 8.9: the agent's standing credential, issued afresh when its figures changed (a banned agent's reads revoked). */
+async function standing(request: Req<typeof StandingRoute.schema>, reply: FastifyReply) {
+  const ctx = request.server.akas;
+  const { tag } = request.params;
+  if (!TAG_RE.test(tag)) throw validationError([{ field: 'tag', reason: 'must be ak_ followed by 8 base62 chars' }]);
+  const record = await currentStanding(ctx, ctx.log, tag);
+  reply.header('cache-control', 'no-store').header('x-standing-id', record.standingId);
+  return record.credential;
 }
 
 /**
