@@ -152,7 +152,8 @@ async function searchChecking(doc: Json, options: NodeOptions, d: Driver): Promi
     } else {
       try {
         base = await d.node(read, options);
-        const differ = ['path', 'kind', 'title', 'briefId'].filter((k) => item[k] !== read[k]);
+        // A hit names a brief only where it carries one (a brief's leaf); what it names must be the read's.
+        const differ = ['path', 'kind', 'title', 'briefId'].filter((k) => (k !== 'briefId' || k in item) && item[k] !== read[k]);
         c.add({ id: 'search.hit', what, valid: differ.length === 0, why: differ.length ? `the hit's ${differ.join(', ')} differ from the read's` : undefined });
       } catch (e) {
         if (!NotCheckableError.is(e)) throw e;

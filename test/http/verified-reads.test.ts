@@ -168,6 +168,17 @@ describe('a search with evidence (PROTOCOL 10.6)', () => {
     expect(failed(bad)).toEqual(['search.hit']);
   });
 
+  it("verifies a brief's hit, which names no brief id, against the leaf it reads", async () => {
+    await decide(node, 'brief', { n: 630, sign: 'v2' });
+    await node.app.akas.log.drain();
+    const answer = await read('/api/knowledge/search?q=retries&evidence=full');
+    const hit = answer.items.find((i: Json) => i.kind === 'leaf-brief');
+    expect(hit.read.briefId).toMatch(/^kb:/);
+    const r = await verify(answer);
+    expect(failed(r)).toEqual([]);
+    expect(r.hits!.every((h) => h.report.verified)).toBe(true);
+  });
+
   it('refuses evidence=full over 20 hits a page, and answers a plain search as before', async () => {
     const r = await node.app.inject({ url: '/api/knowledge/search?q=pdf&limit=21&evidence=full' });
     expect(r.statusCode).toBe(400);
