@@ -10,7 +10,7 @@ import Fastify, {
 } from 'fastify';
 import { cryptoRandom, ServiceError, VERSION, systemClock, type Clock, type NodeKeys, type RandomSource } from '../core/index.js';
 import { defaultDomainConfig, type Ctx, type DomainConfig, type Strategies } from '../domain/context.js';
-import { LogTileReader, TransparencyLog, WitnessClient, type WitnessConfig } from '../domain/log/index.js';
+import { LogTileReader, LookupIndex, TransparencyLog, WitnessClient, type WitnessConfig } from '../domain/log/index.js';
 import { runMigrations } from '../domain/migrations.js';
 import { sweepExpired } from '../domain/retention.js';
 import { calibrationSetOf } from '../domain/calibration/set.js';
@@ -124,6 +124,8 @@ declare module 'fastify' {
       buckets: TokenBuckets;
       log: TransparencyLog;
       tiles: LogTileReader;
+      /** The verifiable index over the log (PROTOCOL 9.10). */
+      lookup: LookupIndex;
       witnesses?: WitnessClient;
       routes: RouteSummary[];
       /** Set while `akas serve --demo` seeds its tree: /healthz answers 503 `seeding` until it is in (PROTOCOL 11.1). */
@@ -195,6 +197,11 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     onError: (e) => (e as { code?: string }).code === 'storage_unavailable' || app.log.error({ err: e }, 'transparency log: append or checkpoint failed'),
   });
   const tiles = new LogTileReader(ctx.store, log);
+  // The index follows the log, a root appended each 256 entries of growth and when a lookup finds the newest older than a second.
+  const lookup = new LookupIndex(log, () => ctx.clock.now(), {
+    everyMs: 1000,
+    onError: (e) => (e as { code?: string }).code === 'storage_unavailable' || app.log.error({ err: e }, 'verifiable index: a step failed'),
+  });
   // Witness rounds run beside the log, never in an append's path (PROTOCOL 9.9).
   const witnesses = config.witnesses.length
     ? new WitnessClient(log, config.witnesses, ctx.clock, {
@@ -210,7 +217,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     for (const method of [r.method].flat())
       if (method !== 'HEAD') routes.push({ method, url: r.url, config: (r.config ?? {}) as FastifyContextConfig, hasSchema: Boolean(r.schema) });
   });
-  app.decorate('akas', { ...ctx, appConfig: config, buckets, log, tiles, witnesses, routes });
+  app.decorate('akas', { ...ctx, appConfig: config, buckets, log, tiles, lookup, witnesses, routes });
   app.decorate('akasMeExtensions', [] as MeExtension[]);
   registerCaller(app, ctx, buckets);
   const sweepIdempotency = registerIdempotency(app, {
@@ -238,7 +245,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
 
   await registerRoutes(app, ctx, config);
 
-  scheduleUpkeep(app, ctx, { sweepIdempotency, log, witnesses, buckets });
+  scheduleUpkeep(app, ctx, { sweepIdempotency, log, lookup, witnesses, buckets });
   return app;
 }
 
@@ -316,9 +323,9 @@ async function registerRoutes(app: FastifyInstance, ctx: Ctx, config: AppConfig)
 function scheduleUpkeep(
   app: FastifyInstance,
   ctx: Ctx,
-  parts: { sweepIdempotency: () => Promise<unknown>; log: TransparencyLog; witnesses?: WitnessClient; buckets: TokenBuckets },
+  parts: { sweepIdempotency: () => Promise<unknown>; log: TransparencyLog; lookup: LookupIndex; witnesses?: WitnessClient; buckets: TokenBuckets },
 ) {
-  const { sweepIdempotency, log, witnesses, buckets } = parts;
+  const { sweepIdempotency, log, lookup, witnesses, buckets } = parts;
   const sweep = () => {
     void sweepIdempotency().catch(() => undefined);
     void sweepExpired(ctx).catch((e) => app.log.warn({ err: e }, 'retention sweep failed'));
@@ -334,6 +341,7 @@ function scheduleUpkeep(
   app.addHook('onClose', async () => {
     clearInterval(sweepTimer);
     await witnesses?.close();
+    await lookup.close();
     await log.close();
     await buckets.close();
   });

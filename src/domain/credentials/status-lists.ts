@@ -370,6 +370,9 @@ function writeVersion(
       reason: v.reason,
       changed: v.changes.length,
       changesSha256: sha256Hex(canonicalize(v.changes)),
+      // The judgments whose credentials this version changed, by id: the verifiable index files
+      // the entry under each one's credential: key (docs/INDEX.md 2.2).
+      judgmentIds: v.changes.map((c) => c.judgmentId),
       at: v.at,
     },
   });

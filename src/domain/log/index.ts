@@ -24,5 +24,6 @@ export { auditEvent, EVENT_KIND } from './events.js';
 export { attest, attestationKinds, dryRun, kindOf } from './attestations.js';
 export { attestationStatement, predicateTypeOf, SUBJECT_FIELDS, subjectsOf } from './statements.js';
 export { LogTileReader } from './tiles.js';
+export { LookupIndex, type MapAnswer, type PublishedRoot } from './lookup.js';
 export { findEntries, inclusionOf, type EntryFilter } from './queries.js';
 export { parseWitnessSpec, servedCheckpoint, WitnessClient, type WitnessConfig } from './witnesses.js';

@@ -1,0 +1,269 @@
+// The verifiable index over the log (docs/INDEX.md, PROTOCOL 9.10): the map of lookup keys to
+// the indices of the entries that mention them, kept in this process's memory and in the store,
+// its root appended to the log as an index.root.v1 entry.
+//
+// The map follows the log, never the other way round: an append does not wait for it (the log's
+// appender is the node's bottleneck). It takes the entries appended since its last root in one
+// step when a root is due, and writes their list items and its head (size and root) in one
+// transaction, so the store holds a map of some size N whole or not at all. At start the map is
+// read back from the store and its root computed again: a head whose root the lists do not give
+// (a torn or edited store) is dropped and the map rebuilt from the log, so no root is served that
+// the lists do not give; the entries past the stored size are then taken from the log (catching up).
+import { entryLookupKeys, EMPTY_MAP_ROOT, encodeMapProof, LOOKUP_ROOT_KIND, LookupMap, lookupKeyHash, type LogEntry } from '../../core/index.js';
+import { space, type Store } from '../../store/index.js';
+import type { TransparencyLog } from './log.js';
+import { LogIndex } from './spaces.js';
+
+/** `${K hex}:${position, 10 digits}` -> the log index at that position of the key's list. */
+export const LookupLists = space<number>('lookup-lists');
+/** 'head' -> the map as stored: the log size it covers and its root. */
+export const LookupHead = space<LookupHeadRecord>('lookup-head');
+/** The lock the map's writes take (processes sharing a store write the same items; the head only moves forward). */
+export const LOOKUP_LOCK = 'lookup';
+
+export interface LookupHeadRecord {
+  size: number;
+  root: string;
+  keys: number;
+}
+
+/** A root the log holds: the map over entries 0 to size-1, and the index.root.v1 entry that commits it. */
+export interface PublishedRoot {
+  size: number;
+  root: string;
+  keys: number;
+  entry: LogEntry;
+}
+
+/** A lookup as the map answers it, before the route adds the root entry's inclusion proof. */
+export interface MapAnswer {
+  key: string;
+  keyHash: string;
+  found: boolean;
+  indices: number[];
+  proof: string;
+  published: PublishedRoot;
+}
+
+export interface LookupOptions {
+  /** A root is appended when the log grew by this many entries since the last one (checked every `everyMs`). */
+  every?: number;
+  /** How often the growth is checked (ms); 0: never (roots are then appended only by lookups and publish()). */
+  everyMs?: number;
+  /** A lookup appends a fresh root when the newest is older than this (ms, by the node's clock). */
+  freshMs?: number;
+  onError?: (e: unknown) => void;
+}
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+const itemKey = (khex: string, position: number) => `${khex}:${pad(position, 10)}`;
+/** Items per transaction when a whole map is written (a rebuild, a long catch-up). */
+const CHUNK = 20_000;
+/** Entries read from the log at once. */
+const PAGE = 1000;
+
+/** The index of one node's log: one instance per running node, beside its TransparencyLog. */
+export class LookupIndex {
+  private map = new LookupMap();
+  /** Entries of the log the map has taken. */
+  private size = 0;
+  /** The size of the map as last written to the store (or read from it). */
+  private written = 0;
+  private published: PublishedRoot | null = null;
+  /** True from the moment a step takes entries until their root is appended: the map is then ahead of every root. */
+  private advancing = false;
+  private publishedAt = Number.NEGATIVE_INFINITY;
+  /** List items taken since the last write, with the map's size and root when they were taken. */
+  private unwritten: Array<[string, number]> = [];
+  /** One step at a time (start, publish): lookups wait for the one running. */
+  private step: Promise<unknown> = Promise.resolve();
+  private readonly started: Promise<void>;
+  private readonly timer?: NodeJS.Timeout;
+  private readonly every: number;
+  private readonly freshMs: number;
+
+  constructor(
+    private readonly log: TransparencyLog,
+    private readonly now: () => number,
+    options: LookupOptions = {},
+  ) {
+    const onError = options.onError ?? (() => undefined);
+    this.every = options.every ?? 256;
+    this.freshMs = options.freshMs ?? 1000;
+    this.started = this.serial(() => this.load());
+    this.started.catch(onError);
+    if ((options.everyMs ?? 0) > 0) {
+      this.timer = setInterval(() => void this.publishIfGrown().catch(onError), options.everyMs);
+      this.timer.unref();
+    }
+  }
+
+  private get store(): Store {
+    return this.log.store;
+  }
+
+  /** Resolves once the map has read the store back and caught up with the log (rejects if it could not). */
+  ready(): Promise<void> {
+    return this.started;
+  }
+
+  /** The newest root this process appended or found in the log, if any. */
+  newest(): PublishedRoot | null {
+    return this.published;
+  }
+
+  /**
+   * Takes every entry appended since the map's last step and appends the root of the map as it
+   * then stands (unless the log only grew by root entries, which mention no key). Answers the
+   * newest root.
+   */
+  publish(): Promise<PublishedRoot> {
+    return this.serial(async () => {
+      await this.started;
+      this.advancing = true;
+      try {
+        const grew = await this.catchUp();
+        if (grew || !this.published) await this.append();
+      } catch (e) {
+        // The map may hold entries no root commits: the next lookup appends one first.
+        this.published = null;
+        throw e;
+      } finally {
+        this.advancing = false;
+      }
+      return this.published!;
+    });
+  }
+
+  /** The map's answer for a key: its indices and proof against the newest root, appended first when it is older than freshMs and the log grew. */
+  async lookup(key: string): Promise<MapAnswer> {
+    await this.started;
+    const head = await this.log.head();
+    const stale = !this.published || (head.size > this.size && this.now() - this.publishedAt >= this.freshMs);
+    if (stale) await this.publish();
+    while (this.advancing) await this.step;
+    // No await from here to the proof: the map is the published root's until the next step.
+    const published = this.published!;
+    const k = lookupKeyHash(key);
+    const khex = k.toString('hex');
+    const proof = encodeMapProof(this.map.prove(k)).toString('base64');
+    const count = this.map.count(k);
+    // The stored list may have grown past the root since (a step that began): its first `count` items are the root's.
+    const items = count ? await this.store.list(LookupLists, { gte: `${khex}:`, lt: `${khex};`, limit: count }) : [];
+    const indices = items.map(([, seq]) => seq);
+    return { key, keyHash: khex, found: count > 0, indices, proof, published };
+  }
+
+  async close() {
+    if (this.timer) clearInterval(this.timer);
+    await this.step.catch(() => undefined);
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.step.then(fn, fn);
+    this.step = run.catch(() => undefined);
+    return run;
+  }
+
+  private async publishIfGrown() {
+    const head = await this.log.head();
+    if (head.size - (this.published?.size ?? 0) >= this.every) await this.publish();
+  }
+
+  // Reads the map back from the store; a head its lists do not give is dropped for a rebuild.
+  private async load() {
+    const head = await this.store.get(LookupHead, 'head');
+    if (head) {
+      for await (const [key, seq] of this.store.iterate(LookupLists)) if (seq < head.size) this.map.add(Buffer.from(key.slice(0, 64), 'hex'), seq);
+      if (this.map.root().toString('hex') === head.root && this.map.keys === head.keys) this.size = this.written = head.size;
+      else await this.clear();
+    }
+    await this.catchUp();
+    // The newest root entry in the log, when it is this map's: served as it is, with no new entry.
+    const [last] = await this.store.list(LogIndex, { gte: `kind:${LOOKUP_ROOT_KIND}:`, lt: `kind:${LOOKUP_ROOT_KIND}:\uffff`, reverse: true, limit: 1 });
+    const entry = last ? await this.log.entry(last[1].seq) : undefined;
+    if (entry && (await this.holds(entry))) {
+      this.published = { size: entry.body.size as number, root: entry.body.root as string, keys: this.map.keys, entry };
+    }
+  }
+
+  // Whether a root entry commits this map: its root is the map's, and only roots came after its size.
+  private async holds(entry: LogEntry): Promise<boolean> {
+    const size = entry.body.size;
+    if (entry.body.root !== this.map.root().toString('hex') || typeof size !== 'number' || size > this.size || this.size - size > PAGE) return false;
+    return (await this.log.entries(size, this.size)).every((e) => e.kind === LOOKUP_ROOT_KIND);
+  }
+
+  // A map that does not match its head: every item and the head go, and the map starts empty.
+  private async clear() {
+    this.map = new LookupMap();
+    this.size = 0;
+    let batch: string[] = [];
+    const drop = async () => {
+      const keys = batch;
+      batch = [];
+      await this.store.transact([LOOKUP_LOCK], async (tx) => {
+        for (const k of keys) tx.del(LookupLists, k);
+      });
+    };
+    await this.store.transact([LOOKUP_LOCK], async (tx) => tx.del(LookupHead, 'head'));
+    for await (const [key] of this.store.iterate(LookupLists)) {
+      batch.push(key);
+      if (batch.length >= CHUNK) await drop();
+    }
+    if (batch.length) await drop();
+  }
+
+  // Takes the log's entries past the map's size and writes them; answers whether any mentioned a key or was not a root.
+  private async catchUp(): Promise<boolean> {
+    const head = await this.log.head();
+    let grew = false;
+    while (this.size < head.size) {
+      const entries = await this.log.entries(this.size, Math.min(head.size, this.size + PAGE));
+      if (!entries.length) throw new Error(`the log holds no entry ${this.size}, below its size ${head.size}`);
+      // Synchronous from here: a lookup never sees the map between two entries.
+      for (const e of entries) {
+        if (e.kind !== LOOKUP_ROOT_KIND) grew = true;
+        this.take(e);
+      }
+      if (this.unwritten.length >= CHUNK) await this.write();
+    }
+    await this.write();
+    return grew;
+  }
+
+  private take(e: LogEntry) {
+    for (const key of entryLookupKeys(e)) {
+      const k = lookupKeyHash(key);
+      const position = this.map.add(k, e.seq) - 1;
+      this.unwritten.push([itemKey(k.toString('hex'), position), e.seq]);
+    }
+    this.size = e.seq + 1;
+  }
+
+  // The items taken and the head, in one transaction: the store holds the map of `size` whole or not at all.
+  private async write() {
+    if (!this.unwritten.length && this.size === this.written) return;
+    const items = this.unwritten;
+    this.unwritten = [];
+    this.written = this.size;
+    const head: LookupHeadRecord = { size: this.size, root: this.map.root().toString('hex'), keys: this.map.keys };
+    await this.store.transact([LOOKUP_LOCK], async (tx) => {
+      for (const [key, seq] of items) tx.put(LookupLists, key, seq);
+      const stored = await tx.get(LookupHead, 'head');
+      // Another process sharing the store may be ahead: its items are these, its head stays.
+      if (!stored || stored.size <= head.size) tx.put(LookupHead, 'head', head);
+    });
+  }
+
+  private async append() {
+    const root = this.map.root().toString('hex');
+    const body = { schemaVersion: '1.0.0', size: this.size, root, keys: this.map.keys };
+    const entry = await this.log.submit({ kind: LOOKUP_ROOT_KIND, tier: 'event', agent: null, body });
+    this.published = { size: body.size, root, keys: body.keys, entry };
+    this.publishedAt = this.now();
+  }
+}
+
+/** The root of a map that holds nothing, hex (a log with no entry mentioning a key). */
+export const EMPTY_LOOKUP_ROOT = EMPTY_MAP_ROOT.toString('hex');
