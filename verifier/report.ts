@@ -147,6 +147,11 @@ export const CHECKS = {
   'judgment.content': { layer: 'L2', meaning: 'the judge signed the content it judged (akas.judgment.v2)' },
 
   // L3: the node's log and its HMACs.
+  'standing.subject': { layer: 'L1', meaning: 'an AgentStandingCredential about one agent: its tag, and a did:key that is its public key (8.9)' },
+  'standing.card': { layer: 'L1', meaning: "an A2A Agent Card's JWS is by the agent's key (its did:key), a key the node shows was the agent's (8.9)" },
+  'standing.checkpoint': { layer: 'L3', meaning: "the standing's checkpoint is signed by a pinned log key and names the size and root the standing names" },
+  'standing.entries': { layer: 'L3', meaning: "the log entries given are every entry below the standing's checkpoint size and hash to its root" },
+  'standing.figure': { layer: 'L3', meaning: 'a figure of a standing is what the log entries give, computed as PROTOCOL 8.9 defines it' },
   'log.key': { layer: 'L3', meaning: 'the log key is one pinned (--log-key, a trust file) or endorsed by a pinned issuer key, and a C2SP verifier key' },
   'log.entry': { layer: 'L3', meaning: "a log entry's fields hash to its hash (and leaf)" },
   'log.checkpoint': { layer: 'L3', meaning: 'the checkpoint is signed by the log key' },

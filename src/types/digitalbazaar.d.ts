@@ -12,7 +12,10 @@ declare module '@digitalbazaar/vc' {
     suite: unknown;
     documentLoader: (url: string) => Promise<unknown>;
     now?: string | Date;
-  }): Promise<{ verified: boolean; error?: unknown; results?: unknown[] }>;
+    /** Required by the library for a credential that has credentialStatus (a standing, PROTOCOL 8.9). */
+    // biome-ignore lint/suspicious/noExplicitAny: the status checker is any library's (@digitalbazaar/vc-bitstring-status-list here)
+    checkStatus?: (options: any) => Promise<unknown>;
+  }): Promise<{ verified: boolean; error?: unknown; results?: unknown[]; statusResult?: unknown }>;
 }
 declare module '@digitalbazaar/data-integrity' {
   export class DataIntegrityProof {
