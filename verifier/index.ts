@@ -27,3 +27,4 @@ export { SignatureMemo } from './memo.js';
 export { dsseKey, verifyDsse } from './dsse.js';
 export { verifySigstore } from './sigstore.js';
 export { tlogProofDocument, verifyTlogProof } from './tlog-proof.js';
+export { type LookupReport, verifyLookup, verifyLookupAsync } from './lookup.js';

@@ -25,6 +25,11 @@ export const ERROR_CODES = {
   },
   empty_body: { status: 400, doc: 'An empty content-store upload.', action: 'Upload at least one byte.' },
   invalid_sha256: { status: 400, doc: 'Malformed hex on a content-store fetch.', action: 'Name the blob by its 64-character hex sha256.' },
+  invalid_lookup_key: {
+    status: 400,
+    doc: 'A lookup key that is not agent:, key:, proposal:, path:, sha256: or credential: followed by a well-formed value (PROTOCOL 9.10).',
+    action: 'Write the key as agent:TAG, key:did:key:..., proposal:ID, path:/PATH, sha256:<64 lowercase hex> or credential:jdg_..., percent-encoded.',
+  },
   invalid_kind: {
     status: 400,
     doc: 'An unknown kind, or a body that does not fit the kind.',

@@ -26,6 +26,7 @@ import { credentialRoutes } from './routes/credentials.js';
 import { statusListRoutes } from './routes/status-lists.js';
 import { logRoutes } from './routes/log.js';
 import { attestationRoutes } from './routes/attestations.js';
+import { lookupRoutes } from './routes/lookup.js';
 import { supplyChainRoutes } from './routes/supply-chain.js';
 import { knowledgeRoutes } from './routes/knowledge.js';
 import { healthRoutes } from './routes/health.js';
@@ -279,6 +280,7 @@ async function registerRoutes(app: FastifyInstance, ctx: Ctx, config: AppConfig)
     statusListRoutes,
     logRoutes,
     attestationRoutes,
+    lookupRoutes,
     supplyChainRoutes,
     knowledgeRoutes,
     openApiRoutes,
