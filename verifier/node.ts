@@ -141,7 +141,11 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
       id: 'evidence',
       what: 'what is served is bound to the proposal that published it',
       valid: implicit ? null : false,
-      why: implicit ? 'not checked: an implicit branch, which no proposal made: nothing is published here' : 'the read carries no evidence',
+      why: implicit
+        ? 'not checked: an implicit branch, which no proposal made: nothing is published here (each child is checked when read)'
+        : 'the read carries no evidence',
+      // Nothing here rests on a signed decision: the read is the node's word, so never "verified" (PROTOCOL 8.6).
+      ...(implicit ? { anchor: true } : {}),
     });
     return report();
   }

@@ -40,6 +40,7 @@ export const CLI_CODES = {
   keys_do_not_hold: { exit: 1, doc: "trust pin, trust accept: the node's key list or its log key endorsement does not verify, so nothing is pinned" },
   not_accepted: { exit: 1, doc: 'trust accept: the new keys were not confirmed (or the pin changed meanwhile): the pin is unchanged' },
   confirm_needed: { exit: 2, doc: 'trust accept: no terminal to confirm on and no --yes: the pin is unchanged' },
+  not_verified: { exit: 1, doc: 'mcp --stdio: a read that failed verification on this machine, withheld (the checks that failed are named)' },
   content_not_named: { exit: 1, doc: 'judge: the node names no contentSha256 for the proposal, so nothing is signed' },
   content_unverified: { exit: 1, doc: 'judge: the content the node shows does not match what it names, so nothing is signed' },
   no_template: { exit: 2, doc: "attest --template: the kind's schema holds no example body" },

@@ -71,11 +71,15 @@ const json = async (url: string) => (await h.node.app.inject({ url })).json();
 
 describe('akas node', () => {
   it('prints exactly the node response with --json, and a readable tree in a pipe', async () => {
+    // The root is an implicit branch: no proposal published it, so it is the node's word (exit 3), said so.
     const r = await h.akas(['--json', 'node', '/']);
-    expect(r.code).toBe(0);
-    expect(r.json()).toEqual(await json('/api/knowledge/node/'));
+    const { verification, ...answer } = r.json();
+    expect(r.code, JSON.stringify(verification)).toBe(3);
+    expect(verification).toMatchObject({ verdict: 'unanchored', failed: [] });
+    expect(answer).toEqual(await json('/api/knowledge/node/'));
     const text = await h.akas(['node']);
-    expect(text.code).toBe(0);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toContain('UNANCHORED');
     expect(text.stdout).toContain('/  (branch)');
     expect(text.stdout).toMatch(/├── \/decisions\n/);
     expect(text.stdout).toMatch(/└── \/tools\n/);
@@ -117,8 +121,10 @@ describe('akas node', () => {
     expect(stdout.text).toContain('independent evals (1 by 1 runner)');
     // --json on a terminal is still exactly the answer.
     const js = new Capture(true);
-    await h.akas(['--json', 'node', '/tools'], { stdout: js });
-    expect(JSON.parse(js.text)).toEqual(await json('/api/knowledge/node/tools'));
+    expect((await h.akas(['--json', 'node', '/tools'], { stdout: js })).code).toBe(0);
+    const { verification, ...answer } = JSON.parse(js.text);
+    expect(verification).toMatchObject({ verdict: 'verified', failed: [] });
+    expect(answer).toEqual(await json('/api/knowledge/node/tools?evidence=full'));
   });
 
   it('pages children, reads an earlier version, and refuses bad input (2) or a missing node (1)', async () => {
@@ -170,13 +176,13 @@ describe('akas brief', () => {
 describe('akas search and suggest', () => {
   it('finds a brief by a word of its core, misspelt too, filtered by kind (aliases taken), paged', async () => {
     const r = await h.akas(['--json', 'search', 'exponentially']);
-    expect(r.code).toBe(0);
+    expect(r.code, JSON.stringify(r.json().verification)).toBe(0);
     expect(r.json().items.map((i: { path: string }) => i.path)).toEqual(['/distributed-systems/retries-with-backoff-x1']);
     expect((await h.akas(['--json', 'search', 'exponentialy'])).json().items).toHaveLength(1);
     expect((await h.akas(['--json', 'search', 'jitter', '--kind', 'brief'])).json().items).toHaveLength(1);
     expect((await h.akas(['--json', 'search', 'jitter', '--kind', 'leaf-artifact'])).json().items).toEqual([]);
     const table = await h.akas(['search', 'tiny', 'classifier', '--limit', '1']);
-    expect(table.stdout).toMatch(/^PATH\s+KIND\s+SCORE\s+TITLE\n\/models\/tiny-classifier-x\d\s+leaf-artifact/);
+    expect(table.stdout).toMatch(/^PATH\s+KIND\s+SCORE\s+VERDICT\s+TITLE\n\/models\/tiny-classifier-x\d\s+leaf-artifact\s+\S+\s+VERIFIED/);
     expect(table.stdout).toContain('1 of 2');
     expect(table.stderr).toMatch(/more: akas search tiny classifier --limit 1 --cursor 1/);
     expect((await h.akas(['search', 'thunderclap'])).stdout).toContain('nothing found for "thunderclap"');

@@ -131,7 +131,7 @@ describe('akas mcp --stdio: the proxy', () => {
 
   it("answers a failed exchange as the tool error unreachable, and passes the node's JSON-RPC refusals on", async () => {
     const { proxy } = proxyOver({ callTool: async () => Promise.reject(new Error(`fetch failed for ${identity.apiKey}`)) });
-    const r = await proxy.callTool('search', { q: 'x' });
+    const r = await proxy.callTool('suggest', { q: 'x' });
     expect(r.structuredContent).toMatchObject({ code: 'unreachable', error: expect.stringContaining('fetch failed for [withheld]') });
     const unknown = Object.assign(new Error('Unknown tool nope'), { code: -32602 });
     const { proxy: refusing } = proxyOver({ callTool: async () => Promise.reject(unknown) });

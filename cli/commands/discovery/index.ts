@@ -220,10 +220,15 @@ function mcpCommand(program: Command, cli: Cli) {
       "be the MCP server, on stdin/stdout, for a client that launches it: the node's tools, proxied with the api key of this profile, " +
         'judgments signed here with its private key; neither key appears in a tool call or result',
     )
+    .option('--no-verify', "with --stdio: pass the node's reads on unchecked (each result says so)")
+    .option('--allow-unverified', 'with --stdio: show a read that fails verification, marked, instead of withholding it')
     .action(
-      action(cli, async (opts: { client?: string; anonymous?: boolean; stdio?: boolean }) => {
+      action(cli, async (opts: { client?: string; anonymous?: boolean; stdio?: boolean; verify: boolean; allowUnverified?: boolean }) => {
         const g = cli.globals();
         const baseUrl = g.baseUrl.replace(/\/$/, '');
+        if ((!opts.verify || opts.allowUnverified) && !opts.stdio)
+          throw usageError('--no-verify and --allow-unverified are for the MCP server: akas mcp --stdio');
+        if (!opts.verify && opts.allowUnverified) throw usageError('--allow-unverified shows what fails verification; --no-verify checks nothing: give one');
         if (opts.stdio) {
           const { serveMcpStdio } = await import('./mcp-stdio.js');
           const identity = opts.anonymous ? undefined : cli.identity();
@@ -240,6 +245,7 @@ function mcpCommand(program: Command, cli: Cli) {
                 ),
               ),
             log: (line) => cli.io.stderr.write(`${line}\n`),
+            reads: !opts.verify ? 'off' : opts.allowUnverified ? 'allow-unverified' : 'verify',
           });
           return;
         }

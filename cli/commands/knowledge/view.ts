@@ -242,12 +242,12 @@ export function traversalText(t: Json): string {
   return out.join('\n');
 }
 
-/** Search hits as a table: path, kind, score, title. */
-export function searchText(r: Json): string {
+/** Search hits as a table: path, kind, score, the verdict of each hit (when told), title. */
+export function searchText(r: Json, verdict?: (i: number) => string): string {
   const items = (r.items ?? []) as Json[];
   if (!items.length) return `nothing found for "${text(r.query)}"`;
-  const rows = items.map((i) => [text(i.path), text(i.kind), num(i.score), text(i.title)]);
-  const head = ['PATH', 'KIND', 'SCORE', 'TITLE'];
+  const rows = items.map((i, n) => [text(i.path), text(i.kind), num(i.score), ...(verdict ? [verdict(n)] : []), text(i.title)]);
+  const head = ['PATH', 'KIND', 'SCORE', ...(verdict ? ['VERDICT'] : []), 'TITLE'];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
   const line = (row: string[]) => row.map((v, c) => (c === row.length - 1 ? v : v.padEnd(widths[c]))).join('  ');
   return [line(head), ...rows.map(line), `${items.length} of ${r.totalIsEstimate ? 'about ' : ''}${r.total}`].join('\n');

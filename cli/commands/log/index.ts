@@ -135,10 +135,11 @@ function attestCommand(program: Command, cli: Cli) {
  * attestation ID --format tlog-proof`, now `akas export ID --format tlog-proof`) its C2SP
  * tlog-proof file instead.
  */
-export async function showAttestation(cli: Cli, id: string, opts: { format?: string; output?: string } = {}) {
+/** `akas show ATT_ID`; `read`: the attestation already read (akas show verifies it first: cli/commands/show/index.ts). */
+export async function showAttestation(cli: Cli, id: string, opts: { format?: string; output?: string } = {}, read?: Json) {
   if (!/^att_[0-9a-f]{16}$/.test(id)) throw usageError(`not an attestation id: ${id}`);
   if (opts.format !== undefined && opts.format !== 'tlog-proof') throw usageError(`--format is tlog-proof, got ${opts.format}`);
-  const r = await cli.client().get<Json>(`/api/attestations/${id}`);
+  const r = read ?? (await cli.client().get<Json>(`/api/attestations/${id}`));
   if (opts.format) {
     const { tlogProofOf, writeOut } = await import('../export/supply-chain.js');
     const text = tlogProofOf(r as never);

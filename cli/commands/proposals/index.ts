@@ -226,9 +226,10 @@ function proposeCommand(program: Command, cli: Cli) {
 }
 
 /** A proposal: status, payload, judgments (`akas show ID`; no identity needed). */
-export async function showProposal(cli: Cli, id: string) {
+/** `akas show PROP_ID`; `read`: the detail already read (akas show verifies it first: cli/commands/show/index.ts). */
+export async function showProposal(cli: Cli, id: string, read?: Json) {
   const kind = proposalIdArg(id);
-  const p = await cli.client().get<Json>(`/api/knowledge/proposals/${id}`);
+  const p = read ?? (await cli.client().get<Json>(`/api/knowledge/proposals/${id}`));
   cli.output().result(p, () => {
     const payload = p.payload ?? {};
     const rows: Array<[string, unknown]> = [

@@ -7,7 +7,7 @@ import { noticeBefore, noticesOnce, oldOption, renamedOption, type Say } from '.
 import { action, type Cli } from '../../program.js';
 import { showTraversal } from '../knowledge/index.js';
 import { eventsCommand, showAttestation } from '../log/index.js';
-import { showProposal } from '../proposals/index.js';
+import { showVerified } from '../show/index.js';
 
 /** Options renamed on their own command: [command path, old flags, new flags as declared]. */
 const RENAMED_OPTIONS: Array<[path: string, old: string, now: string]> = [
@@ -51,7 +51,8 @@ function oldCommands(program: Command, cli: Cli, say: Say) {
   const proposal = program
     .command('proposal', { hidden: true })
     .argument('<id>')
-    .action(action(cli, (id: string) => showProposal(cli, id)));
+    .option('--no-verify')
+    .action(action(cli, (id: string, opts: { verify: boolean }) => showVerified(cli, id, 'proposal', opts.verify)));
   noticeBefore(proposal, say, () => ['akas proposal <id>', 'akas show <id>']);
   const traversal = program
     .command('traversal', { hidden: true })
@@ -63,7 +64,12 @@ function oldCommands(program: Command, cli: Cli, say: Say) {
     .argument('<id>')
     .option('--format <format>')
     .option('-o, --output <file>')
-    .action(action(cli, (id: string, opts: { format?: string; output?: string }) => showAttestation(cli, id, opts)));
+    .option('--no-verify')
+    .action(
+      action(cli, (id: string, opts: { format?: string; output?: string; verify: boolean }) =>
+        opts.format === undefined ? showVerified(cli, id, 'attestation', opts.verify) : showAttestation(cli, id, opts),
+      ),
+    );
   noticeBefore(attestation, say, (cmd) =>
     cmd.opts().format === undefined
       ? ['akas attestation <id>', 'akas show <id>']
