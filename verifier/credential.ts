@@ -263,8 +263,7 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
     return result;
   }
   // The document each proof secures (eddsa-jcs-2022 §3.3.2 step 1): the document without `proof`.
-  const { proof: _proof, ...unsecured } = doc;
-  const hashes = new DocumentHashes(unsecured);
+  const hashes = new DocumentHashes(doc);
   let byController = 0;
   for (const [i, p] of list.entries()) {
     const subject = isSet ? `proof[${i}]` : undefined;
@@ -304,11 +303,12 @@ class DocumentHashes {
   private contextItems: string[] | undefined;
   private readonly hashes = new Map<string, Uint8Array>();
 
-  constructor(readonly unsecured: Json) {}
+  /** `secured`: the document with its proof; what a proof secures is the same without it (canonicalize's changes: no copy made). */
+  constructor(readonly secured: Json) {}
 
   /** The document's @context as a list, each item's JCS made once (throws for what JCS cannot take). */
   contextCanonical(): string[] {
-    const dc = this.unsecured['@context'];
+    const dc = this.secured['@context'];
     return (this.contextItems ??= (Array.isArray(dc) ? dc : [dc]).map((x) => canonicalize(x)));
   }
 
@@ -317,8 +317,8 @@ class DocumentHashes {
     const key = sameContext ? '=' : `${Array.isArray(proofContext) ? 'a' : 's'}${Array.isArray(proofContext) ? proofContext.length : 1}`;
     let h = this.hashes.get(key);
     if (!h) {
-      const document = sameContext ? this.unsecured : { ...this.unsecured, '@context': proofContext };
-      this.hashes.set(key, (h = sha256(canonicalize(document))));
+      const changes = sameContext ? { proof: undefined } : { proof: undefined, '@context': proofContext };
+      this.hashes.set(key, (h = sha256(canonicalize(this.secured, changes))));
     }
     return h;
   }
@@ -397,7 +397,7 @@ function* oneProofChecking(
     try {
       const dc = doc.contextCanonical();
       contextPrefix = pc.length <= dc.length && pc.every((x, i) => canonicalize(x) === dc[i]);
-      sameContext = contextPrefix && pc.length === dc.length && Array.isArray(proofContext) === Array.isArray(doc.unsecured['@context']);
+      sameContext = contextPrefix && pc.length === dc.length && Array.isArray(proofContext) === Array.isArray(doc.secured['@context']);
     } catch {
       contextPrefix = false;
     }
@@ -440,12 +440,11 @@ function* oneProofChecking(
   // (§3.3.3) and Proof Configuration (§3.3.5) are the JCS of each; Hashing (§3.3.4) joins
   // SHA-256 of the proof configuration and SHA-256 of the document; Proof Verification
   // (§3.3.7) checks the Ed25519 signature of those 64 bytes under the method's key.
-  const { proofValue: _drop, ...proofOptions } = p;
   let hashData: Uint8Array | null = null;
   let why: string | undefined;
   try {
     hashData = new Uint8Array(64);
-    hashData.set(sha256(canonicalize(proofOptions)), 0);
+    hashData.set(sha256(canonicalize(p, { proofValue: undefined })), 0);
     hashData.set(doc.hashUnder(proofContext, sameContext), 32);
   } catch (e) {
     hashData = null;

@@ -26,10 +26,13 @@ export function parseStrictJson(input: string | Uint8Array): StrictJson {
   } catch (e) {
     return { ok: false, reason: `not JSON: ${(e as Error).message}` };
   }
+  // One pass for the depth and the strict rules; only text refused is measured again, for the
+  // deepest nesting the refusal names (a depth over the bound is said before any other problem).
+  const problem = scan(text, MAX_JSON_DEPTH);
+  if (problem === null) return { ok: true, value };
   const depth = jsonDepth(text);
-  if (depth > MAX_JSON_DEPTH) return { ok: false, reason: `nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})` };
-  const problem = scan(text);
-  return problem ? { ok: false, reason: problem } : { ok: true, value };
+  if (depth > MAX_JSON_DEPTH || problem === TOO_DEEP) return { ok: false, reason: `nested ${depth} levels deep (at most ${MAX_JSON_DEPTH})` };
+  return { ok: false, reason: problem };
 }
 
 /**
@@ -167,11 +170,26 @@ function stringEnd(text: string, start: number): number {
 // indexOf, and decoded only when they hold an escape: most of a signed document is plain text.
 const SURROGATE = /[\ud800-\udfff]/;
 
-function scan(text: string): string | null {
+/** scan's answer for text nested deeper than it was asked to take. */
+const TOO_DEEP = 'too deep';
+
+/** The keys of an open object so far: a list while it is short (no Set made for the usual few), a Set past that. */
+type KeysSeen = string[] | Set<string>;
+const SHORT_OBJECT = 16;
+
+/** Records `key` in `seen`; false when it was there already. Answers the structure to keep (a Set once the list grew long). */
+function seeKey(seen: KeysSeen, key: string): KeysSeen | false {
+  if (!Array.isArray(seen)) return seen.has(key) ? false : seen.add(key);
+  if (seen.includes(key)) return false;
+  seen.push(key);
+  return seen.length > SHORT_OBJECT ? new Set(seen) : seen;
+}
+
+function scan(text: string, maxDepth = Number.POSITIVE_INFINITY): string | null {
   // A string without escapes holds a lone surrogate only if the text holds a raw surrogate at
   // all: else such a string is looked at only as a key (most strings of a document are values).
   const rawSurrogates = SURROGATE.test(text);
-  const keys: Array<Set<string> | null> = []; // one entry per open container; null for arrays
+  const keys: Array<KeysSeen | null> = []; // one entry per open container; null for arrays
   let expectKey = false;
   const n = text.length;
   // The next backslash at or after some position (-1: none left), looked up again only once
@@ -180,10 +198,10 @@ function scan(text: string): string | null {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x7b /* { */) {
-      keys.push(new Set());
+      if (keys.push([]) > maxDepth) return TOO_DEEP;
       expectKey = true;
     } else if (c === 0x5b /* [ */) {
-      keys.push(null);
+      if (keys.push(null) > maxDepth) return TOO_DEEP;
       expectKey = false;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       keys.pop();
@@ -207,9 +225,9 @@ function scan(text: string): string | null {
       if (value !== undefined && SURROGATE.test(value) && hasLoneSurrogate(value))
         return `a string holds a lone surrogate (${JSON.stringify(value.slice(0, 40))})`;
       if (expectKey) {
-        const set = keys[keys.length - 1]!;
-        if (set.has(value!)) return `duplicate key ${JSON.stringify(value!.length > 80 ? `${value!.slice(0, 80)}…` : value)}`;
-        set.add(value!);
+        const seen = seeKey(keys[keys.length - 1]!, value!);
+        if (seen === false) return `duplicate key ${JSON.stringify(value!.length > 80 ? `${value!.slice(0, 80)}…` : value)}`;
+        keys[keys.length - 1] = seen;
         expectKey = false;
       }
       i = end;

@@ -36,6 +36,18 @@ describe('parseStrictJson', () => {
     expect(parseStrictJson(`{"a":${nest(20_000)}}`).ok).toBe(false);
   });
 
+  it('names the depth, not a duplicate key found on the way, of JSON both too deep and not strict', () => {
+    const deep = `{"a":1,"a":2,"b":${'['.repeat(MAX_JSON_DEPTH + 5)}${']'.repeat(MAX_JSON_DEPTH + 5)}}`;
+    expect(parseStrictJson(deep)).toEqual({ ok: false, reason: `nested ${MAX_JSON_DEPTH + 6} levels deep (at most ${MAX_JSON_DEPTH})` });
+  });
+
+  it('finds a duplicate among many keys of one object, as among few', () => {
+    const keys = Array.from({ length: 40 }, (_, i) => `"k${i}":${i}`);
+    expect(parseStrictJson(`{${keys.join(',')}}`).ok).toBe(true);
+    expect(parseStrictJson(`{${keys.join(',')},"k3":0}`)).toMatchObject({ ok: false, reason: 'duplicate key "k3"' });
+    expect(parseStrictJson(`{${keys.slice(0, 5).join(',')},"k3":0}`)).toMatchObject({ ok: false, reason: 'duplicate key "k3"' });
+  });
+
   it('counts nesting outside strings only, escaped quotes and backslashes included', () => {
     expect(jsonDepth('1')).toBe(0);
     expect(jsonDepth('{"a":[1,{"b":[]}],"c":{}}')).toBe(4);
@@ -52,7 +64,16 @@ describe('parseStrictJson', () => {
 
 describe('isDateTimeStamp', () => {
   it('takes XML Schema dateTimeStamps: a real date and time, with a zone', () => {
-    for (const ok of ['2026-01-01T00:00:00Z', '2026-01-01T12:30:45.123Z', '2024-02-29T23:59:59+14:00', '2026-12-31T24:00:00Z', '-0044-03-15T12:00:00-05:30'])
+    for (const ok of [
+      '2026-01-01T00:00:00Z',
+      '2026-01-01T12:30:45.123Z',
+      '2024-02-29T23:59:59+14:00',
+      '2026-12-31T24:00:00Z',
+      '2026-12-31T24:00:00.000Z',
+      '-0044-03-15T12:00:00-05:30',
+      '12026-04-30T00:00:00-00:00',
+      '2000-02-29T01:02:03.4+01:00',
+    ])
       expect(isDateTimeStamp(ok), ok).toBe(true);
   });
   it('refuses a missing zone, impossible dates and times, and other shapes', () => {
@@ -64,6 +85,15 @@ describe('isDateTimeStamp', () => {
       '2026-01-01T24:00:01Z',
       '2026-01-01 00:00:00Z',
       '2026-01-01T00:00:00+15:00',
+      '2026-01-01T00:00:00+14:30',
+      '2026-01-01T00:00:00+13:60',
+      '2026-01-01T24:00:00.5Z',
+      '2026-04-31T00:00:00Z',
+      '1900-02-29T00:00:00Z',
+      '2026-00-10T00:00:00Z',
+      '2026-01-00T00:00:00Z',
+      '2026-01-01T00:60:00Z',
+      '2026-01-01T00:00:60Z',
       '2026-01-01',
       1767225600000,
     ]) {
