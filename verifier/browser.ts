@@ -31,6 +31,7 @@ import { verifySigstoreAsync } from './sigstore.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
 import { verifyConsistencyAsync, verifyLogProofAsync, type WitnessPolicy } from './log.js';
+import { verifyLookupAsync } from './lookup.js';
 import { verifyNodeAsync, type NodeOptions, type NodeReport } from './node.js';
 import { verifyReadAsync, type ReadReport } from './read.js';
 import { verifyCasBytes as casBytes } from './cas-bytes.js';
@@ -192,6 +193,10 @@ export const verifyProposalJudgments = (detail: unknown, profiles?: AgentKeys[])
 /** A saved GET /api/attestations/{id} answer against a pinned log key (a C2SP verifier key string), and a witness quorum when given. */
 export const verifyLogProof = async (doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy) =>
   settled(await verifyLogProofAsync(doc, logKey, witnesses));
+
+/** A saved lookup in the verifiable index (GET /api/index/{key}; PROTOCOL 9.10) against a pinned log key, and a witness quorum when given. */
+export const verifyLookup = async (doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy) =>
+  settled(await verifyLookupAsync(doc, logKey, witnesses));
 
 /**
  * Two signed checkpoints ({old?, new, proof?}: the notes and GET /api/log/proof/consistency's

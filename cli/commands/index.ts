@@ -13,6 +13,7 @@ import { identityCommands } from './identity/index.js';
 import { journalCommands } from './journal/index.js';
 import { knowledgeCommands } from './knowledge/index.js';
 import { logCommands } from './log/index.js';
+import { lookupCommands } from './lookup/index.js';
 import { monitorCommands } from './monitor/index.js';
 import { proposalCommands } from './proposals/index.js';
 import { quotaCommands } from './identity/quota.js';
@@ -51,7 +52,7 @@ export const HELP_GROUPS: ReadonlyArray<readonly [heading: string, names: readon
       'docs',
     ]),
   ],
-  ['Auditing:', ['verify', 'export', 'node-keys', 'trust', 'log', 'gate', 'journal', 'monitor', 'explore']],
+  ['Auditing:', ['verify', 'export', 'node-keys', 'trust', 'log', 'lookup', 'gate', 'journal', 'monitor', 'explore']],
   ['This CLI:', ['completion']],
 ];
 
@@ -94,6 +95,7 @@ export const commandGroups: CommandGroup[] = [
   exportCommands,
   trustCommands,
   logCommands,
+  lookupCommands,
   journalCommands,
   monitorCommands,
   witnessCommands,

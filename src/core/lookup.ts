@@ -159,12 +159,12 @@ export class LookupMap {
   /** Keys held. */
   keys = 0;
 
-  /** Appends a log index to key hash k's list (a key met for the first time joins the map). */
-  add(k: Buffer, index: number): void {
+  /** Appends a log index to key hash k's list (a key met for the first time joins the map); answers the list's new length. */
+  add(k: Buffer, index: number): number {
     let n = this.top;
     if (!n) {
       this.top = this.newLeaf(k, index);
-      return;
+      return 1;
     }
     while (!isLeaf(n)) {
       n.hash = null;
@@ -174,7 +174,7 @@ export class LookupMap {
     if (d < 0) {
       n.list.push(index);
       n.hash = null;
-      return;
+      return n.list.count;
     }
     // A new key: a node splitting at d goes where the path first passes a node deeper than d.
     const leaf = this.newLeaf(k, index);
@@ -188,6 +188,7 @@ export class LookupMap {
     if (!parent) this.top = split;
     else if (bitAt(k, parent.bit)) parent.right = split;
     else parent.left = split;
+    return 1;
   }
 
   private newLeaf(k: Buffer, index: number): Leaf {

@@ -16,6 +16,7 @@ import { dsseCommand, sigstoreCommand } from './dsse.js';
 import { forkCommand } from './fork.js';
 import { judgmentsCommand } from './judgments.js';
 import { logProofCommand } from './log-proof.js';
+import { lookupCommand } from './lookup.js';
 import { manifestCommand } from './manifest.js';
 import { nodeCommand } from './node.js';
 import { presentationCommand } from './presentation.js';
@@ -35,6 +36,7 @@ const SUBCOMMANDS: Array<(verify: Command, cli: Cli) => void> = [
   dsseCommand,
   sigstoreCommand,
   forkCommand,
+  lookupCommand,
 ];
 
 export function verifyCommands(program: Command, cli: Cli) {

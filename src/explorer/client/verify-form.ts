@@ -214,6 +214,9 @@ export function verifyForm(form: HTMLFormElement) {
             const status = await statusSources(V, [j], trust, issuers);
             const report = await V.verifyCredential(d.bytes, { issuer: issuer || undefined, trust, checkJudgeSignature: true, status });
             cards.push(resultCard(V, d.name, 'credential', report, onIssuer, report.status ?? null));
+          } else if (j?.map && j.root && Array.isArray(j.indices)) {
+            // akas lookup KEY --json: every entry about a key, proven complete (PROTOCOL 9.10), as akas verify lookup checks it.
+            cards.push(resultCard(V, d.name, 'lookup', await V.verifyLookup(j, logKey), logKey ? `log key ${logKey}` : null));
           } else if (j?.entry && j.inclusion) {
             cards.push(resultCard(V, d.name, 'log proof', await V.verifyLogProof(j, logKey), logKey ? `log key ${logKey}` : null));
           } else if (j && isNodeRead(j)) {
