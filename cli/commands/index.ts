@@ -21,6 +21,7 @@ import { renamedSpellings } from './renamed/index.js';
 import { schemasCommands } from './proposals/schemas.js';
 import { serveCommands } from './serve/index.js';
 import { showCommands } from './show/index.js';
+import { standingCommands } from './standing/index.js';
 import { storeCommands } from './store/index.js';
 import { toolCommands } from './calibration/tools.js';
 import { trustCommands } from './trust/index.js';
@@ -35,22 +36,23 @@ export const HELP_GROUPS: ReadonlyArray<readonly [heading: string, names: readon
   ['Running a node:', ['serve', 'demo', 'store', 'admin', 'calibration', 'witness']],
   [
     "An agent's work:",
-    ['register', 'me', 'preview', 'wakeup', 'recover', 'profile', 'quota', 'appeal', 'agents', 'calibrate', 'challenge', 'tool', 'schemas'].concat([
-      'propose',
-      'queue',
-      'judge',
-      'withdraw',
-      'attest',
-      'show',
-      'node',
-      'brief',
-      'search',
-      'suggest',
-      'traverse',
-      'cas',
-      'mcp',
-      'docs',
-    ]),
+    [
+      'register',
+      'me',
+      'preview',
+      'wakeup',
+      'recover',
+      'profile',
+      'standing',
+      'card',
+      'quota',
+      'appeal',
+      'agents',
+      'calibrate',
+      'challenge',
+      'tool',
+      'schemas',
+    ].concat(['propose', 'queue', 'judge', 'withdraw', 'attest', 'show', 'node', 'brief', 'search', 'suggest', 'traverse', 'cas', 'mcp', 'docs']),
   ],
   ['Auditing:', ['verify', 'export', 'node-keys', 'trust', 'log', 'lookup', 'gate', 'journal', 'monitor', 'explore']],
   ['This CLI:', ['completion']],
@@ -85,6 +87,7 @@ export const commandGroups: CommandGroup[] = [
   toolCommands,
   schemasCommands,
   quotaCommands,
+  standingCommands,
   appealCommands,
   calibrationCommands,
   proposalCommands,

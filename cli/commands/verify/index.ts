@@ -21,6 +21,7 @@ import { manifestCommand } from './manifest.js';
 import { nodeCommand } from './node.js';
 import { presentationCommand } from './presentation.js';
 import { serveCommand } from './serve.js';
+import { cardCommand, standingCommand } from './standing.js';
 
 /** The subcommands, in the order `akas verify --help` lists them. */
 const SUBCOMMANDS: Array<(verify: Command, cli: Cli) => void> = [
@@ -37,6 +38,8 @@ const SUBCOMMANDS: Array<(verify: Command, cli: Cli) => void> = [
   sigstoreCommand,
   forkCommand,
   lookupCommand,
+  standingCommand,
+  cardCommand,
 ];
 
 export function verifyCommands(program: Command, cli: Cli) {
