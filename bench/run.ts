@@ -20,6 +20,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   bodies: () => import('./bodies.js').then((m) => m.run()),
   interop: () => import('./interop.js').then((m) => m.run()),
   monitor: () => import('./monitor.js').then((m) => m.run()),
+  'verified-reads': () => import('./verified-reads.js').then((m) => m.run()),
 };
 // Run only when named: it takes minutes.
 const onDemand: Record<string, () => Promise<unknown>> = {
