@@ -1,41 +1,137 @@
 // The node's log (pino through fastify, on stderr): one line per request, carrying no header,
 // body or query value, so secrets never reach it.
 //
-// Written asynchronously: a line per request written to stderr synchronously cost a system call
-// per request; pino's asynchronous destination (sonic-boom) gathers the lines that come while a
-// write is in flight into the next one, and is flushed when the process exits. At a low rate each
-// line still goes out at once.
-import type { FastifyInstance } from 'fastify';
+// What a line costs (bench/http.ts prints it beside pino's own setups): pino's asynchronous
+// destination (sonic-boom) wrote each line with its own write when none was in flight, which on
+// a pipe, a file or /dev/null is nearly always: a write through libuv's thread pool (a hand-off
+// to a worker thread and back) per request, more CPU than the whole bare route. The node's lines
+// are now gathered over one turn of the event loop and written at the end of it, in one
+// synchronous write (TurnBatch): the answers of the turn have gone out by then, a line still
+// leaves within the turn it was logged in, and nothing waits in memory for a worker thread, so
+// nothing is lost at exit. A synchronous write to stderr is what Node itself does for
+// process.stderr on Linux (files, pipes and terminals alike). The request line is written by
+// hand in pino's own format (the same bytes pino writes for it), not through pino's generic
+// serializer.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { prettyDestination } from './log-lines.js';
 
+/** Where a turn's lines go: a synchronous destination (pino.destination with sync: true). */
+interface LineSink {
+  write(lines: string): unknown;
+}
+
+/** Every TurnBatch of the process, written out at its exit (one listener, however many nodes a process starts). */
+const batches = new Set<TurnBatch>();
+
 /**
- * The node's logger at `level`, writing to the file descriptor `fd` (stderr) asynchronously:
- * pino's JSON lines, or with format `pretty` each as one line a person reads (log-lines.ts),
- * leaving out fastify's "Server listening at" lines, which `akas serve`'s banner says whole.
+ * pino's destination for the node: lines written during one turn of the event loop are joined
+ * and written to `out` in one write at the end of the turn (a setImmediate); a process that
+ * exits before then (process.exit) writes them at its exit.
+ */
+export class TurnBatch {
+  private pending = '';
+
+  constructor(private readonly out: LineSink) {
+    if (batches.size === 0)
+      process.once('exit', () => {
+        for (const b of batches) b.flush();
+      });
+    batches.add(this);
+  }
+
+  write(line: string): boolean {
+    if (this.pending === '') setImmediate(this.flushTurn);
+    this.pending += line;
+    return true;
+  }
+
+  private readonly flushTurn = () => {
+    const lines = this.pending;
+    this.pending = '';
+    if (lines !== '') this.out.write(lines);
+  };
+
+  /** pino's logger.flush() and the process's exit: what waits is written now. */
+  flush(cb?: (err?: Error) => void) {
+    try {
+      this.flushTurn();
+    } catch {
+      // A closed or broken stderr: nothing left to write to.
+    }
+    cb?.();
+  }
+}
+
+/** The node's loggers: their request line is written by hand, in their own format (requestLine). */
+const nodeLoggers = new WeakSet<object>();
+
+/**
+ * The node's logger at `level`, writing to the file descriptor `fd` (stderr) a turn's lines in
+ * one write at the end of the turn (TurnBatch): pino's JSON lines, or with format `pretty` each as one
+ * line a person reads (log-lines.ts), leaving out fastify's "Server listening at" lines, which
+ * `akas serve`'s banner says whole.
  */
 export function nodeLogger(level: string, fd = 2, format: 'json' | 'pretty' = 'json'): Logger {
-  const out = pino.destination({ dest: fd, sync: false });
-  if (format === 'json') return pino({ level }, out);
-  return pino(
-    { level },
-    prettyDestination(out, (line) => line.includes('"msg":"Server listening at ')),
+  const out = new TurnBatch(pino.destination({ dest: fd, sync: true }));
+  const logger =
+    format === 'json'
+      ? pino({ level }, out)
+      : pino(
+          { level },
+          prettyDestination(out, (line) => line.includes('"msg":"Server listening at ')),
+        );
+  nodeLoggers.add(logger);
+  return logger;
+}
+
+/** The request's path, without its query (whose values may be secrets). */
+const pathOf = (url: string) => {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+};
+
+const ms = (reply: FastifyReply) => Math.round(reply.elapsedTime * 10) / 10;
+
+/**
+ * The request line exactly as pino writes `request.log.info({method, path, route, status, ms,
+ * ip, agent}, 'request')` for a logger made by nodeLogger: level, time, the logger's bindings
+ * (pid, hostname), the request's reqId, the fields (an undefined one left out), msg.
+ */
+export function requestLine(bindings: string, request: FastifyRequest, reply: FastifyReply): string {
+  const route = request.routeOptions.url;
+  const agent = request.caller?.agent?.tag;
+  return (
+    `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},` +
+    `"path":${JSON.stringify(pathOf(request.url))}${route === undefined ? '' : `,"route":${JSON.stringify(route)}`},` +
+    `"status":${reply.statusCode},"ms":${ms(reply)},"ip":${JSON.stringify(request.ip)}` +
+    `${agent === undefined ? '' : `,"agent":${JSON.stringify(agent)}`},"msg":"request"}\n`
   );
 }
 
 /** One line per answered request (a callback hook: no promise per request), when the logger takes info lines. */
 export function registerRequestLog(app: FastifyInstance) {
   if (!(app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info')) return;
+  const log = app.log as unknown as Record<symbol, unknown>;
+  // fastify logs through a child of the logger it is given (its serializers added): the node's, or another.
+  if (nodeLoggers.has(app.log) || nodeLoggers.has(Object.getPrototypeOf(app.log))) {
+    const stream = log[pino.symbols.streamSym] as { write(line: string): unknown };
+    const bindings = log[pino.symbols.chindingsSym] as string;
+    app.addHook('onResponse', (request, reply, done) => {
+      stream.write(requestLine(bindings, request, reply));
+      done();
+    });
+    return;
+  }
+  // Any other logger (a test's, fastify's own from options): through pino's serializer.
   app.addHook('onResponse', (request, reply, done) => {
-    const url = request.url;
-    const q = url.indexOf('?');
     request.log.info(
       {
         method: request.method,
-        path: q === -1 ? url : url.slice(0, q),
+        path: pathOf(request.url),
         route: request.routeOptions.url,
         status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
+        ms: ms(reply),
         ip: request.ip,
         agent: request.caller?.agent?.tag,
       },

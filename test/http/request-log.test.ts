@@ -1,0 +1,92 @@
+// The node's request log (src/http/request-log.ts): the line it writes by hand is the line pino
+// writes for the same request, and a turn's lines leave in one write, none left behind by a flush.
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../../src/core/index.js';
+import { createApp } from '../../src/http/app.js';
+import { nodeLogger, TurnBatch } from '../../src/http/request-log.js';
+import { strategiesFor } from '../../src/node/strategies.js';
+import { bearer, testKeys } from '../helpers/app.js';
+import { openTestStore } from '../helpers/stores.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** The same requests to a node: register an agent, read /me with its key and a query, a 404, a 401. */
+async function requests(app: Awaited<ReturnType<typeof createApp>>) {
+  const reg = (await app.inject({ method: 'POST', url: '/api/agent/v1/register', remoteAddress: '10.0.0.7' })).json();
+  await app.inject({ url: '/api/agent/v1/me?token=secret-looking', headers: bearer(reg.apiKey), remoteAddress: '10.0.0.7' });
+  await app.inject({ url: '/nope/"quoted"\\path' });
+  await app.inject({ url: '/api/agent/v1/me', headers: bearer('ak_wrong') });
+}
+
+/** A node app on a fresh store with this logger; closed (and its store) by the caller's `close`. */
+async function nodeWith(logger: { loggerInstance: ReturnType<typeof nodeLogger> } | { logger: { level: string; stream: Writable } }) {
+  const { store, dispose } = await openTestStore();
+  const app = await createApp({ store, strategies: strategiesFor(store), clock: new FakeClock(), keys: testKeys(), ...logger });
+  return { app, close: async () => (await app.close(), await dispose()) };
+}
+
+// What differs between two runs of the same requests: when, how long each took, the agent's random tag.
+const sameRun = (line: string) =>
+  line
+    .replace(/"time":\d+/, '"time":0')
+    .replace(/"ms":[\d.]+/, '"ms":0')
+    .replace(/"agent":"ak_\w+"/, '"agent":"ak_"');
+
+describe("the node's request log", () => {
+  it('writes each request line byte for byte as pino writes it, no query value in it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'akas-request-log-'));
+    dirs.push(dir);
+    const file = join(dir, 'log');
+    const node = await nodeWith({ loggerInstance: nodeLogger('info', openSync(file, 'w')) });
+    await requests(node.app);
+    await node.close();
+    const ours = await vi.waitFor(() => {
+      const lines = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"'));
+      expect(lines).toHaveLength(4);
+      return lines;
+    });
+
+    const pinoLines: string[] = [];
+    const stream = new Writable({ write: (chunk, _enc, cb) => (pinoLines.push(String(chunk).trimEnd()), cb()) });
+    const reference = await nodeWith({ logger: { level: 'info', stream } });
+    await requests(reference.app);
+    await reference.close();
+    const theirs = pinoLines.filter((l) => l.includes('"msg":"request"'));
+
+    expect(ours.map(sameRun)).toEqual(theirs.map(sameRun));
+    expect(JSON.parse(ours[1])).toMatchObject({ method: 'GET', path: '/api/agent/v1/me', status: 200, agent: expect.stringMatching(/^ak_/) });
+    expect(ours.join('\n')).not.toContain('secret-looking');
+  });
+
+  it("hands a turn's lines to its destination in one write, at the end of the turn", async () => {
+    const writes: string[] = [];
+    const batch = new TurnBatch({ write: (s: string) => writes.push(s) });
+    batch.write('a\n');
+    batch.write('b\n');
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    batch.write('c\n');
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['a\nb\n', 'c\n']);
+  });
+
+  it('writes what waits when flushed before the turn ends (pino.flush, the process exiting), once', async () => {
+    const writes: string[] = [];
+    const batch = new TurnBatch({ write: (s: string) => writes.push(s) });
+    batch.write('waiting\n');
+    let flushed = false;
+    batch.flush(() => (flushed = true));
+    expect([writes, flushed]).toEqual([['waiting\n'], true]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['waiting\n']);
+  });
+});
