@@ -159,7 +159,11 @@ export const CHECKS = {
   'index.root': { layer: 'L3', meaning: "an index.root.v1 entry of the log commits the lookup's map root and size (9.10)" },
   'index.proof': { layer: 'L3', meaning: 'the map proof leads to the root with exactly the indices answered, or proves that no entry mentions the key (9.10)' },
   'index.entries': { layer: 'L3', meaning: 'each entry a lookup shows hashes to its hash, sits at one of the indices answered and mentions the key' },
-  'index.rebuild': { layer: 'L3', meaning: 'the log entries below a logged root, indexed again, give that root (what a monitor checks)' },
+  'index.log': { layer: 'L3', meaning: "the entries an index evidence gives are the log's first ones: their leaves give the root the checkpoint signs" },
+  'index.rebuild': {
+    layer: 'L3',
+    meaning: 'a root an index.root.v1 entry logs is not what the entries below its size give, indexed again: an entry left out or filed wrongly',
+  },
   'log.consistency': { layer: 'L3', meaning: 'the newer tree extends the older one (the consistency proof)' },
   'log.witnesses': { layer: 'L3', meaning: 'the checkpoint is cosigned by the quorum of the witnesses given (9.9)' },
   'log.entry.about': { layer: 'L3', meaning: 'the log entry records this judgment of this content' },

@@ -51,6 +51,7 @@ interface MonitorOpts {
   state?: string;
   journal?: string;
   maxEntries?: string;
+  index?: boolean;
 }
 
 /**
@@ -76,6 +77,7 @@ export function monitorCommands(program: Command, cli: Cli, hooks?: RoundHooks) 
     .option('--compare <url|file>', "another view's checkpoint (a node, a witness, another monitor's state file); repeatable", collect, [])
     .option('--journal <file>', "check the agent's entries against this journal file (a copy of `akas journal`'s, e.g. in CI), not the profile's")
     .option('--state <file>', 'where to keep the state (default: under the config folder, per log and agent)')
+    .option('--index', 'rebuild the verifiable index from the tiles and compare every root the log holds (exit 1 with evidence on one it does not give)')
     .option('--max-entries <n>', 'read at most this many entries per catch-up; a log with more says so and stops (exit 3), saved (default 10,000,000)')
     .action(action(cli, (opts: MonitorOpts) => monitor(cli, opts, hooks)));
 }
@@ -108,6 +110,7 @@ async function monitor(cli: Cli, opts: MonitorOpts, hooks: RoundHooks | undefine
       throw usageError(`--policy ${opts.policy}: ${(e as Error).message}`);
     }
   }
+  if (opts.index) return indexAudit(cli, opts, tileFetcher);
   const watched = await watchedOf(cli, opts);
   // Every read of the node within its caps, redirects to its own origin only (cli/kit/http1.ts).
   const client = new AkasClient({ baseUrl: g.baseUrl, fetch: boundedTransport(MONITOR_API_CAPS) });
@@ -149,6 +152,22 @@ async function monitor(cli: Cli, opts: MonitorOpts, hooks: RoundHooks | undefine
     const code = caughtUp(print, r, Boolean(opts.once));
     if (code !== undefined) return code;
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
+}
+
+/** --index: one rebuild of the verifiable index from the tiles (PROTOCOL 9.10), under the log key pinned or the one the node shows. */
+async function indexAudit(cli: Cli, opts: MonitorOpts, tileFetcher: typeof import('../log/tile-reader.js').tileFetcher): Promise<number> {
+  const g = cli.globals();
+  const tilesUrl = (opts.tiles ?? `${g.baseUrl.replace(/\/+$/, '')}/log`).replace(/\/+$/, '');
+  const logKey = opts.logKey ?? String((await cli.client().get<Json>('/api/node/keys')).log?.verifierKey ?? '');
+  const statePath = opts.state ?? monitorStatePath(tilesUrl, 'index');
+  const { auditIndex } = await import('./index-audit.js');
+  try {
+    return await auditIndex({ fetchBytes: tileFetcher(tilesUrl), logKey, evidenceDir: join(dirname(statePath), 'evidence'), emit: printer(cli) });
+  } catch (e) {
+    if (CliError.is(e)) throw e;
+    if (isFetchError(e)) throw new CliError(e.code, e.message, { url: e.url });
+    throw unreachableError(tilesUrl, e);
   }
 }
 

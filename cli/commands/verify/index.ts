@@ -16,6 +16,7 @@ import { dsseCommand, sigstoreCommand } from './dsse.js';
 import { forkCommand } from './fork.js';
 import { judgmentsCommand } from './judgments.js';
 import { logProofCommand } from './log-proof.js';
+import { indexEvidenceCommand } from './index-evidence.js';
 import { lookupCommand } from './lookup.js';
 import { manifestCommand } from './manifest.js';
 import { nodeCommand } from './node.js';
@@ -38,6 +39,7 @@ const SUBCOMMANDS: Array<(verify: Command, cli: Cli) => void> = [
   sigstoreCommand,
   forkCommand,
   lookupCommand,
+  indexEvidenceCommand,
   standingCommand,
   cardCommand,
 ];

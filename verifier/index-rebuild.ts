@@ -1,0 +1,87 @@
+// The verifiable index rebuilt from the log's entries (docs/INDEX.md 7), as `akas monitor --index`
+// does from the tiles and `akas verify index` from the evidence it saved: every entry indexed
+// again in order, and each index.root.v1 entry's root compared with the root of the map over the
+// entries below its size. Offline and pure: one module for the monitor and the verifiers.
+import type { LogEntry } from '../src/core/log-entry.js';
+import { LOOKUP_ROOT_KIND, LookupMap, lookupKeyHash } from '../src/core/lookup.js';
+import { entryLookupKeys } from '../src/core/lookup-keys.js';
+
+/** A logged root and what the entries gave: `held` when they agree; null when it could not be compared. */
+export interface RootCompared {
+  /** The index.root.v1 entry's log index. */
+  seq: number;
+  size: number;
+  logged: string;
+  rebuilt: string | null;
+  held: boolean | null;
+  why?: string;
+}
+
+/**
+ * Entries are taken into the map only this many behind the newest read, so that a root entry
+ * appended after entries its map does not cover (entries appended while the root was made) is
+ * still compared with the map of exactly its size. A root further behind its entry is not
+ * compared (said so).
+ */
+export const REBUILD_WINDOW = 65_536;
+
+/** Indexes entries in log order and compares each logged root. */
+export class IndexRebuild {
+  private readonly map = new LookupMap();
+  /** Entries read and not yet in the map (at most REBUILD_WINDOW), in order, from waiting[head]. */
+  private waiting: Array<Pick<LogEntry, 'seq' | 'kind' | 'agent' | 'body'>> = [];
+  private head = 0;
+  /** Entries in the map: 0 to taken-1. */
+  private taken = 0;
+  readonly roots: RootCompared[] = [];
+
+  /** The next entry of the log (entries must come in order, from 0). */
+  add(e: Pick<LogEntry, 'seq' | 'kind' | 'agent' | 'body'>) {
+    const next = this.taken + this.waiting.length - this.head;
+    if (e.seq !== next) throw new RangeError(`entry ${e.seq} out of order (expected ${next})`);
+    if (e.kind === LOOKUP_ROOT_KIND) this.compare(e);
+    this.waiting.push(e);
+    if (this.waiting.length - this.head > REBUILD_WINDOW) this.takeUpTo(this.taken + 1);
+  }
+
+  /** The map's root over every entry added (hex). */
+  root(): string {
+    this.takeUpTo(this.taken + this.waiting.length - this.head);
+    return this.map.root().toString('hex');
+  }
+
+  private compare(e: Pick<LogEntry, 'seq' | 'body'>) {
+    const size = e.body.size;
+    const logged = String(e.body.root);
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0 || size > e.seq) {
+      this.roots.push({
+        seq: e.seq,
+        size: Number(size),
+        logged,
+        rebuilt: null,
+        held: false,
+        why: `its size ${String(size)} is not a log size below the entry`,
+      });
+      return;
+    }
+    if (size < this.taken) {
+      this.roots.push({ seq: e.seq, size, logged, rebuilt: null, held: null, why: `more than ${REBUILD_WINDOW} entries behind its entry: not compared` });
+      return;
+    }
+    this.takeUpTo(size);
+    const rebuilt = this.map.root().toString('hex');
+    this.roots.push({ seq: e.seq, size, logged, rebuilt, held: rebuilt === logged });
+  }
+
+  private takeUpTo(end: number) {
+    for (; this.taken < end; this.taken++) {
+      const e = this.waiting[this.head++];
+      for (const key of entryLookupKeys(e)) this.map.add(lookupKeyHash(key), e.seq);
+    }
+    // Taken entries are dropped now and then, not one by one (each drop moves the whole array).
+    if (this.head > REBUILD_WINDOW) {
+      this.waiting = this.waiting.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
