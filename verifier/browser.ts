@@ -28,6 +28,7 @@ import {
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
 import { dsseKey, verifyDsseAsync, type DsseKey, type DsseOptions, type DsseReport } from './dsse.js';
 import { verifySigstoreAsync } from './sigstore.js';
+import { verifyStandingAsync, type StandingOptions, type StandingReport } from './standing.js';
 import { trustIssuerKeysAsync, type IssuerKeyList, type IssuerTrust } from './issuer-keys.js';
 import { verifyProposalJudgmentsAsync, type AgentKeys, type JudgmentsReport } from './judgment.js';
 import { verifyConsistencyAsync, verifyLogProofAsync, type WitnessPolicy } from './log.js';
@@ -40,6 +41,7 @@ import {
   checksOut,
   credentialCheckId,
   NotCheckableError,
+  readJsonInput,
   statusText,
   tally,
   verdictLine,
@@ -56,6 +58,8 @@ import { parseTrust as parseTrustFile, TrustFileError, type Trust } from './trus
 export { SignatureMemo } from './memo.js';
 export { CRYPTO_PLATFORM, VERSION, tally, isPresentation, TrustFileError, NotCheckableError, verdictOf, verdictLine, checksOut, statusText, dsseKey };
 export type {
+  StandingOptions,
+  StandingReport,
   NodeOptions,
   NodeReport,
   ReadReport,
@@ -143,6 +147,18 @@ export const verifyCredential = async (input: unknown, options: CredentialOption
   let doc: unknown;
   const r = await verifyCredentialAsync(input, { ...options, onDocument: (d) => (doc = d) });
   const s = doc === undefined ? { checks: [], status: null } : await statusOf([doc], options, r.issuer, () => undefined);
+  return settled(withChecks(r, s.checks, s.status));
+};
+
+/**
+ * An agent's standing (PROTOCOL 8.9): the credential with its status (as verifyCredential), its
+ * checkpoint under the pinned log keys, and, given the log's `entries` [0, size), each figure
+ * computed again from them. Options: at, issuer, trust, logKeys, entries, status.
+ */
+export const verifyStanding = async (input: unknown, options: StandingOptions & WithStatus = {}) => {
+  const doc = readJsonInput(input, 'a standing credential');
+  const r = await verifyStandingAsync(doc, options);
+  const s = await statusOf([doc], options, r.issuer, () => undefined);
   return settled(withChecks(r, s.checks, s.status));
 };
 

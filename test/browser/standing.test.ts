@@ -1,0 +1,128 @@
+// An agent's standing (PROTOCOL 8.9) checked by the verifier's other two builds: the single file
+// (dist/akas-verify.mjs, run by node with the saved standing, trust file and log range) and the
+// browser build in Chromium (Debian's, driven by playwright-core), each giving the verdict and the
+// figures the Node verifier gives, and refusing an edited figure.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPools } from '../../src/domain/calibration/scoring.js';
+import { verifyStanding } from '../../verifier/standing.js';
+import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
+import { decide } from '../helpers/flows.js';
+
+const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
+const BROWSER = fileURLToPath(new URL('../../dist/akas-verify.browser.js', import.meta.url));
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const CI = process.env.CI === 'true';
+
+let node: TestNode;
+let work: string;
+let at: number;
+let logKey: string;
+let server: Server | undefined;
+let browser: Browser | undefined;
+const path = (name: string) => join(work, name);
+
+beforeAll(async () => {
+  for (const f of [SINGLE, BROWSER]) if (!existsSync(f)) throw new Error(`${f} is missing: run npm run build`);
+  work = mkdtempSync(join(tmpdir(), 'akas-standing-'));
+  node = await testNode();
+  const a = await registerAgent(node, '10.7.0.1');
+  const pool = loadPools()[a.calibrationPoolId as 'A' | 'B'];
+  const answers = Object.fromEntries(pool.map((q) => [q.id, q.expected]));
+  await node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: bearer(a.apiKey), payload: { answers } });
+  await decide(node, 'brief');
+  const standing = (await node.app.inject({ url: `/api/agents/${a.tag}/standing` })).json();
+  const size = standing.credentialSubject.checkpoint.size;
+  writeFileSync(path('standing.json'), JSON.stringify(standing));
+  writeFileSync(path('edited.json'), JSON.stringify({ ...standing, credentialSubject: { ...standing.credentialSubject, tier: 'weak' } }));
+  writeFileSync(path('range.json'), (await node.app.inject({ url: `/api/log/entries?start=0&end=${size}` })).body);
+  const keys = (await node.app.inject({ url: '/api/node/keys' })).json();
+  logKey = keys.log.verifierKey;
+  const trust = { type: 'akas.trust.v1', issuers: [{ did: node.keys.issuer.did }], policy: `log ${logKey}\nquorum none\n` };
+  writeFileSync(path('trust.json'), JSON.stringify(trust));
+  at = node.clock.now();
+  if (!CHROMIUM) {
+    if (CI) throw new Error("chromium is not installed (.ci/run installs Debian's chromium)");
+    return;
+  }
+  const page = `<!doctype html><meta charset="utf-8"><title>akas standing</title>
+<script type="module">import * as akas from '/akas-verify.browser.js'; window.akas = akas;</script>`;
+  server = createServer((req, res) => {
+    const p = decodeURIComponent((req.url ?? '/').split('?')[0]);
+    if (p === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+    const file = p === '/akas-verify.browser.js' ? BROWSER : p.startsWith('/fixtures/') ? path(p.slice(10).replace(/[/\\]/g, '')) : null;
+    if (!file || !existsSync(file)) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'application/json' }).end(readFileSync(file));
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  await node?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const single = (file: string) =>
+  spawnSync(
+    process.execPath,
+    [SINGLE, '--json', 'verify', 'standing', path(file), '--trust', path('trust.json'), '--log-range', path('range.json'), '--no-status', '--at', String(at)],
+    { encoding: 'utf8' },
+  );
+
+describe('the single-file verifier (dist/akas-verify.mjs)', () => {
+  it('verifies the standing with every figure recomputed from the saved range, and refuses an edited figure', () => {
+    const ok = single('standing.json');
+    expect(ok.status, ok.stdout + ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ verdict: 'verified', figures: { tier: true, judgments: true, reputation: true } });
+    const edited = single('edited.json');
+    expect(edited.status).toBe(1);
+    expect(JSON.parse(edited.stdout).figures).toMatchObject({ tier: false, calibration: true });
+  });
+});
+
+describe('the browser build (dist/akas-verify.browser.js) in Chromium', () => {
+  it('answers the verdict and the figures the Node verifier answers, on WebCrypto', async (ctx) => {
+    if (!browser || !server) return ctx.skip();
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    await page.waitForFunction(() => 'akas' in globalThis);
+    const got = await page.evaluate(
+      async ({ at, logKey, issuer }) => {
+        const v = (globalThis as unknown as { akas: any }).akas;
+        const entries = (await (await fetch('/fixtures/range.json')).json()).entries;
+        const out: Record<string, unknown> = { platform: v.CRYPTO_PLATFORM };
+        for (const f of ['standing', 'edited']) {
+          const r = await v.verifyStanding(await (await fetch(`/fixtures/${f}.json`)).text(), { at, issuer, logKeys: [logKey], entries, status: 'skip' });
+          out[f] = {
+            verdict: r.verdict,
+            figures: r.figures,
+            failed: r.checks.filter((c: { valid: unknown }) => c.valid === false).map((c: { id: string }) => c.id),
+          };
+        }
+        return out;
+      },
+      { at, logKey, issuer: node.keys.issuer.did },
+    );
+    expect(errors).toEqual([]);
+    expect(got.platform).toBe('webcrypto');
+    const entries = JSON.parse(readFileSync(path('range.json'), 'utf8')).entries;
+    for (const f of ['standing', 'edited']) {
+      const mine = verifyStanding(readFileSync(path(`${f}.json`), 'utf8'), { at, issuer: node.keys.issuer.did, logKeys: [logKey], entries });
+      expect(got[f]).toEqual({ verdict: f === 'standing' ? 'verified' : 'not verified', figures: mine.figures, failed: expect.any(Array) });
+      expect((got[f] as { failed: string[] }).failed).toEqual(mine.checks.filter((c) => c.valid === false).map((c) => c.id));
+    }
+    await page.close();
+  }, 120_000);
+});
