@@ -101,7 +101,7 @@ describe('the browser build (dist/akas-verify.browser.js) in Chromium', () => {
     const got = await page.evaluate(
       async ({ at, logKey, issuer }) => {
         const v = (globalThis as unknown as { akas: any }).akas;
-        const entries = (await (await fetch('/fixtures/range.json')).json()).entries;
+        const entries = ((await (await fetch('/fixtures/range.json')).json()) as { entries: unknown[] }).entries;
         const out: Record<string, unknown> = { platform: v.CRYPTO_PLATFORM };
         for (const f of ['standing', 'edited']) {
           const r = await v.verifyStanding(await (await fetch(`/fixtures/${f}.json`)).text(), { at, issuer, logKeys: [logKey], entries, status: 'skip' });
