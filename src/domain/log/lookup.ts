@@ -14,8 +14,11 @@ import { space, type Store } from '../../store/index.js';
 import type { TransparencyLog } from './log.js';
 import { LogIndex } from './spaces.js';
 
-/** `${K hex}:${position, 10 digits}` -> the log index at that position of the key's list. */
-export const LookupLists = space<number>('lookup-lists');
+/**
+ * `${K hex}:${position, 10 digits}` -> the log indices from that position of the key's list on, as
+ * one step took them: one write per key a step mentions, however many of its entries mention it.
+ */
+export const LookupLists = space<number[]>('lookup-lists');
 /** 'head' -> the map as stored: the log size it covers and its root. */
 export const LookupHead = space<LookupHeadRecord>('lookup-head');
 /** The lock the map's writes take (processes sharing a store write the same items; the head only moves forward). */
@@ -73,8 +76,9 @@ export class LookupIndex {
   /** True from the moment a step takes entries until their root is appended: the map is then ahead of every root. */
   private advancing = false;
   private publishedAt = Number.NEGATIVE_INFINITY;
-  /** List items taken since the last write, with the map's size and root when they were taken. */
-  private unwritten: Array<[string, number]> = [];
+  /** List items taken since the last write, by key hash: the position of the first and the indices. */
+  private unwritten = new Map<string, { first: number; seqs: number[] }>();
+  private unwrittenCount = 0;
   /** One step at a time (start, publish): lookups wait for the one running. */
   private step: Promise<unknown> = Promise.resolve();
   private readonly started: Promise<void>;
@@ -149,8 +153,8 @@ export class LookupIndex {
     const proof = encodeMapProof(this.map.prove(k)).toString('base64');
     const count = this.map.count(k);
     // The stored list may have grown past the root since (a step that began): its first `count` items are the root's.
-    const items = count ? await this.store.list(LookupLists, { gte: `${khex}:`, lt: `${khex};`, limit: count }) : [];
-    const indices = items.map(([, seq]) => seq);
+    const chunks = count ? await this.store.list(LookupLists, { gte: `${khex}:`, lt: `${khex};`, limit: count }) : [];
+    const indices = chunks.flatMap(([, seqs]) => seqs).slice(0, count);
     return { key, keyHash: khex, found: count > 0, indices, proof, published };
   }
 
@@ -174,7 +178,10 @@ export class LookupIndex {
   private async load() {
     const head = await this.store.get(LookupHead, 'head');
     if (head) {
-      for await (const [key, seq] of this.store.iterate(LookupLists)) if (seq < head.size) this.map.add(Buffer.from(key.slice(0, 64), 'hex'), seq);
+      for await (const [key, seqs] of this.store.iterate(LookupLists)) {
+        const k = Buffer.from(key.slice(0, 64), 'hex');
+        for (const seq of seqs) if (seq < head.size) this.map.add(k, seq);
+      }
       if (this.map.root().toString('hex') === head.root && this.map.keys === head.keys) this.size = this.written = head.size;
       else await this.clear();
     }
@@ -226,7 +233,7 @@ export class LookupIndex {
         if (e.kind !== LOOKUP_ROOT_KIND) grew = true;
         this.take(e);
       }
-      if (this.unwritten.length >= CHUNK) await this.write();
+      if (this.unwrittenCount >= CHUNK) await this.write();
     }
     await this.write();
     return grew;
@@ -236,20 +243,25 @@ export class LookupIndex {
     for (const key of entryLookupKeys(e)) {
       const k = lookupKeyHash(key);
       const position = this.map.add(k, e.seq) - 1;
-      this.unwritten.push([itemKey(k.toString('hex'), position), e.seq]);
+      const khex = k.toString('hex');
+      const u = this.unwritten.get(khex);
+      if (u) u.seqs.push(e.seq);
+      else this.unwritten.set(khex, { first: position, seqs: [e.seq] });
+      this.unwrittenCount++;
     }
     this.size = e.seq + 1;
   }
 
   // The items taken and the head, in one transaction: the store holds the map of `size` whole or not at all.
   private async write() {
-    if (!this.unwritten.length && this.size === this.written) return;
+    if (!this.unwrittenCount && this.size === this.written) return;
     const items = this.unwritten;
-    this.unwritten = [];
+    this.unwritten = new Map();
+    this.unwrittenCount = 0;
     this.written = this.size;
     const head: LookupHeadRecord = { size: this.size, root: this.map.root().toString('hex'), keys: this.map.keys };
     await this.store.transact([LOOKUP_LOCK], async (tx) => {
-      for (const [key, seq] of items) tx.put(LookupLists, key, seq);
+      for (const [khex, u] of items) tx.put(LookupLists, itemKey(khex, u.first), u.seqs);
       const stored = await tx.get(LookupHead, 'head');
       // Another process sharing the store may be ahead: its items are these, its head stays.
       if (!stored || stored.size <= head.size) tx.put(LookupHead, 'head', head);
