@@ -34,7 +34,21 @@ type AnyClient = {
  */
 type Generation = 'v2' | 'v2-2025' | 'v1';
 
-const READ_TOOLS = ['preview', 'schemas', 'search', 'suggest', 'node', 'brief', 'proposal', 'cas_head', 'dry_run', 'traverse', 'verify_manifest'];
+const READ_TOOLS = [
+  'preview',
+  'schemas',
+  'search',
+  'suggest',
+  'node',
+  'brief',
+  'proposal',
+  'cas_head',
+  'standing',
+  'card',
+  'dry_run',
+  'traverse',
+  'verify_manifest',
+];
 
 let app: FastifyInstance;
 let store: OpenedStore;
@@ -266,6 +280,9 @@ describe('one source of truth', () => {
       ['proposal', { id }, 'GET', `/api/knowledge/proposals/${id}`],
       ['brief', { id: 'kb:nothing-here' }, 'GET', '/api/knowledge/briefs/kb%3Anothing-here'],
       ['cas_head', { sha256: sha }, 'GET', `/api/cas/${sha}?head=1`],
+      ['standing', { tag: me.tag }, 'GET', `/api/agents/${me.tag}/standing`],
+      ['standing', { tag: 'ak_zzzzzzzz' }, 'GET', '/api/agents/ak_zzzzzzzz/standing'],
+      ['card', { tag: me.tag }, 'GET', `/api/agents/${me.tag}/card`],
       ['dry_run', { kind: 'nope' }, 'POST', '/api/credentials/dry-run', { kind: 'nope' }],
       ['traverse', { start: '/', depth: 1 }, 'POST', '/api/knowledge/dg/traverse', { start: '/', depth: 1 }],
       ['verify_manifest', { manifest: {} }, 'POST', '/api/knowledge/verify', { manifest: {} }],

@@ -122,6 +122,17 @@ describe('GET /api/agents/{tag}/standing (PROTOCOL 8.9)', () => {
     expect(r.checks.filter((c) => c.valid === false).map((c) => c.id)).toContain('proof.signature');
   });
 
+  it('answers the A2A Agent Card unsigned, its skills the published capabilities, its standing attached', async () => {
+    const proposer = await calibrated('10.9.0.5');
+    await decide(node, 'capability', { proposer });
+    const card = (await node.app.inject({ url: `/api/agents/${proposer.tag}/card` })).json();
+    expect(card.signatures).toBeUndefined();
+    expect(card.skills).toEqual([expect.objectContaining({ id: expect.stringMatching(/^\/tools\//), name: 'Turn a PDF into plain text' })]);
+    const [ext] = card.capabilities.extensions;
+    expect(ext).toMatchObject({ uri: 'https://akas.dev/a2a/extensions/standing/v1', required: false });
+    expect(ext.params.standing.credentialSubject).toMatchObject({ tag: proposer.tag, proposals: { submitted: 1, published: 1 } });
+  });
+
   it('404s an unknown agent and 400s a malformed tag', async () => {
     const unknown = await node.app.inject({ url: '/api/agents/ak_zzzzzzzz/standing' });
     expect([unknown.statusCode, unknown.json().code]).toEqual([404, 'not_found']);

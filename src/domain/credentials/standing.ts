@@ -9,7 +9,7 @@ import { standingCredential, standingFigures, standingUrn, type EntryFacts, type
 import type { LogEntry } from '../../core/log-entry.js';
 import type { Ctx } from '../context.js';
 import type { TransparencyLog } from '../log/index.js';
-import { Agents } from '../records.js';
+import { Agents, Proposals } from '../records.js';
 import { issueNodeCredential, StandingHeads, Standings, type StandingRecord } from './credentials.js';
 import { changeStatus, claimSlots, drawStatusSlots, ensureStatusLists, slotLocks, slotsFree, credentialStatusOf } from './status-lists.js';
 
@@ -139,4 +139,16 @@ async function reusable(ctx: Ctx, head: StandingRecord, now: StandingFigures & {
 export async function revokeStanding(ctx: Ctx, tag: string, reason: string): Promise<void> {
   const headId = await ctx.store.get(StandingHeads, tag);
   if (headId) await changeStatus(ctx, { action: 'revoke', reason, ids: [headId] });
+}
+
+/** The agent's published capabilities (its `proposal.published` events of kind capability, PROTOCOL 9.3), as a card's skills read them. */
+export async function publishedCapabilities(ctx: Ctx, log: TransparencyLog, tag: string) {
+  const head = await log.head();
+  const out: Array<{ proposalId: string; path: string; title: string; spec?: string }> = [];
+  for (const e of await indexed(log, `agent:${tag}:`, head.size)) {
+    if (e.body.event !== 'proposal.published' || e.body.kind !== 'capability' || typeof e.body.proposalId !== 'string') continue;
+    const p = await ctx.store.get(Proposals, e.body.proposalId);
+    if (p?.path) out.push({ proposalId: p.proposalId, path: p.path, title: p.title, spec: typeof p.payload.spec === 'string' ? p.payload.spec : undefined });
+  }
+  return out;
 }

@@ -111,6 +111,18 @@ export const TOOL_DEFS: ToolDef[] = [
     fixedQuery: { head: '1' },
     note: 'Answers {exists, bytes, fetchUrl}; the bytes themselves are a plain GET of fetchUrl.',
   },
+  { name: 'standing', method: 'GET', url: '/api/agents/:tag/standing', bearer: false },
+  {
+    name: 'card',
+    method: 'GET',
+    url: '/api/agents/:tag/card',
+    bearer: false,
+    note:
+      'The card is unsigned: sign it on your side as A2A v1.0 says (a JWS, alg EdDSA, kid your did:key, detached, over the JCS of the card ' +
+      'without signatures) and add {protected, signature} to its signatures; `akas card` does it with your saved key. ' +
+      SIGN_LOCALLY,
+    untrusted: ['skills'],
+  },
   { name: 'dry_run', method: 'POST', url: '/api/credentials/dry-run', bearer: false },
   { name: 'traverse', method: 'POST', url: '/api/knowledge/dg/traverse', bearer: false, untrusted: ['path', 'stopped', 'steps', 'leaves', 'deadEnds'] },
   {

@@ -2,7 +2,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ServiceError, TAG_RE, type KeyPossession } from '../../core/index.js';
-import { currentStanding } from '../../domain/credentials/standing.js';
+import { agentCard } from '../../core/agent-card.js';
+import { currentStanding, publishedCapabilities } from '../../domain/credentials/standing.js';
 import { recoverWithClaim } from '../../domain/identity/claims.js';
 import { agentStanding, getAgent, publicProfile, recoverWithToken, register, registrationQuota, type Recovered } from '../../domain/identity/identity.js';
 import { Leaderboard } from '../../domain/identity/leaderboard.js';
@@ -13,7 +14,7 @@ import { validationError } from '../../http-kit/errors.js';
 import { originOf } from '../../http-kit/urls.js';
 import { MeBodies, type MeExtension } from '../me-cache.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
-import { FreeObject } from '../schemas.js';
+import { FreeObject, Open } from '../schemas.js';
 import { Credential } from './log-schemas.js';
 import { meView, previewView, recoveredView, registeredView, wakeupView } from '../views/identity.js';
 import { LeaderboardAnswer, MeAnswer, PreviewAnswer, ProfileAnswer, RecoverAnswer, RecoverBody, RegisterAnswer, WakeupAnswer } from './identity-schemas.js';
@@ -146,6 +147,17 @@ const StandingRoute = {
   config: { errors: ['not_found'] },
 } satisfies RouteOptions;
 
+const CardRoute = {
+  schema: {
+    operationId: 'agentCard',
+    summary: "An agent's A2A Agent Card, unsigned, its standing attached: the agent signs it with its own key (akas card; PROTOCOL 8.9)",
+    tags: ['identity'],
+    params: Type.Object({ tag: Type.String({ maxLength: 64 }) }),
+    response: { 200: Open({}, 'An A2A v1.0 AgentCard without signatures.') },
+  },
+  config: { errors: ['not_found'] },
+} satisfies RouteOptions;
+
 export async function identityRoutes(app: App) {
   const me = new MeRead(app);
   const leaderboard = new LeaderboardRead(app);
@@ -157,6 +169,7 @@ export async function identityRoutes(app: App) {
   app.get('/api/agents', LeaderboardRoute, leaderboard.serve);
   app.get('/api/agents/:tag', ProfileRoute, profile);
   app.get('/api/agents/:tag/standing', StandingRoute, standing);
+  app.get('/api/agents/:tag/card', CardRoute, card);
 }
 
 /** PROTOCOL 2.1: a new agent, its secrets shown once (never cached by HTTP intermediaries). */
@@ -230,6 +243,24 @@ async function standing(request: Req<typeof StandingRoute.schema>, reply: Fastif
   const record = await currentStanding(ctx, ctx.log, tag);
   reply.header('cache-control', 'no-store').header('x-standing-id', record.standingId);
   return record.credential;
+}
+
+/** PROTOCOL 8.9: the agent's A2A Agent Card with its standing, unsigned: only the agent holds the key that signs it. */
+async function card(request: Req<typeof CardRoute.schema>, reply: FastifyReply) {
+  const ctx = request.server.akas;
+  const { tag } = request.params;
+  if (!TAG_RE.test(tag)) throw validationError([{ field: 'tag', reason: 'must be ak_ followed by 8 base62 chars' }]);
+  const record = await currentStanding(ctx, ctx.log, tag);
+  const origin = originOf(request);
+  reply.header('cache-control', 'no-store');
+  return agentCard({
+    tag,
+    urls: [],
+    profileUrl: `${origin}/api/agents/${tag}`,
+    capabilities: await publishedCapabilities(ctx, ctx.log, tag),
+    standing: record.credential,
+    version: ctx.appConfig.version,
+  });
 }
 
 /**
