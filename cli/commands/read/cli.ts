@@ -33,6 +33,7 @@ export function verificationRows(v: Verification): Row[] {
     rows.push({ label: 'refused', value: `${v.refused.what}: ${v.refused.why}`, tone: 'bad' });
     if (v.refused.evidenceFile) rows.push({ label: 'evidence', value: `${v.refused.evidenceFile} (akas verify fork FILE --log-key KEY)` });
   }
+  for (const u of v.unchecked ?? []) rows.push({ label: 'not checked', value: `${u.id}${u.why ? `: ${u.why}` : ''}`, tone: 'weak' });
   for (const f of v.failed) rows.push({ label: 'failed', value: `${f.id}${f.subject ? ` (${f.subject})` : ''}${f.why ? `: ${f.why}` : ''}`, tone: 'bad' });
   const event = v.trust?.event as Json | undefined;
   if (event) rows.push({ label: 'WARNING', value: `${event.message ?? event.why}`, tone: 'bad' });
@@ -43,7 +44,7 @@ export function verificationRows(v: Verification): Row[] {
 export function verificationSection(v: Verification | undefined): Section {
   if (!v) return { title: 'not verified', note: SKIPPED_BY_FLAG.line, rows: [{ label: 'verdict', value: 'not checked (--no-verify)', tone: 'weak' }] };
   return {
-    title: 'verified on this machine',
+    title: 'checked on this machine',
     note: 'checked with its full evidence under the keys this profile pinned (akas verify node does the same offline)',
     rows: verificationRows(v),
   };
@@ -54,7 +55,7 @@ export function verificationText(v: Verification | undefined): string {
   if (!v) return SKIPPED_BY_FLAG.line;
   const rows = verificationRows(v);
   const w = Math.max(...rows.map((r) => r.label.length));
-  return ['', 'verified on this machine', ...rows.map((r) => `  ${r.label.padEnd(w)}  ${r.value}`)].join('\n');
+  return ['', 'checked on this machine', ...rows.map((r) => `  ${r.label.padEnd(w)}  ${r.value}`)].join('\n');
 }
 
 /** The verdict word of a search hit (its column). */

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { readShape, SignatureMemo, verifyRead, type ReadReport, type ReadShape, type Trust } from '../../../verifier/index.js';
 import { issuerTrustOf } from '../../../verifier/trust.js';
-import { type Check, NotCheckableError, type Verdict, verdictLine, verdictOf } from '../../../verifier/report.js';
+import { type Check, isStatusCheck, NotCheckableError, type Verdict, verdictLine, verdictOf } from '../../../verifier/report.js';
 import type { Inflate } from '../../../verifier/status-list.js';
 import { type AkasClient, CliError, type Json, terminalSafe } from '../../kit/index.js';
 import { advanceCheckpoint, type CheckpointOutcome } from '../trust/checkpoints.js';
@@ -42,6 +42,8 @@ export interface Verification {
   /** The checkpoint the read was verified at (its size and root, hex); null when it has none or it was refused. */
   checkpoint: { size: number; root: string } | null;
   failed: FailedCheck[];
+  /** What could not be checked and kept the verdict from `verified` (an unanchored or status-unknown read), with why. */
+  unchecked?: FailedCheck[];
   /** A published read's decision (status.decision): whether it still holds with the judgments withdrawn since. */
   decision?: { holds: boolean; why: string };
   /** What this read did to the pin, when it did something: pinned (trust on first use), followed a signed rotation, or an event. */
@@ -113,6 +115,10 @@ const failedOf = (checks: Check[]): FailedCheck[] =>
     .filter((c) => c.valid === false)
     .map((c) => ({ id: c.id, ...(c.why !== undefined ? { why: c.why } : {}), ...(c.subject !== undefined ? { subject: c.subject } : {}) }));
 
+/** The checks that ran to no answer where one was needed: an anchor, or a credential's status. */
+const uncheckedOf = (checks: Check[]): FailedCheck[] =>
+  failedOf(checks.filter((c) => c.valid === null && (c.anchor || isStatusCheck(c.id))).map((c) => ({ ...c, valid: false })));
+
 const short = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** The one line of a verification: the verdict, where, what failed or whether the decision still holds, and what happened to the pin. */
@@ -128,6 +134,7 @@ export function lineOf(v: Omit<Verification, 'line'>, url: string): string {
     const base = verdictLine({ verdict: v.verdict, anchoredOn: `the keys pinned for ${url}`, status: null, failed });
     const [word, rest] = base.split(' — ');
     parts.push(`${word}${at} — ${rest}`);
+    for (const u of v.unchecked ?? []) parts.push(`not checked: ${short(u.why ?? u.id)}`);
     if (v.hits) parts.push(`${v.hits.filter((h) => h.verdict === 'verified').length} of ${v.hits.length} hits verified`);
     if (v.decision?.holds) parts.push('the decision still holds');
   }
@@ -204,8 +211,11 @@ export class ReadVerifier {
     }
     const report = await verifyRead(doc, optionsOf(pin.trust, this.memo, this.inflate));
     const decision = report.checks.find((c) => c.id === 'status.decision' && c.valid !== null);
+    const verdict = verdictOf(report);
+    const unchecked = verdict === 'unanchored' || verdict === 'status unknown' ? uncheckedOf(report.checks) : [];
     return done({
-      verdict: verdictOf(report),
+      verdict,
+      ...(unchecked.length ? { unchecked } : {}),
       anchoredOn,
       checkpoint: at?.checkpoint ? { size: at.checkpoint.size, root: at.checkpoint.root } : null,
       failed: failedOf(report.checks),

@@ -28,10 +28,12 @@ export function nodeCommand(verify: Command, cli: Cli) {
         const issuer = issuerArg(opts.issuer);
         if (opts.issuerKeys && !issuer) throw usageError('--issuer-keys needs --issuer DID: the key you trust, from which the signed rotations are followed');
         const { verifyNode } = await import('../../../verifier/index.js');
+        // A read with full evidence (akas node|brief --json) staples its status lists: inflated here, bounded.
+        const { inflateNode: inflate } = await import('./status-check.js');
         const text = readSource(file);
         const list = opts.issuerKeys ? readIssuerKeysFile(opts.issuerKeys) : undefined;
         const report = await checkable(file, () =>
-          verifyNode(text, { issuer, issuerKeys: list as never, logKey: opts.logKey, trust: pinned?.issuers, logKeys: pinned?.logKeys }),
+          verifyNode(text, { issuer, issuerKeys: list as never, logKey: opts.logKey, trust: pinned?.issuers, logKeys: pinned?.logKeys, inflate }),
         );
         const { checks, ...rest } = report;
         return finish(cli, report, {
