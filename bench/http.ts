@@ -106,7 +106,7 @@ export async function run() {
     keys: benchKeys(),
     config: { rateLimit: { burst: 1e9, refillPerSecond: 1e9 } },
     // As `akas serve` logs: info lines through the node's logger, here to /dev/null.
-    loggerInstance: nodeLogger('info', devNull),
+    loggerInstance: await nodeLogger('info', devNull),
   });
   const nodeUrl = await node.listen({ host: '127.0.0.1', port: 0 });
   const ctx = node.akas;
@@ -119,7 +119,7 @@ export async function run() {
     loggerInstance,
     logController: new LogController({ disableRequestLogging: true }),
   });
-  const logged = await bareApp((app) => registerRequestLog(app), logOn(nodeLogger('info', devNull)));
+  const logged = await bareApp((app) => registerRequestLog(app), logOn(await nodeLogger('info', devNull)));
   // The same line through pino's serializer to sonic-boom: as before issue 53, and with pino's suggested minLength.
   const pinoAsync = await bareApp((app) => registerRequestLog(app), logOn(pino({ level: 'info' }, pino.destination({ dest: devNull, sync: false }))));
   const pinoBuffered = await bareApp(

@@ -44,6 +44,35 @@ const inlined = new Set([
   'undici',
 ]);
 const lazyExternal = external.filter((name) => !inlined.has(name));
+// What the inlined packages require but a node never runs, left out of the server's chunk so
+// that no `akas serve` compiles it (V8 parses a whole ES module before it runs a line of it:
+// most of a start's CPU here, bench/coldstart.ts): fastify's default schema compilers (the node
+// hands fastify its own: src/http/app.ts) with fast-json-stringify behind them, and
+// light-my-request, behind fastify's inject(), which only tests call (on the sources, not the
+// build). Required after all, they load from node_modules, where they are installed with fastify.
+const neverRun = ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'light-my-request'];
+
+/**
+ * @fastify/swagger requires yaml at load, for the YAML form of the OpenAPI document
+ * (/openapi.yaml), which few read: a stand-in loads yaml on first use instead, from swagger's own
+ * dependency in node_modules (yaml was an eighth of the server's chunk).
+ */
+const yamlOnFirstUse = {
+  name: 'yaml-on-first-use',
+  setup(b) {
+    b.onResolve({ filter: /^yaml$/ }, (args) =>
+      args.importer.includes(`${join('node_modules', '@fastify', 'swagger')}`) ? { path: 'yaml', namespace: 'yaml-on-first-use' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'yaml-on-first-use' }, () => ({
+      loader: 'js',
+      contents: `
+        let yaml;
+        const load = () => (yaml ??= require('node:module').createRequire(require.resolve('@fastify/swagger'))('yaml'));
+        module.exports = { parse: (...a) => load().parse(...a), stringify: (...a) => load().stringify(...a) };
+      `,
+    }));
+  },
+};
 
 rmSync(resolve(dist, 'bin'), { recursive: true, force: true });
 
@@ -93,7 +122,8 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: lazyExternal,
+  external: [...lazyExternal, ...neverRun],
+  plugins: [yamlOnFirstUse],
   logLevel: 'warning',
   // Bundled CommonJS code (if any) requires node builtins; give the ESM chunks a real require.
   banner: { js: "import { createRequire as __akasCreateRequire } from 'node:module'; const require = __akasCreateRequire(import.meta.url);" },

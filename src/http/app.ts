@@ -19,6 +19,7 @@ import { registerBodies } from '../http-kit/bodies.js';
 import { proxyTrust, registerCaller } from './caller.js';
 import { clientError, errorHandler, expectationFailed, notFoundHandler, sendError } from '../http-kit/errors.js';
 import { registerIdempotency, tenantMisconfigured } from './idempotency.js';
+import { registerClosing } from './closing.js';
 import { TokenBuckets } from './rate-limit.js';
 import { calibrationRoutes } from './routes/calibration.js';
 import { casRoutes } from './routes/cas.js';
@@ -35,7 +36,7 @@ import { proposalRoutes } from './routes/proposals.js';
 import { quotaRoutes } from './routes/quota.js';
 import { toolRoutes } from './routes/tools.js';
 import { validatorCompiler } from './validation.js';
-import { openApiRoutes, registerOpenApi } from './openapi.js';
+import { openApiRoutes, registerOpenApi, serializeAsIs } from './openapi.js';
 import { mcpRoutes } from './mcp/route.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
@@ -164,6 +165,12 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     },
     trustProxy: proxyTrust(config.trustProxy),
     requestIdHeader: false,
+    // A request arriving while the node closes is refused in the envelope (closing.ts), not with fastify's own 503 body.
+    return503OnClosing: false,
+    // The node's own compilers from the start (set again below for every route): fastify then
+    // never loads its default ones (ajv's and fast-json-stringify's), which the build leaves out
+    // of the server's chunk (scripts/bundle.mjs) so that no start compiles their code.
+    schemaController: { compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: serializeAsIs } as never },
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
     // which carries no headers, no bodies and no query values: secrets never reach the log.
     logController: new LogController({ disableRequestLogging: true }),
@@ -180,6 +187,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // Before every other hook: an HTTP/1.1 request names its Host (RFC 9112 3.2), and the URLs
   // the node hands out are made from it.
   app.addHook('onRequest', requireHost);
+  registerClosing(app);
   // Expect other than 100-continue: the 417 in the envelope (Node answers an empty one itself).
   app.server.on('checkExpectation', (_req, res) => expectationFailed(res));
   app.setValidatorCompiler(validatorCompiler);

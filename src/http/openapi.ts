@@ -88,6 +88,9 @@ declare module 'fastify' {
  * Registers the shared schemas and the OpenAPI generator. Must run before any route is
  * registered (the generator collects routes as they are added).
  */
+/** The serializer of every answer: JSON.stringify of the value as the handler built it. */
+export const serializeAsIs = () => (data: unknown) => JSON.stringify(data);
+
 export async function registerOpenApi(app: FastifyInstance) {
   const routes: RouteOptions[] = [];
   app.decorate('akasRoutes', routes);
@@ -96,7 +99,7 @@ export async function registerOpenApi(app: FastifyInstance) {
   });
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
   // Answers are serialized as they are (see the top of this file).
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setSerializerCompiler(serializeAsIs);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -13,7 +13,7 @@
 // hand in pino's own format (the same bytes pino writes for it), not through pino's generic
 // serializer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { prettyDestination } from './log-lines.js';
 
 /** Where a turn's lines go: a synchronous destination (pino.destination with sync: true). */
@@ -63,16 +63,18 @@ export class TurnBatch {
   }
 }
 
-/** The node's loggers: their request line is written by hand, in their own format (requestLine). */
-const nodeLoggers = new WeakSet<object>();
+/** The node's loggers, each with where its lines go and its bindings (pid, hostname): their request line is written by hand (requestLine). */
+const nodeLoggers = new WeakMap<object, { stream: LineSink; bindings: string }>();
 
 /**
  * The node's logger at `level`, writing to the file descriptor `fd` (stderr) a turn's lines in
- * one write at the end of the turn (TurnBatch): pino's JSON lines, or with format `pretty` each as one
- * line a person reads (log-lines.ts), leaving out fastify's "Server listening at" lines, which
- * `akas serve`'s banner says whole.
+ * one write at the end of the turn (TurnBatch): pino's JSON lines, or with format `pretty` each
+ * as one line a person reads (log-lines.ts), leaving out fastify's "Server listening at" lines,
+ * which `akas serve`'s banner says whole. pino is loaded here, by a node that logs: one started
+ * with --log-level silent loads none of it (fastify loads it only for a logger it is given).
  */
-export function nodeLogger(level: string, fd = 2, format: 'json' | 'pretty' = 'json'): Logger {
+export async function nodeLogger(level: string, fd = 2, format: 'json' | 'pretty' = 'json'): Promise<Logger> {
+  const { default: pino } = await import('pino');
   const out = new TurnBatch(pino.destination({ dest: fd, sync: true }));
   const logger =
     format === 'json'
@@ -81,7 +83,8 @@ export function nodeLogger(level: string, fd = 2, format: 'json' | 'pretty' = 'j
           { level },
           prettyDestination(out, (line) => line.includes('"msg":"Server listening at ')),
         );
-  nodeLoggers.add(logger);
+  const own = logger as unknown as Record<symbol, unknown>;
+  nodeLoggers.set(logger, { stream: own[pino.symbols.streamSym] as LineSink, bindings: own[pino.symbols.chindingsSym] as string });
   return logger;
 }
 
@@ -112,11 +115,10 @@ export function requestLine(bindings: string, request: FastifyRequest, reply: Fa
 /** One line per answered request (a callback hook: no promise per request), when the logger takes info lines. */
 export function registerRequestLog(app: FastifyInstance) {
   if (!(app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info')) return;
-  const log = app.log as unknown as Record<symbol, unknown>;
   // fastify logs through a child of the logger it is given (its serializers added): the node's, or another.
-  if (nodeLoggers.has(app.log) || nodeLoggers.has(Object.getPrototypeOf(app.log))) {
-    const stream = log[pino.symbols.streamSym] as { write(line: string): unknown };
-    const bindings = log[pino.symbols.chindingsSym] as string;
+  const node = nodeLoggers.get(app.log) ?? nodeLoggers.get(Object.getPrototypeOf(app.log));
+  if (node) {
+    const { stream, bindings } = node;
     app.addHook('onResponse', (request, reply, done) => {
       stream.write(requestLine(bindings, request, reply));
       done();

@@ -113,7 +113,7 @@ async function listenOn(opts: StartOptions, { store, keys, strategies }: OpenedN
     strategies: await strategies(),
     config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
     // Logs go to stderr (asynchronously: request-log.ts); stdout carries the command's own output.
-    ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: nodeLogger(opts.logLevel, 2, opts.logFormat) }),
+    ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: await nodeLogger(opts.logLevel, 2, opts.logFormat) }),
   }));
   if (opts.seeding) app.akas.seeding = { what: opts.seeding, since: Date.now() };
   if (opts.beforeListen) made.closeBeforeListen = await opts.beforeListen(app);

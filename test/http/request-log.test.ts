@@ -26,7 +26,7 @@ async function requests(app: Awaited<ReturnType<typeof createApp>>) {
 }
 
 /** A node app on a fresh store with this logger; closed (and its store) by the caller's `close`. */
-async function nodeWith(logger: { loggerInstance: ReturnType<typeof nodeLogger> } | { logger: { level: string; stream: Writable } }) {
+async function nodeWith(logger: { loggerInstance: Awaited<ReturnType<typeof nodeLogger>> } | { logger: { level: string; stream: Writable } }) {
   const { store, dispose } = await openTestStore();
   const app = await createApp({ store, strategies: strategiesFor(store), clock: new FakeClock(), keys: testKeys(), ...logger });
   return { app, close: async () => (await app.close(), await dispose()) };
@@ -44,7 +44,7 @@ describe("the node's request log", () => {
     const dir = mkdtempSync(join(tmpdir(), 'akas-request-log-'));
     dirs.push(dir);
     const file = join(dir, 'log');
-    const node = await nodeWith({ loggerInstance: nodeLogger('info', openSync(file, 'w')) });
+    const node = await nodeWith({ loggerInstance: await nodeLogger('info', openSync(file, 'w')) });
     await requests(node.app);
     await node.close();
     const ours = await vi.waitFor(() => {
