@@ -242,6 +242,11 @@ export const ERROR_CODES = {
     doc: 'The tool evaluator is not running (the node is shutting down). Nothing was charged.',
     action: 'Retry once the node is back; nothing was charged.',
   },
+  shutting_down: {
+    status: 503,
+    doc: 'The node is shutting down (its process is stopping): the request was not run, and the connection is closed.',
+    action: 'Send the same request again (the same Idempotency-Key for a write) once the node is back, or to another of its processes.',
+  },
   storage_unavailable: {
     status: 503,
     doc:

@@ -49,6 +49,8 @@ export function routeErrorCodes(route: DocumentedRoute): ErrorCode[] {
   // A write while the storage fails (a full disk, a database gone) is refused with 503; on a
   // shared database a read, or drawing a token, needs the database too (PROTOCOL 13).
   codes.add('storage_unavailable');
+  // A request that reaches a node once it has begun to close (closing.ts).
+  codes.add('shutting_down');
   if (/[:*]/.test(route.url ?? '')) codes.add('uri_too_long');
   // fastify parses a DELETE's body as well, so it can be refused the same ways.
   const takesBody = methodsOf(route).some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH' || m === 'DELETE');
