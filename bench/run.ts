@@ -25,9 +25,12 @@ const benches: Record<string, () => Promise<unknown>> = {
 // Run only when named: it takes minutes.
 const onDemand: Record<string, () => Promise<unknown>> = {
   soak: () => import('./load.js').then((m) => m.soak()),
+  // The verifiable index at N entries (`npm run bench -- index [N]`, 1,000,000 by default).
+  index: () => import('./lookup.js').then((m) => m.run()),
 };
 
-const wanted = process.argv.slice(2);
+// A bare number is an argument of the benchmarks named (the index's N), not a name.
+const wanted = process.argv.slice(2).filter((a) => !/^\d+$/.test(a));
 for (const name of wanted)
   if (!(name in benches) && !(name in onDemand)) throw new Error(`no benchmark ${name}: ${[...Object.keys(benches), ...Object.keys(onDemand)].join(', ')}`);
 for (const [name, load] of Object.entries({ ...benches, ...onDemand })) {

@@ -24,19 +24,32 @@ const sha256 = (data: Uint8Array): Buffer => {
 /** The root of the map that holds no key: SHA-256(0x12). */
 export const EMPTY_MAP_ROOT: Buffer = sha256(Uint8Array.of(MAP_EMPTY));
 
+// Keys met again and again (an agent's, a path's) are hashed once while they are among the recent.
+const recentKeys = new Map<string, Buffer>();
+
 /** K, where a key sits in the map: SHA-256 of the key's UTF-8 bytes. */
-export const lookupKeyHash = (key: string): Buffer => sha256(Buffer.from(key, 'utf8'));
+export function lookupKeyHash(key: string): Buffer {
+  let k = recentKeys.get(key);
+  if (k) return k;
+  if (recentKeys.size >= 65_536) recentKeys.clear();
+  k = sha256(Buffer.from(key, 'utf8'));
+  recentKeys.set(key, k);
+  return k;
+}
 
 const u64 = (buf: Buffer, at: number, n: number) => {
   buf.writeUInt32BE(Math.floor(n / 2 ** 32), at);
   buf.writeUInt32BE(n >>> 0, at + 4);
 };
 
-/** A leaf of a key's list: SHA-256(0x13 || uint64(index)). */
-export function listLeafHash(index: number): Buffer {
-  const buf = Buffer.allocUnsafe(9);
+/** Indices per leaf of a key's list (INDEX.md 3.2): the last leaf may hold fewer. */
+export const LIST_CHUNK = 64;
+
+/** A leaf of a key's list: SHA-256(0x13 || uint64(index) for each of its at most 64 indices). */
+export function listLeafHash(indices: ArrayLike<number>, from = 0, to = indices.length): Buffer {
+  const buf = Buffer.allocUnsafe(1 + 8 * (to - from));
   buf[0] = LIST_LEAF;
-  u64(buf, 1, index);
+  for (let i = from; i < to; i++) u64(buf, 1 + 8 * (i - from), indices[i]);
   return sha256(buf);
 }
 
@@ -82,31 +95,38 @@ export function firstDifference(a: Uint8Array, b: Uint8Array): number {
 }
 
 /**
- * A key's list of indices as it grows: the complete subtrees of its right edge (RFC 9162's tree
- * shape, INDEX.md 3.2), so an index is added in O(1) amortised hashes and the root folded from
- * at most log2(count) of them.
+ * A key's list of indices as it grows (INDEX.md 3.2): leaves of 64 indices, and the complete
+ * subtrees of their right edge (RFC 9162's tree shape). An index costs no hash when added; a full
+ * leaf is hashed once, and the root folded, when asked for, from the open leaf and at most
+ * log2(count / 64) complete subtrees.
  */
 export class ListEdge {
   count = 0;
-  /** Complete subtrees, largest (leftmost) first, with their heights. */
+  /** The indices of the leaf not yet full. */
+  private open: number[] = [];
+  /** Complete subtrees of full leaves, largest (leftmost) first, with their heights. */
   private peaks: Array<{ level: number; hash: Buffer }> = [];
 
   push(index: number) {
-    let h = listLeafHash(index);
+    this.open.push(index);
+    this.count++;
+    if (this.open.length < LIST_CHUNK) return;
+    let h = listLeafHash(this.open);
+    this.open = [];
     let level = 0;
     while (this.peaks.length && this.peaks[this.peaks.length - 1].level === level) {
       h = listNodeHash(this.peaks.pop()!.hash, h);
       level++;
     }
     this.peaks.push({ level, hash: h });
-    this.count++;
   }
 
   /** The list's root (undefined for an empty list, which no key has). */
   root(): Buffer | undefined {
-    if (!this.peaks.length) return undefined;
-    let r = this.peaks[this.peaks.length - 1].hash;
-    for (let i = this.peaks.length - 2; i >= 0; i--) r = listNodeHash(this.peaks[i].hash, r);
+    if (this.count === 0) return undefined;
+    let i = this.peaks.length - 1;
+    let r = this.open.length ? listLeafHash(this.open) : this.peaks[i--].hash;
+    for (; i >= 0; i--) r = listNodeHash(this.peaks[i].hash, r);
     return r;
   }
 }
@@ -120,7 +140,12 @@ export function listRoot(indices: readonly number[]): Buffer {
   return r;
 }
 
+// Leaves and inner nodes have the same fields in the same order (one hidden class: the walks of a
+// lookup read them at monomorphic sites); a leaf's bit is -1.
 interface Leaf {
+  bit: -1;
+  left: null;
+  right: null;
   k: Buffer;
   list: ListEdge;
   hash: Buffer | null;
@@ -129,10 +154,13 @@ interface Inner {
   bit: number;
   left: MapNode;
   right: MapNode;
+  k: null;
+  list: null;
   hash: Buffer | null;
 }
 type MapNode = Leaf | Inner;
-const isLeaf = (n: MapNode): n is Leaf => (n as Leaf).k !== undefined;
+const isLeaf = (n: MapNode): n is Leaf => n.bit < 0;
+const inner = (bit: number, left: MapNode, right: MapNode): Inner => ({ bit, left, right, k: null, list: null, hash: null });
 
 /** One step of a proof, from the leaf up: the bit the node splits at and the other side's hash. */
 export interface ProofStep {
@@ -184,7 +212,7 @@ export class LookupMap {
       parent = at;
       at = bitAt(k, at.bit) ? at.right : at.left;
     }
-    const split: Inner = bitAt(k, d) ? { bit: d, left: at, right: leaf, hash: null } : { bit: d, left: leaf, right: at, hash: null };
+    const split = bitAt(k, d) ? inner(d, at, leaf) : inner(d, leaf, at);
     if (!parent) this.top = split;
     else if (bitAt(k, parent.bit)) parent.right = split;
     else parent.left = split;
@@ -195,7 +223,7 @@ export class LookupMap {
     const list = new ListEdge();
     list.push(index);
     this.keys++;
-    return { k, list, hash: null };
+    return { bit: -1, left: null, right: null, k, list, hash: null };
   }
 
   /** The map's root hash. */
