@@ -8,6 +8,14 @@
 // the answer replaces it, or until the claim is dropped (a refusal, an aborted request) or goes
 // stale (its process died: claims are refreshed while the request runs).
 //
+// An answer is kept whatever its storage does. The answer's own write is on disk before it is
+// sent (a 2xx is durable); its record here is written after, in a transaction of its own. When
+// that write fails (storage_unavailable: a database restarting, a disk full), the answer is held
+// in this process and written again until it lands: a replay to this process is answered from
+// memory meanwhile, and the claim stays this request's (refreshed), so a replay to another
+// process waits for the record instead of running the request again (which made a second
+// proposal in the chaos harness: seed 5 of test/chaos/regressions.json).
+//
 // Some cached responses hold secrets shown once (register and recover return an api key,
 // a private key and a recovery token), and secrets never reach disk. So the cache stores
 // every response encrypted (AES-256-GCM) under a key derived from the node's HMAC key and
@@ -49,10 +57,12 @@ export const CLAIM_STALE_MS = 10_000;
 const CLAIM_REFRESH_MS = 3_000;
 /** How long a request waiting on another process's claim sleeps between looks (a notification wakes it sooner). */
 const CLAIM_POLL_MS = 250;
+/** How often an answer whose record could not be written is written again (its claim is refreshed meanwhile). */
+export const UNSTORED_RETRY_MS = 100;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency?: { id: string; key: Buffer; fingerprint: string; replay: boolean; stored?: boolean; done: () => void };
+    idempotency?: { id: string; key: Buffer; fingerprint: string; replay: boolean; stored?: boolean; held?: boolean; done: () => void };
   }
   interface FastifyContextConfig {
     /**
@@ -147,7 +157,11 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
   const inFlight = new Map<string, Promise<void>>();
   const derive = (label: string, material: string) => createHmac('sha256', opts.hmacKey()).update(`${label}\u0000${material}`).digest();
   const claims = opts.holdBack === 'claims' ? storeClaims(opts) : slotOnly(opts);
-  app.addHook('onClose', async () => claims.close());
+  const held = new HeldAnswers(opts, claims);
+  app.addHook('onClose', async () => {
+    await held.close();
+    claims.close();
+  });
 
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const surface = request.routeOptions.config?.idempotency;
@@ -184,7 +198,8 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
         done();
       },
     };
-    const cached = await claims.claimOrAnswer(id);
+    // An answer this process gave and could not yet record is the first answer: replayed from memory.
+    const cached = held.get(id) ?? (await claims.claimOrAnswer(id));
     if (cached && !isClaim(cached) && cached.storedAt + TTL_MS > opts.clock.now()) {
       request.idempotency.replay = true;
       return replay(request, reply, cached, { key, fingerprint, proof: secrets?.bodyProof });
@@ -217,10 +232,12 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
       await opts.store.transact([`idempotency:${idem.id}`], async (tx) => tx.put(IdempotencyCache, idem.id, entry));
       idem.stored = true;
     } catch (e) {
-      // The answer's own write is on disk already: a storage that failed since only costs the
-      // replay of this key (a retry runs again), never the answer.
+      // The answer's own write is on disk already, so the answer is sent; its record is held and
+      // written again until it lands (HeldAnswers), and the claim stays this request's meanwhile.
       if ((e as { code?: string }).code !== 'storage_unavailable') throw e;
-      request.log.warn({ code: 'storage_unavailable' }, 'idempotency: the answer was not cached (storage unavailable)');
+      idem.held = true;
+      held.hold(idem.id, entry);
+      request.log.warn({ code: 'storage_unavailable' }, 'idempotency: the answer is held until its record can be written (storage unavailable)');
     }
     return payload;
   };
@@ -229,7 +246,8 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
     const idem = request.idempotency;
     if (!idem) return;
     // A claim that got no answer (a refusal, an abort) is dropped: a waiter runs the request itself.
-    if (!idem.replay) await claims.finish(idem.id, idem.stored === true).catch(() => undefined);
+    // One whose answer is held stays, refreshed, until the held answer replaces it.
+    if (!idem.replay && !idem.held) await claims.finish(idem.id, idem.stored === true).catch(() => undefined);
     idem.done();
   };
 
@@ -265,6 +283,64 @@ export function registerIdempotency(app: FastifyInstance, opts: IdempotencyOptio
   };
 }
 
+/**
+ * Answers sent whose records could not be written: kept in memory (a replay to this process is
+ * answered from here) and written again every UNSTORED_RETRY_MS until the store takes them, then
+ * the claim is finished as answered. At close, each is tried once more; one still unwritten then
+ * is lost with the process, as an answer is whose process dies before its record is written.
+ */
+class HeldAnswers {
+  private readonly answers = new Map<string, CachedResponse>();
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+
+  constructor(
+    private readonly opts: IdempotencyOptions,
+    private readonly claims: Claims,
+  ) {}
+
+  get(id: string): CachedResponse | undefined {
+    return this.answers.get(id);
+  }
+
+  hold(id: string, entry: CachedResponse) {
+    this.answers.set(id, entry);
+    this.claims.keep(id);
+    this.timer ??= setInterval(() => void this.writeAll(), UNSTORED_RETRY_MS);
+    this.timer.unref();
+  }
+
+  /** Writes every held answer it can (one pass at a time); those written leave memory and finish their claims as answered. */
+  writeAll(): Promise<void> {
+    this.writing ??= (async () => {
+      for (const [id, entry] of [...this.answers]) {
+        try {
+          await this.opts.store.transact([`idempotency:${id}`], async (tx) => tx.put(IdempotencyCache, id, entry));
+        } catch {
+          return; // the storage still fails: the next pass tries again
+        }
+        this.answers.delete(id);
+        await this.claims.finish(id, true).catch(() => undefined);
+      }
+      if (this.answers.size === 0) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    })().finally(() => (this.writing = undefined));
+    return this.writing;
+  }
+
+  async close() {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.answers.size) await this.writeAll();
+  }
+
+  get size(): number {
+    return this.answers.size;
+  }
+}
+
 const expiredAt = (e: Entry, now: number) => e.storedAt + (isClaim(e) ? CLAIM_STALE_MS : TTL_MS) <= now;
 
 /** How a request with a key is held back beyond this process's slot (the slot is registerIdempotency's). */
@@ -273,6 +349,8 @@ interface Claims {
   claimOrAnswer(id: string): Promise<Entry | undefined>;
   /** The request that may have claimed the key ended; answered: its answer replaced the claim. */
   finish(id: string, answered: boolean): Promise<void>;
+  /** The request ended with its answer held (not yet recorded): its claim is kept fresh until finish(id, true). */
+  keep(id: string): void;
   close(): void;
 }
 
@@ -281,6 +359,7 @@ function slotOnly(opts: IdempotencyOptions): Claims {
   return {
     claimOrAnswer: (id) => opts.store.get(IdempotencyCache, id),
     finish: async () => undefined,
+    keep: () => undefined,
     close: () => undefined,
   };
 }
@@ -370,6 +449,14 @@ function storeClaims(opts: IdempotencyOptions): Claims {
         },
         { durable: false },
       );
+    },
+    keep(id: string) {
+      // The refresh timer set when the claim was made runs on; a failed refresh is tried at the next tick.
+      if (!refreshing.has(id)) {
+        const timer = setInterval(() => void refresh(id), CLAIM_REFRESH_MS);
+        timer.unref();
+        refreshing.set(id, timer);
+      }
     },
     close() {
       unwatch();
