@@ -137,7 +137,9 @@ function* standingChecking(c: Checks, scope: BundleScope, o: DecisionOptions): C
       id: 'status.decision',
       what: 'the decision holds: no judgment it counted is revoked or suspended',
       valid: true,
-      why: `the decision still holds: no judgment it counted is revoked or suspended (their status as of ${[...new Set(Object.values(outcome.asOf))].join(', ')})`,
+      why:
+        'the decision still holds: no judgment it counted is revoked or suspended ' +
+        `(their status as of ${[...new Set(Object.values(outcome.asOf))].join(', ')})`,
     });
   return outcome;
 }

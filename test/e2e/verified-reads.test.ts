@@ -189,7 +189,8 @@ describe("a node's keys changed outside its signed history", () => {
     const { path } = await published(other, 704);
     upstream = other;
     const r = await session.read('node', { path });
-    expect(r.structuredContent.verification).toMatchObject({ verdict: 'not verified', trust: { status: 'event', event: { what: expect.stringMatching(/key-changed$/) } } });
+    const event = { what: expect.stringMatching(/key-changed$/) };
+    expect(r.structuredContent.verification).toMatchObject({ verdict: 'not verified', trust: { status: 'event', event } });
     expect(textOf(r)).toMatch(/WARNING: .*the pin is unchanged \(akas trust accept moves it\)/);
     expect(session.stderr()).toContain('akas trust accept');
     const cli = await akas('keys', 'node', path);
