@@ -35,6 +35,8 @@ export interface CredentialOptions {
   trust?: IssuerTrust;
   /** Also check the judge's own signature (L2) that a JudgmentCredential carries. */
   checkJudgeSignature?: boolean;
+  /** Verification methods of did:web documents a trust file pinned (PROTOCOL 8.10): method id -> its did:key. Never fetched. */
+  didWeb?: Map<string, string>;
   /** Handed the document once parsed (the CLI reads its status entries without parsing it again). */
   onDocument?: (doc: unknown) => void;
 }
@@ -120,7 +122,7 @@ export function* credentialChecking(doc: unknown, options: CredentialOptions = {
     why: datesBad ?? undefined,
   });
 
-  const proofs = yield* proofsChecking(c, vc, { purpose: 'assertionMethod', controller: issuer, controllerName: 'issuer', at });
+  const proofs = yield* proofsChecking(c, vc, { purpose: 'assertionMethod', controller: issuer, controllerName: 'issuer', at, didWeb: options.didWeb });
 
   const from = timeOf(vc.validFrom);
   const until = timeOf(vc.validUntil);
@@ -199,6 +201,8 @@ export interface ProofExpectations {
   challenge?: string;
   /** Data Integrity §4.4 step 5: the domain(s) the verifier gave, which proof.domain must hold exactly. */
   domain?: string | string[];
+  /** Pinned did:web verification methods (method id -> did:key): resolved from the pin alone. */
+  didWeb?: Map<string, string>;
 }
 
 /**
@@ -271,7 +275,7 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
     const vm = yield* oneProofChecking(c, hashes, p, expect, subject);
     if (vm && vm.did === expect.controller) {
       byController++;
-      result.controllerKeys.push(vm.did);
+      result.controllerKeys.push(vm.keyDid ?? vm.did);
       if (result.created === undefined) result.created = (p as Json).created;
     }
   }
@@ -325,13 +329,7 @@ class DocumentHashes {
 }
 
 /** One proof of a set: its shape, purpose, context, method, value, and the eddsa-jcs-2022 signature. Answers its did:key method, if well formed. */
-function* oneProofChecking(
-  c: Checks,
-  doc: DocumentHashes,
-  proof: unknown,
-  expect: ProofExpectations,
-  subject: string | undefined,
-): Checking<ReturnType<typeof parseDidKeyUrl>> {
+function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expect: ProofExpectations, subject: string | undefined): Checking<Method | null> {
   const problems: string[] = [];
   const p = isObject(proof) ? proof : undefined;
   if (!p) problems.push(`the proof is ${JSON.stringify(proof)?.slice(0, 60)}, not an object`);
@@ -411,12 +409,19 @@ function* oneProofChecking(
   });
 
   // The verification method: a did:key URL whose fragment is its Ed25519 Multikey (eddsa-jcs-2022 §2.1.1).
-  const vm = parseDidKeyUrl(p.verificationMethod);
+  // Or a method of a did:web document the reader pinned (PROTOCOL 8.10): its key is the did:key the pin maps it to.
+  const vm: Method | null = parseDidKeyUrl(p.verificationMethod) ?? pinnedDidWebMethod(p.verificationMethod, expect.didWeb);
   c.add({
     id: 'proof.verificationMethod',
     what: 'the verification method is an Ed25519 did:key URL (did:key:z..#z..)',
     valid: vm !== null,
-    why: vm === null ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL` : isSetSubject(subject) ? vm.did : undefined,
+    why:
+      vm === null
+        ? `verificationMethod ${JSON.stringify(p.verificationMethod)} is not an Ed25519 did:key URL` +
+          (expect.didWeb?.size ? ' nor a method of a pinned did:web' : '')
+        : isSetSubject(subject)
+          ? vm.did
+          : undefined,
     subject,
   });
 
@@ -458,6 +463,15 @@ function* oneProofChecking(
 }
 
 const isSetSubject = (subject: string | undefined) => subject !== undefined;
+
+/** A verification method: its controller DID, its key, and (a did:web method) the did:key of that key. */
+type Method = { did: string; publicKey: string; multibase: string; keyDid?: string };
+
+function pinnedDidWebMethod(id: unknown, pinned: Map<string, string> | undefined): Method | null {
+  const didKey = typeof id === 'string' ? pinned?.get(id) : undefined;
+  const key = didKey ? parseDidKeyUrl(`${didKey}#${didKey.slice('did:key:'.length)}`) : null;
+  return key && typeof id === 'string' ? { did: id.split('#')[0], publicKey: key.publicKey, multibase: key.multibase, keyDid: didKey } : null;
+}
 
 /** L2 inside a JudgmentCredential: the subject's fields rebuild the payload its judge signed, and the judge's signature holds. */
 function* judgeSignatureChecking(c: Checks, subject: unknown): Checking<void> {

@@ -14,7 +14,7 @@ import { credentialChecking, type CredentialOptions, type CredentialReport } fro
 import { openCheckpointChecking } from './log.js';
 import { Checks, readJsonInput, type Report } from './report.js';
 
-export interface StandingOptions extends Pick<CredentialOptions, 'at' | 'issuer' | 'trust'> {
+export interface StandingOptions extends Pick<CredentialOptions, 'at' | 'issuer' | 'trust' | 'didWeb'> {
   /** The log keys pinned (a trust file's log lines): the checkpoint must be signed by one. */
   logKeys?: string[];
   /** The log's entries from 0 on (at least up to the checkpoint's size), to recompute the figures from; none: not recomputed. */
@@ -59,7 +59,7 @@ function merkleRoot(leaves: Uint8Array[], from = 0, to = leaves.length): Uint8Ar
 
 /** The checks of verifyStanding, as a generator of the signatures they need. */
 export function* standingChecking(doc: unknown, o: StandingOptions = {}): Checking<StandingReport> {
-  const cred: CredentialReport = yield* credentialChecking(doc, { at: o.at, issuer: o.issuer, trust: o.trust });
+  const cred: CredentialReport = yield* credentialChecking(doc, { at: o.at, issuer: o.issuer, trust: o.trust, didWeb: o.didWeb });
   const c = new Checks();
   for (const k of cred.checks) c.list.push(k);
   const report = (): StandingReport => ({ ...c.report(), issuer: cred.issuer, tag: typeof subject?.tag === 'string' ? subject.tag : undefined });

@@ -10,6 +10,7 @@
 //   [url]`, `group <name> all|any|<k> <member>...` and exactly one `quorum <name>` (`none`: no
 //   cosignature needed). Comments (#) and empty lines are ignored.
 // Free of Node built-ins: the browser build parses trust files too.
+import { didWebMethods } from '../src/core/did-web.js';
 import { parseCosignerKey } from '../src/core/cosignature.js';
 import { isDateTimeStamp, timeOf } from '../src/core/credential.js';
 import { publicKeyFromMultibase } from '../src/core/didkey.js';
@@ -33,6 +34,8 @@ export interface TlogPolicy {
 
 export interface Trust {
   issuers: IssuerPin[];
+  /** did:web documents pinned (PROTOCOL 8.10): each method id -> the did:key of its key; their keys are in `issuers` too. */
+  didWeb?: Map<string, string>;
   policy: TlogPolicy;
   /** How the file was made (`tofu`: trust on first use, from a node's own answer), if it says. */
   source?: string;
@@ -135,10 +138,23 @@ export function parseTrust(input: string | Uint8Array | unknown): Trust {
     if (!(validFrom < validUntil)) throw new TrustFileError(`issuers[${i}]: validFrom is not before validUntil`);
     return { did: x.did, validFrom, validUntil };
   });
+  // A did:web is resolved from the document pinned here and never fetched (PROTOCOL 8.10): its keys are pinned issuers, each in its window.
+  const didWeb = new Map<string, string>();
+  if (doc.didWeb !== undefined) {
+    if (!Array.isArray(doc.didWeb)) throw new TrustFileError('didWeb is not an array of did:web documents');
+    for (const [i, d] of doc.didWeb.entries()) {
+      const read = didWebMethods(d);
+      if (!read?.methods.length) throw new TrustFileError(`didWeb[${i}] is not a did:web document with an Ed25519 Multikey method`);
+      for (const m of read.methods) {
+        didWeb.set(m.id, m.didKey);
+        issuers.push({ did: m.didKey, validFrom: m.validFrom, validUntil: m.validUntil });
+      }
+    }
+  }
   if (typeof doc.policy !== 'string') throw new TrustFileError('policy is not a string of C2SP tlog-policy text (at least `quorum none`)');
   const policy = parseTlogPolicy(doc.policy);
   if (!issuers.length && !policy.logs.length) throw new TrustFileError('it pins nothing: no issuer and no log line');
-  return { issuers, policy, ...(typeof doc.source === 'string' ? { source: doc.source } : {}) };
+  return { issuers, policy, ...(didWeb.size ? { didWeb } : {}), ...(typeof doc.source === 'string' ? { source: doc.source } : {}) };
 }
 
 /** The issuer keys a trust file pins, as the credential checks take them; undefined when it pins none. */

@@ -27,6 +27,8 @@ export interface DomainConfig {
   publicUrl?: string;
   /** The origin of the address the node listens on, set once it listens: the URLs' origin without --public-url. */
   listenOrigin?: string;
+  /** Standing credentials name the node's did:web as issuer (--issuer-did-web; PROTOCOL 8.10), not its did:key. */
+  issuerDidWeb?: boolean;
 }
 
 export const defaultDomainConfig: DomainConfig = {

@@ -17,6 +17,7 @@ export interface ServeOptions {
   publicUrl?: string;
   trustProxy?: boolean | string;
   allowSameIp?: boolean;
+  issuerDidWeb?: boolean;
   allowAnonymousPropose?: boolean;
   registrationCap?: string;
   rateLimit?: string;
@@ -133,6 +134,7 @@ function readServeConfig(opts: ServeOptions, env: NodeJS.ProcessEnv, context: Se
       sameIpCollusionCheck: sameIp.enforced,
       sameIpReason: sameIp.reason,
       allowAnonymousPropose: Boolean(opts.allowAnonymousPropose),
+      ...(opts.issuerDidWeb ? { issuerDidWeb: true } : {}),
       ...(cap !== undefined ? { registrationCapPerIp: cap } : {}),
       ...(rateLimit ? { rateLimit } : {}),
       ...(casQuotaMib !== undefined ? { casQuotaBytes: Math.round(casQuotaMib * 1048576) } : {}),

@@ -40,6 +40,7 @@ export function serveCommands(program: Command, cli: Cli) {
         'comma-separated (env AKAS_TRUST_PROXY)',
     )
     .option('--allow-same-ip', 'let agents on one IP judge the same proposal (a single-operator local node)')
+    .option('--issuer-did-web', "standing credentials name the node's did:web (of --public-url) as issuer, not its did:key (PROTOCOL 8.10)")
     .option('--allow-anonymous-propose', 'open the anonymous propose path (no deposit, 5 per IP per kind per day)')
     .option('--registration-cap <n>', 'registrations per IP per day (default 20)')
     .option('--rate-limit <burst:perSecond>', 'token bucket per Bearer, else per IP (env AKAS_RATE_LIMIT; default 120:2)')

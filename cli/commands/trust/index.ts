@@ -4,12 +4,13 @@
 // akas trust accept: the reader's own pin of a node (pins.ts, kept in the profile) moved to new
 // keys once the reader confirms (accept.ts).
 import type { Command } from 'commander';
-import { collect, type Json, usageError } from '../../kit/index.js';
+import { CliError, collect, type Json, usageError } from '../../kit/index.js';
 import { action, type Cli } from '../../program.js';
 
 export interface PinOptions {
   agent: string[];
   judgesOf?: string;
+  didWeb?: boolean;
 }
 
 export function trustCommands(program: Command, cli: Cli) {
@@ -26,6 +27,7 @@ export function trustCommands(program: Command, cli: Cli) {
     )
     .option('--agent <tag>', "pin this judge's keys too, in the file's agents section (for akas verify judgments); repeatable", collect, [])
     .option('--judges-of <proposalId>', 'pin the keys of every judge of this proposal')
+    .option('--did-web', "also pin the node's did:web document (GET /.well-known/did.json), its keys checked against the key list (PROTOCOL 8.10)")
     .action(action(cli, (opts: PinOptions) => pinTrust(cli, opts)));
   trust
     .command('accept')
@@ -61,7 +63,9 @@ export async function pinTrust(cli: Cli, opts: PinOptions) {
   }
   const judges: Json[] = [];
   for (const tag of tags) judges.push(await client.get<Json>(`/api/agents/${encodeURIComponent(tag)}`));
-  const doc = await trustFileFrom(keys, url, Date.now(), judges);
+  const pinned = await trustFileFrom(keys, url, Date.now(), judges);
+  // A did:web is resolved only from what is pinned here, fetched on this explicit ask (PROTOCOL 8.10).
+  const doc = opts.didWeb ? await withDidWeb(pinned, await client.get<Json>('/.well-known/did.json')) : pinned;
   const what = [
     `${doc.issuers.length} issuer key(s)`,
     'the log key',
@@ -72,4 +76,19 @@ export async function pinTrust(cli: Cli, opts: PinOptions) {
       'compare them with keys you have from elsewhere (the file says where and when it was made)\n',
   );
   cli.io.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+}
+
+/** The trust file with the node's did:web document pinned: refused (exit 1) when a method's key is not one of the issuer keys the file pins. */
+async function withDidWeb(doc: Json, did: Json): Promise<Json> {
+  const { didWebMethods } = await import('../../../src/core/did-web.js');
+  const read = didWebMethods(did);
+  const pinned = new Set((doc.issuers as Json[]).map((i) => i.did));
+  const foreign = read?.methods.filter((m) => !pinned.has(m.didKey)).map((m) => m.id) ?? [];
+  if (!read?.methods.length || foreign.length)
+    throw new CliError(
+      'keys_do_not_hold',
+      "The node's did:web document does not hold, so it is not pinned: " +
+        (foreign.length ? `methods ${foreign.join(', ')} are not its issuer keys` : 'no Ed25519 Multikey method'),
+    );
+  return { ...doc, didWeb: [did] };
 }

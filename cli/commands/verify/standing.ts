@@ -69,6 +69,7 @@ async function standingReport(doc: Json, opts: StandingOpts & { noStatus?: boole
     at,
     issuer,
     trust: pinned?.issuers,
+    didWeb: pinned?.file.didWeb,
     logKeys: pinned?.logKeys,
     entries,
     entriesFrom: opts.logRange ?? opts.fromNode,

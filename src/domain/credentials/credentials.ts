@@ -49,9 +49,12 @@ export const Standings = space<StandingRecord>('standings');
 export const StandingHeads = space<string>('standing-heads');
 
 /** Signs any credential of the node (a standing, PROTOCOL 8.9) with its current issuer key, its proof created at `at`. */
-export async function issueNodeCredential(keys: NodeKeys, credential: object, at: number): Promise<StoredCredential> {
+export async function issueNodeCredential(keys: NodeKeys, credential: object, at: number, didWeb?: string): Promise<StoredCredential> {
   const { vc, proofSuite } = await vcStack();
-  return (await vc.issue({ credential: { ...credential }, suite: proofSuite(issuerSigner(keys), at), documentLoader })) as StoredCredential;
+  // Under the node's did:web (PROTOCOL 8.10) the same key signs, named as a method of that DID's document.
+  const held = issuerSigner(keys);
+  const signer = didWeb ? { ...held, id: `${didWeb}#${ed25519Multibase(keys.issuer.publicKey)}` } : held;
+  return (await vc.issue({ credential: { ...credential }, suite: proofSuite(signer, at), documentLoader })) as StoredCredential;
 }
 
 /** Context documents served from data/contexts, by URL. */

@@ -11,7 +11,8 @@ import type { Ctx } from '../context.js';
 import type { TransparencyLog } from '../log/index.js';
 import { Agents, Proposals } from '../records.js';
 import { issueNodeCredential, StandingHeads, Standings, type StandingRecord } from './credentials.js';
-import { changeStatus, claimSlots, drawStatusSlots, ensureStatusLists, slotLocks, slotsFree, credentialStatusOf } from './status-lists.js';
+import { didWebOf } from '../../core/did-web.js';
+import { changeStatus, claimSlots, statusOrigin, drawStatusSlots, ensureStatusLists, slotLocks, slotsFree, credentialStatusOf } from './status-lists.js';
 
 export const STANDING_ID = /^stn_[0-9a-f]{16}$/;
 /** A standing is issued afresh when the one kept has less than this left of its validity. */
@@ -89,9 +90,11 @@ async function issueStanding(ctx: Ctx, log: TransparencyLog, tag: string): Promi
   const { figures, window } = standingFigures(tag, await standingEntries(log, tag, cp.size), cp.size, now);
   const headId = await ctx.store.get(StandingHeads, tag);
   const head = headId ? await ctx.store.get(Standings, headId) : undefined;
-  if (head && (await reusable(ctx, head, { ...figures, window }, agent.signing.publicKey, now))) return head;
+  const issuer = ctx.config.issuerDidWeb ? didWebOf(statusOrigin(ctx)) : ctx.keys.issuer.did;
+  if (head && head.credential.issuer === issuer && (await reusable(ctx, head, { ...figures, window }, agent.signing.publicKey, now))) return head;
   await ensureStatusLists(ctx);
   const standingId = `stn_${ctx.random(8).toString('hex')}`;
+  const didWeb = ctx.config.issuerDidWeb ? issuer : undefined;
   let record: StandingRecord | undefined;
   for (let attempt = 0; !record; attempt++) {
     if (attempt > 10) throw new Error('a standing could not draw free status-list slots');
@@ -100,7 +103,7 @@ async function issueStanding(ctx: Ctx, log: TransparencyLog, tag: string): Promi
       if (!(await slotsFree(tx, slots))) return undefined;
       const status = claimSlots(tx, ctx, slots, standingId);
       const unsigned = standingCredential({
-        issuer: ctx.keys.issuer.did,
+        issuer: didWeb ?? ctx.keys.issuer.did,
         standingId,
         at: now,
         agent: { tag, did: didKeyFromPublicKey(agent.signing.publicKey), publicKey: agent.signing.publicKey },
@@ -108,7 +111,7 @@ async function issueStanding(ctx: Ctx, log: TransparencyLog, tag: string): Promi
         window,
         checkpoint: { size: cp.size, rootHash: cp.root, note: cp.note },
       });
-      const credential = await issueNodeCredential(ctx.keys, { ...unsigned, credentialStatus: status }, now);
+      const credential = await issueNodeCredential(ctx.keys, { ...unsigned, credentialStatus: status }, now, didWeb);
       const r: StandingRecord = { standingId, tag, issuedAt: now, credential };
       tx.put(Standings, standingId, r);
       tx.put(StandingHeads, tag, standingId);

@@ -7,6 +7,9 @@ import { canonicalize, PROPOSAL_KINDS, ServiceError, sha256Hex } from '../../cor
 import { Credentials } from '../../domain/credentials/credentials.js';
 import { JudgmentIndex } from '../../domain/records.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
+import { didWebDocument, didWebOf } from '../../core/did-web.js';
+import { originOf } from '../../http-kit/urls.js';
+import { Open } from '../schemas.js';
 import { nodeKeysView } from '../views/records.js';
 import { Credential, NodeKeysAnswer } from './log-schemas.js';
 
@@ -32,7 +35,17 @@ const KeysRoute = {
   },
 } satisfies RouteOptions;
 
+const DidRoute = {
+  schema: {
+    operationId: 'didDocument',
+    summary: 'The node as a did:web: its issuer keys as Multikey methods with their windows, its log key and witness policy as services',
+    tags: ['credentials'],
+    response: { 200: Open({ id: Type.String(), verificationMethod: Type.Array(Open()), service: Type.Array(Open()) }, 'A DID document (PROTOCOL 8.10).') },
+  },
+} satisfies RouteOptions;
+
 export async function credentialRoutes(app: App) {
+  app.get('/.well-known/did.json', DidRoute, didDocument);
   app.get('/api/credentials/judgment/:kind/:proposalId/:judgmentId', CredentialRoute, judgmentCredential);
   app.get('/api/node/keys', KeysRoute, nodeKeys);
 }
@@ -62,4 +75,27 @@ async function judgmentCredential(request: Req<typeof CredentialRoute.schema>, r
 async function nodeKeys(request: Req<typeof KeysRoute.schema>, reply: FastifyReply) {
   reply.header('cache-control', 'public, max-age=60');
   return nodeKeysView(request.server.akas.keys);
+}
+
+/** PROTOCOL 8.10: the node's did:web document, for the origin its documents name (--public-url, else its listen address). */
+async function didDocument(request: Req<typeof DidRoute.schema>, reply: FastifyReply) {
+  const ctx = request.server.akas;
+  const origin = ctx.config.publicUrl ?? ctx.config.listenOrigin ?? originOf(request);
+  const { keys } = ctx;
+  const witnesses = ctx.appConfig.witnesses;
+  // C2SP tlog-policy: the log, each witness the node asks, and the quorum it waits for (all of them).
+  const policy = [
+    `log ${keys.log.verifierKey}`,
+    ...witnesses.map((w, i) => `witness w${i + 1} ${w.verifierKey} ${w.url}`),
+    ...(witnesses.length > 1 ? [`group node-witnesses all ${witnesses.map((_, i) => `w${i + 1}`).join(' ')}`] : []),
+    `quorum ${witnesses.length === 0 ? 'none' : witnesses.length === 1 ? 'w1' : 'node-witnesses'}`,
+  ].join('\n');
+  reply.header('cache-control', 'public, max-age=60').type('application/did+json');
+  return didWebDocument({
+    did: didWebOf(origin),
+    origin: origin.replace(/\/$/, ''),
+    issuers: keys.issuers.map((k) => ({ publicKeyMultibase: k.publicKeyMultibase, validFrom: k.validFrom, validUntil: k.validUntil })),
+    log: { origin: keys.log.origin, verifierKey: keys.log.verifierKey },
+    policy: `${policy}\n`,
+  });
 }
