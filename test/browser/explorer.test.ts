@@ -218,6 +218,22 @@ describe('the explorer in Chromium', () => {
     expect(problems).toEqual([]);
   }, 240_000);
 
+  it('says every log entry of a proposal, an agent and an artifact is shown, complete as of a checkpoint, checked here (PROTOCOL 9.10)', async (ctx) => {
+    if (!chrome) return ctx.skip();
+    const artifact = await api(`/api/knowledge/node${(await api(`/api/knowledge/proposals/${ids.artifact}`)).path}`);
+    const pages: Array<[string, string]> = [
+      [`/explore/proposals/${ids.rejected}`, `proposal:${ids.rejected}`],
+      [`/explore/agents/${reviewer.tag}`, `agent:${reviewer.tag}`],
+      [`/explore/tree${artifact.path}`, `sha256:${artifact.payload.sha256}`],
+    ];
+    for (const [path, key] of pages) {
+      const { page } = await open(path);
+      await page.waitForSelector(`[data-verify-lookup="${key}"]:not([data-state="off"]):not([data-state="pending"])`);
+      expect(await stateOf(page, `[data-verify-lookup="${key}"]`), path).toEqual(['ok', expect.stringContaining('complete as of checkpoint')]);
+      await page.close();
+    }
+  });
+
   it('shows what the API answers, and checks each judgment layer by layer', async (ctx) => {
     if (!chrome) return ctx.skip();
     const detail = await api(`/api/knowledge/proposals/${ids.rejected}`);

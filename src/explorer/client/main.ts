@@ -13,10 +13,12 @@
 import { $, $$ } from './dom.js';
 import { nodeKeys, showPin, type Keys } from './keys.js';
 import { checkCheckpoints, checkEntries, liveLog } from './log.js';
+import { checkLookups } from './lookup.js';
 import { checkNode } from './node.js';
 import { checkBundles, checkContent } from './proposal.js';
 import { setState } from './results.js';
 import { liveSearch } from './search.js';
+import { checkAgentStanding } from './standing.js';
 import { statusOfPage } from './status.js';
 import { loadVerifier, type Verifier } from './verifier.js';
 import { verifyForm } from './verify-form.js';
@@ -25,7 +27,7 @@ import { verifyForm } from './verify-form.js';
 async function verifyPage() {
   const wanted = $$(
     '[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], ' +
-      '[data-verify-judged], [data-verify-shown], [data-verify-node], [data-verify-status], [data-verify-standing]',
+      '[data-verify-judged], [data-verify-shown], [data-verify-node], [data-verify-status], [data-verify-standing], [data-verify-lookup]',
   );
   const pinBox = $('[data-pin-status]');
   if (!wanted.length && !pinBox) return;
@@ -39,7 +41,27 @@ async function verifyPage() {
     return;
   }
   showPin(keys);
-  await Promise.all([checkBundles(V, keys), checkEntries(V, keys), checkCheckpoints(V, keys), checkContent(V), checkNode(V, keys), statusOfPage(V, keys)]);
+  await Promise.all([
+    checkBundles(V, keys),
+    checkEntries(V, keys),
+    checkCheckpoints(V, keys),
+    checkContent(V),
+    checkNode(V, keys),
+    statusOfPage(V, keys),
+    checkLookups(V, keys),
+  ]);
+}
+
+/** An agent page's standing (PROTOCOL 8.9), checked once the verifier and the pinned keys are here (both loaded once per page). */
+async function verifyStanding() {
+  const boxes = $$('[data-verify-agent-standing]');
+  if (!boxes.length) return;
+  try {
+    const [V, keys] = await Promise.all([loadVerifier(), nodeKeys()]);
+    await checkAgentStanding(V, keys);
+  } catch (err) {
+    for (const e of boxes) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
+  }
 }
 
 function start() {
@@ -56,6 +78,7 @@ function start() {
   if (form) verifyForm(form);
   liveLog();
   void verifyPage();
+  void verifyStanding();
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -2,7 +2,7 @@
 // tier, reputation, contributions, keys with their validity windows, and what the log holds of it.
 import type { LogEntry } from '../../core/index.js';
 import { html } from '../html.js';
-import { badge, code, facts, page, pager, qs, score, time, type Assets } from '../layout.js';
+import { badge, code, facts, page, pager, qs, score, time, verifyState, type Assets } from '../layout.js';
 import type { Statuses } from './entries.js';
 import { entryRow } from './home.js';
 
@@ -71,6 +71,7 @@ ${facts([
   ['Calibration pool', p.calibrationPoolId],
   ['Reputation', html`${score(p.reputationScore)} ${p.reputation ? badge(p.reputation.status) : ''}`],
   ['Contributions', `${p.contributions.proposals} proposals, ${p.contributions.published} published, ${p.contributions.judgments} judgments`],
+  ['Log entries', verifyState(html`data-verify-lookup="agent:${p.tag}"`, 'every entry of this agent (the verifiable index)')],
 ])}
 <section aria-labelledby="keys"><h2 id="keys">Signing keys</h2>
 <p>A judgment verifies against the key that was valid when it was signed: the current key, or a prior key within its window.</p>

@@ -98,6 +98,7 @@ JCS of the kind, path, title, spec and payload shown on this page; ${
 <span class="muted small">(check it offline: akas verify bundle, or drop it on <a href="/explore/verify">Verify</a>)</span>`,
   ],
   ['Checked here', js.length ? verifyState(html`data-verify-bundle="${p.proposalId}"`, 'bundle') : null],
+  ['Log entries', verifyState(html`data-verify-lookup="proposal:${p.proposalId}"`, 'every entry of this proposal (the verifiable index)')],
 ])}
 <section aria-labelledby="decision"><h2 id="decision">Decision</h2>${computation(p)}
 ${js.length ? html`<p>${verifyState(html`data-verify-standing="${p.proposalId}"`, 'judgments revoked or suspended since')}</p>` : ''}</section>

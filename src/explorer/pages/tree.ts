@@ -203,6 +203,12 @@ function artifactContent(n: NodeView): Html {
     ],
     ['Media type', f(p.mediaType, 'mediaType')],
     ['sha256', html`<code class="wrap">${f(p.sha256, 'sha256')}</code>`],
+    [
+      'Log entries',
+      typeof p.sha256 === 'string' && /^[0-9a-f]{64}$/.test(p.sha256)
+        ? verifyState(html`data-verify-lookup="sha256:${p.sha256}"`, 'every entry about these bytes (the verifiable index)')
+        : null,
+    ],
     ['Bytes', f(p.bytes, 'bytes')],
     ['Kind', f(p.artifactKind, 'artifactKind')],
     ['Trained by', f(prov.trainedBy, 'provenance', 'trainedBy')],
