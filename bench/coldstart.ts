@@ -1,7 +1,7 @@
 // Cold start of the CLI: `akas --help`, `akas --version` and `akas me --json` (against a
 // running node, with an identity saved in a temp config folder) as ratios to `node -e 0`,
 // the floor any Node CLI pays, measured in the same run. Wall time of spawnSync, median of
-// RUNS, the commands interleaved so that drift hits them all. Target (issue): <= 1.5. And the
+// RUNS, the commands interleaved so that drift hits them all. Target (issue 53): <= 1.4. And the
 // single-file verifier, `node dist/akas-verify.mjs verify credential X` on one judgment
 // credential: target <= 1.3 (issue 24), beside `akas verify credential X` for comparison.
 //
@@ -22,7 +22,7 @@ import { issueJudgmentCredential } from '../src/domain/credentials/credentials.j
 import type { JudgmentRecord } from '../src/domain/records.js';
 import { header, line } from './lib.js';
 
-const TARGET = 1.5;
+const TARGET = 1.4;
 const RUNS = 15;
 const WARMUP = 2;
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
@@ -32,6 +32,8 @@ const SINGLE_TARGET = 1.3;
 const APP_CHUNK = fileURLToPath(new URL('../bin/lazy/src/http/app.js', import.meta.url));
 /** A stopped node's command against the same command with the HTTP app preloaded. */
 const STOPPED_TARGET = 0.8;
+/** CPU seconds of `akas serve` until it listens (issue 53). */
+const SERVE_CPU_TARGET = 0.5;
 
 interface Cmd {
   name: string;
@@ -272,7 +274,10 @@ export async function run() {
     rmSync(dataDir, { recursive: true, force: true });
   }
   try {
-    if (process.platform === 'linux') line('akas serve: CPU until it listens (median of 5)', `${(await serveStartCpu(env)).toFixed(2)} s`);
+    if (process.platform === 'linux') {
+      const cpu = await serveStartCpu(env);
+      line('akas serve: CPU until it listens (median of 5)', `${cpu.toFixed(2)} s`, undefined, `<= ${SERVE_CPU_TARGET} s`, cpu <= SERVE_CPU_TARGET);
+    }
   } finally {
     rmSync(configDir, { recursive: true, force: true });
   }

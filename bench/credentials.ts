@@ -2,7 +2,8 @@
 // JSON lines file), as credentials per second against raw Ed25519 verify per second measured
 // in the same run (src/core, cached KeyObject). Each credential costs one Ed25519 verify plus
 // strict JSON, two JCS passes and two SHA-256: the ratio says how much of the floor the rest
-// takes. Target: >= 0.6. The CLI checks large batches on every core (cli/commands/verify/pool.ts), so
+// takes. Targets (issue 53): the verifier in-process >= 0.8 of raw verify, and the CLI and the
+// single file >= 0.9 of the cold-threads limit below. The CLI checks large batches on every core (cli/commands/verify/pool.ts), so
 // it is shown also on one thread, beside the limits measured in the same rounds: the CLI's own
 // start plus raw verify of every credential, and strict JSON reading alone, and the limit of a
 // fresh process on every core (coldScript below: about what the CLI's threads can reach). Also the verifier
@@ -28,7 +29,10 @@ const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const SINGLE = fileURLToPath(new URL('../akas-verify.mjs', import.meta.url));
 const COUNT = 10_000;
 const ROUNDS = 5;
-const TARGET = 0.6;
+/** verifyCredential in-process, to raw Ed25519 verify. */
+const IN_PROCESS_TARGET = 0.8;
+/** The CLI and the single file, to the cold-threads limit measured in the same rounds. */
+const LIMIT_TARGET = 0.9;
 const STATUS_TARGET = 0.9;
 const LIST_URL = (p: StatusPurpose) => `https://akas.example.org/credentials/status/${p}`;
 
@@ -175,28 +179,30 @@ export async function run() {
     const base = med(raw);
     // As the CLI reads it (this process's own helper threads aside, roughly: its main thread).
     const busy = busyElsewhere(existsSync('/proc/loadavg') ? readFileSync('/proc/loadavg', 'utf8') : undefined, loadavg()[0]);
-    const show = (name: string, v: number, target?: boolean) =>
-      line(name, perSec({ opsPerSec: v } as Rate), v / base, target ? `>= ${TARGET}` : undefined, target ? v / base >= TARGET : undefined);
+    const show = (name: string, v: number, target?: number) =>
+      line(name, perSec({ opsPerSec: v } as Rate), v / base, target ? `>= ${target}` : undefined, target ? v / base >= target : undefined);
     console.log(
       `  (${ROUNDS} interleaved rounds, medians; per-round CLI rates: ${cli.map((x) => Math.round(x).toLocaleString('en-US')).join(', ')}` +
         `/s; ${availableParallelism()} cores, load average ${loadavg()[0].toFixed(1)}, ${busy.toFixed(1)} busy elsewhere now: ` +
         `akas would pick ${workersFor(COUNT, process.env, availableParallelism(), busy) + 1} thread(s))`,
     );
     show('raw Ed25519 verify (src/core, cached KeyObject)', base);
-    show(`akas verify credential FILE.jsonl (process start included)`, med(cli), true);
+    show(`akas verify credential FILE.jsonl (process start included)`, med(cli));
     show(`  the same on one thread (AKAS_VERIFY_THREADS=1)`, med(cliOneThread));
     show(`  the same on every core (AKAS_VERIFY_THREADS=${availableParallelism()}), whatever the load`, med(cliEveryCore));
-    show('node dist/akas-verify.mjs verify credential FILE.jsonl (the single file)', med(single), true);
-    show('verifyCredential in-process (no start-up, no file I/O)', med(inProcess));
+    show('node dist/akas-verify.mjs verify credential FILE.jsonl (the single file)', med(single));
+    show('verifyCredential in-process (no start-up, no file I/O)', med(inProcess), IN_PROCESS_TARGET);
     // One thread's ceiling: raw verify of every credential plus the CLI's start, nothing else.
     const ceiling = COUNT / (COUNT / base + med(startMs) / 1000);
     show(`  limit: raw verify + the CLI's start (akas --version, ${Math.round(med(startMs))} ms), on one thread`, ceiling);
     const limit = med(coldLimit);
     show(`  limit: a fresh process, the verifier alone on ${availableParallelism()} cold threads (file read included)`, limit);
-    console.log(
-      `    the CLI at ${(med(cli) / limit).toFixed(2)} of that limit, the single file at ${(med(single) / limit).toFixed(2)}` +
-        ` (the rest: the CLI's start, arguments and reports)`,
-    );
+    // The rest of the CLI's and the single file's time: their start, arguments and reports.
+    for (const [name, v] of [
+      ['    the CLI, to that limit', med(cli)],
+      ['    the single file, to that limit', med(single)],
+    ] as const)
+      line(name, perSec({ opsPerSec: v } as Rate), v / limit, `>= ${LIMIT_TARGET}`, v / limit >= LIMIT_TARGET);
     show('  for scale: UTF-8 and JSON.parse of each line alone (no check)', med(parseOnly));
     const statusRatio = med(withStatus) / med(cli);
     line(
