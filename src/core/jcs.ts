@@ -59,8 +59,8 @@ function inOrder(value: unknown, changes?: Record<string, unknown>): unknown {
     }
     return copy ?? o;
   }
-  let keys = Object.keys(o);
-  if (changes) keys = [...new Set([...keys, ...Object.keys(changes)])];
+  const keys = Object.keys(o);
+  if (changes) for (const k of Object.keys(changes)) if (!keys.includes(k)) keys.push(k);
   let sorted = true;
   for (let i = 0; i < keys.length; i++) {
     if (indexLike(keys[i])) throw INDEX_NAME;
