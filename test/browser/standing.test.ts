@@ -22,6 +22,7 @@ const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => 
 const CI = process.env.CI === 'true';
 
 let node: TestNode;
+let tag: string;
 let work: string;
 let at: number;
 let logKey: string;
@@ -33,7 +34,10 @@ beforeAll(async () => {
   for (const f of [SINGLE, BROWSER]) if (!existsSync(f)) throw new Error(`${f} is missing: run npm run build`);
   work = mkdtempSync(join(tmpdir(), 'akas-standing-'));
   node = await testNode();
+  // The explorer checks validity at the browser's time: the node's clock is brought to it.
+  node.clock.advance(Date.now() - node.clock.now());
   const a = await registerAgent(node, '10.7.0.1');
+  tag = a.tag;
   const pool = loadPools()[a.calibrationPoolId as 'A' | 'B'];
   const answers = Object.fromEntries(pool.map((q) => [q.id, q.expected]));
   await node.app.inject({ method: 'POST', url: '/api/agent/v1/calibrate', headers: bearer(a.apiKey), payload: { answers } });
@@ -123,6 +127,26 @@ describe('the browser build (dist/akas-verify.browser.js) in Chromium', () => {
       expect(got[f]).toEqual({ verdict: f === 'standing' ? 'verified' : 'not verified', figures: mine.figures, failed: expect.any(Array) });
       expect((got[f] as { failed: string[] }).failed).toEqual(mine.checks.filter((c) => c.valid === false).map((c) => c.id));
     }
+    await page.close();
+  }, 120_000);
+});
+
+describe("the explorer's agent page", () => {
+  it('shows the standing verified in the browser, every figure recomputed from the log', async (ctx) => {
+    if (!browser) return ctx.skip();
+    await node.app.listen({ port: 0, host: '127.0.0.1' });
+    node.app.akas.config.listenOrigin = `http://127.0.0.1:${(node.app.server.address() as AddressInfo).port}`;
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${node.app.akas.config.listenOrigin}/explore/agents/${tag}`);
+    const box = `[data-verify-agent-standing="${tag}"]`;
+    await page.waitForSelector(`${box}:not([data-state="off"]):not([data-state="pending"])`, { timeout: 60_000 });
+    expect(errors).toEqual([]);
+    expect(await page.getAttribute(box, 'data-state'), (await page.textContent(box)) ?? '').toBe('ok');
+    expect(await page.textContent(`${box} .v-text`)).toMatch(
+      /^frontier, 0 judgment\(s\), 0 of 0 proposal\(s\) published, reputation clear; every figure recomputed from log entries 0 to \d+$/,
+    );
     await page.close();
   }, 120_000);
 });

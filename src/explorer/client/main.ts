@@ -18,6 +18,7 @@ import { checkNode } from './node.js';
 import { checkBundles, checkContent } from './proposal.js';
 import { setState } from './results.js';
 import { liveSearch } from './search.js';
+import { checkAgentStanding } from './standing.js';
 import { statusOfPage } from './status.js';
 import { loadVerifier, type Verifier } from './verifier.js';
 import { verifyForm } from './verify-form.js';
@@ -51,6 +52,18 @@ async function verifyPage() {
   ]);
 }
 
+/** An agent page's standing (PROTOCOL 8.9), checked once the verifier and the pinned keys are here (both loaded once per page). */
+async function verifyStanding() {
+  const boxes = $$('[data-verify-agent-standing]');
+  if (!boxes.length) return;
+  try {
+    const [V, keys] = await Promise.all([loadVerifier(), nodeKeys()]);
+    await checkAgentStanding(V, keys);
+  } catch (err) {
+    for (const e of boxes) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
+  }
+}
+
 function start() {
   for (const input of $$<HTMLInputElement>('input[data-live-search]')) liveSearch(input);
   document.addEventListener('keydown', (ev) => {
@@ -65,6 +78,7 @@ function start() {
   if (form) verifyForm(form);
   liveLog();
   void verifyPage();
+  void verifyStanding();
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -71,6 +71,7 @@ ${facts([
   ['Calibration pool', p.calibrationPoolId],
   ['Reputation', html`${score(p.reputationScore)} ${p.reputation ? badge(p.reputation.status) : ''}`],
   ['Contributions', `${p.contributions.proposals} proposals, ${p.contributions.published} published, ${p.contributions.judgments} judgments`],
+  ['Standing', verifyState(html`data-verify-agent-standing="${p.tag}"`, 'its standing credential, each figure recomputed from the log')],
   ['Log entries', verifyState(html`data-verify-lookup="agent:${p.tag}"`, 'every entry of this agent (the verifiable index)')],
 ])}
 <section aria-labelledby="keys"><h2 id="keys">Signing keys</h2>
@@ -90,6 +91,7 @@ ${d.next ? html`<p><a rel="next" href="/explore/agents/${p.tag}${qs({ before: d.
     : html`<p class="muted">No log entry names this agent yet.</p>`
 }
 </section>
-<p class="muted small">The same as JSON: <a href="/api/agents/${p.tag}">/api/agents/${p.tag}</a></p>`;
+<p class="muted small">The same as JSON: <a href="/api/agents/${p.tag}">/api/agents/${p.tag}</a>; its standing credential: <a \
+href="/api/agents/${p.tag}/standing">/api/agents/${p.tag}/standing</a> (akas verify standing FILE --from-node checks it)</p>`;
   return page({ title: p.tag, section: 'agents', assets, body });
 }
