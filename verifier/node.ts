@@ -25,7 +25,7 @@ import { endorsedLogKeyChecking, logInclusionChecking, witnessesChecking, type W
 import { memoized, SignatureMemo } from './memo.js';
 import { carriesDecision, decisionChecking } from './node-decision.js';
 import type { StatusOutcome } from './bundle-status.js';
-import { Checks, NotCheckableError, readJsonInput, type Report } from './report.js';
+import { type CheckInput, Checks, NotCheckableError, readJsonInput, type Report } from './report.js';
 import { preinflated, type Inflate } from './status-list.js';
 
 export interface NodeOptions {
@@ -93,6 +93,18 @@ export function parseNodeRead(input: string | Uint8Array | unknown): { doc: Json
   throw new NotCheckableError('not a knowledge node or brief read: save one with akas node PATH --json, or akas brief ID --json');
 }
 
+/**
+ * A read with no evidence: failed, unless it is an implicit branch (one no proposal made), whose
+ * read rests on no signed decision: the node's word, so never "verified" (an anchor not checked:
+ * PROTOCOL 8.6, 10.7).
+ */
+function noEvidence(implicit: boolean): CheckInput {
+  if (!implicit) return { id: 'evidence', what: EVIDENCE_WHAT, valid: false, why: 'the read carries no evidence' };
+  const why = 'not checked: an implicit branch, which no proposal made: nothing is published here (each child is checked when read)';
+  return { id: 'evidence', what: EVIDENCE_WHAT, valid: null, why, anchor: true };
+}
+const EVIDENCE_WHAT = 'what is served is bound to the proposal that published it';
+
 /** Checks a node or brief read offline against its evidence (Node: Ed25519 answers at once). Throws NotCheckableError for input that is neither. */
 export function verifyNode(input: string | Uint8Array | unknown, options: NodeOptions = {}): NodeReport {
   return runNow(memoized(nodeChecking(parseNodeRead(input), options), options.memo ?? new SignatureMemo(256)));
@@ -136,17 +148,7 @@ function* nodeChecking({ doc, shape }: { doc: Json; shape: 'node' | 'brief' }, o
 
   const ev = doc.evidence;
   if (!isObject(ev)) {
-    const implicit = shape === 'node' && doc.kind === 'branch' && doc.proposalId === undefined;
-    c.add({
-      id: 'evidence',
-      what: 'what is served is bound to the proposal that published it',
-      valid: implicit ? null : false,
-      why: implicit
-        ? 'not checked: an implicit branch, which no proposal made: nothing is published here (each child is checked when read)'
-        : 'the read carries no evidence',
-      // Nothing here rests on a signed decision: the read is the node's word, so never "verified" (PROTOCOL 8.6).
-      ...(implicit ? { anchor: true } : {}),
-    });
+    c.add(noEvidence(shape === 'node' && doc.kind === 'branch' && doc.proposalId === undefined));
     return report();
   }
   const evKind = ev.kind as ProposalKind;
