@@ -219,11 +219,18 @@ export class ReadVerifier {
       anchoredOn,
       checkpoint: at?.checkpoint ? { size: at.checkpoint.size, root: at.checkpoint.root } : null,
       failed: failedOf(report.checks),
-      ...(decision ? { decision: { holds: decision.valid === true, why: decision.why ?? '' } } : {}),
+      ...(decision ? { decision: decisionOf(decision) } : {}),
       ...trust,
       ...(report.hits ? { hits: hitsOf(report) } : {}),
     });
   }
+}
+
+/** Whether the decision behind a read holds, said in those words whichever verifier made the check (a node read's or a bundle's). */
+function decisionOf(check: Check): { holds: boolean; why: string } {
+  const holds = check.valid === true;
+  const why = check.why ?? '';
+  return { holds, why: /^the decision /.test(why) ? why : `the decision ${holds ? 'still holds' : 'no longer holds'}: ${why}` };
 }
 
 const hitsOf = (r: ReadReport) => (r.hits ?? []).map((h) => ({ path: h.path, verdict: verdictOf(h.report), failed: failedOf(h.report.checks) }));
