@@ -12,6 +12,7 @@ import { leafHash, nodeHash } from '../src/core/merkle.js';
 import { STANDING_CREDENTIAL_TYPE, STANDING_FIGURES, standingFigures, type EntryFacts } from '../src/core/standing.js';
 import { credentialChecking, type CredentialOptions, type CredentialReport } from './credential.js';
 import { openCheckpointChecking } from './log.js';
+import { lookupChecking } from './lookup.js';
 import { Checks, readJsonInput, type Report } from './report.js';
 
 export interface StandingOptions extends Pick<CredentialOptions, 'at' | 'issuer' | 'trust' | 'didWeb'> {
@@ -21,6 +22,11 @@ export interface StandingOptions extends Pick<CredentialOptions, 'at' | 'issuer'
   entries?: unknown[];
   /** Where the entries came from, for the checks' text (`the node`, a file name). */
   entriesFrom?: string;
+  /**
+   * Instead of the whole range: lookups in the node's verifiable index (GET /api/index/{key}?entries=true, PROTOCOL 9.10)
+   * of `agent:TAG` and of `credential:J` for each judgment J of the agent, each proving its entries complete.
+   */
+  lookups?: unknown[];
 }
 
 export interface StandingReport extends Report {
@@ -28,6 +34,8 @@ export interface StandingReport extends Report {
   tag?: string;
   /** Per figure, whether the entries give it again (absent when not recomputed). */
   figures?: Record<string, boolean>;
+  /** Where the entries came from, as the CLI says it: the verifiable index, or a range of the log. */
+  recomputedFrom?: 'index' | 'log range' | 'saved range';
 }
 
 type Json = Record<string, unknown>;
@@ -101,27 +109,38 @@ export function* standingChecking(doc: unknown, o: StandingOptions = {}): Checki
       anchor: true,
     });
   }
-  if (!o.entries) {
+  let range: LogEntry[];
+  if (o.lookups) {
+    const got = yield* entriesFromLookups(c, o.lookups, o.logKeys ?? [], subject.tag as string, size, o.entriesFrom);
+    if (!got) return report();
+    range = got;
+  } else {
+    if (!o.entries) {
+      c.add({
+        id: 'standing.entries',
+        what: 'the figures recomputed from the log',
+        valid: null,
+        why: 'not recomputed: no log entries given (--from-node URL, or --log-range FILE)',
+      });
+      return report();
+    }
+    const entries = o.entries.filter((e): e is LogEntry => isObject(e) && Number.isSafeInteger(e.seq)).sort((a, b) => a.seq - b.seq);
+    range = entries.slice(0, Math.max(size, 0));
+    const contiguous = size > 0 && range.length === size && range.every((e, i) => e.seq === i);
+    const root = contiguous ? hex(merkleRoot(range.map((e) => leafHash(entryLeaf(e))))) : undefined;
+    const proven = root !== undefined && root === cp.rootHash;
     c.add({
       id: 'standing.entries',
-      what: 'the figures recomputed from the log',
-      valid: null,
-      why: 'not recomputed: no log entries given (--node URL, or --log FILE)',
+      what: `the entries [0, ${size}) from ${o.entriesFrom ?? 'the log'} hash to the checkpoint's root`,
+      valid: proven,
+      why: proven
+        ? undefined
+        : !contiguous
+          ? `the entries given do not hold every index from 0 to ${size - 1}`
+          : 'their leaves give another root: not that log',
     });
-    return report();
+    if (!proven) return report();
   }
-  const entries = o.entries.filter((e): e is LogEntry => isObject(e) && Number.isSafeInteger(e.seq)).sort((a, b) => a.seq - b.seq);
-  const range = entries.slice(0, Math.max(size, 0));
-  const contiguous = size > 0 && range.length === size && range.every((e, i) => e.seq === i);
-  const root = contiguous ? hex(merkleRoot(range.map((e) => leafHash(entryLeaf(e))))) : undefined;
-  const proven = root !== undefined && root === cp.rootHash;
-  c.add({
-    id: 'standing.entries',
-    what: `the entries [0, ${size}) from ${o.entriesFrom ?? 'the log'} hash to the checkpoint's root`,
-    valid: proven,
-    why: proven ? undefined : !contiguous ? `the entries given do not hold every index from 0 to ${size - 1}` : 'their leaves give another root: not that log',
-  });
-  if (!proven) return report();
   const again = standingFigures(subject.tag as string, range as EntryFacts[], size, Date.parse(String(vc.validFrom)));
   const computed: Json = { ...again.figures, window: again.window };
   const figures: Record<string, boolean> = {};
@@ -137,4 +156,41 @@ export function* standingChecking(doc: unknown, o: StandingOptions = {}): Checki
     });
   }
   return { ...report(), figures };
+}
+
+/**
+ * The entries the figures read, through the verifiable index (PROTOCOL 9.10): the lookup of
+ * `agent:TAG` and of `credential:J` for each judgment J it finds below `size`, each checked as
+ * `akas verify lookup` checks it and complete as of a map of at least `size` entries, so no entry
+ * the figures count is left out. Answers them (below `size`), or undefined with the check failed.
+ */
+function* entriesFromLookups(c: Checks, lookups: unknown[], logKeys: string[], tag: string, size: number, from?: string): Checking<LogEntry[] | undefined> {
+  const byKey = new Map<string, { ok: boolean; size: number; entries: LogEntry[] }>();
+  for (const doc of lookups) {
+    const r = yield* lookupChecking(doc, logKeys);
+    const entries = (isObject(doc) && Array.isArray(doc.entries) ? doc.entries : []) as LogEntry[];
+    const shown = isObject(doc) && Array.isArray(doc.indices) && doc.indices.filter((i) => Number(i) < size).every((i) => entries.some((e) => e.seq === i));
+    if (r.key) byKey.set(r.key, { ok: r.verified && r.anchored && Boolean(shown), size: r.size ?? -1, entries });
+  }
+  const problems: string[] = [];
+  const need = (key: string) => {
+    const l = byKey.get(key);
+    if (!l) problems.push(`no lookup of ${key}`);
+    else if (!l.ok) problems.push(`the lookup of ${key} does not hold, or does not show every entry below ${size}`);
+    else if (l.size < size) problems.push(`the lookup of ${key} is complete as of entry ${l.size}, before the standing's ${size}`);
+    return l?.entries ?? [];
+  };
+  const own = need(`agent:${tag}`).filter((e) => e.seq < size);
+  const judged = own.filter((e) => e.kind === 'attestation.event.v1' && e.body?.event === 'judgment.recorded').map((e) => String(e.body.judgmentId));
+  const all = new Map<number, LogEntry>();
+  for (const e of own) all.set(e.seq, e);
+  for (const j of judged) for (const e of need(`credential:${j}`)) if (e.seq < size) all.set(e.seq, e);
+  const ok = problems.length === 0;
+  c.add({
+    id: 'standing.entries',
+    what: `the entries about ${tag} and its ${judged.length} judgment(s) below ${size}, from the verifiable index${from ? ` of ${from}` : ''}, proven complete`,
+    valid: ok,
+    why: ok ? undefined : problems.slice(0, 3).join('; '),
+  });
+  return ok ? [...all.values()].sort((a, b) => a.seq - b.seq) : undefined;
 }

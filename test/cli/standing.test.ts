@@ -53,6 +53,7 @@ describe('akas standing and akas verify standing', () => {
       verdict: 'verified',
       tag: me.tag,
       figures: { tier: true, calibration: true, judgments: true, proposals: true, reputation: true, window: true },
+      recomputedFrom: 'index',
     });
   });
 

@@ -73,3 +73,22 @@ describe('verifyStanding', () => {
     expect(r.checks.filter((c) => c.valid === null).map((c) => c.id)).toEqual(['standing.checkpoint', 'standing.entries']);
   });
 });
+
+describe('verifyStanding through the verifiable index (PROTOCOL 9.10)', () => {
+  it("recomputes a judge's figures from the lookups of agent:TAG and credential:J, and refuses them with one left out", async () => {
+    const { judges } = await decide(node, 'capability', { n: 7 });
+    const judge = judges[0];
+    const standing = (await node.app.inject({ url: `/api/agents/${judge.tag}/standing` })).json();
+    const lookup = async (key: string) => (await node.app.inject({ url: `/api/index/${encodeURIComponent(key)}?entries=true` })).json();
+    const own = await lookup(`agent:${judge.tag}`);
+    const judgmentIds = own.entries.filter((e: LogEntry) => e.body.event === 'judgment.recorded').map((e: LogEntry) => e.body.judgmentId);
+    expect(judgmentIds).toHaveLength(1);
+    const lookups = [own, await lookup(`credential:${judgmentIds[0]}`)];
+    const o = { issuer: node.keys.issuer.did, logKeys: [logKey], at: node.clock.now() };
+    const r = verifyStanding(standing, { ...o, lookups });
+    expect(failed(r)).toEqual([]);
+    expect(r.figures).toEqual({ tier: true, calibration: true, judgments: true, proposals: true, reputation: true, window: true });
+    expect(standing.credentialSubject.judgments).toMatchObject({ made: 1, decided: 1, agreed: 1 });
+    expect(failed(verifyStanding(standing, { ...o, lookups: [own] }))).toEqual(['standing.entries']);
+  });
+});

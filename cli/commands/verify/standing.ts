@@ -45,6 +45,55 @@ async function entriesFromNode(base: string, size: number): Promise<unknown[]> {
   return out;
 }
 
+/** GET of JSON from a node within caps: undefined for a 404 (a node without that route). */
+async function nodeJson(url: string): Promise<Json | undefined> {
+  const { parseStrictJson } = await import('../../../src/core/strict-json.js');
+  let r: Awaited<ReturnType<typeof boundedGet>>;
+  try {
+    r = await boundedGet(url, ENTRIES_CAPS, { accept: 'application/json' });
+  } catch (e) {
+    throw new CliError('unreachable', `Cannot read ${url}: ${reasonOf(e)}`, { url });
+  }
+  if (r.status === 404) return undefined;
+  const parsed = parseStrictJson(new Uint8Array(r.body));
+  if (r.status !== 200 || !parsed.ok) throw new CliError('unreachable', `${url} answered HTTP ${r.status}`, { url });
+  return parsed.value as Json;
+}
+
+/** One key's lookup in the node's verifiable index with every entry it names (pages of 100, one map), or undefined without an index. */
+async function lookupWithEntries(base: string, key: string): Promise<Json | undefined> {
+  const url = (offset: number) => `${base.replace(/\/$/, '')}/api/index/${encodeURIComponent(key)}?entries=true&offset=${offset}&limit=100`;
+  const first = await nodeJson(url(0));
+  if (!first) return undefined;
+  const entries = [...((first.entries ?? []) as Json[])];
+  const indices = (first.indices ?? []) as number[];
+  while (entries.length < indices.length) {
+    const next = await nodeJson(url(entries.length));
+    // Pages of one map only: a root appended meanwhile makes another answer (read it again).
+    if (!next || next.map?.root !== first.map?.root || !next.entries?.length)
+      throw new CliError('unreachable', `the index moved while ${key} was read: try again`);
+    entries.push(...next.entries);
+  }
+  return { ...first, entries, offset: 0 };
+}
+
+/**
+ * The lookups the figures of `tag` need (PROTOCOL 8.9, 9.10): `agent:TAG`, and `credential:J` for
+ * each judgment J below `size`; undefined when the node has no index or its map is behind `size`.
+ */
+async function lookupsFromNode(base: string, tag: string, size: number): Promise<Json[] | undefined> {
+  const agent = await lookupWithEntries(base, `agent:${tag}`);
+  if (!agent || Number(agent.map?.size) < size) return undefined;
+  const judged = ((agent.entries ?? []) as Json[]).filter((e) => e.seq < size && e.body?.event === 'judgment.recorded').map((e) => String(e.body.judgmentId));
+  const out = [agent];
+  for (const j of judged) {
+    const l = await lookupWithEntries(base, `credential:${j}`);
+    if (!l || Number(l.map?.size) < size) return undefined;
+    out.push(l);
+  }
+  return out;
+}
+
 /** A saved range: the answer of GET /api/log/entries, several of them in an array, or an array of entries. */
 function entriesFromFile(path: string): unknown[] {
   const doc = readJsonFile(path) as unknown;
@@ -59,9 +108,12 @@ async function standingReport(doc: Json, opts: StandingOpts & { noStatus?: boole
   const issuer = issuerArg(opts.issuer);
   if (opts.fromNode && opts.logRange) throw usageError('--from-node and --log-range are two sources of the entries: give one');
   const size = Number(doc.credentialSubject?.checkpoint?.size);
+  const tag = String(doc.credentialSubject?.tag);
+  // From a node: through its verifiable index where it has one that covers the standing, else the whole range.
+  const lookups = opts.fromNode && Number.isSafeInteger(size) && !opts.logRange ? await lookupsFromNode(opts.fromNode, tag, size) : undefined;
   const entries = opts.logRange
     ? entriesFromFile(opts.logRange)
-    : opts.fromNode && Number.isSafeInteger(size)
+    : opts.fromNode && Number.isSafeInteger(size) && !lookups
       ? await entriesFromNode(opts.fromNode, size)
       : undefined;
   const { verifyStanding } = await import('../../../verifier/standing.js');
@@ -72,8 +124,10 @@ async function standingReport(doc: Json, opts: StandingOpts & { noStatus?: boole
     didWeb: pinned?.file.didWeb,
     logKeys: pinned?.logKeys,
     entries,
+    lookups,
     entriesFrom: opts.logRange ?? opts.fromNode,
   });
+  report.recomputedFrom = lookups ? 'index' : entries ? (opts.logRange ? 'saved range' : 'log range') : undefined;
   const statusAsk = await import('./status-ask.js');
   const ask = statusAsk.statusAskOf({ status: opts.status === true, statusList: opts.statusList, noStatus: opts.status === false });
   let ctx: Awaited<ReturnType<typeof import('./status-check.js').readStatusLists>> | undefined;
@@ -121,13 +175,16 @@ export function standingCommand(verify: Command, cli: Cli) {
     action(cli, async (path: string, opts: StandingOpts) => {
       const doc = await checkable(path, async () => (await import('../../../verifier/report.js')).readJsonInput(read(path), 'a standing credential') as Json);
       const { report, status, anchoredOn } = await standingReport(doc, opts);
-      const figures = report.figures ? Object.entries(report.figures).map(([k, v]) => `  ${v ? 'agrees' : 'DIFFERS'}  ${k}`) : [];
+      const how = report.recomputedFrom === 'index' ? 'through the verifiable index' : `from the ${report.recomputedFrom}`;
+      const figures = report.figures
+        ? [`figures recomputed ${how}:`, ...Object.entries(report.figures).map(([k, v]) => `  ${v ? 'agrees' : 'DIFFERS'}  ${k}`)]
+        : [];
       return finish(cli, report, {
         anchoredOn,
         status,
         verbose: opts.verbose,
         head: [`standing of ${report.tag ?? '?'} issued by ${report.issuer ?? '?'}`, ...figures],
-        extra: () => ({ tag: report.tag, issuer: report.issuer, figures: report.figures ?? null }),
+        extra: () => ({ tag: report.tag, issuer: report.issuer, figures: report.figures ?? null, recomputedFrom: report.recomputedFrom ?? null }),
       });
     }),
   );
