@@ -166,5 +166,7 @@ describe('a ban (PROTOCOL 3.4) revokes the standing', () => {
     const after = await standingOf(a.tag);
     expect(after.credential.credentialSubject.reputation).toMatchObject({ status: 'banned', decoyFailed: 3 });
     expect((await credentialStatusOf(node.app.akas, after.id)).revocation).toMatchObject({ set: true });
+    // Asked again while banned: the same revoked standing, no new one.
+    expect((await standingOf(a.tag)).id).toBe(after.id);
   });
 });

@@ -134,6 +134,8 @@ async function reusable(ctx: Ctx, head: StandingRecord, now: StandingFigures & {
   if (subject.publicKey !== publicKey || !sameFigures(subject, now)) return false;
   const until = Date.parse(String(head.credential.validUntil));
   if (!(until - at > RENEW_BEFORE_MS)) return false;
+  // A banned agent's standing that says so stays the answer, revoked: asking again makes no new one (nor a status-list version).
+  if (now.reputation.status === 'banned') return true;
   const status = await credentialStatusOf(ctx, head.standingId);
   return !status.revocation?.set && !status.suspension?.set;
 }
