@@ -170,7 +170,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // The node's own compilers from the start (set again below for every route): fastify then
     // never loads its default ones (ajv's and fast-json-stringify's), which the build leaves out
     // of the server's chunk (scripts/bundle.mjs) so that no start compiles their code.
-    schemaController: { compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: serializeAsIs } as never },
+    schemaController: { compilersFactory: { buildValidator: () => validatorCompiler, buildSerializer: () => serializeAsIs } as never },
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
     // which carries no headers, no bodies and no query values: secrets never reach the log.
     logController: new LogController({ disableRequestLogging: true }),
