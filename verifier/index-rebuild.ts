@@ -23,7 +23,7 @@ export interface RootCompared {
  * still compared with the map of exactly its size. A root further behind its entry is not
  * compared (said so).
  */
-export const REBUILD_WINDOW = 65_536;
+export const REBUILD_WINDOW = 16_384;
 
 /** Indexes entries in log order and compares each logged root. */
 export class IndexRebuild {

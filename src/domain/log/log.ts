@@ -64,6 +64,11 @@ export class TransparencyLog {
     return this.sequencer.appended(ticket);
   }
 
+  /** Calls `listen` with the entries of each batch this process appends, in log order, once committed; answers a function that stops it. */
+  onAppend(listen: (entries: LogEntry[]) => void): () => void {
+    return this.sequencer.onAppend(listen);
+  }
+
   // Checkpoints and their cosignatures (checkpoints.ts).
 
   /** The newest checkpoint stored, if any. */

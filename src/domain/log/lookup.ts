@@ -64,6 +64,8 @@ const itemKey = (khex: string, position: number) => `${khex}:${pad(position, 10)
 const CHUNK = 20_000;
 /** Entries read from the log at once. */
 const PAGE = 1000;
+/** Entries handed over by the appender kept at most between two steps (past it, the step reads the store). */
+const MAX_FED = 100_000;
 
 /** The index of one node's log: one instance per running node, beside its TransparencyLog. */
 export class LookupIndex {
@@ -84,6 +86,9 @@ export class LookupIndex {
   private readonly started: Promise<void>;
   private readonly timer?: NodeJS.Timeout;
   private readonly every: number;
+  private readonly unfeed: () => void;
+  /** Entries this process appended since the map's last step, in log order. */
+  private fed: LogEntry[] = [];
   private readonly freshMs: number;
 
   constructor(
@@ -94,6 +99,11 @@ export class LookupIndex {
     const onError = options.onError ?? (() => undefined);
     this.every = options.every ?? 256;
     this.freshMs = options.freshMs ?? 1000;
+    // The entries this process appends are handed over as they commit, so a step reads back from
+    // the store only those another process appended (a shared store) or that came before it.
+    this.unfeed = log.onAppend((entries) => {
+      if (this.fed.length < MAX_FED) for (const e of entries) this.fed.push(e);
+    });
     this.started = this.serial(() => this.load());
     this.started.catch(onError);
     if ((options.everyMs ?? 0) > 0) {
@@ -160,6 +170,7 @@ export class LookupIndex {
 
   async close() {
     if (this.timer) clearInterval(this.timer);
+    this.unfeed();
     await this.step.catch(() => undefined);
   }
 
@@ -226,10 +237,11 @@ export class LookupIndex {
     const head = await this.log.head();
     let grew = false;
     while (this.size < head.size) {
-      const entries = await this.log.entries(this.size, Math.min(head.size, this.size + PAGE));
+      const entries = this.fromFed() ?? (await this.log.entries(this.size, Math.min(head.size, this.size + PAGE)));
       if (!entries.length) throw new Error(`the log holds no entry ${this.size}, below its size ${head.size}`);
       // Synchronous from here: a lookup never sees the map between two entries.
       for (const e of entries) {
+        if (e.seq !== this.size) continue;
         if (e.kind !== LOOKUP_ROOT_KIND) grew = true;
         this.take(e);
       }
@@ -237,6 +249,17 @@ export class LookupIndex {
     }
     await this.write();
     return grew;
+  }
+
+  // The entries handed over that follow the map's size with no gap, or undefined when the next one is not among them.
+  private fromFed(): LogEntry[] | undefined {
+    const fed = this.fed;
+    let from = 0;
+    while (from < fed.length && fed[from].seq < this.size) from++;
+    let to = from;
+    while (to < fed.length && fed[to].seq === this.size + (to - from)) to++;
+    this.fed = fed.slice(to);
+    return to > from ? fed.slice(from, to) : undefined;
   }
 
   private take(e: LogEntry) {

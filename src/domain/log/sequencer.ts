@@ -133,6 +133,8 @@ export class Sequencer {
   private direct: Array<{ item: OutboxItem; resolve: (e: LogEntry) => void; reject: (e: unknown) => void }> = [];
   private sweepDue = true;
   private readonly sweeper?: NodeJS.Timeout;
+  /** Told of each batch this process appended, in log order, once it committed (the index follows the log so). */
+  private readonly appendListeners = new Set<(entries: LogEntry[]) => void>();
 
   constructor(
     private readonly ctx: Pick<Ctx, 'store' | 'clock' | 'keys'>,
@@ -236,6 +238,12 @@ export class Sequencer {
     return done;
   }
 
+  /** Calls `listen` with the entries of each batch this process appends, once committed; answers a function that stops it. */
+  onAppend(listen: (entries: LogEntry[]) => void): () => void {
+    this.appendListeners.add(listen);
+    return () => this.appendListeners.delete(listen);
+  }
+
   /** Stops taking items: direct submissions waiting are refused, and the batch being appended finishes. */
   async close() {
     this.closed = true;
@@ -303,6 +311,10 @@ export class Sequencer {
       .then(
         (r) => {
           this.frontier = edge;
+          if (this.appendListeners.size && (r.fromOutbox.length || r.direct.length)) {
+            const all = [...r.fromOutbox, ...r.direct];
+            for (const listen of this.appendListeners) listen(all);
+          }
           return r;
         },
         (e) => {
