@@ -3,12 +3,13 @@
 // Store interface, record by record, under the locks every writer of those records takes). Each
 // is recorded in the `migrations` space when done, and is idempotent until then: a process
 // that dies halfway, or two processes starting on one database, leave the same result.
-import { contentSha256Of, STATUS_LIST_EVENT_KIND } from '../core/index.js';
+import { contentSha256Of, STATUS_LIST_EVENT_KIND, tierOf } from '../core/index.js';
+import { AGENT_EVENT_KIND, agentEvent } from '../core/standing.js';
 import { space } from '../store/index.js';
 import type { Ctx } from './context.js';
 import { ensureStatusLists, StatusSlotsSpace } from './credentials/status-lists.js';
 import { ledgerKey, TIMED_KEYS } from './ledger.js';
-import { LOG_LOCK, LogEntries, LogIndex, seqKey, statusIndexKey, statusVersionRef } from './log/index.js';
+import { enqueueLogEntry, LOG_LOCK, LogEntries, LogIndex, seqKey, statusIndexKey, statusVersionRef } from './log/index.js';
 import { Agents, agentLock, Ledger, Proposals, proposalLock, type AgentRecord, type LedgerEntry, type ProposalRecord } from './records.js';
 
 export interface MigrationRecord {
@@ -136,10 +137,68 @@ export async function migrateLedgerOrder(ctx: Pick<Ctx, 'store'>): Promise<numbe
   return changed;
 }
 
+/** PROTOCOL 8.9: the calibration and reputation of agents from before they were logged, logged once. */
+export const AGENT_EVENTS_MIGRATION = 'agent-events-logged';
+
+/**
+ * Logs, for each agent calibrated or caught on a decoy before agent events were logged, one
+ * `agent.calibrated` entry with its kept score and the time of its last attempt, and one
+ * `agent.decoy-failed` entry with its count and ban (each with `loggedBy: migration`): without them a standing
+ * recomputed from the log would read such an agent uncalibrated and clear. An agent whose log
+ * already holds an event of that kind (it acted since) is left as it is. Entries are queued in
+ * batches, each holding its agents' locks, and appended by the log as any other.
+ */
+export async function migrateAgentEvents(ctx: Ctx): Promise<number> {
+  const alreadyLogged = await agentsWithEvents(ctx);
+  let changed = 0;
+  let tags: string[] = [];
+  const flush = async () => {
+    const batch = tags;
+    tags = [];
+    await ctx.store.transact(batch.map(agentLock), async (tx) => {
+      for (const tag of batch) {
+        const a = await tx.get(Agents, tag);
+        if (!a) continue;
+        const at = a.calibration.lastAttemptAt ?? a.createdAt;
+        if (a.calibration.score !== null && !alreadyLogged.has(`agent.calibrated:${tag}`)) {
+          const score = a.calibration.score;
+          const body = agentEvent('agent.calibrated', at, { attemptScore: score, intelligenceScore: score, tier: tierOf(score), loggedBy: 'migration' });
+          enqueueLogEntry(tx, ctx, { kind: AGENT_EVENT_KIND, tier: 'event', agent: tag, body });
+          changed++;
+        }
+        if (a.decoyFailed > 0 && !alreadyLogged.has(`agent.decoy-failed:${tag}`)) {
+          const body = agentEvent('agent.decoy-failed', at, { decoyFailed: a.decoyFailed, bannedUntil: a.bannedUntil, loggedBy: 'migration' });
+          enqueueLogEntry(tx, ctx, { kind: AGENT_EVENT_KIND, tier: 'event', agent: tag, body });
+          changed++;
+        }
+      }
+    });
+  };
+  for await (const [tag, a] of ctx.store.iterate(Agents)) {
+    if (a.calibration.score === null && !(a.decoyFailed > 0)) continue;
+    tags.push(tag);
+    if (tags.length >= BATCH) await flush();
+  }
+  if (tags.length) await flush();
+  return changed;
+}
+
+/** `EVENT:TAG` for each agent event the log holds (its kind's index, then each entry). */
+async function agentsWithEvents(ctx: Ctx): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const [, { seq }] of await ctx.store.list(LogIndex, { gte: `kind:${AGENT_EVENT_KIND}:`, lt: `kind:${AGENT_EVENT_KIND}:\uffff` })) {
+    const e = await ctx.store.get(LogEntries, seqKey(seq));
+    const event = (e?.body as { event?: unknown } | undefined)?.event;
+    if (e?.agent && typeof event === 'string') out.add(`${event}:${e.agent}`);
+  }
+  return out;
+}
+
 const MIGRATIONS: Array<[string, (ctx: Ctx) => Promise<number>]> = [
   [CONTENT_SHA256_MIGRATION, migrateContentSha256],
   [STATUS_VERSIONS_MIGRATION, migrateStatusVersions],
   [LEDGER_ORDER_MIGRATION, migrateLedgerOrder],
+  [AGENT_EVENTS_MIGRATION, migrateAgentEvents],
 ];
 
 /** Runs every migration not yet recorded, in order; answers the names of those it ran. */

@@ -11,6 +11,8 @@ import { loadChallengeBank } from '../../src/domain/calibration/bank.js';
 import { loadPools } from '../../src/domain/calibration/scoring.js';
 import { documentLoader } from '../../src/domain/credentials/credentials.js';
 import { credentialStatusOf } from '../../src/domain/credentials/status-lists.js';
+import { migrateAgentEvents } from '../../src/domain/migrations.js';
+import { Agents } from '../../src/domain/records.js';
 import { verifyCredential } from '../../verifier/index.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
 import { agent, decide, judgeAs, proposeAs, signedBody, SCORES_LOW, type Agent } from '../helpers/flows.js';
@@ -168,5 +170,33 @@ describe('a ban (PROTOCOL 3.4) revokes the standing', () => {
     expect((await credentialStatusOf(node.app.akas, after.id)).revocation).toMatchObject({ set: true });
     // Asked again while banned: the same revoked standing, no new one.
     expect((await standingOf(a.tag)).id).toBe(after.id);
+  });
+});
+
+describe('agents calibrated or banned before agent events were logged (PROTOCOL 8.9)', () => {
+  it('are logged once by the agent-events migration, so their standing reads what their record holds', async () => {
+    // markCalibrated (agent()) writes the record as a node of before did: no agent.calibrated entry.
+    const before = await agent(node, 0.8, 0);
+    const banned = await agent(node, 0.6, 0);
+    await node.store.transact([`agent:${banned.tag}`], async (tx) => {
+      const a = (await tx.get(Agents, banned.tag))!;
+      tx.put(Agents, banned.tag, { ...a, decoyFailed: 3, bannedUntil: node.clock.now() + 86_400_000 });
+    });
+    expect((await standingOf(before.tag)).credential.credentialSubject).toMatchObject({ tier: 'uncalibrated', calibration: { score: null } });
+    expect(await migrateAgentEvents(node.app.akas)).toBe(3);
+    await node.app.akas.log.drain();
+    expect(await migrateAgentEvents(node.app.akas)).toBe(0); // logged once: the log holds them now
+    const s = (await standingOf(before.tag)).credential.credentialSubject;
+    expect(s).toMatchObject({ tier: 'strong', calibration: { score: 0.8 } });
+    expect((await standingOf(banned.tag)).credential.credentialSubject.reputation).toMatchObject({ status: 'banned', decoyFailed: 3 });
+    // The figures are the log's: recomputed from its entries, they agree.
+    const { entries } = await logEntries();
+    const again = standingFigures(
+      before.tag,
+      entries.filter((e) => e.seq < s.checkpoint.size),
+      s.checkpoint.size,
+      node.clock.now(),
+    );
+    expect(again.figures.calibration.score).toBe(0.8);
   });
 });
