@@ -78,8 +78,8 @@ export class LookupIndex {
   /** True from the moment a step takes entries until their root is appended: the map is then ahead of every root. */
   private advancing = false;
   private publishedAt = Number.NEGATIVE_INFINITY;
-  /** List items taken since the last write, by key hash: the position of the first and the indices. */
-  private unwritten = new Map<string, { first: number; seqs: number[] }>();
+  /** List items taken since the last write, by key: its hash, the position of the first and the indices. */
+  private unwritten = new Map<string, { k: Buffer; first: number; seqs: number[] }>();
   private unwrittenCount = 0;
   /** One step at a time (start, publish): lookups wait for the one running. */
   private step: Promise<unknown> = Promise.resolve();
@@ -266,10 +266,10 @@ export class LookupIndex {
     for (const key of entryLookupKeys(e)) {
       const k = lookupKeyHash(key);
       const position = this.map.add(k, e.seq) - 1;
-      const khex = k.toString('hex');
-      const u = this.unwritten.get(khex);
+      // By the key itself: its hash is written out in hex once a step, however often the step meets it.
+      const u = this.unwritten.get(key);
       if (u) u.seqs.push(e.seq);
-      else this.unwritten.set(khex, { first: position, seqs: [e.seq] });
+      else this.unwritten.set(key, { k, first: position, seqs: [e.seq] });
       this.unwrittenCount++;
     }
     this.size = e.seq + 1;
@@ -284,7 +284,7 @@ export class LookupIndex {
     this.written = this.size;
     const head: LookupHeadRecord = { size: this.size, root: this.map.root().toString('hex'), keys: this.map.keys };
     await this.store.transact([LOOKUP_LOCK], async (tx) => {
-      for (const [khex, u] of items) tx.put(LookupLists, itemKey(khex, u.first), u.seqs);
+      for (const u of items.values()) tx.put(LookupLists, itemKey(u.k.toString('hex'), u.first), u.seqs);
       const stored = await tx.get(LookupHead, 'head');
       // Another process sharing the store may be ahead: its items are these, its head stays.
       if (!stored || stored.size <= head.size) tx.put(LookupHead, 'head', head);
