@@ -77,6 +77,12 @@ export interface AppConfig extends DomainConfig {
   witnessWaitMs: number;
   /** How long one witness may take to answer add-checkpoint (ms); tests hold a silent one for good. */
   witnessTimeoutMs: number;
+  /**
+   * How often the verifiable index checks whether the log grew by 256 entries, to append a root
+   * (ms; PROTOCOL 9.10). 0: roots only when a lookup finds the newest a second old (an embedded
+   * app, the tests, whose logs keep the sizes they append); a running node checks every second.
+   */
+  indexRootEveryMs: number;
   /** This node is a witness too, for the logs of these Ed25519 verifier keys, with this key (PROTOCOL 9.9). */
   witnessFor?: { logs: string[]; key: { name: string; seed: string } };
 }
@@ -92,6 +98,7 @@ export const defaultAppConfig: AppConfig = {
   witnesses: [],
   witnessWaitMs: 3000,
   witnessTimeoutMs: 10_000,
+  indexRootEveryMs: 0,
 };
 
 export interface AppOptions {
@@ -208,7 +215,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const tiles = new LogTileReader(ctx.store, log);
   // The index follows the log, a root appended each 256 entries of growth and when a lookup finds the newest older than a second.
   const lookup = new LookupIndex(log, () => ctx.clock.now(), {
-    everyMs: 1000,
+    everyMs: config.indexRootEveryMs,
     onError: (e) => (e as { code?: string }).code === 'storage_unavailable' || app.log.error({ err: e }, 'verifiable index: a step failed'),
   });
   // Witness rounds run beside the log, never in an append's path (PROTOCOL 9.9).

@@ -111,7 +111,8 @@ async function listenOn(opts: StartOptions, { store, keys, strategies }: OpenedN
     keys,
     // Chosen once, here where the node is assembled, from the store it was opened on.
     strategies: await strategies(),
-    config: { ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
+    // A running node appends an index root every 256 entries of growth, checked every second (PROTOCOL 9.10).
+    config: { indexRootEveryMs: 1000, ...opts.config, ...(witnessKey ? { witnessFor: { logs: opts.witnessFor!.logs, key: witnessKey } } : {}) },
     // Logs go to stderr (asynchronously: request-log.ts); stdout carries the command's own output.
     ...(opts.logLevel === 'silent' ? { logger: false } : { loggerInstance: await nodeLogger(opts.logLevel, 2, opts.logFormat) }),
   }));
