@@ -34,27 +34,40 @@ const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 /** The body fields whose value is a knowledge path (INDEX.md 2.2). */
 const PATH_FIELDS = ['path', 'artifactPath', 'parentPath'];
 
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 /**
  * The keys an entry mentions (INDEX.md 2.2), each once, in the order the rules name them. Only
  * well-formed keys count: a field that is not one (a sha256 not of 64 hex) mentions nothing.
+ * Written for speed (a monitor runs it on every entry of the log): each rule checks the value
+ * its prefix takes (lookupKeyProblem's rules), one pass over the body's fields.
  */
 export function entryLookupKeys(e: { kind: string; agent: string | null; body: Record<string, unknown> }): string[] {
   if (e.kind === LOOKUP_ROOT_KIND) return [];
-  const out = new Set<string>();
-  const add = (k: string) => {
-    if (lookupKeyProblem(k) === null) out.add(k);
+  const out: string[] = [];
+  const add = (prefix: string, value: string) => {
+    const k = prefix + value;
+    if (k.length <= MAX_LOOKUP_KEY && !CONTROL.test(value) && !out.includes(k)) out.push(k);
   };
   const body = isObject(e.body) ? e.body : {};
-  if (str(e.agent)) add(`agent:${e.agent}`);
-  for (const v of Object.values(body)) if (str(v) && v.startsWith('did:key:')) add(`key:${v}`);
-  if (str(body.proposalId)) add(`proposal:${body.proposalId}`);
-  for (const f of PATH_FIELDS) if (str(body[f])) add(`path:${body[f]}`);
-  for (const [name, v] of Object.entries(body)) {
-    if ((name === 'sha256' || name.endsWith('Sha256')) && str(v)) add(`sha256:${v}`);
-    if (Array.isArray(v)) for (const item of v) if (isObject(item) && str(item.sha256)) add(`sha256:${item.sha256}`);
+  if (str(e.agent)) add('agent:', e.agent);
+  const digests: string[] = [];
+  for (const name in body) {
+    const v = body[name];
+    if (typeof v === 'string') {
+      if (v.startsWith('did:key:') && v.length > 8) add('key:', v);
+      if ((name === 'sha256' || name.endsWith('Sha256')) && SHA256.test(v)) digests.push(v);
+    } else if (Array.isArray(v))
+      for (const item of v) if (isObject(item) && typeof item.sha256 === 'string' && SHA256.test(item.sha256)) digests.push(item.sha256);
   }
-  if (str(body.judgmentId)) add(`credential:${body.judgmentId}`);
-  if (Array.isArray(body.judgments)) for (const j of body.judgments) if (isObject(j) && str(j.judgmentId)) add(`credential:${j.judgmentId}`);
-  if (Array.isArray(body.judgmentIds)) for (const id of body.judgmentIds) if (str(id)) add(`credential:${id}`);
-  return [...out];
+  if (str(body.proposalId)) add('proposal:', body.proposalId);
+  for (const f of PATH_FIELDS) {
+    const v = body[f];
+    if (str(v) && v.startsWith('/')) add('path:', v);
+  }
+  for (const d of digests) add('sha256:', d);
+  if (str(body.judgmentId)) add('credential:', body.judgmentId);
+  if (Array.isArray(body.judgments)) for (const j of body.judgments) if (isObject(j) && str(j.judgmentId)) add('credential:', j.judgmentId);
+  if (Array.isArray(body.judgmentIds)) for (const id of body.judgmentIds) if (str(id)) add('credential:', id);
+  return out;
 }
