@@ -60,6 +60,45 @@ export function fullReadUrl(tool: string, args: Json): string | undefined {
 
 export const isReadTool = (name: string) => name in READ_TOOLS;
 
+/** Bytes a checkpoint note may have (a signed note with a cosignature per witness is a few hundred). */
+const CHECKPOINT_NOTE_BYTES = 64 * 1024;
+const CHECKPOINT_WAIT_MS = 15_000;
+
+/**
+ * The node's checkpoint note now, asked at every read of the long-lived server: through fetch's
+ * kept-alive connections (which the MCP client has loaded already), not a connection of its own
+ * each time; bounded in bytes and time as every read on a node's word is (cli/kit/http1.ts).
+ */
+async function checkpointNote(baseUrl: string): Promise<string | undefined> {
+  // Bounded in time by a race rather than an AbortSignal: undici counts a signal's listeners at
+  // every request, a cost the profile of a read showed (an answer past the bound is left to the pool).
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), CHECKPOINT_WAIT_MS);
+  });
+  try {
+    return await Promise.race([late, readNote(baseUrl)]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readNote(baseUrl: string): Promise<string | undefined> {
+  const res = await fetch(`${baseUrl.replace(/\/$/, '')}/api/log/checkpoint`, { headers: { accept: 'text/plain' }, redirect: 'error' });
+  if (res.status !== 200 || !res.body) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for await (const chunk of res.body) {
+    bytes += chunk.length;
+    if (bytes > CHECKPOINT_NOTE_BYTES) return undefined; // leaving the loop cancels the body
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 const result = (structured: Json, line: string, isError = false): ToolResult => ({
   ...(isError ? { isError: true } : {}),
   content: [{ type: 'text', text: `${line}\n${JSON.stringify(structured)}` }],
@@ -90,9 +129,7 @@ export class VerifiedTools {
    * request is on its way; undefined when it cannot be read (nothing kept is then used).
    */
   private checkpointNow(): Promise<string | undefined> {
-    this.checkpointAsked ??= this.o.client
-      .call<string>('GET', '/api/log/checkpoint', { headers: { accept: 'text/plain' } })
-      .then((r) => (typeof r.body === 'string' ? r.body : undefined))
+    this.checkpointAsked ??= checkpointNote(this.o.client.baseUrl)
       .catch(() => undefined)
       .finally(() => (this.checkpointAsked = undefined));
     return this.checkpointAsked;
