@@ -16,6 +16,7 @@ const SECRET = /(apiKey|recoveryToken|claimSecret|secret|keyHash|tokenHash|\bmac
 
 /** Comparisons of public values whose operands merely look like secrets: `file: expression` -> why it is public. */
 const PUBLIC: Record<string, string> = {
+  "verifier/lookup.ts: (doc as Json).keyHash === lookupKeyHash(key).toString('hex')": "a lookup key's hash is public (the key itself is in the route)",
   'src/core/note.ts: keyHashOf(parts.name, parts.key) !== parts.hash': 'a C2SP note key hash identifies a public key',
   "src/core/note.ts: keyHashOf(parts.name, Buffer.from(publicKey, 'hex')) !== parts.hash": 'a C2SP note key hash identifies a public key',
   'src/core/note.ts: k.keyHash.toLowerCase() !== keyHash': 'a C2SP note key hash identifies a public key',

@@ -195,11 +195,14 @@ function monitorFindings(r: CliRun, node: string, tag: string, ops: readonly Op[
     found.push({ message: `akas monitor --agent ${tag} on ${node}: ${String(a.what)}: ${String(a.message)}`, evidence: { node, agent: tag, alert: a } });
   if (r.code !== 0 && r.code !== 1)
     found.push({
-      message: `akas monitor --agent ${tag} on ${node} could not finish (exit ${r.code})`,
+      // What it could not do is its last line (stderr, else the last it printed): the message says it, so a failed run is read without the folder.
+      message: `akas monitor --agent ${tag} on ${node} could not finish (exit ${r.code}): ${lastLine(r).slice(0, 300)}`,
       evidence: { node, stdout: r.stdout.slice(-2000), stderr: r.stderr.slice(-2000) },
     });
   return found;
 }
+
+const lastLine = (r: CliRun) => (r.stderr.trim() || r.stdout.trim()).split('\n').at(-1) ?? '';
 
 export interface CheckOptions {
   /** Run only these checks (the break tests each run the check they break). */

@@ -59,8 +59,10 @@ afterAll(async () => {
 
 describe('reading the knowledge tree (e2e)', () => {
   it('shows the tree and each kind where it was published', async () => {
+    // The root is an implicit branch: no proposal published it, so its read is the node's word (unanchored, exit 3).
     const root = await akas(['node', '/']);
-    expect(root.code).toBe(0);
+    expect(root.code).toBe(3);
+    expect(root.stdout).toContain('UNANCHORED');
     for (const child of ['/decisions', '/distributed-systems', '/models', '/tools']) expect(root.stdout).toContain(child);
     expect(root.stdout).not.toContain('\u001b['); // a pipe gets plain text
 

@@ -49,28 +49,30 @@ describe('the log (e2e)', () => {
     expect(bad.code).toBe(1);
     expect(bad.stdout).toContain('/inputs must NOT have fewer than 1 items');
 
+    // The log holds the agent's calibration (agent.event.v1, PROTOCOL 8.9) and the three attestations.
     const events = await akas(['log', 'events']);
     expect(events.code).toBe(0);
-    expect(events.stdout.trim().split('\n')).toHaveLength(3);
+    expect(events.stdout.trim().split('\n')).toHaveLength(4);
+    expect(events.stdout.trim().split('\n').filter((l) => l.includes('pipeline.facet.v1'))).toHaveLength(3);
     const watch = await akas(['--json', 'log', 'watch', '--once']);
     expect(watch.code, watch.stdout + watch.stderr).toBe(0);
-    expect(JSON.parse(watch.stdout)).toMatchObject({ ok: true, size: 3 });
+    expect(JSON.parse(watch.stdout)).toMatchObject({ ok: true, size: 4 });
 
     await node.stop({ keepData: true });
     const clean = await runCli(['log', 'check', '--data', dataDir]);
     expect(clean.code, clean.stdout + clean.stderr).toBe(0);
-    expect(clean.stdout).toContain('log: 3 entries');
+    expect(clean.stdout).toContain('log: 4 entries');
 
     // Someone with access to the folder edits an entry.
     const store = await openLevelStore(dataDir);
     await store.transact(['x'], async (tx) => {
-      const e = (await tx.get(LogEntries, seqKey(1)))!;
-      tx.put(LogEntries, seqKey(1), { ...e, body: { ...e.body, actor: 'someone else' } });
+      const e = (await tx.get(LogEntries, seqKey(2)))!; // an attestation
+      tx.put(LogEntries, seqKey(2), { ...e, body: { ...e.body, actor: 'someone else' } });
     });
     await store.close();
     const caught = await runCli(['log', 'check', '--data', dataDir]);
     expect(caught.code).toBe(1);
-    expect(caught.stdout).toMatch(/entry 1 .* was edited/);
+    expect(caught.stdout).toMatch(/entry 2 .* was edited/);
     const refused = await runCli(['serve', '--data', dataDir, '--port', '0', '--check', '--log-level', 'silent']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('failed its check; not starting');
