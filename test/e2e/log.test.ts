@@ -52,8 +52,9 @@ describe('the log (e2e)', () => {
     // The log holds the agent's calibration (agent.event.v1, PROTOCOL 8.9) and the three attestations.
     const events = await akas(['log', 'events']);
     expect(events.code).toBe(0);
-    expect(events.stdout.trim().split('\n')).toHaveLength(4);
-    expect(events.stdout.trim().split('\n').filter((l) => l.includes('pipeline.facet.v1'))).toHaveLength(3);
+    const lines = events.stdout.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines.filter((l) => l.includes('pipeline.facet.v1'))).toHaveLength(3);
     const watch = await akas(['--json', 'log', 'watch', '--once']);
     expect(watch.code, watch.stdout + watch.stderr).toBe(0);
     expect(JSON.parse(watch.stdout)).toMatchObject({ ok: true, size: 4 });
