@@ -79,6 +79,12 @@ describe('akas standing and akas verify standing', () => {
         .checks.filter((c: { result: string }) => c.result === 'failed')
         .map((c: { id: string }) => c.id),
     ).toEqual(['proof.signature', 'standing.figure']);
+    // With --status, the lists it names are not fetched on the word of a standing that fails, and the check says so.
+    const asked = await h.akas(['--json', 'verify', 'standing', file('edited.json'), '--trust', trust, ...at(), '--from-node', h.baseUrl, '--status']);
+    expect(asked.code).toBe(1);
+    const status = asked.json().checks.filter((c: { id: string }) => c.id.startsWith('status.'));
+    expect(status.length).toBeGreaterThan(0);
+    for (const c of status) expect(c.why).toContain('not fetched: the standing does not verify');
   });
 });
 

@@ -135,6 +135,8 @@ async function standingReport(doc: Json, opts: StandingOpts & { noStatus?: boole
     const statusCheck = await import('./status-check.js');
     const issuers = pinned ? pinned.file.issuers.map((i) => i.did) : issuer ? [issuer] : report.issuer ? [report.issuer] : [];
     ctx = await statusCheck.readStatusLists(report.verified ? [doc] : [], { fetch: ask.fetch, files: ask.files, trust: pinned?.issuers, at, issuers });
+    // A credential that fails is not trusted to say where to read: its lists are not fetched, and the verdict says why.
+    if (!report.verified && ask.fetch) for (const url of statusCheck.statusListUrls(doc)) ctx.unreadable.set(url, NOT_FETCHED);
     const checks = statusCheck.statusChecksOf(doc, ctx, subject);
     report.checks.push(...checks);
     if (checks.some((k) => k.valid === false)) report.verified = false;
@@ -142,6 +144,8 @@ async function standingReport(doc: Json, opts: StandingOpts & { noStatus?: boole
   const status = statusAsk.statusSummaryOf(ask, ctx, statusAsk.namesStatus(doc), report.checks as Check[]);
   return { report, status, anchoredOn: anchoredOnOf({ trust: opts.trust, issuer }) };
 }
+
+const NOT_FETCHED = 'not fetched: the standing does not verify, so the lists it names are not read on its word';
 
 function read(path: string): Buffer {
   try {

@@ -132,6 +132,15 @@ async function versionRecords(listUrl: string, said: number | undefined): Promis
   return records;
 }
 
+/** The status list URLs a credential names. */
+export function statusListUrls(credential: unknown): string[] {
+  const urls = new Set<string>();
+  for (const e of statusEntries(credential))
+    if (typeof (e as { statusListCredential?: unknown }).statusListCredential === 'string')
+      urls.add((e as { statusListCredential: string }).statusListCredential);
+  return [...urls];
+}
+
 /** Reads and checks the lists the credentials name (fetched) or the files give. */
 export async function readStatusLists(credentials: unknown[], inputs: StatusInputs): Promise<StatusContext> {
   const c = new Checks();
@@ -146,11 +155,7 @@ export async function readStatusLists(credentials: unknown[], inputs: StatusInpu
     else if ((parsed.value as { type?: unknown } | null)?.type === STATUS_HEAD_TYPE) heads.push(parsed.value);
     else docs.push(parsed.value);
   }
-  const urls = new Set<string>();
-  for (const cred of credentials)
-    for (const e of statusEntries(cred))
-      if (typeof (e as { statusListCredential?: unknown }).statusListCredential === 'string')
-        urls.add((e as { statusListCredential: string }).statusListCredential);
+  const urls = new Set(credentials.flatMap(statusListUrls));
   // Each list fetched: the URL it was read from and the version the node says it is.
   const fetched = new Map<unknown, { url: string; version?: number }>();
   if (inputs.fetch) {
