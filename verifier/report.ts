@@ -159,6 +159,10 @@ export const CHECKS = {
   'index.root': { layer: 'L3', meaning: "an index.root.v1 entry of the log commits the lookup's map root and size (9.10)" },
   'index.proof': { layer: 'L3', meaning: 'the map proof leads to the root with exactly the indices answered, or proves that no entry mentions the key (9.10)' },
   'index.entries': { layer: 'L3', meaning: 'each entry a lookup shows hashes to its hash, sits at one of the indices answered and mentions the key' },
+  'index.complete': {
+    layer: 'L3',
+    meaning: 'every judgment the log records of a proposal is in the read of it, by the lookup of proposal:ID proven under the pinned log key (9.10)',
+  },
   'index.log': { layer: 'L3', meaning: "the entries an index evidence gives are the log's first ones: their leaves give the root the checkpoint signs" },
   'index.rebuild': {
     layer: 'L3',

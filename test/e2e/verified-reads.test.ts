@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/core/index.js';
 import { changeStatus } from '../../src/domain/credentials/status-lists.js';
 import { KnowledgeNodes } from '../../src/domain/knowledge/tree.js';
+import { Proposals } from '../../src/domain/records.js';
 import { createApp } from '../../src/http/app.js';
 import { strategiesFor } from '../../src/node/strategies.js';
 import { samplePayload } from '../fixtures/payloads.js';
@@ -239,6 +240,27 @@ describe("the reader's checkpoints", () => {
     const check = await runCli(['--json', 'verify', 'fork', v.refused.evidenceFile, '--log-key', a.keys.log.verifierKey]);
     expect(check.code, check.stdout).toBe(0);
     upstream = a;
+  });
+});
+
+describe("a proposal's judgments, held against the log (its lookup, PROTOCOL 9.10)", () => {
+  it('are proven complete as of a log size, and a judgment the read leaves out fails index.complete', async () => {
+    upstream = a;
+    const d = await published(a, 707);
+    const shown = await akas('complete', '--json', 'show', d.proposalId);
+    expect(shown.code, shown.stdout).toBe(0);
+    expect(JSON.parse(shown.stdout).verification.complete).toMatchObject({ judgments: 3, size: expect.any(Number) });
+    const session = await mcp('complete');
+    const r = await session.read('proposal', { id: d.proposalId });
+    expect(textOf(r)).toContain('all 3 judgment(s) the log records of it');
+    // The node's store loses one judgment of the proposal: its read no longer shows what the log recorded.
+    await a.store.transact(['edit'], async (tx) => {
+      const p = (await tx.get(Proposals, d.proposalId))!;
+      tx.put(Proposals, d.proposalId, { ...p, judgments: p.judgments.slice(1) });
+    });
+    const cut = await akas('complete', '--json', 'show', d.proposalId);
+    expect(cut.code).toBe(1);
+    expect(failedIds(JSON.parse(cut.stdout).verification)).toContain('index.complete');
   });
 });
 

@@ -29,6 +29,9 @@ export function verificationRows(v: Verification): Row[] {
   if (v.checkpoint) rows.push({ label: 'checkpoint', value: `${v.checkpoint.size} entries, root ${v.checkpoint.root}` });
   if (v.anchoredOn) rows.push({ label: 'anchored on', value: v.anchoredOn });
   if (v.decision) rows.push({ label: 'decision', value: v.decision.why, tone: v.decision.holds ? 'good' : 'bad' });
+  if (v.complete)
+    rows.push({ label: 'complete', value: `all ${v.complete.judgments} judgment(s) the log records of it, as of entry ${v.complete.size}`, tone: 'good' });
+  else if (v.complete === null && v.completeWhy) rows.push({ label: 'complete', value: v.completeWhy, tone: 'weak' });
   if (v.refused) {
     rows.push({ label: 'refused', value: `${v.refused.what}: ${v.refused.why}`, tone: 'bad' });
     if (v.refused.evidenceFile) rows.push({ label: 'evidence', value: `${v.refused.evidenceFile} (akas verify fork FILE --log-key KEY)` });

@@ -21,10 +21,11 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { readShape, SignatureMemo, verifyRead, type ReadReport, type ReadShape, type Trust } from '../../../verifier/index.js';
 import { issuerTrustOf } from '../../../verifier/trust.js';
-import { type Check, isStatusCheck, NotCheckableError, type Verdict, verdictLine, verdictOf } from '../../../verifier/report.js';
+import { type Check, Checks, isStatusCheck, NotCheckableError, type Verdict, verdictLine, verdictOf } from '../../../verifier/report.js';
 import type { Inflate } from '../../../verifier/status-list.js';
 import { type AkasClient, CliError, type Json, terminalSafe } from '../../kit/index.js';
 import { advanceCheckpoint, type CheckpointOutcome } from '../trust/checkpoints.js';
+import { judgmentsComplete } from './complete.js';
 import { type PinnedTrust, pinJson, pinnedTrust, readerStatePath } from '../trust/pins.js';
 
 /** A failed check as a verification names it: its id (PROTOCOL 8.8), why, and what it was about. */
@@ -52,6 +53,10 @@ export interface Verification {
   refused?: { what: 'unverified' | 'rollback' | 'fork'; why: string; evidenceFile?: string; proven?: boolean };
   /** A search's hits, in its order, each with its own verdict. */
   hits?: Array<{ path: string; verdict: Verdict; failed: FailedCheck[] }>;
+  /** A proposal read: complete as of this log size, with this many judgments the log records (its lookup); null when not proven. */
+  complete?: { size: number; judgments: number } | null;
+  /** Why completeness was not proven, when it was not. */
+  completeWhy?: string;
   /** The one line a model (or a person) reads first. */
   line: string;
 }
@@ -137,6 +142,8 @@ export function lineOf(v: Omit<Verification, 'line'>, url: string): string {
     for (const u of v.unchecked ?? []) parts.push(`not checked: ${short(u.why ?? u.id)}`);
     if (v.hits) parts.push(`${v.hits.filter((h) => h.verdict === 'verified').length} of ${v.hits.length} hits verified`);
     if (v.decision?.holds) parts.push('the decision still holds');
+    if (v.complete) parts.push(`all ${v.complete.judgments} judgment(s) the log records of it, as of entry ${v.complete.size}`);
+    else if (v.complete === null && v.completeWhy) parts.push(`its judgments not proven complete (${short(v.completeWhy, 120)})`);
   }
   const event = v.trust?.event as Json | undefined;
   if (event) parts.push(`WARNING: ${short(String(event.why))}; the pin is unchanged (akas trust accept moves it)`);
@@ -210,6 +217,14 @@ export class ReadVerifier {
       at = cp;
     }
     const report = await verifyRead(doc, optionsOf(pin.trust, this.memo, this.inflate));
+    // A proposal's judgments, held against every one the log records of it (its lookup: ./complete.ts).
+    const complete = shape === 'proposal' ? await judgmentsComplete(this.o.client, pin.trust, doc) : null;
+    if (complete) {
+      const c = new Checks();
+      c.add(complete.check);
+      report.checks.push(...c.list);
+      if (complete.check.valid === false) report.verified = false;
+    }
     const decision = report.checks.find((c) => c.id === 'status.decision' && c.valid !== null);
     const verdict = verdictOf(report);
     const unchecked = verdict === 'unanchored' || verdict === 'status unknown' ? uncheckedOf(report.checks) : [];
@@ -222,6 +237,7 @@ export class ReadVerifier {
       ...(decision ? { decision: decisionOf(decision) } : {}),
       ...trust,
       ...(report.hits ? { hits: hitsOf(report) } : {}),
+      ...(complete ? { complete: complete.asOf ?? null, ...(complete.asOf ? {} : { completeWhy: complete.check.why }) } : {}),
     });
   }
 }
