@@ -196,13 +196,22 @@ function monitorFindings(r: CliRun, node: string, tag: string, ops: readonly Op[
   if (r.code !== 0 && r.code !== 1)
     found.push({
       // What it could not do is its last line (stderr, else the last it printed): the message says it, so a failed run is read without the folder.
-      message: `akas monitor --agent ${tag} on ${node} could not finish (exit ${r.code}): ${lastLine(r).slice(0, 300)}`,
+      message: `akas monitor --agent ${tag} on ${node} could not finish (exit ${r.code}): ${lastLine(r).slice(0, 600)}`,
       evidence: { node, stdout: r.stdout.slice(-2000), stderr: r.stderr.slice(-2000) },
     });
   return found;
 }
 
-const lastLine = (r: CliRun) => (r.stderr.trim() || r.stdout.trim()).split('\n').at(-1) ?? '';
+/** Why a monitor run could not finish: the checks it left undone (its `incomplete` events), else its last line. */
+function lastLine(r: CliRun): string {
+  const undone = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.what === 'incomplete')
+    .map((l) => String(l.message));
+  return undone.length ? undone.join('; ') : ((r.stderr.trim() || r.stdout.trim()).split('\n').at(-1) ?? '');
+}
 
 export interface CheckOptions {
   /** Run only these checks (the break tests each run the check they break). */

@@ -493,4 +493,16 @@ describe('akas monitor', () => {
       rmSync(runner, { recursive: true, force: true });
     }
   });
+
+  // Last in this file: it moves the node's clock ahead of this machine's and leaves it there.
+  it("watches the status of a judgment whose credential is not yet valid by this machine's clock (a node whose clock runs ahead)", async () => {
+    const me = await h.agent();
+    const p = await proposal(60);
+    h.node.clock.set(Date.now() + 3_600_000); // the node an hour ahead of the monitor's machine
+    expect((await h.akas(judgeArgs(p.id), { profile: me.profile })).code).toBe(0);
+    await untilLogSettled(h.node);
+    const r = await akas(['--json', '--profile', me.profile, 'monitor', '--once', '--state', join(h.configDir, 'm-ahead.json')]);
+    expect(r.lines().filter((l) => l.what === 'incomplete')).toEqual([]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+  });
 });

@@ -133,7 +133,12 @@ export class StatusWatch {
       return undefined;
     }
     const doc = await this.deps.credential(w.kind, w.proposalId, judgmentId);
-    const report = doc === null ? undefined : verifyCredential(doc, this.deps.trust ? { trust: this.deps.trust } : {});
+    // Checked at its own validFrom: what matters here is that the issuer signed these status
+    // entries for this judgment, not whether this machine's clock has reached its window (a
+    // process whose clock runs ahead issues credentials "not yet valid" here: the chaos harness's skew).
+    const at = isObjectDoc(doc) && typeof doc.validFrom === 'string' && Number.isFinite(Date.parse(doc.validFrom)) ? Date.parse(doc.validFrom) : undefined;
+    const report =
+      doc === null ? undefined : verifyCredential(doc, { ...(this.deps.trust ? { trust: this.deps.trust } : {}), ...(at !== undefined ? { at } : {}) });
     const broken = report?.checks.filter((k) => k.valid === false) ?? [];
     if (!report || broken.length || report.subject !== judgmentUrn(judgmentId)) {
       const why = !report ? 'the node answers 404' : broken.length ? broken.map((k) => k.why ?? k.id).join('; ') : `its subject is ${report.subject}`;
@@ -215,7 +220,9 @@ export class StatusWatch {
     let bits: Uint8Array;
     if (this.deps.trust) {
       const c = new Checks();
-      const read = runNow(statusListChecking(c, doc, { trust: this.deps.trust, inflate: inflateNode }));
+      // Checked as of the time the log says this version was made (not this machine's clock: see entriesOf).
+      const madeAt = Number.isSafeInteger(body.at) ? (body.at as number) : undefined;
+      const read = runNow(statusListChecking(c, doc, { trust: this.deps.trust, inflate: inflateNode, ...(madeAt !== undefined ? { at: madeAt } : {}) }));
       const problem = !read
         ? c.list.map((k) => k.why).join('; ')
         : read.url !== list || read.purpose !== purpose
@@ -289,3 +296,5 @@ export class StatusWatch {
     this.state.statusSet = [...set];
   }
 }
+
+const isObjectDoc = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
