@@ -4,7 +4,6 @@
 // verdict the Node verifier gives, and refusing the answer with its proof tampered with.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLookup } from '../../verifier/lookup.js';
 import { verdictOf } from '../../verifier/report.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
+import { serveVerifierPage } from '../helpers/browser.js';
 import { agent } from '../helpers/flows.js';
 
 const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
@@ -24,7 +24,7 @@ const REVIEW = JSON.parse(readFileSync(new URL('../../data/attestations/review.a
 let node: TestNode;
 let work: string;
 let logKey: string;
-let server: Server | undefined;
+let served: { url: string; close: () => Promise<void> } | undefined;
 let browser: Browser | undefined;
 const path = (name: string) => join(work, name);
 /** The saved answers: as served, and with one bit of the map proof changed, an index left out. */
@@ -58,22 +58,13 @@ beforeAll(async () => {
     if (CI) throw new Error("chromium is not installed (.ci/run installs Debian's chromium)");
     return;
   }
-  const page = `<!doctype html><meta charset="utf-8"><title>akas lookup</title>
-<script type="module">import * as akas from '/akas-verify.browser.js'; window.akas = akas;</script>`;
-  server = createServer((req, res) => {
-    const p = decodeURIComponent((req.url ?? '/').split('?')[0]);
-    if (p === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
-    const file = p === '/akas-verify.browser.js' ? BROWSER : p.startsWith('/fixtures/') ? path(p.slice(10).replace(/[/\\]/g, '')) : null;
-    if (!file || !existsSync(file)) return res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'application/json' }).end(readFileSync(file));
-  });
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  served = await serveVerifierPage('akas lookup', BROWSER, work);
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  await served?.close();
   await node?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -105,7 +96,7 @@ describe('a lookup checked by the three verifiers', () => {
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${(server!.address() as { port: number }).port}/`);
+    await page.goto(`${served!.url}/`);
     await page.waitForFunction(() => 'akas' in globalThis);
     const said = await page.evaluate(
       async ({ files, key }) => {

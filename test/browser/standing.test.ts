@@ -4,7 +4,6 @@
 // figures the Node verifier gives, and refusing an edited figure.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPools } from '../../src/domain/calibration/scoring.js';
 import { verifyStanding } from '../../verifier/standing.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
+import { serveVerifierPage } from '../helpers/browser.js';
 import { decide } from '../helpers/flows.js';
 
 const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
@@ -26,7 +26,7 @@ let tag: string;
 let work: string;
 let at: number;
 let logKey: string;
-let server: Server | undefined;
+let served: { url: string; close: () => Promise<void> } | undefined;
 let browser: Browser | undefined;
 const path = (name: string) => join(work, name);
 
@@ -56,22 +56,13 @@ beforeAll(async () => {
     if (CI) throw new Error("chromium is not installed (.ci/run installs Debian's chromium)");
     return;
   }
-  const page = `<!doctype html><meta charset="utf-8"><title>akas standing</title>
-<script type="module">import * as akas from '/akas-verify.browser.js'; window.akas = akas;</script>`;
-  server = createServer((req, res) => {
-    const p = decodeURIComponent((req.url ?? '/').split('?')[0]);
-    if (p === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
-    const file = p === '/akas-verify.browser.js' ? BROWSER : p.startsWith('/fixtures/') ? path(p.slice(10).replace(/[/\\]/g, '')) : null;
-    if (!file || !existsSync(file)) return res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'application/json' }).end(readFileSync(file));
-  });
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  served = await serveVerifierPage('akas standing', BROWSER, work);
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  await served?.close();
   await node?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -96,11 +87,11 @@ describe('the single-file verifier (dist/akas-verify.mjs)', () => {
 
 describe('the browser build (dist/akas-verify.browser.js) in Chromium', () => {
   it('answers the verdict and the figures the Node verifier answers, on WebCrypto', async (ctx) => {
-    if (!browser || !server) return ctx.skip();
+    if (!browser || !served) return ctx.skip();
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    await page.goto(`${served.url}/`);
     await page.waitForFunction(() => 'akas' in globalThis);
     const got = await page.evaluate(
       async ({ at, logKey, issuer }) => {
