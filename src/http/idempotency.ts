@@ -335,10 +335,6 @@ class HeldAnswers {
     this.timer = undefined;
     if (this.answers.size) await this.writeAll();
   }
-
-  get size(): number {
-    return this.answers.size;
-  }
 }
 
 const expiredAt = (e: Entry, now: number) => e.storedAt + (isClaim(e) ? CLAIM_STALE_MS : TTL_MS) <= now;

@@ -24,6 +24,7 @@ import { Checks } from '../../../verifier/report.js';
 import { inflateList, statusEntries, statusListChecking } from '../../../verifier/status-list.js';
 import { verifyCredential } from '../../../verifier/index.js';
 import type { Json } from '../../kit/index.js';
+import { isObject } from '../../../verifier/vc.js';
 import { inflateNode } from '../verify/status-check.js';
 import { appendDurably } from './output.js';
 import { besideState, type MonitorState } from './state.js';
@@ -136,7 +137,8 @@ export class StatusWatch {
     // Checked at its own validFrom: what matters here is that the issuer signed these status
     // entries for this judgment, not whether this machine's clock has reached its window (a
     // process whose clock runs ahead issues credentials "not yet valid" here: the chaos harness's skew).
-    const at = isObjectDoc(doc) && typeof doc.validFrom === 'string' && Number.isFinite(Date.parse(doc.validFrom)) ? Date.parse(doc.validFrom) : undefined;
+    const from = isObject(doc) ? Date.parse(String(doc.validFrom)) : Number.NaN;
+    const at = Number.isFinite(from) ? from : undefined;
     const report =
       doc === null ? undefined : verifyCredential(doc, { ...(this.deps.trust ? { trust: this.deps.trust } : {}), ...(at !== undefined ? { at } : {}) });
     const broken = report?.checks.filter((k) => k.valid === false) ?? [];
@@ -296,5 +298,3 @@ export class StatusWatch {
     this.state.statusSet = [...set];
   }
 }
-
-const isObjectDoc = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
