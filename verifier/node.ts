@@ -373,14 +373,65 @@ function checkServedContent(c: Checks, doc: Json, ev: Json, evKind: ProposalKind
       why: problems.join('; ') || undefined,
     });
   }
-  if (kind === 'artifact' && (doc.independentEvals !== undefined || doc.evalSummary !== undefined)) {
-    c.add({
-      id: 'content.evals',
-      what: 'the independent evals and their summary shown beside the artifact',
-      valid: null,
-      why: "not checked here: the node's word; each eval is a proposal of its own (akas export EVAL_ID, then akas verify bundle)",
-    });
+  if (kind === 'artifact' && (doc.independentEvals !== undefined || doc.evalSummary !== undefined)) c.add(evalsCheck(doc));
+}
+
+type MetricSummary = { count: number; mean: number; min: number; max: number };
+
+/**
+ * What an artifact's evals give (PROTOCOL 10.4's evalSummary): their count, distinct runners, and
+ * by metric the count, mean (rounded to 6 decimals), min and max; null when an eval is not one.
+ */
+export function evalSummaryOf(evals: unknown[]): { count: number; distinctRunners: number; byMetric: Record<string, MetricSummary> } | null {
+  const byMetric: Record<string, MetricSummary> = {};
+  const runners = new Set<string>();
+  for (const e of evals) {
+    if (!isObject(e) || typeof e.metric !== 'string' || typeof e.score !== 'number' || !Number.isFinite(e.score) || typeof e.runner !== 'string') return null;
+    runners.add(e.runner);
+    const m = Object.hasOwn(byMetric, e.metric) ? byMetric[e.metric] : (byMetric[e.metric] = { count: 0, mean: 0, min: Infinity, max: -Infinity });
+    m.count += 1;
+    m.mean += (e.score - m.mean) / m.count;
+    m.min = Math.min(m.min, e.score);
+    m.max = Math.max(m.max, e.score);
   }
+  for (const m of Object.values(byMetric)) m.mean = Math.round(m.mean * 1e6) / 1e6;
+  return { count: evals.length, distinctRunners: runners.size, byMetric };
+}
+
+/**
+ * An artifact's evals and their summary: the summary must be what the evals shown give (recomputed
+ * here; a mean within 1e-6, the rounding of the order they are summed in). Whether the evals are
+ * every one the log records of the artifact's bytes, each as recorded, needs the log's index: the
+ * verified read (akas node, akas mcp --stdio) holds them against the lookup of sha256:<its sha256>
+ * (index.complete, index.recorded).
+ */
+function evalsCheck(doc: Json): CheckInput {
+  const what = 'the eval summary shown beside the artifact is what its evals give';
+  const evals = doc.independentEvals;
+  const s = isObject(doc.evalSummary) ? doc.evalSummary : undefined;
+  const want = Array.isArray(evals) ? evalSummaryOf(evals) : null;
+  if (!want || !s) return { id: 'content.evals', what, valid: false, why: `the read carries ${want ? 'no evalSummary' : 'no well-formed independentEvals'}` };
+  const problems: string[] = [];
+  if (s.count !== want.count) problems.push(`count ${String(s.count)}, the evals shown are ${want.count}`);
+  if (s.distinctRunners !== want.distinctRunners) problems.push(`distinctRunners ${String(s.distinctRunners)}, the evals shown have ${want.distinctRunners}`);
+  const shown = isObject(s.byMetric) ? s.byMetric : {};
+  for (const metric of new Set([...Object.keys(shown), ...Object.keys(want.byMetric)])) {
+    const a = isObject(shown[metric]) ? shown[metric] : undefined;
+    const b = Object.hasOwn(want.byMetric, metric) ? want.byMetric[metric] : undefined;
+    if (!a || !b) problems.push(`metric ${metric} is ${a ? 'in the summary but in no eval shown' : 'in an eval shown but not in the summary'}`);
+    else if (a.count !== b.count || a.min !== b.min || a.max !== b.max || !(Math.abs(Number(a.mean) - b.mean) <= 1e-6))
+      problems.push(
+        `${metric}: the summary says count ${String(a.count)}, mean ${String(a.mean)}, min ${String(a.min)}, max ${String(a.max)}; ` +
+          `the evals give ${b.count}, ${b.mean}, ${b.min}, ${b.max}`,
+      );
+  }
+  return {
+    id: 'content.evals',
+    what,
+    valid: problems.length === 0,
+    why:
+      problems.join('; ').slice(0, 600) || `${want.count} eval(s); each against the log: the verified read holds them to the lookup of the artifact's sha256`,
+  };
 }
 
 /** A brief (a leaf-brief node, or a brief read by id): the cut, its manifest, its texts, and the manifest's binding and signature. */

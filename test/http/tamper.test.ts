@@ -153,8 +153,9 @@ describe('node reads and log proofs (PROTOCOL 10.7, 9.4)', () => {
     expect(await nodeVerdict(artifactNode, () => {})).toEqual([]);
     expect(await nodeVerdict(artifactNode, (n) => (n.manifest.sha256 = 'f'.repeat(64)))).toEqual(['content.served']);
     expect(await nodeVerdict(artifactNode, (n) => (n.manifest.uri = 'https://attacker.example/model.onnx'))).toEqual(['content.served']);
-    // Its independent evals are the node's word: said, never counted as checked.
-    expect(verifyNode(artifactNode, pin()).checks.find((c) => c.id === 'content.evals')).toMatchObject({ valid: null });
+    // The summary of its evals is what the evals shown give (each eval against the log is the verified read's: test/e2e/verified-evals.test.ts).
+    expect(verifyNode(artifactNode, pin()).checks.find((c) => c.id === 'content.evals')).toMatchObject({ valid: true });
+    expect(await nodeVerdict(artifactNode, (n) => (n.evalSummary = { ...n.evalSummary, count: n.evalSummary.count + 1 }))).toEqual(['content.evals']);
   });
 
   it("refuse a log proof whose entry's leafHash is not its leaf", async () => {

@@ -198,7 +198,7 @@ export async function publishToTree(tx: Tx, p: ProposalRecord, now: number, sear
  * judged before its artifact is), else null. Binding evals to bytes keeps the evals of a
  * rejected or replaced artifact off whatever is published at that path later.
  */
-async function artifactBytesAt(tx: Tx, path: string): Promise<string | null> {
+export async function artifactBytesAt(tx: Tx, path: string): Promise<string | null> {
   const node = await tx.get(KnowledgeNodes, path);
   if (node?.kind === 'leaf-artifact') return String((node.payload as { sha256: string }).sha256);
   const pending = await tx.get(PendingKeys, `node:${path}`);

@@ -22,6 +22,9 @@ export interface AuditExtra extends Partial<DecisionFacts> {
   status?: string;
   path?: string | null;
   proposer?: string | null;
+  /** An eval's publication: the artifact it evaluates and the bytes it was published against (PROTOCOL 9.3), so the index files it under both (9.10). */
+  artifactPath?: string;
+  artifactSha256?: string;
 }
 
 /** The body of an attestation.event.v1 entry. */

@@ -23,7 +23,7 @@ import { Credentials, issueJudgmentCredential } from '../credentials/credentials
 import { claimSlots, drawStatusSlots, ensureStatusLists, slotLocks, slotsFree, type StatusSlots } from '../credentials/status-lists.js';
 import { moveCredits } from '../ledger.js';
 import { auditEvent, enqueueLogEntry, EVENT_KIND } from '../log/index.js';
-import { publishToTree, treeLocks } from '../knowledge/tree.js';
+import { artifactBytesAt, publishToTree, treeLocks } from '../knowledge/tree.js';
 import { bannedError, isBanned } from '../identity/reputation.js';
 import { PublishedNodes, releasePending } from './proposals.js';
 import { detailUrl } from './kinds.js';
@@ -366,6 +366,18 @@ async function decideWhenComplete(
   return settlement;
 }
 
+/**
+ * What an eval's publication names besides the proposal (PROTOCOL 9.3): the artifact it evaluates
+ * and the bytes the tree attaches it to (the same read publishToTree makes in this transaction),
+ * so the verifiable index files it under `path:` and `sha256:` of that artifact (9.10) and a read
+ * of the artifact can be held against every eval the log records of its bytes (10.7).
+ */
+async function evalTarget(tx: Tx, proposal: ProposalRecord): Promise<{ artifactPath: string; artifactSha256?: string }> {
+  const { artifactPath } = proposal.payload as { artifactPath: string };
+  const sha256 = await artifactBytesAt(tx, artifactPath);
+  return { artifactPath, ...(sha256 ? { artifactSha256: sha256 } : {}) };
+}
+
 // The decision rule of PROTOCOL 7.4: the weighted mean composite of the judgments decides;
 // each judge's alignment learns whether it agreed; the deposit is refunded or slashed.
 async function decide(
@@ -408,6 +420,7 @@ async function decide(
       judgments: proposal.judgments.map((j) => ({ judgmentId: j.judgmentId, weight: j.weight, composite: j.composite })),
       weightedComposite: proposal.outcome.weightedComposite,
       rule: { requiredJudgments: proposal.requiredJudgments, publishThreshold: PUBLISH_THRESHOLD },
+      ...(published && proposal.kind === 'eval-result' ? await evalTarget(tx, proposal) : {}),
     }),
   });
   releasePending(tx, proposal);
