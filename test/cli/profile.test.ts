@@ -96,6 +96,25 @@ describe('saved identities', () => {
   });
 });
 
+describe('an identity saved before identities recorded their node', () => {
+  it('learns the node it belongs to on `akas me` (and an identity that knows it is left as it is)', async () => {
+    const h = await cliHarness();
+    try {
+      const { profile } = await h.agent();
+      const issuer = loadIdentity(profile, h.baseUrl)?.issuer;
+      expect(issuer).toMatch(/^did:key:z6Mk/);
+      updateIdentity(profile, h.baseUrl, (current) => (current ? { ...current, issuer: undefined } : undefined));
+      expect(loadIdentity(profile, h.baseUrl)?.issuer).toBeUndefined();
+      expect((await h.akas(['--json', 'me'], { profile })).code).toBe(0);
+      expect(loadIdentity(profile, h.baseUrl)?.issuer).toBe(issuer);
+      expect((await h.akas(['--json', 'me'], { profile })).code).toBe(0);
+      expect(loadIdentity(profile, h.baseUrl)?.issuer).toBe(issuer);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('identities kept for another node', () => {
   it("are named by the node's did:key, and by a hash of anything else its /healthz calls its issuer (never its text)", () => {
     const did = 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK';

@@ -194,7 +194,10 @@ function meCommand(program: Command, cli: Cli) {
       action(cli, async () => {
         const me = await cli.client().get<Json>('/api/agent/v1/me', true);
         // An identity saved before identities recorded their node learns it here (the node took its key).
-        await (await import('./node-identity.js')).recordIssuer(cli, cli.identity());
+        // Only such an identity loads the module that does it: every other `akas me` would pay for
+        // the ES module loader and a second commander (bench/coldstart.ts).
+        const saved = cli.identity();
+        if (saved && !saved.issuer) await (await import('./node-identity.js')).recordIssuer(cli, saved);
         cli
           .output()
           .result(me, () =>
