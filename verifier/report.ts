@@ -57,7 +57,10 @@ export const CHECKS = {
   'content.shown': { layer: 'content', meaning: "the path, title and kind shown, and each judgment's contentSha256, are those of the content" },
   'content.served': { layer: 'content', meaning: 'what a node read serves (path, title, spec, texts, branches, manifest) is that of its content' },
   'content.refined': { layer: 'content', meaning: 'the rest of a sharpened node (title, payload) is that of the content its evidence carries' },
-  'content.evals': { layer: 'content', meaning: 'the independent evals and their summary shown beside an artifact are those of its content' },
+  'content.evals': {
+    layer: 'content',
+    meaning: 'the eval summary shown beside an artifact is what the evals shown give (count, distinct runners, by metric count, mean, min, max)',
+  },
   evidence: { layer: 'content', meaning: 'a node read carries the evidence of the proposal that published it, about that proposal' },
   'manifest.binding': { layer: 'content', meaning: "a brief's manifest names the publishing proposal, its content and its publication event" },
   'manifest.content': { layer: 'content', meaning: 'the brief served hashes to the contentSha256 of its manifest' },
@@ -161,7 +164,13 @@ export const CHECKS = {
   'index.entries': { layer: 'L3', meaning: 'each entry a lookup shows hashes to its hash, sits at one of the indices answered and mentions the key' },
   'index.complete': {
     layer: 'L3',
-    meaning: 'every judgment the log records of a proposal is in the read of it, by the lookup of proposal:ID proven under the pinned log key (9.10)',
+    meaning:
+      "every judgment the log records of a proposal is in the read of it, every eval the log records of an artifact's bytes in the read of the " +
+      'artifact, by the lookup of proposal:ID or sha256:HEX proven under the pinned log key (9.10)',
+  },
+  'index.recorded': {
+    layer: 'L3',
+    meaning: 'each eval shown beside an artifact is one the log records of its path and bytes, its fields hashing to the contentSha256 recorded (9.3, 9.10)',
   },
   'index.log': { layer: 'L3', meaning: "the entries an index evidence gives are the log's first ones: their leaves give the root the checkpoint signs" },
   'index.rebuild': {

@@ -9,7 +9,7 @@ import type { Json } from '../../kit/index.js';
 import type { Cli } from '../../program.js';
 import type { Row, Section } from '../knowledge/view.js';
 import { SKIPPED_BY_FLAG } from './skipped.js';
-import { ReadVerifier, type Verification } from './verify.js';
+import { completeLine, ReadVerifier, type Verification } from './verify.js';
 
 /** Verifies a read the node answered with ?evidence=full; notices about the pin go to stderr (under --json too). */
 export function verifyForCli(cli: Cli, doc: Json): Promise<Verification> {
@@ -29,8 +29,7 @@ export function verificationRows(v: Verification): Row[] {
   if (v.checkpoint) rows.push({ label: 'checkpoint', value: `${v.checkpoint.size} entries, root ${v.checkpoint.root}` });
   if (v.anchoredOn) rows.push({ label: 'anchored on', value: v.anchoredOn });
   if (v.decision) rows.push({ label: 'decision', value: v.decision.why, tone: v.decision.holds ? 'good' : 'bad' });
-  if (v.complete)
-    rows.push({ label: 'complete', value: `all ${v.complete.judgments} judgment(s) the log records of it, as of entry ${v.complete.size}`, tone: 'good' });
+  if (v.complete) rows.push({ label: 'complete', value: completeLine(v.complete), tone: 'good' });
   else if (v.complete === null && v.completeWhy) rows.push({ label: 'complete', value: v.completeWhy, tone: 'weak' });
   if (v.refused) {
     rows.push({ label: 'refused', value: `${v.refused.what}: ${v.refused.why}`, tone: 'bad' });

@@ -1,10 +1,14 @@
-// "All judgments of" a proposal, proven (issue 51, 2; PROTOCOL 9.10): a proposal read lists the
-// judgments the node says it counted, and only the log says which it recorded. The reader asks
-// the lookup of `proposal:ID` with its entries, checks it under the pinned log key (verifier
-// lookup: the map proof, the logged root under a checkpoint, each entry shown), and holds every
-// `judgment.recorded` entry about the proposal against the read: one the read leaves out fails
-// `index.complete`. The answer says as of which log size it is complete. A node that serves no
-// index leaves the completeness unchecked, said so; it never makes the read fail or pass.
+// "All judgments of" a proposal, "all evals of" an artifact, proven (issue 51, 2; PROTOCOL 9.10,
+// 12.5): a read lists what the node says it holds, and only the log says what it recorded. The
+// reader asks the lookup of the read's key with its entries, checks it under the pinned log key
+// (verifier lookup: the map proof, the logged root under a checkpoint, each entry shown), and
+// holds what the log records against the read:
+// - a proposal (`proposal:ID`): every `judgment.recorded` entry about it must be in the read;
+// - an artifact (`sha256:<its bytes>`, ./evals.ts): every eval publication naming its path and
+//   bytes must be in the read, and each eval shown must be one the log records, as recorded.
+// One the read leaves out fails `index.complete`. The answer says as of which log size it is
+// complete. A node that serves no index leaves the completeness unchecked, said so; it never
+// makes the read fail or pass.
 import { verifyLookup } from '../../../verifier/lookup.js';
 import type { Check } from '../../../verifier/report.js';
 import type { Trust } from '../../../verifier/index.js';
@@ -12,22 +16,28 @@ import { type AkasClient, CliError, type Json } from '../../kit/index.js';
 
 /** Entries a lookup page carries at most (the route's bound). */
 const PAGE = 100;
-/** Pages read at most: 10,000 entries about one proposal is far past any real one. */
+/** Pages read at most: 10,000 entries about one proposal or one artifact's bytes is far past any real one. */
 const MAX_PAGES = 100;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** What the completeness check found: a check to add to the read's, and what it proved. */
+/** What a completeness check found: the checks to add to the read's, and what they proved. */
 export interface Completeness {
-  check: Omit<Check, 'layer'> & { id: 'index.complete' };
-  /** Proven complete as of this log size, with this many judgments recorded (absent when not proven). */
-  asOf?: { size: number; judgments: number };
+  checks: Array<Omit<Check, 'layer'>>;
+  /** Proven complete as of this log size, with this many judgments (a proposal) or evals (an artifact) recorded; absent when not proven. */
+  asOf?: { size: number; judgments?: number; evals?: number };
 }
 
-/** The judgment ids the log records of a proposal, by its lookup proven under the pinned trust; a string says why it could not be read. */
-async function loggedJudgments(client: AkasClient, trust: Trust, id: string): Promise<{ size: number; ids: Set<string> } | string> {
-  const ids = new Set<string>();
-  const route = `/api/index/${encodeURIComponent(`proposal:${id}`)}`;
+/** An entry a lookup showed: its kind and body. */
+export interface ShownEntry {
+  kind: unknown;
+  body: Json;
+}
+
+/** The entries the log files under a key, by its lookup proven under the pinned trust; a string says why it could not be read. */
+export async function provenEntries(client: AkasClient, trust: Trust, key: string): Promise<{ size: number; entries: ShownEntry[] } | string> {
+  const shown: ShownEntry[] = [];
+  const route = `/api/index/${encodeURIComponent(key)}`;
   let size: number | undefined;
   for (let page = 0, offset = 0; page < MAX_PAGES; page++) {
     let answer: Json;
@@ -40,19 +50,16 @@ async function loggedJudgments(client: AkasClient, trust: Trust, id: string): Pr
     const report = verifyLookup(answer, trust.policy.logs);
     if (!report.verified || !report.anchored) {
       const failed = report.checks.filter((c) => c.valid !== true).map((c) => `${c.id}: ${c.why ?? ''}`);
-      return `the lookup of proposal:${id} does not hold (${failed.join('; ').slice(0, 300)})`;
+      return `the lookup of ${key} does not hold (${failed.join('; ').slice(0, 300)})`;
     }
     if (size !== undefined && report.size !== size) return 'the lookup moved while it was read: read it again';
     size = report.size ?? 0;
     const entries = Array.isArray(answer.entries) ? answer.entries : [];
-    for (const e of entries) {
-      const body = isObject(e) && isObject(e.body) ? e.body : {};
-      if (body.event === 'judgment.recorded' && body.proposalId === id && typeof body.judgmentId === 'string') ids.add(body.judgmentId);
-    }
+    for (const e of entries) shown.push({ kind: isObject(e) ? e.kind : undefined, body: isObject(e) && isObject(e.body) ? e.body : {} });
     offset += entries.length;
-    if (entries.length === 0 || offset >= (report.indices?.length ?? 0)) return { size, ids };
+    if (entries.length === 0 || offset >= (report.indices?.length ?? 0)) return { size, entries: shown };
   }
-  return `more than ${MAX_PAGES * PAGE} entries mention proposal ${id}`;
+  return `more than ${MAX_PAGES * PAGE} entries mention ${key}`;
 }
 
 /** Holds a proposal read's judgments against the log's (null for a read that is no proposal's). */
@@ -60,19 +67,26 @@ export async function judgmentsComplete(client: AkasClient, trust: Trust, doc: J
   const id = doc.proposalId;
   if (typeof id !== 'string' || !Array.isArray(doc.judgments)) return null;
   const what = 'every judgment the log records of the proposal is in the read';
-  const logged = await loggedJudgments(client, trust, id);
-  if (typeof logged === 'string') return { check: { id: 'index.complete', what, valid: null, why: `not checked: ${logged}` } };
+  const logged = await provenEntries(client, trust, `proposal:${id}`);
+  if (typeof logged === 'string') return { checks: [{ id: 'index.complete', what, valid: null, why: `not checked: ${logged}` }] };
+  const ids = new Set<string>();
+  for (const { body } of logged.entries)
+    if (body.event === 'judgment.recorded' && body.proposalId === id && typeof body.judgmentId === 'string') ids.add(body.judgmentId);
   const shown = new Set(doc.judgments.map((j) => (isObject(j) ? j.judgmentId : undefined)));
-  const missing = [...logged.ids].filter((j) => !shown.has(j));
-  const asOf = { size: logged.size, judgments: logged.ids.size };
+  const missing = [...ids].filter((j) => !shown.has(j));
   if (missing.length)
     return {
-      check: {
-        id: 'index.complete',
-        what,
-        valid: false,
-        why: `the log records ${missing.join(', ')}, which the read leaves out (as of log size ${logged.size})`,
-      },
+      checks: [
+        {
+          id: 'index.complete',
+          what,
+          valid: false,
+          why: `the log records ${missing.join(', ')}, which the read leaves out (as of log size ${logged.size})`,
+        },
+      ],
     };
-  return { check: { id: 'index.complete', what, valid: true, why: `all ${logged.ids.size} judgment(s) the log records as of size ${logged.size}` }, asOf };
+  return {
+    checks: [{ id: 'index.complete', what, valid: true, why: `all ${ids.size} judgment(s) the log records as of size ${logged.size}` }],
+    asOf: { size: logged.size, judgments: ids.size },
+  };
 }

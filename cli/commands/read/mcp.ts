@@ -16,6 +16,7 @@
 import type { ReadShape } from '../../../verifier/index.js';
 import { type AkasClient, CliError, type Json } from '../../kit/index.js';
 import { readKey, sameContent, VerdictCache, viewOf } from './cache.js';
+import { verifyLookupRead } from './lookup.js';
 import { SKIPPED } from './skipped.js';
 import { notesOf, ReadVerifier, type Verification } from './verify.js';
 
@@ -58,7 +59,8 @@ export function fullReadUrl(tool: string, args: Json): string | undefined {
   return `${route}?${q}`;
 }
 
-export const isReadTool = (name: string) => name in READ_TOOLS;
+/** The read tools, and the lookup tool (./lookup.ts), which this server checks before the model sees them. */
+export const isReadTool = (name: string) => name in READ_TOOLS || name === 'lookup';
 
 /** Bytes a checkpoint note may have (a signed note with a cosignature per witness is a few hundred). */
 const CHECKPOINT_NOTE_BYTES = 64 * 1024;
@@ -136,6 +138,7 @@ export class VerifiedTools {
   }
 
   async call(name: string, argsIn: Json): Promise<ToolResult> {
+    if (name === 'lookup') return this.lookup(argsIn);
     const { shape } = READ_TOOLS[name];
     if (this.o.mode === 'off') {
       const r = await this.o.callTool(name, argsIn);
@@ -159,6 +162,28 @@ export class VerifiedTools {
     const kept = note ? this.cache.get(key) : undefined;
     if (kept && kept.note === note && kept.stamp === this.verifier.pinStamp()) return this.present(shape, kept.view, kept.verification, untrustedContent);
     return this.fullRead(shape, url, { key, read, untrustedContent }, false);
+  }
+
+  /**
+   * The lookup tool: the node's answer (it proves itself: PROTOCOL 9.10), shown only once `akas
+   * verify lookup`'s checks hold under the pinned keys; else withheld as not_verified, naming them.
+   */
+  private async lookup(args: Json): Promise<ToolResult> {
+    const r = await this.o.callTool('lookup', args);
+    if (r.isError || !isObject(r.structuredContent)) return r;
+    const { untrustedContent, ...answer } = r.structuredContent;
+    const marked = untrustedContent === undefined ? {} : { untrustedContent };
+    if (this.o.mode === 'off') {
+      const verification = SKIPPED('akas mcp --stdio --no-verify');
+      return result({ ...marked, ...answer, verification }, verification.line);
+    }
+    const v = await verifyLookupRead(this.verifier, answer);
+    if (v.verdict !== 'not verified' || this.o.mode === 'allow-unverified') {
+      const line = v.verdict === 'not verified' ? `${v.line} (shown anyway: --allow-unverified)` : v.line;
+      return result({ ...marked, ...answer, verification: { ...v, line } }, line);
+    }
+    const line = `${v.line}. Withheld: what the node answered failed these checks on this machine, so it is not shown.`;
+    return result({ code: 'not_verified', error: line, withheld: { key: answer.key }, verification: { ...v, line } }, line, true);
   }
 
   /** Reads with full evidence, verifies, keeps the verdict when the plain read served the same content, and presents it. */

@@ -25,7 +25,8 @@ import { type Check, Checks, isStatusCheck, NotCheckableError, type Verdict, ver
 import type { Inflate } from '../../../verifier/status-list.js';
 import { type AkasClient, CliError, type Json, terminalSafe } from '../../kit/index.js';
 import { advanceCheckpoint, type CheckpointOutcome } from '../trust/checkpoints.js';
-import { judgmentsComplete } from './complete.js';
+import { type Completeness, judgmentsComplete } from './complete.js';
+import { evalsComplete } from './evals.js';
 import { type PinnedTrust, pinJson, pinnedTrust, readerStatePath } from '../trust/pins.js';
 
 /** A failed check as a verification names it: its id (PROTOCOL 8.8), why, and what it was about. */
@@ -53,10 +54,15 @@ export interface Verification {
   refused?: { what: 'unverified' | 'rollback' | 'fork'; why: string; evidenceFile?: string; proven?: boolean };
   /** A search's hits, in its order, each with its own verdict. */
   hits?: Array<{ path: string; verdict: Verdict; failed: FailedCheck[] }>;
-  /** A proposal read: complete as of this log size, with this many judgments the log records (its lookup); null when not proven. */
-  complete?: { size: number; judgments: number } | null;
+  /**
+   * Complete as of this log size (its lookup): a proposal read with this many judgments the log records, an artifact read with
+   * this many evals the log records of its bytes; null when not proven.
+   */
+  complete?: { size: number; judgments?: number; evals?: number } | null;
   /** Why completeness was not proven, when it was not. */
   completeWhy?: string;
+  /** A lookup (the lookup tool: PROTOCOL 9.10): its key, whether any entry mentions it, how many, complete as of which log size. */
+  lookup?: { key: string; found: boolean; entries: number; size: number };
   /** The one line a model (or a person) reads first. */
   line: string;
 }
@@ -115,14 +121,20 @@ export function notesOf(shape: ReadShape, doc: Json): string[] {
   return [...notes].sort((a, b) => sizeOfNote(a) - sizeOfNote(b));
 }
 
-const failedOf = (checks: Check[]): FailedCheck[] =>
+export const failedOf = (checks: Check[]): FailedCheck[] =>
   checks
     .filter((c) => c.valid === false)
     .map((c) => ({ id: c.id, ...(c.why !== undefined ? { why: c.why } : {}), ...(c.subject !== undefined ? { subject: c.subject } : {}) }));
 
 /** The checks that ran to no answer where one was needed: an anchor, or a credential's status. */
-const uncheckedOf = (checks: Check[]): FailedCheck[] =>
+export const uncheckedOf = (checks: Check[]): FailedCheck[] =>
   failedOf(checks.filter((c) => c.valid === null && (c.anchor || isStatusCheck(c.id))).map((c) => ({ ...c, valid: false })));
+
+/** What a read was proven complete with: its judgments (a proposal) or its evals (an artifact), as of a log size. */
+export const completeLine = (c: NonNullable<Verification['complete']>) =>
+  c.evals !== undefined
+    ? `all ${c.evals} eval(s) the log records of its bytes, as of entry ${c.size}`
+    : `all ${c.judgments} judgment(s) the log records of it, as of entry ${c.size}`;
 
 const short = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -142,8 +154,10 @@ export function lineOf(v: Omit<Verification, 'line'>, url: string): string {
     for (const u of v.unchecked ?? []) parts.push(`not checked: ${short(u.why ?? u.id)}`);
     if (v.hits) parts.push(`${v.hits.filter((h) => h.verdict === 'verified').length} of ${v.hits.length} hits verified`);
     if (v.decision?.holds) parts.push('the decision still holds');
-    if (v.complete) parts.push(`all ${v.complete.judgments} judgment(s) the log records of it, as of entry ${v.complete.size}`);
-    else if (v.complete === null && v.completeWhy) parts.push(`its judgments not proven complete (${short(v.completeWhy, 120)})`);
+    if (v.lookup && v.verdict !== 'not verified')
+      parts.push(`${v.lookup.key}: ${v.lookup.entries} entr${v.lookup.entries === 1 ? 'y' : 'ies'}, complete as of log size ${v.lookup.size}`);
+    if (v.complete) parts.push(completeLine(v.complete));
+    else if (v.complete === null && v.completeWhy) parts.push(`not proven complete (${short(v.completeWhy, 120)})`);
   }
   const event = v.trust?.event as Json | undefined;
   if (event) parts.push(`WARNING: ${short(String(event.why))}; the pin is unchanged (akas trust accept moves it)`);
@@ -176,6 +190,46 @@ export class ReadVerifier {
     }
   }
 
+  /**
+   * The pin a read is checked under (trust on first use, its keys when it carries them), and each
+   * checkpoint it is proven under, against the newest this reader kept: a refusal refuses the read.
+   */
+  async anchor(
+    keys: Json | undefined,
+    notes: string[],
+  ): Promise<{ refusal: Omit<Verification, 'line'> } | { pin: PinnedTrust; anchoredOn: string; trust: { trust?: Json }; at?: CheckpointOutcome }> {
+    let pin: PinnedTrust;
+    try {
+      pin = await pinnedTrust(this.o.profile, this.o.client, keys ? { keys } : {});
+    } catch (e) {
+      // A first contact whose keys do not hold: nothing is pinned, so nothing verifies.
+      if (!CliError.is(e) || e.body.code !== 'keys_do_not_hold') throw e;
+      return { refusal: { verdict: 'not verified', anchoredOn: null, checkpoint: null, failed: [{ id: 'issuer.chain', why: e.message }] } };
+    }
+    if (pin.notice) this.o.say(terminalSafe(pin.notice));
+    const anchoredOn = `${pin.path} (${pin.source}, pinned ${pin.pinnedAt})`;
+    const trust = pin.status === 'unchanged' ? {} : { trust: pinJson(pin) };
+    let at: CheckpointOutcome | undefined;
+    for (const note of notes) {
+      const cp = await advanceCheckpoint(this.o.profile, this.o.client, note);
+      if (cp.refused) {
+        const why = cp.why ?? cp.refused;
+        return {
+          refusal: {
+            verdict: 'not verified',
+            anchoredOn,
+            checkpoint: null,
+            failed: [{ id: cp.refused === 'unverified' ? 'log.checkpoint' : 'log.consistency', why }],
+            refused: { what: cp.refused, why, ...(cp.evidenceFile ? { evidenceFile: cp.evidenceFile, proven: cp.proven === true } : {}) },
+            ...trust,
+          },
+        };
+      }
+      at = cp;
+    }
+    return { pin, anchoredOn, trust, at };
+  }
+
   /** Verifies a read the node answered with ?evidence=full; input that is no read is a failure (evidence), never a pass. */
   async verify(doc: Json): Promise<Verification> {
     const url = this.o.client.baseUrl;
@@ -187,43 +241,22 @@ export class ReadVerifier {
       if (!NotCheckableError.is(e)) throw e;
       return done({ verdict: 'not verified', anchoredOn: null, checkpoint: null, failed: [{ id: 'evidence', why: e.message }] });
     }
-    let pin: PinnedTrust;
-    const keys = keysOf(shape, doc);
-    try {
-      pin = await pinnedTrust(this.o.profile, this.o.client, keys ? { keys } : {});
-    } catch (e) {
-      // A first contact whose keys do not hold: nothing is pinned, so nothing verifies.
-      if (!CliError.is(e) || e.body.code !== 'keys_do_not_hold') throw e;
-      return done({ verdict: 'not verified', anchoredOn: null, checkpoint: null, failed: [{ id: 'issuer.chain', why: e.message }] });
-    }
-    if (pin.notice) this.o.say(terminalSafe(pin.notice));
-    const anchoredOn = `${pin.path} (${pin.source}, pinned ${pin.pinnedAt})`;
-    const trust = pin.status === 'unchanged' ? {} : { trust: pinJson(pin) };
-    // Each checkpoint the read is proven under, against the newest this reader kept: a refusal refuses the read.
-    let at: CheckpointOutcome | undefined;
-    for (const note of notesOf(shape, doc)) {
-      const cp = await advanceCheckpoint(this.o.profile, this.o.client, note);
-      if (cp.refused) {
-        const why = cp.why ?? cp.refused;
-        return done({
-          verdict: 'not verified',
-          anchoredOn,
-          checkpoint: null,
-          failed: [{ id: cp.refused === 'unverified' ? 'log.checkpoint' : 'log.consistency', why }],
-          refused: { what: cp.refused, why, ...(cp.evidenceFile ? { evidenceFile: cp.evidenceFile, proven: cp.proven === true } : {}) },
-          ...trust,
-        });
-      }
-      at = cp;
-    }
+    const anchored = await this.anchor(keysOf(shape, doc), notesOf(shape, doc));
+    if ('refusal' in anchored) return done(anchored.refusal);
+    const { pin, anchoredOn, trust, at } = anchored;
     const report = await verifyRead(doc, optionsOf(pin.trust, this.memo, this.inflate));
-    // A proposal's judgments, held against every one the log records of it (its lookup: ./complete.ts).
-    const complete = shape === 'proposal' ? await judgmentsComplete(this.o.client, pin.trust, doc) : null;
+    // A proposal's judgments, an artifact's evals, held against every one the log records (their lookup: ./complete.ts, ./evals.ts).
+    const complete =
+      shape === 'proposal'
+        ? await judgmentsComplete(this.o.client, pin.trust, doc)
+        : shape === 'node'
+          ? await evalsComplete(this.o.client, pin.trust, doc)
+          : null;
     if (complete) {
       const c = new Checks();
-      c.add(complete.check);
+      for (const check of complete.checks) c.add(check);
       report.checks.push(...c.list);
-      if (complete.check.valid === false) report.verified = false;
+      if (complete.checks.some((check) => check.valid === false)) report.verified = false;
     }
     const decision = report.checks.find((c) => c.id === 'status.decision' && c.valid !== null);
     const verdict = verdictOf(report);
@@ -237,10 +270,16 @@ export class ReadVerifier {
       ...(decision ? { decision: decisionOf(decision) } : {}),
       ...trust,
       ...(report.hits ? { hits: hitsOf(report) } : {}),
-      ...(complete ? { complete: complete.asOf ?? null, ...(complete.asOf ? {} : { completeWhy: complete.check.why }) } : {}),
+      ...(complete ? { complete: complete.asOf ?? null, ...(complete.asOf ? {} : { completeWhy: whyNotComplete(complete) }) } : {}),
     });
   }
 }
+
+/** Why a read was not proven complete: the first of its completeness checks that did not hold. */
+const whyNotComplete = (c: Completeness) => {
+  const check = c.checks.find((k) => k.valid !== true) ?? c.checks[0];
+  return `${check.id}: ${check.why ?? ''}`;
+};
 
 /** Whether the decision behind a read holds, said in those words whichever verifier made the check (a node read's or a bundle's). */
 function decisionOf(check: Check): { holds: boolean; why: string } {

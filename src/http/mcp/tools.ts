@@ -111,6 +111,17 @@ export const TOOL_DEFS: ToolDef[] = [
     fixedQuery: { head: '1' },
     note: 'Answers {exists, bytes, fetchUrl}; the bytes themselves are a plain GET of fetchUrl.',
   },
+  {
+    name: 'lookup',
+    method: 'GET',
+    url: '/api/index/:key',
+    bearer: false,
+    note:
+      'key is agent:TAG, key:did:key:..., proposal:ID, path:/PATH, sha256:HEX or credential:ID. The answer proves itself (PROTOCOL 9.10): ' +
+      'every log index about the key below map.size, with the map proof and the logged root under a signed checkpoint; check it with ' +
+      '`akas verify lookup`, or call this tool through `akas mcp --stdio`, which checks it before you see it.',
+    untrusted: ['entries'],
+  },
   { name: 'standing', method: 'GET', url: '/api/agents/:tag/standing', bearer: false },
   {
     name: 'card',
