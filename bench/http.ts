@@ -22,7 +22,7 @@ import { strategiesFor } from '../src/node/strategies.js';
 import { createApp } from '../src/http/app.js';
 import { registerCaller } from '../src/http/caller.js';
 import { TokenBuckets } from '../src/http/rate-limit.js';
-import { nodeLogger, registerRequestLog } from '../src/http/request-log.js';
+import { nodeLogger, registerRequestLog, requestLoggerOnFirstUse } from '../src/http/request-log.js';
 import { nodeHelmetOptions, registerSecurityHeaders } from '../src/http-kit/security-headers.js';
 import { HeldBuckets, openTempStore } from '../src/store/index.js';
 import { benchKeys, header, line, perSec, type Rate } from './lib.js';
@@ -114,13 +114,16 @@ export async function run() {
   const apps: FastifyInstance[] = [node];
   const bare = await bareApp();
   const headers = await bareApp((app) => registerSecurityHeaders(app, nodeHelmetOptions()));
-  // As `akas serve` logs (createApp's options: fastify's own request lines off, ours on), to /dev/null.
-  const logOn = (loggerInstance: FastifyServerOptions['loggerInstance']): FastifyServerOptions => ({
+  // As `akas serve` logs (createApp's options: fastify's own request lines off, ours on, each
+  // request's child logger made on first use), to /dev/null.
+  const logOn = (loggerInstance: FastifyServerOptions['loggerInstance'], childOnFirstUse = false): FastifyServerOptions => ({
     loggerInstance,
     logController: new LogController({ disableRequestLogging: true }),
+    ...(childOnFirstUse ? { childLoggerFactory: requestLoggerOnFirstUse } : {}),
   });
-  const logged = await bareApp((app) => registerRequestLog(app), logOn(await nodeLogger('info', devNull)));
-  // The same line through pino's serializer to sonic-boom: as before issue 53, and with pino's suggested minLength.
+  const logged = await bareApp((app) => registerRequestLog(app), logOn(await nodeLogger('info', devNull), true));
+  // The same line through pino's serializer to sonic-boom (and a child logger per request, fastify's
+  // default): as before issue 53, and with pino's suggested minLength.
   const pinoAsync = await bareApp((app) => registerRequestLog(app), logOn(pino({ level: 'info' }, pino.destination({ dest: devNull, sync: false }))));
   const pinoBuffered = await bareApp(
     (app) => registerRequestLog(app),

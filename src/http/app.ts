@@ -40,7 +40,7 @@ import { openApiRoutes, registerOpenApi, serializeAsIs } from './openapi.js';
 import { mcpRoutes } from './mcp/route.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { registerResponseCheck } from './response-check.js';
-import { registerRequestLog } from './request-log.js';
+import { registerRequestLog, requestLoggerOnFirstUse } from './request-log.js';
 import { nodeHelmetOptions, registerSecurityHeaders } from '../http-kit/security-headers.js';
 import { explorerRoutes } from '../explorer/index.js';
 
@@ -181,6 +181,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     // fastify's own two lines per request are replaced by one line of ours (onResponse below),
     // which carries no headers, no bodies and no query values: secrets never reach the log.
     logController: new LogController({ disableRequestLogging: true }),
+    // Each request's logger is made when something logs through it, not for every request (request-log.ts).
+    childLoggerFactory: requestLoggerOnFirstUse,
     // Path parameters are bounded by each route's schema (a 400 with the field); the router's
     // own limit only stops the absurd, and answers in the envelope too (frameworkErrors).
     routerOptions: { maxParamLength: 512 },

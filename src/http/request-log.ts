@@ -12,7 +12,7 @@
 // process.stderr on Linux (files, pipes and terminals alike). The request line is written by
 // hand in pino's own format (the same bytes pino writes for it), not through pino's generic
 // serializer.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { prettyDestination } from './log-lines.js';
 
@@ -86,6 +86,70 @@ export async function nodeLogger(level: string, fd = 2, format: 'json' | 'pretty
   const own = logger as unknown as Record<symbol, unknown>;
   nodeLoggers.set(logger, { stream: own[pino.symbols.streamSym] as LineSink, bindings: own[pino.symbols.chindingsSym] as string });
   return logger;
+}
+
+type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
+type Method = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * A request's logger, made when something first logs through it. fastify gives every request a
+ * child of the node's logger (`request.log`, bound to its reqId) before any hook runs, and
+ * pino's child is a new logger with its bindings serialized: more CPU per request than the
+ * node's whole request line (bench/http.ts), for a logger that most requests never use (the
+ * request line is written by hand: requestLine). This one makes pino's child on first use,
+ * with the same bindings and options, so what a request logs is the same line.
+ */
+class RequestLogger {
+  private made: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: ChildOptions,
+  ) {}
+
+  private get real(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  private log(method: Method, args: unknown[]) {
+    const real = this.real;
+    (real[method] as (...a: unknown[]) => void).apply(real, args);
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.options?.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.real.level = level;
+  }
+  child(bindings: Record<string, unknown>, options?: ChildOptions) {
+    return this.real.child(bindings, options);
+  }
+  fatal(...args: unknown[]) {
+    this.log('fatal', args);
+  }
+  error(...args: unknown[]) {
+    this.log('error', args);
+  }
+  warn(...args: unknown[]) {
+    this.log('warn', args);
+  }
+  info(...args: unknown[]) {
+    this.log('info', args);
+  }
+  debug(...args: unknown[]) {
+    this.log('debug', args);
+  }
+  trace(...args: unknown[]) {
+    this.log('trace', args);
+  }
+  silent() {}
+}
+
+/** fastify's childLoggerFactory for the node: each request's logger made on first use (RequestLogger). */
+export function requestLoggerOnFirstUse(logger: FastifyBaseLogger, bindings: Record<string, unknown>, options: ChildOptions): FastifyBaseLogger {
+  return new RequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
 }
 
 /** The request's path, without its query (whose values may be secrets). */

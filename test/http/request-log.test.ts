@@ -4,10 +4,12 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import Fastify, { LogController } from 'fastify';
+import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../src/core/index.js';
 import { createApp } from '../../src/http/app.js';
-import { nodeLogger, TurnBatch } from '../../src/http/request-log.js';
+import { nodeLogger, requestLoggerOnFirstUse, TurnBatch } from '../../src/http/request-log.js';
 import { strategiesFor } from '../../src/node/strategies.js';
 import { bearer, testKeys } from '../helpers/app.js';
 import { openTestStore } from '../helpers/stores.js';
@@ -88,5 +90,35 @@ describe("the node's request log", () => {
     expect([writes, flushed]).toEqual([['waiting\n'], true]);
     await new Promise((r) => setImmediate(r));
     expect(writes).toEqual(['waiting\n']);
+  });
+
+  it("makes a request's logger only when the request logs through it, writing what fastify's own child writes", async () => {
+    /** A fastify app whose logger writes to `lines`: /quiet logs nothing, /loud logs through request.log at two levels. */
+    const appWith = async (lines: string[], childLoggerFactory?: typeof requestLoggerOnFirstUse) => {
+      const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk).trimEnd()), cb()) }));
+      const child = vi.spyOn(logger, 'child');
+      const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }), ...(childLoggerFactory ? { childLoggerFactory } : {}) });
+      app.get('/quiet', async () => ({ ok: true }));
+      app.get('/loud', async (request) => {
+        request.log.info({ step: 1 }, 'first');
+        request.log.debug('below the level');
+        request.log.warn('second');
+        return { ok: true };
+      });
+      for (const url of ['/quiet', '/loud', '/quiet']) expect((await app.inject({ url })).statusCode).toBe(200);
+      await app.close();
+      // The children made for requests (fastify makes others of its own at start).
+      return child.mock.calls.filter(([bindings]) => 'reqId' in bindings).length;
+    };
+    const ours: string[] = [];
+    const theirs: string[] = [];
+    expect(await appWith(ours, requestLoggerOnFirstUse)).toBe(1);
+    expect(await appWith(theirs)).toBe(3);
+    const same = (l: string) => l.replace(/"time":\d+/, '"time":0').replace(/"pid":\d+/, '"pid":0');
+    expect(ours.map(same)).toEqual(theirs.map(same));
+    expect(ours.map((l) => JSON.parse(l))).toMatchObject([
+      { reqId: 'req-2', step: 1, msg: 'first' },
+      { reqId: 'req-2', level: 40, msg: 'second' },
+    ]);
   });
 });
