@@ -4,9 +4,11 @@
 // indices answered (or proves the key absent), and each entry shown is one of them and
 // mentions the key. One module for the CLI, the single-file verifier and the browser build.
 import { runAsync, runNow, type Checking } from '../src/core/checking.js';
-import { entryHash, type LogEntry } from '../src/core/log-entry.js';
+import { entryHash, entryLeaf, type LogEntry } from '../src/core/log-entry.js';
 import { LOOKUP_ROOT_KIND, lookupKeyHash, verifyMapProof } from '../src/core/lookup.js';
 import { entryLookupKeys, lookupKeyProblem } from '../src/core/lookup-keys.js';
+import { leafHash, verifyInclusion } from '../src/core/merkle.js';
+import { type Checkpoint, parseCheckpoint, parseNote } from '../src/core/note.js';
 import type { IssuerTrust } from './issuer-keys.js';
 import { logProofChecking, type WitnessPolicy } from './log.js';
 import { Checks, type Report } from './report.js';
@@ -22,6 +24,8 @@ export interface LookupReport extends Report {
   /** The map covers log entries 0 to size-1: the answer is complete as of that size. */
   size?: number;
   rootEntry?: string;
+  /** When the answer shows entries: whether each was proven in the signed tree by its own inclusion proof (?proofs=true). */
+  entriesIncluded?: boolean;
 }
 
 /** Checks a saved GET /api/index/{key} answer under the pinned log key(s), or a pinned issuer that endorses it. */
@@ -80,13 +84,44 @@ export function* lookupChecking(doc: unknown, logKey: string | string[] | undefi
           ? verdict.reason
           : 'the answer\u2019s found or keyHash is not what the proof proves',
   });
-  if (Array.isArray((doc as Json).entries)) c.add(entriesCheck((doc as Json).entries as unknown[], key, indices as number[]));
+  const shown = (doc as Json).entries;
+  const inclusions = (doc as Json).inclusions;
+  // The entries' own proofs are under the root entry's checkpoint (log.checkpoint checks its signature).
+  const signed = Array.isArray(inclusions) ? signedTree(root.checkpoint) : undefined;
+  if (Array.isArray(shown)) c.add(entriesCheck(shown, key, indices as number[], Array.isArray(inclusions) ? { inclusions, signed } : undefined));
   const report = c.report();
-  return { ...report, key, found, indices: indices as number[], size, rootEntry: isObject(entry) ? String(entry.id) : undefined };
+  return {
+    ...report,
+    key,
+    found,
+    indices: indices as number[],
+    size,
+    rootEntry: isObject(entry) ? String(entry.id) : undefined,
+    ...(Array.isArray(shown) ? { entriesIncluded: Array.isArray(inclusions) } : {}),
+  };
 }
 
-// Each entry shown hashes to its hash, sits at one of the indices, and mentions the key.
-function entriesCheck(entries: unknown[], key: string, indices: number[]) {
+/** The size and root a checkpoint note states (its signature is log.checkpoint's to check), or undefined. */
+function signedTree(note: unknown): Checkpoint | undefined {
+  const parsed = typeof note === 'string' ? parseNote(note) : undefined;
+  return parsed?.ok ? (parseCheckpoint(parsed.text) ?? undefined) : undefined;
+}
+
+/** Why an entry is not in the signed tree at its index by the proof given (undefined when it is). */
+function notIncluded(e: Json, inc: unknown, signed: Checkpoint | undefined): string | undefined {
+  if (!signed) return 'the checkpoint states no tree';
+  if (!isObject(inc) || inc.index !== e.seq || inc.size !== signed.size || !Array.isArray(inc.proof)) return 'its proof is for another index or size';
+  const proof: Array<Uint8Array | null> = inc.proof.map((p) => (typeof p === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(p) ? Buffer.from(p, 'base64') : null));
+  if (!proof.every((p): p is Uint8Array => p !== null && p.length === 32)) return 'its proof holds a hash that is not 32 bytes';
+  return verifyInclusion(e.seq as number, signed.size, leafHash(entryLeaf(e as unknown as LogEntry)), proof, signed.rootHash)
+    ? undefined
+    : 'its inclusion proof does not lead to the signed root';
+}
+
+// Each entry shown hashes to its hash, sits at one of the indices, and mentions the key; and,
+// when the answer carries their proofs (?proofs=true), is in the tree the checkpoint signs at that
+// index: the log's own entry there, not only one that hashes to itself.
+function entriesCheck(entries: unknown[], key: string, indices: number[], proofs?: { inclusions: unknown[]; signed: Checkpoint | undefined }) {
   const at = new Set(indices);
   const bad = entries.flatMap((e, n) => {
     if (!isObject(e)) return [`entry ${n} is not an object`];
@@ -99,11 +134,14 @@ function entriesCheck(entries: unknown[], key: string, indices: number[]) {
     if (!hashed) return [`${String(e.id)} was changed after it was hashed`];
     if (!at.has(e.seq as number)) return [`${String(e.id)} is at no index answered`];
     if (!entryLookupKeys(e as unknown as LogEntry).includes(key)) return [`${String(e.id)} does not mention ${key}`];
-    return [];
+    const why = proofs ? notIncluded(e, proofs.inclusions[n], proofs.signed) : undefined;
+    return why ? [`${String(e.id)} is not in the signed tree at ${String(e.seq)}: ${why}`] : [];
   });
   return {
     id: 'index.entries' as const,
-    what: `each of the ${entries.length} entries shown is at an index answered and mentions the key`,
+    what: proofs
+      ? `each of the ${entries.length} entries shown is at an index answered, mentions the key and is in the tree the checkpoint signs`
+      : `each of the ${entries.length} entries shown is at an index answered and mentions the key`,
     valid: bad.length === 0,
     why: bad.length ? bad.slice(0, 3).join('; ') : undefined,
   };

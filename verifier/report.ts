@@ -161,7 +161,12 @@ export const CHECKS = {
   'log.inclusion': { layer: 'L3', meaning: 'the entry is in the tree the checkpoint signs (its inclusion proof)' },
   'index.root': { layer: 'L3', meaning: "an index.root.v1 entry of the log commits the lookup's map root and size (9.10)" },
   'index.proof': { layer: 'L3', meaning: 'the map proof leads to the root with exactly the indices answered, or proves that no entry mentions the key (9.10)' },
-  'index.entries': { layer: 'L3', meaning: 'each entry a lookup shows hashes to its hash, sits at one of the indices answered and mentions the key' },
+  'index.entries': {
+    layer: 'L3',
+    meaning:
+      'each entry a lookup shows hashes to its hash, sits at one of the indices answered and mentions the key, and with its inclusion proof ' +
+      '(?proofs=true) is in the tree the checkpoint signs',
+  },
   'index.complete': {
     layer: 'L3',
     meaning:

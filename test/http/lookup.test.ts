@@ -3,6 +3,7 @@
 // shown on request, a key that is not one refused.
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { entryHash } from '../../src/core/log-entry.js';
 import { verifyLookup } from '../../verifier/lookup.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
 import { agent } from '../helpers/flows.js';
@@ -44,6 +45,36 @@ describe('GET /api/index/{key}', () => {
     expect(bySubject.indices).toEqual(
       answer.entries.filter((e: { body: { subjectSha256?: string } }) => e.body.subjectSha256 === SHA).map((e: { seq: number }) => e.seq),
     );
+  });
+
+  it("carries each entry's inclusion proof on request, so an entry made to hash to itself is refused (index.entries)", async () => {
+    const a = await agent(node);
+    const r = await node.app.inject({
+      method: 'POST',
+      url: '/api/attestations',
+      payload: { kind: 'review.attestation.v1', body: REVIEW },
+      headers: bearer(a.apiKey),
+      remoteAddress: a.ip,
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    const answer = (await lookup(`agent:${a.tag}`, '?entries=true&proofs=true')).json();
+    expect(answer.inclusions.map((i: { index: number }) => i.index)).toEqual(answer.entries.map((e: { seq: number }) => e.seq));
+    const report = verifyLookup(answer, node.keys.log.verifierKey);
+    expect(report.checks.filter((c) => c.valid !== true)).toEqual([]);
+    expect(report).toMatchObject({ verified: true, entriesIncluded: true });
+    // A node shows another body at the index, its hash recomputed: only the inclusion proof tells it from the log's.
+    const forged = structuredClone(answer);
+    const e = forged.entries.at(-1);
+    e.body = { ...e.body, summary: 'a review the log never recorded' };
+    e.hash = entryHash(e);
+    const failedIds = (x: unknown) =>
+      verifyLookup(x, node.keys.log.verifierKey)
+        .checks.filter((c) => c.valid === false)
+        .map((c) => c.id);
+    expect(failedIds(forged)).toEqual(['index.entries']);
+    const { inclusions: _proofs, ...unproven } = forged;
+    expect(failedIds(unproven)).toEqual([]);
+    expect(verifyLookup(unproven, node.keys.log.verifierKey).entriesIncluded).toBe(false);
   });
 
   it('proves that nothing mentions a key no entry names', async () => {

@@ -1,7 +1,8 @@
 // "All judgments of" a proposal, "all evals of" an artifact, proven (issue 51, 2; PROTOCOL 9.10,
 // 12.5): a read lists what the node says it holds, and only the log says what it recorded. The
 // reader asks the lookup of the read's key with its entries, checks it under the pinned log key
-// (verifier lookup: the map proof, the logged root under a checkpoint, each entry shown), and
+// (verifier lookup: the map proof, the logged root under a checkpoint, each entry shown with its
+// own inclusion proof under that checkpoint), and
 // holds what the log records against the read:
 // - a proposal (`proposal:ID`): every `judgment.recorded` entry about it must be in the read;
 // - an artifact (`sha256:<its bytes>`, ./evals.ts): every eval publication naming its path and
@@ -42,7 +43,7 @@ export async function provenEntries(client: AkasClient, trust: Trust, key: strin
   for (let page = 0, offset = 0; page < MAX_PAGES; page++) {
     let answer: Json;
     try {
-      answer = await client.get<Json>(`${route}?entries=true&offset=${offset}&limit=${PAGE}`);
+      answer = await client.get<Json>(`${route}?entries=true&proofs=true&offset=${offset}&limit=${PAGE}`);
     } catch (e) {
       if (!CliError.is(e)) throw e;
       return `the node answers no lookup (${e.message})`;
@@ -52,6 +53,8 @@ export async function provenEntries(client: AkasClient, trust: Trust, key: strin
       const failed = report.checks.filter((c) => c.valid !== true).map((c) => `${c.id}: ${c.why ?? ''}`);
       return `the lookup of ${key} does not hold (${failed.join('; ').slice(0, 300)})`;
     }
+    // Each entry must be the log's own at its index (its inclusion proof), not only one that hashes to itself.
+    if (!report.entriesIncluded) return `the lookup of ${key} shows its entries without their inclusion proofs`;
     if (size !== undefined && report.size !== size) return 'the lookup moved while it was read: read it again';
     size = report.size ?? 0;
     const entries = Array.isArray(answer.entries) ? answer.entries : [];

@@ -23,6 +23,11 @@ export const LookupAnswer = Closed(
     found: Type.Boolean(),
     indices: Type.Array(Int, { description: 'Every log index below map.size whose entry mentions the key, in order.' }),
     entries: Type.Optional(Type.Array(LogEntrySchema, { description: 'With ?entries=true: the entries at indices[offset..offset+limit].' })),
+    inclusions: Type.Optional(
+      Type.Array(Closed({ index: Int, size: Int, proof: Type.Array(Str) }), {
+        description: "With ?entries=true&proofs=true: each entry's inclusion proof under root.checkpoint (PROTOCOL 9.5), in the order of entries.",
+      }),
+    ),
     offset: Type.Optional(Int),
     map: Closed({
       size: Type.Integer({ description: 'The map covers log entries 0 to size-1.' }),
@@ -53,6 +58,7 @@ const LookupRoute = {
         entries: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
         offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LOOKUP_ENTRIES })),
+        proofs: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
       },
       { additionalProperties: false },
     ),
@@ -80,15 +86,23 @@ async function lookup(request: Req<typeof LookupRoute.schema>) {
   const { entry } = a.published;
   const proven = await inclusionOf(log, witnesses, entry, appConfig.witnessWaitMs);
   const offset = request.query.offset ?? 0;
-  const shown =
-    request.query.entries === 'true'
-      ? {
-          offset,
-          entries: (await Promise.all(a.indices.slice(offset, offset + (request.query.limit ?? MAX_LOOKUP_ENTRIES)).map((seq) => log.entry(seq)))).flatMap(
-            (e) => (e ? [entryView(e)] : []),
-          ),
-        }
-      : {};
+  let shown = {};
+  if (request.query.entries === 'true') {
+    const seqs = a.indices.slice(offset, offset + (request.query.limit ?? MAX_LOOKUP_ENTRIES));
+    const entries = (await Promise.all(seqs.map((seq) => log.entry(seq)))).flatMap((e) => (e ? [e] : []));
+    // Each entry's own inclusion under the checkpoint the root entry is proven under: a reader then
+    // holds every entry shown to the log itself, not only to its hash (PROTOCOL 9.10).
+    const { size } = proven.inclusion;
+    const inclusions =
+      request.query.proofs === 'true'
+        ? {
+            inclusions: await Promise.all(
+              entries.map(async (e) => ({ index: e.seq, size, proof: (await log.inclusion(e.seq, size)).map((b) => b.toString('base64')) })),
+            ),
+          }
+        : {};
+    shown = { offset, entries: entries.map(entryView), ...inclusions };
+  }
   const { origin, verifierKey, endorsement } = nodeKeysView(keys).log;
   return {
     key,
