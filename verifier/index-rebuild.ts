@@ -3,7 +3,7 @@
 // again in order, and each index.root.v1 entry's root compared with the root of the map over the
 // entries below its size. Offline and pure: one module for the monitor and the verifiers.
 import type { LogEntry } from '../src/core/log-entry.js';
-import { LOOKUP_ROOT_KIND, LookupMap, lookupKeyHash } from '../src/core/lookup.js';
+import { LOOKUP_ROOT_KIND, LookupMap } from '../src/core/lookup.js';
 import { entryLookupKeys } from '../src/core/lookup-keys.js';
 
 /** A logged root and what the entries gave: `held` when they agree; null when it could not be compared. */
@@ -28,25 +28,35 @@ export const REBUILD_WINDOW = 16_384;
 /** Indexes entries in log order and compares each logged root. */
 export class IndexRebuild {
   private readonly map = new LookupMap();
-  /** Entries read and not yet in the map (at most REBUILD_WINDOW), in order, from waiting[head]. */
-  private waiting: Array<Pick<LogEntry, 'seq' | 'kind' | 'agent' | 'body'>> = [];
+  /**
+   * The keys of the entries read and not yet in the map (at most REBUILD_WINDOW entries), in
+   * order from `head`: each key beside its entry's index. An entry's keys are derived as it is
+   * read, so only its keys are held, not the entry.
+   */
+  private waitingKeys: string[] = [];
+  private waitingSeqs: number[] = [];
   private head = 0;
+  /** Entries read: 0 to read-1. */
+  private read = 0;
   /** Entries in the map: 0 to taken-1. */
   private taken = 0;
   readonly roots: RootCompared[] = [];
 
   /** The next entry of the log (entries must come in order, from 0). */
   add(e: Pick<LogEntry, 'seq' | 'kind' | 'agent' | 'body'>) {
-    const next = this.taken + this.waiting.length - this.head;
-    if (e.seq !== next) throw new RangeError(`entry ${e.seq} out of order (expected ${next})`);
+    if (e.seq !== this.read) throw new RangeError(`entry ${e.seq} out of order (expected ${this.read})`);
     if (e.kind === LOOKUP_ROOT_KIND) this.compare(e);
-    this.waiting.push(e);
-    if (this.waiting.length - this.head > REBUILD_WINDOW) this.takeUpTo(this.taken + 1);
+    for (const key of entryLookupKeys(e)) {
+      this.waitingKeys.push(key);
+      this.waitingSeqs.push(e.seq);
+    }
+    this.read++;
+    if (this.read - this.taken > REBUILD_WINDOW) this.takeUpTo(this.read - REBUILD_WINDOW);
   }
 
   /** The map's root over every entry added (hex). */
   root(): string {
-    this.takeUpTo(this.taken + this.waiting.length - this.head);
+    this.takeUpTo(this.read);
     return this.map.root().toString('hex');
   }
 
@@ -73,14 +83,18 @@ export class IndexRebuild {
     this.roots.push({ seq: e.seq, size, logged, rebuilt, held: rebuilt === logged });
   }
 
+  // Takes the keys of the entries below `end` into the map.
   private takeUpTo(end: number) {
-    for (; this.taken < end; this.taken++) {
-      const e = this.waiting[this.head++];
-      for (const key of entryLookupKeys(e)) this.map.add(lookupKeyHash(key), e.seq);
-    }
-    // Taken entries are dropped now and then, not one by one (each drop moves the whole array).
-    if (this.head > REBUILD_WINDOW) {
-      this.waiting = this.waiting.slice(this.head);
+    const keys = this.waitingKeys;
+    const seqs = this.waitingSeqs;
+    let i = this.head;
+    for (; i < seqs.length && seqs[i] < end; i++) this.map.addKey(keys[i], seqs[i]);
+    this.head = i;
+    this.taken = end;
+    // Taken keys are dropped now and then, not one by one (each drop moves the whole array).
+    if (this.head > 4 * REBUILD_WINDOW) {
+      this.waitingKeys = keys.slice(this.head);
+      this.waitingSeqs = seqs.slice(this.head);
       this.head = 0;
     }
   }

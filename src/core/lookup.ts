@@ -140,28 +140,6 @@ export function listRoot(indices: readonly number[]): Buffer {
   return r;
 }
 
-// Leaves and inner nodes have the same fields in the same order (one hidden class: the walks of a
-// lookup read them at monomorphic sites); a leaf's bit is -1.
-interface Leaf {
-  bit: -1;
-  left: null;
-  right: null;
-  k: Buffer;
-  list: ListEdge;
-  hash: Buffer | null;
-}
-interface Inner {
-  bit: number;
-  left: MapNode;
-  right: MapNode;
-  k: null;
-  list: null;
-  hash: Buffer | null;
-}
-type MapNode = Leaf | Inner;
-const isLeaf = (n: MapNode): n is Leaf => n.bit < 0;
-const inner = (bit: number, left: MapNode, right: MapNode): Inner => ({ bit, left, right, k: null, list: null, hash: null });
-
 /** One step of a proof, from the leaf up: the bit the node splits at and the other side's hash. */
 export interface ProofStep {
   bit: number;
@@ -177,97 +155,297 @@ export interface MapProof {
   steps: ProofStep[];
 }
 
+/** Keys whose id a map remembers by the key itself (past it the memory starts again). */
+const IDS_BY_KEY = 1 << 20;
+/** The slot sizes of a key's open list leaf, in indices: a slot is moved to the next size when full. */
+const SLOT_SIZES = [4, 16, 64];
+const slotBytes = (indices: number) => 1 + 8 * indices;
+const NONE = -1;
+
+/** A growable array's new copy, twice as long (or as long as `need`). */
+function grown<T extends Int32Array | Int16Array | Uint8Array | Float64Array>(a: T, need: number): T {
+  const b = new (a.constructor as new (n: number) => T)(Math.max(need, 2 * a.length));
+  b.set(a);
+  return b;
+}
+function grownBuffer(a: Buffer, need: number): Buffer {
+  const b = Buffer.alloc(Math.max(need, 2 * a.length));
+  a.copy(b);
+  return b;
+}
+
 /**
  * The map, in memory: a Patricia tree over the key hashes whose node hashes are computed only
- * when a root or a proof is asked for (INDEX.md 3.3). Adding an index to a key walks its path
- * once (about log2 of the keys), marking what it passes stale.
+ * when a root or a proof is asked for (INDEX.md 3.3), along the paths changed since.
+ *
+ * Held in typed arrays, not objects: a million entries make some 700,000 nodes, and as objects
+ * (with their hashes as Buffers) the collector's passes over them cost more than the index
+ * itself. Nodes and keys are numbers: a node's split bit (-1 for a leaf), children, parent and
+ * hash (32 bytes of one slab, `fresh` while valid; a stale node's ancestors are stale too, so
+ * staling a leaf climbs only to the first stale one); a key's K, count, leaf node, and its list
+ * (INDEX.md 3.2) as the open leaf's bytes, 0x13 and the indices as uint64, ready to hash, in a
+ * slot of a shared pool, beside the hashes of its complete subtrees of full leaves. A key met
+ * before finds its id by the key itself: no hash, no walk.
  */
 export class LookupMap {
-  private top: MapNode | null = null;
   /** Keys held. */
   keys = 0;
+  /** The id of the key add() or addKey() last added to: a key's id (from 0, in the order keys joined) never changes. */
+  lastId = NONE;
+  private top = NONE;
+  private nodes = 0;
+  private bit = new Int16Array(1024);
+  private left = new Int32Array(1024);
+  private right = new Int32Array(1024);
+  private parent = new Int32Array(1024);
+  /** A leaf's key id. */
+  private keyOf = new Int32Array(1024);
+  private fresh = new Uint8Array(1024);
+  private hashes: Buffer = Buffer.alloc(32 * 1024);
+  /** By key id: K, the count of indices, the leaf, the open leaf's slot (offset and size class). */
+  private ks: Buffer = Buffer.alloc(32 * 512);
+  private counts = new Float64Array(512);
+  private leafOf = new Int32Array(512);
+  private slotAt = new Int32Array(512);
+  private slotClass = new Uint8Array(512);
+  /** By key id, for keys of 64 indices or more: the complete subtrees of full leaves, largest first. */
+  private peaks: Array<Buffer[] | undefined> = [];
+  private pool: Buffer = Buffer.alloc(1 << 16);
+  private poolUsed = 0;
+  /** Slots given back, by size class. */
+  private free: number[][] = SLOT_SIZES.map(() => []);
+  private byKey = new Map<string, number>();
+  private readonly scratch = Buffer.alloc(73);
 
   /** Appends a log index to key hash k's list (a key met for the first time joins the map); answers the list's new length. */
   add(k: Buffer, index: number): number {
-    let n = this.top;
-    if (!n) {
-      this.top = this.newLeaf(k, index);
-      return 1;
-    }
-    while (!isLeaf(n)) {
-      n.hash = null;
-      n = bitAt(k, n.bit) ? n.right : n.left;
-    }
-    const d = firstDifference(k, n.k);
-    if (d < 0) {
-      n.list.push(index);
-      n.hash = null;
-      return n.list.count;
-    }
-    // A new key: a node splitting at d goes where the path first passes a node deeper than d.
-    const leaf = this.newLeaf(k, index);
-    let parent: Inner | null = null;
-    let at = this.top as MapNode; // not null: the map held a leaf above
-    while (!isLeaf(at) && at.bit < d) {
-      parent = at;
-      at = bitAt(k, at.bit) ? at.right : at.left;
-    }
-    const split = bitAt(k, d) ? inner(d, at, leaf) : inner(d, leaf, at);
-    if (!parent) this.top = split;
-    else if (bitAt(k, parent.bit)) parent.right = split;
-    else parent.left = split;
-    return 1;
+    return this.push(this.idFor(k), index);
   }
 
-  private newLeaf(k: Buffer, index: number): Leaf {
-    const list = new ListEdge();
-    list.push(index);
-    this.keys++;
-    return { bit: -1, left: null, right: null, k, list, hash: null };
+  /** add() by the key itself (INDEX.md 2.1), hashed only when the map meets it for the first time. */
+  addKey(key: string, index: number): number {
+    let id = this.byKey.get(key);
+    if (id === undefined) {
+      if (this.byKey.size >= IDS_BY_KEY) this.byKey.clear();
+      id = this.idFor(sha256(Buffer.from(key, 'utf8')));
+      this.byKey.set(key, id);
+    }
+    return this.push(id, index);
+  }
+
+  /** K of a key: computed, or copied from the map's own when it remembers the key. */
+  keyHash(key: string): Buffer {
+    const id = this.byKey.get(key);
+    return id === undefined ? sha256(Buffer.from(key, 'utf8')) : this.keyHashOf(id);
   }
 
   /** The map's root hash. */
   root(): Buffer {
-    return this.top ? hashOf(this.top) : EMPTY_MAP_ROOT;
+    if (this.top === NONE) return EMPTY_MAP_ROOT;
+    this.hash(this.top);
+    return this.hashCopy(this.top);
   }
 
   /** How many indices key hash k has (0: not in the map). */
   count(k: Buffer): number {
-    const leaf = this.leafOf(k);
-    return leaf && firstDifference(k, leaf.k) < 0 ? leaf.list.count : 0;
-  }
-
-  private leafOf(k: Buffer): Leaf | undefined {
-    let n = this.top;
-    if (!n) return undefined;
-    while (!isLeaf(n)) n = bitAt(k, n.bit) ? n.right : n.left;
-    return n;
+    if (this.top === NONE) return 0;
+    const id = this.keyOf[this.descend(k)];
+    return this.differs(k, id) < 0 ? this.counts[id] : 0;
   }
 
   /** The proof of key hash k, inclusion or not, against root(). */
   prove(k: Buffer): MapProof {
-    if (!this.top) return { found: false, steps: [] };
-    const path: Inner[] = [];
-    let n: MapNode = this.top;
-    while (!isLeaf(n)) {
-      path.push(n);
-      n = bitAt(k, n.bit) ? n.right : n.left;
-    }
+    if (this.top === NONE) return { found: false, steps: [] };
+    const leaf = this.descend(k);
     const steps: ProofStep[] = [];
-    for (let i = path.length - 1; i >= 0; i--) {
-      const p = path[i];
-      steps.push({ bit: p.bit, sibling: hashOf(bitAt(k, p.bit) ? p.left : p.right) });
+    for (let n = leaf, p = this.parent[n]; p !== NONE; n = p, p = this.parent[p]) {
+      const sibling = this.left[p] === n ? this.right[p] : this.left[p];
+      this.hash(sibling);
+      steps.push({ bit: this.bit[p], sibling: this.hashCopy(sibling) });
     }
-    const found = firstDifference(k, n.k) < 0;
-    return { found, leaf: { k: n.k, count: n.list.count, v: n.list.root()! }, steps };
+    const id = this.keyOf[leaf];
+    return { found: this.differs(k, id) < 0, leaf: { k: this.keyHashOf(id), count: this.counts[id], v: this.listRoot(id) }, steps };
   }
-}
 
-// A node's hash, computing the stale ones beneath it (recursion depth at most 257: one per bit).
-function hashOf(n: MapNode): Buffer {
-  if (n.hash) return n.hash;
-  n.hash = isLeaf(n) ? mapLeafHash(n.k, n.list.count, n.list.root()!) : mapNodeHash(n.bit, hashOf(n.left), hashOf(n.right));
-  return n.hash;
+  private descend(k: Uint8Array): number {
+    let n = this.top;
+    for (let b = this.bit[n]; b >= 0; b = this.bit[n]) n = bitAt(k, b) ? this.right[n] : this.left[n];
+    return n;
+  }
+
+  // The first bit at which k and key id's K differ, or -1.
+  private differs(k: Uint8Array, id: number): number {
+    const ks = this.ks;
+    for (let i = 0, at = 32 * id; i < 32; i++) {
+      const x = k[i] ^ ks[at + i];
+      if (x !== 0) return i * 8 + Math.clz32(x) - 24;
+    }
+    return -1;
+  }
+
+  private hashCopy(n: number): Buffer {
+    return Buffer.from(this.hashes.subarray(32 * n, 32 * n + 32));
+  }
+
+  // The id of key hash k, a new key (with no index yet) when the map does not hold k.
+  private idFor(k: Buffer): number {
+    if (this.top === NONE) {
+      this.top = this.newLeaf(k, NONE);
+      return this.keyOf[this.top];
+    }
+    const end = this.descend(k);
+    const d = this.differs(k, this.keyOf[end]);
+    if (d < 0) return this.keyOf[end];
+    // A new key: a node splitting at d goes where the path first passes a node deeper than d.
+    let parent = NONE;
+    let at = this.top;
+    for (let b = this.bit[at]; b >= 0 && b < d; b = this.bit[at]) {
+      parent = at;
+      at = bitAt(k, b) ? this.right[at] : this.left[at];
+    }
+    const split = this.newNode(d, parent);
+    const leaf = this.newLeaf(k, split);
+    if (bitAt(k, d)) {
+      this.left[split] = at;
+      this.right[split] = leaf;
+    } else {
+      this.left[split] = leaf;
+      this.right[split] = at;
+    }
+    this.parent[at] = split;
+    if (parent === NONE) this.top = split;
+    else if (bitAt(k, this.bit[parent])) this.right[parent] = split;
+    else this.left[parent] = split;
+    this.stale(parent);
+    return this.keyOf[leaf];
+  }
+
+  private newNode(bit: number, parent: number): number {
+    const n = this.nodes++;
+    if (n >= this.bit.length) {
+      this.bit = grown(this.bit, n + 1);
+      this.left = grown(this.left, n + 1);
+      this.right = grown(this.right, n + 1);
+      this.parent = grown(this.parent, n + 1);
+      this.keyOf = grown(this.keyOf, n + 1);
+      this.fresh = grown(this.fresh, n + 1);
+      this.hashes = grownBuffer(this.hashes, 32 * (n + 1));
+    }
+    this.bit[n] = bit;
+    this.parent[n] = parent;
+    this.fresh[n] = 0;
+    return n;
+  }
+
+  private newLeaf(k: Buffer, parent: number): number {
+    const n = this.newNode(-1, parent);
+    const id = this.keys++;
+    if (id >= this.counts.length) {
+      this.ks = grownBuffer(this.ks, 32 * (id + 1));
+      this.counts = grown(this.counts, id + 1);
+      this.leafOf = grown(this.leafOf, id + 1);
+      this.slotAt = grown(this.slotAt, id + 1);
+      this.slotClass = grown(this.slotClass, id + 1);
+    }
+    k.copy(this.ks, 32 * id, 0, 32);
+    this.counts[id] = 0;
+    this.leafOf[id] = n;
+    this.keyOf[n] = id;
+    this.slotAt[id] = this.slot(0);
+    this.slotClass[id] = 0;
+    return n;
+  }
+
+  // A slot of size class c from the pool, its first byte 0x13 (a list leaf's prefix).
+  private slot(c: number): number {
+    let at = this.free[c].pop();
+    if (at === undefined) {
+      const size = slotBytes(SLOT_SIZES[c]);
+      if (this.poolUsed + size > this.pool.length) this.pool = grownBuffer(this.pool, this.poolUsed + size);
+      at = this.poolUsed;
+      this.poolUsed += size;
+    }
+    this.pool[at] = LIST_LEAF;
+    return at;
+  }
+
+  /** K of key id (as lastId names it). */
+  keyHashOf(id: number): Buffer {
+    return Buffer.from(this.ks.subarray(32 * id, 32 * id + 32));
+  }
+
+  private push(id: number, index: number): number {
+    this.lastId = id;
+    const open = this.counts[id] % LIST_CHUNK;
+    let c = this.slotClass[id];
+    if (open === SLOT_SIZES[c]) {
+      // The open leaf outgrew its slot: moved to one of the next size.
+      const from = this.slotAt[id];
+      const to = this.slot(c + 1);
+      this.pool.copy(this.pool, to + 1, from + 1, from + slotBytes(open));
+      this.free[c].push(from);
+      this.slotAt[id] = to;
+      this.slotClass[id] = ++c;
+    }
+    u64(this.pool, this.slotAt[id] + 1 + 8 * open, index);
+    const count = ++this.counts[id];
+    if (open + 1 === LIST_CHUNK) this.fold(id, count / LIST_CHUNK);
+    this.stale(this.leafOf[id]);
+    return count;
+  }
+
+  // A full leaf joins the complete subtrees: as many merges as `full` (the full leaves now) has trailing zero bits.
+  private fold(id: number, full: number) {
+    const at = this.slotAt[id];
+    let h = sha256(this.pool.subarray(at, at + slotBytes(LIST_CHUNK)));
+    const peaks = (this.peaks[id] ??= []);
+    for (let f = full; f % 2 === 0; f /= 2) h = listNodeHash(peaks.pop()!, h);
+    peaks.push(h);
+  }
+
+  // V of key id (INDEX.md 3.2): the open leaf's hash folded with the complete subtrees, right to left.
+  private listRoot(id: number): Buffer {
+    const open = this.counts[id] % LIST_CHUNK;
+    const peaks = this.peaks[id] ?? [];
+    let i = peaks.length - 1;
+    const at = this.slotAt[id];
+    let r = open ? sha256(this.pool.subarray(at, at + slotBytes(open))) : peaks[i--];
+    for (; i >= 0; i--) r = listNodeHash(peaks[i], r);
+    return r;
+  }
+
+  private stale(n: number) {
+    while (n !== NONE && this.fresh[n]) {
+      this.fresh[n] = 0;
+      n = this.parent[n];
+    }
+  }
+
+  // Computes node n's hash and the stale ones beneath it (recursion depth at most 257: one per bit).
+  private hash(n: number) {
+    if (this.fresh[n]) return;
+    const s = this.scratch;
+    const b = this.bit[n];
+    if (b < 0) {
+      const id = this.keyOf[n];
+      s[0] = MAP_LEAF;
+      this.ks.copy(s, 1, 32 * id, 32 * id + 32);
+      u64(s, 33, this.counts[id]);
+      this.listRoot(id).copy(s, 41);
+      sha256(s).copy(this.hashes, 32 * n);
+    } else {
+      const l = this.left[n];
+      const r = this.right[n];
+      this.hash(l);
+      this.hash(r);
+      s[0] = MAP_NODE;
+      s[1] = b;
+      this.hashes.copy(s, 2, 32 * l, 32 * l + 32);
+      this.hashes.copy(s, 34, 32 * r, 32 * r + 32);
+      sha256(s.subarray(0, 66)).copy(this.hashes, 32 * n);
+    }
+    this.fresh[n] = 1;
+  }
 }
 
 /**

@@ -107,6 +107,32 @@ describe('the index map of docs/INDEX.md', () => {
     }
   });
 
+  it('agrees with a map computed from scratch when keys are added by name, lists outgrow their leaves and the map its arrays', () => {
+    const next = lcg(5);
+    const byHash = new LookupMap();
+    const byName = new LookupMap();
+    const lists = new Map<string, number[]>();
+    for (let i = 0; i < 6000; i++) {
+      // A few keys met often (lists of several full leaves), many met once or twice.
+      const key = i % 3 === 0 ? `agent:a${next() % 7}` : `sha256:${(next() % 2500).toString(16).padStart(64, '0')}`;
+      expect(byName.addKey(key, i)).toBe(byHash.add(lookupKeyHash(key), i));
+      lists.set(key, [...(lists.get(key) ?? []), i]);
+      if (i % 997 === 0 || i === 5999) {
+        const naive = naiveMapRoot([...lists].map(([k, indices]) => ({ k: lookupKeyHash(k), indices })));
+        expect(byName.root().equals(naive), `${i + 1} entries`).toBe(true);
+        expect(byHash.root().equals(naive), `${i + 1} entries`).toBe(true);
+      }
+    }
+    expect(byName.keys).toBe(lists.size);
+    const root = byName.root();
+    for (const [key, indices] of [...lists].filter((_, n) => n % 50 === 0)) {
+      expect(byName.keyHash(key).equals(lookupKeyHash(key))).toBe(true);
+      expect(byName.count(lookupKeyHash(key))).toBe(indices.length);
+      const proof = encodeMapProof(byName.prove(lookupKeyHash(key)));
+      expect(verifyMapProof(root, lookupKeyHash(key), indices, proof)).toEqual({ ok: true, found: true });
+    }
+  });
+
   it('proves each key held with its indices, and each key not held as absent', () => {
     const { map, lists } = randomLog(2000, 300, 7);
     const root = map.root();

@@ -17,8 +17,10 @@ import { LogIndex } from './spaces.js';
 /**
  * `${K hex}:${position, 10 digits}` -> the log indices from that position of the key's list on, as
  * one step took them: one write per key a step mentions, however many of its entries mention it.
+ * Not in the store's read cache: lookups read them by range, and a step's thousands of writes
+ * would push out what the cache holds for others.
  */
-export const LookupLists = space<number[]>('lookup-lists');
+export const LookupLists = space<number[]>('lookup-lists', { cached: false });
 /** 'head' -> the map as stored: the log size it covers and its root. */
 export const LookupHead = space<LookupHeadRecord>('lookup-head');
 /** The lock the map's writes take (processes sharing a store write the same items; the head only moves forward). */
@@ -78,8 +80,8 @@ export class LookupIndex {
   /** True from the moment a step takes entries until their root is appended: the map is then ahead of every root. */
   private advancing = false;
   private publishedAt = Number.NEGATIVE_INFINITY;
-  /** List items taken since the last write, by key: its hash, the position of the first and the indices. */
-  private unwritten = new Map<string, { k: Buffer; first: number; seqs: number[] }>();
+  /** List items taken since the last write, by the key's id in the map: the position of the first and the indices. */
+  private unwritten = new Map<number, { first: number; seqs: number[] }>();
   private unwrittenCount = 0;
   /** One step at a time (start, publish): lookups wait for the one running. */
   private step: Promise<unknown> = Promise.resolve();
@@ -264,12 +266,12 @@ export class LookupIndex {
 
   private take(e: LogEntry) {
     for (const key of entryLookupKeys(e)) {
-      const k = lookupKeyHash(key);
-      const position = this.map.add(k, e.seq) - 1;
-      // By the key itself: its hash is written out in hex once a step, however often the step meets it.
-      const u = this.unwritten.get(key);
+      const position = this.map.addKey(key, e.seq) - 1;
+      // By the key's id: its hash is written out in hex once a step, however often the step meets it.
+      const id = this.map.lastId;
+      const u = this.unwritten.get(id);
       if (u) u.seqs.push(e.seq);
-      else this.unwritten.set(key, { k, first: position, seqs: [e.seq] });
+      else this.unwritten.set(id, { first: position, seqs: [e.seq] });
       this.unwrittenCount++;
     }
     this.size = e.seq + 1;
@@ -283,12 +285,19 @@ export class LookupIndex {
     this.unwrittenCount = 0;
     this.written = this.size;
     const head: LookupHeadRecord = { size: this.size, root: this.map.root().toString('hex'), keys: this.map.keys };
-    await this.store.transact([LOOKUP_LOCK], async (tx) => {
-      for (const u of items.values()) tx.put(LookupLists, itemKey(u.k.toString('hex'), u.first), u.seqs);
-      const stored = await tx.get(LookupHead, 'head');
-      // Another process sharing the store may be ahead: its items are these, its head stays.
-      if (!stored || stored.size <= head.size) tx.put(LookupHead, 'head', head);
-    });
+    const map = this.map;
+    // Not durable on its own (it shares the next durable write's sync): a map a crash took back is
+    // caught up from the log at start, and the roots it appended hold for it again.
+    await this.store.transact(
+      [LOOKUP_LOCK],
+      async (tx) => {
+        for (const [id, u] of items) tx.put(LookupLists, itemKey(map.keyHashOf(id).toString('hex'), u.first), u.seqs);
+        const stored = await tx.get(LookupHead, 'head');
+        // Another process sharing the store may be ahead: its items are these, its head stays.
+        if (!stored || stored.size <= head.size) tx.put(LookupHead, 'head', head);
+      },
+      { durable: false },
+    );
   }
 
   private async append() {
