@@ -165,6 +165,9 @@ describe('the lookup tool of akas mcp --stdio', () => {
     expect(v.lookup.entries).toBe(r.structuredContent.indices.length);
     expect(v.lookup.entries).toBeGreaterThanOrEqual(4);
     expect(r.structuredContent.untrustedContent).toMatchObject({ fields: ['entries'] });
+    // The entries were asked with their inclusion proofs and held to the log with them (index.entries), then shown without them.
+    expect(r.structuredContent.entries).toHaveLength(v.lookup.entries);
+    expect(r.structuredContent.inclusions).toBeUndefined();
     expect(textOf(r)).toMatch(new RegExp(`^akas checked this on your machine: VERIFIED .*path:${PATH}: \\d+ entries, complete as of log size \\d+`));
     const absent = await session.call('lookup', { key: 'agent:ak_nobody00000' });
     expect(absent.structuredContent.verification).toMatchObject({ verdict: 'verified', lookup: { found: false, entries: 0 } });

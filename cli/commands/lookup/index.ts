@@ -24,7 +24,8 @@ export function lookupCommands(program: Command, cli: Cli) {
         const problem = lookupKeyProblem(key);
         if (problem) throw usageError(`not a lookup key: ${problem} (agent:TAG, key:did:key:..., proposal:ID, path:/PATH, sha256:HEX, credential:jdg_...)`);
         const client = cli.client();
-        const answer = await client.get<Json>(`/api/index/${encodeURIComponent(key)}${opts.withEntries ? '?entries=true' : ''}`);
+        // Entries come with their inclusion proofs, so each is held to the log itself (index.entries).
+        const answer = await client.get<Json>(`/api/index/${encodeURIComponent(key)}${opts.withEntries ? '?entries=true&proofs=true' : ''}`);
         const { pinnedTrust, sayPinned } = await import('../trust/pins.js');
         const pin = await pinnedTrust(cli.globals().profile, client);
         sayPinned(cli.io.stderr, pin);

@@ -168,16 +168,20 @@ export class VerifiedTools {
    * The lookup tool: the node's answer (it proves itself: PROTOCOL 9.10), shown only once `akas
    * verify lookup`'s checks hold under the pinned keys; else withheld as not_verified, naming them.
    */
-  private async lookup(args: Json): Promise<ToolResult> {
+  private async lookup(argsIn: Json): Promise<ToolResult> {
+    // Entries shown are asked with their inclusion proofs, so each is held to the log (index.entries), and shown without them.
+    const args = this.o.mode !== 'off' && argsIn.entries === 'true' ? { ...argsIn, proofs: 'true' } : argsIn;
     const r = await this.o.callTool('lookup', args);
     if (r.isError || !isObject(r.structuredContent)) return r;
-    const { untrustedContent, ...answer } = r.structuredContent;
+    const { untrustedContent, ...proven } = r.structuredContent;
+    const { inclusions: _inclusions, ...bare } = proven;
+    const answer = argsIn.proofs === 'true' ? proven : bare;
     const marked = untrustedContent === undefined ? {} : { untrustedContent };
     if (this.o.mode === 'off') {
       const verification = SKIPPED('akas mcp --stdio --no-verify');
       return result({ ...marked, ...answer, verification }, verification.line);
     }
-    const v = await verifyLookupRead(this.verifier, answer);
+    const v = await verifyLookupRead(this.verifier, proven);
     if (v.verdict !== 'not verified' || this.o.mode === 'allow-unverified') {
       const line = v.verdict === 'not verified' ? `${v.line} (shown anyway: --allow-unverified)` : v.line;
       return result({ ...marked, ...answer, verification: { ...v, line } }, line);
