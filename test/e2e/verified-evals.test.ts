@@ -47,7 +47,7 @@ async function mcp(profile: string) {
   sessions.push(client);
   return {
     call: async (name: string, args: Json) => (await client.callTool({ name, arguments: args })) as Json,
-    tools: async () => (await client.listTools()).tools.map((t) => t.name),
+    tools: async () => (await client.listTools()).tools,
   };
 }
 
@@ -156,7 +156,8 @@ describe("an artifact's evals, held against the log's record of its bytes", () =
 describe('the lookup tool of akas mcp --stdio', () => {
   it("is the node's tool, answered once akas verify lookup's checks hold under the pinned keys", async () => {
     const session = await mcp('lookup');
-    expect(await session.tools()).toContain('lookup');
+    const listed = (await session.tools()).find((t) => t.name === 'lookup');
+    expect(listed?.description).toContain('as akas verify lookup checks it');
     const r = await session.call('lookup', { key: `path:${PATH}`, entries: 'true' });
     expect(r.isError, textOf(r)).toBeFalsy();
     const v = r.structuredContent.verification;

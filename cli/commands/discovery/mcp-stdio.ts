@@ -90,6 +90,12 @@ const VERIFIED_NOTE =
   'a checkpoint proven consistent with the last one kept. The result carries verification {verdict, anchoredOn, checkpoint, failed[]} ' +
   'and its text starts with the verdict in one line; a read that fails is withheld and replaced by the checks that failed.';
 
+const LOOKUP_VERIFIED_NOTE =
+  'Verified on your machine by akas mcp --stdio before you see it, as akas verify lookup checks it: the index root entry in the ' +
+  "node's log under a checkpoint proven consistent with the last one kept, signed by the log key your akas profile pinned, the map proof " +
+  'with exactly the indices answered, and each entry shown with its own inclusion proof. The result carries verification {verdict, lookup ' +
+  '{key, found, entries, size}, failed[]}; an answer that fails is withheld and replaced by the checks that failed.';
+
 const CLAIM_SECRET_ARG = {
   type: 'boolean',
   default: false,
@@ -101,7 +107,8 @@ const CLAIM_SECRET_ARG = {
 /** The tools as this server offers them: the node's, with the judge and propose tools as signed and kept here. */
 export function localListing(tools: ToolListing[], identity: SavedIdentity | undefined, verified = false): ToolListing[] {
   return tools.map((tool) => {
-    if (isReadTool(tool.name) && verified) return { ...tool, description: `${tool.description ?? ''} ${VERIFIED_NOTE}`.trim() };
+    if (isReadTool(tool.name) && verified)
+      return { ...tool, description: `${tool.description ?? ''} ${tool.name === 'lookup' ? LOOKUP_VERIFIED_NOTE : VERIFIED_NOTE}`.trim() };
     const schema = tool.inputSchema as { properties?: Record<string, unknown>; required?: string[] };
     if (tool.name === 'judge' && identity) {
       const properties = { ...(schema.properties ?? {}) };
