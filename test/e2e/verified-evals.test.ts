@@ -5,10 +5,11 @@
 // its store (the read leaves out one the log records), change an eval's score (the read shows one
 // the log does not record as shown), and drop an index from a key's list in its store (a lookup
 // that hides an entry).
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/client';
+import AjvModule from 'ajv';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookupKeyHash } from '../../src/core/lookup.js';
@@ -21,6 +22,7 @@ import { decide } from '../helpers/flows.js';
 import { untilLogSettled } from '../helpers/written.js';
 
 type Json = Record<string, any>;
+const Ajv = AjvModule as unknown as typeof AjvModule.default;
 const LIMITS = { rateLimit: { burst: 1e6, refillPerSecond: 1e6 }, sameIpCollusionCheck: false };
 const listen = (server: Server) =>
   new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -91,6 +93,10 @@ describe("an artifact's evals, held against the log's record of its bytes", () =
     expect(published.map((e) => e.body)).toEqual(
       expect.arrayContaining(evals.map((proposalId) => expect.objectContaining({ proposalId, artifactPath: PATH, artifactSha256: SHA256 }))),
     );
+    // As the kind's published schema says (data/attestations/attestation.event.v1.json, served at /credentials/schemas).
+    const schema = JSON.parse(readFileSync(new URL('../../data/attestations/attestation.event.v1.json', import.meta.url), 'utf8'));
+    const valid = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    for (const e of published) expect(valid(e.body), JSON.stringify(valid.errors)).toBe(true);
 
     const cli = await akas('honest', '--json', 'node', PATH);
     expect(cli.code, cli.stdout + cli.stderr).toBe(0);
