@@ -52,6 +52,8 @@ async function standingOf(client: AkasClient, trust: Trust, at: { sha256: string
   // Published after the artifact's lookup was mapped (a map is at most a second behind the log: PROTOCOL 9.10), or never.
   if (!pub) return 'newer';
   const b = pub.body;
+  // Published before content binding (PROTOCOL 9.3, schema 1.0.0): the event names no content to hold the eval to.
+  if (b.contentSha256 === undefined) return { unchecked: `eval ${id} was published before its event named its content` };
   if (b.contentSha256 !== hash) return { problem: `eval ${id} as shown hashes to ${hash}; the log records ${String(b.contentSha256)}: it was changed` };
   // Published before its publication named the artifact (PROTOCOL 9.3): recorded, outside what the artifact's lookup proves.
   if (b.artifactSha256 === undefined && b.artifactPath === undefined) return 'recorded';
