@@ -97,7 +97,11 @@ describe("the node's request log", () => {
     const appWith = async (lines: string[], childLoggerFactory?: typeof requestLoggerOnFirstUse) => {
       const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk).trimEnd()), cb()) }));
       const child = vi.spyOn(logger, 'child');
-      const app = Fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }), ...(childLoggerFactory ? { childLoggerFactory } : {}) });
+      const app = Fastify({
+        loggerInstance: logger,
+        logController: new LogController({ disableRequestLogging: true }),
+        ...(childLoggerFactory ? { childLoggerFactory } : {}),
+      });
       app.get('/quiet', async () => ({ ok: true }));
       app.get('/loud', async (request) => {
         request.log.info({ step: 1 }, 'first');
