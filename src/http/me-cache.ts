@@ -57,10 +57,16 @@ export class MeBodies {
     ];
   }
 
+  /** The kept body of this agent at this origin, if one is kept and still fresh. */
+  kept(tag: string, origin: string, now: number): MeBody | undefined {
+    const kept = this.bodies.get(tag, now)?.get(origin);
+    return kept && kept.until > now ? kept : undefined;
+  }
+
   /** The kept body of this agent at this origin, or a fresh one from build (kept when no write landed meanwhile). */
   async get(tag: string, origin: string, now: number, build: () => Promise<Record<string, unknown>>): Promise<MeBody> {
-    const kept = this.bodies.get(tag, now)?.get(origin);
-    if (kept && kept.until > now) return kept;
+    const kept = this.kept(tag, origin, now);
+    if (kept) return kept;
     const before = this.writes;
     const body = JSON.stringify(await build());
     const fresh = { body, etag: `"${sha256Hex(body).slice(0, 32)}"`, until: Math.min(now + ME_CACHE_MS, nextUtcMidnight(now)) };

@@ -12,7 +12,7 @@ import { reputationView } from '../../domain/identity/reputation.js';
 import { agentOf } from '../caller.js';
 import { validationError } from '../../http-kit/errors.js';
 import { originOf } from '../../http-kit/urls.js';
-import { MeBodies, type MeExtension } from '../me-cache.js';
+import { MeBodies, type MeBody, type MeExtension } from '../me-cache.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
 import { FreeObject, Open } from '../schemas.js';
 import { Credential } from './log-schemas.js';
@@ -276,23 +276,31 @@ class MeRead {
     app.addHook('onClose', async () => this.bodies.close());
   }
 
-  serve = async (request: Req<typeof MeRoute.schema>, reply: FastifyReply) => {
+  // A body kept is answered at once (no promise: what agents poll); a new one is built first.
+  serve = (request: Req<typeof MeRoute.schema>, reply: FastifyReply) => {
     const { store, clock } = this.app.akas;
     const agent = agentOf(request);
     const now = clock.now();
     const origin = originOf(request);
-    const answer = await this.bodies.get(agent.tag, origin, now, async () => {
-      // Built from a fresh read, not the request's auth snapshot, which may predate a write
-      // that landed since; and kept only if no write landed while it was built.
-      const fresh = (await store.get(Agents, agent.tag)) ?? agent;
-      const view = meView(fresh, now, origin);
-      for (const extension of this.app.akasMeExtensions) Object.assign(view, await extension.block(fresh, now));
-      return view;
-    });
+    const kept = this.bodies.kept(agent.tag, origin, now);
+    if (kept) return this.send(request, reply, kept);
+    return this.bodies
+      .get(agent.tag, origin, now, async () => {
+        // Built from a fresh read, not the request's auth snapshot, which may predate a write
+        // that landed since; and kept only if no write landed while it was built.
+        const fresh = (await store.get(Agents, agent.tag)) ?? agent;
+        const view = meView(fresh, now, origin);
+        for (const extension of this.app.akasMeExtensions) Object.assign(view, await extension.block(fresh, now));
+        return view;
+      })
+      .then((answer) => this.send(request, reply, answer));
+  };
+
+  private send(request: FastifyRequest, reply: FastifyReply, answer: MeBody) {
     reply.header('etag', answer.etag).header('cache-control', 'private, max-age=10').header('vary', 'authorization');
     if (request.headers['if-none-match'] === answer.etag) return reply.code(304).send();
     return reply.type('application/json; charset=utf-8').send(answer.body);
-  };
+  }
 }
 
 /** PROTOCOL 2.6: calibrated agents that are not banned, ranked. */
