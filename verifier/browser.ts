@@ -25,6 +25,7 @@ import {
   type StatusReport,
   type StatusVersionRecord,
 } from './browser-status.js';
+import { artifactEvalsComplete, type ReadJson } from './complete.js';
 import { verifyCredentialAsync, type CredentialOptions, type CredentialReport } from './credential.js';
 import { dsseKey, verifyDsseAsync, type DsseKey, type DsseOptions, type DsseReport } from './dsse.js';
 import { verifySigstoreAsync } from './sigstore.js';
@@ -38,6 +39,7 @@ import { verifyReadAsync, type ReadReport } from './read.js';
 import { verifyCasBytes as casBytes } from './cas-bytes.js';
 import { isPresentation, verifyPresentationAsync, type PresentationOptions, type PresentationReport } from './presentation.js';
 import {
+  Checks,
   checksOut,
   credentialCheckId,
   NotCheckableError,
@@ -86,6 +88,7 @@ export type {
   DsseKey,
   DsseOptions,
   DsseReport,
+  ReadJson,
 };
 
 /** A report as the browser build answers it: `verified` only when anchored with no failure, and the verdict named. */
@@ -213,6 +216,29 @@ export const verifyLogProof = async (doc: unknown, logKey: string | string[] | u
 /** A saved lookup in the verifiable index (GET /api/index/{key}; PROTOCOL 9.10) against a pinned log key, and a witness quorum when given. */
 export const verifyLookup = async (doc: unknown, logKey: string | string[] | undefined, witnesses?: WitnessPolicy) =>
   settled(await verifyLookupAsync(doc, logKey, witnesses));
+
+/** Reads a route of the page's own node as JSON (a refusal said as a string, as ReadJson asks). */
+const fromThisNode: ReadJson = async (route) => {
+  const res = await fetch(route, { headers: { accept: 'application/json' } });
+  return res.ok ? res.json() : `${route.split('?')[0]} answered ${res.status}`;
+};
+
+/**
+ * An artifact's evals against the log's record of its bytes (PROTOCOL 9.3, 9.10, 10.4), as
+ * `akas node PATH` holds them: a leaf-artifact read (GET /api/knowledge/node/PATH) whose
+ * independentEvals must be every eval the lookup of sha256:HEX proves the log records of its
+ * path and bytes (index.complete), each as recorded (index.recorded). The lookups are read
+ * through `get` (by default from the page's own node) and checked under the pinned log key.
+ * Answers null for a read that is no artifact's; else the checks, and when both hold `asOf`
+ * (the log size, the evals recorded) and the `checkpoint` the lookup is proven under.
+ */
+export const verifyArtifactEvals = async (read: unknown, logKey: string | string[] | undefined, get: ReadJson = fromThisNode) => {
+  const r = await artifactEvalsComplete(read, get, logKey);
+  if (!r) return null;
+  const c = new Checks();
+  for (const check of r.checks) c.add(check);
+  return { ...r, checks: c.list };
+};
 
 /**
  * Two signed checkpoints ({old?, new, proof?}: the notes and GET /api/log/proof/consistency's

@@ -5,65 +5,33 @@
 // own inclusion proof under that checkpoint), and
 // holds what the log records against the read:
 // - a proposal (`proposal:ID`): every `judgment.recorded` entry about it must be in the read;
-// - an artifact (`sha256:<its bytes>`, ./evals.ts): every eval publication naming its path and
+// - an artifact (`sha256:<its bytes>`, verifier/complete.ts): every eval publication naming its path and
 //   bytes must be in the read, and each eval shown must be one the log records, as recorded.
 // One the read leaves out fails `index.complete`. The answer says as of which log size it is
 // complete. A node that serves no index leaves the completeness unchecked, said so; it never
 // makes the read fail or pass.
-import { verifyLookup } from '../../../verifier/lookup.js';
-import type { Check } from '../../../verifier/report.js';
+import { type Completeness, provenLookupEntries, type ReadJson } from '../../../verifier/complete.js';
 import type { Trust } from '../../../verifier/index.js';
 import { type AkasClient, CliError, type Json } from '../../kit/index.js';
 
-/** Entries a lookup page carries at most (the route's bound). */
-const PAGE = 100;
-/** Pages read at most: 10,000 entries about one proposal or one artifact's bytes is far past any real one. */
-const MAX_PAGES = 100;
+export type { Completeness };
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** What a completeness check found: the checks to add to the read's, and what they proved. */
-export interface Completeness {
-  checks: Array<Omit<Check, 'layer'>>;
-  /** Proven complete as of this log size, with this many judgments (a proposal) or evals (an artifact) recorded; absent when not proven. */
-  asOf?: { size: number; judgments?: number; evals?: number };
-}
-
-/** An entry a lookup showed: its kind and body. */
-export interface ShownEntry {
-  kind: unknown;
-  body: Json;
-}
-
-/** The entries the log files under a key, by its lookup proven under the pinned trust; a string says why it could not be read. */
-export async function provenEntries(client: AkasClient, trust: Trust, key: string): Promise<{ size: number; entries: ShownEntry[] } | string> {
-  const shown: ShownEntry[] = [];
-  const route = `/api/index/${encodeURIComponent(key)}`;
-  let size: number | undefined;
-  for (let page = 0, offset = 0; page < MAX_PAGES; page++) {
-    let answer: Json;
+/** Reads a node route through the CLI's client for the verifier's lookups: a refusal or an unreachable node is said (a string), never thrown. */
+export const lookupReader =
+  (client: AkasClient): ReadJson =>
+  async (route) => {
     try {
-      answer = await client.get<Json>(`${route}?entries=true&proofs=true&offset=${offset}&limit=${PAGE}`);
+      return await client.get<Json>(route);
     } catch (e) {
       if (!CliError.is(e)) throw e;
-      return `the node answers no lookup (${e.message})`;
+      return e.message;
     }
-    const report = verifyLookup(answer, trust.policy.logs);
-    if (!report.verified || !report.anchored) {
-      const failed = report.checks.filter((c) => c.valid !== true).map((c) => `${c.id}: ${c.why ?? ''}`);
-      return `the lookup of ${key} does not hold (${failed.join('; ').slice(0, 300)})`;
-    }
-    // Each entry must be the log's own at its index (its inclusion proof), not only one that hashes to itself.
-    if (!report.entriesIncluded) return `the lookup of ${key} shows its entries without their inclusion proofs`;
-    if (size !== undefined && report.size !== size) return 'the lookup moved while it was read: read it again';
-    size = report.size ?? 0;
-    const entries = Array.isArray(answer.entries) ? answer.entries : [];
-    for (const e of entries) shown.push({ kind: isObject(e) ? e.kind : undefined, body: isObject(e) && isObject(e.body) ? e.body : {} });
-    offset += entries.length;
-    if (entries.length === 0 || offset >= (report.indices?.length ?? 0)) return { size, entries: shown };
-  }
-  return `more than ${MAX_PAGES * PAGE} entries mention ${key}`;
-}
+  };
+
+/** The entries the log files under a key, by its lookup proven under the pinned trust (verifier/complete.ts); a string says why it could not be read. */
+const provenEntries = (client: AkasClient, trust: Trust, key: string) => provenLookupEntries(lookupReader(client), trust.policy.logs, key);
 
 /** Holds a proposal read's judgments against the log's (null for a read that is no proposal's). */
 export async function judgmentsComplete(client: AkasClient, trust: Trust, doc: Json): Promise<Completeness | null> {

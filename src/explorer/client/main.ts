@@ -6,8 +6,8 @@
 // nothing the node sends is ever parsed as HTML.
 //
 // This file starts what a page has; each part is a file of its own: the pinned keys (keys.ts),
-// the checks of each kind of page (proposal.ts, log.ts with the live log, node.ts), each
-// credential's status read from the node's lists, on every page that shows one (status.ts), how their
+// the checks of each kind of page (proposal.ts, log.ts with the live log, node.ts with an
+// artifact's evals in evals.ts, the lookups of lookup.ts), each credential's status read from the node's lists, on every page that shows one (status.ts), how their
 // results are shown (results.ts), search as you type (search.ts), the Verify page
 // (verify-form.ts), the verifier's loader (verifier.ts) and the DOM helpers (dom.ts).
 import { $, $$ } from './dom.js';
@@ -27,7 +27,8 @@ import { verifyForm } from './verify-form.js';
 async function verifyPage() {
   const wanted = $$(
     '[data-verify-bundle], [data-verify-entry], [data-verify-checkpoint], [data-verify-consistency], [data-verify-content], ' +
-      '[data-verify-judged], [data-verify-shown], [data-verify-node], [data-verify-status], [data-verify-standing], [data-verify-lookup]',
+      '[data-verify-judged], [data-verify-shown], [data-verify-node], [data-verify-status], [data-verify-standing], [data-verify-lookup], ' +
+      '[data-verify-evals]',
   );
   const pinBox = $('[data-pin-status]');
   if (!wanted.length && !pinBox) return;

@@ -1,7 +1,8 @@
 // A knowledge node's page, checked in the browser: the node's read (the URL the page was made
 // from) with verifyNode under the pinned keys, and every served text the page shows held
-// against that read.
+// against that read; an artifact's evals against the log's record of its bytes (evals.ts).
 import { $, $$, el, getJson, type Json } from './dom.js';
+import { checkEvals } from './evals.js';
 import type { Keys } from './keys.js';
 import { checksTable, setState, verdict, verifiedAsTheCliSays, type Check } from './results.js';
 import type { Verifier } from './verifier.js';
@@ -59,7 +60,9 @@ export async function checkNode(V: Verifier, keys: Keys) {
     if (v.state === 'ok') v.text = verifiedAsTheCliSays(report.checks, 'akas verify node', shown.valid ? 'the text shown is the text checked' : undefined);
     setState(box, v.state, v.text, v.detail);
     $('[data-node-checks]')?.replaceChildren(el('details', {}, el('summary', {}, 'Each check, layer by layer'), checksTable(checks)));
+    // An artifact's evals, held against the log's record of its bytes (./evals.ts).
+    await checkEvals(V, keys, doc, report.checks);
   } catch (err) {
-    setState(box, 'unchecked', `not checked: ${(err as Error).message}`);
+    for (const e of [box, ...$$('[data-verify-evals]')]) setState(e, 'unchecked', `not checked: ${(err as Error).message}`);
   }
 }

@@ -220,14 +220,18 @@ function artifactContent(n: NodeView): Html {
   ])}
 ${v ? html`<p class="sha">${badge(v.status)} ${v.note} <span class="muted small">(${v.method})</span></p>` : ''}
 <h3>Independent evals</h3>
+<p>${verifyState(html`data-verify-evals="${n.path}"`, 'every eval the log records of these bytes, as recorded')}</p>
 ${
   evals.length
     ? html`<table><caption class="sr">Independent evals</caption><thead><tr><th scope="col">metric</th><th scope="col">score</th><th \
 scope="col">runner</th><th scope="col">dataset</th><th scope="col">proposal</th><th scope="col">published</th></tr></thead><tbody>
-${evals.map(
-  (e) => html`<tr><td><code>${text(e.metric)}</code></td><td>${text(e.score)}</td><td>${text(e.runner)}</td>\
-<td>${hash(text(e.datasetSha256))}</td><td>${proposalLink(text(e.proposalId))}</td><td>${time(e.publishedAt as number)}</td></tr>`,
-)}
+${evals.map((e, i) => {
+  // Each row names its eval, and its served values are marked: the page script holds both to the read it checks.
+  const g = (v: unknown, name: string) => field(ptr('independentEvals', i, name), v);
+  return html`<tr data-eval="${text(e.proposalId)}"><td><code>${g(e.metric, 'metric')}</code></td><td>${g(e.score, 'score')}</td>\
+<td>${g(e.runner, 'runner')}</td><td>${hash(text(e.datasetSha256))}</td><td>${proposalLink(text(e.proposalId))}</td>\
+<td>${time(e.publishedAt as number)}</td></tr>`;
+})}
 </tbody></table>
 ${
   summary
