@@ -7,9 +7,10 @@
 //
 // This file starts what a page has; each part is a file of its own: the pinned keys (keys.ts),
 // the checks of each kind of page (proposal.ts, log.ts with the live log, node.ts with an
-// artifact's evals in evals.ts, the lookups of lookup.ts), each credential's status read from the node's lists, on every page that shows one (status.ts), how their
-// results are shown (results.ts), search as you type (search.ts), the Verify page
-// (verify-form.ts), the verifier's loader (verifier.ts) and the DOM helpers (dom.ts).
+// artifact's evals in evals.ts, the lookups of lookup.ts), each credential's status read from
+// the node's lists, on every page that shows one (status.ts), how their results are shown
+// (results.ts), search as you type (search.ts), the Verify page (verify-form.ts), the
+// verifier's loader (verifier.ts) and the DOM helpers (dom.ts).
 import { $, $$ } from './dom.js';
 import { nodeKeys, showPin, type Keys } from './keys.js';
 import { checkCheckpoints, checkEntries, liveLog } from './log.js';
