@@ -79,7 +79,7 @@ describe("an artifact's page in Chromium", () => {
     const [state, text] = await evalsBox();
     expect([state, text]).toEqual([
       'ok',
-      expect.stringMatching(/^2 evals the log records of these bytes, each as recorded: evals complete as of checkpoint \d+$/),
+      expect.stringMatching(/^2 evals the log records of these bytes below entry \d+, each as recorded: evals complete as of checkpoint \d+$/),
     ]);
     expect(await page.locator('tr[data-eval]').count()).toBe(2);
     expect(errors).toEqual([]);

@@ -49,7 +49,8 @@ export async function checkEvals(V: Verifier, keys: Keys, doc: Json, nodeChecks:
       setState(box, 'unchecked', 'not checked: content.evals: the read’s summary was not checked', detail);
     else {
       const n = held.asOf.evals ?? 0;
-      const said = `${n} eval${n === 1 ? '' : 's'} the log records of these bytes, each as recorded`;
+      // As the lookups say it (lookup.ts): the map covers the log below its size, its root proven under the checkpoint.
+      const said = `${n} eval${n === 1 ? '' : 's'} the log records of these bytes below entry ${held.asOf.size}, each as recorded`;
       setState(box, 'ok', `${said}: evals complete as of checkpoint ${held.checkpoint}`, detail);
     }
   } catch (err) {
