@@ -37,7 +37,7 @@ export async function checkEvals(V: Verifier, keys: Keys, doc: Json, nodeChecks:
   setState(box, 'pending', 'checking the log’s record of these bytes…');
   try {
     const held = await V.verifyArtifactEvals(doc, keys.logKey);
-    if (!held) return setState(box, 'unchecked', 'not checked: the read is no artifact’s');
+    if (!held) return setState(box, 'unchecked', 'not checked: the read names no artifact’s bytes and evals to hold to the log');
     const summary = nodeChecks.find((c) => c.id === 'content.evals');
     const checks = [...held.checks, ...(summary ? [summary] : []), rowsCheck(doc)];
     const { detail } = verdict(checks);
