@@ -369,6 +369,13 @@ export class LookupMap {
     return at;
   }
 
+  /** The id of key hash k, or -1 when the map does not hold it. */
+  idOf(k: Buffer): number {
+    if (this.top === NONE) return NONE;
+    const id = this.keyOf[this.descend(k)];
+    return this.differs(k, id) < 0 ? id : NONE;
+  }
+
   /** K of key id (as lastId names it). */
   keyHashOf(id: number): Buffer {
     return Buffer.from(this.ks.subarray(32 * id, 32 * id + 32));

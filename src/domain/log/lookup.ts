@@ -4,11 +4,15 @@
 //
 // The map follows the log, never the other way round: an append does not wait for it (the log's
 // appender is the node's bottleneck). It takes the entries appended since its last root in one
-// step when a root is due, and writes their list items and its head (size and root) in one
-// transaction, so the store holds a map of some size N whole or not at all. At start the map is
-// read back from the store and its root computed again: a head whose root the lists do not give
-// (a torn or edited store) is dropped and the map rebuilt from the log, so no root is served that
-// the lists do not give; the entries past the stored size are then taken from the log (catching up).
+// step when a root is due. Their list items and its head (size and root) are written in one
+// transaction, so the store holds a map of some size N whole or not at all; not at every step
+// but every WRITE_EVERY_MS or MAX_UNWRITTEN items (and at close): the log is the map's journal,
+// and writing a key's items once for many steps keeps the index's writes from crowding the
+// appender's on the store. Lookups read a key's stored items and those not yet written from memory.
+// At start the map is read back from the store and its root computed again: a head whose root the
+// lists do not give (a torn or edited store) is dropped and the map rebuilt from the log, so no
+// root is served that the lists do not give; the entries past the stored size are then taken from
+// the log (catching up), as after a crash that took the items not yet written.
 import { entryLookupKeys, EMPTY_MAP_ROOT, encodeMapProof, LOOKUP_ROOT_KIND, LookupMap, lookupKeyHash, type LogEntry } from '../../core/index.js';
 import { space, type Store } from '../../store/index.js';
 import type { TransparencyLog } from './log.js';
@@ -62,8 +66,14 @@ export interface LookupOptions {
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 const itemKey = (khex: string, position: number) => `${khex}:${pad(position, 10)}`;
-/** Items per transaction when a whole map is written (a rebuild, a long catch-up). */
+/** Items per transaction when a whole map is deleted (a rebuild). */
 const CHUNK = 20_000;
+/** List items held unwritten at most (past it a step writes them). */
+const MAX_UNWRITTEN = 200_000;
+/** How long list items are held unwritten at most (ms, by the node's clock): the entries a crash leaves to catch up from the log. */
+const WRITE_EVERY_MS = 10_000;
+/** Entries a step takes between two turns of the event loop (the appender's callbacks run between). */
+const SLICE = 2000;
 /** Entries read from the log at once. */
 const PAGE = 1000;
 /** Entries handed over by the appender kept at most between two steps (past it, the step reads the store). */
@@ -80,6 +90,7 @@ export class LookupIndex {
   /** True from the moment a step takes entries until their root is appended: the map is then ahead of every root. */
   private advancing = false;
   private publishedAt = Number.NEGATIVE_INFINITY;
+  private writtenAt: number;
   /** List items taken since the last write, by the key's id in the map: the position of the first and the indices. */
   private unwritten = new Map<number, { first: number; seqs: number[] }>();
   private unwrittenCount = 0;
@@ -101,6 +112,7 @@ export class LookupIndex {
     const onError = options.onError ?? (() => undefined);
     this.every = options.every ?? 256;
     this.freshMs = options.freshMs ?? 1000;
+    this.writtenAt = now();
     // The entries this process appends are handed over as they commit, so a step reads back from
     // the store only those another process appended (a shared store) or that came before it.
     this.unfeed = log.onAppend((entries) => {
@@ -164,16 +176,28 @@ export class LookupIndex {
     const khex = k.toString('hex');
     const proof = encodeMapProof(this.map.prove(k)).toString('base64');
     const count = this.map.count(k);
-    // The stored list may have grown past the root since (a step that began): its first `count` items are the root's.
-    const chunks = count ? await this.store.list(LookupLists, { gte: `${khex}:`, lt: `${khex};`, limit: count }) : [];
-    const indices = chunks.flatMap(([, seqs]) => seqs).slice(0, count);
+    // The indices not yet written, as they stand now; those before them are stored, below position `first`
+    // (a write that began since moves these to the store at positions from `first` on, which the read leaves out).
+    const unwritten = count ? this.unwritten.get(this.map.idOf(k)) : undefined;
+    const first = unwritten ? unwritten.first : count;
+    const held = unwritten ? unwritten.seqs.slice() : [];
+    const chunks = first ? await this.store.list(LookupLists, { gte: `${khex}:`, lt: itemKey(khex, first), limit: first }) : [];
+    const indices = chunks
+      .flatMap(([, seqs]) => seqs)
+      .slice(0, first)
+      .concat(held)
+      .slice(0, count);
     return { key, keyHash: khex, found: count > 0, indices, proof, published };
   }
 
+  /** Stops following the log, first writing the items not yet written (a clean stop leaves nothing to catch up). */
   async close() {
     if (this.timer) clearInterval(this.timer);
     this.unfeed();
-    await this.step.catch(() => undefined);
+    await this.serial(async () => {
+      await this.started;
+      await this.write();
+    }).catch(() => undefined);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -198,7 +222,7 @@ export class LookupIndex {
       if (this.map.root().toString('hex') === head.root && this.map.keys === head.keys) this.size = this.written = head.size;
       else await this.clear();
     }
-    await this.catchUp();
+    await this.catchUp(true);
     // The newest root entry in the log, when it is this map's: served as it is, with no new entry.
     const [last] = await this.store.list(LogIndex, { gte: `kind:${LOOKUP_ROOT_KIND}:`, lt: `kind:${LOOKUP_ROOT_KIND}:\uffff`, reverse: true, limit: 1 });
     const entry = last ? await this.log.entry(last[1].seq) : undefined;
@@ -234,22 +258,26 @@ export class LookupIndex {
     if (batch.length) await drop();
   }
 
-  // Takes the log's entries past the map's size and writes them; answers whether any mentioned a key or was not a root.
-  private async catchUp(): Promise<boolean> {
+  // Takes the log's entries past the map's size, and writes them when due (`write`: now); answers
+  // whether any mentioned a key or was not a root. A lookup never sees the map between two entries:
+  // lookups wait for the step (advancing) or for the start.
+  private async catchUp(write = false): Promise<boolean> {
     const head = await this.log.head();
     let grew = false;
     while (this.size < head.size) {
       const entries = this.fromFed() ?? (await this.log.entries(this.size, Math.min(head.size, this.size + PAGE)));
       if (!entries.length) throw new Error(`the log holds no entry ${this.size}, below its size ${head.size}`);
-      // Synchronous from here: a lookup never sees the map between two entries.
-      for (const e of entries) {
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i];
         if (e.seq !== this.size) continue;
         if (e.kind !== LOOKUP_ROOT_KIND) grew = true;
         this.take(e);
+        // The appender's commits are answered between slices of a long step.
+        if (i % SLICE === SLICE - 1) await new Promise(setImmediate);
       }
-      if (this.unwrittenCount >= CHUNK) await this.write();
+      if (this.unwrittenCount >= MAX_UNWRITTEN) await this.write();
     }
-    await this.write();
+    if (write || this.now() - this.writtenAt >= WRITE_EVERY_MS) await this.write();
     return grew;
   }
 
@@ -284,6 +312,7 @@ export class LookupIndex {
     this.unwritten = new Map();
     this.unwrittenCount = 0;
     this.written = this.size;
+    this.writtenAt = this.now();
     const head: LookupHeadRecord = { size: this.size, root: this.map.root().toString('hex'), keys: this.map.keys };
     const map = this.map;
     // Not durable on its own (it shares the next durable write's sync): a map a crash took back is

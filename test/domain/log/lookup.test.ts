@@ -119,6 +119,39 @@ describe.each<StoreKind>(['level', 'postgres'])('the verifiable index on %s', (k
     expect(a.published.root).toBe(await naiveRoot(a.published.size));
   });
 
+  it('answers the indices it has not written yet from memory, and writes them ten seconds on', async () => {
+    await append(4);
+    const first = await index.lookup('agent:ak_agent0');
+    expect(first.indices).toEqual([0, 3]);
+    await append(4, 4);
+    clock.advance(1000);
+    const second = await index.lookup('agent:ak_agent0');
+    // Entry 4 is the first root: the second four are 5 to 8.
+    expect(second.indices).toEqual([0, 3, 7]);
+    expect(await store.list(LookupLists)).toEqual([]);
+    clock.advance(10_000);
+    await append(3, 8);
+    const third = await index.lookup('agent:ak_agent0');
+    // Entry 9 is the second root: the last three are 10 to 12.
+    expect(third.indices).toEqual([0, 3, 7, 11]);
+    expect((await store.get(LookupHead, 'head'))?.size).toBe(third.published.size);
+    expect(third.published.root).toBe(await naiveRoot(third.published.size));
+  });
+
+  it('catches up from the log with the items a crash took before they were written', async () => {
+    await append(6);
+    const before = await index.lookup('agent:ak_agent0');
+    // A crash: the index is not closed, and what it held unwritten is gone.
+    index = new LookupIndex(log, () => clock.now());
+    await index.ready();
+    clock.advance(1000);
+    await append(3, 6);
+    const after = await index.lookup('agent:ak_agent0');
+    expect(after.indices.slice(0, before.indices.length)).toEqual(before.indices);
+    expect(after.indices.length).toBe(before.indices.length + 1);
+    expect(after.published.root).toBe(await naiveRoot(after.published.size));
+  });
+
   it('rebuilds from the log a stored map whose lists do not give its root, never serving that root', async () => {
     await append(9);
     const good = await index.lookup('agent:ak_agent0');
