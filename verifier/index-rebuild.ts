@@ -31,9 +31,10 @@ export class IndexRebuild {
   /**
    * The keys of the entries read and not yet in the map (at most REBUILD_WINDOW entries), in
    * order from `head`: each key beside its entry's index. An entry's keys are derived as it is
-   * read, so only its keys are held, not the entry.
+   * read, so only its keys are held, not the entry. A key is its text, or the number a reader
+   * elsewhere gave it (addRead).
    */
-  private waitingKeys: string[] = [];
+  private waitingKeys: Array<string | number> = [];
   private waitingSeqs: number[] = [];
   private head = 0;
   /** Entries read: 0 to read-1. */
@@ -41,6 +42,9 @@ export class IndexRebuild {
   /** Entries in the map: 0 to taken-1. */
   private taken = 0;
   readonly roots: RootCompared[] = [];
+  /** Keys by number (addRead): their hashes, and their ids in the map once they joined it (-1 before). */
+  private numbered: Buffer = Buffer.alloc(32 * 1024);
+  private ids = new Int32Array(1024).fill(-1);
 
   /** The next entry of the log (entries must come in order, from 0). */
   add(e: Pick<LogEntry, 'seq' | 'kind' | 'agent' | 'body'>) {
@@ -49,6 +53,35 @@ export class IndexRebuild {
     for (const key of entryLookupKeys(e)) {
       this.waitingKeys.push(key);
       this.waitingSeqs.push(e.seq);
+    }
+    this.read++;
+    if (this.read - this.taken > REBUILD_WINDOW) this.takeUpTo(this.read - REBUILD_WINDOW);
+  }
+
+  /** The hash of the key numbered n in the keys addRead is given (numbers from 0, each learnt once before it is used). */
+  learn(n: number, k: Uint8Array) {
+    if (n >= this.ids.length) {
+      const ids = new Int32Array(Math.max(n + 1, 2 * this.ids.length)).fill(-1);
+      ids.set(this.ids);
+      this.ids = ids;
+      const numbered = Buffer.alloc(32 * ids.length);
+      this.numbered.copy(numbered);
+      this.numbered = numbered;
+    }
+    this.numbered.set(k.subarray(0, 32), 32 * n);
+    this.ids[n] = -1;
+  }
+
+  /**
+   * The next entry of the log, read elsewhere (a worker): the body of an index.root.v1 entry, or
+   * null for any other, and the numbers of the keys it mentions (keys[from] to keys[to - 1]).
+   */
+  addRead(seq: number, rootBody: Record<string, unknown> | null, keys: ArrayLike<number>, from: number, to: number) {
+    if (seq !== this.read) throw new RangeError(`entry ${seq} out of order (expected ${this.read})`);
+    if (rootBody) this.compare({ seq, body: rootBody });
+    for (let i = from; i < to; i++) {
+      this.waitingKeys.push(keys[i]);
+      this.waitingSeqs.push(seq);
     }
     this.read++;
     if (this.read - this.taken > REBUILD_WINDOW) this.takeUpTo(this.read - REBUILD_WINDOW);
@@ -83,12 +116,25 @@ export class IndexRebuild {
     this.roots.push({ seq: e.seq, size, logged, rebuilt, held: rebuilt === logged });
   }
 
+  private addNumbered(n: number, seq: number) {
+    const id = this.ids[n];
+    if (id >= 0) this.map.addTo(id, seq);
+    else {
+      this.map.add(this.numbered.subarray(32 * n, 32 * n + 32), seq);
+      this.ids[n] = this.map.lastId;
+    }
+  }
+
   // Takes the keys of the entries below `end` into the map.
   private takeUpTo(end: number) {
     const keys = this.waitingKeys;
     const seqs = this.waitingSeqs;
     let i = this.head;
-    for (; i < seqs.length && seqs[i] < end; i++) this.map.addKey(keys[i], seqs[i]);
+    for (; i < seqs.length && seqs[i] < end; i++) {
+      const key = keys[i];
+      if (typeof key === 'string') this.map.addKey(key, seqs[i]);
+      else this.addNumbered(key, seqs[i]);
+    }
     this.head = i;
     this.taken = end;
     // Taken keys are dropped now and then, not one by one (each drop moves the whole array).

@@ -28,13 +28,55 @@ export function lookupKeyProblem(key: string): string | null {
   return null;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+/** What entryLookupKeys takes of an entry. */
+export interface KeyedEntry {
+  kind: string;
+  agent: string | null;
+  body: Record<string, unknown>;
+}
 
-/** The body fields whose value is a knowledge path (INDEX.md 2.2). */
-const PATH_FIELDS = ['path', 'artifactPath', 'parentPath'];
-
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * entryLookupKeys, made by a function that refers to nothing outside itself, so that a worker
+ * thread runs the very same code from its source (cli/commands/monitor/index-rebuild-worker.ts): the keys an
+ * entry mentions are derived by one function wherever they are.
+ */
+export function lookupKeysKit(rootKind: string, maxKey: number): (e: KeyedEntry) => string[] {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+  const sha256 = /^[0-9a-f]{64}$/;
+  const control = /[\u0000-\u001f\u007f]/;
+  // The body fields whose value is a knowledge path (INDEX.md 2.2).
+  const pathFields = ['path', 'artifactPath', 'parentPath'];
+  return (e) => {
+    if (e.kind === rootKind) return [];
+    const out: string[] = [];
+    const add = (prefix: string, value: string) => {
+      const k = prefix + value;
+      if (k.length <= maxKey && !control.test(value) && !out.includes(k)) out.push(k);
+    };
+    const body = isObject(e.body) ? e.body : {};
+    if (str(e.agent)) add('agent:', e.agent);
+    const digests: string[] = [];
+    for (const name in body) {
+      const v = body[name];
+      if (typeof v === 'string') {
+        if (v.startsWith('did:key:') && v.length > 8) add('key:', v);
+        if ((name === 'sha256' || name.endsWith('Sha256')) && sha256.test(v)) digests.push(v);
+      } else if (Array.isArray(v))
+        for (const item of v) if (isObject(item) && typeof item.sha256 === 'string' && sha256.test(item.sha256)) digests.push(item.sha256);
+    }
+    if (str(body.proposalId)) add('proposal:', body.proposalId);
+    for (const f of pathFields) {
+      const v = body[f];
+      if (str(v) && v.startsWith('/')) add('path:', v);
+    }
+    for (const d of digests) add('sha256:', d);
+    if (str(body.judgmentId)) add('credential:', body.judgmentId);
+    if (Array.isArray(body.judgments)) for (const j of body.judgments) if (isObject(j) && str(j.judgmentId)) add('credential:', j.judgmentId);
+    if (Array.isArray(body.judgmentIds)) for (const id of body.judgmentIds) if (str(id)) add('credential:', id);
+    return out;
+  };
+}
 
 /**
  * The keys an entry mentions (INDEX.md 2.2), each once, in the order the rules name them. Only
@@ -42,32 +84,4 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * Written for speed (a monitor runs it on every entry of the log): each rule checks the value
  * its prefix takes (lookupKeyProblem's rules), one pass over the body's fields.
  */
-export function entryLookupKeys(e: { kind: string; agent: string | null; body: Record<string, unknown> }): string[] {
-  if (e.kind === LOOKUP_ROOT_KIND) return [];
-  const out: string[] = [];
-  const add = (prefix: string, value: string) => {
-    const k = prefix + value;
-    if (k.length <= MAX_LOOKUP_KEY && !CONTROL.test(value) && !out.includes(k)) out.push(k);
-  };
-  const body = isObject(e.body) ? e.body : {};
-  if (str(e.agent)) add('agent:', e.agent);
-  const digests: string[] = [];
-  for (const name in body) {
-    const v = body[name];
-    if (typeof v === 'string') {
-      if (v.startsWith('did:key:') && v.length > 8) add('key:', v);
-      if ((name === 'sha256' || name.endsWith('Sha256')) && SHA256.test(v)) digests.push(v);
-    } else if (Array.isArray(v))
-      for (const item of v) if (isObject(item) && typeof item.sha256 === 'string' && SHA256.test(item.sha256)) digests.push(item.sha256);
-  }
-  if (str(body.proposalId)) add('proposal:', body.proposalId);
-  for (const f of PATH_FIELDS) {
-    const v = body[f];
-    if (str(v) && v.startsWith('/')) add('path:', v);
-  }
-  for (const d of digests) add('sha256:', d);
-  if (str(body.judgmentId)) add('credential:', body.judgmentId);
-  if (Array.isArray(body.judgments)) for (const j of body.judgments) if (isObject(j) && str(j.judgmentId)) add('credential:', j.judgmentId);
-  if (Array.isArray(body.judgmentIds)) for (const id of body.judgmentIds) if (str(id)) add('credential:', id);
-  return out;
-}
+export const entryLookupKeys: (e: KeyedEntry) => string[] = lookupKeysKit(LOOKUP_ROOT_KIND, MAX_LOOKUP_KEY);

@@ -369,6 +369,11 @@ export class LookupMap {
     return at;
   }
 
+  /** add() to the key of id `id` (as lastId named it). */
+  addTo(id: number, index: number): number {
+    return this.push(id, index);
+  }
+
   /** The id of key hash k, or -1 when the map does not hold it. */
   idOf(k: Buffer): number {
     if (this.top === NONE) return NONE;

@@ -5,10 +5,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TILE_WIDTH } from '../../../src/core/index.js';
-import { IndexRebuild } from '../../../verifier/index-rebuild.js';
+import { IndexRebuildInWorker } from './index-rebuild-worker.js';
 import { INDEX_EVIDENCE_TYPE, type IndexEvidence } from '../../../verifier/index-evidence.js';
 import { CliError, type Json } from '../../kit/index.js';
-import { leafAt } from '../log/bundle-check.js';
+import { type CheckedBundle, leafAt } from '../log/bundle-check.js';
 import { bundleReader, openView, signedTree, type SignedView } from '../log/follower.js';
 import type { FetchBytes } from '../log/tile-reader.js';
 
@@ -21,6 +21,13 @@ export interface IndexAuditOptions {
 
 /** Reads every leaf of the signed tree in order, handing each to `each`; throws CliError when the tiles are not the tree signed. */
 async function eachLeaf(fetchBytes: FetchBytes, view: SignedView, each: (seq: number, leaf: Buffer) => void) {
+  await eachBundle(fetchBytes, view, async (b, first) => {
+    for (let i = 0; i < b.width; i++) each(first + i, leafAt(b, i));
+  });
+}
+
+/** Reads every entry bundle of the signed tree in order (the index of its first leaf beside it); throws CliError when the tiles are not the tree signed. */
+async function eachBundle(fetchBytes: FetchBytes, view: SignedView, each: (b: CheckedBundle, first: number) => Promise<void>) {
   const tiles = await signedTree(fetchBytes, view);
   if ('problem' in tiles) throw new CliError('incomplete', `the log's tiles: ${tiles.problem}`);
   const bundles = Math.ceil(view.size / TILE_WIDTH);
@@ -28,7 +35,7 @@ async function eachLeaf(fetchBytes: FetchBytes, view: SignedView, each: (seq: nu
   for (let n = 0; n < bundles; n++) {
     const b = await read(n);
     if ('problem' in b) throw new CliError('incomplete', `entry bundle ${n}: ${b.problem}`);
-    for (let i = 0; i < b.width; i++) each(n * TILE_WIDTH + i, leafAt(b, i));
+    await each(b, n * TILE_WIDTH);
   }
 }
 
@@ -37,11 +44,18 @@ export async function auditIndex(o: IndexAuditOptions): Promise<number> {
   const note = (await o.fetchBytes('checkpoint')).toString('utf8');
   const view = openView(note, o.logKey);
   if ('refused' in view) throw new CliError('incomplete', `the checkpoint is not signed by the log key ${o.logKey}: ${view.refused}`);
-  const rebuild = new IndexRebuild();
   const started = Date.now();
-  await eachLeaf(o.fetchBytes, view, (seq, leaf) => {
-    const e = JSON.parse(leaf.toString('utf8')) as Json;
-    rebuild.add({ seq, kind: String(e.kind), agent: typeof e.agent === 'string' ? e.agent : null, body: e.body ?? {} });
+  // The leaves are read (JSON, their keys) on a worker thread while this one keeps the map.
+  const reading = new IndexRebuildInWorker();
+  await eachBundle(o.fetchBytes, view, async (b) => {
+    const starts = Array.from({ length: b.width }, (_, i) => b.offsets[i] + 2);
+    await reading.add(b.bytes, starts, b.offsets.slice(1, b.width + 1));
+  }).catch(async (e) => {
+    await reading.finish().catch(() => undefined);
+    throw e;
+  });
+  const rebuild = await reading.finish().catch((e: Error) => {
+    throw new CliError('incomplete', `the log's entries: ${e.message}`);
   });
   let alerts = 0;
   let unchecked = 0;
