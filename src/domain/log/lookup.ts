@@ -68,8 +68,8 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 const itemKey = (khex: string, position: number) => `${khex}:${pad(position, 10)}`;
 /** Items per transaction when a whole map is deleted (a rebuild). */
 const CHUNK = 20_000;
-/** List items held unwritten at most (past it a step writes them). */
-const MAX_UNWRITTEN = 200_000;
+/** Indices held unwritten at most (past it a step writes them): a catch-up of a million entries writes each key about once. */
+const MAX_UNWRITTEN = 1_000_000;
 /** How long list items are held unwritten at most (ms, by the node's clock): the entries a crash leaves to catch up from the log. */
 const WRITE_EVERY_MS = 10_000;
 /** Entries a step takes between two turns of the event loop (the appender's callbacks run between). */
@@ -92,8 +92,7 @@ export class LookupIndex {
   private publishedAt = Number.NEGATIVE_INFINITY;
   private writtenAt: number;
   /** List items taken since the last write, by the key's id in the map: the position of the first and the indices. */
-  private unwritten = new Map<number, { first: number; seqs: number[] }>();
-  private unwrittenCount = 0;
+  private unwritten = new Unwritten();
   /** One step at a time (start, publish): lookups wait for the one running. */
   private step: Promise<unknown> = Promise.resolve();
   private readonly started: Promise<void>;
@@ -178,9 +177,9 @@ export class LookupIndex {
     const count = this.map.count(k);
     // The indices not yet written, as they stand now; those before them are stored, below position `first`
     // (a write that began since moves these to the store at positions from `first` on, which the read leaves out).
-    const unwritten = count ? this.unwritten.get(this.map.idOf(k)) : undefined;
+    const unwritten = count ? this.unwritten.of(this.map.idOf(k)) : undefined;
     const first = unwritten ? unwritten.first : count;
-    const held = unwritten ? unwritten.seqs.slice() : [];
+    const held = unwritten ? unwritten.seqs : [];
     const chunks = first ? await this.store.list(LookupLists, { gte: `${khex}:`, lt: itemKey(khex, first), limit: first }) : [];
     const indices = chunks
       .flatMap(([, seqs]) => seqs)
@@ -275,7 +274,7 @@ export class LookupIndex {
         // The appender's commits are answered between slices of a long step.
         if (i % SLICE === SLICE - 1) await new Promise(setImmediate);
       }
-      if (this.unwrittenCount >= MAX_UNWRITTEN) await this.write();
+      if (this.unwritten.count >= MAX_UNWRITTEN) await this.write();
     }
     if (write || this.now() - this.writtenAt >= WRITE_EVERY_MS) await this.write();
     return grew;
@@ -295,22 +294,17 @@ export class LookupIndex {
   private take(e: LogEntry) {
     for (const key of entryLookupKeys(e)) {
       const position = this.map.addKey(key, e.seq) - 1;
-      // By the key's id: its hash is written out in hex once a step, however often the step meets it.
-      const id = this.map.lastId;
-      const u = this.unwritten.get(id);
-      if (u) u.seqs.push(e.seq);
-      else this.unwritten.set(id, { first: position, seqs: [e.seq] });
-      this.unwrittenCount++;
+      // By the key's id: its hash is written out in hex once a write, however often the entries meet it.
+      this.unwritten.add(this.map.lastId, position, e.seq);
     }
     this.size = e.seq + 1;
   }
 
   // The items taken and the head, in one transaction: the store holds the map of `size` whole or not at all.
   private async write() {
-    if (!this.unwrittenCount && this.size === this.written) return;
-    const items = this.unwritten;
-    this.unwritten = new Map();
-    this.unwrittenCount = 0;
+    if (!this.unwritten.count && this.size === this.written) return;
+    const items = this.unwritten.items();
+    this.unwritten.clear();
     this.written = this.size;
     this.writtenAt = this.now();
     const head: LookupHeadRecord = { size: this.size, root: this.map.root().toString('hex'), keys: this.map.keys };
@@ -320,7 +314,7 @@ export class LookupIndex {
     await this.store.transact(
       [LOOKUP_LOCK],
       async (tx) => {
-        for (const [id, u] of items) tx.put(LookupLists, itemKey(map.keyHashOf(id).toString('hex'), u.first), u.seqs);
+        for (const u of items) tx.put(LookupLists, itemKey(map.keyHashOf(u.id).toString('hex'), u.first), u.seqs);
         const stored = await tx.get(LookupHead, 'head');
         // Another process sharing the store may be ahead: its items are these, its head stays.
         if (!stored || stored.size <= head.size) tx.put(LookupHead, 'head', head);
@@ -336,6 +330,72 @@ export class LookupIndex {
     this.published = { size: body.size, root, keys: body.keys, entry };
     this.publishedAt = this.now();
   }
+}
+
+/**
+ * The indices taken and not yet written, by the map's key id: each key's in a chain through typed
+ * arrays (no object per key or per index for the collector to walk while they wait), beside the
+ * position in the key's list of its first.
+ */
+class Unwritten {
+  /** Indices held. */
+  count = 0;
+  private seqs = new Float64Array(4096);
+  private next = new Int32Array(4096);
+  /** By key id: its first and last index held (-1: none), and the position of the first. */
+  private head = new Int32Array(1024).fill(-1);
+  private tail = new Int32Array(1024);
+  private first = new Float64Array(1024);
+  /** The ids with indices held, in the order they were first met. */
+  private ids: number[] = [];
+
+  add(id: number, position: number, seq: number) {
+    const m = this.count++;
+    if (m >= this.seqs.length) {
+      this.seqs = grow(this.seqs, m + 1);
+      this.next = grow(this.next, m + 1);
+    }
+    if (id >= this.head.length) {
+      const head = new Int32Array(Math.max(id + 1, 2 * this.head.length)).fill(-1);
+      head.set(this.head);
+      this.head = head;
+      this.tail = grow(this.tail, head.length);
+      this.first = grow(this.first, head.length);
+    }
+    this.seqs[m] = seq;
+    this.next[m] = -1;
+    if (this.head[id] < 0) {
+      this.head[id] = m;
+      this.first[id] = position;
+      this.ids.push(id);
+    } else this.next[this.tail[id]] = m;
+    this.tail[id] = m;
+  }
+
+  /** Key id's indices held, and the position of the first, if any. */
+  of(id: number): { id: number; first: number; seqs: number[] } | undefined {
+    if (id < 0 || id >= this.head.length || this.head[id] < 0) return undefined;
+    const seqs: number[] = [];
+    for (let m = this.head[id]; m >= 0; m = this.next[m]) seqs.push(this.seqs[m]);
+    return { id, first: this.first[id], seqs };
+  }
+
+  /** Every key's indices held, as the store's items take them. */
+  items(): Array<{ id: number; first: number; seqs: number[] }> {
+    return this.ids.map((id) => this.of(id)!);
+  }
+
+  clear() {
+    for (const id of this.ids) this.head[id] = -1;
+    this.ids = [];
+    this.count = 0;
+  }
+}
+
+function grow<T extends Int32Array | Float64Array>(a: T, need: number): T {
+  const b = new (a.constructor as new (n: number) => T)(Math.max(need, 2 * a.length));
+  b.set(a);
+  return b;
 }
 
 /** The root of a map that holds nothing, hex (a log with no entry mentioning a key). */
