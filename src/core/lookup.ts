@@ -433,9 +433,41 @@ export class LookupMap {
     }
   }
 
-  // Computes node n's hash and the stale ones beneath it (recursion depth at most 257: one per bit).
-  private hash(n: number) {
-    if (this.fresh[n]) return;
+  /**
+   * Computes up to `budget` stale hashes (children before their parent); answers whether none is
+   * left. A node that appends to the map while it serves hashes the map in slices, so that one
+   * step's hashing never holds the event loop long (root() then finds it done).
+   */
+  settle(budget: number): boolean {
+    return this.hash(this.top, budget);
+  }
+
+  // Computes the stale hashes under node n and n's, at most `budget` of them; answers whether n's is done.
+  private hash(n: number, budget = Number.POSITIVE_INFINITY): boolean {
+    if (n === NONE || this.fresh[n]) return true;
+    const stack = [n];
+    let done = 0;
+    while (stack.length) {
+      const at = stack[stack.length - 1];
+      if (this.bit[at] >= 0) {
+        if (!this.fresh[this.left[at]]) {
+          stack.push(this.left[at]);
+          continue;
+        }
+        if (!this.fresh[this.right[at]]) {
+          stack.push(this.right[at]);
+          continue;
+        }
+      }
+      this.hashOne(at);
+      stack.pop();
+      if (++done >= budget && stack.length) return false;
+    }
+    return true;
+  }
+
+  // Computes node n's hash from its children's (fresh) or its key's list.
+  private hashOne(n: number) {
     const s = this.scratch;
     const b = this.bit[n];
     if (b < 0) {
@@ -448,8 +480,6 @@ export class LookupMap {
     } else {
       const l = this.left[n];
       const r = this.right[n];
-      this.hash(l);
-      this.hash(r);
       s[0] = MAP_NODE;
       s[1] = b;
       this.hashes.copy(s, 2, 32 * l, 32 * l + 32);

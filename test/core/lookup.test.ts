@@ -124,6 +124,13 @@ describe('the index map of docs/INDEX.md', () => {
       }
     }
     expect(byName.keys).toBe(lists.size);
+    // Hashed in slices of a few nodes, the root is the one computed at once.
+    for (let i = 6000; i < 6300; i++) byName.addKey(`path:/p${i}`, i);
+    let slices = 1;
+    while (!byName.settle(7)) slices++;
+    expect(slices).toBeGreaterThan(10);
+    for (let i = 6000; i < 6300; i++) lists.set(`path:/p${i}`, [i]);
+    expect(byName.root().equals(naiveMapRoot([...lists].map(([k, indices]) => ({ k: lookupKeyHash(k), indices }))))).toBe(true);
     const root = byName.root();
     for (const [key, indices] of [...lists].filter((_, n) => n % 50 === 0)) {
       expect(byName.keyHash(key).equals(lookupKeyHash(key))).toBe(true);

@@ -74,6 +74,8 @@ const MAX_UNWRITTEN = 1_000_000;
 const WRITE_EVERY_MS = 10_000;
 /** Entries a step takes between two turns of the event loop (the appender's callbacks run between). */
 const SLICE = 2000;
+/** Map hashes a step computes between two turns of the event loop. */
+const HASH_SLICE = 2000;
 /** Entries read from the log at once. */
 const PAGE = 1000;
 /** Entries handed over by the appender kept at most between two steps (past it, the step reads the store). */
@@ -303,6 +305,7 @@ export class LookupIndex {
   // The items taken and the head, in one transaction: the store holds the map of `size` whole or not at all.
   private async write() {
     if (!this.unwritten.count && this.size === this.written) return;
+    await this.hashed();
     const items = this.unwritten.items();
     this.unwritten.clear();
     this.written = this.size;
@@ -323,7 +326,13 @@ export class LookupIndex {
     );
   }
 
+  // The map's stale hashes computed in slices, the appender's callbacks answered between them.
+  private async hashed() {
+    while (!this.map.settle(HASH_SLICE)) await new Promise(setImmediate);
+  }
+
   private async append() {
+    await this.hashed();
     const root = this.map.root().toString('hex');
     const body = { schemaVersion: '1.0.0', size: this.size, root, keys: this.map.keys };
     const entry = await this.log.submit({ kind: LOOKUP_ROOT_KIND, tier: 'event', agent: null, body });
