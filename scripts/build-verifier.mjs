@@ -17,9 +17,11 @@
 //    and postject, both from npm / Node itself) of the same program built as CommonJS.
 //
 // Every output is checked after the build: its imports, and its size (the single file must
-// stay under 400 KB, the issue's bound; the browser build under 192 KiB, which it loads on
+// stay under 400 KB, the issue's bound; the browser build under 200 KiB, which it loads on
 // every explorer page that checks something: 143 KiB with the DSSE and Sigstore checks, 157
-// KiB with the registry of check ids and their meanings, PROTOCOL 8.8: 3 KiB more gzipped).
+// KiB with the registry of check ids and their meanings, PROTOCOL 8.8: 3 KiB more gzipped;
+// 191 KiB with the verifiable index's lookups and an artifact's evals held to them, issue 51:
+// 53 KiB brotli).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -34,8 +36,11 @@ const rel = (p) => relative(root, p).split('\\').join('/');
 /** Packages the checks themselves need, bundled into the single file. */
 const ALLOWED = new Set(['commander', 'canonicalize']);
 export const SINGLE_FILE_LIMIT = 400 * 1024;
-/** The browser build's bound (minified, before compression): 127 KiB, 143 with DSSE, Sigstore and P-256 (issue 47), 157 with the check ids (issue 48). */
-export const BROWSER_LIMIT = 192 * 1024;
+/**
+ * The browser build's bound (minified, before compression): 127 KiB, 143 with DSSE, Sigstore and P-256 (issue 47), 157 with the
+ * check ids (issue 48), 191 with the lookups and the evals held to them (issue 51).
+ */
+export const BROWSER_LIMIT = 200 * 1024;
 
 const isBuiltin = (spec) => spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]);
 const packageOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
