@@ -5,10 +5,11 @@
 // The map follows the log, never the other way round: an append does not wait for it (the log's
 // appender is the node's bottleneck). It takes the entries appended since its last root in one
 // step when a root is due. Their list items and its head (size and root) are written in one
-// transaction, so the store holds a map of some size N whole or not at all; not at every step
-// but every WRITE_EVERY_MS or MAX_UNWRITTEN items (and at close): the log is the map's journal,
-// and writing a key's items once for many steps keeps the index's writes from crowding the
-// appender's on the store. Lookups read a key's stored items and those not yet written from memory.
+// transaction, so the store holds a map of some size N whole or not at all. A node whose roots
+// follow the log writes them every WRITE_EVERY_MS or MAX_UNWRITTEN indices (and at close), not at
+// every step: the log is the map's journal, and a key's items written once for many steps keep
+// the index's writes from crowding the appender's on the store. Lookups read a key's stored items,
+// and those not yet written from memory.
 // At start the map is read back from the store and its root computed again: a head whose root the
 // lists do not give (a torn or edited store) is dropped and the map rebuilt from the log, so no
 // root is served that the lists do not give; the entries past the stored size are then taken from
@@ -61,6 +62,12 @@ export interface LookupOptions {
   everyMs?: number;
   /** A lookup appends a fresh root when the newest is older than this (ms, by the node's clock). */
   freshMs?: number;
+  /**
+   * How long list items are held unwritten at most (ms, by the node's clock; 0: written at every
+   * step). By default 10 s for a node whose roots follow the log (everyMs), 0 for one driven by its
+   * lookups alone.
+   */
+  writeEveryMs?: number;
   onError?: (e: unknown) => void;
 }
 
@@ -70,7 +77,7 @@ const itemKey = (khex: string, position: number) => `${khex}:${pad(position, 10)
 const CHUNK = 20_000;
 /** Indices held unwritten at most (past it a step writes them): a catch-up of a million entries writes each key about once. */
 const MAX_UNWRITTEN = 1_000_000;
-/** How long list items are held unwritten at most (ms, by the node's clock): the entries a crash leaves to catch up from the log. */
+/** How long a node whose roots follow the log holds list items unwritten (ms): the entries a crash leaves to catch up from the log. */
 const WRITE_EVERY_MS = 10_000;
 /** Entries a step takes between two turns of the event loop (the appender's callbacks run between). */
 const SLICE = 2000;
@@ -93,6 +100,7 @@ export class LookupIndex {
   private advancing = false;
   private publishedAt = Number.NEGATIVE_INFINITY;
   private writtenAt: number;
+  private readonly writeEveryMs: number;
   /** List items taken since the last write, by the key's id in the map: the position of the first and the indices. */
   private unwritten = new Unwritten();
   /** One step at a time (start, publish): lookups wait for the one running. */
@@ -114,6 +122,7 @@ export class LookupIndex {
     this.every = options.every ?? 256;
     this.freshMs = options.freshMs ?? 1000;
     this.writtenAt = now();
+    this.writeEveryMs = options.writeEveryMs ?? ((options.everyMs ?? 0) > 0 ? WRITE_EVERY_MS : 0);
     // The entries this process appends are handed over as they commit, so a step reads back from
     // the store only those another process appended (a shared store) or that came before it.
     this.unfeed = log.onAppend((entries) => {
@@ -278,7 +287,7 @@ export class LookupIndex {
       }
       if (this.unwritten.count >= MAX_UNWRITTEN) await this.write();
     }
-    if (write || this.now() - this.writtenAt >= WRITE_EVERY_MS) await this.write();
+    if (write || this.now() - this.writtenAt >= this.writeEveryMs) await this.write();
     return grew;
   }
 

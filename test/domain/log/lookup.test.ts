@@ -120,6 +120,8 @@ describe.each<StoreKind>(['level', 'postgres'])('the verifiable index on %s', (k
   });
 
   it('answers the indices it has not written yet from memory, and writes them ten seconds on', async () => {
+    await index.close();
+    index = new LookupIndex(log, () => clock.now(), { writeEveryMs: 10_000 });
     await append(4);
     const first = await index.lookup('agent:ak_agent0');
     expect(first.indices).toEqual([0, 3]);
