@@ -73,6 +73,23 @@ export interface LookupOptions {
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 const itemKey = (khex: string, position: number) => `${khex}:${pad(position, 10)}`;
+const positionOf = (itemKey: string) => Number(itemKey.slice(65));
+
+/**
+ * A key's list from its stored items, in key (so position) order, each position taken once.
+ * Processes sharing a store write a key's items cut where each one's steps fell, so items may
+ * overlap (one from position 0 with ten indices, another's from position 4); a key's list is the
+ * same in every process (its entries in log order), so what overlaps agrees and is skipped.
+ * Stops at a gap: what follows is not the list from there on.
+ */
+function assembled(items: Iterable<[string, number[]]>, list: number[] = []): number[] {
+  for (const [key, seqs] of items) {
+    const position = positionOf(key);
+    if (position > list.length) break;
+    for (let i = list.length - position; i < seqs.length; i++) list.push(seqs[i]);
+  }
+  return list;
+}
 /** Items per transaction when a whole map is deleted (a rebuild). */
 const CHUNK = 20_000;
 /** Indices held unwritten at most (past it a step writes them): a catch-up of a million entries writes each key about once. */
@@ -192,11 +209,7 @@ export class LookupIndex {
     const first = unwritten ? unwritten.first : count;
     const held = unwritten ? unwritten.seqs : [];
     const chunks = first ? await this.store.list(LookupLists, { gte: `${khex}:`, lt: itemKey(khex, first), limit: first }) : [];
-    const indices = chunks
-      .flatMap(([, seqs]) => seqs)
-      .slice(0, first)
-      .concat(held)
-      .slice(0, count);
+    const indices = assembled(chunks).slice(0, first).concat(held).slice(0, count);
     return { key, keyHash: khex, found: count > 0, indices, proof, published };
   }
 
@@ -225,10 +238,22 @@ export class LookupIndex {
   private async load() {
     const head = await this.store.get(LookupHead, 'head');
     if (head) {
+      // Each key's items in position order, overlaps taken once (assembled).
+      let khex = '';
+      let list: number[] = [];
+      const add = () => {
+        const k = Buffer.from(khex, 'hex');
+        for (const seq of list) if (seq < head.size) this.map.add(k, seq);
+      };
       for await (const [key, seqs] of this.store.iterate(LookupLists)) {
-        const k = Buffer.from(key.slice(0, 64), 'hex');
-        for (const seq of seqs) if (seq < head.size) this.map.add(k, seq);
+        if (key.slice(0, 64) !== khex) {
+          if (khex) add();
+          khex = key.slice(0, 64);
+          list = [];
+        }
+        assembled([[key, seqs]], list);
       }
+      if (khex) add();
       if (this.map.root().toString('hex') === head.root && this.map.keys === head.keys) this.size = this.written = head.size;
       else await this.clear();
     }

@@ -167,4 +167,21 @@ describe.each<StoreKind>(['level', 'postgres'])('the verifiable index on %s', (k
     expect(a.published.root).toBe(await naiveRoot(a.published.size));
     expect((await store.get(LookupHead, 'head'))?.root).toBe(a.published.root);
   });
+
+  it("takes each index once where processes sharing the store cut a key's items at different places", async () => {
+    await append(9);
+    const good = await index.lookup('agent:ak_agent0');
+    expect(good.indices.length).toBeGreaterThan(2);
+    await index.close();
+    // Another process's items for the same key, cut where its own steps fell: from position 1 on, overlapping ours.
+    const khex = lookupKeyHash('agent:ak_agent0').toString('hex');
+    const overlapping = `${khex}:${'1'.padStart(10, '0')}`;
+    await store.transact(['lookup'], async (tx) => tx.put(LookupLists, overlapping, good.indices.slice(1)));
+    index = new LookupIndex(log, () => clock.now());
+    const a = await index.lookup('agent:ak_agent0');
+    expect(a.indices).toEqual(good.indices);
+    expect(a.published.root).toBe(good.published.root);
+    // The map read back was taken as it stood (a rebuild would have dropped every item, this one too).
+    expect((await store.list(LookupLists)).map(([k]) => k)).toContain(overlapping);
+  });
 });
