@@ -5,7 +5,8 @@
 // mentions the key. One module for the CLI, the single-file verifier and the browser build.
 import { runAsync, runNow, type Checking } from '../src/core/checking.js';
 import { entryHash, entryLeaf, type LogEntry } from '../src/core/log-entry.js';
-import { LOOKUP_ROOT_KIND, lookupKeyHash, verifyMapProof } from '../src/core/lookup.js';
+import { LOOKUP_ROOT_KIND, lookupKeyHash } from '../src/core/lookup.js';
+import { verifyMapProof } from '../src/core/lookup-proof.js';
 import { entryLookupKeys, lookupKeyProblem } from '../src/core/lookup-keys.js';
 import { leafHash, verifyInclusion } from '../src/core/merkle.js';
 import { type Checkpoint, parseCheckpoint, parseNote } from '../src/core/note.js';

@@ -152,13 +152,6 @@ export {
   STATEMENT_TYPE,
 } from './dsse.js';
 export { formatTlogProof, parseTlogProof, TLOG_PROOF_HEADER, type TlogProof } from './tlog-proof.js';
-export {
-  EMPTY_MAP_ROOT,
-  encodeMapProof,
-  LOOKUP_ROOT_KIND,
-  LookupMap,
-  lookupKeyHash,
-  type MapProof,
-  verifyMapProof,
-} from './lookup.js';
+export { EMPTY_MAP_ROOT, LOOKUP_ROOT_KIND, LookupMap, lookupKeyHash, type MapProof } from './lookup.js';
+export { encodeMapProof, verifyMapProof } from './lookup-proof.js';
 export { entryLookupKeys, LOOKUP_KEY_PREFIXES, lookupKeyProblem, MAX_LOOKUP_KEY } from './lookup-keys.js';

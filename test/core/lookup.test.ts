@@ -3,19 +3,8 @@
 // inclusion and non-inclusion proofs, and proofs refused once tampered with.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeMapProof,
-  EMPTY_MAP_ROOT,
-  encodeMapProof,
-  ListEdge,
-  listRoot,
-  listLeafHash,
-  listNodeHash,
-  LookupMap,
-  lookupKeyHash,
-  naiveMapRoot,
-  verifyMapProof,
-} from '../../src/core/lookup.js';
+import { EMPTY_MAP_ROOT, ListEdge, listRoot, listLeafHash, listNodeHash, LookupMap, lookupKeyHash, naiveMapRoot } from '../../src/core/lookup.js';
+import { decodeMapProof, encodeMapProof, verifyMapProof } from '../../src/core/lookup-proof.js';
 import { entryLookupKeys, lookupKeyProblem } from '../../src/core/lookup-keys.js';
 
 interface Vectors {
