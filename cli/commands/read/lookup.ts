@@ -5,10 +5,9 @@
 // answer carries one Verification (./verify.ts), with what the lookup proves: the key's entries,
 // complete as of a log size.
 import { verifyLookup } from '../../../verifier/lookup.js';
-import { verdictOf } from '../../../verifier/report.js';
 import { issuerTrustOf } from '../../../verifier/trust.js';
 import type { Json } from '../../kit/index.js';
-import { failedOf, lineOf, type ReadVerifier, uncheckedOf, type Verification } from './verify.js';
+import { lineOf, type ReadVerifier, type Verification, verificationOf } from './verify.js';
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -22,16 +21,9 @@ export async function verifyLookupRead(reader: ReadVerifier, doc: Json): Promise
   const q = pin.trust.policy.quorum;
   const witnesses = q ? { keys: pin.trust.policy.witnesses, rule: q, now: Math.floor(Date.now() / 1000) } : undefined;
   const report = verifyLookup(doc, pin.trust.policy.logs, witnesses, issuerTrustOf(pin.trust));
-  const verdict = verdictOf(report);
-  const unchecked = verdict === 'unanchored' || verdict === 'status unknown' ? uncheckedOf(report.checks) : [];
   const proven = report.verified && report.key !== undefined && report.size !== undefined;
   return done({
-    verdict,
-    ...(unchecked.length ? { unchecked } : {}),
-    anchoredOn,
-    checkpoint: at?.checkpoint ? { size: at.checkpoint.size, root: at.checkpoint.root } : null,
-    failed: failedOf(report.checks),
-    ...trust,
+    ...verificationOf(report, anchoredOn, at, trust),
     ...(proven ? { lookup: { key: report.key!, found: report.found === true, entries: report.indices?.length ?? 0, size: report.size! } } : {}),
   });
 }

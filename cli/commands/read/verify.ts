@@ -130,6 +130,25 @@ export const failedOf = (checks: Check[]): FailedCheck[] =>
 export const uncheckedOf = (checks: Check[]): FailedCheck[] =>
   failedOf(checks.filter((c) => c.valid === null && (c.anchor || isStatusCheck(c.id))).map((c) => ({ ...c, valid: false })));
 
+/** The fields every Verification carries: the verdict of a report, the checks it failed or left unchecked, its anchor and checkpoint. */
+export function verificationOf(
+  report: { verified: boolean; anchored: boolean; checks: Check[] },
+  anchoredOn: string,
+  at: CheckpointOutcome | undefined,
+  trust: { trust?: Json },
+): Omit<Verification, 'line'> {
+  const verdict = verdictOf(report);
+  const unchecked = verdict === 'unanchored' || verdict === 'status unknown' ? uncheckedOf(report.checks) : [];
+  return {
+    verdict,
+    ...(unchecked.length ? { unchecked } : {}),
+    anchoredOn,
+    checkpoint: at?.checkpoint ? { size: at.checkpoint.size, root: at.checkpoint.root } : null,
+    failed: failedOf(report.checks),
+    ...trust,
+  };
+}
+
 /** What a read was proven complete with: its judgments (a proposal) or its evals (an artifact), as of a log size. */
 export const completeLine = (c: NonNullable<Verification['complete']>) =>
   c.evals !== undefined
@@ -259,16 +278,9 @@ export class ReadVerifier {
       if (complete.checks.some((check) => check.valid === false)) report.verified = false;
     }
     const decision = report.checks.find((c) => c.id === 'status.decision' && c.valid !== null);
-    const verdict = verdictOf(report);
-    const unchecked = verdict === 'unanchored' || verdict === 'status unknown' ? uncheckedOf(report.checks) : [];
     return done({
-      verdict,
-      ...(unchecked.length ? { unchecked } : {}),
-      anchoredOn,
-      checkpoint: at?.checkpoint ? { size: at.checkpoint.size, root: at.checkpoint.root } : null,
-      failed: failedOf(report.checks),
+      ...verificationOf(report, anchoredOn, at, trust),
       ...(decision ? { decision: decisionOf(decision) } : {}),
-      ...trust,
       ...(report.hits ? { hits: hitsOf(report) } : {}),
       ...(complete ? { complete: complete.asOf ?? null, ...(complete.asOf ? {} : { completeWhy: whyNotComplete(complete) }) } : {}),
     });
