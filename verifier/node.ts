@@ -430,7 +430,9 @@ function evalsCheck(doc: Json): CheckInput {
     what,
     valid: problems.length === 0,
     why:
-      problems.join('; ').slice(0, 600) || `${want.count} eval(s); each against the log: the verified read holds them to the lookup of the artifact's sha256`,
+      problems.join('; ').slice(0, 600) ||
+      `${want.count} eval(s), the summary theirs; that they are every eval the log records of these bytes, each as recorded, is not told by ` +
+        "the read alone: a read that looks up the artifact's sha256 under the pinned log key checks it (index.complete, index.recorded)",
   };
 }
 
