@@ -83,6 +83,7 @@ export function* indexEvidenceChecking(doc: unknown, logKeys: string[]): Checkin
       break;
     }
   }
+  rebuild.root(); // every root read compared
   const compared = rebuild.roots.find((r) => r.seq === doc.root);
   const proven = parsed && compared?.held === false;
   c.add({

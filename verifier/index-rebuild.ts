@@ -20,8 +20,10 @@ export interface RootCompared {
 /**
  * Entries are taken into the map only this many behind the newest read, so that a root entry
  * appended after entries its map does not cover (entries appended while the root was made) is
- * still compared with the map of exactly its size. A root further behind its entry is not
- * compared (said so).
+ * still compared with the map of exactly its size, and so are roots logged out of the order of
+ * their sizes (processes sharing a store each append theirs: one paused may log a root of a size
+ * another's root, logged before it, has passed). A root further behind its entry is not compared
+ * (said so).
  */
 export const REBUILD_WINDOW = 16_384;
 
@@ -41,7 +43,10 @@ export class IndexRebuild {
   private read = 0;
   /** Entries in the map: 0 to taken-1. */
   private taken = 0;
+  /** Every root entry read, in log order: compared once the map reaches its size (root() compares those still waiting). */
   readonly roots: RootCompared[] = [];
+  /** The roots read and not compared yet, by rising size: each compared when the map reaches its size. */
+  private waitingRoots: RootCompared[] = [];
   /** Keys by number (addRead): their hashes, and their ids in the map once they joined it (-1 before). */
   private numbered: Buffer = Buffer.alloc(32 * 1024);
   private ids = new Int32Array(1024).fill(-1);
@@ -87,7 +92,7 @@ export class IndexRebuild {
     if (this.read - this.taken > REBUILD_WINDOW) this.takeUpTo(this.read - REBUILD_WINDOW);
   }
 
-  /** The map's root over every entry added (hex). */
+  /** The map's root over every entry added (hex), every root read compared by then. */
   root(): string {
     this.takeUpTo(this.read);
     return this.map.root().toString('hex');
@@ -111,9 +116,21 @@ export class IndexRebuild {
       this.roots.push({ seq: e.seq, size, logged, rebuilt: null, held: null, why: `more than ${REBUILD_WINDOW} entries behind its entry: not compared` });
       return;
     }
-    this.takeUpTo(size);
-    const rebuilt = this.map.root().toString('hex');
-    this.roots.push({ seq: e.seq, size, logged, rebuilt, held: rebuilt === logged });
+    const root: RootCompared = { seq: e.seq, size, logged, rebuilt: null, held: null, why: 'not compared yet' };
+    this.roots.push(root);
+    let at = this.waitingRoots.length;
+    while (at > 0 && this.waitingRoots[at - 1].size > size) at--;
+    this.waitingRoots.splice(at, 0, root);
+  }
+
+  // The map reached a waiting root's size: its root compared with the one logged.
+  private compareWaiting(size: number) {
+    while (this.waitingRoots.length && this.waitingRoots[0].size === size) {
+      const root = this.waitingRoots.shift()!;
+      root.rebuilt = this.map.root().toString('hex');
+      root.held = root.rebuilt === root.logged;
+      delete root.why;
+    }
   }
 
   private addNumbered(n: number, seq: number) {
@@ -125,16 +142,22 @@ export class IndexRebuild {
     }
   }
 
-  // Takes the keys of the entries below `end` into the map.
+  // Takes the keys of the entries below `end` into the map, comparing each waiting root on the way as the map reaches its size.
   private takeUpTo(end: number) {
     const keys = this.waitingKeys;
     const seqs = this.waitingSeqs;
     let i = this.head;
-    for (; i < seqs.length && seqs[i] < end; i++) {
-      const key = keys[i];
-      if (typeof key === 'string') this.map.addKey(key, seqs[i]);
-      else this.addNumbered(key, seqs[i]);
+    for (;;) {
+      const stop = this.waitingRoots.length && this.waitingRoots[0].size <= end ? this.waitingRoots[0].size : end;
+      for (; i < seqs.length && seqs[i] < stop; i++) {
+        const key = keys[i];
+        if (typeof key === 'string') this.map.addKey(key, seqs[i]);
+        else this.addNumbered(key, seqs[i]);
+      }
+      if (stop === end) break;
+      this.compareWaiting(stop);
     }
+    this.compareWaiting(end);
     this.head = i;
     this.taken = end;
     // Taken keys are dropped now and then, not one by one (each drop moves the whole array).

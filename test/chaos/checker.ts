@@ -156,7 +156,8 @@ function explained(alert: Record<string, unknown>, ops: readonly Op[], watched: 
  * monitor-quiet: `akas monitor --once --json --agent TAG` from a fresh state, against each
  * process with the others as --compare views (each through a forwarder: checker-read.ts),
  * raises no alert: no fork or rollback between the processes' checkpoints, no status list
- * version missing, skipped, mismatched or invalid, no key changed. A revocation or suspension alert about a credential the history
+ * version missing, skipped, mismatched or invalid, no key changed; and `akas monitor --once --index` against each process finds
+ * every index root the processes logged to be the one the log's entries give. A revocation or suspension alert about a credential the history
  * revoked is what the monitor is for and is not a violation. It must run to the end (exit 0
  * or 1): exit 2 or 3 is a violation too.
  */
@@ -178,25 +179,32 @@ async function checkMonitor(f: Facts): Promise<Outcome> {
         found.push(...monitorFindings(await runCli(f.cli, args, f.cliEnv()), p.name, tag, f.ops));
       }
     }
+    // The verifiable index rebuilt from each process's tiles, every root the processes logged compared (issue 51, 5).
+    for (const [i, p] of f.state.processes.entries()) {
+      const statePath = join(f.workDir, `monitor-index-${p.name}-${runs++}.json`);
+      const args = ['--json', '--base-url', via[i].url, 'monitor', '--once', '--index', '--state', statePath];
+      found.push(...monitorFindings(await runCli(f.cli, args, f.cliEnv()), p.name, null, f.ops));
+    }
   } finally {
     await Promise.all(via.map((x) => x.close()));
   }
-  return { found, detail: `${runs} monitor runs (agents ${agents.join(', ')}) over ${f.state.processes.length} processes` };
+  return { found, detail: `${runs} monitor runs (agents ${agents.join(', ')}, and the index) over ${f.state.processes.length} processes` };
 }
 
 /** What one monitor run found: its alerts the history does not explain, and a run that could not finish. */
-function monitorFindings(r: CliRun, node: string, tag: string, ops: readonly Op[]): Found[] {
+function monitorFindings(r: CliRun, node: string, tag: string | null, ops: readonly Op[]): Found[] {
   const found: Found[] = [];
+  const run = tag === null ? 'akas monitor --index' : `akas monitor --agent ${tag}`;
   const lines = r.stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-  for (const a of lines.filter((l) => l.type === 'alert' && !explained(l, ops, tag)))
-    found.push({ message: `akas monitor --agent ${tag} on ${node}: ${String(a.what)}: ${String(a.message)}`, evidence: { node, agent: tag, alert: a } });
+  for (const a of lines.filter((l) => l.type === 'alert' && (tag === null || !explained(l, ops, tag))))
+    found.push({ message: `${run} on ${node}: ${String(a.what)}: ${String(a.message)}`, evidence: { node, agent: tag, alert: a } });
   if (r.code !== 0 && r.code !== 1)
     found.push({
       // What it could not do is its last line (stderr, else the last it printed): the message says it, so a failed run is read without the folder.
-      message: `akas monitor --agent ${tag} on ${node} could not finish (exit ${r.code}): ${lastLine(r).slice(0, 600)}`,
+      message: `${run} on ${node} could not finish (exit ${r.code}): ${lastLine(r).slice(0, 600)}`,
       evidence: { node, stdout: r.stdout.slice(-2000), stderr: r.stderr.slice(-2000) },
     });
   return found;

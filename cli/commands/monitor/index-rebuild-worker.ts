@@ -144,6 +144,8 @@ export class IndexRebuildInWorker {
     try {
       while (this.posted.length && !this.failure) await this.settle();
       if (this.failure) throw this.failure;
+      // Every root read compared (a root waits until the map reaches its size).
+      this.rebuild.root();
       return this.rebuild;
     } finally {
       for (const worker of this.workers) worker.removeAllListeners('exit');
