@@ -7,25 +7,24 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLookup } from '../../verifier/lookup.js';
 import { verdictOf } from '../../verifier/report.js';
 import { bearer, testNode, type TestNode } from '../helpers/app.js';
-import { serveVerifierPage } from '../helpers/browser.js';
+import { launchChromium, serveVerifierPage } from '../helpers/browser.js';
 import { agent } from '../helpers/flows.js';
 
 const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
 const BROWSER = fileURLToPath(new URL('../../dist/akas-verify.browser.js', import.meta.url));
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const CI = process.env.CI === 'true';
 const REVIEW = JSON.parse(readFileSync(new URL('../../data/attestations/review.attestation.v1.json', import.meta.url), 'utf8')).examples[0];
 
 let node: TestNode;
 let work: string;
 let logKey: string;
 let served: { url: string; close: () => Promise<void> } | undefined;
-let browser: Browser | undefined;
+let browser: BrowserContext | undefined;
+let closeBrowser: (() => Promise<void>) | undefined;
 const path = (name: string) => join(work, name);
 /** The saved answers: as served, and with one bit of the map proof changed, an index left out. */
 const FILES = ['lookup.json', 'proof-tampered.json', 'index-dropped.json'] as const;
@@ -54,16 +53,14 @@ beforeAll(async () => {
     path('trust.json'),
     JSON.stringify({ type: 'akas.trust.v1', issuers: [{ did: node.keys.issuer.did }], policy: `log ${logKey}\nquorum none\n` }),
   );
-  if (!CHROMIUM) {
-    if (CI) throw new Error("chromium is not installed (.ci/run installs Debian's chromium)");
-    return;
-  }
+  const chrome = await launchChromium();
+  if (!chrome) return;
+  ({ context: browser, close: closeBrowser } = chrome);
   served = await serveVerifierPage('akas lookup', BROWSER, work);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await closeBrowser?.();
   await served?.close();
   await node?.close();
   if (work) rmSync(work, { recursive: true, force: true });

@@ -8,18 +8,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPools } from '../../src/domain/calibration/scoring.js';
 import { verifyStanding } from '../../verifier/standing.js';
 import { bearer, registerAgent, testNode, type TestNode } from '../helpers/app.js';
-import { serveVerifierPage } from '../helpers/browser.js';
+import { launchChromium, serveVerifierPage } from '../helpers/browser.js';
 import { decide } from '../helpers/flows.js';
 
 const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
 const BROWSER = fileURLToPath(new URL('../../dist/akas-verify.browser.js', import.meta.url));
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const CI = process.env.CI === 'true';
 
 let node: TestNode;
 let tag: string;
@@ -27,7 +25,8 @@ let work: string;
 let at: number;
 let logKey: string;
 let served: { url: string; close: () => Promise<void> } | undefined;
-let browser: Browser | undefined;
+let browser: BrowserContext | undefined;
+let closeBrowser: (() => Promise<void>) | undefined;
 const path = (name: string) => join(work, name);
 
 beforeAll(async () => {
@@ -52,16 +51,14 @@ beforeAll(async () => {
   const trust = { type: 'akas.trust.v1', issuers: [{ did: node.keys.issuer.did }], policy: `log ${logKey}\nquorum none\n` };
   writeFileSync(path('trust.json'), JSON.stringify(trust));
   at = node.clock.now();
-  if (!CHROMIUM) {
-    if (CI) throw new Error("chromium is not installed (.ci/run installs Debian's chromium)");
-    return;
-  }
+  const chrome = await launchChromium();
+  if (!chrome) return;
+  ({ context: browser, close: closeBrowser } = chrome);
   served = await serveVerifierPage('akas standing', BROWSER, work);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await closeBrowser?.();
   await served?.close();
   await node?.close();
   if (work) rmSync(work, { recursive: true, force: true });
