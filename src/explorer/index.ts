@@ -86,7 +86,7 @@ function ownPolicy(app: FastifyInstance, options: ExplorerOptions) {
   const csp = helmetHeaders({ contentSecurityPolicy: options.contentSecurityPolicy }).find(([name]) => name.toLowerCase() === 'content-security-policy');
   if (!csp) throw new Error('explorer: helmet made no Content-Security-Policy');
   app.addHook('onRequest', (_request, reply, done) => {
-    reply.raw.setHeader(csp[0], csp[1]);
+    reply.header(csp[0], csp[1]);
     done();
   });
 }

@@ -12,13 +12,19 @@
 // read (`npm run bench -- http` prints each hook's cost per request): each header is validated,
 // stored and written, and they were 500 of a JSON answer's 700 header bytes.
 //
-// The JSON set is set first thing (onRequest, on the raw response), so refusals before any route
-// (401, 429) and hijacked answers (the MCP endpoint, the log's event stream) carry it too; an
-// HTML answer gets the document set as it is sent (onSend sees its content type), but for the
-// policy of a scope that set its own (the explorer's, src/explorer/index.ts). A route called
-// in-process for an MCP tool (inner-call.ts) answers no browser: it gets none.
+// The JSON set is set first thing (onRequest), so refusals before any route (401, 429) carry it
+// too, and a route that writes its answer itself (the MCP endpoint, the log's event stream)
+// hijacks through hijackWithHeaders, which moves what was set onto the raw response; an HTML
+// answer gets the document set as it is sent (onSend sees its content type), but for the policy
+// of a scope that set its own (the explorer's, src/explorer/index.ts). A route called in-process
+// for an MCP tool (inner-call.ts) answers no browser: it gets none.
+//
+// They are set as fastify's reply headers, not on the raw response: a header set on the raw
+// response before writeHead sends every other header of the answer down Node's "progressive"
+// path (each validated again by setHeader and stored apart), which cost a plain read more than
+// the headers themselves (`npm run bench -- http`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import { isInnerCall } from './inner-call.js';
 
@@ -77,8 +83,9 @@ export function securityHeaderSets(options: HelmetOptions): { api: Array<[string
 /** Sets them: the API set on every answer, first thing; the page set on HTML answers as they are sent. */
 export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOptions) {
   const { api, page } = securityHeaderSets(options);
+  const apiHeaders = Object.fromEntries(api);
   app.addHook('onRequest', (request, reply, done) => {
-    if (!isInnerCall(request)) for (const [name, value] of api) reply.raw.setHeader(name, value);
+    if (!isInnerCall(request)) reply.headers(apiHeaders);
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -86,10 +93,20 @@ export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOpt
     if (typeof type === 'string' && type.startsWith('text/html') && !isInnerCall(request)) {
       for (const [name, value] of page) {
         // A scope with a policy of its own (the explorer's pages, with their scripts) keeps it.
-        if (name === 'content-security-policy' && reply.raw.getHeader(name) !== API_CSP) continue;
-        reply.raw.setHeader(name, value);
+        if (name === 'content-security-policy' && reply.getHeader(name) !== API_CSP) continue;
+        reply.header(name, value);
       }
     }
     done(null, payload);
   });
+}
+
+/**
+ * reply.hijack() for a route that writes its answer on the raw response itself: the headers set
+ * on the reply so far (the security headers among them) go onto the raw response first, where
+ * its writeHead keeps them.
+ */
+export function hijackWithHeaders(reply: FastifyReply) {
+  reply.hijack();
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
 }

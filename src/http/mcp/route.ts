@@ -41,6 +41,7 @@ import { Type } from 'typebox';
 import { ServiceError } from '../../core/index.js';
 import { sendError } from '../../http-kit/errors.js';
 import { Media } from '../../http-kit/media.js';
+import { hijackWithHeaders } from '../../http-kit/security-headers.js';
 import { originOf } from '../../http-kit/urls.js';
 import { callTool, FORWARDED_HEADERS, type McpCaller } from './call.js';
 import { buildTools, type Tool } from './tools.js';
@@ -197,7 +198,7 @@ export async function mcpRoutes(app: FastifyInstance) {
     const web = webRequestOf(request, reply.raw);
     const sdk = await loadSdk();
 
-    reply.hijack();
+    hijackWithHeaders(reply);
     let res: Response;
     try {
       if (!sdk.isJsonContentType(request.headers['content-type'] ?? null) || (await sdk.isLegacyRequest(web, body))) {

@@ -6,6 +6,7 @@ import { leafHash, entryLeaf, parseTilePath, ServiceError, type LogEntry } from 
 import { cosignedNote, servedCheckpoint } from '../../domain/log/index.js';
 import { EventFeed } from '../event-feed.js';
 import { Media } from '../../http-kit/media.js';
+import { hijackWithHeaders } from '../../http-kit/security-headers.js';
 import { entryView } from '../views/records.js';
 import { ConsistencyProof, EntryRange, InclusionProof } from './log-schemas.js';
 import type { App, Req, RouteOptions } from '../../http-kit/typed.js';
@@ -255,7 +256,7 @@ function streamEvents(request: Req<typeof EventsRoute.schema>, reply: FastifyRep
   const follow = q.follow !== '0' && q.follow !== 'false';
   const matches = (e: LogEntry) => (!q.kind || e.kind === q.kind) && (!q.proposalId || e.body.proposalId === q.proposalId) && (!q.agent || e.agent === q.agent);
 
-  reply.hijack();
+  hijackWithHeaders(reply);
   const res = reply.raw;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.write(': akas log events; resume with Last-Event-ID\n\n');
