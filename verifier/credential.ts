@@ -17,7 +17,7 @@
 // (fragment = the key) whose DID, its controller, is the issuer.
 import { ed25519Hex, runAsync, runNow, type Checking } from '../src/core/checking.js';
 import { DATA_INTEGRITY_PROOF, EDDSA_JCS_2022, isDateTimeStamp, timeOf } from '../src/core/credential.js';
-import { sha256 } from '../src/core/crypto.js';
+import { sha256Into } from '../src/core/crypto.js';
 import { base58btcDecode, parseDidKeyUrl } from '../src/core/didkey.js';
 import { canonicalize } from '../src/core/jcs.js';
 import { judgmentSigningString } from '../src/core/judgment.js';
@@ -321,12 +321,18 @@ class DocumentHashes {
     const key = sameContext ? '=' : `${Array.isArray(proofContext) ? 'a' : 's'}${Array.isArray(proofContext) ? proofContext.length : 1}`;
     let h = this.hashes.get(key);
     if (!h) {
-      const changes = sameContext ? { proof: undefined } : { proof: undefined, '@context': proofContext };
-      this.hashes.set(key, (h = sha256(canonicalize(this.secured, changes))));
+      const changes = sameContext ? WITHOUT_PROOF : { proof: undefined, '@context': proofContext };
+      h = new Uint8Array(32);
+      sha256Into(canonicalize(this.secured, changes), h, 0);
+      this.hashes.set(key, h);
     }
     return h;
   }
 }
+
+// canonicalize's changes for what a proof secures and for its configuration (only read, so made once).
+const WITHOUT_PROOF = { proof: undefined };
+const WITHOUT_PROOF_VALUE = { proofValue: undefined };
 
 /** One proof of a set: its shape, purpose, context, method, value, and the eddsa-jcs-2022 signature. Answers its did:key method, if well formed. */
 function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expect: ProofExpectations, subject: string | undefined): Checking<Method | null> {
@@ -449,7 +455,7 @@ function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expec
   let why: string | undefined;
   try {
     hashData = new Uint8Array(64);
-    hashData.set(sha256(canonicalize(p, { proofValue: undefined })), 0);
+    sha256Into(canonicalize(p, WITHOUT_PROOF_VALUE), hashData, 0);
     hashData.set(doc.hashUnder(proofContext, sameContext), 32);
   } catch (e) {
     hashData = null;

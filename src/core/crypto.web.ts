@@ -14,6 +14,11 @@ export function sha256(data: string | Uint8Array): Uint8Array {
   return nobleSha256(typeof data === 'string' ? encoder.encode(data) : data);
 }
 
+/** SHA-256 of bytes or a UTF-8 string, written into `out` at `offset` (32 bytes). */
+export function sha256Into(data: string | Uint8Array, out: Uint8Array, offset: number): void {
+  out.set(sha256(data), offset);
+}
+
 const HEX32 = /^[0-9a-f]{64}$/i;
 type Key = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 const keys = new Map<string, Promise<Key | null>>();

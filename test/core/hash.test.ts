@@ -46,3 +46,24 @@ describe('safeEqual', () => {
     expect(safeEqual('é', 'e')).toBe(false);
   });
 });
+
+describe('sha256Into (the crypto adapters, src/core/crypto.ts and crypto.web.ts)', () => {
+  const abc = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+  for (const [name, load] of [
+    ['node:crypto', () => import('../../src/core/crypto.js')],
+    ['webcrypto', () => import('../../src/core/crypto.web.js')],
+  ] as const) {
+    it(`${name}: writes the digest sha256 answers at the offset given, leaving the bytes around it as they were`, async () => {
+      const { sha256, sha256Into } = await load();
+      for (const data of ['abc', '', 'é€😂', Buffer.from('abc'), new Uint8Array(1000).fill(0xff)]) {
+        const out = new Uint8Array(70).fill(7);
+        sha256Into(data, out, 3);
+        expect(Buffer.from(out.subarray(3, 35)).toString('hex')).toBe(Buffer.from(sha256(data)).toString('hex'));
+        expect([...out.subarray(0, 3), ...out.subarray(35)].every((b) => b === 7)).toBe(true);
+      }
+      const out = new Uint8Array(32);
+      sha256Into('abc', out, 0);
+      expect(Buffer.from(out).toString('hex')).toBe(abc);
+    });
+  }
+});
