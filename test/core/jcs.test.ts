@@ -122,6 +122,16 @@ describe('canonicalize against the canonicalize package', () => {
     }
   });
 
+  it('writes objects of many names as the package does: a few (sorted by insertion), over 32 (by Array.sort), past the names kept quoted', () => {
+    const next = rng(8785);
+    for (const size of [2, 7, 32, 33, 120, 1500]) {
+      const value: Record<string, unknown> = {};
+      for (let i = 0; i < size; i++) value[`${NAMES[i % NAMES.length]}${Math.floor(next() * 1e6)}`] = i;
+      expect(canonicalize(value), String(size)).toBe(reference(value));
+      expect(canonicalize({ a: value, '\u00e9': [value] }), String(size)).toBe(reference({ a: value, '\u00e9': [value] }));
+    }
+  });
+
   it('leaves out undefined members and writes undefined array items as null, as the package does', () => {
     const value = { b: undefined, a: [1, undefined, { d: undefined, c: 2 }] };
     expect(canonicalize(value)).toBe('{"a":[1,null,{"c":2}]}');
@@ -149,6 +159,17 @@ describe('canonicalize with changes to the top object', () => {
     const { proof: _proof, ...rest } = doc;
     expect(canonicalize(doc, { proof: undefined })).toBe(reference(rest));
     expect(doc.proof).toEqual({ proofValue: 'z1', b: 1 });
+  });
+
+  it('takes only the changes own members: a document may have members named as those every object inherits', () => {
+    const named = { constructor: 1, toString: 'x', hasOwnProperty: [true], proof: { b: 1 } };
+    expect(canonicalize(named, { proof: undefined })).toBe('{"constructor":1,"hasOwnProperty":[true],"toString":"x"}');
+  });
+
+  it('leaves the changes aside for a value that is not an object, as for one that has them all', () => {
+    expect(canonicalize(['a', 'b'], { proof: undefined })).toBe('["a","b"]');
+    expect(canonicalize('did:key:z6Mk', { proof: undefined })).toBe('"did:key:z6Mk"');
+    expect(canonicalize({ proof: 1 }, { proof: undefined })).toBe('{}');
   });
 
   it('writes a changed or added member in its place in the order', () => {
