@@ -21,6 +21,7 @@ const NOT_URL_TEXT = /[\s\x00-\x1f\x7f<>"{}|\\^`]/;
  */
 export function isUrl(value: unknown): value is string {
   if (typeof value !== 'string' || value === '' || NOT_URL_TEXT.test(value)) return false;
+  if (opaqueUrl(value)) return true;
   // Issuers and contexts repeat across thousands of credentials: remember recent answers.
   const known = recentUrls.get(value);
   if (known !== undefined) return known;
@@ -31,6 +32,28 @@ export function isUrl(value: unknown): value is string {
 }
 
 const recentUrls = new Map<string, boolean>();
+
+/** The schemes the URL Standard calls special: what follows their colon is parsed as a host and path. */
+const SPECIAL_SCHEMES = new Set(['ftp', 'file', 'http', 'https', 'ws', 'wss']);
+
+/**
+ * Whether text with no character a URL cannot hold is a URL the parser reads as a scheme and an
+ * opaque path (a `urn:`, `did:` or `mailto:` URL), told without it: a scheme (an ASCII letter,
+ * then letters, digits, +, - or .) up to the first colon, not a special one, and no / after the
+ * colon (which would make an authority to parse). The URL Standard's opaque path state takes
+ * any code point after that. False leaves the answer to the parser (parseUrl): every
+ * credential names its own subject (urn:...), which a memo of answers never holds.
+ */
+function opaqueUrl(value: string): boolean {
+  const colon = value.indexOf(':');
+  if (colon < 1 || value.charCodeAt(colon + 1) === 0x2f /* / */) return false;
+  for (let i = 0; i < colon; i++) {
+    const c = value.charCodeAt(i);
+    const letter = (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+    if (!letter && (i === 0 || !((c >= 0x30 && c <= 0x39) || c === 0x2b /* + */ || c === 0x2d /* - */ || c === 0x2e)) /* . */) return false;
+  }
+  return colon > 5 || !SPECIAL_SCHEMES.has(value.slice(0, colon).toLowerCase());
+}
 
 function parseUrl(value: string): boolean {
   let url: URL;

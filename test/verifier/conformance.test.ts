@@ -410,3 +410,44 @@ describe('URLs (VC DM 2.0 §2 Terminology, the WHATWG URL Standard)', () => {
     ['', false],
   ])('%s: %s', (value, ok) => expect(isUrl(value)).toBe(ok));
 });
+
+describe('isUrl answers what the URL parser reads, whichever way it is told (a scheme and opaque path without the parser, a memo)', () => {
+  // The rule of isUrl as the URL parser alone tells it (no shortcut, nothing remembered).
+  const parsed = (value: string) => {
+    if (value === '' || /[\s\x00-\x1f\x7f<>"{}|\\^`]/.test(value)) return false;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return false;
+    }
+    if (!/^[a-z][a-z0-9+.-]*:$/.test(url.protocol)) return false;
+    return !(['http:', 'https:', 'ws:', 'wss:', 'ftp:'].includes(url.protocol) && (url.host === '' || !/^[a-z][a-z0-9+.-]*:\/\//i.test(value)));
+  };
+  const edges = (
+    'urn:|urn:x|A:b|a+b.c-d:x|a:/x|a://h|a://[|a://h:99999|a:?x|a:#x|a:é|a:%zz|1a:x|:x|a|a_b:x|+a:x|javascript:x|file:x|FILE:x|File:/x|' +
+    'HTTP:x|Https:x|ws:x|wss:|ftp:x|httpx:x|a::|a:[x]|did:key:z6Mk#z6Mk|urn:akas:judgment:jdg_1|urn:akas:judgment:jdg_1 |http:x|https://a.example/x#1'
+  ).split('|');
+
+  it.each(edges)('%s', (value) => expect(isUrl(value)).toBe(parsed(value)));
+
+  it('agrees with the parser on 5,000 generated strings of scheme, colon, slash and host characters', () => {
+    const chars = ['a', 'Z', 'h', 't', 'p', 's', 'w', 'f', 'i', 'l', 'e', '1', '+', '-', '.', ':', '/', '#', '?', '[', ']', '%', '@', 'é', '_'];
+    let seed = 53;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
+    for (let i = 0; i < 5000; i++) {
+      let value = '';
+      for (let n = Math.floor(next() * 12); n > 0; n--) value += chars[Math.floor(next() * chars.length)];
+      expect(isUrl(value), value).toBe(parsed(value));
+    }
+  });
+
+  it('answers a URL after a non-URL of the same start, and the same again past the number of answers remembered', () => {
+    expect(isUrl('https://a.example/x y')).toBe(false);
+    expect(isUrl('https://a.example/x')).toBe(true);
+    expect(isUrl('https://')).toBe(false);
+    for (let i = 0; i < 600; i++) expect(isUrl(`https://h${i}.example/`)).toBe(true);
+    expect(isUrl('https://')).toBe(false);
+    expect(isUrl('https://a.example/x')).toBe(true);
+  });
+});
