@@ -85,7 +85,21 @@ const digits2 = (s: string, i: number) => (s.charCodeAt(i) - 48) * 10 + (s.charC
  * credential, thousands of credentials a second.
  */
 export function isDateTimeStamp(value: unknown): value is string {
-  if (typeof value !== 'string' || !DATE_TIME_STAMP.test(value)) return false;
+  if (typeof value !== 'string') return false;
+  if (value === recentStamps[0] || value === recentStamps[1]) return true;
+  if (!isStamp(value)) return false;
+  recentStamps[next] = value;
+  next ^= 1;
+  return true;
+}
+
+// The last two dateTimeStamps found to be: a credential's validFrom is checked, then read for its
+// time, between them its proof's created, which a batch's proofs often share.
+const recentStamps: [string | undefined, string | undefined] = [undefined, undefined];
+let next = 0;
+
+function isStamp(value: string): boolean {
+  if (!DATE_TIME_STAMP.test(value)) return false;
   const t = value.indexOf('T'); // the date before it ends -MM-DD, whatever the year's length
   const month = digits2(value, t - 5);
   const day = digits2(value, t - 2);
@@ -108,7 +122,17 @@ export function isDateTimeStamp(value: unknown): value is string {
 }
 
 /** Milliseconds of a dateTimeStamp (NaN when it is not one). */
-export const timeOf = (value: unknown) => (isDateTimeStamp(value) ? Date.parse(value) : Number.NaN);
+export function timeOf(value: unknown): number {
+  if (typeof value === 'string' && value === lastTimed) return lastMs;
+  if (!isDateTimeStamp(value)) return Number.NaN;
+  lastMs = Date.parse(value);
+  lastTimed = value;
+  return lastMs;
+}
+
+// The last dateTimeStamp read for its time (a batch's proofs often share their created).
+let lastTimed: string | undefined;
+let lastMs = Number.NaN;
 
 /**
  * The statement a node signs when it rotates its issuer key, with the old key and with the

@@ -2,7 +2,7 @@
 // src/core/credential.ts.
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/core/index.js';
-import { isDateTimeStamp } from '../../src/core/credential.js';
+import { isDateTimeStamp, timeOf } from '../../src/core/credential.js';
 import { parseDidKeyUrl } from '../../src/core/didkey.js';
 import { hasLoneSurrogate, jsonDepth, parseStrictJson } from '../../src/core/strict-json.js';
 
@@ -114,5 +114,21 @@ describe('parseDidKeyUrl', () => {
   it('refuses another fragment, no fragment, another method or a broken key', () => {
     for (const bad of [`did:key:${mb}#key-1`, `did:key:${mb}`, `did:web:example.com#${mb}`, `did:key:${mb.slice(0, -1)}#${mb.slice(0, -1)}`, 42])
       expect(parseDidKeyUrl(bad)).toBeNull();
+  });
+});
+
+describe('isDateTimeStamp and timeOf, with the last stamps they remember', () => {
+  it('answer each value for itself when valid and invalid stamps, and stamps read for their time, alternate', () => {
+    const valid = ['2026-01-01T00:00:00Z', '2026-01-01T00:00:00.005Z', '2024-02-29T23:59:59+14:00'];
+    const invalid = ['2026-01-01T00:00:00', '2025-02-29T00:00:00Z', '2026-01-01T00:00:00.005', undefined, 17];
+    for (let round = 0; round < 3; round++)
+      for (const [i, v] of valid.entries()) {
+        expect(isDateTimeStamp(v), v).toBe(true);
+        expect(isDateTimeStamp(invalid[i]), String(invalid[i])).toBe(false);
+        expect(timeOf(v), v).toBe(Date.parse(v));
+        expect(timeOf(invalid[(i + round) % invalid.length])).toBeNaN();
+        expect(timeOf(`${v}`.slice(0, -1)), v).toBeNaN();
+        expect(timeOf(v), v).toBe(Date.parse(v));
+      }
   });
 });
