@@ -28,46 +28,57 @@ export function base58btcEncode(bytes: Uint8Array): string {
 const DIGIT = new Int8Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
 
+/** 58 to the power of 1 to 4 digits: the factor a step of four digits (or the last, fewer) multiplies by. */
+const POWERS_OF_58 = [1, 58, 3364, 195112, 11316496];
+/** 2^-24: dividing by 2^24 by multiplying, exact for a double. */
+const LIMB_SCALE = 1 / 16777216;
+/** The limbs of a decoding, kept between calls (a proofValue per credential), grown for longer text. */
+let limbs = new Float64Array(64);
+
 /**
- * base58btc decoding; null on a character outside the alphabet. Two digits at a time
- * (58^2 = 3364) are folded into 16-bit little-endian limbs, so every step stays within
- * 32-bit integer arithmetic: the offline verifier decodes a proofValue per credential.
+ * base58btc decoding; null on a character outside the alphabet. Four digits at a time (58^4 <
+ * 2^24) are folded into 24-bit little-endian limbs held in doubles, where limb * 58^4 + carry
+ * stays under 2^48 and so exact: a quarter of the steps of one digit a time, for the offline
+ * verifier's proofValue per credential.
  */
 export function base58btcDecode(text: string): Uint8Array | null {
+  const n = text.length;
   let zeros = 0;
-  while (zeros < text.length && text.charCodeAt(zeros) === 0x31 /* '1' */) zeros++;
-  const limbs: number[] = [];
-  for (let i = zeros; i < text.length; ) {
-    const a = text.charCodeAt(i++);
-    const da = a < 128 ? DIGIT[a] : -1;
-    if (da < 0) return null;
-    let chunk = da;
-    let mul = 58;
-    if (i < text.length) {
-      const b = text.charCodeAt(i++);
-      const db = b < 128 ? DIGIT[b] : -1;
-      if (db < 0) return null;
-      chunk = chunk * 58 + db;
-      mul = 3364;
+  while (zeros < n && text.charCodeAt(zeros) === 0x31 /* '1' */) zeros++;
+  // log(58) / log(256) < 0.7322 bytes a digit, three bytes a limb.
+  const most = Math.ceil(((n - zeros) * 0.7322) / 3) + 1;
+  if (most > limbs.length) limbs = new Float64Array(most);
+  let used = 0;
+  for (let i = zeros; i < n; ) {
+    const end = Math.min(i + 4, n);
+    const mul = POWERS_OF_58[end - i];
+    let carry = 0;
+    for (; i < end; i++) {
+      const c = text.charCodeAt(i);
+      const d = c < 128 ? DIGIT[c] : -1;
+      if (d < 0) return null;
+      carry = carry * 58 + d;
     }
-    let carry = chunk;
-    for (let j = 0; j < limbs.length; j++) {
-      carry += limbs[j] * mul;
-      limbs[j] = carry & 0xffff;
-      carry >>>= 16;
+    for (let j = 0; j < used; j++) {
+      const x = limbs[j] * mul + carry;
+      carry = (x * LIMB_SCALE) | 0; // under 2^24: x < 2^48
+      limbs[j] = x - carry * 16777216;
     }
-    while (carry > 0) {
-      limbs.push(carry & 0xffff);
-      carry >>>= 16;
-    }
+    // A step adds at most one limb (carry < 2^24 past the loop, as the first chunk is).
+    if (carry > 0) limbs[used++] = carry;
   }
-  // Limbs to big-endian bytes, without the leading zero byte a last half-filled limb leaves.
-  const bytes: number[] = [];
-  for (let i = limbs.length - 1; i >= 0; i--) bytes.push(limbs[i] >>> 8, limbs[i] & 0xff);
-  let lead = 0;
-  while (lead < bytes.length && bytes[lead] === 0) lead++;
-  const out = new Uint8Array(zeros + bytes.length - lead);
-  out.set(bytes.slice(lead), zeros);
+  // Big-endian bytes after the zeros, without the leading zero bytes the top limb holds.
+  const top = used > 0 ? limbs[used - 1] : 0;
+  const topBytes = top >= 65536 ? 3 : top >= 256 ? 2 : top > 0 ? 1 : 0;
+  const out = new Uint8Array(zeros + (used > 0 ? (used - 1) * 3 + topBytes : 0));
+  let k = out.length;
+  for (let j = 0; j < used - 1; j++) {
+    const v = limbs[j];
+    out[--k] = v & 0xff;
+    out[--k] = (v >>> 8) & 0xff;
+    out[--k] = v >>> 16;
+  }
+  for (let v = top; k > zeros; v >>>= 8) out[--k] = v & 0xff;
   return out;
 }
 

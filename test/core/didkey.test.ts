@@ -53,6 +53,34 @@ describe('base58btc', () => {
     }
   });
 
+  it('decodes as the arithmetic of base58 does: leading 1s as zero bytes, the rest as one number, null for any character outside', () => {
+    const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+    const reference = (text: string) => {
+      let n = 0n;
+      for (const ch of text) {
+        const d = ALPHABET.indexOf(ch);
+        if (d < 0) return null;
+        n = n * 58n + BigInt(d);
+      }
+      const zeros = /^1*/.exec(text)![0].length;
+      const hex = n === 0n ? '' : n.toString(16).padStart(Math.ceil(n.toString(16).length / 2) * 2, '0');
+      return Buffer.concat([Buffer.alloc(zeros), Buffer.from(hex, 'hex')]).toString('hex');
+    };
+    let seed = 58;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
+    const texts = ['', '1', '111', '1z', 'z', '211', 'zzzz', 'zzzzz', '0', '1l', 'é', '\u{1f600}', '1'.repeat(70), 'z'.repeat(400), `11${'z'.repeat(333)}`];
+    for (let i = 0; i < 3000; i++) {
+      let t = '';
+      for (let n = Math.floor(next() * 130); n > 0; n--)
+        t += next() < 0.1 ? '1' : next() < 0.003 ? String.fromCharCode(Math.floor(next() * 300)) : ALPHABET[Math.floor(next() * 58)];
+      texts.push(t);
+    }
+    for (const t of texts) {
+      const got = base58btcDecode(t);
+      expect(got === null ? null : Buffer.from(got).toString('hex'), t).toBe(reference(t));
+    }
+  });
+
   it('answers null for characters outside the alphabet (0, O, I, l)', () => {
     for (const bad of ['0', 'O', 'I', 'l', 'abc+', ' 2N']) expect(base58btcDecode(bad)).toBeNull();
   });
