@@ -3,7 +3,7 @@
 // them so `akas --help` and `akas me` start fast.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type Option } from 'commander';
 import { VERSION } from '../src/core/version.js';
 import { AkasClient, CliError, configDir, EXIT, type Io, loadIdentity, Output, ProfileFileError, ProfileModeError, type SavedIdentity } from './kit/index.js';
 
@@ -29,7 +29,18 @@ export type CommandGroup = (program: Command, cli: Cli) => void;
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:7373';
 
-export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.ProcessEnv = process.env): { program: Command; cli: Cli } {
+/**
+ * Builds the program. Given the argv it will parse, it builds only the top-level command argv
+ * names (namedCommand): building the whole command table took 10 to 15 ms of `akas me`'s start
+ * here, its own group about 3 (`npm run bench -- coldstart` measures the starts). `only` says
+ * which command was built alone, if one was.
+ */
+export function buildProgram(
+  io: Io,
+  groups: CommandGroup[],
+  env: NodeJS.ProcessEnv = process.env,
+  argv?: string[],
+): { program: Command; cli: Cli; only?: string } {
   const program = new Command('akas');
   program
     .description('Agent Knowledge and Attestation Service: run a node, act as an agent of any node, verify offline.')
@@ -69,9 +80,62 @@ export function buildProgram(io: Io, groups: CommandGroup[], env: NodeJS.Process
     },
     client: () => new AkasClient({ baseUrl: program.opts<GlobalOptions>().baseUrl, apiKey: cli.identity()?.apiKey }),
   };
-  for (const group of groups) group(program, cli);
-  return { program, cli };
+  const only = argv === undefined ? undefined : namedCommand(program, argv);
+  const target = only === undefined ? program : onlyCommand(program, only);
+  for (const group of groups) group(target, cli);
+  return { program, cli, only };
 }
+
+/**
+ * Top-level commands that read the whole program, built with every other command whatever
+ * argv names: commander's `help <command>`, and `completion`, whose script lists them all.
+ */
+const WHOLE_PROGRAM = new Set(['help', 'completion']);
+
+/**
+ * The top-level command argv names, when the program need build only that one: the first
+ * operand after the program's own options (skipping the values of those that take one). None
+ * (build everything) when argv names no command, asks the program itself for its help or
+ * version, uses an option whose value may be left out, or names a command of WHOLE_PROGRAM.
+ */
+export function namedCommand(program: Command, argv: string[]): string | undefined {
+  const flags = new Map<string, Option>();
+  for (const o of program.options as Option[]) for (const f of [o.long, o.short]) if (f) flags.set(f, o);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') return undefined;
+    if (!arg.startsWith('-')) return WHOLE_PROGRAM.has(arg) ? undefined : arg;
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const option = flags.get(eq === -1 ? arg : arg.slice(0, eq));
+    if (!option || option.optional) return undefined;
+    if (option.required && eq === -1) i++;
+    if (option.long === '--help' || option.long === '--version') return undefined;
+  }
+  return undefined;
+}
+
+// What a command other than the one being built answers: every call on it chains on, doing nothing.
+// biome-ignore lint/suspicious/noExplicitAny: a stand-in for any command object, whatever is called on it
+const inert: any = new Proxy(function inert() {}, { get: (_t, prop) => (prop === 'then' ? undefined : () => inert), apply: () => inert });
+
+/**
+ * The program as the command groups see it when one top-level command is built: its
+ * `program.command(name)` builds that command, any other is inert. (The single-file verifier
+ * builds `verify` only this way: cli/commands/verify/main.ts.)
+ */
+export function onlyCommand(program: Command, name: string): Command {
+  return new Proxy(program, {
+    get(target, prop) {
+      if (prop === 'command')
+        return (nameAndArgs: string, ...rest: unknown[]) =>
+          nameAndArgs.split(' ')[0] === name ? (target.command as (...a: unknown[]) => Command)(nameAndArgs, ...rest) : inert;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+const hasCommand = (program: Command, name: string) => program.commands.some((c) => c.name() === name || c.aliases().includes(name));
 
 /** Wraps an action: CliErrors become output + exit code, anything else is a crash (exit 2). */
 // biome-ignore lint/suspicious/noConfusingVoidType: an action that only prints returns nothing (void); one that decides the exit code returns it
@@ -144,7 +208,10 @@ function savedNodes(profile: string): string[] {
  * given, trims the program before it parses (the single-file verifier keeps `verify` only).
  */
 export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: NodeJS.ProcessEnv, shape?: (program: Command) => void): Promise<number> {
-  const { program } = buildProgram(io, groups, env);
+  let { program, only } = buildProgram(io, groups, env, argv);
+  // A name no group builds by that name (a typo, an alias): everything, for commander's
+  // "Did you mean ...?" or the command the alias names.
+  if (only !== undefined && !hasCommand(program, only)) ({ program } = buildProgram(io, groups, env));
   shape?.(program);
   // Set after any reshaping (the single file renames the program): an unknown command gets
   // commander's "Did you mean ...?" and a pointer, not the whole command list after it (which

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { commandGroups } from '../index.js';
 import { quietOnEpipe } from '../../kit/index.js';
-import { run, type Cli } from '../../program.js';
+import { onlyCommand, run, type Cli } from '../../program.js';
 import { WORKER_ARG } from './worker.js';
 
 /** verify subcommands that ask a node: not offline, so not in the single file. */
@@ -34,24 +34,12 @@ export function offlineOnly(program: Command) {
   }
 }
 
-// A stand-in for the top-level commands the single file leaves out: every call on it chains and
-// nothing is built, so the groups run as in akas but only `verify` and its subcommands become
-// commander objects (building the whole command table was most of the single file's start).
-// biome-ignore lint/suspicious/noExplicitAny: a stand-in for any command object, whatever is called on it
-const inert: any = new Proxy(function inert() {}, { get: (_t, prop) => (prop === 'then' ? undefined : () => inert), apply: () => inert });
-
-/** The program as the command groups see it: `program.command(name)` builds `verify` only. */
-export function verifyOnly(program: Command): Command {
-  return new Proxy(program, {
-    get(target, prop) {
-      if (prop === 'command')
-        return (nameAndArgs: string, ...rest: unknown[]) =>
-          nameAndArgs.split(' ')[0] === 'verify' ? (target.command as (...a: unknown[]) => Command)(nameAndArgs, ...rest) : inert;
-      const value = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
+/**
+ * The program as the command groups see it: `program.command(name)` builds `verify` only, so the
+ * groups run as in akas but only `verify` and its subcommands become commander objects (building
+ * the whole command table was most of the single file's start).
+ */
+export const verifyOnly = (program: Command): Command => onlyCommand(program, 'verify');
 
 /** `akas-verify credential X` reads as `akas-verify verify credential X`. */
 export function withVerify(argv: string[], subcommands: string[]): string[] {
