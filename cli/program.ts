@@ -114,9 +114,14 @@ export function namedCommand(program: Command, argv: string[]): string | undefin
   return undefined;
 }
 
-// What a command other than the one being built answers: every call on it chains on, doing nothing.
-// biome-ignore lint/suspicious/noExplicitAny: a stand-in for any command object, whatever is called on it
-const inert: any = new Proxy(function inert() {}, { get: (_t, prop) => (prop === 'then' ? undefined : () => inert), apply: () => inert });
+/**
+ * What a command other than the one being built answers: each of commander's Command methods,
+ * returning it again, so a chain of them does nothing (plain functions, not a Proxy's traps: the
+ * groups make a few thousand such calls at every start).
+ */
+const inert = {} as Record<string, () => unknown>;
+for (let proto = Command.prototype; proto !== Object.prototype; proto = Object.getPrototypeOf(proto))
+  for (const method of Object.getOwnPropertyNames(proto)) if (method !== 'constructor') inert[method] ??= () => inert;
 
 /**
  * The program as the command groups see it when one top-level command is built: its
@@ -128,7 +133,7 @@ export function onlyCommand(program: Command, name: string): Command {
     get(target, prop) {
       if (prop === 'command')
         return (nameAndArgs: string, ...rest: unknown[]) =>
-          nameAndArgs.split(' ')[0] === name ? (target.command as (...a: unknown[]) => Command)(nameAndArgs, ...rest) : inert;
+          nameAndArgs.split(' ')[0] === name ? (target.command as (...a: unknown[]) => Command)(nameAndArgs, ...rest) : (inert as unknown as Command);
       const value = Reflect.get(target, prop, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
