@@ -269,7 +269,8 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
   // The document each proof secures (eddsa-jcs-2022 §3.3.2 step 1): the document without `proof`.
   const hashes = new DocumentHashes(doc);
   let byController = 0;
-  for (const [i, p] of list.entries()) {
+  for (let i = 0; i < list.length; i++) {
+    const p = list[i];
     const subject = isSet ? `proof[${i}]` : undefined;
     result.count++;
     const vm = yield* oneProofChecking(c, hashes, p, expect, subject);
@@ -305,7 +306,9 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
  */
 class DocumentHashes {
   private contextItems: string[] | undefined;
-  private readonly hashes = new Map<string, Uint8Array>();
+  /** Under the document's own @context (the usual proof), then under others (made only when a proof names one). */
+  private own: Uint8Array | undefined;
+  private others: Map<string, Uint8Array> | undefined;
 
   /** `secured`: the document with its proof; what a proof secures is the same without it (canonicalize's changes: no copy made). */
   constructor(readonly secured: Json) {}
@@ -318,14 +321,16 @@ class DocumentHashes {
 
   /** SHA-256 of the JCS of the document under a proof context (undefined: the document's own), made once per distinct one. */
   hashUnder(proofContext: unknown, sameContext: boolean): Uint8Array {
-    const key = sameContext ? '=' : `${Array.isArray(proofContext) ? 'a' : 's'}${Array.isArray(proofContext) ? proofContext.length : 1}`;
-    let h = this.hashes.get(key);
-    if (!h) {
-      const changes = sameContext ? WITHOUT_PROOF : { proof: undefined, '@context': proofContext };
-      h = new Uint8Array(32);
-      sha256Into(canonicalize(this.secured, changes), h, 0);
-      this.hashes.set(key, h);
-    }
+    if (sameContext) return (this.own ??= this.hash(WITHOUT_PROOF));
+    const key = `${Array.isArray(proofContext) ? 'a' : 's'}${Array.isArray(proofContext) ? proofContext.length : 1}`;
+    let h = (this.others ??= new Map()).get(key);
+    if (!h) this.others.set(key, (h = this.hash({ proof: undefined, '@context': proofContext })));
+    return h;
+  }
+
+  private hash(changes: Record<string, unknown>): Uint8Array {
+    const h = new Uint8Array(32);
+    sha256Into(canonicalize(this.secured, changes), h, 0);
     return h;
   }
 }

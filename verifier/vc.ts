@@ -76,8 +76,9 @@ export function contextProblem(context: unknown): string | null {
   if (context === undefined) return '@context is missing';
   if (!Array.isArray(context)) return `@context is ${show(context)}, not an ordered set (an array)`;
   if (context[0] !== VC_V2_CONTEXT) return `the first @context item is ${show(context[0])}, not ${VC_V2_CONTEXT}`;
-  const bad = context.slice(1).findIndex((x) => !isUrl(x) && !isObject(x));
-  return bad < 0 ? null : `@context item ${bad + 1} is ${show(context[bad + 1])}: neither a URL nor an object`;
+  for (let i = 1; i < context.length; i++)
+    if (!isUrl(context[i]) && !isObject(context[i])) return `@context item ${i} is ${show(context[i])}: neither a URL nor an object`;
+  return null;
 }
 
 /** §4.4 Identifiers: an `id`, when present, MUST be a single URL. */
@@ -114,7 +115,8 @@ export function subjectsOf(subject: unknown): { subjects: Json[] } | { problem: 
   if (subject === undefined) return { problem: 'credentialSubject is missing' };
   const list = Array.isArray(subject) ? subject : [subject];
   if (list.length === 0) return { problem: 'credentialSubject is an empty set' };
-  for (const [i, s] of list.entries()) {
+  for (let i = 0; i < list.length; i++) {
+    const s = list[i];
     const where = Array.isArray(subject) ? `credentialSubject[${i}]` : 'credentialSubject';
     if (!isObject(s)) return { problem: `${where} is ${show(s)}, not an object` };
     if (Object.keys(s).length === 0) return { problem: `${where} is {}: a subject that makes no claim` };
@@ -129,11 +131,12 @@ export function subjectsOf(subject: unknown): { subjects: Json[] } | { problem: 
  * dateTimeStamps, and validFrom MUST NOT be later than validUntil.
  */
 export function validityProblem(doc: Json): string | null {
-  const bad: string[] = [];
-  for (const field of ['validFrom', 'validUntil'] as const) {
-    if (doc[field] !== undefined && !isDateTimeStamp(doc[field])) bad.push(`${field} ${show(doc[field])}`);
+  const fromBad = doc.validFrom !== undefined && !isDateTimeStamp(doc.validFrom);
+  const untilBad = doc.validUntil !== undefined && !isDateTimeStamp(doc.validUntil);
+  if (fromBad || untilBad) {
+    const bad = [...(fromBad ? [`validFrom ${show(doc.validFrom)}`] : []), ...(untilBad ? [`validUntil ${show(doc.validUntil)}`] : [])];
+    return `not a dateTimeStamp: ${bad.join(', ')}`;
   }
-  if (bad.length) return `not a dateTimeStamp: ${bad.join(', ')}`;
   if (doc.validFrom !== undefined && doc.validUntil !== undefined && timeOf(doc.validFrom) > timeOf(doc.validUntil))
     return `validFrom ${doc.validFrom} is later than validUntil ${doc.validUntil}`;
   return null;

@@ -17,7 +17,7 @@ import { documentLoader } from '../../src/domain/credentials/credentials.js';
 import { verifyCredential, verifyPresentation } from '../../verifier/index.js';
 import { MAX_PROOFS_PER_DOCUMENT } from '../../verifier/credential.js';
 import type { Report } from '../../verifier/report.js';
-import { isUrl } from '../../verifier/vc.js';
+import { contextProblem, isUrl, subjectsOf, validityProblem } from '../../verifier/vc.js';
 import { signer, signJcs, type Signer } from '../helpers/jcs-sign.js';
 import { vectorJson, vectorText } from '../helpers/vectors.js';
 
@@ -449,5 +449,24 @@ describe('isUrl answers what the URL parser reads, whichever way it is told (a s
     for (let i = 0; i < 600; i++) expect(isUrl(`https://h${i}.example/`)).toBe(true);
     expect(isUrl('https://')).toBe(false);
     expect(isUrl('https://a.example/x')).toBe(true);
+  });
+});
+
+describe('the reasons the VC DM 2.0 shape checks give', () => {
+  it('name each date that is not a dateTimeStamp, in order, then an order that is wrong', () => {
+    expect(validityProblem({ validFrom: 'x', validUntil: 2 })).toBe('not a dateTimeStamp: validFrom "x", validUntil 2');
+    expect(validityProblem({ validUntil: 'y' })).toBe('not a dateTimeStamp: validUntil "y"');
+    expect(validityProblem({ validFrom: 'x', validUntil: '2026-01-01T00:00:00Z' })).toBe('not a dateTimeStamp: validFrom "x"');
+    expect(validityProblem({ validFrom: '2026-01-02T00:00:00Z', validUntil: '2026-01-01T00:00:00Z' })).toBe(
+      'validFrom 2026-01-02T00:00:00Z is later than validUntil 2026-01-01T00:00:00Z',
+    );
+    expect(validityProblem({ validFrom: '2026-01-01T00:00:00Z' })).toBeNull();
+  });
+
+  it('name the first @context item after the first that is neither a URL nor an object, and the first subject that is not one', () => {
+    expect(contextProblem([V2, 'https://a.example/', 'not a url', 7])).toBe('@context item 2 is "not a url": neither a URL nor an object');
+    expect(contextProblem([V2, {}, 'urn:x'])).toBeNull();
+    expect(subjectsOf([{ a: 1 }, {}, 3])).toEqual({ problem: 'credentialSubject[1] is {}: a subject that makes no claim' });
+    expect(subjectsOf({ id: 'not a url' })).toEqual({ problem: 'credentialSubject id "not a url" is not a single URL' });
   });
 });
