@@ -3,7 +3,9 @@
 // the floor any Node CLI pays, measured in the same run. Wall time of spawnSync, median of
 // RUNS, the commands interleaved so that drift hits them all. Target (issue 53): <= 1.4. And the
 // single-file verifier, `node dist/akas-verify.mjs verify credential X` on one judgment
-// credential: target <= 1.3 (issue 24), beside `akas verify credential X` for comparison.
+// credential: target <= 1.3 (issue 24), beside `akas verify credential X` for comparison and
+// beside the least a fresh process does to verify that credential (MINIMAL_VERIFY: an ES module
+// of a dozen lines, node:crypto alone, nothing checked), which the single file is also a ratio to.
 //
 // And the commands that open a stopped node (issue 48, 5): `akas log check` and `akas admin
 // revoke` load src/node and no HTTP server. Their baseline, in the same run, is the same command
@@ -28,6 +30,7 @@ const WARMUP = 2;
 const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const SINGLE = fileURLToPath(new URL('../akas-verify.mjs', import.meta.url));
 const SINGLE_TARGET = 1.3;
+const SINGLE_NAME = 'node dist/akas-verify.mjs verify credential X';
 /** The node's HTTP app as the build keeps it (an entry of its own: scripts/bundle.mjs). */
 const APP_CHUNK = fileURLToPath(new URL('../bin/lazy/src/http/app.js', import.meta.url));
 /** A stopped node's command against the same command with the HTTP app preloaded. */
@@ -70,6 +73,28 @@ async function credentialFile(dir: string): Promise<{ file: string; issuer: stri
   writeFileSync(file, JSON.stringify(await issueJudgmentCredential(keys, 'capability', 'cprop_0000000000000001', j)));
   return { file, issuer: keys.issuer.did };
 }
+
+/**
+ * The least a fresh process does to verify one eddsa-jcs-2022 credential: an ES module with
+ * node:crypto alone that reads the file, parses it (JSON.parse, nothing refused), canonicalizes
+ * the proof options and the document (sorted keys, nothing checked), hashes both, decodes the
+ * multibase key and signature and checks the signature. No check of what was read, no report,
+ * no argument parsing: the single file's start is measured against it too.
+ */
+const MINIMAL_VERIFY = `import { readFileSync } from 'node:fs';
+import { createHash, createPublicKey, verify } from 'node:crypto';
+const doc = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const jcs = (v) => v === null || typeof v !== 'object' ? JSON.stringify(v) : Array.isArray(v) ? '[' + v.map(jcs).join(',') + ']'
+  : '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + jcs(v[k])).join(',') + '}';
+const A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const b58 = (s) => { let n = 0n; for (const c of s) n = n * 58n + BigInt(A.indexOf(c)); const h = n.toString(16); return Buffer.from(h.length % 2 ? '0' + h : h, 'hex'); };
+const { proof, ...rest } = doc;
+const { proofValue, ...options } = proof;
+const sha = (s) => createHash('sha256').update(s).digest();
+const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), b58(doc.issuer.slice(9)).subarray(2)]), format: 'der', type: 'spki' });
+if (!verify(null, Buffer.concat([sha(jcs(options)), sha(jcs(rest))]), key, b58(proofValue.slice(1)))) process.exit(1);
+console.log('ok');
+`;
 
 function timeOnce(args: string[], env: NodeJS.ProcessEnv): number {
   const start = performance.now();
@@ -216,17 +241,20 @@ export async function run() {
   try {
     timeOnce([CLI, '--base-url', url, 'register'], env);
     const cred = await credentialFile(configDir);
+    const minimal = join(configDir, 'minimal-verify.mjs');
+    writeFileSync(minimal, MINIMAL_VERIFY);
     const cmds: Cmd[] = [
       { name: 'node -e 0', args: ['-e', '0'], target: false },
       { name: 'akas --help', args: [CLI, '--help'], target: true },
       { name: 'akas --version', args: [CLI, '--version'], target: true },
       { name: 'akas me --json (running node, saved identity)', args: [CLI, '--base-url', url, 'me', '--json'], target: true },
       {
-        name: 'node dist/akas-verify.mjs verify credential X',
+        name: SINGLE_NAME,
         args: [SINGLE, 'verify', 'credential', cred.file, '--issuer', cred.issuer],
         target: true,
         limit: SINGLE_TARGET,
       },
+      { name: 'limit: a minimal ES module verifying X (node:crypto, no checks)', args: [minimal, cred.file], target: false },
       { name: 'akas verify credential X (for comparison)', args: [CLI, 'verify', 'credential', cred.file, '--issuer', cred.issuer], target: false },
       // Diagnostics: what one HTTP GET costs a fresh process, with fetch() (undici inside Node,
       // its llhttp WASM compiled at first use), with node:http (llhttp built in), and with a
@@ -267,6 +295,7 @@ export async function run() {
       const ratio = ms / base;
       if (c.target) line(c.name, `${ms.toFixed(1)} ms`, ratio, `<= ${c.limit ?? TARGET}`, ratio <= (c.limit ?? TARGET));
       else line(c.name, `${ms.toFixed(1)} ms`, ratio);
+      if (c.args[0] === minimal) line('  the single file, to that limit', `${med(times.get(SINGLE_NAME)!).toFixed(1)} ms`, med(times.get(SINGLE_NAME)!) / ms);
     }
     await stoppedNodeCommands(env, base);
   } finally {
