@@ -41,17 +41,19 @@ function sortNames(keys: string[], from: number): void {
   }
 }
 
-// Member names quoted, remembered: the same few dozen recur in every credential of a batch.
-const quotedNames = new Map<string, string>();
+// What starts a member (its name quoted, the colon; after the first, the comma before them),
+// remembered by name: the same few dozen names recur in every credential of a batch.
+const FIRST_MEMBERS = new Map<string, string>();
+const NEXT_MEMBERS = new Map<string, string>();
 
-function quotedName(name: string): string {
-  let q = quotedNames.get(name);
-  if (q === undefined) {
-    q = quote(name);
-    if (quotedNames.size >= 1024) quotedNames.clear();
-    quotedNames.set(name, q);
+function memberStart(name: string, kept: Map<string, string>, comma: '' | ','): string {
+  let start = kept.get(name);
+  if (start === undefined) {
+    start = `${comma}${quote(name)}:`;
+    if (kept.size >= 1024) kept.clear();
+    kept.set(name, start);
   }
-  return q;
+  return start;
 }
 
 /** Appends the JCS of one value to `out`; `inArray`: where undefined is written as null. */
@@ -112,10 +114,10 @@ function writeObject(value: Record<string, unknown>, changes?: Record<string, un
     const v = changes !== undefined && Object.hasOwn(changes, keys[i]) ? changes[keys[i]] : value[keys[i]];
     // RFC 8785 section 3.1 takes I-JSON: members JSON cannot hold (undefined) are left out, as JSON.stringify leaves them.
     if (v === undefined || typeof v === 'symbol') continue;
-    if (first) first = false;
-    else out += ',';
-    out += quotedName(keys[i]);
-    out += ':';
+    if (first) {
+      first = false;
+      out += memberStart(keys[i], FIRST_MEMBERS, '');
+    } else out += memberStart(keys[i], NEXT_MEMBERS, ',');
     write(v, false);
   }
   out += '}';
