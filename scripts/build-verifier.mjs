@@ -28,6 +28,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, wri
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { lazyBuiltins } from './lazy-builtins.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = resolve(root, 'dist');
@@ -244,7 +245,7 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
           ? `#!/usr/bin/env node\n${banner}\nimport { createRequire as __akasRequire } from 'node:module'; const require = __akasRequire(import.meta.url);`
           : banner,
     },
-    plugins: [groupsPlugin(groups), stubPlugin(cut), lateBuiltins],
+    plugins: [groupsPlugin(groups), stubPlugin(cut), lazyBuiltins, lateBuiltins],
     // The CommonJS build (the single executable) has no import.meta: the verify pool then uses one thread.
     ...(format === 'cjs' ? { define: { 'import.meta.url': 'undefined' } } : {}),
   });

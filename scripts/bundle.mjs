@@ -24,6 +24,7 @@ import { build } from 'esbuild';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lazyBuiltins } from './lazy-builtins.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = resolve(root, 'dist');
@@ -99,6 +100,8 @@ await build({
   define: { 'import.meta.url': 'importMetaUrl' },
   inject: [resolve(root, 'scripts/import-meta-url.js')],
   plugins: [
+    // Built-ins a short command never calls (node:net, node:child_process, ...) load on first use.
+    lazyBuiltins,
     {
       name: 'lazy-modules',
       setup(b) {

@@ -17,11 +17,14 @@ import { Lru } from './lru.js';
 /** Which implementation this is: `node:crypto` here, `webcrypto` in the browser build. */
 export const CRYPTO_PLATFORM: 'node:crypto' | 'webcrypto' = 'node:crypto';
 
-const oneShot = (nodeCrypto as { hash?: <E extends 'buffer' | 'hex'>(alg: string, data: string | Uint8Array, enc: E) => E extends 'hex' ? string : Buffer })
-  .hash;
+type OneShot = <E extends 'buffer' | 'hex'>(alg: string, data: string | Uint8Array, enc: E) => E extends 'hex' ? string : Buffer;
+// Looked up at the first hash, not as this module loads: the CLI and the single file load
+// node:crypto when something first uses it (scripts/lazy-builtins.mjs).
+let oneShot: OneShot | undefined;
 
 /** SHA-256 of bytes or a UTF-8 string. */
 export function sha256(data: string | Uint8Array): Uint8Array {
+  oneShot ??= (nodeCrypto as { hash?: OneShot }).hash;
   return oneShot ? oneShot('sha256', data, 'buffer') : createHash('sha256').update(data).digest();
 }
 

@@ -3,8 +3,10 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { CRYPTO_PLATFORM, sha256 } from './crypto.js';
 
 // crypto.hash (Node >= 20.12) hashes in one call without a Hash object: about twice as fast
-// on the short inputs of the hot paths (api keys, ETags).
-const oneShot = (crypto as { hash?: (alg: string, data: string | Uint8Array, enc: 'hex') => string }).hash;
+// on the short inputs of the hot paths (api keys, ETags). Looked up at the first hash, not as
+// this module loads (node:crypto loads on first use in the CLI: scripts/lazy-builtins.mjs).
+type OneShot = (alg: string, data: string | Uint8Array, enc: 'hex') => string;
+let oneShot: OneShot | undefined;
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /** Lowercase hex sha256 of bytes or a UTF-8 string (through the crypto adapter in the browser build). */
@@ -14,6 +16,7 @@ export function sha256Hex(data: string | Uint8Array): string {
     for (const b of sha256(data)) hex += HEX[b];
     return hex;
   }
+  oneShot ??= (crypto as { hash?: OneShot }).hash;
   return oneShot ? oneShot('sha256', data, 'hex') : createHash('sha256').update(data).digest('hex');
 }
 

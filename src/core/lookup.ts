@@ -12,7 +12,6 @@ export const LOOKUP_ROOT_KIND = 'index.root.v1';
 
 const MAP_LEAF = 0x10;
 const MAP_NODE = 0x11;
-const MAP_EMPTY = 0x12;
 const LIST_LEAF = 0x13;
 const LIST_NODE = 0x14;
 
@@ -21,8 +20,11 @@ const sha256 = (data: Uint8Array): Buffer => {
   return Buffer.isBuffer(h) ? h : Buffer.from(h.buffer, h.byteOffset, h.byteLength);
 };
 
-/** The root of the map that holds no key: SHA-256(0x12). */
-export const EMPTY_MAP_ROOT: Buffer = sha256(Uint8Array.of(MAP_EMPTY));
+/**
+ * The root of the map that holds no key: SHA-256 of the one byte 0x12 (INDEX.md), written out rather than
+ * hashed as the module loads, which would load node:crypto with it (scripts/lazy-builtins.mjs).
+ */
+export const EMPTY_MAP_ROOT: Buffer = Buffer.from('f299791cddd3d6664f6670842812ef6053eb6501bd6282a476bbbf3ee91e750c', 'hex');
 
 // Keys met again and again (an agent's, a path's) are hashed once while they are among the recent.
 const recentKeys = new Map<string, Buffer>();

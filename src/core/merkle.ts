@@ -23,8 +23,11 @@ const sha256 = (data: Uint8Array): Buffer => {
   return Buffer.isBuffer(h) ? h : Buffer.from(h.buffer, h.byteOffset, h.byteLength);
 };
 
-/** The root of the empty tree: SHA-256 of nothing. */
-export const EMPTY_ROOT: Buffer = sha256(new Uint8Array(0));
+/**
+ * The root of the empty tree: SHA-256 of nothing (RFC 6962 2.1), written out rather than hashed
+ * as the module loads, which would load node:crypto with it (scripts/lazy-builtins.mjs).
+ */
+export const EMPTY_ROOT: Buffer = Buffer.from('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'hex');
 
 /** RFC 9162 leaf hash: SHA-256(0x00 || data). */
 export function leafHash(data: Uint8Array): Buffer {

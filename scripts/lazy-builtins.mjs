@@ -1,0 +1,47 @@
+// Node built-ins that a bundle loads on first use instead of at start (scripts/bundle.mjs for the
+// CLI's front, scripts/build-verifier.mjs for the single file).
+//
+// A bundle runs the top level of every module it holds before its command parses argv, and each
+// module's imports of built-ins with it: the HTTP client's node:net (and the streams under it),
+// commander's node:child_process (for executable subcommands, which akas has none of), the
+// status lists' node:zlib, the profiles' node:crypto and node:os. Node compiles each of those
+// (and the internal modules behind it) when it is first required, a few milliseconds that
+// `akas --help` or the single file's `verify credential` paid for modules they never call
+// (`npm run bench -- coldstart`). An import of one of LAZY resolves here to a stand-in module
+// whose exports are getters: the built-in is required when a getter is first read.
+//
+// The names of the exports are those of the built-in in the Node that builds (the stand-in
+// cannot ask the running Node before it loads the module); a name a newer Node adds is missing
+// from the stand-in, one it removed reads undefined, as an import of it would.
+import { builtinModules, createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+/** The built-ins loaded on first use; the rest load with the module that imports them. */
+export const LAZY = ['child_process', 'crypto', 'dgram', 'http', 'https', 'net', 'os', 'readline', 'tls', 'worker_threads', 'zlib'];
+
+const bare = (spec) => spec.replace(/^node:/, '');
+
+/** The stand-in module's source for a built-in: its export names as getters that require it on first read. */
+export function lazyModuleSource(name) {
+  const names = Object.keys(require(`node:${name}`)).filter((k) => k !== 'default' && k !== '__esModule');
+  return `let loaded;
+const load = () => (loaded ??= require(${JSON.stringify(`node:${name}`)}));
+for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });
+`;
+}
+
+/** An esbuild plugin: imports of the LAZY built-ins (with or without node:) load them on first use. */
+export const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const lazy = new Set(LAZY);
+    b.onResolve({ filter: /^(node:)?[a-z_]+$/ }, (args) =>
+      args.namespace !== 'lazy-builtin' && builtinModules.includes(bare(args.path)) && lazy.has(bare(args.path))
+        ? { path: bare(args.path), namespace: 'lazy-builtin' }
+        : undefined,
+    );
+    b.onResolve({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ path: args.path, external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ loader: 'js', contents: lazyModuleSource(args.path) }));
+  },
+};
