@@ -87,11 +87,17 @@ const doc = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const jcs = (v) => v === null || typeof v !== 'object' ? JSON.stringify(v) : Array.isArray(v) ? '[' + v.map(jcs).join(',') + ']'
   : '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + jcs(v[k])).join(',') + '}';
 const A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const b58 = (s) => { let n = 0n; for (const c of s) n = n * 58n + BigInt(A.indexOf(c)); const h = n.toString(16); return Buffer.from(h.length % 2 ? '0' + h : h, 'hex'); };
+const b58 = (s) => {
+  let n = 0n;
+  for (const c of s) n = n * 58n + BigInt(A.indexOf(c));
+  const h = n.toString(16);
+  return Buffer.from(h.length % 2 ? '0' + h : h, 'hex');
+};
 const { proof, ...rest } = doc;
 const { proofValue, ...options } = proof;
 const sha = (s) => createHash('sha256').update(s).digest();
-const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), b58(doc.issuer.slice(9)).subarray(2)]), format: 'der', type: 'spki' });
+const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), b58(doc.issuer.slice(9)).subarray(2)]);
+const key = createPublicKey({ key: spki, format: 'der', type: 'spki' });
 if (!verify(null, Buffer.concat([sha(jcs(options)), sha(jcs(rest))]), key, b58(proofValue.slice(1)))) process.exit(1);
 console.log('ok');
 `;
