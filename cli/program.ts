@@ -92,11 +92,15 @@ export function buildProgram(
  */
 const WHOLE_PROGRAM = new Set(['help', 'completion']);
 
+/** namedCommand's answer for an argv that needs no command built: the program's own --version. */
+export const NO_COMMAND = '';
+
 /**
  * The top-level command argv names, when the program need build only that one: the first
- * operand after the program's own options (skipping the values of those that take one). None
- * (build everything) when argv names no command, asks the program itself for its help or
- * version, uses an option whose value may be left out, or names a command of WHOLE_PROGRAM.
+ * operand after the program's own options (skipping the values of those that take one);
+ * NO_COMMAND when the program's --version comes first (commander prints it and stops). None
+ * (build everything) when argv names no command, asks the program itself for its help, uses an
+ * option whose value may be left out, or names a command of WHOLE_PROGRAM.
  */
 export function namedCommand(program: Command, argv: string[]): string | undefined {
   const flags = new Map<string, Option>();
@@ -109,7 +113,7 @@ export function namedCommand(program: Command, argv: string[]): string | undefin
     const option = flags.get(eq === -1 ? arg : arg.slice(0, eq));
     if (!option || option.optional) return undefined;
     if (option.required && eq === -1) i++;
-    if (option.long === '--help' || option.long === '--version') return undefined;
+    if (option.long === '--version') return NO_COMMAND;
   }
   return undefined;
 }
@@ -216,7 +220,7 @@ export async function run(argv: string[], io: Io, groups: CommandGroup[], env?: 
   let { program, only } = buildProgram(io, groups, env, argv);
   // A name no group builds by that name (a typo, an alias): everything, for commander's
   // "Did you mean ...?" or the command the alias names.
-  if (only !== undefined && !hasCommand(program, only)) ({ program } = buildProgram(io, groups, env));
+  if (only !== undefined && only !== NO_COMMAND && !hasCommand(program, only)) ({ program } = buildProgram(io, groups, env));
   shape?.(program);
   // Set after any reshaping (the single file renames the program): an unknown command gets
   // commander's "Did you mean ...?" and a pointer, not the whole command list after it (which

@@ -6,7 +6,8 @@ import type { Argument, Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { commandGroups } from '../../cli/commands/index.js';
 import { completionScript } from '../../cli/commands/completion/index.js';
-import { buildProgram, namedCommand, run } from '../../cli/program.js';
+import { buildProgram, NO_COMMAND, namedCommand, run } from '../../cli/program.js';
+import { VERSION } from '../../src/core/version.js';
 import { Capture } from '../helpers/cli.js';
 
 const io = () => ({ stdout: new Capture(), stderr: new Capture() });
@@ -56,8 +57,20 @@ describe('the program built for one command', () => {
     expect(namedCommand(program, ['--json', '--profile', 'ci', 'me', '--help'])).toBe('me');
     expect(namedCommand(program, ['--base-url=http://127.0.0.1:1', 'verify', 'credential', 'x'])).toBe('verify');
     expect(namedCommand(program, ['--base-url', 'me', 'register'])).toBe('register');
-    for (const argv of [[], ['--help'], ['-h', 'me'], ['--version'], ['-V'], ['--no-such-flag', 'me'], ['--', 'me'], ['completion', 'bash'], ['help', 'me']])
+    for (const argv of [
+      ['--json', '--version'],
+      ['-V', 'me'],
+    ])
+      expect(namedCommand(program, argv), argv.join(' ')).toBe(NO_COMMAND);
+    for (const argv of [[], ['--help'], ['-h', 'me'], ['--help', '--version'], ['--no-such-flag', 'me'], ['--', 'me'], ['completion', 'bash'], ['help', 'me']])
       expect(namedCommand(program, argv), argv.join(' ')).toBeUndefined();
+  });
+
+  it('answers --version with no command built', async () => {
+    expect(buildProgram(io(), commandGroups, {}, ['--version']).program.commands).toEqual([]);
+    const out = io();
+    expect(await run(['--version'], out, commandGroups, {})).toBe(0);
+    expect(out.stdout.text).toBe(`${VERSION}\n`);
   });
 
   it('writes the completion script of the whole program, and says "Did you mean" for a mistyped command', async () => {
