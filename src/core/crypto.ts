@@ -39,6 +39,8 @@ for (let i = 0; i < 16; i++) HEX_VALUE['0123456789abcdef'.charCodeAt(i)] = HEX_V
  * two per credential, eddsa-jcs-2022 §3.3.4).
  */
 export function sha256Into(data: string | Uint8Array, out: Uint8Array, offset: number): void {
+  // Looked up here too: a verifier may hash into bytes before (or without) any sha256 call.
+  oneShot ??= (nodeCrypto as { hash?: OneShot }).hash;
   if (!oneShot) {
     out.set(createHash('sha256').update(data).digest(), offset);
     return;
