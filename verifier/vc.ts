@@ -133,10 +133,9 @@ export function subjectsOf(subject: unknown): { subjects: Json[] } | { problem: 
 export function validityProblem(doc: Json): string | null {
   const fromBad = doc.validFrom !== undefined && !isDateTimeStamp(doc.validFrom);
   const untilBad = doc.validUntil !== undefined && !isDateTimeStamp(doc.validUntil);
-  if (fromBad || untilBad) {
-    const bad = [...(fromBad ? [`validFrom ${show(doc.validFrom)}`] : []), ...(untilBad ? [`validUntil ${show(doc.validUntil)}`] : [])];
-    return `not a dateTimeStamp: ${bad.join(', ')}`;
-  }
+  if (fromBad && untilBad) return `not a dateTimeStamp: validFrom ${show(doc.validFrom)}, validUntil ${show(doc.validUntil)}`;
+  if (fromBad) return `not a dateTimeStamp: validFrom ${show(doc.validFrom)}`;
+  if (untilBad) return `not a dateTimeStamp: validUntil ${show(doc.validUntil)}`;
   if (doc.validFrom !== undefined && doc.validUntil !== undefined && timeOf(doc.validFrom) > timeOf(doc.validUntil))
     return `validFrom ${doc.validFrom} is later than validUntil ${doc.validUntil}`;
   return null;
