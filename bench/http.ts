@@ -5,7 +5,11 @@
 // Pool) in the same run. Target (issue 53): /me at >= 0.85 of the bare route. Beside it, a
 // diagnostic: the bare route answering a body of /me's size (about 1.9 KB against 11 bytes),
 // which shows whether moving /me's bytes is where its cost lies (here it was not: 0.97 of the
-// bare route, the same CPU per answer; one writev and one read per request either way).
+// bare route, the same CPU per answer; one writev and one read per request either way). And a
+// limit: the bare route answering /me's own headers and body, computing nothing. The load
+// generator shares the two cores, and what it spends reading an answer (each header is a
+// callback of its parser) slows every route that sends that answer: /me can go no faster
+// than that route, and /me's ratio to it is printed beside.
 //
 // Then the bare route again with one of the node's per-request hooks at a time (the security
 // headers, the request log as `akas serve` writes it, the token bucket, the auth cache with the
@@ -42,6 +46,8 @@ const ME_CYCLES = 24;
 /** The hook costs: each target loaded alone for this long, this many times. */
 const HOOK_SLICE_MS = 1500;
 const HOOK_ROUNDS = 3;
+/** Response headers Node writes itself on every answer (the rest of /me's are the node's: the limit route sets them). */
+const NODE_SETS = new Set(['content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
 const LOAD_SCRIPT = fileURLToPath(new URL('./http-load.js', import.meta.url));
 
 export interface Target {
@@ -149,11 +155,16 @@ export async function run() {
     const auth = { authorization: `Bearer ${apiKey}` };
     const check = await fetch(`${nodeUrl}/api/agent/v1/me`, { headers: auth });
     if (check.status !== 200) throw new Error(`/me answered ${check.status}`);
-    const meBytes = (await check.arrayBuffer()).byteLength;
+    const meBody = await check.text();
+    const meBytes = Buffer.byteLength(meBody);
     // The same route answering a body of /me's size: what moving those bytes costs.
     const sizedBody = JSON.stringify({ ok: 'x'.repeat(meBytes - 10) });
     const sized = await bareApp((app) => app.get('/sized', async (_request, reply) => reply.type('application/json; charset=utf-8').send(sizedBody)));
-    apps.push(sized.app);
+    // And answering /me's own headers and body, computing nothing: what reading such an answer
+    // costs the load generator (it shares the two cores), the least any /me can cost here.
+    const meHeaders = Object.fromEntries([...check.headers].filter(([name]) => !NODE_SETS.has(name)));
+    const answered = await bareApp((app) => app.get('/answer', (_request, reply) => reply.headers(meHeaders).send(meBody)));
+    apps.push(sized.app, answered.app);
 
     // /wakeup (Bearer auth, token bucket, the hooks, a small body) is a diagnostic between the
     // bare route and /me: the gap from it to /me is the /me view, its quota extension and body.
@@ -163,7 +174,8 @@ export async function run() {
       { name: `GET /api/agent/v1/me (${meBytes} B body, request log on)`, url: `${nodeUrl}/api/agent/v1/me`, headers: auth },
     ];
     targets.push({ name: `diagnostic: bare fastify GET /sized (a ${sizedBody.length} B body, as /me's)`, url: `${sized.url}/sized` });
-    const [bare0, wake, me, sized0] = await load(targets, { cycles: ME_CYCLES });
+    targets.push({ name: `limit: bare fastify answering /me's ${Object.keys(meHeaders).length} headers and body`, url: `${answered.url}/answer` });
+    const [bare0, wake, me, sized0, answer0] = await load(targets, { cycles: ME_CYCLES });
     // Each cycle's rate is divided by the bare route's rate in the same cycle; the median of
     // those ratios is the result (steady on a busy machine, where absolute rates swing).
     const ratios = (r: TargetResult) => r.perCycle.map((x, i) => x / bare0.perCycle[i]);
@@ -179,6 +191,8 @@ export async function run() {
     line(targets[1].name, perSec(rateOf(targets[1].name, wake)), med(ratios(wake)));
     line(targets[2].name, perSec(rateOf(targets[2].name, me)), ratio, `>= ${TARGET}`, ratio >= TARGET);
     line(targets[3].name, perSec(rateOf(targets[3].name, sized0)), med(ratios(sized0)));
+    line(targets[4].name, perSec(rateOf(targets[4].name, answer0)), med(ratios(answer0)));
+    line('  GET /me, to that limit', perSec(rateOf(targets[2].name, me)), med(me.perCycle.map((x, i) => x / answer0.perCycle[i])));
 
     // The hooks, one target at a time: CPU time of this process (every server runs in it) per answer.
     const costed: Target[] = [
