@@ -31,17 +31,31 @@ for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name
 `;
 }
 
+/**
+ * What an `import` of a built-in resolves to: an ES module re-exporting the stand-in's names. The
+ * stand-in is CommonJS (its exports are getters), and esbuild gives every module that imports a
+ * CommonJS module its own copy of that module's exports, one getter defined per name: a dozen
+ * modules importing node:crypto's 67 names cost `akas me` about a millisecond of its start
+ * (esbuild's __copyProps in a profile). Imported through this one module, the copy is made once.
+ */
+export function lazyImportSource(name) {
+  const names = Object.keys(require(`node:${name}`)).filter((k) => k !== 'default' && k !== '__esModule');
+  return `export { default, ${names.join(', ')} } from ${JSON.stringify(`node:${name}`)};\n`;
+}
+
 /** An esbuild plugin: imports of the LAZY built-ins (with or without node:) load them on first use. */
 export const lazyBuiltins = {
   name: 'lazy-builtins',
   setup(b) {
     const lazy = new Set(LAZY);
+    // A require() gets the stand-in itself; an import gets it through its one re-exporting module.
     b.onResolve({ filter: /^(node:)?[a-z_]+$/ }, (args) =>
       args.namespace !== 'lazy-builtin' && builtinModules.includes(bare(args.path)) && lazy.has(bare(args.path))
-        ? { path: bare(args.path), namespace: 'lazy-builtin' }
+        ? { path: bare(args.path), namespace: args.kind === 'require-call' || args.namespace === 'lazy-import' ? 'lazy-builtin' : 'lazy-import' }
         : undefined,
     );
     b.onResolve({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ path: args.path, external: true }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ loader: 'js', contents: lazyModuleSource(args.path) }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-import' }, (args) => ({ loader: 'js', contents: lazyImportSource(args.path) }));
   },
 };

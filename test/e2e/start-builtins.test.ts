@@ -4,10 +4,11 @@
 // none of), and the single file verifying a credential loads node:crypto but not node:zlib
 // (status lists) or node:child_process.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeVerifierFixtures, type VerifierFixtures } from '../helpers/verifier-fixtures.js';
 
@@ -64,5 +65,46 @@ describe('the built-ins a start loads', () => {
     expect(loaded).toContain('crypto');
     expect(loaded).not.toContain('zlib');
     expect(loaded).not.toContain('child_process');
+  });
+});
+
+describe('scripts/lazy-builtins.mjs, the stand-ins themselves', () => {
+  it('every import of a built-in reads one copy of its names, loaded on first use; require, default and namespace imports work', async () => {
+    const dir = join(work, 'plugin');
+    const files: Record<string, string> = {
+      'a.mjs': "import * as ns from 'node:crypto';\nimport { createHash } from 'node:crypto';\nexport const a = { ns, hash: () => createHash };\n",
+      'b.mjs': "import * as ns from 'crypto';\nimport crypto from 'node:crypto';\nexport const b = { ns, crypto };\n",
+      'c.cjs': "exports.c = require('node:crypto');\n",
+      'entry.mjs':
+        "import { a } from './a.mjs';\nimport { b } from './b.mjs';\nimport { c } from './c.cjs';\n" +
+        "const before = process.moduleLoadList.includes('NativeModule crypto');\n" +
+        "const hex = a.hash()('sha256').update('x').digest('hex');\n" +
+        'console.log(JSON.stringify({ before, hex, shared: a.ns === b.ns, viaDefault: b.crypto.createHash === a.hash(), ' +
+        "viaRequire: typeof c.randomBytes, after: process.moduleLoadList.includes('NativeModule crypto') }));\n",
+    };
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const { lazyBuiltins } = (await import(new URL('../../scripts/lazy-builtins.mjs', import.meta.url).href)) as { lazyBuiltins: Plugin };
+    const out = join(dir, 'out.cjs');
+    await build({
+      entryPoints: [join(dir, 'entry.mjs')],
+      outfile: out,
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      logLevel: 'silent',
+      plugins: [lazyBuiltins],
+    });
+    const r = spawnSync(process.execPath, [out], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      before: false,
+      hex: '2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881',
+      // One namespace for every module that imports node:crypto: its names were copied once.
+      shared: true,
+      viaDefault: true,
+      viaRequire: 'function',
+      after: true,
+    });
   });
 });
