@@ -72,38 +72,42 @@ export function helpGroups(program: Command) {
   program.commandsGroup(HELP_GROUPS[HELP_GROUPS.length - 1][0]).helpCommand(true);
 }
 
+/** Declares the top-level commands a group adds (CommandGroup.adds); test/cli/partial-program.test.ts holds each list to what its group builds. */
+const adding = (group: CommandGroup, ...names: string[]): CommandGroup => Object.assign(group, { adds: names });
+
 /**
  * Every command group; each file is named for what it registers. The old spellings are
- * registered onto the commands the others built, and the help groups set once all are in.
+ * registered onto the commands the others built, and the help groups set once all are in: those
+ * two declare nothing, so they run at every start.
  */
 export const commandGroups: CommandGroup[] = [
-  serveCommands,
-  demoCommands,
-  storeCommands,
-  adminCommands,
-  identityCommands,
-  calibrateCommands,
-  challengeCommands,
-  toolCommands,
-  schemasCommands,
-  quotaCommands,
-  standingCommands,
-  appealCommands,
-  calibrationCommands,
-  proposalCommands,
-  showCommands,
-  casCommands,
-  knowledgeCommands,
-  verifyCommands,
-  exportCommands,
-  trustCommands,
-  logCommands,
-  lookupCommands,
-  journalCommands,
-  monitorCommands,
-  witnessCommands,
-  discoveryCommands,
-  completionCommands,
+  adding(serveCommands, 'serve'),
+  adding(demoCommands, 'demo'),
+  adding(storeCommands, 'store'),
+  adding(adminCommands, 'admin'),
+  adding(identityCommands, 'register', 'me', 'preview', 'wakeup', 'recover', 'agents', 'profile'),
+  adding(calibrateCommands, 'calibrate'),
+  adding(challengeCommands, 'challenge'),
+  adding(toolCommands, 'tool'),
+  adding(schemasCommands, 'schemas'),
+  adding(quotaCommands, 'quota'),
+  adding(standingCommands, 'standing', 'card'),
+  adding(appealCommands, 'appeal'),
+  adding(calibrationCommands, 'calibration'),
+  adding(proposalCommands, 'propose', 'judge', 'withdraw', 'queue'),
+  adding(showCommands, 'show'),
+  adding(casCommands, 'cas'),
+  adding(knowledgeCommands, 'node', 'brief', 'search', 'suggest', 'traverse'),
+  adding(verifyCommands, 'verify'),
+  adding(exportCommands, 'export'),
+  adding(trustCommands, 'trust'),
+  adding(logCommands, 'attest', 'log', 'gate'),
+  adding(lookupCommands, 'lookup'),
+  adding(journalCommands, 'journal'),
+  adding(monitorCommands, 'monitor'),
+  adding(witnessCommands, 'witness'),
+  adding(discoveryCommands, 'node-keys', 'mcp', 'explore', 'docs'),
+  adding(completionCommands, 'completion'),
   renamedSpellings,
   helpGroups,
 ];

@@ -6,7 +6,7 @@ import type { Argument, Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { commandGroups } from '../../cli/commands/index.js';
 import { completionScript } from '../../cli/commands/completion/index.js';
-import { buildProgram, NO_COMMAND, namedCommand, run } from '../../cli/program.js';
+import { buildProgram, type Cli, type CommandGroup, NO_COMMAND, namedCommand, run } from '../../cli/program.js';
 import { VERSION } from '../../src/core/version.js';
 import { Capture } from '../helpers/cli.js';
 
@@ -49,6 +49,32 @@ describe('the program built for one command', () => {
       expect(shape((program.commands as Command[])[0] ?? program), name).toEqual(shape(whole.commands.find((c) => c.name() === name) as Command));
       expect((program.options as Option[]).map((o) => o.flags)).toEqual((whole.options as Option[]).map((o) => o.flags));
     }
+  });
+
+  it("runs only the groups that add the command argv names, and every group that declares none; each group's list is what it adds", () => {
+    const ran: string[] = [];
+    const group = (name: string, adds?: string[]): CommandGroup =>
+      Object.assign(
+        (p: Command) => {
+          ran.push(name);
+          p.command(name);
+        },
+        adds ? { adds } : {},
+      );
+    const { program } = buildProgram(io(), [group('alpha', ['alpha']), group('beta', ['beta']), group('gamma')], {}, ['beta', '--json']);
+    expect(ran).toEqual(['beta', 'gamma']);
+    expect((program.commands as Command[]).map((c) => c.name())).toEqual(['beta']);
+    for (const g of commandGroups) {
+      if (!g.adds) continue;
+      const alone = buildProgram(io(), [], {}).program;
+      g(alone, {} as Cli);
+      expect(
+        (alone.commands as Command[]).map((c) => c.name()),
+        g.name,
+      ).toEqual(g.adds);
+    }
+    // The two that work on what the others built declare nothing, so every start runs them.
+    expect(commandGroups.filter((g) => !g.adds).map((g) => g.name)).toEqual(['renamedSpellings', 'helpGroups']);
   });
 
   it('reads the command past the global options and their values, and builds everything when argv asks the program itself', () => {
