@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError, type Option } from 'commander';
 import { VERSION } from '../src/core/version.js';
+import { addHelpModel, bundledHelpModel, type HelpModel } from './help-model.js';
 import { AkasClient, CliError, configDir, EXIT, type Io, loadIdentity, Output, ProfileFileError, ProfileModeError, type SavedIdentity } from './kit/index.js';
 
 export interface GlobalOptions {
@@ -38,13 +39,15 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:7373';
  * Builds the program. Given the argv it will parse, it builds only the top-level command argv
  * names (namedCommand): building the whole command table took 10 to 15 ms of `akas me`'s start
  * here, its own group about 3 (`npm run bench -- coldstart` measures the starts). `only` says
- * which command was built alone, if one was.
+ * which command was built alone, if one was. A bare `--help` is answered from the help model
+ * when there is one (cli/help-model.ts: the bundle carries it), with no group run.
  */
 export function buildProgram(
   io: Io,
   groups: CommandGroup[],
   env: NodeJS.ProcessEnv = process.env,
   argv?: string[],
+  helpModel: () => HelpModel | undefined = bundledHelpModel,
 ): { program: Command; cli: Cli; only?: string } {
   const program = new Command('akas');
   program
@@ -85,6 +88,11 @@ export function buildProgram(
     },
     client: () => new AkasClient({ baseUrl: program.opts<GlobalOptions>().baseUrl, apiKey: cli.identity()?.apiKey }),
   };
+  const model = argv?.length === 1 && (argv[0] === '--help' || argv[0] === '-h') ? helpModel() : undefined;
+  if (model) {
+    addHelpModel(program, model);
+    return { program, cli, only: NO_COMMAND };
+  }
   const only = argv === undefined ? undefined : namedCommand(program, argv);
   const target = only === undefined ? program : onlyCommand(program, only);
   // A group that adds other commands would only make inert calls, but V8 would still compile
@@ -99,7 +107,7 @@ export function buildProgram(
  */
 const WHOLE_PROGRAM = new Set(['help', 'completion']);
 
-/** namedCommand's answer for an argv that needs no command built: the program's own --version. */
+/** namedCommand's answer for an argv that needs no command built: the program's own --version (and a bare --help from the help model). */
 export const NO_COMMAND = '';
 
 /**

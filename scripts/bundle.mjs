@@ -23,7 +23,7 @@
 import { build } from 'esbuild';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { lazyBuiltins } from './lazy-builtins.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -82,6 +82,21 @@ const yamlOnFirstUse = {
 
 rmSync(resolve(dist, 'bin'), { recursive: true, force: true });
 
+/**
+ * The model `akas --help` is answered from (cli/help-model.ts): read from the whole program as
+ * tsc just built it, so the front lists exactly the commands it carries.
+ */
+async function helpModel() {
+  const at = (path) => import(pathToFileURL(resolve(dist, path)).href);
+  const [{ commandGroups }, { buildProgram }, { helpModelOf }] = await Promise.all([
+    at('cli/commands/index.js'),
+    at('cli/program.js'),
+    at('cli/help-model.js'),
+  ]);
+  const quiet = { write: () => true };
+  return helpModelOf(buildProgram({ stdout: quiet, stderr: quiet }, commandGroups, {}).program);
+}
+
 /** Absolute paths of the modules the front loads lazily. */
 const lazy = new Set();
 const lazyPath = (abs) => relative(dist, abs).split('\\').join('/');
@@ -96,8 +111,8 @@ await build({
   external,
   logLevel: 'warning',
   // The front is CommonJS, where import.meta is empty: src/core/paths.ts finds data/ from
-  // import.meta.url, so the bundle gets this file's own URL in its place.
-  define: { 'import.meta.url': 'importMetaUrl' },
+  // import.meta.url, so the bundle gets this file's own URL in its place. And the help model.
+  define: { 'import.meta.url': 'importMetaUrl', __AKAS_HELP_MODEL__: JSON.stringify(JSON.stringify(await helpModel())) },
   inject: [resolve(root, 'scripts/import-meta-url.js')],
   plugins: [
     // Built-ins a short command never calls (node:net, node:child_process, ...) load on first use.
