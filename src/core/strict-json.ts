@@ -189,6 +189,7 @@ function scan(text: string, maxDepth = Number.POSITIVE_INFINITY): string | null 
   // A string without escapes holds a lone surrogate only if the text holds a raw surrogate at
   // all: else such a string is looked at only as a key (most strings of a document are values).
   const rawSurrogates = SURROGATE.test(text);
+  if (!rawSurrogates && text.indexOf('\\') < 0) return scanPlain(text, maxDepth);
   const keys: Array<KeysSeen | null> = []; // one entry per open container; null for arrays
   let expectKey = false;
   const n = text.length;
@@ -226,7 +227,7 @@ function scan(text: string, maxDepth = Number.POSITIVE_INFINITY): string | null 
         return `a string holds a lone surrogate (${JSON.stringify(value.slice(0, 40))})`;
       if (expectKey) {
         const seen = seeKey(keys[keys.length - 1]!, value!);
-        if (seen === false) return `duplicate key ${JSON.stringify(value!.length > 80 ? `${value!.slice(0, 80)}…` : value)}`;
+        if (seen === false) return duplicateKey(value!);
         keys[keys.length - 1] = seen;
         expectKey = false;
       }
@@ -235,6 +236,94 @@ function scan(text: string, maxDepth = Number.POSITIVE_INFINITY): string | null 
   }
   return null;
 }
+
+// scanPlain's stacks, kept between calls and grown as needed: per open container (by depth),
+// where its keys begin in the key stack (-1: an array); per key of the open objects, where it
+// starts in the text and its length; per object past SHORT_OBJECT keys, a Set of them.
+let firstKeyAt = new Int32Array(64);
+let keyStart = new Int32Array(256);
+let keyLength = new Int32Array(256);
+const wideKeys: Array<Set<string> | undefined> = [];
+
+/**
+ * scan for text with no backslash and no surrogate (a signed document, nearly always): every
+ * string reads as it is written, holds no lone surrogate, and a key is itself its span of the
+ * text, compared in place with the spans of the same length before it in its object (no string
+ * made per key; a Set past SHORT_OBJECT keys, as scan does).
+ */
+function scanPlain(text: string, maxDepth: number): string | null {
+  let depth = 0;
+  let keys = 0; // keys of the open objects, on the key stack
+  let expectKey = false;
+  if (wideKeys.length > 0) wideKeys.length = 0; // a scan that returned early leaves its Sets
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > maxDepth) return TOO_DEEP;
+      if (depth >= firstKeyAt.length) firstKeyAt = grown(firstKeyAt, depth + 1);
+      expectKey = c === 0x7b;
+      firstKeyAt[depth] = expectKey ? keys : -1;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      if (firstKeyAt[depth] >= 0) {
+        keys = firstKeyAt[depth];
+        wideKeys[depth] = undefined;
+      }
+      depth--;
+      expectKey = false;
+    } else if (c === 0x2c /* , */) {
+      expectKey = depth > 0 && firstKeyAt[depth] >= 0;
+    } else if (c === 0x22 /* " */) {
+      const end = text.indexOf('"', i + 1);
+      if (expectKey) {
+        const wide = wideKeys[depth];
+        if (wide !== undefined) {
+          const before = wide.size;
+          if (wide.add(text.slice(i + 1, end)).size === before) return duplicateKey(text.slice(i + 1, end));
+        } else {
+          if (!newKeySpan(text, i + 1, end - i - 1, firstKeyAt[depth], keys, depth)) return duplicateKey(text.slice(i + 1, end));
+          if (keys >= keyStart.length) {
+            keyStart = grown(keyStart, keys + 1);
+            keyLength = grown(keyLength, keys + 1);
+          }
+          keyStart[keys] = i + 1;
+          keyLength[keys++] = end - i - 1;
+        }
+        expectKey = false;
+      }
+      i = end;
+    }
+  }
+  return null;
+}
+
+/**
+ * Whether the key at `start` (`length` long) is new among its object's keys [from, to) of the key
+ * stack; past SHORT_OBJECT of them, they go into a Set (wideKeys) for the object's later keys.
+ */
+function newKeySpan(text: string, start: number, length: number, from: number, to: number, depth: number): boolean {
+  for (let k = from; k < to; k++) if (keyLength[k] === length && sameSpan(text, keyStart[k], start, length)) return false;
+  if (to - from >= SHORT_OBJECT) {
+    const set = new Set<string>();
+    for (let k = from; k < to; k++) set.add(text.slice(keyStart[k], keyStart[k] + keyLength[k]));
+    set.add(text.slice(start, start + length));
+    wideKeys[depth] = set;
+  }
+  return true;
+}
+
+function sameSpan(text: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (text.charCodeAt(a + k) !== text.charCodeAt(b + k)) return false;
+  return true;
+}
+
+function grown(a: Int32Array, least: number): Int32Array {
+  const b = new Int32Array(Math.max(least, a.length * 2));
+  b.set(a);
+  return b;
+}
+
+const duplicateKey = (key: string) => `duplicate key ${JSON.stringify(key.length > 80 ? `${key.slice(0, 80)}…` : key)}`;
 
 /** Whether a JS string holds a surrogate code unit that is not half of a pair. */
 export function hasLoneSurrogate(s: string): boolean {
