@@ -5,8 +5,21 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError, type Option } from 'commander';
 import { VERSION } from '../src/core/version.js';
-import { addHelpModel, bundledHelpModel, type HelpModel } from './help-model.js';
-import { AkasClient, CliError, configDir, EXIT, type Io, loadIdentity, Output, ProfileFileError, ProfileModeError, type SavedIdentity } from './kit/index.js';
+import {
+  AkasClient,
+  addHelpModel,
+  bundledHelpModel,
+  CliError,
+  configDir,
+  EXIT,
+  type HelpModel,
+  type Io,
+  loadIdentity,
+  Output,
+  ProfileFileError,
+  ProfileModeError,
+  type SavedIdentity,
+} from './kit/index.js';
 
 export interface GlobalOptions {
   baseUrl: string;
@@ -40,7 +53,7 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:7373';
  * names (namedCommand): building the whole command table took 10 to 15 ms of `akas me`'s start
  * here, its own group about 3 (`npm run bench -- coldstart` measures the starts). `only` says
  * which command was built alone, if one was. A bare `--help` is answered from the help model
- * when there is one (cli/help-model.ts: the bundle carries it), with no group run.
+ * when there is one (cli/kit/help-model.ts: the bundle carries it), with no group run.
  */
 export function buildProgram(
   io: Io,

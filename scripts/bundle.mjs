@@ -83,7 +83,7 @@ const yamlOnFirstUse = {
 rmSync(resolve(dist, 'bin'), { recursive: true, force: true });
 
 /**
- * The model `akas --help` is answered from (cli/help-model.ts): read from the whole program as
+ * The model `akas --help` is answered from (cli/kit/help-model.ts): read from the whole program as
  * tsc just built it, so the front lists exactly the commands it carries.
  */
 async function helpModel() {
@@ -91,7 +91,7 @@ async function helpModel() {
   const [{ commandGroups }, { buildProgram }, { helpModelOf }] = await Promise.all([
     at('cli/commands/index.js'),
     at('cli/program.js'),
-    at('cli/help-model.js'),
+    at('cli/kit/help-model.js'),
   ]);
   const quiet = { write: () => true };
   return helpModelOf(buildProgram({ stdout: quiet, stderr: quiet }, commandGroups, {}).program);

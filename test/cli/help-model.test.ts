@@ -1,4 +1,4 @@
-// `akas --help` from the help model (cli/help-model.ts): the bundle carries a model of the
+// `akas --help` from the help model (cli/kit/help-model.ts): the bundle carries a model of the
 // top-level commands read from the whole program, and a bare `--help` builds those alone. What
 // it prints must be, byte for byte, what the whole program prints; the built binary's too.
 import { spawnSync } from 'node:child_process';
@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commandGroups, HELP_GROUPS } from '../../cli/commands/index.js';
-import { helpModelOf } from '../../cli/help-model.js';
+import { helpModelOf } from '../../cli/kit/index.js';
 import { buildProgram, type CommandGroup, run } from '../../cli/program.js';
 import { Capture } from '../helpers/cli.js';
 
