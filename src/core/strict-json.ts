@@ -240,9 +240,9 @@ function scan(text: string, maxDepth = Number.POSITIVE_INFINITY): string | null 
 // scanPlain's stacks, kept between calls and grown as needed: per open container (by depth),
 // where its keys begin in the key stack (-1: an array); per key of the open objects, where it
 // starts in the text and its length; per object past SHORT_OBJECT keys, a Set of them.
-let firstKeyAt = new Int32Array(64);
-let keyStart = new Int32Array(256);
-let keyLength = new Int32Array(256);
+let firstKeyAt: Int32Array = new Int32Array(64);
+let keyStart: Int32Array = new Int32Array(256);
+let keyLength: Int32Array = new Int32Array(256);
 const wideKeys: Array<Set<string> | undefined> = [];
 
 /**
