@@ -306,8 +306,9 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
  */
 class DocumentHashes {
   private contextItems: string[] | undefined;
-  /** Under the document's own @context (the usual proof), then under others (made only when a proof names one). */
+  /** Under the document's own @context (the usual proof): the bytes it was first written into, at ownAt; then under others (made only when a proof names one). */
   private own: Uint8Array | undefined;
+  private ownAt = 0;
   private others: Map<string, Uint8Array> | undefined;
 
   /** `secured`: the document with its proof; what a proof secures is the same without it (canonicalize's changes: no copy made). */
@@ -319,19 +320,29 @@ class DocumentHashes {
     return (this.contextItems ??= (Array.isArray(dc) ? dc : [dc]).map((x) => canonicalize(x)));
   }
 
-  /** SHA-256 of the JCS of the document under a proof context (undefined: the document's own), made once per distinct one. */
-  hashUnder(proofContext: unknown, sameContext: boolean): Uint8Array {
-    if (sameContext) return (this.own ??= this.hash(WITHOUT_PROOF));
+  /**
+   * Writes into `out` at `offset` the SHA-256 of the JCS of the document under a proof context
+   * (`sameContext`: the document's own), made once per distinct one. The first under its own is
+   * hashed straight into `out` (the bytes a proof signs) and read from there by later proofs.
+   */
+  hashInto(proofContext: unknown, sameContext: boolean, out: Uint8Array, offset: number): void {
+    if (sameContext) {
+      if (this.own) out.set(this.own.subarray(this.ownAt, this.ownAt + 32), offset);
+      else {
+        sha256Into(canonicalize(this.secured, WITHOUT_PROOF), out, offset);
+        this.own = out;
+        this.ownAt = offset;
+      }
+      return;
+    }
     const key = `${Array.isArray(proofContext) ? 'a' : 's'}${Array.isArray(proofContext) ? proofContext.length : 1}`;
     let h = (this.others ??= new Map()).get(key);
-    if (!h) this.others.set(key, (h = this.hash({ proof: undefined, '@context': proofContext })));
-    return h;
-  }
-
-  private hash(changes: Record<string, unknown>): Uint8Array {
-    const h = new Uint8Array(32);
-    sha256Into(canonicalize(this.secured, changes), h, 0);
-    return h;
+    if (!h) {
+      h = new Uint8Array(32);
+      sha256Into(canonicalize(this.secured, { proof: undefined, '@context': proofContext }), h, 0);
+      this.others.set(key, h);
+    }
+    out.set(h, offset);
   }
 }
 
@@ -461,7 +472,7 @@ function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expec
   try {
     hashData = new Uint8Array(64);
     sha256Into(canonicalize(p, WITHOUT_PROOF_VALUE), hashData, 0);
-    hashData.set(doc.hashUnder(proofContext, sameContext), 32);
+    doc.hashInto(proofContext, sameContext, hashData, 32);
   } catch (e) {
     hashData = null;
     why = `cannot be canonicalized: ${(e as Error).message}`;

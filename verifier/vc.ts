@@ -119,11 +119,17 @@ export function subjectsOf(subject: unknown): { subjects: Json[] } | { problem: 
     const s = list[i];
     const where = Array.isArray(subject) ? `credentialSubject[${i}]` : 'credentialSubject';
     if (!isObject(s)) return { problem: `${where} is ${show(s)}, not an object` };
-    if (Object.keys(s).length === 0) return { problem: `${where} is {}: a subject that makes no claim` };
+    if (!hasMember(s)) return { problem: `${where} is {}: a subject that makes no claim` };
     const idBad = idProblem(s.id, where);
     if (idBad) return { problem: idBad };
   }
   return { subjects: list as Json[] };
+}
+
+/** Whether an object has a member of its own (for...in stops at the first, where Object.keys lists them all). */
+function hasMember(o: Json): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
 }
 
 /**

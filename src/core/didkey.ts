@@ -125,15 +125,32 @@ function decodeMultibaseKey(value: string): string | null {
  * repeating the method-specific id, as the did:key method defines), with the DID it belongs
  * to; null for anything else (another fragment, another key type, a malformed multibase).
  */
-export function parseDidKeyUrl(url: unknown): { did: string; publicKey: string; multibase: string } | null {
-  if (typeof url !== 'string' || !url.startsWith('did:key:')) return null;
+export function parseDidKeyUrl(url: unknown): DidKeyMethod | null {
+  if (typeof url !== 'string') return null;
+  if (url === lastMethodUrl) return lastMethod;
+  const method = readDidKeyUrl(url);
+  lastMethodUrl = url;
+  lastMethod = method;
+  return method;
+}
+
+/** An Ed25519 did:key verification method as parseDidKeyUrl reads it (frozen: the answer may be shared). */
+export type DidKeyMethod = Readonly<{ did: string; publicKey: string; multibase: string }>;
+
+// The last method URL read and its answer: a batch's credentials name one method, each in a
+// string of its own, which one comparison tells (three slices and a lookup otherwise).
+let lastMethodUrl: string | undefined;
+let lastMethod: DidKeyMethod | null = null;
+
+function readDidKeyUrl(url: string): DidKeyMethod | null {
+  if (!url.startsWith('did:key:')) return null;
   const hash = url.indexOf('#');
   if (hash < 0) return null;
   const did = url.slice(0, hash);
   const multibase = did.slice('did:key:'.length);
   if (url.slice(hash + 1) !== multibase) return null;
   const publicKey = publicKeyFromMultibase(multibase);
-  return publicKey ? { did, publicKey, multibase } : null;
+  return publicKey ? Object.freeze({ did, publicKey, multibase }) : null;
 }
 
 /** The DID document of an Ed25519 did:key: one Multikey verification method, usable for every relationship. */
