@@ -306,9 +306,10 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
  */
 class DocumentHashes {
   private contextItems: string[] | undefined;
-  /** Under the document's own @context (the usual proof): the bytes it was first written into, at ownAt; then under others (made only when a proof names one). */
+  /** Under the document's own @context (the usual proof): the bytes it was first written into, at ownAt. */
   private own: Uint8Array | undefined;
   private ownAt = 0;
+  /** Under other proof contexts, made only when a proof names one. */
   private others: Map<string, Uint8Array> | undefined;
 
   /** `secured`: the document with its proof; what a proof secures is the same without it (canonicalize's changes: no copy made). */
