@@ -63,9 +63,9 @@ function write(value: unknown, inArray: boolean): void {
       out += quote(value);
       return;
     case 'number':
-      if (Number.isNaN(value)) throw new Error('NaN is not allowed');
-      if (!Number.isFinite(value)) throw new Error('Infinity is not allowed');
-      out += JSON.stringify(value);
+      if (!Number.isFinite(value)) throw new Error(Number.isNaN(value) ? 'NaN is not allowed' : 'Infinity is not allowed');
+      // JSON.stringify writes a finite number as ToString does (-0 as 0): appended, it is written so without a call into JSON.
+      out += value;
       return;
     case 'boolean':
       out += value ? 'true' : 'false';
