@@ -305,7 +305,7 @@ export function* proofsChecking(c: Checks, doc: Json, expect: ProofExpectations)
  * document it secures, is told by its length and whether it is an array.
  */
 class DocumentHashes {
-  private contextItems: string[] | undefined;
+  private contextItems: { items: unknown[]; canonical: Array<string | undefined> } | undefined;
   /** Under the document's own @context (the usual proof): the bytes it was first written into, at ownAt. */
   private own: Uint8Array | undefined;
   private ownAt = 0;
@@ -315,10 +315,23 @@ class DocumentHashes {
   /** `secured`: the document with its proof; what a proof secures is the same without it (canonicalize's changes: no copy made). */
   constructor(readonly secured: Json) {}
 
-  /** The document's @context as a list, each item's JCS made once (throws for what JCS cannot take). */
-  contextCanonical(): string[] {
+  /**
+   * The document's @context as a list, each item that is not a string beside its JCS, made once
+   * (throws for what JCS cannot take). A string is compared as it is: the JCS of strings is one
+   * to one, and never that of anything else.
+   */
+  contextCanonical(): { items: unknown[]; canonical: Array<string | undefined> } {
+    if (this.contextItems) return this.contextItems;
     const dc = this.secured['@context'];
-    return (this.contextItems ??= (Array.isArray(dc) ? dc : [dc]).map((x) => canonicalize(x)));
+    const items = Array.isArray(dc) ? dc : [dc];
+    return (this.contextItems = { items, canonical: items.map((x) => (typeof x === 'string' ? undefined : canonicalize(x))) });
+  }
+
+  /** Whether a proof's @context item is the document's item `i`, JCS for JCS (throws for what JCS cannot take). */
+  contextItemIs(x: unknown, i: number): boolean {
+    const { items, canonical } = this.contextCanonical();
+    if (typeof x === 'string' || typeof items[i] === 'string') return x === items[i];
+    return canonicalize(x) === canonical[i];
   }
 
   /**
@@ -416,8 +429,8 @@ function* oneProofChecking(c: Checks, doc: DocumentHashes, proof: unknown, expec
   if (proofContext !== undefined) {
     const pc = Array.isArray(proofContext) ? proofContext : [proofContext];
     try {
-      const dc = doc.contextCanonical();
-      contextPrefix = pc.length <= dc.length && pc.every((x, i) => canonicalize(x) === dc[i]);
+      const dc = doc.contextCanonical().items;
+      contextPrefix = pc.length <= dc.length && pc.every((x, i) => doc.contextItemIs(x, i));
       sameContext = contextPrefix && pc.length === dc.length && Array.isArray(proofContext) === Array.isArray(doc.secured['@context']);
     } catch {
       contextPrefix = false;
