@@ -23,13 +23,35 @@ export const LAZY = ['child_process', 'crypto', 'dgram', 'http', 'https', 'net',
 const bare = (spec) => spec.replace(/^node:/, '');
 
 /** The stand-in module's source for a built-in: its export names as getters that require it on first read. */
-export function lazyModuleSource(name) {
-  const names = Object.keys(require(`node:${name}`)).filter((k) => k !== 'default' && k !== '__esModule');
+export const lazyModuleSource = (name) => standInSource(`node:${name}`);
+
+/** A stand-in for what `specifier` (a built-in or an installed package) exports: getters that require it on first read. */
+function standInSource(specifier) {
+  const names = Object.keys(require(specifier)).filter((k) => k !== 'default' && k !== '__esModule');
   return `let loaded;
-const load = () => (loaded ??= require(${JSON.stringify(`node:${name}`)}));
+const load = () => (loaded ??= require(${JSON.stringify(specifier)}));
 for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });
 `;
 }
+
+/**
+ * An esbuild plugin for ES module chunks (which get a real require from their banner): an import
+ * of one of `packages` is a stand-in that requires the package on first use. The CLI's lazy
+ * chunks import commander (the kit's renamed options, the help model) only to use it inside
+ * functions a one-shot action never calls, and loading it from node_modules cost every action
+ * that reaches the kit (`akas verify credential` among them) its compile, the CommonJS lexer
+ * and the node:child_process it requires at load.
+ */
+export const packagesOnFirstUse = (packages) => ({
+  name: 'packages-on-first-use',
+  setup(b) {
+    const wanted = new Set(packages);
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      wanted.has(args.path) && args.namespace !== 'package-on-first-use' ? { path: args.path, namespace: 'package-on-first-use' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'package-on-first-use' }, (args) => ({ loader: 'js', contents: standInSource(args.path) }));
+  },
+});
 
 /**
  * What an `import` of a built-in resolves to: an ES module re-exporting the stand-in's names. The

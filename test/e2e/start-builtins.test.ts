@@ -1,8 +1,9 @@
 // What a short command loads before it answers (scripts/lazy-builtins.mjs): the built `akas` and
 // the single file load a Node built-in when something first uses it, so `akas --help` loads
 // neither node:crypto nor node:child_process (commander's, for executable subcommands akas has
-// none of), and the single file verifying a credential loads node:crypto but not node:zlib
-// (status lists) or node:child_process.
+// none of), neither does `akas verify credential` (the lazy chunks load commander's copy in
+// node_modules on first use), and the single file verifying a credential loads node:crypto but
+// not node:zlib (status lists) or node:child_process.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,23 @@ describe('the built-ins a start loads', () => {
     expect(status).toBe(0);
     expect(loaded).toContain('fs');
     expect(loaded).not.toContain('crypto');
+    expect(loaded).not.toContain('child_process');
+  });
+
+  it("akas verify credential: not node:child_process, which only commander's copy in node_modules would load (the lazy chunks take it on first use)", () => {
+    const { status, loaded } = builtinsOf([
+      CLI,
+      'verify',
+      'credential',
+      join(fx.dir, 'credential-0.json'),
+      '--issuer',
+      fx.issuer,
+      '--at',
+      fx.at,
+      '--no-status',
+    ]);
+    expect(status).toBe(0);
+    expect(loaded).toContain('crypto');
     expect(loaded).not.toContain('child_process');
   });
 
