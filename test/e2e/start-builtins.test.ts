@@ -41,6 +41,9 @@ function builtinsOf(args: string[]): { status: number | null; loaded: string[] }
   return { status: r.status, loaded: JSON.parse(line.slice('LOADED '.length)) as string[] };
 }
 
+/** `node <entry> verify credential` on one credential of the fixtures, status not asked. */
+const verifyOne = (entry: string) => [entry, 'verify', 'credential', join(fx.dir, 'credential-0.json'), '--issuer', fx.issuer, '--at', fx.at, '--no-status'];
+
 describe('the built-ins a start loads', () => {
   it('akas --help: neither node:crypto nor node:child_process', () => {
     const { status, loaded } = builtinsOf([CLI, '--help']);
@@ -51,34 +54,14 @@ describe('the built-ins a start loads', () => {
   });
 
   it("akas verify credential: not node:child_process, which only commander's copy in node_modules would load (the lazy chunks take it on first use)", () => {
-    const { status, loaded } = builtinsOf([
-      CLI,
-      'verify',
-      'credential',
-      join(fx.dir, 'credential-0.json'),
-      '--issuer',
-      fx.issuer,
-      '--at',
-      fx.at,
-      '--no-status',
-    ]);
+    const { status, loaded } = builtinsOf(verifyOne(CLI));
     expect(status).toBe(0);
     expect(loaded).toContain('crypto');
     expect(loaded).not.toContain('child_process');
   });
 
   it("the single file's verify credential: node:crypto, which it verifies with, but not node:zlib or node:child_process", () => {
-    const { status, loaded } = builtinsOf([
-      SINGLE,
-      'verify',
-      'credential',
-      join(fx.dir, 'credential-0.json'),
-      '--issuer',
-      fx.issuer,
-      '--at',
-      fx.at,
-      '--no-status',
-    ]);
+    const { status, loaded } = builtinsOf(verifyOne(SINGLE));
     expect(status).toBe(0);
     expect(loaded).toContain('crypto');
     expect(loaded).not.toContain('zlib');
