@@ -22,12 +22,12 @@ export const LAZY = ['child_process', 'crypto', 'dgram', 'http', 'https', 'net',
 
 const bare = (spec) => spec.replace(/^node:/, '');
 
-/** The stand-in module's source for a built-in: its export names as getters that require it on first read. */
-export const lazyModuleSource = (name) => standInSource(`node:${name}`);
+/** What `specifier` (a built-in or an installed package) exports, by name, as the building Node loads it. */
+const namesOf = (specifier) => Object.keys(require(specifier)).filter((k) => k !== 'default' && k !== '__esModule');
 
-/** A stand-in for what `specifier` (a built-in or an installed package) exports: getters that require it on first read. */
+/** A stand-in for what `specifier` exports: getters that require it on first read. */
 function standInSource(specifier) {
-  const names = Object.keys(require(specifier)).filter((k) => k !== 'default' && k !== '__esModule');
+  const names = namesOf(specifier);
   return `let loaded;
 const load = () => (loaded ??= require(${JSON.stringify(specifier)}));
 for (const name of ${JSON.stringify(names)}) Object.defineProperty(exports, name, { enumerable: true, get: () => load()[name] });
@@ -60,9 +60,8 @@ export const packagesOnFirstUse = (packages) => ({
  * modules importing node:crypto's 67 names cost `akas me` about a millisecond of its start
  * (esbuild's __copyProps in a profile). Imported through this one module, the copy is made once.
  */
-export function lazyImportSource(name) {
-  const names = Object.keys(require(`node:${name}`)).filter((k) => k !== 'default' && k !== '__esModule');
-  return `export { default, ${names.join(', ')} } from ${JSON.stringify(`node:${name}`)};\n`;
+function lazyImportSource(name) {
+  return `export { default, ${namesOf(`node:${name}`).join(', ')} } from ${JSON.stringify(`node:${name}`)};\n`;
 }
 
 /** An esbuild plugin: imports of the LAZY built-ins (with or without node:) load them on first use. */
@@ -77,7 +76,7 @@ export const lazyBuiltins = {
         : undefined,
     );
     b.onResolve({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ path: args.path, external: true }));
-    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ loader: 'js', contents: lazyModuleSource(args.path) }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ loader: 'js', contents: standInSource(`node:${args.path}`) }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-import' }, (args) => ({ loader: 'js', contents: lazyImportSource(args.path) }));
   },
 };
