@@ -8,7 +8,7 @@
 export { AkasClient, unreachableError } from './client.js';
 export { CLI_CODES, type CliCode, CliError, EXIT, reasonOf, usageError } from './errors.js';
 export { boundedGet, boundedTransport, type FetchCaps, http1Request, isFetchError } from './http1.js';
-export { addHelpModel, bundledHelpModel, type HelpEntry, type HelpModel, helpModelOf } from './help-model.js';
+export { addHelpModel, bundledHelpModel, type HelpModel, helpModelOf } from './help-model.js';
 export { jsonArg, limitArg, readIssuerKeysFile, readJsonFile, readSource } from './input.js';
 export type { Json } from './json.js';
 export { DEFAULT_DATA_DIR, isPostgresUrl, type NodeLocation, type NodeMeant, nodeLocation, nodeMeant } from './node-location.js';
