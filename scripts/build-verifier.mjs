@@ -51,7 +51,7 @@ const packageOf = (spec) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).
  * whose static imports reach a package outside ALLOWED. Found from a first build's metafile,
  * with every package left external.
  */
-async function unbundleable(entry, groups) {
+async function unbundleable(entry, groups, cutTo = []) {
   const meta = (
     await build({
       entryPoints: [entry],
@@ -66,6 +66,7 @@ async function unbundleable(entry, groups) {
       logLevel: 'silent',
       plugins: [
         groupsPlugin(groups),
+        ...cutTo,
         { name: 'external-packages', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path, external: true })) },
       ],
     })
@@ -160,6 +161,29 @@ function groupsPlugin(groups) {
   };
 }
 
+/**
+ * The verify group cut to the subcommands named (only: [{ file, name }], a module of cli/ and the
+ * function it exports): a floor for bench/coldstart.ts, the same entry, program, grammar, checks
+ * and report as the single file, with every other command left out.
+ */
+function onlyPlugin(only) {
+  return {
+    name: 'verify-only',
+    setup(b) {
+      b.onResolve({ filter: /^akas-verify-only$/ }, () => ({ path: 'akas-verify-only', namespace: 'akas-verify-only' }));
+      b.onLoad({ filter: /.*/, namespace: 'akas-verify-only' }, () => ({
+        loader: 'ts',
+        resolveDir: resolve(root, 'cli/commands/verify'),
+        contents:
+          only.map((o) => `import { ${o.name} } from ${JSON.stringify(resolve(root, o.file))};`).join('\n') +
+          `\nexport function verifyCommands(program, cli) {\n  const verify = program.command('verify');\n` +
+          only.map((o) => `  ${o.name}(verify, cli);\n`).join('') +
+          '}\n',
+      }));
+    },
+  };
+}
+
 /** Replaces each unbundleable lazy module by one that refuses, as a CliError (exit 2) the CLI reports. */
 function stubPlugin(cut) {
   return {
@@ -222,11 +246,14 @@ function checkImports(file, metafile, { browser }) {
 
 const banner = '// akas-verify: the offline checks of akas in one file (the npm package akas). Apache-2.0.';
 
-export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 'akas-verify.mjs') } = {}) {
+/** The single file; with `only`, cut to those verify subcommands (onlyPlugin). */
+export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 'akas-verify.mjs'), only } = {}) {
   const entry = resolve(root, 'cli/commands/verify/main.ts');
-  const groups = await verifyGroups();
-  const cut = await unbundleable(entry, groups);
-  rmSync(resolve(dist, '.verifier-scan'), { recursive: true, force: true });
+  const groups = only ? [{ name: 'verifyCommands', file: 'akas-verify-only' }] : await verifyGroups();
+  const cutTo = only ? [onlyPlugin(only)] : [];
+  const cut = await unbundleable(entry, groups, cutTo);
+  // verifyGroups' scratch (a cut build writes none, and leaves another build's alone).
+  if (!only) rmSync(resolve(dist, '.verifier-scan'), { recursive: true, force: true });
   const { metafile } = await build({
     entryPoints: [entry],
     outfile,
@@ -245,7 +272,7 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
           ? `#!/usr/bin/env node\n${banner}\nimport { createRequire as __akasRequire } from 'node:module'; const require = __akasRequire(import.meta.url);`
           : banner,
     },
-    plugins: [groupsPlugin(groups), stubPlugin(cut), lazyBuiltins, lateBuiltins],
+    plugins: [groupsPlugin(groups), ...cutTo, stubPlugin(cut), lazyBuiltins, lateBuiltins],
     // The CommonJS build (the single executable) has no import.meta: the verify pool then uses one thread.
     ...(format === 'cjs' ? { define: { 'import.meta.url': 'undefined' } } : {}),
   });

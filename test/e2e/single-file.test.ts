@@ -9,12 +9,13 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupCli } from '../helpers/e2e.js';
 import { writeVerifierFixtures, type VerifierFixtures } from '../helpers/verifier-fixtures.js';
 
 const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let work: string;
 let fx: VerifierFixtures;
 const canUnshare = spawnSync('unshare', ['-n', 'true']).status === 0;
@@ -152,6 +153,25 @@ describe('dist/akas-verify.mjs, alone', () => {
     );
     expect(cut.stderr.trim()).toBe('exit=0');
   });
+
+  it('cut to verify credential alone (the floor bench/coldstart.ts measures it against), gives the same verdict and holds nothing else', async () => {
+    const { buildSingleFile } = (await import(pathToFileURL(join(ROOT, 'scripts/build-verifier.mjs')).href)) as {
+      buildSingleFile: (o: { outfile: string; only: Array<{ file: string; name: string }> }) => Promise<{ size: number }>;
+    };
+    const floor = join(work, 'akas-verify-credential.mjs');
+    const { size } = await buildSingleFile({ outfile: floor, only: [{ file: 'cli/commands/verify/credential.ts', name: 'credentialCommand' }] });
+    expect(size).toBeLessThan(statSync(join(work, 'akas-verify.mjs')).size);
+    const run = (file: string, args: string[]) => spawnSync(process.execPath, [file, ...args], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000 });
+    const args = ['--json', 'verify', 'credential', 'credential-0.json', 'credential-tampered.json', '--issuer', fx.issuer, '--at', fx.at, '--no-status'];
+    const cut = run(floor, args);
+    const whole = run(join(work, 'akas-verify.mjs'), args);
+    expect(cut.status).toBe(1);
+    expect(cut.status).toBe(whole.status);
+    expect(JSON.parse(cut.stdout)).toEqual(JSON.parse(whole.stdout));
+    // No other verify command is in it.
+    expect(run(floor, ['verify', 'bundle', 'bundle.json']).status).toBe(2);
+    expect(run(floor, ['verify', '--help']).stdout).not.toMatch(/\bbundle\b/);
+  }, 120_000);
 
   it('holds the verify commands only, and says so of a check that needs the full akas', () => {
     const help = single(['--help']);
