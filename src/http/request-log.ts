@@ -160,6 +160,20 @@ const pathOf = (url: string) => {
 
 const ms = (reply: FastifyReply) => Math.round(reply.elapsedTime * 10) / 10;
 
+// Most strings of a line need no escaping (request ids, methods, addresses, tags, most paths):
+// those are quoted as they are, the rest by JSON.stringify. Printable ASCII but " and \.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text));
+
+/** `,"route":"…"` of each route pattern, made once: a node has a few hundred routes, each in many lines. */
+const routeFields = new Map<string, string>();
+function routeField(route: string | undefined): string {
+  if (route === undefined) return '';
+  let field = routeFields.get(route);
+  if (field === undefined) routeFields.set(route, (field = `,"route":${JSON.stringify(route)}`));
+  return field;
+}
+
 /**
  * The request line exactly as pino writes `request.log.info({method, path, route, status, ms,
  * ip, agent}, 'request')` for a logger made by nodeLogger: level, time, the logger's bindings
@@ -168,11 +182,12 @@ const ms = (reply: FastifyReply) => Math.round(reply.elapsedTime * 10) / 10;
 export function requestLine(bindings: string, request: FastifyRequest, reply: FastifyReply): string {
   const route = request.routeOptions.url;
   const agent = request.caller?.agent?.tag;
+  const id: unknown = request.id;
+  const ip: string | undefined = request.ip;
   return (
-    `{"level":30,"time":${Date.now()}${bindings},"reqId":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},` +
-    `"path":${JSON.stringify(pathOf(request.url))}${route === undefined ? '' : `,"route":${JSON.stringify(route)}`},` +
-    `"status":${reply.statusCode},"ms":${ms(reply)},"ip":${JSON.stringify(request.ip)}` +
-    `${agent === undefined ? '' : `,"agent":${JSON.stringify(agent)}`},"msg":"request"}\n`
+    `{"level":30,"time":${Date.now()}${bindings},"reqId":${typeof id === 'string' ? quoted(id) : JSON.stringify(id)},` +
+    `"method":${quoted(request.method)},"path":${quoted(pathOf(request.url))}${routeField(route)},"status":${reply.statusCode},"ms":${ms(reply)}` +
+    `${ip === undefined ? '' : `,"ip":${quoted(ip)}`}${agent === undefined ? '' : `,"agent":${quoted(agent)}`},"msg":"request"}\n`
   );
 }
 

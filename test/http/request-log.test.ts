@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../src/core/index.js';
 import { createApp } from '../../src/http/app.js';
-import { nodeLogger, requestLoggerOnFirstUse, TurnBatch } from '../../src/http/request-log.js';
+import { nodeLogger, requestLine, requestLoggerOnFirstUse, TurnBatch } from '../../src/http/request-log.js';
 import { strategiesFor } from '../../src/node/strategies.js';
 import { bearer, testKeys } from '../helpers/app.js';
 import { openTestStore } from '../helpers/stores.js';
@@ -124,5 +124,28 @@ describe("the node's request log", () => {
       { reqId: 'req-2', step: 1, msg: 'first' },
       { reqId: 'req-2', level: 40, msg: 'second' },
     ]);
+  });
+
+  it('quotes only what needs it, and leaves out a field that is undefined, as pino does', () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) }));
+    const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+    const cases = [
+      { id: 'req-1', method: 'GET', url: '/plain?q=1', route: '/plain', ip: '10.0.0.7', agent: 'ak_abc' },
+      { id: 'req-"2"', method: 'GET', url: '/caf\u00e9/"q"\\x\u2028\t', route: undefined, ip: undefined, agent: undefined },
+      { id: 7, method: 'POST', url: '/ctl\u0001', route: '/ctl', ip: '::ffff:10.0.0.8', agent: 'ak_\u00e9' },
+    ];
+    for (const c of cases) {
+      const request = { id: c.id, method: c.method, url: c.url, ip: c.ip, routeOptions: { url: c.route }, caller: { agent: c.agent && { tag: c.agent } } };
+      const reply = { statusCode: 200, elapsedTime: 1.25 };
+      const ours = requestLine(bindings, request as never, reply as never);
+      logger
+        .child({ reqId: c.id })
+        .info({ method: c.method, path: c.url.split('?')[0], route: c.route, status: 200, ms: 1.3, ip: c.ip, agent: c.agent }, 'request');
+      const theirs = lines.pop()!;
+      const same = (l: string) => l.replace(/"time":\d+/, '"time":0');
+      expect(same(ours)).toBe(same(theirs));
+      expect(JSON.parse(ours)).toMatchObject({ path: c.url.split('?')[0] });
+    }
   });
 });
