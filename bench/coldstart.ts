@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cryptoRandom, freshNodeKeys, generateKeyPair, judgmentSigningString, sign } from '../src/core/index.js';
+import { packageRoot } from '../src/core/paths.js';
 import { issueJudgmentCredential } from '../src/domain/credentials/credentials.js';
 import type { JudgmentRecord } from '../src/domain/records.js';
 import { header, line } from './lib.js';
@@ -37,7 +38,8 @@ const CLI = fileURLToPath(new URL('../bin/main.cjs', import.meta.url));
 const SINGLE = fileURLToPath(new URL('../akas-verify.mjs', import.meta.url));
 const SINGLE_TARGET = 1.3;
 const SINGLE_NAME = 'node dist/akas-verify.mjs verify credential X';
-const BUILD_VERIFIER = fileURLToPath(new URL('../../scripts/build-verifier.mjs', import.meta.url));
+/** The verifier's build script, in the package (from dist/bench, the sources' own scripts/). */
+const BUILD_VERIFIER = join(packageRoot(), 'scripts/build-verifier.mjs');
 /** The node's HTTP app as the build keeps it (an entry of its own: scripts/bundle.mjs). */
 const APP_CHUNK = fileURLToPath(new URL('../bin/lazy/src/http/app.js', import.meta.url));
 /** A stopped node's command against the same command with the HTTP app preloaded. */

@@ -12,7 +12,7 @@
 // than that route, and /me's ratio to it is printed beside.
 // And a floor: that route doing, besides, the work no GET /me can skip, with the node's own
 // code: the request line written by the node's logger (issue 53, 1: one line per request), the
-// Bearer key's SHA-256 (the auth cache looks agents up by it: DESIGN keeps API keys only as
+// Bearer key's SHA-256 (the auth cache looks agents up by it: the node keeps API keys only as
 // hashes and compares them in constant time) and a token drawn from the node's buckets
 // (PROTOCOL 1.4: every answer draws one). What /me spends beyond that floor is its own (the
 // router's hooks, the /me view's cache and ETag, the bucket and snapshot lookups); what the
