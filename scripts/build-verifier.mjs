@@ -58,6 +58,7 @@ async function unbundleable(entry, groups, cutTo = []) {
       bundle: true,
       write: false,
       metafile: true,
+      absWorkingDir: root,
       format: 'esm',
       platform: 'node',
       target: 'node20',
@@ -257,6 +258,8 @@ export async function buildSingleFile({ format = 'esm', outfile = resolve(dist, 
   const { metafile } = await build({
     entryPoints: [entry],
     outfile,
+    // Metafiles name files relative to this (here and in unbundleable), wherever the build is run from.
+    absWorkingDir: root,
     metafile: true,
     bundle: true,
     format,
