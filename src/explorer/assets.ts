@@ -4,8 +4,9 @@
 // by a hash of its bytes (so it can be cached for a year, immutable) and served brotli or gzip
 // compressed; nothing is fetched from anywhere but the node. The build writes both compressed
 // forms (dist/explorer/precompressed/): brotli at quality 11 costs about a second of CPU for the
-// verifier's 124 KB, which every start (and every test node) paid before. A node takes them only
-// when they decompress to the bytes it serves, and otherwise compresses on the first request.
+// verifier's 124 KB, which every start (and every test node) paid before. A node takes them, on
+// the first request for each, only when they decompress to the bytes it serves, and otherwise
+// compresses then.
 //
 // The pages' tags carry the Subresource Integrity the build recorded for each file
 // (dist/explorer/integrity.json, scripts/build-explorer.mjs), not a hash of the bytes found at
@@ -85,7 +86,7 @@ function recorded(root: string): Record<string, { sha256?: string; integrity?: s
   }
 }
 
-/** Reads, hashes and compresses the explorer's files once. */
+/** Reads and hashes the explorer's files once; their compressed forms come on first use. */
 export function loadAssets(root = packageRoot()): LoadedAssets {
   const files = new Map<string, Asset>();
   const urls: Assets = { css: `${ASSET_PREFIX}missing.css`, js: null, verifier: null };
@@ -106,14 +107,14 @@ export function loadAssets(root = packageRoot()): LoadedAssets {
     const digest = sha256Hex(body).slice(0, 16);
     const file = `${s.base}.${digest}.${s.ext}`;
     const name = s.path[s.path.length - 1];
-    const br = prebuilt(root, name, 'br', body);
-    const gz = prebuilt(root, name, 'gz', body);
+    // The compressed forms are read, and checked by decompressing them, at first use: not by a
+    // start that may never serve them (every test node, a node nobody browses).
     files.set(file, {
       file,
       type: s.type,
       body,
-      br: br ? () => br : once(() => compressBrotli(body)),
-      gzip: gz ? () => gz : once(() => compressGzip(body)),
+      br: once(() => prebuilt(root, name, 'br', body) ?? compressBrotli(body)),
+      gzip: once(() => prebuilt(root, name, 'gz', body) ?? compressGzip(body)),
       etag: `"${digest}"`,
     });
     urls[s.key] = `${ASSET_PREFIX}${file}`;

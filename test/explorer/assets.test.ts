@@ -4,7 +4,7 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadAssets, PRECOMPRESSED_DIR } from '../../src/explorer/assets.js';
 import { tempDir } from '../helpers/e2e.js';
@@ -43,5 +43,16 @@ describe("the explorer's compressed files", () => {
     expect(brotliDecompressSync(verifier.br()).equals(verifier.body)).toBe(true);
     expect(gunzipSync(verifier.gzip()).equals(verifier.body)).toBe(true);
     for (const a of files.values()) expect(gunzipSync(a.gzip()).equals(a.body), a.file).toBe(true);
+  });
+
+  it('are read at first use, not when the node starts', () => {
+    const root = copiedRoot();
+    const { files } = loadAssets(root);
+    // After the start, the build's brotli form is replaced by another of the same bytes: the one served is the one found then.
+    const verifier = [...files.values()].find((a) => a.file.startsWith('akas-verify'))!;
+    const other = brotliCompressSync(verifier.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } });
+    writeFileSync(join(root, ...PRECOMPRESSED_DIR, 'akas-verify.browser.js.br'), other);
+    expect(verifier.br().equals(other)).toBe(true);
+    expect(verifier.br()).toBe(verifier.br()); // and kept
   });
 });
