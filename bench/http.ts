@@ -33,9 +33,9 @@ import { fileURLToPath } from 'node:url';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { strategiesFor } from '../src/node/strategies.js';
-import { sha256Hex } from '../src/core/index.js';
+import { API_KEY_RE, sha256Hex } from '../src/core/index.js';
 import { createApp } from '../src/http/app.js';
-import { registerCaller } from '../src/http/caller.js';
+import { bearer, registerCaller } from '../src/http/caller.js';
 import { TokenBuckets } from '../src/http/rate-limit.js';
 import { nodeLogger, registerRequestLog, requestLoggerOnFirstUse } from '../src/http/request-log.js';
 import { nodeHelmetOptions, registerSecurityHeaders } from '../src/http-kit/security-headers.js';
@@ -179,8 +179,8 @@ export async function run() {
       (app) => {
         registerRequestLog(app);
         app.get('/floor', (request, reply) => {
-          const key = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
-          if (key === undefined || sha256Hex(key).length !== 64) return reply.code(401).send();
+          const key = bearer(request);
+          if (!key || !API_KEY_RE.test(key) || sha256Hex(key).length !== 64) return reply.code(401).send();
           const wait = floorBuckets.take('agent:floor', 'per-bearer');
           if (wait) return wait.then(() => reply.headers(meHeaders).send(meBody));
           return reply.headers(meHeaders).send(meBody);

@@ -85,7 +85,8 @@ declare module 'fastify' {
   }
 }
 
-function bearer(request: FastifyRequest): string | undefined {
+/** The key of an Authorization: Bearer header: undefined without one, empty when it is malformed (bench/http.ts parses with it too). */
+export function bearer(request: FastifyRequest): string | undefined {
   const h = request.headers.authorization;
   if (!h) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
