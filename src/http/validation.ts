@@ -10,13 +10,13 @@
 // that limit before any item of it is validated; within the limits the number of errors is
 // bounded by the schema. The errors a refusal lists are capped again by the error handler.
 import type { FastifySchemaCompiler } from 'fastify';
-import { createAjv } from '../domain/common/ajv.js';
+import { ajvOnFirstUse } from '../domain/common/ajv.js';
 import { bounded } from '../domain/common/bounded-validate.js';
 
 // Their options (strict numbers, unknown fields removed, defaults filled) are the 'body' and
 // 'params' presets of the one ajv factory.
-const strict = createAjv('body');
-const coercing = createAjv('params');
+const strict = ajvOnFirstUse('body');
+const coercing = ajvOnFirstUse('params');
 
 // A body declared as raw bytes (`format: binary`, the content store's upload) reaches its
 // handler as a stream: the schema documents it (PROTOCOL 11.2); the handler counts and hashes it.
@@ -32,10 +32,10 @@ const compiled = new Map<string, Validate>();
 
 function compile(schema: object, httpPart: string | undefined): Validate {
   if (httpPart === 'body' && (schema as { format?: string }).format === 'binary') return rawBytes;
-  if (httpPart !== 'body') return coercing.compile(schema);
+  if (httpPart !== 'body') return coercing().compile(schema);
   // Query strings, path parameters and headers are bounded by the URL and header limits; a
   // body (up to 1 MiB) is where a hostile request could hold thousands of bad items.
-  return bounded(strict.compile(schema), schema) as Validate;
+  return bounded(strict().compile(schema), schema) as Validate;
 }
 
 // Compiled on a route's first request, not when the route is added: a node starts with the

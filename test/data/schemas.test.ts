@@ -82,4 +82,17 @@ describe("an operator's calibration set", () => {
     expect(() => readCalibrationSet(dir)).toThrow(CalibrationSetError);
     expect(() => readCalibrationSet(dir)).toThrow(new RegExp(`${q.id as string}: its schema is not a JSON Schema`));
   });
+
+  it('is refused when an expected answer does not fit its own schema, naming the question', () => {
+    const dir = join(tempDir('akas-calset-'), 'set');
+    mkdirSync(dir, { mode: 0o700 });
+    const set = generateCalibrationSet(cryptoRandom) as unknown as Record<string, { questions?: Array<Record<string, unknown>> }>;
+    const q = set['pool-B.json'].questions!.find((x) => x.scoring === 'schema-cosine')!;
+    q.expected = '"a string where the schema wants an object"';
+    for (const [file, body] of Object.entries(set)) {
+      writeFileSync(join(dir, file), JSON.stringify(body));
+      chmodSync(join(dir, file), 0o600);
+    }
+    expect(() => readCalibrationSet(dir)).toThrow(new RegExp(`${q.id as string}: expected does not fit its schema`));
+  });
 });

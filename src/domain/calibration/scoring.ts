@@ -166,9 +166,11 @@ const SCORINGS: readonly Scoring[] = ['exact', 'cosine', 'schema-cosine'];
 
 // A pool file that does not hold 5 well-formed questions is a packaging (or an operator's)
 // error: fail at load, naming the file.
-// A set from outside the package (an operator's, set.ts) has its answer schemas checked as JSON
-// Schemas too; the package's own are held to that by the tests (ajv.ts says why not at start).
-export function checkPool(raw: unknown, file: string, opts: { checkSchemas?: boolean } = {}): Question[] {
+// A set from outside the package (an operator's, set.ts) also has its answer schemas checked as
+// JSON Schemas and each expected answer against its schema. The package's own pools are held to
+// both by the tests (test/data/schemas.test.ts, test/domain/calibration/scoring.test.ts), not at
+// every start: that compiled their schemas with ajv before each node listened (bench/coldstart.ts).
+export function checkPool(raw: unknown, file: string, opts: { fromOutside?: boolean } = {}): Question[] {
   const bad = (why: string) => new Error(`akas: ${file}: ${why}`);
   const qs = (raw as { questions?: unknown })?.questions;
   if (!Array.isArray(qs) || qs.length !== 5) throw bad('needs exactly 5 questions');
@@ -183,7 +185,8 @@ export function checkPool(raw: unknown, file: string, opts: { checkSchemas?: boo
     if (!SCORINGS.includes(q.scoring)) throw bad(`${q.id}: unknown scoring ${String(q.scoring)}`);
     if (q.scoring === 'schema-cosine') {
       if (!q.schema || typeof q.schema !== 'object') throw bad(`${q.id}: schema-cosine needs a schema`);
-      const problems = opts.checkSchemas ? schemaProblems(q.schema) : [];
+      if (!opts.fromOutside) continue;
+      const problems = schemaProblems(q.schema);
       if (problems.length) throw bad(`${q.id}: its schema is not a JSON Schema (${problems.slice(0, 3).join('; ')})`);
       if (!validateWithSchema(q.schema, JSON.parse(q.expected)).ok) throw bad(`${q.id}: expected does not fit its schema`);
     }

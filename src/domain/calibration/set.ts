@@ -77,7 +77,7 @@ export function readCalibrationSet(dirIn: string): CalibrationSet {
   let bank: ChallengeBank;
   const raw = Object.fromEntries(CALIBRATION_FILES.map((f) => [f, readJson(join(dir, f))])) as Record<(typeof CALIBRATION_FILES)[number], unknown>;
   try {
-    const external = { checkSchemas: true };
+    const external = { fromOutside: true };
     pools = { A: checkPool(raw['pool-A.json'], join(dir, 'pool-A.json'), external), B: checkPool(raw['pool-B.json'], join(dir, 'pool-B.json'), external) };
     bank = bankOf(checkBank(raw['bank.json'], join(dir, 'bank.json')));
   } catch (e) {

@@ -64,6 +64,17 @@ export function createAjv(preset: AjvPreset): AjvInstance {
   return ajv;
 }
 
+/**
+ * createAjv(preset), made at its first call. The modules that validate (the HTTP validators, the
+ * domain's own schemas, the size-limits pass) are loaded by every node's start, which compiles
+ * nothing with them (routes compile on first request: src/http/validation.ts); making their four
+ * instances there was a part of each `akas serve`'s CPU before it listens (bench/coldstart.ts).
+ */
+export function ajvOnFirstUse(preset: AjvPreset): () => AjvInstance {
+  let ajv: AjvInstance | undefined;
+  return () => (ajv ??= createAjv(preset));
+}
+
 let meta: AjvInstance | undefined;
 
 /** The problems of `schema` as a JSON Schema (draft-07, ajv's meta-schema), or none. */

@@ -4,10 +4,10 @@
 // any of its items is validated, so the work and the errors of a hostile value stay bounded.
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { limitsSchema, type LimitsOptions } from '../../core/index.js';
-import { createAjv } from './ajv.js';
+import { ajvOnFirstUse } from './ajv.js';
 
 // Stops at the first limit broken; changes nothing in the value.
-const limits = createAjv('limits');
+const limits = ajvOnFirstUse('limits');
 
 /** A validator like ajv's (call it, then read `errors`), with the size-limits pass run first. */
 export type BoundedValidate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
@@ -16,7 +16,7 @@ export type BoundedValidate = ((data: unknown) => boolean) & { errors?: ErrorObj
 export function bounded(full: ValidateFunction, schema: object, opts: LimitsOptions = {}): BoundedValidate {
   const bounds = limitsSchema(schema, opts);
   if (bounds === true) return full;
-  const sizes = limits.compile(bounds);
+  const sizes = limits().compile(bounds);
   const validate: BoundedValidate = (data) => {
     if (!sizes(data)) {
       validate.errors = sizes.errors;

@@ -2,7 +2,7 @@
 // calibration answer schemas), with errors turned into PROTOCOL 1.3 items {field, reason}.
 // src/domain may not import src/http, so this does not share fastify's instance.
 import type { ErrorObject } from 'ajv';
-import { createAjv } from './ajv.js';
+import { ajvOnFirstUse } from './ajv.js';
 import { bounded, type BoundedValidate } from './bounded-validate.js';
 
 /** A plain JSON Schema object (draft-07 style, as ajv 8 takes it). */
@@ -19,7 +19,7 @@ export type Validation = { ok: true } | { ok: false; errors: FieldError[] };
 
 // All errors so a client can fix every field at once; no coercion and no defaults written
 // into the caller's object.
-const ajv = createAjv('answer');
+const ajv = ajvOnFirstUse('answer');
 const compiled = new WeakMap<object, BoundedValidate>();
 const compiledSizesFirst = new WeakMap<object, BoundedValidate>();
 
@@ -31,7 +31,7 @@ function compile(schema: JSONSchema, sizesFirst: boolean): BoundedValidate {
   const cache = sizesFirst ? compiledSizesFirst : compiled;
   let fn = cache.get(schema);
   if (!fn) {
-    fn = sizesFirst ? bounded(ajv.compile(schema), schema, { closedObjectsBounded: true }) : ajv.compile(schema);
+    fn = sizesFirst ? bounded(ajv().compile(schema), schema, { closedObjectsBounded: true }) : ajv().compile(schema);
     cache.set(schema, fn);
   }
   return fn;

@@ -12,7 +12,7 @@ describe('generateCalibrationSet', () => {
     for (let round = 0; round < 20; round++) {
       const set = generateCalibrationSet(cryptoRandom);
       for (const file of ['pool-A.json', 'pool-B.json'] as const) {
-        const questions = checkPool(set[file], file);
+        const questions = checkPool(set[file], file, { fromOutside: true });
         const expected = Object.fromEntries(questions.map((q) => [q.id, q.expected]));
         expect(scoreAnswers(questions, expected).intelligenceScore, JSON.stringify(questions)).toBe(1);
         expect(questions.map((q) => q.scoring)).toEqual(['exact', 'exact', 'cosine', 'cosine', 'schema-cosine']);
