@@ -24,7 +24,7 @@ import { build } from 'esbuild';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { lazyBuiltins, packagesOnFirstUse } from './lazy-builtins.mjs';
+import { lazyBuiltins, lazyBuiltinsOf, packagesOnFirstUse, SERVER_LAZY } from './lazy-builtins.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = resolve(root, 'dist');
@@ -146,7 +146,7 @@ await build({
   platform: 'node',
   target: 'node20',
   external: [...lazyExternal, ...neverRun, ...frontOnly],
-  plugins: [yamlOnFirstUse, packagesOnFirstUse(frontOnly)],
+  plugins: [yamlOnFirstUse, packagesOnFirstUse(frontOnly), lazyBuiltinsOf(SERVER_LAZY)],
   logLevel: 'warning',
   // Bundled CommonJS code (if any) requires node builtins; give the ESM chunks a real require.
   banner: { js: "import { createRequire as __akasCreateRequire } from 'node:module'; const require = __akasCreateRequire(import.meta.url);" },

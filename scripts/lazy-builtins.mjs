@@ -64,13 +64,21 @@ function lazyImportSource(name) {
   return `export { default, ${namesOf(`node:${name}`).join(', ')} } from ${JSON.stringify(`node:${name}`)};\n`;
 }
 
-/** An esbuild plugin: imports of the LAZY built-ins (with or without node:) load them on first use. */
-export const lazyBuiltins = {
+/**
+ * The built-ins the node's server chunk loads on first use (scripts/bundle.mjs): fastify requires
+ * node:http2, node:https (and node:tls behind both) and node:dns when it loads, for options a node
+ * never sets (HTTP/2, TLS) and for resolving a host name to listen on, which `akas serve` does
+ * only when given one. They were about 20 ms of each start here (bench/coldstart.ts).
+ */
+export const SERVER_LAZY = ['dns', 'http2', 'https', 'tls'];
+
+/** An esbuild plugin: imports of the built-ins `names` (with or without node:) load them on first use. */
+export const lazyBuiltinsOf = (names) => ({
   name: 'lazy-builtins',
   setup(b) {
-    const lazy = new Set(LAZY);
+    const lazy = new Set(names);
     // A require() gets the stand-in itself; an import gets it through its one re-exporting module.
-    b.onResolve({ filter: /^(node:)?[a-z_]+$/ }, (args) =>
+    b.onResolve({ filter: /^(node:)?[a-z_0-9]+$/ }, (args) =>
       args.namespace !== 'lazy-builtin' && builtinModules.includes(bare(args.path)) && lazy.has(bare(args.path))
         ? { path: bare(args.path), namespace: args.kind === 'require-call' || args.namespace === 'lazy-import' ? 'lazy-builtin' : 'lazy-import' }
         : undefined,
@@ -79,4 +87,7 @@ export const lazyBuiltins = {
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({ loader: 'js', contents: standInSource(`node:${args.path}`) }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-import' }, (args) => ({ loader: 'js', contents: lazyImportSource(args.path) }));
   },
-};
+});
+
+/** An esbuild plugin: imports of the LAZY built-ins load them on first use. */
+export const lazyBuiltins = lazyBuiltinsOf(LAZY);

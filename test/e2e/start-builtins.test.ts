@@ -3,7 +3,8 @@
 // neither node:crypto nor node:child_process (commander's, for executable subcommands akas has
 // none of), neither does `akas verify credential` (the lazy chunks load commander's copy in
 // node_modules on first use), and the single file verifying a credential loads node:crypto but
-// not node:zlib (status lists) or node:child_process.
+// not node:zlib (status lists) or node:child_process. And the node's server loads fastify without
+// the built-ins fastify requires for HTTP/2 and TLS, which a node never serves.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,8 @@ import { writeVerifierFixtures, type VerifierFixtures } from '../helpers/verifie
 
 const CLI = fileURLToPath(new URL('../../dist/bin/main.cjs', import.meta.url));
 const SINGLE = fileURLToPath(new URL('../../dist/akas-verify.mjs', import.meta.url));
+/** The node's HTTP app as the build keeps it (an entry of its own: scripts/bundle.mjs). */
+const APP_CHUNK = fileURLToPath(new URL('../../dist/bin/lazy/src/http/app.js', import.meta.url));
 let work: string;
 let fx: VerifierFixtures;
 let recorder: string;
@@ -66,6 +69,13 @@ describe('the built-ins a start loads', () => {
     expect(loaded).toContain('crypto');
     expect(loaded).not.toContain('zlib');
     expect(loaded).not.toContain('child_process');
+  });
+
+  it("the node's HTTP app: fastify loads without node:http2, node:https or node:tls, which it requires for options a node never sets", () => {
+    const { status, loaded } = builtinsOf(['--input-type=module', '-e', `await import(${JSON.stringify(APP_CHUNK)})`]);
+    expect(status).toBe(0);
+    expect(loaded).toContain('http');
+    for (const unused of ['http2', 'https', 'tls']) expect(loaded).not.toContain(unused);
   });
 });
 
