@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { ErrorObject } from 'ajv';
 import { canonicalize, capErrors, dataPath, MAX_ENTRY_BYTES, ServiceError, sha256Hex, type AttestationTier, type LogEntry } from '../../core/index.js';
-import { createAjv } from '../common/ajv.js';
+import { ajvOnFirstUse } from '../common/ajv.js';
 import { bounded, type BoundedValidate } from '../common/bounded-validate.js';
 import type { TransparencyLog } from './log.js';
 import { leafBytesAtMost } from './sequencer.js';
@@ -34,18 +34,18 @@ export function attestationKinds(): Map<string, Kind> {
   // errors stays cheap because the size limits are checked first (every string and array of
   // every schema has a maximum, and a closed object of far more keys than it declares is
   // refused by size): a body within them holds a bounded number of errors.
-  const ajv = createAjv('candidate');
+  const ajv = ajvOnFirstUse('candidate');
   const kinds = new Map<string, Kind>();
   for (const entry of index.kinds) {
     const schema = JSON.parse(readFileSync(dataPath('attestations', `${entry.kind}.json`), 'utf8')) as Record<string, unknown>;
-    // Compiled on the kind's first candidate, not at start: 22 schemas were most of what a
-    // node spent compiling before it listened.
+    // Compiled on the kind's first candidate, not at start (nor the instance that compiles them):
+    // 22 schemas were most of what a node spent compiling before it listened.
     let validate: BoundedValidate | undefined;
     kinds.set(entry.kind, {
       ...entry,
       schema,
       get validate() {
-        return (validate ??= bounded(ajv.compile(schema), schema, { closedObjectsBounded: true }));
+        return (validate ??= bounded(ajv().compile(schema), schema, { closedObjectsBounded: true }));
       },
     });
   }
