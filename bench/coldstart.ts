@@ -133,7 +133,9 @@ function startServe(dataDir: string, env: NodeJS.ProcessEnv, extra: string[] = [
  * `akas serve` does. What `akas serve` spends until it listens is also printed against this, in
  * the same run: the target is in seconds, and how many a start takes moves with the machine.
  */
-const BARE_LISTEN = `const s = require('node:http').createServer((q, r) => r.end()).listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + s.address().port));`;
+const BARE_LISTEN =
+  "const s = require('node:http').createServer((q, r) => r.end())" +
+  ".listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + s.address().port));";
 
 /** Starts `node <args>` and answers its URL once it prints that it listens. */
 function startListening(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
