@@ -185,10 +185,11 @@ export function checkPool(raw: unknown, file: string, opts: { fromOutside?: bool
     if (!SCORINGS.includes(q.scoring)) throw bad(`${q.id}: unknown scoring ${String(q.scoring)}`);
     if (q.scoring === 'schema-cosine') {
       if (!q.schema || typeof q.schema !== 'object') throw bad(`${q.id}: schema-cosine needs a schema`);
-      if (!opts.fromOutside) continue;
-      const problems = schemaProblems(q.schema);
-      if (problems.length) throw bad(`${q.id}: its schema is not a JSON Schema (${problems.slice(0, 3).join('; ')})`);
-      if (!validateWithSchema(q.schema, JSON.parse(q.expected)).ok) throw bad(`${q.id}: expected does not fit its schema`);
+      if (opts.fromOutside) {
+        const problems = schemaProblems(q.schema);
+        if (problems.length) throw bad(`${q.id}: its schema is not a JSON Schema (${problems.slice(0, 3).join('; ')})`);
+        if (!validateWithSchema(q.schema, JSON.parse(q.expected)).ok) throw bad(`${q.id}: expected does not fit its schema`);
+      }
     }
   }
   return qs as Question[];
