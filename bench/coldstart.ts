@@ -125,8 +125,11 @@ const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 
 /** Starts `akas serve` on a free port and answers its URL once it listens. */
 function startServe(dataDir: string, env: NodeJS.ProcessEnv, extra: string[] = []): Promise<{ child: ChildProcess; url: string }> {
-  return startListening([CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'silent', ...extra], env);
+  return startListening([...serveArgs(dataDir), ...extra], env);
 }
+
+/** `akas serve` on a data folder and a free port, logging nothing. */
+const serveArgs = (dataDir: string) => [CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'silent'];
 
 /**
  * The least a Node process does to listen: node:http's server on a free port, printing its URL as
@@ -138,7 +141,7 @@ const BARE_LISTEN =
   ".listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + s.address().port));";
 
 /** Starts `node <args>` and answers its URL once it prints that it listens. */
-function startListening(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+function startListening(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -193,10 +196,10 @@ async function serveStartCpu(env: NodeJS.ProcessEnv): Promise<{ serve: number; b
     const dataDir = mkdtempSync(join(tmpdir(), 'akas-bench-data-'));
     try {
       for (const [args, into] of [
-        [[CLI, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'silent'], serve],
+        [serveArgs(dataDir), serve],
         [['-e', BARE_LISTEN], bare],
       ] as const) {
-        const { child } = await startListening([...args], env);
+        const { child } = await startListening(args, env);
         try {
           into.push(cpuSecondsOf(child.pid!));
         } finally {
